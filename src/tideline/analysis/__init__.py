@@ -1,0 +1,75 @@
+"""The deterministic script layer: pure computations over plain data, no LLM, no database.
+
+Topics (keywords that survive a document-frequency filter), recurrence and anti-inflation,
+soft k-means clusters with an adjacency matrix, the entity-role graph, and the timeline chunks of
+the unindexed-context scanner. The wiring that reads narratives from the store and writes the
+results back lives elsewhere; everything here takes lists and arrays and returns dataclasses.
+"""
+
+from tideline.analysis.entity_graph import (
+    EntityGraph,
+    MalformedPart,
+    StableRole,
+    build_entity_graph,
+    parse_entities_role,
+    to_dot,
+)
+from tideline.analysis.keywords import Keyword, KeywordExtractor, extract_keywords
+from tideline.analysis.soft_clusters import (
+    Membership,
+    SoftClustering,
+    build_soft_clusters,
+    choose_k,
+    expand_clusters,
+    nearest_clusters,
+    neighbours,
+)
+from tideline.analysis.timeline import (
+    Chunk,
+    Turn,
+    chunk_turns,
+    chunks_to_json,
+    chunks_to_markdown,
+)
+from tideline.analysis.topics import TopicCluster, build_topics, merge_topics
+from tideline.analysis.weights import (
+    WeightedNarrative,
+    count_tag_sharers,
+    deflate_recent,
+    normalise_tag,
+    recompute_weights,
+    refresh_recurrence,
+)
+
+__all__ = [
+    "Chunk",
+    "EntityGraph",
+    "Keyword",
+    "KeywordExtractor",
+    "MalformedPart",
+    "Membership",
+    "SoftClustering",
+    "StableRole",
+    "TopicCluster",
+    "Turn",
+    "WeightedNarrative",
+    "build_entity_graph",
+    "build_soft_clusters",
+    "build_topics",
+    "choose_k",
+    "chunk_turns",
+    "chunks_to_json",
+    "chunks_to_markdown",
+    "count_tag_sharers",
+    "deflate_recent",
+    "expand_clusters",
+    "extract_keywords",
+    "merge_topics",
+    "nearest_clusters",
+    "neighbours",
+    "normalise_tag",
+    "parse_entities_role",
+    "recompute_weights",
+    "refresh_recurrence",
+    "to_dot",
+]
