@@ -15,7 +15,14 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-__all__ = ["DEFAULT_MAX_GAP", "Chunk", "Turn", "chunk_turns", "chunks_to_json", "chunks_to_markdown"]
+__all__ = [
+    "DEFAULT_MAX_GAP",
+    "Chunk",
+    "Turn",
+    "chunk_turns",
+    "chunks_to_json",
+    "chunks_to_markdown",
+]
 
 DEFAULT_MAX_GAP = timedelta(minutes=30)
 
