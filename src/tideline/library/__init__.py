@@ -1,0 +1,45 @@
+"""The library: markdown notes as truth, indexed per collection, searched by meaning and words.
+
+See docs/library.md for the note format and how indexing, search, the watcher and routing work.
+"""
+
+from tideline.library._chunker import CHUNKER_VERSION, Chunk, ChunkedNote, chunk_markdown
+from tideline.library._errors import BadMeta, NoCollection, PathOutsideLibrary
+from tideline.library._index import CollectionIndex, SyncReport
+from tideline.library._layout import Collection, Layout, Problem, list_notes, scan_library
+from tideline.library._library import Library, SearchHit, SearchResult
+from tideline.library._meta import CollectionMeta, read_meta
+from tideline.library._paths import resolve_inside
+from tideline.library._registry import RegistryEntry, load_registry, save_registry
+from tideline.library._router import Candidate, Router, RouteResult
+from tideline.library._watcher import Watcher
+
+__all__ = [
+    "CHUNKER_VERSION",
+    "BadMeta",
+    "Candidate",
+    "Chunk",
+    "ChunkedNote",
+    "Collection",
+    "CollectionIndex",
+    "CollectionMeta",
+    "Layout",
+    "Library",
+    "NoCollection",
+    "PathOutsideLibrary",
+    "Problem",
+    "RegistryEntry",
+    "RouteResult",
+    "Router",
+    "SearchHit",
+    "SearchResult",
+    "SyncReport",
+    "Watcher",
+    "chunk_markdown",
+    "list_notes",
+    "load_registry",
+    "read_meta",
+    "resolve_inside",
+    "save_registry",
+    "scan_library",
+]

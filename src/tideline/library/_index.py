@@ -1,0 +1,574 @@
+"""The index of one collection: `<collection>/.memo/index.db` and `.memo/state.json`.
+
+Tables (migration set `library`):
+    files(path PK, mtime, size, hash, chunks, skipped, note_id, tags, updated, checked_at)
+    chunks(id PK, path, heading, line, ord, text, hash, mtime, embedded)
+    chunks_fts / chunks_tri / chunks_vec      owned by `tideline.search.TextIndex("chunks")`
+
+Invariants:
+- The markdown is the truth and is only ever read. Deleting `.memo/` loses nothing.
+- A file's `files` row and its chunks change in one transaction, so a crash or kill leaves every
+  file either fully old or fully new; the next sync redoes whatever was not committed.
+- Text is indexed first and vectors fill in afterwards (`embedded = 0` marks a chunk still
+  waiting), so a large collection is searchable lexically at once and an interrupted embedding
+  pass simply continues next time.
+- A chunk whose text (hash) already has a vector in this index reuses it: identical files and
+  unchanged sections of an edited note are never embedded twice.
+- `state.json` records the chunker and embedder versions; a mismatch, a missing state or a corrupt
+  database means the index is deleted and rebuilt from the markdown, with a warning.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import apsw
+import numpy as np
+
+from tideline.errors import StoreError
+from tideline.library._chunker import CHUNKER_VERSION, chunk_markdown, embed_text, estimate_tokens
+from tideline.library._layout import Collection, Problem, list_notes
+from tideline.search import Hit, TextIndex, parse_query
+from tideline.store import Database, Migrations, open_database
+
+log = logging.getLogger(__name__)
+
+SCHEMA = 1
+MAX_FILE_BYTES = 2_000_000
+RACY_SECONDS = 2.0  # a file modified this close to its last check is hashed even if stat matches
+EMBED_BATCH = 64
+
+Progress = Callable[[str, int, int], None]  # (phase, done, total)
+
+_migrations = Migrations("library")
+
+
+@_migrations.step(1)
+def _create(db: Database) -> None:
+    db.execute(
+        "CREATE TABLE files(path TEXT PRIMARY KEY, mtime REAL NOT NULL, size INTEGER NOT NULL,"
+        " hash TEXT NOT NULL, chunks INTEGER NOT NULL DEFAULT 0, skipped TEXT,"
+        " note_id TEXT, tags TEXT, updated TEXT, checked_at REAL NOT NULL)"
+    )
+    db.execute(
+        "CREATE TABLE chunks(id INTEGER PRIMARY KEY, path TEXT NOT NULL, heading TEXT NOT NULL,"
+        " line INTEGER NOT NULL, ord INTEGER NOT NULL, text TEXT NOT NULL, hash TEXT NOT NULL,"
+        " mtime REAL NOT NULL, embedded INTEGER NOT NULL DEFAULT 0)"
+    )
+    db.execute("CREATE INDEX chunks_path ON chunks(path)")
+    db.execute("CREATE INDEX chunks_hash ON chunks(hash, embedded)")
+    db.execute("CREATE INDEX chunks_pending ON chunks(embedded)")
+    TextIndex.create_tables(db, "chunks")
+
+
+@dataclass
+class SyncReport:
+    """What one sync of one collection did."""
+
+    collection: str
+    scanned: int = 0
+    changed: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    chunks_written: int = 0
+    embedded: int = 0
+    reused_vectors: int = 0
+    embed_seconds: float = 0.0
+    seconds: float = 0.0
+    rebuilt: str = ""
+    skipped: list[Problem] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def noop(self) -> bool:
+        return not (self.changed or self.removed or self.embedded or self.reused_vectors)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dict(self.__dict__)
+        d["skipped"] = [p.__dict__ for p in self.skipped]
+        return d
+
+
+@dataclass
+class _Stat:
+    path: Path
+    rel: str
+    mtime: float
+    size: int
+
+
+def _file_hash(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def _text_hash(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+
+
+def _lexical_text(path: str, heading: str, text: str) -> str:
+    """What BM25 sees: the file name (as words too) and the heading path make a chunk findable
+    by `conda-clean` or by its section title even when the body never repeats them."""
+    stem = path.rsplit("/", 1)[-1].removesuffix(".md")
+    words = stem.replace("-", " ").replace("_", " ")
+    return f"{stem} {words}\n{heading}\n{text}"
+
+
+class CollectionIndex:
+    """Open, sync and search the index of one collection."""
+
+    def __init__(
+        self,
+        collection: Collection,
+        embedder: Any | None = None,
+        *,
+        max_file_bytes: int = MAX_FILE_BYTES,
+        busy_timeout_ms: int = 5000,
+    ):
+        self.collection = collection
+        use_vectors = embedder is not None and getattr(embedder, "dim", 0) > 0
+        self.embedder = embedder if use_vectors and not collection.meta.lexical_only else None
+        self.max_file_bytes = max_file_bytes
+        self.busy_timeout_ms = busy_timeout_ms
+        self.dir = collection.index_dir
+        self.db_path = self.dir / "index.db"
+        self.state_path = self.dir / "state.json"
+        self._db: Database | None = None
+        self._text: TextIndex | None = None
+        self.warnings: list[str] = []
+
+    # -- opening, versions, repair ----------------------------------------------------------
+    def expected_state(self) -> dict[str, Any]:
+        emb = self.embedder
+        return {
+            "schema": SCHEMA,
+            "chunker": CHUNKER_VERSION,
+            "embedder": emb.model_id if emb is not None else "none",
+            "dim": int(emb.dim) if emb is not None else 0,
+        }
+
+    def read_state(self) -> dict[str, Any] | None:
+        try:
+            data = json.loads(self.state_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return data if isinstance(data, dict) else None
+
+    def _write_state(self, **extra: Any) -> None:
+        state = self.read_state() or {}
+        state.update(self.expected_state())
+        state.update(extra)
+        tmp = self.state_path.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(state, indent=1, sort_keys=True), encoding="utf-8")
+        os.replace(tmp, self.state_path)
+
+    @property
+    def db(self) -> Database:
+        if self._db is None:
+            self._open()
+        assert self._db is not None
+        return self._db
+
+    @property
+    def text(self) -> TextIndex:
+        if self._text is None:
+            self._open()
+        assert self._text is not None
+        return self._text
+
+    def _open(self) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        reason = ""
+        state = self.read_state()
+        want = self.expected_state()
+        if self.db_path.exists():
+            if state is None:
+                reason = "state.json is missing or unreadable"
+            else:
+                diff = [
+                    k for k in ("schema", "chunker", "embedder", "dim") if state.get(k) != want[k]
+                ]
+                if diff:
+                    reason = ", ".join(f"{k} {state.get(k)!r} -> {want[k]!r}" for k in diff)
+        if reason:
+            self._drop(f"index of {self.collection.rel} rebuilt: {reason}")
+        try:
+            self._connect()
+        except (StoreError, apsw.Error) as exc:
+            self._drop(
+                f"index of {self.collection.rel} was unusable ({exc}); rebuilt from markdown"
+            )
+            self._connect()
+        if self.read_state() is None or reason:
+            self._write_state(created_at=time.time())
+
+    def _connect(self) -> None:
+        db = open_database(self.db_path, _migrations, busy_timeout_ms=self.busy_timeout_ms)
+        try:
+            db.execute("SELECT count(*) FROM files").fetchall()
+            text = TextIndex(db, "chunks")
+            if self.embedder is not None:
+                text.bind_vectors(self.embedder.model_id, int(self.embedder.dim))
+        except BaseException:
+            db.close()
+            raise
+        self._db, self._text = db, text
+
+    def _drop(self, message: str) -> None:
+        log.warning(message)
+        self.warnings.append(message)
+        self.close()
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            with contextlib.suppress(FileNotFoundError):
+                Path(str(self.db_path) + suffix).unlink()
+        with contextlib.suppress(FileNotFoundError):
+            self.state_path.unlink()
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+        self._db, self._text = None, None
+
+    def rebuild(self) -> None:
+        """Throw the index away; the next sync re-reads every note."""
+        self._drop(f"index of {self.collection.rel} rebuilt on request")
+
+    # -- scanning ---------------------------------------------------------------------------
+    def _stat_all(self, problems: list[Problem]) -> list[_Stat]:
+        root = self.collection.root
+        out = []
+        for p in list_notes(self.collection, problems):
+            try:
+                st = p.stat()
+            except OSError:
+                continue
+            out.append(_Stat(p, p.relative_to(root).as_posix(), st.st_mtime, st.st_size))
+        return out
+
+    def _stat_some(self, paths: Iterable[Path]) -> tuple[list[_Stat], list[str]]:
+        """Stat specific files; returns present files and the rel paths that are gone."""
+        root = self.collection.root
+        present, gone = [], []
+        allowed = None
+        for p in paths:
+            rel = p.relative_to(root).as_posix()
+            try:
+                st = p.stat()
+            except OSError:
+                gone.append(rel)
+                continue
+            if allowed is None:
+                allowed = {n.as_posix() for n in list_notes(self.collection)}
+            if p.as_posix() not in allowed:
+                gone.append(rel)  # no longer a note of this collection (too deep, moved, ...)
+                continue
+            present.append(_Stat(p, rel, st.st_mtime, st.st_size))
+        return present, gone
+
+    # -- syncing ----------------------------------------------------------------------------
+    def sync(
+        self,
+        paths: Iterable[Path] | None = None,
+        *,
+        under: str | None = None,
+        full: bool = False,
+        progress: Progress | None = None,
+    ) -> SyncReport:
+        """Bring the index up to date with the markdown.
+
+        `paths` limits the pass to those files (the watcher's batch, or one file before a search);
+        `under` limits it to a sub-folder (relative to the library root); `full` re-reads every
+        file even when stat and hash say it is unchanged. Without limits, files that disappeared
+        are removed from the index.
+        """
+        started = time.perf_counter()
+        report = SyncReport(self.collection.rel)
+        db = self.db
+        report.warnings.extend(self.warnings)
+        self.warnings.clear()
+        if paths is not None:
+            stats, gone = self._stat_some(paths)
+        else:
+            stats = self._stat_all(report.skipped)
+            gone = []
+            if under:
+                prefix = under.rstrip("/") + "/"
+                stats = [s for s in stats if s.rel.startswith(prefix) or s.rel == under]
+            seen = {s.rel for s in stats}
+            like_rows = db.execute("SELECT path FROM files").fetchall()
+            gone = [
+                r[0]
+                for r in like_rows
+                if r[0] not in seen and (not under or r[0].startswith(under.rstrip("/") + "/"))
+            ]
+        report.scanned = len(stats)
+        known = {
+            r[0]: (r[1], r[2], r[3], r[4])
+            for r in db.execute("SELECT path, mtime, size, hash, checked_at FROM files")
+        }
+        now = time.time()
+        todo: list[_Stat] = []
+        for s in stats:
+            old = known.get(s.rel)
+            if (
+                not full
+                and old is not None
+                and old[0] == s.mtime
+                and old[1] == s.size
+                and old[3] - s.mtime > RACY_SECONDS
+            ):
+                report.unchanged += 1
+            else:
+                todo.append(s)
+        if gone:
+            self._remove(gone)
+            report.removed = len(gone)
+        total = len(todo)
+        for start in range(0, total, 64):
+            batch = todo[start : start + 64]
+            self._index_files(batch, known, report, full=full, now=now)
+            if progress:
+                progress("text", min(start + 64, total), total)
+        self._embed_pending(report, progress)
+        report.seconds = time.perf_counter() - started
+        if not report.noop or full:
+            self._write_state(last_sync=time.time())
+        return report
+
+    def _read(self, s: _Stat) -> tuple[bytes | None, str]:
+        if s.size > self.max_file_bytes:
+            return None, f"larger than {self.max_file_bytes} bytes; split the note"
+        try:
+            data = s.path.read_bytes()
+        except OSError as exc:
+            return None, f"cannot be read ({exc.strerror})"
+        if b"\x00" in data[:8192]:
+            return data, "binary content (NUL bytes); not a markdown note"
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return data, f"not valid UTF-8 (byte {exc.start}); save it as UTF-8"
+        return data, ""
+
+    def _index_files(
+        self,
+        batch: list[_Stat],
+        known: dict[str, tuple[float, int, str, float]],
+        report: SyncReport,
+        *,
+        full: bool,
+        now: float,
+    ) -> None:
+        count = self.embedder.count_tokens if self.embedder is not None else estimate_tokens
+        prepared = []
+        for s in batch:
+            data, why = self._read(s)
+            digest = _file_hash(data) if data is not None else f"unread:{s.mtime}:{s.size}"
+            old = known.get(s.rel)
+            if not full and old is not None and old[2] == digest:
+                prepared.append((s, digest, None, "", True))  # touched, same bytes
+                continue
+            if why:
+                problem = Problem(s.rel, "skipped", f"{s.rel}: {why}")
+                report.skipped.append(problem)
+                prepared.append((s, digest, None, why, False))
+                continue
+            assert data is not None
+            note = chunk_markdown(data.decode("utf-8"), s.rel, count_tokens=count)
+            report.warnings.extend(note.warnings)
+            prepared.append((s, digest, note, "", False))
+        with self.db.transaction():
+            for s, digest, note, why, same in prepared:
+                if same:
+                    report.unchanged += 1
+                    self.db.execute(
+                        "UPDATE files SET mtime = ?, size = ?, checked_at = ? WHERE path = ?",
+                        (s.mtime, s.size, now, s.rel),
+                    )
+                    continue
+                report.changed += 1
+                self._replace_file(s, digest, note, why, now, report)
+
+    def _replace_file(
+        self, s: _Stat, digest: str, note: Any, why: str, now: float, report: SyncReport
+    ) -> None:
+        db, text = self.db, self.text
+        old = db.execute(
+            "SELECT id, hash, embedded FROM chunks WHERE path = ?", (s.rel,)
+        ).fetchall()
+        old_vec = {h: i for i, h, e in old if e}
+        new_rows = []
+        if note is not None:
+            for c in note.chunks:
+                h = _text_hash(embed_text(c.heading, c.text))
+                cur = db.execute(
+                    "INSERT INTO chunks(path, heading, line, ord, text, hash, mtime, embedded)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, 0) RETURNING id",
+                    (s.rel, c.heading, c.line, c.ord, c.text, h, s.mtime),
+                )
+                rowid = cur.fetchall()[0][0]
+                new_rows.append((rowid, _lexical_text(s.rel, c.heading, c.text)))
+                if h in old_vec and text.has_vectors:
+                    db.execute(
+                        "INSERT INTO chunks_vec(rowid, embedding) "
+                        "SELECT ?, embedding FROM chunks_vec WHERE rowid = ?",
+                        (rowid, old_vec[h]),
+                    )
+                    db.execute("UPDATE chunks SET embedded = 1 WHERE id = ?", (rowid,))
+        if old:
+            text.delete(i for i, _, _ in old)
+            db.executemany("DELETE FROM chunks WHERE id = ?", [(i,) for i, _, _ in old])
+        text.upsert_many(new_rows)
+        report.chunks_written += len(new_rows)
+        db.execute(
+            "INSERT INTO files(path, mtime, size, hash, chunks, skipped, note_id, tags, updated,"
+            " checked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET"
+            " mtime = excluded.mtime, size = excluded.size, hash = excluded.hash,"
+            " chunks = excluded.chunks, skipped = excluded.skipped, note_id = excluded.note_id,"
+            " tags = excluded.tags, updated = excluded.updated, checked_at = excluded.checked_at",
+            (
+                s.rel,
+                s.mtime,
+                s.size,
+                digest,
+                len(new_rows),
+                why or None,
+                note.note_id if note is not None else None,
+                ",".join(note.tags) if note is not None else None,
+                note.updated if note is not None else None,
+                now,
+            ),
+        )
+
+    def _remove(self, rels: list[str]) -> None:
+        db = self.db
+        with db.transaction():
+            for rel in rels:
+                ids = [r[0] for r in db.execute("SELECT id FROM chunks WHERE path = ?", (rel,))]
+                self.text.delete(ids)
+                db.execute("DELETE FROM chunks WHERE path = ?", (rel,))
+                db.execute("DELETE FROM files WHERE path = ?", (rel,))
+
+    def _embed_pending(self, report: SyncReport, progress: Progress | None) -> None:
+        """Give every chunk still marked `embedded = 0` its vector, reusing identical texts."""
+        if self.embedder is None or not self.text.has_vectors:
+            return
+        db = self.db
+        pending = db.execute("SELECT id, hash FROM chunks WHERE embedded = 0").fetchall()
+        if not pending:
+            return
+        # Texts this index already has a vector for: copy, do not embed.
+        by_hash: dict[str, list[int]] = {}
+        for i, h in pending:
+            by_hash.setdefault(h, []).append(i)
+        donors = {}
+        hashes = list(by_hash)
+        for start in range(0, len(hashes), 500):
+            part = hashes[start : start + 500]
+            marks = ",".join("?" * len(part))
+            for h, i in db.execute(
+                f"SELECT hash, min(id) FROM chunks WHERE embedded = 1 AND hash IN ({marks})"
+                " GROUP BY hash",
+                part,
+            ):
+                donors[h] = i
+        if donors:
+            with db.transaction():
+                for h, donor in donors.items():
+                    for i in by_hash.pop(h):
+                        db.execute(
+                            "INSERT INTO chunks_vec(rowid, embedding) "
+                            "SELECT ?, embedding FROM chunks_vec WHERE rowid = ?",
+                            (i, donor),
+                        )
+                        db.execute("UPDATE chunks SET embedded = 1 WHERE id = ?", (i,))
+                        report.reused_vectors += 1
+        # One representative per distinct text, shortest first (little padding per batch).
+        reps = [(ids[0], h) for h, ids in by_hash.items()]
+        texts: dict[int, str] = {}
+        for start in range(0, len(reps), 500):
+            part = [i for i, _ in reps[start : start + 500]]
+            marks = ",".join("?" * len(part))
+            for i, heading, body in db.execute(
+                f"SELECT id, heading, text FROM chunks WHERE id IN ({marks})", part
+            ):
+                texts[i] = embed_text(heading, body)
+        reps.sort(key=lambda r: len(texts.get(r[0], "")))
+        total = len(reps)
+        done = 0
+        for start in range(0, total, EMBED_BATCH):
+            batch = [r for r in reps[start : start + EMBED_BATCH] if r[0] in texts]
+            t0 = time.perf_counter()
+            vectors = self.embedder.embed_documents([texts[i] for i, _ in batch])
+            report.embed_seconds += time.perf_counter() - t0
+            with db.transaction():
+                for (_rep, h), vec in zip(batch, vectors, strict=True):
+                    ids = [
+                        r[0]
+                        for r in db.execute(
+                            "SELECT id FROM chunks WHERE hash = ? AND embedded = 0", (h,)
+                        )
+                    ]
+                    if not ids:
+                        continue  # the file changed meanwhile; its new chunks are pending
+                    blob = np.asarray(vec, dtype=np.float32).tobytes()
+                    db.executemany("DELETE FROM chunks_vec WHERE rowid = ?", [(i,) for i in ids])
+                    db.executemany(
+                        "INSERT INTO chunks_vec(rowid, embedding) VALUES (?, ?)",
+                        [(i, blob) for i in ids],
+                    )
+                    db.executemany(
+                        "UPDATE chunks SET embedded = 1 WHERE id = ?", [(i,) for i in ids]
+                    )
+                    report.embedded += 1
+                    report.reused_vectors += len(ids) - 1
+            done += len(batch)
+            if progress:
+                progress("vectors", done, total)
+
+    # -- reading ----------------------------------------------------------------------------
+    def lexical(self, query: str, k: int, where: str | None, params: tuple) -> list[Hit]:
+        return self.text.lexical(parse_query(query), k, where, params)
+
+    def vector(self, qvec: np.ndarray, k: int, where: str | None, params: tuple) -> list[Hit]:
+        return self.text.vector(qvec, k, where, params)
+
+    def chunk_rows(self, ids: Iterable[int]) -> dict[int, dict[str, Any]]:
+        ids = list(ids)
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        return {
+            r["id"]: r
+            for r in self.db.rows(
+                f"SELECT id, path, heading, line, text, mtime FROM chunks WHERE id IN ({marks})",
+                ids,
+            )
+        }
+
+    def status(self) -> dict[str, Any]:
+        db = self.db
+        files = db.scalar("SELECT count(*) FROM files WHERE skipped IS NULL") or 0
+        skipped = db.rows("SELECT path, skipped FROM files WHERE skipped IS NOT NULL")
+        chunks = db.scalar("SELECT count(*) FROM chunks") or 0
+        pending = db.scalar("SELECT count(*) FROM chunks WHERE embedded = 0") or 0
+        newest = db.scalar("SELECT max(mtime) FROM files") or 0.0
+        state = self.read_state() or {}
+        return {
+            "files": files,
+            "chunks": chunks,
+            "vectors_pending": pending if self.embedder is not None else 0,
+            "skipped": skipped,
+            "newest_note_mtime": newest,
+            "last_sync": state.get("last_sync"),
+            "chunker": state.get("chunker"),
+            "embedder": state.get("embedder"),
+        }

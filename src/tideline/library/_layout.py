@@ -1,0 +1,213 @@
+"""The shape of a library on disk, found by walking it.
+
+    <root>/_registry.yaml          written by memo; a listing for the router, never the truth
+    <root>/inbox.md                drafts; never indexed
+    <root>/<a>/_meta.yaml          a collection at depth 1
+    <root>/<a>/<b>/_meta.yaml      a collection at depth 2 (a nested one owns its own folder)
+    <root>/<a>/**/*.md             notes of the nearest collection above them, down to depth 2
+
+Rules: dot-folders (`.memo`, `.git`) are skipped; folders deeper than two levels are reported and
+not indexed; a folder with notes but no `_meta.yaml` above it is reported as unregistered;
+symlinks that lead out of the root are reported and not followed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tideline.library._errors import BadMeta, NoCollection
+from tideline.library._meta import CollectionMeta, read_meta
+from tideline.library._paths import INBOX_FILE, MAX_DEPTH, META_FILE, is_hidden
+
+
+@dataclass(frozen=True)
+class Collection:
+    """A folder with a `_meta.yaml`: the unit of indexing and routing."""
+
+    root: Path
+    path: Path
+    rel: str
+    meta: CollectionMeta
+
+    @property
+    def name(self) -> str:
+        return self.meta.name
+
+    @property
+    def index_dir(self) -> Path:
+        return self.path / ".memo"
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something in the library that is not indexed, and why."""
+
+    path: str
+    kind: str  # unregistered | too-deep | bad-meta | outside-collection | link-outside | skipped
+    message: str
+
+
+@dataclass
+class Layout:
+    """Collections and problems found under one root."""
+
+    root: Path
+    collections: list[Collection] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+    def by_rel(self) -> dict[str, Collection]:
+        return {c.rel: c for c in self.collections}
+
+    def collection_of(self, path: Path) -> Collection | None:
+        """The nearest collection containing `path` (a file or folder), or None."""
+        path = path.resolve()
+        best: Collection | None = None
+        for c in self.collections:
+            if (path == c.path or c.path in path.parents) and (
+                best is None or len(c.path.parts) > len(best.path.parts)
+            ):
+                best = c
+        return best
+
+    def collections_under(self, folder: Path) -> list[Collection]:
+        """Collections inside `folder` (or the one containing it)."""
+        folder = folder.resolve()
+        inside = [c for c in self.collections if c.path == folder or folder in c.path.parents]
+        owner = self.collection_of(folder)
+        if owner is not None and owner not in inside:
+            inside.append(owner)
+        return inside
+
+    def require_collection(self, path: Path) -> Collection:
+        found = self.collection_of(path)
+        if found is None:
+            raise NoCollection(
+                f"{path} is not inside a collection; add a _meta.yaml with "
+                "`memo init-collection PATH --description ...`"
+            )
+        return found
+
+
+def _rel(root: Path, path: Path) -> str:
+    return path.relative_to(root).as_posix()
+
+
+def scan_library(root: Path) -> Layout:
+    """Walk the whole library once: find collections and report what will not be indexed."""
+    root = root.resolve()
+    layout = Layout(root)
+    _walk(root, root, 0, None, layout, notes=None)
+    layout.collections.sort(key=lambda c: c.rel)
+    return layout
+
+
+def list_notes(collection: Collection, problems: list[Problem] | None = None) -> list[Path]:
+    """Every note file of one collection (sorted), applying the same rules as `scan_library`."""
+    layout = Layout(collection.root)
+    notes: list[Path] = []
+    d = len(collection.path.relative_to(collection.root).parts)
+    _walk(collection.root, collection.path, d, collection, layout, notes=notes, top=True)
+    if problems is not None:
+        problems.extend(layout.problems)
+    notes.sort()
+    return notes
+
+
+def _walk(
+    root: Path,
+    folder: Path,
+    depth: int,
+    current: Collection | None,
+    layout: Layout,
+    *,
+    notes: list[Path] | None,
+    top: bool = False,
+) -> None:
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError as exc:
+        layout.problems.append(Problem(_rel(root, folder), "skipped", f"cannot list: {exc}"))
+        return
+    names = {e.name for e in entries}
+    if META_FILE in names and depth > 0 and not top:
+        if depth > MAX_DEPTH:
+            layout.problems.append(
+                Problem(
+                    _rel(root, folder),
+                    "too-deep",
+                    f"{_rel(root, folder)}/_meta.yaml is {depth} levels deep; collections live at "
+                    f"most {MAX_DEPTH} levels below the root; move the folder up",
+                )
+            )
+        elif notes is not None:
+            return  # a nested collection owns its folder; it is listed on its own
+        else:
+            try:
+                meta = read_meta(folder, default_name=_rel(root, folder))
+            except BadMeta as exc:
+                layout.problems.append(Problem(_rel(root, folder), "bad-meta", str(exc)))
+                current = None
+            else:
+                current = Collection(root, folder, _rel(root, folder), meta)
+                layout.collections.append(current)
+    md_files = [e for e in entries if e.name.endswith(".md") and not e.is_dir()]
+    if md_files:
+        if depth == 0:
+            stray = [e.name for e in md_files if e.name != INBOX_FILE]
+            if stray:
+                layout.problems.append(
+                    Problem(
+                        ".",
+                        "outside-collection",
+                        f"{len(stray)} note(s) at the root ({', '.join(stray[:3])}) are not in a "
+                        "collection; move them into a collection folder",
+                    )
+                )
+        elif depth > MAX_DEPTH:
+            layout.problems.append(
+                Problem(
+                    _rel(root, folder),
+                    "too-deep",
+                    f"{_rel(root, folder)} is {depth} levels deep; notes deeper than {MAX_DEPTH} "
+                    "levels are not indexed; move them up or split the collection",
+                )
+            )
+        elif current is None:
+            layout.problems.append(
+                Problem(
+                    _rel(root, folder),
+                    "unregistered",
+                    f"{_rel(root, folder)} has {len(md_files)} note(s) but no _meta.yaml, so it is "
+                    f"invisible to search and routing; run `memo init-collection "
+                    f"{_rel(root, folder)} --description ...`",
+                )
+            )
+        elif notes is not None:
+            for e in md_files:
+                p = Path(e.path)
+                if e.is_symlink():
+                    target = p.resolve()
+                    if root not in target.parents:
+                        layout.problems.append(
+                            Problem(
+                                _rel(root, p),
+                                "link-outside",
+                                f"{_rel(root, p)} links outside the library; not indexed",
+                            )
+                        )
+                        continue
+                notes.append(p)
+    for e in entries:
+        if not e.is_dir(follow_symlinks=False) or is_hidden(e.name):
+            continue
+        _walk(root, Path(e.path), depth + 1, current, layout, notes=notes)
+
+
+def iter_note_files(layout: Layout) -> Iterator[tuple[Collection, Path]]:
+    """All notes of all collections, collection by collection."""
+    for c in layout.collections:
+        for p in list_notes(c):
+            yield c, p

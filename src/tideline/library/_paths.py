@@ -1,0 +1,52 @@
+"""Path safety: every path a caller hands us is resolved against the library root and refused
+when it leaves it. Symlinks are resolved first, so a link pointing out of the root is refused too.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tideline.library._errors import PathOutsideLibrary
+
+META_FILE = "_meta.yaml"
+REGISTRY_FILE = "_registry.yaml"
+INBOX_FILE = "inbox.md"
+INDEX_DIR = ".memo"
+MAX_DEPTH = 2
+
+
+def resolve_inside(root: Path, user_path: str | Path) -> Path:
+    """Resolve `user_path` (relative to `root`) and refuse anything outside `root`.
+
+    Absolute paths are accepted only when they already lie inside the root; `..` segments and
+    symlinks are resolved before the check.
+    """
+    root = root.resolve()
+    raw = str(user_path).strip()
+    if raw in ("", ".", "*"):
+        return root
+    candidate = Path(raw).expanduser()
+    if not candidate.is_absolute():
+        candidate = root / candidate
+    resolved = candidate.resolve()
+    if resolved != root and root not in resolved.parents:
+        raise PathOutsideLibrary(
+            f"path {raw!r} resolves to {resolved}, outside the library root {root}; "
+            "pass a path relative to the root (no '..', no absolute paths or links leading out)"
+        )
+    return resolved
+
+
+def relative_posix(root: Path, path: Path) -> str:
+    """`path` relative to `root` with forward slashes, as stored in indexes and shown to users."""
+    return path.resolve().relative_to(root.resolve()).as_posix()
+
+
+def depth(root: Path, folder: Path) -> int:
+    """How many folders below the root `folder` is (the root itself is 0)."""
+    return len(folder.resolve().relative_to(root.resolve()).parts)
+
+
+def is_hidden(name: str) -> bool:
+    """Dot-folders (`.memo`, `.git`, `.obsidian`) are never part of the library."""
+    return name.startswith(".")
