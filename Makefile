@@ -1,0 +1,33 @@
+# Two commands matter: `make run` and `make test`. Each sets everything up first.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: setup run test lint fix bench
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "Python 3.11+ is required")'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[dev]'
+	@touch $(STAMP)
+
+setup: $(STAMP)
+
+run: setup  ## start the memory server (MCP over streamable HTTP on 127.0.0.1:8765)
+	$(BIN)/python examples/demo.py
+
+test: setup  ## the whole test suite
+	$(BIN)/pytest -q -p no:cacheprovider
+
+lint: setup
+	$(BIN)/ruff check src tests bench examples
+	$(BIN)/ruff format --check src tests bench examples
+
+fix: setup
+	$(BIN)/ruff check --fix src tests bench examples
+	$(BIN)/ruff format src tests bench examples
+
+bench: setup  ## run by hand: takes minutes, writes docs/benchmarks.md tables
+	$(BIN)/python bench/search_micro.py

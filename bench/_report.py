@@ -1,0 +1,67 @@
+"""Shared bits of the benchmarks: timing stats, the machine, and writing docs/benchmarks.md.
+
+Each benchmark owns one section of docs/benchmarks.md between `<!-- NAME:start -->` and
+`<!-- NAME:end -->` and rewrites only that section.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import statistics
+import subprocess
+from pathlib import Path
+
+DOC = Path(__file__).parents[1] / "docs" / "benchmarks.md"
+
+
+def machine() -> str:
+    cpu = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        cpu = platform.processor()
+    mem = ""
+    try:
+        kb = int(Path("/proc/meminfo").read_text().split()[1])
+        mem = f", {kb / 1024 / 1024:.0f} GiB RAM"
+    except (OSError, ValueError, IndexError):
+        pass
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    return (
+        f"{cpu}, {os.cpu_count()} cores{mem}; Python {platform.python_version()}; "
+        f"commit {commit or '?'}"
+    )
+
+
+def pct(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    idx = min(len(ordered) - 1, max(0, round(p / 100 * (len(ordered) - 1))))
+    return ordered[idx]
+
+
+def ms_stats(seconds: list[float]) -> tuple[str, str]:
+    """(median, p95) in milliseconds, formatted."""
+    ms = [s * 1000 for s in seconds]
+    return f"{statistics.median(ms):.2f}", f"{pct(ms, 95):.2f}"
+
+
+def write_section(name: str, body: str) -> None:
+    """Replace (or append) the named section of docs/benchmarks.md."""
+    start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
+    text = DOC.read_text() if DOC.exists() else "# Benchmarks\n"
+    block = f"{start}\n{body.rstrip()}\n{end}"
+    if start in text and end in text:
+        before, rest = text.split(start, 1)
+        after = rest.split(end, 1)[1]
+        text = before + block + after
+    else:
+        text = text.rstrip() + "\n\n" + block + "\n"
+    DOC.write_text(text)

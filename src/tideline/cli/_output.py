@@ -1,0 +1,63 @@
+"""Shared output helpers for the CLI drivers: JSON or rich, errors on stderr with exit codes.
+
+Exit codes: 0 ok; 1 a check failed / nothing found where something was required; 2 bad input or
+usage; 3 a store problem (locked, not a database, newer schema); 4 the embedder is unavailable.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import typer
+from rich.console import Console
+
+from tideline.errors import EmbedderError, InvalidInput, StoreError, TidelineError
+
+console = Console()
+err_console = Console(stderr=True)
+
+T = TypeVar("T")
+
+
+def _default(obj: Any) -> Any:
+    if isinstance(obj, Path):
+        return str(obj)
+    if hasattr(obj, "tolist"):
+        return obj.tolist()
+    if hasattr(obj, "__dict__"):
+        return vars(obj)
+    return str(obj)
+
+
+def print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=_default) + "\n")
+
+
+def exit_code(exc: TidelineError) -> int:
+    if isinstance(exc, InvalidInput):
+        return 2
+    if isinstance(exc, StoreError):
+        return 3
+    if isinstance(exc, EmbedderError):
+        return 4
+    return 1
+
+
+@contextmanager
+def errors_to_exit() -> Iterator[None]:
+    """Turn a `TidelineError` into one line on stderr and a meaningful exit code."""
+    try:
+        yield
+    except TidelineError as exc:
+        err_console.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+        raise typer.Exit(exit_code(exc)) from None
+
+
+def run(fn: Callable[[], T]) -> T:
+    with errors_to_exit():
+        return fn()

@@ -1,0 +1,95 @@
+"""Health checks behind `tideline doctor`: versions, extensions, the embedder, the home folder."""
+
+from __future__ import annotations
+
+import platform
+import tempfile
+from dataclasses import dataclass, field
+from typing import Any
+
+import apsw
+
+from tideline.config import Settings
+from tideline.errors import TidelineError
+
+
+@dataclass
+class Report:
+    """What `doctor` found. `problems` is empty when everything needed is there."""
+
+    facts: dict[str, Any] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def _probe_sqlite(report: Report) -> None:
+    report.facts["sqlite"] = apsw.sqlite_lib_version()
+    report.facts["apsw"] = apsw.apsw_version()
+    conn = apsw.Connection(":memory:")
+    try:
+        conn.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='trigram')")
+        report.facts["fts5_trigram"] = True
+    except apsw.Error as exc:
+        report.facts["fts5_trigram"] = False
+        report.problems.append(f"FTS5 trigram tokenizer missing ({exc}); upgrade apsw")
+    try:
+        import sqlite_vec
+
+        conn.enable_load_extension(True)
+        conn.load_extension(sqlite_vec.loadable_path())
+        report.facts["sqlite_vec"] = conn.execute("SELECT vec_version()").fetchone()[0]
+    except Exception as exc:
+        report.facts["sqlite_vec"] = None
+        report.problems.append(
+            f"sqlite-vec cannot load ({exc}); vector search is off — pip install --force-reinstall sqlite-vec"
+        )
+    finally:
+        conn.close()
+
+
+def _probe_embedder(report: Report, settings: Settings) -> None:
+    from tideline.embed import load_embedder
+
+    report.facts["embedder"] = settings.embedder
+    try:
+        emb = load_embedder(settings, cache=False)
+        report.facts["embedder_model"] = emb.model_id
+        report.facts["embedder_dim"] = emb.dim
+        if emb.dim:
+            vec = emb.embed_query("doctor")
+            if len(vec) != emb.dim:
+                report.problems.append(f"embedder returned {len(vec)} dims, expected {emb.dim}")
+    except TidelineError as exc:
+        report.facts["embedder_dim"] = None
+        report.problems.append(str(exc))
+
+
+def _probe_home(report: Report, settings: Settings) -> None:
+    report.facts["agent"] = settings.agent_name
+    report.facts["home"] = str(settings.home)
+    try:
+        settings.home.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=settings.home):
+            pass
+        report.facts["home_writable"] = True
+    except OSError as exc:
+        report.facts["home_writable"] = False
+        report.problems.append(
+            f"home {settings.home} is not writable ({exc.strerror}); set TIDELINE_HOME to a writable folder"
+        )
+
+
+def run_doctor(settings: Settings) -> Report:
+    """Check everything Tideline needs; never raises."""
+    report = Report()
+    report.facts["python"] = platform.python_version()
+    from tideline import __version__
+
+    report.facts["tideline"] = __version__
+    _probe_sqlite(report)
+    _probe_embedder(report, settings)
+    _probe_home(report, settings)
+    return report

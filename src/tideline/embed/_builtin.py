@@ -1,0 +1,28 @@
+"""The built-in backends, registered like any plugin."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from tideline.embed._e5 import E5Embedder
+from tideline.embed._none import NoneEmbedder
+from tideline.embed._openai import OpenAIEmbedder
+from tideline.hookspecs import hookimpl
+
+
+@hookimpl
+def register_embedders(register: Callable[[str, Callable[[Any], Any]], None]) -> None:
+    register("e5", lambda s: E5Embedder(batch=s.embed_batch))
+    register(
+        "openai",
+        lambda s: OpenAIEmbedder(
+            s.embed_url,
+            s.embed_model,
+            s.embed_api_key,
+            batch=s.embed_batch,
+            timeout=s.embed_timeout,
+            retries=s.embed_retries,
+        ),
+    )
+    register("none", lambda s: NoneEmbedder())

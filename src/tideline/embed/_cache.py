@@ -1,0 +1,111 @@
+"""A persistent embedding cache: unchanged text is never embedded twice.
+
+Keyed by (model id, kind, sha256 of the text) — kind is "d" for documents, "q" for queries, since
+e5 embeds them differently. One SQLite file can serve every agent and every library collection on
+the machine. `CachedEmbedder` also counts hits, misses and the seconds spent inside the real
+embedder, which the benchmarks report.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from tideline.embed._protocol import Embedder
+from tideline.store import Migrations, open_database
+
+_MIGRATIONS = Migrations("embed_cache")
+
+
+@_MIGRATIONS.step(1)
+def _create(db) -> None:  # type: ignore[no-untyped-def]
+    db.execute(
+        "CREATE TABLE embeddings(model_id TEXT NOT NULL, kind TEXT NOT NULL, hash BLOB NOT NULL,"
+        " vector BLOB NOT NULL, PRIMARY KEY (model_id, kind, hash)) WITHOUT ROWID"
+    )
+
+
+def text_hash(text: str) -> bytes:
+    return hashlib.sha256(text.encode("utf-8")).digest()
+
+
+@dataclass
+class CacheStats:
+    hits: int = 0
+    misses: int = 0
+    embed_seconds: float = 0.0
+
+
+class CachedEmbedder:
+    """Wraps an `Embedder`; looks every text up by hash before embedding it."""
+
+    def __init__(self, inner: Embedder, path: Path | str):
+        self.inner = inner
+        self.model_id = inner.model_id
+        self.db = open_database(path, _MIGRATIONS)
+        self.stats = CacheStats()
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    def count_tokens(self, text: str) -> int:
+        return self.inner.count_tokens(text)
+
+    def _lookup(self, kind: str, hashes: list[bytes]) -> dict[bytes, np.ndarray]:
+        found: dict[bytes, np.ndarray] = {}
+        for start in range(0, len(hashes), 500):
+            part = hashes[start : start + 500]
+            marks = ",".join("?" * len(part))
+            rows = self.db.execute(
+                f"SELECT hash, vector FROM embeddings WHERE model_id = ? AND kind = ? AND hash IN ({marks})",
+                (self.model_id, kind, *part),
+            )
+            for h, blob in rows:
+                found[h] = np.frombuffer(blob, dtype=np.float32)
+        return found
+
+    def _embed(self, kind: str, texts: Sequence[str]) -> np.ndarray:
+        hashes = [text_hash(t) for t in texts]
+        found = self._lookup(kind, hashes)
+        todo: dict[bytes, str] = {}
+        for h, t in zip(hashes, texts, strict=True):
+            if h not in found and h not in todo:
+                todo[h] = t
+        self.stats.hits += len(texts) - len(todo)
+        self.stats.misses += len(todo)
+        if todo:
+            started = time.perf_counter()
+            items = list(todo.items())
+            if kind == "q":
+                vectors = np.stack([self.inner.embed_query(t) for _, t in items])
+            else:
+                vectors = self.inner.embed_documents([t for _, t in items])
+            self.stats.embed_seconds += time.perf_counter() - started
+            with self.db.transaction():
+                self.db.executemany(
+                    "INSERT OR REPLACE INTO embeddings(model_id, kind, hash, vector) VALUES (?, ?, ?, ?)",
+                    [
+                        (self.model_id, kind, h, np.asarray(v, dtype=np.float32).tobytes())
+                        for (h, _), v in zip(items, vectors, strict=True)
+                    ],
+                )
+            for (h, _), v in zip(items, vectors, strict=True):
+                found[h] = np.asarray(v, dtype=np.float32)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.stack([found[h] for h in hashes])
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embed("d", texts)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._embed("q", [text])[0]
+
+    def close(self) -> None:
+        self.db.close()

@@ -1,0 +1,73 @@
+"""Every error Tideline raises on purpose, in one tree.
+
+    TidelineError                 base: a one-line message that names the thing, the rule and the fix
+    ├── ConfigError               a setting or config file is invalid
+    ├── StoreError                a database cannot be used
+    │   ├── NotADatabase          the file exists but is not SQLite
+    │   ├── SchemaTooNew          written by a newer Tideline
+    │   ├── DatabaseLocked        another process held the lock past the timeout (transient)
+    │   └── HomeNotWritable       the home folder cannot be created or written
+    ├── EmbedderError             embedding failed
+    │   ├── EmbedderUnavailable   backend down or not configured (transient: search falls back to lexical)
+    │   └── UnknownEmbedder       no backend of that name is registered
+    └── InvalidInput              a caller sent something that breaks a rule (permanent)
+        └── NotFound              an id or path that does not exist
+
+`transient` tells a scheduler whether retrying later can help.
+"""
+
+from __future__ import annotations
+
+
+class TidelineError(Exception):
+    """Base class; `str(err)` is a complete one-line message for a person."""
+
+    transient = False
+
+
+class ConfigError(TidelineError):
+    """A setting or the config file is invalid."""
+
+
+class StoreError(TidelineError):
+    """A database cannot be opened or used."""
+
+
+class NotADatabase(StoreError):
+    """The file exists but is not an SQLite database."""
+
+
+class SchemaTooNew(StoreError):
+    """The database was written by a newer version of Tideline."""
+
+
+class DatabaseLocked(StoreError):
+    """Another process held the database lock longer than the busy timeout."""
+
+    transient = True
+
+
+class HomeNotWritable(StoreError):
+    """The home folder cannot be created or written."""
+
+
+class EmbedderError(TidelineError):
+    """Text could not be embedded."""
+
+
+class EmbedderUnavailable(EmbedderError):
+    """The embedding backend is down, unreachable or disabled."""
+
+    transient = True
+
+
+class UnknownEmbedder(EmbedderError, ConfigError):
+    """No embedding backend of the requested name is registered."""
+
+
+class InvalidInput(TidelineError):
+    """A caller sent a value that breaks a documented rule."""
+
+
+class NotFound(InvalidInput):
+    """An id or a path that does not exist."""

@@ -1,0 +1,18 @@
+"""Plugin hooks. A plugin is a module or object with `@hookimpl` functions, found through the
+`tideline` entry-point group. See docs/plugins.md for an example of every hook."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pluggy
+
+hookspec = pluggy.HookspecMarker("tideline")
+hookimpl = pluggy.HookimplMarker("tideline")
+
+
+@hookspec
+def register_embedders(register: Callable[[str, Callable[[Any], Any]], None]) -> None:
+    """Register embedding backends: `register(name, factory)`; `factory(settings)` returns an
+    object satisfying `tideline.embed.Embedder`."""

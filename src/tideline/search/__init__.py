@@ -1,0 +1,23 @@
+"""Hybrid search: safe FTS5 queries, BM25 + trigram, sqlite-vec KNN, RRF and weighted fusion."""
+
+from tideline.search._fallback import query_vector
+from tideline.search._fusion import RRF_K, rrf_fuse, weighted_fuse
+from tideline.search._index import TextIndex
+from tideline.search._query import ParsedQuery, parse_query
+from tideline.search._text import has_cjk, spaced_cjk
+from tideline.search._types import MODES, Hit, Mode
+
+__all__ = [
+    "MODES",
+    "RRF_K",
+    "Hit",
+    "Mode",
+    "ParsedQuery",
+    "TextIndex",
+    "has_cjk",
+    "parse_query",
+    "query_vector",
+    "rrf_fuse",
+    "spaced_cjk",
+    "weighted_fuse",
+]

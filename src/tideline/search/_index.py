@@ -1,0 +1,290 @@
+"""`TextIndex`: the lexical + vector index of one kind of record, in one SQLite database.
+
+For an index named `N` over records with integer ids:
+- `N_fts`  FTS5, `unicode61` with diacritics removed, CJK characters spaced (see `_text`): BM25;
+- `N_tri`  FTS5 `trigram`: substrings, partial words, verbatim keyword checks;
+- `N_vec`  sqlite-vec `vec0`, cosine distance, created when the first vector arrives.
+The FTS tables are contentless (the owner table keeps the text), so the index costs little space.
+Unfiltered KNN runs on an in-process numpy copy of `N_vec` (a matrix product over 100k vectors
+takes a few ms, sqlite-vec's scan ~60 ms here); the copy reloads when this object writes or
+`PRAGMA data_version` shows another connection committed. Filtered KNN uses sqlite-vec directly.
+`vector_spaces` records the model id and dimension behind `N_vec`: a different embedder means the
+old vectors are dropped and must be re-embedded — vectors of two models are never mixed.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from tideline.embed import normalise
+from tideline.search._fusion import rrf_fuse, weighted_fuse
+from tideline.search._query import ParsedQuery, parse_query
+from tideline.search._text import fold, spaced_cjk
+from tideline.search._types import Hit, Mode
+from tideline.store import Database
+
+log = logging.getLogger(__name__)
+
+
+def _blob(vector: np.ndarray) -> bytes:
+    return np.asarray(vector, dtype=np.float32).tobytes()
+
+
+class TextIndex:
+    """Lexical + vector index keyed by the owner's integer ids."""
+
+    def __init__(self, db: Database, name: str):
+        if not name.isidentifier():
+            raise ValueError(f"index name must be an identifier, got {name!r}")
+        self.db = db
+        self.name = name
+        self.create_tables(db, name)
+        row = db.one("SELECT model_id, dim FROM vector_spaces WHERE name = ?", (name,))
+        self.model_id: str | None = row["model_id"] if row else None
+        self.dim: int = row["dim"] if row else 0
+        self._writes = 0
+        self._matrix: tuple[tuple[int, int], np.ndarray, np.ndarray] | None = None
+
+    @staticmethod
+    def create_tables(db: Database, name: str) -> None:
+        """Create the FTS tables (idempotent); safe inside a migration."""
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS vector_spaces("
+            "name TEXT PRIMARY KEY, model_id TEXT NOT NULL, dim INTEGER NOT NULL)"
+        )
+        db.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS {name}_fts USING fts5(text, "
+            "tokenize='unicode61 remove_diacritics 2', content='', contentless_delete=1)"
+        )
+        db.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS {name}_tri USING fts5(text, "
+            "tokenize='trigram remove_diacritics 1', content='', contentless_delete=1)"
+        )
+
+    # -- vectors -------------------------------------------------------------------------------
+    @property
+    def has_vectors(self) -> bool:
+        return self.dim > 0 and self.db.vec_enabled
+
+    def bind_vectors(self, model_id: str, dim: int) -> bool:
+        """Make `N_vec` hold vectors of this model. Returns True when old vectors were dropped."""
+        if not self.db.vec_enabled or dim <= 0:
+            return False
+        if self.model_id == model_id and self.dim == dim:
+            return False
+        dropped = self.model_id is not None
+        self._writes += 1
+        with self.db.transaction():
+            self.db.execute(f"DROP TABLE IF EXISTS {self.name}_vec")
+            self.db.execute(
+                f"CREATE VIRTUAL TABLE {self.name}_vec USING vec0("
+                f"embedding float[{dim}] distance_metric=cosine)"
+            )
+            self.db.execute(
+                "INSERT OR REPLACE INTO vector_spaces(name, model_id, dim) VALUES (?, ?, ?)",
+                (self.name, model_id, dim),
+            )
+        if dropped:
+            log.warning(
+                "index %s: embedder changed (%s -> %s); vectors will be re-embedded",
+                self.name,
+                self.model_id,
+                model_id,
+            )
+        self.model_id, self.dim = model_id, dim
+        return dropped
+
+    def set_vectors(self, items: Iterable[tuple[int, np.ndarray]]) -> None:
+        if not self.has_vectors:
+            return
+        rows = [(int(i), _blob(v)) for i, v in items]
+        self._writes += 1
+        with self.db.transaction():
+            self.db.executemany(
+                f"DELETE FROM {self.name}_vec WHERE rowid = ?", [(i,) for i, _ in rows]
+            )
+            self.db.executemany(
+                f"INSERT INTO {self.name}_vec(rowid, embedding) VALUES (?, ?)", rows
+            )
+
+    def vector_ids(self) -> set[int]:
+        if not self.has_vectors:
+            return set()
+        return {r[0] for r in self.db.execute(f"SELECT rowid FROM {self.name}_vec")}
+
+    # -- writes --------------------------------------------------------------------------------
+    def upsert(self, rowid: int, text: str, vector: np.ndarray | None = None) -> None:
+        self.upsert_many([(rowid, text)])
+        if vector is not None:
+            self.set_vectors([(rowid, vector)])
+
+    def upsert_many(self, items: Sequence[tuple[int, str]]) -> None:
+        """(Re)index texts. Vectors are set separately: embedding is the slow part."""
+        with self.db.transaction():
+            ids = [(int(i),) for i, _ in items]
+            self.db.executemany(f"DELETE FROM {self.name}_fts WHERE rowid = ?", ids)
+            self.db.executemany(f"DELETE FROM {self.name}_tri WHERE rowid = ?", ids)
+            self.db.executemany(
+                f"INSERT INTO {self.name}_fts(rowid, text) VALUES (?, ?)",
+                [(int(i), spaced_cjk(fold(t))) for i, t in items],
+            )
+            self.db.executemany(
+                f"INSERT INTO {self.name}_tri(rowid, text) VALUES (?, ?)",
+                [(int(i), fold(t)) for i, t in items],
+            )
+
+    def delete(self, rowids: Iterable[int]) -> None:
+        ids = [(int(i),) for i in rowids]
+        self._writes += 1
+        with self.db.transaction():
+            self.db.executemany(f"DELETE FROM {self.name}_fts WHERE rowid = ?", ids)
+            self.db.executemany(f"DELETE FROM {self.name}_tri WHERE rowid = ?", ids)
+            if self.has_vectors:
+                self.db.executemany(f"DELETE FROM {self.name}_vec WHERE rowid = ?", ids)
+
+    # -- reads ---------------------------------------------------------------------------------
+    def lexical(
+        self,
+        query: str | ParsedQuery,
+        k: int,
+        where: str | None = None,
+        params: Sequence[object] = (),
+    ) -> list[Hit]:
+        """BM25 over `unicode61`; topped up from the trigram table when that finds too few."""
+        parsed = parse_query(query) if isinstance(query, str) else query
+        if parsed.empty:
+            return []
+        extra = f" AND {where}" if where else ""
+        hits: list[Hit] = []
+        if parsed.match:
+            rows = self.db.execute(
+                f"SELECT rowid, bm25({self.name}_fts) FROM {self.name}_fts "
+                f"WHERE {self.name}_fts MATCH ?{extra} ORDER BY 2 LIMIT ?",
+                (parsed.match, *params, k),
+            ).fetchall()
+            hits = [
+                Hit(r[0], lex_rank=n, lex_score=-r[1], lex_source="bm25")
+                for n, r in enumerate(rows, 1)
+            ]
+        if len(hits) < k and parsed.trigram:
+            seen = {h.id for h in hits}
+            rows = self.db.execute(
+                f"SELECT rowid, bm25({self.name}_tri) FROM {self.name}_tri "
+                f"WHERE {self.name}_tri MATCH ?{extra} ORDER BY 2 LIMIT ?",
+                (parsed.trigram, *params, k),
+            ).fetchall()
+            for r in rows:
+                if r[0] not in seen and len(hits) < k:
+                    hits.append(
+                        Hit(r[0], lex_rank=len(hits) + 1, lex_score=-r[1], lex_source="trigram")
+                    )
+        return hits
+
+    def vector(
+        self, qvec: np.ndarray, k: int, where: str | None = None, params: Sequence[object] = ()
+    ) -> list[Hit]:
+        """Nearest neighbours by cosine distance."""
+        if not self.has_vectors or qvec is None or len(qvec) != self.dim:
+            return []
+        if where is None:
+            return self._vector_numpy(np.asarray(qvec, dtype=np.float32), k)
+        extra = f" AND {where}"
+        rows = self.db.execute(
+            f"SELECT rowid, distance FROM {self.name}_vec WHERE embedding MATCH ? AND k = ?{extra} "
+            "ORDER BY distance",
+            (_blob(qvec), k, *params),
+        ).fetchall()
+        return [Hit(r[0], vec_rank=n, vec_distance=r[1]) for n, r in enumerate(rows, 1)]
+
+    def _vector_numpy(self, qvec: np.ndarray, k: int) -> list[Hit]:
+        version = (int(self.db.scalar("PRAGMA data_version")), self._writes)
+        if self._matrix is None or self._matrix[0] != version:
+            rows = self.db.execute(f"SELECT rowid, embedding FROM {self.name}_vec").fetchall()
+            ids = np.array([r[0] for r in rows], dtype=np.int64)
+            matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(
+                len(rows), self.dim
+            )
+            self._matrix = (version, ids, normalise(matrix))
+        _, ids, matrix = self._matrix
+        if not len(ids):
+            return []
+        sims = matrix @ qvec / max(float(np.linalg.norm(qvec)), 1e-12)
+        k = min(k, len(ids))
+        top = np.argpartition(-sims, k - 1)[:k]
+        top = top[np.argsort(-sims[top], kind="stable")]
+        return [
+            Hit(int(ids[j]), vec_rank=n, vec_distance=float(1.0 - sims[j]))
+            for n, j in enumerate(top, 1)
+        ]
+
+    def keyword_matches(self, parsed: ParsedQuery, ids: Iterable[int]) -> set[int]:
+        """Ids whose text contains every query word (3+ chars) verbatim, case-insensitively."""
+        ids = list(ids)
+        if not parsed.trigram_all or not ids:
+            return set()
+        marks = ",".join("?" * len(ids))
+        rows = self.db.execute(
+            f"SELECT rowid FROM {self.name}_tri WHERE {self.name}_tri MATCH ? AND rowid IN ({marks})",
+            (parsed.trigram_all, *ids),
+        )
+        return {r[0] for r in rows}
+
+    def distances(self, qvec: np.ndarray, ids: Iterable[int]) -> dict[int, float]:
+        ids = list(ids)
+        if not self.has_vectors or not ids or len(qvec) != self.dim:
+            return {}
+        marks = ",".join("?" * len(ids))
+        rows = self.db.execute(
+            f"SELECT rowid, vec_distance_cosine(embedding, ?) FROM {self.name}_vec WHERE rowid IN ({marks})",
+            (_blob(qvec), *ids),
+        )
+        return {r[0]: r[1] for r in rows}
+
+    def search(
+        self,
+        query: str,
+        qvec: np.ndarray | None,
+        k: int = 10,
+        mode: Mode = "hybrid",
+        *,
+        fusion: str = "rrf",
+        boost: float = 0.3,
+        where: str | None = None,
+        params: Sequence[object] = (),
+        depth: int | None = None,
+    ) -> list[Hit]:
+        """Lexical, vector or hybrid search; every hit keeps its score parts.
+
+        `where` is an extra SQL condition on `rowid` (e.g. "rowid IN (SELECT id FROM t WHERE …)")
+        applied inside both the lexical and the vector query, so filters never starve the top k.
+        """
+        parsed = parse_query(query)
+        depth = depth or max(k * 4, 40)
+        lex = self.lexical(parsed, depth, where, params) if mode in ("hybrid", "lex") else []
+        vec = (
+            self.vector(qvec, depth, where, params)
+            if mode in ("hybrid", "vec") and qvec is not None
+            else []
+        )
+        if fusion == "weighted":
+            fused = rrf_fuse([lex, vec])  # union with every part kept
+            matches = self.keyword_matches(parsed, [h.id for h in fused])
+            missing = [h.id for h in fused if h.vec_distance is None]
+            dist = self.distances(qvec, missing) if qvec is not None else {}
+            for h in fused:
+                h.keyword_match = h.id in matches
+                if h.vec_distance is None and h.id in dist:
+                    h.vec_distance = dist[h.id]
+            return weighted_fuse(fused, boost)[:k]
+        if mode == "lex":
+            for h in lex:
+                h.score = h.lex_score or 0.0
+            return lex[:k]
+        if mode == "vec":
+            for h in vec:
+                h.score = 1.0 - (h.vec_distance or 0.0)
+            return vec[:k]
+        return rrf_fuse([lex, vec])[:k]

@@ -1,0 +1,88 @@
+"""Turn any user string into a safe FTS5 query.
+
+Users (and models) type quotes, `*`, `NEAR`, `-`, `:`, words that look like column names,
+unbalanced parentheses, emoji and mixed scripts. FTS5 would raise a syntax error on many of them, so
+we never pass user text through: we cut it into terms and emit each one as a double-quoted string
+(FTS5 then tokenizes inside the quotes, so `"a:b"` is the phrase `a b`, never a column filter).
+
+Supported on purpose:
+- `"an exact phrase"` stays a phrase;
+- `word*` is a prefix query;
+- `-word` excludes documents containing it (only when there is at least one positive term).
+Everything else is a plain term. Positive terms are OR-ed: BM25 ranks documents that match more and
+rarer terms first, which suits natural-language questions better than AND.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from tideline.search._text import fold, spaced_cjk
+
+_TOKEN = re.compile(r'"[^"]*"?|\S+')
+_WORD = re.compile(r"[^\W_]+")
+MAX_TERMS = 64
+# Parentheses, braces and commas separate terms; they are never passed on as FTS5 syntax.
+_SEPARATORS = str.maketrans({c: " " for c in "(){}[],;"})
+
+
+def _quote(text: str) -> str:
+    return '"' + text.replace('"', '""') + '"'
+
+
+def _has_word(text: str) -> bool:
+    return _WORD.search(text) is not None
+
+
+@dataclass(frozen=True)
+class ParsedQuery:
+    """A user query cut into safe pieces.
+
+    `match` targets the `unicode61` table, `trigram` the trigram table (terms of 3+ characters),
+    `words` are the plain words (for keyword-match checks and highlighting).
+    """
+
+    match: str | None
+    trigram: str | None
+    words: tuple[str, ...] = field(default_factory=tuple)
+    trigram_all: str | None = None
+
+    @property
+    def empty(self) -> bool:
+        return self.match is None and self.trigram is None
+
+
+def parse_query(text: str) -> ParsedQuery:
+    """Parse user text; never raises, whatever the input."""
+    text = fold(text or "").replace("\x00", " ")
+    text = text.translate(_SEPARATORS)
+    positive: list[str] = []
+    negative: list[str] = []
+    words: list[str] = []
+    neg_words: list[str] = []
+    for raw in _TOKEN.findall(text)[: MAX_TERMS * 2]:
+        negate = (
+            raw.startswith("-") and len(raw) > 1 and not raw.startswith('-"') and _has_word(raw)
+        )
+        body = raw[1:] if negate else raw
+        prefix = body.endswith("*") and not body.startswith('"')
+        body = body.strip('"').rstrip("*")
+        if not _has_word(body):
+            continue
+        term = _quote(spaced_cjk(body)) + ("*" if prefix else "")
+        (negative if negate else positive).append(term)
+        (neg_words if negate else words).extend(_WORD.findall(body))
+    positive = list(dict.fromkeys(positive))[:MAX_TERMS]
+    if not positive:
+        return ParsedQuery(None, None)
+    match = " OR ".join(positive)
+    if negative:
+        match = f"({match}) NOT ({' OR '.join(dict.fromkeys(negative))})"
+    tri_terms = list(dict.fromkeys(w for w in words if len(w) >= 3))[:MAX_TERMS]
+    trigram = " OR ".join(_quote(w) for w in tri_terms) or None
+    tri_neg = list(dict.fromkeys(w for w in neg_words if len(w) >= 3))
+    if trigram and tri_neg:
+        trigram = f"({trigram}) NOT ({' OR '.join(_quote(w) for w in tri_neg)})"
+    trigram_all = " AND ".join(_quote(w) for w in tri_terms) or None
+    return ParsedQuery(match, trigram, tuple(dict.fromkeys(words)), trigram_all)

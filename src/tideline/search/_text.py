@@ -1,0 +1,31 @@
+"""Text normalisation shared by indexing and querying.
+
+FTS5's `unicode61` tokenizer treats a run of CJK characters with no spaces as one token, so a
+Chinese word inside a sentence could never match. Before text reaches the `unicode61` table we put a
+space around every CJK character: each becomes a token, and a multi-character query becomes a phrase
+of adjacent characters, which BM25 ranks like any other phrase. Both sides must use `spaced_cjk`.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+# CJK Unified Ideographs (+ext A), compatibility ideographs, kana, hangul syllables, CJK punctuation.
+_CJK = re.compile(
+    "([\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u3000-\u303f\uff00-\uffef])"
+)
+
+
+def spaced_cjk(text: str) -> str:
+    """Put spaces around CJK characters so `unicode61` indexes each one as a token."""
+    return _CJK.sub(r" \1 ", text)
+
+
+def has_cjk(text: str) -> bool:
+    return _CJK.search(text) is not None
+
+
+def fold(text: str) -> str:
+    """NFKC: the same normal form for documents and queries (ligatures, full-width forms, …)."""
+    return unicodedata.normalize("NFKC", text)

@@ -1,0 +1,150 @@
+"""Embedders: the bundled e5, an OpenAI-compatible endpoint on loopback, none, the cache, plugins."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from tests.openai_stub import OpenAIStub
+from tideline.config import Settings
+from tideline.embed import CachedEmbedder, E5Embedder, NoneEmbedder, OpenAIEmbedder, load_embedder
+from tideline.errors import EmbedderUnavailable, UnknownEmbedder
+from tideline.hookspecs import hookimpl
+from tideline.plugins import load_plugins
+
+
+def test_e5_vectors_are_normalised_and_prefixed(e5: E5Embedder) -> None:
+    docs = e5.embed_documents(["the cat sleeps", "stock markets fell"])
+    q = e5.embed_query("the cat sleeps")
+    assert docs.shape == (2, 384) and q.shape == (384,)
+    assert np.allclose(np.linalg.norm(docs, axis=1), 1, atol=1e-3)
+    assert not np.allclose(q, docs[0])  # query: and passage: prefixes differ
+    assert e5.count_tokens("hello world") >= 2
+
+
+@pytest.mark.parametrize("query", ["Как часто нужно поливать кактус?", "仙人掌应该多久浇一次水？"])
+def test_e5_cross_lingual_ranks_matching_english_first(e5: E5Embedder, query: str) -> None:
+    english = [
+        "Water a cactus about once every two weeks in summer.",
+        "The train to Berlin leaves at eight in the morning.",
+        "Quarterly revenue grew by twelve percent.",
+        "Use git rebase to rewrite the commit history.",
+    ]
+    scores = e5.embed_documents(english) @ e5.embed_query(query)
+    assert int(np.argmax(scores)) == 0
+
+
+def test_openai_backend_batches_authenticates_and_orders(tmp_path: Path) -> None:
+    with OpenAIStub(dim=16, api_key="sekret") as stub:
+        emb = OpenAIEmbedder(stub.url, "bge-m3", "sekret", batch=2)
+        out = emb.embed_documents(["a", "b", "c"])
+        assert out.shape == (3, 16) and emb.dim == 16
+        assert [len(r["body"]["input"]) for r in stub.requests] == [2, 1]
+        assert all(
+            r["auth"] == "Bearer sekret" and r["body"]["model"] == "bge-m3" for r in stub.requests
+        )
+        # the stub answers in reverse order; we must reorder by index
+        again = emb.embed_documents(["c"])
+        assert np.allclose(out[2], again[0])
+        assert np.allclose(np.linalg.norm(out, axis=1), 1)
+
+
+def test_openai_backend_retries_transient_failures() -> None:
+    with OpenAIStub() as stub:
+        stub.fail_next = [503, 429]
+        emb = OpenAIEmbedder(stub.url, "m", retries=2, backoff=0.01)
+        assert emb.embed_query("x").shape == (16,)
+        assert len(stub.requests) == 3
+
+
+def test_openai_backend_errors_are_one_line() -> None:
+    with OpenAIStub(api_key="right") as stub:
+        emb = OpenAIEmbedder(stub.url, "m", "wrong", retries=0)
+        with pytest.raises(EmbedderUnavailable, match=r"refused the request.*HTTP 401"):
+            emb.embed_query("x")
+        stub.fail_next = [500, 500, 500]
+        with pytest.raises(EmbedderUnavailable, match="unreachable after 3 tries"):
+            OpenAIEmbedder(stub.url, "m", "right", retries=2, backoff=0.01).embed_query("x")
+    with pytest.raises(EmbedderUnavailable, match="unreachable") as info:
+        OpenAIEmbedder("http://127.0.0.1:9/v1", "m", retries=0, timeout=0.5).embed_query("x")
+    assert "\n" not in str(info.value)
+
+
+def test_cache_never_embeds_unchanged_text_twice(tmp_path: Path) -> None:
+    with OpenAIStub() as stub:
+        path = tmp_path / "cache.db"
+        cached = CachedEmbedder(OpenAIEmbedder(stub.url, "m"), path)
+        first = cached.embed_documents(["alpha", "beta", "alpha"])
+        assert len(stub.requests) == 1 and stub.requests[0]["body"]["input"] == ["alpha", "beta"]
+        cached.close()
+        reopened = CachedEmbedder(
+            OpenAIEmbedder(stub.url, "m"), path
+        )  # persistent across processes
+        second = reopened.embed_documents(["beta", "alpha", "gamma"])
+        assert stub.requests[-1]["body"]["input"] == ["gamma"] and len(stub.requests) == 2
+        assert np.allclose(second[0], first[1]) and np.allclose(second[1], first[0])
+        assert reopened.stats.hits == 2 and reopened.stats.misses == 1
+        other_model = CachedEmbedder(OpenAIEmbedder(stub.url, "other"), path)
+        other_model.embed_documents(["alpha"])
+        assert len(stub.requests) == 3  # the cache key includes the model id
+
+
+def test_none_backend_is_lexical_only() -> None:
+    emb = NoneEmbedder()
+    assert emb.dim == 0 and emb.count_tokens("one two three") >= 3
+    with pytest.raises(EmbedderUnavailable, match="lexical only"):
+        emb.embed_query("x")
+
+
+def test_load_embedder_by_env_and_config_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert isinstance(load_embedder(Settings.load(), cache=False), E5Embedder)
+    monkeypatch.setenv("TIDELINE_EMBEDDER", "none")
+    assert load_embedder(Settings.load()).model_id == "none"
+    monkeypatch.delenv("TIDELINE_EMBEDDER")
+    (tmp_path / "cfg.toml").write_text(
+        'embedder = "openai"\nembed_url = "http://127.0.0.1:9/v1"\nembed_model = "x"\n'
+    )
+    monkeypatch.setenv("TIDELINE_CONFIG", str(tmp_path / "cfg.toml"))
+    emb = load_embedder(Settings.load())
+    assert isinstance(emb, CachedEmbedder) and emb.model_id == "openai:x"
+    monkeypatch.setenv("TIDELINE_EMBEDDER", "nonsense")
+    with pytest.raises(UnknownEmbedder, match="TIDELINE_EMBEDDER to one of"):
+        load_embedder(Settings.load())
+
+
+class _ConstantEmbedder:
+    model_id = "test:constant"
+    dim = 3
+
+    def embed_documents(self, texts: Any) -> np.ndarray:
+        return np.tile(np.array([1, 0, 0], dtype=np.float32), (len(texts), 1))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return np.array([1, 0, 0], dtype=np.float32)
+
+    def count_tokens(self, text: str) -> int:
+        return 1
+
+
+class _Plugin:
+    @hookimpl
+    def register_embedders(self, register: Callable[[str, Callable[[Any], Any]], None]) -> None:
+        register("constant", lambda settings: _ConstantEmbedder())
+
+
+def test_third_party_backend_through_the_plugin_hook(monkeypatch: pytest.MonkeyPatch) -> None:
+    pm = load_plugins()
+    plugin = _Plugin()
+    pm.register(plugin, "test-constant")
+    try:
+        monkeypatch.setenv("TIDELINE_EMBEDDER", "constant")
+        emb = load_embedder(Settings.load())
+        assert emb.model_id == "test:constant" and emb.embed_query("x").tolist() == [1, 0, 0]
+    finally:
+        pm.unregister(plugin)

@@ -1,0 +1,132 @@
+"""Hybrid search over a real SQLite file with the real e5 embedder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tideline.embed import E5Embedder, NoneEmbedder, OpenAIEmbedder
+from tideline.search import TextIndex, query_vector, rrf_fuse
+from tideline.search._types import Hit
+from tideline.store import open_database
+
+DOCS = {
+    1: "To extract files from a tar archive, run tar xf archive.tar",
+    2: "Our cat likes to sleep on the warm windowsill in the afternoon",
+    3: "The quarterly budget meeting was moved to Thursday at 10:30",
+    4: "Python virtual environments isolate package installations",
+    5: "The whale-listen project records humpback songs off the coast",
+}
+
+
+@pytest.fixture
+def index(tmp_path: Path, e5: E5Embedder) -> TextIndex:
+    db = open_database(tmp_path / "s.db")
+    idx = TextIndex(db, "docs")
+    idx.upsert_many(list(DOCS.items()))
+    idx.bind_vectors(e5.model_id, e5.dim)
+    idx.set_vectors(zip(DOCS, e5.embed_documents(list(DOCS.values())), strict=True))
+    return idx
+
+
+def test_rrf_is_reciprocal_rank_with_k60() -> None:
+    a = [Hit(1, lex_rank=1), Hit(2, lex_rank=2)]
+    b = [Hit(2, vec_rank=1, vec_distance=0.1), Hit(3, vec_rank=2, vec_distance=0.2)]
+    fused = rrf_fuse([a, b])
+    assert [h.id for h in fused] == [2, 1, 3]
+    assert fused[0].score == pytest.approx(1 / 62 + 1 / 61)
+    assert fused[0].lex_rank == 2 and fused[0].vec_distance == 0.1
+
+
+def test_hybrid_finds_by_meaning_and_carries_score_parts(index: TextIndex, e5: E5Embedder) -> None:
+    q = "how do I unpack an archive"
+    hits = index.search(q, e5.embed_query(q), k=3)
+    top = hits[0]
+    assert top.id == 1
+    assert top.vec_rank == 1 and top.vec_distance is not None and 0 <= top.vec_distance < 1
+    assert top.score > 0 and set(top.parts()) >= {"lex_rank", "vec_distance", "score"}
+
+
+def test_modes(index: TextIndex, e5: E5Embedder) -> None:
+    q = "10:30 Thursday"
+    qv = e5.embed_query(q)
+    lex = index.search(q, qv, k=5, mode="lex")
+    assert lex[0].id == 3 and all(h.vec_rank is None for h in lex)
+    vec = index.search("feline napping", e5.embed_query("feline napping"), k=5, mode="vec")
+    assert vec[0].id == 2 and all(h.lex_rank is None for h in vec)
+
+
+def test_weighted_mode_boosts_verbatim_keyword(index: TextIndex, e5: E5Embedder) -> None:
+    q = "whale-listen"
+    hits = index.search(q, e5.embed_query(q), k=5, fusion="weighted", boost=0.3)
+    assert hits[0].id == 5 and hits[0].keyword_match
+    assert hits[0].score == pytest.approx(1 - hits[0].vec_distance + 0.3)
+    assert not any(h.keyword_match for h in hits[1:])
+
+
+def test_where_filter_applies_to_both_lists(index: TextIndex, e5: E5Embedder) -> None:
+    q = "tar archive"
+    hits = index.search(
+        q,
+        e5.embed_query(q),
+        k=5,
+        where="rowid IN (SELECT value FROM json_each(?))",
+        params=["[2, 3]"],
+    )
+    assert {h.id for h in hits} <= {2, 3} and hits
+
+
+def test_cross_lingual_queries_rank_the_english_sentence_first(
+    index: TextIndex, e5: E5Embedder
+) -> None:
+    for q in ("как распаковать архив tar", "如何解压 tar 归档文件"):
+        assert index.search(q, e5.embed_query(q), k=3, mode="vec")[0].id == 1
+
+
+def test_changing_the_embedder_drops_old_vectors(index: TextIndex) -> None:
+    assert len(index.vector_ids()) == 5
+    assert index.bind_vectors("other-model", 8) is True
+    assert index.vector_ids() == set() and index.dim == 8
+    reopened = TextIndex(index.db, "docs")
+    assert (reopened.model_id, reopened.dim) == ("other-model", 8)
+
+
+def test_delete_removes_from_every_table(index: TextIndex, e5: E5Embedder) -> None:
+    index.delete([1])
+    assert 1 not in {h.id for h in index.search("tar", e5.embed_query("tar"), k=5)}
+    assert 1 not in index.vector_ids()
+
+
+def test_no_embedder_and_down_embedder_fall_back_to_lexical(index: TextIndex) -> None:
+    assert query_vector(NoneEmbedder(), "tar") == (None, None)
+    down = OpenAIEmbedder("http://127.0.0.1:9/v1", "m", retries=0, timeout=0.5, dim=384)
+    vec, warning = query_vector(down, "tar archive")
+    assert vec is None and warning and "lexical only" in warning and "unreachable" in warning
+    hits = index.search("tar archive", vec, k=3)
+    assert hits[0].id == 1 and hits[0].vec_rank is None
+
+
+def test_query_vector_dim_mismatch_is_ignored(index: TextIndex) -> None:
+    assert index.vector(np.ones(7, dtype=np.float32), 3) == []
+
+
+def test_numpy_and_sqlite_vec_knn_agree(index: TextIndex, e5: E5Embedder) -> None:
+    qv = e5.embed_query("a sleepy cat")
+    fast = index.vector(qv, 5)
+    exact = index.vector(qv, 5, where="rowid > ?", params=[0])  # goes through sqlite-vec
+    assert [h.id for h in fast] == [h.id for h in exact]
+    assert [h.vec_distance for h in fast] == pytest.approx(
+        [h.vec_distance for h in exact], abs=1e-4
+    )
+
+
+def test_vector_copy_reloads_after_another_connection_writes(
+    index: TextIndex, e5: E5Embedder
+) -> None:
+    qv = e5.embed_query("a sleepy cat")
+    assert index.vector(qv, 1)[0].id == 2
+    other = TextIndex(open_database(index.db.path), "docs")
+    other.delete([2])
+    assert 2 not in {h.id for h in index.vector(qv, 5)}
