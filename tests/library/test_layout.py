@@ -4,8 +4,8 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import make_collection, write
 
+from tests.library.notes import make_collection, write
 from tideline.library._errors import BadMeta, PathOutsideLibrary
 from tideline.library._layout import list_notes, scan_library
 from tideline.library._meta import read_meta

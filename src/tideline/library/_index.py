@@ -393,6 +393,7 @@ class CollectionIndex:
                         "UPDATE files SET mtime = ?, size = ?, checked_at = ? WHERE path = ?",
                         (s.mtime, s.size, now, s.rel),
                     )
+                    self.db.execute("UPDATE chunks SET mtime = ? WHERE path = ?", (s.mtime, s.rel))
                     continue
                 report.changed += 1
                 self._replace_file(s, digest, note, why, now, report)

@@ -97,6 +97,12 @@ def _clip(text: str, limit: int = TEXT_CHARS) -> str:
     return text[: cut if cut > limit * 0.8 else limit].rstrip() + " …"
 
 
+def literal_dashes(query: str) -> str:
+    """Notes are full of command lines: `--clean` or `-t` is an option to find, never an
+    exclusion (which is what a leading `-` means to `parse_query`)."""
+    return " ".join(w.lstrip("-") if w.startswith("-") else w for w in query.split())
+
+
 def _competition_ranks(values: list[float]) -> list[int]:
     """Ranks where equal values share a rank (1, 2, 2, 4): equal matches fuse to equal scores,
     so the mtime tiebreak can decide between identical notes."""
@@ -280,6 +286,7 @@ class Library:
             result.warnings.append("no embedder configured: vector search returns nothing")
         qvec: np.ndarray | None = self.embedder.embed_query(query) if want_vec else None
         depth = max(k * 4, 40)
+        lex_query = literal_dashes(query)
         lex_all: list[tuple[float, int, Hit]] = []
         vec_all: list[tuple[float, int, Hit]] = []
         owners: list[tuple[CollectionIndex, str]] = []
@@ -296,7 +303,7 @@ class Library:
             n = len(owners)
             owners.append((idx, c.rel))
             if mode in ("hybrid", "lex"):
-                for h in idx.lexical(query, depth, where, params):
+                for h in idx.lexical(lex_query, depth, where, params):
                     lex_all.append((h.lex_score or 0.0, n, h))
             if qvec is not None and mode in ("hybrid", "vec"):
                 for h in idx.vector(qvec, depth, where, params):

@@ -1,0 +1,172 @@
+"""Indexing: incremental, hash-decided, self-repairing, and never writing the markdown."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.helpers import wait_until
+from tests.library.corpus import build
+from tests.library.notes import make_collection, write
+from tideline.embed import E5Embedder
+from tideline.library import Library
+
+
+def _digests(root: Path) -> dict[str, str]:
+    return {
+        p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in root.rglob("*.md")
+    }
+
+
+def test_index_creates_per_collection_indexes_and_reindex_is_a_noop(
+    lib_root: Path, e5: E5Embedder
+) -> None:
+    build(lib_root)
+    before = _digests(lib_root)
+    with Library(lib_root, e5) as lib:
+        first = lib.index()
+        assert {r.collection for r in first} == {"infra", "life/home"}
+        assert all(r.changed > 0 and r.embedded > 0 for r in first)
+        second = lib.index()
+        assert all(r.noop and r.unchanged == r.scanned for r in second)
+    assert (lib_root / "infra/.memo/index.db").exists()
+    assert (lib_root / "life/home/.memo/index.db").exists()
+    state = json.loads((lib_root / "infra/.memo/state.json").read_text())
+    assert state["chunker"] == "headings-v1" and state["embedder"] == e5.model_id
+    assert _digests(lib_root) == before  # the markdown is never written
+    registry = (lib_root / "_registry.yaml").read_text()
+    assert "infra:" in registry and "files: 1" in registry
+
+
+def test_touch_without_change_is_decided_by_the_hash(lib_root: Path, e5: E5Embedder) -> None:
+    build(lib_root)
+    note = lib_root / "infra/runbook.md"
+    with Library(lib_root, e5) as lib:
+        lib.index()
+        os.utime(note, (1_000_000_000, 1_000_000_000))  # a new mtime, the same bytes
+        (report, _) = lib.index()
+        assert report.collection == "infra" and report.noop and report.chunks_written == 0
+
+
+def test_edit_reembeds_only_the_changed_section(lib_root: Path, e5: E5Embedder) -> None:
+    build(lib_root)
+    note = lib_root / "infra/runbook.md"
+    with Library(lib_root, e5) as lib:
+        lib.index()
+        note.write_text(note.read_text().replace("every 60 days", "every 45 days"))
+        (report,) = lib.reindex("infra")
+        assert report.changed == 1
+        assert report.embedded == 1  # only the TLS section's text is new
+        assert report.reused_vectors == 0  # the other sections kept their vectors in place
+
+
+def test_identical_files_are_embedded_once(lib_root: Path, e5: E5Embedder) -> None:
+    text = "# Same\n\nExactly the same words in two files about kayaks.\n"
+    make_collection(lib_root, "c", "Copies", {"a.md": text, "b.md": text})
+    with Library(lib_root, e5) as lib:
+        (report,) = lib.index()
+        assert report.changed == 2
+        # the file name is part of what BM25 sees, not of the embedded text
+        assert report.embedded == 1 and report.reused_vectors == 1
+
+
+def test_bad_files_are_skipped_by_name_and_the_rest_is_indexed(
+    lib_root: Path, e5: E5Embedder
+) -> None:
+    make_collection(lib_root, "c", "Mixed files", {"good.md": "# Good\n\nfine text\n"})
+    (lib_root / "c/binary.md").write_bytes(b"\x00\x01\x02 not text")
+    (lib_root / "c/latin1.md").write_bytes("caf\xe9".encode("latin-1"))
+    write(lib_root, "c/huge.md", "# Huge\n" + "x" * 5000)
+    with Library(lib_root, e5, max_file_bytes=4000) as lib:
+        (report,) = lib.index()
+        messages = " | ".join(p.message for p in report.skipped)
+        assert "c/binary.md: binary content" in messages
+        assert "c/latin1.md: not valid UTF-8" in messages
+        assert "c/huge.md: larger than 4000 bytes" in messages
+        assert lib.search("fine text", "c", mode="lex").hits[0].path == "c/good.md"
+        status = lib.status("c")["collections"][0]
+        assert status["files"] == 1 and len(status["skipped"]) == 3
+        (again,) = lib.index()
+        assert again.noop  # skipped files are remembered, not re-read
+
+
+def test_version_mismatch_rebuilds_the_collection(lib_root: Path, e5: E5Embedder) -> None:
+    build(lib_root)
+    with Library(lib_root, e5) as lib:
+        lib.index()
+    state_path = lib_root / "infra/.memo/state.json"
+    state = json.loads(state_path.read_text())
+    state["chunker"] = "headings-v0"
+    state_path.write_text(json.dumps(state))
+    with Library(lib_root, e5) as lib:
+        reports = {r.collection: r for r in lib.index()}
+        assert any("chunker 'headings-v0' -> 'headings-v1'" in w for w in reports["infra"].warnings)
+        assert reports["infra"].changed == 1 and reports["life/home"].noop
+
+
+def test_corrupt_or_missing_index_rebuilds_lazily_with_a_warning(
+    lib_root: Path, e5: E5Embedder
+) -> None:
+    build(lib_root)
+    with Library(lib_root, e5) as lib:
+        lib.index()
+    db = lib_root / "infra/.memo/index.db"
+    for suffix in ("-wal", "-shm"):
+        Path(str(db) + suffix).unlink(missing_ok=True)
+    db.write_bytes(b"this is not sqlite" * 100)
+    with Library(lib_root, e5) as lib:
+        result = lib.search("4711", "infra", mode="lex")
+        assert result.hits and result.hits[0].heading.endswith("Policy based routing")
+        assert any("unusable" in w for w in result.warnings)
+    import shutil
+
+    shutil.rmtree(lib_root / "life/home/.memo")
+    with Library(lib_root, e5) as lib:
+        assert lib.search("sourdough", "life/home", mode="lex").hits
+
+
+def test_kill_during_indexing_is_repaired_by_the_next_run(lib_root: Path, e5: E5Embedder) -> None:
+    notes = {
+        f"n{i:03d}.md": f"# Note {i}\n\n## Part\n\nTopic number {i} is here.\n" for i in range(120)
+    }
+    make_collection(lib_root, "big", "Many notes", notes)
+    code = (
+        "import sys; from tideline.embed import E5Embedder; from tideline.library import Library;"
+        "Library(sys.argv[1], E5Embedder()).index()"
+    )
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    proc = subprocess.Popen([sys.executable, "-c", code, str(lib_root)], env=env)
+    db_path = lib_root / "big/.memo/index.db"
+
+    def some_vectors() -> bool:
+        if proc.poll() is not None:
+            return True
+        try:
+            import apsw
+
+            conn = apsw.Connection(str(db_path), flags=apsw.SQLITE_OPEN_READONLY)
+            conn.set_busy_timeout(1000)
+            n = conn.execute("SELECT count(*) FROM chunks WHERE embedded = 1").fetchall()[0][0]
+            conn.close()
+            return n > 0
+        except Exception:
+            return False
+
+    wait_until(some_vectors, timeout=60)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL  # killed mid-way, not finished
+    with Library(lib_root, e5) as lib:
+        (report,) = lib.index()
+        status = lib.status("big")["collections"][0]
+        assert status["files"] == 120 and status["vectors_pending"] == 0
+        assert status["chunks"] == 240 and status["behind"] == 0
+        assert lib.search("Topic number 77", "big", mode="lex").hits[0].path == "big/n077.md"
+        (again,) = lib.index()
+        assert again.noop
