@@ -1,0 +1,263 @@
+"""The `memo` command: the markdown library from the shell (`memo index|search|status|...`).
+
+A thin driver: it resolves the library root (`--root`, else `MEMO_ROOT` or `memo_root` in the
+config file), loads the configured embedder, calls `tideline.library.Library`, and prints either
+rich text or `--json`. Errors are one line on stderr with a non-zero exit code.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from tideline.cli._output import console, err_console, errors_to_exit, print_json
+from tideline.config import Settings
+from tideline.embed import load_embedder
+from tideline.errors import InvalidInput
+from tideline.library import Library, SyncReport, Watcher
+
+app = typer.Typer(
+    name="memo",
+    help="memo: a markdown library searched by meaning and by exact words.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+RootOpt = typer.Option(None, "--root", help="Library root (default: MEMO_ROOT).")
+JsonOpt = typer.Option(False, "--json", help="Print JSON.")
+RootArg = typer.Argument(None, metavar="ROOT", help="Library root (default: --root or MEMO_ROOT).")
+
+
+def _library(root: Path | None, *, embed: bool = True) -> Library:
+    settings = Settings.load()
+    chosen = root or settings.memo_root
+    if chosen is None or not str(chosen):
+        raise InvalidInput("no library root: pass --root PATH or set MEMO_ROOT")
+    embedder = load_embedder(settings) if embed else None
+    return Library(Path(chosen), embedder, busy_timeout_ms=settings.busy_timeout_ms)
+
+
+class _Bar:
+    """A rich progress bar on stderr, one task per collection phase."""
+
+    def __init__(self, enabled: bool):
+        self.progress = (
+            Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=err_console,
+                transient=True,
+            )
+            if enabled
+            else None
+        )
+        self.tasks: dict[str, Any] = {}
+
+    def __enter__(self) -> _Bar:
+        if self.progress is not None:
+            self.progress.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.progress is not None:
+            self.progress.__exit__(None, None, None)
+
+    def __call__(self, phase: str, done: int, total: int) -> None:
+        if self.progress is None:
+            return
+        if phase not in self.tasks:
+            self.tasks[phase] = self.progress.add_task(phase, total=total)
+        self.progress.update(self.tasks[phase], completed=done, total=total)
+
+
+def _print_reports(reports: list[SyncReport], json_out: bool, seconds: float | None = None) -> None:
+    if json_out:
+        print_json({"collections": [r.to_dict() for r in reports]})
+        return
+    table = Table("collection", "files", "changed", "removed", "embedded", "reused", "seconds")
+    for r in reports:
+        table.add_row(
+            r.collection,
+            str(r.scanned),
+            str(r.changed),
+            str(r.removed),
+            str(r.embedded),
+            str(r.reused_vectors),
+            f"{r.seconds:.2f}",
+        )
+    console.print(table)
+    for r in reports:
+        for w in r.warnings:
+            err_console.print(f"[yellow]warning:[/yellow] {w}", highlight=False, soft_wrap=True)
+        for p in r.skipped:
+            err_console.print(
+                f"[yellow]skipped:[/yellow] {p.message}", highlight=False, soft_wrap=True
+            )
+
+
+@app.command("index")
+def index(
+    root_arg: Path = RootArg,
+    root: Path = RootOpt,
+    full: bool = typer.Option(False, "--full", help="Rebuild every index from scratch."),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Index every collection under ROOT (only changed files are re-read and re-embedded)."""
+    with errors_to_exit(), _library(root_arg or root) as lib, _Bar(not json_out) as bar:
+        reports = lib.index(full=full, progress=bar)
+    _print_reports(reports, json_out)
+
+
+@app.command("reindex")
+def reindex(
+    path: str = typer.Argument(..., help="A collection, a folder or a file ('*' for all)."),
+    root: Path = RootOpt,
+    full: bool = typer.Option(False, "--full", help="Throw the index away and rebuild it."),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Catch up (or rebuild with --full) the index of PATH: the fix when the watcher went blind."""
+    with errors_to_exit(), _library(root) as lib, _Bar(not json_out) as bar:
+        reports = lib.reindex(path, full=full, progress=bar)
+    _print_reports(reports, json_out)
+
+
+@app.command("search")
+def search(
+    query: str = typer.Argument(..., help="Words or a question."),
+    path: str = typer.Option("*", "--path", "-p", help="File, folder or '*' (all collections)."),
+    k: int = typer.Option(8, "--k", "-k", help="How many results."),
+    mode: str = typer.Option("hybrid", "--mode", help="hybrid, lex or vec."),
+    root: Path = RootOpt,
+    json_out: bool = JsonOpt,
+) -> None:
+    """Search notes; results are `path:line`, heading, score parts and the chunk text."""
+    with errors_to_exit(), _library(root, embed=mode != "lex") as lib:
+        result = lib.search(query, path, k=k, mode=mode)
+    if json_out:
+        print_json(result.to_dict())
+        return
+    for w in result.warnings:
+        err_console.print(f"[yellow]note:[/yellow] {w}", highlight=False, soft_wrap=True)
+    if not result.hits:
+        err_console.print(f"no results for {query!r} in {result.scope}")
+        raise typer.Exit(1)
+    for n, h in enumerate(result.hits, 1):
+        parts = f"rrf {h.score:.4f}"
+        if h.lex_rank is not None:
+            parts += f" · bm25 #{h.lex_rank} {h.lex_score:.2f}"
+        if h.vec_rank is not None:
+            parts += f" · vec #{h.vec_rank} d={h.vec_distance:.3f}"
+        console.print(
+            f"[bold]{n}. {h.location}[/bold]  {h.heading}  [dim]{parts}[/dim]", highlight=False
+        )
+        console.print(h.text, highlight=False, markup=False)
+        console.print()
+
+
+@app.command("status")
+def status(
+    path: str = typer.Argument(None, help="A collection or folder (default: everything)."),
+    root: Path = RootOpt,
+    json_out: bool = JsonOpt,
+) -> None:
+    """What is indexed, when, whether the index lags the files, and what is not indexed and why."""
+    with errors_to_exit(), _library(root) as lib:
+        data = lib.status(path)
+    if json_out:
+        print_json(data)
+        return
+    table = Table("collection", "description", "files", "chunks", "pending", "behind")
+    for c in data["collections"]:
+        if c["indexed"]:
+            row = [str(c["files"]), str(c["chunks"]), str(c["vectors_pending"]), str(c["behind"])]
+        else:
+            row = ["-", "-", "-", "not indexed"]
+        table.add_row(c["name"], c["description"][:50], *row)
+    console.print(f"library {data['root']} · embedder {data['embedder']}")
+    console.print(table)
+    for p in data["problems"]:
+        err_console.print(
+            f"[yellow]{p['kind']}:[/yellow] {p['message']}", highlight=False, soft_wrap=True
+        )
+
+
+@app.command("route")
+def route(
+    query: str = typer.Argument(..., help="A question; a word like work/ limits the name tree."),
+    k: int = typer.Option(10, "--k", "-k", help="How many candidates."),
+    prefix: str = typer.Option("", "--prefix", help="Only collections under this name prefix."),
+    root: Path = RootOpt,
+    json_out: bool = JsonOpt,
+) -> None:
+    """Which collections to search for QUERY: the candidates and the strategy used."""
+    with errors_to_exit(), _library(root) as lib:
+        result = lib.route(query, k=k, prefix=prefix)
+    if json_out:
+        print_json(result.to_dict())
+        return
+    console.print(f"{result.strategy} routing over {result.total} collections", highlight=False)
+    for c in result.candidates:
+        console.print(f"{c.name} — {c.description}", highlight=False, markup=False)
+    if result.tree:
+        console.print("tree: " + ", ".join(f"{n}/ ({m})" for n, m in result.tree.items()))
+
+
+@app.command("init-collection")
+def init_collection(
+    path: str = typer.Argument(..., help="Folder 1–2 levels below the root, e.g. work/jira."),
+    description: str = typer.Option(..., "--description", "-d", help="What the folder holds."),
+    tags: str = typer.Option("", "--tags", help="Comma-separated tags."),
+    name: str = typer.Option("", "--name", help="Name in the registry (default: the path)."),
+    root: Path = RootOpt,
+    json_out: bool = JsonOpt,
+) -> None:
+    """Write PATH/_meta.yaml and register the collection."""
+    tag_list = [t.strip() for t in tags.split(",") if t.strip()]
+    with errors_to_exit(), _library(root, embed=False) as lib:
+        c = lib.init_collection(path, description, tags=tag_list, name=name)
+    if json_out:
+        print_json({"name": c.name, "path": c.rel, "meta": c.meta.to_yaml()})
+    else:
+        console.print(f"collection {c.name} registered ({c.rel}/_meta.yaml)", highlight=False)
+
+
+@app.command("watch")
+def watch(
+    root_arg: Path = RootArg,
+    root: Path = RootOpt,
+    debounce: float = typer.Option(0.5, "--debounce", help="Seconds of quiet before indexing."),
+    reconcile: float = typer.Option(12.0, "--reconcile-minutes", help="Full stat scan period."),
+    json_out: bool = typer.Option(False, "--json", help="One JSON line per sync on stdout."),
+) -> None:
+    """Watch ROOT and index hand edits within a second; reconcile every few minutes."""
+
+    def report(reports: list[SyncReport]) -> None:
+        changed = [r for r in reports if not r.noop]
+        if json_out:
+            for r in changed:
+                sys.stdout.write(json.dumps(r.to_dict(), ensure_ascii=False) + "\n")
+            sys.stdout.flush()
+        else:
+            for r in changed:
+                err_console.print(
+                    f"{r.collection}: {r.changed} changed, {r.removed} removed, "
+                    f"{r.embedded} embedded ({r.seconds:.2f}s)",
+                    highlight=False,
+                )
+
+    with errors_to_exit(), _library(root_arg or root) as lib:
+        report(lib.index())
+        if not json_out:
+            err_console.print(f"watching {lib.root} (Ctrl-C to stop)", highlight=False)
+        Watcher(
+            lib, debounce=debounce, reconcile_every=reconcile * 60, on_sync=report
+        ).run_forever()
