@@ -147,13 +147,14 @@ class CollectionIndex:
 
     # -- opening, versions, repair ----------------------------------------------------------
     def expected_state(self) -> dict[str, Any]:
-        emb = self.embedder
-        return {
-            "schema": SCHEMA,
-            "chunker": CHUNKER_VERSION,
-            "embedder": emb.model_id if emb is not None else "none",
-            "dim": int(emb.dim) if emb is not None else 0,
-        }
+        """The versions this process would write. Without an embedder (lexical readers such as
+        `memo search --mode lex`) the embedder fields are left as they are: a reader never
+        throws away another process's vectors."""
+        state: dict[str, Any] = {"schema": SCHEMA, "chunker": CHUNKER_VERSION}
+        if self.embedder is not None:
+            state["embedder"] = self.embedder.model_id
+            state["dim"] = int(self.embedder.dim)
+        return state
 
     def read_state(self) -> dict[str, Any] | None:
         try:
@@ -165,6 +166,8 @@ class CollectionIndex:
     def _write_state(self, **extra: Any) -> None:
         state = self.read_state() or {}
         state.update(self.expected_state())
+        state.setdefault("embedder", "none")
+        state.setdefault("dim", 0)
         state.update(extra)
         tmp = self.state_path.with_suffix(".json.tmp")
         tmp.write_text(json.dumps(state, indent=1, sort_keys=True), encoding="utf-8")
@@ -193,22 +196,32 @@ class CollectionIndex:
             if state is None:
                 reason = "state.json is missing or unreadable"
             else:
-                diff = [
-                    k for k in ("schema", "chunker", "embedder", "dim") if state.get(k) != want[k]
-                ]
+                diff = [k for k in want if state.get(k) != want[k]]
+                if state.get("embedder") in (None, "none") and "embedder" in want:
+                    diff = [k for k in diff if k not in ("embedder", "dim")]  # vectors fill in
                 if diff:
                     reason = ", ".join(f"{k} {state.get(k)!r} -> {want[k]!r}" for k in diff)
         if reason:
             self._drop(f"index of {self.collection.rel} rebuilt: {reason}")
+        if not self.db_path.exists():  # state first: a reader never sees a db without one
+            self._write_state(created_at=time.time())
+        try:
+            self._connect()
+        except (StoreError, apsw.Error):
+            self._connect_or_drop()
+
+    def _connect_or_drop(self) -> None:
+        """Retry once (another process may be creating the same index right now: both race to
+        apply the first migration), then treat the file as corrupt and rebuild it."""
+        time.sleep(0.05)
         try:
             self._connect()
         except (StoreError, apsw.Error) as exc:
             self._drop(
                 f"index of {self.collection.rel} was unusable ({exc}); rebuilt from markdown"
             )
-            self._connect()
-        if self.read_state() is None or reason:
             self._write_state(created_at=time.time())
+            self._connect()
 
     def _connect(self) -> None:
         db = open_database(self.db_path, _migrations, busy_timeout_ms=self.busy_timeout_ms)

@@ -1,0 +1,73 @@
+"""The watcher makes a hand edit searchable within a second, deciding changes by hash."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from tests.helpers import wait_until
+from tests.library.corpus import build
+from tests.library.notes import make_collection
+
+from tideline.embed import E5Embedder
+from tideline.library import CollectionIndex, Library, Watcher, scan_library
+
+
+def _index_has(root: Path, rel: str, word: str) -> bool:
+    """Look in the index without any catch-up: only what the watcher wrote is visible."""
+    collection = scan_library(root).by_rel()[rel]
+    idx = CollectionIndex(collection, None)
+    try:
+        return bool(idx.text.lexical(word, 5))
+    finally:
+        idx.close()
+
+
+def test_hand_edit_is_searchable_within_one_second(lib_root: Path, e5: E5Embedder) -> None:
+    build(lib_root)
+    with Library(lib_root, e5) as lib:
+        lib.index()
+        with Watcher(lib, debounce=0.5) as watcher:
+            note = lib_root / "infra/runbook.md"
+            started = time.monotonic()
+            with note.open("a", encoding="utf-8") as fh:  # like `echo >> note.md`
+                fh.write("\n## Jump host\n\nThe bastion is called quokka-gateway-17.\n")
+            wait_until(lambda: _index_has(lib_root, "infra", "quokka"), timeout=5)
+            elapsed = time.monotonic() - started
+            assert elapsed < 1.0, f"visible after {elapsed:.2f}s"
+
+            # an atomic save (write a temp file, rename over) is one change, found by hash
+            syncs = watcher.syncs
+            tmp = lib_root / "infra/.runbook.md.tmp"
+            tmp.write_text(note.read_text() + "\nWombat sighting.\n", encoding="utf-8")
+            tmp.replace(note)
+            wait_until(lambda: _index_has(lib_root, "infra", "wombat"), timeout=5)
+            assert watcher.syncs >= syncs + 1
+
+            # a new collection appears while watching
+            make_collection(
+                lib_root, "trips", "Travel", {"ferry.md": "# Ferry\n\nPlatypus pier.\n"}
+            )
+            wait_until(
+                lambda: (
+                    (lib_root / "trips/.memo/index.db").exists()
+                    and _index_has(lib_root, "trips", "platypus")
+                ),
+                timeout=10,
+            )
+            # deleting a note removes it from the index
+            (lib_root / "life/home/books.md").unlink()
+            wait_until(lambda: not _index_has(lib_root, "life/home", "bulgakov"), timeout=5)
+        assert not watcher.errors
+
+
+def test_touch_without_change_does_not_reindex(lib_root: Path, e5: E5Embedder) -> None:
+    build(lib_root)
+    reports = []
+    with Library(lib_root, e5) as lib:
+        lib.index()
+        with Watcher(lib, debounce=0.2, on_sync=reports.extend) as watcher:
+            note = lib_root / "life/home/home.md"
+            note.write_bytes(note.read_bytes())  # same bytes, new mtime
+            wait_until(lambda: watcher.syncs >= 1, timeout=5)
+        assert reports and all(r.changed == 0 and r.chunks_written == 0 for r in reports)
