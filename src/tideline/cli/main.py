@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from tideline.cli import doctor
+from tideline.cli import doctor, serve
 
 app = typer.Typer(
     name="tideline",
@@ -14,6 +14,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.command("doctor")(doctor.doctor)
+app.command("serve")(serve.serve)
 
 
 @app.callback()
