@@ -16,3 +16,9 @@ hookimpl = pluggy.HookimplMarker("tideline")
 def register_embedders(register: Callable[[str, Callable[[Any], Any]], None]) -> None:
     """Register embedding backends: `register(name, factory)`; `factory(settings)` returns an
     object satisfying `tideline.embed.Embedder`."""
+
+
+@hookspec
+def register_importers(register: Callable[[str, Any], None]) -> None:
+    """Register conversation importers: `register(name, importer)`; the importer has `name`,
+    `description` and `read(path) -> tideline.memory.importers.ImportBatch`."""

@@ -18,7 +18,7 @@ from tideline import hookspecs
 
 log = logging.getLogger(__name__)
 
-DEFAULT_PLUGINS = ("tideline.embed._builtin",)
+DEFAULT_PLUGINS = ("tideline.embed._builtin", "tideline.memory.importers._builtin")
 ENTRY_POINT_GROUP = "tideline"
 
 pm = pluggy.PluginManager("tideline")

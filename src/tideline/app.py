@@ -1,0 +1,48 @@
+"""`Tideline`: the composition root's product — one agent's database, embedder and services.
+
+Drivers (CLI, MCP server, provider hooks) build one `Tideline` from `Settings` and call its
+services; nothing here reads the environment. Everything opens lazily: a command that only lists
+sessions never loads the embedding model.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+from tideline.config import Settings
+from tideline.embed import Embedder, load_embedder
+from tideline.errors import TidelineError
+from tideline.memory import AGENT_MIGRATIONS, Memory
+from tideline.store import Database, open_database
+
+
+class Tideline:
+    def __init__(self, settings: Settings, embedder: Embedder | None = None):
+        self.settings = settings
+        if embedder is not None:
+            self.__dict__["embedder"] = embedder
+
+    @cached_property
+    def db(self) -> Database:
+        return open_database(
+            self.settings.db_path, AGENT_MIGRATIONS, busy_timeout_ms=self.settings.busy_timeout_ms
+        )
+
+    @cached_property
+    def embedder(self) -> Embedder | None:
+        """The configured embedder, or None (with a logged reason) when it cannot be built."""
+        try:
+            return load_embedder(self.settings)
+        except TidelineError as exc:
+            import logging
+
+            logging.getLogger(__name__).warning("no embedder, search is lexical only: %s", exc)
+            return None
+
+    @cached_property
+    def memory(self) -> Memory:
+        return Memory(self.db, self.embedder)
+
+    def close(self) -> None:
+        if "db" in self.__dict__:
+            self.db.close()

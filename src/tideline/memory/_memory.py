@@ -1,0 +1,362 @@
+"""`Memory`: the one service API over raw context and narratives that every driver calls.
+
+Writes are transactional: a turn, a narrative with its tags and links, or a whole imported file
+is stored completely or not at all. Embedding happens after the rows are committed, so an embedder
+that is down never loses a write: the vectors are filled in later (`embed_pending`), and search
+meanwhile degrades to lexical with a warning.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from tideline.embed import Embedder
+from tideline.errors import EmbedderError, InvalidInput, NotFound
+from tideline.memory._narratives import NarrativeInput, Narratives
+from tideline.memory._raw import NewTurn, RawContext
+from tideline.memory._time import parse_time
+from tideline.memory._types import (
+    ImportSummary,
+    MemoryHit,
+    Narrative,
+    SearchResult,
+    Trace,
+    TurnResult,
+)
+from tideline.memory.importers import get_importer
+from tideline.search import MODES, Hit, TextIndex, query_vector
+from tideline.store import Database
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[int, int], None]
+MAX_K = 200
+EMBED_BATCH = 64
+
+
+class Memory:
+    """Raw context + narratives of one agent, with hybrid search and source-link tracing."""
+
+    def __init__(self, db: Database, embedder: Embedder | None, *, keyword_boost: float = 0.3):
+        self.db = db
+        self.embedder = embedder
+        self.keyword_boost = keyword_boost
+        self.raw = RawContext(db)
+        self.narratives = Narratives(db)
+        self.warnings: list[str] = []
+        self._vectors_ready = False
+
+    # -- embedding ---------------------------------------------------------------------------
+    def _bind(self) -> bool:
+        """Make the vector tables match the embedder; False when there are no vectors to make."""
+        if self._vectors_ready:
+            return True
+        if self.embedder is None or not self.db.vec_enabled:
+            return False
+        try:
+            dim = self.embedder.dim
+        except EmbedderError as exc:
+            self.warnings.append(str(exc))
+            return False
+        if dim == 0:
+            return False
+        for index in (self.raw.index, self.narratives.index):
+            index.bind_vectors(self.embedder.model_id, dim)
+        self._vectors_ready = True
+        return True
+
+    def _embed(
+        self, index: TextIndex, items: Sequence[tuple[int, str]], progress: Progress | None = None
+    ) -> int:
+        if not items or not self._bind():
+            return 0
+        assert self.embedder is not None
+        done = 0
+        try:
+            for start in range(0, len(items), EMBED_BATCH):
+                part = items[start : start + EMBED_BATCH]
+                vectors = self.embedder.embed_documents([t for _, t in part])
+                index.set_vectors(zip((i for i, _ in part), vectors, strict=True))
+                done += len(part)
+                if progress:
+                    progress(done, len(items))
+        except EmbedderError as exc:
+            warning = (
+                f"{len(items) - done} texts not embedded yet ({exc}); run `tideline embed` later"
+            )
+            log.warning(warning)
+            self.warnings.append(warning)
+        return done
+
+    def embed_pending(self, progress: Progress | None = None) -> int:
+        """Embed every turn and narrative that has no vector yet (after an outage or a model change)."""
+        if not self._bind():
+            return 0
+        n = self._embed(self.narratives.index, self.narratives.unembedded())
+        return n + self._embed(self.raw.index, self.raw.unembedded(), progress)
+
+    # -- raw context -------------------------------------------------------------------------
+    def sync_turn(
+        self,
+        session: str,
+        role: str,
+        text: str,
+        speaker: str | None = None,
+        timestamp: str | None = None,
+        external_id: str | None = None,
+    ) -> TurnResult:
+        """Append one turn; the same turn sent twice is stored once."""
+        results, new = self.raw.add_turns(
+            session, [NewTurn(role, text, speaker, timestamp, external_id)]
+        )
+        self._embed(self.raw.index, new)
+        tid, created = results[0]
+        sid = int(self.db.scalar("SELECT session_id FROM turns WHERE id = ?", (tid,)))
+        return TurnResult(tid, sid, created)
+
+    def import_file(
+        self,
+        path: str | Path,
+        fmt: str,
+        progress: Progress | None = None,
+        session: str | None = None,
+    ) -> ImportSummary:
+        """Import a conversation file whole (one transaction), then embed the new turns."""
+        path = Path(path)
+        importer = get_importer(fmt)
+        if not path.is_file():
+            raise NotFound(f"{path} is not a file; pass the path of a {fmt} export")
+        batch = importer.read(path)
+        summary = ImportSummary(str(path), fmt, skipped=batch.skipped, problems=batch.problems)
+        new: list[tuple[int, str]] = []
+        with self.db.transaction():
+            for s in batch.sessions:
+                if not s.turns:
+                    continue
+                results, added = self.raw.add_turns(
+                    session or s.key, s.turns, source=fmt, title=s.title
+                )
+                summary.sessions += 1
+                summary.turns_added += len(added)
+                summary.turns_existing += len(results) - len(added)
+                new += added
+        self._embed(self.raw.index, new, progress)
+        summary.warnings = list(self.warnings)
+        return summary
+
+    # -- narratives --------------------------------------------------------------------------
+    def write(self, **fields: Any) -> Narrative:
+        """Validate and store a narrative (see `NarrativeInput` for fields and limits)."""
+        data = NarrativeInput.from_mapping(fields).validated()
+        with self.db.transaction():
+            self.raw.require(data.source_links)
+            nid = self.narratives.insert(data)
+        narrative = self.narratives.require(nid)
+        self._embed(self.narratives.index, self.narratives.unembedded_ids([nid]))
+        return narrative
+
+    def trace(self, narrative_id: int, window: int = 2) -> Trace:
+        """A narrative's source turns, each with `window` neighbouring turns: the texture behind it."""
+        if not 0 <= window <= 50:
+            raise InvalidInput(f"window={window}: use 0–50 neighbouring turns")
+        narrative = self.narratives.require(int(narrative_id))
+        return Trace(narrative, self.raw.windows(narrative.source_links, window))
+
+    # -- search ------------------------------------------------------------------------------
+    def search(
+        self,
+        query: str,
+        k: int = 10,
+        *,
+        since: str | None = None,
+        until: str | None = None,
+        min_weight: float | None = None,
+        tags: Sequence[str] | None = None,
+        kind: str | None = None,
+        include_turns: bool = False,
+        mode: str = "hybrid",
+    ) -> SearchResult:
+        """Hybrid search over narratives (keyword boost) and optionally raw turns."""
+        k = _check_k(k)
+        if mode not in MODES:
+            raise InvalidInput(f"mode={mode!r}; use one of {list(MODES)}")
+        if not isinstance(query, str) or not query.strip():
+            raise InvalidInput("query is empty; pass the words or question to search for")
+        since_t, until_t = parse_time(since, "since"), parse_time(until, "until")
+        warnings: list[str] = []
+        qvec = None
+        if mode != "lex":
+            qvec, warning = query_vector(self.embedder if self._bind() else None, query)
+            if warning:
+                warnings.append(warning)
+            elif qvec is None and mode == "vec":
+                warnings.append(
+                    "no embedder configured; vector search is unavailable, showing lexical results"
+                )
+        effective = mode if qvec is not None else "lex"
+        hits = self._narrative_hits(
+            query, qvec, k, effective, since_t, until_t, min_weight, tags, kind
+        )
+        if include_turns:
+            hits += self._turn_hits(query, qvec, k, effective, since_t, until_t)
+            hits.sort(key=lambda h: (-h.score, h.created_at), reverse=False)
+        return SearchResult(hits[:k], warnings)
+
+    def search_turns(
+        self, query: str, k: int = 10, mode: str = "hybrid", fusion: str = "rrf"
+    ) -> list[MemoryHit]:
+        """Raw-turn retrieval on its own (used by the LoCoMo benchmark)."""
+        qvec = (
+            None
+            if mode == "lex"
+            else query_vector(self.embedder if self._bind() else None, query)[0]
+        )
+        return self._turn_hits(
+            query, qvec, _check_k(k), mode if qvec is not None else "lex", None, None, fusion
+        )
+
+    def _fusion(self, mode: str) -> str:
+        return "weighted" if mode == "hybrid" else "rrf"
+
+    def _narrative_hits(
+        self,
+        query: str,
+        qvec: Any,
+        k: int,
+        mode: str,
+        since: str | None,
+        until: str | None,
+        min_weight: float | None,
+        tags: Sequence[str] | None,
+        kind: str | None,
+    ) -> list[MemoryHit]:
+        conds, params = [], []
+        if since:
+            conds.append("created_at >= ?")
+            params.append(since)
+        if until:
+            conds.append("created_at <= ?")
+            params.append(until)
+        if min_weight is not None:
+            conds.append("weight >= ?")
+            params.append(float(min_weight))
+        if kind:
+            conds.append("kind = ?")
+            params.append(kind)
+        if tags:
+            wanted = [t.strip().casefold() for t in tags if t.strip()]
+            conds.append(
+                f"id IN (SELECT narrative_id FROM narrative_tags WHERE tag IN ({','.join('?' * len(wanted))}))"
+            )
+            params += wanted
+        where = (
+            f"rowid IN (SELECT id FROM narratives WHERE {' AND '.join(conds)})" if conds else None
+        )
+        found = self.narratives.index.search(
+            query,
+            qvec,
+            k,
+            mode,
+            fusion=self._fusion(mode),
+            boost=self.keyword_boost,
+            where=where,
+            params=params,  # type: ignore[arg-type]
+        )
+        by_id = {n.id: n for n in self.narratives.get([h.id for h in found])}
+        return [
+            _hit(
+                "narrative",
+                h,
+                text=by_id[h.id].gesture,
+                created_at=by_id[h.id].created_at,
+                weight=by_id[h.id].weight,
+                tags=by_id[h.id].tags,
+            )
+            for h in found
+            if h.id in by_id
+        ]
+
+    def _turn_hits(
+        self,
+        query: str,
+        qvec: Any,
+        k: int,
+        mode: str,
+        since: str | None,
+        until: str | None,
+        fusion: str | None = None,
+    ) -> list[MemoryHit]:
+        conds, params = [], []
+        if since:
+            conds.append("ts >= ?")
+            params.append(since)
+        if until:
+            conds.append("ts <= ?")
+            params.append(until)
+        where = f"rowid IN (SELECT id FROM turns WHERE {' AND '.join(conds)})" if conds else None
+        found = self.raw.index.search(
+            query,
+            qvec,
+            k,
+            mode,
+            fusion=fusion or self._fusion(mode),
+            boost=self.keyword_boost,  # type: ignore[arg-type]
+            where=where,
+            params=params,
+        )
+        by_id = {t.id: t for t in self.raw.get([h.id for h in found])}
+        return [
+            _hit(
+                "turn",
+                h,
+                text=by_id[h.id].text,
+                created_at=by_id[h.id].ts,
+                session=by_id[h.id].session,
+                speaker=by_id[h.id].speaker,
+            )
+            for h in found
+            if h.id in by_id
+        ]
+
+    # -- overview ----------------------------------------------------------------------------
+    def stats(self) -> dict[str, Any]:
+        kinds = dict(
+            self.db.execute("SELECT kind, count(*) FROM narratives GROUP BY kind").fetchall()
+        )
+        return {
+            "sessions": self.db.scalar("SELECT count(*) FROM sessions"),
+            "turns": self.db.scalar("SELECT count(*) FROM turns"),
+            "narratives": sum(kinds.values()),
+            "narratives_by_kind": kinds,
+            "mean_weight": self.db.scalar("SELECT round(avg(weight), 4) FROM narratives"),
+            "turn_vectors": len(self.raw.index.vector_ids()),
+            "narrative_vectors": len(self.narratives.index.vector_ids()),
+            "embedder": self.embedder.model_id if self.embedder is not None else "none",
+            "database": str(self.db.path),
+        }
+
+    def sessions(self, limit: int = 50) -> list[dict[str, Any]]:
+        return self.raw.sessions(limit)
+
+
+def _check_k(k: int) -> int:
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
+        raise InvalidInput(f"k={k!r}; ask for 1–{MAX_K} results")
+    return k
+
+
+def _hit(kind: str, h: Hit, **fields: Any) -> MemoryHit:
+    return MemoryHit(
+        type=kind,
+        id=h.id,
+        score=round(h.score, 6),
+        lex_rank=h.lex_rank,
+        lex_score=h.lex_score,
+        vec_rank=h.vec_rank,
+        vec_distance=h.vec_distance,
+        keyword_match=h.keyword_match,
+        **fields,
+    )

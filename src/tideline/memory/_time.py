@@ -1,0 +1,35 @@
+"""Timestamps: parse what callers send, store one sortable UTC form."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from tideline.errors import InvalidInput
+
+FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+
+
+def now() -> str:
+    return dt.datetime.now(dt.UTC).strftime(FORMAT)
+
+
+def to_iso(value: dt.datetime) -> str:
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=dt.UTC)
+    return value.astimezone(dt.UTC).strftime(FORMAT)
+
+
+def parse_time(value: str | None, field: str = "timestamp") -> str | None:
+    """ISO 8601 (date, or date and time, optional zone; naive means UTC) → stored form."""
+    if value is None or value == "":
+        return None
+    text = str(value).strip()
+    if text.endswith("Z"):
+        text = text[:-1] + "+00:00"
+    try:
+        parsed = dt.datetime.fromisoformat(text)
+    except ValueError:
+        raise InvalidInput(
+            f"{field}={value!r} is not an ISO 8601 time; use e.g. 2026-11-30 or 2026-11-30T14:05:00Z"
+        ) from None
+    return to_iso(parsed)

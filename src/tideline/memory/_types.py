@@ -1,0 +1,111 @@
+"""Result types of the memory API. Each has `to_dict()` for JSON drivers (CLI, MCP)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+class _Dict:
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)  # type: ignore[call-overload]
+
+
+@dataclass
+class TurnResult(_Dict):
+    """What `sync_turn` did: `created` is False when the turn was already stored."""
+
+    id: int
+    session_id: int
+    created: bool
+
+
+@dataclass
+class Turn(_Dict):
+    id: int
+    session_id: int
+    session: str
+    seq: int
+    role: str
+    speaker: str | None
+    text: str
+    ts: str
+    external_id: str | None = None
+
+
+@dataclass
+class Narrative(_Dict):
+    id: int
+    gesture: str
+    context: str
+    cognition_direction: str
+    importance: int
+    emotional: int
+    recurrence: int
+    unresolved: int
+    weight: float
+    kind: str
+    tags: list[str]
+    entities_role: str
+    related_entities: list[str]
+    source_links: list[int]
+    created_at: str
+    updated_at: str
+
+
+@dataclass
+class MemoryHit(_Dict):
+    """One search result: a narrative or a turn, its text, and the parts of its score."""
+
+    type: str  # "narrative" | "turn"
+    id: int
+    text: str
+    score: float
+    created_at: str
+    weight: float | None = None
+    tags: list[str] = field(default_factory=list)
+    session: str | None = None
+    speaker: str | None = None
+    lex_rank: int | None = None
+    lex_score: float | None = None
+    vec_rank: int | None = None
+    vec_distance: float | None = None
+    keyword_match: bool = False
+
+
+@dataclass
+class SearchResult(_Dict):
+    hits: list[MemoryHit]
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class TraceTurn(_Dict):
+    """A turn in a trace window; `source` marks the turns the narrative links to."""
+
+    turn: Turn
+    source: bool
+
+
+@dataclass
+class Trace(_Dict):
+    narrative: Narrative
+    windows: list[list[TraceTurn]]
+
+
+@dataclass
+class ImportProblem(_Dict):
+    line: int | None
+    message: str
+
+
+@dataclass
+class ImportSummary(_Dict):
+    path: str
+    format: str
+    sessions: int = 0
+    turns_added: int = 0
+    turns_existing: int = 0
+    skipped: int = 0
+    problems: list[ImportProblem] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)

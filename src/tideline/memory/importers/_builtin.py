@@ -1,0 +1,17 @@
+"""The built-in importers, registered like any plugin."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from tideline.hookspecs import hookimpl
+from tideline.memory.importers.locomo import LoCoMoImporter
+from tideline.memory.importers.openai_chat import OpenAIChatImporter
+from tideline.memory.importers.transcript import TranscriptImporter
+
+
+@hookimpl
+def register_importers(register: Callable[[str, Any], None]) -> None:
+    for importer in (OpenAIChatImporter(), TranscriptImporter(), LoCoMoImporter()):
+        register(importer.name, importer)
