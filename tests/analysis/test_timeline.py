@@ -66,3 +66,9 @@ def test_nothing_new() -> None:
     assert chunk_turns(TURNS, after=at(23)) == []
     assert "0 chunks, 0 turns" in chunks_to_markdown([])
     assert chunks_to_json([]) == []
+
+
+def test_markdown_lists_narratives_without_source_links() -> None:
+    text = chunks_to_markdown([], unlinked=[17, 23])
+    assert "## Narratives without source links (2)" in text
+    assert "`17`, `23`" in text

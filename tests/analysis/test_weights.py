@@ -116,3 +116,8 @@ def test_deflation_with_overriding_weights() -> None:
     items = [narrative(i, 0.1) for i in range(4)]
     new = deflate_recent(items, window=4, weights=dict.fromkeys(range(4), 0.8))
     assert new == dict.fromkeys(range(4), 0.7)
+
+
+def test_tags_must_be_a_list_not_a_string() -> None:
+    with pytest.raises(TypeError, match="parse the stored JSON"):
+        count_tag_sharers({1: '["a", "b"]'})  # type: ignore[dict-item]

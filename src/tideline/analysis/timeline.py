@@ -10,7 +10,7 @@ Timestamps are `datetime`s, all timezone-aware or all naive (Python refuses to c
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -92,11 +92,21 @@ def _duration(delta: timedelta) -> str:
 
 
 def chunks_to_markdown(
-    chunks: list[Chunk], *, max_chars: int | None = None, title: str = "Unindexed context"
+    chunks: list[Chunk],
+    *,
+    max_chars: int | None = None,
+    title: str = "Unindexed context",
+    unlinked: Sequence[Hashable] = (),
 ) -> str:
-    """Markdown for the solidification prompt: a heading per chunk, one bullet per turn."""
+    """Markdown for the solidification prompt: a heading per chunk, one bullet per turn.
+
+    `unlinked` (Track A: narratives whose `source_links` are empty) adds a short section first.
+    """
     total = sum(len(c.turns) for c in chunks)
     lines = [f"# {title}", "", f"{len(chunks)} chunks, {total} turns not yet in any narrative.", ""]
+    if unlinked:
+        ids = ", ".join(f"`{nid}`" for nid in unlinked)
+        lines += [f"## Narratives without source links ({len(unlinked)})", "", ids, ""]
     for c in chunks:
         lines.append(
             f"## Chunk {c.index + 1}: {c.start.isoformat(' ', 'minutes')} → "

@@ -67,6 +67,11 @@ def count_tag_sharers(
     tags: dict[Hashable, frozenset[str]] = {}
     postings: dict[str, list[Hashable]] = defaultdict(list)
     for nid, raw_tags in tags_by_id.items():
+        if isinstance(raw_tags, str):
+            raise TypeError(
+                f"tags of narrative {nid!r} are one string ({raw_tags!r}); pass a list of tags "
+                "(parse the stored JSON first)"
+            )
         norm = frozenset(t for t in (normalise_tag(x) for x in raw_tags) if t)
         tags[nid] = norm
         for tag in norm:
