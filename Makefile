@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 setup: $(STAMP)
 
 run: setup  ## start the memory server (MCP over streamable HTTP on 127.0.0.1:8765)
-	$(BIN)/python examples/demo.py
+	$(BIN)/tideline serve --transport http
 
 test: setup  ## the whole test suite
 	$(BIN)/pytest -q -p no:cacheprovider

@@ -73,7 +73,7 @@ def register(server: TidelineServer, app: Tideline) -> None:
             except TidelineError as exc:
                 message = " ".join(str(exc).split())
                 hint = _NEXT_STEP.get(tool)
-                if isinstance(exc, NotFound) and hint and "call " not in message:
+                if isinstance(exc, NotFound) and hint and "memory_search" not in message:
                     message = f"{message}; {hint}"
                 raise ToolError(message) from exc
 
@@ -164,7 +164,8 @@ def register(server: TidelineServer, app: Tideline) -> None:
             Field(description="Short topic tags, e.g. ['work', 'health'] (or 'work, health')."),
         ] = None,
         entities_role: Annotated[
-            str, Field(description="Who played which role, e.g. 'Anna: manager, decided'.")
+            str,
+            Field(description="Who played which role, as 'Anna=manager+decider; Ben=helper'."),
         ] = "",
         related_entities: Annotated[
             list[str] | str | None,

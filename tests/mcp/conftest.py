@@ -1,0 +1,124 @@
+"""Real servers for the MCP tests: `python -m tideline serve` as a subprocess, the SDK's client."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.helpers import wait_until
+
+AGENT = "hui"
+TOKEN = "s3cret-test-token"
+
+
+def server_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    """The environment of a server process: its own home and cache, one OpenMP thread."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TIDELINE_", "MEMO_"))}
+    env.update(
+        AGENT_NAME=AGENT,
+        TIDELINE_HOME=str(tmp_path / "home"),
+        TIDELINE_EMBED_CACHE=str(tmp_path / "embed-cache.db"),
+        OMP_NUM_THREADS="1",
+        PYTHONUNBUFFERED="1",
+    )
+    env.update(extra)
+    return env
+
+
+def serve_command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "tideline", "serve", *args]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def payload(result: Any) -> Any:
+    """The JSON a tool returned (structured content, else the first text block)."""
+    assert not result.is_error, result.content[0].text
+    if result.structured_content is not None:
+        return result.structured_content
+    return json.loads(result.content[0].text)
+
+
+def error_text(result: Any) -> str:
+    """The message of a tool error, which must be one line."""
+    assert result.is_error, result
+    text = result.content[0].text
+    assert "\n" not in text, text
+    return text
+
+
+@dataclass
+class HttpServer:
+    url: str
+    port: int
+    proc: subprocess.Popen[bytes]
+    log: Path
+
+    def stderr(self) -> str:
+        return self.log.read_text(errors="replace")
+
+
+def start_http(tmp_path: Path, token: str | None = None) -> HttpServer:
+    """Start `tideline serve --transport http` on a free port; return once it accepts connections."""
+    port = free_port()
+    log = tmp_path / f"server-{port}.log"
+    extra = {"TIDELINE_TOKEN": token} if token else {}
+    with log.open("wb") as err:
+        proc = subprocess.Popen(
+            serve_command("--transport", "http", "--port", str(port)),
+            env=server_env(tmp_path, **extra),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+        )
+
+    def ready() -> bool:
+        if proc.poll() is not None:
+            raise AssertionError(f"server exited {proc.returncode}: {log.read_text()}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return True
+        except OSError:
+            return False
+
+    wait_until(ready, timeout=30, interval=0.05)
+    return HttpServer(f"http://127.0.0.1:{port}/mcp", port, proc, log)
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="module")
+def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
+    """One server without a token for the whole module."""
+    server = start_http(tmp_path_factory.mktemp("http"))
+    yield server
+    stop(server.proc)
+
+
+@pytest.fixture(scope="module")
+def token_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
+    """One server that requires TOKEN."""
+    server = start_http(tmp_path_factory.mktemp("token"), token=TOKEN)
+    yield server
+    stop(server.proc)

@@ -1,0 +1,55 @@
+"""Which hosts count as loopback, which Origins pass, and when `serve` refuses to bind."""
+
+from __future__ import annotations
+
+import pytest
+
+from tideline.errors import InvalidInput
+from tideline.mcp import check_bind
+from tideline.mcp._guard import is_loopback, origin_allowed
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "127.8.9.10", "localhost", "::1", "[::1]"])
+def test_loopback_hosts(host: str) -> None:
+    assert is_loopback(host)
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.168.1.5", "example.com", "10.0.0.1"])
+def test_public_hosts(host: str) -> None:
+    assert not is_loopback(host)
+
+
+@pytest.mark.parametrize(
+    "origin",
+    [
+        None,
+        "http://localhost",
+        "http://localhost:5173",
+        "https://127.0.0.1:8765",
+        "http://[::1]:3000",
+    ],
+)
+def test_allowed_origins(origin: str | None) -> None:
+    assert origin_allowed(origin)
+
+
+@pytest.mark.parametrize(
+    "origin",
+    [
+        "https://evil.example",
+        "http://localhost.evil.example",
+        "http://127.0.0.1.nip.io",
+        "null",
+        "file://",
+        "chrome-extension://abc",
+    ],
+)
+def test_refused_origins(origin: str) -> None:
+    assert not origin_allowed(origin)
+
+
+def test_public_bind_needs_a_token() -> None:
+    with pytest.raises(InvalidInput, match="TIDELINE_TOKEN"):
+        check_bind("0.0.0.0", None)
+    check_bind("0.0.0.0", "a-token")
+    check_bind("127.0.0.1", None)
