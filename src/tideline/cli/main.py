@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from tideline.cli import doctor, serve
+from tideline.cli import doctor, memory, serve
 
 app = typer.Typer(
     name="tideline",
@@ -15,6 +15,7 @@ app = typer.Typer(
 )
 app.command("doctor")(doctor.doctor)
 app.command("serve")(serve.serve)
+memory.register(app)
 
 
 @app.callback()

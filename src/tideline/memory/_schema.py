@@ -88,3 +88,88 @@ def _raw_context_and_narratives(db: Database) -> None:
     db.execute("CREATE INDEX narrative_links_turn ON narrative_links(turn_id)")
     TextIndex.create_tables(db, TURN_INDEX)
     TextIndex.create_tables(db, NARRATIVE_INDEX)
+
+
+@AGENT_MIGRATIONS.step(2)
+def _script_layer(db: Database) -> None:
+    """Tables the deterministic script layer rebuilds (topics, soft clusters) or appends to
+    (attention). Rebuilds replace their rows in one transaction, so a killed run leaves the
+    previous result in place."""
+    db.execute(
+        """CREATE TABLE topic_clusters(
+            id INTEGER PRIMARY KEY,
+            keyword TEXT NOT NULL UNIQUE,
+            label TEXT NOT NULL,
+            size INTEGER NOT NULL,
+            keywords TEXT NOT NULL DEFAULT '[]',
+            built_at TEXT NOT NULL)"""
+    )
+    db.execute(
+        """CREATE TABLE topic_members(
+            topic_id INTEGER NOT NULL REFERENCES topic_clusters(id) ON DELETE CASCADE,
+            narrative_id INTEGER NOT NULL REFERENCES narratives(id) ON DELETE CASCADE,
+            PRIMARY KEY (topic_id, narrative_id)) WITHOUT ROWID"""
+    )
+    db.execute("CREATE INDEX topic_members_narrative ON topic_members(narrative_id)")
+    db.execute(
+        """CREATE TABLE emb_clusters(
+            id INTEGER PRIMARY KEY,
+            size INTEGER NOT NULL,
+            centroid BLOB NOT NULL,
+            model_id TEXT NOT NULL,
+            label TEXT NOT NULL DEFAULT '',
+            built_at TEXT NOT NULL)"""
+    )
+    db.execute(
+        """CREATE TABLE emb_cluster_members(
+            narrative_id INTEGER NOT NULL REFERENCES narratives(id) ON DELETE CASCADE,
+            cluster_id INTEGER NOT NULL REFERENCES emb_clusters(id) ON DELETE CASCADE,
+            rank INTEGER NOT NULL,
+            similarity REAL NOT NULL,
+            PRIMARY KEY (narrative_id, cluster_id)) WITHOUT ROWID"""
+    )
+    db.execute("CREATE INDEX emb_cluster_members_cluster ON emb_cluster_members(cluster_id)")
+    db.execute(
+        """CREATE TABLE emb_cluster_adjacency(
+            a INTEGER NOT NULL REFERENCES emb_clusters(id) ON DELETE CASCADE,
+            b INTEGER NOT NULL REFERENCES emb_clusters(id) ON DELETE CASCADE,
+            shared INTEGER NOT NULL,
+            PRIMARY KEY (a, b)) WITHOUT ROWID"""
+    )
+    db.execute(
+        """CREATE TABLE attention_log(
+            id INTEGER PRIMARY KEY,
+            narrative_id INTEGER NOT NULL REFERENCES narratives(id) ON DELETE CASCADE,
+            cluster_id INTEGER,
+            similarity REAL NOT NULL,
+            query TEXT NOT NULL DEFAULT '',
+            source TEXT NOT NULL DEFAULT 'prefetch',
+            at TEXT NOT NULL)"""
+    )
+    db.execute("CREATE INDEX attention_log_at ON attention_log(at)")
+    db.execute(
+        """CREATE TABLE entity_roles(
+            entity TEXT NOT NULL,
+            role TEXT NOT NULL,
+            memories INTEGER NOT NULL,
+            stable INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (entity, role)) WITHOUT ROWID"""
+    )
+    db.execute(
+        """CREATE TABLE entity_pairs(
+            a TEXT NOT NULL,
+            b TEXT NOT NULL,
+            memories INTEGER NOT NULL,
+            role_pairs TEXT NOT NULL DEFAULT '{}',
+            PRIMARY KEY (a, b)) WITHOUT ROWID"""
+    )
+    db.execute(
+        """CREATE TABLE runs(
+            id INTEGER PRIMARY KEY,
+            pipeline TEXT NOT NULL,
+            step TEXT NOT NULL,
+            status TEXT NOT NULL,
+            summary TEXT NOT NULL DEFAULT '{}',
+            started_at TEXT NOT NULL,
+            finished_at TEXT)"""
+    )

@@ -39,8 +39,9 @@ def _has_word(text: str) -> bool:
 class ParsedQuery:
     """A user query cut into safe pieces.
 
-    `match` targets the `unicode61` table, `trigram` the trigram table (terms of 3+ characters),
-    `words` are the plain words (for keyword-match checks and highlighting).
+    `match` targets the `unicode61` table; `trigram` the trigram table (each typed term of 3+
+    characters as a substring, OR-ed); `trigram_all` the same terms AND-ed — a record matching it
+    contains every typed term verbatim (the keyword boost); `words` are the plain words.
     """
 
     match: str | None
@@ -60,7 +61,8 @@ def parse_query(text: str) -> ParsedQuery:
     positive: list[str] = []
     negative: list[str] = []
     words: list[str] = []
-    neg_words: list[str] = []
+    chunks: list[str] = []
+    neg_chunks: list[str] = []
     for raw in _TOKEN.findall(text)[: MAX_TERMS * 2]:
         negate = (
             raw.startswith("-") and len(raw) > 1 and not raw.startswith('-"') and _has_word(raw)
@@ -72,16 +74,18 @@ def parse_query(text: str) -> ParsedQuery:
             continue
         term = _quote(spaced_cjk(body)) + ("*" if prefix else "")
         (negative if negate else positive).append(term)
-        (neg_words if negate else words).extend(_WORD.findall(body))
+        (neg_chunks if negate else chunks).append(body.casefold())
+        if not negate:
+            words.extend(_WORD.findall(body))
     positive = list(dict.fromkeys(positive))[:MAX_TERMS]
     if not positive:
         return ParsedQuery(None, None)
     match = " OR ".join(positive)
     if negative:
         match = f"({match}) NOT ({' OR '.join(dict.fromkeys(negative))})"
-    tri_terms = list(dict.fromkeys(w for w in words if len(w) >= 3))[:MAX_TERMS]
+    tri_terms = list(dict.fromkeys(c for c in chunks if len(c) >= 3))[:MAX_TERMS]
     trigram = " OR ".join(_quote(w) for w in tri_terms) or None
-    tri_neg = list(dict.fromkeys(w for w in neg_words if len(w) >= 3))
+    tri_neg = list(dict.fromkeys(c for c in neg_chunks if len(c) >= 3))
     if trigram and tri_neg:
         trigram = f"({trigram}) NOT ({' OR '.join(_quote(w) for w in tri_neg)})"
     trigram_all = " AND ".join(_quote(w) for w in tri_terms) or None

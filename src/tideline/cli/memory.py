@@ -1,0 +1,212 @@
+"""`tideline write|search|trace|import|sessions|stats|embed`: mirrors of the MCP memory tools."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from tideline.cli._app import open_app
+from tideline.cli._output import console, err_console, print_json
+
+JSON = typer.Option(False, "--json", help="Print JSON.")
+
+
+def write(
+    gesture: str = typer.Argument(..., help="One sentence: what happened, with its tone."),
+    context: str = typer.Option("", help="The backdrop."),
+    cognition: str = typer.Option(
+        "", "--cognition-direction", help="Where the thinking was heading."
+    ),
+    importance: int = typer.Option(3, min=1, max=5),
+    emotional: int = typer.Option(3, min=1, max=5),
+    unresolved: int = typer.Option(1, min=1, max=5),
+    tag: list[str] = typer.Option([], "--tag", help="A tag (repeat for more)."),
+    entities_role: str = typer.Option("", help="Roles, e.g. 'A=判断+执行; B=审查'."),
+    entity: list[str] = typer.Option([], "--entity", help="A related entity (repeat)."),
+    link: list[int] = typer.Option([], "--link", help="A source turn id (repeat)."),
+    kind: str = typer.Option("narrative", help="narrative, dream or reflection."),
+    json_out: bool = JSON,
+) -> None:
+    """Write a narrative memory."""
+    with open_app() as app:
+        n = app.memory.write(
+            gesture=gesture,
+            context=context,
+            cognition_direction=cognition,
+            importance=importance,
+            emotional=emotional,
+            unresolved=unresolved,
+            tags=tag,
+            entities_role=entities_role,
+            related_entities=entity,
+            source_links=link,
+            kind=kind,
+        )
+    if json_out:
+        print_json(n.to_dict())
+    else:
+        console.print(
+            f"narrative {n.id} written (weight {n.weight:.3f}, recurrence {n.recurrence})"
+        )
+
+
+def search(
+    query: str = typer.Argument(...),
+    k: int = typer.Option(10, "--k", "-k", min=1, max=200),
+    since: str = typer.Option(None, help="ISO date/time."),
+    until: str = typer.Option(None, help="ISO date/time."),
+    min_weight: float = typer.Option(None, help="Only narratives at least this heavy (0–1)."),
+    tag: list[str] = typer.Option([], "--tag"),
+    kind: str = typer.Option(None),
+    turns: bool = typer.Option(False, "--turns", help="Search raw turns too."),
+    mode: str = typer.Option("hybrid", help="hybrid, lex or vec."),
+    json_out: bool = JSON,
+) -> None:
+    """Search narratives (and raw turns with --turns)."""
+    with open_app() as app:
+        result = app.memory.search(
+            query,
+            k,
+            since=since,
+            until=until,
+            min_weight=min_weight,
+            tags=tag or None,
+            kind=kind,
+            include_turns=turns,
+            mode=mode,
+        )
+    for warning in result.warnings:
+        err_console.print(f"[yellow]warning:[/yellow] {warning}", soft_wrap=True)
+    if json_out:
+        print_json(result.to_dict())
+        return
+    table = Table("type", "id", "score", "when", "text")
+    for h in result.hits:
+        table.add_row(h.type, str(h.id), f"{h.score:.3f}", h.created_at[:10], h.text[:100])
+    console.print(table)
+    if not result.hits:
+        raise typer.Exit(1)
+
+
+def trace(
+    narrative_id: int = typer.Argument(...),
+    window: int = typer.Option(2, min=0, max=50),
+    json_out: bool = JSON,
+) -> None:
+    """Show a narrative's source turns with their neighbours."""
+    with open_app() as app:
+        t = app.memory.trace(narrative_id, window)
+    if json_out:
+        print_json(t.to_dict())
+        return
+    console.print(
+        f"[bold]{t.narrative.gesture}[/bold]  (id {t.narrative.id}, weight {t.narrative.weight:.3f})"
+    )
+    for win in t.windows:
+        console.print(f"── {win[0].turn.session}")
+        for tt in win:
+            mark = "▶" if tt.source else " "
+            console.print(
+                f"{mark} [{tt.turn.id}] {tt.turn.speaker or tt.turn.role}: {tt.turn.text}",
+                soft_wrap=True,
+            )
+
+
+def import_(
+    path: Path = typer.Argument(..., help="File to import."),
+    fmt: str = typer.Option(
+        ..., "--format", "-f", help="openai, transcript, locomo or a plugin's."
+    ),
+    session: str = typer.Option(None, help="Put every turn into this session id."),
+    json_out: bool = JSON,
+) -> None:
+    """Import conversations; re-importing a file adds nothing."""
+    with (
+        open_app() as app,
+        Progress(
+            TextColumn("embedding"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeRemainingColumn(),
+            console=err_console,
+            transient=True,
+            disable=json_out,
+        ) as bar,
+    ):
+        task = bar.add_task("embed", total=None)
+        summary = app.memory.import_file(
+            path, fmt, lambda d, t: bar.update(task, completed=d, total=t), session
+        )
+    if json_out:
+        print_json(summary.to_dict())
+    else:
+        console.print(
+            f"{summary.sessions} sessions, {summary.turns_added} turns added, "
+            f"{summary.turns_existing} already there, {summary.skipped} skipped"
+        )
+        for p in summary.problems:
+            err_console.print(
+                f"[red]line {p.line}:[/red] {p.message}" if p.line else f"[red]{p.message}[/red]"
+            )
+        for w in summary.warnings:
+            err_console.print(f"[yellow]warning:[/yellow] {w}", soft_wrap=True)
+    if summary.problems:
+        raise typer.Exit(1)
+
+
+def sessions(limit: int = typer.Option(50, min=1), json_out: bool = JSON) -> None:
+    """List sessions, most recent first."""
+    with open_app() as app:
+        rows = app.memory.sessions(limit)
+    if json_out:
+        print_json(rows)
+        return
+    table = Table("id", "session", "source", "turns", "from", "to")
+    for r in rows:
+        table.add_row(
+            str(r["id"]),
+            r["key"],
+            r["source"],
+            str(r["turns"]),
+            r["started_at"] or "",
+            r["ended_at"] or "",
+        )
+    console.print(table)
+
+
+def stats(json_out: bool = JSON) -> None:
+    """Counts of sessions, turns, narratives and vectors."""
+    with open_app() as app:
+        data = app.memory.stats()
+    if json_out:
+        print_json(data)
+        return
+    for key, value in data.items():
+        console.print(f"{key:20} {value}")
+
+
+def embed(json_out: bool = JSON) -> None:
+    """Embed every turn and narrative that has no vector yet."""
+    with open_app() as app:
+        done = app.memory.embed_pending()
+        warnings = app.memory.warnings
+    if json_out:
+        print_json({"embedded": done, "warnings": warnings})
+    else:
+        console.print(f"{done} texts embedded")
+
+
+def register(app: typer.Typer) -> None:
+    for name, fn in (
+        ("write", write),
+        ("search", search),
+        ("trace", trace),
+        ("import", import_),
+        ("sessions", sessions),
+        ("stats", stats),
+        ("embed", embed),
+    ):
+        app.command(name)(fn)

@@ -1,0 +1,104 @@
+from __future__ import annotations
+
+import pytest
+
+from tideline.app import Tideline
+from tideline.config import Settings
+from tideline.embed import OpenAIEmbedder
+from tideline.errors import InvalidInput
+from tideline.memory import Memory
+
+
+@pytest.fixture
+def filled(memory: Memory) -> Memory:
+    t = memory.sync_turn(
+        "s", "user", "We should name the new project whale-listen", timestamp="2026-05-01T10:00:00Z"
+    )
+    memory.write(
+        gesture="The user named the project whale-listen",
+        tags=["project"],
+        importance=4,
+        source_links=[t.id],
+        created_at="2026-05-01T10:05:00Z",
+    )
+    memory.write(
+        gesture="We listened to humpback whale songs from the ocean",
+        tags=["music", "ocean"],
+        created_at="2026-06-01T00:00:00Z",
+    )
+    memory.write(
+        gesture="Dreamt of a library under the sea",
+        kind="dream",
+        tags=["ocean"],
+        created_at="2026-07-01T00:00:00Z",
+    )
+    memory.write(
+        gesture="Quarterly budget review went badly",
+        importance=5,
+        emotional=5,
+        unresolved=5,
+        tags=["work"],
+        created_at="2026-08-01T00:00:00Z",
+    )
+    return memory
+
+
+def test_verbatim_keyword_gets_the_boost(filled: Memory) -> None:
+    hits = filled.search("whale-listen").hits
+    assert hits[0].text == "The user named the project whale-listen"
+    assert hits[0].keyword_match and not hits[1].keyword_match
+    assert hits[0].score == pytest.approx(1 - hits[0].vec_distance + 0.3, abs=1e-5)
+
+
+def test_boost_is_configurable(app: Tideline, filled: Memory) -> None:
+    from tideline.memory import Memory as M
+
+    no_boost = M(filled.db, app.embedder, keyword_boost=0.0)
+    top = no_boost.search("whale-listen").hits[0]
+    assert top.score == pytest.approx(1 - top.vec_distance, abs=1e-5)
+
+
+def test_filters(filled: Memory) -> None:
+    assert {h.text for h in filled.search("ocean", since="2026-06-15").hits} == {
+        "Dreamt of a library under the sea",
+        "Quarterly budget review went badly",
+    }
+    assert [h.text for h in filled.search("ocean", kind="dream").hits] == [
+        "Dreamt of a library under the sea"
+    ]
+    assert [h.text for h in filled.search("whales", tags=["MUSIC"]).hits] == [
+        "We listened to humpback whale songs from the ocean"
+    ]
+    heavy = filled.search("review", min_weight=0.7).hits
+    assert [h.text for h in heavy] == ["Quarterly budget review went badly"]
+    assert filled.search("ocean", until="2026-01-01").hits == []
+
+
+def test_turns_are_searched_on_request(filled: Memory) -> None:
+    assert all(h.type == "narrative" for h in filled.search("name the project").hits)
+    types = {h.type for h in filled.search("name the project", include_turns=True).hits}
+    assert types == {"narrative", "turn"}
+
+
+def test_lexical_mode_and_bad_arguments(filled: Memory) -> None:
+    hits = filled.search("budget", mode="lex").hits
+    assert hits[0].text.startswith("Quarterly budget") and hits[0].vec_rank is None
+    with pytest.raises(InvalidInput, match="ask for 1–200"):
+        filled.search("x", k=0)
+    with pytest.raises(InvalidInput, match="query is empty"):
+        filled.search("  ")
+    with pytest.raises(InvalidInput, match="mode="):
+        filled.search("x", mode="fuzzy")
+
+
+def test_embedder_down_means_lexical_with_a_warning_and_no_lost_writes(settings: Settings) -> None:
+    down = OpenAIEmbedder("http://127.0.0.1:9/v1", "m", retries=0, timeout=0.3, dim=384)
+    app = Tideline(settings, embedder=down)
+    m = app.memory
+    m.sync_turn("s", "user", "the budget meeting moved to Thursday")
+    n = m.write(gesture="Budget meeting moved", tags=["work"])
+    assert n.id and m.stats()["narratives"] == 1 and m.stats()["narrative_vectors"] == 0
+    result = m.search("budget", include_turns=True)
+    assert {h.type for h in result.hits} == {"narrative", "turn"}
+    assert result.warnings and "lexical only" in result.warnings[0]
+    app.close()
