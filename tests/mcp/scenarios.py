@@ -73,7 +73,8 @@ async def round_trip(client: Any) -> int:
     assert found["hits"][0]["type"] == "narrative" and found["hits"][0]["id"] == written["id"]
     with_turns = payload(
         await client.call_tool(
-            "memory_search", {"query": "bakery Lisbon", "k": 5, "include_turns": True}
+            "memory_search",
+            {"query": "bakery Lisbon", "k": 5, "include_turns": True, "mode": "lex"},
         )
     )
     assert {"narrative", "turn"} <= {h["type"] for h in with_turns["hits"]}

@@ -233,6 +233,13 @@ def register(server: TidelineServer, app: Tideline) -> None:
         include_turns: Annotated[
             bool, Field(description="Also search the raw conversation turns.")
         ] = False,
+        mode: Annotated[
+            Literal["hybrid", "lex", "vec"],
+            Field(
+                description="hybrid (default); lex for exact names, numbers and rare words; "
+                "vec for paraphrases."
+            ),
+        ] = "hybrid",
     ) -> dict[str, Any]:
         return call(
             "memory_search",
@@ -245,6 +252,7 @@ def register(server: TidelineServer, app: Tideline) -> None:
                 tags=_names(tags),
                 kind=kind,
                 include_turns=include_turns,
+                mode=mode,
             ),
         )
 

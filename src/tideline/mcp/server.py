@@ -22,7 +22,7 @@ from mcp_types import CallToolResult, InputRequiredResult
 from pydantic import ValidationError
 
 from tideline.errors import InvalidInput, TidelineError
-from tideline.mcp import memory_tools
+from tideline.mcp import library_tools, memory_tools
 from tideline.mcp._guard import HttpGuard, is_loopback
 
 if TYPE_CHECKING:
@@ -124,7 +124,7 @@ def _one_line(text: str) -> str:
 
 
 def build_server(app: Tideline) -> TidelineServer:
-    """All tools on one server: memory tools, plus the library tools when that module exists."""
+    """All tools on one server: the memory tools and the library tools."""
     agent = app.settings.agent_name
     server = TidelineServer(
         name="tideline",
@@ -143,12 +143,7 @@ def build_server(app: Tideline) -> TidelineServer:
 
 
 def _register_library_tools(server: TidelineServer, app: Tideline) -> None:
-    from importlib.util import find_spec
-
-    if find_spec("tideline.mcp.library_tools") is None:
-        return
-    from tideline.mcp import library_tools  # type: ignore[attr-defined]
-
+    """The library opens on first use, so a server without MEMO_ROOT still starts."""
     handle = library_tools.register(server, app.settings)
     server.closers.append(handle.close)
 
