@@ -20,6 +20,7 @@ async def check_handshake(client: Any) -> None:
 async def check_tools(client: Any) -> None:
     tools = {t.name: t for t in (await client.list_tools()).tools}
     assert set(MEMORY_TOOLS) <= set(tools)
+    assert {"memo_search", "memo_status", "memo_reindex"} <= set(tools)  # one server for all
     for name in MEMORY_TOOLS:
         tool = tools[name]
         assert f"{AGENT}'s" in tool.description, name
