@@ -2,8 +2,15 @@
 
 Topics (keywords that survive a document-frequency filter), recurrence and anti-inflation,
 soft k-means clusters with an adjacency matrix, the entity-role graph, and the timeline chunks of
-the unindexed-context scanner. The wiring that reads narratives from the store and writes the
-results back lives elsewhere; everything here takes lists and arrays and returns dataclasses.
+the unindexed-context scanner. Everything re-exported here takes lists and arrays and returns
+dataclasses.
+
+The modules that wire these computations to the agent database are imported by their own names,
+not re-exported here (the memory store itself uses the pure layer, so re-exporting them would be an
+import cycle): `tideline.analysis.scripts` (topics, recurrence, entity graph, `run_all`),
+`.routing` (soft clusters in the database, `widen`), `.attention` (`log_hits`, `heatmap`),
+`.prefetch` (`prefetch_pool`), `.scanner` (`scan_unindexed`) and `.backfill`
+(`backfill_source_links`). See docs/scripts.md.
 """
 
 from tideline.analysis.entity_graph import (
