@@ -57,6 +57,63 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "plugins", "TIDELINE_PLUGINS", "", "Comma-separated allow-list of plugin entry points."
     ),
+    # -- injection (T0–T4, docs/inject.md) ------------------------------------------------------
+    Setting(
+        "soul_file", "TIDELINE_SOUL", "", "Identity file read into T0 (default <home>/SOUL.md)."
+    ),
+    Setting(
+        "inject_t0_reflections",
+        "TIDELINE_INJECT_T0_REFLECTIONS",
+        5,
+        "T0: how many reflections (the self-concept) to show, heaviest first.",
+    ),
+    Setting(
+        "inject_t1_recent_turns",
+        "TIDELINE_INJECT_T1_RECENT_TURNS",
+        6,
+        "T1: how many last turns of the current (or last) session to show.",
+    ),
+    Setting(
+        "inject_t1_k", "TIDELINE_INJECT_T1_K", 5, "T1: most memories retrieved for the message."
+    ),
+    Setting(
+        "inject_t1_min_similarity",
+        "TIDELINE_INJECT_T1_MIN_SIMILARITY",
+        0.25,
+        "T1: cosine floor; memories less similar to the message are not shown.",
+    ),
+    Setting(
+        "inject_t4_trigger",
+        "TIDELINE_INJECT_T4_TRIGGER",
+        2,
+        "T4 (hybrid search) runs when T1 retrieved fewer memories than this.",
+    ),
+    Setting("inject_t4_k", "TIDELINE_INJECT_T4_K", 5, "T4: most results of the hybrid search."),
+    Setting(
+        "inject_t2_min_weight",
+        "TIDELINE_INJECT_T2_MIN_WEIGHT",
+        0.6,
+        "T2: only memories heavier than this enter the prefetch pool.",
+    ),
+    Setting("inject_t2_k", "TIDELINE_INJECT_T2_K", 3, "T2: how many pool memories to show."),
+    Setting(
+        "inject_t3_clusters",
+        "TIDELINE_INJECT_T3_CLUSTERS",
+        25,
+        "T3: how many topic clusters the memory map lists, largest first.",
+    ),
+    Setting(
+        "inject_item_tokens",
+        "TIDELINE_INJECT_ITEM_TOKENS",
+        300,
+        "Longest single item (memory, turn, SOUL.md excepted) before it is cut.",
+    ),
+    Setting("inject_budget_t0", "TIDELINE_INJECT_BUDGET_T0", 3000, "T0 token budget."),
+    Setting("inject_budget_t1", "TIDELINE_INJECT_BUDGET_T1", 1500, "T1 token budget."),
+    Setting("inject_budget_t2", "TIDELINE_INJECT_BUDGET_T2", 1500, "T2 token budget."),
+    Setting("inject_budget_t2b", "TIDELINE_INJECT_BUDGET_T2B", 3000, "T2b token budget."),
+    Setting("inject_budget_t3", "TIDELINE_INJECT_BUDGET_T3", 1500, "T3 token budget."),
+    Setting("inject_budget_t4", "TIDELINE_INJECT_BUDGET_T4", 1500, "T4 token budget."),
 )
 
 _BY_NAME = {s.name: s for s in SETTINGS}
@@ -81,6 +138,23 @@ class Settings:
     busy_timeout_ms: int = 5000
     memo_root: Path | None = None
     plugins: str = ""
+    soul_file: str = ""
+    inject_t0_reflections: int = 5
+    inject_t1_recent_turns: int = 6
+    inject_t1_k: int = 5
+    inject_t1_min_similarity: float = 0.25
+    inject_t4_trigger: int = 2
+    inject_t4_k: int = 5
+    inject_t2_min_weight: float = 0.6
+    inject_t2_k: int = 3
+    inject_t3_clusters: int = 25
+    inject_item_tokens: int = 300
+    inject_budget_t0: int = 3000
+    inject_budget_t1: int = 1500
+    inject_budget_t2: int = 1500
+    inject_budget_t2b: int = 3000
+    inject_budget_t3: int = 1500
+    inject_budget_t4: int = 1500
 
     @property
     def db_path(self) -> Path:
@@ -89,8 +163,8 @@ class Settings:
 
     @property
     def soul_path(self) -> Path:
-        """The agent's identity file, read into T0."""
-        return self.home / "SOUL.md"
+        """The agent's identity file, read into T0 (`soul_file`, default `<home>/SOUL.md`)."""
+        return Path(self.soul_file).expanduser() if self.soul_file else self.home / "SOUL.md"
 
     @classmethod
     def load(

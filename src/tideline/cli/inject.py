@@ -1,0 +1,47 @@
+"""`tideline inject` and `tideline prefetch`: the provider hooks from the command line.
+
+`inject` prints the identity block (T0, T2, T2b, T3) exactly as `system_prompt_block()` returns
+it; `prefetch MESSAGE` prints the per-turn block (T1, T4) and logs attention like the hook does.
+With `--json` both print the structured block: sections, items, tokens, budgets and notes.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from tideline.cli._app import open_app
+from tideline.cli._output import print_json
+from tideline.inject import MemoryProvider
+
+JSON = typer.Option(False, "--json", help="Print the block as JSON (sections, items, notes).")
+
+
+def inject(json_out: bool = JSON) -> None:
+    """Print the identity block an agent gets at session start (T0, T2, T2b, T3)."""
+    with open_app() as app:
+        block = MemoryProvider.from_app(app).identity()
+    if json_out:
+        print_json(block.to_dict())
+    else:
+        sys.stdout.write(block.text + "\n")
+
+
+def prefetch(
+    message: str = typer.Argument(..., help="The user's message to prefetch memory for."),
+    session: str = typer.Option(None, help="Current session id (default: the latest session)."),
+    json_out: bool = JSON,
+) -> None:
+    """Print the per-turn block for MESSAGE (T1, and T4 when T1 finds fewer than 2)."""
+    with open_app() as app:
+        block = MemoryProvider.from_app(app).prefetch_block(message, session)
+    if json_out:
+        print_json(block.to_dict())
+    else:
+        sys.stdout.write(block.text + "\n")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("inject")(inject)
+    app.command("prefetch")(prefetch)

@@ -1,0 +1,100 @@
+"""`InjectConfig`: the thresholds and per-tier token budgets, resolved once from `Settings`."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tideline.config import Settings
+from tideline.errors import ConfigError
+
+TIERS = ("T0", "T1", "T2", "T2b", "T3", "T4")
+MIN_ITEM_TOKENS = 8  # an item trimmed below this says nothing; it is dropped instead
+
+
+@dataclass(frozen=True)
+class InjectConfig:
+    """Every knob of T0–T4 (see docs/inject.md); defaults match the settings' defaults."""
+
+    soul_path: Path | None = None
+    agent_name: str = "agent"
+    t0_reflections: int = 5
+    t1_recent_turns: int = 6
+    t1_k: int = 5
+    t1_min_similarity: float = 0.25
+    t4_trigger: int = 2
+    t4_k: int = 5
+    t2_min_weight: float = 0.6
+    t2_k: int = 3
+    t3_clusters: int = 25
+    item_tokens: int = 300
+    budgets: dict[str, int] = field(
+        default_factory=lambda: {
+            "T0": 3000,
+            "T1": 1500,
+            "T2": 1500,
+            "T2b": 3000,
+            "T3": 1500,
+            "T4": 1500,
+        }
+    )
+
+    def __post_init__(self) -> None:
+        counts = {
+            "inject_t0_reflections": self.t0_reflections,
+            "inject_t1_recent_turns": self.t1_recent_turns,
+            "inject_t1_k": self.t1_k,
+            "inject_t4_trigger": self.t4_trigger,
+            "inject_t4_k": self.t4_k,
+            "inject_t2_k": self.t2_k,
+            "inject_t3_clusters": self.t3_clusters,
+            "inject_item_tokens": self.item_tokens,
+            **{f"inject_budget_{t.lower()}": self.budgets.get(t, 0) for t in TIERS},
+        }
+        for name, value in counts.items():
+            if not 0 <= value <= 1_000_000:
+                raise ConfigError(f"setting {name}={value} must be between 0 and 1,000,000")
+        if not -1.0 <= self.t1_min_similarity <= 1.0:
+            raise ConfigError(
+                f"setting inject_t1_min_similarity={self.t1_min_similarity} is a cosine; "
+                "use a value from -1 to 1 (default 0.25)"
+            )
+        if not 0.0 <= self.t2_min_weight <= 1.0:
+            raise ConfigError(
+                f"setting inject_t2_min_weight={self.t2_min_weight} is a weight; "
+                "use a value from 0 to 1 (default 0.6)"
+            )
+        missing = set(TIERS) - set(self.budgets)
+        if missing:
+            raise ConfigError(f"budgets for {sorted(missing)} are missing; give one per tier")
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> InjectConfig:
+        return cls(
+            soul_path=settings.soul_path,
+            agent_name=settings.agent_name,
+            t0_reflections=settings.inject_t0_reflections,
+            t1_recent_turns=settings.inject_t1_recent_turns,
+            t1_k=settings.inject_t1_k,
+            t1_min_similarity=settings.inject_t1_min_similarity,
+            t4_trigger=settings.inject_t4_trigger,
+            t4_k=settings.inject_t4_k,
+            t2_min_weight=settings.inject_t2_min_weight,
+            t2_k=settings.inject_t2_k,
+            t3_clusters=settings.inject_t3_clusters,
+            item_tokens=settings.inject_item_tokens,
+            budgets={
+                "T0": settings.inject_budget_t0,
+                "T1": settings.inject_budget_t1,
+                "T2": settings.inject_budget_t2,
+                "T2b": settings.inject_budget_t2b,
+                "T3": settings.inject_budget_t3,
+                "T4": settings.inject_budget_t4,
+            },
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["soul_path"] = str(self.soul_path) if self.soul_path else None
+        return data

@@ -1,0 +1,224 @@
+"""`MemoryProvider`: the two hooks an agent runtime calls — at session start and on every turn.
+
+`system_prompt_block()` assembles T0, T2, T2b and T3 (the identity block); `prefetch(message)`
+assembles T1 and, when T1 retrieved fewer memories than `t4_trigger`, T4 — and logs T1's hits to
+`attention_log`. Both return a fenced, budgeted text; `identity()` and `prefetch_block()` return
+the same as a `Block` for drivers that want JSON.
+
+These run in the agent's hot path, so they never raise: a tier that fails (a locked database, a
+dead embedder, a corrupt row) is left out and the block's notes say why; the failure is logged
+with its traceback. The clock is injected (`clock=`), so tests and replays are deterministic.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from tideline.analysis.attention import log_hits
+from tideline.errors import TidelineError
+from tideline.inject._block import Block, Section, fit, render_block
+from tideline.inject._budget import TokenCounter
+from tideline.inject._config import InjectConfig
+from tideline.inject._tiers import (
+    Tier,
+    t0_identity,
+    t1_session_bridge,
+    t2_prefetch_cache,
+    t2b_context_bridge,
+    t3_memory_map,
+    t4_active_retrieval,
+)
+from tideline.memory import Memory
+from tideline.search import query_vector
+
+if TYPE_CHECKING:
+    from tideline.app import Tideline
+
+log = logging.getLogger(__name__)
+
+Clock = Callable[[], dt.datetime]
+IDENTITY_TIERS = ("T0", "T2", "T2b", "T3")
+PREFETCH_TIERS = ("T1", "T4")
+MAX_MESSAGE_CHARS = 4_000  # a query longer than this is cut: the embedder sees 512 tokens anyway
+
+
+def utc_now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+def _stamp(moment: dt.datetime) -> str:
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.UTC)
+    return moment.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class MemoryProvider:
+    """T0–T4 injection over one agent's `Memory`."""
+
+    def __init__(
+        self,
+        memory: Memory,
+        config: InjectConfig | None = None,
+        *,
+        clock: Clock = utc_now,
+    ):
+        self.memory = memory
+        self.config = config or InjectConfig()
+        self.clock = clock
+        self.count = TokenCounter(memory.embedder)
+
+    @classmethod
+    def from_app(cls, app: Tideline, *, clock: Clock = utc_now) -> MemoryProvider:
+        """The provider of a composed app, configured from its settings."""
+        return cls(app.memory, InjectConfig.from_settings(app.settings), clock=clock)
+
+    # -- the hooks -----------------------------------------------------------------------------
+    def system_prompt_block(self) -> str:
+        """The identity block for the start of a session: T0, T2, T2b, T3."""
+        return self.identity().text
+
+    def prefetch(self, message: str, session: str | None = None) -> str:
+        """The per-turn block for `message`: T1, then T4 if T1 found too little."""
+        return self.prefetch_block(message, session).text
+
+    # -- structured versions -------------------------------------------------------------------
+    def identity(self) -> Block:
+        notes: list[str] = []
+        sections = [
+            self._run(tier, fn, notes)
+            for tier, fn in (
+                ("T0", lambda: t0_identity(self.memory, self.config)),
+                ("T2", lambda: t2_prefetch_cache(self.memory, self.config)),
+                ("T2b", lambda: t2b_context_bridge(self.memory, self.config)),
+                ("T3", lambda: t3_memory_map(self.memory, self.config)),
+            )
+        ]
+        return self._block("identity", sections, notes, IDENTITY_TIERS)
+
+    def prefetch_block(self, message: str, session: str | None = None) -> Block:
+        notes: list[str] = []
+        message = message if isinstance(message, str) else ""
+        if not message.strip():
+            notes.append("prefetch: the message is empty; nothing to retrieve for it")
+        query = message[:MAX_MESSAGE_CHARS]
+        qvec = self._query_vector(query, notes) if query.strip() else None
+        t1 = Tier(None)
+
+        def run_t1() -> Tier:
+            nonlocal t1
+            t1 = t1_session_bridge(self.memory, self.config, query, qvec, session)
+            return t1
+
+        sections = [self._run("T1", run_t1, notes)]
+        retrieved = len(t1.hits)
+        if query.strip() and retrieved < self.config.t4_trigger:
+            notes.append(
+                f"T4: ran because T1 retrieved {retrieved} memories "
+                f"(fewer than {self.config.t4_trigger})"
+            )
+            sections.append(
+                self._run(
+                    "T4",
+                    lambda: t4_active_retrieval(
+                        self.memory, self.config, query, qvec, [i for i, _ in t1.hits]
+                    ),
+                    notes,
+                )
+            )
+        if t1.hits:
+            self._log_attention(t1.hits, query, notes)
+        block = self._block("prefetch", sections, notes, PREFETCH_TIERS)
+        block.query = message
+        return block
+
+    # -- internals -----------------------------------------------------------------------------
+    def _run(self, tier: str, build: Callable[[], Tier], notes: list[str]) -> Section | None:
+        """Build and fit one tier; any failure becomes a note, never an exception."""
+        try:
+            result = build()
+            notes += result.notes
+            if result.section is None:
+                return None
+            budget = self.config.budgets[tier]
+            before = len(result.section.items)
+            nouns = {p.noun for p in result.section.parts}
+            fitted = fit(result.section, budget, self.config.item_tokens, self.count)
+            if fitted is None:
+                notes.append(
+                    f"{tier}: its budget of {budget} tokens is too small for any of "
+                    f"{before} items; raise inject_budget_{tier.lower()}"
+                )
+                return None
+            if fitted.cut or fitted.trimmed:
+                noun = nouns.pop() if len(nouns) == 1 else "items"
+                what = []
+                if fitted.cut:
+                    what.append(f"{fitted.cut} of {before} {noun} cut")
+                if fitted.trimmed:
+                    what.append(f"{fitted.trimmed} shortened")
+                notes.append(f"{tier}: {' and '.join(what)} to fit {budget} tokens")
+            neutralised = [i.ref for i in fitted.items if i.neutralised]
+            if neutralised:
+                notes.append(
+                    f"{tier}: neutralised text that tried to close the fence or pose as a "
+                    f"message in {', '.join(neutralised)}"
+                )
+            return fitted
+        except Exception as exc:  # the agent's turn must go on without this tier
+            log.exception("tier %s failed", tier)
+            notes.append(f"{tier}: left out, it failed ({type(exc).__name__}: {exc})")
+            return None
+
+    def _block(
+        self, kind: str, sections: Sequence[Section | None], notes: list[str], tiers: Sequence[str]
+    ) -> Block:
+        kept = [s for s in sections if s is not None]
+        if self.count.warning:
+            notes.append(self.count.warning)
+        block = Block(
+            kind=kind,
+            agent=self.config.agent_name,
+            at=_stamp(self.clock()),
+            sections=kept,
+            notes=list(dict.fromkeys(notes)),
+            token_method=self.count.method,
+            budget=sum(self.config.budgets[t] for t in tiers),
+        )
+        try:
+            return render_block(block, self.count)
+        except Exception as exc:  # pragma: no cover - rendering is pure; keep the hook alive
+            log.exception("rendering the %s block failed", kind)
+            block.sections, block.notes = [], [f"the block could not be rendered ({exc})"]
+            return render_block(block, TokenCounter())
+
+    def _query_vector(self, message: str, notes: list[str]) -> np.ndarray | None:
+        embedder = self.memory.embedder
+        if embedder is None or embedder.model_id == "none":
+            notes.append("no embedder: T1 retrieves nothing by meaning, T4 searches words only")
+            return None
+        stored = self.memory.narratives.index.model_id
+        if stored is not None and stored != embedder.model_id:
+            notes.append(
+                f"memories were embedded with {stored}, the embedder is {embedder.model_id}; "
+                "search is lexical until `tideline embed` re-embeds them"
+            )
+            return None
+        try:
+            qvec, warning = query_vector(embedder, message)
+        except TidelineError as exc:
+            qvec, warning = None, f"vector search skipped, results are lexical only: {exc}"
+        if warning:
+            notes.append(f"embedder unavailable: {warning}")
+        return qvec
+
+    def _log_attention(self, hits: list[tuple[int, float]], query: str, notes: list[str]) -> None:
+        try:
+            log_hits(self.memory.db, hits, query, source="prefetch", at=_stamp(self.clock()))
+        except Exception as exc:  # bookkeeping must never cost the agent its turn
+            log.warning("attention log not written: %s", exc)
+            notes.append(f"attention log not written ({type(exc).__name__})")
