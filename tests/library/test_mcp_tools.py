@@ -12,7 +12,6 @@ from mcp import Client, StdioServerParameters
 from mcp.server.mcpserver import MCPServer
 
 from tests.library.corpus import build
-
 from tideline.config import Settings
 from tideline.mcp.library_tools import register
 

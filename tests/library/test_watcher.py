@@ -8,7 +8,6 @@ from pathlib import Path
 from tests.helpers import wait_until
 from tests.library.corpus import build
 from tests.library.notes import make_collection
-
 from tideline.embed import E5Embedder
 from tideline.library import CollectionIndex, Library, Watcher, scan_library
 

@@ -27,7 +27,7 @@ import logging
 import os
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +36,7 @@ import numpy as np
 
 from tideline.errors import StoreError
 from tideline.library._chunker import CHUNKER_VERSION, chunk_markdown, embed_text, estimate_tokens
-from tideline.library._layout import Collection, Problem, list_notes
+from tideline.library._layout import Collection, Problem, stat_notes
 from tideline.search import Hit, TextIndex, parse_query
 from tideline.store import Database, Migrations, open_database
 
@@ -100,7 +100,7 @@ class SyncReport:
 
 @dataclass
 class _Stat:
-    path: Path
+    path: str  # absolute
     rel: str
     mtime: float
     size: int
@@ -143,6 +143,8 @@ class CollectionIndex:
         self.state_path = self.dir / "state.json"
         self._db: Database | None = None
         self._text: TextIndex | None = None
+        self._known: dict[str, tuple[float, int, str, float]] | None = None
+        self._known_version: Any = None
         self.warnings: list[str] = []
 
     # -- opening, versions, repair ----------------------------------------------------------
@@ -248,29 +250,18 @@ class CollectionIndex:
     def close(self) -> None:
         if self._db is not None:
             self._db.close()
-        self._db, self._text = None, None
+        self._db, self._text, self._known = None, None, None
 
     def rebuild(self) -> None:
         """Throw the index away; the next sync re-reads every note."""
         self._drop(f"index of {self.collection.rel} rebuilt on request")
 
     # -- scanning ---------------------------------------------------------------------------
-    def _stat_all(self, problems: list[Problem]) -> list[_Stat]:
-        root = self.collection.root
-        out = []
-        for p in list_notes(self.collection, problems):
-            try:
-                st = p.stat()
-            except OSError:
-                continue
-            out.append(_Stat(p, p.relative_to(root).as_posix(), st.st_mtime, st.st_size))
-        return out
-
     def _stat_some(self, paths: Iterable[Path]) -> tuple[list[_Stat], list[str]]:
         """Stat specific files; returns present files and the rel paths that are gone."""
         root = self.collection.root
         present, gone = [], []
-        allowed = None
+        allowed: set[str] | None = None
         for p in paths:
             rel = p.relative_to(root).as_posix()
             try:
@@ -279,12 +270,23 @@ class CollectionIndex:
                 gone.append(rel)
                 continue
             if allowed is None:
-                allowed = {n.as_posix() for n in list_notes(self.collection)}
-            if p.as_posix() not in allowed:
+                allowed = {r for r, _, _, _ in stat_notes(self.collection)}
+            if rel not in allowed:
                 gone.append(rel)  # no longer a note of this collection (too deep, moved, ...)
                 continue
-            present.append(_Stat(p, rel, st.st_mtime, st.st_size))
+            present.append(_Stat(str(p), rel, st.st_mtime, st.st_size))
         return present, gone
+
+    def _known_files(self) -> dict[str, tuple[float, int, str, float]]:
+        """`files` as a dict, cached until this or another connection commits a change."""
+        version = self.db.scalar("PRAGMA data_version")
+        if self._known is None or version != self._known_version:
+            self._known = {
+                r[0]: (r[1], r[2], r[3], r[4])
+                for r in self.db.execute("SELECT path, mtime, size, hash, checked_at FROM files")
+            }
+            self._known_version = version
+        return self._known
 
     # -- syncing ----------------------------------------------------------------------------
     def sync(
@@ -304,43 +306,38 @@ class CollectionIndex:
         """
         started = time.perf_counter()
         report = SyncReport(self.collection.rel)
-        db = self.db
+        known = self._known_files()  # opens (and if needed rebuilds) the index first
         report.warnings.extend(self.warnings)
         self.warnings.clear()
-        if paths is not None:
-            stats, gone = self._stat_some(paths)
-        else:
-            stats = self._stat_all(report.skipped)
-            gone = []
-            if under:
-                prefix = under.rstrip("/") + "/"
-                stats = [s for s in stats if s.rel.startswith(prefix) or s.rel == under]
-            seen = {s.rel for s in stats}
-            like_rows = db.execute("SELECT path FROM files").fetchall()
-            gone = [
-                r[0]
-                for r in like_rows
-                if r[0] not in seen and (not under or r[0].startswith(under.rstrip("/") + "/"))
-            ]
-        report.scanned = len(stats)
-        known = {
-            r[0]: (r[1], r[2], r[3], r[4])
-            for r in db.execute("SELECT path, mtime, size, hash, checked_at FROM files")
-        }
         now = time.time()
         todo: list[_Stat] = []
-        for s in stats:
-            old = known.get(s.rel)
+        if paths is not None:
+            stats, gone = self._stat_some(paths)
+            rows = [(s.rel, s.path, s.mtime, s.size) for s in stats]
+        else:
+            rows = stat_notes(self.collection, report.skipped)
+            if under:
+                prefix = under.rstrip("/") + "/"
+                rows = [r for r in rows if r[0].startswith(prefix)]
+            gone_set = known.keys() - {r[0] for r in rows}
+            if under:
+                gone_set = {g for g in gone_set if g.startswith(under.rstrip("/") + "/")}
+            gone = sorted(gone_set)
+        report.scanned = len(rows)
+        for rel, path, mtime, size in rows:
+            old = known.get(rel)
+            # unchanged when stat matches and the file was last modified well before we last
+            # checked it (a write in the same clock tick as our check could hide behind stat)
             if (
-                not full
-                and old is not None
-                and old[0] == s.mtime
-                and old[1] == s.size
-                and old[3] - s.mtime > RACY_SECONDS
+                old is not None
+                and not full
+                and old[0] == mtime
+                and old[1] == size
+                and old[3] - mtime > RACY_SECONDS
             ):
-                report.unchanged += 1
-            else:
-                todo.append(s)
+                continue
+            todo.append(_Stat(path, rel, mtime, size))
+        report.unchanged = report.scanned - len(todo)
         if gone:
             self._remove(gone)
             report.removed = len(gone)
@@ -352,6 +349,8 @@ class CollectionIndex:
                 progress("text", min(start + 64, total), total)
         self._embed_pending(report, progress)
         report.seconds = time.perf_counter() - started
+        if todo or gone:
+            self._known = None  # our own commits do not change data_version for us
         if not report.noop or full:
             self._write_state(last_sync=time.time())
         return report
@@ -360,7 +359,8 @@ class CollectionIndex:
         if s.size > self.max_file_bytes:
             return None, f"larger than {self.max_file_bytes} bytes; split the note"
         try:
-            data = s.path.read_bytes()
+            with open(s.path, "rb") as fh:
+                data = fh.read()
         except OSError as exc:
             return None, f"cannot be read ({exc.strerror})"
         if b"\x00" in data[:8192]:
@@ -550,7 +550,13 @@ class CollectionIndex:
 
     # -- reading ----------------------------------------------------------------------------
     def lexical(self, query: str, k: int, where: str | None, params: tuple) -> list[Hit]:
-        return self.text.lexical(parse_query(query), k, where, params)
+        """BM25 first; the trigram (substring) table only when BM25 finds nothing, because a
+        trigram OR-query over a large collection costs more than the rest of the search."""
+        parsed = parse_query(query)
+        hits = self.text.lexical(replace(parsed, trigram=None), k, where, params)
+        if hits or parsed.trigram is None:
+            return hits
+        return self.text.lexical(parsed, k, where, params)
 
     def vector(self, qvec: np.ndarray, k: int, where: str | None, params: tuple) -> list[Hit]:
         return self.text.vector(qvec, k, where, params)

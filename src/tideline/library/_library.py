@@ -266,8 +266,20 @@ class Library:
 
     # -- search -----------------------------------------------------------------------------
     def search(
-        self, query: str, path: str | None = "*", *, k: int = 8, mode: str = "hybrid"
+        self,
+        query: str,
+        path: str | None = "*",
+        *,
+        k: int = 8,
+        mode: str = "hybrid",
+        catch_up: bool = True,
     ) -> SearchResult:
+        """Search `path` (a file, a folder, or "*" for every collection).
+
+        With `catch_up` (the default) a stat pass over the target first indexes whatever
+        changed, so an edit made just before the call is found; bulk callers that run a watcher
+        may turn it off to skip the per-file stat.
+        """
         started = time.perf_counter()
         if mode not in MODES:
             raise InvalidInput(f"mode {mode!r} is not one of {', '.join(MODES)}")
@@ -292,12 +304,13 @@ class Library:
         owners: list[tuple[CollectionIndex, str]] = []
         for c, kind, rel in target.parts:
             idx = self.index_of(c)
-            if kind == "file":
-                report = idx.sync([self.root / rel])
-            else:
-                report = idx.sync(under=rel if kind == "under" else None)
-            result.caught_up += report.changed + report.removed
-            result.warnings.extend(report.warnings)
+            if catch_up:
+                if kind == "file":
+                    report = idx.sync([self.root / rel])
+                else:
+                    report = idx.sync(under=rel if kind == "under" else None)
+                result.caught_up += report.changed + report.removed
+                result.warnings.extend(report.warnings)
             result.collections.append(c.rel)
             where, params = _filter(kind, rel)
             n = len(owners)
