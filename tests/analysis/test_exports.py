@@ -1,14 +1,40 @@
-"""The analysis package exports exactly its public names and imports no store or driver."""
+"""The analysis package exports exactly its public names; the pure modules import no store or
+driver, and the wired modules (database side) import no driver."""
 
 from __future__ import annotations
 
 import ast
+import importlib
 from pathlib import Path
+
+import pytest
 
 import tideline.analysis
 
 ANALYSIS = Path(tideline.analysis.__file__).parent
-ALLOWED_OURS = ("tideline.analysis", "tideline.weights")
+PURE = (
+    "__init__",
+    "_stopwords",
+    "entity_graph",
+    "keywords",
+    "soft_clusters",
+    "timeline",
+    "topics",
+    "weights",
+)
+WIRED = ("attention", "backfill", "prefetch", "routing", "scanner", "scripts")
+ALLOWED_PURE = ("tideline.analysis", "tideline.weights")
+DRIVERS = ("tideline.cli", "tideline.mcp", "tideline.web", "typer", "click", "mcp")
+
+
+def _imports(path: Path) -> list[str]:
+    names: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.append(node.module)
+    return names
 
 
 def test_all_matches_public_names() -> None:
@@ -18,18 +44,36 @@ def test_all_matches_public_names() -> None:
     assert set(module.__all__) == public - submodules
 
 
+@pytest.mark.parametrize("name", WIRED)
+def test_wired_modules_export_their_public_names(name: str) -> None:
+    module = importlib.import_module(f"tideline.analysis.{name}")
+    defined = {
+        n
+        for n, v in vars(module).items()
+        if not n.startswith("_") and getattr(v, "__module__", None) == module.__name__
+    }
+    assert defined <= set(module.__all__)
+    assert all(hasattr(module, n) for n in module.__all__)
+
+
 def test_pure_layer_imports_only_itself_and_the_weight_formula() -> None:
     bad = []
-    for path in [*ANALYSIS.rglob("*.py"), ANALYSIS.parent / "weights.py"]:
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names = []
-            if isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.module:
-                names = [node.module]
-            bad += [
-                f"{path.name}: {n}"
-                for n in names
-                if n.startswith("tideline") and not n.startswith(ALLOWED_OURS)
-            ]
+    for path in [*(ANALYSIS / f"{m}.py" for m in PURE), ANALYSIS.parent / "weights.py"]:
+        bad += [
+            f"{path.name}: {n}"
+            for n in _imports(path)
+            if n.startswith("tideline") and not n.startswith(ALLOWED_PURE)
+        ]
+    assert not bad
+
+
+def test_every_module_is_classified_and_none_imports_a_driver() -> None:
+    found = {p.stem for p in ANALYSIS.glob("*.py")}
+    assert found == set(PURE) | set(WIRED) | {"_store"}
+    bad = [
+        f"{p.name}: {n}"
+        for p in ANALYSIS.glob("*.py")
+        for n in _imports(p)
+        if n.split(".")[0] in DRIVERS or n.startswith(DRIVERS)
+    ]
     assert not bad

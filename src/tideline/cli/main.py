@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from tideline.cli import doctor, inject, memory, serve
+from tideline.cli import doctor, inject, memory, scripts, serve
 
 app = typer.Typer(
     name="tideline",
@@ -16,6 +16,7 @@ app = typer.Typer(
 app.command("doctor")(doctor.doctor)
 app.command("serve")(serve.serve)
 memory.register(app)
+scripts.register(app)
 inject.register(app)
 
 

@@ -115,6 +115,7 @@ def _script_layer(db: Database) -> None:
         """CREATE TABLE emb_clusters(
             id INTEGER PRIMARY KEY,
             size INTEGER NOT NULL,
+            soft_size INTEGER NOT NULL DEFAULT 0,
             centroid BLOB NOT NULL,
             model_id TEXT NOT NULL,
             label TEXT NOT NULL DEFAULT '',

@@ -1,0 +1,115 @@
+"""Layer 0 scanner: the raw context that is not yet memory, for the DREAM solidify prompt.
+
+Two tracks, no LLM:
+- Track A: narratives with no source links (possibly solidified from context that was never kept,
+  or written before links existed; `backfill_source_links` can propose links for them).
+- Track B: turns newer than the latest narrative (by `created_at`) that no narrative links to,
+  cut per session into chunks wherever two consecutive turns are more than `max_gap` apart.
+
+`Scan.to_markdown()` is what the solidify prompt reads (every turn id is named so the model can fill
+`source_links`); `Scan.to_dict()` is for `--json` and MCP. Read only.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from tideline.analysis._store import as_datetime, parse_time
+from tideline.analysis.timeline import Chunk, Turn, chunk_turns, chunks_to_json, chunks_to_markdown
+from tideline.errors import InvalidInput
+from tideline.store import Database
+
+__all__ = ["Scan", "scan_unindexed"]
+
+
+@dataclass
+class Scan:
+    """The result of one scan: the cutoff used, Track A narratives and Track B chunks."""
+
+    cutoff: str | None
+    max_gap_minutes: float
+    unlinked: list[dict[str, Any]] = field(default_factory=list)
+    chunks: list[Chunk] = field(default_factory=list)
+    sessions: dict[int, str] = field(default_factory=dict)  # turn id -> session key
+
+    @property
+    def turns(self) -> int:
+        return sum(len(c.turns) for c in self.chunks)
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "cutoff": self.cutoff,
+            "unlinked_narratives": len(self.unlinked),
+            "unindexed_turns": self.turns,
+            "chunks": len(self.chunks),
+        }
+
+    def to_markdown(self, max_chars: int | None = 500) -> str:
+        since = f" since {self.cutoff}" if self.cutoff else ""
+        text = chunks_to_markdown(
+            self.chunks, max_chars=max_chars, title=f"Unindexed context{since}"
+        )
+        if not self.unlinked:
+            return text
+        listing = "\n".join(
+            f"- `{n['id']}` {n['created_at'][:10]} {' '.join(n['gesture'].split())}"
+            for n in self.unlinked
+        )
+        section = f"## Narratives without source links ({len(self.unlinked)})\n\n{listing}\n"
+        if "\n## Chunk" in text:
+            head, tail = text.split("\n## Chunk", 1)
+            return f"{head}\n{section}\n## Chunk{tail}"
+        return f"{text}\n{section}"
+
+    def to_dict(self) -> dict[str, Any]:
+        chunks = chunks_to_json(self.chunks)
+        for c in chunks:
+            c["sessions"] = sorted({self.sessions.get(t, "") for t in c["turn_ids"]})
+        return {
+            **self.summary(),
+            "max_gap_minutes": self.max_gap_minutes,
+            "unlinked": self.unlinked,
+            "chunk_list": chunks,
+        }
+
+
+def scan_unindexed(
+    db: Database,
+    *,
+    max_gap: timedelta = timedelta(minutes=30),
+    after: str | None = None,
+) -> Scan:
+    """Scan both tracks. `after` overrides the cutoff (default: the latest narrative's time)."""
+    if max_gap < timedelta(0):
+        raise InvalidInput(f"max_gap={max_gap}: the gap between chunks cannot be negative")
+    cutoff = parse_time(after, "after") or db.scalar("SELECT max(created_at) FROM narratives")
+    unlinked = db.rows(
+        "SELECT id, gesture, created_at FROM narratives WHERE NOT EXISTS"
+        " (SELECT 1 FROM narrative_links l WHERE l.narrative_id = narratives.id)"
+        " ORDER BY created_at, id"
+    )
+    rows = db.execute(
+        "SELECT t.id, t.ts, t.text, coalesce(t.speaker, t.role), s.key FROM turns t"
+        " JOIN sessions s ON s.id = t.session_id"
+        " WHERE (? IS NULL OR t.ts > ?)"
+        " AND NOT EXISTS (SELECT 1 FROM narrative_links l WHERE l.turn_id = t.id)"
+        " ORDER BY t.ts, t.session_id, t.seq",
+        (cutoff, cutoff),
+    ).fetchall()
+    by_session: dict[str, list[Turn]] = defaultdict(list)
+    sessions: dict[int, str] = {}
+    for tid, ts, text, speaker, key in rows:
+        by_session[key].append(Turn(tid, as_datetime(ts), text, speaker or ""))
+        sessions[tid] = key
+    chunks = [c for turns in by_session.values() for c in chunk_turns(turns, max_gap=max_gap)]
+    chunks.sort(key=lambda c: (c.start, str(c.turns[0].id)))
+    return Scan(
+        cutoff=cutoff,
+        max_gap_minutes=max_gap.total_seconds() / 60,
+        unlinked=unlinked,
+        chunks=[Chunk(i, c.turns) for i, c in enumerate(chunks)],
+        sessions=sessions,
+    )

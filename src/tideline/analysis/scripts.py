@@ -1,0 +1,340 @@
+"""The script layer on the agent database: topics, recurrence and weights, the entity graph, and
+`run_all`, which runs every step in order.
+
+Each step reads the narratives, runs a pure computation of `tideline.analysis`, compares the result
+with what is stored and, only when it differs, replaces the stored rows in ONE transaction. So a run
+killed half-way leaves the previous result of the step it was in, and running twice changes nothing
+the second time. Every step returns a report of what changed; `run_all` also logs each step in
+`runs` (status 'running' → 'ok' / 'failed').
+
+Order of `run_all`: topics (the keyword taxonomy) → weights (recurrence from today's tags, the
+weight formula, then anti-inflation) → soft clusters (labelled with the fresh topics) → entity
+graph → the unindexed-context scan (read only).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import asdict, dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from tideline.analysis._store import (
+    NarrativeRow,
+    as_datetime,
+    load_narratives,
+    now,
+    record_run,
+    table_rows,
+)
+from tideline.analysis.entity_graph import EntityGraph, build_entity_graph
+from tideline.analysis.keywords import KeywordExtractor
+from tideline.analysis.routing import rebuild_clusters
+from tideline.analysis.scanner import scan_unindexed
+from tideline.analysis.topics import build_topics
+from tideline.analysis.weights import (
+    DEFAULT_CEILING,
+    DEFAULT_WINDOW,
+    WeightedNarrative,
+    deflate_recent,
+    recompute_weights,
+    refresh_recurrence,
+)
+from tideline.store import Database
+
+__all__ = [
+    "STEPS",
+    "GraphReport",
+    "Progress",
+    "RunReport",
+    "TopicsReport",
+    "WeightsReport",
+    "rebuild_entity_graph",
+    "rebuild_topics",
+    "refresh_weights",
+    "run_all",
+]
+
+#: progress(step, done, total): called while a step works through the narratives.
+Progress = Callable[[str, int, int], None]
+STEPS = ("topics", "weights", "clusters", "graph", "scan")
+
+
+class _Report:
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)  # type: ignore[call-overload]
+
+
+# -- topics ----------------------------------------------------------------------------------
+@dataclass
+class TopicsReport(_Report):
+    """Topics now, and which appeared or disappeared (by label) since the last build."""
+
+    narratives: int
+    topics: int
+    changed: bool
+    added: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    resized: int = 0
+
+
+def _counted(
+    rows: list[NarrativeRow], step: str, progress: Progress | None
+) -> Iterator[tuple[int, str]]:
+    for i, n in enumerate(rows, 1):
+        yield n.id, n.text
+        if progress and (i % 250 == 0 or i == len(rows)):
+            progress(step, i, len(rows))
+
+
+def rebuild_topics(
+    db: Database,
+    *,
+    max_df: float = 0.2,
+    min_df: int = 3,
+    merge: bool = False,
+    merge_threshold: float = 0.5,
+    extractor: KeywordExtractor | None = None,
+    progress: Progress | None = None,
+    narratives: list[NarrativeRow] | None = None,
+) -> TopicsReport:
+    """Rebuild `topic_clusters` / `topic_members` from every narrative's gesture + context +
+    cognition direction (rules in `tideline.analysis.topics`)."""
+    rows = load_narratives(db) if narratives is None else narratives
+    topics = build_topics(
+        _counted(rows, "topics", progress),
+        max_df=max_df,
+        min_df=min_df,
+        merge=merge,
+        merge_threshold=merge_threshold,
+        extractor=extractor,
+    )
+    new_topics = [
+        (i, t.keyword, t.label, t.df, json.dumps(list(t.keywords), ensure_ascii=False))
+        for i, t in enumerate(topics, 1)
+    ]
+    new_members = sorted((i, int(nid)) for i, t in enumerate(topics, 1) for nid in t.member_ids)
+    old_topics = table_rows(
+        db, "SELECT id, keyword, label, size, keywords FROM topic_clusters ORDER BY id"
+    )
+    old_members = table_rows(
+        db, "SELECT topic_id, narrative_id FROM topic_members ORDER BY topic_id, narrative_id"
+    )
+    report = TopicsReport(len(rows), len(topics), changed=False)
+    if new_topics == old_topics and new_members == old_members:
+        return report
+    old_by_key = {r[1]: r for r in old_topics}
+    new_by_key = {r[1]: r for r in new_topics}
+    report.changed = True
+    report.added = [new_by_key[k][2] for k in new_by_key if k not in old_by_key]
+    report.removed = [old_by_key[k][2] for k in old_by_key if k not in new_by_key]
+    report.resized = sum(
+        1 for k in new_by_key if k in old_by_key and new_by_key[k][3] != old_by_key[k][3]
+    )
+    stamp = now()
+    with db.transaction():
+        db.execute("DELETE FROM topic_members")
+        db.execute("DELETE FROM topic_clusters")
+        db.executemany(
+            "INSERT INTO topic_clusters(id, keyword, label, size, keywords, built_at)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            [(*r, stamp) for r in new_topics],
+        )
+        db.executemany(
+            "INSERT INTO topic_members(topic_id, narrative_id) VALUES (?, ?)", new_members
+        )
+    return report
+
+
+# -- weights ---------------------------------------------------------------------------------
+@dataclass
+class WeightsReport(_Report):
+    """How many recurrence scores and weights moved, and by how much (absolute weight change)."""
+
+    narratives: int
+    recurrence_changed: int
+    weights_changed: int
+    max_delta: float
+    mean_delta: float
+    deflated: int
+    recent_mean: float | None
+
+
+def refresh_weights(
+    db: Database,
+    *,
+    window: int = DEFAULT_WINDOW,
+    ceiling: float = DEFAULT_CEILING,
+    narratives: list[NarrativeRow] | None = None,
+) -> WeightsReport:
+    """Recurrence from today's tag frequencies → weights from the formula → anti-inflation over
+    the `window` most recent narratives; written in one transaction."""
+    rows = load_narratives(db) if narratives is None else narratives
+    recurrence = refresh_recurrence({n.id: n.tags for n in rows})
+    weighted = [
+        WeightedNarrative(
+            n.id,
+            as_datetime(n.created_at),
+            n.importance,
+            n.emotional,
+            n.recurrence,
+            n.unresolved,
+            n.weight,
+        )
+        for n in rows
+    ]
+    weights = recompute_weights(weighted, recurrence)
+    deflated = deflate_recent(weighted, window=window, ceiling=ceiling, weights=weights)
+    weights.update(deflated)
+    changes = [
+        (recurrence[n.id], weights[n.id], n.id)
+        for n in rows
+        if recurrence[n.id] != n.recurrence or weights[n.id] != n.weight
+    ]
+    deltas = [abs(weights[n.id] - n.weight) for n in rows if weights[n.id] != n.weight]
+    recent = sorted(rows, key=lambda n: (n.created_at, n.id), reverse=True)[:window]
+    if changes:
+        with db.transaction():
+            db.executemany("UPDATE narratives SET recurrence = ?, weight = ? WHERE id = ?", changes)
+    return WeightsReport(
+        narratives=len(rows),
+        recurrence_changed=sum(1 for n in rows if recurrence[n.id] != n.recurrence),
+        weights_changed=len(deltas),
+        max_delta=round(max(deltas), 6) if deltas else 0.0,
+        mean_delta=round(sum(deltas) / len(deltas), 6) if deltas else 0.0,
+        deflated=len(deflated),
+        recent_mean=round(sum(weights[n.id] for n in recent) / len(recent), 4) if recent else None,
+    )
+
+
+# -- entity graph ----------------------------------------------------------------------------
+@dataclass
+class GraphReport(_Report):
+    """The graph's size, what changed, and every malformed `entities_role` part with its id."""
+
+    narratives_with_roles: int
+    entities: int
+    pairs: int
+    stable_roles: int
+    changed: bool
+    malformed: list[dict[str, Any]] = field(default_factory=list)
+
+
+def rebuild_entity_graph(
+    db: Database,
+    *,
+    min_memories: int = 3,
+    min_share: float = 0.6,
+    narratives: list[NarrativeRow] | None = None,
+) -> tuple[EntityGraph, GraphReport]:
+    """Rebuild `entity_roles` / `entity_pairs` from every narrative's `entities_role`.
+
+    Malformed parts are reported (with the narrative id) and skipped; the rest still counts.
+    """
+    rows = load_narratives(db) if narratives is None else narratives
+    with_roles = [(n.id, n.entities_role) for n in rows if n.entities_role.strip()]
+    graph = build_entity_graph(with_roles, min_memories=min_memories, min_share=min_share)
+    stable = {(s.entity, s.role) for s in graph.stable_roles}
+    new_roles = sorted(
+        (entity, role, count, int((entity, role) in stable))
+        for entity, roles in graph.entity_roles.items()
+        for role, count in roles.items()
+    )
+    new_pairs = sorted(
+        (
+            a,
+            b,
+            count,
+            json.dumps(
+                sorted([ra, rb, n] for (ra, rb), n in graph.pair_role_counts[(a, b)].items()),
+                ensure_ascii=False,
+            ),
+        )
+        for (a, b), count in graph.pair_counts.items()
+    )
+    old_roles = table_rows(
+        db, "SELECT entity, role, memories, stable FROM entity_roles ORDER BY entity, role"
+    )
+    old_pairs = table_rows(db, "SELECT a, b, memories, role_pairs FROM entity_pairs ORDER BY a, b")
+    changed = new_roles != old_roles or new_pairs != old_pairs
+    if changed:
+        with db.transaction():
+            db.execute("DELETE FROM entity_roles")
+            db.execute("DELETE FROM entity_pairs")
+            db.executemany(
+                "INSERT INTO entity_roles(entity, role, memories, stable) VALUES (?, ?, ?, ?)",
+                new_roles,
+            )
+            db.executemany(
+                "INSERT INTO entity_pairs(a, b, memories, role_pairs) VALUES (?, ?, ?, ?)",
+                new_pairs,
+            )
+    report = GraphReport(
+        narratives_with_roles=len(with_roles),
+        entities=len(graph.entity_memories),
+        pairs=len(graph.pair_counts),
+        stable_roles=len(graph.stable_roles),
+        changed=changed,
+        malformed=graph.to_dict()["malformed"],
+    )
+    return graph, report
+
+
+# -- all -------------------------------------------------------------------------------------
+@dataclass
+class RunReport(_Report):
+    """One report per step that ran, and its time in seconds."""
+
+    narratives: int
+    steps: dict[str, dict[str, Any]] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def changed(self) -> bool:
+        return any(s.get("changed") or s.get("weights_changed") for s in self.steps.values())
+
+
+def run_all(
+    db: Database,
+    *,
+    steps: Iterable[str] = STEPS,
+    max_gap: timedelta = timedelta(minutes=30),
+    merge_topics: bool = False,
+    seed: int = 0,
+    progress: Progress | None = None,
+) -> RunReport:
+    """Run the chosen steps in the fixed order of `STEPS`; each is logged in `runs`."""
+    chosen = set(steps)
+    unknown = chosen - set(STEPS)
+    if unknown:
+        raise ValueError(f"unknown step(s) {sorted(unknown)}; the steps are {list(STEPS)}")
+    rows = load_narratives(db)
+    report = RunReport(len(rows))
+    for step in STEPS:
+        if step not in chosen:
+            continue
+        started = time.perf_counter()
+        with record_run(db, step) as summary:
+            if progress:
+                progress(step, 0, len(rows))
+            result: Any
+            if step == "topics":
+                result = rebuild_topics(db, merge=merge_topics, progress=progress, narratives=rows)
+            elif step == "weights":
+                result = refresh_weights(db, narratives=rows)
+                rows = load_narratives(db)
+            elif step == "clusters":
+                result = rebuild_clusters(db, seed=seed, narratives=rows)
+            elif step == "graph":
+                result = rebuild_entity_graph(db, narratives=rows)[1]
+            else:
+                result = scan_unindexed(db, max_gap=max_gap).summary()
+            data = result if isinstance(result, dict) else result.to_dict()
+            summary.update(data)
+            if progress:
+                progress(step, len(rows), len(rows))
+        report.steps[step] = data
+        report.seconds[step] = round(time.perf_counter() - started, 3)
+    return report
