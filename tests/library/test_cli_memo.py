@@ -1,0 +1,82 @@
+"""`memo` end to end through its typer app, on a tmp library, with --json."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.library.corpus import build
+from tests.library.notes import write
+
+from tideline.cli.memo import app
+
+
+@pytest.fixture
+def memo(lib_root: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("MEMO_ROOT", str(lib_root))
+    runner = CliRunner()
+
+    def invoke(*args: str, code: int = 0):
+        result = runner.invoke(app, list(args), catch_exceptions=False)
+        assert result.exit_code == code, (result.stdout, result.stderr)
+        return result
+
+    return invoke
+
+
+def test_init_index_search_status_reindex(memo, lib_root: Path) -> None:
+    build(lib_root)
+    write(lib_root, "drafts/idea.md", "# Idea\n\nA plan for a zipline.\n")
+    status = json.loads(memo("status", "--json").stdout)
+    assert any(p["kind"] == "unregistered" and p["path"] == "drafts" for p in status["problems"])
+
+    made = json.loads(
+        memo("init-collection", "drafts", "-d", "Ideas not yet sorted", "--json").stdout
+    )
+    assert made["path"] == "drafts" and (lib_root / "drafts/_meta.yaml").exists()
+    assert "drafts:" in (lib_root / "_registry.yaml").read_text()
+
+    first = json.loads(memo("index", "--json").stdout)["collections"]
+    assert {c["collection"] for c in first} == {"drafts", "infra", "life/home"}
+    again = json.loads(memo("index", str(lib_root), "--json").stdout)["collections"]
+    assert all(c["changed"] == 0 and c["embedded"] == 0 for c in again)
+
+    found = json.loads(memo("search", "zipline", "--path", "drafts", "--json").stdout)
+    assert found["hits"][0]["location"] == "drafts/idea.md:1"
+    assert {"lex_rank", "vec_rank", "score", "heading", "text"} <= set(found["hits"][0])
+    human = memo("search", "firewall rule 4711", "--path", "infra", "--k", "1").stdout
+    assert "infra/runbook.md:13" in human and "Policy based routing" in human
+
+    status = json.loads(memo("status", "infra", "--json").stdout)
+    (infra,) = status["collections"]
+    assert infra["files"] == 1 and infra["behind"] == 0
+
+    redone = json.loads(memo("reindex", "infra", "--full", "--json").stdout)["collections"]
+    assert redone[0]["changed"] == 1
+
+    routed = json.loads(memo("route", "zipline ideas", "--json").stdout)
+    assert routed["strategy"] == "flat" and routed["candidates"][0]["name"] == "drafts"
+
+
+def test_errors_are_one_line_on_stderr_with_a_nonzero_exit(memo, lib_root: Path) -> None:
+    build(lib_root)
+    bad = memo("search", "x", "--path", "../../etc", code=2)
+    assert bad.stdout == "" and "outside the library root" in bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1
+    nowhere = memo("search", "x", "--path", "nope", code=2)
+    assert "no such file or folder" in nowhere.stderr
+    mode = memo("search", "x", "--mode", "fuzzy", code=2)
+    assert "mode 'fuzzy'" in mode.stderr
+    deep = memo("init-collection", "a/b/c", "-d", "too deep", code=2)
+    assert "1 to 2 levels" in deep.stderr
+    again = memo("init-collection", "infra", "-d", "dup", code=2)
+    assert "already exists" in again.stderr
+
+
+def test_no_root_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MEMO_ROOT", raising=False)
+    result = CliRunner().invoke(app, ["status"])
+    assert result.exit_code == 2 and "MEMO_ROOT" in result.stderr
