@@ -1,9 +1,11 @@
 """Tokens and trimming: every tier is cut to its own budget before it reaches the model.
 
-Counting uses the embedder's tokenizer when it has one (the bundled e5 counts with its own
-sentencepiece vocabulary) and otherwise `tideline.embed.estimate_tokens` (about 4 characters a
-token, CJK one token a character; ±30% for English prose). A tokenizer that fails mid-way falls
-back to the estimate for the rest of the run and says so, so counting never raises.
+Counting uses the embedder's `count_tokens`: a real tokenizer when the backend has one (the
+bundled e5 counts with its own sentencepiece vocabulary), the documented estimate when it does
+not (the OpenAI-compatible backend); with no embedder, `tideline.embed.estimate_tokens` itself
+(about 4 characters a token, CJK one a character; ±30% for English prose). A tokenizer that
+fails mid-way falls back to the estimate for the rest of the run and says so: counting never
+raises.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ class TokenCounter:
         self.warning: str | None = None
         if embedder is not None and getattr(embedder, "model_id", "none") != "none":
             self._count = embedder.count_tokens
-            self.method = f"tokenizer of {embedder.model_id}"
+            self.method = f"count_tokens of {embedder.model_id}"
         self._seen: dict[str, int] = {}
 
     def __call__(self, text: str) -> int:
