@@ -57,11 +57,13 @@ def build_library(dest: Path, pages: int | None, queries: list[dict]) -> int:
 
 def pct(values: list[float], q: float) -> float:
     values = sorted(values)
-    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
+    return values[min(len(values) - 1, round(q * (len(values) - 1)))]
 
 
 def run(args: argparse.Namespace) -> dict:
     queries = [json.loads(line) for line in (DATA / "queries.dev.jsonl").open(encoding="utf-8")]
+    if args.queries:  # a spread over every kind and language, not the first N lines
+        queries = queries[:: max(1, len(queries) // args.queries)][: args.queries]
     work = Path(tempfile.mkdtemp(prefix="memo-bench-"))
     lib_root = work / "library"
     lib_root.mkdir()
@@ -91,7 +93,7 @@ def run(args: argparse.Namespace) -> dict:
     raw.embed_documents(sample)
     raw_tps = tokens / (time.perf_counter() - t1)
 
-    lib = Library(lib_root, embedder)
+    lib = Library(lib_root, raw)  # queries are embedded for real: no query cache
     t0 = time.perf_counter()
     noop_reports = lib.index()
     noop_first = time.perf_counter() - t0
@@ -102,8 +104,6 @@ def run(args: argparse.Namespace) -> dict:
 
     present = {p.relative_to(lib_root).as_posix() for p in lib_root.rglob("*.md")}
     qs = [q for q in queries if q["target"] in present]
-    if args.queries:
-        qs = qs[: args.queries]
     for q in qs[:5]:  # warm-up: model, page cache, statements
         lib.search(q["query"], "*", k=10)
     quality: dict[tuple[str, str, str], list[tuple[float, float]]] = defaultdict(list)
@@ -122,6 +122,20 @@ def run(args: argparse.Namespace) -> dict:
             rr = 1.0 / rank if rank is not None and rank <= 10 else 0.0
             quality[(mode, q["kind"], q["lang"])].append((r5, rr))
             quality[(mode, "all", "all")].append((r5, rr))
+    # latency of the usual call: one collection (the target's platform folder)
+    for q in qs:
+        t0 = time.perf_counter()
+        lib.search(q["query"], q["target"].split("/")[0], k=10)
+        latency["hybrid, path=collection"].append((time.perf_counter() - t0) * 1000)
+    # the search itself, without the stat catch-up (what a caller with a watcher can opt into)
+    for q in qs:
+        t0 = time.perf_counter()
+        lib.search(q["query"], "*", k=10, catch_up=False)
+        latency["hybrid, path=*, no catch-up"].append((time.perf_counter() - t0) * 1000)
+    for q in qs[:50]:
+        t0 = time.perf_counter()
+        raw.embed_query(q["query"])
+        latency["query embedding alone"].append((time.perf_counter() - t0) * 1000)
     lib.close()
     shutil.rmtree(work, ignore_errors=True)
     return {
@@ -179,12 +193,13 @@ def table(r: dict, command: str) -> str:
         f"| no-op re-index, new process state | {r['noop_first_s'] * 1000:.0f} ms | < 2 s |",
         f"| no-op re-index, hot | {r['noop_hot_s'] * 1000:.0f} ms | < 2 s |",
         "",
-        "| search (hot, includes the stat catch-up over all files) | p50 | p95 | target |",
-        "|---|---|---|---|",
+        "| search, hot (path='*' includes the stat catch-up of every file) | p50 | p95 |",
+        "|---|---|---|",
     ]
-    for mode in ("lex", "vec", "hybrid"):
-        p50, p95 = r["latency"][mode]
-        lines.append(f"| {mode} | {p50:.1f} ms | {p95:.1f} ms | p50 < 30 ms, p95 < 100 ms |")
+    for mode, (p50, p95) in r["latency"].items():
+        label = f"{mode}, path=*" if mode in ("lex", "vec", "hybrid") else mode
+        lines.append(f"| {label} | {p50:.1f} ms | {p95:.1f} ms |")
+    lines += ["", "Targets: p50 < 30 ms, p95 < 100 ms."]
     lines += [
         "",
         "File-level recall@5 / MRR@10 (a page counts once however many of its chunks match):",
