@@ -233,13 +233,7 @@ class Memory:
         tags: Sequence[str] | None,
         kind: str | None,
     ) -> list[MemoryHit]:
-        conds, params = [], []
-        if since:
-            conds.append("created_at >= ?")
-            params.append(since)
-        if until:
-            conds.append("created_at <= ?")
-            params.append(until)
+        conds, params = _time_range("created_at", since, until)
         if min_weight is not None:
             conds.append("weight >= ?")
             params.append(float(min_weight))
@@ -252,9 +246,7 @@ class Memory:
                 f"id IN (SELECT narrative_id FROM narrative_tags WHERE tag IN ({','.join('?' * len(wanted))}))"
             )
             params += wanted
-        where = (
-            f"rowid IN (SELECT id FROM narratives WHERE {' AND '.join(conds)})" if conds else None
-        )
+        where = _rowid_filter("narratives", conds)
         found = self.narratives.index.search(
             query,
             qvec,
@@ -289,14 +281,8 @@ class Memory:
         until: str | None,
         fusion: str | None = None,
     ) -> list[MemoryHit]:
-        conds, params = [], []
-        if since:
-            conds.append("ts >= ?")
-            params.append(since)
-        if until:
-            conds.append("ts <= ?")
-            params.append(until)
-        where = f"rowid IN (SELECT id FROM turns WHERE {' AND '.join(conds)})" if conds else None
+        conds, params = _time_range("ts", since, until)
+        where = _rowid_filter("turns", conds)
         found = self.raw.index.search(
             query,
             qvec,
@@ -340,6 +326,22 @@ class Memory:
 
     def sessions(self, limit: int = 50) -> list[dict[str, Any]]:
         return self.raw.sessions(limit)
+
+
+def _time_range(column: str, since: str | None, until: str | None) -> tuple[list[str], list[Any]]:
+    """SQL conditions (and their parameters) for an inclusive time window on `column`."""
+    conds: list[str] = []
+    params: list[Any] = []
+    for op, value in ((">=", since), ("<=", until)):
+        if value:
+            conds.append(f"{column} {op} ?")
+            params.append(value)
+    return conds, params
+
+
+def _rowid_filter(table: str, conds: list[str]) -> str | None:
+    """A `TextIndex.search` filter selecting the rows of `table` that meet every condition."""
+    return f"rowid IN (SELECT id FROM {table} WHERE {' AND '.join(conds)})" if conds else None
 
 
 def _check_k(k: int) -> int:
