@@ -147,7 +147,7 @@ def rebuild_clusters(
     ]
     members.sort()
     adjacency = [
-        (a + 1, b + 1, int(result.adjacency[a, b]))
+        (int(a) + 1, int(b) + 1, int(result.adjacency[a, b]))
         for a, b in zip(*np.nonzero(result.adjacency), strict=True)
     ]
     old_clusters = table_rows(
