@@ -22,7 +22,7 @@ from mcp_types import CallToolResult, InputRequiredResult
 from pydantic import ValidationError
 
 from tideline.errors import InvalidInput, TidelineError
-from tideline.mcp import inject_tools, library_tools, memory_tools
+from tideline.mcp import analysis_tools, inject_tools, library_tools, memory_tools
 from tideline.mcp._guard import HttpGuard, is_loopback
 
 if TYPE_CHECKING:
@@ -138,6 +138,7 @@ def build_server(app: Tideline) -> TidelineServer:
         log_level="INFO",
     )
     memory_tools.register(server, app)
+    analysis_tools.register(server, app)
     inject_tools.register(server, app)
     _register_library_tools(server, app)
     return server
