@@ -10,7 +10,6 @@ from typer.testing import CliRunner
 
 from tests.library.corpus import build
 from tests.library.notes import write
-
 from tideline.cli.memo import app
 
 

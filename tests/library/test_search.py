@@ -68,6 +68,8 @@ def test_an_edit_right_before_the_search_is_found_in_the_same_call(lib: Library)
     result = lib.search("bike lock code 90210", "life/home", k=3)
     assert result.caught_up == 1
     assert result.hits[0].location == "life/home/home.md:11"
+    by_meaning = lib.search("combination for the bicycle padlock", "life/home", k=1, mode="vec")
+    assert by_meaning.hits[0].heading == "Home › Bicycle"  # the new vector is seen at once
     new_file = Path(lib.root) / "life/home/fresh.md"
     new_file.write_text("# Fresh\n\nA zeppelin schedule.\n", encoding="utf-8")
     assert lib.search("zeppelin", "life/home/fresh.md").hits[0].path == "life/home/fresh.md"

@@ -420,6 +420,7 @@ class CollectionIndex:
         ).fetchall()
         old_vec = {h: i for i, h, e in old if e}
         new_rows = []
+        keep: list[tuple[int, int]] = []
         if note is not None:
             for c in note.chunks:
                 h = _text_hash(embed_text(c.heading, c.text))
@@ -431,12 +432,12 @@ class CollectionIndex:
                 rowid = cur.fetchall()[0][0]
                 new_rows.append((rowid, _lexical_text(s.rel, c.heading, c.text)))
                 if h in old_vec and text.has_vectors:
-                    db.execute(
-                        "INSERT INTO chunks_vec(rowid, embedding) "
-                        "SELECT ?, embedding FROM chunks_vec WHERE rowid = ?",
-                        (rowid, old_vec[h]),
-                    )
-                    db.execute("UPDATE chunks SET embedded = 1 WHERE id = ?", (rowid,))
+                    keep.append((rowid, old_vec[h]))
+        if keep:  # unchanged sections keep their vectors: copy before the old rows go
+            vectors = self._vectors_of([donor for _, donor in keep])
+            moved = [(rowid, vectors[d]) for rowid, d in keep if d in vectors]
+            text.set_vectors(moved)
+            db.executemany("UPDATE chunks SET embedded = 1 WHERE id = ?", [(r,) for r, _ in moved])
         if old:
             text.delete(i for i, _, _ in old)
             db.executemany("DELETE FROM chunks WHERE id = ?", [(i,) for i, _, _ in old])
@@ -495,16 +496,19 @@ class CollectionIndex:
             ):
                 donors[h] = i
         if donors:
+            vectors = self._vectors_of(list(donors.values()))
+            moved = [
+                (i, vectors[donor])
+                for h, donor in donors.items()
+                if donor in vectors
+                for i in by_hash.pop(h)
+            ]
             with db.transaction():
-                for h, donor in donors.items():
-                    for i in by_hash.pop(h):
-                        db.execute(
-                            "INSERT INTO chunks_vec(rowid, embedding) "
-                            "SELECT ?, embedding FROM chunks_vec WHERE rowid = ?",
-                            (i, donor),
-                        )
-                        db.execute("UPDATE chunks SET embedded = 1 WHERE id = ?", (i,))
-                        report.reused_vectors += 1
+                self.text.set_vectors(moved)
+                db.executemany(
+                    "UPDATE chunks SET embedded = 1 WHERE id = ?", [(i,) for i, _ in moved]
+                )
+            report.reused_vectors += len(moved)
         # One representative per distinct text, shortest first (little padding per batch).
         reps = [(ids[0], h) for h, ids in by_hash.items()]
         texts: dict[int, str] = {}
@@ -524,6 +528,7 @@ class CollectionIndex:
             vectors = self.embedder.embed_documents([texts[i] for i, _ in batch])
             report.embed_seconds += time.perf_counter() - t0
             with db.transaction():
+                items: list[tuple[int, np.ndarray]] = []
                 for (_rep, h), vec in zip(batch, vectors, strict=True):
                     ids = [
                         r[0]
@@ -531,22 +536,28 @@ class CollectionIndex:
                             "SELECT id FROM chunks WHERE hash = ? AND embedded = 0", (h,)
                         )
                     ]
-                    if not ids:
-                        continue  # the file changed meanwhile; its new chunks are pending
-                    blob = np.asarray(vec, dtype=np.float32).tobytes()
-                    db.executemany("DELETE FROM chunks_vec WHERE rowid = ?", [(i,) for i in ids])
-                    db.executemany(
-                        "INSERT INTO chunks_vec(rowid, embedding) VALUES (?, ?)",
-                        [(i, blob) for i in ids],
-                    )
-                    db.executemany(
-                        "UPDATE chunks SET embedded = 1 WHERE id = ?", [(i,) for i in ids]
-                    )
-                    report.embedded += 1
-                    report.reused_vectors += len(ids) - 1
+                    # none left: the file changed meanwhile and its new chunks are pending
+                    items.extend((i, vec) for i in ids)
+                    report.embedded += 1 if ids else 0
+                    report.reused_vectors += max(0, len(ids) - 1)
+                self.text.set_vectors(items)
+                db.executemany(
+                    "UPDATE chunks SET embedded = 1 WHERE id = ?", [(i,) for i, _ in items]
+                )
             done += len(batch)
             if progress:
                 progress("vectors", done, total)
+
+    def _vectors_of(self, ids: list[int]) -> dict[int, np.ndarray]:
+        out: dict[int, np.ndarray] = {}
+        for start in range(0, len(ids), 500):
+            part = ids[start : start + 500]
+            marks = ",".join("?" * len(part))
+            for i, blob in self.db.execute(
+                f"SELECT rowid, embedding FROM chunks_vec WHERE rowid IN ({marks})", part
+            ):
+                out[i] = np.frombuffer(blob, dtype=np.float32)
+        return out
 
     # -- reading ----------------------------------------------------------------------------
     def lexical(self, query: str, k: int, where: str | None, params: tuple) -> list[Hit]:
