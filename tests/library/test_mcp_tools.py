@@ -93,3 +93,30 @@ def test_no_root_configured_is_a_clear_tool_error(settings: Settings) -> None:
             assert res.is_error and "MEMO_ROOT" in res.content[0].text
 
     anyio.run(probe)
+
+
+def test_memo_tools_live_on_the_shared_server_and_accept_synonyms(lib_root: Path) -> None:
+    from tideline.app import Tideline
+    from tideline.mcp import build_server
+
+    build(lib_root)
+    app = Tideline(Settings.load(overrides={"memo_root": str(lib_root)}))
+    server = build_server(app)
+
+    async def probe() -> None:
+        async with Client(server) as client:
+            names = {t.name for t in (await client.list_tools()).tools}
+            assert {"memory_search", "memo_search", "memo_status", "memo_reindex"} <= names
+            found = _payload(
+                await client.call_tool(
+                    "memo_search", {"q": "sourdough starter", "scope": "life/home", "limit": 2}
+                )
+            )
+            assert found["scope"] == "life/home" and len(found["hits"]) <= 2
+            assert found["hits"][0]["heading"] == "Home › Sourdough bread"
+
+    try:
+        anyio.run(probe)
+    finally:
+        server.close()
+        app.close()

@@ -134,4 +134,21 @@ def register(server: MCPServer, settings: Settings) -> _LibraryHandle:
         `prefix` (e.g. "work/") limits the answer to one branch of the name tree."""
         return handle.call(lambda lib: lib.route(query, k=k, prefix=prefix).to_dict())
 
+    aliases = getattr(server, "tool_aliases", None)
+    if isinstance(aliases, dict):  # the shared server renames the argument names models guess
+        aliases["memo_search"] = {
+            **_QUERY_ALIASES,
+            **_PATH_ALIASES,
+            "limit": "k",
+            "top_k": "k",
+            "n": "k",
+            "max_results": "k",
+        }
+        aliases["memo_status"] = dict(_PATH_ALIASES)
+        aliases["memo_reindex"] = dict(_PATH_ALIASES)
+        aliases["memo_route"] = {**_QUERY_ALIASES, "limit": "k", "top_k": "k"}
     return handle
+
+
+_QUERY_ALIASES = {"q": "query", "text": "query", "question": "query"}
+_PATH_ALIASES = {"scope": "path", "folder": "path", "collection": "path", "file": "path"}
