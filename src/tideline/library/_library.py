@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -137,6 +138,7 @@ class Library:
         self._layout: Layout | None = None
         self._layout_at = 0.0
         self._indexes: dict[str, CollectionIndex] = {}
+        self._executor: ThreadPoolExecutor | None = None
 
     # -- layout and indexes -----------------------------------------------------------------
     def layout(self, *, refresh: bool = False) -> Layout:
@@ -163,10 +165,18 @@ class Library:
             self._indexes[collection.rel] = idx
         return idx
 
+    def _pool(self) -> ThreadPoolExecutor:
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memo-query")
+        return self._executor
+
     def close(self) -> None:
         for idx in self._indexes.values():
             idx.close()
         self._indexes.clear()
+        if self._executor is not None:
+            self._executor.shutdown(wait=True)
+            self._executor = None
 
     def __enter__(self) -> Library:
         return self
@@ -296,7 +306,8 @@ class Library:
         want_vec = mode in ("hybrid", "vec") and self.embedder is not None
         if mode == "vec" and self.embedder is None:
             result.warnings.append("no embedder configured: vector search returns nothing")
-        qvec: np.ndarray | None = self.embedder.embed_query(query) if want_vec else None
+        # The query embedding (C code, GIL released) overlaps the stat catch-up.
+        pending_vec = self._pool().submit(self.embedder.embed_query, query) if want_vec else None
         depth = max(k * 4, 40)
         lex_query = literal_dashes(query)
         lex_all: list[tuple[float, int, Hit]] = []
@@ -312,9 +323,10 @@ class Library:
                 result.caught_up += report.changed + report.removed
                 result.warnings.extend(report.warnings)
             result.collections.append(c.rel)
-            where, params = _filter(kind, rel)
-            n = len(owners)
             owners.append((idx, c.rel))
+        qvec: np.ndarray | None = pending_vec.result() if pending_vec is not None else None
+        for n, ((idx, _), (_, kind, rel)) in enumerate(zip(owners, target.parts, strict=True)):
+            where, params = _filter(kind, rel)
             if mode in ("hybrid", "lex"):
                 for h in idx.lexical(lex_query, depth, where, params):
                     lex_all.append((h.lex_score or 0.0, n, h))
