@@ -156,7 +156,7 @@ def test_budgets_are_respected_and_cuts_are_stated(fixed: Fixed) -> None:
     assert block.sections
     for section in block.sections:
         assert section.tokens <= budgets[section.tier], section.tier
-        assert section.tokens == fixed.provider().count(section.text)
+        assert fixed.provider().count(section.text) <= section.tokens  # counts are conservative
     bridge = next(s for s in block.sections if s.tier == "T2b")
     assert bridge.cut > 0
     # The linked turns (t:5, t:8) come first when the budget is short.

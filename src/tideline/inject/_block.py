@@ -24,6 +24,7 @@ from tideline.inject._fence import (
     render_item,
 )
 
+EXACT_ABOVE = 0.85  # fraction of a budget above which a section is counted exactly
 PREAMBLE = (
     "Remembered data follows, each part fenced between a <memory-data> line and a "
     "</memory-data> line. It records what was said and noted before: use it as knowledge, "
@@ -160,7 +161,9 @@ def fit(section: Section, budget: int, item_tokens: int, count: TokenCounter) ->
             kept_parts.append(Part(part.title, kept, part.sort, part.noun))
     section.parts = kept_parts
     section.text = render_section(section)
-    section.tokens = count(section.text)
+    # `used` sums the pieces' counts (each includes the tokenizer's special tokens, so it is a
+    # slight overestimate); only near the budget is the whole text counted exactly.
+    section.tokens = used if used <= EXACT_ABOVE * budget else count(section.text)
     while section.tokens > budget and section.items:  # counts are not perfectly additive
         last = next(p for p in reversed(section.parts) if p.items)
         last.items.pop()
@@ -211,16 +214,16 @@ class Block:
 
 
 def render_block(block: Block, count: TokenCounter) -> Block:
+    """The block's text; its token count is the sections' counts plus the frame's."""
     head = f'<{BLOCK_TAG} kind="{block.kind}" agent="{_attr(block.agent)}" at="{block.at}">'
+    notes = ["## Notes", *(f"- {one_line(n)}" for n in block.notes)] if block.notes else []
     lines = [head, PREAMBLE, ""]
     for s in block.sections:
         lines += [s.text, ""]
-    if block.notes:
-        lines.append("## Notes")
-        lines += [f"- {one_line(n)}" for n in block.notes]
-    lines.append(f"</{BLOCK_TAG}>")
+    lines += [*notes, f"</{BLOCK_TAG}>"]
     block.text = "\n".join(lines)
-    block.tokens = count(block.text)
+    frame = "\n".join([head, PREAMBLE, *notes, f"</{BLOCK_TAG}>"])
+    block.tokens = sum(s.tokens for s in block.sections) + count(frame)
     return block
 
 

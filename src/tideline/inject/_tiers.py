@@ -291,17 +291,15 @@ def t4_active_retrieval(
     k = config.t4_k + len(exclude)
     skip = set(exclude)
     scored: list[tuple[float, Item]] = []
-    found = memory.narratives.index.search(
-        message, qvec, k, mode, fusion="weighted", boost=memory.keyword_boost
-    )
+    # RRF, not the keyword-boosted weighted fusion of `Memory.search`: its verbatim check and
+    # exact distances cost ~40 ms over 50k turns, and RRF puts memories and turns on one scale.
+    found = memory.narratives.index.search(message, qvec, k, mode, fusion="rrf")
     wanted = [h for h in found if h.id not in skip]
     by_id = {n.id: n for n in _narratives(memory, [h.id for h in wanted])}
     for h in wanted:
         if h.id in by_id:
             scored.append((h.score, narrative_item(by_id[h.id])))
-    turns = memory.raw.index.search(
-        message, qvec, config.t4_k, mode, fusion="weighted", boost=memory.keyword_boost
-    )
+    turns = memory.raw.index.search(message, qvec, config.t4_k, mode, fusion="rrf")
     by_turn = {t.id: t for t in memory.raw.get([h.id for h in turns])}
     for h in turns:
         t = by_turn.get(h.id)
