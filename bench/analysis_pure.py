@@ -1,6 +1,6 @@
 """Micro benchmark of the pure script layer (tideline.analysis) on synthetic corpora.
 
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 .venv/bin/python bench/analysis_pure.py [1000 10000 50000]
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 .venv/bin/python bench/analysis_pure.py [--write] [N ...]
 
 Items mix real LoCoMo observations (../shared/data/locomo, when present) with Chinese clauses built
 from jieba's own dictionary and Russian phrases, so every script path is exercised and most texts
@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _report import machine, write_section
 
 from tideline.analysis import (
     KeywordExtractor,
@@ -186,15 +187,30 @@ def run(n: int) -> dict[str, float]:
 
 
 def main(argv: list[str]) -> None:
-    sizes = [int(a) for a in argv] or [1_000, 10_000, 50_000]
+    write = "--write" in argv
+    sizes = [int(a) for a in argv if a != "--write"] or [1_000, 10_000, 50_000]
     init, _ = timed(_jieba_posseg)
-    print(f"jieba initialisation (once per process): {init:.2f} s\n")
     rows = {n: run(n) for n in sizes}
     columns = list(next(iter(rows.values())))
-    print("| items | " + " | ".join(columns) + " |")
-    print("|---:|" + "---:|" * len(columns))
-    for n, row in rows.items():
-        print(f"| {n:,} | " + " | ".join(f"{row[c]:.2f}" for c in columns) + " |")
+    lines = [
+        "## Pure script-layer computations (`tideline.analysis`, no database)",
+        "",
+        f"Machine: {machine()}. Command: `OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 "
+        ".venv/bin/python bench/analysis_pure.py --write`.",
+        f"Seconds per computation on synthetic corpora; jieba initialisation (once per "
+        f"process): {init:.2f} s.",
+        "",
+        "| items | " + " | ".join(columns) + " |",
+        "|---:|" + "---:|" * len(columns),
+    ]
+    lines += [
+        f"| {n:,} | " + " | ".join(f"{row[c]:.2f}" for c in columns) + " |"
+        for n, row in rows.items()
+    ]
+    body = "\n".join(lines)
+    print(body)
+    if write:
+        write_section("analysis-pure", body)
 
 
 if __name__ == "__main__":
