@@ -33,8 +33,10 @@ def test_index_creates_per_collection_indexes_and_reindex_is_a_noop(
         first = lib.index()
         assert {r.collection for r in first} == {"infra", "life/home"}
         assert all(r.changed > 0 and r.embedded > 0 for r in first)
+        registry_mtime = (lib_root / "_registry.yaml").stat().st_mtime_ns
         second = lib.index()
         assert all(r.noop and r.unchanged == r.scanned for r in second)
+        assert (lib_root / "_registry.yaml").stat().st_mtime_ns == registry_mtime
     assert (lib_root / "infra/.memo/index.db").exists()
     assert (lib_root / "life/home/.memo/index.db").exists()
     state = json.loads((lib_root / "infra/.memo/state.json").read_text())

@@ -267,12 +267,13 @@ class Library:
         now = time.strftime("%Y-%m-%dT%H:%M:%S")
         by_rel = {r.collection: r for r in reports}
         for name, e in list(entries.items()):
-            if e.path in by_rel:
+            report = by_rel.get(e.path)
+            if report is not None and (not report.noop or e.files is None):
                 st = self.index_of(layout.by_rel()[e.path]).status()
                 entries[name] = type(e)(
                     e.name, e.path, e.description, e.tags, st["files"], st["chunks"], now
                 )
-        save_registry(self.root, entries)
+        save_registry(self.root, entries)  # unchanged content is not rewritten
 
     # -- search -----------------------------------------------------------------------------
     def search(

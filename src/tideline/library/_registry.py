@@ -78,7 +78,13 @@ def load_registry(root: Path) -> dict[str, RegistryEntry]:
 def save_registry(root: Path, entries: dict[str, RegistryEntry]) -> Path:
     target = root / REGISTRY_FILE
     body = {"collections": {n: entries[n].to_yaml() for n in sorted(entries)}}
-    write_text_atomic(target, _HEADER + dump_yaml(body))
+    text = _HEADER + dump_yaml(body)
+    try:
+        if target.read_text(encoding="utf-8") == text:
+            return target  # a no-op index writes nothing
+    except OSError:
+        pass
+    write_text_atomic(target, text)
     return target
 
 
