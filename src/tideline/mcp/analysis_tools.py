@@ -7,7 +7,6 @@ Both are read only and map straight onto `tideline.analysis.attention.heatmap` a
 
 from __future__ import annotations
 
-import threading
 from datetime import timedelta
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -18,6 +17,7 @@ from pydantic import Field
 from tideline.analysis.attention import heatmap
 from tideline.analysis.scanner import scan_unindexed
 from tideline.errors import TidelineError
+from tideline.mcp._lock import shared_lock
 
 if TYPE_CHECKING:
     from tideline.app import Tideline
@@ -44,7 +44,7 @@ ALIASES: dict[str, dict[str, str]] = {
 def register(server: TidelineServer, app: Tideline) -> None:
     """Add the script-layer tools to `server`, reading `app.db`."""
     agent = app.settings.agent_name
-    lock = threading.Lock()
+    lock = shared_lock(server)
     server.tool_aliases.update(ALIASES)
 
     def call(fn: Any) -> dict[str, Any]:

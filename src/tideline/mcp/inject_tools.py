@@ -9,7 +9,6 @@ Calls are serialised by one lock (sync tools run in worker threads; the provider
 
 from __future__ import annotations
 
-import threading
 from typing import TYPE_CHECKING, Annotated, Any
 
 from mcp.server.mcpserver.exceptions import ToolError
@@ -18,6 +17,7 @@ from pydantic import Field
 
 from tideline.errors import TidelineError
 from tideline.inject import MemoryProvider
+from tideline.mcp._lock import shared_lock
 
 if TYPE_CHECKING:
     from tideline.app import Tideline
@@ -36,7 +36,7 @@ ALIASES = {
 def register(server: TidelineServer, app: Tideline) -> None:
     """Add `memory_context` and the identity resource, both built by one `MemoryProvider`."""
     agent = app.settings.agent_name
-    lock = threading.Lock()
+    lock = shared_lock(server)
     provider: list[MemoryProvider] = []  # built on first use: the memory opens lazily
     server.tool_aliases.update(ALIASES)
 

@@ -10,7 +10,6 @@ because the worker thread is never abandoned, so anything acknowledged stays wri
 from __future__ import annotations
 
 import dataclasses
-import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -19,6 +18,7 @@ from mcp_types import ToolAnnotations
 from pydantic import Field
 
 from tideline.errors import NotFound, TidelineError
+from tideline.mcp._lock import shared_lock
 
 if TYPE_CHECKING:
     from tideline.app import Tideline
@@ -63,7 +63,7 @@ _NEXT_STEP = {
 def register(server: TidelineServer, app: Tideline) -> None:
     """Add the memory tools to `server`, all calling `app.memory`."""
     agent = app.settings.agent_name
-    lock = threading.Lock()
+    lock = shared_lock(server)
     server.tool_aliases.update(ALIASES)
 
     def call(tool: str, fn: Callable[[], Any]) -> dict[str, Any]:
