@@ -165,6 +165,8 @@ def run(args: argparse.Namespace) -> dict:
 def table(r: dict, command: str) -> str:
     share = r["embed_s"] / r["cold_s"]
     lines = [
+        f"### Indexed with the bundled e5 model ({r['pages']} pages)",
+        "",
         f"Measured {time.strftime('%Y-%m-%d')} on this machine (2 cores, OMP_NUM_THREADS=1, bundled",
         "e5 model, empty embedding cache), with:",
         "",
