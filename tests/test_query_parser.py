@@ -139,3 +139,25 @@ def test_a_word_of_the_document_finds_it(
     assume("NOT" not in (parse_query(query).match or ""))  # noise like "-w" may exclude it
     assert 1 in {h.id for h in idx.lexical(query, 10)}
     db.close()
+
+
+def test_double_dash_options_are_words_not_exclusions(index: TextIndex) -> None:
+    q = parse_query("tar --wildcards -zzz")
+    assert q.match is not None and '"--wildcards"' in q.match and "NOT" in q.match
+    assert "wildcards" in q.words
+
+
+def test_migrations_skip_a_step_another_process_applied(tmp_path: Path) -> None:
+    from tideline.store import Migrations
+
+    m = Migrations("race")
+
+    @m.step(1)
+    def _one(db) -> None:  # type: ignore[no-untyped-def]
+        db.execute("CREATE TABLE t(x)")
+
+    first = open_database(tmp_path / "r.db")
+    second = open_database(tmp_path / "r.db")
+    assert m.pending(first) == [1] and m.pending(second) == [1]  # both saw it pending
+    assert m.apply(first) == [1]
+    assert m.apply(second) == []  # re-checked inside its transaction: no "table already exists"

@@ -130,3 +130,13 @@ def test_vector_copy_reloads_after_another_connection_writes(
     other = TextIndex(open_database(index.db.path), "docs")
     other.delete([2])
     assert 2 not in {h.id for h in index.vector(qv, 5)}
+
+
+def test_binding_the_same_model_twice_keeps_vectors(tmp_path: Path) -> None:
+    path = tmp_path / "b.db"
+    first = TextIndex(open_database(path), "docs")
+    second = TextIndex(open_database(path), "docs")  # created before the first one binds
+    assert first.bind_vectors("m", 3) is False
+    first.set_vectors([(1, np.array([1, 0, 0], dtype=np.float32))])
+    assert second.bind_vectors("m", 3) is False  # re-read inside its transaction: no drop
+    assert second.vector_ids() == {1}

@@ -75,9 +75,15 @@ class TextIndex:
             return False
         if self.model_id == model_id and self.dim == dim:
             return False
-        dropped = self.model_id is not None
         self._writes += 1
         with self.db.transaction():
+            row = self.db.one(
+                "SELECT model_id, dim FROM vector_spaces WHERE name = ?", (self.name,)
+            )
+            if row and (row["model_id"], row["dim"]) == (model_id, dim):  # another process bound it
+                self.model_id, self.dim = model_id, dim
+                return False
+            dropped = row is not None
             self.db.execute(f"DROP TABLE IF EXISTS {self.name}_vec")
             self.db.execute(
                 f"CREATE VIRTUAL TABLE {self.name}_vec USING vec0("

@@ -8,7 +8,8 @@ we never pass user text through: we cut it into terms and emit each one as a dou
 Supported on purpose:
 - `"an exact phrase"` stays a phrase;
 - `word*` is a prefix query;
-- `-word` excludes documents containing it (only when there is at least one positive term).
+- `-word` excludes documents containing it (only when there is at least one positive term);
+  `--option` is not an exclusion but the literal word, so command lines can be searched.
 Everything else is a plain term. Positive terms are OR-ed: BM25 ranks documents that match more and
 rarer terms first, which suits natural-language questions better than AND.
 """
@@ -64,9 +65,8 @@ def parse_query(text: str) -> ParsedQuery:
     chunks: list[str] = []
     neg_chunks: list[str] = []
     for raw in _TOKEN.findall(text)[: MAX_TERMS * 2]:
-        negate = (
-            raw.startswith("-") and len(raw) > 1 and not raw.startswith('-"') and _has_word(raw)
-        )
+        # `-word` excludes; `--option` and `-"…"` are literal text (command lines are searched too)
+        negate = raw.startswith("-") and raw[1:2] not in ("-", '"', "") and _has_word(raw)
         body = raw[1:] if negate else raw
         prefix = body.endswith("*") and not body.startswith('"')
         body = body.strip('"').rstrip("*")

@@ -66,6 +66,8 @@ class Migrations:
                     "name TEXT NOT NULL, number INTEGER NOT NULL, applied_at TEXT NOT NULL,"
                     " PRIMARY KEY (name, number))"
                 )
+                if number in self.applied(db):  # another process applied it while we waited
+                    continue
                 self._steps[number](db)
                 db.execute(
                     "INSERT INTO _migrations(name, number, applied_at) VALUES (?, ?, ?)",
