@@ -25,14 +25,18 @@ from _report import machine, ms_stats, write_section
 
 from tideline.app import Tideline
 from tideline.config import Settings
+from tideline.memory import Memory, TurnFusion
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+# (mode, fusion, turn fusion); the default hybrid runs first, so it pays the query embedding and
+# the later modes reuse the cached query vector.
 MODES = {
-    "lex": ("lex", "rrf"),
-    "vec": ("vec", "rrf"),
-    "hybrid (rrf)": ("hybrid", "rrf"),
-    "hybrid (weighted)": ("hybrid", "weighted"),
+    "hybrid (rrf k=10, vec ×0.5: default)": ("hybrid", "rrf", TurnFusion(10, 0.5)),
+    "lex": ("lex", "rrf", TurnFusion()),
+    "vec": ("vec", "rrf", TurnFusion()),
+    "hybrid (rrf k=60, equal)": ("hybrid", "rrf", TurnFusion(60, 1.0)),
+    "hybrid (cosine + keyword boost)": ("hybrid", "weighted", TurnFusion()),
 }
 _ID = re.compile(r"D:?(\d+):(\d+)")
 
@@ -70,6 +74,10 @@ def run(cache: Path | None, k_max: int = 10) -> str:
             import_seconds += time.perf_counter() - started
             turns_total += summary.turns_added
             ext = dict(app.db.execute("SELECT id, external_id FROM turns").fetchall())
+            memories = {
+                name: Memory(app.db, app.embedder, turn_fusion=tf)
+                for name, (_, _, tf) in MODES.items()
+            }
             for qa in data["qa"]:
                 cat = qa.get("category")
                 if cat not in CATEGORIES:
@@ -79,9 +87,11 @@ def run(cache: Path | None, k_max: int = 10) -> str:
                 if not gold:
                     continue
                 questions += 1
-                for name, (mode, fusion) in MODES.items():
+                for name, (mode, fusion, _) in MODES.items():
                     t = time.perf_counter()
-                    hits = app.memory.search_turns(qa["question"], k_max, mode=mode, fusion=fusion)
+                    hits = memories[name].search_turns(
+                        qa["question"], k_max, mode=mode, fusion=fusion
+                    )
                     latency[name].append(time.perf_counter() - t)
                     got = [ext.get(h.id) for h in hits]
                     for k in (5, 10):
@@ -127,7 +137,8 @@ def run(cache: Path | None, k_max: int = 10) -> str:
             "",
             *rows,
             "",
-            "Search latency per query, including the query embedding (vec and hybrid):",
+            "Search latency per query. The first row pays the query embedding; the rows after it reuse "
+            "the cached query vector, so they show the search alone:",
             "",
             *lat,
         ]

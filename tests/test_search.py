@@ -140,3 +140,13 @@ def test_binding_the_same_model_twice_keeps_vectors(tmp_path: Path) -> None:
     first.set_vectors([(1, np.array([1, 0, 0], dtype=np.float32))])
     assert second.bind_vectors("m", 3) is False  # re-read inside its transaction: no drop
     assert second.vector_ids() == {1}
+
+
+def test_rrf_weights_let_a_weaker_list_count_less() -> None:
+    lex = [Hit(1, lex_rank=1), Hit(2, lex_rank=2)]
+    vec = [Hit(2, vec_rank=1), Hit(3, vec_rank=2)]
+    equal = rrf_fuse([lex, vec], k=10)
+    assert [h.id for h in equal] == [2, 1, 3]
+    halved = rrf_fuse([lex, vec], k=10, weights=[1.0, 0.5])
+    assert halved[0].id == 2 and halved[0].score == pytest.approx(1 / 12 + 0.5 / 11)
+    assert [h.id for h in halved] == [2, 1, 3] and halved[2].score == pytest.approx(0.5 / 12)

@@ -12,7 +12,7 @@ from functools import cached_property
 from tideline.config import Settings
 from tideline.embed import Embedder, load_embedder
 from tideline.errors import TidelineError
-from tideline.memory import AGENT_MIGRATIONS, Memory
+from tideline.memory import AGENT_MIGRATIONS, Memory, TurnFusion
 from tideline.store import Database, open_database
 
 
@@ -41,7 +41,13 @@ class Tideline:
 
     @cached_property
     def memory(self) -> Memory:
-        return Memory(self.db, self.embedder)
+        s = self.settings
+        return Memory(
+            self.db,
+            self.embedder,
+            keyword_boost=s.keyword_boost,
+            turn_fusion=TurnFusion(s.turn_rrf_k, s.turn_vector_weight),
+        )
 
     def close(self) -> None:
         if "db" in self.__dict__:

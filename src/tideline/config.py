@@ -55,6 +55,24 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("memo_root", "MEMO_ROOT", "", "Root folder of the markdown library."),
     Setting(
+        "keyword_boost",
+        "TIDELINE_KEYWORD_BOOST",
+        0.3,
+        "Memory search: added to a narrative's cosine when it contains every typed term verbatim.",
+    ),
+    Setting(
+        "turn_rrf_k",
+        "TIDELINE_TURN_RRF_K",
+        10,
+        "Raw-turn search: the k of reciprocal rank fusion (tuned on LoCoMo, docs/benchmarks.md).",
+    ),
+    Setting(
+        "turn_vector_weight",
+        "TIDELINE_TURN_VECTOR_WEIGHT",
+        0.5,
+        "Raw-turn search: weight of the vector list against the lexical list (1.0) in the fusion.",
+    ),
+    Setting(
         "plugins", "TIDELINE_PLUGINS", "", "Comma-separated allow-list of plugin entry points."
     ),
     # -- injection (T0–T4, docs/inject.md) ------------------------------------------------------
@@ -138,6 +156,9 @@ class Settings:
     )
     busy_timeout_ms: int = 5000
     memo_root: Path | None = None
+    keyword_boost: float = 0.3
+    turn_rrf_k: int = 10
+    turn_vector_weight: float = 0.5
     plugins: str = ""
     soul_file: str = ""
     inject_t0_reflections: int = 5

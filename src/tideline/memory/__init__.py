@@ -1,6 +1,6 @@
 """Memory: raw context (sessions, turns, importers) and narratives (weights, source links)."""
 
-from tideline.memory._memory import Memory
+from tideline.memory._memory import Memory, TurnFusion
 from tideline.memory._narratives import NarrativeInput
 from tideline.memory._raw import NewTurn
 from tideline.memory._schema import AGENT_MIGRATIONS, KINDS, NARRATIVE_INDEX, TURN_INDEX
@@ -32,5 +32,6 @@ __all__ = [
     "Trace",
     "TraceTurn",
     "Turn",
+    "TurnFusion",
     "TurnResult",
 ]

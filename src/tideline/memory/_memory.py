@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,22 @@ from tideline.store import Database
 log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class TurnFusion:
+    """How raw-turn search fuses its lexical and vector lists (reciprocal rank, weighted).
+
+    The defaults come from LoCoMo (docs/benchmarks.md): with the bundled e5, turn vectors find a
+    question's evidence far less often than BM25 does, and equal-weight RRF with k=60 let weak
+    vector hits push good lexical ones down; k=10 with the vector list at half weight is the
+    fusion that does not lose to either list alone.
+    """
+
+    k: int = 10
+    vector_weight: float = 0.5
+
+
 MAX_K = 200
 EMBED_BATCH = 64
 
@@ -40,10 +57,18 @@ EMBED_BATCH = 64
 class Memory:
     """Raw context + narratives of one agent, with hybrid search and source-link tracing."""
 
-    def __init__(self, db: Database, embedder: Embedder | None, *, keyword_boost: float = 0.3):
+    def __init__(
+        self,
+        db: Database,
+        embedder: Embedder | None,
+        *,
+        keyword_boost: float = 0.3,
+        turn_fusion: TurnFusion | None = None,
+    ):
         self.db = db
         self.embedder = embedder
         self.keyword_boost = keyword_boost
+        self.turn_fusion = turn_fusion or TurnFusion()
         self.raw = RawContext(db)
         self.narratives = Narratives(db)
         self.warnings: list[str] = []
@@ -155,7 +180,7 @@ class Memory:
             self.raw.require(data.source_links)
             nid = self.narratives.insert(data)
         narrative = self.narratives.require(nid)
-        self._embed(self.narratives.index, self.narratives.unembedded_ids([nid]))
+        self._embed(self.narratives.index, self.narratives.text_rows([nid]))
         return narrative
 
     def trace(self, narrative_id: int, window: int = 2) -> Trace:
@@ -201,8 +226,8 @@ class Memory:
             query, qvec, k, effective, since_t, until_t, min_weight, tags, kind
         )
         if include_turns:
-            hits += self._turn_hits(query, qvec, k, effective, since_t, until_t)
-            hits.sort(key=lambda h: (-h.score, h.created_at), reverse=False)
+            turns = self._turn_hits(query, qvec, k, effective, since_t, until_t)
+            hits = _interleave(hits, turns)
         return SearchResult(hits[:k], warnings)
 
     def search_turns(
@@ -253,6 +278,7 @@ class Memory:
             k,
             mode,
             fusion=self._fusion(mode),
+            texts=self.narratives.texts,
             boost=self.keyword_boost,
             where=where,
             params=params,  # type: ignore[arg-type]
@@ -279,7 +305,7 @@ class Memory:
         mode: str,
         since: str | None,
         until: str | None,
-        fusion: str | None = None,
+        fusion: str = "rrf",
     ) -> list[MemoryHit]:
         conds, params = _time_range("ts", since, until)
         where = _rowid_filter("turns", conds)
@@ -288,10 +314,13 @@ class Memory:
             qvec,
             k,
             mode,
-            fusion=fusion or self._fusion(mode),
+            fusion=fusion,
             boost=self.keyword_boost,  # type: ignore[arg-type]
             where=where,
             params=params,
+            texts=self.raw.texts,
+            rrf_k=self.turn_fusion.k,
+            weights=(1.0, self.turn_fusion.vector_weight),
         )
         by_id = {t.id: t for t in self.raw.get([h.id for h in found])}
         return [
@@ -342,6 +371,16 @@ def _time_range(column: str, since: str | None, until: str | None) -> tuple[list
 def _rowid_filter(table: str, conds: list[str]) -> str | None:
     """A `TextIndex.search` filter selecting the rows of `table` that meet every condition."""
     return f"rowid IN (SELECT id FROM {table} WHERE {' AND '.join(conds)})" if conds else None
+
+
+def _interleave(narratives: list[MemoryHit], turns: list[MemoryHit]) -> list[MemoryHit]:
+    """Merge the two result lists by rank (narrative first at equal rank): their scores come
+    from different fusions (cosine + boost vs reciprocal rank) and are not comparable."""
+    out: list[MemoryHit] = []
+    for pair in zip(narratives, turns, strict=False):
+        out += pair
+    longer = narratives if len(narratives) > len(turns) else turns
+    return out + longer[min(len(narratives), len(turns)) :]
 
 
 def _check_k(k: int) -> int:

@@ -282,13 +282,17 @@ class Narratives:
             (limit,),
         )
 
-    def unembedded_ids(self, ids: Sequence[int]) -> list[tuple[int, str]]:
-        """(id, text) of these narratives, for embedding right after a write."""
+    def text_rows(self, ids: Sequence[int]) -> list[tuple[int, str]]:
+        """(id, text) of these narratives, as search and the embedder see them."""
         marks = ",".join("?" * len(ids))
         return self._texts(
             f"SELECT id, gesture, context, cognition_direction, tags FROM narratives WHERE id IN ({marks})",
             list(ids),
         )
+
+    def texts(self, ids: Sequence[int]) -> dict[int, str]:
+        """What search sees of these narratives, by id (for keyword checks)."""
+        return dict(self.text_rows(ids))
 
     def _texts(self, sql: str, params: Sequence[object]) -> list[tuple[int, str]]:
         rows = self.db.rows(sql, params)

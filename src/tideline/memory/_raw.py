@@ -163,6 +163,13 @@ class RawContext:
         by_id = {r["id"]: _turn(r) for r in rows}
         return [by_id[i] for i in ids if i in by_id]
 
+    def texts(self, ids: Sequence[int]) -> dict[int, str]:
+        """Turn texts by id (for keyword checks)."""
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        return dict(self.db.execute(f"SELECT id, text FROM turns WHERE id IN ({marks})", list(ids)))
+
     def require(self, ids: Iterable[int]) -> list[int]:
         """The ids, deduplicated in order; `NotFound` naming the first unknown one."""
         wanted = list(dict.fromkeys(int(i) for i in ids))

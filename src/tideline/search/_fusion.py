@@ -15,14 +15,21 @@ from tideline.search._types import Hit
 RRF_K = 60
 
 
-def rrf_fuse(lists: Sequence[Sequence[Hit]], k: int = RRF_K) -> list[Hit]:
-    """Merge ranked lists by reciprocal rank; keeps every score part of every list."""
+def rrf_fuse(
+    lists: Sequence[Sequence[Hit]], k: int = RRF_K, weights: Sequence[float] | None = None
+) -> list[Hit]:
+    """Merge ranked lists by reciprocal rank, Σ w/(k + rank); keeps every score part.
+
+    `weights` (one per list, default all 1) lets a weaker list count less — e.g. the vectors of a
+    small embedder on conversational turns (see docs/benchmarks.md, LoCoMo).
+    """
+    weights = weights or [1.0] * len(lists)
     merged: dict[int, Hit] = {}
-    for hits in lists:
+    for hits, weight in zip(lists, weights, strict=True):
         for rank, hit in enumerate(hits, start=1):
             into = merged.setdefault(hit.id, Hit(hit.id))
             into.absorb(hit)
-            into.score += 1.0 / (k + rank)
+            into.score += weight / (k + rank)
     return sorted(merged.values(), key=lambda h: (-h.score, h.id))
 
 

@@ -15,18 +15,21 @@ old vectors are dropped and must be re-embedded — vectors of two models are ne
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
 from tideline.embed import normalise
-from tideline.search._fusion import rrf_fuse, weighted_fuse
+from tideline.search._fusion import RRF_K, rrf_fuse, weighted_fuse
 from tideline.search._query import ParsedQuery, parse_query
 from tideline.search._text import fold, spaced_cjk
 from tideline.search._types import Hit, Mode
 from tideline.store import Database
 
 log = logging.getLogger(__name__)
+
+#: The owner's lookup of record texts by id (for verbatim keyword checks on a few candidates).
+TextLookup = Callable[[Sequence[int]], Mapping[int, str]]
 
 
 def _blob(vector: np.ndarray) -> bytes:
@@ -226,11 +229,24 @@ class TextIndex:
             for n, j in enumerate(top, 1)
         ]
 
-    def keyword_matches(self, parsed: ParsedQuery, ids: Iterable[int]) -> set[int]:
-        """Ids whose text contains every query word (3+ chars) verbatim, case-insensitively."""
+    def keyword_matches(
+        self, parsed: ParsedQuery, ids: Iterable[int], texts: TextLookup | None = None
+    ) -> set[int]:
+        """Ids whose text contains every typed term (3+ chars) verbatim, case-insensitively.
+
+        With `texts` (the owner's id → text lookup) the check runs in Python on the candidates
+        only; without it, on the trigram table (which must scan every posting of every term).
+        """
         ids = list(ids)
-        if not parsed.trigram_all or not ids:
+        if not parsed.verbatim or not ids:
             return set()
+        if texts is not None:
+            found = texts(ids)
+            return {
+                i
+                for i, t in found.items()
+                if all(term in fold(t).casefold() for term in parsed.verbatim)
+            }
         marks = ",".join("?" * len(ids))
         rows = self.db.execute(
             f"SELECT rowid FROM {self.name}_tri WHERE {self.name}_tri MATCH ? AND rowid IN ({marks})",
@@ -261,8 +277,14 @@ class TextIndex:
         where: str | None = None,
         params: Sequence[object] = (),
         depth: int | None = None,
+        rrf_k: int = RRF_K,
+        weights: tuple[float, float] = (1.0, 1.0),
+        texts: TextLookup | None = None,
     ) -> list[Hit]:
         """Lexical, vector or hybrid search; every hit keeps its score parts.
+
+        Hybrid `rrf` fuses the lexical and vector lists with `rrf_k` and per-list `weights`
+        (lexical, vector); `weighted` is cosine + `boost` for a verbatim keyword match.
 
         `where` is an extra SQL condition on `rowid` (e.g. "rowid IN (SELECT id FROM t WHERE …)")
         applied inside both the lexical and the vector query, so filters never starve the top k.
@@ -277,7 +299,7 @@ class TextIndex:
         )
         if fusion == "weighted":
             fused = rrf_fuse([lex, vec])  # union with every part kept
-            matches = self.keyword_matches(parsed, [h.id for h in fused])
+            matches = self.keyword_matches(parsed, [h.id for h in fused], texts)
             missing = [h.id for h in fused if h.vec_distance is None]
             dist = self.distances(qvec, missing) if qvec is not None else {}
             for h in fused:
@@ -293,4 +315,4 @@ class TextIndex:
             for h in vec:
                 h.score = 1.0 - (h.vec_distance or 0.0)
             return vec[:k]
-        return rrf_fuse([lex, vec])[:k]
+        return rrf_fuse([lex, vec], rrf_k, weights)[:k]

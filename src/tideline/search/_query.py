@@ -42,13 +42,15 @@ class ParsedQuery:
 
     `match` targets the `unicode61` table; `trigram` the trigram table (each typed term of 3+
     characters as a substring, OR-ed); `trigram_all` the same terms AND-ed — a record matching it
-    contains every typed term verbatim (the keyword boost); `words` are the plain words.
+    contains every typed term verbatim (the keyword boost); `verbatim` are those terms, casefolded;
+    `words` are the plain words.
     """
 
     match: str | None
     trigram: str | None
     words: tuple[str, ...] = field(default_factory=tuple)
     trigram_all: str | None = None
+    verbatim: tuple[str, ...] = field(default_factory=tuple)
 
     @property
     def empty(self) -> bool:
@@ -89,4 +91,4 @@ def parse_query(text: str) -> ParsedQuery:
     if trigram and tri_neg:
         trigram = f"({trigram}) NOT ({' OR '.join(_quote(w) for w in tri_neg)})"
     trigram_all = " AND ".join(_quote(w) for w in tri_terms) or None
-    return ParsedQuery(match, trigram, tuple(dict.fromkeys(words)), trigram_all)
+    return ParsedQuery(match, trigram, tuple(dict.fromkeys(words)), trigram_all, tuple(tri_terms))
