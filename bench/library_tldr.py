@@ -167,7 +167,8 @@ def table(r: dict, command: str) -> str:
     lines = [
         f"### Indexed with the bundled e5 model ({r['pages']} pages)",
         "",
-        f"Measured {time.strftime('%Y-%m-%d')} on this machine (2 cores, OMP_NUM_THREADS=1, bundled",
+        f"Measured {time.strftime('%Y-%m-%d')} on this machine ({os.cpu_count()} cores, "
+        f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}, bundled",
         "e5 model, empty embedding cache), with:",
         "",
         f"    {command}",
@@ -335,7 +336,9 @@ def main() -> None:
         sys.exit(f"error: {DATA} not found; the benchmark needs ../shared/data/tldr")
     if os.environ.get("OMP_NUM_THREADS") is None:
         print("note: set OMP_NUM_THREADS=1 when other processes share the cores", file=sys.stderr)
-    command = "OMP_NUM_THREADS=1 .venv/bin/python bench/library_tldr.py " + " ".join(sys.argv[1:])
+    threads = os.environ.get("OMP_NUM_THREADS")
+    prefix = f"OMP_NUM_THREADS={threads} " if threads else ""
+    command = prefix + ".venv/bin/python bench/library_tldr.py " + " ".join(sys.argv[1:])
     if args.lexical_full:
         result = run_lexical_full()
         text, part = table_lexical(result, command.strip()), "lexical-full"
