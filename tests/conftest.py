@@ -1,12 +1,16 @@
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import apsw
 import pytest
 
+from tideline.app import Tideline
 from tideline.config import Settings
 from tideline.embed import E5Embedder
+from tideline.memory import Memory
+from tideline.store import Database
 
 
 def pytest_report_header(config: pytest.Config) -> str:
@@ -39,3 +43,21 @@ def settings(isolated_home: Path) -> Settings:
 def e5() -> E5Embedder:
     """The real bundled embedder (one model per test process)."""
     return E5Embedder()
+
+
+@pytest.fixture
+def app(settings: Settings, e5: E5Embedder) -> Iterator[Tideline]:
+    """A real agent (temporary home, the bundled e5 embedder)."""
+    app = Tideline(settings, embedder=e5)
+    yield app
+    app.close()
+
+
+@pytest.fixture
+def memory(app: Tideline) -> Memory:
+    return app.memory
+
+
+@pytest.fixture
+def db(app: Tideline) -> Database:
+    return app.db
