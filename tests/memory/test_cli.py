@@ -27,6 +27,7 @@ def test_import_write_search_trace_sessions_stats(tmp_path: Path) -> None:
     code, out, err = run("import", str(chat), "--format", "openai", "--json")
     summary = json.loads(out)
     assert code == 1 and summary["turns_added"] == 2  # broken line reported, the rest imported
+    assert err == ""  # with --json the report is in the JSON, stdout only
     assert summary["problems"] == [{"line": 2, "message": summary["problems"][0]["message"]}]
     assert run("import", str(chat), "-f", "openai", "--json")[0] == 1  # still the broken line
     assert json.loads(run("import", str(chat), "-f", "openai", "--json")[1])["turns_added"] == 0
