@@ -29,5 +29,8 @@ fix: setup
 	$(BIN)/ruff check --fix src tests bench examples
 	$(BIN)/ruff format src tests bench examples
 
-bench: setup  ## run by hand: takes minutes, writes docs/benchmarks.md tables
+bench: setup  ## run by hand (~15 min; the full tldr index is separate, see docs/benchmarks.md)
 	$(BIN)/python bench/search_micro.py
+	$(BIN)/python bench/locomo_retrieval.py
+	$(BIN)/python bench/inject_latency.py
+	$(BIN)/python bench/analysis_scripts.py --write
