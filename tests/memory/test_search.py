@@ -72,6 +72,11 @@ def test_filters(filled: Memory) -> None:
     heavy = filled.search("review", min_weight=0.7).hits
     assert [h.text for h in heavy] == ["Quarterly budget review went badly"]
     assert filled.search("ocean", until="2026-01-01").hits == []
+    # a bare date as `until` includes that whole day
+    filled.write(gesture="An afternoon swim in the ocean", created_at="2026-09-10T15:00:00Z")
+    assert [
+        h.text for h in filled.search("ocean", since="2026-09-10", until="2026-09-10").hits
+    ] == ["An afternoon swim in the ocean"]
 
 
 def test_turns_are_searched_on_request(filled: Memory) -> None:

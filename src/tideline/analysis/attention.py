@@ -117,7 +117,7 @@ class Heatmap:
 
 def heatmap(db: Database, since: str | None = None, until: str | None = None) -> Heatmap:
     """Attention per soft cluster between `since` and `until` (ISO times, both optional)."""
-    since_t, until_t = parse_time(since, "since"), parse_time(until, "until")
+    since_t, until_t = parse_time(since, "since"), parse_time(until, "until", end_of_day=True)
     conds, params = [], []
     if since_t:
         conds.append("a.at >= ?")

@@ -210,7 +210,7 @@ class Memory:
             raise InvalidInput(f"mode={mode!r}; use one of {list(MODES)}")
         if not isinstance(query, str) or not query.strip():
             raise InvalidInput("query is empty; pass the words or question to search for")
-        since_t, until_t = parse_time(since, "since"), parse_time(until, "until")
+        since_t, until_t = parse_time(since, "since"), parse_time(until, "until", end_of_day=True)
         warnings: list[str] = []
         qvec = None
         if mode != "lex":

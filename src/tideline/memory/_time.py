@@ -19,11 +19,19 @@ def to_iso(value: dt.datetime) -> str:
     return value.astimezone(dt.UTC).strftime(FORMAT)
 
 
-def parse_time(value: str | None, field: str = "timestamp") -> str | None:
-    """ISO 8601 (date, or date and time, optional zone; naive means UTC) → stored form."""
+def parse_time(
+    value: str | None, field: str = "timestamp", *, end_of_day: bool = False
+) -> str | None:
+    """ISO 8601 (date, or date and time, optional zone; naive means UTC) → stored form.
+
+    `end_of_day`: a bare date means its last second (for inclusive `until` bounds, so
+    `until=2026-06-15` keeps what happened on the 15th).
+    """
     if value is None or value == "":
         return None
     text = str(value).strip()
+    if end_of_day and len(text) == 10:
+        text += "T23:59:59"
     if text.endswith("Z"):
         text = text[:-1] + "+00:00"
     try:
