@@ -32,10 +32,11 @@ CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 # (mode, fusion, turn fusion); the default hybrid runs first, so it pays the query embedding and
 # the later modes reuse the cached query vector.
 MODES = {
-    "hybrid (rrf k=10, vec ×0.5: default)": ("hybrid", "rrf", TurnFusion(10, 0.5)),
+    "hybrid (rrf k=10: default)": ("hybrid", "rrf", TurnFusion(10, 1.0)),
     "lex": ("lex", "rrf", TurnFusion()),
     "vec": ("vec", "rrf", TurnFusion()),
-    "hybrid (rrf k=60, equal)": ("hybrid", "rrf", TurnFusion(60, 1.0)),
+    "hybrid (rrf k=60)": ("hybrid", "rrf", TurnFusion(60, 1.0)),
+    "hybrid (rrf k=10, vec ×0.5)": ("hybrid", "rrf", TurnFusion(10, 0.5)),
     "hybrid (cosine + keyword boost)": ("hybrid", "weighted", TurnFusion()),
 }
 _ID = re.compile(r"D:?(\d+):(\d+)")

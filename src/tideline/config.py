@@ -69,7 +69,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "turn_vector_weight",
         "TIDELINE_TURN_VECTOR_WEIGHT",
-        0.5,
+        1.0,
         "Raw-turn search: weight of the vector list against the lexical list (1.0) in the fusion.",
     ),
     Setting(
@@ -158,7 +158,7 @@ class Settings:
     memo_root: Path | None = None
     keyword_boost: float = 0.3
     turn_rrf_k: int = 10
-    turn_vector_weight: float = 0.5
+    turn_vector_weight: float = 1.0
     plugins: str = ""
     soul_file: str = ""
     inject_t0_reflections: int = 5

@@ -40,14 +40,13 @@ Progress = Callable[[int, int], None]
 class TurnFusion:
     """How raw-turn search fuses its lexical and vector lists (reciprocal rank, weighted).
 
-    The defaults come from LoCoMo (docs/benchmarks.md): with the bundled e5, turn vectors find a
-    question's evidence far less often than BM25 does, and equal-weight RRF with k=60 let weak
-    vector hits push good lexical ones down; k=10 with the vector list at half weight is the
-    fusion that does not lose to either list alone.
+    Tuned on LoCoMo (docs/benchmarks.md): with k=10 the top of each list counts more than with
+    the usual 60, which suits short turns where the first few hits carry the evidence; both lists
+    weigh the same since turns are embedded with their speaker's name (see `_raw.index_text`).
     """
 
     k: int = 10
-    vector_weight: float = 0.5
+    vector_weight: float = 1.0
 
 
 MAX_K = 200
