@@ -46,8 +46,8 @@ def index_text(speaker: str | None, text: str) -> str:
     """What search and the embedder see of a turn: the speaker's name, then the words.
 
     Questions about a conversation name people ("When did Caroline…"); with the name in the
-    passage the bundled e5 finds LoCoMo evidence turns ~4× as often (recall@5 0.12 → 0.44 on two
-    conversations, docs/benchmarks.md).
+    passage the bundled e5 finds LoCoMo evidence turns 2.6× as often (recall@5 0.18 → 0.46,
+    docs/benchmarks.md).
     """
     return f"{speaker}: {text}" if speaker else text
 
