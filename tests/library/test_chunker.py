@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import itertools
 
-from tideline.library._chunker import chunk_markdown, estimate_tokens
+from tideline.embed import estimate_tokens
+from tideline.library._chunker import chunk_markdown
 
 NOTE = """---
 id: pg-restore

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import yaml
 from markdown_it import MarkdownIt
 
+from tideline.embed import estimate_tokens
 from tideline.library._meta import CHUNKER_VERSION, load_yaml, scalar_text
 
 __all__ = [
@@ -29,18 +30,12 @@ __all__ = [
     "ChunkedNote",
     "chunk_markdown",
     "embed_text",
-    "estimate_tokens",
 ]
 
 BOUNDARY_TAGS = {"h1": 1, "h2": 2, "h3": 3}
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^(?:---|\.\.\.)[ \t]*\r?$\n?", re.S | re.M)
 _md = MarkdownIt("commonmark")
-
-
-def estimate_tokens(text: str) -> int:
-    """About one token per four UTF-8 bytes: close to XLM-R for English and Russian."""
-    return max(1, (len(text.encode("utf-8")) + 3) // 4)
 
 
 @dataclass(frozen=True)

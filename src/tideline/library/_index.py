@@ -34,8 +34,9 @@ from typing import Any
 import apsw
 import numpy as np
 
+from tideline.embed import estimate_tokens
 from tideline.errors import StoreError
-from tideline.library._chunker import CHUNKER_VERSION, chunk_markdown, embed_text, estimate_tokens
+from tideline.library._chunker import CHUNKER_VERSION, chunk_markdown, embed_text
 from tideline.library._layout import Collection, Problem, stat_notes
 from tideline.search import Hit, TextIndex, parse_query
 from tideline.store import Database, Migrations, open_database
