@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -70,3 +71,18 @@ def test_touch_without_change_does_not_reindex(lib_root: Path, e5: E5Embedder) -
             note.write_bytes(note.read_bytes())  # same bytes, new mtime
             wait_until(lambda: watcher.syncs >= 1, timeout=5)
         assert reports and all(r.changed == 0 and r.chunks_written == 0 for r in reports)
+
+
+def test_an_edit_keeping_size_and_mtime_is_indexed_by_the_watcher(lib_root: Path) -> None:
+    make_collection(lib_root, "c", "Edits", {"n.md": "# Note\n\nThe password is alpaca.\n"})
+    note = lib_root / "c/n.md"
+    os.utime(note, (1_000_000_000, 1_000_000_000))
+    with Library(lib_root, None) as lib:
+        lib.index()
+        with Watcher(lib, debounce=0.2) as watcher:
+            before = note.stat()
+            note.write_text("# Note\n\nThe password is walrus.\n", encoding="utf-8")
+            os.utime(note, ns=(before.st_atime_ns, before.st_mtime_ns))  # like `touch -r`
+            wait_until(lambda: _index_has(lib_root, "c", "walrus"), timeout=5)
+            assert not _index_has(lib_root, "c", "alpaca")
+        assert not watcher.errors
