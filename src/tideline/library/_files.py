@@ -19,7 +19,7 @@ import os
 import stat
 from pathlib import Path
 
-from tideline.library._errors import LinkOutside, PathOutsideLibrary, UnreadableFile
+from tideline.library._errors import LinkOutside, UnreadableFile
 
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -32,8 +32,8 @@ _WALK = os.open in os.supports_dir_fd and bool(_NOFOLLOW)
 def _parts(root: Path, path: Path) -> tuple[str, ...]:
     rel = os.path.relpath(path, root)
     parts = Path(rel).parts
-    if not parts or rel == "." or any(p in ("..", ".") for p in parts) or Path(rel).is_absolute():
-        raise PathOutsideLibrary(f"{path} is outside the library root {root}; not read")
+    if not parts or rel == "." or any(p in ("..", ".") for p in parts):
+        raise LinkOutside(str(path))  # only a resolved link leads here from a listing
     return parts
 
 

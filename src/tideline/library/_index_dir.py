@@ -36,6 +36,9 @@ OWN_NAMES = frozenset(
 )
 
 
+_WRITABLE = "make the collection folder writable, or delete .memo, and run again"
+
+
 class IndexDirRefused(StoreError):
     """A `.memo` folder memo cannot safely write into or delete from."""
 
@@ -64,9 +67,12 @@ def claim_index_dir(folder: Path, *, create: bool = True) -> bool:
     except FileNotFoundError:
         if not create:
             return False
-        with contextlib.suppress(FileExistsError):
-            os.mkdir(folder)
-        st = os.lstat(folder)
+        try:
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(folder)
+            st = os.lstat(folder)
+        except OSError as exc:
+            raise _refuse(folder, f"cannot be created ({exc.strerror})", _WRITABLE) from None
     if stat.S_ISLNK(st.st_mode):
         raise _refuse(
             folder,
@@ -87,7 +93,12 @@ def claim_index_dir(folder: Path, *, create: bool = True) -> bool:
                 f"holds files memo did not write ({shown}); memo only writes in a .memo it owns",
                 f"move them elsewhere or delete {folder}, then run again",
             )
-        _write_marker(folder)
+        try:
+            _write_marker(folder)
+        except OSError as exc:
+            raise _refuse(
+                folder, f"cannot be marked as memo's ({exc.strerror})", _WRITABLE
+            ) from None
     for name in sorted(names & OWN_NAMES - {MARKER}):
         path = folder / name
         if os.path.islink(path):

@@ -112,7 +112,9 @@ def read_meta(folder: Path, *, default_name: str, root: Path | None = None) -> C
     library root; default `folder`), so an outside file's text never becomes a description."""
     source = folder / META_FILE
     try:
-        raw, _ = read_inside((root or folder).resolve(), source, limit=MAX_META_BYTES)
+        raw, _ = read_inside(
+            (root or folder).resolve(), folder.resolve() / META_FILE, limit=MAX_META_BYTES
+        )
     except UnreadableFile as exc:
         raise BadMeta(f"{source}: {exc.reason}; make it a plain file in the folder") from None
     try:
