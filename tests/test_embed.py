@@ -121,6 +121,7 @@ def test_load_embedder_by_env_and_config_file(
 class _ConstantEmbedder:
     model_id = "test:constant"
     dim = 3
+    max_input_tokens = 512
 
     def embed_documents(self, texts: Any) -> np.ndarray:
         return np.tile(np.array([1, 0, 0], dtype=np.float32), (len(texts), 1))
