@@ -20,6 +20,8 @@ Invariants:
   further and always hashes the files it saw an event for (`verify`).
 - Notes are read through `read_inside` (no link out of the root is ever followed, even one swapped
   in after listing), and the row records the `fstat` of exactly the bytes that were indexed.
+- A chunk longer than the model's input limit gets one vector per part (`embed_parts`); search
+  returns it once, as near as its nearest part.
 - `state.json` records the chunker and embedder versions; a mismatch, a missing state or a corrupt
   database means the index is deleted and rebuilt from the markdown, with a warning. Files are
   only ever created or deleted inside a `.memo` that memo owns (`_index_dir`).
@@ -40,7 +42,7 @@ from typing import Any
 import apsw
 import numpy as np
 
-from tideline.embed import estimate_tokens
+from tideline.embed import embed_parts, estimate_tokens
 from tideline.errors import StoreError
 from tideline.library._chunker import CHUNKER_VERSION, chunk_markdown, embed_text
 from tideline.library._errors import LinkOutside, UnreadableFile
@@ -561,7 +563,7 @@ class CollectionIndex:
         for start in range(0, total, EMBED_BATCH):
             batch = [r for r in reps[start : start + EMBED_BATCH] if r[0] in texts]
             t0 = time.perf_counter()
-            vectors = self.embedder.embed_documents([texts[i] for i, _ in batch])
+            vectors = embed_parts(self.embedder, [texts[i] for i, _ in batch])
             report.embed_seconds += time.perf_counter() - t0
             with db.transaction():
                 items: list[tuple[int, np.ndarray]] = []
@@ -585,15 +587,7 @@ class CollectionIndex:
                 progress("vectors", done, total)
 
     def _vectors_of(self, ids: list[int]) -> dict[int, np.ndarray]:
-        out: dict[int, np.ndarray] = {}
-        for start in range(0, len(ids), 500):
-            part = ids[start : start + 500]
-            marks = ",".join("?" * len(part))
-            for i, blob in self.db.execute(
-                f"SELECT rowid, embedding FROM chunks_vec WHERE rowid IN ({marks})", part
-            ):
-                out[i] = np.frombuffer(blob, dtype=np.float32)
-        return out
+        return self.text.vectors_of(ids)
 
     # -- reading ----------------------------------------------------------------------------
     def lexical(self, query: str, k: int, where: str | None, params: tuple) -> list[Hit]:

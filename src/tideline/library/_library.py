@@ -32,7 +32,7 @@ from tideline.library._registry import (
     save_registry,
 )
 from tideline.library._router import Router, RouteResult
-from tideline.search import MODES, Hit
+from tideline.search import MODES, Hit, bound_query
 
 RRF_K = 60
 TEXT_CHARS = 1200
@@ -300,7 +300,10 @@ class Library:
             raise InvalidInput("query is empty; pass the words or the question to search for")
         k = max(1, min(int(k), 100))
         target = self._target(path)
+        query, cut = bound_query(query)
         result = SearchResult(query, mode, target.scope, [], [], expensive=target.expensive)
+        if cut:
+            result.warnings.append(cut)
         if target.expensive:
             result.warnings.append(
                 f"searched all {len(target.parts)} collections (path '*'): the expensive path; "
