@@ -8,7 +8,7 @@ from tideline.llm._client import LLMClient, prompt_tokens
 from tideline.llm._load import NO_LLM, llm_from_sampler, llm_from_settings
 from tideline.llm._meter import TokenMeter
 from tideline.llm._openai import STEP_HEADER, OpenAIChat
-from tideline.llm._protocol import LLM, ChatBackend, Sample, Sampler
+from tideline.llm._protocol import LLM, ChatBackend, FormatRefused, Sample, Sampler
 from tideline.llm._sampling import SamplingChat
 from tideline.llm._structured import JsonSchema
 from tideline.llm._types import Message, Mode, Reply, Result, Usage
@@ -18,6 +18,7 @@ __all__ = [
     "NO_LLM",
     "STEP_HEADER",
     "ChatBackend",
+    "FormatRefused",
     "JsonSchema",
     "LLMClient",
     "Message",

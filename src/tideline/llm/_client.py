@@ -20,7 +20,7 @@ from pydantic import BaseModel, ValidationError
 from tideline.embed import estimate_tokens
 from tideline.errors import InputTooLong, LLMError
 from tideline.llm._meter import TokenMeter
-from tideline.llm._protocol import ChatBackend
+from tideline.llm._protocol import ChatBackend, FormatRefused
 from tideline.llm._structured import JsonSchema, describe, parse, repair_request
 from tideline.llm._types import Message, Reply, Result, Usage
 
@@ -88,16 +88,20 @@ class LLMClient:
         max_tokens: int,
         meter: TokenMeter | None,
     ) -> Reply:
-        size = prompt_tokens(messages) + self.backend.overhead(schema)
-        if size > self.max_input_tokens:
-            raise InputTooLong(
-                f"step {step!r}: the prompt is ~{size} tokens, over the {self.max_input_tokens}-"
-                "token input cap (TIDELINE_LLM_MAX_INPUT_TOKENS); send less context per call or "
-                "raise the cap to what the model's context window holds"
-            )
-        if meter is not None:
-            meter.check(step, size, max_tokens)
-        reply = self.backend.chat(messages, max_tokens=max_tokens, schema=schema, step=step)
-        if meter is not None:
-            meter.record(step, reply.usage)
-        return reply
+        while True:
+            size = prompt_tokens(messages) + self.backend.overhead(schema)
+            if size > self.max_input_tokens:
+                raise InputTooLong(
+                    f"step {step!r}: the prompt is ~{size} tokens, over the "
+                    f"{self.max_input_tokens}-token input cap (TIDELINE_LLM_MAX_INPUT_TOKENS); send "
+                    "less context per call or raise the cap to what the model's context holds"
+                )
+            if meter is not None:
+                meter.check(step, size, max_tokens)
+            try:
+                reply = self.backend.chat(messages, max_tokens=max_tokens, schema=schema, step=step)
+            except FormatRefused:
+                continue  # the backend moved to a weaker mode; its prompt may be longer now
+            if meter is not None:
+                meter.record(step, reply.usage)
+            return reply

@@ -7,8 +7,9 @@ retried (a model too slow once is slow again); it fails at once with the setting
 
 Structured output climbs down a ladder, once per client: `json_schema` (the server enforces the
 schema) → `json_object` (JSON mode, schema in the prompt) → `prompt` (schema in the prompt only).
-A 400/422 that names the response format moves one rung down and is remembered, so a server that
-lacks json_schema costs one refused request per client, not one per call.
+A 400/422 that names the response format moves one rung down, is remembered, and raises
+`FormatRefused` so the client re-checks the (now longer) prompt against the input cap and asks
+again: a server that lacks json_schema costs one refused request per client, not one per call.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import openai
 
 from tideline.embed import estimate_tokens
 from tideline.errors import ConfigError, LLMError, LLMUnavailable
+from tideline.llm._protocol import FormatRefused
 from tideline.llm._structured import JsonSchema, with_instruction
 from tideline.llm._types import Message, Mode, Reply, Usage
 
@@ -83,18 +85,17 @@ class OpenAIChat:
         schema: JsonSchema | None,
         step: str,
     ) -> Reply:
-        while True:
-            mode: Mode = self.mode if schema else "text"
-            try:
-                return self._request(messages, max_tokens, schema, mode, step)
-            except openai.APIStatusError as exc:
-                if schema and self.auto and mode != "prompt" and _format_refused(exc):
-                    self.mode = _LADDER[_LADDER.index(mode) + 1]
-                    continue
-                raise LLMError(
-                    f"LLM endpoint {self.url} refused step {step!r} (HTTP {exc.status_code}: "
-                    f"{_detail(exc)}); check TIDELINE_LLM_MODEL and TIDELINE_LLM_API_KEY"
-                ) from None
+        mode: Mode = self.mode if schema else "text"
+        try:
+            return self._request(messages, max_tokens, schema, mode, step)
+        except openai.APIStatusError as exc:
+            if schema and self.auto and mode != "prompt" and _format_refused(exc):
+                self.mode = _LADDER[_LADDER.index(mode) + 1]
+                raise FormatRefused(mode) from None
+            raise LLMError(
+                f"LLM endpoint {self.url} refused step {step!r} (HTTP {exc.status_code}: "
+                f"{_detail(exc)}); check TIDELINE_LLM_MODEL and TIDELINE_LLM_API_KEY"
+            ) from None
 
     def _request(
         self,
