@@ -24,8 +24,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from tests.openai_stub import OpenAIStub, Reply, Route, error
-
-STEP_HEADER = "X-Tideline-Step"
+from tideline.llm import STEP_HEADER
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
 import openai
 
@@ -26,12 +26,10 @@ from tideline.llm._protocol import FormatRefused
 from tideline.llm._structured import JsonSchema, with_instruction
 from tideline.llm._types import Message, Mode, Reply, Usage
 
-Structured = Literal["auto", "json_schema", "json_object", "prompt"]
 _LADDER: tuple[Mode, ...] = ("json_schema", "json_object", "prompt")
 _FORMAT_WORDS = ("response_format", "json_schema", "json_object", "json mode", "unsupported")
-STEP_HEADER = (
-    "X-Tideline-Step"  # which pipeline step asked: for logs and proxies, ignored by servers
-)
+# Which pipeline step asked: for logs, proxies and the test server; LLM servers ignore it.
+STEP_HEADER = "X-Tideline-Step"
 
 
 class OpenAIChat:
