@@ -6,6 +6,9 @@ Invariants:
 - Writes go through `Database.transaction()`: `BEGIN IMMEDIATE` takes the write lock up front (no
   deadlocked upgrade from reader to writer); nested calls become savepoints; any exception rolls the
   whole block back, so nothing is ever written half.
+- Damage is never silent and never a traceback: an existing file is checked below SQLite first
+  (`_health.header_damage`: empty, not SQLite, truncated, garbage log), and every cursor turns
+  SQLite's corrupt / not-a-database errors into `DatabaseDamaged` naming the file and the fix.
 - sqlite-vec is loaded when it can be. When it cannot (a Python without extension loading),
   `vec_enabled` is False and search degrades to lexical with a single warning.
 """
@@ -21,7 +24,14 @@ from typing import Any
 
 import apsw
 
-from tideline.errors import DatabaseLocked, HomeNotWritable, NotADatabase, StoreError
+from tideline.errors import (
+    DatabaseDamaged,
+    DatabaseLocked,
+    HomeNotWritable,
+    NotADatabase,
+    StoreError,
+)
+from tideline.store._health import REPAIR_HINT, header_damage
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +55,47 @@ def _load_vec(conn: apsw.Connection) -> bool:
         return False
 
 
+def damaged(path: Path | str, what: str) -> DatabaseDamaged:
+    """The one-line error for a damaged file: `NotADatabase` when it is not (ours) at all."""
+    kind = NotADatabase if what.startswith(("is empty", "is not")) else DatabaseDamaged
+    return kind(f"{path} {what}; {REPAIR_HINT}")
+
+
+@contextlib.contextmanager
+def _damage_as_error(conn: apsw.Connection) -> Iterator[None]:
+    try:
+        yield
+    except apsw.NotADBError as exc:
+        raise damaged(conn.filename, "is not an SQLite database (its header is damaged)") from exc
+    except apsw.CorruptError as exc:
+        raise damaged(conn.filename, f"is damaged ({exc})") from exc
+
+
+class _Cursor(apsw.Cursor):
+    """An apsw cursor whose corruption errors name the file and the fix, wherever a query
+    meets a bad page: at `execute`, or rows later while it is being iterated."""
+
+    def execute(self, *args: Any, **kwargs: Any) -> apsw.Cursor:
+        with _damage_as_error(self.connection):
+            return super().execute(*args, **kwargs)
+
+    def executemany(self, *args: Any, **kwargs: Any) -> apsw.Cursor:
+        with _damage_as_error(self.connection):
+            return super().executemany(*args, **kwargs)
+
+    def __next__(self) -> Any:
+        with _damage_as_error(self.connection):
+            return super().__next__()
+
+    def fetchone(self) -> Any:
+        with _damage_as_error(self.connection):
+            return super().fetchone()
+
+    def fetchall(self) -> list[Any]:
+        with _damage_as_error(self.connection):
+            return super().fetchall()
+
+
 class Database:
     """One open SQLite file. Thread-safe for the simple calls below (apsw serialises)."""
 
@@ -55,6 +106,10 @@ class Database:
             if readonly
             else apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
         )
+        if self.path is not None:
+            damage = header_damage(self.path)
+            if damage is not None:
+                raise damaged(self.path, damage)
         if self.path is not None and not readonly:
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -69,6 +124,7 @@ class Database:
             raise HomeNotWritable(
                 f"cannot open database {path} ({exc}); check the folder's permissions or set TIDELINE_HOME"
             ) from exc
+        self.conn.cursor_factory = _Cursor
         self.conn.set_busy_timeout(busy_timeout_ms)
         self._lock = threading.RLock()
         try:
@@ -76,11 +132,9 @@ class Database:
             if not readonly:
                 self.conn.execute("PRAGMA journal_mode=WAL").fetchall()
                 self.conn.execute("PRAGMA synchronous=NORMAL")
-        except apsw.NotADBError as exc:
+        except DatabaseDamaged:
             self.conn.close()
-            raise NotADatabase(
-                f"{path} is not an SQLite database; move it aside or point TIDELINE_HOME elsewhere"
-            ) from exc
+            raise
         except apsw.BusyError as exc:
             self.conn.close()
             raise DatabaseLocked(
