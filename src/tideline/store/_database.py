@@ -31,7 +31,7 @@ from tideline.errors import (
     NotADatabase,
     StoreError,
 )
-from tideline.store._health import REPAIR_HINT, header_damage
+from tideline.store._health import REPAIR_HINT, header_damage, remember_damage, remembered_damage
 
 log = logging.getLogger(__name__)
 
@@ -61,14 +61,25 @@ def damaged(path: Path | str, what: str) -> DatabaseDamaged:
     return kind(f"{path} {what}; {REPAIR_HINT}")
 
 
+class _Connection(apsw.Connection):
+    """An apsw connection that knows whether damage found in its file is to be remembered."""
+
+    remember_damage = False
+
+
 @contextlib.contextmanager
 def _damage_as_error(conn: apsw.Connection) -> Iterator[None]:
     try:
         yield
-    except apsw.NotADBError as exc:
-        raise damaged(conn.filename, "is not an SQLite database (its header is damaged)") from exc
-    except apsw.CorruptError as exc:
-        raise damaged(conn.filename, f"is damaged ({exc})") from exc
+    except (apsw.NotADBError, apsw.CorruptError) as exc:
+        what = (
+            "is not an SQLite database (its header is damaged)"
+            if isinstance(exc, apsw.NotADBError)
+            else f"is damaged ({exc})"
+        )
+        if isinstance(conn, _Connection) and conn.remember_damage and conn.filename:
+            remember_damage(Path(conn.filename), what)
+        raise damaged(conn.filename, what) from exc
 
 
 class _Cursor(apsw.Cursor):
@@ -99,7 +110,15 @@ class _Cursor(apsw.Cursor):
 class Database:
     """One open SQLite file. Thread-safe for the simple calls below (apsw serialises)."""
 
-    def __init__(self, path: Path | str, *, busy_timeout_ms: int = 5000, readonly: bool = False):
+    def __init__(
+        self,
+        path: Path | str,
+        *,
+        busy_timeout_ms: int = 5000,
+        readonly: bool = False,
+        remember_damage: bool = False,
+    ):
+        """`remember_damage`: damage found once refuses every later open (see `_health`)."""
         self.path = Path(path) if str(path) != ":memory:" else None
         flags = (
             apsw.SQLITE_OPEN_READONLY
@@ -107,7 +126,9 @@ class Database:
             else apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
         )
         if self.path is not None:
-            damage = header_damage(self.path)
+            damage = header_damage(self.path) or (
+                remembered_damage(self.path) if remember_damage else None
+            )
             if damage is not None:
                 raise damaged(self.path, damage)
         if self.path is not None and not readonly:
@@ -119,7 +140,8 @@ class Database:
                     "set TIDELINE_HOME to a writable folder"
                 ) from exc
         try:
-            self.conn = apsw.Connection(str(path), flags=flags)
+            self.conn = _Connection(str(path), flags=flags)
+            self.conn.remember_damage = remember_damage
         except apsw.CantOpenError as exc:
             raise HomeNotWritable(
                 f"cannot open database {path} ({exc}); check the folder's permissions or set TIDELINE_HOME"

@@ -8,11 +8,16 @@ truncated file as zeros until some query trips over them. These checks look at t
 - `wal_damage(deep=True)` walks and checksums every frame of the log; `doctor` runs it, together
   with `quick_check` (SQLite's own page-level check, O(size of the file)).
 
-Every function here only reads; none of them opens the file for writing.
+Every check here only reads; none of them opens the database for writing. Damage met once is
+remembered next to the file (`<file>.damage.json`, keyed by its inode) for databases that ask for
+it, so a bad page that one command tripped over stops every later command too, until a backup is
+restored (a new inode), `doctor --repair` moves the file aside, or `doctor` finds it sound again.
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import json
 import struct
 from pathlib import Path
 from typing import BinaryIO
@@ -142,8 +147,8 @@ def quick_check(path: Path, *, max_errors: int = 5) -> list[str]:
     except apsw.Error as exc:
         return [f"cannot be opened ({exc})"]
     try:
-        rows = [r[0] for r in conn.execute(f"PRAGMA quick_check({int(max_errors)})")]
-        return [] if rows == ["ok"] else rows
+        rows = [" ".join(r[0].split()) for r in conn.execute(f"PRAGMA quick_check({max_errors})")]
+        return [] if rows == ["ok"] else [r for r in rows if not r.startswith("*** in database")]
     except apsw.Error as exc:
         return [str(exc)]
     finally:
@@ -157,4 +162,37 @@ def check_file(path: Path) -> list[str]:
         damage = wal_damage(path, deep=True)
     if damage is not None:
         return [damage]
-    return [f"fails quick_check: {line}" for line in quick_check(path)]
+    found = quick_check(path)
+    return [f"fails quick_check ({'; '.join(found)})"] if found else []
+
+
+def damage_note(path: Path) -> Path:
+    return Path(f"{path}.damage.json")
+
+
+def remember_damage(path: Path, damage: str) -> None:
+    """Record damage found in `path` (best effort: a read-only folder just forgets)."""
+    try:
+        note = {
+            "inode": path.stat().st_ino,
+            "found": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            "damage": damage,
+        }
+        damage_note(path).write_text(json.dumps(note) + "\n", encoding="utf-8")
+    except OSError:
+        pass
+
+
+def remembered_damage(path: Path) -> str | None:
+    """The damage recorded for this very file (same inode), as the middle of a sentence."""
+    try:
+        note = json.loads(damage_note(path).read_text(encoding="utf-8"))
+        if note["inode"] != path.stat().st_ino:
+            return None
+        return f"{note['damage']} (found {note['found']}; `tideline doctor` re-checks it)"
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def forget_damage(path: Path) -> None:
+    damage_note(path).unlink(missing_ok=True)

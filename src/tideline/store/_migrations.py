@@ -90,11 +90,12 @@ def open_database(
     migrations: Migrations | None = None,
     *,
     busy_timeout_ms: int = 5000,
+    remember_damage: bool = False,
 ) -> Database:
     """Open (creating if needed) a database and bring its schema up to date."""
     if migrations is not None and str(path) != ":memory:" and not Path(path).exists():
         _create(Path(path), migrations, busy_timeout_ms)
-    db = Database(str(path), busy_timeout_ms=busy_timeout_ms)
+    db = Database(str(path), busy_timeout_ms=busy_timeout_ms, remember_damage=remember_damage)
     if migrations is not None:
         try:
             _require_ours(db, migrations)
