@@ -67,44 +67,55 @@ class _Connection(apsw.Connection):
     remember_damage = False
 
 
-@contextlib.contextmanager
-def _damage_as_error(conn: apsw.Connection) -> Iterator[None]:
-    try:
-        yield
-    except (apsw.NotADBError, apsw.CorruptError) as exc:
-        what = (
-            "is not an SQLite database (its header is damaged)"
-            if isinstance(exc, apsw.NotADBError)
-            else f"is damaged ({exc})"
-        )
-        if isinstance(conn, _Connection) and conn.remember_damage and conn.filename:
-            remember_damage(Path(conn.filename), what)
-        raise damaged(conn.filename, what) from exc
+DAMAGE = (apsw.NotADBError, apsw.CorruptError)
+
+
+def _damage(conn: apsw.Connection, exc: apsw.Error) -> DatabaseDamaged:
+    """The error for SQLite's own damage report, remembered when the connection asks for it."""
+    what = (
+        "is not an SQLite database (its header is damaged)"
+        if isinstance(exc, apsw.NotADBError)
+        else f"is damaged ({exc})"
+    )
+    if isinstance(conn, _Connection) and conn.remember_damage and conn.filename:
+        remember_damage(Path(conn.filename), what)
+    return damaged(conn.filename, what)
 
 
 class _Cursor(apsw.Cursor):
     """An apsw cursor whose corruption errors name the file and the fix, wherever a query
-    meets a bad page: at `execute`, or rows later while it is being iterated."""
+    meets a bad page: at `execute`, or rows later while it is being iterated. (Plain
+    try/except: this wraps every row, and a context manager would cost 8x per row.)"""
 
     def execute(self, *args: Any, **kwargs: Any) -> apsw.Cursor:
-        with _damage_as_error(self.connection):
+        try:
             return super().execute(*args, **kwargs)
+        except DAMAGE as exc:
+            raise _damage(self.connection, exc) from exc
 
     def executemany(self, *args: Any, **kwargs: Any) -> apsw.Cursor:
-        with _damage_as_error(self.connection):
+        try:
             return super().executemany(*args, **kwargs)
+        except DAMAGE as exc:
+            raise _damage(self.connection, exc) from exc
 
     def __next__(self) -> Any:
-        with _damage_as_error(self.connection):
+        try:
             return super().__next__()
+        except DAMAGE as exc:
+            raise _damage(self.connection, exc) from exc
 
     def fetchone(self) -> Any:
-        with _damage_as_error(self.connection):
+        try:
             return super().fetchone()
+        except DAMAGE as exc:
+            raise _damage(self.connection, exc) from exc
 
     def fetchall(self) -> list[Any]:
-        with _damage_as_error(self.connection):
+        try:
             return super().fetchall()
+        except DAMAGE as exc:
+            raise _damage(self.connection, exc) from exc
 
 
 class Database:
