@@ -28,7 +28,10 @@ class Tideline:
     @cached_property
     def db(self) -> Database:
         return open_database(
-            self.settings.db_path, AGENT_MIGRATIONS, busy_timeout_ms=self.settings.busy_timeout_ms
+            self.settings.db_path,
+            AGENT_MIGRATIONS,
+            busy_timeout_ms=self.settings.busy_timeout_ms,
+            remember_damage=True,  # the one copy of a memory: stop at the first bad page
         )
 
     @cached_property
