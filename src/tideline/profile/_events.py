@@ -66,7 +66,7 @@ class EventStore:
             " RETURNING id",
             (at, event_id),
         )
-        return cur.fetchone() is not None
+        return bool(cur.fetchall())  # drain: a pending RETURNING blocks COMMIT
 
     def count(self) -> dict[str, int]:
         return {"events": int(self.db.scalar("SELECT COUNT(*) FROM events"))}

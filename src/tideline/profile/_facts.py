@@ -210,7 +210,7 @@ class FactStore:
             VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id""",
             (fact_id, turn_id, observation_id, polarity, now),
         )
-        return cur.fetchone() is not None
+        return bool(cur.fetchall())  # drain: a pending RETURNING blocks COMMIT
 
     def mention(
         self, fact_id: int, *, seen_at: str, expires_at: str | None, now: str, count: int = 1

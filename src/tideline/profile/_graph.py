@@ -42,7 +42,7 @@ class EdgeStore:
             " VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id",
             (kind, from_fact, to_fact, run_id, now),
         )
-        return cur.fetchone() is not None
+        return bool(cur.fetchall())  # drain: a pending RETURNING blocks COMMIT
 
     def remove_for(self, fact_id: int, at: str) -> int:
         """Retire every live edge touching a fact (when it is closed or rejected)."""

@@ -94,7 +94,7 @@ class RunStore:
                     run_id,
                 ),
             )
-            if cur.fetchone() is None:
+            if not cur.fetchall():
                 raise NotFound(f"sleep run #{run_id} does not exist; start one with start_run()")
 
     def get(self, run_id: int) -> SleepRun | None:
