@@ -160,3 +160,17 @@ def test_drafts_are_checked_before_any_write() -> None:
         FactDraft("user", "city", "Tokyo", valid_from="yesterday")
     with pytest.raises(InvalidInput, match="value is empty"):
         FactDraft("user", "city", "  ")
+
+
+def test_final_facts_take_no_evidence_and_no_edges(profile: Profile, memory) -> None:
+    turn = memory.sync_turn("s1", "user", "hello").id
+    closed, live = add_fact(profile, "old"), add_fact(profile, "new")
+    profile.close(closed)
+    for change, action in (
+        (lambda cs: cs.support(closed, turn_ids=(turn,)), "gain evidence"),
+        (lambda cs: cs.add_edge("causes", live, closed), "join the knowledge graph"),
+    ):
+        cs = profile.read().changeset()
+        change(cs)
+        with pytest.raises(IllegalTransition, match=action):
+            profile.apply(cs)

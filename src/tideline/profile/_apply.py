@@ -18,7 +18,7 @@ from tideline.profile._decay import expires_at
 from tideline.profile._events import EventStore
 from tideline.profile._facts import FactStore
 from tideline.profile._graph import EdgeStore
-from tideline.profile._lifecycle import check_strategy, check_supersede, check_transition
+from tideline.profile._lifecycle import check_live, check_strategy, check_transition
 from tideline.profile._mentions import merge_mention, person_key
 from tideline.profile._observations import ObservationStore
 from tideline.profile._people import RelationshipStore
@@ -142,7 +142,7 @@ class Applier:
             case c.NewEdge():
                 a, b = self._fact(op.from_fact), self._fact(op.to_fact)
                 for f in (a, b):
-                    check_supersede(f)  # same rule: only live facts take part
+                    check_live(f, "join the knowledge graph")
                 self.s.edges.add(op.kind, a.id, b.id, now=self.now, run_id=self.run_id)
             case c.NewStrategy():
                 fid = None if op.fact is None else self._fact(op.fact).id
@@ -166,7 +166,7 @@ class Applier:
     def _new_fact(self, op: c.NewFact) -> None:
         old = None if op.supersedes is None else self._fact(op.supersedes)
         if old is not None:
-            check_supersede(old)
+            check_live(old)
         self._turns(op.turn_ids)
         obs = self._observation(op.observation)
         ends = expires_at(self.now, op.draft.decay_days)
@@ -188,7 +188,7 @@ class Applier:
         observation: int | c.Ref | None,
     ) -> None:
         fact = self._fact(ref)
-        check_supersede(fact)  # evidence only attaches to live facts
+        check_live(fact, "gain evidence")
         self._turns(turn_ids)
         added = self._evidence(fact.id, polarity, turn_ids, self._observation(observation))
         if polarity == "support" and added:
@@ -221,7 +221,7 @@ class Applier:
 
     def _merge(self, op: c.Merge) -> None:
         keep, drop = self._fact(op.keep), self._fact(op.drop)
-        check_supersede(keep)
+        check_live(keep, "absorb a duplicate")
         for ev in self.s.facts.evidence([drop.id])[drop.id]:
             self.s.facts.add_evidence(
                 keep.id,

@@ -49,12 +49,12 @@ def check_transition(fact: Fact, to: str) -> None:
         )
 
 
-def check_supersede(old: Fact) -> None:
-    """Only a fact still believed can be superseded (and so form a disputed pair)."""
-    if old.status in FINAL_STATUSES:
+def check_live(fact: Fact, action: str = "be superseded") -> None:
+    """Only a fact still believed can be superseded, gain evidence or join the graph."""
+    if fact.status in FINAL_STATUSES:
         raise IllegalTransition(
-            f"fact #{old.id} is {old.status}; only suspected, confirmed or established facts can "
-            "be superseded"
+            f"fact #{fact.id} is {fact.status}; only suspected, confirmed or established facts can "
+            f"{action}"
         )
 
 

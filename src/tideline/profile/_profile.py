@@ -16,7 +16,7 @@ from typing import Any
 
 from tideline.errors import InvalidInput
 from tideline.memory import Memory
-from tideline.profile._apply import Applied, Applier, Stores
+from tideline.profile._apply import Applied, Applier, Stores, TurnCheck
 from tideline.profile._changeset import Changeset
 from tideline.profile._decay import injection_weight, is_expired
 from tideline.profile._drafts import choice
@@ -91,7 +91,7 @@ class Profile:
             version = self.versions.bump(applier.now)
         return Applied(version, applier.ids, applier.counts)
 
-    def _check_turns(self) -> Any:
+    def _check_turns(self) -> TurnCheck | None:
         return None if self.memory is None else self.memory.raw.require
 
     # -- what a person may do: reject or close, never delete or edit -------------------------
