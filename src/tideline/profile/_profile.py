@@ -7,11 +7,15 @@
   while an LLM thinks. `reject` and `close` are one-change changesets checked only against the
   lifecycle — the seed's rule: a person may mark a fact wrong or closed, never delete or edit it.
 - Run records are written outside the profile transaction so a failed run stays recorded.
+- `lock` is the connection's lock shared with `Memory` (one connection, many MCP worker threads):
+  multi-statement reads and every write take it; the LLM never runs under it.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 from tideline.errors import InvalidInput
@@ -47,10 +51,18 @@ from tideline.store import Database
 class Profile:
     """Facts with a lifecycle, their evidence and everything Sleep builds around them."""
 
-    def __init__(self, db: Database, memory: Memory | None = None, *, clock: Clock = utcnow):
+    def __init__(
+        self,
+        db: Database,
+        memory: Memory | None = None,
+        *,
+        clock: Clock = utcnow,
+        lock: AbstractContextManager[object] | None = None,
+    ):
         self.db = db
         self.memory = memory
         self.clock = clock
+        self.lock = lock or threading.RLock()
         self.stores = Stores(db)
         self.versions = VersionStore(db)
 
@@ -61,7 +73,7 @@ class Profile:
     def read(self) -> ProfileView:
         """One consistent picture (no write lock held) to compute a changeset against."""
         s = self.stores
-        with self.versions.reading():
+        with self.lock, self.versions.reading():
             return ProfileView(
                 version=self.versions.current(),
                 now=self.clock(),
@@ -80,7 +92,7 @@ class Profile:
 
     def _write(self, changeset: Changeset, *, run_id: int | None, check: bool) -> Applied:
         applier = Applier(self.stores, self.clock(), run_id, self._check_turns())
-        with self.db.transaction():
+        with self.lock, self.db.transaction():
             current = self.versions.current()
             if check and current != changeset.base_version:
                 raise ProfileChanged(
@@ -121,12 +133,14 @@ class Profile:
         statuses = [status] if isinstance(status, str) else list(status or [])
         for st in statuses:
             choice(st, "status", STATUSES)
-        found = self.stores.facts.list(statuses or None, category, subject)
-        return self._with_evidence(found) if evidence else found
+        with self.lock:
+            found = self.stores.facts.list(statuses or None, category, subject)
+            return self._with_evidence(found) if evidence else found
 
     def fact(self, fact_id: int, *, evidence: bool = True) -> Fact:
-        fact = self.stores.facts.require(fact_id)
-        return self._with_evidence([fact])[0] if evidence else fact
+        with self.lock:
+            fact = self.stores.facts.require(fact_id)
+            return self._with_evidence([fact])[0] if evidence else fact
 
     def _with_evidence(self, facts: list[Fact]) -> list[Fact]:
         links = self.stores.facts.evidence([f.id for f in facts])
@@ -142,17 +156,18 @@ class Profile:
 
     def timeline(self, fact_id: int) -> FactTimeline:
         """The fact, its whole supersedes chain (oldest first) and every status change in it."""
-        fact = self.fact(fact_id)
-        root = fact
-        while root.supersedes is not None:
-            root = self.stores.facts.require(root.supersedes)
-        chain_ids, queue = [], [root.id]
-        while queue:
-            fid = queue.pop(0)
-            chain_ids.append(fid)
-            queue += self.stores.facts.superseded_by(fid)
-        chain = [self.fact(i) for i in chain_ids]
-        return FactTimeline(fact, chain, self.stores.facts.changes(chain_ids))
+        with self.lock:
+            fact = self.fact(fact_id)
+            root = fact
+            while root.supersedes is not None:
+                root = self.stores.facts.require(root.supersedes)
+            chain_ids, queue = [], [root.id]
+            while queue:
+                fid = queue.pop(0)
+                chain_ids.append(fid)
+                queue += self.stores.facts.superseded_by(fid)
+            chain = [self.fact(i) for i in chain_ids]
+            return FactTimeline(fact, chain, self.stores.facts.changes(chain_ids))
 
     def active(self) -> list[ActiveFact]:
         """The profile to inject: live, unexpired facts, heaviest first (near expiry weighs less)."""
