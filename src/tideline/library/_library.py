@@ -31,7 +31,7 @@ from tideline.library._registry import (
     save_registry,
 )
 from tideline.library._router import Router, RouteResult
-from tideline.search import MODES, Hit
+from tideline.search import MODES, Hit, valid_text
 
 RRF_K = 60
 TEXT_CHARS = 1200
@@ -296,6 +296,7 @@ class Library:
             raise InvalidInput(f"mode {mode!r} is not one of {', '.join(MODES)}")
         if not query or not query.strip():
             raise InvalidInput("query is empty; pass the words or the question to search for")
+        query = valid_text(query)
         k = max(1, min(int(k), 100))
         target = self._target(path)
         result = SearchResult(query, mode, target.scope, [], [], expensive=target.expensive)

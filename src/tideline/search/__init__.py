@@ -4,7 +4,7 @@ from tideline.search._fallback import query_vector
 from tideline.search._fusion import RRF_K, rrf_fuse, weighted_fuse
 from tideline.search._index import TextIndex
 from tideline.search._query import ParsedQuery, parse_query
-from tideline.search._text import has_cjk, spaced_cjk
+from tideline.search._text import has_cjk, spaced_cjk, valid_text
 from tideline.search._types import MODES, Hit, Mode
 
 __all__ = [
@@ -19,5 +19,6 @@ __all__ = [
     "query_vector",
     "rrf_fuse",
     "spaced_cjk",
+    "valid_text",
     "weighted_fuse",
 ]

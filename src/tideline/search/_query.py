@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from tideline.search._text import fold, spaced_cjk
+from tideline.search._text import fold, spaced_cjk, valid_text
 
 _TOKEN = re.compile(r'"[^"]*"?|\S+')
 _WORD = re.compile(r"[^\W_]+")
@@ -59,7 +59,7 @@ class ParsedQuery:
 
 def parse_query(text: str) -> ParsedQuery:
     """Parse user text; never raises, whatever the input."""
-    text = fold(text or "").replace("\x00", " ")
+    text = fold(valid_text(text or "")).replace("\x00", " ")
     text = text.translate(_SEPARATORS)
     positive: list[str] = []
     negative: list[str] = []
