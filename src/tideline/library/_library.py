@@ -31,6 +31,7 @@ from tideline.library._registry import (
     save_registry,
 )
 from tideline.library._router import Router, RouteResult
+from tideline.pathnames import shown
 from tideline.search import MODES, Hit, valid_text
 
 RRF_K = 60
@@ -191,7 +192,7 @@ class Library:
             return _Target("*", [(c, "all", "") for c in layout.collections], expensive=True)
         resolved = resolve_inside(self.root, raw)
         if not resolved.exists():
-            raise NoCollection(f"{raw}: no such file or folder in the library {self.root}")
+            raise NoCollection(f"{shown(raw)}: no such file or folder in the library {self.root}")
         if resolved == self.root:
             return _Target("*", [(c, "all", "") for c in layout.collections], expensive=True)
         rel = resolved.relative_to(self.root).as_posix()

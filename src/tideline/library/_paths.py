@@ -40,7 +40,7 @@ def resolve_inside(root: Path, user_path: str | Path) -> Path:
         ) from None
     if resolved != root and root not in resolved.parents:
         raise PathOutsideLibrary(
-            f"path {raw!r} resolves to {resolved}, outside the library root {root}; "
+            f"path {shown(raw)} resolves to {shown(resolved)}, outside the library root {root}; "
             "pass a path relative to the root (no '..', no absolute paths or links leading out)"
         )
     return resolved
