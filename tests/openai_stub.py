@@ -2,7 +2,8 @@
 
 It stands in for a hosted embedding service (which cannot run here). Vectors are derived from a
 hash of the text, so they are deterministic; the server records every request it served and can be
-told to fail the next N requests with a status code.
+told to fail the next N requests with a status code (and `fail_headers`, e.g. Retry-After).
+Subclasses add endpoints through `routes()` (tests/llm_server.py adds chat completions).
 """
 
 from __future__ import annotations
@@ -10,15 +11,23 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+from collections.abc import Callable, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
+
+Reply = tuple[int, dict[str, Any], dict[str, str]]  # status, JSON body, extra headers
+Route = Callable[[dict[str, Any], Mapping[str, str]], Reply]
 
 
 def fake_vector(text: str, dim: int) -> list[float]:
     seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
     return np.random.default_rng(seed).standard_normal(dim).astype(np.float32).tolist()
+
+
+def error(status: int, message: str, headers: dict[str, str] | None = None) -> Reply:
+    return status, {"error": {"message": message}}, headers or {}
 
 
 class OpenAIStub:
@@ -27,6 +36,8 @@ class OpenAIStub:
         self.api_key = api_key
         self.requests: list[dict[str, Any]] = []
         self.fail_next: list[int] = []
+        self.fail_headers: dict[str, str] = {}
+        self.closing = threading.Event()  # set on exit: wakes handlers told to answer slowly
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -36,39 +47,56 @@ class OpenAIStub:
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 stub.requests.append(
-                    {"path": self.path, "body": body, "auth": self.headers.get("Authorization")}
+                    {
+                        "path": self.path,
+                        "body": body,
+                        "auth": self.headers.get("Authorization"),
+                        "headers": self.headers,  # case-insensitive lookups
+                    }
                 )
-                if stub.fail_next:
-                    return self._send(
-                        stub.fail_next.pop(0), {"error": {"message": "scripted failure"}}
-                    )
-                if stub.api_key and self.headers.get("Authorization") != f"Bearer {stub.api_key}":
-                    return self._send(401, {"error": {"message": "bad key"}})
-                if self.path != "/v1/embeddings":
-                    return self._send(404, {"error": {"message": "not found"}})
-                inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
-                data = [
-                    {"object": "embedding", "index": i, "embedding": fake_vector(t, stub.dim)}
-                    for i, t in enumerate(inputs)
-                ]
-                self._send(200, {"object": "list", "data": data[::-1], "model": body["model"]})
-
-            def _send(self, status: int, payload: dict[str, Any]) -> None:
+                status, payload, headers = stub.respond(self.path, body, self.headers)
                 raw = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
+                try:
+                    self.send_response(status)
+                    for name, value in {"Content-Type": "application/json", **headers}.items():
+                        self.send_header(name, value)
+                    self.send_header("Content-Length", str(len(raw)))
+                    self.end_headers()
+                    self.wfile.write(raw)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (a timeout test)
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
 
-    def __enter__(self) -> OpenAIStub:
+    def routes(self) -> dict[str, Route]:
+        return {"/v1/embeddings": self.embeddings}
+
+    def respond(self, path: str, body: dict[str, Any], headers: Mapping[str, str]) -> Reply:
+        if self.fail_next:
+            return error(self.fail_next.pop(0), "scripted failure", self.fail_headers)
+        if self.api_key and headers.get("Authorization") != f"Bearer {self.api_key}":
+            return error(401, "bad key")
+        route = self.routes().get(path)
+        return route(body, headers) if route else error(404, "not found")
+
+    def embeddings(self, body: dict[str, Any], headers: Mapping[str, str]) -> Reply:
+        inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
+        data = [
+            {"object": "embedding", "index": i, "embedding": fake_vector(t, self.dim)}
+            for i, t in enumerate(inputs)
+        ]
+        return 200, {"object": "list", "data": data[::-1], "model": body["model"]}, {}
+
+    def __enter__(self) -> Self:
         self.thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.closing.set()
         self.server.shutdown()
         self.server.server_close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,17 @@ import pytest
 
 from tests.openai_stub import OpenAIStub
 from tideline.config import Settings
-from tideline.embed import CachedEmbedder, E5Embedder, NoneEmbedder, OpenAIEmbedder, load_embedder
+from tideline.embed import (
+    MAX_PARTS,
+    CachedEmbedder,
+    E5Embedder,
+    NoneEmbedder,
+    OpenAIEmbedder,
+    embed_parts,
+    fit_prefix,
+    load_embedder,
+    split_to_fit,
+)
 from tideline.errors import EmbedderUnavailable, UnknownEmbedder
 from tideline.hookspecs import hookimpl
 from tideline.plugins import load_plugins
@@ -121,6 +132,7 @@ def test_load_embedder_by_env_and_config_file(
 class _ConstantEmbedder:
     model_id = "test:constant"
     dim = 3
+    max_input_tokens = 512
 
     def embed_documents(self, texts: Any) -> np.ndarray:
         return np.tile(np.array([1, 0, 0], dtype=np.float32), (len(texts), 1))
@@ -148,3 +160,55 @@ def test_third_party_backend_through_the_plugin_hook(monkeypatch: pytest.MonkeyP
         assert emb.model_id == "test:constant" and emb.embed_query("x").tolist() == [1, 0, 0]
     finally:
         pm.unregister(plugin)
+
+
+def _long_text(n_chars: int) -> str:
+    words = [
+        "the",
+        "tide",
+        "came",
+        "in",
+        "over",
+        "the",
+        "harbour",
+        "wall",
+        "while",
+        "the",
+        "agent",
+        "kept",
+        "notes",
+    ]
+    return " ".join(words[i % len(words)] for i in range(n_chars // 4))[:n_chars]
+
+
+def test_a_long_query_is_cut_to_the_model_limit_and_stays_fast(e5: E5Embedder) -> None:
+    e5.embed_query("warm up")
+    text = _long_text(20_000)
+    started = time.perf_counter()
+    vec = e5.embed_query(text)
+    elapsed = time.perf_counter() - started
+    assert vec.shape == (e5.dim,)
+    assert elapsed < 3.0, f"a 20,000-character query took {elapsed:.1f}s"  # uncapped: 10 s+
+    head = fit_prefix(text, e5.max_input_tokens, e5.count_tokens)
+    assert e5.count_tokens(head) <= 512 < e5.count_tokens(text) and text.startswith(head)
+    assert np.allclose(e5.embed_documents([text])[0], e5.embed_documents([head])[0], atol=1e-5)
+
+
+def test_a_long_document_splits_into_parts_within_the_limit(e5: E5Embedder) -> None:
+    text = _long_text(9_000)
+    parts = split_to_fit(text, e5.max_input_tokens, e5.count_tokens)
+    assert 2 <= len(parts) <= MAX_PARTS
+    assert all(e5.count_tokens(p) <= e5.max_input_tokens for p in parts)
+    assert " ".join(parts).split() == text.split()  # consecutive, nothing lost, nothing repeated
+    capped = split_to_fit(_long_text(200_000), e5.max_input_tokens, e5.count_tokens)
+    assert len(capped) == MAX_PARTS
+    (vectors,) = embed_parts(e5, [text])
+    assert vectors.shape == (len(parts), e5.dim)
+
+
+def test_a_text_without_spaces_or_in_cjk_is_cut_too(e5: E5Embedder) -> None:
+    for text in ("x" * 1_000_000, "記憶" * 100_000):
+        started = time.perf_counter()
+        head = fit_prefix(text, e5.max_input_tokens, e5.count_tokens)
+        assert time.perf_counter() - started < 1.0
+        assert 0 < e5.count_tokens(head) <= e5.max_input_tokens

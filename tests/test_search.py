@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from tideline.embed import E5Embedder, NoneEmbedder, OpenAIEmbedder
-from tideline.search import TextIndex, query_vector, rrf_fuse
+from tideline.embed import E5Embedder, NoneEmbedder, OpenAIEmbedder, embed_parts
+from tideline.search import MAX_QUERY_CHARS, TextIndex, bound_query, query_vector, rrf_fuse
 from tideline.search._types import Hit
 from tideline.store import open_database
 
@@ -150,3 +151,36 @@ def test_rrf_weights_let_a_weaker_list_count_less() -> None:
     halved = rrf_fuse([lex, vec], k=10, weights=[1.0, 0.5])
     assert halved[0].id == 2 and halved[0].score == pytest.approx(1 / 12 + 0.5 / 11)
     assert [h.id for h in halved] == [2, 1, 3] and halved[2].score == pytest.approx(0.5 / 12)
+
+
+def test_a_long_record_gets_a_vector_per_part_and_is_found_once(
+    index: TextIndex, e5: E5Embedder
+) -> None:
+    filler = " ".join(["Minutes of the committee on harbour maintenance and dredging."] * 60)
+    tail = "Finally, the seagull colony nests on the lighthouse roof every spring."
+    long_text = f"{filler} {tail}"
+    index.upsert_many([(9, long_text)])
+    index.set_vectors(zip([9], embed_parts(e5, [long_text]), strict=True))
+    assert index.db.scalar("SELECT count(*) FROM docs_vecpart WHERE record = 9") >= 1
+    q = e5.embed_query("where do the seagulls nest")
+    for where in (None, "rowid IN (1, 2, 9)"):
+        hits = index.vector(q, 10, where)
+        assert [h.id for h in hits].count(9) == 1 and hits[0].id == 9, where
+    assert index.distances(q, [9])[9] == pytest.approx(hits[0].vec_distance, abs=1e-4)
+    assert [h.id for h in index.search("seagull nests", q, k=10)].count(9) == 1
+    assert index.vectors_of([9])[9].shape[0] >= 2
+    index.delete([9])
+    assert index.db.scalar("SELECT count(*) FROM docs_vecpart") == 0
+    assert 9 not in {h.id for h in index.vector(q, 10)}
+
+
+def test_a_huge_query_is_bounded_on_the_lexical_side(index: TextIndex) -> None:
+    for query in ("x" * 1_000_000, "tar" * 400_000, "記" * 1_000_000, "tar " * 300_000):
+        started = time.perf_counter()
+        index.search(query, None, k=5, mode="lex")
+        elapsed = time.perf_counter() - started
+        assert elapsed < 1.0, f"{len(query):,}-character query took {elapsed:.2f}s"  # was 49 s
+    cut, notice = bound_query("tar " * 1_000)
+    assert len(cut) == MAX_QUERY_CHARS and notice and "2,000 of 4,000 characters" in notice
+    assert bound_query("tar xf") == ("tar xf", None)
+    assert index.search("tar " * 1_000, None, k=1, mode="lex")[0].id == 1

@@ -7,6 +7,7 @@ sessions never loads the embedding model.
 
 from __future__ import annotations
 
+import threading
 from functools import cached_property
 
 from tideline.config import Settings
@@ -19,6 +20,8 @@ from tideline.store import Database, open_database
 class Tideline:
     def __init__(self, settings: Settings, embedder: Embedder | None = None):
         self.settings = settings
+        # One connection, possibly many threads (MCP workers): its users take turns through this.
+        self.db_lock = threading.RLock()
         if embedder is not None:
             self.__dict__["embedder"] = embedder
 
@@ -47,6 +50,7 @@ class Tideline:
             self.embedder,
             keyword_boost=s.keyword_boost,
             turn_fusion=TurnFusion(s.turn_rrf_k, s.turn_vector_weight),
+            lock=self.db_lock,
         )
 
     def close(self) -> None:

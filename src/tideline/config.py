@@ -133,6 +133,59 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("inject_budget_t2b", "TIDELINE_INJECT_BUDGET_T2B", 3000, "T2b token budget."),
     Setting("inject_budget_t3", "TIDELINE_INJECT_BUDGET_T3", 1500, "T3 token budget."),
     Setting("inject_budget_t4", "TIDELINE_INJECT_BUDGET_T4", 1500, "T4 token budget."),
+    # -- LLM client (docs/llm.md) ---------------------------------------------------------------
+    Setting(
+        "llm_base_url",
+        "TIDELINE_LLM_BASE_URL",
+        "",
+        "Base URL of an OpenAI-compatible chat API (…/v1); empty: the LLM steps are skipped.",
+    ),
+    Setting("llm_api_key", "TIDELINE_LLM_API_KEY", "", "API key for the chat API."),
+    Setting("llm_model", "TIDELINE_LLM_MODEL", "", "Model name sent to the chat API."),
+    Setting("llm_timeout", "TIDELINE_LLM_TIMEOUT", 120.0, "Seconds one chat request may take."),
+    Setting(
+        "llm_max_retries",
+        "TIDELINE_LLM_MAX_RETRIES",
+        4,
+        "Retries of a chat request answered 429/5xx or cut by a connection error.",
+    ),
+    Setting(
+        "llm_backoff",
+        "TIDELINE_LLM_BACKOFF",
+        1.0,
+        "Seconds before the first retry; doubles on each retry up to `llm_backoff_max`.",
+    ),
+    Setting(
+        "llm_backoff_max",
+        "TIDELINE_LLM_BACKOFF_MAX",
+        30.0,
+        "Longest wait before a retry, Retry-After included; a call waits at most retries × this.",
+    ),
+    Setting(
+        "llm_structured",
+        "TIDELINE_LLM_STRUCTURED",
+        "auto",
+        "Structured output: auto (json_schema, else JSON mode, else prompt only), json_schema, "
+        "json_object or prompt.",
+    ),
+    Setting(
+        "llm_max_input_tokens",
+        "TIDELINE_LLM_MAX_INPUT_TOKENS",
+        24000,
+        "Largest prompt (estimated tokens) one call may send; a larger one is refused.",
+    ),
+    Setting(
+        "llm_max_output_tokens",
+        "TIDELINE_LLM_MAX_OUTPUT_TOKENS",
+        2000,
+        "Most tokens one answer may have, unless a step asks for fewer.",
+    ),
+    Setting(
+        "llm_run_budget",
+        "TIDELINE_LLM_RUN_BUDGET",
+        0,
+        "Tokens (prompt + answer) one pipeline run may spend; 0: no limit.",
+    ),
 )
 
 _BY_NAME = {s.name: s for s in SETTINGS}
@@ -177,6 +230,17 @@ class Settings:
     inject_budget_t2b: int = 3000
     inject_budget_t3: int = 1500
     inject_budget_t4: int = 1500
+    llm_base_url: str = ""
+    llm_api_key: str = ""
+    llm_model: str = ""
+    llm_timeout: float = 120.0
+    llm_max_retries: int = 4
+    llm_backoff: float = 1.0
+    llm_backoff_max: float = 30.0
+    llm_structured: str = "auto"
+    llm_max_input_tokens: int = 24000
+    llm_max_output_tokens: int = 2000
+    llm_run_budget: int = 0
 
     @property
     def db_path(self) -> Path:

@@ -82,6 +82,23 @@ def _probe_home(report: Report, settings: Settings) -> None:
         )
 
 
+def _probe_vectors(report: Report, settings: Settings) -> None:
+    """Records committed without a vector (a kill or an outage after the write); the next write,
+    import or `tideline embed` fills them."""
+    if not settings.db_path.is_file():
+        return
+    from tideline.app import Tideline
+
+    app = Tideline(settings)
+    try:
+        report.facts["vectors_pending"] = app.memory.pending_vectors()
+    except (TidelineError, apsw.Error) as exc:
+        report.facts["vectors_pending"] = None
+        report.problems.append(f"pending vectors of {settings.db_path} not counted ({exc})")
+    finally:
+        app.close()
+
+
 def run_doctor(settings: Settings) -> Report:
     """Check everything Tideline needs; never raises."""
     report = Report()
@@ -92,4 +109,5 @@ def run_doctor(settings: Settings) -> Report:
     _probe_sqlite(report)
     _probe_embedder(report, settings)
     _probe_home(report, settings)
+    _probe_vectors(report, settings)
     return report

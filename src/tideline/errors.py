@@ -10,6 +10,10 @@
     ├── EmbedderError             embedding failed
     │   ├── EmbedderUnavailable   backend down or not configured (transient: search falls back to lexical)
     │   └── UnknownEmbedder       no backend of that name is registered
+    ├── LLMError                  an LLM call failed or its answer never fit the schema
+    │   ├── LLMUnavailable        endpoint down, timed out, or still 429/5xx after the retries (transient)
+    │   ├── BudgetExceeded        the next call would take a run past its token budget
+    │   └── InputTooLong          a prompt is larger than the input cap; the caller must send less
     └── InvalidInput              a caller sent something that breaks a rule (permanent)
         └── NotFound              an id or path that does not exist
 
@@ -63,6 +67,24 @@ class EmbedderUnavailable(EmbedderError):
 
 class UnknownEmbedder(EmbedderError, ConfigError):
     """No embedding backend of the requested name is registered."""
+
+
+class LLMError(TidelineError):
+    """An LLM call failed, was refused, or answered twice with output that breaks the schema."""
+
+
+class LLMUnavailable(LLMError):
+    """The LLM endpoint is down, timed out, or kept answering 429/5xx past the retry cap."""
+
+    transient = True
+
+
+class BudgetExceeded(LLMError):
+    """A run's token budget would be exceeded by the next call; raised before the call is made."""
+
+
+class InputTooLong(LLMError):
+    """A prompt exceeds the input cap; the caller decides what to leave out, not the client."""
 
 
 class InvalidInput(TidelineError):

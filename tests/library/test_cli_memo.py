@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from tests.library.corpus import build
-from tests.library.notes import write
+from tests.library.notes import make_collection, write
 from tideline.cli.memo import app
 
 
@@ -58,6 +59,24 @@ def test_init_index_search_status_reindex(memo, lib_root: Path) -> None:
 
     routed = json.loads(memo("route", "zipline ideas", "--json").stdout)
     assert routed["strategy"] == "flat" and routed["candidates"][0]["name"] == "drafts"
+
+
+def test_status_lists_skipped_notes_with_the_reason(memo, lib_root: Path, tmp_path: Path) -> None:
+    make_collection(lib_root, "c", "Mixed", {"n.md": "# n\n\nfine\n"})
+    (lib_root / "c/binary.md").write_bytes(b"\x00\x01 not text")
+    os.symlink(write(tmp_path, "secret.md", "# s\n"), lib_root / "c/leak.md")
+    memo("index", "--json")
+    (c,) = json.loads(memo("status", "--json").stdout)["collections"]
+    assert {(s["path"], s["kind"]) for s in c["skipped"]} == {
+        ("c/binary.md", "skipped"),
+        ("c/leak.md", "link-outside"),
+    }
+    assert (
+        "links outside the library" in {s["path"]: s["reason"] for s in c["skipped"]}["c/leak.md"]
+    )
+    human = memo("status").stderr
+    assert "link-outside: c/leak.md: links outside the library" in human
+    assert "skipped: c/binary.md: binary content" in human
 
 
 def test_errors_are_one_line_on_stderr_with_a_nonzero_exit(memo, lib_root: Path) -> None:

@@ -56,6 +56,27 @@ def test_touch_without_change_is_decided_by_the_hash(lib_root: Path, e5: E5Embed
         assert report.collection == "infra" and report.noop and report.chunks_written == 0
 
 
+def test_an_edit_keeping_size_and_mtime_is_found_by_the_next_search(lib_root: Path) -> None:
+    """`cp -p`, `rsync -t`, `touch -r`: the stat pass compares ctime and inode too."""
+    make_collection(lib_root, "c", "Edits", {"n.md": "# Note\n\nThe password is alpaca.\n"})
+    note = lib_root / "c/n.md"
+    os.utime(note, (1_000_000_000, 1_000_000_000))  # long before any check: not racy
+    with Library(lib_root, None) as lib:
+        lib.index()
+        before = note.stat()
+        note.write_text("# Note\n\nThe password is walrus.\n", encoding="utf-8")
+        os.utime(note, ns=(before.st_atime_ns, before.st_mtime_ns))
+        after = note.stat()
+        assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+        assert lib.status("c")["collections"][0]["behind"] == 1
+        hits = lib.search("walrus", "c", mode="lex").hits
+        assert [h.path for h in hits] == ["c/n.md"]
+        assert lib.search("alpaca", "c", mode="lex").hits == []
+        assert lib.status("c")["collections"][0]["behind"] == 0
+        (again,) = lib.index()
+        assert again.noop
+
+
 def test_edit_reembeds_only_the_changed_section(lib_root: Path, e5: E5Embedder) -> None:
     build(lib_root)
     note = lib_root / "infra/runbook.md"

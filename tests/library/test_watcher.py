@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -70,3 +71,59 @@ def test_touch_without_change_does_not_reindex(lib_root: Path, e5: E5Embedder) -
             note.write_bytes(note.read_bytes())  # same bytes, new mtime
             wait_until(lambda: watcher.syncs >= 1, timeout=5)
         assert reports and all(r.changed == 0 and r.chunks_written == 0 for r in reports)
+
+
+def test_an_edit_keeping_size_and_mtime_is_indexed_by_the_watcher(lib_root: Path) -> None:
+    make_collection(lib_root, "c", "Edits", {"n.md": "# Note\n\nThe password is alpaca.\n"})
+    note = lib_root / "c/n.md"
+    os.utime(note, (1_000_000_000, 1_000_000_000))
+    with Library(lib_root, None) as lib:
+        lib.index()
+        with Watcher(lib, debounce=0.2) as watcher:
+            before = note.stat()
+            note.write_text("# Note\n\nThe password is walrus.\n", encoding="utf-8")
+            os.utime(note, ns=(before.st_atime_ns, before.st_mtime_ns))  # like `touch -r`
+            wait_until(lambda: _index_has(lib_root, "c", "walrus"), timeout=5)
+            assert not _index_has(lib_root, "c", "alpaca")
+        assert not watcher.errors
+
+
+def test_editor_save_patterns_are_all_indexed(lib_root: Path) -> None:
+    """vim (4913 probe, backup rename, rewrite), delete + recreate, rapid writes, renames."""
+    make_collection(lib_root, "c", "Edits", {"n.md": "# Note\n\nfirst aardvark\n"})
+    note = lib_root / "c/n.md"
+    with Library(lib_root, None) as lib:
+        lib.index()
+        with Watcher(lib, debounce=0.2) as watcher:
+            probe = lib_root / "c/4913"
+            probe.write_text("")
+            probe.unlink()
+            note.rename(lib_root / "c/n.md~")
+            note.write_text("# Note\n\nvim saved bandicoot\n", encoding="utf-8")
+            (lib_root / "c/n.md~").unlink()
+            wait_until(lambda: _index_has(lib_root, "c", "bandicoot"), timeout=5)
+
+            note.unlink()
+            note.write_text("# Note\n\nrecreated capybara\n", encoding="utf-8")
+            wait_until(lambda: _index_has(lib_root, "c", "capybara"), timeout=5)
+
+            for i in range(50):
+                note.write_text(f"# Note\n\nrapid write {i} dingo{i}\n", encoding="utf-8")
+            wait_until(lambda: _index_has(lib_root, "c", "dingo49"), timeout=8)
+
+            note.rename(lib_root / "c/moved.md")
+            wait_until(lambda: _paths_in_index(lib_root, "c") == {"c/moved.md"}, timeout=5)
+            (lib_root / "c/sub").mkdir()
+            (lib_root / "c/moved.md").rename(lib_root / "c/sub/moved.md")
+            (lib_root / "c/sub").rename(lib_root / "c/folder")
+            wait_until(lambda: _paths_in_index(lib_root, "c") == {"c/folder/moved.md"}, timeout=8)
+        assert not watcher.errors
+
+
+def _paths_in_index(root: Path, rel: str) -> set[str]:
+    collection = scan_library(root).by_rel()[rel]
+    idx = CollectionIndex(collection, None)
+    try:
+        return {r[0] for r in idx.db.execute("SELECT path FROM files")}
+    finally:
+        idx.close()

@@ -176,18 +176,19 @@ def status(
         print_json(data)
         return
     table = Table("collection", "description", "files", "chunks", "pending", "behind")
+    lines = [(p["kind"], p["message"]) for p in data["problems"]]
     for c in data["collections"]:
         if c["indexed"]:
             row = [str(c["files"]), str(c["chunks"]), str(c["vectors_pending"]), str(c["behind"])]
         else:
-            row = ["-", "-", "-", "not indexed"]
+            row = ["-", "-", "-", "refused" if "error" in c else "not indexed"]
         table.add_row(c["name"], c["description"][:50], *row)
+        lines += [(s["kind"], f"{s['path']}: {s['reason']}") for s in c["skipped"]]
+        lines += [("error", c["error"])] if "error" in c else []
     console.print(f"library {data['root']} · embedder {data['embedder']}")
     console.print(table)
-    for p in data["problems"]:
-        err_console.print(
-            f"[yellow]{p['kind']}:[/yellow] {p['message']}", highlight=False, soft_wrap=True
-        )
+    for kind, message in lines:
+        err_console.print(f"[yellow]{kind}:[/yellow] {message}", highlight=False, soft_wrap=True)
 
 
 @app.command("route")

@@ -2,21 +2,26 @@
 
 from tideline.embed._cache import CachedEmbedder, CacheStats, text_hash
 from tideline.embed._e5 import E5Embedder
+from tideline.embed._fit import MAX_PARTS, embed_parts, fit_prefix, split_to_fit
 from tideline.embed._load import embedder_factories, load_embedder
 from tideline.embed._none import NoneEmbedder
 from tideline.embed._openai import OpenAIEmbedder
 from tideline.embed._protocol import Embedder, estimate_tokens, normalise
 
 __all__ = [
+    "MAX_PARTS",
     "CacheStats",
     "CachedEmbedder",
     "E5Embedder",
     "Embedder",
     "NoneEmbedder",
     "OpenAIEmbedder",
+    "embed_parts",
     "embedder_factories",
     "estimate_tokens",
+    "fit_prefix",
     "load_embedder",
     "normalise",
+    "split_to_fit",
     "text_hash",
 ]

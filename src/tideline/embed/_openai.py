@@ -2,6 +2,8 @@
 
 Batches requests, times out, retries transient failures (connection errors, 429, 5xx) with
 exponential backoff, and raises `EmbedderUnavailable` with one line when the endpoint stays down.
+Every input is cut to `max_input_tokens` (estimated tokens; 512 by default, the limit of the small
+local models) so an endpoint is never sent a text it would reject or spend seconds on.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from collections.abc import Sequence
 import httpx
 import numpy as np
 
+from tideline.embed._fit import fit_prefix
 from tideline.embed._protocol import estimate_tokens, normalise
 from tideline.errors import ConfigError, EmbedderUnavailable
 
@@ -30,6 +33,7 @@ class OpenAIEmbedder:
         retries: int = 2,
         backoff: float = 0.5,
         dim: int | None = None,
+        max_input_tokens: int = 512,
     ):
         if not base_url or not model:
             raise ConfigError(
@@ -40,6 +44,7 @@ class OpenAIEmbedder:
         self.model = model
         self.model_id = f"openai:{model}"
         self.batch = max(1, batch)
+        self.max_input_tokens = max(16, max_input_tokens)
         self.retries = max(0, retries)
         self.backoff = backoff
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
@@ -55,9 +60,8 @@ class OpenAIEmbedder:
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self._dim or 0), dtype=np.float32)
-        parts = [
-            self._post(list(texts[i : i + self.batch])) for i in range(0, len(texts), self.batch)
-        ]
+        texts = [fit_prefix(t, self.max_input_tokens, self.count_tokens) for t in texts]
+        parts = [self._post(texts[i : i + self.batch]) for i in range(0, len(texts), self.batch)]
         out = np.vstack(parts)
         self._dim = out.shape[1]
         return out

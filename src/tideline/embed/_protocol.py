@@ -14,9 +14,14 @@ class Embedder(Protocol):
 
     Vectors are float32 and L2-normalised, so cosine similarity is a dot product. `dim == 0` means
     "no vectors" (the `none` backend): callers search lexically.
+
+    `max_input_tokens` is the model's own input limit, in `count_tokens` units. Backends truncate
+    longer inputs to it (a query keeps its head); callers that must not lose text split documents
+    first (`embed_parts`).
     """
 
     model_id: str
+    max_input_tokens: int
 
     @property
     def dim(self) -> int: ...

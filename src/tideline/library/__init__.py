@@ -4,8 +4,16 @@ See docs/library.md for the note format and how indexing, search, the watcher an
 """
 
 from tideline.library._chunker import CHUNKER_VERSION, Chunk, ChunkedNote, chunk_markdown
-from tideline.library._errors import BadMeta, NoCollection, PathOutsideLibrary
+from tideline.library._errors import (
+    BadMeta,
+    LinkOutside,
+    NoCollection,
+    PathOutsideLibrary,
+    UnreadableFile,
+)
+from tideline.library._files import read_inside
 from tideline.library._index import CollectionIndex, SyncReport
+from tideline.library._index_dir import IndexDirRefused
 from tideline.library._layout import Collection, Layout, Problem, list_notes, scan_library
 from tideline.library._library import Library, SearchHit, SearchResult
 from tideline.library._meta import CollectionMeta, read_meta
@@ -23,8 +31,10 @@ __all__ = [
     "Collection",
     "CollectionIndex",
     "CollectionMeta",
+    "IndexDirRefused",
     "Layout",
     "Library",
+    "LinkOutside",
     "NoCollection",
     "PathOutsideLibrary",
     "Problem",
@@ -34,10 +44,12 @@ __all__ = [
     "SearchHit",
     "SearchResult",
     "SyncReport",
+    "UnreadableFile",
     "Watcher",
     "chunk_markdown",
     "list_notes",
     "load_registry",
+    "read_inside",
     "read_meta",
     "resolve_inside",
     "save_registry",

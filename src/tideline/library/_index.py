@@ -1,7 +1,8 @@
 """The index of one collection: `<collection>/.memo/index.db` and `.memo/state.json`.
 
 Tables (migration set `library`):
-    files(path PK, mtime, size, hash, chunks, skipped, note_id, tags, updated, checked_at)
+    files(path PK, mtime, size, hash, chunks, skipped, note_id, tags, updated, checked_at,
+          ctime_ns, ino)
     chunks(id PK, path, heading, line, ord, text, hash, mtime, embedded)
     chunks_fts / chunks_tri / chunks_vec      owned by `tideline.search.TextIndex("chunks")`
 
@@ -14,13 +15,20 @@ Invariants:
   pass simply continues next time.
 - A chunk whose text (hash) already has a vector in this index reuses it: identical files and
   unchanged sections of an edited note are never embedded twice.
+- A file is re-read when any of (mtime, size, ctime, inode) differs from its row: `cp -p`,
+  `rsync -t` and `touch -r` restore mtime and size, but not ctime or inode. The watcher goes
+  further and always hashes the files it saw an event for (`verify`).
+- Notes are read through `read_inside` (no link out of the root is ever followed, even one swapped
+  in after listing), and the row records the `fstat` of exactly the bytes that were indexed.
+- A chunk longer than the model's input limit gets one vector per part (`embed_parts`); search
+  returns it once, as near as its nearest part.
 - `state.json` records the chunker and embedder versions; a mismatch, a missing state or a corrupt
-  database means the index is deleted and rebuilt from the markdown, with a warning.
+  database means the index is deleted and rebuilt from the markdown, with a warning. Files are
+  only ever created or deleted inside a `.memo` that memo owns (`_index_dir`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import logging
@@ -34,9 +42,12 @@ from typing import Any
 import apsw
 import numpy as np
 
-from tideline.embed import estimate_tokens
+from tideline.embed import embed_parts, estimate_tokens
 from tideline.errors import StoreError
 from tideline.library._chunker import CHUNKER_VERSION, chunk_markdown, embed_text
+from tideline.library._errors import LinkOutside, UnreadableFile
+from tideline.library._files import read_inside
+from tideline.library._index_dir import claim_index_dir, remove_own
 from tideline.library._layout import Collection, Problem, stat_notes
 from tideline.search import Hit, TextIndex, parse_query
 from tideline.store import Database, Migrations, open_database
@@ -69,6 +80,13 @@ def _create(db: Database) -> None:
     db.execute("CREATE INDEX chunks_hash ON chunks(hash, embedded)")
     db.execute("CREATE INDEX chunks_pending ON chunks(embedded)")
     TextIndex.create_tables(db, "chunks")
+
+
+@_migrations.step(2)
+def _change_stamps(db: Database) -> None:
+    """ctime and inode catch edits that restore mtime and size; NULL (older rows) re-checks once."""
+    db.execute("ALTER TABLE files ADD COLUMN ctime_ns INTEGER")
+    db.execute("ALTER TABLE files ADD COLUMN ino INTEGER")
 
 
 @dataclass
@@ -105,6 +123,15 @@ class _Stat:
     rel: str
     mtime: float
     size: int
+    ctime_ns: int
+    ino: int
+
+    def stamp(self) -> Stamp:
+        return (self.mtime, self.size, self.ctime_ns, self.ino)
+
+
+Stamp = tuple[float, int, int | None, int | None]  # (mtime, size, ctime_ns, inode)
+Known = dict[str, tuple[Stamp, str, float]]  # rel -> (stamp, hash, checked_at)
 
 
 def _file_hash(data: bytes) -> str:
@@ -144,7 +171,7 @@ class CollectionIndex:
         self.state_path = self.dir / "state.json"
         self._db: Database | None = None
         self._text: TextIndex | None = None
-        self._known: dict[str, tuple[float, int, str, float]] | None = None
+        self._known: Known | None = None
         self._known_version: Any = None
         self.warnings: list[str] = []
 
@@ -191,12 +218,14 @@ class CollectionIndex:
         return self._text
 
     def _open(self) -> None:
-        self.dir.mkdir(parents=True, exist_ok=True)
+        claim_index_dir(self.dir)
         reason = ""
         state = self.read_state()
         want = self.expected_state()
         if self.db_path.exists():
-            if state is None:
+            if not self.db_path.is_file():
+                reason = "index.db is not a file"
+            elif state is None:
                 reason = "state.json is missing or unreadable"
             else:
                 diff = [k for k in want if state.get(k) != want[k]]
@@ -242,11 +271,11 @@ class CollectionIndex:
         log.warning(message)
         self.warnings.append(message)
         self.close()
+        if not claim_index_dir(self.dir, create=False):
+            return
         for suffix in ("", "-wal", "-shm", "-journal"):
-            with contextlib.suppress(FileNotFoundError):
-                Path(str(self.db_path) + suffix).unlink()
-        with contextlib.suppress(FileNotFoundError):
-            self.state_path.unlink()
+            remove_own(Path(str(self.db_path) + suffix))
+        remove_own(self.state_path)
 
     def close(self) -> None:
         if self._db is not None:
@@ -262,32 +291,34 @@ class CollectionIndex:
         """Stat specific files; returns present files and the rel paths that are gone."""
         root = self.collection.root
         present, gone = [], []
-        allowed: set[str] | None = None
+        allowed: dict[str, _Stat] | None = None
         for p in paths:
             rel = p.relative_to(root).as_posix()
-            try:
-                st = p.stat()
-            except OSError:
-                gone.append(rel)
-                continue
             if allowed is None:
-                allowed = {r for r, _, _, _ in stat_notes(self.collection)}
-            if rel not in allowed:
-                gone.append(rel)  # no longer a note of this collection (too deep, moved, ...)
+                allowed = {r[0]: _Stat(r[1], r[0], *r[2:]) for r in stat_notes(self.collection)}
+            s = allowed.get(rel)
+            if s is None:
+                gone.append(rel)  # deleted, or no longer a note here (too deep, moved, a link out)
                 continue
-            present.append(_Stat(str(p), rel, st.st_mtime, st.st_size))
+            present.append(s)
         return present, gone
 
-    def _known_files(self) -> dict[str, tuple[float, int, str, float]]:
+    def _known_files(self) -> Known:
         """`files` as a dict, cached until this or another connection commits a change."""
         version = self.db.scalar("PRAGMA data_version")
         if self._known is None or version != self._known_version:
             self._known = {
-                r[0]: (r[1], r[2], r[3], r[4])
-                for r in self.db.execute("SELECT path, mtime, size, hash, checked_at FROM files")
+                r[0]: ((r[1], r[2], r[5], r[6]), r[3], r[4])
+                for r in self.db.execute(
+                    "SELECT path, mtime, size, hash, checked_at, ctime_ns, ino FROM files"
+                )
             }
             self._known_version = version
         return self._known
+
+    def stamps(self) -> dict[str, Stamp]:
+        """What the index last saw of each file: compared with a fresh stat, the lag."""
+        return {rel: stamp for rel, (stamp, _, _) in self._known_files().items()}
 
     # -- syncing ----------------------------------------------------------------------------
     def sync(
@@ -296,14 +327,16 @@ class CollectionIndex:
         *,
         under: str | None = None,
         full: bool = False,
+        verify: bool = False,
         progress: Progress | None = None,
     ) -> SyncReport:
         """Bring the index up to date with the markdown.
 
         `paths` limits the pass to those files (the watcher's batch, or one file before a search);
-        `under` limits it to a sub-folder (relative to the library root); `full` re-reads every
-        file even when stat and hash say it is unchanged. Without limits, files that disappeared
-        are removed from the index.
+        `under` limits it to a sub-folder (relative to the library root); `verify` hashes every
+        file even when its stat matches (the watcher saw an event: stat can lie, the hash cannot);
+        `full` re-reads and re-chunks every file even when the hash says it is unchanged. Without
+        limits, files that disappeared are removed from the index.
         """
         started = time.perf_counter()
         report = SyncReport(self.collection.rel)
@@ -314,7 +347,7 @@ class CollectionIndex:
         todo: list[_Stat] = []
         if paths is not None:
             stats, gone = self._stat_some(paths)
-            rows = [(s.rel, s.path, s.mtime, s.size) for s in stats]
+            rows = [(s.rel, s.path, *s.stamp()) for s in stats]
         else:
             rows = stat_notes(self.collection, report.skipped)
             if under:
@@ -325,19 +358,19 @@ class CollectionIndex:
                 gone_set = {g for g in gone_set if g.startswith(under.rstrip("/") + "/")}
             gone = sorted(gone_set)
         report.scanned = len(rows)
-        for rel, path, mtime, size in rows:
+        for rel, path, mtime, size, ctime_ns, ino in rows:
+            s = _Stat(path, rel, mtime, size, ctime_ns, ino)
             old = known.get(rel)
-            # unchanged when stat matches and the file was last modified well before we last
+            # unchanged when stat matches and the file was last changed well before we last
             # checked it (a write in the same clock tick as our check could hide behind stat)
             if (
                 old is not None
-                and not full
-                and old[0] == mtime
-                and old[1] == size
-                and old[3] - mtime > RACY_SECONDS
+                and not (full or verify)
+                and old[0] == s.stamp()
+                and old[2] - max(mtime, ctime_ns / 1e9) > RACY_SECONDS
             ):
                 continue
-            todo.append(_Stat(path, rel, mtime, size))
+            todo.append(s)
         report.unchanged = report.scanned - len(todo)
         if gone:
             self._remove(gone)
@@ -357,13 +390,12 @@ class CollectionIndex:
         return report
 
     def _read(self, s: _Stat) -> tuple[bytes | None, str]:
-        if s.size > self.max_file_bytes:
-            return None, f"larger than {self.max_file_bytes} bytes; split the note"
+        """Read a note safely; `s` is updated to the stat of what was actually read."""
         try:
-            with open(s.path, "rb") as fh:
-                data = fh.read()
-        except OSError as exc:
-            return None, f"cannot be read ({exc.strerror})"
+            data, st = read_inside(self.collection.root, Path(s.path), limit=self.max_file_bytes)
+        except UnreadableFile as exc:
+            return None, exc.reason
+        s.mtime, s.size, s.ctime_ns, s.ino = st.st_mtime, st.st_size, st.st_ctime_ns, st.st_ino
         if b"\x00" in data[:8192]:
             return data, "binary content (NUL bytes); not a markdown note"
         try:
@@ -375,7 +407,7 @@ class CollectionIndex:
     def _index_files(
         self,
         batch: list[_Stat],
-        known: dict[str, tuple[float, int, str, float]],
+        known: Known,
         report: SyncReport,
         *,
         full: bool,
@@ -387,11 +419,12 @@ class CollectionIndex:
             data, why = self._read(s)
             digest = _file_hash(data) if data is not None else f"unread:{s.mtime}:{s.size}"
             old = known.get(s.rel)
-            if not full and old is not None and old[2] == digest:
+            if not full and old is not None and old[1] == digest:
                 prepared.append((s, digest, None, "", True))  # touched, same bytes
                 continue
             if why:
-                problem = Problem(s.rel, "skipped", f"{s.rel}: {why}")
+                kind = "link-outside" if why == LinkOutside.REASON else "skipped"
+                problem = Problem(s.rel, kind, f"{s.rel}: {why}")
                 report.skipped.append(problem)
                 prepared.append((s, digest, None, why, False))
                 continue
@@ -404,8 +437,9 @@ class CollectionIndex:
                 if same:
                     report.unchanged += 1
                     self.db.execute(
-                        "UPDATE files SET mtime = ?, size = ?, checked_at = ? WHERE path = ?",
-                        (s.mtime, s.size, now, s.rel),
+                        "UPDATE files SET mtime = ?, size = ?, ctime_ns = ?, ino = ?,"
+                        " checked_at = ? WHERE path = ?",
+                        (s.mtime, s.size, s.ctime_ns, s.ino, now, s.rel),
                     )
                     self.db.execute("UPDATE chunks SET mtime = ? WHERE path = ?", (s.mtime, s.rel))
                     continue
@@ -445,15 +479,18 @@ class CollectionIndex:
         text.upsert_many(new_rows)
         report.chunks_written += len(new_rows)
         db.execute(
-            "INSERT INTO files(path, mtime, size, hash, chunks, skipped, note_id, tags, updated,"
-            " checked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET"
-            " mtime = excluded.mtime, size = excluded.size, hash = excluded.hash,"
+            "INSERT INTO files(path, mtime, size, ctime_ns, ino, hash, chunks, skipped, note_id,"
+            " tags, updated, checked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT(path) DO UPDATE SET mtime = excluded.mtime, size = excluded.size,"
+            " ctime_ns = excluded.ctime_ns, ino = excluded.ino, hash = excluded.hash,"
             " chunks = excluded.chunks, skipped = excluded.skipped, note_id = excluded.note_id,"
             " tags = excluded.tags, updated = excluded.updated, checked_at = excluded.checked_at",
             (
                 s.rel,
                 s.mtime,
                 s.size,
+                s.ctime_ns,
+                s.ino,
                 digest,
                 len(new_rows),
                 why or None,
@@ -526,7 +563,7 @@ class CollectionIndex:
         for start in range(0, total, EMBED_BATCH):
             batch = [r for r in reps[start : start + EMBED_BATCH] if r[0] in texts]
             t0 = time.perf_counter()
-            vectors = self.embedder.embed_documents([texts[i] for i, _ in batch])
+            vectors = embed_parts(self.embedder, [texts[i] for i, _ in batch])
             report.embed_seconds += time.perf_counter() - t0
             with db.transaction():
                 items: list[tuple[int, np.ndarray]] = []
@@ -550,15 +587,7 @@ class CollectionIndex:
                 progress("vectors", done, total)
 
     def _vectors_of(self, ids: list[int]) -> dict[int, np.ndarray]:
-        out: dict[int, np.ndarray] = {}
-        for start in range(0, len(ids), 500):
-            part = ids[start : start + 500]
-            marks = ",".join("?" * len(part))
-            for i, blob in self.db.execute(
-                f"SELECT rowid, embedding FROM chunks_vec WHERE rowid IN ({marks})", part
-            ):
-                out[i] = np.frombuffer(blob, dtype=np.float32)
-        return out
+        return self.text.vectors_of(ids)
 
     # -- reading ----------------------------------------------------------------------------
     def lexical(self, query: str, k: int, where: str | None, params: tuple) -> list[Hit]:
@@ -589,7 +618,14 @@ class CollectionIndex:
     def status(self) -> dict[str, Any]:
         db = self.db
         files = db.scalar("SELECT count(*) FROM files WHERE skipped IS NULL") or 0
-        skipped = db.rows("SELECT path, skipped FROM files WHERE skipped IS NOT NULL")
+        skipped = [
+            {
+                "path": r["path"],
+                "kind": "link-outside" if r["skipped"] == LinkOutside.REASON else "skipped",
+                "reason": r["skipped"],
+            }
+            for r in db.rows("SELECT path, skipped FROM files WHERE skipped IS NOT NULL")
+        ]
         chunks = db.scalar("SELECT count(*) FROM chunks") or 0
         pending = db.scalar("SELECT count(*) FROM chunks WHERE embedded = 0") or 0
         newest = db.scalar("SELECT max(mtime) FROM files") or 0.0

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from tideline.library._errors import BadMeta, NoCollection
 from tideline.library._meta import CollectionMeta, read_meta
-from tideline.library._paths import INBOX_FILE, MAX_DEPTH, META_FILE, is_hidden
+from tideline.library._paths import INBOX_FILE, INDEX_DIR, MAX_DEPTH, META_FILE, is_hidden
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,7 @@ class Collection:
 
     @property
     def index_dir(self) -> Path:
-        return self.path / ".memo"
+        return self.path / INDEX_DIR
 
 
 @dataclass(frozen=True)
@@ -106,10 +106,10 @@ def scan_library(root: Path) -> Layout:
 
 def list_notes(collection: Collection, problems: list[Problem] | None = None) -> list[Path]:
     """Every note file of one collection (sorted), applying the same rules as `scan_library`."""
-    return [Path(p) for _, p, _, _ in sorted(stat_notes(collection, problems))]
+    return [Path(row[1]) for row in sorted(stat_notes(collection, problems))]
 
 
-NoteStat = tuple[str, str, float, int]  # (rel path, absolute path, mtime, size)
+NoteStat = tuple[str, str, float, int, int, int]  # (rel, absolute path, mtime, size, ctime_ns, ino)
 
 
 def stat_notes(collection: Collection, problems: list[Problem] | None = None) -> list[NoteStat]:
@@ -165,7 +165,7 @@ def stat_notes(collection: Collection, problems: list[Problem] | None = None) ->
                 except OSError:
                     continue
                 path = e.path
-                append((path[cut:], path, st.st_mtime, st.st_size))
+                append((path[cut:], path, st.st_mtime, st.st_size, st.st_ctime_ns, st.st_ino))
             elif name[0] != "." and e.is_dir(follow_symlinks=False):
                 stack.append((e.path, depth + 1, False))
         if deep_notes and problems is not None:
@@ -211,7 +211,7 @@ def _walk(
             return  # a nested collection owns its folder; it is listed on its own
         else:
             try:
-                meta = read_meta(folder, default_name=_rel(root, folder))
+                meta = read_meta(folder, default_name=_rel(root, folder), root=root)
             except BadMeta as exc:
                 layout.problems.append(Problem(_rel(root, folder), "bad-meta", str(exc)))
                 current = None

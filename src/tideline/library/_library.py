@@ -20,9 +20,10 @@ from typing import Any
 import numpy as np
 
 from tideline.errors import InvalidInput
-from tideline.library._errors import NoCollection
+from tideline.library._errors import LinkOutside, NoCollection
 from tideline.library._index import MAX_FILE_BYTES, CollectionIndex, Progress, SyncReport
-from tideline.library._layout import Collection, Layout, scan_library
+from tideline.library._index_dir import IndexDirRefused, claim_index_dir
+from tideline.library._layout import Collection, Layout, NoteStat, Problem, scan_library, stat_notes
 from tideline.library._meta import CollectionMeta, read_meta, write_meta
 from tideline.library._paths import INDEX_DIR, MAX_DEPTH, META_FILE, resolve_inside
 from tideline.library._registry import (
@@ -32,7 +33,7 @@ from tideline.library._registry import (
 )
 from tideline.library._router import Router, RouteResult
 from tideline.pathnames import shown
-from tideline.search import MODES, Hit, valid_text
+from tideline.search import MODES, Hit, bound_query, valid_text
 
 RRF_K = 60
 TEXT_CHARS = 1200
@@ -253,7 +254,8 @@ class Library:
         return reports
 
     def sync_files(self, paths: Iterable[Path]) -> list[SyncReport]:
-        """Index exactly these files (the watcher's debounced batch); the hash decides."""
+        """Index exactly these files (the watcher's debounced batch). Each is hashed even when
+        its stat looks unchanged (`cp -p`, `touch -r`): an event was seen, the hash decides."""
         layout = self.layout()
         groups: dict[str, list[Path]] = {}
         for p in paths:
@@ -261,7 +263,7 @@ class Library:
             if c is not None:
                 groups.setdefault(c.rel, []).append(p)
         by_rel = layout.by_rel()
-        return [self.index_of(by_rel[rel]).sync(ps) for rel, ps in groups.items()]
+        return [self.index_of(by_rel[rel]).sync(ps, verify=True) for rel, ps in groups.items()]
 
     def _save_registry(self, layout: Layout, reports: list[SyncReport]) -> None:
         entries = registry_from_layout(layout, load_registry(self.root))
@@ -300,7 +302,10 @@ class Library:
         query = valid_text(query)
         k = max(1, min(int(k), 100))
         target = self._target(path)
+        query, cut = bound_query(query)
         result = SearchResult(query, mode, target.scope, [], [], expensive=target.expensive)
+        if cut:
+            result.warnings.append(cut)
         if target.expensive:
             result.warnings.append(
                 f"searched all {len(target.parts)} collections (path '*'): the expensive path; "
@@ -390,16 +395,33 @@ class Library:
             "embedder": self.embedder.model_id if self.embedder is not None else "none",
         }
         for c in cols:
+            walk: list[Problem] = []
+            notes = stat_notes(c, walk)
             entry: dict[str, Any] = {
                 "name": c.name,
                 "path": c.rel,
                 "description": c.meta.description,
-                "indexed": (c.index_dir / "index.db").exists(),
+                "indexed": False,
+                "skipped": [
+                    {"path": p.path, "kind": p.kind, "reason": LinkOutside.REASON}
+                    for p in walk
+                    if p.kind == "link-outside"
+                ],
             }
+            try:
+                entry["indexed"] = (
+                    claim_index_dir(c.index_dir, create=False)
+                    and (c.index_dir / "index.db").exists()
+                )
+            except IndexDirRefused as exc:
+                entry["error"] = str(exc)
             if entry["indexed"]:
                 idx = self.index_of(c)
+                listed = entry["skipped"]
                 entry.update(idx.status())
-                entry["behind"] = _behind(idx)
+                seen = {s["path"] for s in entry["skipped"]}
+                entry["skipped"] += [s for s in listed if s["path"] not in seen]
+                entry["behind"] = _behind(idx, notes)
             out["collections"].append(entry)
         return out
 
@@ -448,7 +470,7 @@ class Library:
         if embedder:
             meta = CollectionMeta(meta.name, meta.description, meta.tags, embedder)
         write_meta(folder, meta)
-        read_meta(folder, default_name=rel)  # what we wrote must parse
+        read_meta(folder, default_name=rel, root=self.root)  # what we wrote must parse
         layout = self.layout(refresh=True)
         save_registry(self.root, registry_from_layout(layout, load_registry(self.root)))
         return layout.by_rel()[rel]
@@ -463,23 +485,11 @@ def _filter(kind: str, rel: str) -> tuple[str | None, tuple[Any, ...]]:
     return None, ()
 
 
-def _behind(idx: CollectionIndex) -> int:
-    """Notes whose (mtime, size) differ from the index, plus notes gone: a cheap lag check."""
-    from tideline.library._layout import list_notes
-
-    known = {r[0]: (r[1], r[2]) for r in idx.db.execute("SELECT path, mtime, size FROM files")}
-    lag = 0
-    seen = set()
-    for p in list_notes(idx.collection):
-        rel = p.relative_to(idx.collection.root).as_posix()
-        seen.add(rel)
-        try:
-            st = p.stat()
-        except OSError:
-            continue
-        if known.get(rel) != (st.st_mtime, st.st_size):
-            lag += 1
-    return lag + len(set(known) - seen)
+def _behind(idx: CollectionIndex, notes: list[NoteStat]) -> int:
+    """Notes whose (mtime, size, ctime, inode) differ from the index, plus notes gone."""
+    known = idx.stamps()
+    lag = sum(1 for rel, _, *stamp in notes if known.get(rel) != tuple(stamp))
+    return lag + len(known.keys() - {n[0] for n in notes})
 
 
 def _tagged(progress: Progress | None, name: str) -> Progress | None:

@@ -16,12 +16,14 @@ from typing import Any
 
 import yaml
 
-from tideline.library._errors import BadMeta
+from tideline.library._errors import BadMeta, UnreadableFile
+from tideline.library._files import read_inside
 from tideline.library._paths import META_FILE
 
 CHUNKER_VERSION = "headings-v1"
 KNOWN_CHUNKERS = (CHUNKER_VERSION,)
 DEFAULT_EMBEDDER = "intfloat/multilingual-e5-small"
+MAX_META_BYTES = 64_000
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
@@ -105,13 +107,16 @@ def parse_meta(text: str, *, source: Path, default_name: str) -> CollectionMeta:
     return CollectionMeta(name, description, tags, embedder, chunker)
 
 
-def read_meta(folder: Path, *, default_name: str) -> CollectionMeta:
-    """Read `<folder>/_meta.yaml`."""
+def read_meta(folder: Path, *, default_name: str, root: Path | None = None) -> CollectionMeta:
+    """Read `<folder>/_meta.yaml` like a note: never through a link leading out of `root` (the
+    library root; default `folder`), so an outside file's text never becomes a description."""
     source = folder / META_FILE
     try:
-        raw = source.read_bytes()
-    except OSError as exc:
-        raise BadMeta(f"{source}: cannot be read ({exc.strerror})") from None
+        raw, _ = read_inside(
+            (root or folder).resolve(), folder.resolve() / META_FILE, limit=MAX_META_BYTES
+        )
+    except UnreadableFile as exc:
+        raise BadMeta(f"{source}: {exc.reason}; make it a plain file in the folder") from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:

@@ -7,15 +7,18 @@ instead of walking the tree. Entries carry the description, tags and the last in
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from tideline.library._errors import BadMeta
+from tideline.library._errors import BadMeta, UnreadableFile
+from tideline.library._files import read_inside
 from tideline.library._layout import Layout
 from tideline.library._meta import dump_yaml, load_yaml, scalar_text, write_text_atomic
 from tideline.library._paths import REGISTRY_FILE
 
+MAX_REGISTRY_BYTES = 50_000_000
 _HEADER = "# Written by memo from the collections' _meta.yaml files; edit those, not this.\n"
 
 
@@ -45,12 +48,17 @@ class RegistryEntry:
 
 
 def load_registry(root: Path) -> dict[str, RegistryEntry]:
-    """Read `_registry.yaml`; a missing file is an empty registry."""
+    """Read `_registry.yaml`; a missing file, or one that is not a plain file inside the root
+    (a link leading out), is an empty registry: it is rebuilt from the `_meta.yaml` files."""
     source = root / REGISTRY_FILE
-    if not source.exists():
+    if not os.path.lexists(source):
         return {}
     try:
-        data = load_yaml(source.read_text(encoding="utf-8"))
+        raw, _ = read_inside(root.resolve(), source, limit=MAX_REGISTRY_BYTES)
+    except UnreadableFile:
+        return {}
+    try:
+        data = load_yaml(raw.decode("utf-8"))
     except (UnicodeDecodeError, Exception) as exc:  # yaml.YAMLError or bad bytes
         raise BadMeta(
             f"{source}: cannot be parsed ({type(exc).__name__}); delete it and run `memo index`"

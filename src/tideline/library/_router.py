@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tideline.library._index_dir import claim_index_dir
+from tideline.library._paths import INDEX_DIR
 from tideline.library._registry import RegistryEntry, load_registry
 from tideline.search import TextIndex
 from tideline.store import Database, Migrations, open_database
@@ -167,7 +169,8 @@ class Router:
     # -- the routing index -----------------------------------------------------------------
     def _sync(self, *, vectors: bool) -> tuple[Database, TextIndex]:
         if self._db is None:
-            self._db = open_database(self.root / ".memo" / "router.db", _migrations)
+            claim_index_dir(self.root / INDEX_DIR)
+            self._db = open_database(self.root / INDEX_DIR / "router.db", _migrations)
         db = self._db
         index = TextIndex(db, "routes")
         have = {

@@ -1,18 +1,19 @@
-"""One lock per server for every tool that touches the agent database.
+"""One lock per agent database for every tool that touches it.
 
 The SDK runs synchronous tools in worker threads; the memory, script-layer and injection tools
-share one apsw connection, so they take turns through the same lock.
+share one apsw connection, so they take turns through the app's `db_lock`. The memory tools leave
+the locking to `Memory`, which holds it only for database work: embedding a long text or a query
+runs outside it, so a slow call never makes another client's `memory_stats` wait.
 """
 
 from __future__ import annotations
 
-import threading
-from typing import Any
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tideline.app import Tideline
 
 
-def shared_lock(server: Any) -> threading.Lock:
-    lock: threading.Lock | None = getattr(server, "_tideline_db_lock", None)
-    if lock is None:
-        lock = threading.Lock()
-        server._tideline_db_lock = lock
-    return lock
+def shared_lock(app: Tideline) -> AbstractContextManager[object]:
+    return app.db_lock

@@ -44,7 +44,7 @@ ALIASES: dict[str, dict[str, str]] = {
 def register(server: TidelineServer, app: Tideline) -> None:
     """Add the script-layer tools to `server`, reading `app.db`."""
     agent = app.settings.agent_name
-    lock = shared_lock(server)
+    lock = shared_lock(app)
     server.tool_aliases.update(ALIASES)
 
     def call(fn: Any) -> dict[str, Any]:

@@ -36,7 +36,7 @@ ALIASES = {
 def register(server: TidelineServer, app: Tideline) -> None:
     """Add `memory_context` and the identity resource, both built by one `MemoryProvider`."""
     agent = app.settings.agent_name
-    lock = shared_lock(server)
+    lock = shared_lock(app)
     provider: list[MemoryProvider] = []  # built on first use: the memory opens lazily
     server.tool_aliases.update(ALIASES)
 

@@ -1,10 +1,12 @@
 """The memory tools: `sync_turn`, `memory_write`, `memory_search`, `memory_trace`, `memory_stats`.
 
 Each tool maps its JSON arguments onto `Tideline.memory` and its result onto a dict; nothing
-else happens here. Descriptions are written for the model and name the agent. Calls are
-serialised by one lock (the SDK runs sync tools in worker threads, and the core opens its
-database and embedder lazily); a call whose client has gone away still finishes and commits,
-because the worker thread is never abandoned, so anything acknowledged stays written.
+else happens here. Descriptions are written for the model and name the agent. The SDK runs sync
+tools in worker threads: `Memory` takes the shared database lock for its database work only and
+embeds outside it, so a long text from one client never stalls another client's call (the lock
+here only guards opening the database and embedder, which happens lazily). A call whose client has
+gone away still finishes and commits, because the worker thread is never abandoned, so anything
+acknowledged stays written.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from tideline.mcp._lock import shared_lock
 if TYPE_CHECKING:
     from tideline.app import Tideline
     from tideline.mcp.server import TidelineServer
+    from tideline.memory import Memory
 
 Kind = Literal["narrative", "dream", "reflection"]
 
@@ -63,19 +66,20 @@ _NEXT_STEP = {
 def register(server: TidelineServer, app: Tideline) -> None:
     """Add the memory tools to `server`, all calling `app.memory`."""
     agent = app.settings.agent_name
-    lock = shared_lock(server)
+    lock = shared_lock(app)
     server.tool_aliases.update(ALIASES)
 
-    def call(tool: str, fn: Callable[[], Any]) -> dict[str, Any]:
-        with lock:
-            try:
-                return _to_dict(fn())
-            except TidelineError as exc:
-                message = " ".join(str(exc).split())
-                hint = _NEXT_STEP.get(tool)
-                if isinstance(exc, NotFound) and hint and "memory_search" not in message:
-                    message = f"{message}; {hint}"
-                raise ToolError(message) from exc
+    def call(tool: str, fn: Callable[[Memory], Any]) -> dict[str, Any]:
+        try:
+            with lock:
+                memory = app.memory
+            return _to_dict(fn(memory))
+        except TidelineError as exc:
+            message = " ".join(str(exc).split())
+            hint = _NEXT_STEP.get(tool)
+            if isinstance(exc, NotFound) and hint and "memory_search" not in message:
+                message = f"{message}; {hint}"
+            raise ToolError(message) from exc
 
     @server.tool(
         name="sync_turn",
@@ -114,7 +118,7 @@ def register(server: TidelineServer, app: Tideline) -> None:
     ) -> dict[str, Any]:
         return call(
             "sync_turn",
-            lambda: app.memory.sync_turn(
+            lambda m: m.sync_turn(
                 session=session, role=role, text=text, speaker=speaker, timestamp=timestamp
             ),
         )
@@ -182,7 +186,7 @@ def register(server: TidelineServer, app: Tideline) -> None:
     ) -> dict[str, Any]:
         return call(
             "memory_write",
-            lambda: app.memory.write(
+            lambda m: m.write(
                 gesture=gesture,
                 context=context,
                 cognition_direction=cognition_direction,
@@ -243,7 +247,7 @@ def register(server: TidelineServer, app: Tideline) -> None:
     ) -> dict[str, Any]:
         return call(
             "memory_search",
-            lambda: app.memory.search(
+            lambda m: m.search(
                 query=query,
                 k=k,
                 since=since,
@@ -274,9 +278,7 @@ def register(server: TidelineServer, app: Tideline) -> None:
             int, Field(ge=0, le=20, description="Neighbouring turns on each side (default 2).")
         ] = 2,
     ) -> dict[str, Any]:
-        return call(
-            "memory_trace", lambda: app.memory.trace(narrative_id=narrative_id, window=window)
-        )
+        return call("memory_trace", lambda m: m.trace(narrative_id=narrative_id, window=window))
 
     @server.tool(
         name="memory_stats",
@@ -288,7 +290,7 @@ def register(server: TidelineServer, app: Tideline) -> None:
         annotations=ToolAnnotations(title="Memory statistics", idempotent_hint=True, **READ_ONLY),
     )
     def memory_stats() -> dict[str, Any]:
-        return call("memory_stats", app.memory.stats)
+        return call("memory_stats", lambda m: m.stats())
 
 
 def _names(value: list[str] | str | None) -> list[str] | None:

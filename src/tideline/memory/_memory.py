@@ -2,15 +2,24 @@
 
 Writes are transactional: a turn, a narrative with its tags and links, or a whole imported file
 is stored completely or not at all. Embedding happens after the rows are committed, so an embedder
-that is down never loses a write: the vectors are filled in later (`embed_pending`), and search
-meanwhile degrades to lexical with a warning.
+that is down never loses a write: search meanwhile degrades to lexical with a warning, and the
+vectors are filled in later. A process killed between the commit and the embedding leaves records
+without vectors too, so every call that embeds first fills what is pending: an import fills all of
+it, `sync_turn` and `write` up to `PENDING_PER_CALL` older records besides their own (a request
+stays short); `embed_pending` (`tideline embed`) fills everything; `stats` counts what is left.
+
+One `Memory` may serve several threads (the MCP server runs tools in worker threads) over one
+connection. `lock` serialises the database work; embedding — the slow part, up to a second per
+512-token window here — runs outside it, so one client's long text never stalls another's call.
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import threading
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,7 +40,7 @@ from tideline.memory._types import (
 )
 from tideline.memory.importers import get_importer
 from tideline.pathnames import check_path_name, shown
-from tideline.search import MODES, Hit, TextIndex, query_vector, valid_text
+from tideline.search import MODES, Hit, bound_query, query_vector, valid_text
 from tideline.store import Database
 
 log = logging.getLogger(__name__)
@@ -54,6 +63,10 @@ class TurnFusion:
 
 MAX_K = 200
 EMBED_BATCH = 64
+PENDING_PER_CALL = 64
+
+#: What owns an index and can list its records still without a vector (raw turns, narratives).
+Owner = RawContext | Narratives
 
 
 class Memory:
@@ -66,8 +79,10 @@ class Memory:
         *,
         keyword_boost: float = 0.3,
         turn_fusion: TurnFusion | None = None,
+        lock: AbstractContextManager[object] | None = None,
     ):
         self.db = db
+        self.lock = lock or threading.RLock()
         self.embedder = embedder
         self.keyword_boost = keyword_boost
         self.turn_fusion = turn_fusion or TurnFusion()
@@ -90,40 +105,58 @@ class Memory:
             return False
         if dim == 0:
             return False
-        for index in (self.raw.index, self.narratives.index):
-            index.bind_vectors(self.embedder.model_id, dim)
+        with self.lock:
+            for index in (self.raw.index, self.narratives.index):
+                index.bind_vectors(self.embedder.model_id, dim)
         self._vectors_ready = True
         return True
 
-    def _embed(
-        self, index: TextIndex, items: Sequence[tuple[int, str]], progress: Progress | None = None
+    def _fill(
+        self,
+        owner: Owner,
+        new: Sequence[tuple[int, str]] = (),
+        budget: int | None = None,
+        progress: Progress | None = None,
     ) -> int:
-        if not items or not self._bind():
+        """Embed `new` records and, before them, up to `budget` (None: all) older records still
+        without a vector. Only the reads and writes hold the lock."""
+        if not self._bind():
             return 0
         assert self.embedder is not None
-        done = 0
-        try:
-            for start in range(0, len(items), EMBED_BATCH):
-                part = items[start : start + EMBED_BATCH]
-                vectors = self.embedder.embed_documents([t for _, t in part])
-                index.set_vectors(zip((i for i, _ in part), vectors, strict=True))
-                done += len(part)
-                if progress:
-                    progress(done, len(items))
-        except EmbedderError as exc:
+        fresh = {i for i, _ in new}
+        with self.lock:
+            older = owner.unembedded(limit=len(fresh) + (budget if budget is not None else 10**9))
+        items = [r for r in older if r[0] not in fresh][:budget] + list(new)
+        if not items:
+            return 0
+        result = owner.index.fill(
+            self.embedder, items, progress=progress, batch=EMBED_BATCH, guard=self.lock
+        )
+        if result.error:
             warning = (
-                f"{len(items) - done} texts not embedded yet ({exc}); run `tideline embed` later"
+                f"{result.total - result.done} texts not embedded yet ({result.error}); "
+                "they are embedded on the next write, or run `tideline embed`"
             )
             log.warning(warning)
             self.warnings.append(warning)
-        return done
+        return result.done
 
     def embed_pending(self, progress: Progress | None = None) -> int:
-        """Embed every turn and narrative that has no vector yet (after an outage or a model change)."""
-        if not self._bind():
+        """Embed every turn and narrative that has no vector yet (after an outage, a kill or a
+        model change)."""
+        return self._fill(self.narratives) + self._fill(self.raw, progress=progress)
+
+    def pending_vectors(self) -> int:
+        """Turns and narratives the configured embedder has not embedded yet."""
+        if self.embedder is None or self.embedder.model_id == "none" or not self.db.vec_enabled:
             return 0
-        n = self._embed(self.narratives.index, self.narratives.unembedded())
-        return n + self._embed(self.raw.index, self.raw.unembedded(), progress)
+        total = 0
+        with self.lock:
+            for table, index in (("turns", self.raw.index), ("narratives", self.narratives.index)):
+                bound = index.model_id == self.embedder.model_id
+                where = index.pending_filter() if bound else "1"
+                total += int(self.db.scalar(f"SELECT count(*) FROM {table} WHERE {where}"))
+        return total
 
     # -- raw context -------------------------------------------------------------------------
     def sync_turn(
@@ -136,12 +169,13 @@ class Memory:
         external_id: str | None = None,
     ) -> TurnResult:
         """Append one turn; the same turn sent twice is stored once."""
-        results, new = self.raw.add_turns(
-            session, [NewTurn(role, text, speaker, timestamp, external_id)]
-        )
-        self._embed(self.raw.index, new)
-        tid, created = results[0]
-        sid = int(self.db.scalar("SELECT session_id FROM turns WHERE id = ?", (tid,)))
+        with self.lock:
+            results, new = self.raw.add_turns(
+                session, [NewTurn(role, text, speaker, timestamp, external_id)]
+            )
+            tid, created = results[0]
+            sid = int(self.db.scalar("SELECT session_id FROM turns WHERE id = ?", (tid,)))
+        self._fill(self.raw, new, PENDING_PER_CALL)
         return TurnResult(tid, sid, created)
 
     def import_file(
@@ -164,8 +198,7 @@ class Memory:
                 f"cannot read {path}: {exc.strerror or exc}; check the file's permissions"
             ) from None
         summary = ImportSummary(str(path), fmt, skipped=batch.skipped, problems=batch.problems)
-        new: list[tuple[int, str]] = []
-        with self.db.transaction():
+        with self.lock, self.db.transaction():
             for s in batch.sessions:
                 key = session or s.key
                 turns, rejected = usable_turns(key, s.turns)
@@ -181,8 +214,7 @@ class Memory:
                 summary.sessions += 1
                 summary.turns_added += len(added)
                 summary.turns_existing += len(results) - len(added)
-                new += added
-        self._embed(self.raw.index, new, progress)
+        self.embed_pending(progress)  # the new turns and whatever an earlier run left behind
         summary.warnings = list(self.warnings)
         return summary
 
@@ -190,11 +222,13 @@ class Memory:
     def write(self, **fields: Any) -> Narrative:
         """Validate and store a narrative (see `NarrativeInput` for fields and limits)."""
         data = NarrativeInput.from_mapping(fields).validated()
-        with self.db.transaction():
-            self.raw.require(data.source_links)
-            nid = self.narratives.insert(data)
-        narrative = self.narratives.require(nid)
-        self._embed(self.narratives.index, self.narratives.text_rows([nid]))
+        with self.lock:
+            with self.db.transaction():
+                self.raw.require(data.source_links)
+                nid = self.narratives.insert(data)
+            narrative = self.narratives.require(nid)
+            new = self.narratives.text_rows([nid])
+        self._fill(self.narratives, new, PENDING_PER_CALL)
         return narrative
 
     def trace(self, narrative_id: int, window: int = 2) -> Trace:
@@ -205,8 +239,9 @@ class Memory:
             )
         if not 0 <= window <= 50:
             raise InvalidInput(f"window={window}: use 0–50 neighbouring turns")
-        narrative = self.narratives.require(narrative_id)
-        return Trace(narrative, self.raw.windows(narrative.source_links, window))
+        with self.lock:
+            narrative = self.narratives.require(narrative_id)
+            return Trace(narrative, self.raw.windows(narrative.source_links, window))
 
     # -- search ------------------------------------------------------------------------------
     def search(
@@ -231,7 +266,8 @@ class Memory:
             raise InvalidInput("query is empty; pass the words or question to search for")
         query = valid_text(query)
         since_t, until_t = parse_time(since, "since"), parse_time(until, "until", end_of_day=True)
-        warnings: list[str] = []
+        query, cut = bound_query(query)
+        warnings: list[str] = [cut] if cut else []
         qvec = None
         if mode != "lex":
             qvec, warning = query_vector(self.embedder if self._bind() else None, query)
@@ -242,26 +278,29 @@ class Memory:
                     "no embedder configured; vector search is unavailable, showing lexical results"
                 )
         effective = mode if qvec is not None else "lex"
-        hits = self._narrative_hits(
-            query, qvec, k, effective, since_t, until_t, min_weight, tags, kind
-        )
-        if include_turns:
-            turns = self._turn_hits(query, qvec, k, effective, since_t, until_t)
-            hits = _interleave(hits, turns)
+        with self.lock:
+            hits = self._narrative_hits(
+                query, qvec, k, effective, since_t, until_t, min_weight, tags, kind
+            )
+            if include_turns:
+                turns = self._turn_hits(query, qvec, k, effective, since_t, until_t)
+                hits = _interleave(hits, turns)
         return SearchResult(hits[:k], warnings)
 
     def search_turns(
         self, query: str, k: int = 10, mode: str = "hybrid", fusion: str = "rrf"
     ) -> list[MemoryHit]:
         """Raw-turn retrieval on its own (used by the LoCoMo benchmark)."""
+        query = bound_query(query)[0]
         qvec = (
             None
             if mode == "lex"
             else query_vector(self.embedder if self._bind() else None, query)[0]
         )
-        return self._turn_hits(
-            query, qvec, _check_k(k), mode if qvec is not None else "lex", None, None, fusion
-        )
+        with self.lock:
+            return self._turn_hits(
+                query, qvec, _check_k(k), mode if qvec is not None else "lex", None, None, fusion
+            )
 
     def _fusion(self, mode: str) -> str:
         return "weighted" if mode == "hybrid" else "rrf"
@@ -358,6 +397,11 @@ class Memory:
 
     # -- overview ----------------------------------------------------------------------------
     def stats(self) -> dict[str, Any]:
+        pending = self.pending_vectors()
+        with self.lock:
+            return self._stats(pending)
+
+    def _stats(self, pending: int) -> dict[str, Any]:
         kinds = dict(
             self.db.execute("SELECT kind, count(*) FROM narratives GROUP BY kind").fetchall()
         )
@@ -369,12 +413,14 @@ class Memory:
             "mean_weight": self.db.scalar("SELECT round(avg(weight), 4) FROM narratives"),
             "turn_vectors": len(self.raw.index.vector_ids()),
             "narrative_vectors": len(self.narratives.index.vector_ids()),
+            "vectors_pending": pending,
             "embedder": self.embedder.model_id if self.embedder is not None else "none",
             "database": str(self.db.path),
         }
 
     def sessions(self, limit: int = 50) -> list[dict[str, Any]]:
-        return self.raw.sessions(limit)
+        with self.lock:
+            return self.raw.sessions(limit)
 
 
 def _time_range(column: str, since: str | None, until: str | None) -> tuple[list[str], list[Any]]:

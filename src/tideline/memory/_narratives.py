@@ -273,11 +273,7 @@ class Narratives:
 
     def unembedded(self, limit: int = 100_000) -> list[tuple[int, str]]:
         """(id, text) of narratives without a vector."""
-        missing = (
-            f" WHERE id NOT IN (SELECT rowid FROM {NARRATIVE_INDEX}_vec)"
-            if self.index.has_vectors
-            else ""
-        )
+        missing = f" WHERE {self.index.pending_filter()}"
         return self._texts(
             f"SELECT id, gesture, context, cognition_direction, tags FROM narratives{missing}"
             " ORDER BY id LIMIT ?",

@@ -282,11 +282,7 @@ class RawContext:
 
     def unembedded(self, limit: int = 100_000) -> list[tuple[int, str]]:
         """(id, text as search sees it) of turns without a vector."""
-        missing = (
-            f" WHERE id NOT IN (SELECT rowid FROM {TURN_INDEX}_vec)"
-            if self.index.has_vectors
-            else ""
-        )
+        missing = f" WHERE {self.index.pending_filter()}"
         rows = self.db.execute(
             f"SELECT id, speaker, text FROM turns{missing} ORDER BY id LIMIT ?", (limit,)
         )

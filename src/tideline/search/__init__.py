@@ -2,18 +2,30 @@
 
 from tideline.search._fallback import query_vector
 from tideline.search._fusion import RRF_K, rrf_fuse, weighted_fuse
-from tideline.search._index import TextIndex
-from tideline.search._query import ParsedQuery, parse_query
+from tideline.search._index import Fill, TextIndex
+from tideline.search._query import (
+    MAX_QUERY_CHARS,
+    MAX_TERM_CHARS,
+    MAX_TERMS,
+    ParsedQuery,
+    bound_query,
+    parse_query,
+)
 from tideline.search._text import has_cjk, spaced_cjk, valid_text
 from tideline.search._types import MODES, Hit, Mode
 
 __all__ = [
+    "MAX_QUERY_CHARS",
+    "MAX_TERMS",
+    "MAX_TERM_CHARS",
     "MODES",
     "RRF_K",
+    "Fill",
     "Hit",
     "Mode",
     "ParsedQuery",
     "TextIndex",
+    "bound_query",
     "has_cjk",
     "parse_query",
     "query_vector",

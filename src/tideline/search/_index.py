@@ -3,10 +3,16 @@
 For an index named `N` over records with integer ids:
 - `N_fts`  FTS5, `unicode61` with diacritics removed, CJK characters spaced (see `_text`): BM25;
 - `N_tri`  FTS5 `trigram`: substrings, partial words, verbatim keyword checks;
-- `N_vec`  sqlite-vec `vec0`, cosine distance, created when the first vector arrives.
+- `N_vec`  sqlite-vec `vec0`, cosine distance, created when the first vector arrives: the vector
+  of each record's first part, keyed by the record id;
+- `N_vecpart(record, part, embedding)`: the vectors of parts 1, 2, … of records whose text is
+  longer than the model's input limit (see `tideline.embed.embed_parts`). A record is as near as
+  its nearest part, so KNN takes the best part per record and returns each record once.
+A record has a vector when `N_vec` has its row (all its parts are written in one transaction);
+`pending_filter` says which records still lack one.
 The FTS tables are contentless (the owner table keeps the text), so the index costs little space.
-Unfiltered KNN runs on an in-process numpy copy of `N_vec` (a matrix product over 100k vectors
-takes a few ms, sqlite-vec's scan ~60 ms here); the copy reloads when this object writes or
+Unfiltered KNN runs on an in-process numpy copy of both vector tables (a matrix product over 100k
+vectors takes a few ms, sqlite-vec's scan ~60 ms here); the copy reloads when this object writes or
 `PRAGMA data_version` shows another connection committed. Filtered KNN uses sqlite-vec directly.
 `vector_spaces` records the model id and dimension behind `N_vec`: a different embedder means the
 old vectors are dropped and must be re-embedded — vectors of two models are never mixed.
@@ -14,12 +20,16 @@ old vectors are dropped and must be re-embedded — vectors of two models are ne
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
 
 import numpy as np
 
-from tideline.embed import normalise
+from tideline.embed import Embedder, embed_parts, normalise
+from tideline.errors import EmbedderError
 from tideline.search._fusion import RRF_K, rrf_fuse, weighted_fuse
 from tideline.search._query import ParsedQuery, parse_query
 from tideline.search._text import fold, spaced_cjk
@@ -32,8 +42,34 @@ log = logging.getLogger(__name__)
 TextLookup = Callable[[Sequence[int]], Mapping[int, str]]
 
 
+#: Called after each batch of `TextIndex.fill` with (records done, records asked for).
+FillProgress = Callable[[int, int], None]
+
+FILL_BATCH = 64
+
+
 def _blob(vector: np.ndarray) -> bytes:
     return np.asarray(vector, dtype=np.float32).tobytes()
+
+
+@dataclass(frozen=True)
+class Fill:
+    """What `TextIndex.fill` did: records given vectors, and why it stopped early (if it did)."""
+
+    done: int
+    total: int
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class _Matrix:
+    """The numpy copy of the vectors: rows sorted by record; `starts` marks each record's first
+    row when some record has several parts (None: one row per record)."""
+
+    version: tuple[int, int]
+    ids: np.ndarray
+    rows: np.ndarray
+    starts: np.ndarray | None
 
 
 class TextIndex:
@@ -49,7 +85,7 @@ class TextIndex:
         self.model_id: str | None = row["model_id"] if row else None
         self.dim: int = row["dim"] if row else 0
         self._writes = 0
-        self._matrix: tuple[tuple[int, int], np.ndarray, np.ndarray] | None = None
+        self._matrix: _Matrix | None = None
 
     @staticmethod
     def create_tables(db: Database, name: str) -> None:
@@ -65,6 +101,11 @@ class TextIndex:
         db.execute(
             f"CREATE VIRTUAL TABLE IF NOT EXISTS {name}_tri USING fts5(text, "
             "tokenize='trigram remove_diacritics 1', content='', contentless_delete=1)"
+        )
+        db.execute(
+            f"CREATE TABLE IF NOT EXISTS {name}_vecpart(record INTEGER NOT NULL, "
+            "part INTEGER NOT NULL, embedding BLOB NOT NULL, PRIMARY KEY (record, part)) "
+            "WITHOUT ROWID"
         )
 
     # -- vectors -------------------------------------------------------------------------------
@@ -88,6 +129,7 @@ class TextIndex:
                 return False
             dropped = row is not None
             self.db.execute(f"DROP TABLE IF EXISTS {self.name}_vec")
+            self.db.execute(f"DELETE FROM {self.name}_vecpart")
             self.db.execute(
                 f"CREATE VIRTUAL TABLE {self.name}_vec USING vec0("
                 f"embedding float[{dim}] distance_metric=cosine)"
@@ -107,22 +149,88 @@ class TextIndex:
         return dropped
 
     def set_vectors(self, items: Iterable[tuple[int, np.ndarray]]) -> None:
+        """Store each record's vector: shape (dim,), or (parts, dim) for a text cut in parts."""
         if not self.has_vectors:
             return
-        rows = [(int(i), _blob(v)) for i, v in items]
+        firsts: list[tuple[int, bytes]] = []
+        rest: list[tuple[int, int, bytes]] = []
+        for i, v in items:
+            parts = np.asarray(v, dtype=np.float32).reshape(-1, self.dim)
+            firsts.append((int(i), _blob(parts[0])))
+            rest += [(int(i), n, _blob(p)) for n, p in enumerate(parts[1:], 1)]
+        ids = [(i,) for i, _ in firsts]
         self._writes += 1
         with self.db.transaction():
+            self.db.executemany(f"DELETE FROM {self.name}_vec WHERE rowid = ?", ids)
+            self.db.executemany(f"DELETE FROM {self.name}_vecpart WHERE record = ?", ids)
             self.db.executemany(
-                f"DELETE FROM {self.name}_vec WHERE rowid = ?", [(i,) for i, _ in rows]
+                f"INSERT INTO {self.name}_vec(rowid, embedding) VALUES (?, ?)", firsts
             )
             self.db.executemany(
-                f"INSERT INTO {self.name}_vec(rowid, embedding) VALUES (?, ?)", rows
+                f"INSERT INTO {self.name}_vecpart(record, part, embedding) VALUES (?, ?, ?)", rest
             )
 
     def vector_ids(self) -> set[int]:
         if not self.has_vectors:
             return set()
         return {r[0] for r in self.db.execute(f"SELECT rowid FROM {self.name}_vec")}
+
+    def vectors_of(self, ids: Sequence[int]) -> dict[int, np.ndarray]:
+        """Each record's vectors, shape (parts, dim), for copying to a record with the same text."""
+        out: dict[int, list[np.ndarray]] = {}
+        if not self.has_vectors:
+            return {}
+        for start in range(0, len(ids), 500):
+            part = [int(i) for i in ids[start : start + 500]]
+            marks = ",".join("?" * len(part))
+            for i, blob in self.db.execute(
+                f"SELECT rowid, embedding FROM {self.name}_vec WHERE rowid IN ({marks})", part
+            ):
+                out[i] = [np.frombuffer(blob, dtype=np.float32)]
+            for i, blob in self.db.execute(
+                f"SELECT record, embedding FROM {self.name}_vecpart WHERE record IN ({marks})"
+                " ORDER BY record, part",
+                part,
+            ):
+                if i in out:
+                    out[i].append(np.frombuffer(blob, dtype=np.float32))
+        return {i: np.stack(v) for i, v in out.items()}
+
+    def pending_filter(self, column: str = "id") -> str:
+        """SQL condition on the owner's `column`: true for records without a vector yet."""
+        if not self.has_vectors:
+            return "1"
+        return f"{column} NOT IN (SELECT rowid FROM {self.name}_vec)"
+
+    def fill(
+        self,
+        embedder: Embedder,
+        items: Sequence[tuple[int, str]],
+        *,
+        progress: FillProgress | None = None,
+        batch: int = FILL_BATCH,
+        guard: AbstractContextManager[object] | None = None,
+    ) -> Fill:
+        """Embed these (id, text) records `batch` at a time and store their vectors.
+
+        A text longer than the model's input limit gets one vector per part. Only the writes run
+        inside `guard` (the owner's lock on a shared connection): embedding, the slow part, never
+        holds it. An embedder failure stops the fill; what was stored stays, the rest is pending.
+        """
+        guard = guard or contextlib.nullcontext()
+        done = 0
+        try:
+            for start in range(0, len(items), batch):
+                part = items[start : start + batch]
+                vectors = embed_parts(embedder, [t for _, t in part])
+                with guard:
+                    self.set_vectors(zip((i for i, _ in part), vectors, strict=True))
+                done += len(part)
+                if progress:
+                    progress(done, len(items))
+        except EmbedderError as exc:
+            return Fill(done, len(items), str(exc))
+        return Fill(done, len(items))
 
     # -- writes --------------------------------------------------------------------------------
     def upsert(self, rowid: int, text: str, vector: np.ndarray | None = None) -> None:
@@ -151,6 +259,7 @@ class TextIndex:
         with self.db.transaction():
             self.db.executemany(f"DELETE FROM {self.name}_fts WHERE rowid = ?", ids)
             self.db.executemany(f"DELETE FROM {self.name}_tri WHERE rowid = ?", ids)
+            self.db.executemany(f"DELETE FROM {self.name}_vecpart WHERE record = ?", ids)
             if self.has_vectors:
                 self.db.executemany(f"DELETE FROM {self.name}_vec WHERE rowid = ?", ids)
 
@@ -195,32 +304,57 @@ class TextIndex:
     def vector(
         self, qvec: np.ndarray, k: int, where: str | None = None, params: Sequence[object] = ()
     ) -> list[Hit]:
-        """Nearest neighbours by cosine distance."""
+        """Nearest records by cosine distance (of their nearest part); each record once."""
         if not self.has_vectors or qvec is None or len(qvec) != self.dim:
             return []
         if where is None:
             return self._vector_numpy(np.asarray(qvec, dtype=np.float32), k)
-        extra = f" AND {where}"
-        rows = self.db.execute(
-            f"SELECT rowid, distance FROM {self.name}_vec WHERE embedding MATCH ? AND k = ?{extra} "
-            "ORDER BY distance",
-            (_blob(qvec), k, *params),
-        ).fetchall()
-        return [Hit(r[0], vec_rank=n, vec_distance=r[1]) for n, r in enumerate(rows, 1)]
+        best = dict(
+            self.db.execute(
+                f"SELECT rowid, distance FROM {self.name}_vec WHERE embedding MATCH ? AND k = ?"
+                f" AND {where} ORDER BY distance",
+                (_blob(qvec), k, *params),
+            ).fetchall()
+        )
+        if self.db.scalar(f"SELECT 1 FROM {self.name}_vecpart LIMIT 1"):
+            # `where` is a condition on `rowid`: name the record column so inside a subquery.
+            for i, d in self.db.execute(
+                f"SELECT rowid, d FROM (SELECT record AS rowid,"
+                f" min(vec_distance_cosine(embedding, ?)) AS d FROM {self.name}_vecpart"
+                f" GROUP BY record) WHERE {where} ORDER BY d LIMIT ?",
+                (_blob(qvec), *params, k),
+            ):
+                best[i] = min(d, best.get(i, d))
+        rows = sorted(best.items(), key=lambda r: (r[1], r[0]))[:k]
+        return [Hit(i, vec_rank=n, vec_distance=d) for n, (i, d) in enumerate(rows, 1)]
+
+    def _load_matrix(self) -> _Matrix:
+        version = (int(self.db.scalar("PRAGMA data_version")), self._writes)
+        if self._matrix is not None and self._matrix.version == version:
+            return self._matrix
+        rows = self.db.execute(f"SELECT rowid, embedding FROM {self.name}_vec").fetchall()
+        rows += self.db.execute(f"SELECT record, embedding FROM {self.name}_vecpart").fetchall()
+        ids = np.array([r[0] for r in rows], dtype=np.int64)
+        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(
+            len(rows), self.dim
+        )
+        order = np.argsort(ids, kind="stable")
+        ids, matrix = ids[order], matrix[order]
+        starts = None
+        if len(ids) > 1 and bool((ids[1:] == ids[:-1]).any()):
+            starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
+            ids = ids[starts]
+        self._matrix = _Matrix(version, ids, normalise(matrix), starts)
+        return self._matrix
 
     def _vector_numpy(self, qvec: np.ndarray, k: int) -> list[Hit]:
-        version = (int(self.db.scalar("PRAGMA data_version")), self._writes)
-        if self._matrix is None or self._matrix[0] != version:
-            rows = self.db.execute(f"SELECT rowid, embedding FROM {self.name}_vec").fetchall()
-            ids = np.array([r[0] for r in rows], dtype=np.int64)
-            matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(
-                len(rows), self.dim
-            )
-            self._matrix = (version, ids, normalise(matrix))
-        _, ids, matrix = self._matrix
+        m = self._load_matrix()
+        ids = m.ids
         if not len(ids):
             return []
-        sims = matrix @ qvec / max(float(np.linalg.norm(qvec)), 1e-12)
+        sims = m.rows @ qvec / max(float(np.linalg.norm(qvec)), 1e-12)
+        if m.starts is not None:
+            sims = np.maximum.reduceat(sims, m.starts)
         k = min(k, len(ids))
         top = np.argpartition(-sims, k - 1)[:k]
         top = top[np.argsort(-sims[top], kind="stable")]
@@ -259,11 +393,16 @@ class TextIndex:
         if not self.has_vectors or not ids or len(qvec) != self.dim:
             return {}
         marks = ",".join("?" * len(ids))
-        rows = self.db.execute(
-            f"SELECT rowid, vec_distance_cosine(embedding, ?) FROM {self.name}_vec WHERE rowid IN ({marks})",
-            (_blob(qvec), *ids),
-        )
-        return {r[0]: r[1] for r in rows}
+        found: dict[int, float] = {}
+        for sql in (
+            f"SELECT rowid, vec_distance_cosine(embedding, ?) FROM {self.name}_vec"
+            f" WHERE rowid IN ({marks})",
+            f"SELECT record, vec_distance_cosine(embedding, ?) FROM {self.name}_vecpart"
+            f" WHERE record IN ({marks})",
+        ):
+            for i, d in self.db.execute(sql, (_blob(qvec), *ids)):
+                found[i] = min(d, found.get(i, d))
+        return found
 
     def search(
         self,

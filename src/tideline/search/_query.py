@@ -12,6 +12,12 @@ Supported on purpose:
   `--option` is not an exclusion but the literal word, so command lines can be searched.
 Everything else is a plain term. Positive terms are OR-ed: BM25 ranks documents that match more and
 rarer terms first, which suits natural-language questions better than AND.
+
+Bounded on purpose, so one pasted megabyte cannot stall the index (a 1 MB query without spaces
+once took 49 s: a single million-character phrase for the trigram table): only the first
+`MAX_QUERY_CHARS` characters are read, at most `MAX_TERMS` terms are kept, and a term is cut to
+`MAX_TERM_CHARS` characters. `bound_query` applies the first rule at a search entry point and says
+so in one line, for the results' warnings.
 """
 
 from __future__ import annotations
@@ -24,6 +30,8 @@ from tideline.search._text import fold, spaced_cjk, valid_text
 _TOKEN = re.compile(r'"[^"]*"?|\S+')
 _WORD = re.compile(r"[^\W_]+")
 MAX_TERMS = 64
+MAX_QUERY_CHARS = 2_000
+MAX_TERM_CHARS = 100
 # Parentheses, braces and commas separate terms; they are never passed on as FTS5 syntax.
 _SEPARATORS = str.maketrans({c: " " for c in "(){}[],;"})
 
@@ -57,9 +65,19 @@ class ParsedQuery:
         return self.match is None and self.trigram is None
 
 
+def bound_query(text: str) -> tuple[str, str | None]:
+    """The part of `text` search reads, and a notice when that is not all of it."""
+    if len(text) <= MAX_QUERY_CHARS:
+        return text, None
+    return text[:MAX_QUERY_CHARS], (
+        f"query cut to its first {MAX_QUERY_CHARS:,} of {len(text):,} characters "
+        "(the search limit); search for a shorter passage"
+    )
+
+
 def parse_query(text: str) -> ParsedQuery:
     """Parse user text; never raises, whatever the input."""
-    text = fold(valid_text(text or "")).replace("\x00", " ")
+    text = fold(valid_text(text or "")[:MAX_QUERY_CHARS])[:MAX_QUERY_CHARS].replace("\x00", " ")
     text = text.translate(_SEPARATORS)
     positive: list[str] = []
     negative: list[str] = []
@@ -71,7 +89,7 @@ def parse_query(text: str) -> ParsedQuery:
         negate = raw.startswith("-") and raw[1:2] not in ("-", '"', "") and _has_word(raw)
         body = raw[1:] if negate else raw
         prefix = body.endswith("*") and not body.startswith('"')
-        body = body.strip('"').rstrip("*")
+        body = body.strip('"').rstrip("*")[:MAX_TERM_CHARS]
         if not _has_word(body):
             continue
         term = _quote(spaced_cjk(body)) + ("*" if prefix else "")

@@ -1,0 +1,124 @@
+"""The fault and attack run (issue 9), by hand: kills, a concurrency soak, symlink escapes,
+editor save patterns, fuzzing and long inputs — real processes, real files, real SQLite.
+
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 .venv/bin/python bench/faults.py --quick
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 .venv/bin/python bench/faults.py --write
+
+Full mode: 100 SIGKILLs per command with the `none` embedder and 30 more with an embedder (a
+loopback server speaking the OpenAI protocol, so that vectors exist and can go missing), a 60 s
+soak, 100k fuzz strings per entry point and the long-input latency with the bundled e5. `--quick`
+is a light smoke run of every section (minutes, no e5). `--only kills,soak` runs some sections.
+Each section prints rows of test, trials, failures, figure; `--write` renders docs/reliability.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parents[1]))
+
+from _faults_files import editor_patterns, memo_dir_symlink, meta_symlink, symlink_race
+from _faults_fuzz import fuzz_all
+from _faults_mcp import latency, soak
+from _faults_report import Row, table, write_doc
+
+from tests.kills import KILLERS, KillTally, cli_env, stub_env
+from tests.openai_stub import OpenAIStub
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How much of each section a mode runs."""
+
+    kills: int
+    vector_kills: int
+    soak_seconds: float
+    race_searches: int
+    edit_repeats: int
+    fuzz: int
+    fuzz_imports: int
+    latency_embedder: str
+    latency_deadline: float
+
+
+QUICK = Plan(10, 4, 10, 200, 1, 5_000, 1_000, "none", 20)
+FULL = Plan(100, 30, 60, 2_000, 5, 100_000, 100_000, "e5", 120)
+
+
+def _kill_row(tally: KillTally, embedder: str) -> Row:
+    test = f"SIGKILL during `{tally.command}` ({embedder} embedder)"
+    return Row(test, tally.trials, tally.failed_trials, tally.figure())
+
+
+def kills(base: Path, plan: Plan) -> list[Row]:
+    """Every command killed `plan.kills` times without vectors, `plan.vector_kills` with them."""
+    rows = []
+    for name, killer in KILLERS.items():
+        work = base / f"kill-none-{name.replace(' ', '-')}"
+        work.mkdir()
+        rows.append(_kill_row(killer(work, cli_env(work), plan.kills), "none"))
+        print(rows[-1].line(), flush=True)
+    with OpenAIStub(dim=32) as stub:
+        stub.server.handle_error = lambda *a: None  # type: ignore[method-assign]  # killed clients
+        for name, killer in KILLERS.items():
+            work = base / f"kill-stub-{name.replace(' ', '-')}"
+            work.mkdir()
+            tally = killer(work, stub_env(work, stub.url), plan.vector_kills)
+            rows.append(_kill_row(tally, "loopback OpenAI-protocol"))
+            print(rows[-1].line(), flush=True)
+    return rows
+
+
+def symlinks(base: Path, plan: Plan) -> list[Row]:
+    return [symlink_race(base, plan.race_searches), memo_dir_symlink(base), meta_symlink(base)]
+
+
+SECTIONS: dict[str, Callable[[Path, Plan], list[Row]]] = {
+    "kills": kills,
+    "soak": lambda base, plan: [soak(base, plan.soak_seconds)],
+    "symlinks": symlinks,
+    "editors": lambda base, plan: editor_patterns(base, plan.edit_repeats),
+    "fuzz": lambda base, plan: fuzz_all(base, plan.fuzz, plan.fuzz_imports),
+    "latency": lambda base, plan: latency(base, plan.latency_embedder, plan.latency_deadline),
+}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="a light run of every section")
+    parser.add_argument("--write", action="store_true", help="rewrite docs/reliability.md")
+    parser.add_argument("--only", default="", help=f"comma-separated: {', '.join(SECTIONS)}")
+    parser.add_argument("--fuzz", type=int, help="fuzz strings per entry point")
+    parser.add_argument("--kills", type=int, help="kills per command (none embedder)")
+    args = parser.parse_args()
+    plan = QUICK if args.quick else FULL
+    if args.fuzz or args.kills:
+        plan = Plan(
+            **{**plan.__dict__, "fuzz": args.fuzz or plan.fuzz, "kills": args.kills or plan.kills}
+        )
+    chosen = [s for s in args.only.split(",") if s] or list(SECTIONS)
+    rows: list[Row] = []
+    with tempfile.TemporaryDirectory(prefix="tideline-faults-") as tmp:
+        for name in chosen:
+            work = Path(tmp) / name
+            work.mkdir()
+            print(f"== {name}", flush=True)
+            section = SECTIONS[name](work, plan)
+            if name != "kills":
+                for row in section:
+                    print(row.line(), flush=True)
+            rows += section
+    print("\n" + table(rows))
+    if args.write:
+        write_doc(rows, "quick" if args.quick else "full")
+    return 1 if any(r.failures for r in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

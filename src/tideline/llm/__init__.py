@@ -1,0 +1,37 @@
+"""The LLM client: OpenAI-compatible chat completions and MCP sampling behind one `LLM` protocol.
+
+Structured output validated with pydantic (one repair retry), bounded retries, an input cap and
+token accounting per call (`Result.usage`) and per run (`TokenMeter`). See docs/llm.md.
+"""
+
+from tideline.llm._client import LLMClient, prompt_tokens
+from tideline.llm._load import NO_LLM, llm_from_sampler, llm_from_settings
+from tideline.llm._meter import TokenMeter
+from tideline.llm._openai import STEP_HEADER, OpenAIChat
+from tideline.llm._protocol import LLM, ChatBackend, FormatRefused, Sample, Sampler
+from tideline.llm._sampling import SamplingChat
+from tideline.llm._structured import JsonSchema
+from tideline.llm._types import Message, Mode, Reply, Result, Usage
+
+__all__ = [
+    "LLM",
+    "NO_LLM",
+    "STEP_HEADER",
+    "ChatBackend",
+    "FormatRefused",
+    "JsonSchema",
+    "LLMClient",
+    "Message",
+    "Mode",
+    "OpenAIChat",
+    "Reply",
+    "Result",
+    "Sample",
+    "Sampler",
+    "SamplingChat",
+    "TokenMeter",
+    "Usage",
+    "llm_from_sampler",
+    "llm_from_settings",
+    "prompt_tokens",
+]

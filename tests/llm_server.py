@@ -1,0 +1,111 @@
+"""A real OpenAI-protocol chat server on 127.0.0.1 that replays scripted answers.
+
+No usable LLM runs here, so tests script the model: `script(answer, ..., step="extract")` queues
+answers for requests whose `X-Tideline-Step` header names that step; `script(answer)` without a
+step is a FIFO used when the step has no queue of its own. Every request is recorded (`chats`).
+Failure modes, each a plain attribute or call:
+
+- down: do not enter the context manager (or use `closed_url()`): connection refused;
+- `fail_next = [429, 429]` with `fail_headers = {"Retry-After": "0"}`, or `[500, 503]`;
+- malformed or schema-invalid JSON: script that text as the answer;
+- `reject_json_schema` / `reject_json_object`: answer 400 "unsupported" to that response_format;
+- `delay`: answer after this many seconds (woken early when the server closes).
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections import defaultdict, deque
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel
+
+from tests.openai_stub import OpenAIStub, Reply, Route, error
+from tideline.llm import STEP_HEADER
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One scripted model answer; token counts default to a word count of request and answer."""
+
+    content: str
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    finish_reason: str = "stop"
+
+
+def closed_url() -> str:
+    """The /v1 URL of a port nothing listens on: connection refused."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+class LLMServer(OpenAIStub):
+    def __init__(self, model: str = "scripted-model", api_key: str | None = None):
+        super().__init__(api_key=api_key)
+        self.model = model
+        self.queues: dict[str, deque[Answer]] = defaultdict(deque)
+        self.reject_json_schema = False
+        self.reject_json_object = False
+        self.delay = 0.0
+
+    def script(self, *answers: str | Answer | BaseModel | dict[str, Any], step: str = "") -> None:
+        """Queue answers for `step` (or the FIFO); models and dicts are sent as their JSON."""
+        for a in answers:
+            if isinstance(a, BaseModel):
+                a = a.model_dump_json()
+            elif isinstance(a, dict):
+                a = json.dumps(a)
+            self.queues[step].append(a if isinstance(a, Answer) else Answer(a))
+
+    @property
+    def chats(self) -> list[dict[str, Any]]:
+        """The bodies of every chat request received, failed ones included."""
+        return [r["body"] for r in self.requests if r["path"] == "/v1/chat/completions"]
+
+    def routes(self) -> dict[str, Route]:
+        return {**super().routes(), "/v1/chat/completions": self.chat}
+
+    def chat(self, body: dict[str, Any], headers: Mapping[str, str]) -> Reply:
+        kind = (body.get("response_format") or {}).get("type")
+        if (kind == "json_schema" and self.reject_json_schema) or (
+            kind == "json_object" and self.reject_json_object
+        ):
+            return error(400, f"response_format type {kind!r} is not supported by this server")
+        step = headers.get(STEP_HEADER, "")
+        queue = self.queues[step] if self.queues.get(step) else self.queues[""]
+        if not queue:
+            return error(400, f"the script has no answer left for step {step!r}")
+        answer = queue.popleft()
+        if self.delay:
+            self.closing.wait(self.delay)
+        prompt = sum(len(m["content"].split()) for m in body["messages"])
+        usage = {
+            "prompt_tokens": answer.prompt_tokens if answer.prompt_tokens is not None else prompt,
+            "completion_tokens": (
+                answer.completion_tokens
+                if answer.completion_tokens is not None
+                else len(answer.content.split())
+            ),
+        }
+        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        completion = {
+            "id": f"chatcmpl-{len(self.requests)}",
+            "object": "chat.completion",
+            "created": 0,
+            "model": self.model,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": answer.content},
+                    "finish_reason": answer.finish_reason,
+                }
+            ],
+            "usage": usage,
+        }
+        return 200, completion, {}

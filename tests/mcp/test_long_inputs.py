@@ -1,0 +1,95 @@
+"""A long query costs one capped request, and never stalls another client's calls."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from tests.mcp.conftest import HttpServer, payload, start_http, stop
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
+    server = start_http(tmp_path_factory.mktemp("long"))
+    yield server
+    stop(server.proc)
+
+
+def _long_query(n_chars: int, lead: str) -> str:
+    """A query of `n_chars`; `lead` makes its head (what gets embedded) differ from the others'."""
+    sentence = "what did we decide about the harbour wall and the tide tables "
+    return (f"{lead} " + sentence * (n_chars // len(sentence) + 1))[:n_chars]
+
+
+def test_a_20k_character_query_is_capped_and_other_clients_keep_going(
+    server: HttpServer, tmp_path: Path
+) -> None:
+    timings: dict[str, Any] = {}
+
+    async def scenario() -> None:
+        async with (
+            httpx2.AsyncClient(timeout=httpx2.Timeout(120)) as h1,
+            httpx2.AsyncClient(timeout=httpx2.Timeout(120)) as h2,
+            Client(
+                streamable_http_client(server.url, http_client=h1), read_timeout_seconds=120
+            ) as a,
+            Client(
+                streamable_http_client(server.url, http_client=h2), read_timeout_seconds=120
+            ) as b,
+        ):
+            payload(await a.call_tool("sync_turn", {"session": "s", "role": "user", "text": "hi"}))
+            payload(await a.call_tool("memory_search", {"query": "warm up the model"}))
+            started = time.perf_counter()
+            payload(await a.call_tool("memory_search", {"query": _long_query(20_000, "alone")}))
+            timings["alone"] = time.perf_counter() - started
+            done = anyio.Event()
+            waits: list[float] = []
+
+            async def long_search() -> None:
+                started = time.perf_counter()
+                result = payload(
+                    await a.call_tool(
+                        "memory_search",
+                        {"query": _long_query(20_000, "together"), "include_turns": True},
+                    )
+                )
+                timings["search"] = time.perf_counter() - started
+                timings["warnings"] = result["warnings"]
+                done.set()
+
+            async def other_client() -> None:
+                while not done.is_set():
+                    started = time.perf_counter()
+                    payload(await b.call_tool("memory_stats", {}))
+                    waits.append(time.perf_counter() - started)
+                started = time.perf_counter()
+                text = f"and another turn {len(waits)}"
+                payload(
+                    await b.call_tool("sync_turn", {"session": "s", "role": "user", "text": text})
+                )
+                timings["sync_turn"] = time.perf_counter() - started
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(long_search)
+                tg.start_soon(other_client)
+            timings["waits"] = waits
+
+    anyio.run(scenario)
+    # ~1 s of work (one 512-token window); generous for two cores shared with other jobs.
+    assert timings["alone"] < 6.0, timings  # uncapped: 11–37 s
+    assert any("cut to its first" in w for w in timings["warnings"]), timings
+    # memory_stats needs only the database: it is never held up by the query's embedding
+    # (before, it waited for the whole search). The other client's calls slow the search a
+    # little on two busy cores, hence the looser bound there.
+    assert timings["search"] < 10.0, timings
+    assert len(timings["waits"]) >= 2, timings
+    assert max(timings["waits"]) < min(1.0, timings["search"] / 2), timings
+    assert timings["sync_turn"] < 3.0, timings  # at most one capped request ahead of it
