@@ -11,7 +11,7 @@ from tideline.search._query import (
     bound_query,
     parse_query,
 )
-from tideline.search._text import has_cjk, spaced_cjk
+from tideline.search._text import has_cjk, spaced_cjk, valid_text
 from tideline.search._types import MODES, Hit, Mode
 
 __all__ = [
@@ -31,5 +31,6 @@ __all__ = [
     "query_vector",
     "rrf_fuse",
     "spaced_cjk",
+    "valid_text",
     "weighted_fuse",
 ]
