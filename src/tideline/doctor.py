@@ -1,16 +1,41 @@
-"""Health checks behind `tideline doctor`: versions, extensions, the embedder, the home folder."""
+"""Health checks behind `tideline doctor`: versions, extensions, the embedder, the home folder,
+and every database file it knows of (the agent's memory.db, each library collection's index)."""
 
 from __future__ import annotations
 
 import platform
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 import apsw
 
 from tideline.config import Settings
 from tideline.errors import TidelineError
+from tideline.store import REPAIR_HINT, check_file, forget_damage, remember_damage
+
+AGENT_DATABASE = "agent database"
+LIBRARY_INDEX = "library index"
+INDEX_HINT = (
+    "run `tideline doctor --repair` (or `memo reindex --full`): it is rebuilt from the notes"
+)
+
+
+@dataclass
+class FileCheck:
+    """One database file: which role it plays and what is wrong with it ([] = sound)."""
+
+    path: str
+    role: str
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "ok": self.ok}
 
 
 @dataclass
@@ -19,6 +44,7 @@ class Report:
 
     facts: dict[str, Any] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
+    files: list[FileCheck] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -85,7 +111,8 @@ def _probe_home(report: Report, settings: Settings) -> None:
 def _probe_vectors(report: Report, settings: Settings) -> None:
     """Records committed without a vector (a kill or an outage after the write); the next write,
     import or `tideline embed` fills them."""
-    if not settings.db_path.is_file():
+    damaged = any(c.role == AGENT_DATABASE and c.problems for c in report.files)
+    if damaged or not settings.db_path.is_file():
         return
     from tideline.app import Tideline
 
@@ -99,6 +126,45 @@ def _probe_vectors(report: Report, settings: Settings) -> None:
         app.close()
 
 
+def database_files(settings: Settings) -> list[tuple[str, Path]]:
+    """(role, path) of every existing database file Tideline owns for this agent and library."""
+    found = [(AGENT_DATABASE, settings.db_path)] if settings.db_path.exists() else []
+    root = settings.memo_root
+    if root is None or not root.is_dir():
+        return found
+    from tideline.library import scan_library
+
+    try:
+        layout = scan_library(root)
+    except (TidelineError, OSError):
+        return found
+    indexes = [c.index_dir / "index.db" for c in layout.collections]
+    indexes.append(layout.root / ".memo" / "router.db")
+    return found + [(LIBRARY_INDEX, p) for p in indexes if p.exists()]
+
+
+def check_databases(settings: Settings) -> list[FileCheck]:
+    """Header, write-ahead log and `PRAGMA quick_check` of each file. Damage in the agent
+    database is remembered (every command then refuses it); a clean check forgets it."""
+    checks = []
+    for role, path in database_files(settings):
+        check = FileCheck(str(path), role, check_file(path))
+        if role == AGENT_DATABASE:
+            if check.problems:
+                remember_damage(path, check.problems[0])
+            else:
+                forget_damage(path)
+        checks.append(check)
+    return checks
+
+
+def _probe_databases(report: Report, settings: Settings) -> None:
+    report.files = check_databases(settings)
+    for check in report.files:
+        hint = REPAIR_HINT if check.role == AGENT_DATABASE else INDEX_HINT
+        report.problems += [f"{check.path} {problem}; {hint}" for problem in check.problems]
+
+
 def run_doctor(settings: Settings) -> Report:
     """Check everything Tideline needs; never raises."""
     report = Report()
@@ -109,5 +175,6 @@ def run_doctor(settings: Settings) -> Report:
     _probe_sqlite(report)
     _probe_embedder(report, settings)
     _probe_home(report, settings)
+    _probe_databases(report, settings)
     _probe_vectors(report, settings)
     return report

@@ -3,7 +3,9 @@
     TidelineError                 base: a one-line message that names the thing, the rule and the fix
     ├── ConfigError               a setting or config file is invalid
     ├── StoreError                a database cannot be used
-    │   ├── NotADatabase          the file exists but is not SQLite
+    │   ├── DatabaseDamaged       the file is corrupt: restore a backup or `tideline doctor --repair`
+    │   │   └── NotADatabase      the file exists but is not (or no longer) a Tideline SQLite file
+    │   ├── RepairFailed          `doctor --repair` could not build a usable copy (the original is kept)
     │   ├── SchemaTooNew          written by a newer Tideline
     │   ├── DatabaseLocked        another process held the lock past the timeout (transient)
     │   └── HomeNotWritable       the home folder cannot be created or written
@@ -37,8 +39,16 @@ class StoreError(TidelineError):
     """A database cannot be opened or used."""
 
 
-class NotADatabase(StoreError):
-    """The file exists but is not an SQLite database."""
+class DatabaseDamaged(StoreError):
+    """SQLite found the file corrupt (bad page, bad header, bad write-ahead log)."""
+
+
+class NotADatabase(DatabaseDamaged):
+    """The file exists but is empty, not SQLite, or SQLite written by something else."""
+
+
+class RepairFailed(StoreError):
+    """`tideline doctor --repair` could not recover a usable database; the damaged file is kept."""
 
 
 class SchemaTooNew(StoreError):

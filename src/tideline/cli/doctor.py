@@ -1,4 +1,4 @@
-"""`tideline doctor`."""
+"""`tideline doctor [--repair]`."""
 
 from __future__ import annotations
 
@@ -7,23 +7,63 @@ from rich.table import Table
 
 from tideline.cli._output import console, err_console, errors_to_exit, print_json
 from tideline.config import Settings
-from tideline.doctor import run_doctor
+from tideline.doctor import Report, run_doctor
+from tideline.repair import Repaired, repair
 
 
-def doctor(json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
-    """Check Python, SQLite, FTS5 trigram, sqlite-vec, the embedder and the home folder."""
+def doctor(
+    json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+    repair_files: bool = typer.Option(
+        False,
+        "--repair",
+        help="Recover damaged databases into new files (the damaged ones are kept, renamed "
+        "<name>.damaged-<time>), then check again. Stop the MCP server and watchers first.",
+    ),
+) -> None:
+    """Check Python, SQLite, FTS5 trigram, sqlite-vec, the embedder, the home folder and every
+    database file (header, write-ahead log, PRAGMA quick_check)."""
     with errors_to_exit():
-        report = run_doctor(Settings.load())
+        settings = Settings.load()
+        repaired = repair(settings) if repair_files else None
+        report = run_doctor(settings)
+    ok = report.ok and all(r.ok for r in repaired or [])
     if json_out:
-        print_json({"ok": report.ok, **report.facts, "problems": report.problems})
+        data = {"ok": ok, **report.facts, "problems": report.problems}
+        data["files"] = [f.to_dict() for f in report.files]
+        if repaired is not None:
+            data["repaired"] = [r.to_dict() for r in repaired]
+        print_json(data)
     else:
-        table = Table(show_header=False, box=None)
-        for key, value in report.facts.items():
-            table.add_row(key, str(value))
-        console.print(table)
-        for problem in report.problems:
-            err_console.print(f"[red]problem:[/red] {problem}", soft_wrap=True)
-        if report.ok:
-            console.print("[green]all good[/green]")
-    if not report.ok:
+        for r in repaired or []:
+            _print_repaired(r)
+        _print_report(report)
+    if not ok:
         raise typer.Exit(1)
+
+
+def _print_report(report: Report) -> None:
+    table = Table(show_header=False, box=None)
+    for key, value in report.facts.items():
+        table.add_row(key, str(value))
+    for f in report.files:
+        table.add_row(f.role, f"{f.path} ({'ok' if f.ok else 'DAMAGED'})")
+    console.print(table)
+    for problem in report.problems:
+        err_console.print(f"[red]problem:[/red] {problem}", soft_wrap=True, highlight=False)
+    if report.ok:
+        console.print("[green]all good[/green]")
+
+
+def _print_repaired(r: Repaired) -> None:
+    if r.action == "failed":
+        err_console.print(f"[red]repair failed:[/red] {r.error}", soft_wrap=True, highlight=False)
+        return
+    if r.action == "healthy":
+        return
+    rows = ", ".join(f"{t} {n}" for t, n in r.rows.items()) or "no rows"
+    what = f"recovered ({rows})" if r.action == "recovered" else r.action
+    console.print(f"{r.path}: {what}; the damaged file is kept as {r.kept}", soft_wrap=True)
+    for table, damage in r.lost.items():
+        console.print(f"  {table}: some rows were unreadable ({damage})", soft_wrap=True)
+    for note in r.notes:
+        console.print(f"  {note}", soft_wrap=True)

@@ -21,10 +21,11 @@ from typing import Any
 from tideline.analysis.entity_graph import parse_entities_role
 from tideline.analysis.weights import WeightedNarrative, deflate_recent, normalise_tag
 from tideline.errors import InvalidInput, NotFound
+from tideline.memory._ids import storable_ids
 from tideline.memory._schema import KINDS, NARRATIVE_INDEX
 from tideline.memory._time import now, parse_time
 from tideline.memory._types import Narrative
-from tideline.search import TextIndex
+from tideline.search import TextIndex, valid_text
 from tideline.store import Database
 from tideline.weights import compute_weight, recurrence_from_count
 
@@ -74,7 +75,7 @@ class NarrativeInput:
             raise InvalidInput(
                 "gesture is empty; write one sentence saying what happened, with its tone"
             )
-        kind = (self.kind or "narrative").strip().lower()
+        kind = _text("kind", self.kind or "narrative", 32).strip().lower()
         if kind not in KINDS:
             raise InvalidInput(f"kind={self.kind!r} is unknown; use one of {list(KINDS)}")
         dims = {
@@ -122,7 +123,7 @@ def _text(name: str, value: Any, limit: int) -> str:
         raise InvalidInput(
             f"{name} is {len(value):,} characters; the limit is {limit:,} — shorten it"
         )
-    return value
+    return valid_text(value)
 
 
 def _dimension(name: str, value: Any) -> int:
@@ -140,7 +141,7 @@ def _string_list(name: str, value: Any, max_items: int, max_len: int) -> list[st
         value = [v for v in value.split(",")]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise InvalidInput(f"{name} must be a list of strings")
-    value = [v.strip() for v in value if v.strip()]
+    value = [valid_text(v).strip() for v in value if v.strip()]
     if len(value) > max_items:
         raise InvalidInput(f"{len(value)} {name}; the limit is {max_items}")
     for v in value:
@@ -246,6 +247,7 @@ class Narratives:
         return {int(i): w for i, w in changed.items()}  # type: ignore[call-overload]
 
     def get(self, ids: Sequence[int]) -> list[Narrative]:
+        ids = storable_ids(ids)
         if not ids:
             return []
         marks = ",".join("?" * len(ids))

@@ -6,6 +6,9 @@ Invariants:
 - Writes go through `Database.transaction()`: `BEGIN IMMEDIATE` takes the write lock up front (no
   deadlocked upgrade from reader to writer); nested calls become savepoints; any exception rolls the
   whole block back, so nothing is ever written half.
+- Damage is never silent and never a traceback: an existing file is checked below SQLite first
+  (`_health.header_damage`: empty, not SQLite, truncated, garbage log), and every cursor turns
+  SQLite's corrupt / not-a-database errors into `DatabaseDamaged` naming the file and the fix.
 - sqlite-vec is loaded when it can be. When it cannot (a Python without extension loading),
   `vec_enabled` is False and search degrades to lexical with a single warning.
 """
@@ -21,7 +24,13 @@ from typing import Any
 
 import apsw
 
-from tideline.errors import DatabaseLocked, HomeNotWritable, NotADatabase
+from tideline.errors import (
+    DatabaseDamaged,
+    DatabaseLocked,
+    HomeNotWritable,
+    NotADatabase,
+)
+from tideline.store._health import REPAIR_HINT, header_damage, remember_damage, remembered_damage
 
 log = logging.getLogger(__name__)
 
@@ -45,16 +54,93 @@ def _load_vec(conn: apsw.Connection) -> bool:
         return False
 
 
+def damaged(path: Path | str, what: str) -> DatabaseDamaged:
+    """The one-line error for a damaged file: `NotADatabase` when it is not (ours) at all."""
+    kind = NotADatabase if what.startswith(("is empty", "is not")) else DatabaseDamaged
+    return kind(f"{path} {what}; {REPAIR_HINT}")
+
+
+class _Connection(apsw.Connection):
+    """An apsw connection that knows whether damage found in its file is to be remembered."""
+
+    remember_damage = False
+
+
+DAMAGE = (apsw.NotADBError, apsw.CorruptError)
+
+
+def _damage(conn: apsw.Connection, exc: apsw.Error) -> DatabaseDamaged:
+    """The error for SQLite's own damage report, remembered when the connection asks for it."""
+    what = (
+        "is not an SQLite database (its header is damaged)"
+        if isinstance(exc, apsw.NotADBError)
+        else f"is damaged ({exc})"
+    )
+    if isinstance(conn, _Connection) and conn.remember_damage and conn.filename:
+        remember_damage(Path(conn.filename), what)
+    return damaged(conn.filename, what)
+
+
+class _Cursor(apsw.Cursor):
+    """An apsw cursor whose corruption errors name the file and the fix, wherever a query
+    meets a bad page: at `execute`, or rows later while it is being iterated. (Plain
+    try/except: this wraps every row, and a context manager would cost 8x per row.)"""
+
+    def execute(self, *args: Any, **kwargs: Any) -> apsw.Cursor:
+        try:
+            return super().execute(*args, **kwargs)
+        except DAMAGE as exc:
+            raise _damage(self.connection, exc) from exc
+
+    def executemany(self, *args: Any, **kwargs: Any) -> apsw.Cursor:
+        try:
+            return super().executemany(*args, **kwargs)
+        except DAMAGE as exc:
+            raise _damage(self.connection, exc) from exc
+
+    def __next__(self) -> Any:
+        try:
+            return super().__next__()
+        except DAMAGE as exc:
+            raise _damage(self.connection, exc) from exc
+
+    def fetchone(self) -> Any:
+        try:
+            return super().fetchone()
+        except DAMAGE as exc:
+            raise _damage(self.connection, exc) from exc
+
+    def fetchall(self) -> list[Any]:
+        try:
+            return super().fetchall()
+        except DAMAGE as exc:
+            raise _damage(self.connection, exc) from exc
+
+
 class Database:
     """One open SQLite file. Thread-safe for the simple calls below (apsw serialises)."""
 
-    def __init__(self, path: Path | str, *, busy_timeout_ms: int = 5000, readonly: bool = False):
+    def __init__(
+        self,
+        path: Path | str,
+        *,
+        busy_timeout_ms: int = 5000,
+        readonly: bool = False,
+        remember_damage: bool = False,
+    ):
+        """`remember_damage`: damage found once refuses every later open (see `_health`)."""
         self.path = Path(path) if str(path) != ":memory:" else None
         flags = (
             apsw.SQLITE_OPEN_READONLY
             if readonly
             else apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
         )
+        if self.path is not None:
+            damage = header_damage(self.path) or (
+                remembered_damage(self.path) if remember_damage else None
+            )
+            if damage is not None:
+                raise damaged(self.path, damage)
         if self.path is not None and not readonly:
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -64,11 +150,13 @@ class Database:
                     "set TIDELINE_HOME to a writable folder"
                 ) from exc
         try:
-            self.conn = apsw.Connection(str(path), flags=flags)
+            self.conn = _Connection(str(path), flags=flags)
+            self.conn.remember_damage = remember_damage
         except apsw.CantOpenError as exc:
             raise HomeNotWritable(
                 f"cannot open database {path} ({exc}); check the folder's permissions or set TIDELINE_HOME"
             ) from exc
+        self.conn.cursor_factory = _Cursor
         self.conn.set_busy_timeout(busy_timeout_ms)
         self._lock = threading.RLock()
         try:
@@ -76,11 +164,9 @@ class Database:
             if not readonly:
                 self.conn.execute("PRAGMA journal_mode=WAL").fetchall()
                 self.conn.execute("PRAGMA synchronous=NORMAL")
-        except apsw.NotADBError as exc:
+        except DatabaseDamaged:
             self.conn.close()
-            raise NotADatabase(
-                f"{path} is not an SQLite database; move it aside or point TIDELINE_HOME elsewhere"
-            ) from exc
+            raise
         except apsw.BusyError as exc:
             self.conn.close()
             raise DatabaseLocked(

@@ -3,14 +3,22 @@
 A `Migrations` set is a name plus numbered step functions. Opening a database applies the pending
 steps in order, each in its own transaction, and records it in `_migrations`. A database that has
 a step this code does not know was written by a newer Tideline: we refuse to touch it.
+
+A new file is built under a private name and linked into place whole, so a file at the real path
+is always a complete Tideline database: an empty file, or SQLite without our `_migrations`, is
+damage or a mix-up, and is refused instead of being used as a new, empty memory.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
-from collections.abc import Callable
+import os
+import secrets
+from collections.abc import Callable, Sequence
+from pathlib import Path
 
-from tideline.errors import SchemaTooNew
+from tideline.errors import NotADatabase, SchemaTooNew
 from tideline.store._database import Database
 
 Step = Callable[[Database], None]
@@ -78,17 +86,52 @@ class Migrations:
 
 
 def open_database(
-    path: str | object,
+    path: str | os.PathLike[str],
     *migrations: Migrations,
     busy_timeout_ms: int = 5000,
+    remember_damage: bool = False,
 ) -> Database:
     """Open (creating if needed) a database and bring its schema up to date: each set of
     migrations in the order given (a later set may build on an earlier one's tables)."""
-    db = Database(str(path), busy_timeout_ms=busy_timeout_ms)
-    try:
-        for m in migrations:
-            m.apply(db)
-    except BaseException:
-        db.close()
-        raise
+    if migrations and str(path) != ":memory:" and not Path(path).exists():
+        _create(Path(path), migrations, busy_timeout_ms)
+    db = Database(str(path), busy_timeout_ms=busy_timeout_ms, remember_damage=remember_damage)
+    if migrations:
+        try:
+            _require_ours(db, migrations[0])
+            for m in migrations:
+                m.apply(db)
+        except BaseException:
+            db.close()
+            raise
     return db
+
+
+def _create(path: Path, migrations: Sequence[Migrations], busy_timeout_ms: int) -> None:
+    """Build the schema in a private file, then link it to `path` unless another process won."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.new")
+    try:
+        with Database(tmp, busy_timeout_ms=busy_timeout_ms) as db:
+            for m in migrations:
+                m.apply(db)
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            pass  # created meanwhile by another process: theirs is just as good
+        except OSError:  # a filesystem without hard links
+            if not path.exists():
+                os.rename(tmp, path)
+    finally:
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            with contextlib.suppress(FileNotFoundError):
+                Path(f"{tmp}{suffix}").unlink()
+
+
+def _require_ours(db: Database, migrations: Migrations) -> None:
+    """Refuse SQLite written by something else rather than adding our tables next to its own."""
+    if db.table_exists("_migrations") or not db.scalar("SELECT count(*) FROM sqlite_master"):
+        return
+    raise NotADatabase(
+        f"{db.path} is an SQLite database but not Tideline's (it has no {migrations.name} "
+        "schema); move it aside or use another path, and Tideline creates a new one there"
+    )

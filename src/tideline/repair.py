@@ -1,0 +1,184 @@
+"""`tideline doctor --repair`: replace each damaged database by what can be recovered from it.
+
+The agent database is the only copy of a memory, so it is never deleted or written: its readable
+rows are salvaged (`tideline.store.copy_rows`) into a new file built by the current migrations,
+the search side tables are rebuilt from those rows (FTS from the texts; vectors copied where
+they can still be read, otherwise `tideline embed` fills them in), the new file is checked, and
+only then does it take the old one's place. The old file (with its log) is kept next to it as
+`memory.db.damaged-<UTC time>`. A library index is derived from the notes, so a damaged one is set
+aside the same way and rebuilt by the next `memo` command.
+
+Stop the MCP server and watchers first: a process that has the old file open keeps writing to it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import apsw
+import numpy as np
+
+from tideline.config import Settings
+from tideline.doctor import AGENT_DATABASE, database_files
+from tideline.errors import RepairFailed, TidelineError
+from tideline.memory import AGENT_MIGRATIONS, NARRATIVE_INDEX, TURN_INDEX, Memory
+from tideline.search import TextIndex
+from tideline.store import (
+    Database,
+    Salvage,
+    check_file,
+    copy_rows,
+    forget_damage,
+    open_damaged,
+    open_database,
+    remembered_damage,
+)
+
+SEARCHED = {TURN_INDEX: "turns", NARRATIVE_INDEX: "narratives"}
+REINDEX_BATCH = 2000
+SIDE_FILES = ("-wal", "-shm", ".damage.json")
+
+
+@dataclass
+class Repaired:
+    """What `--repair` did to one file."""
+
+    path: str
+    role: str
+    action: str  # healthy | recovered | set aside | failed
+    kept: str | None = None
+    damage: list[str] = field(default_factory=list)
+    rows: dict[str, int] = field(default_factory=dict)
+    lost: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    error: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.action != "failed"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.__dict__, "ok": self.ok}
+
+
+def repair(settings: Settings) -> list[Repaired]:
+    """Repair every damaged database file `doctor` knows of; healthy files are left alone."""
+    done = []
+    for role, path in database_files(settings):
+        damage = check_file(path)
+        if not damage and role == AGENT_DATABASE and (noted := remembered_damage(path)):
+            damage = [noted]
+        result = Repaired(str(path), role, "healthy", damage=damage)
+        if damage:
+            try:
+                if role == AGENT_DATABASE:
+                    _recover(path, result)
+                else:
+                    result.kept, result.action = str(_set_aside(path)), "set aside"
+                    result.notes.append("rebuilt from the notes by the next memo command")
+            except (TidelineError, OSError, apsw.Error) as exc:
+                result.action, result.error = "failed", " ".join(str(exc).split())
+        done.append(result)
+    return done
+
+
+def _stamped(path: Path) -> Path:
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    for n in range(1000):
+        kept = path.with_name(f"{path.name}.damaged-{stamp}" + (f"-{n}" if n else ""))
+        if not kept.exists():
+            return kept
+    raise RepairFailed(f"too many damaged copies of {path}; move the old ones away and retry")
+
+
+def _set_aside(path: Path, replacement: Path | None = None) -> Path:
+    """Keep `path` (and its log) under a stamped name; put `replacement` in its place atomically."""
+    kept = _stamped(path)
+    os.link(path, kept)  # the old file stays reachable at every moment
+    for suffix in SIDE_FILES:  # a log must never be applied to the new file
+        with contextlib.suppress(FileNotFoundError):
+            os.replace(f"{path}{suffix}", f"{kept}{suffix}")
+    if replacement is not None:
+        os.replace(replacement, path)
+    else:
+        path.unlink()
+    return kept
+
+
+def _recover(path: Path, result: Repaired) -> None:
+    new = path.with_name(f".{path.name}.repaired")
+    new.unlink(missing_ok=True)
+    with tempfile.TemporaryDirectory(dir=path.parent, prefix=".repair-") as work:
+        src: apsw.Connection | None = None
+        salvage = Salvage()
+        if path.stat().st_size:
+            src, salvage = open_damaged(path, Path(work))
+        else:
+            result.notes.append("it was empty: nothing to recover, a new memory starts here")
+        try:
+            with open_database(new, AGENT_MIGRATIONS) as db:
+                if src is not None:
+                    copy_rows(src, db, salvage)
+                    db.execute("DELETE FROM vector_spaces")  # bound again by _copy_vectors
+                    salvage.tables.pop("vector_spaces", None)
+                    _reindex_text(db)
+                    result.notes += _copy_vectors(src, db)
+                after = [r[0] for r in db.execute("PRAGMA quick_check")]
+        finally:
+            if src is not None:
+                src.close()
+    if after != ["ok"]:
+        new.unlink(missing_ok=True)
+        raise RepairFailed(
+            f"the copy recovered from {path} still fails quick_check ({after[0]}); {path} is "
+            "kept unchanged; restore it from a backup"
+        )
+    result.rows = {t: s.copied for t, s in salvage.tables.items() if s.copied}
+    result.lost = {t: s.damage for t, s in salvage.tables.items() if s.damage}
+    if salvage.header_rebuilt:
+        result.notes.append("its header was rebuilt to read it")
+    result.kept, result.action = str(_set_aside(path, new)), "recovered"
+    forget_damage(path)
+    open_database(path, AGENT_MIGRATIONS).close()  # the re-check: it opens as a memory again
+
+
+def _reindex_text(db: Database) -> None:
+    """Full-text tables from the recovered rows (nothing is bound to vectors yet, so
+    `unembedded` lists every row with its text as search sees it)."""
+    memory = Memory(db, None)
+    for part in (memory.raw, memory.narratives):
+        items = part.unembedded(limit=2**62)
+        for start in range(0, len(items), REINDEX_BATCH):
+            part.index.upsert_many(items[start : start + REINDEX_BATCH])
+
+
+def _copy_vectors(src: apsw.Connection, db: Database) -> list[str]:
+    """Vectors that can still be read, for the rows that were recovered; the rest are embedded
+    again by `tideline embed`."""
+    notes = []
+    for name, table in SEARCHED.items():
+        try:
+            space = src.execute(
+                "SELECT model_id, dim FROM vector_spaces WHERE name = ?", (name,)
+            ).fetchone()
+            if space is None:
+                continue
+            vectors = src.execute(f"SELECT rowid, embedding FROM {name}_vec").fetchall()
+        except apsw.Error as exc:
+            notes.append(f"{name} vectors unreadable ({exc}); run `tideline embed`")
+            continue
+        alive = {r[0] for r in db.execute(f"SELECT id FROM {table}")}
+        index = TextIndex(db, name)
+        if not index.bind_vectors(str(space[0]), int(space[1])) and not index.has_vectors:
+            notes.append(f"{name} vectors not copied (sqlite-vec is off); run `tideline embed`")
+            continue
+        index.set_vectors(
+            (i, np.frombuffer(blob, dtype=np.float32)) for i, blob in vectors if i in alive
+        )
+    return notes

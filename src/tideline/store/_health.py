@@ -1,0 +1,198 @@
+"""Damage checks on a database file, below SQLite: what a silent open would hide.
+
+SQLite opens a 0-byte file as a new empty database, ignores a write-ahead log whose header or
+frames are garbage (the writes in it vanish without an error), and reads missing pages of a
+truncated file as zeros until some query trips over them. These checks look at the bytes first:
+
+- `header_damage` reads at most 100 + 32 bytes; every `Database` open runs it.
+- `wal_damage(deep=True)` walks and checksums every frame of the log; `doctor` runs it, together
+  with `quick_check` (SQLite's own page-level check, O(size of the file)).
+
+Every check here only reads; none of them opens the database for writing. Damage met once is
+remembered next to the file (`<file>.damage.json`, keyed by its inode) for databases that ask for
+it, so a bad page that one command tripped over stops every later command too, until a backup is
+restored (a new inode), `doctor --repair` moves the file aside, or `doctor` finds it sound again.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import struct
+from pathlib import Path
+from typing import BinaryIO
+
+import apsw
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+WAL_MAGICS = {0x377F0682: "<", 0x377F0683: ">"}  # low bit: checksums in big-endian words
+WAL_VERSION = 3007000
+WAL_HEADER = 32
+FRAME_HEADER = 24
+REPAIR_HINT = "restore it from a backup or run `tideline doctor --repair` (it keeps this file)"
+
+
+def _page_size(raw: int) -> int | None:
+    size = 65536 if raw == 1 else raw
+    return size if 512 <= size <= 65536 and size & (size - 1) == 0 else None
+
+
+def wal_path(path: Path) -> Path:
+    return Path(f"{path}-wal")
+
+
+def header_damage(path: Path) -> str | None:
+    """How the file (or its WAL) is damaged, as the middle of a sentence; None when it looks whole.
+
+    A missing file is not damage (it will be created). Truncation is only judged while no WAL
+    holds frames: during a checkpoint page 1 may already announce pages not yet written.
+    """
+    try:
+        size = path.stat().st_size
+        with path.open("rb") as f:
+            head = f.read(100)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except IsADirectoryError:
+        return "is not a database file (a folder is in its place)"
+    if size == 0:
+        return "is empty (0 bytes), not a Tideline database"
+    if not head.startswith(SQLITE_MAGIC):
+        return "is not an SQLite database (its header is damaged or it is another kind of file)"
+    page = _page_size(int.from_bytes(head[16:18], "big")) if len(head) == 100 else None
+    if page is None:
+        return "has a damaged header (no valid page size)"
+    wal = wal_path(path)
+    wal_in_use = wal.exists() and wal.stat().st_size > 0
+    announced = int.from_bytes(head[28:32], "big")
+    if not wal_in_use and (size % page or (head[24:28] == head[92:96] and announced * page > size)):
+        return f"is truncated ({size} bytes, the header announces {announced * page})"
+    return wal_damage(path, deep=False)
+
+
+def _checksum(data: bytes, order: str, s0: int = 0, s1: int = 0) -> tuple[int, int]:
+    """SQLite's WAL checksum (pairs of 32-bit words, Fibonacci-weighted), continued from s0, s1."""
+    words = struct.unpack(f"{order}{len(data) // 4}I", data)
+    mask = 0xFFFFFFFF
+    for i in range(0, len(words), 2):
+        s0 = (s0 + words[i] + s1) & mask
+        s1 = (s1 + words[i + 1] + s0) & mask
+    return s0, s1
+
+
+def wal_damage(path: Path, *, deep: bool = True) -> str | None:
+    """How `<path>-wal` is damaged, or None. `deep` also checks every frame (reads the whole log).
+
+    Frames past the last valid commit are normal (a log is reused from its start after each
+    checkpoint, and a crash can tear the last transaction). Damage is a bad header, or a frame of
+    the current log that fails its checksum while a later commit of the same log follows it:
+    SQLite would silently drop that later, acknowledged write.
+    """
+    wal = wal_path(path)
+    try:
+        with wal.open("rb") as f:
+            header = f.read(WAL_HEADER)
+            if len(header) < WAL_HEADER:
+                return None  # empty or never written: nothing in it to lose
+            magic, version, raw_page, _, salt1, salt2, c0, c1 = struct.unpack(">8I", header)
+            order = WAL_MAGICS.get(magic)
+            page = _page_size(raw_page)
+            if (
+                order is None
+                or version != WAL_VERSION
+                or page is None
+                or _checksum(header[:24], order) != (c0, c1)
+            ):
+                return f"has a damaged write-ahead log {wal.name} (bad header)"
+            if not deep:
+                return None
+            return _frames_damage(f, wal.name, order, page, (salt1, salt2), (c0, c1))
+    except FileNotFoundError:
+        return None
+
+
+def _frames_damage(
+    f: BinaryIO, name: str, order: str, page: int, salts: tuple[int, int], sums: tuple[int, int]
+) -> str | None:
+    frame = 0
+    broken_at = 0
+    while True:
+        head = f.read(FRAME_HEADER)
+        body = f.read(page)
+        if len(head) < FRAME_HEADER or len(body) < page:
+            return None
+        frame += 1
+        number, commit, salt1, salt2, c0, c1 = struct.unpack(">6I", head)
+        if (salt1, salt2) != salts:
+            continue  # a frame of an earlier generation of the log
+        if broken_at:
+            if commit:
+                return (
+                    f"has a damaged write-ahead log {name} (frame {broken_at} fails its checksum;"
+                    f" committed writes after it would be lost)"
+                )
+            continue
+        sums = _checksum(head[:8] + body, order, *sums)
+        if sums != (c0, c1) or number == 0:
+            broken_at = frame
+
+
+def quick_check(path: Path, *, max_errors: int = 5) -> list[str]:
+    """SQLite's `PRAGMA quick_check` on a read-only connection: [] when the pages are sound.
+
+    Read-only, so doctor never checkpoints, truncates or deletes a log it is judging.
+    """
+    try:
+        conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+    except apsw.Error as exc:
+        return [f"cannot be opened ({exc})"]
+    try:
+        rows = [" ".join(r[0].split()) for r in conn.execute(f"PRAGMA quick_check({max_errors})")]
+        return [] if rows == ["ok"] else [r for r in rows if not r.startswith("*** in database")]
+    except apsw.Error as exc:
+        return [str(exc)]
+    finally:
+        conn.close()
+
+
+def check_file(path: Path) -> list[str]:
+    """Everything wrong with an existing database file ([] = healthy): header, log, pages."""
+    damage = header_damage(path)
+    if damage is None:
+        damage = wal_damage(path, deep=True)
+    if damage is not None:
+        return [damage]
+    found = quick_check(path)
+    return [f"fails quick_check ({'; '.join(found)})"] if found else []
+
+
+def damage_note(path: Path) -> Path:
+    return Path(f"{path}.damage.json")
+
+
+def remember_damage(path: Path, damage: str) -> None:
+    """Record damage found in `path` (best effort: a read-only folder just forgets)."""
+    try:
+        note = {
+            "inode": path.stat().st_ino,
+            "found": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            "damage": damage,
+        }
+        damage_note(path).write_text(json.dumps(note) + "\n", encoding="utf-8")
+    except OSError:
+        pass
+
+
+def remembered_damage(path: Path) -> str | None:
+    """The damage recorded for this very file (same inode), as the middle of a sentence."""
+    try:
+        note = json.loads(damage_note(path).read_text(encoding="utf-8"))
+        if note["inode"] != path.stat().st_ino:
+            return None
+        return f"{note['damage']} (found {note['found']}; `tideline doctor` re-checks it)"
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def forget_damage(path: Path) -> None:
+    damage_note(path).unlink(missing_ok=True)

@@ -1,0 +1,225 @@
+"""Salvage: copy every row that can still be read from a damaged database into a new one.
+
+apsw does not ship SQLite's recovery extension (`.recover`), so this does its table-level part in
+Python, on a private copy of the damaged file (the original is only ever read):
+
+- a header overwritten with zeros is rebuilt when page 1 still looks like SQLite's schema page;
+- `writable_schema` lets SQLite read a truncated file up to its last page;
+- rows are read in key order; at a bad page the reader skips ahead (rowid tables: probes at growing
+  distances, then narrows down to the first readable row; other tables: reads backwards from the
+  end), so one bad page costs the rows on that page, not the rest of the table.
+
+The new database gets its schema from the caller's migrations; only tables that exist in both are
+copied, by their common columns. Virtual tables (FTS, vectors) and their shadow tables are left
+to their owners to rebuild from the copied rows.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import apsw
+
+from tideline.errors import RepairFailed
+from tideline.store._database import Database, _load_vec
+from tideline.store._health import SQLITE_MAGIC, wal_damage, wal_path
+
+PAGE_SIZES = (4096, 1024, 2048, 8192, 16384, 32768, 65536)
+SQLITE_VERSION = 3054001
+MAX_ROWID = 2**63 - 1
+
+
+@dataclass
+class TableSalvage:
+    """Rows copied from one table, and the first error met (empty when the table read cleanly)."""
+
+    copied: int = 0
+    damage: str = ""
+
+
+@dataclass
+class Salvage:
+    header_rebuilt: bool = False
+    log_used: bool = False
+    tables: dict[str, TableSalvage] = field(default_factory=dict)
+
+    @property
+    def copied(self) -> int:
+        return sum(t.copied for t in self.tables.values())
+
+
+def _rebuilt_header(data: bytes) -> bytes | None:
+    """A valid 100-byte header for a file whose own is gone, when the page size can be told."""
+    for size in PAGE_SIZES:
+        if len(data) % size == 0 and len(data) > 100 and data[100] in (0x05, 0x0D):
+            header = bytearray(100)
+            header[:16] = SQLITE_MAGIC
+            header[16:18] = (size if size < 65536 else 1).to_bytes(2, "big")
+            header[18:24] = bytes([1, 1, 0, 64, 32, 32])  # rollback journal, no reserved bytes
+            header[24:28] = header[92:96] = (1).to_bytes(4, "big")
+            header[28:32] = (len(data) // size).to_bytes(4, "big")
+            header[40:48] = (1).to_bytes(4, "big") + (4).to_bytes(4, "big")  # cookie, format
+            header[56:60] = (1).to_bytes(4, "big")  # UTF-8
+            header[96:100] = SQLITE_VERSION.to_bytes(4, "big")
+            return bytes(header)
+    return None
+
+
+def open_damaged(path: Path, workdir: Path) -> tuple[apsw.Connection, Salvage]:
+    """A connection to a private copy of `path` that SQLite will read as far as it can."""
+    report = Salvage()
+    copy = workdir / path.name
+    shutil.copyfile(path, copy)
+    if wal_path(path).exists() and wal_damage(path, deep=False) is None:
+        shutil.copyfile(wal_path(path), wal_path(copy))
+        report.log_used = True
+    with copy.open("rb") as f:
+        magic = f.read(len(SQLITE_MAGIC))
+    if magic != SQLITE_MAGIC:
+        header = _rebuilt_header(copy.read_bytes())
+        if header is None:
+            raise RepairFailed(
+                f"{path} cannot be recovered: it is not SQLite and no SQLite page was found in "
+                "it; it is kept unchanged; restore it from a backup, or move it aside to start "
+                "a new memory"
+            )
+        with copy.open("r+b") as f:
+            f.write(header)
+        report.header_rebuilt = True
+    conn = apsw.Connection(str(copy))
+    conn.execute("PRAGMA writable_schema=ON")  # read a truncated file up to its last page
+    _load_vec(conn)
+    try:
+        conn.execute("SELECT name FROM sqlite_schema").fetchall()
+    except apsw.Error as exc:
+        conn.close()
+        raise RepairFailed(
+            f"{path} cannot be recovered: its list of tables is unreadable ({exc}); "
+            "it is kept unchanged; restore it from a backup"
+        ) from exc
+    return conn, report
+
+
+def _columns(conn: apsw.Connection, table: str) -> list[tuple[str, int]]:
+    """(name, position in the primary key or 0) of each column."""
+    return [(r[1], r[5]) for r in conn.execute(f'PRAGMA table_xinfo("{table}")')]
+
+
+def _plain_tables(db: Database) -> list[tuple[str, bool]]:
+    """(name, has rowid) of the ordinary tables: no virtual tables, no shadow tables."""
+    virtual = [
+        r[0] for r in db.execute("SELECT name FROM sqlite_schema WHERE sql LIKE 'CREATE VIRTUAL%'")
+    ]
+    found = []
+    for name, sql in db.execute(
+        "SELECT name, sql FROM sqlite_schema WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%'"
+        " AND name NOT LIKE 'sqlite_%' AND name != '_migrations' ORDER BY rootpage"
+    ):
+        if any(name.startswith(f"{v}_") for v in virtual):
+            continue
+        found.append((name, "WITHOUT ROWID" not in sql.upper()))
+    return found
+
+
+def _probe(conn: apsw.Connection, table: str, after: int) -> int | None:
+    """The first rowid > `after` (None: there is none); raises where the b-tree is damaged."""
+    row = conn.execute(
+        f'SELECT rowid FROM "{table}" WHERE rowid > ? ORDER BY rowid LIMIT 1', (after,)
+    ).fetchone()
+    return None if row is None else int(row[0])
+
+
+def _first_readable(conn: apsw.Connection, table: str, after: int) -> int | None:
+    """The smallest reachable rowid > `after`, skipping a damaged stretch of the b-tree."""
+    bad, step = after, 1
+    while True:  # gallop past the damage ...
+        good = min(after + step, MAX_ROWID)
+        try:
+            found = _probe(conn, table, good)
+            break
+        except apsw.Error:
+            if good == MAX_ROWID:
+                return None
+            bad, step = good, step * 2
+    while good - bad > 1:  # ... then narrow down to where it ends
+        mid = (bad + good) // 2
+        try:
+            found, good = _probe(conn, table, mid), mid
+        except apsw.Error:
+            bad = mid
+    return found
+
+
+def _quoted(names: list[str]) -> str:
+    return ", ".join('"' + n.replace('"', '""') + '"' for n in names)
+
+
+def _rows(
+    conn: apsw.Connection, table: str, cols: list[str], pk: list[str], report: TableSalvage
+) -> Iterator[tuple[object, ...]]:
+    """Every readable row of `table` (rowid order; `pk` order for a WITHOUT ROWID table)."""
+    select = _quoted(cols)
+    if pk:
+        seen: set[tuple[object, ...]] = set()
+        for order in ("ASC", "DESC"):  # forwards until the damage, then backwards up to it
+            by = ", ".join(f"{c} {order}" for c in _quoted(pk).split(", "))
+            try:
+                for row in conn.execute(f'SELECT {select} FROM "{table}" ORDER BY {by}'):
+                    if row in seen:
+                        return
+                    seen.add(row)
+                    yield row
+                return
+            except apsw.Error as exc:
+                report.damage = report.damage or str(exc)
+        return
+    last, resumed_at = -MAX_ROWID - 1, None
+    while True:
+        progressed = False
+        try:
+            for row in conn.execute(
+                f'SELECT rowid, {select} FROM "{table}" WHERE rowid > ? ORDER BY rowid', (last,)
+            ):
+                last, progressed = row[0], True
+                yield row[1:]
+            return
+        except apsw.Error as exc:
+            report.damage = report.damage or str(exc)
+            # no row read since the last skip: the row we resumed at is itself unreadable
+            after = last if progressed or resumed_at is None else resumed_at
+            resumed_at = _first_readable(conn, table, after)
+            if resumed_at is None:
+                return
+            last = resumed_at - 1
+
+
+def copy_rows(src: apsw.Connection, dst: Database, report: Salvage) -> None:
+    """Copy every readable row of every table both databases have (foreign keys unchecked:
+    a row whose parent was lost is kept rather than dropped)."""
+    dst.execute("PRAGMA foreign_keys=OFF")
+    try:
+        for table, rowid in _plain_tables(dst):
+            result = report.tables.setdefault(table, TableSalvage())
+            try:
+                have = {name for name, _ in _columns(src, table)}
+            except apsw.Error as exc:
+                result.damage = str(exc)
+                continue
+            wanted = _columns(dst.conn, table)
+            cols = [name for name, _ in wanted if name in have]
+            if not cols:
+                continue
+            pk = [] if rowid else [n for n, p in sorted(wanted, key=lambda c: c[1]) if p]
+            insert = (
+                f'INSERT OR IGNORE INTO "{table}"({_quoted(cols)}) '
+                f"VALUES ({', '.join('?' * len(cols))})"
+            )
+            with dst.transaction():
+                for row in _rows(src, table, cols, pk, result):
+                    dst.execute(insert, row)
+                    result.copied += dst.conn.changes()
+    finally:
+        dst.execute("PRAGMA foreign_keys=ON")

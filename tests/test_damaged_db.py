@@ -1,0 +1,216 @@
+"""A damaged agent database: doctor names it, every command refuses it in one line, --repair
+recovers what can be read into a new file and keeps the damaged one."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client
+from typer.testing import CliRunner
+
+from tests import damage
+from tests.mcp.conftest import error_text
+from tideline.app import Tideline
+from tideline.cli.main import app as cli
+from tideline.config import Settings
+from tideline.embed import E5Embedder
+from tideline.library import Library
+from tideline.mcp import build_server
+from tideline.store import Database
+
+TURNS, NARRATIVES = 200, 30
+RECOVERABLE = [k for k in damage.KINDS if k != "not-sqlite"]
+WHOLE = {"zeroed-header", "index-page", "fts-shadow", "wal-garbage"}  # no row was on a bad page
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory, e5: E5Embedder) -> Path:
+    """A healthy memory.db with turns, narratives, tags, links, FTS and vectors."""
+    home = tmp_path_factory.mktemp("template")
+    chat = home / "chat.jsonl"
+    turns = [
+        {
+            "role": "user",
+            "content": f"turn {i}: Anna from Porto talks about her garden, plot {i * 7}",
+            "timestamp": f"2026-0{1 + i % 9}-{10 + i % 18}T10:{i % 60:02d}:00Z",
+        }
+        for i in range(TURNS)
+    ]
+    chat.write_text("".join(json.dumps(t) + "\n" for t in turns))
+    app = Tideline(dataclasses.replace(Settings(), home=home), embedder=e5)
+    assert app.memory.import_file(chat, "openai").turns_added == TURNS
+    for i in range(NARRATIVES):
+        app.memory.write(gesture=f"memory {i}: Anna's garden in Porto", tags=["family"])
+    app.close()
+    return home / "memory.db"
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def damaged(template: Path, home: Path, kind: str) -> Path:
+    home.mkdir(parents=True, exist_ok=True)
+    path = home / "memory.db"
+    shutil.copyfile(template, path)
+    damage.KINDS[kind](path)
+    return path
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def assert_one_line_refusal(path: Path, *args: str) -> None:
+    code, out, err = run(*args)
+    assert code == 3, (args, out, err)
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert str(path) in err and "tideline doctor --repair" in err, err
+
+
+@pytest.mark.parametrize("kind", list(damage.KINDS))
+def test_doctor_reports_and_every_command_refuses(
+    kind: str, template: Path, isolated_home: Path
+) -> None:
+    path = damaged(template, isolated_home, kind)
+    before = digest(path)
+    code, out, _ = run("doctor", "--json")
+    report = json.loads(out)
+    assert code == 1 and not report["ok"]
+    [agent] = [f for f in report["files"] if f["role"] == "agent database"]
+    assert agent["path"] == str(path) and not agent["ok"]
+    assert any(p.startswith(str(path)) for p in report["problems"])
+    for args in (("search", "Anna garden", "--turns"), ("stats",), ("write", "a new memory")):
+        assert_one_line_refusal(path, *args)
+    assert digest(path) == before  # judged and refused, never written
+
+
+@pytest.mark.parametrize("kind", RECOVERABLE)
+def test_repair_recovers_into_a_new_file_and_keeps_the_old(
+    kind: str, template: Path, isolated_home: Path
+) -> None:
+    path = damaged(template, isolated_home, kind)
+    before = digest(path)
+    code, out, err = run("doctor", "--repair", "--json")
+    assert code == 0, (out, err)
+    data = json.loads(out)
+    [repaired] = [r for r in data["repaired"] if r["role"] == "agent database"]
+    assert repaired["action"] == "recovered" and data["ok"]
+    kept = Path(repaired["kept"])
+    assert kept.name.startswith("memory.db.damaged-") and digest(kept) == before
+
+    code, out, _ = run("stats", "--json")
+    stats = json.loads(out)
+    assert code == 0
+    if kind == "empty":
+        assert stats["turns"] == 0
+        return
+    if kind in WHOLE:
+        assert (stats["turns"], stats["narratives"]) == (TURNS, NARRATIVES)
+        assert (stats["turn_vectors"], stats["narrative_vectors"]) == (TURNS, NARRATIVES)
+    elif kind == "random-middle-page":  # the rows on that page are gone, the rest are kept
+        assert 0 < stats["turns"] < TURNS and "turns" in repaired["lost"]
+    else:  # truncated: whatever lay in the surviving half
+        assert stats["turns"] > 0 and (repaired["lost"] or repaired["notes"])
+    hits = json.loads(run("search", "Anna garden Porto", "--json", "--mode", "lex")[1])["hits"]
+    assert hits  # full-text tables rebuilt from the recovered rows
+    assert run("write", "written after the repair")[0] == 0
+
+
+def test_unrecoverable_file_is_kept_unchanged(template: Path, isolated_home: Path) -> None:
+    path = damaged(template, isolated_home, "not-sqlite")
+    before = digest(path)
+    code, out, _ = run("doctor", "--repair", "--json")
+    [repaired] = json.loads(out)["repaired"]
+    assert code == 1 and repaired["action"] == "failed"
+    assert "cannot be recovered" in repaired["error"] and "\n" not in repaired["error"]
+    assert digest(path) == before
+
+
+def test_a_missing_database_is_still_created_fresh(isolated_home: Path) -> None:
+    code, out, _ = run("stats", "--json")
+    assert code == 0 and json.loads(out)["turns"] == 0
+    assert sorted(p.name for p in isolated_home.iterdir() if p.name.startswith(".")) == []
+
+
+def test_sqlite_that_is_not_tidelines_is_refused(isolated_home: Path) -> None:
+    isolated_home.mkdir(parents=True)
+    with Database(isolated_home / "memory.db") as db:
+        db.execute("CREATE TABLE recipes(name TEXT)")
+    code, _, err = run("stats")
+    assert code == 3 and "not Tideline's" in err and err.count("\n") == 1
+
+
+def test_damage_in_the_middle_of_the_log_is_found_by_doctor(
+    template: Path, isolated_home: Path
+) -> None:
+    isolated_home.mkdir(parents=True)
+    path = isolated_home / "memory.db"
+    shutil.copyfile(template, path)
+    damage.leave_wal(path, rows=40)
+    size = damage.page_size(path)
+    with Path(f"{path}-wal").open("r+b") as f:  # garble the page of frame 2; later commits follow
+        f.seek(32 + (24 + size) + 24 + 100)
+        f.write(b"\xff" * 64)
+    code, out, _ = run("doctor", "--json")
+    assert code == 1
+    assert any("frame 2 fails its checksum" in p for p in json.loads(out)["problems"])
+
+
+def test_mcp_tools_return_one_line_errors_and_the_server_stays_up(
+    template: Path, isolated_home: Path, settings: Settings
+) -> None:
+    path = damaged(template, isolated_home, "truncated")
+    server = build_server(Tideline(settings))
+
+    async def scenario() -> None:
+        async with Client(server) as client:
+            for _ in range(2):  # the second call proves the server is still answering
+                msg = error_text(await client.call_tool("memory_stats", {}))
+                assert str(path) in msg and "tideline doctor --repair" in msg
+            msg = error_text(await client.call_tool("memory_search", {"query": "Anna"}))
+            assert "is truncated" in msg
+
+    try:
+        anyio.run(scenario)
+    finally:
+        server.close()
+
+
+def test_library_indexes_are_checked_and_a_damaged_one_set_aside(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "lib"
+    root.mkdir()
+    with Library(root) as library:
+        library.init_collection("garden", "Notes about the garden")
+        for i in range(40):
+            (root / "garden" / f"note{i}.md").write_text(f"# Bed {i}\n\n" + "Tomatoes. " * 200)
+        library.index()
+    index = root / "garden" / ".memo" / "index.db"
+    monkeypatch.setenv("MEMO_ROOT", str(root))
+    code, out, _ = run("doctor", "--json")
+    checked = json.loads(out)["files"]
+    assert code == 0
+    assert checked == [{"path": str(index), "role": "library index", "problems": [], "ok": True}]
+
+    damage.scribble(index, damage.middle_of(index, "chunks"))
+    code, out, _ = run("doctor", "--json")
+    report = json.loads(out)
+    [bad] = [f for f in report["files"] if not f["ok"]]
+    assert code == 1 and bad == {**bad, "path": str(index), "role": "library index"}
+    assert any(p.startswith(str(index)) and "quick_check" in p for p in report["problems"])
+
+    code, out, _ = run("doctor", "--repair", "--json")
+    [repaired] = [r for r in json.loads(out)["repaired"] if r["action"] != "healthy"]
+    assert code == 0 and repaired["action"] == "set aside" and Path(repaired["kept"]).exists()
+    with Library(root) as library:  # the next memo command rebuilds it from the notes
+        library.index()
+        assert library.search("tomatoes").hits
