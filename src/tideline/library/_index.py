@@ -48,7 +48,7 @@ from tideline.library._chunker import CHUNKER_VERSION, chunk_markdown, embed_tex
 from tideline.library._errors import LinkOutside, UnreadableFile
 from tideline.library._files import read_inside
 from tideline.library._index_dir import claim_index_dir, remove_own
-from tideline.library._layout import Collection, Problem, stat_notes
+from tideline.library._layout import Collection, NoteStat, Problem, stat_notes
 from tideline.search import Hit, TextIndex, parse_query
 from tideline.store import Database, Migrations, open_database
 
@@ -316,9 +316,12 @@ class CollectionIndex:
             self._known_version = version
         return self._known
 
-    def stamps(self) -> dict[str, Stamp]:
-        """What the index last saw of each file: compared with a fresh stat, the lag."""
-        return {rel: stamp for rel, (stamp, _, _) in self._known_files().items()}
+    def behind(self, notes: list[NoteStat]) -> int:
+        """How far the index lags the files (a fresh `stat_notes`): notes whose (mtime, size,
+        ctime, inode) differ from what was indexed, plus indexed notes that are gone."""
+        known = {rel: stamp for rel, (stamp, _, _) in self._known_files().items()}
+        lag = sum(1 for rel, _, *stamp in notes if known.get(rel) != tuple(stamp))
+        return lag + len(known.keys() - {n[0] for n in notes})
 
     # -- syncing ----------------------------------------------------------------------------
     def sync(
@@ -601,6 +604,20 @@ class CollectionIndex:
 
     def vector(self, qvec: np.ndarray, k: int, where: str | None, params: tuple) -> list[Hit]:
         return self.text.vector(qvec, k, where, params)
+
+    @staticmethod
+    def path_filter(kind: str, rel: str) -> tuple[str | None, tuple[object, ...]]:
+        """The condition on chunk ids for a search of one file (`file`), a sub-folder (`under`)
+        or the whole collection (`all`), written here because this module owns `chunks`."""
+        if kind == "file":
+            return "rowid IN (SELECT id FROM chunks WHERE path = ?)", (rel,)
+        if kind == "under":
+            lo = rel.rstrip("/") + "/"
+            return "rowid IN (SELECT id FROM chunks WHERE path >= ? AND path < ?)", (
+                lo,
+                lo[:-1] + "0",
+            )
+        return None, ()
 
     def chunk_rows(self, ids: Iterable[int]) -> dict[int, dict[str, Any]]:
         ids = list(ids)

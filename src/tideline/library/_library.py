@@ -10,6 +10,7 @@ without waiting for the watcher.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -23,9 +24,9 @@ from tideline.errors import InvalidInput
 from tideline.library._errors import LinkOutside, NoCollection
 from tideline.library._index import MAX_FILE_BYTES, CollectionIndex, Progress, SyncReport
 from tideline.library._index_dir import IndexDirRefused, claim_index_dir
-from tideline.library._layout import Collection, Layout, NoteStat, Problem, scan_library, stat_notes
+from tideline.library._layout import Collection, Layout, Problem, scan_library, stat_notes
 from tideline.library._meta import CollectionMeta, read_meta, write_meta
-from tideline.library._paths import INDEX_DIR, MAX_DEPTH, META_FILE, resolve_inside
+from tideline.library._paths import INDEX_DIR, MAX_DEPTH, META_FILE, REGISTRY_FILE, resolve_inside
 from tideline.library._registry import (
     load_registry,
     registry_from_layout,
@@ -140,6 +141,8 @@ class Library:
         self._layout_at = 0.0
         self._indexes: dict[str, CollectionIndex] = {}
         self._executor: ThreadPoolExecutor | None = None
+        self._router: Router | None = None
+        self._router_stamp: tuple[int, int, int] | None = None
 
     # -- layout and indexes -----------------------------------------------------------------
     def layout(self, *, refresh: bool = False) -> Layout:
@@ -175,6 +178,9 @@ class Library:
         for idx in self._indexes.values():
             idx.close()
         self._indexes.clear()
+        if self._router is not None:
+            self._router.close()
+            self._router, self._router_stamp = None, None
         if self._executor is not None:
             self._executor.shutdown(wait=True)
             self._executor = None
@@ -276,6 +282,7 @@ class Library:
                     e.name, e.path, e.description, e.tags, st["files"], st["chunks"], now
                 )
         save_registry(self.root, entries)  # unchanged content is not rewritten
+        self._router_stamp = None
 
     # -- search -----------------------------------------------------------------------------
     def search(
@@ -332,7 +339,7 @@ class Library:
             owners.append((idx, c.rel))
         qvec: np.ndarray | None = pending_vec.result() if pending_vec is not None else None
         for n, ((idx, _), (_, kind, rel)) in enumerate(zip(owners, target.parts, strict=True)):
-            where, params = _filter(kind, rel)
+            where, params = idx.path_filter(kind, rel)
             if mode in ("hybrid", "lex"):
                 for h in idx.lexical(lex_query, depth, where, params):
                     lex_all.append((h.lex_score or 0.0, n, h))
@@ -419,23 +426,33 @@ class Library:
                 entry.update(idx.status())
                 seen = {s["path"] for s in entry["skipped"]}
                 entry["skipped"] += [s for s in listed if s["path"] not in seen]
-                entry["behind"] = _behind(idx, notes)
+                entry["behind"] = idx.behind(notes)
             out["collections"].append(entry)
         return out
 
     # -- routing and collections ------------------------------------------------------------
-    def route(self, query: str, *, k: int = 10, prefix: str = "", **thresholds: int) -> RouteResult:
+    def route(self, query: str, *, k: int = 10, prefix: str = "") -> RouteResult:
+        """Which collections to search for `query` (see `Router`)."""
+        return self._routes().route(query, k=k, prefix=prefix)
+
+    def _routes(self) -> Router:
+        """The router, kept between calls: parsing `_registry.yaml` is most of a route at 5,000
+        collections, so it is re-read only when the file changed (or was rewritten by us)."""
+        stamp = _stamp(self.root / REGISTRY_FILE)
+        if self._router is not None and stamp is not None and stamp == self._router_stamp:
+            return self._router
         entries = load_registry(self.root)
         if not entries:
-            layout = self.layout(refresh=True)
-            entries = registry_from_layout(layout)
+            entries = registry_from_layout(self.layout(refresh=True))
             if entries:
                 save_registry(self.root, entries)
-        router = Router(self.root, self.embedder, entries=entries, **thresholds)
-        try:
-            return router.route(query, k=k, prefix=prefix)
-        finally:
-            router.close()
+                stamp = _stamp(self.root / REGISTRY_FILE)
+        if self._router is None:
+            self._router = Router(self.root, self.embedder, entries=entries)
+        else:
+            self._router.entries = entries
+        self._router_stamp = stamp if entries else None  # an empty registry: look again next time
+        return self._router
 
     def init_collection(
         self,
@@ -471,23 +488,18 @@ class Library:
         read_meta(folder, default_name=rel, root=self.root)  # what we wrote must parse
         layout = self.layout(refresh=True)
         save_registry(self.root, registry_from_layout(layout, load_registry(self.root)))
+        self._router_stamp = None
         return layout.by_rel()[rel]
 
 
-def _filter(kind: str, rel: str) -> tuple[str | None, tuple[Any, ...]]:
-    if kind == "file":
-        return "rowid IN (SELECT id FROM chunks WHERE path = ?)", (rel,)
-    if kind == "under":
-        lo = rel.rstrip("/") + "/"
-        return "rowid IN (SELECT id FROM chunks WHERE path >= ? AND path < ?)", (lo, lo[:-1] + "0")
-    return None, ()
-
-
-def _behind(idx: CollectionIndex, notes: list[NoteStat]) -> int:
-    """Notes whose (mtime, size, ctime, inode) differ from the index, plus notes gone."""
-    known = idx.stamps()
-    lag = sum(1 for rel, _, *stamp in notes if known.get(rel) != tuple(stamp))
-    return lag + len(known.keys() - {n[0] for n in notes})
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    """(mtime_ns, size, inode) of a file, None when it is missing: an atomic rewrite is a new
+    inode, so even a same-size rewrite within one clock tick is seen."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size, st.st_ino
 
 
 def _tagged(progress: Progress | None, name: str) -> Progress | None:
