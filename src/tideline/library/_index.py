@@ -42,7 +42,7 @@ from typing import Any
 import apsw
 import numpy as np
 
-from tideline.embed import embed_parts, estimate_tokens
+from tideline.embed import Embedder, embed_parts, estimate_tokens
 from tideline.errors import StoreError
 from tideline.library._chunker import CHUNKER_VERSION, chunk_markdown, embed_text
 from tideline.library._errors import LinkOutside, UnreadableFile
@@ -156,13 +156,13 @@ class CollectionIndex:
     def __init__(
         self,
         collection: Collection,
-        embedder: Any | None = None,
+        embedder: Embedder | None = None,
         *,
         max_file_bytes: int = MAX_FILE_BYTES,
         busy_timeout_ms: int = 5000,
     ):
         self.collection = collection
-        use_vectors = embedder is not None and getattr(embedder, "dim", 0) > 0
+        use_vectors = embedder is not None and embedder.dim > 0
         self.embedder = embedder if use_vectors and not collection.meta.lexical_only else None
         self.max_file_bytes = max_file_bytes
         self.busy_timeout_ms = busy_timeout_ms

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from tideline.embed import Embedder
 from tideline.errors import InvalidInput
 from tideline.library._errors import LinkOutside, NoCollection
 from tideline.library._index import MAX_FILE_BYTES, CollectionIndex, Progress, SyncReport
@@ -36,6 +37,7 @@ from tideline.library._router import Router, RouteResult
 from tideline.search import MODES, Hit, bound_query
 
 RRF_K = 60
+MAX_K = 100  # results per search or route: more is a dump, not an answer
 TEXT_CHARS = 1200
 LAYOUT_TTL = 10.0
 
@@ -124,7 +126,7 @@ class Library:
     def __init__(
         self,
         root: Path | str,
-        embedder: Any | None = None,
+        embedder: Embedder | None = None,
         *,
         max_file_bytes: int = MAX_FILE_BYTES,
         busy_timeout_ms: int = 5000,
@@ -134,7 +136,7 @@ class Library:
             raise InvalidInput(
                 f"library root {self.root} is not a folder; pass --root or set MEMO_ROOT"
             )
-        self.embedder = embedder if embedder is not None and getattr(embedder, "dim", 0) else None
+        self.embedder = embedder if embedder is not None and embedder.dim > 0 else None
         self.max_file_bytes = max_file_bytes
         self.busy_timeout_ms = busy_timeout_ms
         self._layout: Layout | None = None
@@ -305,7 +307,7 @@ class Library:
             raise InvalidInput(f"mode {mode!r} is not one of {', '.join(MODES)}")
         if not query or not query.strip():
             raise InvalidInput("query is empty; pass the words or the question to search for")
-        k = max(1, min(int(k), 100))
+        _check_k(k)
         target = self._target(path)
         query, cut = bound_query(query)
         result = SearchResult(query, mode, target.scope, [], [], expensive=target.expensive)
@@ -433,6 +435,7 @@ class Library:
     # -- routing and collections ------------------------------------------------------------
     def route(self, query: str, *, k: int = 10, prefix: str = "") -> RouteResult:
         """Which collections to search for `query` (see `Router`)."""
+        _check_k(k)
         return self._routes().route(query, k=k, prefix=prefix)
 
     def _routes(self) -> Router:
@@ -490,6 +493,11 @@ class Library:
         save_registry(self.root, registry_from_layout(layout, load_registry(self.root)))
         self._router_stamp = None
         return layout.by_rel()[rel]
+
+
+def _check_k(k: int) -> None:
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
+        raise InvalidInput(f"k={k!r}; ask for 1–{MAX_K} results")
 
 
 def _stamp(path: Path) -> tuple[int, int, int] | None:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tideline.embed import Embedder
 from tideline.library._index_dir import claim_index_dir
 from tideline.library._paths import INDEX_DIR
 from tideline.library._registry import RegistryEntry, load_registry
@@ -100,14 +101,14 @@ class Router:
     def __init__(
         self,
         root: Path,
-        embedder: Any | None = None,
+        embedder: Embedder | None = None,
         *,
         flat_max: int = FLAT_MAX,
         tree_max: int = TREE_MAX,
         entries: dict[str, RegistryEntry] | None = None,
     ):
         self.root = root
-        self.embedder = embedder if embedder is not None and getattr(embedder, "dim", 0) else None
+        self.embedder = embedder if embedder is not None and embedder.dim > 0 else None
         self.flat_max = flat_max
         self.tree_max = tree_max
         self.entries = entries if entries is not None else load_registry(root)
