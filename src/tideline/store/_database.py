@@ -21,7 +21,7 @@ from typing import Any
 
 import apsw
 
-from tideline.errors import DatabaseLocked, HomeNotWritable, NotADatabase, StoreError
+from tideline.errors import DatabaseLocked, HomeNotWritable, NotADatabase
 
 log = logging.getLogger(__name__)
 
@@ -164,8 +164,3 @@ class Database:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def sqlite_error(exc: apsw.Error, what: str) -> StoreError:
-    """Wrap an unexpected apsw error with what we were doing."""
-    return StoreError(f"{what} failed: {exc}")

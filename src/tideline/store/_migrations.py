@@ -79,16 +79,16 @@ class Migrations:
 
 def open_database(
     path: str | object,
-    migrations: Migrations | None = None,
-    *,
+    *migrations: Migrations,
     busy_timeout_ms: int = 5000,
 ) -> Database:
-    """Open (creating if needed) a database and bring its schema up to date."""
+    """Open (creating if needed) a database and bring its schema up to date: each set of
+    migrations in the order given (a later set may build on an earlier one's tables)."""
     db = Database(str(path), busy_timeout_ms=busy_timeout_ms)
-    if migrations is not None:
-        try:
-            migrations.apply(db)
-        except BaseException:
-            db.close()
-            raise
+    try:
+        for m in migrations:
+            m.apply(db)
+    except BaseException:
+        db.close()
+        raise
     return db
