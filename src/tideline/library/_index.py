@@ -35,7 +35,7 @@ import logging
 import os
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +49,7 @@ from tideline.library._errors import LinkOutside, UnreadableFile
 from tideline.library._files import read_inside
 from tideline.library._index_dir import claim_index_dir, remove_own
 from tideline.library._layout import Collection, NoteStat, Problem, stat_notes
-from tideline.search import Hit, TextIndex, parse_query
+from tideline.search import Scope, TextIndex
 from tideline.store import Database, Migrations, open_database
 
 log = logging.getLogger(__name__)
@@ -593,31 +593,16 @@ class CollectionIndex:
         return self.text.vectors_of(ids)
 
     # -- reading ----------------------------------------------------------------------------
-    def lexical(self, query: str, k: int, where: str | None, params: tuple) -> list[Hit]:
-        """BM25 first; the trigram (substring) table only when BM25 finds nothing, because a
-        trigram OR-query over a large collection costs more than the rest of the search."""
-        parsed = parse_query(query)
-        hits = self.text.lexical(replace(parsed, trigram=None), k, where, params)
-        if hits or parsed.trigram is None:
-            return hits
-        return self.text.lexical(parsed, k, where, params)
-
-    def vector(self, qvec: np.ndarray, k: int, where: str | None, params: tuple) -> list[Hit]:
-        return self.text.vector(qvec, k, where, params)
-
-    @staticmethod
-    def path_filter(kind: str, rel: str) -> tuple[str | None, tuple[object, ...]]:
-        """The condition on chunk ids for a search of one file (`file`), a sub-folder (`under`)
-        or the whole collection (`all`), written here because this module owns `chunks`."""
+    def path_filter(self, kind: str, rel: str) -> Scope:
+        """This index narrowed to one file (`file`), a sub-folder (`under`) or nothing (`all`):
+        the condition is written here because this module owns `chunks`."""
         if kind == "file":
-            return "rowid IN (SELECT id FROM chunks WHERE path = ?)", (rel,)
+            return Scope(self.text, "rowid IN (SELECT id FROM chunks WHERE path = ?)", (rel,))
         if kind == "under":
             lo = rel.rstrip("/") + "/"
-            return "rowid IN (SELECT id FROM chunks WHERE path >= ? AND path < ?)", (
-                lo,
-                lo[:-1] + "0",
-            )
-        return None, ()
+            where = "rowid IN (SELECT id FROM chunks WHERE path >= ? AND path < ?)"
+            return Scope(self.text, where, (lo, lo[:-1] + "0"))
+        return Scope(self.text)
 
     def chunk_rows(self, ids: Iterable[int]) -> dict[int, dict[str, Any]]:
         ids = list(ids)

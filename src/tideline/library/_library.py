@@ -16,9 +16,7 @@ from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import Any, cast
 
 from tideline.embed import Embedder
 from tideline.errors import InvalidInput
@@ -34,12 +32,16 @@ from tideline.library._registry import (
     save_registry,
 )
 from tideline.library._router import Router, RouteResult
-from tideline.search import MODES, Hit, bound_query
+from tideline.search import MODES, Mode, Policy, Scope, bound_query, query_vector, retrieve
 
-RRF_K = 60
 MAX_K = 100  # results per search or route: more is a dump, not an answer
 TEXT_CHARS = 1200
 LAYOUT_TTL = 10.0
+
+#: How the library ranks (the composition root builds it from Settings): RRF where equal raw
+#: scores share a rank, so identical notes tie and the fresher wins; trigram only when BM25 finds
+#: nothing (cheaper on large collections); `-t` and `--clean` are words to find.
+LIBRARY = Policy(ties="competition", trigram="fallback", literal_dashes=True)
 
 
 @dataclass
@@ -102,24 +104,6 @@ def _clip(text: str, limit: int = TEXT_CHARS) -> str:
     return text[: cut if cut > limit * 0.8 else limit].rstrip() + " …"
 
 
-def literal_dashes(query: str) -> str:
-    """Notes are full of command lines: `--clean` or `-t` is an option to find, never an
-    exclusion (which is what a leading `-` means to `parse_query`)."""
-    return " ".join(w.lstrip("-") if w.startswith("-") else w for w in query.split())
-
-
-def _competition_ranks(values: list[float]) -> list[int]:
-    """Ranks where equal values share a rank (1, 2, 2, 4): equal matches fuse to equal scores,
-    so the mtime tiebreak can decide between identical notes."""
-    ranks, prev, rank = [], None, 0
-    for n, v in enumerate(values, start=1):
-        key = round(v, 9)
-        if key != prev:
-            rank, prev = n, key
-        ranks.append(rank)
-    return ranks
-
-
 class Library:
     """A library root with its collections."""
 
@@ -130,6 +114,7 @@ class Library:
         *,
         max_file_bytes: int = MAX_FILE_BYTES,
         busy_timeout_ms: int = 5000,
+        policy: Policy = LIBRARY,
     ):
         self.root = Path(root).expanduser().resolve()
         if not self.root.is_dir():
@@ -139,6 +124,7 @@ class Library:
         self.embedder = embedder if embedder is not None and embedder.dim > 0 else None
         self.max_file_bytes = max_file_bytes
         self.busy_timeout_ms = busy_timeout_ms
+        self.policy = policy
         self._layout: Layout | None = None
         self._layout_at = 0.0
         self._indexes: dict[str, CollectionIndex] = {}
@@ -318,16 +304,15 @@ class Library:
                 f"searched all {len(target.parts)} collections (path '*'): the expensive path; "
                 "pass a collection folder to search one"
             )
-        want_vec = mode in ("hybrid", "vec") and self.embedder is not None
-        if mode == "vec" and self.embedder is None:
-            result.warnings.append("no embedder configured: vector search returns nothing")
-        # The query embedding (C code, GIL released) overlaps the stat catch-up.
-        pending_vec = self._pool().submit(self.embedder.embed_query, query) if want_vec else None
-        depth = max(k * 4, 40)
-        lex_query = literal_dashes(query)
-        lex_all: list[tuple[float, int, Hit]] = []
-        vec_all: list[tuple[float, int, Hit]] = []
-        owners: list[tuple[CollectionIndex, str]] = []
+        # The query embedding (C code, GIL released) overlaps the stat catch-up; an embedder
+        # that is down becomes a warning and a lexical search, never an error.
+        pending = (
+            self._pool().submit(query_vector, self.embedder, query)
+            if mode != "lex" and self.embedder is not None
+            else None
+        )
+        owners: list[CollectionIndex] = []
+        scopes: list[Scope] = []
         for c, kind, rel in target.parts:
             idx = self.index_of(c)
             if catch_up:
@@ -338,52 +323,31 @@ class Library:
                 result.caught_up += report.changed + report.removed
                 result.warnings.extend(report.warnings)
             result.collections.append(c.rel)
-            owners.append((idx, c.rel))
-        qvec: np.ndarray | None = pending_vec.result() if pending_vec is not None else None
-        for n, ((idx, _), (_, kind, rel)) in enumerate(zip(owners, target.parts, strict=True)):
-            where, params = idx.path_filter(kind, rel)
-            if mode in ("hybrid", "lex"):
-                for h in idx.lexical(lex_query, depth, where, params):
-                    lex_all.append((h.lex_score or 0.0, n, h))
-            if qvec is not None and mode in ("hybrid", "vec"):
-                for h in idx.vector(qvec, depth, where, params):
-                    vec_all.append((h.vec_distance or 0.0, n, h))
-        lex_all.sort(key=lambda t: -t[0])
-        vec_all.sort(key=lambda t: t[0])
-        fused: dict[tuple[int, int], dict[str, Any]] = {}
-        for lst, kind_name in ((lex_all, "lex"), (vec_all, "vec")):
-            ranks = _competition_ranks([t[0] for t in lst])
-            for rank, (value, n, h) in zip(ranks, lst, strict=True):
-                slot = fused.setdefault((n, h.id), {"score": 0.0})
-                slot["score"] += 1.0 / (RRF_K + rank)
-                if kind_name == "lex":
-                    slot["lex_rank"], slot["lex_score"] = rank, round(value, 6)
-                else:
-                    slot["vec_rank"], slot["vec_distance"] = rank, round(value, 6)
+            owners.append(idx)
+            scopes.append(idx.path_filter(kind, rel))
+        qvec, down = pending.result() if pending is not None else (None, None)
+        found = retrieve(scopes, query, qvec, k, cast(Mode, mode), self.policy, warning=down)
+        result.warnings.extend(found.warnings)
         rows: dict[tuple[int, int], dict[str, Any]] = {}
-        for n, (idx, _) in enumerate(owners):
-            ids = [i for (m, i) in fused if m == n]
-            for i, row in idx.chunk_rows(ids).items():
-                rows[(n, i)] = row
-        ordered = sorted(
-            (key for key in fused if key in rows),
-            key=lambda key: (-round(fused[key]["score"], 12), -rows[key]["mtime"], key),
-        )
-        for key in ordered[:k]:
-            row, parts = rows[key], fused[key]
+        for n, idx in enumerate(owners):
+            ids = [h.id for h in found.hits if h.source == n]
+            rows.update(((n, i), row) for i, row in idx.chunk_rows(ids).items())
+        found.hits = [h for h in found.hits if h.key in rows]  # a chunk replaced meanwhile
+        for h in found.top(k, recency={key: row["mtime"] for key, row in rows.items()}):
+            row = rows[h.key]
             result.hits.append(
                 SearchHit(
-                    collection=owners[key[0]][1],
+                    collection=owners[h.source].collection.rel,
                     path=row["path"],
                     line=row["line"],
                     heading=row["heading"],
                     text=_clip(row["text"]),
-                    score=round(parts["score"], 6),
+                    score=round(h.score, 6),
                     mtime=row["mtime"],
-                    lex_rank=parts.get("lex_rank"),
-                    lex_score=parts.get("lex_score"),
-                    vec_rank=parts.get("vec_rank"),
-                    vec_distance=parts.get("vec_distance"),
+                    lex_rank=h.lex_rank,
+                    lex_score=None if h.lex_score is None else round(h.lex_score, 6),
+                    vec_rank=h.vec_rank,
+                    vec_distance=None if h.vec_distance is None else round(h.vec_distance, 6),
                 )
             )
         result.seconds = round(time.perf_counter() - started, 4)

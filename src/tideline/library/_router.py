@@ -26,7 +26,7 @@ from tideline.embed import Embedder
 from tideline.library._index_dir import claim_index_dir
 from tideline.library._paths import INDEX_DIR
 from tideline.library._registry import RegistryEntry, load_registry
-from tideline.search import TextIndex
+from tideline.search import Mode, Policy, Scope, TextIndex, query_vector, retrieve
 from tideline.store import Database, Migrations, open_database
 
 FLAT_MAX = 50
@@ -62,6 +62,7 @@ class RouteResult:
     candidates: list[Candidate]
     prefix: str = ""
     tree: dict[str, int] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -70,6 +71,7 @@ class RouteResult:
             "prefix": self.prefix,
             "tree": self.tree,
             "candidates": [c.__dict__ for c in self.candidates],
+            "warnings": self.warnings,
         }
 
 
@@ -138,20 +140,18 @@ class Router:
             where = "rowid IN (SELECT id FROM routes WHERE name = ? OR name LIKE ? ESCAPE '\\')"
             like = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/%"
             params = (prefix, like)
-        qvec = None
-        if strategy == "router" and self.embedder is not None and query.strip():
-            qvec = self.embedder.embed_query(query)
-        mode = "hybrid" if qvec is not None else "lex"
+        qvec, down = None, None
+        if strategy == "router" and query.strip():
+            qvec, down = query_vector(self.embedder, query)
+        mode: Mode = "hybrid" if strategy == "router" and self.embedder is not None else "lex"
         depth = max(k * 4, 40) if strategy != "flat" else max(len(pool), 1)
-        hits = (
-            index.search(query, qvec, k=depth, mode=mode, where=where, params=params, depth=depth)
-            if query.strip()
-            else []
+        found = retrieve(
+            Scope(index, where, params), query, qvec, depth, mode, Policy(depth=depth), warning=down
         )
         by_id = {r["id"]: r for r in db.rows("SELECT id, name, path, description FROM routes")}
         ranked: list[Candidate] = []
         seen: set[str] = set()
-        for h in hits:
+        for h in found.top(depth):
             r = by_id.get(h.id)
             if r is None or r["name"] in seen:
                 continue
@@ -165,7 +165,7 @@ class Router:
         else:
             ranked = ranked[:k]
         tree = _children(pool, prefix) if strategy != "flat" else {}
-        return RouteResult(strategy, len(self.entries), ranked, prefix, tree)
+        return RouteResult(strategy, len(self.entries), ranked, prefix, tree, found.warnings)
 
     # -- the routing index -----------------------------------------------------------------
     def _sync(self, *, vectors: bool) -> tuple[Database, TextIndex]:
