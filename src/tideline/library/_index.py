@@ -34,22 +34,21 @@ import json
 import logging
 import os
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import apsw
-import numpy as np
 
-from tideline.embed import Embedder, embed_parts, estimate_tokens
+from tideline.embed import Embedder, estimate_tokens
 from tideline.errors import StoreError
 from tideline.library._chunker import CHUNKER_VERSION, chunk_markdown, embed_text
 from tideline.library._errors import LinkOutside, UnreadableFile
 from tideline.library._files import read_inside
 from tideline.library._index_dir import claim_index_dir, remove_own
 from tideline.library._layout import Collection, NoteStat, Problem, stat_notes
-from tideline.search import Scope, TextIndex
+from tideline.search import Scope, TextIndex, text_key
 from tideline.store import Database, Migrations, open_database
 
 log = logging.getLogger(__name__)
@@ -58,6 +57,7 @@ SCHEMA = 1
 MAX_FILE_BYTES = 2_000_000
 RACY_SECONDS = 2.0  # a file modified this close to its last check is hashed even if stat matches
 EMBED_BATCH = 64
+FILL_HINT = "the next search or `memo reindex` fills them once the embedder is back"
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 
@@ -102,6 +102,7 @@ class SyncReport:
     embedded: int = 0
     reused_vectors: int = 0
     embed_seconds: float = 0.0
+    vectors_pending: int = 0  # left without a vector: the embedder was down
     seconds: float = 0.0
     rebuilt: str = ""
     skipped: list[Problem] = field(default_factory=list)
@@ -136,10 +137,6 @@ Known = dict[str, tuple[Stamp, str, float]]  # rel -> (stamp, hash, checked_at)
 
 def _file_hash(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
-
-
-def _text_hash(text: str) -> str:
-    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
 
 
 def _lexical_text(path: str, heading: str, text: str) -> str:
@@ -332,6 +329,7 @@ class CollectionIndex:
         full: bool = False,
         verify: bool = False,
         progress: Progress | None = None,
+        embed: bool = True,
     ) -> SyncReport:
         """Bring the index up to date with the markdown.
 
@@ -339,7 +337,8 @@ class CollectionIndex:
         `under` limits it to a sub-folder (relative to the library root); `verify` hashes every
         file even when its stat matches (the watcher saw an event: stat can lie, the hash cannot);
         `full` re-reads and re-chunks every file even when the hash says it is unchanged. Without
-        limits, files that disappeared are removed from the index.
+        limits, files that disappeared are removed from the index. `embed=False` leaves new
+        chunks pending (the caller saw the embedder fail a moment ago).
         """
         started = time.perf_counter()
         report = SyncReport(self.collection.rel)
@@ -384,7 +383,8 @@ class CollectionIndex:
             self._index_files(batch, known, report, full=full, now=now)
             if progress:
                 progress("text", min(start + 64, total), total)
-        self._embed_pending(report, progress)
+        if embed:
+            self._embed_pending(report, progress)
         report.seconds = time.perf_counter() - started
         if todo or gone:
             self._known = None  # our own commits do not change data_version for us
@@ -461,7 +461,7 @@ class CollectionIndex:
         keep: list[tuple[int, int]] = []
         if note is not None:
             for c in note.chunks:
-                h = _text_hash(embed_text(c.heading, c.text))
+                h = text_key(embed_text(c.heading, c.text))
                 cur = db.execute(
                     "INSERT INTO chunks(path, heading, line, ord, text, hash, mtime, embedded)"
                     " VALUES (?, ?, ?, ?, ?, ?, ?, 0) RETURNING id",
@@ -472,7 +472,7 @@ class CollectionIndex:
                 if h in old_vec and text.has_vectors:
                     keep.append((rowid, old_vec[h]))
         if keep:  # unchanged sections keep their vectors: copy before the old rows go
-            vectors = self._vectors_of([donor for _, donor in keep])
+            vectors = text.vectors_of([donor for _, donor in keep])
             moved = [(rowid, vectors[d]) for rowid, d in keep if d in vectors]
             text.set_vectors(moved)
             db.executemany("UPDATE chunks SET embedded = 1 WHERE id = ?", [(r,) for r, _ in moved])
@@ -514,83 +514,59 @@ class CollectionIndex:
                 db.execute("DELETE FROM files WHERE path = ?", (rel,))
 
     def _embed_pending(self, report: SyncReport, progress: Progress | None) -> None:
-        """Give every chunk still marked `embedded = 0` its vector, reusing identical texts."""
+        """Give every chunk still marked `embedded = 0` its vector (`TextIndex.fill_vectors`),
+        copying the vector of an identical text this index already has. An embedder that is
+        down leaves them pending with a warning; the next sync fills them."""
         if self.embedder is None or not self.text.has_vectors:
             return
         db = self.db
-        pending = db.execute("SELECT id, hash FROM chunks WHERE embedded = 0").fetchall()
-        if not pending:
+        pending = db.execute("SELECT id, hash, heading, text FROM chunks WHERE embedded = 0")
+        keys: dict[int, str] = {}
+        items: list[tuple[int, str]] = []
+        for i, h, heading, body in pending:
+            keys[i] = h
+            items.append((i, embed_text(heading, body)))
+        if not items:
             return
-        # Texts this index already has a vector for: copy, do not embed.
-        by_hash: dict[str, list[int]] = {}
-        for i, h in pending:
-            by_hash.setdefault(h, []).append(i)
-        donors = {}
-        hashes = list(by_hash)
-        for start in range(0, len(hashes), 500):
-            part = hashes[start : start + 500]
-            marks = ",".join("?" * len(part))
-            for h, i in db.execute(
-                f"SELECT hash, min(id) FROM chunks WHERE embedded = 1 AND hash IN ({marks})"
-                " GROUP BY hash",
-                part,
-            ):
-                donors[h] = i
-        if donors:
-            vectors = self._vectors_of(list(donors.values()))
-            moved = [
-                (i, vectors[donor])
-                for h, donor in donors.items()
-                if donor in vectors
-                for i in by_hash.pop(h)
-            ]
-            with db.transaction():
-                self.text.set_vectors(moved)
-                db.executemany(
-                    "UPDATE chunks SET embedded = 1 WHERE id = ?", [(i,) for i, _ in moved]
-                )
-            report.reused_vectors += len(moved)
-        # One representative per distinct text, shortest first (little padding per batch).
-        reps = [(ids[0], h) for h, ids in by_hash.items()]
-        texts: dict[int, str] = {}
-        for start in range(0, len(reps), 500):
-            part = [i for i, _ in reps[start : start + 500]]
-            marks = ",".join("?" * len(part))
-            for i, heading, body in db.execute(
-                f"SELECT id, heading, text FROM chunks WHERE id IN ({marks})", part
-            ):
-                texts[i] = embed_text(heading, body)
-        reps.sort(key=lambda r: len(texts.get(r[0], "")))
-        total = len(reps)
-        done = 0
-        for start in range(0, total, EMBED_BATCH):
-            batch = [r for r in reps[start : start + EMBED_BATCH] if r[0] in texts]
-            t0 = time.perf_counter()
-            vectors = embed_parts(self.embedder, [texts[i] for i, _ in batch])
-            report.embed_seconds += time.perf_counter() - t0
-            with db.transaction():
-                items: list[tuple[int, np.ndarray]] = []
-                for (_rep, h), vec in zip(batch, vectors, strict=True):
-                    ids = [
-                        r[0]
-                        for r in db.execute(
-                            "SELECT id FROM chunks WHERE hash = ? AND embedded = 0", (h,)
-                        )
-                    ]
-                    # none left: the file changed meanwhile and its new chunks are pending
-                    items.extend((i, vec) for i in ids)
-                    report.embedded += 1 if ids else 0
-                    report.reused_vectors += max(0, len(ids) - 1)
-                self.text.set_vectors(items)
-                db.executemany(
-                    "UPDATE chunks SET embedded = 1 WHERE id = ?", [(i,) for i, _ in items]
-                )
-            done += len(batch)
-            if progress:
-                progress("vectors", done, total)
+        donors = dict(
+            db.execute(
+                "SELECT hash, min(id) FROM chunks WHERE embedded = 1"
+                " AND hash IN (SELECT hash FROM chunks WHERE embedded = 0) GROUP BY hash"
+            )
+        )
+        fill = self.text.fill_vectors(
+            self.embedder,
+            items,
+            batch=EMBED_BATCH,
+            donors=donors,
+            progress=(lambda done, total: progress("vectors", done, total)) if progress else None,
+            on_batch=lambda ids: self._mark_embedded(ids, keys),
+            hint=FILL_HINT,
+        )
+        report.embedded += fill.embedded
+        report.reused_vectors += fill.reused
+        report.embed_seconds += fill.seconds
+        report.vectors_pending = fill.pending
+        if fill.warning:
+            report.warnings.append(f"{self.collection.rel}: {fill.warning}")
 
-    def _vectors_of(self, ids: list[int]) -> dict[int, np.ndarray]:
-        return self.text.vectors_of(ids)
+    def _mark_embedded(self, ids: Sequence[int], keys: Mapping[int, str]) -> None:
+        """Inside the fill's transaction: mark the chunks that got their vector. A chunk that
+        another process deleted or replaced while the text was being embedded must not keep it:
+        a deleted id loses the stray vector (its text rows are gone already), an id reused for
+        other text stays pending so its own vector replaces this one."""
+        now: dict[int, str] = {}
+        for start in range(0, len(ids), 500):
+            part = list(ids[start : start + 500])
+            marks = ",".join("?" * len(part))
+            now.update(self.db.execute(f"SELECT id, hash FROM chunks WHERE id IN ({marks})", part))
+        gone = [i for i in ids if i not in now]
+        if gone:
+            self.text.delete(gone)
+        self.db.executemany(
+            "UPDATE chunks SET embedded = ? WHERE id = ?",
+            [(int(now[i] == keys[i]), i) for i in ids if i in now],
+        )
 
     # -- reading ----------------------------------------------------------------------------
     def path_filter(self, kind: str, rel: str) -> Scope:

@@ -217,12 +217,13 @@ class Library:
     def index(self, *, full: bool = False, progress: Progress | None = None) -> list[SyncReport]:
         """Sync every collection and refresh `_registry.yaml`."""
         layout = self.layout(refresh=True)
-        reports = []
+        reports: list[SyncReport] = []
         for c in layout.collections:
             idx = self.index_of(c)
             if full:
                 idx.rebuild()
-            reports.append(idx.sync(full=full, progress=_tagged(progress, c.rel)))
+            progress_c = _tagged(progress, c.rel)
+            reports.append(idx.sync(full=full, progress=progress_c, embed=_embedding(reports)))
         self._save_registry(layout, reports)
         return reports
 
@@ -232,16 +233,18 @@ class Library:
         """Catch up (or, with `full`, rebuild) the collections under `path`."""
         self.layout(refresh=True)
         target = self._target(path)
-        reports = []
+        reports: list[SyncReport] = []
         for c, kind, rel in target.parts:
             idx = self.index_of(c)
             if full and kind == "all":
                 idx.rebuild()
+            embed = _embedding(reports)
             if kind == "file":
-                reports.append(idx.sync([self.root / rel], full=full))
+                reports.append(idx.sync([self.root / rel], full=full, embed=embed))
             else:
                 under = rel if kind == "under" else None
-                reports.append(idx.sync(under=under, full=full, progress=_tagged(progress, c.rel)))
+                progress_c = _tagged(progress, c.rel)
+                reports.append(idx.sync(under=under, full=full, progress=progress_c, embed=embed))
         if target.scope == "*":
             self._save_registry(self.layout(), reports)
         return reports
@@ -256,7 +259,11 @@ class Library:
             if c is not None:
                 groups.setdefault(c.rel, []).append(p)
         by_rel = layout.by_rel()
-        return [self.index_of(by_rel[rel]).sync(ps, verify=True) for rel, ps in groups.items()]
+        reports: list[SyncReport] = []
+        for rel, ps in groups.items():
+            idx = self.index_of(by_rel[rel])
+            reports.append(idx.sync(ps, verify=True, embed=_embedding(reports)))
+        return reports
 
     def _save_registry(self, layout: Layout, reports: list[SyncReport]) -> None:
         entries = registry_from_layout(layout, load_registry(self.root))
@@ -313,13 +320,16 @@ class Library:
         )
         owners: list[CollectionIndex] = []
         scopes: list[Scope] = []
+        reports: list[SyncReport] = []
         for c, kind, rel in target.parts:
             idx = self.index_of(c)
             if catch_up:
+                embed = _embedding(reports)
                 if kind == "file":
-                    report = idx.sync([self.root / rel])
+                    report = idx.sync([self.root / rel], embed=embed)
                 else:
-                    report = idx.sync(under=rel if kind == "under" else None)
+                    report = idx.sync(under=rel if kind == "under" else None, embed=embed)
+                reports.append(report)
                 result.caught_up += report.changed + report.removed
                 result.warnings.extend(report.warnings)
             result.collections.append(c.rel)
@@ -472,6 +482,12 @@ def _stamp(path: Path) -> tuple[int, int, int] | None:
     except OSError:
         return None
     return st.st_mtime_ns, st.st_size, st.st_ino
+
+
+def _embedding(reports: list[SyncReport]) -> bool:
+    """Whether the next sync of one call should embed: not once the embedder failed in this
+    call (an endpoint that is down would cost its timeout and retries once per collection)."""
+    return not any(r.vectors_pending for r in reports)
 
 
 def _tagged(progress: Progress | None, name: str) -> Progress | None:
