@@ -43,7 +43,7 @@ import apsw
 
 from tideline.embed import Embedder, estimate_tokens
 from tideline.errors import StoreError
-from tideline.library._chunker import CHUNKER_VERSION, chunk_markdown, embed_text
+from tideline.library._chunker import CHUNKER_VERSION, ChunkedNote, chunk_markdown, embed_text
 from tideline.library._errors import LinkOutside, UnreadableFile
 from tideline.library._files import read_inside
 from tideline.library._index_dir import claim_index_dir, remove_own
@@ -127,7 +127,7 @@ class _Stat:
     ctime_ns: int
     ino: int
 
-    def stamp(self) -> Stamp:
+    def stamp(self) -> tuple[float, int, int, int]:
         return (self.mtime, self.size, self.ctime_ns, self.ino)
 
 
@@ -417,7 +417,7 @@ class CollectionIndex:
         now: float,
     ) -> None:
         count = self.embedder.count_tokens if self.embedder is not None else estimate_tokens
-        prepared = []
+        prepared: list[tuple[_Stat, str, ChunkedNote | None, str, bool]] = []
         for s in batch:
             data, why = self._read(s)
             digest = _file_hash(data) if data is not None else f"unread:{s.mtime}:{s.size}"
@@ -436,7 +436,7 @@ class CollectionIndex:
             report.warnings.extend(note.warnings)
             prepared.append((s, digest, note, "", False))
         with self.db.transaction():
-            for s, digest, note, why, same in prepared:
+            for s, digest, parsed, why, same in prepared:
                 if same:
                     report.unchanged += 1
                     self.db.execute(
@@ -447,17 +447,23 @@ class CollectionIndex:
                     self.db.execute("UPDATE chunks SET mtime = ? WHERE path = ?", (s.mtime, s.rel))
                     continue
                 report.changed += 1
-                self._replace_file(s, digest, note, why, now, report)
+                self._replace_file(s, digest, parsed, why, now, report)
 
     def _replace_file(
-        self, s: _Stat, digest: str, note: Any, why: str, now: float, report: SyncReport
+        self,
+        s: _Stat,
+        digest: str,
+        note: ChunkedNote | None,
+        why: str,
+        now: float,
+        report: SyncReport,
     ) -> None:
         db, text = self.db, self.text
-        old = db.execute(
+        old: list[tuple[int, str, int]] = db.execute(
             "SELECT id, hash, embedded FROM chunks WHERE path = ?", (s.rel,)
-        ).fetchall()
+        ).fetchall()  # type: ignore[assignment]
         old_vec = {h: i for i, h, e in old if e}
-        new_rows = []
+        new_rows: list[tuple[int, str]] = []
         keep: list[tuple[int, int]] = []
         if note is not None:
             for c in note.chunks:
@@ -467,7 +473,7 @@ class CollectionIndex:
                     " VALUES (?, ?, ?, ?, ?, ?, ?, 0) RETURNING id",
                     (s.rel, c.heading, c.line, c.ord, c.text, h, s.mtime),
                 )
-                rowid = cur.fetchall()[0][0]
+                rowid = int(cur.fetchall()[0][0])  # type: ignore[arg-type]
                 new_rows.append((rowid, _lexical_text(s.rel, c.heading, c.text)))
                 if h in old_vec and text.has_vectors:
                     keep.append((rowid, old_vec[h]))

@@ -137,7 +137,8 @@ class Router:
         prefix = prefix.rstrip("*").strip("/")
         pool = [n for n in names if not prefix or n == prefix or n.startswith(prefix + "/")]
         db, index, warnings = self._sync(vectors=strategy == "router")
-        where, params = None, ()
+        where: str | None = None
+        params: tuple[object, ...] = ()
         if prefix:
             where = "rowid IN (SELECT id FROM routes WHERE name = ? OR name LIKE ? ESCAPE '\\')"
             like = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/%"
