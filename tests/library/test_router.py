@@ -4,6 +4,7 @@ thousands, and a description router (BM25 + vectors) beyond."""
 from __future__ import annotations
 
 import random
+import time
 from pathlib import Path
 
 import pytest
@@ -161,11 +162,28 @@ def test_a_few_collections_are_listed_whole(lib_root: Path) -> None:
     make_collection(lib_root, "life/books", "Books I read", {"b.md": "# b\n"})
     with Library(lib_root) as lib:
         result = lib.route("novels")
-    assert result.strategy == "flat"
-    assert [c.line() for c in result.candidates] == [
-        "infra — Servers and networks",
-        "life/books — Books I read",
-    ]
+        assert result.strategy == "flat"
+        assert [c.line() for c in result.candidates] == [
+            "infra — Servers and networks",
+            "life/books — Books I read",
+        ]
+        lib.init_collection("life/films", "Films I watched")  # the kept router sees it
+        assert "life/films" in [c.name for c in lib.route("novels").candidates]
+
+
+def test_route_keeps_its_router_until_the_registry_changes(lib_root: Path) -> None:
+    entries = _synthetic()
+    save_registry(lib_root, entries)
+    with Library(lib_root) as lib:
+        lib.route("glacier harbor iris")
+        started = time.perf_counter()
+        lib.route("falcon ember quartz")
+        assert time.perf_counter() - started < 0.2  # no re-parse of 5,000 entries
+        # another process rewrites `_registry.yaml`: the next route reads it again
+        entries["zeta/marzipan"] = RegistryEntry("zeta/marzipan", "zeta/marzipan", "Marzipan")
+        save_registry(lib_root, entries)
+        result = lib.route("marzipan", k=3)
+        assert result.total == 5001 and result.candidates[0].name == "zeta/marzipan"
 
 
 def test_description_router_uses_vectors_beyond_the_tree(lib_root: Path, e5: E5Embedder) -> None:

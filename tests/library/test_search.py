@@ -10,7 +10,8 @@ import pytest
 from tests.library.corpus import build
 from tests.library.notes import make_collection
 from tideline.embed import E5Embedder
-from tideline.library import Library, PathOutsideLibrary
+from tideline.errors import InvalidInput
+from tideline.library import MAX_K, Library, PathOutsideLibrary
 
 
 @pytest.fixture
@@ -124,4 +125,19 @@ def test_lexical_only_without_an_embedder(lib_root: Path) -> None:
     with Library(lib_root, None) as library:
         library.index()
         assert library.search("4711", "infra").hits[0].heading.endswith("Policy based routing")
-        assert library.search("4711", "infra", mode="vec").hits == []
+        vec = library.search("4711", "infra", mode="vec")  # lexical, and it says so
+        assert vec.hits[0].heading.endswith("Policy based routing")
+        assert vec.warnings == [
+            "no embedder configured: vector search is off, showing lexical results"
+        ]
+
+
+@pytest.mark.parametrize("k", [0, 101, 500, True, "8"])
+def test_k_out_of_bounds_is_refused(lib_root: Path, k: object) -> None:
+    build(lib_root)
+    with Library(lib_root, None) as library:
+        with pytest.raises(InvalidInput, match=f"ask for 1–{MAX_K} results"):
+            library.search("4711", "infra", k=k)  # type: ignore[arg-type]
+        with pytest.raises(InvalidInput, match=f"ask for 1–{MAX_K} results"):
+            library.route("4711", k=k)  # type: ignore[arg-type]
+        assert len(library.search("the", "*", k=MAX_K, mode="lex").hits) <= MAX_K

@@ -15,7 +15,7 @@ from tideline.library._files import read_inside
 from tideline.library._index import CollectionIndex, SyncReport
 from tideline.library._index_dir import IndexDirRefused
 from tideline.library._layout import Collection, Layout, Problem, list_notes, scan_library
-from tideline.library._library import Library, SearchHit, SearchResult
+from tideline.library._library import LIBRARY, MAX_K, Library, SearchHit, SearchResult
 from tideline.library._meta import CollectionMeta, read_meta
 from tideline.library._paths import resolve_inside
 from tideline.library._registry import RegistryEntry, load_registry, save_registry
@@ -24,6 +24,8 @@ from tideline.library._watcher import Watcher
 
 __all__ = [
     "CHUNKER_VERSION",
+    "LIBRARY",
+    "MAX_K",
     "BadMeta",
     "Candidate",
     "Chunk",

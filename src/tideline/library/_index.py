@@ -34,22 +34,21 @@ import json
 import logging
 import os
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import apsw
-import numpy as np
 
-from tideline.embed import embed_parts, estimate_tokens
+from tideline.embed import Embedder, estimate_tokens
 from tideline.errors import StoreError
-from tideline.library._chunker import CHUNKER_VERSION, chunk_markdown, embed_text
+from tideline.library._chunker import CHUNKER_VERSION, ChunkedNote, chunk_markdown, embed_text
 from tideline.library._errors import LinkOutside, UnreadableFile
 from tideline.library._files import read_inside
 from tideline.library._index_dir import claim_index_dir, remove_own
-from tideline.library._layout import Collection, Problem, stat_notes
-from tideline.search import Hit, TextIndex, parse_query
+from tideline.library._layout import Collection, NoteStat, Problem, stat_notes
+from tideline.search import Scope, TextIndex, text_key
 from tideline.store import Database, Migrations, open_database
 
 log = logging.getLogger(__name__)
@@ -58,6 +57,7 @@ SCHEMA = 1
 MAX_FILE_BYTES = 2_000_000
 RACY_SECONDS = 2.0  # a file modified this close to its last check is hashed even if stat matches
 EMBED_BATCH = 64
+FILL_HINT = "the next search or `memo reindex` fills them once the embedder is back"
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 
@@ -102,6 +102,7 @@ class SyncReport:
     embedded: int = 0
     reused_vectors: int = 0
     embed_seconds: float = 0.0
+    vectors_pending: int = 0  # left without a vector: the embedder was down
     seconds: float = 0.0
     rebuilt: str = ""
     skipped: list[Problem] = field(default_factory=list)
@@ -126,7 +127,7 @@ class _Stat:
     ctime_ns: int
     ino: int
 
-    def stamp(self) -> Stamp:
+    def stamp(self) -> tuple[float, int, int, int]:
         return (self.mtime, self.size, self.ctime_ns, self.ino)
 
 
@@ -136,10 +137,6 @@ Known = dict[str, tuple[Stamp, str, float]]  # rel -> (stamp, hash, checked_at)
 
 def _file_hash(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
-
-
-def _text_hash(text: str) -> str:
-    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
 
 
 def _lexical_text(path: str, heading: str, text: str) -> str:
@@ -156,13 +153,13 @@ class CollectionIndex:
     def __init__(
         self,
         collection: Collection,
-        embedder: Any | None = None,
+        embedder: Embedder | None = None,
         *,
         max_file_bytes: int = MAX_FILE_BYTES,
         busy_timeout_ms: int = 5000,
     ):
         self.collection = collection
-        use_vectors = embedder is not None and getattr(embedder, "dim", 0) > 0
+        use_vectors = embedder is not None and embedder.dim > 0
         self.embedder = embedder if use_vectors and not collection.meta.lexical_only else None
         self.max_file_bytes = max_file_bytes
         self.busy_timeout_ms = busy_timeout_ms
@@ -316,9 +313,12 @@ class CollectionIndex:
             self._known_version = version
         return self._known
 
-    def stamps(self) -> dict[str, Stamp]:
-        """What the index last saw of each file: compared with a fresh stat, the lag."""
-        return {rel: stamp for rel, (stamp, _, _) in self._known_files().items()}
+    def behind(self, notes: list[NoteStat]) -> int:
+        """How far the index lags the files (a fresh `stat_notes`): notes whose (mtime, size,
+        ctime, inode) differ from what was indexed, plus indexed notes that are gone."""
+        known = {rel: stamp for rel, (stamp, _, _) in self._known_files().items()}
+        lag = sum(1 for rel, _, *stamp in notes if known.get(rel) != tuple(stamp))
+        return lag + len(known.keys() - {n[0] for n in notes})
 
     # -- syncing ----------------------------------------------------------------------------
     def sync(
@@ -329,6 +329,7 @@ class CollectionIndex:
         full: bool = False,
         verify: bool = False,
         progress: Progress | None = None,
+        embed: bool = True,
     ) -> SyncReport:
         """Bring the index up to date with the markdown.
 
@@ -336,7 +337,8 @@ class CollectionIndex:
         `under` limits it to a sub-folder (relative to the library root); `verify` hashes every
         file even when its stat matches (the watcher saw an event: stat can lie, the hash cannot);
         `full` re-reads and re-chunks every file even when the hash says it is unchanged. Without
-        limits, files that disappeared are removed from the index.
+        limits, files that disappeared are removed from the index. `embed=False` leaves new
+        chunks pending (the caller saw the embedder fail a moment ago).
         """
         started = time.perf_counter()
         report = SyncReport(self.collection.rel)
@@ -381,7 +383,8 @@ class CollectionIndex:
             self._index_files(batch, known, report, full=full, now=now)
             if progress:
                 progress("text", min(start + 64, total), total)
-        self._embed_pending(report, progress)
+        if embed:
+            self._embed_pending(report, progress)
         report.seconds = time.perf_counter() - started
         if todo or gone:
             self._known = None  # our own commits do not change data_version for us
@@ -414,7 +417,7 @@ class CollectionIndex:
         now: float,
     ) -> None:
         count = self.embedder.count_tokens if self.embedder is not None else estimate_tokens
-        prepared = []
+        prepared: list[tuple[_Stat, str, ChunkedNote | None, str, bool]] = []
         for s in batch:
             data, why = self._read(s)
             digest = _file_hash(data) if data is not None else f"unread:{s.mtime}:{s.size}"
@@ -433,7 +436,7 @@ class CollectionIndex:
             report.warnings.extend(note.warnings)
             prepared.append((s, digest, note, "", False))
         with self.db.transaction():
-            for s, digest, note, why, same in prepared:
+            for s, digest, parsed, why, same in prepared:
                 if same:
                     report.unchanged += 1
                     self.db.execute(
@@ -444,32 +447,38 @@ class CollectionIndex:
                     self.db.execute("UPDATE chunks SET mtime = ? WHERE path = ?", (s.mtime, s.rel))
                     continue
                 report.changed += 1
-                self._replace_file(s, digest, note, why, now, report)
+                self._replace_file(s, digest, parsed, why, now, report)
 
     def _replace_file(
-        self, s: _Stat, digest: str, note: Any, why: str, now: float, report: SyncReport
+        self,
+        s: _Stat,
+        digest: str,
+        note: ChunkedNote | None,
+        why: str,
+        now: float,
+        report: SyncReport,
     ) -> None:
         db, text = self.db, self.text
-        old = db.execute(
+        old: list[tuple[int, str, int]] = db.execute(
             "SELECT id, hash, embedded FROM chunks WHERE path = ?", (s.rel,)
-        ).fetchall()
+        ).fetchall()  # type: ignore[assignment]
         old_vec = {h: i for i, h, e in old if e}
-        new_rows = []
+        new_rows: list[tuple[int, str]] = []
         keep: list[tuple[int, int]] = []
         if note is not None:
             for c in note.chunks:
-                h = _text_hash(embed_text(c.heading, c.text))
+                h = text_key(embed_text(c.heading, c.text))
                 cur = db.execute(
                     "INSERT INTO chunks(path, heading, line, ord, text, hash, mtime, embedded)"
                     " VALUES (?, ?, ?, ?, ?, ?, ?, 0) RETURNING id",
                     (s.rel, c.heading, c.line, c.ord, c.text, h, s.mtime),
                 )
-                rowid = cur.fetchall()[0][0]
+                rowid = int(cur.fetchall()[0][0])  # type: ignore[arg-type]
                 new_rows.append((rowid, _lexical_text(s.rel, c.heading, c.text)))
                 if h in old_vec and text.has_vectors:
                     keep.append((rowid, old_vec[h]))
         if keep:  # unchanged sections keep their vectors: copy before the old rows go
-            vectors = self._vectors_of([donor for _, donor in keep])
+            vectors = text.vectors_of([donor for _, donor in keep])
             moved = [(rowid, vectors[d]) for rowid, d in keep if d in vectors]
             text.set_vectors(moved)
             db.executemany("UPDATE chunks SET embedded = 1 WHERE id = ?", [(r,) for r, _ in moved])
@@ -511,96 +520,71 @@ class CollectionIndex:
                 db.execute("DELETE FROM files WHERE path = ?", (rel,))
 
     def _embed_pending(self, report: SyncReport, progress: Progress | None) -> None:
-        """Give every chunk still marked `embedded = 0` its vector, reusing identical texts."""
+        """Give every chunk still marked `embedded = 0` its vector (`TextIndex.fill_vectors`),
+        copying the vector of an identical text this index already has. An embedder that is
+        down leaves them pending with a warning; the next sync fills them."""
         if self.embedder is None or not self.text.has_vectors:
             return
         db = self.db
-        pending = db.execute("SELECT id, hash FROM chunks WHERE embedded = 0").fetchall()
-        if not pending:
+        pending = db.execute("SELECT id, hash, heading, text FROM chunks WHERE embedded = 0")
+        keys: dict[int, str] = {}
+        items: list[tuple[int, str]] = []
+        for i, h, heading, body in pending:
+            keys[i] = h
+            items.append((i, embed_text(heading, body)))
+        if not items:
             return
-        # Texts this index already has a vector for: copy, do not embed.
-        by_hash: dict[str, list[int]] = {}
-        for i, h in pending:
-            by_hash.setdefault(h, []).append(i)
-        donors = {}
-        hashes = list(by_hash)
-        for start in range(0, len(hashes), 500):
-            part = hashes[start : start + 500]
-            marks = ",".join("?" * len(part))
-            for h, i in db.execute(
-                f"SELECT hash, min(id) FROM chunks WHERE embedded = 1 AND hash IN ({marks})"
-                " GROUP BY hash",
-                part,
-            ):
-                donors[h] = i
-        if donors:
-            vectors = self._vectors_of(list(donors.values()))
-            moved = [
-                (i, vectors[donor])
-                for h, donor in donors.items()
-                if donor in vectors
-                for i in by_hash.pop(h)
-            ]
-            with db.transaction():
-                self.text.set_vectors(moved)
-                db.executemany(
-                    "UPDATE chunks SET embedded = 1 WHERE id = ?", [(i,) for i, _ in moved]
-                )
-            report.reused_vectors += len(moved)
-        # One representative per distinct text, shortest first (little padding per batch).
-        reps = [(ids[0], h) for h, ids in by_hash.items()]
-        texts: dict[int, str] = {}
-        for start in range(0, len(reps), 500):
-            part = [i for i, _ in reps[start : start + 500]]
-            marks = ",".join("?" * len(part))
-            for i, heading, body in db.execute(
-                f"SELECT id, heading, text FROM chunks WHERE id IN ({marks})", part
-            ):
-                texts[i] = embed_text(heading, body)
-        reps.sort(key=lambda r: len(texts.get(r[0], "")))
-        total = len(reps)
-        done = 0
-        for start in range(0, total, EMBED_BATCH):
-            batch = [r for r in reps[start : start + EMBED_BATCH] if r[0] in texts]
-            t0 = time.perf_counter()
-            vectors = embed_parts(self.embedder, [texts[i] for i, _ in batch])
-            report.embed_seconds += time.perf_counter() - t0
-            with db.transaction():
-                items: list[tuple[int, np.ndarray]] = []
-                for (_rep, h), vec in zip(batch, vectors, strict=True):
-                    ids = [
-                        r[0]
-                        for r in db.execute(
-                            "SELECT id FROM chunks WHERE hash = ? AND embedded = 0", (h,)
-                        )
-                    ]
-                    # none left: the file changed meanwhile and its new chunks are pending
-                    items.extend((i, vec) for i in ids)
-                    report.embedded += 1 if ids else 0
-                    report.reused_vectors += max(0, len(ids) - 1)
-                self.text.set_vectors(items)
-                db.executemany(
-                    "UPDATE chunks SET embedded = 1 WHERE id = ?", [(i,) for i, _ in items]
-                )
-            done += len(batch)
-            if progress:
-                progress("vectors", done, total)
+        donors = dict(
+            db.execute(
+                "SELECT hash, min(id) FROM chunks WHERE embedded = 1"
+                " AND hash IN (SELECT hash FROM chunks WHERE embedded = 0) GROUP BY hash"
+            )
+        )
+        fill = self.text.fill_vectors(
+            self.embedder,
+            items,
+            batch=EMBED_BATCH,
+            donors=donors,
+            progress=(lambda done, total: progress("vectors", done, total)) if progress else None,
+            on_batch=lambda ids: self._mark_embedded(ids, keys),
+            hint=FILL_HINT,
+        )
+        report.embedded += fill.embedded
+        report.reused_vectors += fill.reused
+        report.embed_seconds += fill.seconds
+        report.vectors_pending = fill.pending
+        if fill.warning:
+            report.warnings.append(f"{self.collection.rel}: {fill.warning}")
 
-    def _vectors_of(self, ids: list[int]) -> dict[int, np.ndarray]:
-        return self.text.vectors_of(ids)
+    def _mark_embedded(self, ids: Sequence[int], keys: Mapping[int, str]) -> None:
+        """Inside the fill's transaction: mark the chunks that got their vector. A chunk that
+        another process deleted or replaced while the text was being embedded must not keep it:
+        a deleted id loses the stray vector (its text rows are gone already), an id reused for
+        other text stays pending so its own vector replaces this one."""
+        now: dict[int, str] = {}
+        for start in range(0, len(ids), 500):
+            part = list(ids[start : start + 500])
+            marks = ",".join("?" * len(part))
+            now.update(self.db.execute(f"SELECT id, hash FROM chunks WHERE id IN ({marks})", part))
+        gone = [i for i in ids if i not in now]
+        if gone:
+            self.text.delete(gone)
+        self.db.executemany(
+            "UPDATE chunks SET embedded = ? WHERE id = ?",
+            [(int(now[i] == keys[i]), i) for i in ids if i in now],
+        )
 
     # -- reading ----------------------------------------------------------------------------
-    def lexical(self, query: str, k: int, where: str | None, params: tuple) -> list[Hit]:
-        """BM25 first; the trigram (substring) table only when BM25 finds nothing, because a
-        trigram OR-query over a large collection costs more than the rest of the search."""
-        parsed = parse_query(query)
-        hits = self.text.lexical(replace(parsed, trigram=None), k, where, params)
-        if hits or parsed.trigram is None:
-            return hits
-        return self.text.lexical(parsed, k, where, params)
-
-    def vector(self, qvec: np.ndarray, k: int, where: str | None, params: tuple) -> list[Hit]:
-        return self.text.vector(qvec, k, where, params)
+    def path_filter(self, kind: str, rel: str) -> Scope:
+        """This index narrowed to one file (`file`), a sub-folder (`under`) or nothing (`all`):
+        the condition is written here because this module owns `chunks`."""
+        if kind == "file":
+            return Scope(self.text, "rowid IN (SELECT id FROM chunks WHERE path = ?)", (rel,))
+        if kind == "under":
+            lo = rel.rstrip("/") + "/"
+            where = "rowid IN (SELECT id FROM chunks WHERE path >= ? AND path < ?)"
+            return Scope(self.text, where, (lo, lo[:-1] + "0"))
+        return Scope(self.text)
 
     def chunk_rows(self, ids: Iterable[int]) -> dict[int, dict[str, Any]]:
         ids = list(ids)

@@ -14,11 +14,10 @@ symlinks that lead out of the root are reported and not followed.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tideline.library._errors import BadMeta, NoCollection
+from tideline.library._errors import BadMeta
 from tideline.library._meta import CollectionMeta, read_meta
 from tideline.library._paths import INBOX_FILE, INDEX_DIR, MAX_DEPTH, META_FILE, is_hidden
 
@@ -71,24 +70,6 @@ class Layout:
             ):
                 best = c
         return best
-
-    def collections_under(self, folder: Path) -> list[Collection]:
-        """Collections inside `folder` (or the one containing it)."""
-        folder = folder.resolve()
-        inside = [c for c in self.collections if c.path == folder or folder in c.path.parents]
-        owner = self.collection_of(folder)
-        if owner is not None and owner not in inside:
-            inside.append(owner)
-        return inside
-
-    def require_collection(self, path: Path) -> Collection:
-        found = self.collection_of(path)
-        if found is None:
-            raise NoCollection(
-                f"{path} is not inside a collection; add a _meta.yaml with "
-                "`memo init-collection PATH --description ...`"
-            )
-        return found
 
 
 def _rel(root: Path, path: Path) -> str:
@@ -269,10 +250,3 @@ def _walk(
         if not e.is_dir(follow_symlinks=False) or is_hidden(e.name):
             continue
         _walk(root, Path(e.path), depth + 1, current, layout, notes=notes)
-
-
-def iter_note_files(layout: Layout) -> Iterator[tuple[Collection, Path]]:
-    """All notes of all collections, collection by collection."""
-    for c in layout.collections:
-        for p in list_notes(c):
-            yield c, p

@@ -10,22 +10,22 @@ without waiting for the watcher.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-import numpy as np
-
+from tideline.embed import Embedder
 from tideline.errors import InvalidInput
 from tideline.library._errors import LinkOutside, NoCollection
 from tideline.library._index import MAX_FILE_BYTES, CollectionIndex, Progress, SyncReport
 from tideline.library._index_dir import IndexDirRefused, claim_index_dir
-from tideline.library._layout import Collection, Layout, NoteStat, Problem, scan_library, stat_notes
+from tideline.library._layout import Collection, Layout, Problem, scan_library, stat_notes
 from tideline.library._meta import CollectionMeta, read_meta, write_meta
-from tideline.library._paths import INDEX_DIR, MAX_DEPTH, META_FILE, resolve_inside
+from tideline.library._paths import INDEX_DIR, MAX_DEPTH, META_FILE, REGISTRY_FILE, resolve_inside
 from tideline.library._registry import (
     load_registry,
     registry_from_layout,
@@ -33,11 +33,25 @@ from tideline.library._registry import (
 )
 from tideline.library._router import Router, RouteResult
 from tideline.pathnames import shown
-from tideline.search import MODES, Hit, bound_query, valid_text
+from tideline.search import (
+    MODES,
+    Mode,
+    Policy,
+    Scope,
+    bound_query,
+    query_vector,
+    retrieve,
+    valid_text,
+)
 
-RRF_K = 60
+MAX_K = 100  # results per search or route: more is a dump, not an answer
 TEXT_CHARS = 1200
 LAYOUT_TTL = 10.0
+
+#: How the library ranks (the composition root builds it from Settings): RRF where equal raw
+#: scores share a rank, so identical notes tie and the fresher wins; trigram only when BM25 finds
+#: nothing (cheaper on large collections); `-t` and `--clean` are words to find.
+LIBRARY = Policy(ties="competition", trigram="fallback", literal_dashes=True)
 
 
 @dataclass
@@ -100,47 +114,33 @@ def _clip(text: str, limit: int = TEXT_CHARS) -> str:
     return text[: cut if cut > limit * 0.8 else limit].rstrip() + " …"
 
 
-def literal_dashes(query: str) -> str:
-    """Notes are full of command lines: `--clean` or `-t` is an option to find, never an
-    exclusion (which is what a leading `-` means to `parse_query`)."""
-    return " ".join(w.lstrip("-") if w.startswith("-") else w for w in query.split())
-
-
-def _competition_ranks(values: list[float]) -> list[int]:
-    """Ranks where equal values share a rank (1, 2, 2, 4): equal matches fuse to equal scores,
-    so the mtime tiebreak can decide between identical notes."""
-    ranks, prev, rank = [], None, 0
-    for n, v in enumerate(values, start=1):
-        key = round(v, 9)
-        if key != prev:
-            rank, prev = n, key
-        ranks.append(rank)
-    return ranks
-
-
 class Library:
     """A library root with its collections."""
 
     def __init__(
         self,
         root: Path | str,
-        embedder: Any | None = None,
+        embedder: Embedder | None = None,
         *,
         max_file_bytes: int = MAX_FILE_BYTES,
         busy_timeout_ms: int = 5000,
+        policy: Policy = LIBRARY,
     ):
         self.root = Path(root).expanduser().resolve()
         if not self.root.is_dir():
             raise InvalidInput(
                 f"library root {self.root} is not a folder; pass --root or set MEMO_ROOT"
             )
-        self.embedder = embedder if embedder is not None and getattr(embedder, "dim", 0) else None
+        self.embedder = embedder if embedder is not None and embedder.dim > 0 else None
         self.max_file_bytes = max_file_bytes
         self.busy_timeout_ms = busy_timeout_ms
+        self.policy = policy
         self._layout: Layout | None = None
         self._layout_at = 0.0
         self._indexes: dict[str, CollectionIndex] = {}
         self._executor: ThreadPoolExecutor | None = None
+        self._router: Router | None = None
+        self._router_stamp: tuple[int, int, int] | None = None
 
     # -- layout and indexes -----------------------------------------------------------------
     def layout(self, *, refresh: bool = False) -> Layout:
@@ -176,6 +176,9 @@ class Library:
         for idx in self._indexes.values():
             idx.close()
         self._indexes.clear()
+        if self._router is not None:
+            self._router.close()
+            self._router, self._router_stamp = None, None
         if self._executor is not None:
             self._executor.shutdown(wait=True)
             self._executor = None
@@ -224,12 +227,13 @@ class Library:
     def index(self, *, full: bool = False, progress: Progress | None = None) -> list[SyncReport]:
         """Sync every collection and refresh `_registry.yaml`."""
         layout = self.layout(refresh=True)
-        reports = []
+        reports: list[SyncReport] = []
         for c in layout.collections:
             idx = self.index_of(c)
             if full:
                 idx.rebuild()
-            reports.append(idx.sync(full=full, progress=_tagged(progress, c.rel)))
+            progress_c = _tagged(progress, c.rel)
+            reports.append(idx.sync(full=full, progress=progress_c, embed=_embedding(reports)))
         self._save_registry(layout, reports)
         return reports
 
@@ -239,16 +243,18 @@ class Library:
         """Catch up (or, with `full`, rebuild) the collections under `path`."""
         self.layout(refresh=True)
         target = self._target(path)
-        reports = []
+        reports: list[SyncReport] = []
         for c, kind, rel in target.parts:
             idx = self.index_of(c)
             if full and kind == "all":
                 idx.rebuild()
+            embed = _embedding(reports)
             if kind == "file":
-                reports.append(idx.sync([self.root / rel], full=full))
+                reports.append(idx.sync([self.root / rel], full=full, embed=embed))
             else:
                 under = rel if kind == "under" else None
-                reports.append(idx.sync(under=under, full=full, progress=_tagged(progress, c.rel)))
+                progress_c = _tagged(progress, c.rel)
+                reports.append(idx.sync(under=under, full=full, progress=progress_c, embed=embed))
         if target.scope == "*":
             self._save_registry(self.layout(), reports)
         return reports
@@ -263,7 +269,11 @@ class Library:
             if c is not None:
                 groups.setdefault(c.rel, []).append(p)
         by_rel = layout.by_rel()
-        return [self.index_of(by_rel[rel]).sync(ps, verify=True) for rel, ps in groups.items()]
+        reports: list[SyncReport] = []
+        for rel, ps in groups.items():
+            idx = self.index_of(by_rel[rel])
+            reports.append(idx.sync(ps, verify=True, embed=_embedding(reports)))
+        return reports
 
     def _save_registry(self, layout: Layout, reports: list[SyncReport]) -> None:
         entries = registry_from_layout(layout, load_registry(self.root))
@@ -277,6 +287,7 @@ class Library:
                     e.name, e.path, e.description, e.tags, st["files"], st["chunks"], now
                 )
         save_registry(self.root, entries)  # unchanged content is not rewritten
+        self._router_stamp = None
 
     # -- search -----------------------------------------------------------------------------
     def search(
@@ -300,7 +311,7 @@ class Library:
         if not query or not query.strip():
             raise InvalidInput("query is empty; pass the words or the question to search for")
         query = valid_text(query)
-        k = max(1, min(int(k), 100))
+        _check_k(k)
         target = self._target(path)
         query, cut = bound_query(query)
         result = SearchResult(query, mode, target.scope, [], [], expensive=target.expensive)
@@ -311,72 +322,53 @@ class Library:
                 f"searched all {len(target.parts)} collections (path '*'): the expensive path; "
                 "pass a collection folder to search one"
             )
-        want_vec = mode in ("hybrid", "vec") and self.embedder is not None
-        if mode == "vec" and self.embedder is None:
-            result.warnings.append("no embedder configured: vector search returns nothing")
-        # The query embedding (C code, GIL released) overlaps the stat catch-up.
-        pending_vec = self._pool().submit(self.embedder.embed_query, query) if want_vec else None
-        depth = max(k * 4, 40)
-        lex_query = literal_dashes(query)
-        lex_all: list[tuple[float, int, Hit]] = []
-        vec_all: list[tuple[float, int, Hit]] = []
-        owners: list[tuple[CollectionIndex, str]] = []
+        # The query embedding (C code, GIL released) overlaps the stat catch-up; an embedder
+        # that is down becomes a warning and a lexical search, never an error.
+        pending = (
+            self._pool().submit(query_vector, self.embedder, query)
+            if mode != "lex" and self.embedder is not None
+            else None
+        )
+        owners: list[CollectionIndex] = []
+        scopes: list[Scope] = []
+        reports: list[SyncReport] = []
         for c, kind, rel in target.parts:
             idx = self.index_of(c)
             if catch_up:
+                embed = _embedding(reports)
                 if kind == "file":
-                    report = idx.sync([self.root / rel])
+                    report = idx.sync([self.root / rel], embed=embed)
                 else:
-                    report = idx.sync(under=rel if kind == "under" else None)
+                    report = idx.sync(under=rel if kind == "under" else None, embed=embed)
+                reports.append(report)
                 result.caught_up += report.changed + report.removed
                 result.warnings.extend(report.warnings)
             result.collections.append(c.rel)
-            owners.append((idx, c.rel))
-        qvec: np.ndarray | None = pending_vec.result() if pending_vec is not None else None
-        for n, ((idx, _), (_, kind, rel)) in enumerate(zip(owners, target.parts, strict=True)):
-            where, params = _filter(kind, rel)
-            if mode in ("hybrid", "lex"):
-                for h in idx.lexical(lex_query, depth, where, params):
-                    lex_all.append((h.lex_score or 0.0, n, h))
-            if qvec is not None and mode in ("hybrid", "vec"):
-                for h in idx.vector(qvec, depth, where, params):
-                    vec_all.append((h.vec_distance or 0.0, n, h))
-        lex_all.sort(key=lambda t: -t[0])
-        vec_all.sort(key=lambda t: t[0])
-        fused: dict[tuple[int, int], dict[str, Any]] = {}
-        for lst, kind_name in ((lex_all, "lex"), (vec_all, "vec")):
-            ranks = _competition_ranks([t[0] for t in lst])
-            for rank, (value, n, h) in zip(ranks, lst, strict=True):
-                slot = fused.setdefault((n, h.id), {"score": 0.0})
-                slot["score"] += 1.0 / (RRF_K + rank)
-                if kind_name == "lex":
-                    slot["lex_rank"], slot["lex_score"] = rank, round(value, 6)
-                else:
-                    slot["vec_rank"], slot["vec_distance"] = rank, round(value, 6)
+            owners.append(idx)
+            scopes.append(idx.path_filter(kind, rel))
+        qvec, down = pending.result() if pending is not None else (None, None)
+        found = retrieve(scopes, query, qvec, k, cast(Mode, mode), self.policy, warning=down)
+        result.warnings.extend(found.warnings)
         rows: dict[tuple[int, int], dict[str, Any]] = {}
-        for n, (idx, _) in enumerate(owners):
-            ids = [i for (m, i) in fused if m == n]
-            for i, row in idx.chunk_rows(ids).items():
-                rows[(n, i)] = row
-        ordered = sorted(
-            (key for key in fused if key in rows),
-            key=lambda key: (-round(fused[key]["score"], 12), -rows[key]["mtime"], key),
-        )
-        for key in ordered[:k]:
-            row, parts = rows[key], fused[key]
+        for n, idx in enumerate(owners):
+            ids = [h.id for h in found.hits if h.source == n]
+            rows.update(((n, i), row) for i, row in idx.chunk_rows(ids).items())
+        found.hits = [h for h in found.hits if h.key in rows]  # a chunk replaced meanwhile
+        for h in found.top(k, recency={key: row["mtime"] for key, row in rows.items()}):
+            row = rows[h.key]
             result.hits.append(
                 SearchHit(
-                    collection=owners[key[0]][1],
+                    collection=owners[h.source].collection.rel,
                     path=row["path"],
                     line=row["line"],
                     heading=row["heading"],
                     text=_clip(row["text"]),
-                    score=round(parts["score"], 6),
+                    score=round(h.score, 6),
                     mtime=row["mtime"],
-                    lex_rank=parts.get("lex_rank"),
-                    lex_score=parts.get("lex_score"),
-                    vec_rank=parts.get("vec_rank"),
-                    vec_distance=parts.get("vec_distance"),
+                    lex_rank=h.lex_rank,
+                    lex_score=None if h.lex_score is None else round(h.lex_score, 6),
+                    vec_rank=h.vec_rank,
+                    vec_distance=None if h.vec_distance is None else round(h.vec_distance, 6),
                 )
             )
         result.seconds = round(time.perf_counter() - started, 4)
@@ -421,23 +413,34 @@ class Library:
                 entry.update(idx.status())
                 seen = {s["path"] for s in entry["skipped"]}
                 entry["skipped"] += [s for s in listed if s["path"] not in seen]
-                entry["behind"] = _behind(idx, notes)
+                entry["behind"] = idx.behind(notes)
             out["collections"].append(entry)
         return out
 
     # -- routing and collections ------------------------------------------------------------
-    def route(self, query: str, *, k: int = 10, prefix: str = "", **thresholds: int) -> RouteResult:
+    def route(self, query: str, *, k: int = 10, prefix: str = "") -> RouteResult:
+        """Which collections to search for `query` (see `Router`)."""
+        _check_k(k)
+        return self._routes().route(query, k=k, prefix=prefix)
+
+    def _routes(self) -> Router:
+        """The router, kept between calls: parsing `_registry.yaml` is most of a route at 5,000
+        collections, so it is re-read only when the file changed (or was rewritten by us)."""
+        stamp = _stamp(self.root / REGISTRY_FILE)
+        if self._router is not None and stamp is not None and stamp == self._router_stamp:
+            return self._router
         entries = load_registry(self.root)
         if not entries:
-            layout = self.layout(refresh=True)
-            entries = registry_from_layout(layout)
+            entries = registry_from_layout(self.layout(refresh=True))
             if entries:
                 save_registry(self.root, entries)
-        router = Router(self.root, self.embedder, entries=entries, **thresholds)
-        try:
-            return router.route(query, k=k, prefix=prefix)
-        finally:
-            router.close()
+                stamp = _stamp(self.root / REGISTRY_FILE)
+        if self._router is None:
+            self._router = Router(self.root, self.embedder, entries=entries)
+        else:
+            self._router.entries = entries
+        self._router_stamp = stamp if entries else None  # an empty registry: look again next time
+        return self._router
 
     def init_collection(
         self,
@@ -473,23 +476,29 @@ class Library:
         read_meta(folder, default_name=rel, root=self.root)  # what we wrote must parse
         layout = self.layout(refresh=True)
         save_registry(self.root, registry_from_layout(layout, load_registry(self.root)))
+        self._router_stamp = None
         return layout.by_rel()[rel]
 
 
-def _filter(kind: str, rel: str) -> tuple[str | None, tuple[Any, ...]]:
-    if kind == "file":
-        return "rowid IN (SELECT id FROM chunks WHERE path = ?)", (rel,)
-    if kind == "under":
-        lo = rel.rstrip("/") + "/"
-        return "rowid IN (SELECT id FROM chunks WHERE path >= ? AND path < ?)", (lo, lo[:-1] + "0")
-    return None, ()
+def _check_k(k: int) -> None:
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
+        raise InvalidInput(f"k={k!r}; ask for 1–{MAX_K} results")
 
 
-def _behind(idx: CollectionIndex, notes: list[NoteStat]) -> int:
-    """Notes whose (mtime, size, ctime, inode) differ from the index, plus notes gone."""
-    known = idx.stamps()
-    lag = sum(1 for rel, _, *stamp in notes if known.get(rel) != tuple(stamp))
-    return lag + len(known.keys() - {n[0] for n in notes})
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    """(mtime_ns, size, inode) of a file, None when it is missing: an atomic rewrite is a new
+    inode, so even a same-size rewrite within one clock tick is seen."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size, st.st_ino
+
+
+def _embedding(reports: list[SyncReport]) -> bool:
+    """Whether the next sync of one call should embed: not once the embedder failed in this
+    call (an endpoint that is down would cost its timeout and retries once per collection)."""
+    return not any(r.vectors_pending for r in reports)
 
 
 def _tagged(progress: Progress | None, name: str) -> Progress | None:

@@ -46,16 +46,6 @@ def resolve_inside(root: Path, user_path: str | Path) -> Path:
     return resolved
 
 
-def relative_posix(root: Path, path: Path) -> str:
-    """`path` relative to `root` with forward slashes, as stored in indexes and shown to users."""
-    return path.resolve().relative_to(root.resolve()).as_posix()
-
-
-def depth(root: Path, folder: Path) -> int:
-    """How many folders below the root `folder` is (the root itself is 0)."""
-    return len(folder.resolve().relative_to(root.resolve()).parts)
-
-
 def is_hidden(name: str) -> bool:
     """Dot-folders (`.memo`, `.git`, `.obsidian`) are never part of the library."""
     return name.startswith(".")

@@ -109,13 +109,3 @@ def registry_from_layout(
             entry = replace(entry, files=old.files, chunks=old.chunks, indexed_at=old.indexed_at)
         out[c.name] = entry
     return out
-
-
-def update_counts(root: Path, name: str, *, files: int, chunks: int, indexed_at: str) -> None:
-    """Record the counts of one collection after indexing (best effort, never fatal)."""
-    entries = load_registry(root)
-    entry = entries.get(name)
-    if entry is None:
-        return
-    entries[name] = replace(entry, files=files, chunks=chunks, indexed_at=indexed_at)
-    save_registry(root, entries)

@@ -22,14 +22,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tideline.embed import Embedder
 from tideline.library._index_dir import claim_index_dir
 from tideline.library._paths import INDEX_DIR
 from tideline.library._registry import RegistryEntry, load_registry
-from tideline.search import TextIndex
+from tideline.search import Mode, Policy, Scope, TextIndex, query_vector, retrieve
 from tideline.store import Database, Migrations, open_database
 
 FLAT_MAX = 50
 TREE_MAX = 5000
+EMBED_BATCH = 256  # descriptions are short
 
 _migrations = Migrations("library_router")
 
@@ -61,6 +63,7 @@ class RouteResult:
     candidates: list[Candidate]
     prefix: str = ""
     tree: dict[str, int] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -69,6 +72,7 @@ class RouteResult:
             "prefix": self.prefix,
             "tree": self.tree,
             "candidates": [c.__dict__ for c in self.candidates],
+            "warnings": self.warnings,
         }
 
 
@@ -100,23 +104,24 @@ class Router:
     def __init__(
         self,
         root: Path,
-        embedder: Any | None = None,
+        embedder: Embedder | None = None,
         *,
         flat_max: int = FLAT_MAX,
         tree_max: int = TREE_MAX,
         entries: dict[str, RegistryEntry] | None = None,
     ):
         self.root = root
-        self.embedder = embedder if embedder is not None and getattr(embedder, "dim", 0) else None
+        self.embedder = embedder if embedder is not None and embedder.dim > 0 else None
         self.flat_max = flat_max
         self.tree_max = tree_max
         self.entries = entries if entries is not None else load_registry(root)
         self._db: Database | None = None
+        self._index: TextIndex | None = None
 
     def close(self) -> None:
         if self._db is not None:
             self._db.close()
-            self._db = None
+            self._db, self._index = None, None
 
     def strategy(self) -> str:
         n = len(self.entries)
@@ -131,26 +136,25 @@ class Router:
             prefix, query = _prefix_from_query(query, names)
         prefix = prefix.rstrip("*").strip("/")
         pool = [n for n in names if not prefix or n == prefix or n.startswith(prefix + "/")]
-        db, index = self._sync(vectors=strategy == "router")
-        where, params = None, ()
+        db, index, warnings = self._sync(vectors=strategy == "router")
+        where: str | None = None
+        params: tuple[object, ...] = ()
         if prefix:
             where = "rowid IN (SELECT id FROM routes WHERE name = ? OR name LIKE ? ESCAPE '\\')"
             like = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/%"
             params = (prefix, like)
-        qvec = None
-        if strategy == "router" and self.embedder is not None and query.strip():
-            qvec = self.embedder.embed_query(query)
-        mode = "hybrid" if qvec is not None else "lex"
+        qvec, down = None, None
+        if strategy == "router" and query.strip():
+            qvec, down = query_vector(self.embedder, query)
+        mode: Mode = "hybrid" if strategy == "router" and self.embedder is not None else "lex"
         depth = max(k * 4, 40) if strategy != "flat" else max(len(pool), 1)
-        hits = (
-            index.search(query, qvec, k=depth, mode=mode, where=where, params=params, depth=depth)
-            if query.strip()
-            else []
+        found = retrieve(
+            Scope(index, where, params), query, qvec, depth, mode, Policy(depth=depth), warning=down
         )
         by_id = {r["id"]: r for r in db.rows("SELECT id, name, path, description FROM routes")}
         ranked: list[Candidate] = []
         seen: set[str] = set()
-        for h in hits:
+        for h in found.top(depth):
             r = by_id.get(h.id)
             if r is None or r["name"] in seen:
                 continue
@@ -164,15 +168,16 @@ class Router:
         else:
             ranked = ranked[:k]
         tree = _children(pool, prefix) if strategy != "flat" else {}
-        return RouteResult(strategy, len(self.entries), ranked, prefix, tree)
+        warnings += found.warnings
+        return RouteResult(strategy, len(self.entries), ranked, prefix, tree, warnings)
 
     # -- the routing index -----------------------------------------------------------------
-    def _sync(self, *, vectors: bool) -> tuple[Database, TextIndex]:
-        if self._db is None:
+    def _sync(self, *, vectors: bool) -> tuple[Database, TextIndex, list[str]]:
+        if self._db is None or self._index is None:
             claim_index_dir(self.root / INDEX_DIR)
             self._db = open_database(self.root / INDEX_DIR / "router.db", _migrations)
-        db = self._db
-        index = TextIndex(db, "routes")
+            self._index = TextIndex(self._db, "routes")  # kept: its vector matrix is cached
+        db, index = self._db, self._index
         have = {
             r["name"]: (r["id"], r["hash"]) for r in db.rows("SELECT id, name, hash FROM routes")
         }
@@ -194,23 +199,24 @@ class Router:
                     rowid = db.scalar("SELECT id FROM routes WHERE name = ?", (e.name,))
                     rows.append((rowid, _route_text(e)))
                 index.upsert_many(rows)
+        warnings: list[str] = []
         if vectors and self.embedder is not None:
-            index.bind_vectors(self.embedder.model_id, self.embedder.dim)
+            model_id = self.embedder.model_id
+            index.bind_vectors(model_id, self.embedder.dim)
             todo = db.rows(
-                "SELECT id, name FROM routes WHERE embedded IS NULL OR embedded != ?",
-                (self.embedder.model_id,),
+                "SELECT id, name FROM routes WHERE embedded IS NULL OR embedded != ?", (model_id,)
             )
-            for start in range(0, len(todo), 256):
-                batch = todo[start : start + 256]
-                texts = [_route_text(self.entries[r["name"]]) for r in batch]
-                vecs = self.embedder.embed_documents(texts)
-                index.set_vectors((r["id"], v) for r, v in zip(batch, vecs, strict=True))
-                with db.transaction():
-                    db.executemany(
-                        "UPDATE routes SET embedded = ? WHERE id = ?",
-                        [(self.embedder.model_id, r["id"]) for r in batch],
-                    )
-        return db, index
+            fill = index.fill_vectors(
+                self.embedder,
+                [(r["id"], _route_text(self.entries[r["name"]])) for r in todo],
+                batch=EMBED_BATCH,
+                on_batch=lambda ids: db.executemany(
+                    "UPDATE routes SET embedded = ? WHERE id = ?", [(model_id, i) for i in ids]
+                ),
+                hint="the next route embeds them once the embedder is back",
+            )
+            warnings += [fill.warning] if fill.warning else []
+        return db, index, warnings
 
 
 def _children(pool: list[str], prefix: str) -> dict[str, int]:
