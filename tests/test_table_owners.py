@@ -138,8 +138,6 @@ KNOWN: set[str] = {
     "inject/_tiers.py: narrative_links (owner memory/_narratives.py)",
     "inject/_tiers.py: topic_clusters (owner analysis/_store.py)",
     "inject/_tiers.py: snapshots (owner profile/_portrait.py)",
-    # B: path filters and the pending count move into CollectionIndex
-    "library/_library.py: chunks (owner library/_index.py)",
     # not in plan 10: issue 9's repair copies vectors straight between two databases; a follow-up
     # gives TextIndex a copy method (vectors() + set_vectors() already cover most of it)
     "repair.py: X_vec (owner search/_index.py)",
