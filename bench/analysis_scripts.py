@@ -24,10 +24,9 @@ from _report import machine, write_section
 from analysis_pure import make_corpus
 
 from tideline.analysis.scripts import STEPS, run_all
-from tideline.memory import AGENT_MIGRATIONS, NARRATIVE_INDEX
+from tideline.memory import AGENT_MIGRATIONS, NARRATIVE_INDEX, compute_weight
 from tideline.search import TextIndex
 from tideline.store import open_database
-from tideline.weights import compute_weight
 
 
 def build(path: Path, n: int) -> None:

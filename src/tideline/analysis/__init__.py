@@ -13,14 +13,7 @@ import cycle): `tideline.analysis.scripts` (topics, recurrence, entity graph, `r
 (`backfill_source_links`). See docs/scripts.md.
 """
 
-from tideline.analysis.entity_graph import (
-    EntityGraph,
-    MalformedPart,
-    StableRole,
-    build_entity_graph,
-    parse_entities_role,
-    to_dot,
-)
+from tideline.analysis.entity_graph import EntityGraph, StableRole, build_entity_graph, to_dot
 from tideline.analysis.keywords import Keyword, KeywordExtractor, extract_keywords
 from tideline.analysis.soft_clusters import (
     Membership,
@@ -39,27 +32,17 @@ from tideline.analysis.timeline import (
     chunks_to_markdown,
 )
 from tideline.analysis.topics import TopicCluster, build_topics, merge_topics
-from tideline.analysis.weights import (
-    WeightedNarrative,
-    count_tag_sharers,
-    deflate_recent,
-    normalise_tag,
-    recompute_weights,
-    refresh_recurrence,
-)
 
 __all__ = [
     "Chunk",
     "EntityGraph",
     "Keyword",
     "KeywordExtractor",
-    "MalformedPart",
     "Membership",
     "SoftClustering",
     "StableRole",
     "TopicCluster",
     "Turn",
-    "WeightedNarrative",
     "build_entity_graph",
     "build_soft_clusters",
     "build_topics",
@@ -67,16 +50,10 @@ __all__ = [
     "chunk_turns",
     "chunks_to_json",
     "chunks_to_markdown",
-    "count_tag_sharers",
-    "deflate_recent",
     "expand_clusters",
     "extract_keywords",
     "merge_topics",
     "nearest_clusters",
     "neighbours",
-    "normalise_tag",
-    "parse_entities_role",
-    "recompute_weights",
-    "refresh_recurrence",
     "to_dot",
 ]

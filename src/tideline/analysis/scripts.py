@@ -34,7 +34,7 @@ from tideline.analysis.keywords import KeywordExtractor
 from tideline.analysis.routing import rebuild_clusters
 from tideline.analysis.scanner import scan_unindexed
 from tideline.analysis.topics import build_topics
-from tideline.analysis.weights import (
+from tideline.memory import (
     DEFAULT_CEILING,
     DEFAULT_WINDOW,
     WeightedNarrative,

@@ -36,6 +36,7 @@ from tideline.memory._types import (
     Trace,
     TurnResult,
 )
+from tideline.memory._weights import normalise_tag
 from tideline.memory.importers import get_importer
 from tideline.search import MODES, Hit, bound_query, query_vector
 from tideline.store import Database
@@ -59,6 +60,8 @@ class TurnFusion:
 
 
 MAX_K = 200
+#: The most neighbouring turns `trace` shows on each side of a source turn.
+MAX_WINDOW = 50
 EMBED_BATCH = 64
 PENDING_PER_CALL = 64
 
@@ -218,8 +221,8 @@ class Memory:
 
     def trace(self, narrative_id: int, window: int = 2) -> Trace:
         """A narrative's source turns, each with `window` neighbouring turns: the texture behind it."""
-        if not 0 <= window <= 50:
-            raise InvalidInput(f"window={window}: use 0–50 neighbouring turns")
+        if not 0 <= window <= MAX_WINDOW:
+            raise InvalidInput(f"window={window}: use 0–{MAX_WINDOW} neighbouring turns")
         with self.lock:
             narrative = self.narratives.require(int(narrative_id))
             return Trace(narrative, self.raw.windows(narrative.source_links, window))
@@ -304,7 +307,7 @@ class Memory:
             conds.append("kind = ?")
             params.append(kind)
         if tags:
-            wanted = [t.strip().casefold() for t in tags if t.strip()]
+            wanted = [t for t in (normalise_tag(x) for x in tags) if t]
             conds.append(
                 f"id IN (SELECT narrative_id FROM narrative_tags WHERE tag IN ({','.join('?' * len(wanted))}))"
             )

@@ -5,9 +5,9 @@ cognition_direction ≤ 8,000 each; ≤ 32 tags of ≤ 64 characters; ≤ 1,000 
 entities_role ≤ 2,000 characters in the form `A=role+role; B=role`.
 
 At write time recurrence = how many OTHER narratives share at least one tag, mapped to 1–5 by
-`tideline.weights.recurrence_from_count`; dreams have importance forced to 1. After the insert the
-anti-inflation rule (`tideline.analysis.weights.deflate_recent`: when the mean weight of the 50
-most recent narratives exceeds 0.7, scale those weights by 0.7 / mean) runs in the same transaction.
+`recurrence_from_count`; dreams have importance forced to 1. After the insert the anti-inflation
+rule (`deflate_recent`: when the mean weight of the 50 most recent narratives exceeds 0.7, scale
+those weights by 0.7 / mean) runs in the same transaction. The rules live in `_weights`.
 """
 
 from __future__ import annotations
@@ -18,15 +18,23 @@ from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any
 
-from tideline.analysis.entity_graph import parse_entities_role
-from tideline.analysis.weights import WeightedNarrative, deflate_recent, normalise_tag
 from tideline.errors import InvalidInput, NotFound
+from tideline.memory._entities import parse_entities_role
 from tideline.memory._schema import KINDS, NARRATIVE_INDEX
 from tideline.memory._time import now, parse_time
 from tideline.memory._types import Narrative
+from tideline.memory._weights import (
+    DEFAULT_CEILING,
+    DEFAULT_WINDOW,
+    WeightedNarrative,
+    check_dimension,
+    compute_weight,
+    deflate_recent,
+    normalise_tag,
+    recurrence_from_count,
+)
 from tideline.search import TextIndex
 from tideline.store import Database
-from tideline.weights import compute_weight, recurrence_from_count
 
 MAX_GESTURE = 500
 MAX_TEXT = 8_000
@@ -34,8 +42,6 @@ MAX_TAGS = 32
 MAX_TAG = 64
 MAX_LINKS = 1_000
 MAX_ENTITIES_ROLE = 2_000
-INFLATION_WINDOW = 50
-INFLATION_CEILING = 0.7
 
 
 @dataclass
@@ -78,7 +84,7 @@ class NarrativeInput:
         if kind not in KINDS:
             raise InvalidInput(f"kind={self.kind!r} is unknown; use one of {list(KINDS)}")
         dims = {
-            name: _dimension(name, getattr(self, name))
+            name: check_dimension(name, getattr(self, name))
             for name in ("importance", "emotional", "unresolved")
         }
         if kind == "dream":
@@ -122,14 +128,6 @@ def _text(name: str, value: Any, limit: int) -> str:
         raise InvalidInput(
             f"{name} is {len(value):,} characters; the limit is {limit:,} — shorten it"
         )
-    return value
-
-
-def _dimension(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidInput(f"{name}={value!r} must be an integer from 1 to 5")
-    if not 1 <= value <= 5:
-        raise InvalidInput(f"{name}={value} is out of range; weights are integers from 1 to 5")
     return value
 
 
@@ -225,7 +223,7 @@ class Narratives:
         rows = self.db.rows(
             "SELECT id, created_at, importance, emotional, recurrence, unresolved, weight FROM narratives"
             " ORDER BY created_at DESC, id DESC LIMIT ?",
-            (INFLATION_WINDOW,),
+            (DEFAULT_WINDOW,),
         )
         recent = [
             WeightedNarrative(
@@ -239,7 +237,7 @@ class Narratives:
             )
             for r in rows
         ]
-        changed = deflate_recent(recent, window=INFLATION_WINDOW, ceiling=INFLATION_CEILING)
+        changed = deflate_recent(recent, window=DEFAULT_WINDOW, ceiling=DEFAULT_CEILING)
         self.db.executemany(
             "UPDATE narratives SET weight = ? WHERE id = ?", [(w, i) for i, w in changed.items()]
         )
