@@ -150,10 +150,10 @@ def _recover(path: Path, result: Repaired) -> None:
 
 def _reindex_text(db: Database) -> None:
     """Full-text tables from the recovered rows (nothing is bound to vectors yet, so
-    `unembedded` lists every row with its text as search sees it)."""
+    `texts_without_vectors` lists every row with its text as search sees it)."""
     memory = Memory(db, None)
     for part in (memory.raw, memory.narratives):
-        items = part.unembedded(limit=2**62)
+        items = part.texts_without_vectors()
         for start in range(0, len(items), REINDEX_BATCH):
             part.index.upsert_many(items[start : start + REINDEX_BATCH])
 

@@ -1,18 +1,19 @@
-"""The deterministic script layer: pure computations over plain data, no LLM, no database.
+"""The deterministic script layer: pure computations over plain data, no LLM.
 
-Topics (keywords that survive a document-frequency filter), recurrence and anti-inflation,
-soft k-means clusters with an adjacency matrix, the entity-role graph, and the timeline chunks of
-the unindexed-context scanner. Everything re-exported here takes lists and arrays and returns
-dataclasses.
+Topics (keywords that survive a document-frequency filter), soft k-means clusters with an
+adjacency matrix, the entity-role graph, and the timeline chunks of the unindexed-context scanner:
+everything re-exported here takes lists and arrays and returns dataclasses. The narrative rules it
+applies (weights, recurrence, anti-inflation, tags, `entities_role`) are `tideline.memory`'s.
 
-The modules that wire these computations to the agent database are imported by their own names,
-not re-exported here (the memory store itself uses the pure layer, so re-exporting them would be an
-import cycle): `tideline.analysis.scripts` (topics, recurrence, entity graph, `run_all`),
-`.routing` (soft clusters in the database, `widen`), `.attention` (`log_hits`, `heatmap`),
-`.prefetch` (`prefetch_pool`), `.scanner` (`scan_unindexed`) and `.backfill`
-(`backfill_source_links`). See docs/scripts.md.
+The script layer's own tables are created by `ANALYSIS_MIGRATIONS` and read and written only by
+`ScriptTables`. The modules that wire the computations to an agent's `Memory` are imported by their
+own names: `tideline.analysis.scripts` (topics, recurrence, entity graph, `topic_map`, `run_all`),
+`.cluster_routing` (soft clusters in the database, `route_clusters`, `widen`), `.attention`
+(`log_hits`, `heatmap`), `.prefetch` (`prefetch_pool`), `.scanner` (`scan_unindexed`) and
+`.backfill` (`backfill_source_links`). See docs/scripts.md.
 """
 
+from tideline.analysis._store import ANALYSIS_MIGRATIONS, ScriptTables
 from tideline.analysis.entity_graph import EntityGraph, StableRole, build_entity_graph, to_dot
 from tideline.analysis.keywords import Keyword, KeywordExtractor, extract_keywords
 from tideline.analysis.soft_clusters import (
@@ -34,11 +35,13 @@ from tideline.analysis.timeline import (
 from tideline.analysis.topics import TopicCluster, build_topics, merge_topics
 
 __all__ = [
+    "ANALYSIS_MIGRATIONS",
     "Chunk",
     "EntityGraph",
     "Keyword",
     "KeywordExtractor",
     "Membership",
+    "ScriptTables",
     "SoftClustering",
     "StableRole",
     "TopicCluster",

@@ -6,9 +6,10 @@ The narrative rules (the weight formula, recurrence, anti-inflation, tag normali
 
 from tideline.memory._entities import MalformedPart, parse_entities_role
 from tideline.memory._memory import MAX_K, MAX_WINDOW, Memory, TurnFusion
-from tideline.memory._narratives import NarrativeInput, Narratives
-from tideline.memory._raw import NewTurn, RawContext
-from tideline.memory._schema import AGENT_MIGRATIONS, KINDS, NARRATIVE_INDEX, TURN_INDEX
+from tideline.memory._narratives import KINDS, NARRATIVE_INDEX, NarrativeInput, Narratives
+from tideline.memory._raw import TURN_INDEX, NewTurn, RawContext
+from tideline.memory._schema import AGENT_MIGRATIONS
+from tideline.memory._time import now, parse_time
 from tideline.memory._types import (
     ImportProblem,
     ImportSummary,
@@ -64,7 +65,9 @@ __all__ = [
     "count_tag_sharers",
     "deflate_recent",
     "normalise_tag",
+    "now",
     "parse_entities_role",
+    "parse_time",
     "raw_weight",
     "recompute_weights",
     "recurrence_from_count",

@@ -26,7 +26,7 @@ from typing import Any
 from tideline.embed import Embedder
 from tideline.errors import EmbedderError, InvalidInput, NotFound
 from tideline.memory._narratives import NarrativeInput, Narratives
-from tideline.memory._raw import NewTurn, RawContext
+from tideline.memory._raw import NewTurn, RawContext, pending_ids
 from tideline.memory._time import parse_time
 from tideline.memory._types import (
     ImportSummary,
@@ -125,7 +125,7 @@ class Memory:
         assert self.embedder is not None
         fresh = {i for i, _ in new}
         with self.lock:
-            older = owner.unembedded(limit=len(fresh) + (budget if budget is not None else 10**9))
+            older = owner.texts_without_vectors(None if budget is None else len(fresh) + budget)
         items = [r for r in older if r[0] not in fresh][:budget] + list(new)
         if not items:
             return 0
@@ -152,10 +152,10 @@ class Memory:
             return 0
         total = 0
         with self.lock:
-            for table, index in (("turns", self.raw.index), ("narratives", self.narratives.index)):
-                bound = index.model_id == self.embedder.model_id
-                where = index.pending_filter() if bound else "1"
-                total += int(self.db.scalar(f"SELECT count(*) FROM {table} WHERE {where}"))
+            for owner in (self.raw, self.narratives):
+                ids = owner.ids()
+                bound = owner.index.model_id == self.embedder.model_id
+                total += len(pending_ids(ids, owner.index) if bound else ids)
         return total
 
     # -- raw context -------------------------------------------------------------------------
@@ -170,11 +170,10 @@ class Memory:
     ) -> TurnResult:
         """Append one turn; the same turn sent twice is stored once."""
         with self.lock:
-            results, new = self.raw.add_turns(
+            results, new, sid = self.raw.add_turns(
                 session, [NewTurn(role, text, speaker, timestamp, external_id)]
             )
             tid, created = results[0]
-            sid = int(self.db.scalar("SELECT session_id FROM turns WHERE id = ?", (tid,)))
         self._fill(self.raw, new, PENDING_PER_CALL)
         return TurnResult(tid, sid, created)
 
@@ -196,7 +195,7 @@ class Memory:
             for s in batch.sessions:
                 if not s.turns:
                     continue
-                results, added = self.raw.add_turns(
+                results, added, _ = self.raw.add_turns(
                     session or s.key, s.turns, source=fmt, title=s.title
                 )
                 summary.sessions += 1
@@ -384,15 +383,9 @@ class Memory:
             return self._stats(pending)
 
     def _stats(self, pending: int) -> dict[str, Any]:
-        kinds = dict(
-            self.db.execute("SELECT kind, count(*) FROM narratives GROUP BY kind").fetchall()
-        )
         return {
-            "sessions": self.db.scalar("SELECT count(*) FROM sessions"),
-            "turns": self.db.scalar("SELECT count(*) FROM turns"),
-            "narratives": sum(kinds.values()),
-            "narratives_by_kind": kinds,
-            "mean_weight": self.db.scalar("SELECT round(avg(weight), 4) FROM narratives"),
+            **self.raw.counts(),
+            **self.narratives.counts(),
             "turn_vectors": len(self.raw.index.vector_ids()),
             "narrative_vectors": len(self.narratives.index.vector_ids()),
             "vectors_pending": pending,
