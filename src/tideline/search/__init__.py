@@ -1,7 +1,8 @@
-"""Hybrid search: safe FTS5 queries, BM25 + trigram, sqlite-vec KNN, RRF and weighted fusion."""
+"""Hybrid search: safe FTS5 queries, BM25 + trigram, sqlite-vec KNN, and one retrieval path
+(`retrieve`) that fuses them by a per-use `Policy`."""
 
 from tideline.search._fallback import query_vector
-from tideline.search._fusion import RRF_K, rrf_fuse, weighted_fuse
+from tideline.search._fusion import RRF_K, fuse, ranks, rrf_fuse, weighted_fuse
 from tideline.search._index import Fill, TextIndex
 from tideline.search._query import (
     MAX_QUERY_CHARS,
@@ -11,8 +12,9 @@ from tideline.search._query import (
     bound_query,
     parse_query,
 )
+from tideline.search._retrieve import Candidates, Scope, TextLookup, literal_dashes, retrieve
 from tideline.search._text import has_cjk, spaced_cjk
-from tideline.search._types import MODES, Hit, Mode
+from tideline.search._types import MODES, Hit, Mode, Policy, Retrieval
 
 __all__ = [
     "MAX_QUERY_CHARS",
@@ -20,15 +22,24 @@ __all__ = [
     "MAX_TERM_CHARS",
     "MODES",
     "RRF_K",
+    "Candidates",
     "Fill",
     "Hit",
     "Mode",
     "ParsedQuery",
+    "Policy",
+    "Retrieval",
+    "Scope",
     "TextIndex",
+    "TextLookup",
     "bound_query",
+    "fuse",
     "has_cjk",
+    "literal_dashes",
     "parse_query",
     "query_vector",
+    "ranks",
+    "retrieve",
     "rrf_fuse",
     "spaced_cjk",
     "weighted_fuse",

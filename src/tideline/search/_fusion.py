@@ -1,36 +1,75 @@
-"""Fusing ranked lists.
+"""Fusing ranked lists: the one place where lexical and vector scores meet.
 
-- `rrf_fuse`: reciprocal rank fusion, score = Σ 1/(k + rank) over the lists a record appears in
+- `rrf_fuse`: reciprocal rank fusion, score = Σ w/(k + rank) over the lists a record appears in
   (k = 60, ranks from 1). Robust to the incomparable scales of BM25 and cosine distance.
 - `weighted_fuse`: cosine similarity plus a fixed boost when the record contains the query words
   verbatim (the narratives' rule: an exact keyword hit should win over semantic neighbours).
+- `fuse`: picks one of them by the `Policy`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Literal
 
-from tideline.search._types import Hit
+from tideline.search._types import SCORE_PLACES, Hit, Policy
 
 RRF_K = 60
 
+#: Raw scores are equal for ranking when they agree to this many places (BM25 of two identical
+#: notes can differ in the last bits).
+TIE_PLACES = 9
+
+Ties = Literal["ordinal", "competition"]
+
+
+def _raw(hit: Hit) -> tuple[float | None, float | None]:
+    def r(v: float | None) -> float | None:
+        return None if v is None else round(v, TIE_PLACES)
+
+    return r(hit.lex_score), r(hit.vec_distance)
+
+
+def ranks(hits: Sequence[Hit], ties: Ties = "ordinal") -> list[int]:
+    """1, 2, 3, … by position; "competition": hits with equal raw scores (BM25, distance) share
+    the rank of the first of them (1, 2, 2, 4)."""
+    if ties == "ordinal":
+        return list(range(1, len(hits) + 1))
+    out: list[int] = []
+    prev: object = object()
+    rank = 0
+    for n, hit in enumerate(hits, start=1):
+        raw = _raw(hit)
+        if raw != prev:
+            rank, prev = n, raw
+        out.append(rank)
+    return out
+
+
+def _ordered(hits: Iterable[Hit]) -> list[Hit]:
+    return sorted(hits, key=lambda h: (-round(h.score, SCORE_PLACES), h.source, h.id))
+
 
 def rrf_fuse(
-    lists: Sequence[Sequence[Hit]], k: int = RRF_K, weights: Sequence[float] | None = None
+    lists: Sequence[Sequence[Hit]],
+    k: int = RRF_K,
+    weights: Sequence[float] | None = None,
+    ties: Ties = "ordinal",
 ) -> list[Hit]:
     """Merge ranked lists by reciprocal rank, Σ w/(k + rank); keeps every score part.
 
     `weights` (one per list, default all 1) lets a weaker list count less — e.g. the vectors of a
-    small embedder on conversational turns (see docs/benchmarks.md, LoCoMo).
+    small embedder on conversational turns (see docs/benchmarks.md, LoCoMo). Records are keyed by
+    (source, id), so lists from several collections fuse without clashing ids.
     """
     weights = weights or [1.0] * len(lists)
-    merged: dict[int, Hit] = {}
+    merged: dict[tuple[int, int], Hit] = {}
     for hits, weight in zip(lists, weights, strict=True):
-        for rank, hit in enumerate(hits, start=1):
-            into = merged.setdefault(hit.id, Hit(hit.id))
+        for rank, hit in zip(ranks(hits, ties), hits, strict=True):
+            into = merged.setdefault(hit.key, Hit(hit.id, source=hit.source, fusion="rrf"))
             into.absorb(hit)
             into.score += weight / (k + rank)
-    return sorted(merged.values(), key=lambda h: (-h.score, h.id))
+    return _ordered(merged.values())
 
 
 def weighted_fuse(hits: Iterable[Hit], boost: float = 0.3) -> list[Hit]:
@@ -39,5 +78,14 @@ def weighted_fuse(hits: Iterable[Hit], boost: float = 0.3) -> list[Hit]:
     for hit in hits:
         sim = 1.0 - hit.vec_distance if hit.vec_distance is not None else 0.0
         hit.score = sim + (boost if hit.keyword_match else 0.0)
+        hit.fusion = "weighted"
         out.append(hit)
-    return sorted(out, key=lambda h: (-h.score, h.id))
+    return _ordered(out)
+
+
+def fuse(lists: Sequence[Sequence[Hit]], policy: Policy) -> list[Hit]:
+    """Fuse (lexical, vector) lists by the policy. `weighted` expects the hits' keyword_match and
+    vec_distance already filled in (see `retrieve`)."""
+    if policy.fusion == "weighted":
+        return weighted_fuse(rrf_fuse(lists, policy.rrf_k), policy.boost)
+    return rrf_fuse(lists, policy.rrf_k, policy.weights, policy.ties)

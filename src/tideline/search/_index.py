@@ -22,25 +22,23 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
 from tideline.embed import Embedder, embed_parts, normalise
 from tideline.errors import EmbedderError
-from tideline.search._fusion import RRF_K, rrf_fuse, weighted_fuse
+from tideline.search._fusion import RRF_K
 from tideline.search._query import ParsedQuery, parse_query
+from tideline.search._retrieve import Scope, TextLookup, retrieve
 from tideline.search._text import fold, spaced_cjk
-from tideline.search._types import Hit, Mode
+from tideline.search._types import Hit, Mode, Policy
 from tideline.store import Database
 
 log = logging.getLogger(__name__)
-
-#: The owner's lookup of record texts by id (for verbatim keyword checks on a few candidates).
-TextLookup = Callable[[Sequence[int]], Mapping[int, str]]
-
 
 #: Called after each batch of `TextIndex.fill` with (records done, records asked for).
 FillProgress = Callable[[int, int], None]
@@ -233,11 +231,6 @@ class TextIndex:
         return Fill(done, len(items))
 
     # -- writes --------------------------------------------------------------------------------
-    def upsert(self, rowid: int, text: str, vector: np.ndarray | None = None) -> None:
-        self.upsert_many([(rowid, text)])
-        if vector is not None:
-            self.set_vectors([(rowid, vector)])
-
     def upsert_many(self, items: Sequence[tuple[int, str]]) -> None:
         """(Re)index texts. Vectors are set separately: embedding is the slow part."""
         with self.db.transaction():
@@ -270,8 +263,12 @@ class TextIndex:
         k: int,
         where: str | None = None,
         params: Sequence[object] = (),
+        *,
+        trigram: Literal["top_up", "fallback"] = "top_up",
     ) -> list[Hit]:
-        """BM25 over `unicode61`; topped up from the trigram table when that finds too few."""
+        """BM25 over `unicode61`, then substrings from the trigram table: "top_up" when BM25
+        finds fewer than `k`, "fallback" only when it finds none (a trigram OR-query over a large
+        collection costs more than the rest of the search)."""
         parsed = parse_query(query) if isinstance(query, str) else query
         if parsed.empty:
             return []
@@ -287,7 +284,8 @@ class TextIndex:
                 Hit(r[0], lex_rank=n, lex_score=-r[1], lex_source="bm25")
                 for n, r in enumerate(rows, 1)
             ]
-        if len(hits) < k and parsed.trigram:
+        wanted = not hits if trigram == "fallback" else len(hits) < k
+        if wanted and parsed.trigram:
             seen = {h.id for h in hits}
             rows = self.db.execute(
                 f"SELECT rowid, bm25({self.name}_tri) FROM {self.name}_tri "
@@ -411,7 +409,7 @@ class TextIndex:
         k: int = 10,
         mode: Mode = "hybrid",
         *,
-        fusion: str = "rrf",
+        fusion: Literal["rrf", "weighted"] = "rrf",
         boost: float = 0.3,
         where: str | None = None,
         params: Sequence[object] = (),
@@ -420,38 +418,8 @@ class TextIndex:
         weights: tuple[float, float] = (1.0, 1.0),
         texts: TextLookup | None = None,
     ) -> list[Hit]:
-        """Lexical, vector or hybrid search; every hit keeps its score parts.
-
-        Hybrid `rrf` fuses the lexical and vector lists with `rrf_k` and per-list `weights`
-        (lexical, vector); `weighted` is cosine + `boost` for a verbatim keyword match.
-
-        `where` is an extra SQL condition on `rowid` (e.g. "rowid IN (SELECT id FROM t WHERE …)")
-        applied inside both the lexical and the vector query, so filters never starve the top k.
-        """
-        parsed = parse_query(query)
-        depth = depth or max(k * 4, 40)
-        lex = self.lexical(parsed, depth, where, params) if mode in ("hybrid", "lex") else []
-        vec = (
-            self.vector(qvec, depth, where, params)
-            if mode in ("hybrid", "vec") and qvec is not None
-            else []
-        )
-        if fusion == "weighted":
-            fused = rrf_fuse([lex, vec])  # union with every part kept
-            matches = self.keyword_matches(parsed, [h.id for h in fused], texts)
-            missing = [h.id for h in fused if h.vec_distance is None]
-            dist = self.distances(qvec, missing) if qvec is not None else {}
-            for h in fused:
-                h.keyword_match = h.id in matches
-                if h.vec_distance is None and h.id in dist:
-                    h.vec_distance = dist[h.id]
-            return weighted_fuse(fused, boost)[:k]
-        if mode == "lex":
-            for h in lex:
-                h.score = h.lex_score or 0.0
-            return lex[:k]
-        if mode == "vec":
-            for h in vec:
-                h.score = 1.0 - (h.vec_distance or 0.0)
-            return vec[:k]
-        return rrf_fuse([lex, vec], rrf_k, weights)[:k]
+        """The top `k` of `retrieve` over this index alone, the policy given as keywords (for
+        scripts, benchmarks and examples; services build a `Policy` and call `retrieve`)."""
+        policy = Policy(fusion, rrf_k, weights, boost, depth=depth)
+        scope = Scope(self, where, tuple(params))
+        return retrieve(scope, query, qvec, k, mode, policy, texts=texts).top(k)

@@ -29,7 +29,6 @@ from tideline.errors import (
     DatabaseLocked,
     HomeNotWritable,
     NotADatabase,
-    StoreError,
 )
 from tideline.store._health import REPAIR_HINT, header_damage, remember_damage, remembered_damage
 
@@ -251,8 +250,3 @@ class Database:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def sqlite_error(exc: apsw.Error, what: str) -> StoreError:
-    """Wrap an unexpected apsw error with what we were doing."""
-    return StoreError(f"{what} failed: {exc}")

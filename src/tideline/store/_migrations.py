@@ -15,7 +15,7 @@ import contextlib
 import datetime as dt
 import os
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from tideline.errors import NotADatabase, SchemaTooNew
@@ -87,31 +87,33 @@ class Migrations:
 
 def open_database(
     path: str | os.PathLike[str],
-    migrations: Migrations | None = None,
-    *,
+    *migrations: Migrations,
     busy_timeout_ms: int = 5000,
     remember_damage: bool = False,
 ) -> Database:
-    """Open (creating if needed) a database and bring its schema up to date."""
-    if migrations is not None and str(path) != ":memory:" and not Path(path).exists():
+    """Open (creating if needed) a database and bring its schema up to date: each set of
+    migrations in the order given (a later set may build on an earlier one's tables)."""
+    if migrations and str(path) != ":memory:" and not Path(path).exists():
         _create(Path(path), migrations, busy_timeout_ms)
     db = Database(str(path), busy_timeout_ms=busy_timeout_ms, remember_damage=remember_damage)
-    if migrations is not None:
-        try:
-            _require_ours(db, migrations)
-            migrations.apply(db)
-        except BaseException:
-            db.close()
-            raise
+    try:
+        if migrations:
+            _require_ours(db, migrations[0])
+        for m in migrations:
+            m.apply(db)
+    except BaseException:
+        db.close()
+        raise
     return db
 
 
-def _create(path: Path, migrations: Migrations, busy_timeout_ms: int) -> None:
+def _create(path: Path, migrations: Sequence[Migrations], busy_timeout_ms: int) -> None:
     """Build the schema in a private file, then link it to `path` unless another process won."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.new")
     try:
         with Database(tmp, busy_timeout_ms=busy_timeout_ms) as db:
-            migrations.apply(db)
+            for m in migrations:
+                m.apply(db)
         try:
             os.link(tmp, path)
         except FileExistsError:

@@ -1,0 +1,153 @@
+"""`retrieve`: the one retrieval path. Memory, the library, its router and injection all call it.
+
+Steps: parse the query; take lexical and vector candidates from every scope (`depth` each);
+merge several scopes by raw score (BM25 descending, distance ascending) while one scope keeps
+its own order; fuse the two lists by the `Policy`. When the mode needs vectors but there is no
+query vector (no embedder, or it is down) the search runs lexically and says so once.
+
+The index is typed by the `Candidates` protocol, which `TextIndex` satisfies, so this module does
+not import `_index` (whose `search` delegates here).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Literal, Protocol
+
+import numpy as np
+
+from tideline.search._fusion import fuse, ranks
+from tideline.search._query import ParsedQuery, parse_query
+from tideline.search._types import Hit, Mode, Policy, Retrieval
+
+#: The owner's lookup of record texts by id (for verbatim keyword checks on a few candidates).
+TextLookup = Callable[[Sequence[int]], Mapping[int, str]]
+
+NO_EMBEDDER = "no embedder configured: vector search is off, showing lexical results"
+
+
+class Candidates(Protocol):
+    """What `retrieve` needs from an index (`TextIndex` has it)."""
+
+    def lexical(
+        self,
+        query: str | ParsedQuery,
+        k: int,
+        where: str | None = None,
+        params: Sequence[object] = (),
+        *,
+        trigram: Literal["top_up", "fallback"] = "top_up",
+    ) -> list[Hit]: ...
+
+    def vector(
+        self, qvec: np.ndarray, k: int, where: str | None = None, params: Sequence[object] = ()
+    ) -> list[Hit]: ...
+
+    def keyword_matches(
+        self, parsed: ParsedQuery, ids: Sequence[int], texts: TextLookup | None = None
+    ) -> set[int]: ...
+
+    def distances(self, qvec: np.ndarray, ids: Sequence[int]) -> dict[int, float]: ...
+
+
+@dataclass(frozen=True)
+class Scope:
+    """One index to search, narrowed by its owner: `where` is an SQL condition on `rowid`
+    (e.g. "rowid IN (SELECT id FROM t WHERE …)") applied inside both candidate queries, so a
+    filter never starves the top k. Only the table's owner writes it."""
+
+    index: Candidates
+    where: str | None = None
+    params: tuple[object, ...] = ()
+
+
+def literal_dashes(query: str) -> str:
+    """Notes are full of command lines: `--clean` or `-t` is an option to find, never an
+    exclusion (which is what a leading `-` means to `parse_query`)."""
+    return " ".join(w.lstrip("-") if w.startswith("-") else w for w in query.split())
+
+
+def retrieve(
+    scopes: Candidates | Scope | Sequence[Scope],
+    query: str,
+    qvec: np.ndarray | None,
+    k: int,
+    mode: Mode = "hybrid",
+    policy: Policy = Policy(),  # noqa: B008 - frozen, so one shared default is safe
+    *,
+    texts: TextLookup | None = None,
+    warning: str | None = None,
+) -> Retrieval:
+    """Search `scopes` for `query` (and its vector `qvec`); see the module docstring.
+
+    `k` sets the candidate depth (see `Policy.depth`); every fused candidate is returned and the
+    caller takes `Retrieval.top(k, …)`. `texts` (one scope only) lets the weighted fusion check
+    verbatim keywords in Python instead of on the trigram table. `warning` is what the caller's
+    `query_vector` said when the embedder was down.
+    """
+    if isinstance(scopes, Scope):
+        scopes = [scopes]
+    elif not isinstance(scopes, Sequence):
+        scopes = [Scope(scopes)]
+    parsed = parse_query(literal_dashes(query) if policy.literal_dashes else query)
+    warnings: list[str] = []
+    if mode != "lex" and qvec is None:
+        note = warning or (NO_EMBEDDER if mode == "vec" else None)
+        warnings += [note] if note else []
+        mode = "lex"
+    depth = policy.depth_for(k)
+    lex: list[list[Hit]] = []
+    vec: list[list[Hit]] = []
+    for n, s in enumerate(scopes):
+        if mode in ("hybrid", "lex"):
+            found = s.index.lexical(parsed, depth, s.where, s.params, trigram=policy.trigram)
+            lex.append([replace(h, source=n) for h in found])
+        if mode in ("hybrid", "vec") and qvec is not None:
+            found = s.index.vector(qvec, depth, s.where, s.params)
+            vec.append([replace(h, source=n) for h in found])
+    lex_all = _merged(lex, lambda h: -(h.lex_score or 0.0), "lex_rank", policy)
+    vec_all = _merged(vec, lambda h: h.vec_distance or 0.0, "vec_rank", policy)
+    if mode == "lex":
+        hits = [replace(h, score=h.lex_score or 0.0) for h in lex_all]
+    elif mode == "vec":
+        hits = [replace(h, score=1.0 - (h.vec_distance or 0.0)) for h in vec_all]
+    else:
+        if policy.fusion == "weighted":
+            assert qvec is not None
+            _annotate(scopes, parsed, qvec, lex_all + vec_all, texts)
+        hits = fuse([lex_all, vec_all], policy)
+    return Retrieval(hits, mode, warnings)
+
+
+def _merged(
+    lists: list[list[Hit]], order: Callable[[Hit], float], rank_field: str, policy: Policy
+) -> list[Hit]:
+    """One list from the scopes' lists: a single scope keeps its order, several are merged by raw
+    score (stable: scope order breaks ties); ranks are renumbered by the policy's tie rule."""
+    merged = lists[0] if len(lists) == 1 else sorted((h for x in lists for h in x), key=order)
+    return [
+        replace(h, **{rank_field: r})
+        for h, r in zip(merged, ranks(merged, policy.ties), strict=True)
+    ]
+
+
+def _annotate(
+    scopes: Sequence[Scope],
+    parsed: ParsedQuery,
+    qvec: np.ndarray,
+    hits: list[Hit],
+    texts: TextLookup | None,
+) -> None:
+    """For the weighted fusion: mark verbatim keyword matches and fill in the distance of
+    lexical-only candidates, per scope."""
+    for n, s in enumerate(scopes):
+        mine = [h for h in hits if h.source == n]
+        ids = sorted({h.id for h in mine})
+        matches = s.index.keyword_matches(parsed, ids, texts if len(scopes) == 1 else None)
+        missing = sorted({h.id for h in mine if h.vec_distance is None})
+        dist = s.index.distances(qvec, missing)
+        for h in mine:
+            h.keyword_match = h.id in matches
+            if h.vec_distance is None and h.id in dist:
+                h.vec_distance = dist[h.id]

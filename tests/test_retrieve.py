@@ -1,0 +1,132 @@
+"""`retrieve`, the one retrieval path: ties, several scopes, dashes, degradation, explanations."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from tideline.embed import E5Embedder
+from tideline.search import (
+    Hit,
+    Policy,
+    Retrieval,
+    Scope,
+    TextIndex,
+    literal_dashes,
+    retrieve,
+    rrf_fuse,
+)
+from tideline.store import open_database
+
+FERRY = "The ferry to the island leaves at 7:40 from pier 3"
+
+
+def _index(path: Path, docs: dict[int, str], e5: E5Embedder | None = None) -> TextIndex:
+    idx = TextIndex(open_database(path), "docs")
+    idx.upsert_many(list(docs.items()))
+    if e5 is not None:
+        idx.bind_vectors(e5.model_id, e5.dim)
+        idx.set_vectors(zip(docs, e5.embed_documents(list(docs.values())), strict=True))
+    return idx
+
+
+def test_competition_ties_share_a_rank_and_a_score() -> None:
+    lex = [Hit(1, lex_score=7.0), Hit(2, lex_score=7.0 + 1e-12), Hit(3, lex_score=5.0)]
+    fused = rrf_fuse([lex], k=60, ties="competition")
+    assert [h.score for h in fused] == pytest.approx([1 / 61, 1 / 61, 1 / 63])
+    ordinal = rrf_fuse([lex], k=60)
+    assert ordinal[1].score == pytest.approx(1 / 62)
+
+
+def test_identical_texts_tie_and_recency_decides(tmp_path: Path, e5: E5Embedder) -> None:
+    idx = _index(tmp_path / "a.db", {1: FERRY, 2: FERRY, 3: "Bus timetable for the coast"}, e5)
+    query = "ferry to the island"
+    policy = Policy(ties="competition")
+    for mode in ("hybrid", "lex", "vec"):
+        found = retrieve(idx, query, e5.embed_query(query), 2, mode, policy)
+        first, second = found.top(2)
+        assert round(first.score, 12) == round(second.score, 12), mode
+        newer = found.top(2, recency={(0, 1): 1.0, (0, 2): 2.0})
+        assert [h.id for h in newer] == [2, 1], mode
+
+
+def test_several_scopes_merge_by_raw_score_and_keep_their_source(
+    tmp_path: Path, e5: E5Embedder
+) -> None:
+    a = _index(tmp_path / "a.db", {1: "sourdough bread recipe", 2: "bike repair notes"}, e5)
+    b = _index(tmp_path / "b.db", {1: "sourdough starter feeding schedule and bread"}, e5)
+    query = "sourdough bread"
+    found = retrieve([Scope(a), Scope(b)], query, e5.embed_query(query), 5)
+    keys = {h.key for h in found.hits}
+    assert {(0, 1), (1, 1)} <= keys  # the same id in two collections stays two hits
+    assert found.mode == "hybrid" and all(h.fusion == "rrf" for h in found.hits)
+    lex = retrieve([Scope(a), Scope(b)], query, None, 5, "lex").hits
+    assert [h.lex_rank for h in lex] == list(range(1, len(lex) + 1))
+    assert [h.lex_score for h in lex] == sorted((h.lex_score for h in lex), reverse=True)
+    only_b = retrieve([Scope(a, "rowid = ?", (2,)), Scope(b)], query, None, 5, "lex").hits
+    assert {h.key for h in only_b} == {(1, 1)}
+
+
+def test_literal_dashes_find_options_instead_of_excluding(tmp_path: Path) -> None:
+    idx = _index(tmp_path / "a.db", {1: "run tar -t to list an archive", 2: "tar it up"})
+    assert literal_dashes("make --clean -t") == "make clean t"
+    plain = Policy(trigram="fallback")
+    excluded = retrieve(idx, "tar -t", None, 5, "lex", plain).hits
+    assert [h.id for h in excluded] == [2]
+    literal = replace(plain, literal_dashes=True)
+    assert retrieve(idx, "tar -t", None, 5, "lex", literal).hits[0].id == 1
+
+
+def test_trigram_fallback_only_when_bm25_finds_nothing(tmp_path: Path) -> None:
+    idx = _index(tmp_path / "a.db", {1: "the walrus sleeps", 2: "walruses everywhere"})
+    top_up = retrieve(idx, "walrus", None, 5, "lex").hits
+    assert [(h.id, h.lex_source) for h in top_up] == [(1, "bm25"), (2, "trigram")]
+    fallback = retrieve(idx, "walrus", None, 5, "lex", Policy(trigram="fallback")).hits
+    assert [(h.id, h.lex_source) for h in fallback] == [(1, "bm25")]
+    substring = retrieve(idx, "alrus", None, 5, "lex", Policy(trigram="fallback")).hits
+    assert {h.lex_source for h in substring} == {"trigram"}
+
+
+@pytest.mark.parametrize(
+    ("mode", "warning", "expected"),
+    [
+        ("vec", None, ["no embedder configured: vector search is off, showing lexical results"]),
+        ("hybrid", None, []),
+        (
+            "hybrid",
+            "vector search skipped: the endpoint is down",
+            ["vector search skipped: the endpoint is down"],
+        ),
+        ("lex", None, []),
+    ],
+)
+def test_no_query_vector_searches_lexically_and_says_so_once(
+    tmp_path: Path, mode: str, warning: str | None, expected: list[str]
+) -> None:
+    idx = _index(tmp_path / "a.db", {1: "the tide turned at noon"})
+    found = retrieve(idx, "tide", None, 3, mode, warning=warning)  # type: ignore[arg-type]
+    assert isinstance(found, Retrieval)
+    assert found.mode == "lex" and found.warnings == expected
+    assert [h.id for h in found.hits] == [1] and found.hits[0].score == found.hits[0].lex_score
+
+
+def test_weighted_fusion_boosts_verbatim_keywords(tmp_path: Path, e5: E5Embedder) -> None:
+    docs = {1: "whale-listen records humpback songs", 2: "listening to whales singing at sea"}
+    idx = _index(tmp_path / "a.db", docs, e5)
+    query = "whale-listen"
+    top = retrieve(idx, query, e5.embed_query(query), 2, policy=Policy(fusion="weighted")).top(1)[0]
+    assert top.id == 1 and top.keyword_match and top.fusion == "weighted"
+    assert top.score == pytest.approx(1 - (top.vec_distance or 0.0) + 0.3)
+
+
+def test_explain_names_every_part() -> None:
+    hit = Hit(
+        1, 0.0325, lex_rank=1, lex_score=7.123, lex_source="bm25", vec_rank=3, vec_distance=0.2141
+    )
+    hit.fusion = "rrf"
+    assert hit.explain() == "rrf 0.0325 · bm25 #1 7.12 · vec #3 d=0.214"
+    assert Hit(2, 3.5, lex_rank=2, lex_score=3.5, lex_source="trigram").explain() == (
+        "trigram #2 3.50"
+    )
