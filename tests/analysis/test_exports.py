@@ -22,7 +22,7 @@ PURE = (
     "timeline",
     "topics",
 )
-WIRED = ("attention", "backfill", "prefetch", "routing", "scanner", "scripts")
+WIRED = ("attention", "backfill", "cluster_routing", "prefetch", "scanner", "scripts")
 ALLOWED_PURE = ("tideline.analysis", "tideline.memory")
 DRIVERS = ("tideline.cli", "tideline.mcp", "tideline.web", "typer", "click", "mcp")
 

@@ -10,7 +10,7 @@ from tests.inject.conftest import Fixed, clock
 from tideline.app import Tideline
 from tideline.config import Settings
 from tideline.embed import E5Embedder, OpenAIEmbedder
-from tideline.inject import MemoryProvider, TokenCounter, neutralise, trim_to_tokens
+from tideline.inject import InjectConfig, MemoryProvider, TokenCounter, neutralise, trim_to_tokens
 
 MESSAGE = "How is Kai's move to Lisbon going?"
 
@@ -84,7 +84,9 @@ def test_dead_embedder_gives_a_lexical_block_with_a_note(tmp_path: Path) -> None
     try:
         tid = app.memory.sync_turn("s1", "user", "Anna opened a bakery in Lisbon.").id
         app.memory.write(gesture="Anna opened a bakery in Lisbon", source_links=[tid])
-        provider = MemoryProvider.from_app(app, clock=clock)
+        provider = MemoryProvider(
+            app.memory, InjectConfig.from_settings(app.settings, dead.model_id), clock=clock
+        )
         block = provider.prefetch_block("Lisbon bakery")
         assert any(n.startswith("embedder unavailable: vector search skipped") for n in block.notes)
         assert "T4: lexical only (no query vector)" in block.notes

@@ -120,12 +120,10 @@ def t1_session_bridge(
         )
     hits: list[tuple[int, float]] = []
     if qvec is not None and message.strip() and config.t1_k:
-        index = memory.narratives.index
-        found = index.vector(qvec, config.t1_k)
         hits = [
-            (h.id, round(1.0 - float(h.vec_distance or 0.0), 4))
-            for h in found
-            if 1.0 - float(h.vec_distance or 0.0) >= config.t1_min_similarity
+            (nid, round(sim, 4))
+            for nid, sim in memory.similar(qvec, config.t1_k)
+            if sim >= config.t1_min_similarity
         ]
         if hits:
             sims = dict(hits)
@@ -219,28 +217,30 @@ def t4_active_retrieval(
     qvec: np.ndarray | None,
     exclude: Sequence[int] = (),
 ) -> Tier:
+    """Memory search over narratives and raw turns, merged by rank: narratives fused by
+    `config.t4_fusion` (RRF by default: the weighted fusion's verbatim check and exact distances
+    cost ~40 ms over 50k turns), turns by the tuned turn policy. T1's memories are left out."""
     if not message.strip() or not config.t4_k:
         return Tier(None)
-    mode = "hybrid" if qvec is not None else "lex"
-    k = config.t4_k + len(exclude)
     skip = set(exclude)
-    scored: list[tuple[float, Item]] = []
-    # RRF, not the keyword-boosted weighted fusion of `Memory.search`: its verbatim check and
-    # exact distances cost ~40 ms over 50k turns, and RRF puts memories and turns on one scale.
-    found = memory.narratives.index.search(message, qvec, k, mode, fusion="rrf")
-    wanted = [h for h in found if h.id not in skip]
-    by_id = {n.id: n for n in _narratives(memory, [h.id for h in wanted])}
+    found = memory.search(
+        message,
+        config.t4_k + len(skip),
+        include_turns=True,
+        mode="hybrid" if qvec is not None else "lex",
+        qvec=qvec,
+        narrative_fusion=config.t4_fusion,
+    )
+    wanted = [h for h in found.hits if h.type == "turn" or h.id not in skip][: config.t4_k]
+    narratives = {n.id: n for n in _narratives(memory, [h.id for h in wanted if h.type != "turn"])}
+    turns = {t.id: t for t in memory.raw.get([h.id for h in wanted if h.type == "turn"])}
+    items = []
     for h in wanted:
-        if h.id in by_id:
-            scored.append((h.score, narrative_item(by_id[h.id])))
-    turns = memory.raw.index.search(message, qvec, config.t4_k, mode, fusion="rrf")
-    by_turn = {t.id: t for t in memory.raw.get([h.id for h in turns])}
-    for h in turns:
-        t = by_turn.get(h.id)
-        if t is not None:
-            scored.append((h.score, _turn_item(t.id, t.ts, t.speaker or t.role, t.text, 0)))
-    scored.sort(key=lambda s: -s[0])
-    items = [item for _, item in scored[: config.t4_k]]
+        if h.type == "turn" and h.id in turns:
+            t = turns[h.id]
+            items.append(_turn_item(t.id, t.ts, t.speaker or t.role, t.text, 0))
+        elif h.type != "turn" and h.id in narratives:
+            items.append(narrative_item(narratives[h.id]))
     notes = [] if qvec is not None else ["T4: lexical only (no query vector)"]
     if not items:
         return Tier(None, [*notes, "T4: hybrid search found nothing for this message"])

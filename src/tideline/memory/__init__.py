@@ -5,7 +5,7 @@ The narrative rules (the weight formula, recurrence, anti-inflation, tag normali
 """
 
 from tideline.memory._entities import MalformedPart, parse_entities_role
-from tideline.memory._memory import MAX_K, MAX_WINDOW, Memory, TurnFusion
+from tideline.memory._memory import MAX_K, MAX_WINDOW, NARRATIVES, TURNS, Memory
 from tideline.memory._narratives import KINDS, NARRATIVE_INDEX, NarrativeInput, Narratives
 from tideline.memory._raw import TURN_INDEX, NewTurn, RawContext
 from tideline.memory._schema import AGENT_MIGRATIONS
@@ -42,7 +42,9 @@ __all__ = [
     "KINDS",
     "MAX_K",
     "MAX_WINDOW",
+    "NARRATIVES",
     "NARRATIVE_INDEX",
+    "TURNS",
     "TURN_INDEX",
     "ImportProblem",
     "ImportSummary",
@@ -58,7 +60,6 @@ __all__ = [
     "Trace",
     "TraceTurn",
     "Turn",
-    "TurnFusion",
     "TurnResult",
     "WeightedNarrative",
     "compute_weight",

@@ -19,14 +19,17 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, cast
+
+import numpy as np
 
 from tideline.embed import Embedder
 from tideline.errors import EmbedderError, InvalidInput, NotFound
-from tideline.memory._narratives import NarrativeInput, Narratives
-from tideline.memory._raw import NewTurn, RawContext, pending_ids
+from tideline.memory._narratives import KINDS, NarrativeInput, Narratives
+from tideline.memory._owner import pending_ids
+from tideline.memory._raw import NewTurn, RawContext
 from tideline.memory._time import parse_time
 from tideline.memory._types import (
     ImportSummary,
@@ -36,9 +39,17 @@ from tideline.memory._types import (
     Trace,
     TurnResult,
 )
-from tideline.memory._weights import normalise_tag
 from tideline.memory.importers import get_importer
-from tideline.search import MODES, Hit, bound_query, query_vector
+from tideline.search import (
+    MODES,
+    Hit,
+    Mode,
+    Policy,
+    Retrieval,
+    bound_query,
+    query_vector,
+    retrieve,
+)
 from tideline.store import Database
 
 log = logging.getLogger(__name__)
@@ -46,17 +57,14 @@ log = logging.getLogger(__name__)
 Progress = Callable[[int, int], None]
 
 
-@dataclass(frozen=True)
-class TurnFusion:
-    """How raw-turn search fuses its lexical and vector lists (reciprocal rank, weighted).
-
-    Tuned on LoCoMo (docs/benchmarks.md): with k=10 the top of each list counts more than with
-    the usual 60, which suits short turns where the first few hits carry the evidence; both lists
-    weigh the same since turns are embedded with their speaker's name (see `_raw.index_text`).
-    """
-
-    k: int = 10
-    vector_weight: float = 1.0
+#: Narrative search: cosine + a boost for a verbatim keyword hit (`keyword_boost`), so an exact
+#: hit beats semantic neighbours.
+NARRATIVES = Policy(fusion="weighted", boost=0.3)
+#: Raw-turn search, tuned on LoCoMo (docs/benchmarks.md): RRF with k=10 lets the top of each list
+#: count more than the usual 60, which suits short turns where the first few hits carry the
+#: evidence; both lists weigh the same since turns are embedded with their speaker's name (see
+#: `_raw.index_text`). `turn_rrf_k` and `turn_vector_weight` set it.
+TURNS = Policy(rrf_k=10, weights=(1.0, 1.0))
 
 
 MAX_K = 200
@@ -77,15 +85,15 @@ class Memory:
         db: Database,
         embedder: Embedder | None,
         *,
-        keyword_boost: float = 0.3,
-        turn_fusion: TurnFusion | None = None,
+        narrative_policy: Policy = NARRATIVES,
+        turn_policy: Policy = TURNS,
         lock: AbstractContextManager[object] | None = None,
     ):
         self.db = db
         self.lock = lock or threading.RLock()
         self.embedder = embedder
-        self.keyword_boost = keyword_boost
-        self.turn_fusion = turn_fusion or TurnFusion()
+        self.narrative_policy = narrative_policy
+        self.turn_policy = turn_policy
         self.raw = RawContext(db)
         self.narratives = Narratives(db)
         self.warnings: list[str] = []
@@ -239,91 +247,91 @@ class Memory:
         kind: str | None = None,
         include_turns: bool = False,
         mode: str = "hybrid",
+        qvec: np.ndarray | None = None,
+        narrative_fusion: Literal["rrf", "weighted"] | None = None,
     ) -> SearchResult:
-        """Hybrid search over narratives (keyword boost) and optionally raw turns."""
+        """Hybrid search over narratives (by the narrative policy) and optionally raw turns (by
+        the turn policy), merged by rank. `qvec` is the query's vector when the caller has it
+        already (injection); `narrative_fusion` overrides the narrative policy's fusion."""
         k = _check_k(k)
         if mode not in MODES:
             raise InvalidInput(f"mode={mode!r}; use one of {list(MODES)}")
+        if kind is not None and kind not in KINDS:
+            raise InvalidInput(f"kind={kind!r} is unknown; use one of {list(KINDS)}")
+        if min_weight is not None and not 0.0 <= float(min_weight) <= 1.0:
+            raise InvalidInput(f"min_weight={min_weight}: weights lie in 0–1; pass e.g. 0.6")
         if not isinstance(query, str) or not query.strip():
             raise InvalidInput("query is empty; pass the words or question to search for")
         since_t, until_t = parse_time(since, "since"), parse_time(until, "until", end_of_day=True)
         query, cut = bound_query(query)
         warnings: list[str] = [cut] if cut else []
-        qvec = None
-        if mode != "lex":
-            qvec, warning = query_vector(self.embedder if self._bind() else None, query)
-            if warning:
-                warnings.append(warning)
-            elif qvec is None and mode == "vec":
-                warnings.append(
-                    "no embedder configured; vector search is unavailable, showing lexical results"
-                )
-        effective = mode if qvec is not None else "lex"
+        warning = None
+        if qvec is None and mode != "lex":
+            qvec, warning = self._query_vector(query)
+        policy = self.narrative_policy
+        if narrative_fusion is not None:
+            policy = replace(policy, fusion=narrative_fusion)
         with self.lock:
-            hits = self._narrative_hits(
-                query, qvec, k, effective, since_t, until_t, min_weight, tags, kind
+            found = retrieve(
+                self.narratives.filter(since_t, until_t, min_weight, tags, kind),
+                query,
+                qvec,
+                k,
+                cast(Mode, mode),
+                policy,
+                texts=self.narratives.texts,
+                warning=warning,
             )
+            warnings += found.warnings
+            hits = self._narrative_hits(found.top(k))
             if include_turns:
-                turns = self._turn_hits(query, qvec, k, effective, since_t, until_t)
-                hits = _interleave(hits, turns)
-        return SearchResult(hits[:k], warnings)
+                turns = self._turn_retrieval(query, qvec, k, mode, since_t, until_t, warning)
+                warnings += turns.warnings
+                hits = _interleave(hits, self._turn_hits(turns.top(k)))
+        return SearchResult(hits[:k], list(dict.fromkeys(warnings)))
 
-    def search_turns(
-        self, query: str, k: int = 10, mode: str = "hybrid", fusion: str = "rrf"
-    ) -> list[MemoryHit]:
-        """Raw-turn retrieval on its own (used by the LoCoMo benchmark)."""
+    def search_turns(self, query: str, k: int = 10, mode: str = "hybrid") -> list[MemoryHit]:
+        """Raw-turn retrieval on its own, by the turn policy (used by the LoCoMo benchmark)."""
+        k = _check_k(k)
         query = bound_query(query)[0]
-        qvec = (
-            None
-            if mode == "lex"
-            else query_vector(self.embedder if self._bind() else None, query)[0]
-        )
+        qvec, warning = self._query_vector(query) if mode != "lex" else (None, None)
         with self.lock:
-            return self._turn_hits(
-                query, qvec, _check_k(k), mode if qvec is not None else "lex", None, None, fusion
-            )
+            found = self._turn_retrieval(query, qvec, k, mode, None, None, warning)
+            return self._turn_hits(found.top(k))
 
-    def _fusion(self, mode: str) -> str:
-        return "weighted" if mode == "hybrid" else "rrf"
+    def similar(self, qvec: np.ndarray, k: int) -> list[tuple[int, float]]:
+        """The `k` narratives nearest to a query vector, as (id, cosine similarity), nearest
+        first (injection's T1)."""
+        with self.lock:
+            found = self.narratives.index.vector(qvec, k)
+        return [(h.id, 1.0 - float(h.vec_distance or 0.0)) for h in found]
 
-    def _narrative_hits(
+    def _query_vector(self, query: str) -> tuple[np.ndarray | None, str | None]:
+        return query_vector(self.embedder if self._bind() else None, query)
+
+    def _turn_retrieval(
         self,
         query: str,
-        qvec: Any,
+        qvec: np.ndarray | None,
         k: int,
         mode: str,
         since: str | None,
         until: str | None,
-        min_weight: float | None,
-        tags: Sequence[str] | None,
-        kind: str | None,
-    ) -> list[MemoryHit]:
-        conds, params = _time_range("created_at", since, until)
-        if min_weight is not None:
-            conds.append("weight >= ?")
-            params.append(float(min_weight))
-        if kind:
-            conds.append("kind = ?")
-            params.append(kind)
-        if tags:
-            wanted = [t for t in (normalise_tag(x) for x in tags) if t]
-            conds.append(
-                f"id IN (SELECT narrative_id FROM narrative_tags WHERE tag IN ({','.join('?' * len(wanted))}))"
-            )
-            params += wanted
-        where = _rowid_filter("narratives", conds)
-        found = self.narratives.index.search(
+        warning: str | None,
+    ) -> Retrieval:
+        return retrieve(
+            self.raw.filter(since, until),
             query,
             qvec,
             k,
-            mode,
-            fusion=self._fusion(mode),
-            texts=self.narratives.texts,
-            boost=self.keyword_boost,
-            where=where,
-            params=params,  # type: ignore[arg-type]
+            cast(Mode, mode),
+            self.turn_policy,
+            texts=self.raw.texts,
+            warning=warning,
         )
-        by_id = {n.id: n for n in self.narratives.get([h.id for h in found])}
+
+    def _narrative_hits(self, found: list[Hit]) -> list[MemoryHit]:
+        by_id = {n.id: n for n in self.narratives.get([h.id for h in found], links=False)}
         return [
             _hit(
                 "narrative",
@@ -337,31 +345,7 @@ class Memory:
             if h.id in by_id
         ]
 
-    def _turn_hits(
-        self,
-        query: str,
-        qvec: Any,
-        k: int,
-        mode: str,
-        since: str | None,
-        until: str | None,
-        fusion: str = "rrf",
-    ) -> list[MemoryHit]:
-        conds, params = _time_range("ts", since, until)
-        where = _rowid_filter("turns", conds)
-        found = self.raw.index.search(
-            query,
-            qvec,
-            k,
-            mode,
-            fusion=fusion,
-            boost=self.keyword_boost,  # type: ignore[arg-type]
-            where=where,
-            params=params,
-            texts=self.raw.texts,
-            rrf_k=self.turn_fusion.k,
-            weights=(1.0, self.turn_fusion.vector_weight),
-        )
+    def _turn_hits(self, found: list[Hit]) -> list[MemoryHit]:
         by_id = {t.id: t for t in self.raw.get([h.id for h in found])}
         return [
             _hit(
@@ -396,22 +380,6 @@ class Memory:
     def sessions(self, limit: int = 50) -> list[dict[str, Any]]:
         with self.lock:
             return self.raw.sessions(limit)
-
-
-def _time_range(column: str, since: str | None, until: str | None) -> tuple[list[str], list[Any]]:
-    """SQL conditions (and their parameters) for an inclusive time window on `column`."""
-    conds: list[str] = []
-    params: list[Any] = []
-    for op, value in ((">=", since), ("<=", until)):
-        if value:
-            conds.append(f"{column} {op} ?")
-            params.append(value)
-    return conds, params
-
-
-def _rowid_filter(table: str, conds: list[str]) -> str | None:
-    """A `TextIndex.search` filter selecting the rows of `table` that meet every condition."""
-    return f"rowid IN (SELECT id FROM {table} WHERE {' AND '.join(conds)})" if conds else None
 
 
 def _interleave(narratives: list[MemoryHit], turns: list[MemoryHit]) -> list[MemoryHit]:

@@ -26,7 +26,7 @@ from typing import Any
 
 from tideline.errors import InvalidInput, NotFound
 from tideline.memory._entities import parse_entities_role
-from tideline.memory._raw import batches, pending_ids
+from tideline.memory._owner import batches, pending_ids, scope, time_range
 from tideline.memory._time import now, parse_time
 from tideline.memory._types import Narrative
 from tideline.memory._weights import (
@@ -39,7 +39,7 @@ from tideline.memory._weights import (
     normalise_tag,
     recurrence_from_count,
 )
-from tideline.search import TextIndex
+from tideline.search import Scope, TextIndex
 from tideline.store import Database
 
 NARRATIVE_INDEX = "narrative_text"
@@ -334,6 +334,30 @@ class Narratives:
                 for r in self.db.execute(f"SELECT id FROM narratives WHERE id IN ({marks})", part)
             )
         return found
+
+    def filter(
+        self,
+        since: str | None,
+        until: str | None,
+        min_weight: float | None,
+        tags: Sequence[str] | None,
+        kind: str | None,
+    ) -> Scope:
+        """Search scope over the narratives that meet every given filter; tags match by
+        `normalise_tag`, any one of them suffices."""
+        conds, params = time_range("created_at", since, until)
+        if min_weight is not None:
+            conds.append("weight >= ?")
+            params.append(float(min_weight))
+        if kind:
+            conds.append("kind = ?")
+            params.append(kind)
+        if tags:
+            wanted = [t for t in (normalise_tag(x) for x in tags) if t]
+            marks = ",".join("?" * len(wanted))
+            conds.append(f"id IN (SELECT narrative_id FROM narrative_tags WHERE tag IN ({marks}))")
+            params += wanted
+        return scope(self.index, "narratives", conds, params)
 
     def counts(self) -> dict[str, Any]:
         """How many narratives there are (in all and by kind) and their mean weight."""

@@ -15,14 +15,15 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from tideline.errors import InvalidInput, NotFound
+from tideline.memory._owner import batches, pending_ids, scope, time_range
 from tideline.memory._time import now, parse_time
 from tideline.memory._types import TraceTurn, Turn
-from tideline.search import TextIndex
+from tideline.search import Scope, TextIndex
 from tideline.store import Database
 
 TURN_INDEX = "turn_text"
@@ -281,6 +282,10 @@ class RawContext:
         )
         return [_turn(r) for r in reversed(rows)]
 
+    def filter(self, since: str | None, until: str | None) -> Scope:
+        """Search scope over the turns said between `since` and `until` (inclusive)."""
+        return scope(self.index, "turns", *time_range("ts", since, until))
+
     def counts(self) -> dict[str, int]:
         return {
             "sessions": int(self.db.scalar("SELECT count(*) FROM sessions")),
@@ -330,16 +335,3 @@ class RawContext:
             (cutoff, cutoff),
         )
         return [_turn(r) for r in rows]
-
-
-def batches(ids: Sequence[int], size: int = 500) -> Iterator[list[int]]:
-    """`ids` in slices small enough for one `IN (…)` list."""
-    for start in range(0, len(ids), size):
-        yield [int(i) for i in ids[start : start + size]]
-
-
-def pending_ids(ids: Sequence[int], index: TextIndex, limit: int | None = None) -> list[int]:
-    """The first `limit` (None: all) of `ids` that `index` holds no vector for."""
-    have = index.vector_ids()
-    missing = [i for i in ids if i not in have]
-    return missing if limit is None else missing[:limit]
