@@ -3,7 +3,7 @@
 
 from tideline.search._fallback import query_vector
 from tideline.search._fusion import RRF_K, fuse, ranks, rrf_fuse, weighted_fuse
-from tideline.search._index import Fill, TextIndex
+from tideline.search._index import Fill, FillReport, TextIndex, text_key
 from tideline.search._query import (
     MAX_QUERY_CHARS,
     MAX_TERM_CHARS,
@@ -24,6 +24,7 @@ __all__ = [
     "RRF_K",
     "Candidates",
     "Fill",
+    "FillReport",
     "Hit",
     "Mode",
     "ParsedQuery",
@@ -42,5 +43,6 @@ __all__ = [
     "retrieve",
     "rrf_fuse",
     "spaced_cjk",
+    "text_key",
     "weighted_fuse",
 ]

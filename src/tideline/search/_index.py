@@ -9,7 +9,8 @@ For an index named `N` over records with integer ids:
   longer than the model's input limit (see `tideline.embed.embed_parts`). A record is as near as
   its nearest part, so KNN takes the best part per record and returns each record once.
 A record has a vector when `N_vec` has its row (all its parts are written in one transaction);
-`pending_filter` says which records still lack one.
+`pending_filter` says which records still lack one. `fill_vectors` is the one place where text
+becomes vectors: memory, the library and its router all fill through it.
 The FTS tables are contentless (the owner table keeps the text), so the index costs little space.
 Unfiltered KNN runs on an in-process numpy copy of both vector tables (a matrix product over 100k
 vectors takes a few ms, sqlite-vec's scan ~60 ms here); the copy reloads when this object writes or
@@ -21,8 +22,10 @@ old vectors are dropped and must be re-embedded — vectors of two models are ne
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
-from collections.abc import Callable, Iterable, Sequence
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Literal
@@ -40,10 +43,18 @@ from tideline.store import Database
 
 log = logging.getLogger(__name__)
 
-#: Called after each batch of `TextIndex.fill` with (records done, records asked for).
+#: Called after each batch of `TextIndex.fill_vectors` with (records done, records asked for).
 FillProgress = Callable[[int, int], None]
 
 FILL_BATCH = 64
+
+#: What to do about texts an embedder outage left without a vector (the owner may say better).
+FILL_HINT = "run `tideline embed` (memory) or `memo reindex` (library)"
+
+
+def text_key(text: str) -> str:
+    """A short digest of an embedding text: records with equal keys share one vector."""
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
 
 
 def _blob(vector: np.ndarray) -> bytes:
@@ -56,6 +67,21 @@ class Fill:
 
     done: int
     total: int
+    error: str | None = None
+
+
+@dataclass
+class FillReport:
+    """What `fill_vectors` did. embedded: distinct texts sent to the embedder; reused: records
+    that got a copy (of a donor, or of a record with the same text); pending: records left
+    without a vector; seconds: time spent embedding; warning: one line for the user when an
+    outage stopped the fill, error: the embedder's own message."""
+
+    embedded: int = 0
+    reused: int = 0
+    pending: int = 0
+    seconds: float = 0.0
+    warning: str | None = None
     error: str | None = None
 
 
@@ -209,26 +235,9 @@ class TextIndex:
         batch: int = FILL_BATCH,
         guard: AbstractContextManager[object] | None = None,
     ) -> Fill:
-        """Embed these (id, text) records `batch` at a time and store their vectors.
-
-        A text longer than the model's input limit gets one vector per part. Only the writes run
-        inside `guard` (the owner's lock on a shared connection): embedding, the slow part, never
-        holds it. An embedder failure stops the fill; what was stored stays, the rest is pending.
-        """
-        guard = guard or contextlib.nullcontext()
-        done = 0
-        try:
-            for start in range(0, len(items), batch):
-                part = items[start : start + batch]
-                vectors = embed_parts(embedder, [t for _, t in part])
-                with guard:
-                    self.set_vectors(zip((i for i, _ in part), vectors, strict=True))
-                done += len(part)
-                if progress:
-                    progress(done, len(items))
-        except EmbedderError as exc:
-            return Fill(done, len(items), str(exc))
-        return Fill(done, len(items))
+        """`fill_vectors` as `Memory` calls it today (done, total, error)."""
+        report = self.fill_vectors(embedder, items, batch=batch, progress=progress, guard=guard)
+        return Fill(len(items) - report.pending, len(items), report.error)
 
     # -- writes --------------------------------------------------------------------------------
     def upsert_many(self, items: Sequence[tuple[int, str]]) -> None:
@@ -423,3 +432,101 @@ class TextIndex:
         policy = Policy(fusion, rrf_k, weights, boost, depth=depth)
         scope = Scope(self, where, tuple(params))
         return retrieve(scope, query, qvec, k, mode, policy, texts=texts).top(k)
+
+    # -- filling vectors -----------------------------------------------------------------------
+    def fill_vectors(
+        self,
+        embedder: Embedder,
+        pending: Sequence[tuple[int, str]],
+        *,
+        batch: int = FILL_BATCH,
+        donors: Mapping[str, int] | None = None,
+        progress: FillProgress | None = None,
+        on_batch: Callable[[Sequence[int]], None] | None = None,
+        guard: AbstractContextManager[object] | None = None,
+        hint: str = FILL_HINT,
+    ) -> FillReport:
+        """Give these (record id, embedding text) records their vectors; the caller has bound
+        the space (`bind_vectors`).
+
+        A record whose `text_key` is in `donors` (key -> a record that has the vector) gets a
+        copy. The rest are deduplicated by text, sorted shortest first (little padding per
+        batch) and embedded `batch` texts at a time; a text longer than the model's input limit
+        gets one vector per part. Each batch is one transaction, with `on_batch(ids)` inside it
+        so the owner's own bookkeeping commits with the vectors. Only reads and writes hold
+        `guard` (the owner's lock on a shared connection): embedding, the slow part, never does.
+        An `EmbedderError` stops the fill; what was stored stays, the rest is `pending`.
+        """
+        report = FillReport()
+        if not pending:
+            return report
+        if not self.has_vectors:
+            report.pending = len(pending)
+            return report
+        guard = guard or contextlib.nullcontext()
+        rows: dict[str, list[int]] = {}
+        texts: dict[str, str] = {}
+        for rowid, text in pending:
+            key = text_key(text)
+            rows.setdefault(key, []).append(int(rowid))
+            texts.setdefault(key, text)
+        total, done = len(pending), 0
+
+        def store(items: list[tuple[int, np.ndarray]]) -> None:
+            nonlocal done
+            with guard, self.db.transaction():
+                self.set_vectors(items)
+                if on_batch is not None:
+                    on_batch([i for i, _ in items])
+            done += len(items)
+            if progress is not None:
+                progress(done, total)
+
+        wanted = {k: donors[k] for k in rows if donors and k in donors}
+        if wanted:
+            with guard:
+                found = self.vectors_of(sorted(set(wanted.values())))
+            copies = [(k, found[d]) for k, d in wanted.items() if d in found]
+            store([(i, v) for k, v in copies for i in rows.pop(k)])
+        keys = sorted(rows, key=lambda k: len(texts[k]))
+        try:
+            for start in range(0, len(keys), batch):
+                part = keys[start : start + batch]
+                began = time.perf_counter()
+                vectors = embed_parts(embedder, [texts[k] for k in part])
+                report.seconds += time.perf_counter() - began
+                store([(i, v) for k, v in zip(part, vectors, strict=True) for i in rows[k]])
+                report.embedded += len(part)
+        except EmbedderError as exc:
+            report.pending = total - done
+            report.error = str(exc)
+            report.warning = f"{report.pending} texts not embedded yet ({exc}); {hint}"
+        report.reused = done - report.embedded
+        return report
+
+    def vectors(self, ids: Sequence[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(ids, float32 matrix) of the stored vectors (each record's first part), sorted by
+        id; only `ids` when given. Empty (0 rows) when the index has no vectors."""
+        if not self.has_vectors:
+            return np.zeros(0, dtype=np.int64), np.zeros((0, self.dim), dtype=np.float32)
+        sql = f"SELECT rowid, embedding FROM {self.name}_vec"
+        if ids is None:
+            rows = self.db.execute(sql).fetchall()
+        else:
+            rows = []
+            wanted = [int(i) for i in ids]
+            for start in range(0, len(wanted), 500):
+                part = wanted[start : start + 500]
+                marks = ",".join("?" * len(part))
+                rows += self.db.execute(f"{sql} WHERE rowid IN ({marks})", part).fetchall()
+        rows.sort(key=lambda r: r[0])
+        found = np.array([r[0] for r in rows], dtype=np.int64)
+        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
+        return found, matrix.reshape(len(rows), self.dim)
+
+    @property
+    def space(self) -> tuple[str, int] | None:
+        """(model id, dimension) of the vectors behind `N_vec`, or None before any are bound."""
+        if not self.has_vectors or self.model_id is None:
+            return None
+        return self.model_id, self.dim
