@@ -72,6 +72,7 @@ MAX_K = 200
 MAX_WINDOW = 50
 EMBED_BATCH = 64
 PENDING_PER_CALL = 64
+FILL_HINT = "they are embedded on the next write, or run `tideline embed`"
 
 #: What owns an index and can list its records still without a vector (raw turns, narratives).
 Owner = RawContext | Narratives
@@ -137,17 +138,18 @@ class Memory:
         items = [r for r in older if r[0] not in fresh][:budget] + list(new)
         if not items:
             return 0
-        result = owner.index.fill(
-            self.embedder, items, progress=progress, batch=EMBED_BATCH, guard=self.lock
+        report = owner.index.fill_vectors(
+            self.embedder,
+            items,
+            batch=EMBED_BATCH,
+            progress=progress,
+            guard=self.lock,
+            hint=FILL_HINT,
         )
-        if result.error:
-            warning = (
-                f"{result.total - result.done} texts not embedded yet ({result.error}); "
-                "they are embedded on the next write, or run `tideline embed`"
-            )
-            log.warning(warning)
-            self.warnings.append(warning)
-        return result.done
+        if report.warning:
+            log.warning(report.warning)
+            self.warnings.append(report.warning)
+        return report.embedded + report.reused
 
     def embed_pending(self, progress: Progress | None = None) -> int:
         """Embed every turn and narrative that has no vector yet (after an outage, a kill or a
