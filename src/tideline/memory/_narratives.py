@@ -148,13 +148,13 @@ def _string_list(name: str, value: Any, max_items: int, max_len: int) -> list[st
         value = [v for v in value.split(",")]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise InvalidInput(f"{name} must be a list of strings")
-    value = [v.strip() for v in value if v.strip()]
-    if len(value) > max_items:
-        raise InvalidInput(f"{len(value)} {name}; the limit is {max_items}")
-    for v in value:
+    items: list[str] = [v.strip() for v in value if v.strip()]
+    if len(items) > max_items:
+        raise InvalidInput(f"{len(items)} {name}; the limit is {max_items}")
+    for v in items:
         if len(v) > max_len:
             raise InvalidInput(f"{name} item {v[:20]!r}… is longer than {max_len} characters")
-    return value
+    return items
 
 
 def index_text(gesture: str, context: str, cognition_direction: str, tags: Sequence[str]) -> str:
@@ -361,9 +361,10 @@ class Narratives:
 
     def counts(self) -> dict[str, Any]:
         """How many narratives there are (in all and by kind) and their mean weight."""
-        kinds = dict(
-            self.db.execute("SELECT kind, count(*) FROM narratives GROUP BY kind").fetchall()
-        )
+        kinds: dict[str, int] = {
+            str(kind): int(n)
+            for kind, n in self.db.execute("SELECT kind, count(*) FROM narratives GROUP BY kind")
+        }
         return {
             "narratives": sum(kinds.values()),
             "narratives_by_kind": kinds,

@@ -67,9 +67,10 @@ def check_dimension(name: str, value: Any) -> int:
     """The one check of a 1–5 dimension, for writes and for the formula alike."""
     if isinstance(value, bool) or not isinstance(value, Integral):
         raise InvalidInput(f"{name}={value!r} must be an integer from 1 to 5")
-    if not DIMENSION_MIN <= value <= DIMENSION_MAX:
+    number = int(value)
+    if not DIMENSION_MIN <= number <= DIMENSION_MAX:
         raise InvalidInput(f"{name}={value} is out of range; weights are integers from 1 to 5")
-    return int(value)
+    return number
 
 
 def normalise_tag(tag: str) -> str:
