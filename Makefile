@@ -21,9 +21,10 @@ run: setup  ## start the memory server (MCP over streamable HTTP on 127.0.0.1:87
 test: setup  ## the whole test suite
 	$(BIN)/pytest -q -p no:cacheprovider
 
-lint: setup
+lint: setup  ## ruff, and strict mypy on the packages listed in pyproject's [tool.mypy]
 	$(BIN)/ruff check src tests bench examples
 	$(BIN)/ruff format --check src tests bench examples
+	$(BIN)/mypy
 
 fix: setup
 	$(BIN)/ruff check --fix src tests bench examples

@@ -26,6 +26,7 @@ LAYERS: dict[str, int] = {
     "tideline": 0,
     "tideline.errors": 0,
     "tideline.config": 1,
+    "tideline.pathnames": 1,  # path arguments checked as names (errors only)
     "tideline.hookspecs": 2,
     "tideline.plugins": 3,
     "tideline.store": 4,
@@ -40,9 +41,10 @@ LAYERS: dict[str, int] = {
     "tideline.fields": 10,
     "tideline.app": 10,
     "tideline.doctor": 11,  # opens an app to probe it
-    "tideline.cli": 12,
-    "tideline.mcp": 12,
-    "tideline.__main__": 13,
+    "tideline.repair": 12,  # salvages what doctor found damaged
+    "tideline.cli": 13,
+    "tideline.mcp": 13,
+    "tideline.__main__": 14,
 }
 
 #: The one edge against the order: `tideline serve` launches the MCP server.
@@ -259,7 +261,7 @@ PLANTS = {
     "relative import upward": (
         "search/_index.py",
         "from ..cli import main\n",
-        "tideline.search._index:1 imports tideline.cli.main: layer 12 is above 6",
+        "tideline.search._index:1 imports tideline.cli.main: layer 13 is above 6",
     ),
     "pydantic in the store": (
         "store/_database.py",

@@ -120,3 +120,21 @@ def test_lock_held_past_timeout_is_a_clear_error(tmp_path: Path) -> None:
         release.set()
         t.join()
     assert waiter.scalar("SELECT count(*) FROM notes") == 1
+
+
+def test_several_migration_sets_apply_in_order_on_new_and_existing_files(tmp_path: Path) -> None:
+    later = Migrations("later")
+
+    @later.step(1)
+    def _index_notes(db: Database) -> None:  # builds on the first set's table
+        db.execute("CREATE INDEX notes_text ON notes(text)")
+
+    path = tmp_path / "two.db"
+    with open_database(path, _migrations(1)) as db:  # an existing file with only the first set
+        db.execute("INSERT INTO notes(text) VALUES ('kept')")
+    with open_database(path, _migrations(2), later) as db:
+        assert db.scalar("SELECT text FROM notes") == "kept"
+        recorded = db.execute("SELECT name, number FROM _migrations ORDER BY name, number")
+        assert recorded.fetchall() == [("later", 1), ("test", 1), ("test", 2)]
+    with open_database(tmp_path / "new.db", _migrations(1), later) as db:
+        assert db.table_exists("notes_text")

@@ -14,6 +14,7 @@ from tideline.config import Settings
 from tideline.embed import Embedder, load_embedder
 from tideline.errors import TidelineError
 from tideline.memory import AGENT_MIGRATIONS, Memory, TurnFusion
+from tideline.profile import PROFILE_MIGRATIONS
 from tideline.store import Database, open_database
 
 
@@ -27,12 +28,14 @@ class Tideline:
 
     @cached_property
     def db(self) -> Database:
-        return open_database(
+        db = open_database(
             self.settings.db_path,
             AGENT_MIGRATIONS,
             busy_timeout_ms=self.settings.busy_timeout_ms,
             remember_damage=True,  # the one copy of a memory: stop at the first bad page
         )
+        PROFILE_MIGRATIONS.apply(db)  # the profile's tables live in the agent database too
+        return db
 
     @cached_property
     def embedder(self) -> Embedder | None:

@@ -6,7 +6,7 @@ import pytest
 
 from tideline.errors import InvalidInput
 from tideline.mcp import check_bind
-from tideline.mcp._guard import is_loopback, origin_allowed
+from tideline.mcp._guard import host_allowed, is_loopback, origin_allowed
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "127.8.9.10", "localhost", "::1", "[::1]"])
@@ -27,6 +27,10 @@ def test_public_hosts(host: str) -> None:
         "http://localhost:5173",
         "https://127.0.0.1:8765",
         "http://[::1]:3000",
+        "http://127.0.0.2",
+        "http://127.8.9.10:8080",
+        "http://a.localhost",
+        "https://app.localhost:5173",
     ],
 )
 def test_allowed_origins(origin: str | None) -> None:
@@ -46,6 +50,21 @@ def test_allowed_origins(origin: str | None) -> None:
 )
 def test_refused_origins(origin: str) -> None:
     assert not origin_allowed(origin)
+
+
+@pytest.mark.parametrize(
+    "host",
+    ["localhost", "localhost:8765", "127.0.0.1:8765", "127.0.0.2", "[::1]:80", "a.localhost"],
+)
+def test_loopback_host_headers(host: str) -> None:
+    assert host_allowed(host)
+
+
+@pytest.mark.parametrize(
+    "host", [None, "", "evil.example", "evil.example:8765", "127.0.0.1.nip.io", "[::1", "0.0.0.0"]
+)
+def test_foreign_host_headers(host: str | None) -> None:
+    assert not host_allowed(host)
 
 
 def test_public_bind_needs_a_token() -> None:

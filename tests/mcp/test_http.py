@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import socket
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -70,11 +72,38 @@ def test_a_browser_origin_that_is_not_local_is_refused(http_server: HttpServer) 
     assert _post(http_server).status_code == 200  # not a browser: no Origin
 
 
+def test_every_loopback_origin_and_host_is_accepted(http_server: HttpServer) -> None:
+    """The docs allow localhost, 127.0.0.0/8 and [::1]; the SDK's own check allowed fewer."""
+    for origin in ("http://127.0.0.2", "http://127.8.9.10:3000", "http://a.localhost"):
+        assert _post(http_server, origin=origin).status_code == 200, origin
+    for host in ("localhost", f"localhost:{http_server.port}", "127.0.0.2"):
+        assert _post(http_server, host=host).status_code == 200, host
+    refused = _post(http_server, host="evil.example")
+    assert refused.status_code == 421 and "Host 'evil.example'" in refused.json()["error"]
+
+
+def _raw_post(server: HttpServer, *header_lines: str) -> bytes:
+    """The status line for a request sent byte for byte: httpx refuses to send `Bearer ` at all."""
+    body = json.dumps(INITIALIZE).encode()
+    head = [
+        "POST /mcp HTTP/1.1",
+        f"Host: 127.0.0.1:{server.port}",
+        *(f"{k}: {v}" for k, v in ACCEPT.items()),
+        f"Content-Length: {len(body)}",
+        *header_lines,
+    ]
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as sock:
+        sock.sendall("\r\n".join(head).encode() + b"\r\n\r\n" + body)
+        return sock.recv(4096).split(b"\r\n", 1)[0]
+
+
 def test_token_is_required_on_every_request(token_server: HttpServer) -> None:
     missing = _post(token_server)
     assert missing.status_code == 401 and "Bearer" in missing.headers["www-authenticate"]
     assert _post(token_server, authorization="Bearer wrong").status_code == 401
     assert _post(token_server, authorization=TOKEN).status_code == 401  # scheme missing
+    for empty in ("Authorization: Bearer", "Authorization: Bearer ", "Authorization:"):
+        assert _raw_post(token_server, empty).endswith(b" 401 Unauthorized"), empty
     assert _post(token_server, authorization=f"Bearer {TOKEN}").status_code == 200
 
     async def scenario(c: Any) -> dict[str, Any]:

@@ -106,7 +106,8 @@ class CachedEmbedder:
         return self._embed("d", texts)
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self._embed("q", [text])[0]
+        vector: np.ndarray = self._embed("q", [text])[0]
+        return vector
 
     def close(self) -> None:
         self.db.close()

@@ -21,6 +21,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from types import TracebackType
+from typing import Any
 
 import numpy as np
 
@@ -59,7 +60,7 @@ _load_lock = threading.Lock()
 _engine = FairLock()
 
 
-def _get_model():  # type: ignore[no-untyped-def]
+def _get_model() -> Any:
     global _model
     with _load_lock:
         if _model is None:

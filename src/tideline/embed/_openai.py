@@ -67,7 +67,8 @@ class OpenAIEmbedder:
         return out
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self.embed_documents([text])[0]
+        vector: np.ndarray = self.embed_documents([text])[0]
+        return vector
 
     def count_tokens(self, text: str) -> int:
         return estimate_tokens(text)

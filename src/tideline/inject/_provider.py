@@ -33,7 +33,7 @@ from tideline.inject._tiers import (
     t4_active_retrieval,
 )
 from tideline.memory import Memory
-from tideline.search import query_vector
+from tideline.search import query_vector, valid_text
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +93,7 @@ class MemoryProvider:
 
     def prefetch_block(self, message: str, session: str | None = None) -> Block:
         notes: list[str] = []
-        message = message if isinstance(message, str) else ""
+        message = valid_text(message) if isinstance(message, str) else ""
         if not message.strip():
             notes.append("prefetch: the message is empty; nothing to retrieve for it")
         query = message[:MAX_MESSAGE_CHARS]

@@ -32,7 +32,8 @@ from tideline.library._registry import (
     save_registry,
 )
 from tideline.library._router import Router, RouteResult
-from tideline.search import MODES, Hit, bound_query
+from tideline.pathnames import shown
+from tideline.search import MODES, Hit, bound_query, valid_text
 
 RRF_K = 60
 TEXT_CHARS = 1200
@@ -192,7 +193,7 @@ class Library:
             return _Target("*", [(c, "all", "") for c in layout.collections], expensive=True)
         resolved = resolve_inside(self.root, raw)
         if not resolved.exists():
-            raise NoCollection(f"{raw}: no such file or folder in the library {self.root}")
+            raise NoCollection(f"{shown(raw)}: no such file or folder in the library {self.root}")
         if resolved == self.root:
             return _Target("*", [(c, "all", "") for c in layout.collections], expensive=True)
         rel = resolved.relative_to(self.root).as_posix()
@@ -298,6 +299,7 @@ class Library:
             raise InvalidInput(f"mode {mode!r} is not one of {', '.join(MODES)}")
         if not query or not query.strip():
             raise InvalidInput("query is empty; pass the words or the question to search for")
+        query = valid_text(query)
         k = max(1, min(int(k), 100))
         target = self._target(path)
         query, cut = bound_query(query)

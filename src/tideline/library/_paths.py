@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tideline.errors import InvalidInput
 from tideline.library._errors import PathOutsideLibrary
+from tideline.pathnames import check_path_name, shown
 
 META_FILE = "_meta.yaml"
 REGISTRY_FILE = "_registry.yaml"
@@ -25,13 +27,20 @@ def resolve_inside(root: Path, user_path: str | Path) -> Path:
     raw = str(user_path).strip()
     if raw in ("", ".", "*"):
         return root
-    candidate = Path(raw).expanduser()
-    if not candidate.is_absolute():
-        candidate = root / candidate
-    resolved = candidate.resolve()
+    check_path_name(raw)
+    try:
+        candidate = Path(raw).expanduser()
+        if not candidate.is_absolute():
+            candidate = root / candidate
+        resolved = candidate.resolve()
+    except (OSError, RuntimeError) as exc:  # too long once joined to the root; `~nosuchuser`
+        reason = exc.strerror if isinstance(exc, OSError) else str(exc).rstrip(".")
+        raise InvalidInput(
+            f"path {shown(raw)} cannot be resolved ({reason}); fix the path"
+        ) from None
     if resolved != root and root not in resolved.parents:
         raise PathOutsideLibrary(
-            f"path {raw!r} resolves to {resolved}, outside the library root {root}; "
+            f"path {shown(raw)} resolves to {shown(resolved)}, outside the library root {root}; "
             "pass a path relative to the root (no '..', no absolute paths or links leading out)"
         )
     return resolved

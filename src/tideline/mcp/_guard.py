@@ -1,13 +1,17 @@
-"""The HTTP guard in front of the MCP endpoint: a bearer token and a browser-Origin check.
+"""The HTTP guard in front of the MCP endpoint: a bearer token, a browser-Origin and a Host check.
 
-Two threats, two checks, both before any request reaches the MCP session manager:
+Two threats, three checks, all before any request reaches the MCP session manager:
 
 - Another user or machine on the network. When a token is configured every request must carry
   `Authorization: Bearer <token>` (compared in constant time), else 401. `serve()` refuses to
   listen on a non-loopback address without one.
 - A web page in the user's own browser (DNS rebinding, cross-site fetch to 127.0.0.1). Browsers
   always send `Origin` on such requests; an Origin whose host is not loopback gets 403. Clients
-  that are not browsers send no Origin and pass (like qmd's origin guard).
+  that are not browsers send no Origin and pass (like qmd's origin guard). On a loopback bind the
+  `Host` header must name a loopback host too (a rebinding page's requests carry its own domain),
+  else 421. "Loopback" is one rule, `is_loopback`, for both headers: `localhost` and `*.localhost`,
+  127.0.0.0/8 and ::1, with or without a port — the SDK's own check (exact `127.0.0.1:port`,
+  `localhost:port`) is switched off because it refused loopback hosts the docs allow.
 """
 
 from __future__ import annotations
@@ -37,6 +41,17 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def host_allowed(host: str | None) -> bool:
+    """A `Host` header (`name`, `name:port`, `[::1]:port`) that names a loopback host."""
+    if not host:
+        return False
+    try:
+        name = urlsplit(f"//{host.strip()}").hostname
+    except ValueError:  # an unbalanced `[` in the header
+        return False
+    return bool(name) and is_loopback(name)
+
+
 def origin_allowed(origin: str | None) -> bool:
     """No Origin (not a browser) or an http(s) Origin on a loopback host."""
     if origin is None:
@@ -48,17 +63,28 @@ def origin_allowed(origin: str | None) -> bool:
 
 
 class HttpGuard:
-    """ASGI middleware: Origin check, then the bearer token (when one is set)."""
+    """ASGI middleware: Host check (on a loopback bind), Origin check, then the bearer token."""
 
-    def __init__(self, app: ASGIApp, token: str | None = None) -> None:
+    def __init__(self, app: ASGIApp, token: str | None = None, *, check_host: bool = True) -> None:
         self.app = app
         self._token = token.encode() if token else None
+        self._check_host = check_host
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         headers = Headers(scope=scope)
+        host = headers.get("host")
+        if self._check_host and not host_allowed(host):
+            log.warning("refused a request for Host %r", host)
+            await _reject(
+                send,
+                421,
+                f"Host {host!r} is not a loopback name: this server listens on loopback only; "
+                "connect to http://127.0.0.1:<port>/mcp or http://localhost:<port>/mcp",
+            )
+            return
         origin = headers.get("origin")
         if not origin_allowed(origin):
             log.warning("refused a request from Origin %r", origin)

@@ -18,6 +18,7 @@ import anyio
 import uvicorn
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import CallToolResult, InputRequiredResult
 from pydantic import ValidationError
 
@@ -180,9 +181,15 @@ def serve(
     check_bind(host, token)
     sock = _bind(host, port)
     server = build_server(app)
-    starlette_app = server.streamable_http_app(streamable_http_path=MCP_PATH, host=host)
+    # HttpGuard checks Host and Origin with one loopback rule; the SDK's exact lists refused
+    # loopback names the docs allow (127.0.0.2, a.localhost, a Host without a port).
+    starlette_app = server.streamable_http_app(
+        streamable_http_path=MCP_PATH,
+        host=host,
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+    )
     config = uvicorn.Config(
-        HttpGuard(starlette_app, token),
+        HttpGuard(starlette_app, token, check_host=is_loopback(host)),
         host=host,
         port=port,
         log_level="warning",

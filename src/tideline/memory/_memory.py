@@ -16,6 +16,7 @@ connection. `lock` serialises the database work; embedding — the slow part, up
 from __future__ import annotations
 
 import logging
+import math
 import threading
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
@@ -29,9 +30,10 @@ from tideline.embed import Embedder
 from tideline.errors import EmbedderError, InvalidInput, NotFound
 from tideline.memory._narratives import KINDS, NarrativeInput, Narratives
 from tideline.memory._owner import pending_ids
-from tideline.memory._raw import NewTurn, RawContext
+from tideline.memory._raw import NewTurn, RawContext, usable_turns, validate_session_key
 from tideline.memory._time import parse_time
 from tideline.memory._types import (
+    ImportProblem,
     ImportSummary,
     MemoryHit,
     Narrative,
@@ -40,6 +42,7 @@ from tideline.memory._types import (
     TurnResult,
 )
 from tideline.memory.importers import get_importer
+from tideline.pathnames import check_path_name, shown
 from tideline.search import (
     MODES,
     Hit,
@@ -49,6 +52,7 @@ from tideline.search import (
     bound_query,
     query_vector,
     retrieve,
+    valid_text,
 )
 from tideline.store import Database
 
@@ -197,17 +201,29 @@ class Memory:
         """Import a conversation file whole (one transaction), then embed the new turns."""
         path = Path(path)
         importer = get_importer(fmt)
-        if not path.is_file():
-            raise NotFound(f"{path} is not a file; pass the path of a {fmt} export")
-        batch = importer.read(path)
+        if session is not None:
+            session = validate_session_key(session)
+        _require_file(path, fmt)
+        try:
+            batch = importer.read(path)
+        except OSError as exc:
+            raise InvalidInput(
+                f"cannot read {path}: {exc.strerror or exc}; check the file's permissions"
+            ) from None
         summary = ImportSummary(str(path), fmt, skipped=batch.skipped, problems=batch.problems)
         with self.lock, self.db.transaction():
             for s in batch.sessions:
-                if not s.turns:
+                key = session or s.key
+                turns, rejected = usable_turns(key, s.turns)
+                summary.problems += [
+                    ImportProblem(None, f"session {key[:80]!r} turn {n}: {exc}")
+                    if n
+                    else ImportProblem(None, str(exc))
+                    for n, exc in rejected
+                ]
+                if not turns:
                     continue
-                results, added, _ = self.raw.add_turns(
-                    session or s.key, s.turns, source=fmt, title=s.title
-                )
+                results, added, _ = self.raw.add_turns(key, turns, source=fmt, title=s.title)
                 summary.sessions += 1
                 summary.turns_added += len(added)
                 summary.turns_existing += len(results) - len(added)
@@ -230,10 +246,14 @@ class Memory:
 
     def trace(self, narrative_id: int, window: int = 2) -> Trace:
         """A narrative's source turns, each with `window` neighbouring turns: the texture behind it."""
+        if isinstance(narrative_id, bool) or not isinstance(narrative_id, int):
+            raise InvalidInput(
+                f"narrative id {narrative_id!r} is not an integer; find ids with memory_search"
+            )
         if not 0 <= window <= MAX_WINDOW:
             raise InvalidInput(f"window={window}: use 0–{MAX_WINDOW} neighbouring turns")
         with self.lock:
-            narrative = self.narratives.require(int(narrative_id))
+            narrative = self.narratives.require(narrative_id)
             return Trace(narrative, self.raw.windows(narrative.source_links, window))
 
     # -- search ------------------------------------------------------------------------------
@@ -256,14 +276,14 @@ class Memory:
         the turn policy), merged by rank. `qvec` is the query's vector when the caller has it
         already (injection); `narrative_fusion` overrides the narrative policy's fusion."""
         k = _check_k(k)
+        min_weight = _check_min_weight(min_weight)
         if mode not in MODES:
             raise InvalidInput(f"mode={mode!r}; use one of {list(MODES)}")
         if kind is not None and kind not in KINDS:
             raise InvalidInput(f"kind={kind!r} is unknown; use one of {list(KINDS)}")
-        if min_weight is not None and not 0.0 <= float(min_weight) <= 1.0:
-            raise InvalidInput(f"min_weight={min_weight}: weights lie in 0–1; pass e.g. 0.6")
         if not isinstance(query, str) or not query.strip():
             raise InvalidInput("query is empty; pass the words or question to search for")
+        query = valid_text(query)
         since_t, until_t = parse_time(since, "since"), parse_time(until, "until", end_of_day=True)
         query, cut = bound_query(query)
         warnings: list[str] = [cut] if cut else []
@@ -384,6 +404,19 @@ class Memory:
             return self.raw.sessions(limit)
 
 
+def _require_file(path: Path, fmt: str) -> None:
+    """`NotFound` unless `path` names a file; a name no file can have is `InvalidInput`."""
+    check_path_name(path)
+    try:
+        found = path.is_file()
+    except OSError as exc:  # EACCES on a parent folder, a path that grows too long once resolved
+        raise InvalidInput(
+            f"{shown(path)} cannot be opened: {exc.strerror}; fix the path"
+        ) from None
+    if not found:
+        raise NotFound(f"{shown(path)} is not a file; pass the path of a {fmt} export")
+
+
 def _interleave(narratives: list[MemoryHit], turns: list[MemoryHit]) -> list[MemoryHit]:
     """Merge the two result lists by rank (narrative first at equal rank): their scores come
     from different fusions (cosine + boost vs reciprocal rank) and are not comparable."""
@@ -398,6 +431,19 @@ def _check_k(k: int) -> int:
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
         raise InvalidInput(f"k={k!r}; ask for 1–{MAX_K} results")
     return k
+
+
+def _check_min_weight(value: float | None) -> float | None:
+    """A weight (0–1) or None: `float()` of a huge int overflows and NaN would match nothing."""
+    if value is None:
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
+        number = math.nan
+    if isinstance(value, bool) or not math.isfinite(number) or not 0.0 <= number <= 1.0:
+        raise InvalidInput(f"min_weight={value!r}; pass a number from 0 to 1 (weights are 0–1)")
+    return number
 
 
 def _hit(kind: str, h: Hit, **fields: Any) -> MemoryHit:

@@ -26,6 +26,7 @@ from typing import Any
 
 from tideline.errors import InvalidInput, NotFound
 from tideline.memory._entities import parse_entities_role
+from tideline.memory._ids import storable_ids
 from tideline.memory._owner import batches, pending_ids, scope, time_range
 from tideline.memory._time import now, parse_time
 from tideline.memory._types import Narrative
@@ -39,7 +40,7 @@ from tideline.memory._weights import (
     normalise_tag,
     recurrence_from_count,
 )
-from tideline.search import Scope, TextIndex
+from tideline.search import Scope, TextIndex, valid_text
 from tideline.store import Database
 
 NARRATIVE_INDEX = "narrative_text"
@@ -90,7 +91,7 @@ class NarrativeInput:
             raise InvalidInput(
                 "gesture is empty; write one sentence saying what happened, with its tone"
             )
-        kind = (self.kind or "narrative").strip().lower()
+        kind = _text("kind", self.kind or "narrative", 32).strip().lower()
         if kind not in KINDS:
             raise InvalidInput(f"kind={self.kind!r} is unknown; use one of {list(KINDS)}")
         dims = {
@@ -138,7 +139,7 @@ def _text(name: str, value: Any, limit: int) -> str:
         raise InvalidInput(
             f"{name} is {len(value):,} characters; the limit is {limit:,} — shorten it"
         )
-    return value
+    return valid_text(value)
 
 
 def _string_list(name: str, value: Any, max_items: int, max_len: int) -> list[str]:
@@ -148,7 +149,7 @@ def _string_list(name: str, value: Any, max_items: int, max_len: int) -> list[st
         value = [v for v in value.split(",")]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise InvalidInput(f"{name} must be a list of strings")
-    items: list[str] = [v.strip() for v in value if v.strip()]
+    items: list[str] = [valid_text(v).strip() for v in value if v.strip()]
     if len(items) > max_items:
         raise InvalidInput(f"{len(items)} {name}; the limit is {max_items}")
     for v in items:
@@ -295,6 +296,7 @@ class Narratives:
     def get(self, ids: Sequence[int], *, links: bool = True) -> list[Narrative]:
         """These narratives in the order of `ids` (unknown ids left out); `links=False` skips
         reading the source links."""
+        ids = storable_ids(ids)
         by_id: dict[int, Narrative] = {}
         for part in batches(ids):
             marks = ",".join("?" * len(part))
@@ -353,7 +355,7 @@ class Narratives:
             conds.append("kind = ?")
             params.append(kind)
         if tags:
-            wanted = [t for t in (normalise_tag(x) for x in tags) if t]
+            wanted = [valid_text(t) for t in (normalise_tag(x) for x in tags) if t]
             marks = ",".join("?" * len(wanted))
             conds.append(f"id IN (SELECT narrative_id FROM narrative_tags WHERE tag IN ({marks}))")
             params += wanted

@@ -20,10 +20,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from tideline.errors import InvalidInput, NotFound
+from tideline.memory._ids import storable_ids
 from tideline.memory._owner import batches, pending_ids, scope, time_range
 from tideline.memory._time import now, parse_time
 from tideline.memory._types import TraceTurn, Turn
-from tideline.search import Scope, TextIndex
+from tideline.search import Scope, TextIndex, valid_text
 from tideline.store import Database
 
 TURN_INDEX = "turn_text"
@@ -59,7 +60,7 @@ def index_text(speaker: str | None, text: str) -> str:
 
 
 def validate_session_key(session: str) -> str:
-    key = (session or "").strip()
+    key = valid_text(session if isinstance(session, str) else "").strip()
     if not key:
         raise InvalidInput(
             "session is empty; pass a stable id for the conversation, e.g. 'chat-2026-11-30'"
@@ -69,21 +70,57 @@ def validate_session_key(session: str) -> str:
     return key
 
 
+def _optional_text(name: str, value: object) -> str | None:
+    """A speaker or external id: text (an importer may hand over a number), or None."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        value = str(value)
+    if not isinstance(value, str):
+        raise InvalidInput(f"{name}={value!r} must be text; send a name or an id as a string")
+    return valid_text(value)
+
+
 def validate_turn(t: NewTurn) -> NewTurn:
-    role = (t.role or "").strip().lower()
+    """A turn fit to store: a role name, non-empty text within the limit, text-only fields.
+
+    Lone surrogates become U+FFFD, as the importers replace undecodable bytes: the turn is kept.
+    """
+    role = (t.role if isinstance(t.role, str) else "").strip().lower()
     if not _ROLE.match(role):
         raise InvalidInput(
             f"role={t.role!r} is not a role name; use user, assistant, system or tool"
         )
-    text = t.text if isinstance(t.text, str) else ""
+    text = valid_text(t.text) if isinstance(t.text, str) else ""
     if not text.strip():
         raise InvalidInput("turn text is empty; send the message's text")
     if len(text) > MAX_TURN_CHARS:
         raise InvalidInput(
             f"turn text is {len(text):,} characters; the limit is {MAX_TURN_CHARS:,} — split it into several turns"
         )
-    speaker = (t.speaker or "").strip() or None
-    return NewTurn(role, text, speaker, t.timestamp, (t.external_id or None))
+    speaker = (_optional_text("speaker", t.speaker) or "").strip() or None
+    return NewTurn(role, text, speaker, t.timestamp, _optional_text("external_id", t.external_id))
+
+
+def usable_turns(
+    session: str, turns: Sequence[NewTurn]
+) -> tuple[list[NewTurn], list[tuple[int, InvalidInput]]]:
+    """The turns `add_turns` would accept, and (1-based position, error) for each it would not:
+    an importer keeps a file's good turns and reports the rest instead of failing the file."""
+    try:
+        validate_session_key(session)
+    except InvalidInput as exc:
+        return [], [(0, exc)]
+    good: list[NewTurn] = []
+    bad: list[tuple[int, InvalidInput]] = []
+    for position, t in enumerate(turns, 1):
+        try:
+            parse_time(validate_turn(t).timestamp, "timestamp")
+        except InvalidInput as exc:
+            bad.append((position, exc))
+        else:
+            good.append(t)
+    return good, bad
 
 
 _TURN_COLUMNS = (
@@ -200,7 +237,7 @@ class RawContext:
         return results, new, sid
 
     def get(self, ids: Iterable[int]) -> list[Turn]:
-        ids = list(ids)
+        ids = storable_ids(ids)
         if not ids:
             return []
         marks = ",".join("?" * len(ids))

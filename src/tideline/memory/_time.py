@@ -40,4 +40,10 @@ def parse_time(
         raise InvalidInput(
             f"{field}={value!r} is not an ISO 8601 time; use e.g. 2026-11-30 or 2026-11-30T14:05:00Z"
         ) from None
-    return to_iso(parsed)
+    try:
+        return to_iso(parsed)
+    except OverflowError:  # 0001-01-01T00:00+05:00 is a time in year 0 UTC, which Python lacks
+        raise InvalidInput(
+            f"{field}={value!r} is outside the years 1–9999 once converted to UTC; "
+            "use a time between 0001-01-02 and 9999-12-30"
+        ) from None

@@ -13,7 +13,7 @@ from tideline.search._query import (
     parse_query,
 )
 from tideline.search._retrieve import Candidates, Scope, TextLookup, literal_dashes, retrieve
-from tideline.search._text import has_cjk, spaced_cjk
+from tideline.search._text import has_cjk, spaced_cjk, valid_text
 from tideline.search._types import MODES, Hit, Mode, Policy, Retrieval
 
 __all__ = [
@@ -44,5 +44,6 @@ __all__ = [
     "rrf_fuse",
     "spaced_cjk",
     "text_key",
+    "valid_text",
     "weighted_fuse",
 ]

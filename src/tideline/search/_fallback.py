@@ -8,6 +8,7 @@ import numpy as np
 
 from tideline.embed import Embedder
 from tideline.errors import EmbedderError
+from tideline.search._text import valid_text
 
 log = logging.getLogger(__name__)
 
@@ -17,7 +18,7 @@ def query_vector(embedder: Embedder | None, text: str) -> tuple[np.ndarray | Non
     if embedder is None or embedder.dim == 0:
         return None, None
     try:
-        return embedder.embed_query(text), None
+        return embedder.embed_query(valid_text(text)), None
     except EmbedderError as exc:
         warning = f"vector search skipped, results are lexical only: {exc}"
         log.warning(warning)

@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -42,6 +42,9 @@ from tideline.search._types import Hit, Mode, Policy
 from tideline.store import Database
 
 log = logging.getLogger(__name__)
+
+#: A row as apsw returns it (column types are the schema's, which the type checker cannot see).
+Row = tuple[Any, ...]
 
 #: Called after each batch of `TextIndex.fill_vectors` with (records done, records asked for).
 FillProgress = Callable[[int, int], None]
@@ -284,7 +287,7 @@ class TextIndex:
         extra = f" AND {where}" if where else ""
         hits: list[Hit] = []
         if parsed.match:
-            rows = self.db.execute(
+            rows: list[Row] = self.db.execute(
                 f"SELECT rowid, bm25({self.name}_fts) FROM {self.name}_fts "
                 f"WHERE {self.name}_fts MATCH ?{extra} ORDER BY 2 LIMIT ?",
                 (parsed.match, *params, k),
@@ -316,13 +319,12 @@ class TextIndex:
             return []
         if where is None:
             return self._vector_numpy(np.asarray(qvec, dtype=np.float32), k)
-        best = dict(
-            self.db.execute(
-                f"SELECT rowid, distance FROM {self.name}_vec WHERE embedding MATCH ? AND k = ?"
-                f" AND {where} ORDER BY distance",
-                (_blob(qvec), k, *params),
-            ).fetchall()
-        )
+        knn: list[Row] = self.db.execute(
+            f"SELECT rowid, distance FROM {self.name}_vec WHERE embedding MATCH ? AND k = ?"
+            f" AND {where} ORDER BY distance",
+            (_blob(qvec), k, *params),
+        ).fetchall()
+        best: dict[int, float] = dict(knn)
         if self.db.scalar(f"SELECT 1 FROM {self.name}_vecpart LIMIT 1"):
             # `where` is a condition on `rowid`: name the record column so inside a subquery.
             for i, d in self.db.execute(
@@ -339,7 +341,9 @@ class TextIndex:
         version = (int(self.db.scalar("PRAGMA data_version")), self._writes)
         if self._matrix is not None and self._matrix.version == version:
             return self._matrix
-        rows = self.db.execute(f"SELECT rowid, embedding FROM {self.name}_vec").fetchall()
+        rows: list[Row] = self.db.execute(
+            f"SELECT rowid, embedding FROM {self.name}_vec"
+        ).fetchall()
         rows += self.db.execute(f"SELECT record, embedding FROM {self.name}_vecpart").fetchall()
         ids = np.array([r[0] for r in rows], dtype=np.int64)
         matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(
@@ -510,6 +514,7 @@ class TextIndex:
         if not self.has_vectors:
             return np.zeros(0, dtype=np.int64), np.zeros((0, self.dim), dtype=np.float32)
         sql = f"SELECT rowid, embedding FROM {self.name}_vec"
+        rows: list[Row]
         if ids is None:
             rows = self.db.execute(sql).fetchall()
         else:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from tideline.search._text import fold, spaced_cjk
+from tideline.search._text import fold, spaced_cjk, valid_text
 
 _TOKEN = re.compile(r'"[^"]*"?|\S+')
 _WORD = re.compile(r"[^\W_]+")
@@ -77,7 +77,7 @@ def bound_query(text: str) -> tuple[str, str | None]:
 
 def parse_query(text: str) -> ParsedQuery:
     """Parse user text; never raises, whatever the input."""
-    text = fold((text or "")[:MAX_QUERY_CHARS])[:MAX_QUERY_CHARS].replace("\x00", " ")
+    text = fold(valid_text(text or "")[:MAX_QUERY_CHARS])[:MAX_QUERY_CHARS].replace("\x00", " ")
     text = text.translate(_SEPARATORS)
     positive: list[str] = []
     negative: list[str] = []

@@ -121,15 +121,20 @@ def retrieve(
 
 
 def _merged(
-    lists: list[list[Hit]], order: Callable[[Hit], float], rank_field: str, policy: Policy
+    lists: list[list[Hit]],
+    order: Callable[[Hit], float],
+    rank_field: Literal["lex_rank", "vec_rank"],
+    policy: Policy,
 ) -> list[Hit]:
     """One list from the scopes' lists: a single scope keeps its order, several are merged by raw
     score (stable: scope order breaks ties); ranks are renumbered by the policy's tie rule."""
     merged = lists[0] if len(lists) == 1 else sorted((h for x in lists for h in x), key=order)
-    return [
-        replace(h, **{rank_field: r})
-        for h, r in zip(merged, ranks(merged, policy.ties), strict=True)
-    ]
+    out = []
+    for hit, rank in zip(merged, ranks(merged, policy.ties), strict=True):
+        copy = replace(hit)
+        setattr(copy, rank_field, rank)
+        out.append(copy)
+    return out
 
 
 def _annotate(

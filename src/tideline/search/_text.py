@@ -4,6 +4,10 @@ FTS5's `unicode61` tokenizer treats a run of CJK characters with no spaces as on
 Chinese word inside a sentence could never match. Before text reaches the `unicode61` table we put a
 space around every CJK character: each becomes a token, and a multi-character query becomes a phrase
 of adjacent characters, which BM25 ranks like any other phrase. Both sides must use `spaced_cjk`.
+
+`valid_text` is the gate for text from outside: a lone surrogate (an undecodable byte in a command
+line argument, a `\\udXXX` escape in JSON) cannot be encoded as UTF-8, so SQLite, hashes and the
+embedder would all fail on it.
 """
 
 from __future__ import annotations
@@ -24,6 +28,16 @@ def spaced_cjk(text: str) -> str:
 
 def has_cjk(text: str) -> bool:
     return _CJK.search(text) is not None
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def valid_text(text: str) -> str:
+    """`text` with every lone surrogate replaced by U+FFFD, as a UTF-8 decoder replaces a bad byte."""
+    if text.isascii():
+        return text
+    return _SURROGATE.sub("\ufffd", text)
 
 
 def fold(text: str) -> str:

@@ -96,14 +96,14 @@ def open_database(
     if migrations and str(path) != ":memory:" and not Path(path).exists():
         _create(Path(path), migrations, busy_timeout_ms)
     db = Database(str(path), busy_timeout_ms=busy_timeout_ms, remember_damage=remember_damage)
-    try:
-        if migrations:
+    if migrations:
+        try:
             _require_ours(db, migrations[0])
-        for m in migrations:
-            m.apply(db)
-    except BaseException:
-        db.close()
-        raise
+            for m in migrations:
+                m.apply(db)
+        except BaseException:
+            db.close()
+            raise
     return db
 
 

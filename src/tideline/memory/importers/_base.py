@@ -40,18 +40,45 @@ class Importer(Protocol):
     def read(self, path: Path) -> ImportBatch: ...
 
 
+#: What `parse_json` returns for a document it could not read (`None` is valid JSON).
+NOT_JSON = object()
+
+
+def read_text(path: Path) -> str:
+    """The file as text; undecodable bytes become U+FFFD, as in every importer."""
+    return path.read_text(encoding="utf-8", errors="replace")
+
+
+def parse_json(text: str, batch: ImportBatch, line: int | None = None) -> Any:
+    """One JSON document, or `NOT_JSON` with a problem recorded when it cannot be read.
+
+    Valid JSON that Python cannot hold — nesting deeper than the recursion limit (`[[[[…`), an
+    integer of more than 4,300 digits — is reported like a syntax error, never raised.
+    """
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        where = f" at column {exc.colno}" if line is not None else ""
+        problem = ImportProblem(line or exc.lineno, f"not valid JSON ({exc.msg}{where})")
+    except RecursionError:
+        problem = ImportProblem(
+            line, "JSON nested too deeply to read; flatten its arrays and objects"
+        )
+    except ValueError:
+        problem = ImportProblem(line, "JSON number too long to read; write it as a string")
+    batch.problems.append(problem)
+    return NOT_JSON
+
+
 def json_lines(path: Path, batch: ImportBatch) -> Iterator[tuple[int, Any]]:
     """Parsed JSON lines with their 1-based numbers; broken lines become problems."""
     with path.open(encoding="utf-8", errors="replace") as fh:
         for number, line in enumerate(fh, 1):
             if not line.strip():
                 continue
-            try:
-                yield number, json.loads(line)
-            except json.JSONDecodeError as exc:
-                batch.problems.append(
-                    ImportProblem(number, f"not valid JSON ({exc.msg} at column {exc.colno})")
-                )
+            value = parse_json(line, batch, number)
+            if value is not NOT_JSON:
+                yield number, value
 
 
 def content_text(content: Any) -> str:

@@ -10,21 +10,37 @@ turn's external id, which the retrieval benchmark uses as ground truth.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import re
 from pathlib import Path
+from typing import Any
 
 from tideline.memory._raw import NewTurn
 from tideline.memory._time import to_iso
 from tideline.memory._types import ImportProblem
-from tideline.memory.importers._base import ImportBatch, ImportedSession
+from tideline.memory.importers._base import (
+    NOT_JSON,
+    ImportBatch,
+    ImportedSession,
+    parse_json,
+    read_text,
+)
 
-_SESSION = re.compile(r"^session_(\d+)$")
+_SESSION = re.compile(r"^session_([0-9]{1,9})$")
 
 
 def parse_locomo_time(text: str) -> dt.datetime:
     """'1:56 pm on 8 May, 2023' → datetime."""
     return dt.datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y")
+
+
+def _session_start(value: object) -> dt.datetime | None:
+    """A session's date, or None when it is missing, not text or not in LoCoMo's format."""
+    if not isinstance(value, str):
+        return None
+    try:
+        return parse_locomo_time(value)
+    except ValueError:
+        return None
 
 
 class LoCoMoImporter:
@@ -33,45 +49,77 @@ class LoCoMoImporter:
 
     def read(self, path: Path) -> ImportBatch:
         batch = ImportBatch()
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            batch.problems.append(ImportProblem(exc.lineno, f"not valid JSON ({exc.msg})"))
+        data = parse_json(read_text(path), batch)
+        if data is NOT_JSON:
             return batch
         conv = data.get("conversation", data) if isinstance(data, dict) else None
-        if not isinstance(conv, dict) or "speaker_a" not in conv:
-            batch.problems.append(ImportProblem(None, "not a LoCoMo conversation (no speaker_a)"))
+        if not isinstance(conv, dict) or not isinstance(conv.get("speaker_a"), str):
+            batch.problems.append(
+                ImportProblem(None, "not a LoCoMo conversation (no speaker_a name)")
+            )
             return batch
         sample = str(data.get("sample_id") or path.stem)
-        roles = {conv["speaker_a"]: "user", conv.get("speaker_b"): "assistant"}
-        numbers = sorted(int(m.group(1)) for k in conv if (m := _SESSION.match(k)))
-        for n in numbers:
-            stamp_text = conv.get(f"session_{n}_date_time", "")
-            try:
-                start = parse_locomo_time(stamp_text)
-            except ValueError:
-                batch.problems.append(
-                    ImportProblem(None, f"session_{n}: unreadable date {stamp_text!r}")
-                )
-                continue
-            turns = []
-            for i, raw in enumerate(conv[f"session_{n}"]):
-                text = str(raw.get("text", ""))
-                if raw.get("blip_caption"):
-                    text = f"{text} [shares a photo: {raw['blip_caption']}]".strip()
-                if not text.strip():
-                    batch.skipped += 1
-                    continue
-                turns.append(
-                    NewTurn(
-                        role=roles.get(raw.get("speaker"), "user"),
-                        text=text,
-                        speaker=raw.get("speaker"),
-                        timestamp=to_iso(start + dt.timedelta(minutes=i)),
-                        external_id=raw.get("dia_id"),
+        roles = {conv["speaker_a"]: "user"}
+        if isinstance(conv.get("speaker_b"), str):
+            roles[conv["speaker_b"]] = "assistant"
+        sessions = sorted((int(m.group(1)), k) for k in conv if (m := _SESSION.match(k)))
+        for n, key in sessions:
+            turns = self._session(conv, n, key, roles, batch)
+            if turns is not None:
+                batch.sessions.append(
+                    ImportedSession(
+                        f"locomo/{sample}/session_{n}",
+                        turns,
+                        title=conv[f"session_{n}_date_time"],
                     )
                 )
-            batch.sessions.append(
-                ImportedSession(f"locomo/{sample}/session_{n}", turns, title=stamp_text)
-            )
         return batch
+
+    def _session(
+        self, conv: dict[str, Any], n: int, key: str, roles: dict[str, str], batch: ImportBatch
+    ) -> list[NewTurn] | None:
+        """One session's turns, or None (with a problem recorded) when it cannot be read."""
+        stamp_text = conv.get(f"session_{n}_date_time", "")
+        start = _session_start(stamp_text)
+        if start is None:
+            batch.problems.append(
+                ImportProblem(
+                    None,
+                    f"session_{n}: unreadable date {stamp_text!r:.80}; "
+                    "write it like '1:56 pm on 8 May, 2023'",
+                )
+            )
+            return None
+        raw_turns = conv[key]
+        if not isinstance(raw_turns, list):
+            batch.problems.append(ImportProblem(None, f"{key}: not a list of turns"))
+            return None
+        turns = []
+        for i, raw in enumerate(raw_turns):
+            if not isinstance(raw, dict):
+                batch.problems.append(ImportProblem(None, f"{key} turn {i}: not an object"))
+                continue
+            text = str(raw.get("text", ""))
+            if raw.get("blip_caption"):
+                text = f"{text} [shares a photo: {raw['blip_caption']}]".strip()
+            if not text.strip():
+                batch.skipped += 1
+                continue
+            speaker = raw.get("speaker")
+            try:
+                stamp = to_iso(start + dt.timedelta(minutes=i))
+            except OverflowError:
+                batch.problems.append(
+                    ImportProblem(None, f"{key} turn {i}: its time falls after the year 9999")
+                )
+                continue
+            turns.append(
+                NewTurn(
+                    role=roles.get(speaker, "user") if isinstance(speaker, str) else "user",
+                    text=text,
+                    speaker=speaker,
+                    timestamp=stamp,
+                    external_id=raw.get("dia_id"),
+                )
+            )
+        return turns

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from tideline.memory._raw import NewTurn
 from tideline.memory._types import ImportProblem
-from tideline.memory.importers._base import ImportBatch, ImportedSession, content_text, json_lines
+from tideline.memory.importers._base import (
+    NOT_JSON,
+    ImportBatch,
+    ImportedSession,
+    content_text,
+    json_lines,
+    parse_json,
+    read_text,
+)
 
 
 class OpenAIChatImporter:
@@ -20,13 +27,11 @@ class OpenAIChatImporter:
     def read(self, path: Path) -> ImportBatch:
         batch = ImportBatch()
         items: list[tuple[int | None, Any]]
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = read_text(path)
         stripped = text.lstrip()
         if stripped.startswith("[") or (stripped.startswith("{") and "\n{" not in stripped.strip()):
-            try:
-                data = json.loads(text)
-            except json.JSONDecodeError as exc:
-                batch.problems.append(ImportProblem(exc.lineno, f"not valid JSON ({exc.msg})"))
+            data = parse_json(text, batch)
+            if data is NOT_JSON:
                 return batch
             messages = data.get("messages", []) if isinstance(data, dict) else data
             items = [(None, m) for m in messages] if isinstance(messages, list) else []

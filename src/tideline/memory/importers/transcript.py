@@ -29,7 +29,7 @@ class TranscriptImporter:
                 continue
             message = line.get("message") if isinstance(line.get("message"), dict) else line
             role = message.get("role") or line.get("role") or line.get("type")
-            if role not in _ROLES:
+            if not isinstance(role, str) or role not in _ROLES:
                 batch.skipped += 1
                 continue
             body = content_text(message.get("content"))

@@ -1,0 +1,134 @@
+"""The profile: facts with a lifecycle, their evidence, people, events, the knowledge graph,
+strategies, the user model, trajectory, snapshots and Sleep run records (after Riverse).
+
+`Profile` is the service; `Changeset` is how the Sleep pipeline writes; the rule functions
+(`check_transition`, `matured_decay`, `injection_weight`, `plan_*`, ...) are pure and need no database.
+"""
+
+from tideline.profile._apply import Applied
+from tideline.profile._changeset import Changeset, Ref
+from tideline.profile._decay import (
+    ANCHOR_FACTOR,
+    MATURITY,
+    Rung,
+    expires_at,
+    injection_weight,
+    is_expired,
+    matured_decay,
+    thresholds,
+)
+from tideline.profile._dedupe import Duplicates, duplicates, fact_key, normalise
+from tideline.profile._disputes import DisputedPair, disputed_pairs, settle
+from tideline.profile._drafts import (
+    DEFAULT_DECAY_DAYS,
+    EventDraft,
+    FactDraft,
+    ObservationDraft,
+    PersonMention,
+)
+from tideline.profile._errors import IllegalTransition, ProfileChanged
+from tideline.profile._lifecycle import (
+    FACT_NEXT,
+    FAST_PATH_MENTIONS,
+    STRATEGY_NEXT,
+    check_live,
+    check_strategy,
+    check_transition,
+    fast_path,
+)
+from tideline.profile._mentions import merge_mention, person_key
+from tideline.profile._plans import (
+    plan_dedupe,
+    plan_expiry,
+    plan_fast_path,
+    plan_maturity,
+    verify_question,
+)
+from tideline.profile._profile import Profile
+from tideline.profile._schema import PROFILE_MIGRATIONS
+from tideline.profile._types import (
+    ACTIVE_STATUSES,
+    EDGE_KINDS,
+    OBSERVATION_TYPES,
+    STATUSES,
+    STRATEGY_KINDS,
+    ActiveFact,
+    Edge,
+    Event,
+    Evidence,
+    Fact,
+    FactTimeline,
+    Observation,
+    Relationship,
+    SleepRun,
+    Snapshot,
+    StatusChange,
+    Strategy,
+    Trajectory,
+    UserModelEntry,
+)
+from tideline.profile._view import ProfileView
+
+__all__ = [
+    "ACTIVE_STATUSES",
+    "ANCHOR_FACTOR",
+    "DEFAULT_DECAY_DAYS",
+    "EDGE_KINDS",
+    "FACT_NEXT",
+    "FAST_PATH_MENTIONS",
+    "MATURITY",
+    "OBSERVATION_TYPES",
+    "PROFILE_MIGRATIONS",
+    "STATUSES",
+    "STRATEGY_KINDS",
+    "STRATEGY_NEXT",
+    "ActiveFact",
+    "Applied",
+    "Changeset",
+    "DisputedPair",
+    "Duplicates",
+    "Edge",
+    "Event",
+    "EventDraft",
+    "Evidence",
+    "Fact",
+    "FactDraft",
+    "FactTimeline",
+    "IllegalTransition",
+    "Observation",
+    "ObservationDraft",
+    "PersonMention",
+    "Profile",
+    "ProfileChanged",
+    "ProfileView",
+    "Ref",
+    "Relationship",
+    "Rung",
+    "SleepRun",
+    "Snapshot",
+    "StatusChange",
+    "Strategy",
+    "Trajectory",
+    "UserModelEntry",
+    "check_live",
+    "check_strategy",
+    "check_transition",
+    "disputed_pairs",
+    "duplicates",
+    "expires_at",
+    "fact_key",
+    "fast_path",
+    "injection_weight",
+    "is_expired",
+    "matured_decay",
+    "merge_mention",
+    "normalise",
+    "person_key",
+    "plan_dedupe",
+    "plan_expiry",
+    "plan_fast_path",
+    "plan_maturity",
+    "settle",
+    "thresholds",
+    "verify_question",
+]

@@ -1,0 +1,241 @@
+"""Writing a changeset: resolve refs, enforce the lifecycle, call the owners. No SQL here.
+
+Runs inside the single write transaction `Profile.apply` opens; any exception rolls back every
+change of the changeset.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from tideline.errors import NotFound
+from tideline.profile import _changeset as c
+from tideline.profile._decay import expires_at
+from tideline.profile._events import EventStore
+from tideline.profile._facts import FactStore
+from tideline.profile._graph import EdgeStore
+from tideline.profile._lifecycle import check_live, check_strategy, check_transition
+from tideline.profile._mentions import merge_mention, person_key
+from tideline.profile._observations import ObservationStore
+from tideline.profile._people import RelationshipStore
+from tideline.profile._portrait import PortraitStore
+from tideline.profile._runs import RunStore
+from tideline.profile._strategies import StrategyStore
+from tideline.profile._time import to_text
+from tideline.profile._types import FINAL_STATUSES, Fact
+from tideline.store import Database
+
+TurnCheck = Callable[[Sequence[int]], object]  # raises NotFound for an unknown turn id
+
+
+@dataclass
+class Applied:
+    """What a changeset did: the new profile version, ids of its new rows, counts by change."""
+
+    version: int
+    ids: dict[c.Ref, int] = field(default_factory=dict)
+    counts: Counter[str] = field(default_factory=Counter)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "version": self.version,
+            "ids": {f"{r.kind}:{r.n}": i for r, i in self.ids.items()},
+            "counts": dict(self.counts),
+        }
+
+
+class Stores:
+    """Every owner of a profile table, over one database."""
+
+    def __init__(self, db: Database):
+        self.facts = FactStore(db)
+        self.observations = ObservationStore(db)
+        self.people = RelationshipStore(db)
+        self.events = EventStore(db)
+        self.edges = EdgeStore(db)
+        self.strategies = StrategyStore(db)
+        self.portrait = PortraitStore(db)
+        self.runs = RunStore(db)
+
+
+class Applier:
+    def __init__(
+        self,
+        stores: Stores,
+        now: dt.datetime,
+        run_id: int | None,
+        check_turns: TurnCheck | None,
+    ):
+        self.s = stores
+        self.now = to_text(now)
+        self.run_id = run_id
+        self.check_turns = check_turns
+        self.ids: dict[c.Ref, int] = {}
+        self.counts: Counter[str] = Counter()
+
+    # -- refs --------------------------------------------------------------------------------
+    def _id(self, ref: int | c.Ref) -> int:
+        if isinstance(ref, c.Ref):
+            if ref not in self.ids:
+                raise NotFound(f"{ref.kind} ref {ref.n} is used before it is created")
+            return self.ids[ref]
+        return ref
+
+    def _fact(self, ref: int | c.Ref) -> Fact:
+        return self.s.facts.require(self._id(ref))
+
+    def _observation(self, ref: int | c.Ref | None) -> int | None:
+        if ref is None:
+            return None
+        oid = self._id(ref)
+        if not self.s.observations.exists(oid):
+            raise NotFound(f"observation #{oid} does not exist")
+        return oid
+
+    def _turns(self, turn_ids: Sequence[int]) -> None:
+        if turn_ids and self.check_turns is not None:
+            self.check_turns(turn_ids)
+
+    # -- the changes -------------------------------------------------------------------------
+    def run(self, ops: Sequence[c.Op]) -> None:
+        for op in ops:
+            self.apply(op)
+            self.counts[type(op).__name__] += 1
+
+    def apply(self, op: c.Op) -> None:
+        """One change, by kind."""
+        match op:
+            case c.NewFact():
+                self._new_fact(op)
+            case c.Link():
+                self._link(op.fact, op.polarity, op.turn_ids, op.observation)
+            case c.Transition():
+                self._transition(self._fact(op.fact), op.to, op.why, op.at)
+            case c.Merge():
+                self._merge(op)
+            case c.SetDecay():
+                fact = self._fact(op.fact)
+                ends = expires_at(fact.last_seen_at, op.decay_days)
+                self.s.facts.set_decay(fact.id, op.decay_days, ends, self.now)
+            case c.SetConfidence():
+                self.s.facts.set_confidence(self._fact(op.fact).id, op.confidence, self.now)
+            case c.NewObservation():
+                self._turns(op.draft.turn_ids)
+                oid = self.s.observations.insert(op.draft, now=self.now, run_id=self.run_id)
+                self.ids[op.ref] = oid
+            case c.ObservationsProcessed():
+                self.s.observations.mark_processed([self._id(o) for o in op.observations])
+            case c.Mention():
+                key = person_key(op.person.name)
+                merged = merge_mention(self.s.people.find(key), op.person, self.now)
+                self.s.people.save(merged, key)
+            case c.NewEvent():
+                start = op.draft.happened_at or self.now
+                ends = expires_at(start, op.draft.decay_days)
+                self.s.events.insert(op.draft, now=self.now, expires_at=ends, run_id=self.run_id)
+            case c.CloseEvent():
+                self.s.events.close(op.event_id, op.at or self.now)
+            case c.NewEdge():
+                a, b = self._fact(op.from_fact), self._fact(op.to_fact)
+                for f in (a, b):
+                    check_live(f, "join the knowledge graph")
+                self.s.edges.add(op.kind, a.id, b.id, now=self.now, run_id=self.run_id)
+            case c.NewStrategy():
+                fid = None if op.fact is None else self._fact(op.fact).id
+                self.s.strategies.add(op.kind, fid, op.question, now=self.now, run_id=self.run_id)
+            case c.StrategyStatus():
+                check_strategy(self.s.strategies.require(op.strategy_id), op.to)
+                self.s.strategies.set_status(op.strategy_id, op.to, self.now)
+            case c.UserModel():
+                self.s.portrait.set_dimension(
+                    op.dimension, op.value, list(op.evidence), now=self.now, run_id=self.run_id
+                )
+            case c.NewTrajectory():
+                self.s.portrait.add_trajectory(op.fields, now=self.now, run_id=self.run_id)
+            case c.NewSnapshot():
+                self.s.portrait.add_snapshot(op.text, op.data, now=self.now, run_id=self.run_id)
+            case c.SessionProcessed():
+                self.s.runs.mark_processed(
+                    op.session_id, op.through_turn_id, now=self.now, run_id=self.run_id
+                )
+
+    def _new_fact(self, op: c.NewFact) -> None:
+        old = None if op.supersedes is None else self._fact(op.supersedes)
+        if old is not None:
+            check_live(old)
+        self._turns(op.turn_ids)
+        obs = self._observation(op.observation)
+        ends = expires_at(self.now, op.draft.decay_days)
+        fid = self.s.facts.insert(
+            op.draft,
+            now=self.now,
+            expires_at=ends,
+            supersedes=None if old is None else old.id,
+            run_id=self.run_id,
+        )
+        self.ids[op.ref] = fid
+        self._evidence(fid, "support", op.turn_ids, obs)
+
+    def _link(
+        self,
+        ref: int | c.Ref,
+        polarity: str,
+        turn_ids: Sequence[int],
+        observation: int | c.Ref | None,
+    ) -> None:
+        fact = self._fact(ref)
+        check_live(fact, "gain evidence")
+        self._turns(turn_ids)
+        added = self._evidence(fact.id, polarity, turn_ids, self._observation(observation))
+        if polarity == "support" and added:
+            ends = expires_at(self.now, fact.decay_days)
+            self.s.facts.mention(fact.id, seen_at=self.now, expires_at=ends, now=self.now)
+
+    def _evidence(
+        self, fact_id: int, polarity: str, turn_ids: Sequence[int], observation: int | None
+    ) -> int:
+        links: list[tuple[int | None, int | None]] = [(t, observation) for t in turn_ids]
+        if not links and observation is not None:
+            links = [(None, observation)]
+        return sum(
+            self.s.facts.add_evidence(
+                fact_id, turn_id=t, observation_id=o, polarity=polarity, now=self.now
+            )
+            for t, o in links
+        )
+
+    def _transition(
+        self, fact: Fact, to: str, why: str | None, at: str | None, merged_into: int | None = None
+    ) -> None:
+        check_transition(fact, to)
+        end = at or self.now
+        self.s.facts.set_status(
+            fact, to, now=self.now, at=end, why=why, run_id=self.run_id, merged_into=merged_into
+        )
+        if to in FINAL_STATUSES:
+            self.s.edges.remove_for(fact.id, end)
+
+    def _merge(self, op: c.Merge) -> None:
+        keep, drop = self._fact(op.keep), self._fact(op.drop)
+        check_live(keep, "absorb a duplicate")
+        for ev in self.s.facts.evidence([drop.id])[drop.id]:
+            self.s.facts.add_evidence(
+                keep.id,
+                turn_id=ev.turn_id,
+                observation_id=ev.observation_id,
+                polarity=ev.polarity,
+                now=self.now,
+            )
+        seen = max(keep.last_seen_at, drop.last_seen_at)  # the stored form sorts as text
+        self.s.facts.mention(
+            keep.id,
+            seen_at=seen,
+            expires_at=expires_at(seen, keep.decay_days),
+            now=self.now,
+            count=drop.mention_count,
+        )
+        self._transition(drop, "closed", f"duplicate of #{keep.id}", None, merged_into=keep.id)

@@ -1,0 +1,333 @@
+"""A changeset: every change one Sleep run wants, computed without touching the database.
+
+The pipeline reads a `ProfileView` (with its `version`), spends as long as it needs on the LLM,
+and records what it decided here. `Profile.apply` then writes it all in one short transaction,
+or nothing: it refuses when the profile's version moved since the read (`ProfileChanged`).
+
+New facts and observations get a `Ref` (a placeholder) so later changes in the same changeset can
+point at them before they have ids. Lifecycle rules are checked at apply time, against the rows
+as they are inside the transaction.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from tideline.errors import InvalidInput
+from tideline.profile._drafts import (
+    EventDraft,
+    FactDraft,
+    ObservationDraft,
+    PersonMention,
+    choice,
+    ids,
+    stamp,
+    text,
+)
+from tideline.profile._types import (
+    EDGE_KINDS,
+    POLARITIES,
+    STRATEGY_KINDS,
+    STRATEGY_STATUSES,
+)
+
+
+@dataclass(frozen=True)
+class Ref:
+    """A fact or observation created earlier in the same changeset."""
+
+    kind: str  # "fact" | "observation"
+    n: int
+
+
+FactRef = int | Ref
+ObservationRef = int | Ref
+
+
+@dataclass(frozen=True)
+class NewFact:
+    ref: Ref
+    draft: FactDraft
+    supersedes: FactRef | None
+    turn_ids: tuple[int, ...]
+    observation: ObservationRef | None
+
+
+@dataclass(frozen=True)
+class Link:
+    """Evidence for (support: a mention, the fact lives longer) or against a fact."""
+
+    fact: FactRef
+    polarity: str
+    turn_ids: tuple[int, ...]
+    observation: ObservationRef | None
+
+
+@dataclass(frozen=True)
+class Transition:
+    fact: FactRef
+    to: str
+    why: str | None
+    at: str | None  # the end time for closed/rejected; default: the apply time
+
+
+@dataclass(frozen=True)
+class Merge:
+    """Dedupe: `drop`'s evidence and mentions move onto `keep`; `drop` is closed, not deleted."""
+
+    keep: int
+    drop: int
+
+
+@dataclass(frozen=True)
+class SetDecay:
+    fact: FactRef
+    decay_days: int
+
+
+@dataclass(frozen=True)
+class SetConfidence:
+    fact: FactRef
+    confidence: float
+
+
+@dataclass(frozen=True)
+class NewObservation:
+    ref: Ref
+    draft: ObservationDraft
+
+
+@dataclass(frozen=True)
+class ObservationsProcessed:
+    observations: tuple[ObservationRef, ...]
+
+
+@dataclass(frozen=True)
+class Mention:
+    person: PersonMention
+
+
+@dataclass(frozen=True)
+class NewEvent:
+    draft: EventDraft
+
+
+@dataclass(frozen=True)
+class CloseEvent:
+    event_id: int
+    at: str | None
+
+
+@dataclass(frozen=True)
+class NewEdge:
+    kind: str
+    from_fact: FactRef
+    to_fact: FactRef
+
+
+@dataclass(frozen=True)
+class NewStrategy:
+    kind: str
+    fact: FactRef | None
+    question: str
+
+
+@dataclass(frozen=True)
+class StrategyStatus:
+    strategy_id: int
+    to: str
+
+
+@dataclass(frozen=True)
+class UserModel:
+    dimension: str
+    value: str
+    evidence: tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class NewTrajectory:
+    fields: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class NewSnapshot:
+    text: str
+    data: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class SessionProcessed:
+    session_id: int
+    through_turn_id: int
+
+
+Op = (
+    NewFact
+    | Link
+    | Transition
+    | Merge
+    | SetDecay
+    | SetConfidence
+    | NewObservation
+    | ObservationsProcessed
+    | Mention
+    | NewEvent
+    | CloseEvent
+    | NewEdge
+    | NewStrategy
+    | StrategyStatus
+    | UserModel
+    | NewTrajectory
+    | NewSnapshot
+    | SessionProcessed
+)
+
+
+@dataclass
+class Changeset:
+    """Ordered changes against the profile as it was at `base_version`."""
+
+    base_version: int
+    ops: list[Op] = field(default_factory=list)
+    _refs: Counter[str] = field(default_factory=Counter, repr=False)
+
+    def _ref(self, kind: str) -> Ref:
+        self._refs[kind] += 1
+        return Ref(kind, self._refs[kind])
+
+    def __len__(self) -> int:
+        return len(self.ops)
+
+    def plan(self) -> dict[str, int]:
+        """How many changes of each kind (what `--dry-run` shows)."""
+        return dict(Counter(type(op).__name__ for op in self.ops))
+
+    # -- facts -------------------------------------------------------------------------------
+    def add_fact(
+        self,
+        draft: FactDraft,
+        *,
+        turn_ids: tuple[int, ...] = (),
+        observation: ObservationRef | None = None,
+        supersedes: FactRef | None = None,
+    ) -> Ref:
+        """A new suspected fact with its evidence; with `supersedes`, a disputed pair."""
+        ref = self._ref("fact")
+        self.ops.append(NewFact(ref, draft, supersedes, ids(turn_ids, "turn_ids"), observation))
+        return ref
+
+    def support(
+        self,
+        fact: FactRef,
+        *,
+        turn_ids: tuple[int, ...] = (),
+        observation: ObservationRef | None = None,
+    ) -> None:
+        """One more mention: evidence linked, mention_count + 1, expiry restarted."""
+        self._link(fact, "support", turn_ids, observation)
+
+    def against(
+        self,
+        fact: FactRef,
+        *,
+        turn_ids: tuple[int, ...] = (),
+        observation: ObservationRef | None = None,
+    ) -> None:
+        """Evidence that weakens a fact without proposing another value."""
+        self._link(fact, "against", turn_ids, observation)
+
+    def _link(
+        self,
+        fact: FactRef,
+        polarity: str,
+        turn_ids: tuple[int, ...],
+        observation: ObservationRef | None,
+    ) -> None:
+        choice(polarity, "polarity", POLARITIES)
+        if not turn_ids and observation is None:
+            raise InvalidInput(f"evidence for fact {fact}: give turn_ids and/or an observation")
+        self.ops.append(Link(fact, polarity, ids(turn_ids, "turn_ids"), observation))
+
+    def transition(
+        self, fact: FactRef, to: str, *, why: str | None = None, at: str | None = None
+    ) -> None:
+        self.ops.append(Transition(fact, to, why, stamp(at, "at")))
+
+    def confirm(self, fact: FactRef, why: str | None = None) -> None:
+        self.transition(fact, "confirmed", why=why)
+
+    def close(self, fact: FactRef, *, why: str | None = None, at: str | None = None) -> None:
+        self.transition(fact, "closed", why=why, at=at)
+
+    def reject(self, fact: FactRef, why: str) -> None:
+        self.transition(fact, "rejected", why=text(why, "why", 2000))
+
+    def merge(self, keep: int, drop: int) -> None:
+        if keep == drop:
+            raise InvalidInput(f"merge: fact #{keep} cannot be merged into itself")
+        self.ops.append(Merge(keep, drop))
+
+    def set_decay(self, fact: FactRef, decay_days: int) -> None:
+        self.ops.append(SetDecay(fact, decay_days))
+
+    def set_confidence(self, fact: FactRef, confidence: float) -> None:
+        if not 0.0 <= confidence <= 1.0:
+            raise InvalidInput(f"confidence={confidence}: use a number from 0 to 1")
+        self.ops.append(SetConfidence(fact, confidence))
+
+    # -- observations, people, events --------------------------------------------------------
+    def add_observation(self, draft: ObservationDraft) -> Ref:
+        ref = self._ref("observation")
+        self.ops.append(NewObservation(ref, draft))
+        return ref
+
+    def observations_processed(self, observations: list[ObservationRef]) -> None:
+        self.ops.append(ObservationsProcessed(tuple(observations)))
+
+    def mention(self, person: PersonMention) -> None:
+        self.ops.append(Mention(person))
+
+    def add_event(self, draft: EventDraft) -> None:
+        self.ops.append(NewEvent(draft))
+
+    def close_event(self, event_id: int, at: str | None = None) -> None:
+        self.ops.append(CloseEvent(event_id, stamp(at, "at")))
+
+    # -- graph and strategies ----------------------------------------------------------------
+    def add_edge(self, kind: str, from_fact: FactRef, to_fact: FactRef) -> None:
+        choice(kind, "edge kind", EDGE_KINDS)
+        if from_fact == to_fact:
+            raise InvalidInput(f"edge {kind}: a fact cannot point at itself ({from_fact})")
+        self.ops.append(NewEdge(kind, from_fact, to_fact))
+
+    def add_strategy(self, kind: str, fact: FactRef | None, question: str) -> None:
+        choice(kind, "strategy kind", STRATEGY_KINDS)
+        self.ops.append(NewStrategy(kind, fact, text(question, "question", 2000)))
+
+    def set_strategy(self, strategy_id: int, to: str) -> None:
+        choice(to, "strategy status", STRATEGY_STATUSES)
+        self.ops.append(StrategyStatus(strategy_id, to))
+
+    # -- outputs -----------------------------------------------------------------------------
+    def set_user_model(self, dimension: str, value: str, evidence: tuple[Any, ...] = ()) -> None:
+        self.ops.append(
+            UserModel(text(dimension, "dimension", 200), text(value, "value", 2000), evidence)
+        )
+
+    def set_trajectory(self, **fields: Any) -> None:
+        known = {"phase", "direction", "stability", "anchors", "unstable_areas", "momentum"}
+        unknown = set(fields) - known - {"sessions_since"}
+        if unknown:
+            raise InvalidInput(f"trajectory: unknown fields {sorted(unknown)}; use {sorted(known)}")
+        self.ops.append(NewTrajectory(dict(fields)))
+
+    def snapshot(self, text_: str, data: dict[str, Any]) -> None:
+        self.ops.append(NewSnapshot(text(text_, "snapshot text", 200_000), dict(data)))
+
+    def session_processed(self, session_id: int, through_turn_id: int) -> None:
+        """Seed step 14: this session's turns up to `through_turn_id` are digested."""
+        ids((session_id, through_turn_id), "session/turn id")
+        self.ops.append(SessionProcessed(session_id, through_turn_id))

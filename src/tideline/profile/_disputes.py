@@ -1,0 +1,39 @@
+"""Disputed pairs (seed steps 4 and 6). Pure rules, no SQL.
+
+A new fact that `supersedes` an old one while both are still live is a disputed pair. Arbitration
+either accepts the new fact — the old one is closed with its end time set to when the new one
+began — or rejects the new statement. Closing or rejecting retires the loser's edges (in apply).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tideline.profile._changeset import Changeset
+from tideline.profile._types import ACTIVE_STATUSES, Fact
+
+
+@dataclass(frozen=True)
+class DisputedPair:
+    old: Fact
+    new: Fact
+
+
+def disputed_pairs(facts: list[Fact]) -> list[DisputedPair]:
+    by_id = {f.id: f for f in facts}
+    pairs = []
+    for new in facts:
+        old = by_id.get(new.supersedes) if new.supersedes is not None else None
+        if old is not None and old.status in ACTIVE_STATUSES and new.status in ACTIVE_STATUSES:
+            pairs.append(DisputedPair(old, new))
+    return pairs
+
+
+def settle(changeset: Changeset, pair: DisputedPair, *, accept_new: bool, why: str) -> None:
+    """Record the arbitration: accept_new closes the old fact, reject_new rejects the new one."""
+    if accept_new:
+        changeset.close(
+            pair.old.id, why=f"superseded by #{pair.new.id}: {why}", at=pair.new.valid_from
+        )
+    else:
+        changeset.reject(pair.new.id, f"arbitration kept #{pair.old.id}: {why}")

@@ -1,0 +1,85 @@
+"""Owner of `observations`: what the extraction step heard, before it becomes a fact.
+
+Observations are append-only; `processed` flips once the integration step has classified them.
+Third-party observations (`about` ≠ "user") are stored the same way, apart by that column.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from tideline.profile._drafts import ObservationDraft
+from tideline.profile._types import Observation
+from tideline.store import Database
+
+
+def _observation(row: dict[str, object]) -> Observation:
+    row = dict(row)
+    row["turn_ids"] = json.loads(str(row["turn_ids"]))
+    row["processed"] = bool(row["processed"])
+    return Observation(**row)  # type: ignore[arg-type]
+
+
+class ObservationStore:
+    def __init__(self, db: Database):
+        self.db = db
+
+    @staticmethod
+    def create_tables(db: Database) -> None:
+        db.execute(
+            """CREATE TABLE observations(
+                id INTEGER PRIMARY KEY,
+                session_id INTEGER,
+                turn_ids TEXT NOT NULL DEFAULT '[]',
+                type TEXT NOT NULL,
+                topic TEXT NOT NULL DEFAULT '',
+                text TEXT NOT NULL,
+                about TEXT NOT NULL DEFAULT 'user',
+                processed INTEGER NOT NULL DEFAULT 0,
+                run_id INTEGER,
+                created_at TEXT NOT NULL)"""
+        )
+        db.execute("CREATE INDEX observations_open ON observations(processed, session_id)")
+
+    def insert(self, draft: ObservationDraft, *, now: str, run_id: int | None) -> int:
+        return int(
+            self.db.scalar(
+                """INSERT INTO observations(session_id, turn_ids, type, topic, text, about,
+                    run_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id""",
+                (
+                    draft.session_id,
+                    json.dumps(list(draft.turn_ids)),
+                    draft.type,
+                    draft.topic,
+                    draft.text,
+                    draft.about,
+                    run_id,
+                    now,
+                ),
+            )
+        )
+
+    def list(self, *, processed: bool | None = None, about: str | None = None) -> list[Observation]:
+        where, params = ["1 = 1"], []
+        if processed is not None:
+            where.append("processed = ?")
+            params.append(int(processed))
+        if about is not None:
+            where.append("about = ?")
+            params.append(about)
+        rows = self.db.rows(
+            f"SELECT * FROM observations WHERE {' AND '.join(where)} ORDER BY id", params
+        )
+        return [_observation(r) for r in rows]
+
+    def exists(self, observation_id: int) -> bool:
+        return bool(self.db.scalar("SELECT 1 FROM observations WHERE id = ?", (observation_id,)))
+
+    def mark_processed(self, ids: Sequence[int]) -> None:
+        self.db.executemany(
+            "UPDATE observations SET processed = 1 WHERE id = ?", [(i,) for i in ids]
+        )
+
+    def count(self) -> dict[str, int]:
+        return {"observations": int(self.db.scalar("SELECT COUNT(*) FROM observations"))}

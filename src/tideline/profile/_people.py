@@ -1,0 +1,79 @@
+"""Owner of `relationships`: the people the user mentions, one row per person.
+
+A person is found by `name_key` (see `_mentions.person_key`); each mention updates the row in
+place (count, details, relation) and a status change is appended to the JSON `history`, so the
+row never loses what it was.
+"""
+
+from __future__ import annotations
+
+import json
+
+from tideline.profile._types import Relationship
+from tideline.store import Database
+
+
+def _relationship(row: dict[str, object]) -> Relationship:
+    row = dict(row)
+    row.pop("name_key")
+    row["history"] = json.loads(str(row["history"]))
+    return Relationship(**row)  # type: ignore[arg-type]
+
+
+class RelationshipStore:
+    def __init__(self, db: Database):
+        self.db = db
+
+    @staticmethod
+    def create_tables(db: Database) -> None:
+        db.execute(
+            """CREATE TABLE relationships(
+                id INTEGER PRIMARY KEY,
+                name TEXT NOT NULL,
+                name_key TEXT NOT NULL UNIQUE,
+                relation TEXT NOT NULL DEFAULT '',
+                details TEXT NOT NULL DEFAULT '',
+                mention_count INTEGER NOT NULL DEFAULT 1,
+                status TEXT NOT NULL DEFAULT 'active',
+                history TEXT NOT NULL DEFAULT '[]',
+                first_seen_at TEXT NOT NULL,
+                last_seen_at TEXT NOT NULL)"""
+        )
+
+    def find(self, name_key: str) -> Relationship | None:
+        row = self.db.one("SELECT * FROM relationships WHERE name_key = ?", (name_key,))
+        return None if row is None else _relationship(row)
+
+    def list(self) -> list[Relationship]:
+        rows = self.db.rows("SELECT * FROM relationships ORDER BY mention_count DESC, id")
+        return [_relationship(r) for r in rows]
+
+    def save(self, rel: Relationship, name_key: str) -> int:
+        """Insert a new person (id 0) or write back a merged one."""
+        values = (
+            rel.name,
+            rel.relation,
+            rel.details,
+            rel.mention_count,
+            rel.status,
+            json.dumps(rel.history, ensure_ascii=False),
+            rel.last_seen_at,
+        )
+        if rel.id == 0:
+            return int(
+                self.db.scalar(
+                    """INSERT INTO relationships(name, relation, details, mention_count, status,
+                        history, last_seen_at, name_key, first_seen_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id""",
+                    (*values, name_key, rel.first_seen_at),
+                )
+            )
+        self.db.execute(
+            """UPDATE relationships SET name = ?, relation = ?, details = ?, mention_count = ?,
+                status = ?, history = ?, last_seen_at = ? WHERE id = ?""",
+            (*values, rel.id),
+        )
+        return rel.id
+
+    def count(self) -> dict[str, int]:
+        return {"relationships": int(self.db.scalar("SELECT COUNT(*) FROM relationships"))}

@@ -1,0 +1,138 @@
+"""Owner of `user_model`, `trajectory` and `snapshots`: what Sleep's output steps (10, 11, 13) write.
+
+All three are append-only. The current user model is the rows with `superseded_at IS NULL` (one
+per dimension); the current trajectory and snapshot are the newest rows.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tideline.profile._types import Snapshot, Trajectory, UserModelEntry
+from tideline.store import Database
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+class PortraitStore:
+    def __init__(self, db: Database):
+        self.db = db
+
+    @staticmethod
+    def create_tables(db: Database) -> None:
+        db.execute(
+            """CREATE TABLE user_model(
+                id INTEGER PRIMARY KEY,
+                dimension TEXT NOT NULL,
+                value TEXT NOT NULL,
+                evidence TEXT NOT NULL DEFAULT '[]',
+                run_id INTEGER,
+                made_at TEXT NOT NULL,
+                superseded_at TEXT)"""
+        )
+        db.execute(
+            "CREATE UNIQUE INDEX user_model_current ON user_model(dimension)"
+            " WHERE superseded_at IS NULL"
+        )
+        db.execute(
+            """CREATE TABLE trajectory(
+                id INTEGER PRIMARY KEY,
+                phase TEXT NOT NULL DEFAULT '',
+                direction TEXT NOT NULL DEFAULT '',
+                stability TEXT NOT NULL DEFAULT '',
+                anchors TEXT NOT NULL DEFAULT '[]',
+                unstable_areas TEXT NOT NULL DEFAULT '[]',
+                momentum TEXT NOT NULL DEFAULT '',
+                sessions_since INTEGER NOT NULL DEFAULT 0,
+                run_id INTEGER,
+                made_at TEXT NOT NULL)"""
+        )
+        db.execute(
+            """CREATE TABLE snapshots(
+                id INTEGER PRIMARY KEY,
+                text TEXT NOT NULL,
+                data TEXT NOT NULL DEFAULT '{}',
+                run_id INTEGER,
+                made_at TEXT NOT NULL)"""
+        )
+
+    # -- user model --------------------------------------------------------------------------
+    def set_dimension(
+        self, dimension: str, value: str, evidence: list[Any], *, now: str, run_id: int | None
+    ) -> None:
+        """A new reading of one dimension; the previous one is kept, marked superseded."""
+        self.db.execute(
+            "UPDATE user_model SET superseded_at = ? WHERE dimension = ? AND superseded_at IS NULL",
+            (now, dimension),
+        )
+        self.db.execute(
+            "INSERT INTO user_model(dimension, value, evidence, run_id, made_at)"
+            " VALUES (?, ?, ?, ?, ?)",
+            (dimension, value, _dumps(evidence), run_id, now),
+        )
+
+    def user_model(self) -> list[UserModelEntry]:
+        rows = self.db.rows(
+            "SELECT dimension, value, evidence, made_at FROM user_model"
+            " WHERE superseded_at IS NULL ORDER BY dimension"
+        )
+        return [UserModelEntry(**{**r, "evidence": json.loads(r["evidence"])}) for r in rows]
+
+    # -- trajectory --------------------------------------------------------------------------
+    def add_trajectory(self, fields: dict[str, Any], *, now: str, run_id: int | None) -> int:
+        return int(
+            self.db.scalar(
+                """INSERT INTO trajectory(phase, direction, stability, anchors, unstable_areas,
+                    momentum, sessions_since, run_id, made_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id""",
+                (
+                    fields.get("phase", ""),
+                    fields.get("direction", ""),
+                    fields.get("stability", ""),
+                    _dumps(fields.get("anchors", [])),
+                    _dumps(fields.get("unstable_areas", [])),
+                    fields.get("momentum", ""),
+                    int(fields.get("sessions_since", 0)),
+                    run_id,
+                    now,
+                ),
+            )
+        )
+
+    def trajectory(self) -> Trajectory | None:
+        row = self.db.one(
+            "SELECT id, phase, direction, stability, anchors, unstable_areas, momentum, made_at,"
+            " sessions_since FROM trajectory ORDER BY id DESC LIMIT 1"
+        )
+        if row is None:
+            return None
+        row["anchors"] = json.loads(row["anchors"])
+        row["unstable_areas"] = json.loads(row["unstable_areas"])
+        return Trajectory(**row)
+
+    # -- snapshots ---------------------------------------------------------------------------
+    def add_snapshot(self, text: str, data: dict[str, Any], *, now: str, run_id: int | None) -> int:
+        return int(
+            self.db.scalar(
+                "INSERT INTO snapshots(text, data, run_id, made_at) VALUES (?, ?, ?, ?) RETURNING id",
+                (text, _dumps(data), run_id, now),
+            )
+        )
+
+    def snapshot(self) -> Snapshot | None:
+        row = self.db.one(
+            "SELECT id, text, data, made_at, run_id FROM snapshots ORDER BY id DESC LIMIT 1"
+        )
+        if row is None:
+            return None
+        row["data"] = json.loads(row["data"])
+        return Snapshot(**row)
+
+    def count(self) -> dict[str, int]:
+        return {
+            t: int(self.db.scalar(f"SELECT COUNT(*) FROM {t}"))
+            for t in ("user_model", "trajectory", "snapshots")
+        }

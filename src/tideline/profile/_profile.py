@@ -1,0 +1,257 @@
+"""`Profile`: the service the Sleep pipeline and the drivers call.
+
+- Reads: facts by status/category/subject with their evidence (turn texts through memory's public
+  API), a fact's timeline, the active profile with injection weights, the pipeline's `read()`.
+- Writes go through changesets applied in one short transaction. `apply` is optimistic: it
+  refuses a changeset computed from an older version (`ProfileChanged`), so no write lock is held
+  while an LLM thinks. `reject` and `close` are one-change changesets checked only against the
+  lifecycle — the seed's rule: a person may mark a fact wrong or closed, never delete or edit it.
+- Run records are written outside the profile transaction so a failed run stays recorded.
+- `lock` is the connection's lock shared with `Memory` (one connection, many MCP worker threads):
+  multi-statement reads and every write take it; the LLM never runs under it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from typing import Any
+
+from tideline.errors import InvalidInput
+from tideline.memory import Memory
+from tideline.profile._apply import Applied, Applier, Stores, TurnCheck
+from tideline.profile._changeset import Changeset
+from tideline.profile._decay import injection_weight, is_expired
+from tideline.profile._drafts import choice
+from tideline.profile._errors import ProfileChanged
+from tideline.profile._time import Clock, to_text, utcnow
+from tideline.profile._types import (
+    ACTIVE_STATUSES,
+    RUN_STATUSES,
+    STATUSES,
+    ActiveFact,
+    Edge,
+    Event,
+    Fact,
+    FactTimeline,
+    Observation,
+    Relationship,
+    SleepRun,
+    Snapshot,
+    Strategy,
+    Trajectory,
+    UserModelEntry,
+)
+from tideline.profile._version import VersionStore
+from tideline.profile._view import ProfileView
+from tideline.store import Database
+
+
+class Profile:
+    """Facts with a lifecycle, their evidence and everything Sleep builds around them."""
+
+    def __init__(
+        self,
+        db: Database,
+        memory: Memory | None = None,
+        *,
+        clock: Clock = utcnow,
+        lock: AbstractContextManager[object] | None = None,
+    ):
+        self.db = db
+        self.memory = memory
+        self.clock = clock
+        self.lock = lock or threading.RLock()
+        self.stores = Stores(db)
+        self.versions = VersionStore(db)
+
+    # -- the pipeline's read and write -------------------------------------------------------
+    def version(self) -> int:
+        return self.versions.current()
+
+    def read(self) -> ProfileView:
+        """One consistent picture (no write lock held) to compute a changeset against."""
+        s = self.stores
+        with self.lock, self.versions.reading():
+            return ProfileView(
+                version=self.versions.current(),
+                now=self.clock(),
+                facts=s.facts.list(ACTIVE_STATUSES),
+                events=s.events.list(active=True),
+                relationships=s.people.list(),
+                strategies=[x for x in s.strategies.list() if x.status != "resolved"],
+                user_model=s.portrait.user_model(),
+                trajectory=s.portrait.trajectory(),
+                processed=s.runs.processed(),
+            )
+
+    def apply(self, changeset: Changeset, *, run_id: int | None = None) -> Applied:
+        """All of the changeset in one transaction, or nothing; refused if the data moved."""
+        return self._write(changeset, run_id=run_id, check=True)
+
+    def _write(self, changeset: Changeset, *, run_id: int | None, check: bool) -> Applied:
+        applier = Applier(self.stores, self.clock(), run_id, self._check_turns())
+        with self.lock, self.db.transaction():
+            current = self.versions.current()
+            if check and current != changeset.base_version:
+                raise ProfileChanged(
+                    f"the profile changed while this changeset was computed (read at version "
+                    f"{changeset.base_version}, now {current}); read it again and recompute"
+                )
+            applier.run(changeset.ops)
+            version = self.versions.bump(applier.now)
+        return Applied(version, applier.ids, applier.counts)
+
+    def _check_turns(self) -> TurnCheck | None:
+        return None if self.memory is None else self.memory.raw.require
+
+    # -- what a person may do: reject or close, never delete or edit -------------------------
+    def reject(self, fact_id: int, why: str) -> Fact:
+        """Mark a fact wrong; it stays on the timeline with its end time and reason."""
+        cs = Changeset(self.version())
+        cs.reject(fact_id, why)
+        self._write(cs, run_id=None, check=False)
+        return self.fact(fact_id)
+
+    def close(self, fact_id: int, *, why: str | None = None, at: str | None = None) -> Fact:
+        """Mark a fact no longer true (at `at`, default now); the row and its end time stay."""
+        cs = Changeset(self.version())
+        cs.close(fact_id, why=why or "closed by hand", at=at)
+        self._write(cs, run_id=None, check=False)
+        return self.fact(fact_id)
+
+    # -- facts -------------------------------------------------------------------------------
+    def facts(
+        self,
+        *,
+        status: str | Sequence[str] | None = None,
+        category: str | None = None,
+        subject: str | None = None,
+        evidence: bool = True,
+    ) -> list[Fact]:
+        statuses = [status] if isinstance(status, str) else list(status or [])
+        for st in statuses:
+            choice(st, "status", STATUSES)
+        with self.lock:
+            found = self.stores.facts.list(statuses or None, category, subject)
+            return self._with_evidence(found) if evidence else found
+
+    def fact(self, fact_id: int, *, evidence: bool = True) -> Fact:
+        with self.lock:
+            fact = self.stores.facts.require(fact_id)
+            return self._with_evidence([fact])[0] if evidence else fact
+
+    def _with_evidence(self, facts: list[Fact]) -> list[Fact]:
+        links = self.stores.facts.evidence([f.id for f in facts])
+        turn_ids = sorted({e.turn_id for es in links.values() for e in es if e.turn_id})
+        texts = {}
+        if self.memory is not None and turn_ids:
+            texts = {t.id: t.text for t in self.memory.raw.get(turn_ids)}
+        for fact in facts:
+            fact.evidence = links[fact.id]
+            for ev in fact.evidence:
+                ev.text = texts.get(ev.turn_id) if ev.turn_id else None
+        return facts
+
+    def timeline(self, fact_id: int) -> FactTimeline:
+        """The fact, its whole supersedes chain (oldest first) and every status change in it."""
+        with self.lock:
+            fact = self.fact(fact_id)
+            root = fact
+            while root.supersedes is not None:
+                root = self.stores.facts.require(root.supersedes)
+            chain_ids, queue = [], [root.id]
+            while queue:
+                fid = queue.pop(0)
+                chain_ids.append(fid)
+                queue += self.stores.facts.superseded_by(fid)
+            chain = [self.fact(i) for i in chain_ids]
+            return FactTimeline(fact, chain, self.stores.facts.changes(chain_ids))
+
+    def active(self) -> list[ActiveFact]:
+        """The profile to inject: live, unexpired facts, heaviest first (near expiry weighs less)."""
+        now = self.clock()
+        live = [f for f in self.stores.facts.list(ACTIVE_STATUSES) if not is_expired(f, now)]
+        weighted = [ActiveFact(f, injection_weight(f, now)) for f in live]
+        return sorted(weighted, key=lambda a: (-a.weight, a.fact.id))
+
+    # -- the rest of the profile -------------------------------------------------------------
+    def observations(self, *, processed: bool | None = None) -> list[Observation]:
+        return self.stores.observations.list(processed=processed)
+
+    def relationships(self) -> list[Relationship]:
+        return self.stores.people.list()
+
+    def events(self, *, active: bool | None = True) -> list[Event]:
+        return self.stores.events.list(active=active)
+
+    def edges(self, *, fact_id: int | None = None, live: bool = True) -> list[Edge]:
+        return self.stores.edges.list(fact_id=fact_id, live=live)
+
+    def strategies(self, *, status: str | None = "open") -> list[Strategy]:
+        return self.stores.strategies.list(status=status)
+
+    def user_model(self) -> list[UserModelEntry]:
+        return self.stores.portrait.user_model()
+
+    def trajectory(self) -> Trajectory | None:
+        return self.stores.portrait.trajectory()
+
+    def snapshot(self) -> Snapshot | None:
+        return self.stores.portrait.snapshot()
+
+    def write_snapshot(
+        self, text: str, data: dict[str, Any], *, run_id: int | None = None
+    ) -> Snapshot:
+        cs = Changeset(self.version())
+        cs.snapshot(text, data)
+        self._write(cs, run_id=run_id, check=False)
+        snap = self.snapshot()
+        assert snap is not None
+        return snap
+
+    def counts(self) -> dict[str, int]:
+        """Rows per profile table (nothing is ever deleted, so these only grow)."""
+        out: dict[str, int] = {}
+        for store in vars(self.stores).values():
+            out |= store.count()
+        return out
+
+    # -- sleep runs --------------------------------------------------------------------------
+    def start_run(self, prompt_versions: dict[str, Any] | None = None) -> int:
+        return self.stores.runs.start(prompt_versions or {}, to_text(self.clock()))
+
+    def finish_run(
+        self,
+        run_id: int,
+        status: str,
+        *,
+        steps: list[Any] | None = None,
+        tokens_in: int = 0,
+        tokens_out: int = 0,
+        errors: list[Any] | None = None,
+        version: int | None = None,
+    ) -> SleepRun:
+        choice(status, "run status", RUN_STATUSES)
+        if status == "running":
+            raise InvalidInput("finish_run: status must be done or failed")
+        self.stores.runs.finish(
+            run_id,
+            status=status,
+            steps=steps or [],
+            tokens_in=tokens_in,
+            tokens_out=tokens_out,
+            errors=errors or [],
+            version=version,
+            now=to_text(self.clock()),
+        )
+        run = self.stores.runs.get(run_id)
+        assert run is not None
+        return run
+
+    def runs(self, limit: int = 20) -> list[SleepRun]:
+        return self.stores.runs.list(limit)
+
+    def processed_sessions(self) -> dict[int, int]:
+        return self.stores.runs.processed()

@@ -1,0 +1,129 @@
+"""Owner of `sleep_runs` and `processed_sessions`: what each Sleep did and which turns it digested.
+
+A run row is written outside the profile transaction (start, then finish), so a failed run stays
+recorded after its changes rolled back. `processed_sessions` is written inside the changeset's
+transaction (seed step 14): a session counts as processed up to `through_turn_id`, so turns that
+arrive later in the same session are picked up by the next run.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tideline.errors import NotFound
+from tideline.profile._types import RUN_STATUSES, SleepRun
+from tideline.store import Database
+
+_COLUMNS = (
+    "id, status, steps, tokens_in, tokens_out, errors, prompt_versions, started_at, finished_at,"
+    " version"
+)
+
+
+def _run(row: dict[str, Any]) -> SleepRun:
+    for key in ("steps", "errors", "prompt_versions"):
+        row[key] = json.loads(row[key])
+    return SleepRun(**row)
+
+
+class RunStore:
+    def __init__(self, db: Database):
+        self.db = db
+
+    @staticmethod
+    def create_tables(db: Database) -> None:
+        db.execute(
+            f"""CREATE TABLE sleep_runs(
+                id INTEGER PRIMARY KEY,
+                status TEXT NOT NULL CHECK (status IN {RUN_STATUSES!r}),
+                steps TEXT NOT NULL DEFAULT '[]',
+                tokens_in INTEGER NOT NULL DEFAULT 0,
+                tokens_out INTEGER NOT NULL DEFAULT 0,
+                errors TEXT NOT NULL DEFAULT '[]',
+                prompt_versions TEXT NOT NULL DEFAULT '{{}}',
+                started_at TEXT NOT NULL,
+                finished_at TEXT,
+                version INTEGER)"""
+        )
+        db.execute(
+            """CREATE TABLE processed_sessions(
+                id INTEGER PRIMARY KEY,
+                session_id INTEGER NOT NULL,
+                through_turn_id INTEGER NOT NULL,
+                run_id INTEGER REFERENCES sleep_runs(id),
+                processed_at TEXT NOT NULL,
+                UNIQUE (session_id, through_turn_id))"""
+        )
+
+    # -- runs --------------------------------------------------------------------------------
+    def start(self, prompt_versions: dict[str, Any], now: str) -> int:
+        with self.db.transaction():
+            return int(
+                self.db.scalar(
+                    "INSERT INTO sleep_runs(status, prompt_versions, started_at)"
+                    " VALUES ('running', ?, ?) RETURNING id",
+                    (json.dumps(prompt_versions), now),
+                )
+            )
+
+    def finish(
+        self,
+        run_id: int,
+        *,
+        status: str,
+        steps: list[Any],
+        tokens_in: int,
+        tokens_out: int,
+        errors: list[Any],
+        version: int | None,
+        now: str,
+    ) -> None:
+        with self.db.transaction():
+            cur = self.db.execute(
+                """UPDATE sleep_runs SET status = ?, steps = ?, tokens_in = ?, tokens_out = ?,
+                    errors = ?, version = ?, finished_at = ? WHERE id = ? RETURNING id""",
+                (
+                    status,
+                    json.dumps(steps, ensure_ascii=False),
+                    tokens_in,
+                    tokens_out,
+                    json.dumps(errors, ensure_ascii=False),
+                    version,
+                    now,
+                    run_id,
+                ),
+            )
+            if not cur.fetchall():
+                raise NotFound(f"sleep run #{run_id} does not exist; start one with start_run()")
+
+    def get(self, run_id: int) -> SleepRun | None:
+        row = self.db.one(f"SELECT {_COLUMNS} FROM sleep_runs WHERE id = ?", (run_id,))
+        return None if row is None else _run(row)
+
+    def list(self, limit: int = 20) -> list[SleepRun]:
+        rows = self.db.rows(f"SELECT {_COLUMNS} FROM sleep_runs ORDER BY id DESC LIMIT ?", (limit,))
+        return [_run(r) for r in rows]
+
+    # -- processed sessions ------------------------------------------------------------------
+    def mark_processed(
+        self, session_id: int, through_turn_id: int, *, now: str, run_id: int | None
+    ) -> None:
+        self.db.execute(
+            "INSERT INTO processed_sessions(session_id, through_turn_id, run_id, processed_at)"
+            " VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            (session_id, through_turn_id, run_id, now),
+        )
+
+    def processed(self) -> dict[int, int]:
+        """Each processed session → the last turn id digested."""
+        rows = self.db.execute(
+            "SELECT session_id, MAX(through_turn_id) FROM processed_sessions GROUP BY session_id"
+        )
+        return {s: t for s, t in rows}
+
+    def count(self) -> dict[str, int]:
+        return {
+            t: int(self.db.scalar(f"SELECT COUNT(*) FROM {t}"))
+            for t in ("sleep_runs", "processed_sessions")
+        }

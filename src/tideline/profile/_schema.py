@@ -1,0 +1,37 @@
+"""The profile's migrations, applied to the agent database after memory's.
+
+Each owner creates its own tables (`create_tables`); this module only fixes their order and number.
+"""
+
+from __future__ import annotations
+
+from tideline.profile._events import EventStore
+from tideline.profile._facts import FactStore
+from tideline.profile._graph import EdgeStore
+from tideline.profile._observations import ObservationStore
+from tideline.profile._people import RelationshipStore
+from tideline.profile._portrait import PortraitStore
+from tideline.profile._runs import RunStore
+from tideline.profile._strategies import StrategyStore
+from tideline.profile._version import VersionStore
+from tideline.store import Database, Migrations
+
+PROFILE_MIGRATIONS = Migrations("profile")
+
+OWNERS = (
+    ObservationStore,
+    FactStore,
+    RelationshipStore,
+    EventStore,
+    EdgeStore,
+    StrategyStore,
+    PortraitStore,
+    RunStore,
+    VersionStore,
+)
+
+
+@PROFILE_MIGRATIONS.step(1)
+def _profile_tables(db: Database) -> None:
+    for owner in OWNERS:
+        owner.create_tables(db)

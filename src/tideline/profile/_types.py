@@ -1,0 +1,210 @@
+"""The profile's records and vocabularies. Each record has `to_dict()` for JSON drivers.
+
+Times are the stored UTC text form (`YYYY-MM-DDTHH:MM:SSZ`); rules parse them with `_time`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+STATUSES = ("suspected", "confirmed", "established", "rejected", "closed")
+ACTIVE_STATUSES = ("suspected", "confirmed", "established")
+FINAL_STATUSES = ("rejected", "closed")
+SOURCE_TYPES = ("stated", "inferred")
+POLARITIES = ("support", "against")
+OBSERVATION_TYPES = ("statement", "contradiction", "preference", "behaviour", "other")
+EDGE_KINDS = ("causes", "related_to", "supports", "contradicts", "temporal", "hierarchy")
+STRATEGY_KINDS = ("clarify", "probe", "verify")
+STRATEGY_STATUSES = ("open", "asked", "resolved")
+EVENT_STATUSES = ("active", "closed")
+RUN_STATUSES = ("running", "done", "failed")
+
+
+class _Dict:
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)  # type: ignore[call-overload]
+
+
+@dataclass
+class Evidence(_Dict):
+    """Why a fact is believed (or doubted): a turn and/or an observation, never free text."""
+
+    fact_id: int
+    turn_id: int | None
+    observation_id: int | None
+    polarity: str
+    created_at: str
+    text: str | None = None  # the turn's text, filled through memory's public API
+
+
+@dataclass
+class Fact(_Dict):
+    id: int
+    subject: str  # "user", "self" or a person's name
+    category: str
+    value: str
+    status: str
+    confidence: float
+    source_type: str
+    mention_count: int
+    decay_days: int | None  # None: never expires
+    expires_at: str | None
+    valid_from: str
+    valid_to: str | None  # the end time of a closed or rejected fact
+    supersedes: int | None
+    merged_into: int | None
+    last_seen_at: str
+    rejected_why: str | None
+    created_at: str
+    updated_at: str
+    evidence_count: int = 0  # supporting evidence rows
+    evidence: list[Evidence] = field(default_factory=list)
+
+    @property
+    def active(self) -> bool:
+        return self.status in ACTIVE_STATUSES
+
+
+@dataclass
+class StatusChange(_Dict):
+    fact_id: int
+    from_status: str | None  # None: the fact was created
+    to_status: str
+    at: str
+    why: str | None
+    run_id: int | None
+
+
+@dataclass
+class FactTimeline(_Dict):
+    """A fact, the supersedes chain it belongs to (oldest first) and every status change in it."""
+
+    fact: Fact
+    chain: list[Fact]
+    changes: list[StatusChange]
+
+
+@dataclass
+class ActiveFact(_Dict):
+    """A fact in the active profile with its injection weight (lower near expiry)."""
+
+    fact: Fact
+    weight: float
+
+
+@dataclass
+class Observation(_Dict):
+    id: int
+    session_id: int | None
+    turn_ids: list[int]
+    type: str
+    topic: str
+    text: str
+    about: str  # "user" or a third party's name
+    processed: bool
+    run_id: int | None
+    created_at: str
+
+
+@dataclass
+class Relationship(_Dict):
+    id: int
+    name: str
+    relation: str
+    details: str
+    mention_count: int
+    status: str
+    history: list[dict[str, Any]]  # [{"status", "at"}], oldest first
+    first_seen_at: str
+    last_seen_at: str
+
+
+@dataclass
+class Event(_Dict):
+    id: int
+    title: str
+    details: str
+    importance: int
+    decay_days: int | None
+    happened_at: str
+    expires_at: str | None
+    status: str
+    closed_at: str | None
+    created_at: str
+
+
+@dataclass
+class Edge(_Dict):
+    id: int
+    kind: str
+    from_fact: int
+    to_fact: int
+    created_at: str
+    removed_at: str | None
+
+
+@dataclass
+class Strategy(_Dict):
+    id: int
+    kind: str
+    fact_id: int | None
+    question: str
+    status: str
+    created_at: str
+    updated_at: str
+
+
+@dataclass
+class UserModelEntry(_Dict):
+    dimension: str
+    value: str
+    evidence: list[Any]
+    made_at: str
+
+
+@dataclass
+class Trajectory(_Dict):
+    id: int
+    phase: str
+    direction: str
+    stability: str
+    anchors: list[Any]  # entries: a fact id, {"fact_id": n, ...} or free text
+    unstable_areas: list[Any]
+    momentum: str
+    made_at: str
+    sessions_since: int
+
+    @property
+    def anchor_fact_ids(self) -> set[int]:
+        """Facts the trajectory names as anchors: they mature faster (see `_decay`)."""
+        ids = set()
+        for a in self.anchors:
+            if isinstance(a, int) and not isinstance(a, bool):
+                ids.add(a)
+            elif isinstance(a, dict) and isinstance(a.get("fact_id"), int):
+                ids.add(a["fact_id"])
+        return ids
+
+
+@dataclass
+class Snapshot(_Dict):
+    id: int
+    text: str
+    data: dict[str, Any]
+    made_at: str
+    run_id: int | None
+
+
+@dataclass
+class SleepRun(_Dict):
+    id: int
+    status: str
+    steps: list[Any]
+    tokens_in: int
+    tokens_out: int
+    errors: list[Any]
+    prompt_versions: dict[str, Any]
+    started_at: str
+    finished_at: str | None
+    version: int | None  # the profile version the run produced, when it applied

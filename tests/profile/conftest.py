@@ -1,0 +1,70 @@
+"""A real agent database (memory + profile migrations) with a settable clock."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tideline.memory import AGENT_MIGRATIONS, Memory
+from tideline.profile import PROFILE_MIGRATIONS, FactDraft, Profile
+from tideline.store import Database, open_database
+
+T0 = dt.datetime(2026, 1, 1, 9, 0, tzinfo=dt.UTC)
+
+
+class Clock:
+    """The profile's clock, moved by hand so thresholds are tested at their exact boundary."""
+
+    def __init__(self, now: dt.datetime = T0):
+        self.now = now
+
+    def __call__(self) -> dt.datetime:
+        return self.now
+
+    def advance(self, **delta: float) -> dt.datetime:
+        self.now += dt.timedelta(**delta)
+        return self.now
+
+
+@pytest.fixture
+def agent_db(tmp_path: Path) -> Iterator[Database]:
+    db = open_database(tmp_path / "memory.db", AGENT_MIGRATIONS)
+    PROFILE_MIGRATIONS.apply(db)
+    yield db
+    db.close()
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def memory(agent_db: Database) -> Memory:
+    return Memory(agent_db, None)
+
+
+@pytest.fixture
+def profile(agent_db: Database, memory: Memory, clock: Clock) -> Profile:
+    return Profile(agent_db, memory, clock=clock)
+
+
+def add_fact(profile: Profile, value: str = "lives in Tokyo", **kw: object) -> int:
+    """Create one suspected fact through a changeset, as the pipeline would."""
+    fields: dict[str, object] = {"subject": "user", "category": "city", "value": value} | kw
+    turn_ids = tuple(fields.pop("turn_ids", ()))  # type: ignore[call-overload]
+    supersedes = fields.pop("supersedes", None)
+    cs = profile.read().changeset()
+    ref = cs.add_fact(FactDraft(**fields), turn_ids=turn_ids, supersedes=supersedes)  # type: ignore[arg-type]
+    return profile.apply(cs).ids[ref]
+
+
+def move(profile: Profile, fact_id: int, *statuses: str) -> None:
+    """Walk a fact through statuses, one applied changeset each."""
+    for status in statuses:
+        cs = profile.read().changeset()
+        cs.transition(fact_id, status, why="test")
+        profile.apply(cs)

@@ -1,0 +1,216 @@
+"""Every table has one owner: only that module creates it or runs SQL on it; other modules call
+the owner's methods (docs/architecture.md, "Tables and their owners").
+
+The check reads every string constant and f-string in `src` (an f-string's values read as "X",
+so `f"FROM {name}_vec"` is "FROM X_vec") and finds table names after FROM, JOIN, INTO, UPDATE, ON
+and TABLE. A table created anywhere must be listed here. The self-test plants a query on
+`narratives` in the injection tiers and sees it named.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).parents[1] / "src" / "tideline"
+
+#: table -> the module (path under src/tideline) that owns it; None: nobody may query it yet.
+OWNERS: dict[str, str | None] = {
+    # the agent database (memory.db)
+    "sessions": "memory/_raw.py",
+    "turns": "memory/_raw.py",
+    "narratives": "memory/_narratives.py",
+    "narrative_tags": "memory/_narratives.py",
+    "narrative_links": "memory/_narratives.py",
+    **dict.fromkeys(
+        (
+            "topic_clusters",
+            "topic_members",
+            "emb_clusters",
+            "emb_cluster_members",
+            "emb_cluster_adjacency",
+            "attention_log",
+            "entity_roles",
+            "entity_pairs",
+            "runs",
+        ),
+        "analysis/_store.py",
+    ),
+    "vector_spaces": "search/_index.py",
+    "_migrations": "store/_migrations.py",
+    # the profile (issue 11), in the agent database too
+    "events": "profile/_events.py",
+    "facts": "profile/_facts.py",
+    "fact_changes": "profile/_facts.py",
+    "fact_evidence": "profile/_facts.py",
+    "edges": "profile/_graph.py",
+    "observations": "profile/_observations.py",
+    "relationships": "profile/_people.py",
+    "snapshots": "profile/_portrait.py",
+    "trajectory": "profile/_portrait.py",
+    "user_model": "profile/_portrait.py",
+    "processed_sessions": "profile/_runs.py",
+    "sleep_runs": "profile/_runs.py",
+    "strategies": "profile/_strategies.py",
+    "profile_version": "profile/_version.py",
+    # a library collection's index (.memo/index.db) and the router (.memo/router.db)
+    "files": "library/_index.py",
+    "chunks": "library/_index.py",
+    "routes": "library/_router.py",
+    # the embedding cache
+    "embeddings": "embed/_cache.py",
+}
+
+#: Throwaway tables of in-memory databases (doctor's probe of FTS5 trigram support).
+SCRATCH = {"t"}
+
+#: `TextIndex`'s own tables: N_fts, N_tri, N_vec, N_vecpart for every index N.
+INDEX_TABLE = re.compile(r"^\w+_(fts|tri|vec|vecpart)$")
+INDEX_OWNER = "search/_index.py"
+
+SQL = re.compile(r"\b(?:FROM|JOIN|INTO|UPDATE|ON|TABLE(?: IF (?:NOT )?EXISTS)?)\s+(\w+)")
+CREATE = re.compile(r"\bCREATE (?:VIRTUAL )?TABLE(?: IF NOT EXISTS)? (\w+)")
+
+#: Violations on main that issue 10's branches remove (B: library, C: memory/analysis/inject;
+#: issue 9's doctor/repair keep whole-database checks). The list only shrinks: when a branch
+#: lands, delete the lines it fixed.
+KNOWN: set[str] = {
+    # C: DDL moves into RawContext/Narratives.create_tables and ANALYSIS_MIGRATIONS
+    *(
+        f"memory/_schema.py: {t} (owner {OWNERS[t]})"
+        for t in (
+            "sessions",
+            "turns",
+            "narratives",
+            "narrative_tags",
+            "narrative_links",
+            "topic_clusters",
+            "topic_members",
+            "emb_clusters",
+            "emb_cluster_members",
+            "emb_cluster_adjacency",
+            "attention_log",
+            "entity_roles",
+            "entity_pairs",
+            "runs",
+        )
+    ),
+    # C: memory's service calls its repositories
+    "memory/_memory.py: sessions (owner memory/_raw.py)",
+    "memory/_memory.py: turns (owner memory/_raw.py)",
+    "memory/_memory.py: narratives (owner memory/_narratives.py)",
+    "memory/_memory.py: narrative_tags (owner memory/_narratives.py)",
+    # C: analysis goes through Memory and ScriptTables
+    "analysis/_store.py: narratives (owner memory/_narratives.py)",
+    "analysis/_store.py: narrative_tags (owner memory/_narratives.py)",
+    "analysis/_store.py: X_vec (owner search/_index.py)",
+    "analysis/_store.py: vector_spaces (owner search/_index.py)",
+    "analysis/attention.py: narratives (owner memory/_narratives.py)",
+    "analysis/attention.py: emb_clusters (owner analysis/_store.py)",
+    "analysis/attention.py: emb_cluster_members (owner analysis/_store.py)",
+    "analysis/attention.py: attention_log (owner analysis/_store.py)",
+    "analysis/backfill.py: narratives (owner memory/_narratives.py)",
+    "analysis/backfill.py: narrative_links (owner memory/_narratives.py)",
+    "analysis/prefetch.py: narratives (owner memory/_narratives.py)",
+    "analysis/scanner.py: sessions (owner memory/_raw.py)",
+    "analysis/scanner.py: turns (owner memory/_raw.py)",
+    "analysis/scanner.py: narratives (owner memory/_narratives.py)",
+    "analysis/scanner.py: narrative_links (owner memory/_narratives.py)",
+    "analysis/scripts.py: narratives (owner memory/_narratives.py)",
+    "analysis/scripts.py: topic_clusters (owner analysis/_store.py)",
+    "analysis/scripts.py: topic_members (owner analysis/_store.py)",
+    "analysis/scripts.py: entity_roles (owner analysis/_store.py)",
+    "analysis/scripts.py: entity_pairs (owner analysis/_store.py)",
+    "analysis/routing.py: topic_clusters (owner analysis/_store.py)",
+    "analysis/routing.py: topic_members (owner analysis/_store.py)",
+    "analysis/routing.py: emb_clusters (owner analysis/_store.py)",
+    "analysis/routing.py: emb_cluster_members (owner analysis/_store.py)",
+    "analysis/routing.py: emb_cluster_adjacency (owner analysis/_store.py)",
+    # C: the tiers call the repositories; _latest_snapshot goes
+    "inject/_tiers.py: sessions (owner memory/_raw.py)",
+    "inject/_tiers.py: turns (owner memory/_raw.py)",
+    "inject/_tiers.py: narratives (owner memory/_narratives.py)",
+    "inject/_tiers.py: narrative_links (owner memory/_narratives.py)",
+    "inject/_tiers.py: topic_clusters (owner analysis/_store.py)",
+    "inject/_tiers.py: snapshots (owner profile/_portrait.py)",
+    # B: path filters and the pending count move into CollectionIndex
+    "library/_library.py: chunks (owner library/_index.py)",
+    # not in plan 10: issue 9's repair copies vectors straight between two databases; a follow-up
+    # gives TextIndex a copy method (vectors() + set_vectors() already cover most of it)
+    "repair.py: X_vec (owner search/_index.py)",
+    "repair.py: vector_spaces (owner search/_index.py)",
+}
+
+
+def _strings(path: Path) -> Iterator[str]:
+    tree = ast.parse(path.read_text())
+    inside: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr):
+            inside.update(id(v) for v in node.values)
+            yield "".join(v.value if isinstance(v, ast.Constant) else "X" for v in node.values)
+        elif (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in inside
+        ):
+            yield node.value
+
+
+def _owner(table: str) -> str | None:
+    return INDEX_OWNER if INDEX_TABLE.match(table) else OWNERS.get(table, "")
+
+
+def violations(src: Path = SRC) -> list[str]:
+    """ "<module>: <table> (owner <module>)" for SQL outside the owner; "<table>: no owner" for a
+    table created but missing from OWNERS."""
+    found: set[str] = set()
+    for path in sorted(src.rglob("*.py")):
+        rel = path.relative_to(src).as_posix()
+        for text in _strings(path):
+            for table in CREATE.findall(text):
+                if _owner(table) == "" and table not in SCRATCH:
+                    found.add(f"{table}: created in {rel} but has no owner in OWNERS")
+            for table in SQL.findall(text):
+                owner = _owner(table)
+                if owner != "" and owner != rel:
+                    found.add(f"{rel}: {table} (owner {owner})")
+    return sorted(found)
+
+
+def test_only_the_owner_runs_sql_on_a_table() -> None:
+    found = set(violations())
+    assert not found - KNOWN, sorted(found - KNOWN)
+    assert not KNOWN - found, f"fixed, delete from KNOWN: {sorted(KNOWN - found)}"
+
+
+@pytest.mark.parametrize(
+    ("where", "code", "expected"),
+    [
+        (
+            "inject/_tiers.py",
+            'Q = "SELECT tag FROM narrative_tags"\n',
+            "inject/_tiers.py: narrative_tags",
+        ),
+        ("memory/_raw.py", 'Q = f"SELECT rowid FROM {name}_vec"\n', "memory/_raw.py: X_vec"),
+        (
+            "library/_router.py",
+            'Q = "DELETE FROM chunks WHERE id = ?"\n',
+            "library/_router.py: chunks",
+        ),
+        ("store/_database.py", 'Q = "CREATE TABLE IF NOT EXISTS stray(x)"\n', "stray: created in"),
+    ],
+)
+def test_the_check_names_a_planted_query(
+    tmp_path: Path, where: str, code: str, expected: str
+) -> None:
+    tree = tmp_path / "tideline"
+    shutil.copytree(SRC, tree, ignore=shutil.ignore_patterns("__pycache__"))
+    (tree / where).write_text(code + (tree / where).read_text())
+    assert not any(v.startswith(expected) for v in violations(SRC))
+    assert any(v.startswith(expected) for v in violations(tree))
