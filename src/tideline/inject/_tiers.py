@@ -166,8 +166,8 @@ def t2b_context_bridge(memory: Memory, config: InjectConfig) -> Tier:
     notes: list[str] = []
     if best:
         nid, weight, linked_ids = best
-        sid = next(s for s, turns in sessions.items() if any(t.id in linked_ids for t in turns))
         linked = set(linked_ids)
+        sid = next(s for s, turns in sessions.items() if any(t.id in linked for t in turns))
         why = f"chosen by n:{nid} w={weight:.2f}"
     else:
         sid = next(iter(sessions))  # the session with the day's latest turn
