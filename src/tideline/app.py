@@ -10,11 +10,14 @@ from __future__ import annotations
 import threading
 from functools import cached_property
 
+from tideline.analysis import ANALYSIS_MIGRATIONS
 from tideline.config import Settings
 from tideline.embed import Embedder, load_embedder
 from tideline.errors import TidelineError
-from tideline.memory import AGENT_MIGRATIONS, Memory, TurnFusion
+from tideline.inject import InjectConfig, MemoryProvider
+from tideline.memory import AGENT_MIGRATIONS, Memory
 from tideline.profile import PROFILE_MIGRATIONS
+from tideline.search import Policy
 from tideline.store import Database, open_database
 
 
@@ -31,6 +34,7 @@ class Tideline:
         db = open_database(
             self.settings.db_path,
             AGENT_MIGRATIONS,
+            ANALYSIS_MIGRATIONS,
             busy_timeout_ms=self.settings.busy_timeout_ms,
             remember_damage=True,  # the one copy of a memory: stop at the first bad page
         )
@@ -54,10 +58,15 @@ class Tideline:
         return Memory(
             self.db,
             self.embedder,
-            keyword_boost=s.keyword_boost,
-            turn_fusion=TurnFusion(s.turn_rrf_k, s.turn_vector_weight),
+            narrative_policy=Policy(fusion="weighted", boost=s.keyword_boost),
+            turn_policy=Policy(rrf_k=s.turn_rrf_k, weights=(1.0, s.turn_vector_weight)),
             lock=self.db_lock,
         )
+
+    @cached_property
+    def provider(self) -> MemoryProvider:
+        model_id = self.embedder.model_id if self.embedder is not None else None
+        return MemoryProvider(self.memory, InjectConfig.from_settings(self.settings, model_id))
 
     def close(self) -> None:
         if "db" in self.__dict__:

@@ -109,6 +109,12 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("inject_t4_k", "TIDELINE_INJECT_T4_K", 5, "T4: most results of the hybrid search."),
     Setting(
+        "inject_t4_fusion",
+        "TIDELINE_INJECT_T4_FUSION",
+        "rrf",
+        "T4: how narratives fuse their lists, rrf or weighted (turns keep the turn fusion).",
+    ),
+    Setting(
         "inject_t2_min_weight",
         "TIDELINE_INJECT_T2_MIN_WEIGHT",
         0.6,
@@ -220,6 +226,7 @@ class Settings:
     inject_t1_min_similarity: str = "auto"
     inject_t4_trigger: int = 2
     inject_t4_k: int = 5
+    inject_t4_fusion: str = "rrf"
     inject_t2_min_weight: float = 0.6
     inject_t2_k: int = 3
     inject_t3_clusters: int = 25

@@ -13,7 +13,6 @@ import typer
 
 from tideline.cli._app import open_app
 from tideline.cli._output import print_json
-from tideline.inject import MemoryProvider
 
 JSON = typer.Option(False, "--json", help="Print the block as JSON (sections, items, notes).")
 
@@ -21,7 +20,7 @@ JSON = typer.Option(False, "--json", help="Print the block as JSON (sections, it
 def inject(json_out: bool = JSON) -> None:
     """Print the identity block an agent gets at session start (T0, T2, T2b, T3)."""
     with open_app() as app:
-        block = MemoryProvider.from_app(app).identity()
+        block = app.provider.identity()
     if json_out:
         print_json(block.to_dict())
     else:
@@ -35,7 +34,7 @@ def prefetch(
 ) -> None:
     """Print the per-turn block for MESSAGE (T1, and T4 when T1 finds fewer than 2)."""
     with open_app() as app:
-        block = MemoryProvider.from_app(app).prefetch_block(message, session)
+        block = app.provider.prefetch_block(message, session)
     if json_out:
         print_json(block.to_dict())
     else:

@@ -94,7 +94,7 @@ def _run(steps: tuple[str, ...], json_out: bool, gap: float = 30.0) -> None:
                 tasks[step] = bar.add_task(step, total=total or 1)
             bar.update(tasks[step], completed=done if total else 1, total=total or 1)
 
-        report = run_all(tl.db, steps=steps, max_gap=timedelta(minutes=gap), progress=progress)
+        report = run_all(tl.memory, steps=steps, max_gap=timedelta(minutes=gap), progress=progress)
     if json_out:
         print_json(report.to_dict())
         return
@@ -147,7 +147,7 @@ def graph(
 ) -> None:
     """Rebuild the entity-role graph from every narrative's entities_role."""
     with open_app() as tl:
-        entity_graph, report = rebuild_entity_graph(tl.db)
+        entity_graph, report = rebuild_entity_graph(tl.memory)
     if dot is not None:
         dot.write_text(to_dot(entity_graph), encoding="utf-8")
     if json_out:
@@ -175,7 +175,7 @@ def scan(
 ) -> None:
     """Layer 0: narratives without source links and turns not yet in any narrative (markdown)."""
     with open_app() as tl:
-        result = scan_unindexed(tl.db, max_gap=timedelta(minutes=gap), after=after)
+        result = scan_unindexed(tl.memory, max_gap=timedelta(minutes=gap), after=after)
     if json_out:
         print_json(result.to_dict())
     else:
@@ -190,7 +190,7 @@ def backfill(
 ) -> None:
     """Link narratives without source links to their most likely source turn."""
     with open_app() as tl:
-        report = backfill_source_links(tl.db, margin=margin, dry_run=dry_run)
+        report = backfill_source_links(tl.memory, margin=margin, dry_run=dry_run)
     if json_out:
         print_json(report.to_dict())
         return
@@ -218,7 +218,7 @@ def heatmap(
 ) -> None:
     """Retrieval hits per soft cluster, and the clusters never lit (attention deserts)."""
     with open_app() as tl:
-        result = build_heatmap(tl.db, since, until)
+        result = build_heatmap(tl.memory, since, until)
     if json_out:
         print_json(result.to_dict())
         return

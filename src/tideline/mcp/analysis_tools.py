@@ -73,7 +73,7 @@ def register(server: TidelineServer, app: Tideline) -> None:
             str | None, Field(description="Window end, ISO date or time (default: now).")
         ] = None,
     ) -> dict[str, Any]:
-        return call(lambda: heatmap(app.db, since, until).to_dict())
+        return call(lambda: heatmap(app.memory, since, until).to_dict())
 
     @server.tool(
         name="memory_scan_unindexed",
@@ -99,7 +99,9 @@ def register(server: TidelineServer, app: Tideline) -> None:
         ] = 500,
     ) -> dict[str, Any]:
         def scan() -> dict[str, Any]:
-            result = scan_unindexed(app.db, max_gap=timedelta(minutes=max_gap_minutes), after=after)
+            result = scan_unindexed(
+                app.memory, max_gap=timedelta(minutes=max_gap_minutes), after=after
+            )
             return {**result.summary(), "markdown": result.to_markdown(max_chars=max_chars)}
 
         return call(scan)

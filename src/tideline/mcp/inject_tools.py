@@ -42,7 +42,7 @@ def register(server: TidelineServer, app: Tideline) -> None:
 
     def get() -> MemoryProvider:
         if not provider:
-            provider.append(MemoryProvider.from_app(app))
+            provider.append(app.provider)
         return provider[0]
 
     @server.tool(
