@@ -243,6 +243,23 @@ class RawContext:
         )
         return [_turn(r) for r in reversed(rows)]
 
+    def heads(self) -> dict[int, int]:
+        """Each session's last turn id (the Sleep pipeline compares it with what it digested)."""
+        rows = self.db.execute("SELECT session_id, max(id) FROM turns GROUP BY session_id")
+        return {int(s): int(t) for s, t in rows}
+
+    def session_turns(self, session_id: int, after_id: int = 0) -> list[Turn]:
+        """A session's turns with ids above `after_id`, in order."""
+        rows = self.db.rows(
+            f"SELECT {_TURN_COLUMNS} FROM turns t JOIN sessions s ON s.id = t.session_id"
+            " WHERE t.session_id = ? AND t.id > ? ORDER BY t.seq",
+            (session_id, after_id),
+        )
+        return [_turn(r) for r in rows]
+
+    def session_id(self, key: str) -> int | None:
+        return self.db.scalar("SELECT id FROM sessions WHERE key = ?", (key,))
+
     def unembedded(self, limit: int = 100_000) -> list[tuple[int, str]]:
         """(id, text as search sees it) of turns without a vector."""
         missing = f" WHERE {self.index.pending_filter()}"
