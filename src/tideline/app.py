@@ -11,10 +11,12 @@ import threading
 from functools import cached_property
 
 from tideline.config import Settings
+from tideline.consolidate import Sleep
 from tideline.embed import Embedder, load_embedder
 from tideline.errors import TidelineError
+from tideline.llm import llm_from_settings
 from tideline.memory import AGENT_MIGRATIONS, Memory, TurnFusion
-from tideline.profile import PROFILE_MIGRATIONS
+from tideline.profile import PROFILE_MIGRATIONS, Profile
 from tideline.store import Database, open_database
 
 
@@ -57,6 +59,22 @@ class Tideline:
             keyword_boost=s.keyword_boost,
             turn_fusion=TurnFusion(s.turn_rrf_k, s.turn_vector_weight),
             lock=self.db_lock,
+        )
+
+    @cached_property
+    def profile(self) -> Profile:
+        return Profile(self.db, self.memory, lock=self.db_lock)
+
+    @cached_property
+    def sleep(self) -> Sleep:
+        s = self.settings
+        return Sleep(
+            self.profile,
+            self.memory,
+            llm_from_settings(s),
+            embedder=self.embedder,
+            run_budget=s.llm_run_budget,
+            max_input_tokens=s.llm_max_input_tokens,
         )
 
     def close(self) -> None:

@@ -124,6 +124,8 @@ def _probe_vectors(report: Report, settings: Settings) -> None:
         report.problems.append(f"pending vectors of {settings.db_path} not counted ({exc})")
     finally:
         app.close()
+
+
 def database_files(settings: Settings) -> list[tuple[str, Path]]:
     """(role, path) of every existing database file Tideline owns for this agent and library."""
     found = [(AGENT_DATABASE, settings.db_path)] if settings.db_path.exists() else []

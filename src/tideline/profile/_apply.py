@@ -169,7 +169,8 @@ class Applier:
                     op.dimension, op.value, list(op.evidence), now=self.now, run_id=self.run_id
                 )
             case c.NewTrajectory():
-                self.s.portrait.add_trajectory(op.fields, now=self.now, run_id=self.run_id)
+                fields = self._resolve(op.fields)
+                self.s.portrait.add_trajectory(fields, now=self.now, run_id=self.run_id)
             case c.NewSnapshot():
                 data = self._resolve(op.data)
                 self.s.portrait.add_snapshot(op.text, data, now=self.now, run_id=self.run_id)
