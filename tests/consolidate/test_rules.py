@@ -11,8 +11,7 @@ from tests.consolidate.conftest import Agent
 from tests.llm_server import LLMServer
 from tideline.consolidate import SleepBusy, StepEvent
 from tideline.llm import NO_LLM
-from tideline.profile import FactDraft
-from tideline.profile._time import to_text
+from tideline.profile import FactDraft, to_text
 
 
 def seed_fact(

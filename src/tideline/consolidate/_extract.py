@@ -24,8 +24,7 @@ from tideline.consolidate._working import Working
 from tideline.embed import estimate_tokens
 from tideline.llm import NO_LLM
 from tideline.memory import Turn
-from tideline.profile import EventDraft, ObservationDraft, PersonMention
-from tideline.profile._time import to_text
+from tideline.profile import EventDraft, ObservationDraft, PersonMention, to_text
 
 NO_USER_TURNS = "tool-only: no user turns"
 MODEL_TOOL_ONLY = "tool-only: the model found nothing personal"

@@ -21,8 +21,7 @@ from tideline.consolidate._outcome import Outcome
 from tideline.consolidate._render import fact_line, person_line, trajectory_lines, turn_line
 from tideline.consolidate._schemas import TrajectoryOut, UserModelOut
 from tideline.llm import NO_LLM
-from tideline.profile import Fact, injection_weight, is_expired
-from tideline.profile._time import from_text
+from tideline.profile import Fact, from_text, injection_weight, is_expired
 
 TRAJECTORY_SESSIONS = 2  # seed step 11: at least 2 sessions since the last trajectory
 IMPORTANT = {

@@ -37,11 +37,12 @@ from tideline.profile import (
     expires_at,
     merge_mention,
     person_key,
+    to_text,
 )
-from tideline.profile._changeset import FactRef, ObservationRef
-from tideline.profile._time import to_text
 
 FINAL = ("rejected", "closed")
+FactRef = int | Ref
+ObservationRef = int | Ref
 
 
 @dataclass
