@@ -19,6 +19,7 @@ from tests.profile.conftest import Clock
 from tideline.app import Tideline
 from tideline.config import Settings
 from tideline.consolidate import Sleep
+from tideline.embed import Embedder
 from tideline.llm import llm_from_settings
 from tideline.profile import Profile
 
@@ -61,14 +62,9 @@ class Agent:
         self.clock = clock
         self.profile = Profile(self.app.db, self.memory, clock=clock, lock=self.app.db_lock)
 
-    def sleep(self, *, llm: bool = True, **kw: Any) -> Sleep:
-        return Sleep(
-            self.profile,
-            self.memory,
-            llm_from_settings(self.settings) if llm else None,
-            embedder=None,
-            **kw,
-        )
+    def sleep(self, *, llm: bool = True, embedder: Embedder | None = None, **kw: Any) -> Sleep:
+        llm_client = llm_from_settings(self.settings) if llm else None
+        return Sleep(self.profile, self.memory, llm_client, embedder=embedder, **kw)
 
     def say(self, session: str, *turns: tuple[str, str]) -> list[int]:
         """Append (role, text) turns; their ids."""
