@@ -40,6 +40,8 @@ def test_tokyo_then_osaka_closes_tokyo_with_its_end_time(agent: Agent, server: L
         {"decisions": [{"new_fact_id": -1, "decision": "accept_new", "why": "moved"}]},
         step="arbitrate",
     )
+    trajectory = {"phase": "relocated", "stability": "changing", "anchors": [-1, 999]}
+    server.script(trajectory, step="trajectory")
     second = agent.sleep().run()
     assert second.status == "done", second.lines()
     assert "arbitrate" in server.asked and "trajectory" in server.asked  # settled + 2 sessions
@@ -48,6 +50,8 @@ def test_tokyo_then_osaka_closes_tokyo_with_its_end_time(agent: Agent, server: L
     [osaka] = [f for f in agent.profile.facts() if f.value == "lives in Osaka"]
     assert old.status == "closed" and old.valid_to == osaka.valid_from == "2026-01-31T09:00:00Z"
     assert osaka.supersedes == tokyo.id and osaka.status == "suspected"
+    traj = agent.profile.trajectory()
+    assert traj is not None and traj.anchors == [osaka.id] and traj.phase == "relocated"
     assert [e.turn_id for e in osaka.evidence] == [t3]
     timeline = agent.profile.timeline(osaka.id)
     assert [f.value for f in timeline.chain] == ["lives in Tokyo", "lives in Osaka"]
