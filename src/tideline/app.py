@@ -12,11 +12,13 @@ from functools import cached_property
 
 from tideline.analysis import ANALYSIS_MIGRATIONS
 from tideline.config import Settings
+from tideline.consolidate import Sleep
 from tideline.embed import Embedder, load_embedder
 from tideline.errors import TidelineError
 from tideline.inject import InjectConfig, MemoryProvider
+from tideline.llm import llm_from_settings
 from tideline.memory import AGENT_MIGRATIONS, Memory
-from tideline.profile import PROFILE_MIGRATIONS
+from tideline.profile import PROFILE_MIGRATIONS, Profile
 from tideline.search import Policy
 from tideline.store import Database, open_database
 
@@ -31,15 +33,14 @@ class Tideline:
 
     @cached_property
     def db(self) -> Database:
-        db = open_database(
+        return open_database(
             self.settings.db_path,
             AGENT_MIGRATIONS,
             ANALYSIS_MIGRATIONS,
+            PROFILE_MIGRATIONS,
             busy_timeout_ms=self.settings.busy_timeout_ms,
             remember_damage=True,  # the one copy of a memory: stop at the first bad page
         )
-        PROFILE_MIGRATIONS.apply(db)  # the profile's tables live in the agent database too
-        return db
 
     @cached_property
     def embedder(self) -> Embedder | None:
@@ -67,6 +68,22 @@ class Tideline:
     def provider(self) -> MemoryProvider:
         model_id = self.embedder.model_id if self.embedder is not None else None
         return MemoryProvider(self.memory, InjectConfig.from_settings(self.settings, model_id))
+
+    @cached_property
+    def profile(self) -> Profile:
+        return Profile(self.db, self.memory, lock=self.db_lock)
+
+    @cached_property
+    def sleep(self) -> Sleep:
+        s = self.settings
+        return Sleep(
+            self.profile,
+            self.memory,
+            llm_from_settings(s),
+            embedder=self.embedder,
+            run_budget=s.llm_run_budget,
+            max_input_tokens=s.llm_max_input_tokens,
+        )
 
     def close(self) -> None:
         if "db" in self.__dict__:
