@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import apsw
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
@@ -117,9 +118,18 @@ def test_random_unicode_never_raises(index: TextIndex, text: str) -> None:
     index.lexical(text, 5)
 
 
+_unicode61 = apsw.Connection(":memory:").fts5_tokenizer("unicode61", ["remove_diacritics", "2"])
+
+
+def _one_token(word: str) -> bool:
+    """FTS5's unicode61 knows Unicode 6.1: a letter categorised later (e.g. U+19C8) is a separator
+    to it, so such a word is no token at all and cannot be found by words (a known limit)."""
+    return len(_unicode61(word.encode(), apsw.FTS5_TOKENIZE_DOCUMENT, None)) == 1
+
+
 _word = st.text(
     alphabet=st.characters(whitelist_categories=("Ll", "Lu", "Lo", "Nd")), min_size=1, max_size=12
-)
+).filter(_one_token)
 
 
 @settings(max_examples=150, deadline=None)
