@@ -26,18 +26,15 @@ from _report import machine, write_section
 from tideline.analysis import (
     KeywordExtractor,
     Turn,
-    WeightedNarrative,
     build_entity_graph,
     build_soft_clusters,
     build_topics,
     chunk_turns,
     chunks_to_markdown,
-    deflate_recent,
-    recompute_weights,
-    refresh_recurrence,
     to_dot,
 )
 from tideline.analysis.keywords import _jieba_posseg
+from tideline.memory import WeightedNarrative, deflate_recent, recompute_weights, refresh_recurrence
 
 LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo"
 RUSSIAN = [

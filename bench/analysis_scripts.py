@@ -23,16 +23,16 @@ from pathlib import Path
 from _report import machine, write_section
 from analysis_pure import make_corpus
 
+from tideline.analysis import ANALYSIS_MIGRATIONS
 from tideline.analysis.scripts import STEPS, run_all
-from tideline.memory import AGENT_MIGRATIONS, NARRATIVE_INDEX
+from tideline.memory import AGENT_MIGRATIONS, NARRATIVE_INDEX, Memory, compute_weight
 from tideline.search import TextIndex
 from tideline.store import open_database
-from tideline.weights import compute_weight
 
 
 def build(path: Path, n: int) -> None:
     c = make_corpus(n)
-    db = open_database(path, AGENT_MIGRATIONS)
+    db = open_database(path, AGENT_MIGRATIONS, ANALYSIS_MIGRATIONS)
     stamp = lambda i: (c["narratives"][i].created_at).strftime("%Y-%m-%dT%H:%M:%SZ")  # noqa: E731
     with db.transaction():
         rows = []
@@ -94,12 +94,13 @@ def run(n: int) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "memory.db"
         build(path, n)
-        db = open_database(path, AGENT_MIGRATIONS)
+        db = open_database(path, AGENT_MIGRATIONS, ANALYSIS_MIGRATIONS)
+        memory = Memory(db, None)
         t0 = time.perf_counter()
-        first = run_all(db)
+        first = run_all(memory)
         total = time.perf_counter() - t0
         t0 = time.perf_counter()
-        second = run_all(db)
+        second = run_all(memory)
         again = time.perf_counter() - t0
         assert not second.changed, second.steps
         db.close()

@@ -30,7 +30,7 @@ from tideline.app import Tideline
 from tideline.config import Settings
 from tideline.embed import E5Embedder
 from tideline.inject import InjectConfig, MemoryProvider
-from tideline.weights import compute_weight
+from tideline.memory import compute_weight
 
 FLOOR = 0.78
 N_NARRATIVES = 10_000

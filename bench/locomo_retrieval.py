@@ -25,19 +25,20 @@ from _report import machine, ms_stats, write_section
 
 from tideline.app import Tideline
 from tideline.config import Settings
-from tideline.memory import Memory, TurnFusion
+from tideline.memory import TURNS, Memory
+from tideline.search import Policy
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
-# (mode, fusion, turn fusion); the default hybrid runs first, so it pays the query embedding and
-# the later modes reuse the cached query vector.
+# (mode, turn policy); the default hybrid runs first, so it pays the query embedding and the later
+# modes reuse the cached query vector.
 MODES = {
-    "hybrid (rrf k=10: default)": ("hybrid", "rrf", TurnFusion(10, 1.0)),
-    "lex": ("lex", "rrf", TurnFusion()),
-    "vec": ("vec", "rrf", TurnFusion()),
-    "hybrid (rrf k=60)": ("hybrid", "rrf", TurnFusion(60, 1.0)),
-    "hybrid (rrf k=10, vec ×0.5)": ("hybrid", "rrf", TurnFusion(10, 0.5)),
-    "hybrid (cosine + keyword boost)": ("hybrid", "weighted", TurnFusion()),
+    "hybrid (rrf k=10: default)": ("hybrid", TURNS),
+    "lex": ("lex", TURNS),
+    "vec": ("vec", TURNS),
+    "hybrid (rrf k=60)": ("hybrid", Policy(rrf_k=60)),
+    "hybrid (rrf k=10, vec ×0.5)": ("hybrid", Policy(rrf_k=10, weights=(1.0, 0.5))),
+    "hybrid (cosine + keyword boost)": ("hybrid", Policy(fusion="weighted", boost=0.3)),
 }
 _ID = re.compile(r"D:?(\d+):(\d+)")
 
@@ -76,8 +77,8 @@ def run(cache: Path | None, k_max: int = 10) -> str:
             turns_total += summary.turns_added
             ext = dict(app.db.execute("SELECT id, external_id FROM turns").fetchall())
             memories = {
-                name: Memory(app.db, app.embedder, turn_fusion=tf)
-                for name, (_, _, tf) in MODES.items()
+                name: Memory(app.db, app.embedder, turn_policy=policy)
+                for name, (_, policy) in MODES.items()
             }
             for qa in data["qa"]:
                 cat = qa.get("category")
@@ -88,11 +89,9 @@ def run(cache: Path | None, k_max: int = 10) -> str:
                 if not gold:
                     continue
                 questions += 1
-                for name, (mode, fusion, _) in MODES.items():
+                for name, (mode, _) in MODES.items():
                     t = time.perf_counter()
-                    hits = memories[name].search_turns(
-                        qa["question"], k_max, mode=mode, fusion=fusion
-                    )
+                    hits = memories[name].search_turns(qa["question"], k_max, mode=mode)
                     latency[name].append(time.perf_counter() - t)
                     got = [ext.get(h.id) for h in hits]
                     for k in (5, 10):

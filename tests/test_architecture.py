@@ -74,14 +74,6 @@ ENVIRON_OWNER = "tideline.config"
 #: Violations on main that the issue-10 branches remove, without line numbers. Each entry must
 #: still be found (the list only shrinks): when a branch lands and fixes one, delete its line.
 KNOWN: set[str] = {
-    # C: the weight rules move into memory; analysis uses the public tideline.memory
-    "tideline.weights: unit missing from LAYERS",
-    "tideline.memory._narratives imports tideline.analysis.entity_graph: layer 8 is above 7",
-    "tideline.memory._narratives imports tideline.analysis.weights: layer 8 is above 7",
-    "tideline.analysis._store imports tideline.memory._narratives: a private module of another unit",
-    "tideline.analysis._store imports tideline.memory._time: a private module of another unit",
-    # C/D: MemoryProvider.from_app goes; app.provider builds it
-    "tideline.inject._provider imports tideline.app: layer 10 is above 9",
     # D: TIDELINE_TOKEN, TIDELINE_PLUGINS, TIDELINE_TRACE_PLUGINS become Settings
     "tideline.cli.serve reads the environment (only config does)",
     "tideline.plugins reads the environment (only config does)",

@@ -80,64 +80,6 @@ CREATE = re.compile(r"\bCREATE (?:VIRTUAL )?TABLE(?: IF NOT EXISTS)? (\w+)")
 #: issue 9's doctor/repair keep whole-database checks). The list only shrinks: when a branch
 #: lands, delete the lines it fixed.
 KNOWN: set[str] = {
-    # C: DDL moves into RawContext/Narratives.create_tables and ANALYSIS_MIGRATIONS
-    *(
-        f"memory/_schema.py: {t} (owner {OWNERS[t]})"
-        for t in (
-            "sessions",
-            "turns",
-            "narratives",
-            "narrative_tags",
-            "narrative_links",
-            "topic_clusters",
-            "topic_members",
-            "emb_clusters",
-            "emb_cluster_members",
-            "emb_cluster_adjacency",
-            "attention_log",
-            "entity_roles",
-            "entity_pairs",
-            "runs",
-        )
-    ),
-    # C: memory's service calls its repositories
-    "memory/_memory.py: sessions (owner memory/_raw.py)",
-    "memory/_memory.py: turns (owner memory/_raw.py)",
-    "memory/_memory.py: narratives (owner memory/_narratives.py)",
-    "memory/_memory.py: narrative_tags (owner memory/_narratives.py)",
-    # C: analysis goes through Memory and ScriptTables
-    "analysis/_store.py: narratives (owner memory/_narratives.py)",
-    "analysis/_store.py: narrative_tags (owner memory/_narratives.py)",
-    "analysis/_store.py: X_vec (owner search/_index.py)",
-    "analysis/_store.py: vector_spaces (owner search/_index.py)",
-    "analysis/attention.py: narratives (owner memory/_narratives.py)",
-    "analysis/attention.py: emb_clusters (owner analysis/_store.py)",
-    "analysis/attention.py: emb_cluster_members (owner analysis/_store.py)",
-    "analysis/attention.py: attention_log (owner analysis/_store.py)",
-    "analysis/backfill.py: narratives (owner memory/_narratives.py)",
-    "analysis/backfill.py: narrative_links (owner memory/_narratives.py)",
-    "analysis/prefetch.py: narratives (owner memory/_narratives.py)",
-    "analysis/scanner.py: sessions (owner memory/_raw.py)",
-    "analysis/scanner.py: turns (owner memory/_raw.py)",
-    "analysis/scanner.py: narratives (owner memory/_narratives.py)",
-    "analysis/scanner.py: narrative_links (owner memory/_narratives.py)",
-    "analysis/scripts.py: narratives (owner memory/_narratives.py)",
-    "analysis/scripts.py: topic_clusters (owner analysis/_store.py)",
-    "analysis/scripts.py: topic_members (owner analysis/_store.py)",
-    "analysis/scripts.py: entity_roles (owner analysis/_store.py)",
-    "analysis/scripts.py: entity_pairs (owner analysis/_store.py)",
-    "analysis/routing.py: topic_clusters (owner analysis/_store.py)",
-    "analysis/routing.py: topic_members (owner analysis/_store.py)",
-    "analysis/routing.py: emb_clusters (owner analysis/_store.py)",
-    "analysis/routing.py: emb_cluster_members (owner analysis/_store.py)",
-    "analysis/routing.py: emb_cluster_adjacency (owner analysis/_store.py)",
-    # C: the tiers call the repositories; _latest_snapshot goes
-    "inject/_tiers.py: sessions (owner memory/_raw.py)",
-    "inject/_tiers.py: turns (owner memory/_raw.py)",
-    "inject/_tiers.py: narratives (owner memory/_narratives.py)",
-    "inject/_tiers.py: narrative_links (owner memory/_narratives.py)",
-    "inject/_tiers.py: topic_clusters (owner analysis/_store.py)",
-    "inject/_tiers.py: snapshots (owner profile/_portrait.py)",
     # not in plan 10: issue 9's repair copies vectors straight between two databases; a follow-up
     # gives TextIndex a copy method (vectors() + set_vectors() already cover most of it)
     "repair.py: X_vec (owner search/_index.py)",

@@ -24,6 +24,7 @@ from typing import Any
 import apsw
 import numpy as np
 
+from tideline.analysis import ANALYSIS_MIGRATIONS
 from tideline.config import Settings
 from tideline.doctor import AGENT_DATABASE, database_files
 from tideline.errors import RepairFailed, TidelineError
@@ -122,7 +123,7 @@ def _recover(path: Path, result: Repaired) -> None:
         else:
             result.notes.append("it was empty: nothing to recover, a new memory starts here")
         try:
-            with open_database(new, AGENT_MIGRATIONS) as db:
+            with open_database(new, AGENT_MIGRATIONS, ANALYSIS_MIGRATIONS) as db:
                 if src is not None:
                     copy_rows(src, db, salvage)
                     db.execute("DELETE FROM vector_spaces")  # bound again by _copy_vectors
@@ -145,15 +146,15 @@ def _recover(path: Path, result: Repaired) -> None:
         result.notes.append("its header was rebuilt to read it")
     result.kept, result.action = str(_set_aside(path, new)), "recovered"
     forget_damage(path)
-    open_database(path, AGENT_MIGRATIONS).close()  # the re-check: it opens as a memory again
+    open_database(path, AGENT_MIGRATIONS, ANALYSIS_MIGRATIONS).close()  # the re-check: it opens as a memory again
 
 
 def _reindex_text(db: Database) -> None:
     """Full-text tables from the recovered rows (nothing is bound to vectors yet, so
-    `unembedded` lists every row with its text as search sees it)."""
+    `texts_without_vectors` lists every row with its text as search sees it)."""
     memory = Memory(db, None)
     for part in (memory.raw, memory.narratives):
-        items = part.unembedded(limit=2**62)
+        items = part.texts_without_vectors()
         for start in range(0, len(items), REINDEX_BATCH):
             part.index.upsert_many(items[start : start + REINDEX_BATCH])
 

@@ -14,15 +14,17 @@ from tideline.store import Database
 def test_log_hits_before_clusters_exist(memory: Memory, db: Database) -> None:
     a = memory.write(gesture="We fixed the flaky deploy script", tags=["deploy"])
     result = memory.search("deploy script", k=3)
-    assert log_hits(db, result.hits, query="deploy script") == 1
-    assert log_hits(db, [(a.id, 0.9), (999_999, 0.5)], source="manual") == 1  # unknown id skipped
-    assert log_hits(db, []) == 0
+    assert log_hits(memory, result.hits, query="deploy script") == 1
+    assert (
+        log_hits(memory, [(a.id, 0.9), (999_999, 0.5)], source="manual") == 1
+    )  # unknown id skipped
+    assert log_hits(memory, []) == 0
     rows = db.rows("SELECT narrative_id, cluster_id, query, source FROM attention_log ORDER BY id")
     assert rows == [
         {"narrative_id": a.id, "cluster_id": None, "query": "deploy script", "source": "prefetch"},
         {"narrative_id": a.id, "cluster_id": None, "query": "", "source": "manual"},
     ]
-    heat = heatmap(db)
+    heat = heatmap(memory)
     assert heat.total_hits == 2 and heat.unclustered_hits == 2
     assert "tideline scripts clusters" in heat.note
 
@@ -38,13 +40,15 @@ def test_prefetch_pool_orders_by_band_recurrence_then_recency(memory: Memory, db
     dream = memory.write(
         gesture="A heavy dream", kind="dream", emotional=5, unresolved=5, created_at="2026-01-04"
     )
-    pool = prefetch_pool(db, min_weight=0.5)
+    pool = prefetch_pool(memory, min_weight=0.5)
     assert [n.id for n in pool] == [new.id, old.id]
-    everything = [n.id for n in prefetch_pool(db, min_weight=0.0)]
+    everything = [n.id for n in prefetch_pool(memory, min_weight=0.0)]
     assert set(everything) == {light.id, old.id, new.id, dream.id} and everything[-1] == light.id
-    assert dream.id not in {n.id for n in prefetch_pool(db, min_weight=0.0, kinds=["narrative"])}
-    assert [n.id for n in prefetch_pool(db, min_weight=0.0, limit=1)] == [new.id]
+    assert dream.id not in {
+        n.id for n in prefetch_pool(memory, min_weight=0.0, kinds=["narrative"])
+    }
+    assert [n.id for n in prefetch_pool(memory, min_weight=0.0, limit=1)] == [new.id]
     with pytest.raises(InvalidInput, match="min_weight"):
-        prefetch_pool(db, min_weight=2)
+        prefetch_pool(memory, min_weight=2)
     with pytest.raises(InvalidInput, match="kinds"):
-        prefetch_pool(db, kinds=["memo"])
+        prefetch_pool(memory, kinds=["memo"])

@@ -9,7 +9,8 @@ import subprocess
 
 import pytest
 
-from tideline.analysis import MalformedPart, build_entity_graph, parse_entities_role, to_dot
+from tideline.analysis import build_entity_graph, to_dot
+from tideline.memory import MalformedPart, parse_entities_role
 
 
 def test_parse_ascii_and_full_width() -> None:

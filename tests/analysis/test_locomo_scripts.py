@@ -16,7 +16,7 @@ def test_locomo_observations_through_every_script(memory: Memory, db: Database) 
         speaker = next((s for s in speakers if s in text), speakers[0])
         lexical.write(gesture=text[:500], tags=[speaker], entities_role=f"{speaker}=speaker")
     assert memory.embed_pending() == len(docs)
-    first = run_all(db)
+    first = run_all(memory)
     keys = {r[0] for r in db.execute("SELECT keyword FROM topic_clusters")}
     assert {"paint", "adopt", "lgbtq"} <= keys
     assert first.steps["clusters"]["clustered"] == len(docs)
@@ -24,7 +24,7 @@ def test_locomo_observations_through_every_script(memory: Memory, db: Database) 
     labels = [r[0] for r in db.execute("SELECT label FROM emb_clusters")]
     assert any("paint" in label.lower() for label in labels), labels
     hits = memory.search("painting a sunset", k=5).hits
-    log_hits(db, hits, query="painting a sunset")
-    heat = heatmap(db)
+    log_hits(memory, hits, query="painting a sunset")
+    heat = heatmap(memory)
     assert heat.total_hits == 5 and heat.deserts
-    assert not run_all(db).changed
+    assert not run_all(memory).changed

@@ -7,8 +7,7 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tideline.analysis import WeightedNarrative, count_tag_sharers, deflate_recent
-from tideline.weights import compute_weight
+from tideline.memory import WeightedNarrative, compute_weight, count_tag_sharers, deflate_recent
 
 dimension = st.integers(min_value=1, max_value=5)
 

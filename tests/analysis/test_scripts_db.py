@@ -13,7 +13,12 @@ from typer.testing import CliRunner
 
 from tideline.analysis.attention import heatmap, log_hits
 from tideline.analysis.backfill import backfill_source_links
-from tideline.analysis.routing import cluster_narratives, rebuild_clusters, route, widen
+from tideline.analysis.cluster_routing import (
+    cluster_narratives,
+    rebuild_clusters,
+    route_clusters,
+    widen,
+)
 from tideline.analysis.scanner import scan_unindexed
 from tideline.analysis.scripts import rebuild_entity_graph, rebuild_topics, run_all
 from tideline.app import Tideline
@@ -110,7 +115,7 @@ def plant(memory: Memory) -> dict[str, set[int]]:
 
 def test_scripts_all_on_planted_corpus_then_nothing_changes(memory: Memory, db: Database) -> None:
     planted = plant(memory)
-    first = run_all(db)
+    first = run_all(memory)
     topics = {r["keyword"]: r["id"] for r in db.rows("SELECT id, keyword FROM topic_clusters")}
     for theme, members in planted.items():
         key = {"mortgage": "mortgag"}.get(theme, theme)  # Snowball stems
@@ -153,7 +158,7 @@ def test_scripts_all_on_planted_corpus_then_nothing_changes(memory: Memory, db: 
     assert db.scalar("SELECT count(*) FROM runs WHERE status = 'ok'") == 5
 
     before = snapshot(db)
-    second = run_all(db)
+    second = run_all(memory)
     assert snapshot(db) == before
     assert not second.changed
     assert second.steps["weights"]["weights_changed"] == 0
@@ -161,13 +166,13 @@ def test_scripts_all_on_planted_corpus_then_nothing_changes(memory: Memory, db: 
 
 def test_heatmap_lights_the_retrieved_theme_and_shows_deserts(memory: Memory, db: Database) -> None:
     planted = plant(memory)
-    run_all(db, steps=["topics", "clusters"])
+    run_all(memory, steps=["topics", "clusters"])
     for query in ("watering the tomatoes", "weeding the garden beds"):
         hits = memory.search(query, k=3).hits
-        assert log_hits(db, hits, query=query) == 3
+        assert log_hits(memory, hits, query=query) == 3
     garden = sorted(planted["garden"])
-    log_hits(db, [(garden[0], 0.9)], at="2020-01-01")
-    heat = heatmap(db, since="2026-01-01")
+    log_hits(memory, [(garden[0], 0.9)], at="2020-01-01")
+    heat = heatmap(memory, since="2026-01-01")
     assert heat.total_hits == 6 and heat.unclustered_hits == 0
     assert sum(c.hits for c in heat.clusters) == 6
     lit = {c.cluster_id for c in heat.clusters}
@@ -175,14 +180,14 @@ def test_heatmap_lights_the_retrieved_theme_and_shows_deserts(memory: Memory, db
     all_clusters = {r[0] for r in db.execute("SELECT id FROM emb_clusters")}
     assert {c.cluster_id for c in heat.deserts} == all_clusters - lit
     assert any("violin" in c.label or "mortgage" in c.label for c in heat.deserts)
-    assert heatmap(db).total_hits == 7
+    assert heatmap(memory).total_hits == 7
     # routing: the garden query lands in a lit cluster; widening adds neighbours, never repeats
     qvec = memory.embedder.embed_query("tomatoes in the garden")  # type: ignore[union-attr]
-    routed = route(db, qvec, top_m=1, wide=False)
+    routed = route_clusters(memory, qvec, top_m=1, wide=False)
     assert routed[0] in lit
-    wide = widen(db, routed)
+    wide = widen(memory, routed)
     assert wide[0] == routed[0] and len(wide) == len(set(wide))
-    assert set(planted["garden"]) & set(cluster_narratives(db, routed))
+    assert set(planted["garden"]) & set(cluster_narratives(memory, routed))
 
 
 def test_degenerate_memories_never_crash(settings: Settings) -> None:
@@ -190,11 +195,11 @@ def test_degenerate_memories_never_crash(settings: Settings) -> None:
     try:
         db = app.db
         lexical_only = Memory(db, None)  # no embedder: narratives without vectors
-        empty = run_all(db)
+        empty = run_all(lexical_only)
         assert empty.narratives == 0 and empty.steps["clusters"]["k"] == 0
         assert "tideline embed" in empty.steps["clusters"]["note"]
         one = lexical_only.write(gesture="Only one memory", tags=["same"])
-        assert run_all(db).steps["topics"]["topics"] == 0
+        assert run_all(lexical_only).steps["topics"]["topics"] == 0
         for i in range(11):
             lexical_only.write(gesture=f"Memory number {i} about nothing", tags=["Same"])
         # malformed entities_role slipped in by hand (the write path would refuse it)
@@ -202,7 +207,7 @@ def test_degenerate_memories_never_crash(settings: Settings) -> None:
             "UPDATE narratives SET entities_role = 'Anna=lead; broken part; =x' WHERE id = ?",
             (one.id,),
         )
-        report = run_all(db)
+        report = run_all(lexical_only)
         rec = {r[0] for r in db.execute("SELECT recurrence FROM narratives")}
         assert rec == {5}  # everyone shares 'same' with 11 others
         assert report.steps["clusters"]["skipped_no_vector"] == 12
@@ -218,7 +223,7 @@ def test_degenerate_memories_never_crash(settings: Settings) -> None:
 def test_narratives_without_vectors_are_skipped_and_counted(memory: Memory, db: Database) -> None:
     plant(memory)
     db.execute("DELETE FROM narrative_text_vec WHERE rowid IN (1, 2, 3)")
-    report = rebuild_clusters(db)
+    report = rebuild_clusters(memory)
     assert report.clustered == 27 and report.skipped_no_vector == 3
     assert db.scalar("SELECT count(DISTINCT narrative_id) FROM emb_cluster_members") == 27
 
@@ -238,14 +243,16 @@ def test_scanner_finds_unlinked_narratives_and_chunks_by_gap(memory: Memory, db:
         for i in range(2)
     ]
     other = memory.sync_turn("s2", "user", "other session", timestamp="2026-02-01T09:01:30Z").id
-    scan = scan_unindexed(db)
+    scan = scan_unindexed(memory)
     assert scan.cutoff == "2026-01-02T10:00:00Z"
     assert [n["id"] for n in scan.unlinked] == [lonely.id]
     assert [[t.id for t in c.turns] for c in scan.chunks] == [early, [other], late]
     markdown = scan.to_markdown()
     assert "## Narratives without source links (1)" in markdown
     assert f"`{early[0]}`" in markdown and "Written without links" in markdown
-    assert len(scan_unindexed(db, max_gap=__import__("datetime").timedelta(hours=12)).chunks) == 2
+    assert (
+        len(scan_unindexed(memory, max_gap=__import__("datetime").timedelta(hours=12)).chunks) == 2
+    )
     data = scan.to_dict()
     assert data["unindexed_turns"] == 6 and data["chunk_list"][1]["sessions"] == ["s2"]
 
@@ -267,7 +274,7 @@ def test_backfill_links_clear_matches_and_leaves_ambiguous_ones(
     }
     clara = memory.write(gesture="Clara, my sister, moves to Lisbon in April for work")
     beach = memory.write(gesture="We went to the beach")
-    dry = backfill_source_links(db, dry_run=True)
+    dry = backfill_source_links(memory, dry_run=True)
     assert db.scalar("SELECT count(*) FROM narrative_links") == 0
     by_id = {d.narrative_id: d for d in dry.decisions}
     assert by_id[clara.id].status == "linked"
@@ -276,19 +283,19 @@ def test_backfill_links_clear_matches_and_leaves_ambiguous_ones(
         == turns["My sister Clara is moving to Lisbon in April for a new job"]
     )
     assert by_id[beach.id].status == "ambiguous"
-    report = backfill_source_links(db)
+    report = backfill_source_links(memory)
     assert report.linked == 1 and report.ambiguous == 1
     assert db.rows("SELECT narrative_id, turn_id FROM narrative_links") == [
         {"narrative_id": clara.id, "turn_id": by_id[clara.id].turn_id}
     ]
-    assert backfill_source_links(db).examined == 1  # clara is linked now
+    assert backfill_source_links(memory).examined == 1  # clara is linked now
 
 
 def test_a_killed_rebuild_leaves_the_previous_topics(
     memory: Memory, db: Database, settings: Settings
 ) -> None:
     plant(memory)
-    rebuild_topics(db)
+    rebuild_topics(memory)
     before = snapshot(db)
     db.execute("DELETE FROM topic_members")  # make the next rebuild want to write
     db.execute(
@@ -298,20 +305,21 @@ def test_a_killed_rebuild_leaves_the_previous_topics(
     child = f"""
 import os
 from tideline.store import open_database
-from tideline.memory import AGENT_MIGRATIONS
+from tideline.memory import AGENT_MIGRATIONS, Memory
+from tideline.analysis import ANALYSIS_MIGRATIONS
 from tideline.analysis.scripts import rebuild_topics
-db = open_database({str(settings.db_path)!r}, AGENT_MIGRATIONS)
+db = open_database({str(settings.db_path)!r}, AGENT_MIGRATIONS, ANALYSIS_MIGRATIONS)
 def trace(cursor, sql, bindings):
     if sql.startswith("INSERT INTO topic_members"):
         os._exit(9)  # killed inside the rebuild transaction
     return True
 db.conn.exec_trace = trace
-rebuild_topics(db)
+rebuild_topics(Memory(db, None))
 """
     done = subprocess.run([sys.executable, "-c", child], capture_output=True, timeout=120)
     assert done.returncode == 9, done.stderr.decode()
     assert snapshot(db) == stored != before
-    assert rebuild_topics(db).changed
+    assert rebuild_topics(memory).changed
     assert without_build_times(snapshot(db)) == without_build_times(before)
 
 
@@ -345,8 +353,8 @@ def test_mcp_heatmap_and_scan_tools(app: Tideline, memory: Memory, db: Database)
     from tideline.mcp.server import TidelineServer
 
     plant(memory)
-    run_all(db, steps=["topics", "clusters"])
-    log_hits(db, [(1, 0.9)])
+    run_all(memory, steps=["topics", "clusters"])
+    log_hits(memory, [(1, 0.9)])
     server = TidelineServer(name="t")
     analysis_tools.register(server, app)
 
@@ -366,7 +374,7 @@ def test_mcp_heatmap_and_scan_tools(app: Tideline, memory: Memory, db: Database)
 def test_graph_report_names_malformed_parts(memory: Memory, db: Database) -> None:
     n = memory.write(gesture="A", entities_role="X=lead")
     db.execute("UPDATE narratives SET entities_role = 'X=lead; Y' WHERE id = ?", (n.id,))
-    graph, report = rebuild_entity_graph(db)
+    graph, report = rebuild_entity_graph(memory)
     assert report.malformed == [
         {"narrative_id": n.id, "part": "Y", "reason": "no '=' between entity and roles"}
     ]

@@ -125,7 +125,7 @@ def test_fence_breaking_text_is_neutralised(fixed: Fixed) -> None:
 
 
 def test_tiers_absent_on_an_empty_memory(empty: Tideline) -> None:
-    provider = MemoryProvider.from_app(empty, clock=clock)
+    provider = MemoryProvider(empty.memory, InjectConfig.from_settings(empty.settings), clock=clock)
     block = provider.identity()
     assert block.sections == [] and "## T" not in block.text
     assert block.text.startswith('<tideline-memory kind="identity" agent="hui"')

@@ -4,13 +4,16 @@ T1's hits are logged to `attention_log`, and a dead embedder still yields a bloc
 from __future__ import annotations
 
 import socket
+from dataclasses import replace
 from pathlib import Path
 
 from tests.inject.conftest import Fixed, clock
 from tideline.app import Tideline
 from tideline.config import Settings
 from tideline.embed import E5Embedder, OpenAIEmbedder
-from tideline.inject import MemoryProvider, TokenCounter, neutralise, trim_to_tokens
+from tideline.inject import InjectConfig, MemoryProvider, TokenCounter, neutralise, trim_to_tokens
+from tideline.memory import Memory
+from tideline.search import Policy
 
 MESSAGE = "How is Kai's move to Lisbon going?"
 
@@ -84,7 +87,9 @@ def test_dead_embedder_gives_a_lexical_block_with_a_note(tmp_path: Path) -> None
     try:
         tid = app.memory.sync_turn("s1", "user", "Anna opened a bakery in Lisbon.").id
         app.memory.write(gesture="Anna opened a bakery in Lisbon", source_links=[tid])
-        provider = MemoryProvider.from_app(app, clock=clock)
+        provider = MemoryProvider(
+            app.memory, InjectConfig.from_settings(app.settings, dead.model_id), clock=clock
+        )
         block = provider.prefetch_block("Lisbon bakery")
         assert any(n.startswith("embedder unavailable: vector search skipped") for n in block.notes)
         assert "T4: lexical only (no query vector)" in block.notes
@@ -135,3 +140,20 @@ def test_trim_to_tokens_cuts_at_words_and_marks_the_cut(e5: E5Embedder) -> None:
     cjk = "潮痕记忆" * 200
     assert count(trim_to_tokens(cjk, 30, count)) <= 30
     assert TokenCounter().method.startswith("estimate")
+
+
+def test_t4_ranks_turns_by_the_memory_turn_policy(fixed: Fixed, e5: E5Embedder) -> None:
+    """T4 is `Memory.search` with turns: it follows the tuned turn fusion, not a fixed RRF."""
+    orders = []
+    for weights in ((1.0, 0.0), (0.0, 1.0)):  # words only, then meaning only
+        memory = Memory(fixed.app.db, e5, turn_policy=Policy(weights=weights))
+        config = InjectConfig.from_settings(fixed.app.settings, e5.model_id)
+        block = MemoryProvider(memory, replace(config, t1_k=0, t4_k=8), clock=clock).prefetch_block(
+            MESSAGE
+        )
+        t4 = next(s for s in block.sections if s.tier == "T4")
+        shown = [int(i.ref[2:]) for i in t4.items if i.ref.startswith("t:")]
+        expected = [h.id for h in memory.search_turns(MESSAGE, 8)]
+        assert len(shown) >= 2 and shown == expected[: len(shown)]
+        orders.append(shown)
+    assert orders[0] != orders[1]

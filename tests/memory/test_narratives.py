@@ -3,8 +3,7 @@ from __future__ import annotations
 import pytest
 
 from tideline.errors import InvalidInput, NotFound
-from tideline.memory import Memory
-from tideline.weights import compute_weight
+from tideline.memory import Memory, compute_weight
 
 
 def test_weight_formula_and_recurrence_at_write_time(memory: Memory) -> None:
@@ -86,3 +85,11 @@ def test_anti_inflation_caps_the_recent_mean(memory: Memory) -> None:
 def test_low_weights_are_left_alone(memory: Memory) -> None:
     n = memory.write(gesture="a quiet day", importance=1, emotional=1)
     assert n.weight == 0.0 and memory.narratives.deflate() == {}
+
+
+def test_one_tag_rule_for_writes_and_filters(memory: Memory) -> None:
+    n = memory.write(gesture="Read a paper on attention", tags=["Machine  Learning"])
+    memory.write(gesture="Read a paper on tides", tags=["oceans"])
+    assert n.tags == ["machine learning"]
+    for wanted in (["Machine  Learning"], [" machine learning"], ["MACHINE\tLEARNING "]):
+        assert [h.id for h in memory.search("paper", tags=wanted).hits] == [n.id]

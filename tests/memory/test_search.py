@@ -1,12 +1,14 @@
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from tideline.app import Tideline
 from tideline.config import Settings
 from tideline.embed import OpenAIEmbedder
 from tideline.errors import InvalidInput
-from tideline.memory import Memory
+from tideline.memory import NARRATIVES, Memory
 
 
 @pytest.fixture
@@ -51,9 +53,7 @@ def test_verbatim_keyword_gets_the_boost(filled: Memory) -> None:
 
 
 def test_boost_is_configurable(app: Tideline, filled: Memory) -> None:
-    from tideline.memory import Memory as M
-
-    no_boost = M(filled.db, app.embedder, keyword_boost=0.0)
+    no_boost = Memory(filled.db, app.embedder, narrative_policy=replace(NARRATIVES, boost=0.0))
     top = no_boost.search("whale-listen").hits[0]
     assert top.score == pytest.approx(1 - top.vec_distance, abs=1e-5)
 

@@ -1,26 +1,20 @@
-"""The deterministic script layer: pure computations over plain data, no LLM, no database.
+"""The deterministic script layer: pure computations over plain data, no LLM.
 
-Topics (keywords that survive a document-frequency filter), recurrence and anti-inflation,
-soft k-means clusters with an adjacency matrix, the entity-role graph, and the timeline chunks of
-the unindexed-context scanner. Everything re-exported here takes lists and arrays and returns
-dataclasses.
+Topics (keywords that survive a document-frequency filter), soft k-means clusters with an
+adjacency matrix, the entity-role graph, and the timeline chunks of the unindexed-context scanner:
+everything re-exported here takes lists and arrays and returns dataclasses. The narrative rules it
+applies (weights, recurrence, anti-inflation, tags, `entities_role`) are `tideline.memory`'s.
 
-The modules that wire these computations to the agent database are imported by their own names,
-not re-exported here (the memory store itself uses the pure layer, so re-exporting them would be an
-import cycle): `tideline.analysis.scripts` (topics, recurrence, entity graph, `run_all`),
-`.routing` (soft clusters in the database, `widen`), `.attention` (`log_hits`, `heatmap`),
-`.prefetch` (`prefetch_pool`), `.scanner` (`scan_unindexed`) and `.backfill`
-(`backfill_source_links`). See docs/scripts.md.
+The script layer's own tables are created by `ANALYSIS_MIGRATIONS` and read and written only by
+`ScriptTables`. The modules that wire the computations to an agent's `Memory` are imported by their
+own names: `tideline.analysis.scripts` (topics, recurrence, entity graph, `topic_map`, `run_all`),
+`.cluster_routing` (soft clusters in the database, `route_clusters`, `widen`), `.attention`
+(`log_hits`, `heatmap`), `.prefetch` (`prefetch_pool`), `.scanner` (`scan_unindexed`) and
+`.backfill` (`backfill_source_links`). See docs/scripts.md.
 """
 
-from tideline.analysis.entity_graph import (
-    EntityGraph,
-    MalformedPart,
-    StableRole,
-    build_entity_graph,
-    parse_entities_role,
-    to_dot,
-)
+from tideline.analysis._store import ANALYSIS_MIGRATIONS, ScriptTables
+from tideline.analysis.entity_graph import EntityGraph, StableRole, build_entity_graph, to_dot
 from tideline.analysis.keywords import Keyword, KeywordExtractor, extract_keywords
 from tideline.analysis.soft_clusters import (
     Membership,
@@ -39,27 +33,19 @@ from tideline.analysis.timeline import (
     chunks_to_markdown,
 )
 from tideline.analysis.topics import TopicCluster, build_topics, merge_topics
-from tideline.analysis.weights import (
-    WeightedNarrative,
-    count_tag_sharers,
-    deflate_recent,
-    normalise_tag,
-    recompute_weights,
-    refresh_recurrence,
-)
 
 __all__ = [
+    "ANALYSIS_MIGRATIONS",
     "Chunk",
     "EntityGraph",
     "Keyword",
     "KeywordExtractor",
-    "MalformedPart",
     "Membership",
+    "ScriptTables",
     "SoftClustering",
     "StableRole",
     "TopicCluster",
     "Turn",
-    "WeightedNarrative",
     "build_entity_graph",
     "build_soft_clusters",
     "build_topics",
@@ -67,16 +53,10 @@ __all__ = [
     "chunk_turns",
     "chunks_to_json",
     "chunks_to_markdown",
-    "count_tag_sharers",
-    "deflate_recent",
     "expand_clusters",
     "extract_keywords",
     "merge_topics",
     "nearest_clusters",
     "neighbours",
-    "normalise_tag",
-    "parse_entities_role",
-    "recompute_weights",
-    "refresh_recurrence",
     "to_dot",
 ]

@@ -1,147 +1,126 @@
-"""Reading the agent database for the script layer, and the small write helpers every step shares.
+"""`ScriptTables`: the repository of the script layer's own tables in the agent database.
 
-The pure modules of `tideline.analysis` take plain data; the modules that wire them to the agent
-database (`scripts`, `routing`, `attention`, `prefetch`, `scanner`, `backfill`) read through here,
-so the SQL that knows the memory schema lives in one place.
+The script layer owns `topic_clusters`/`topic_members` (the keyword taxonomy), `emb_clusters`/
+`emb_cluster_members`/`emb_cluster_adjacency` (soft clusters of the narrative vectors),
+`attention_log`, `entity_roles`/`entity_pairs` (the entity graph) and `runs` (one row per step of a
+pipeline run). They are created by its own migration set, `ANALYSIS_MIGRATIONS` ("analysis"), and
+this is the only module with SQL on them. Narratives, turns and vectors are read through the public
+`tideline.memory` API, never here.
 
 Rebuilt tables are compared with what is stored before anything is written: when a step computes
 exactly the rows already there, it writes nothing (so `built_at` stamps stay put and a second
-`scripts all` changes nothing); otherwise the rows are replaced in one transaction.
+`scripts all` changes nothing); otherwise the rows are replaced in one transaction, so a run killed
+half-way leaves the previous result.
 """
 
 from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
 
-from tideline.memory import NARRATIVE_INDEX, TURN_INDEX, Narrative
-from tideline.memory._narratives import Narratives
-from tideline.memory._time import now, parse_time
-from tideline.store import Database
+from tideline.memory import now
+from tideline.store import Database, Migrations
 
-__all__ = [
-    "NARRATIVE_INDEX",
-    "TURN_INDEX",
-    "NarrativeRow",
-    "as_datetime",
-    "get_narratives",
-    "load_narratives",
-    "load_vectors",
-    "now",
-    "parse_time",
-    "record_run",
-    "table_rows",
-    "vector_model",
-]
+__all__ = ["ANALYSIS_MIGRATIONS", "Row", "ScriptTables", "as_datetime"]
+
+ANALYSIS_MIGRATIONS = Migrations("analysis")
+
+#: One stored row as a tuple, in the column order of the method that returned it.
+Row = tuple[Any, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class NarrativeRow:
-    """The columns the scripts need from one narrative."""
-
-    id: int
-    gesture: str
-    context: str
-    cognition_direction: str
-    importance: int
-    emotional: int
-    recurrence: int
-    unresolved: int
-    weight: float
-    kind: str
-    tags: tuple[str, ...]
-    entities_role: str
-    created_at: str
-
-    @property
-    def text(self) -> str:
-        """What topics are extracted from: gesture, context and cognition direction."""
-        return "\n".join(
-            p for p in (self.gesture, self.context, self.cognition_direction) if p.strip()
-        )
-
-
-def load_narratives(db: Database) -> list[NarrativeRow]:
-    """Every narrative, by id, with its normalised tags (from `narrative_tags`)."""
-    tags: dict[int, list[str]] = defaultdict(list)
-    for nid, tag in db.execute("SELECT narrative_id, tag FROM narrative_tags ORDER BY 1, 2"):
-        tags[nid].append(tag)
-    rows = db.execute(
-        "SELECT id, gesture, context, cognition_direction, importance, emotional, recurrence,"
-        " unresolved, weight, kind, entities_role, created_at FROM narratives ORDER BY id"
-    ).fetchall()
-    return [
-        NarrativeRow(
-            id=r[0],
-            gesture=r[1],
-            context=r[2],
-            cognition_direction=r[3],
-            importance=r[4],
-            emotional=r[5],
-            recurrence=r[6],
-            unresolved=r[7],
-            weight=r[8],
-            kind=r[9],
-            tags=tuple(tags.get(r[0], ())),
-            entities_role=r[10],
-            created_at=r[11],
-        )
-        for r in rows
-    ]
-
-
-def get_narratives(db: Database, ids: Sequence[int]) -> list[Narrative]:
-    """Full `Narrative` records (with source links) in the order of `ids`."""
-    out: list[Narrative] = []
-    store = Narratives(db)
-    for start in range(0, len(ids), 500):
-        out += store.get(list(ids[start : start + 500]))
-    return out
-
-
-def vector_model(db: Database, index: str = NARRATIVE_INDEX) -> tuple[str, int] | None:
-    """(model id, dimension) of the vectors stored for `index`, or None when there are none."""
-    if not db.vec_enabled or not db.table_exists(f"{index}_vec"):
-        return None
-    row = db.one("SELECT model_id, dim FROM vector_spaces WHERE name = ?", (index,))
-    return (row["model_id"], int(row["dim"])) if row else None
-
-
-def load_vectors(
-    db: Database, index: str = NARRATIVE_INDEX, ids: Sequence[int] | None = None
-) -> tuple[np.ndarray, np.ndarray]:
-    """(ids, float32 matrix) of the stored vectors of `index` (optionally only `ids`)."""
-    space = vector_model(db, index)
-    if space is None:
-        return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
-    dim = space[1]
-    if ids is None:
-        rows = db.execute(f"SELECT rowid, embedding FROM {index}_vec").fetchall()
-    else:
-        rows = []
-        wanted = list(ids)
-        for start in range(0, len(wanted), 500):
-            part = wanted[start : start + 500]
-            marks = ",".join("?" * len(part))
-            rows += db.execute(
-                f"SELECT rowid, embedding FROM {index}_vec WHERE rowid IN ({marks})", part
-            ).fetchall()
-    rows.sort(key=lambda r: r[0])
-    found = np.array([r[0] for r in rows], dtype=np.int64)
-    matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim)
-    return found, matrix
-
-
-def table_rows(db: Database, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-    """Rows as tuples, for comparing what a step computed with what is stored."""
-    return [tuple(r) for r in db.execute(sql, params)]
+@ANALYSIS_MIGRATIONS.step(1)
+def _script_layer(db: Database) -> None:
+    """The tables the script layer rebuilds (topics, soft clusters, entity graph) or appends to
+    (attention, runs). Until this set existed they were agent#2, so an old database already has
+    them: IF NOT EXISTS keeps its rows."""
+    db.execute(
+        """CREATE TABLE IF NOT EXISTS topic_clusters(
+            id INTEGER PRIMARY KEY,
+            keyword TEXT NOT NULL UNIQUE,
+            label TEXT NOT NULL,
+            size INTEGER NOT NULL,
+            keywords TEXT NOT NULL DEFAULT '[]',
+            built_at TEXT NOT NULL)"""
+    )
+    db.execute(
+        """CREATE TABLE IF NOT EXISTS topic_members(
+            topic_id INTEGER NOT NULL REFERENCES topic_clusters(id) ON DELETE CASCADE,
+            narrative_id INTEGER NOT NULL REFERENCES narratives(id) ON DELETE CASCADE,
+            PRIMARY KEY (topic_id, narrative_id)) WITHOUT ROWID"""
+    )
+    db.execute("CREATE INDEX IF NOT EXISTS topic_members_narrative ON topic_members(narrative_id)")
+    db.execute(
+        """CREATE TABLE IF NOT EXISTS emb_clusters(
+            id INTEGER PRIMARY KEY,
+            size INTEGER NOT NULL,
+            soft_size INTEGER NOT NULL DEFAULT 0,
+            centroid BLOB NOT NULL,
+            model_id TEXT NOT NULL,
+            label TEXT NOT NULL DEFAULT '',
+            built_at TEXT NOT NULL)"""
+    )
+    db.execute(
+        """CREATE TABLE IF NOT EXISTS emb_cluster_members(
+            narrative_id INTEGER NOT NULL REFERENCES narratives(id) ON DELETE CASCADE,
+            cluster_id INTEGER NOT NULL REFERENCES emb_clusters(id) ON DELETE CASCADE,
+            rank INTEGER NOT NULL,
+            similarity REAL NOT NULL,
+            PRIMARY KEY (narrative_id, cluster_id)) WITHOUT ROWID"""
+    )
+    db.execute(
+        "CREATE INDEX IF NOT EXISTS emb_cluster_members_cluster ON emb_cluster_members(cluster_id)"
+    )
+    db.execute(
+        """CREATE TABLE IF NOT EXISTS emb_cluster_adjacency(
+            a INTEGER NOT NULL REFERENCES emb_clusters(id) ON DELETE CASCADE,
+            b INTEGER NOT NULL REFERENCES emb_clusters(id) ON DELETE CASCADE,
+            shared INTEGER NOT NULL,
+            PRIMARY KEY (a, b)) WITHOUT ROWID"""
+    )
+    db.execute(
+        """CREATE TABLE IF NOT EXISTS attention_log(
+            id INTEGER PRIMARY KEY,
+            narrative_id INTEGER NOT NULL REFERENCES narratives(id) ON DELETE CASCADE,
+            cluster_id INTEGER,
+            similarity REAL NOT NULL,
+            query TEXT NOT NULL DEFAULT '',
+            source TEXT NOT NULL DEFAULT 'prefetch',
+            at TEXT NOT NULL)"""
+    )
+    db.execute("CREATE INDEX IF NOT EXISTS attention_log_at ON attention_log(at)")
+    db.execute(
+        """CREATE TABLE IF NOT EXISTS entity_roles(
+            entity TEXT NOT NULL,
+            role TEXT NOT NULL,
+            memories INTEGER NOT NULL,
+            stable INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (entity, role)) WITHOUT ROWID"""
+    )
+    db.execute(
+        """CREATE TABLE IF NOT EXISTS entity_pairs(
+            a TEXT NOT NULL,
+            b TEXT NOT NULL,
+            memories INTEGER NOT NULL,
+            role_pairs TEXT NOT NULL DEFAULT '{}',
+            PRIMARY KEY (a, b)) WITHOUT ROWID"""
+    )
+    db.execute(
+        """CREATE TABLE IF NOT EXISTS runs(
+            id INTEGER PRIMARY KEY,
+            pipeline TEXT NOT NULL,
+            step TEXT NOT NULL,
+            status TEXT NOT NULL,
+            summary TEXT NOT NULL DEFAULT '{}',
+            started_at TEXT NOT NULL,
+            finished_at TEXT)"""
+    )
 
 
 def as_datetime(stamp: str) -> datetime:
@@ -150,26 +129,243 @@ def as_datetime(stamp: str) -> datetime:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
-@contextmanager
-def record_run(db: Database, step: str, pipeline: str = "scripts") -> Iterator[dict[str, Any]]:
-    """Log one step in `runs`: 'running' first, then 'ok' with its summary or 'failed'.
+def _marks(values: Sequence[object]) -> str:
+    return ",".join("?" * len(values))
 
-    A killed run leaves its row at 'running', which is how a later reader tells it was cut short.
-    """
-    with db.transaction():
-        db.execute(
-            "INSERT INTO runs(pipeline, step, status, started_at) VALUES (?, ?, 'running', ?)",
-            (pipeline, step, now()),
+
+class ScriptTables:
+    """The script layer's tables in one agent database."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        return [tuple(r) for r in self.db.execute(sql, params)]
+
+    # -- topics ------------------------------------------------------------------------------
+    def topics(self) -> list[Row]:
+        """(id, keyword, label, size, keywords JSON) by id."""
+        return self._rows(
+            "SELECT id, keyword, label, size, keywords FROM topic_clusters ORDER BY id"
         )
-        run_id = int(db.conn.last_insert_rowid())
-    summary: dict[str, Any] = {}
-    status = "failed"
-    try:
-        yield summary
-        status = "ok"
-    finally:
-        with db.transaction():
-            db.execute(
-                "UPDATE runs SET status = ?, summary = ?, finished_at = ? WHERE id = ?",
-                (status, json.dumps(summary, ensure_ascii=False, default=str), now(), run_id),
+
+    def topic_members(self) -> list[Row]:
+        """(topic id, narrative id), sorted."""
+        return self._rows(
+            "SELECT topic_id, narrative_id FROM topic_members ORDER BY topic_id, narrative_id"
+        )
+
+    def replace_topics(self, topics: Sequence[Row], members: Sequence[Row], stamp: str) -> None:
+        """Replace every topic (rows as `topics()` gives them) and member in one transaction."""
+        with self.db.transaction():
+            self.db.execute("DELETE FROM topic_members")
+            self.db.execute("DELETE FROM topic_clusters")
+            self.db.executemany(
+                "INSERT INTO topic_clusters(id, keyword, label, size, keywords, built_at)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                [(*r, stamp) for r in topics],
             )
+            self.db.executemany(
+                "INSERT INTO topic_members(topic_id, narrative_id) VALUES (?, ?)", members
+            )
+
+    def topic_map(self, limit: int) -> tuple[list[dict[str, Any]], int]:
+        """The `limit` largest topics (id, label, size, keywords list, built_at) and how many
+        topics there are in all (the memory map, T3)."""
+        rows = self.db.rows(
+            "SELECT id, label, size, keywords, built_at FROM topic_clusters"
+            " ORDER BY size DESC, id LIMIT ?",
+            (limit,),
+        )
+        for r in rows:
+            try:
+                r["keywords"] = [str(w) for w in json.loads(r["keywords"] or "[]")]
+            except ValueError:
+                r["keywords"] = []
+        return rows, int(self.db.scalar("SELECT count(*) FROM topic_clusters"))
+
+    def topics_by_narrative(self) -> dict[int, list[int]]:
+        """The topic ids of each narrative that has one."""
+        found: dict[int, list[int]] = defaultdict(list)
+        for tid, nid in self.db.execute("SELECT topic_id, narrative_id FROM topic_members"):
+            found[nid].append(tid)
+        return dict(found)
+
+    def topic_labels(self) -> dict[int, tuple[str, int]]:
+        """Each topic's (label, size)."""
+        return {
+            r[0]: (r[1], r[2])
+            for r in self.db.execute("SELECT id, label, size FROM topic_clusters")
+        }
+
+    # -- soft clusters -----------------------------------------------------------------------
+    def clusters(self) -> list[Row]:
+        """(id, size, soft size, centroid blob, model id, label) by id."""
+        return self._rows(
+            "SELECT id, size, soft_size, centroid, model_id, label FROM emb_clusters ORDER BY id"
+        )
+
+    def cluster_members(self) -> list[Row]:
+        """(narrative id, cluster id, rank, similarity), sorted."""
+        return self._rows(
+            "SELECT narrative_id, cluster_id, rank, similarity FROM emb_cluster_members"
+            " ORDER BY narrative_id, cluster_id"
+        )
+
+    def replace_clusters(
+        self,
+        clusters: Sequence[Row],
+        members: Sequence[Row],
+        adjacency: Sequence[Row],
+        stamp: str,
+    ) -> None:
+        """Replace the clusters (rows as `clusters()` gives them), their members and adjacency."""
+        with self.db.transaction():
+            for table in ("emb_cluster_adjacency", "emb_cluster_members", "emb_clusters"):
+                self.db.execute(f"DELETE FROM {table}")
+            self.db.executemany(
+                "INSERT INTO emb_clusters(id, size, soft_size, centroid, model_id, label, built_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [(*r, stamp) for r in clusters],
+            )
+            self.db.executemany(
+                "INSERT INTO emb_cluster_members(narrative_id, cluster_id, rank, similarity)"
+                " VALUES (?, ?, ?, ?)",
+                members,
+            )
+            self.db.executemany(
+                "INSERT INTO emb_cluster_adjacency(a, b, shared) VALUES (?, ?, ?)", adjacency
+            )
+
+    def centroids(self) -> tuple[list[int], np.ndarray]:
+        """Cluster ids and their unit centroids (one row each); empty before the first build."""
+        rows = self.db.execute("SELECT id, centroid FROM emb_clusters ORDER BY id").fetchall()
+        if not rows:
+            return [], np.zeros((0, 0), dtype=np.float32)
+        return [r[0] for r in rows], np.vstack(
+            [np.frombuffer(r[1], dtype=np.float32) for r in rows]
+        )
+
+    def widen(self, cluster_ids: Iterable[int], min_shared: int = 1) -> list[int]:
+        """The given clusters (in order, no repeats), then every cluster sharing at least
+        `min_shared` narratives with one of them, most shared first."""
+        hits = list(dict.fromkeys(int(c) for c in cluster_ids))
+        if not hits:
+            return []
+        rows = self.db.execute(
+            f"SELECT b, max(shared) FROM emb_cluster_adjacency WHERE a IN ({_marks(hits)})"
+            " AND shared >= ? GROUP BY b ORDER BY 2 DESC, b",
+            (*hits, max(1, min_shared)),
+        ).fetchall()
+        seen = set(hits)
+        return hits + [b for b, _ in rows if b not in seen]
+
+    def cluster_narratives(self, cluster_ids: Iterable[int], max_rank: int = 3) -> list[int]:
+        """Narratives that have one of these clusters among their `max_rank` nearest."""
+        wanted = list(dict.fromkeys(int(c) for c in cluster_ids))
+        if not wanted:
+            return []
+        return [
+            r[0]
+            for r in self.db.execute(
+                "SELECT DISTINCT narrative_id FROM emb_cluster_members"
+                f" WHERE cluster_id IN ({_marks(wanted)}) AND rank <= ? ORDER BY narrative_id",
+                (*wanted, max_rank),
+            )
+        ]
+
+    def nearest_cluster(self, narrative_ids: Sequence[int]) -> dict[int, int]:
+        """Each narrative's nearest cluster now (rank 1), where it has one."""
+        if not narrative_ids:
+            return {}
+        return dict(
+            self.db.execute(
+                "SELECT narrative_id, cluster_id FROM emb_cluster_members"
+                f" WHERE rank = 1 AND narrative_id IN ({_marks(narrative_ids)})",
+                list(narrative_ids),
+            ).fetchall()
+        )
+
+    # -- attention ---------------------------------------------------------------------------
+    def log_attention(self, rows: Sequence[Row]) -> None:
+        """Append (narrative id, cluster id, similarity, query, source, at) rows."""
+        with self.db.transaction():
+            self.db.executemany(
+                "INSERT INTO attention_log(narrative_id, cluster_id, similarity, query, source, at)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+
+    def attention(self, since: str | None, until: str | None) -> tuple[int, list[Row]]:
+        """Hits logged between `since` and `until` (inclusive, both optional): their number, and
+        per current nearest cluster (cluster id, hits, distinct narratives, mean similarity,
+        last hit)."""
+        conds, params = [], []
+        if since:
+            conds.append("a.at >= ?")
+            params.append(since)
+        if until:
+            conds.append("a.at <= ?")
+            params.append(until)
+        where = f"WHERE {' AND '.join(conds)}" if conds else ""
+        total = int(self.db.scalar(f"SELECT count(*) FROM attention_log a {where}", params) or 0)
+        rows = self._rows(
+            "SELECT m.cluster_id, count(*), count(DISTINCT a.narrative_id), avg(a.similarity),"
+            " max(a.at) FROM attention_log a JOIN emb_cluster_members m"
+            f" ON m.narrative_id = a.narrative_id AND m.rank = 1 {where} GROUP BY m.cluster_id",
+            params,
+        )
+        return total, rows
+
+    # -- entity graph ------------------------------------------------------------------------
+    def entity_rows(self) -> tuple[list[Row], list[Row]]:
+        """(entity, role, memories, stable) and (a, b, memories, role pairs JSON), sorted."""
+        roles = self._rows(
+            "SELECT entity, role, memories, stable FROM entity_roles ORDER BY entity, role"
+        )
+        pairs = self._rows("SELECT a, b, memories, role_pairs FROM entity_pairs ORDER BY a, b")
+        return roles, pairs
+
+    def replace_entity_graph(self, roles: Sequence[Row], pairs: Sequence[Row]) -> None:
+        """Replace the graph (rows as `entity_rows()` gives them) in one transaction."""
+        with self.db.transaction():
+            self.db.execute("DELETE FROM entity_roles")
+            self.db.execute("DELETE FROM entity_pairs")
+            self.db.executemany(
+                "INSERT INTO entity_roles(entity, role, memories, stable) VALUES (?, ?, ?, ?)",
+                roles,
+            )
+            self.db.executemany(
+                "INSERT INTO entity_pairs(a, b, memories, role_pairs) VALUES (?, ?, ?, ?)", pairs
+            )
+
+    # -- runs --------------------------------------------------------------------------------
+    def record_run(
+        self, step: str, pipeline: str = "scripts"
+    ) -> AbstractContextManager[dict[str, Any]]:
+        """Log one step in `runs`: 'running' first, then 'ok' with its summary or 'failed'.
+
+        A killed run leaves its row at 'running', which is how a later reader tells it was cut
+        short.
+        """
+        return self._run(step, pipeline)
+
+    @contextmanager
+    def _run(self, step: str, pipeline: str) -> Iterator[dict[str, Any]]:
+        with self.db.transaction():
+            self.db.execute(
+                "INSERT INTO runs(pipeline, step, status, started_at) VALUES (?, ?, 'running', ?)",
+                (pipeline, step, now()),
+            )
+            run_id = int(self.db.conn.last_insert_rowid())
+        summary: dict[str, Any] = {}
+        status = "failed"
+        try:
+            yield summary
+            status = "ok"
+        finally:
+            with self.db.transaction():
+                self.db.execute(
+                    "UPDATE runs SET status = ?, summary = ?, finished_at = ? WHERE id = ?",
+                    (status, json.dumps(summary, ensure_ascii=False, default=str), now(), run_id),
+                )

@@ -19,28 +19,29 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from tideline.analysis._store import now, parse_time
-from tideline.store import Database
+from tideline.analysis._store import ScriptTables
+from tideline.memory import Memory, MemoryHit, now, parse_time
 
 __all__ = ["ClusterHeat", "Heatmap", "heatmap", "log_hits"]
 
-HitLike = Any  # a MemoryHit-like object (.id, .type, .score, .vec_distance) or (id, similarity)
+#: A search hit, or a (narrative id, similarity) pair.
+HitLike = MemoryHit | tuple[int, float]
 
 
 def _hit_fields(hit: HitLike) -> tuple[int, float] | None:
     """(narrative id, similarity) of one hit, or None for raw-turn hits."""
-    if isinstance(hit, tuple | list):
+    if isinstance(hit, tuple):
         nid, similarity = hit
         return int(nid), float(similarity)
-    if getattr(hit, "type", "narrative") != "narrative":
+    if hit.type != "narrative":
         return None
-    distance = getattr(hit, "vec_distance", None)
+    distance = hit.vec_distance
     similarity = 1.0 - float(distance) if distance is not None else float(hit.score)
     return int(hit.id), similarity
 
 
 def log_hits(
-    db: Database,
+    memory: Memory,
     hits: Iterable[HitLike],
     query: str = "",
     source: str = "prefetch",
@@ -55,33 +56,22 @@ def log_hits(
     are skipped. Example, in a prefetch hook::
 
         result = app.memory.search(message, k=5)
-        log_hits(app.db, result.hits, query=message)
+        log_hits(app.memory, result.hits, query=message)
     """
     pairs = [p for p in (_hit_fields(h) for h in hits) if p is not None]
     if not pairs:
         return 0
     stamp = parse_time(at, "at") or now()
     ids = sorted({nid for nid, _ in pairs})
-    marks = ",".join("?" * len(ids))
-    known = {r[0] for r in db.execute(f"SELECT id FROM narratives WHERE id IN ({marks})", ids)}
-    nearest = dict(
-        db.execute(
-            "SELECT narrative_id, cluster_id FROM emb_cluster_members"
-            f" WHERE rank = 1 AND narrative_id IN ({marks})",
-            ids,
-        ).fetchall()
-    )
+    known = memory.narratives.existing(ids)
+    tables = ScriptTables(memory.db)
+    nearest = tables.nearest_cluster(ids)
     rows = [
         (nid, nearest.get(nid), round(sim, 6), query[:1000], source, stamp)
         for nid, sim in pairs
         if nid in known
     ]
-    with db.transaction():
-        db.executemany(
-            "INSERT INTO attention_log(narrative_id, cluster_id, similarity, query, source, at)"
-            " VALUES (?, ?, ?, ?, ?, ?)",
-            rows,
-        )
+    tables.log_attention(rows)
     return len(rows)
 
 
@@ -115,28 +105,15 @@ class Heatmap:
         return asdict(self)
 
 
-def heatmap(db: Database, since: str | None = None, until: str | None = None) -> Heatmap:
+def heatmap(memory: Memory, since: str | None = None, until: str | None = None) -> Heatmap:
     """Attention per soft cluster between `since` and `until` (ISO times, both optional)."""
     since_t, until_t = parse_time(since, "since"), parse_time(until, "until", end_of_day=True)
-    conds, params = [], []
-    if since_t:
-        conds.append("a.at >= ?")
-        params.append(since_t)
-    if until_t:
-        conds.append("a.at <= ?")
-        params.append(until_t)
-    where = f"WHERE {' AND '.join(conds)}" if conds else ""
+    tables = ScriptTables(memory.db)
     clusters = {
-        r["id"]: ClusterHeat(r["id"], r["label"] or f"cluster {r['id']}", r["size"])
-        for r in db.rows("SELECT id, label, size FROM emb_clusters ORDER BY id")
+        cid: ClusterHeat(cid, label or f"cluster {cid}", size)
+        for cid, size, _, _, _, label in tables.clusters()
     }
-    total = int(db.scalar(f"SELECT count(*) FROM attention_log a {where}", params) or 0)
-    rows = db.execute(
-        "SELECT m.cluster_id, count(*), count(DISTINCT a.narrative_id), avg(a.similarity),"
-        " max(a.at) FROM attention_log a JOIN emb_cluster_members m"
-        f" ON m.narrative_id = a.narrative_id AND m.rank = 1 {where} GROUP BY m.cluster_id",
-        params,
-    ).fetchall()
+    total, rows = tables.attention(since_t, until_t)
     lit = 0
     for cid, hits, distinct, mean, last in rows:
         heat = clusters.get(cid)

@@ -20,10 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from tideline.analysis._store import TURN_INDEX, load_vectors
 from tideline.errors import InvalidInput
-from tideline.search import TextIndex
-from tideline.store import Database
+from tideline.memory import Memory
 
 __all__ = ["BackfillReport", "LinkDecision", "backfill_source_links"]
 
@@ -57,7 +55,7 @@ class BackfillReport:
 
 
 def backfill_source_links(
-    db: Database,
+    memory: Memory,
     *,
     margin: float = 0.1,
     lexical_weight: float = 0.3,
@@ -69,16 +67,13 @@ def backfill_source_links(
         raise InvalidInput(f"margin={margin}: use a score gap between 0 and 2, e.g. 0.1")
     if candidates < 1:
         raise InvalidInput(f"candidates={candidates}: look at least at 1 turn")
-    rows = db.rows(
-        "SELECT id, gesture, context FROM narratives WHERE NOT EXISTS"
-        " (SELECT 1 FROM narrative_links l WHERE l.narrative_id = narratives.id) ORDER BY id"
-    )
+    rows = sorted(memory.narratives.unlinked(), key=lambda r: r["id"])
     report = BackfillReport(len(rows), 0, 0, 0, 0, dry_run, margin)
     if not rows:
         return report
-    nids, nmat = load_vectors(db, ids=[r["id"] for r in rows])
+    nids, nmat = memory.narratives.index.vectors([r["id"] for r in rows])
     nvec = dict(zip(nids.tolist(), _unit(nmat), strict=True))
-    turns = TextIndex(db, TURN_INDEX)
+    turns = memory.raw.index
     links: list[tuple[int, int]] = []
     for r in rows:
         decision = LinkDecision(r["id"], r["gesture"], "no_vector")
@@ -88,7 +83,7 @@ def backfill_source_links(
             report.no_vector += 1
             continue
         hits = turns.lexical(f"{r['gesture']} {r['context']}"[:2000], candidates)
-        tids, tmat = load_vectors(db, TURN_INDEX, [h.id for h in hits])
+        tids, tmat = turns.vectors([h.id for h in hits])
         sims = (
             dict(zip(tids.tolist(), (_unit(tmat) @ vector).tolist(), strict=True))
             if len(tids)
@@ -118,10 +113,7 @@ def backfill_source_links(
         report.linked += 1
         links.append((r["id"], scored[0][1]))
     if links and not dry_run:
-        with db.transaction():
-            db.executemany(
-                "INSERT OR IGNORE INTO narrative_links(narrative_id, turn_id) VALUES (?, ?)", links
-            )
+        memory.narratives.add_links(links)
     return report
 
 

@@ -1,10 +1,8 @@
 """The entity graph: who appears with whom, in which roles, across narratives.
 
-`entities_role` is semi-structured text such as ``A=判断+执行; B=审查``. Parts are separated by
-``;``, ``,`` or a line break, an entity and its roles by ``=`` or ``:``, roles by ``+``,
-``/`` or ``、``. Full-width forms (；，＝：＋／) are accepted: the text is NFKC
-normalised first. A part that cannot be read is reported with its narrative id and skipped; the
-rest of the field still counts.
+Each narrative's `entities_role` is read by `tideline.memory.parse_entities_role` (the rule writes
+are validated against); a part that cannot be read is reported with its narrative id and skipped,
+the rest of the field still counts.
 
 Structural function: an entity that keeps the same role across memories can be told apart by what
 it does, not only by its name. A role is *stable* for an entity when it appears in at least
@@ -13,35 +11,20 @@ it does, not only by its name. A role is *stable* for an entity when it appears 
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
 
+from tideline.memory import MalformedPart, parse_entities_role
+
 __all__ = [
     "EntityGraph",
-    "MalformedPart",
     "StableRole",
     "build_entity_graph",
-    "parse_entities_role",
     "to_dot",
 ]
-
-_PART_SEPARATORS = re.compile(r"[;,\n]")
-_ASSIGN = re.compile(r"[=:]")
-_ROLE_SEPARATORS = re.compile(r"[+/、]")
-
-
-@dataclass(frozen=True, slots=True)
-class MalformedPart:
-    """A part of an `entities_role` field that was skipped, and why."""
-
-    narrative_id: Hashable
-    part: str
-    reason: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,43 +99,6 @@ def _jsonable_id(value: Hashable) -> Any:
 
 def _by_count(counter: Counter[Any]) -> list[tuple[Any, int]]:
     return sorted(counter.items(), key=lambda kv: (-kv[1], kv[0]))
-
-
-def _clean(text: str) -> str:
-    return " ".join(text.split())
-
-
-def parse_entities_role(
-    text: str | None, narrative_id: Hashable = None
-) -> tuple[dict[str, list[str]], list[MalformedPart]]:
-    """Read one `entities_role` field into {entity: [roles]} plus the parts it had to skip.
-
-    An entity named twice gets the union of its roles, in first-seen order.
-    """
-    roles: dict[str, list[str]] = {}
-    bad: list[MalformedPart] = []
-    if not text:
-        return roles, bad
-    for raw_part in _PART_SEPARATORS.split(unicodedata.normalize("NFKC", text)):
-        part = _clean(raw_part)
-        if not part:
-            continue
-        pieces = _ASSIGN.split(part)
-        if len(pieces) != 2:
-            reason = "no '=' between entity and roles" if len(pieces) == 1 else "more than one '='"
-            bad.append(MalformedPart(narrative_id, part, reason))
-            continue
-        entity = _clean(pieces[0])
-        part_roles = [r for r in (_clean(x) for x in _ROLE_SEPARATORS.split(pieces[1])) if r]
-        if not entity:
-            bad.append(MalformedPart(narrative_id, part, "empty entity name"))
-            continue
-        if not part_roles:
-            bad.append(MalformedPart(narrative_id, part, "no role after '='"))
-            continue
-        known = roles.setdefault(entity, [])
-        known.extend(r for r in part_roles if r not in known)
-    return roles, bad
 
 
 def build_entity_graph(

@@ -1,7 +1,7 @@
 """The prefetch pool: the high-weight narratives the session-start identity block (T2) draws from.
 
-Pure SQL over `narratives`, no embedding, so it costs a few milliseconds at any size. The exact
-selection and ordering:
+One query of `Narratives.pool`, no embedding, so it costs a few milliseconds at any size. The exact
+selection and ordering (`tideline.memory` keeps the SQL):
 
     WHERE weight >= min_weight [AND kind IN kinds]
     ORDER BY CAST(weight * 10 AS INTEGER) DESC,   -- weight band: 0.9x, then 0.8x, ...
@@ -19,18 +19,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tideline.analysis._store import get_narratives
 from tideline.errors import InvalidInput
-from tideline.memory import KINDS, Narrative
-from tideline.store import Database
+from tideline.memory import KINDS, Memory, Narrative
 
-__all__ = ["POOL_ORDER", "prefetch_pool"]
-
-POOL_ORDER = "CAST(weight * 10 AS INTEGER) DESC, recurrence DESC, created_at DESC, id DESC"
+__all__ = ["prefetch_pool"]
 
 
 def prefetch_pool(
-    db: Database,
+    memory: Memory,
     min_weight: float = 0.6,
     limit: int = 50,
     *,
@@ -42,13 +38,7 @@ def prefetch_pool(
         raise InvalidInput(f"min_weight={min_weight}: weights lie in 0–1; pass e.g. 0.6")
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise InvalidInput(f"limit={limit!r}: ask for at least 1 narrative")
-    sql = "SELECT id FROM narratives WHERE weight >= ?"
-    params: list[object] = [float(min_weight)]
-    if kinds:
-        unknown = sorted(set(kinds) - set(KINDS))
-        if unknown:
-            raise InvalidInput(f"kinds {unknown} are unknown; use some of {list(KINDS)}")
-        sql += f" AND kind IN ({','.join('?' * len(kinds))})"
-        params += list(kinds)
-    ids = [r[0] for r in db.execute(f"{sql} ORDER BY {POOL_ORDER} LIMIT ?", (*params, limit))]
-    return get_narratives(db, ids)
+    unknown = sorted(set(kinds or ()) - set(KINDS))
+    if unknown:
+        raise InvalidInput(f"kinds {unknown} are unknown; use some of {list(KINDS)}")
+    return memory.narratives.pool(min_weight, limit, kinds)

@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from tideline.analysis._store import as_datetime, parse_time
+from tideline.analysis._store import as_datetime
 from tideline.analysis.timeline import Chunk, Turn, chunk_turns, chunks_to_json, chunks_to_markdown
 from tideline.errors import InvalidInput
-from tideline.store import Database
+from tideline.memory import Memory, parse_time
 
 __all__ = ["Scan", "scan_unindexed"]
 
@@ -77,7 +77,7 @@ class Scan:
 
 
 def scan_unindexed(
-    db: Database,
+    memory: Memory,
     *,
     max_gap: timedelta = timedelta(minutes=30),
     after: str | None = None,
@@ -85,25 +85,20 @@ def scan_unindexed(
     """Scan both tracks. `after` overrides the cutoff (default: the latest narrative's time)."""
     if max_gap < timedelta(0):
         raise InvalidInput(f"max_gap={max_gap}: the gap between chunks cannot be negative")
-    cutoff = parse_time(after, "after") or db.scalar("SELECT max(created_at) FROM narratives")
-    unlinked = db.rows(
-        "SELECT id, gesture, created_at FROM narratives WHERE NOT EXISTS"
-        " (SELECT 1 FROM narrative_links l WHERE l.narrative_id = narratives.id)"
-        " ORDER BY created_at, id"
-    )
-    rows = db.execute(
-        "SELECT t.id, t.ts, t.text, coalesce(t.speaker, t.role), s.key FROM turns t"
-        " JOIN sessions s ON s.id = t.session_id"
-        " WHERE (? IS NULL OR t.ts > ?)"
-        " AND NOT EXISTS (SELECT 1 FROM narrative_links l WHERE l.turn_id = t.id)"
-        " ORDER BY t.ts, t.session_id, t.seq",
-        (cutoff, cutoff),
-    ).fetchall()
+    cutoff = parse_time(after, "after") or memory.narratives.latest_created_at()
+    unlinked = [
+        {"id": n["id"], "gesture": n["gesture"], "created_at": n["created_at"]}
+        for n in memory.narratives.unlinked()
+    ]
+    after_cutoff = memory.raw.turns_after(cutoff)
+    linked = memory.narratives.linked_turn_ids([t.id for t in after_cutoff])
     by_session: dict[str, list[Turn]] = defaultdict(list)
     sessions: dict[int, str] = {}
-    for tid, ts, text, speaker, key in rows:
-        by_session[key].append(Turn(tid, as_datetime(ts), text, speaker or ""))
-        sessions[tid] = key
+    for t in after_cutoff:
+        if t.id in linked:
+            continue
+        by_session[t.session].append(Turn(t.id, as_datetime(t.ts), t.text, t.speaker or t.role))
+        sessions[t.id] = t.session
     chunks = [c for turns in by_session.values() for c in chunk_turns(turns, max_gap=max_gap)]
     chunks.sort(key=lambda c: (c.start, str(c.turns[0].id)))
     return Scan(

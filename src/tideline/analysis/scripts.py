@@ -21,28 +21,23 @@ from dataclasses import asdict, dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from tideline.analysis._store import (
-    NarrativeRow,
-    as_datetime,
-    load_narratives,
-    now,
-    record_run,
-    table_rows,
-)
+from tideline.analysis._store import ScriptTables, as_datetime
+from tideline.analysis.cluster_routing import rebuild_clusters
 from tideline.analysis.entity_graph import EntityGraph, build_entity_graph
 from tideline.analysis.keywords import KeywordExtractor
-from tideline.analysis.routing import rebuild_clusters
 from tideline.analysis.scanner import scan_unindexed
 from tideline.analysis.topics import build_topics
-from tideline.analysis.weights import (
+from tideline.memory import (
     DEFAULT_CEILING,
     DEFAULT_WINDOW,
+    Memory,
+    Narrative,
     WeightedNarrative,
     deflate_recent,
+    now,
     recompute_weights,
     refresh_recurrence,
 )
-from tideline.store import Database
 
 __all__ = [
     "STEPS",
@@ -55,6 +50,8 @@ __all__ = [
     "rebuild_topics",
     "refresh_weights",
     "run_all",
+    "topic_map",
+    "topic_text",
 ]
 
 #: progress(step, done, total): called while a step works through the narratives.
@@ -80,17 +77,22 @@ class TopicsReport(_Report):
     resized: int = 0
 
 
+def topic_text(n: Narrative) -> str:
+    """What topics are extracted from: gesture, context and cognition direction."""
+    return "\n".join(p for p in (n.gesture, n.context, n.cognition_direction) if p.strip())
+
+
 def _counted(
-    rows: list[NarrativeRow], step: str, progress: Progress | None
+    rows: list[Narrative], step: str, progress: Progress | None
 ) -> Iterator[tuple[int, str]]:
     for i, n in enumerate(rows, 1):
-        yield n.id, n.text
+        yield n.id, topic_text(n)
         if progress and (i % 250 == 0 or i == len(rows)):
             progress(step, i, len(rows))
 
 
 def rebuild_topics(
-    db: Database,
+    memory: Memory,
     *,
     max_df: float = 0.2,
     min_df: int = 3,
@@ -98,11 +100,12 @@ def rebuild_topics(
     merge_threshold: float = 0.5,
     extractor: KeywordExtractor | None = None,
     progress: Progress | None = None,
-    narratives: list[NarrativeRow] | None = None,
+    narratives: list[Narrative] | None = None,
 ) -> TopicsReport:
     """Rebuild `topic_clusters` / `topic_members` from every narrative's gesture + context +
     cognition direction (rules in `tideline.analysis.topics`)."""
-    rows = load_narratives(db) if narratives is None else narratives
+    rows = memory.narratives.all() if narratives is None else narratives
+    tables = ScriptTables(memory.db)
     topics = build_topics(
         _counted(rows, "topics", progress),
         max_df=max_df,
@@ -116,12 +119,7 @@ def rebuild_topics(
         for i, t in enumerate(topics, 1)
     ]
     new_members = sorted((i, int(nid)) for i, t in enumerate(topics, 1) for nid in t.member_ids)
-    old_topics = table_rows(
-        db, "SELECT id, keyword, label, size, keywords FROM topic_clusters ORDER BY id"
-    )
-    old_members = table_rows(
-        db, "SELECT topic_id, narrative_id FROM topic_members ORDER BY topic_id, narrative_id"
-    )
+    old_topics, old_members = tables.topics(), tables.topic_members()
     report = TopicsReport(len(rows), len(topics), changed=False)
     if new_topics == old_topics and new_members == old_members:
         return report
@@ -133,19 +131,14 @@ def rebuild_topics(
     report.resized = sum(
         1 for k in new_by_key if k in old_by_key and new_by_key[k][3] != old_by_key[k][3]
     )
-    stamp = now()
-    with db.transaction():
-        db.execute("DELETE FROM topic_members")
-        db.execute("DELETE FROM topic_clusters")
-        db.executemany(
-            "INSERT INTO topic_clusters(id, keyword, label, size, keywords, built_at)"
-            " VALUES (?, ?, ?, ?, ?, ?)",
-            [(*r, stamp) for r in new_topics],
-        )
-        db.executemany(
-            "INSERT INTO topic_members(topic_id, narrative_id) VALUES (?, ?)", new_members
-        )
+    tables.replace_topics(new_topics, new_members, now())
     return report
+
+
+def topic_map(memory: Memory, limit: int) -> tuple[list[dict[str, Any]], int]:
+    """The `limit` largest topics (id, label, size, keywords, built_at) and the number of topics
+    in all: the memory map of injection tier T3."""
+    return ScriptTables(memory.db).topic_map(limit)
 
 
 # -- weights ---------------------------------------------------------------------------------
@@ -163,15 +156,15 @@ class WeightsReport(_Report):
 
 
 def refresh_weights(
-    db: Database,
+    memory: Memory,
     *,
     window: int = DEFAULT_WINDOW,
     ceiling: float = DEFAULT_CEILING,
-    narratives: list[NarrativeRow] | None = None,
+    narratives: list[Narrative] | None = None,
 ) -> WeightsReport:
     """Recurrence from today's tag frequencies → weights from the formula → anti-inflation over
     the `window` most recent narratives; written in one transaction."""
-    rows = load_narratives(db) if narratives is None else narratives
+    rows = memory.narratives.all() if narratives is None else narratives
     recurrence = refresh_recurrence({n.id: n.tags for n in rows})
     weighted = [
         WeightedNarrative(
@@ -196,8 +189,7 @@ def refresh_weights(
     deltas = [abs(weights[n.id] - n.weight) for n in rows if weights[n.id] != n.weight]
     recent = sorted(rows, key=lambda n: (n.created_at, n.id), reverse=True)[:window]
     if changes:
-        with db.transaction():
-            db.executemany("UPDATE narratives SET recurrence = ?, weight = ? WHERE id = ?", changes)
+        memory.narratives.set_weights(changes)
     return WeightsReport(
         narratives=len(rows),
         recurrence_changed=sum(1 for n in rows if recurrence[n.id] != n.recurrence),
@@ -223,17 +215,18 @@ class GraphReport(_Report):
 
 
 def rebuild_entity_graph(
-    db: Database,
+    memory: Memory,
     *,
     min_memories: int = 3,
     min_share: float = 0.6,
-    narratives: list[NarrativeRow] | None = None,
+    narratives: list[Narrative] | None = None,
 ) -> tuple[EntityGraph, GraphReport]:
     """Rebuild `entity_roles` / `entity_pairs` from every narrative's `entities_role`.
 
     Malformed parts are reported (with the narrative id) and skipped; the rest still counts.
     """
-    rows = load_narratives(db) if narratives is None else narratives
+    rows = memory.narratives.all() if narratives is None else narratives
+    tables = ScriptTables(memory.db)
     with_roles = [(n.id, n.entities_role) for n in rows if n.entities_role.strip()]
     graph = build_entity_graph(with_roles, min_memories=min_memories, min_share=min_share)
     stable = {(s.entity, s.role) for s in graph.stable_roles}
@@ -254,23 +247,10 @@ def rebuild_entity_graph(
         )
         for (a, b), count in graph.pair_counts.items()
     )
-    old_roles = table_rows(
-        db, "SELECT entity, role, memories, stable FROM entity_roles ORDER BY entity, role"
-    )
-    old_pairs = table_rows(db, "SELECT a, b, memories, role_pairs FROM entity_pairs ORDER BY a, b")
+    old_roles, old_pairs = tables.entity_rows()
     changed = new_roles != old_roles or new_pairs != old_pairs
     if changed:
-        with db.transaction():
-            db.execute("DELETE FROM entity_roles")
-            db.execute("DELETE FROM entity_pairs")
-            db.executemany(
-                "INSERT INTO entity_roles(entity, role, memories, stable) VALUES (?, ?, ?, ?)",
-                new_roles,
-            )
-            db.executemany(
-                "INSERT INTO entity_pairs(a, b, memories, role_pairs) VALUES (?, ?, ?, ?)",
-                new_pairs,
-            )
+        tables.replace_entity_graph(new_roles, new_pairs)
     report = GraphReport(
         narratives_with_roles=len(with_roles),
         entities=len(graph.entity_memories),
@@ -297,7 +277,7 @@ class RunReport(_Report):
 
 
 def run_all(
-    db: Database,
+    memory: Memory,
     *,
     steps: Iterable[str] = STEPS,
     max_gap: timedelta = timedelta(minutes=30),
@@ -310,27 +290,30 @@ def run_all(
     unknown = chosen - set(STEPS)
     if unknown:
         raise ValueError(f"unknown step(s) {sorted(unknown)}; the steps are {list(STEPS)}")
-    rows = load_narratives(db)
+    rows = memory.narratives.all()
+    tables = ScriptTables(memory.db)
     report = RunReport(len(rows))
     for step in STEPS:
         if step not in chosen:
             continue
         started = time.perf_counter()
-        with record_run(db, step) as summary:
+        with tables.record_run(step) as summary:
             if progress:
                 progress(step, 0, len(rows))
             result: Any
             if step == "topics":
-                result = rebuild_topics(db, merge=merge_topics, progress=progress, narratives=rows)
+                result = rebuild_topics(
+                    memory, merge=merge_topics, progress=progress, narratives=rows
+                )
             elif step == "weights":
-                result = refresh_weights(db, narratives=rows)
-                rows = load_narratives(db)
+                result = refresh_weights(memory, narratives=rows)
+                rows = memory.narratives.all()
             elif step == "clusters":
-                result = rebuild_clusters(db, seed=seed, narratives=rows)
+                result = rebuild_clusters(memory, seed=seed, narratives=rows)
             elif step == "graph":
-                result = rebuild_entity_graph(db, narratives=rows)[1]
+                result = rebuild_entity_graph(memory, narratives=rows)[1]
             else:
-                result = scan_unindexed(db, max_gap=max_gap).summary()
+                result = scan_unindexed(memory, max_gap=max_gap).summary()
             data = result if isinstance(result, dict) else result.to_dict()
             summary.update(data)
             if progress:

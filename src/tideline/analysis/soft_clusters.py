@@ -57,11 +57,6 @@ class SoftClustering:
     hard_sizes: np.ndarray
     skipped: int
 
-    def members_of(self, cluster: int) -> list[Membership]:
-        """The memberships of one cluster, most similar first."""
-        found = [m for m in self.memberships if m.cluster == cluster]
-        return sorted(found, key=lambda m: (-m.similarity, m.rank))
-
 
 def choose_k(n: int, minimum: int = 5, factor: float = 1.5) -> int:
     """k = max(minimum, int(sqrt(n) · factor)), capped at n (0 when there is nothing)."""

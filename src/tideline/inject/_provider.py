@@ -15,7 +15,6 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -35,9 +34,6 @@ from tideline.inject._tiers import (
 )
 from tideline.memory import Memory
 from tideline.search import query_vector, valid_text
-
-if TYPE_CHECKING:
-    from tideline.app import Tideline
 
 log = logging.getLogger(__name__)
 
@@ -71,12 +67,6 @@ class MemoryProvider:
         self.config = config or InjectConfig()
         self.clock = clock
         self.count = TokenCounter(memory.embedder)
-
-    @classmethod
-    def from_app(cls, app: Tideline, *, clock: Clock = utc_now) -> MemoryProvider:
-        """The provider of a composed app, configured from its settings."""
-        model_id = app.embedder.model_id if app.embedder is not None else None
-        return cls(app.memory, InjectConfig.from_settings(app.settings, model_id), clock=clock)
 
     # -- the hooks -----------------------------------------------------------------------------
     def system_prompt_block(self) -> str:
@@ -219,7 +209,7 @@ class MemoryProvider:
 
     def _log_attention(self, hits: list[tuple[int, float]], query: str, notes: list[str]) -> None:
         try:
-            log_hits(self.memory.db, hits, query, source="prefetch", at=_stamp(self.clock()))
+            log_hits(self.memory, hits, query, source="prefetch", at=_stamp(self.clock()))
         except Exception as exc:  # bookkeeping must never cost the agent its turn
             log.warning("attention log not written: %s", exc)
             notes.append(f"attention log not written ({type(exc).__name__})")

@@ -1,7 +1,7 @@
 """The tiers T0–T4, each a function from the memory to a `Tier`: a section (or None) plus notes.
 
 - T0 identity anchor: SOUL.md, the self-concept (narratives of kind "reflection", heaviest
-  first), the latest snapshot when a `snapshots` table exists (the profile does not yet).
+  first); the profile's snapshot joins it once the profile writes one.
 - T1 session bridge: the last turns of the current (or last) session, and the memories whose
   cosine similarity to the message reaches the floor.
 - T2 prefetch cache: the top of the high-weight pool (`tideline.analysis.prefetch`; dreams and
@@ -11,13 +11,13 @@
 - T3 memory map: the topic-cluster index, largest first (+ profile summaries, once it exists).
 - T4 active retrieval: hybrid (embedding + FTS) search over memories and raw turns.
 
-Tiers only read, except that nothing here writes at all: attention logging is the provider's.
-Sections are not yet fitted to their budgets; `_block.fit` does that.
+Tiers only read, through the owners' methods (`Memory`, `tideline.analysis`); nothing here writes
+or runs SQL: attention logging is the provider's. Sections are not yet fitted to their budgets;
+`_block.fit` does that.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date, timedelta
@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from tideline.analysis.prefetch import prefetch_pool
+from tideline.analysis.scripts import topic_map
 from tideline.inject._block import Item, Part, Section
 from tideline.inject._config import InjectConfig
 from tideline.memory import Memory, Narrative
@@ -66,24 +67,13 @@ def t0_identity(memory: Memory, config: InjectConfig) -> Tier:
             mtime = date.fromtimestamp(Path(path).stat().st_mtime).isoformat()
             item = Item("soul", soul, mtime, extra=Path(path).name, cap=config.budgets["T0"])
             parts.append(Part(f"who I am ({Path(path).name})", [item], noun="SOUL.md"))
-    ids = [
-        r[0]
-        for r in memory.db.execute(
-            "SELECT id FROM narratives WHERE kind = 'reflection'"
-            " ORDER BY weight DESC, created_at DESC, id DESC LIMIT ?",
-            (config.t0_reflections,),
-        )
-    ]
-    if ids:
-        reflections = [narrative_item(n) for n in _narratives(memory, ids)]
+    found = memory.narratives.heaviest("reflection", config.t0_reflections)
+    if found:
+        reflections = [narrative_item(n) for n in found]
         parts.append(Part("self-concept (reflections, heaviest first)", reflections))
     elif config.t0_reflections:
         notes.append("T0: no self-concept yet (no memories of kind 'reflection')")
-    snapshot = _latest_snapshot(memory)
-    if snapshot is None:
-        notes.append("T0: no snapshot yet (the profile's sleep pipeline will write it)")
-    else:
-        parts.append(Part("latest snapshot", [snapshot], noun="snapshot"))
+    notes.append("T0: no snapshot yet (the profile's sleep pipeline will write it)")
     if not parts:
         return Tier(None, notes)
     return Tier(Section("T0", "identity anchor", parts), notes)
@@ -101,18 +91,6 @@ def _read_soul(path: Path, notes: list[str]) -> str:
     if not text:
         notes.append(f"T0: SOUL.md at {path} is empty")
     return text
-
-
-def _latest_snapshot(memory: Memory) -> Item | None:
-    """The newest row of `snapshots` once the profile creates that table; None until then."""
-    if not memory.db.table_exists("snapshots"):
-        return None
-    row = memory.db.one("SELECT * FROM snapshots ORDER BY rowid DESC LIMIT 1")
-    if not row:
-        return None
-    text = next((row[k] for k in ("text", "summary", "content", "body") if row.get(k)), "")
-    when = next((row[k] for k in ("created_at", "at", "built_at") if row.get(k)), "")
-    return Item(f"snapshot:{row.get('id', '?')}", str(text), str(when)) if text else None
 
 
 # -- T1 ----------------------------------------------------------------------------------------
@@ -142,12 +120,10 @@ def t1_session_bridge(
         )
     hits: list[tuple[int, float]] = []
     if qvec is not None and message.strip() and config.t1_k:
-        index = memory.narratives.index
-        found = index.vector(qvec, config.t1_k)
         hits = [
-            (h.id, round(1.0 - float(h.vec_distance or 0.0), 4))
-            for h in found
-            if 1.0 - float(h.vec_distance or 0.0) >= config.t1_min_similarity
+            (nid, round(sim, 4))
+            for nid, sim in memory.similar(qvec, config.t1_k)
+            if sim >= config.t1_min_similarity
         ]
         if hits:
             sims = dict(hits)
@@ -172,7 +148,7 @@ def _turn_item(tid: int, ts: str, who: str | None, text: str, seq: float) -> Ite
 def t2_prefetch_cache(memory: Memory, config: InjectConfig) -> Tier:
     if not config.t2_k:
         return Tier(None)
-    pool = prefetch_pool(memory.db, config.t2_min_weight, config.t2_k, kinds=("narrative",))
+    pool = prefetch_pool(memory, config.t2_min_weight, config.t2_k, kinds=("narrative",))
     if not pool:
         return Tier(None, [f"T2: no memory weighs {config.t2_min_weight} or more"])
     title = f"heaviest memories (weight ≥ {config.t2_min_weight})"
@@ -181,57 +157,25 @@ def t2_prefetch_cache(memory: Memory, config: InjectConfig) -> Tier:
 
 # -- T2b ---------------------------------------------------------------------------------------
 def t2b_context_bridge(memory: Memory, config: InjectConfig) -> Tier:
-    db = memory.db
-    latest = db.scalar("SELECT max(ts) FROM turns")
-    if not latest:
+    day = memory.raw.latest_day()
+    if day is None:
         return Tier(None, ["T2b: no conversation stored yet"])
-    day = str(latest)[:10]
     nxt = (date.fromisoformat(day) + timedelta(days=1)).isoformat()
-    sessions = [
-        int(r[0])
-        for r in db.execute(
-            "SELECT DISTINCT session_id FROM turns WHERE ts >= ? AND ts < ?", (day, nxt)
-        )
-    ]
-    marks = ",".join("?" * len(sessions))
-    best = db.one(
-        "SELECT t.session_id AS sid, n.id AS nid, n.weight AS weight FROM turns t"
-        " JOIN narrative_links l ON l.turn_id = t.id JOIN narratives n ON n.id = l.narrative_id"
-        f" WHERE t.session_id IN ({marks})"
-        " ORDER BY n.weight DESC, n.created_at DESC, n.id DESC LIMIT 1",
-        sessions,
-    )
+    sessions = {sid: memory.raw.session_turns(sid) for sid in memory.raw.sessions_between(day, nxt)}
+    best = memory.narratives.heaviest_linked([t.id for turns in sessions.values() for t in turns])
     notes: list[str] = []
     if best:
-        sid, nid, weight = int(best["sid"]), int(best["nid"]), float(best["weight"])
-        linked = {
-            int(r[0])
-            for r in db.execute(
-                "SELECT l.turn_id FROM narrative_links l JOIN turns t ON t.id = l.turn_id"
-                " WHERE l.narrative_id = ? AND t.session_id = ?",
-                (nid, sid),
-            )
-        }
+        nid, weight, linked_ids = best
+        linked = set(linked_ids)
+        sid = next(s for s, turns in sessions.items() if any(t.id in linked for t in turns))
         why = f"chosen by n:{nid} w={weight:.2f}"
     else:
-        sid = int(
-            db.scalar(
-                "SELECT session_id FROM turns WHERE ts >= ? AND ts < ?"
-                " ORDER BY ts DESC, id DESC LIMIT 1",
-                (day, nxt),
-            )
-        )
+        sid = next(iter(sessions))  # the session with the day's latest turn
         linked, why = set(), "latest; no memory links to this day's sessions"
         notes.append(f"T2b: no memory links to a session of {day}; showing the latest session")
-    key = db.scalar("SELECT key FROM sessions WHERE id = ?", (sid,))
-    rows = db.rows(
-        "SELECT id, seq, role, speaker, text, ts FROM turns WHERE session_id = ? ORDER BY seq",
-        (sid,),
-    )
-    anchors = [r["seq"] for r in rows if r["id"] in linked]
-    items = [
-        _turn_item(r["id"], r["ts"], r["speaker"] or r["role"], r["text"], r["seq"]) for r in rows
-    ]
+    turns = sessions[sid]
+    anchors = [t.seq for t in turns if t.id in linked]
+    items = [_turn_item(t.id, t.ts, t.speaker or t.role, t.text, t.seq) for t in turns]
 
     def priority(item: Item) -> tuple[float, float]:
         seq = item.order
@@ -239,7 +183,7 @@ def t2b_context_bridge(memory: Memory, config: InjectConfig) -> Tier:
         return (near, -seq)  # linked turns and their neighbours first, then the latest
 
     items.sort(key=priority)
-    title = f"session {key} · {day} · {why}"
+    title = f"session {turns[0].session} · {day} · {why}"
     part = Part(title, items, sort=True, noun="turns")
     return Tier(Section("T2b", "context bridge", [part]), notes)
 
@@ -252,29 +196,17 @@ def t3_memory_map(memory: Memory, config: InjectConfig) -> Tier:
     ]
     if not config.t3_clusters:
         return Tier(None, notes)
-    rows = memory.db.rows(
-        "SELECT id, label, size, keywords, built_at FROM topic_clusters"
-        " ORDER BY size DESC, id LIMIT ?",
-        (config.t3_clusters,),
-    )
+    rows, total = topic_map(memory, config.t3_clusters)
     if not rows:
         notes.insert(0, f"T3: no topic clusters yet; {STORE_PIPELINE} builds them")
         return Tier(None, notes)
     items = []
     for r in rows:
-        try:
-            words = [str(w) for w in json.loads(r["keywords"] or "[]")]
-        except ValueError:
-            words = []
-        words = [w for w in words if w != r["label"]][:8]
+        words = [w for w in r["keywords"] if w != r["label"]][:8]
         text = r["label"] + (" — " + ", ".join(words) if words else "")
         items.append(Item(f"topic:{r['id']}", text, r["built_at"], extra=f"n={r['size']}"))
-    title = f"topics, largest first ({len(items)} of {_count(memory, 'topic_clusters')})"
+    title = f"topics, largest first ({len(items)} of {total})"
     return Tier(Section("T3", "memory map", [Part(title, items, noun="topics")]), notes)
-
-
-def _count(memory: Memory, table: str) -> int:
-    return int(memory.db.scalar(f"SELECT count(*) FROM {table}"))
 
 
 # -- T4 ----------------------------------------------------------------------------------------
@@ -285,28 +217,30 @@ def t4_active_retrieval(
     qvec: np.ndarray | None,
     exclude: Sequence[int] = (),
 ) -> Tier:
+    """Memory search over narratives and raw turns, merged by rank: narratives fused by
+    `config.t4_fusion` (RRF by default: the weighted fusion's verbatim check and exact distances
+    cost ~40 ms over 50k turns), turns by the tuned turn policy. T1's memories are left out."""
     if not message.strip() or not config.t4_k:
         return Tier(None)
-    mode = "hybrid" if qvec is not None else "lex"
-    k = config.t4_k + len(exclude)
     skip = set(exclude)
-    scored: list[tuple[float, Item]] = []
-    # RRF, not the keyword-boosted weighted fusion of `Memory.search`: its verbatim check and
-    # exact distances cost ~40 ms over 50k turns, and RRF puts memories and turns on one scale.
-    found = memory.narratives.index.search(message, qvec, k, mode, fusion="rrf")
-    wanted = [h for h in found if h.id not in skip]
-    by_id = {n.id: n for n in _narratives(memory, [h.id for h in wanted])}
+    found = memory.search(
+        message,
+        config.t4_k + len(skip),
+        include_turns=True,
+        mode="hybrid" if qvec is not None else "lex",
+        qvec=qvec,
+        narrative_fusion=config.t4_fusion,
+    )
+    wanted = [h for h in found.hits if h.type == "turn" or h.id not in skip][: config.t4_k]
+    narratives = {n.id: n for n in _narratives(memory, [h.id for h in wanted if h.type != "turn"])}
+    turns = {t.id: t for t in memory.raw.get([h.id for h in wanted if h.type == "turn"])}
+    items = []
     for h in wanted:
-        if h.id in by_id:
-            scored.append((h.score, narrative_item(by_id[h.id])))
-    turns = memory.raw.index.search(message, qvec, config.t4_k, mode, fusion="rrf")
-    by_turn = {t.id: t for t in memory.raw.get([h.id for h in turns])}
-    for h in turns:
-        t = by_turn.get(h.id)
-        if t is not None:
-            scored.append((h.score, _turn_item(t.id, t.ts, t.speaker or t.role, t.text, 0)))
-    scored.sort(key=lambda s: -s[0])
-    items = [item for _, item in scored[: config.t4_k]]
+        if h.type == "turn" and h.id in turns:
+            t = turns[h.id]
+            items.append(_turn_item(t.id, t.ts, t.speaker or t.role, t.text, 0))
+        elif h.type != "turn" and h.id in narratives:
+            items.append(narrative_item(narratives[h.id]))
     notes = [] if qvec is not None else ["T4: lexical only (no query vector)"]
     if not items:
         return Tier(None, [*notes, "T4: hybrid search found nothing for this message"])

@@ -1,9 +1,15 @@
-"""Memory: raw context (sessions, turns, importers) and narratives (weights, source links)."""
+"""Memory: raw context (sessions, turns, importers) and narratives (weights, tags, source links).
 
-from tideline.memory._memory import Memory, TurnFusion
-from tideline.memory._narratives import NarrativeInput
-from tideline.memory._raw import NewTurn
-from tideline.memory._schema import AGENT_MIGRATIONS, KINDS, NARRATIVE_INDEX, TURN_INDEX
+The narrative rules (the weight formula, recurrence, anti-inflation, tag normalisation and the
+`entities_role` grammar) live here; the script layer (`tideline.analysis`) imports them.
+"""
+
+from tideline.memory._entities import MalformedPart, parse_entities_role
+from tideline.memory._memory import MAX_K, MAX_WINDOW, NARRATIVES, TURNS, Memory
+from tideline.memory._narratives import KINDS, NARRATIVE_INDEX, NarrativeInput, Narratives
+from tideline.memory._raw import TURN_INDEX, NewTurn, RawContext
+from tideline.memory._schema import AGENT_MIGRATIONS
+from tideline.memory._time import now, parse_time
 from tideline.memory._types import (
     ImportProblem,
     ImportSummary,
@@ -15,23 +21,56 @@ from tideline.memory._types import (
     Turn,
     TurnResult,
 )
+from tideline.memory._weights import (
+    DEFAULT_CEILING,
+    DEFAULT_WINDOW,
+    WeightedNarrative,
+    compute_weight,
+    count_tag_sharers,
+    deflate_recent,
+    normalise_tag,
+    raw_weight,
+    recompute_weights,
+    recurrence_from_count,
+    refresh_recurrence,
+)
 
 __all__ = [
     "AGENT_MIGRATIONS",
+    "DEFAULT_CEILING",
+    "DEFAULT_WINDOW",
     "KINDS",
+    "MAX_K",
+    "MAX_WINDOW",
+    "NARRATIVES",
     "NARRATIVE_INDEX",
+    "TURNS",
     "TURN_INDEX",
     "ImportProblem",
     "ImportSummary",
+    "MalformedPart",
     "Memory",
     "MemoryHit",
     "Narrative",
     "NarrativeInput",
+    "Narratives",
     "NewTurn",
+    "RawContext",
     "SearchResult",
     "Trace",
     "TraceTurn",
     "Turn",
-    "TurnFusion",
     "TurnResult",
+    "WeightedNarrative",
+    "compute_weight",
+    "count_tag_sharers",
+    "deflate_recent",
+    "normalise_tag",
+    "now",
+    "parse_entities_role",
+    "parse_time",
+    "raw_weight",
+    "recompute_weights",
+    "recurrence_from_count",
+    "refresh_recurrence",
 ]

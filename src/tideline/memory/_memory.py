@@ -20,13 +20,16 @@ import math
 import threading
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, cast
+
+import numpy as np
 
 from tideline.embed import Embedder
 from tideline.errors import EmbedderError, InvalidInput, NotFound
-from tideline.memory._narratives import NarrativeInput, Narratives
+from tideline.memory._narratives import KINDS, NarrativeInput, Narratives
+from tideline.memory._owner import pending_ids
 from tideline.memory._raw import NewTurn, RawContext, usable_turns, validate_session_key
 from tideline.memory._time import parse_time
 from tideline.memory._types import (
@@ -40,7 +43,17 @@ from tideline.memory._types import (
 )
 from tideline.memory.importers import get_importer
 from tideline.pathnames import check_path_name, shown
-from tideline.search import MODES, Hit, bound_query, query_vector, valid_text
+from tideline.search import (
+    MODES,
+    Hit,
+    Mode,
+    Policy,
+    Retrieval,
+    bound_query,
+    query_vector,
+    retrieve,
+    valid_text,
+)
 from tideline.store import Database
 
 log = logging.getLogger(__name__)
@@ -48,22 +61,22 @@ log = logging.getLogger(__name__)
 Progress = Callable[[int, int], None]
 
 
-@dataclass(frozen=True)
-class TurnFusion:
-    """How raw-turn search fuses its lexical and vector lists (reciprocal rank, weighted).
-
-    Tuned on LoCoMo (docs/benchmarks.md): with k=10 the top of each list counts more than with
-    the usual 60, which suits short turns where the first few hits carry the evidence; both lists
-    weigh the same since turns are embedded with their speaker's name (see `_raw.index_text`).
-    """
-
-    k: int = 10
-    vector_weight: float = 1.0
+#: Narrative search: cosine + a boost for a verbatim keyword hit (`keyword_boost`), so an exact
+#: hit beats semantic neighbours.
+NARRATIVES = Policy(fusion="weighted", boost=0.3)
+#: Raw-turn search, tuned on LoCoMo (docs/benchmarks.md): RRF with k=10 lets the top of each list
+#: count more than the usual 60, which suits short turns where the first few hits carry the
+#: evidence; both lists weigh the same since turns are embedded with their speaker's name (see
+#: `_raw.index_text`). `turn_rrf_k` and `turn_vector_weight` set it.
+TURNS = Policy(rrf_k=10, weights=(1.0, 1.0))
 
 
 MAX_K = 200
+#: The most neighbouring turns `trace` shows on each side of a source turn.
+MAX_WINDOW = 50
 EMBED_BATCH = 64
 PENDING_PER_CALL = 64
+FILL_HINT = "they are embedded on the next write, or run `tideline embed`"
 
 #: What owns an index and can list its records still without a vector (raw turns, narratives).
 Owner = RawContext | Narratives
@@ -77,15 +90,15 @@ class Memory:
         db: Database,
         embedder: Embedder | None,
         *,
-        keyword_boost: float = 0.3,
-        turn_fusion: TurnFusion | None = None,
+        narrative_policy: Policy = NARRATIVES,
+        turn_policy: Policy = TURNS,
         lock: AbstractContextManager[object] | None = None,
     ):
         self.db = db
         self.lock = lock or threading.RLock()
         self.embedder = embedder
-        self.keyword_boost = keyword_boost
-        self.turn_fusion = turn_fusion or TurnFusion()
+        self.narrative_policy = narrative_policy
+        self.turn_policy = turn_policy
         self.raw = RawContext(db)
         self.narratives = Narratives(db)
         self.warnings: list[str] = []
@@ -125,21 +138,22 @@ class Memory:
         assert self.embedder is not None
         fresh = {i for i, _ in new}
         with self.lock:
-            older = owner.unembedded(limit=len(fresh) + (budget if budget is not None else 10**9))
+            older = owner.texts_without_vectors(None if budget is None else len(fresh) + budget)
         items = [r for r in older if r[0] not in fresh][:budget] + list(new)
         if not items:
             return 0
-        result = owner.index.fill(
-            self.embedder, items, progress=progress, batch=EMBED_BATCH, guard=self.lock
+        report = owner.index.fill_vectors(
+            self.embedder,
+            items,
+            batch=EMBED_BATCH,
+            progress=progress,
+            guard=self.lock,
+            hint=FILL_HINT,
         )
-        if result.error:
-            warning = (
-                f"{result.total - result.done} texts not embedded yet ({result.error}); "
-                "they are embedded on the next write, or run `tideline embed`"
-            )
-            log.warning(warning)
-            self.warnings.append(warning)
-        return result.done
+        if report.warning:
+            log.warning(report.warning)
+            self.warnings.append(report.warning)
+        return report.embedded + report.reused
 
     def embed_pending(self, progress: Progress | None = None) -> int:
         """Embed every turn and narrative that has no vector yet (after an outage, a kill or a
@@ -152,10 +166,10 @@ class Memory:
             return 0
         total = 0
         with self.lock:
-            for table, index in (("turns", self.raw.index), ("narratives", self.narratives.index)):
-                bound = index.model_id == self.embedder.model_id
-                where = index.pending_filter() if bound else "1"
-                total += int(self.db.scalar(f"SELECT count(*) FROM {table} WHERE {where}"))
+            for owner in (self.raw, self.narratives):
+                ids = owner.ids()
+                bound = owner.index.model_id == self.embedder.model_id
+                total += len(pending_ids(ids, owner.index) if bound else ids)
         return total
 
     # -- raw context -------------------------------------------------------------------------
@@ -170,11 +184,10 @@ class Memory:
     ) -> TurnResult:
         """Append one turn; the same turn sent twice is stored once."""
         with self.lock:
-            results, new = self.raw.add_turns(
+            results, new, sid = self.raw.add_turns(
                 session, [NewTurn(role, text, speaker, timestamp, external_id)]
             )
             tid, created = results[0]
-            sid = int(self.db.scalar("SELECT session_id FROM turns WHERE id = ?", (tid,)))
         self._fill(self.raw, new, PENDING_PER_CALL)
         return TurnResult(tid, sid, created)
 
@@ -210,7 +223,7 @@ class Memory:
                 ]
                 if not turns:
                     continue
-                results, added = self.raw.add_turns(key, turns, source=fmt, title=s.title)
+                results, added, _ = self.raw.add_turns(key, turns, source=fmt, title=s.title)
                 summary.sessions += 1
                 summary.turns_added += len(added)
                 summary.turns_existing += len(results) - len(added)
@@ -237,8 +250,8 @@ class Memory:
             raise InvalidInput(
                 f"narrative id {narrative_id!r} is not an integer; find ids with memory_search"
             )
-        if not 0 <= window <= 50:
-            raise InvalidInput(f"window={window}: use 0–50 neighbouring turns")
+        if not 0 <= window <= MAX_WINDOW:
+            raise InvalidInput(f"window={window}: use 0–{MAX_WINDOW} neighbouring turns")
         with self.lock:
             narrative = self.narratives.require(narrative_id)
             return Trace(narrative, self.raw.windows(narrative.source_links, window))
@@ -256,93 +269,91 @@ class Memory:
         kind: str | None = None,
         include_turns: bool = False,
         mode: str = "hybrid",
+        qvec: np.ndarray | None = None,
+        narrative_fusion: Literal["rrf", "weighted"] | None = None,
     ) -> SearchResult:
-        """Hybrid search over narratives (keyword boost) and optionally raw turns."""
+        """Hybrid search over narratives (by the narrative policy) and optionally raw turns (by
+        the turn policy), merged by rank. `qvec` is the query's vector when the caller has it
+        already (injection); `narrative_fusion` overrides the narrative policy's fusion."""
         k = _check_k(k)
         min_weight = _check_min_weight(min_weight)
         if mode not in MODES:
             raise InvalidInput(f"mode={mode!r}; use one of {list(MODES)}")
+        if kind is not None and kind not in KINDS:
+            raise InvalidInput(f"kind={kind!r} is unknown; use one of {list(KINDS)}")
         if not isinstance(query, str) or not query.strip():
             raise InvalidInput("query is empty; pass the words or question to search for")
         query = valid_text(query)
         since_t, until_t = parse_time(since, "since"), parse_time(until, "until", end_of_day=True)
         query, cut = bound_query(query)
         warnings: list[str] = [cut] if cut else []
-        qvec = None
-        if mode != "lex":
-            qvec, warning = query_vector(self.embedder if self._bind() else None, query)
-            if warning:
-                warnings.append(warning)
-            elif qvec is None and mode == "vec":
-                warnings.append(
-                    "no embedder configured; vector search is unavailable, showing lexical results"
-                )
-        effective = mode if qvec is not None else "lex"
+        warning = None
+        if qvec is None and mode != "lex":
+            qvec, warning = self._query_vector(query)
+        policy = self.narrative_policy
+        if narrative_fusion is not None:
+            policy = replace(policy, fusion=narrative_fusion)
         with self.lock:
-            hits = self._narrative_hits(
-                query, qvec, k, effective, since_t, until_t, min_weight, tags, kind
+            found = retrieve(
+                self.narratives.filter(since_t, until_t, min_weight, tags, kind),
+                query,
+                qvec,
+                k,
+                cast(Mode, mode),
+                policy,
+                texts=self.narratives.texts,
+                warning=warning,
             )
+            warnings += found.warnings
+            hits = self._narrative_hits(found.top(k))
             if include_turns:
-                turns = self._turn_hits(query, qvec, k, effective, since_t, until_t)
-                hits = _interleave(hits, turns)
-        return SearchResult(hits[:k], warnings)
+                turns = self._turn_retrieval(query, qvec, k, mode, since_t, until_t, warning)
+                warnings += turns.warnings
+                hits = _interleave(hits, self._turn_hits(turns.top(k)))
+        return SearchResult(hits[:k], list(dict.fromkeys(warnings)))
 
-    def search_turns(
-        self, query: str, k: int = 10, mode: str = "hybrid", fusion: str = "rrf"
-    ) -> list[MemoryHit]:
-        """Raw-turn retrieval on its own (used by the LoCoMo benchmark)."""
+    def search_turns(self, query: str, k: int = 10, mode: str = "hybrid") -> list[MemoryHit]:
+        """Raw-turn retrieval on its own, by the turn policy (used by the LoCoMo benchmark)."""
+        k = _check_k(k)
         query = bound_query(query)[0]
-        qvec = (
-            None
-            if mode == "lex"
-            else query_vector(self.embedder if self._bind() else None, query)[0]
-        )
+        qvec, warning = self._query_vector(query) if mode != "lex" else (None, None)
         with self.lock:
-            return self._turn_hits(
-                query, qvec, _check_k(k), mode if qvec is not None else "lex", None, None, fusion
-            )
+            found = self._turn_retrieval(query, qvec, k, mode, None, None, warning)
+            return self._turn_hits(found.top(k))
 
-    def _fusion(self, mode: str) -> str:
-        return "weighted" if mode == "hybrid" else "rrf"
+    def similar(self, qvec: np.ndarray, k: int) -> list[tuple[int, float]]:
+        """The `k` narratives nearest to a query vector, as (id, cosine similarity), nearest
+        first (injection's T1)."""
+        with self.lock:
+            found = self.narratives.index.vector(qvec, k)
+        return [(h.id, 1.0 - float(h.vec_distance or 0.0)) for h in found]
 
-    def _narrative_hits(
+    def _query_vector(self, query: str) -> tuple[np.ndarray | None, str | None]:
+        return query_vector(self.embedder if self._bind() else None, query)
+
+    def _turn_retrieval(
         self,
         query: str,
-        qvec: Any,
+        qvec: np.ndarray | None,
         k: int,
         mode: str,
         since: str | None,
         until: str | None,
-        min_weight: float | None,
-        tags: Sequence[str] | None,
-        kind: str | None,
-    ) -> list[MemoryHit]:
-        conds, params = _time_range("created_at", since, until)
-        if min_weight is not None:
-            conds.append("weight >= ?")
-            params.append(min_weight)
-        if kind:
-            conds.append("kind = ?")
-            params.append(valid_text(kind))
-        if tags:
-            wanted = [valid_text(t.strip().casefold()) for t in tags if t.strip()]
-            conds.append(
-                f"id IN (SELECT narrative_id FROM narrative_tags WHERE tag IN ({','.join('?' * len(wanted))}))"
-            )
-            params += wanted
-        where = _rowid_filter("narratives", conds)
-        found = self.narratives.index.search(
+        warning: str | None,
+    ) -> Retrieval:
+        return retrieve(
+            self.raw.filter(since, until),
             query,
             qvec,
             k,
-            mode,
-            fusion=self._fusion(mode),
-            texts=self.narratives.texts,
-            boost=self.keyword_boost,
-            where=where,
-            params=params,  # type: ignore[arg-type]
+            cast(Mode, mode),
+            self.turn_policy,
+            texts=self.raw.texts,
+            warning=warning,
         )
-        by_id = {n.id: n for n in self.narratives.get([h.id for h in found])}
+
+    def _narrative_hits(self, found: list[Hit]) -> list[MemoryHit]:
+        by_id = {n.id: n for n in self.narratives.get([h.id for h in found], links=False)}
         return [
             _hit(
                 "narrative",
@@ -356,31 +367,7 @@ class Memory:
             if h.id in by_id
         ]
 
-    def _turn_hits(
-        self,
-        query: str,
-        qvec: Any,
-        k: int,
-        mode: str,
-        since: str | None,
-        until: str | None,
-        fusion: str = "rrf",
-    ) -> list[MemoryHit]:
-        conds, params = _time_range("ts", since, until)
-        where = _rowid_filter("turns", conds)
-        found = self.raw.index.search(
-            query,
-            qvec,
-            k,
-            mode,
-            fusion=fusion,
-            boost=self.keyword_boost,  # type: ignore[arg-type]
-            where=where,
-            params=params,
-            texts=self.raw.texts,
-            rrf_k=self.turn_fusion.k,
-            weights=(1.0, self.turn_fusion.vector_weight),
-        )
+    def _turn_hits(self, found: list[Hit]) -> list[MemoryHit]:
         by_id = {t.id: t for t in self.raw.get([h.id for h in found])}
         return [
             _hit(
@@ -402,15 +389,9 @@ class Memory:
             return self._stats(pending)
 
     def _stats(self, pending: int) -> dict[str, Any]:
-        kinds = dict(
-            self.db.execute("SELECT kind, count(*) FROM narratives GROUP BY kind").fetchall()
-        )
         return {
-            "sessions": self.db.scalar("SELECT count(*) FROM sessions"),
-            "turns": self.db.scalar("SELECT count(*) FROM turns"),
-            "narratives": sum(kinds.values()),
-            "narratives_by_kind": kinds,
-            "mean_weight": self.db.scalar("SELECT round(avg(weight), 4) FROM narratives"),
+            **self.raw.counts(),
+            **self.narratives.counts(),
             "turn_vectors": len(self.raw.index.vector_ids()),
             "narrative_vectors": len(self.narratives.index.vector_ids()),
             "vectors_pending": pending,
@@ -421,22 +402,6 @@ class Memory:
     def sessions(self, limit: int = 50) -> list[dict[str, Any]]:
         with self.lock:
             return self.raw.sessions(limit)
-
-
-def _time_range(column: str, since: str | None, until: str | None) -> tuple[list[str], list[Any]]:
-    """SQL conditions (and their parameters) for an inclusive time window on `column`."""
-    conds: list[str] = []
-    params: list[Any] = []
-    for op, value in ((">=", since), ("<=", until)):
-        if value:
-            conds.append(f"{column} {op} ?")
-            params.append(value)
-    return conds, params
-
-
-def _rowid_filter(table: str, conds: list[str]) -> str | None:
-    """A `TextIndex.search` filter selecting the rows of `table` that meet every condition."""
-    return f"rowid IN (SELECT id FROM {table} WHERE {' AND '.join(conds)})" if conds else None
 
 
 def _require_file(path: Path, fmt: str) -> None:
@@ -469,14 +434,14 @@ def _check_k(k: int) -> int:
 
 
 def _check_min_weight(value: float | None) -> float | None:
-    """A finite number or None: `float()` of a huge int overflows and NaN would match nothing."""
+    """A weight (0–1) or None: `float()` of a huge int overflows and NaN would match nothing."""
     if value is None:
         return None
     try:
         number = float(value)
     except (TypeError, ValueError, OverflowError):
         number = math.nan
-    if isinstance(value, bool) or not math.isfinite(number):
+    if isinstance(value, bool) or not math.isfinite(number) or not 0.0 <= number <= 1.0:
         raise InvalidInput(f"min_weight={value!r}; pass a number from 0 to 1 (weights are 0–1)")
     return number
 

@@ -5,9 +5,15 @@ cognition_direction ≤ 8,000 each; ≤ 32 tags of ≤ 64 characters; ≤ 1,000 
 entities_role ≤ 2,000 characters in the form `A=role+role; B=role`.
 
 At write time recurrence = how many OTHER narratives share at least one tag, mapped to 1–5 by
-`tideline.weights.recurrence_from_count`; dreams have importance forced to 1. After the insert the
-anti-inflation rule (`tideline.analysis.weights.deflate_recent`: when the mean weight of the 50
-most recent narratives exceeds 0.7, scale those weights by 0.7 / mean) runs in the same transaction.
+`recurrence_from_count`; dreams have importance forced to 1. After the insert the anti-inflation
+rule (`deflate_recent`: when the mean weight of the 50 most recent narratives exceeds 0.7, scale
+those weights by 0.7 / mean) runs in the same transaction. The rules live in `_weights`.
+
+`Narratives` owns the `narratives`, `narrative_tags` and `narrative_links` tables: it creates them
+(`create_tables`, called by the agent migrations) and is the only module with SQL on them; the
+script layer and injection call its methods. Tags live both as a JSON array in `narratives.tags`
+(for display) and in `narrative_tags` (normalised, for counting and filtering);
+`narrative_links` are the source links, narrative → the turns it came from.
 """
 
 from __future__ import annotations
@@ -18,25 +24,35 @@ from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any
 
-from tideline.analysis.entity_graph import parse_entities_role
-from tideline.analysis.weights import WeightedNarrative, deflate_recent, normalise_tag
 from tideline.errors import InvalidInput, NotFound
+from tideline.memory._entities import parse_entities_role
 from tideline.memory._ids import storable_ids
-from tideline.memory._schema import KINDS, NARRATIVE_INDEX
+from tideline.memory._owner import batches, pending_ids, scope, time_range
 from tideline.memory._time import now, parse_time
 from tideline.memory._types import Narrative
-from tideline.search import TextIndex, valid_text
+from tideline.memory._weights import (
+    DEFAULT_CEILING,
+    DEFAULT_WINDOW,
+    WeightedNarrative,
+    check_dimension,
+    compute_weight,
+    deflate_recent,
+    normalise_tag,
+    recurrence_from_count,
+)
+from tideline.search import Scope, TextIndex, valid_text
 from tideline.store import Database
-from tideline.weights import compute_weight, recurrence_from_count
 
+NARRATIVE_INDEX = "narrative_text"
+KINDS = ("narrative", "dream", "reflection")
+#: The prefetch pool's order (T2): weight band (tenths), then recurring themes, then the newest.
+POOL_ORDER = "CAST(weight * 10 AS INTEGER) DESC, recurrence DESC, created_at DESC, id DESC"
 MAX_GESTURE = 500
 MAX_TEXT = 8_000
 MAX_TAGS = 32
 MAX_TAG = 64
 MAX_LINKS = 1_000
 MAX_ENTITIES_ROLE = 2_000
-INFLATION_WINDOW = 50
-INFLATION_CEILING = 0.7
 
 
 @dataclass
@@ -79,7 +95,7 @@ class NarrativeInput:
         if kind not in KINDS:
             raise InvalidInput(f"kind={self.kind!r} is unknown; use one of {list(KINDS)}")
         dims = {
-            name: _dimension(name, getattr(self, name))
+            name: check_dimension(name, getattr(self, name))
             for name in ("importance", "emotional", "unresolved")
         }
         if kind == "dream":
@@ -126,14 +142,6 @@ def _text(name: str, value: Any, limit: int) -> str:
     return valid_text(value)
 
 
-def _dimension(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidInput(f"{name}={value!r} must be an integer from 1 to 5")
-    if not 1 <= value <= 5:
-        raise InvalidInput(f"{name}={value} is out of range; weights are integers from 1 to 5")
-    return value
-
-
 def _string_list(name: str, value: Any, max_items: int, max_len: int) -> list[str]:
     if value is None:
         return []
@@ -141,13 +149,13 @@ def _string_list(name: str, value: Any, max_items: int, max_len: int) -> list[st
         value = [v for v in value.split(",")]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise InvalidInput(f"{name} must be a list of strings")
-    value = [valid_text(v).strip() for v in value if v.strip()]
-    if len(value) > max_items:
-        raise InvalidInput(f"{len(value)} {name}; the limit is {max_items}")
-    for v in value:
+    items: list[str] = [valid_text(v).strip() for v in value if v.strip()]
+    if len(items) > max_items:
+        raise InvalidInput(f"{len(items)} {name}; the limit is {max_items}")
+    for v in items:
         if len(v) > max_len:
             raise InvalidInput(f"{name} item {v[:20]!r}… is longer than {max_len} characters")
-    return value
+    return items
 
 
 def index_text(gesture: str, context: str, cognition_direction: str, tags: Sequence[str]) -> str:
@@ -167,6 +175,45 @@ class Narratives:
     def __init__(self, db: Database):
         self.db = db
         self.index = TextIndex(db, NARRATIVE_INDEX)
+
+    @staticmethod
+    def create_tables(db: Database) -> None:
+        """The narrative tables (agent migration 1)."""
+        db.execute(
+            f"""CREATE TABLE narratives(
+            id INTEGER PRIMARY KEY,
+            gesture TEXT NOT NULL,
+            context TEXT NOT NULL DEFAULT '',
+            cognition_direction TEXT NOT NULL DEFAULT '',
+            importance INTEGER NOT NULL CHECK (importance BETWEEN 1 AND 5),
+            emotional INTEGER NOT NULL CHECK (emotional BETWEEN 1 AND 5),
+            recurrence INTEGER NOT NULL CHECK (recurrence BETWEEN 1 AND 5),
+            unresolved INTEGER NOT NULL CHECK (unresolved BETWEEN 1 AND 5),
+            weight REAL NOT NULL CHECK (weight BETWEEN 0 AND 1),
+            kind TEXT NOT NULL CHECK (kind IN {KINDS!r}),
+            tags TEXT NOT NULL DEFAULT '[]',
+            entities_role TEXT NOT NULL DEFAULT '',
+            related_entities TEXT NOT NULL DEFAULT '[]',
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL)"""
+        )
+        db.execute("CREATE INDEX narratives_created ON narratives(created_at)")
+        db.execute("CREATE INDEX narratives_weight ON narratives(weight)")
+        db.execute(
+            """CREATE TABLE narrative_tags(
+            narrative_id INTEGER NOT NULL REFERENCES narratives(id) ON DELETE CASCADE,
+            tag TEXT NOT NULL,
+            PRIMARY KEY (narrative_id, tag)) WITHOUT ROWID"""
+        )
+        db.execute("CREATE INDEX narrative_tags_tag ON narrative_tags(tag)")
+        db.execute(
+            """CREATE TABLE narrative_links(
+            narrative_id INTEGER NOT NULL REFERENCES narratives(id) ON DELETE CASCADE,
+            turn_id INTEGER NOT NULL REFERENCES turns(id),
+            PRIMARY KEY (narrative_id, turn_id)) WITHOUT ROWID"""
+        )
+        db.execute("CREATE INDEX narrative_links_turn ON narrative_links(turn_id)")
+        TextIndex.create_tables(db, NARRATIVE_INDEX)
 
     def tag_sharers(self, tags: Sequence[str], exclude: int | None = None) -> int:
         if not tags:
@@ -226,7 +273,7 @@ class Narratives:
         rows = self.db.rows(
             "SELECT id, created_at, importance, emotional, recurrence, unresolved, weight FROM narratives"
             " ORDER BY created_at DESC, id DESC LIMIT ?",
-            (INFLATION_WINDOW,),
+            (DEFAULT_WINDOW,),
         )
         recent = [
             WeightedNarrative(
@@ -240,30 +287,38 @@ class Narratives:
             )
             for r in rows
         ]
-        changed = deflate_recent(recent, window=INFLATION_WINDOW, ceiling=INFLATION_CEILING)
+        changed = deflate_recent(recent, window=DEFAULT_WINDOW, ceiling=DEFAULT_CEILING)
         self.db.executemany(
             "UPDATE narratives SET weight = ? WHERE id = ?", [(w, i) for i, w in changed.items()]
         )
         return {int(i): w for i, w in changed.items()}  # type: ignore[call-overload]
 
-    def get(self, ids: Sequence[int]) -> list[Narrative]:
+    def get(self, ids: Sequence[int], *, links: bool = True) -> list[Narrative]:
+        """These narratives in the order of `ids` (unknown ids left out); `links=False` skips
+        reading the source links."""
         ids = storable_ids(ids)
-        if not ids:
-            return []
-        marks = ",".join("?" * len(ids))
-        rows = self.db.rows(f"SELECT {_COLUMNS} FROM narratives WHERE id IN ({marks})", list(ids))
+        by_id: dict[int, Narrative] = {}
+        for part in batches(ids):
+            marks = ",".join("?" * len(part))
+            rows = self.db.rows(f"SELECT {_COLUMNS} FROM narratives WHERE id IN ({marks})", part)
+            found = self._links(f"narrative_id IN ({marks})", part) if links else {}
+            by_id.update((r["id"], _narrative(r, found.get(r["id"], []))) for r in rows)
+        return [by_id[i] for i in ids if i in by_id]
+
+    def all(self, *, links: bool = False) -> list[Narrative]:
+        """Every narrative, by id (what the script layer computes over)."""
+        rows = self.db.rows(f"SELECT {_COLUMNS} FROM narratives ORDER BY id")
+        found = self._links("1", ()) if links else {}
+        return [_narrative(r, found.get(r["id"], [])) for r in rows]
+
+    def _links(self, where: str, params: Sequence[object]) -> dict[int, list[int]]:
         links: dict[int, list[int]] = {}
         for nid, tid in self.db.execute(
-            f"SELECT narrative_id, turn_id FROM narrative_links WHERE narrative_id IN ({marks}) ORDER BY turn_id",
-            list(ids),
+            f"SELECT narrative_id, turn_id FROM narrative_links WHERE {where} ORDER BY turn_id",
+            params,
         ):
             links.setdefault(nid, []).append(tid)
-        by_id = {}
-        for r in rows:
-            r["tags"] = json.loads(r["tags"])
-            r["related_entities"] = json.loads(r["related_entities"])
-            by_id[r["id"]] = Narrative(**r, source_links=links.get(r["id"], []))
-        return [by_id[i] for i in ids if i in by_id]
+        return links
 
     def require(self, nid: int) -> Narrative:
         found = self.get([nid])
@@ -271,35 +326,173 @@ class Narratives:
             raise NotFound(f"narrative {nid} does not exist; find ids with memory_search")
         return found[0]
 
-    def unembedded(self, limit: int = 100_000) -> list[tuple[int, str]]:
-        """(id, text) of narratives without a vector."""
-        missing = f" WHERE {self.index.pending_filter()}"
-        return self._texts(
-            f"SELECT id, gesture, context, cognition_direction, tags FROM narratives{missing}"
-            " ORDER BY id LIMIT ?",
-            (limit,),
+    def existing(self, ids: Sequence[int]) -> set[int]:
+        """Which of these ids are narratives."""
+        found: set[int] = set()
+        for part in batches(ids):
+            marks = ",".join("?" * len(part))
+            found.update(
+                r[0]
+                for r in self.db.execute(f"SELECT id FROM narratives WHERE id IN ({marks})", part)
+            )
+        return found
+
+    def filter(
+        self,
+        since: str | None,
+        until: str | None,
+        min_weight: float | None,
+        tags: Sequence[str] | None,
+        kind: str | None,
+    ) -> Scope:
+        """Search scope over the narratives that meet every given filter; tags match by
+        `normalise_tag`, any one of them suffices."""
+        conds, params = time_range("created_at", since, until)
+        if min_weight is not None:
+            conds.append("weight >= ?")
+            params.append(float(min_weight))
+        if kind:
+            conds.append("kind = ?")
+            params.append(kind)
+        if tags:
+            wanted = [valid_text(t) for t in (normalise_tag(x) for x in tags) if t]
+            marks = ",".join("?" * len(wanted))
+            conds.append(f"id IN (SELECT narrative_id FROM narrative_tags WHERE tag IN ({marks}))")
+            params += wanted
+        return scope(self.index, "narratives", conds, params)
+
+    def counts(self) -> dict[str, Any]:
+        """How many narratives there are (in all and by kind) and their mean weight."""
+        kinds: dict[str, int] = {
+            str(kind): int(n)
+            for kind, n in self.db.execute("SELECT kind, count(*) FROM narratives GROUP BY kind")
+        }
+        return {
+            "narratives": sum(kinds.values()),
+            "narratives_by_kind": kinds,
+            "mean_weight": self.db.scalar("SELECT round(avg(weight), 4) FROM narratives"),
+        }
+
+    def latest_created_at(self) -> str | None:
+        found = self.db.scalar("SELECT max(created_at) FROM narratives")
+        return str(found) if found else None
+
+    def heaviest(self, kind: str, limit: int) -> list[Narrative]:
+        """The heaviest narratives of one kind, newest first among equals (T0's reflections)."""
+        ids = [
+            r[0]
+            for r in self.db.execute(
+                "SELECT id FROM narratives WHERE kind = ?"
+                " ORDER BY weight DESC, created_at DESC, id DESC LIMIT ?",
+                (kind, limit),
+            )
+        ]
+        return self.get(ids)
+
+    def pool(self, min_weight: float, limit: int, kinds: Sequence[str] | None) -> list[Narrative]:
+        """Narratives weighing at least `min_weight`, in `POOL_ORDER`, at most `limit` (T2)."""
+        sql = "SELECT id FROM narratives WHERE weight >= ?"
+        params: list[object] = [float(min_weight)]
+        if kinds:
+            sql += f" AND kind IN ({','.join('?' * len(kinds))})"
+            params += list(kinds)
+        ids = [
+            r[0] for r in self.db.execute(f"{sql} ORDER BY {POOL_ORDER} LIMIT ?", (*params, limit))
+        ]
+        return self.get(ids)
+
+    def heaviest_linked(self, turn_ids: Sequence[int]) -> tuple[int, float, list[int]] | None:
+        """The heaviest narrative linking to one of these turns (newest first among equals):
+        (its id, its weight, the turns among `turn_ids` it links to); None when none links."""
+        best: tuple[float, str, int] | None = None
+        for part in batches(turn_ids):
+            marks = ",".join("?" * len(part))
+            row = self.db.one(
+                "SELECT n.id AS id, n.weight AS weight, n.created_at AS created_at"
+                " FROM narrative_links l JOIN narratives n ON n.id = l.narrative_id"
+                f" WHERE l.turn_id IN ({marks})"
+                " ORDER BY n.weight DESC, n.created_at DESC, n.id DESC LIMIT 1",
+                part,
+            )
+            if row and (best is None or (row["weight"], row["created_at"], row["id"]) > best):
+                best = (row["weight"], row["created_at"], row["id"])
+        if best is None:
+            return None
+        wanted = set(turn_ids)
+        linked = self._links("narrative_id = ?", (best[2],)).get(best[2], [])
+        return best[2], float(best[0]), [t for t in linked if t in wanted]
+
+    def unlinked(self) -> list[dict[str, Any]]:
+        """Narratives without source links (id, gesture, context, created_at), oldest first."""
+        return self.db.rows(
+            "SELECT id, gesture, context, created_at FROM narratives WHERE NOT EXISTS"
+            " (SELECT 1 FROM narrative_links l WHERE l.narrative_id = narratives.id)"
+            " ORDER BY created_at, id"
         )
+
+    def linked_turn_ids(self, turn_ids: Sequence[int]) -> set[int]:
+        """Which of these turns some narrative links to."""
+        found: set[int] = set()
+        for part in batches(turn_ids):
+            marks = ",".join("?" * len(part))
+            found.update(
+                r[0]
+                for r in self.db.execute(
+                    f"SELECT DISTINCT turn_id FROM narrative_links WHERE turn_id IN ({marks})", part
+                )
+            )
+        return found
+
+    def add_links(self, pairs: Sequence[tuple[int, int]]) -> None:
+        """Link (narrative id, turn id) pairs in one transaction; a link already there stays."""
+        with self.db.transaction():
+            self.db.executemany(
+                "INSERT OR IGNORE INTO narrative_links(narrative_id, turn_id) VALUES (?, ?)", pairs
+            )
+
+    def set_weights(self, rows: Sequence[tuple[int, float, int]]) -> None:
+        """Store refreshed (recurrence, weight, id) rows in one transaction."""
+        with self.db.transaction():
+            self.db.executemany(
+                "UPDATE narratives SET recurrence = ?, weight = ? WHERE id = ?", rows
+            )
+
+    def texts_without_vectors(self, limit: int | None = None) -> list[tuple[int, str]]:
+        """(id, text as search sees it) of the oldest `limit` (None: all) narratives without a
+        vector."""
+        return self.text_rows(pending_ids(self.ids(), self.index, limit))
+
+    def ids(self) -> list[int]:
+        """Every narrative id, ascending."""
+        return [r[0] for r in self.db.execute("SELECT id FROM narratives ORDER BY id")]
 
     def text_rows(self, ids: Sequence[int]) -> list[tuple[int, str]]:
         """(id, text) of these narratives, as search and the embedder see them."""
-        marks = ",".join("?" * len(ids))
-        return self._texts(
-            f"SELECT id, gesture, context, cognition_direction, tags FROM narratives WHERE id IN ({marks})",
-            list(ids),
-        )
+        out: list[tuple[int, str]] = []
+        for part in batches(ids):
+            marks = ",".join("?" * len(part))
+            rows = self.db.rows(
+                "SELECT id, gesture, context, cognition_direction, tags FROM narratives"
+                f" WHERE id IN ({marks}) ORDER BY id",
+                part,
+            )
+            out += [
+                (
+                    r["id"],
+                    index_text(
+                        r["gesture"], r["context"], r["cognition_direction"], json.loads(r["tags"])
+                    ),
+                )
+                for r in rows
+            ]
+        return out
 
     def texts(self, ids: Sequence[int]) -> dict[int, str]:
         """What search sees of these narratives, by id (for keyword checks)."""
         return dict(self.text_rows(ids))
 
-    def _texts(self, sql: str, params: Sequence[object]) -> list[tuple[int, str]]:
-        rows = self.db.rows(sql, params)
-        return [
-            (
-                r["id"],
-                index_text(
-                    r["gesture"], r["context"], r["cognition_direction"], json.loads(r["tags"])
-                ),
-            )
-            for r in rows
-        ]
+
+def _narrative(row: dict[str, Any], links: list[int]) -> Narrative:
+    row["tags"] = json.loads(row["tags"])
+    row["related_entities"] = json.loads(row["related_entities"])
+    return Narrative(**row, source_links=links)

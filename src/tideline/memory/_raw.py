@@ -4,6 +4,11 @@ A turn's hash covers (session key, role, speaker, the timestamp the caller gave,
 external id, text). So a retried `sync_turn` or a re-imported file adds nothing, while the same
 words said again later (a different timestamp or id) are a new turn. A caller that sends neither
 timestamp nor id gets content-only deduplication within the session.
+
+`RawContext` owns the `sessions` and `turns` tables: it creates them (`create_tables`, called by the
+agent migrations) and is the only module with SQL on them; other packages call its methods.
+Invariants: `turns.hash` is unique; turns are ordered inside a session by `seq`; timestamps are
+UTC ISO-8601 strings `YYYY-MM-DDTHH:MM:SSZ`, so they sort as text.
 """
 
 from __future__ import annotations
@@ -16,12 +21,13 @@ from typing import Any
 
 from tideline.errors import InvalidInput, NotFound
 from tideline.memory._ids import storable_ids
-from tideline.memory._schema import TURN_INDEX
+from tideline.memory._owner import batches, pending_ids, scope, time_range
 from tideline.memory._time import now, parse_time
 from tideline.memory._types import TraceTurn, Turn
-from tideline.search import TextIndex, valid_text
+from tideline.search import Scope, TextIndex, valid_text
 from tideline.store import Database
 
+TURN_INDEX = "turn_text"
 MAX_TURN_CHARS = 100_000
 MAX_SESSION_KEY = 200
 _ROLE = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
@@ -133,6 +139,37 @@ class RawContext:
         self.db = db
         self.index = TextIndex(db, TURN_INDEX)
 
+    @staticmethod
+    def create_tables(db: Database) -> None:
+        """The raw-context tables (agent migration 1)."""
+        db.execute(
+            """CREATE TABLE sessions(
+            id INTEGER PRIMARY KEY,
+            key TEXT NOT NULL UNIQUE,
+            source TEXT NOT NULL DEFAULT 'sync',
+            title TEXT,
+            started_at TEXT,
+            ended_at TEXT,
+            created_at TEXT NOT NULL)"""
+        )
+        db.execute(
+            """CREATE TABLE turns(
+            id INTEGER PRIMARY KEY,
+            session_id INTEGER NOT NULL REFERENCES sessions(id),
+            seq INTEGER NOT NULL,
+            role TEXT NOT NULL,
+            speaker TEXT,
+            text TEXT NOT NULL,
+            ts TEXT NOT NULL,
+            hash TEXT NOT NULL UNIQUE,
+            external_id TEXT,
+            created_at TEXT NOT NULL,
+            UNIQUE (session_id, seq))"""
+        )
+        db.execute("CREATE INDEX turns_ts ON turns(ts)")
+        db.execute("CREATE INDEX turns_external ON turns(external_id)")
+        TextIndex.create_tables(db, TURN_INDEX)
+
     def _session_id(self, key: str, source: str, title: str | None = None) -> int:
         row = self.db.one("SELECT id FROM sessions WHERE key = ?", (key,))
         if row:
@@ -150,8 +187,9 @@ class RawContext:
         *,
         source: str = "sync",
         title: str | None = None,
-    ) -> tuple[list[tuple[int, bool]], list[tuple[int, str]]]:
-        """Store turns in one transaction. Returns [(id, created)] per turn and the new (id, text)s."""
+    ) -> tuple[list[tuple[int, bool]], list[tuple[int, str]], int]:
+        """Store turns in one transaction. Returns [(id, created)] per turn, the new (id, text)s
+        and the session's id."""
         key = validate_session_key(session)
         checked = [validate_turn(t) for t in turns]
         stamps = [parse_time(t.timestamp, "timestamp") for t in checked]
@@ -196,7 +234,7 @@ class RawContext:
                     (sid, sid, sid),
                 )
                 self.index.upsert_many(new)
-        return results, new
+        return results, new, sid
 
     def get(self, ids: Iterable[int]) -> list[Turn]:
         ids = storable_ids(ids)
@@ -211,14 +249,15 @@ class RawContext:
         return [by_id[i] for i in ids if i in by_id]
 
     def texts(self, ids: Sequence[int]) -> dict[int, str]:
-        """What search sees of these turns, by id (for keyword checks)."""
-        if not ids:
-            return {}
-        marks = ",".join("?" * len(ids))
-        rows = self.db.execute(
-            f"SELECT id, speaker, text FROM turns WHERE id IN ({marks})", list(ids)
-        )
-        return {i: index_text(speaker, text) for i, speaker, text in rows}
+        """What search and the embedder see of these turns, by id."""
+        out: dict[int, str] = {}
+        for part in batches(ids):
+            marks = ",".join("?" * len(part))
+            rows = self.db.execute(
+                f"SELECT id, speaker, text FROM turns WHERE id IN ({marks})", part
+            )
+            out.update((i, index_text(speaker, text)) for i, speaker, text in rows)
+        return out
 
     def require(self, ids: Iterable[int]) -> list[int]:
         """The ids, deduplicated in order; `NotFound` naming the first unknown one."""
@@ -280,10 +319,56 @@ class RawContext:
         )
         return [_turn(r) for r in reversed(rows)]
 
-    def unembedded(self, limit: int = 100_000) -> list[tuple[int, str]]:
-        """(id, text as search sees it) of turns without a vector."""
-        missing = f" WHERE {self.index.pending_filter()}"
+    def filter(self, since: str | None, until: str | None) -> Scope:
+        """Search scope over the turns said between `since` and `until` (inclusive)."""
+        return scope(self.index, "turns", *time_range("ts", since, until))
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "sessions": int(self.db.scalar("SELECT count(*) FROM sessions")),
+            "turns": int(self.db.scalar("SELECT count(*) FROM turns")),
+        }
+
+    def texts_without_vectors(self, limit: int | None = None) -> list[tuple[int, str]]:
+        """(id, text as search sees it) of the oldest `limit` (None: all) turns without a vector."""
+        return self._texts(pending_ids(self.ids(), self.index, limit))
+
+    def ids(self) -> list[int]:
+        """Every turn id, ascending."""
+        return [r[0] for r in self.db.execute("SELECT id FROM turns ORDER BY id")]
+
+    def _texts(self, ids: Sequence[int]) -> list[tuple[int, str]]:
+        found = self.texts(ids)
+        return [(i, found[i]) for i in ids if i in found]
+
+    def latest_day(self) -> str | None:
+        """The UTC day (YYYY-MM-DD) of the latest turn, or None before the first."""
+        latest = self.db.scalar("SELECT max(ts) FROM turns")
+        return str(latest)[:10] if latest else None
+
+    def sessions_between(self, start: str, end: str) -> list[int]:
+        """Ids of the sessions with a turn at `start` <= ts < `end`, the latest such turn first."""
         rows = self.db.execute(
-            f"SELECT id, speaker, text FROM turns{missing} ORDER BY id LIMIT ?", (limit,)
+            "SELECT session_id FROM turns WHERE ts >= ? AND ts < ?"
+            " GROUP BY session_id ORDER BY max(ts) DESC, max(id) DESC",
+            (start, end),
         )
-        return [(i, index_text(speaker, text)) for i, speaker, text in rows]
+        return [int(r[0]) for r in rows]
+
+    def session_turns(self, session_id: int) -> list[Turn]:
+        """Every turn of one session, in order."""
+        rows = self.db.rows(
+            f"SELECT {_TURN_COLUMNS} FROM turns t JOIN sessions s ON s.id = t.session_id"
+            " WHERE t.session_id = ? ORDER BY t.seq",
+            (session_id,),
+        )
+        return [_turn(r) for r in rows]
+
+    def turns_after(self, cutoff: str | None) -> list[Turn]:
+        """Turns newer than `cutoff` (None: all), by time, then session and position."""
+        rows = self.db.rows(
+            f"SELECT {_TURN_COLUMNS} FROM turns t JOIN sessions s ON s.id = t.session_id"
+            " WHERE (? IS NULL OR t.ts > ?) ORDER BY t.ts, t.session_id, t.seq",
+            (cutoff, cutoff),
+        )
+        return [_turn(r) for r in rows]

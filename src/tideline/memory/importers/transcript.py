@@ -9,6 +9,7 @@ other types (summaries, snapshots, tool results without text) are skipped and co
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from tideline.memory._raw import NewTurn
 from tideline.memory.importers._base import ImportBatch, ImportedSession, content_text, json_lines
@@ -27,7 +28,8 @@ class TranscriptImporter:
             if not isinstance(line, dict):
                 batch.skipped += 1
                 continue
-            message = line.get("message") if isinstance(line.get("message"), dict) else line
+            nested = line.get("message")
+            message: dict[str, Any] = nested if isinstance(nested, dict) else line
             role = message.get("role") or line.get("role") or line.get("type")
             if not isinstance(role, str) or role not in _ROLES:
                 batch.skipped += 1

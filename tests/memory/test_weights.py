@@ -8,14 +8,17 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from tideline.analysis import (
+from tideline.errors import InvalidInput
+from tideline.memory import (
     WeightedNarrative,
+    compute_weight,
     count_tag_sharers,
     deflate_recent,
+    raw_weight,
     recompute_weights,
+    recurrence_from_count,
     refresh_recurrence,
 )
-from tideline.weights import compute_weight, raw_weight, recurrence_from_count
 
 
 def test_weight_formula() -> None:
@@ -31,7 +34,7 @@ def test_weight_formula() -> None:
 
 @pytest.mark.parametrize("bad", [0, 6, 2.5, True, "3"])
 def test_dimensions_are_integers_one_to_five(bad: object) -> None:
-    with pytest.raises(ValueError, match="importance"):
+    with pytest.raises(InvalidInput, match="importance"):
         compute_weight(bad, 3, 3, 3)  # type: ignore[arg-type]
 
 

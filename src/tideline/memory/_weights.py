@@ -1,15 +1,31 @@
-"""Recurrence refresh and anti-inflation over many narratives at once (pure functions).
+"""The narrative rules: the weight formula, recurrence, anti-inflation and tag normalisation.
 
-The per-narrative formula lives in `tideline.weights`; this module applies it to a whole corpus.
+The write path (`Narratives.insert`) and the script layer (`tideline.analysis`, which refreshes
+recurrence and re-weights everything) must agree on these numbers, so they live here, in `memory`,
+and analysis imports them (never the reverse).
+
+    raw    = 0.35·importance + 0.25·emotional + 0.25·recurrence + 0.15·unresolved   (1..5)
+    weight = (raw − 1) / 4                                                          (0..1)
+
+Recurrence (1–5) is how many OTHER narratives share at least one tag with this one, banded:
+
+    others:      0   1   2–3   4–7   ≥8
+    recurrence:  1   2   3     4     5
+
+The bands double in width so that each step means "roughly twice as common"; 8 or more is
+"a recurring theme" and saturates.
 
 Order of a refresh run: `refresh_recurrence` → `recompute_weights` → `deflate_recent`. Recomputing a
 weight from its dimensions undoes an earlier deflation, which is why deflation always runs last.
 
-Anti-inflation rule (exact and idempotent): take the `window` most recent narratives (by
-`created_at`, ties broken by id, newest first). If their mean weight exceeds `ceiling` by more than
-`tolerance`, multiply each of their weights by `ceiling / mean` (rounded to 6 places); older
-narratives are untouched. Afterwards the recent mean is `ceiling` (within rounding), so a second run
-finds nothing to do and changes nothing.
+Anti-inflation rule (exact and idempotent): take the `window` (50) most recent narratives (by
+`created_at`, ties broken by id, newest first). If their mean weight exceeds `ceiling` (0.7) by more
+than a rounding tolerance, multiply each of their weights by `ceiling / mean` (rounded to 6 places);
+older narratives are untouched. Afterwards the recent mean is `ceiling` (within rounding), so a
+second run finds nothing to do and changes nothing.
+
+Tags match case-insensitively with runs of whitespace collapsed: "Machine  Learning",
+" machine learning" and "MACHINE LEARNING" are one tag, on write and in every filter.
 """
 
 from __future__ import annotations
@@ -18,24 +34,77 @@ from collections import defaultdict
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from numbers import Integral
+from typing import Any
 
-from tideline.weights import RECURRENCE_SATURATION, compute_weight, recurrence_from_count
+from tideline.errors import InvalidInput
 
-__all__ = [
-    "DEFAULT_CEILING",
-    "DEFAULT_WINDOW",
-    "WeightedNarrative",
-    "count_tag_sharers",
-    "deflate_recent",
-    "normalise_tag",
-    "recompute_weights",
-    "refresh_recurrence",
-]
+DIMENSION_MIN = 1
+DIMENSION_MAX = 5
+
+#: Coefficients of the four dimensions; they sum to 1, so raw stays within 1..5.
+WEIGHT_COEFFICIENTS: dict[str, float] = {
+    "importance": 0.35,
+    "emotional": 0.25,
+    "recurrence": 0.25,
+    "unresolved": 0.15,
+}
+
+#: (smallest count of other narratives sharing a tag, recurrence score), ascending.
+RECURRENCE_BANDS: tuple[tuple[int, int], ...] = ((0, 1), (1, 2), (2, 3), (4, 4), (8, 5))
+
+#: Counting sharers past this number cannot change the score (used to stop counting early).
+RECURRENCE_SATURATION = RECURRENCE_BANDS[-1][0]
+
 
 DEFAULT_WINDOW = 50
 DEFAULT_CEILING = 0.7
 #: Rounding to 6 places can leave the mean a hair above the ceiling; this absorbs it.
 _TOLERANCE = 1e-5
+
+
+def check_dimension(name: str, value: Any) -> int:
+    """The one check of a 1–5 dimension, for writes and for the formula alike."""
+    if isinstance(value, bool) or not isinstance(value, Integral):
+        raise InvalidInput(f"{name}={value!r} must be an integer from 1 to 5")
+    number = int(value)
+    if not DIMENSION_MIN <= number <= DIMENSION_MAX:
+        raise InvalidInput(f"{name}={value} is out of range; weights are integers from 1 to 5")
+    return number
+
+
+def normalise_tag(tag: str) -> str:
+    """The one tag rule, for writes and filters: case-folded, whitespace runs collapsed."""
+    return " ".join(tag.split()).casefold()
+
+
+def raw_weight(importance: int, emotional: int, recurrence: int, unresolved: int) -> float:
+    """The weighted sum of the four 1–5 dimensions (1.0–5.0)."""
+    dims = {
+        "importance": importance,
+        "emotional": emotional,
+        "recurrence": recurrence,
+        "unresolved": unresolved,
+    }
+    checked = {name: check_dimension(name, value) for name, value in dims.items()}
+    return sum(WEIGHT_COEFFICIENTS[name] * value for name, value in checked.items())
+
+
+def compute_weight(importance: int, emotional: int, recurrence: int, unresolved: int) -> float:
+    """The normalised weight (0–1): (raw − 1) / 4, rounded to 6 places to keep it stable."""
+    raw = raw_weight(importance, emotional, recurrence, unresolved)
+    return round(min(1.0, max(0.0, (raw - 1.0) / 4.0)), 6)
+
+
+def recurrence_from_count(others: int) -> int:
+    """Map the number of OTHER narratives sharing a tag onto the 1–5 recurrence score."""
+    if isinstance(others, bool) or not isinstance(others, Integral) or others < 0:
+        raise ValueError(f"others={others!r}: a count of narratives must be an int >= 0")
+    score = RECURRENCE_BANDS[0][1]
+    for threshold, band_score in RECURRENCE_BANDS:
+        if others >= threshold:
+            score = band_score
+    return int(score)
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,11 +118,6 @@ class WeightedNarrative:
     recurrence: int
     unresolved: int
     weight: float
-
-
-def normalise_tag(tag: str) -> str:
-    """Tags match case-insensitively and ignore surrounding whitespace ("Debug " == "debug")."""
-    return " ".join(tag.split()).casefold()
 
 
 def count_tag_sharers(

@@ -1,8 +1,8 @@
 """Soft clusters of the stored narrative vectors, and query routing over them.
 
-`rebuild_clusters` reads `narrative_text_vec` (vectors already embedded; nothing is embedded
-here), runs `build_soft_clusters` and stores `emb_clusters` (unit centroid, model id, hard size =
-narratives whose nearest cluster it is, soft size = narratives having it in their top 3, a label),
+`rebuild_clusters` reads the narrative vectors already embedded (nothing is embedded here), runs
+`build_soft_clusters` and stores `emb_clusters` (unit centroid, model id, hard size = narratives
+whose nearest cluster it is, soft size = narratives having it in their top 3, a label),
 `emb_cluster_members` (rank 1 = nearest) and `emb_cluster_adjacency` (shared narratives, both
 directions). Narratives without a vector are skipped and counted. Cluster ids are 1..k in k-means
 order and are NOT stable across rebuilds; anything that must survive a rebuild refers to
@@ -12,9 +12,11 @@ A cluster's label is the three topic labels most common among its nearest member
 `topic_members`, so build topics first); without topics, the gesture of the member nearest to the
 centroid.
 
-Routing: `route(db, vector)` gives the clusters nearest to a query vector, `widen(db, ids)` adds
-the clusters that share narratives with them (most shared first), and `cluster_narratives` lists
-the narratives to search inside the routed clusters.
+Routing (named apart from the library's collection router, `tideline.library`):
+`route_clusters(memory, vector)` gives the clusters nearest to a query vector, `widen(memory, ids)`
+adds the clusters that share narratives with them (most shared first), and `cluster_narratives`
+lists the narratives to search inside the routed clusters. Nothing calls routing yet: the
+retrieval-quality work wires it in or measures why not.
 """
 
 from __future__ import annotations
@@ -26,22 +28,15 @@ from typing import Any
 
 import numpy as np
 
-from tideline.analysis._store import (
-    NarrativeRow,
-    load_narratives,
-    load_vectors,
-    now,
-    table_rows,
-    vector_model,
-)
+from tideline.analysis._store import ScriptTables
 from tideline.analysis.soft_clusters import build_soft_clusters, nearest_clusters
-from tideline.store import Database
+from tideline.memory import Memory, Narrative, now
 
 __all__ = [
     "ClustersReport",
     "cluster_narratives",
     "rebuild_clusters",
-    "route",
+    "route_clusters",
     "widen",
 ]
 
@@ -67,15 +62,13 @@ class ClustersReport:
 
 
 def _labels(
-    db: Database,
+    tables: ScriptTables,
     hard: dict[int, list[int]],
     nearest_member: dict[int, int],
     gestures: dict[int, str],
 ) -> dict[int, str]:
-    topics_of: dict[int, list[int]] = defaultdict(list)
-    for tid, nid in db.execute("SELECT topic_id, narrative_id FROM topic_members"):
-        topics_of[nid].append(tid)
-    topic = {r[0]: (r[1], r[2]) for r in db.execute("SELECT id, label, size FROM topic_clusters")}
+    topics_of = tables.topics_by_narrative()
+    topic = tables.topic_labels()
     labels: dict[int, str] = {}
     for cluster, members in hard.items():
         counts = Counter(t for nid in members for t in topics_of.get(nid, ()))
@@ -89,18 +82,19 @@ def _labels(
 
 
 def rebuild_clusters(
-    db: Database,
+    memory: Memory,
     *,
     seed: int = 0,
     top_m: int = 3,
     min_similarity: float | None = None,
-    narratives: list[NarrativeRow] | None = None,
+    narratives: list[Narrative] | None = None,
 ) -> ClustersReport:
     """Rebuild the soft clusters from the stored narrative vectors (one transaction)."""
-    rows = load_narratives(db) if narratives is None else narratives
+    rows = memory.narratives.all() if narratives is None else narratives
+    tables = ScriptTables(memory.db)
     existing = {n.id for n in rows}
-    space = vector_model(db)
-    ids, matrix = load_vectors(db)
+    space = memory.narratives.index.space
+    ids, matrix = memory.narratives.index.vectors()
     keep = np.isin(ids, np.fromiter(existing, dtype=np.int64, count=len(existing)))
     ids, matrix = ids[keep], matrix[keep]
     result = build_soft_clusters(
@@ -133,7 +127,7 @@ def rebuild_clusters(
             if best is None or (-m.similarity, nid) < (-best[0], best[1]):
                 nearest_member[cid] = (m.similarity, nid)
     gestures = {n.id: n.gesture for n in rows}
-    labels = _labels(db, hard, {c: v[1] for c, v in nearest_member.items()}, gestures)
+    labels = _labels(tables, hard, {c: v[1] for c, v in nearest_member.items()}, gestures)
     new_clusters = [
         (
             c + 1,
@@ -150,81 +144,36 @@ def rebuild_clusters(
         (int(a) + 1, int(b) + 1, int(result.adjacency[a, b]))
         for a, b in zip(*np.nonzero(result.adjacency), strict=True)
     ]
-    old_clusters = table_rows(
-        db, "SELECT id, size, soft_size, centroid, model_id, label FROM emb_clusters ORDER BY id"
-    )
-    old_members = table_rows(
-        db,
-        "SELECT narrative_id, cluster_id, rank, similarity FROM emb_cluster_members"
-        " ORDER BY narrative_id, cluster_id",
-    )
+    old_clusters, old_members = tables.clusters(), tables.cluster_members()
     if new_clusters == old_clusters and members == old_members:
         return report
     old_labels, new_labels = {r[5] for r in old_clusters}, {r[5] for r in new_clusters}
     report.changed = True
     report.added = sorted(new_labels - old_labels)
     report.removed = sorted(old_labels - new_labels)
-    stamp = now()
-    with db.transaction():
-        for table in ("emb_cluster_adjacency", "emb_cluster_members", "emb_clusters"):
-            db.execute(f"DELETE FROM {table}")
-        db.executemany(
-            "INSERT INTO emb_clusters(id, size, soft_size, centroid, model_id, label, built_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [(*r, stamp) for r in new_clusters],
-        )
-        db.executemany(
-            "INSERT INTO emb_cluster_members(narrative_id, cluster_id, rank, similarity)"
-            " VALUES (?, ?, ?, ?)",
-            members,
-        )
-        db.executemany(
-            "INSERT INTO emb_cluster_adjacency(a, b, shared) VALUES (?, ?, ?)", adjacency
-        )
+    tables.replace_clusters(new_clusters, members, adjacency, now())
     return report
 
 
-def widen(db: Database, cluster_ids: Iterable[int], min_shared: int = 1) -> list[int]:
+def widen(memory: Memory, cluster_ids: Iterable[int], min_shared: int = 1) -> list[int]:
     """The given clusters (in order, no repeats), then every cluster sharing at least
     `min_shared` narratives with one of them, most shared first."""
-    hits = list(dict.fromkeys(int(c) for c in cluster_ids))
-    if not hits:
-        return []
-    marks = ",".join("?" * len(hits))
-    rows = db.execute(
-        f"SELECT b, max(shared) FROM emb_cluster_adjacency WHERE a IN ({marks}) AND shared >= ?"
-        " GROUP BY b ORDER BY 2 DESC, b",
-        (*hits, max(1, min_shared)),
-    ).fetchall()
-    seen = set(hits)
-    return hits + [b for b, _ in rows if b not in seen]
+    return ScriptTables(memory.db).widen(cluster_ids, min_shared)
 
 
-def route(
-    db: Database, vector: Sequence[float] | np.ndarray, top_m: int = 3, *, wide: bool = True
+def route_clusters(
+    memory: Memory, vector: Sequence[float] | np.ndarray, top_m: int = 3, *, wide: bool = True
 ) -> list[int]:
     """Clusters for a query vector: its `top_m` nearest centroids, then (with `wide`) their
     neighbours. Empty when no clusters are built."""
-    rows = db.execute("SELECT id, centroid FROM emb_clusters ORDER BY id").fetchall()
-    if not rows:
+    tables = ScriptTables(memory.db)
+    ids, centroids = tables.centroids()
+    if not ids:
         return []
-    ids = [r[0] for r in rows]
-    centroids = np.vstack([np.frombuffer(r[1], dtype=np.float32) for r in rows])
     nearest = [ids[c] for c, _ in nearest_clusters(vector, centroids, top_m)]
-    return widen(db, nearest) if wide else nearest
+    return tables.widen(nearest) if wide else nearest
 
 
-def cluster_narratives(db: Database, cluster_ids: Iterable[int], max_rank: int = 3) -> list[int]:
+def cluster_narratives(memory: Memory, cluster_ids: Iterable[int], max_rank: int = 3) -> list[int]:
     """Narratives that have one of these clusters among their `max_rank` nearest."""
-    wanted = list(dict.fromkeys(int(c) for c in cluster_ids))
-    if not wanted:
-        return []
-    marks = ",".join("?" * len(wanted))
-    return [
-        r[0]
-        for r in db.execute(
-            "SELECT DISTINCT narrative_id FROM emb_cluster_members"
-            f" WHERE cluster_id IN ({marks}) AND rank <= ? ORDER BY narrative_id",
-            (*wanted, max_rank),
-        )
-    ]
+    return ScriptTables(memory.db).cluster_narratives(cluster_ids, max_rank)
