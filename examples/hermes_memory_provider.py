@@ -21,7 +21,6 @@ import sys
 
 from tideline.app import Tideline
 from tideline.config import Settings
-from tideline.inject import MemoryProvider
 
 
 class TidelineMemoryProvider:
@@ -29,7 +28,7 @@ class TidelineMemoryProvider:
 
     def __init__(self, app: Tideline):
         self.app = app
-        self.hooks = MemoryProvider.from_app(app)
+        self.hooks = app.provider
 
     @classmethod
     def from_env(cls) -> TidelineMemoryProvider:

@@ -146,7 +146,9 @@ def _recover(path: Path, result: Repaired) -> None:
         result.notes.append("its header was rebuilt to read it")
     result.kept, result.action = str(_set_aside(path, new)), "recovered"
     forget_damage(path)
-    open_database(path, AGENT_MIGRATIONS, ANALYSIS_MIGRATIONS).close()  # the re-check: it opens as a memory again
+    open_database(
+        path, AGENT_MIGRATIONS, ANALYSIS_MIGRATIONS
+    ).close()  # the re-check: it opens as a memory again
 
 
 def _reindex_text(db: Database) -> None:

@@ -12,8 +12,9 @@ import sys
 import typer
 
 from tideline.cli._app import open_app
+from tideline.cli._fields import option
 from tideline.cli._output import print_json
-from tideline.inject import MemoryProvider
+from tideline.fields import PREFETCH
 
 JSON = typer.Option(False, "--json", help="Print the block as JSON (sections, items, notes).")
 
@@ -21,7 +22,7 @@ JSON = typer.Option(False, "--json", help="Print the block as JSON (sections, it
 def inject(json_out: bool = JSON) -> None:
     """Print the identity block an agent gets at session start (T0, T2, T2b, T3)."""
     with open_app() as app:
-        block = MemoryProvider.from_app(app).identity()
+        block = app.provider.identity()
     if json_out:
         print_json(block.to_dict())
     else:
@@ -29,13 +30,13 @@ def inject(json_out: bool = JSON) -> None:
 
 
 def prefetch(
-    message: str = typer.Argument(..., help="The user's message to prefetch memory for."),
-    session: str = typer.Option(None, help="Current session id (default: the latest session)."),
+    message: str = option(PREFETCH, "message"),
+    session: str = option(PREFETCH, "session"),
     json_out: bool = JSON,
 ) -> None:
     """Print the per-turn block for MESSAGE (T1, and T4 when T1 finds fewer than 2)."""
     with open_app() as app:
-        block = MemoryProvider.from_app(app).prefetch_block(message, session)
+        block = app.provider.prefetch_block(message, session)
     if json_out:
         print_json(block.to_dict())
     else:

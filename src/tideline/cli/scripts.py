@@ -19,7 +19,9 @@ from tideline.analysis.backfill import backfill_source_links
 from tideline.analysis.scanner import scan_unindexed
 from tideline.analysis.scripts import rebuild_entity_graph, run_all
 from tideline.cli._app import open_app
+from tideline.cli._fields import option
 from tideline.cli._output import console, err_console, print_json
+from tideline.fields import ATTENTION_HEATMAP, SCAN_UNINDEXED
 
 app = typer.Typer(
     name="scripts",
@@ -27,7 +29,7 @@ app = typer.Typer(
     no_args_is_help=True,
 )
 JSON = typer.Option(False, "--json", help="Print JSON.")
-GAP = typer.Option(30.0, "--gap", min=0.0, help="Minutes of silence that start a new chunk.")
+GAP = option(SCAN_UNINDEXED, "max_gap_minutes")
 
 
 def _bar(disabled: bool) -> Progress:
@@ -94,7 +96,7 @@ def _run(steps: tuple[str, ...], json_out: bool, gap: float = 30.0) -> None:
                 tasks[step] = bar.add_task(step, total=total or 1)
             bar.update(tasks[step], completed=done if total else 1, total=total or 1)
 
-        report = run_all(tl.db, steps=steps, max_gap=timedelta(minutes=gap), progress=progress)
+        report = run_all(tl.memory, steps=steps, max_gap=timedelta(minutes=gap), progress=progress)
     if json_out:
         print_json(report.to_dict())
         return
@@ -147,7 +149,7 @@ def graph(
 ) -> None:
     """Rebuild the entity-role graph from every narrative's entities_role."""
     with open_app() as tl:
-        entity_graph, report = rebuild_entity_graph(tl.db)
+        entity_graph, report = rebuild_entity_graph(tl.memory)
     if dot is not None:
         dot.write_text(to_dot(entity_graph), encoding="utf-8")
     if json_out:
@@ -169,13 +171,13 @@ def graph(
 @app.command()
 def scan(
     gap: float = GAP,
-    after: str = typer.Option(None, help="Cutoff time (default: the latest narrative's)."),
-    max_chars: int = typer.Option(500, help="Shorten each turn to this many characters."),
+    after: str = option(SCAN_UNINDEXED, "after"),
+    max_chars: int = option(SCAN_UNINDEXED, "max_chars"),
     json_out: bool = JSON,
 ) -> None:
     """Layer 0: narratives without source links and turns not yet in any narrative (markdown)."""
     with open_app() as tl:
-        result = scan_unindexed(tl.db, max_gap=timedelta(minutes=gap), after=after)
+        result = scan_unindexed(tl.memory, max_gap=timedelta(minutes=gap), after=after)
     if json_out:
         print_json(result.to_dict())
     else:
@@ -190,7 +192,7 @@ def backfill(
 ) -> None:
     """Link narratives without source links to their most likely source turn."""
     with open_app() as tl:
-        report = backfill_source_links(tl.db, margin=margin, dry_run=dry_run)
+        report = backfill_source_links(tl.memory, margin=margin, dry_run=dry_run)
     if json_out:
         print_json(report.to_dict())
         return
@@ -212,13 +214,13 @@ def backfill(
 
 @app.command()
 def heatmap(
-    since: str = typer.Option(None, help="ISO date/time."),
-    until: str = typer.Option(None, help="ISO date/time."),
+    since: str = option(ATTENTION_HEATMAP, "since"),
+    until: str = option(ATTENTION_HEATMAP, "until"),
     json_out: bool = JSON,
 ) -> None:
     """Retrieval hits per soft cluster, and the clusters never lit (attention deserts)."""
     with open_app() as tl:
-        result = build_heatmap(tl.db, since, until)
+        result = build_heatmap(tl.memory, since, until)
     if json_out:
         print_json(result.to_dict())
         return
