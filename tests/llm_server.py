@@ -9,7 +9,11 @@ Failure modes, each a plain attribute or call:
 - `fail_next = [429, 429]` with `fail_headers = {"Retry-After": "0"}`, or `[500, 503]`;
 - malformed or schema-invalid JSON: script that text as the answer;
 - `reject_json_schema` / `reject_json_object`: answer 400 "unsupported" to that response_format;
-- `delay`: answer after this many seconds (woken early when the server closes).
+- `delay`: answer after this many seconds (woken early when the server closes); per answer:
+  `Answer(..., delay=1.5)`.
+
+Pipelines call many steps: `default(step, answer)` answers a step whose queue is empty (so a
+rerun gets the same answers), `asked` lists the step of every request, `left()` what is unused.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ class Answer:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     finish_reason: str = "stop"
+    delay: float = 0.0
 
 
 def closed_url() -> str:
@@ -53,6 +58,7 @@ class LLMServer(OpenAIStub):
         self.reject_json_schema = False
         self.reject_json_object = False
         self.delay = 0.0
+        self.defaults: dict[str, Answer] = {}
 
     def script(self, *answers: str | Answer | BaseModel | dict[str, Any], step: str = "") -> None:
         """Queue answers for `step` (or the FIFO); models and dicts are sent as their JSON."""
@@ -62,6 +68,24 @@ class LLMServer(OpenAIStub):
             elif isinstance(a, dict):
                 a = json.dumps(a)
             self.queues[step].append(a if isinstance(a, Answer) else Answer(a))
+
+    def default(self, step: str, answer: str | Answer | BaseModel | dict[str, Any]) -> None:
+        """The answer for `step` whenever its queue (and the FIFO) is empty."""
+        self.script(answer, step="\x00default")
+        self.defaults[step] = self.queues.pop("\x00default")[0]
+
+    @property
+    def asked(self) -> list[str]:
+        """The step header of every chat request, in order."""
+        return [
+            r["headers"].get(STEP_HEADER, "")
+            for r in self.requests
+            if r["path"] == "/v1/chat/completions"
+        ]
+
+    def left(self) -> dict[str, int]:
+        """Scripted answers not used yet, by step."""
+        return {step: len(q) for step, q in self.queues.items() if q}
 
     @property
     def chats(self) -> list[dict[str, Any]]:
@@ -79,11 +103,11 @@ class LLMServer(OpenAIStub):
             return error(400, f"response_format type {kind!r} is not supported by this server")
         step = headers.get(STEP_HEADER, "")
         queue = self.queues[step] if self.queues.get(step) else self.queues[""]
-        if not queue:
+        if not queue and step not in self.defaults:
             return error(400, f"the script has no answer left for step {step!r}")
-        answer = queue.popleft()
-        if self.delay:
-            self.closing.wait(self.delay)
+        answer = queue.popleft() if queue else self.defaults[step]
+        if answer.delay or self.delay:
+            self.closing.wait(answer.delay or self.delay)
         prompt = sum(len(m["content"].split()) for m in body["messages"])
         usage = {
             "prompt_tokens": answer.prompt_tokens if answer.prompt_tokens is not None else prompt,

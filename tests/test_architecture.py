@@ -37,14 +37,15 @@ LAYERS: dict[str, int] = {
     "tideline.library": 7,
     "tideline.analysis": 8,
     "tideline.profile": 8,
-    "tideline.inject": 9,
-    "tideline.fields": 10,
-    "tideline.app": 10,
-    "tideline.doctor": 11,  # opens an app to probe it
-    "tideline.repair": 12,  # salvages what doctor found damaged
-    "tideline.cli": 13,
-    "tideline.mcp": 13,
-    "tideline.__main__": 14,
+    "tideline.consolidate": 9,  # the Sleep pipeline and session memory: profile, memory, llm
+    "tideline.inject": 10,  # may show the profile's snapshot and the session memory
+    "tideline.fields": 11,
+    "tideline.app": 11,
+    "tideline.doctor": 12,  # opens an app to probe it
+    "tideline.repair": 13,  # salvages what doctor found damaged
+    "tideline.cli": 14,
+    "tideline.mcp": 14,
+    "tideline.__main__": 15,
 }
 
 #: The one edge against the order: `tideline serve` launches the MCP server.
@@ -66,7 +67,10 @@ FRAMEWORKS = {
 }
 DRIVERS = {"tideline.cli", "tideline.mcp", "tideline.__main__"}
 #: Besides the drivers, the LLM client speaks the OpenAI protocol and validates with pydantic.
-FRAMEWORK_USERS = {"tideline.llm": {"openai", "pydantic"}}
+FRAMEWORK_USERS = {
+    "tideline.llm": {"openai", "pydantic"},
+    "tideline.consolidate": {"pydantic"},  # the schemas of the LLM steps' answers
+}
 
 ENVIRON = {"environ", "getenv", "putenv"}
 ENVIRON_OWNER = "tideline.config"
@@ -246,7 +250,7 @@ PLANTS = {
     "relative import upward": (
         "search/_index.py",
         "from ..cli import main\n",
-        "tideline.search._index:1 imports tideline.cli.main: layer 13 is above 6",
+        "tideline.search._index:1 imports tideline.cli.main: layer 14 is above 6",
     ),
     "pydantic in the store": (
         "store/_database.py",
@@ -276,7 +280,7 @@ PLANTS = {
     "under TYPE_CHECKING": (
         "library/_library.py",
         "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from tideline.inject import Tier\n",
-        "tideline.library._library:3 imports tideline.inject: layer 9 is above 7",
+        "tideline.library._library:3 imports tideline.inject: layer 10 is above 7",
     ),
     "stdlib sqlite3": (
         "memory/_raw.py",

@@ -58,6 +58,10 @@ OWNERS: dict[str, str | None] = {
     "sleep_runs": "profile/_runs.py",
     "strategies": "profile/_strategies.py",
     "profile_version": "profile/_version.py",
+    "session_digests": "profile/_digests.py",
+    "fact_themes": "profile/_fact_index.py",
+    # the Sleep pipeline's session memory
+    "session_summaries": "consolidate/_summaries.py",
     # a library collection's index (.memo/index.db) and the router (.memo/router.db)
     "files": "library/_index.py",
     "chunks": "library/_index.py",

@@ -17,10 +17,12 @@ from functools import cached_property
 from tideline import plugins
 from tideline.analysis import ANALYSIS_MIGRATIONS
 from tideline.config import Settings
+from tideline.consolidate import Sleep
 from tideline.embed import Embedder, load_embedder
 from tideline.errors import InvalidInput, TidelineError
 from tideline.inject import InjectConfig, MemoryProvider
 from tideline.library import LIBRARY, Library
+from tideline.llm import llm_from_settings
 from tideline.memory import AGENT_MIGRATIONS, NARRATIVES, TURNS, Memory
 from tideline.profile import PROFILE_MIGRATIONS, Profile
 from tideline.store import Database, open_database
@@ -93,6 +95,19 @@ class Tideline:
         """The injection hooks (T0–T4) over this memory."""
         model_id = self.embedder.model_id if self.embedder is not None else None
         return MemoryProvider(self.memory, InjectConfig.from_settings(self.settings, model_id))
+
+    @cached_property
+    def sleep(self) -> Sleep:
+        """The Sleep pipeline over the profile and memory, with the configured LLM."""
+        s = self.settings
+        return Sleep(
+            self.profile,
+            self.memory,
+            llm_from_settings(s),
+            embedder=self.embedder,
+            run_budget=s.llm_run_budget,
+            max_input_tokens=s.llm_max_input_tokens,
+        )
 
     def close(self) -> None:
         """The library, then the database (whatever was opened)."""

@@ -215,6 +215,37 @@ SETTINGS: tuple[Setting, ...] = (
         2000,
         "Most tokens one answer may have, unless a step asks for fewer.",
     ),
+    # -- session memory (docs/sleep.md; the seed's numbers) ------------------------------------
+    Setting(
+        "session_char_budget",
+        "TIDELINE_SESSION_CHAR_BUDGET",
+        3000,
+        "Session memory: characters of summary + recalled + recent turns together.",
+    ),
+    Setting(
+        "session_keep_recent",
+        "TIDELINE_SESSION_KEEP_RECENT",
+        5,
+        "Session memory: the last turns always kept in full.",
+    ),
+    Setting(
+        "session_summary_ratio",
+        "TIDELINE_SESSION_SUMMARY_RATIO",
+        0.4,
+        "Session memory: the share of the budget the sliding summary may take.",
+    ),
+    Setting(
+        "session_recall_max",
+        "TIDELINE_SESSION_RECALL_MAX",
+        3,
+        "Session memory: most earlier turns recalled by similarity to the message.",
+    ),
+    Setting(
+        "session_recall_min_score",
+        "TIDELINE_SESSION_RECALL_MIN_SCORE",
+        0.45,
+        "Session memory: lowest cosine similarity of a recalled turn.",
+    ),
     Setting(
         "llm_run_budget",
         "TIDELINE_LLM_RUN_BUDGET",
@@ -279,6 +310,11 @@ class Settings:
     llm_structured: str = "auto"
     llm_max_input_tokens: int = 24000
     llm_max_output_tokens: int = 2000
+    session_char_budget: int = 3000
+    session_keep_recent: int = 5
+    session_summary_ratio: float = 0.4
+    session_recall_max: int = 3
+    session_recall_min_score: float = 0.45
     llm_run_budget: int = 0
 
     @property

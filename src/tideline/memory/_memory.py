@@ -39,6 +39,7 @@ from tideline.memory._types import (
     Narrative,
     SearchResult,
     Trace,
+    Turn,
     TurnResult,
 )
 from tideline.memory.importers import get_importer
@@ -402,6 +403,37 @@ class Memory:
     def sessions(self, limit: int = 50) -> list[dict[str, Any]]:
         with self.lock:
             return self.raw.sessions(limit)
+
+    # -- what consolidation reads --------------------------------------------------------------
+    def session_heads(self) -> dict[int, int]:
+        """Each session id → its last turn id."""
+        with self.lock:
+            return self.raw.heads()
+
+    def session_turns(self, session: int | str, after_id: int = 0) -> list[Turn]:
+        """A session's turns (by id or key) after turn `after_id`, oldest first."""
+        with self.lock:
+            sid = self.raw.session_id(session) if isinstance(session, str) else session
+            return [] if sid is None else self.raw.session_turns(sid, after_id)
+
+    def similar_turns(
+        self, session: str, text: str, k: int, *, exclude: Sequence[int] = ()
+    ) -> list[tuple[Turn, float]]:
+        """The `k` turns of one session nearest to `text` by cosine similarity (vectors only;
+        empty without an embedder), excluding `exclude` — session memory's recall."""
+        if not self._bind() or not text.strip():
+            return []
+        qvec, _ = query_vector(self.embedder, bound_query(text)[0])
+        if qvec is None:
+            return []
+        with self.lock:
+            sid = self.raw.session_id(session)
+            if sid is None:
+                return []
+            where, params = self.raw.session_filter(sid, exclude)
+            hits = self.raw.index.vector(qvec, _check_k(k), where, params)
+            by_id = {t.id: t for t in self.raw.get([h.id for h in hits])}
+        return [(by_id[h.id], 1.0 - (h.vec_distance or 0.0)) for h in hits if h.id in by_id]
 
 
 def _require_file(path: Path, fmt: str) -> None:

@@ -319,6 +319,22 @@ class RawContext:
         )
         return [_turn(r) for r in reversed(rows)]
 
+    def heads(self) -> dict[int, int]:
+        """Each session's last turn id (the Sleep pipeline compares it with what it digested)."""
+        rows = self.db.execute("SELECT session_id, max(id) FROM turns GROUP BY session_id")
+        return {int(s): int(t) for s, t in rows}
+
+    @staticmethod
+    def session_filter(session_id: int, exclude: Sequence[int] = ()) -> tuple[str, list[object]]:
+        """A search filter for one session's turns, leaving out `exclude`."""
+        skip = [int(i) for i in exclude] or [0]
+        marks = ",".join("?" * len(skip))
+        where = f"rowid IN (SELECT id FROM turns WHERE session_id = ? AND id NOT IN ({marks}))"
+        return where, [session_id, *skip]
+
+    def session_id(self, key: str) -> int | None:
+        return self.db.scalar("SELECT id FROM sessions WHERE key = ?", (key,))
+
     def filter(self, since: str | None, until: str | None) -> Scope:
         """Search scope over the turns said between `since` and `until` (inclusive)."""
         return scope(self.index, "turns", *time_range("ts", since, until))
@@ -355,12 +371,12 @@ class RawContext:
         )
         return [int(r[0]) for r in rows]
 
-    def session_turns(self, session_id: int) -> list[Turn]:
-        """Every turn of one session, in order."""
+    def session_turns(self, session_id: int, after_id: int = 0) -> list[Turn]:
+        """A session's turns with ids above `after_id` (0: all), in order."""
         rows = self.db.rows(
             f"SELECT {_TURN_COLUMNS} FROM turns t JOIN sessions s ON s.id = t.session_id"
-            " WHERE t.session_id = ? ORDER BY t.seq",
-            (session_id,),
+            " WHERE t.session_id = ? AND t.id > ? ORDER BY t.seq",
+            (session_id, after_id),
         )
         return [_turn(r) for r in rows]
 

@@ -18,6 +18,7 @@ from tideline.profile._decay import (
     thresholds,
 )
 from tideline.profile._dedupe import Duplicates, duplicates, fact_key, normalise
+from tideline.profile._digests import SessionDigest
 from tideline.profile._disputes import DisputedPair, disputed_pairs, settle
 from tideline.profile._drafts import (
     DEFAULT_DECAY_DAYS,
@@ -27,6 +28,7 @@ from tideline.profile._drafts import (
     PersonMention,
 )
 from tideline.profile._errors import IllegalTransition, ProfileChanged
+from tideline.profile._fact_index import Theme, fact_text
 from tideline.profile._lifecycle import (
     FACT_NEXT,
     FAST_PATH_MENTIONS,
@@ -46,6 +48,7 @@ from tideline.profile._plans import (
 )
 from tideline.profile._profile import Profile
 from tideline.profile._schema import PROFILE_MIGRATIONS
+from tideline.profile._time import from_text, to_text
 from tideline.profile._types import (
     ACTIVE_STATUSES,
     EDGE_KINDS,
@@ -104,10 +107,12 @@ __all__ = [
     "Ref",
     "Relationship",
     "Rung",
+    "SessionDigest",
     "SleepRun",
     "Snapshot",
     "StatusChange",
     "Strategy",
+    "Theme",
     "Trajectory",
     "UserModelEntry",
     "check_live",
@@ -117,7 +122,9 @@ __all__ = [
     "duplicates",
     "expires_at",
     "fact_key",
+    "fact_text",
     "fast_path",
+    "from_text",
     "injection_weight",
     "is_expired",
     "matured_decay",
@@ -130,5 +137,6 @@ __all__ = [
     "plan_maturity",
     "settle",
     "thresholds",
+    "to_text",
     "verify_question",
 ]

@@ -15,7 +15,9 @@ from typing import Any
 from tideline.errors import NotFound
 from tideline.profile import _changeset as c
 from tideline.profile._decay import expires_at
+from tideline.profile._digests import DigestStore
 from tideline.profile._events import EventStore
+from tideline.profile._fact_index import FactIndex
 from tideline.profile._facts import FactStore
 from tideline.profile._graph import EdgeStore
 from tideline.profile._lifecycle import check_live, check_strategy, check_transition
@@ -60,6 +62,8 @@ class Stores:
         self.strategies = StrategyStore(db)
         self.portrait = PortraitStore(db)
         self.runs = RunStore(db)
+        self.digests = DigestStore(db)
+        self.fact_index = FactIndex(db)
 
 
 class Applier:
@@ -95,6 +99,16 @@ class Applier:
         if not self.s.observations.exists(oid):
             raise NotFound(f"observation #{oid} does not exist")
         return oid
+
+    def _resolve(self, value: Any) -> Any:
+        """A JSON value with every `Ref` replaced by the id it got in this transaction."""
+        if isinstance(value, c.Ref):
+            return self._id(value)
+        if isinstance(value, dict):
+            return {k: self._resolve(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [self._resolve(v) for v in value]
+        return value
 
     def _turns(self, turn_ids: Sequence[int]) -> None:
         if turn_ids and self.check_turns is not None:
@@ -155,9 +169,21 @@ class Applier:
                     op.dimension, op.value, list(op.evidence), now=self.now, run_id=self.run_id
                 )
             case c.NewTrajectory():
-                self.s.portrait.add_trajectory(op.fields, now=self.now, run_id=self.run_id)
+                fields = self._resolve(op.fields)
+                self.s.portrait.add_trajectory(fields, now=self.now, run_id=self.run_id)
             case c.NewSnapshot():
-                self.s.portrait.add_snapshot(op.text, op.data, now=self.now, run_id=self.run_id)
+                data = self._resolve(op.data)
+                self.s.portrait.add_snapshot(op.text, data, now=self.now, run_id=self.run_id)
+            case c.Digest():
+                self.s.digests.add(
+                    op.session_id,
+                    op.through_turn_id,
+                    summary=op.summary,
+                    tags=list(op.tags),
+                    skipped=op.skipped,
+                    now=self.now,
+                    run_id=self.run_id,
+                )
             case c.SessionProcessed():
                 self.s.runs.mark_processed(
                     op.session_id, op.through_turn_id, now=self.now, run_id=self.run_id

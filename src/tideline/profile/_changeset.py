@@ -159,6 +159,17 @@ class NewSnapshot:
 
 
 @dataclass(frozen=True)
+class Digest:
+    """What extraction said of a session: summary and tags, or why it was skipped."""
+
+    session_id: int
+    through_turn_id: int
+    summary: str
+    tags: tuple[str, ...]
+    skipped: str | None
+
+
+@dataclass(frozen=True)
 class SessionProcessed:
     session_id: int
     through_turn_id: int
@@ -182,6 +193,7 @@ Op = (
     | UserModel
     | NewTrajectory
     | NewSnapshot
+    | Digest
     | SessionProcessed
 )
 
@@ -325,9 +337,32 @@ class Changeset:
         self.ops.append(NewTrajectory(dict(fields)))
 
     def snapshot(self, text_: str, data: dict[str, Any]) -> None:
+        """`data` may hold `Ref`s of facts made in this changeset; apply writes their ids."""
         self.ops.append(NewSnapshot(text(text_, "snapshot text", 200_000), dict(data)))
 
     def session_processed(self, session_id: int, through_turn_id: int) -> None:
         """Seed step 14: this session's turns up to `through_turn_id` are digested."""
         ids((session_id, through_turn_id), "session/turn id")
         self.ops.append(SessionProcessed(session_id, through_turn_id))
+
+    def digest(
+        self,
+        session_id: int,
+        through_turn_id: int,
+        *,
+        summary: str = "",
+        tags: tuple[str, ...] = (),
+        skipped: str | None = None,
+    ) -> None:
+        """Step 2's record of one session (its summary and tags, or why it held nothing)."""
+        ids((session_id, through_turn_id), "session/turn id")
+        tags = tuple(text(t, "tag", 64) for t in tags)
+        self.ops.append(
+            Digest(
+                session_id,
+                through_turn_id,
+                text(summary, "summary", 8000, empty=True),
+                tags,
+                skipped,
+            )
+        )

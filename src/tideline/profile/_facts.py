@@ -45,6 +45,12 @@ class FactStore:
         self.db = db
 
     @staticmethod
+    def status_filter(statuses: Sequence[str]) -> tuple[str, list[object]]:
+        """A search filter (on an index keyed by fact id) for facts in these statuses."""
+        marks = ",".join("?" * len(statuses))
+        return f"rowid IN (SELECT id FROM facts WHERE status IN ({marks}))", list(statuses)
+
+    @staticmethod
     def create_tables(db: Database) -> None:
         db.execute(
             f"""CREATE TABLE facts(

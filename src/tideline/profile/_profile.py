@@ -18,13 +18,16 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
+from tideline.embed import Embedder
 from tideline.errors import InvalidInput
 from tideline.memory import Memory
 from tideline.profile._apply import Applied, Applier, Stores, TurnCheck
 from tideline.profile._changeset import Changeset
 from tideline.profile._decay import injection_weight, is_expired
+from tideline.profile._digests import SessionDigest
 from tideline.profile._drafts import choice
 from tideline.profile._errors import ProfileChanged
+from tideline.profile._fact_index import Theme
 from tideline.profile._time import Clock, to_text, utcnow
 from tideline.profile._types import (
     ACTIVE_STATUSES,
@@ -45,6 +48,7 @@ from tideline.profile._types import (
 )
 from tideline.profile._version import VersionStore
 from tideline.profile._view import ProfileView
+from tideline.search import bound_query, query_vector
 from tideline.store import Database
 
 
@@ -217,6 +221,56 @@ class Profile:
         for store in vars(self.stores).values():
             out |= store.count()
         return out
+
+    # -- session digests (step 2's summaries and tags) ----------------------------------------
+    def digests(self, since: str | None = None) -> list[SessionDigest]:
+        with self.lock:
+            return self.stores.digests.list(since)
+
+    def sessions_digested_since(self, at: str) -> int:
+        with self.lock:
+            return self.stores.digests.count_since(at)
+
+    # -- facts as a search index, and their themes (derived; filled after a run) --------------
+    def index_facts(self, embedder: Embedder | None) -> dict[str, Any]:
+        """Index facts not indexed yet (text; vectors when an embedder is given)."""
+        with self.lock:
+            facts = self.stores.facts.list()
+            index = self.stores.fact_index
+            texts = index.unindexed(facts)
+            if texts:
+                index.add_texts(texts)
+        out: dict[str, Any] = {"indexed": len(texts), "embedded": 0}
+        if embedder is None or not self.db.vec_enabled or not embedder.dim:
+            return out
+        with self.lock:
+            pending = self.stores.fact_index.unembedded(facts)
+        report = self.stores.fact_index.embed(embedder, pending, self.lock)
+        out["embedded"] = len(pending) - report.pending
+        if report.error:
+            out["error"] = report.error
+        return out
+
+    def fact_vectors(self, fact_ids: Sequence[int]) -> dict[int, Any]:
+        """Each fact's vector (numpy), for the ones embedded."""
+        with self.lock:
+            return self.stores.fact_index.vectors(fact_ids)
+
+    def search_facts(self, query: str, embedder: Embedder | None = None, k: int = 10) -> list[Fact]:
+        """Live facts nearest to `query` (hybrid with an embedder, else lexical)."""
+        qvec = query_vector(embedder, bound_query(query)[0])[0] if embedder else None
+        with self.lock:
+            scope = self.stores.facts.status_filter(ACTIVE_STATUSES)
+            hits = self.stores.fact_index.search(query, qvec, k, scope)
+            by_id = {f.id: f for f in self.stores.facts.list(ACTIVE_STATUSES)}
+        return [by_id[h.id] for h in hits if h.id in by_id]
+
+    def set_themes(self, themes: Sequence[tuple[str, list[int]]]) -> None:
+        with self.lock:
+            self.stores.fact_index.replace_themes(themes, to_text(self.clock()))
+
+    def themes(self) -> list[Theme]:
+        return self.stores.fact_index.themes()
 
     # -- sleep runs --------------------------------------------------------------------------
     def start_run(self, prompt_versions: dict[str, Any] | None = None) -> int:

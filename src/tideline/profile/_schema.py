@@ -5,7 +5,9 @@ Each owner creates its own tables (`create_tables`); this module only fixes thei
 
 from __future__ import annotations
 
+from tideline.profile._digests import DigestStore
 from tideline.profile._events import EventStore
+from tideline.profile._fact_index import FactIndex
 from tideline.profile._facts import FactStore
 from tideline.profile._graph import EdgeStore
 from tideline.profile._observations import ObservationStore
@@ -35,3 +37,10 @@ OWNERS = (
 def _profile_tables(db: Database) -> None:
     for owner in OWNERS:
         owner.create_tables(db)
+
+
+@PROFILE_MIGRATIONS.step(2)
+def _digests_and_fact_index(db: Database) -> None:
+    """What Sleep's extraction says of each session; facts made searchable, and their themes."""
+    DigestStore.create_tables(db)
+    FactIndex.create_tables(db)

@@ -3,7 +3,7 @@
 
 from tideline.search._fallback import query_vector
 from tideline.search._fusion import RRF_K, fuse, ranks, rrf_fuse, weighted_fuse
-from tideline.search._index import Fill, FillReport, TextIndex, text_key
+from tideline.search._index import FillReport, TextIndex, text_key
 from tideline.search._query import (
     MAX_QUERY_CHARS,
     MAX_TERM_CHARS,
@@ -23,7 +23,6 @@ __all__ = [
     "MODES",
     "RRF_K",
     "Candidates",
-    "Fill",
     "FillReport",
     "Hit",
     "Mode",

@@ -9,7 +9,7 @@ For an index named `N` over records with integer ids:
   longer than the model's input limit (see `tideline.embed.embed_parts`). A record is as near as
   its nearest part, so KNN takes the best part per record and returns each record once.
 A record has a vector when `N_vec` has its row (all its parts are written in one transaction);
-`pending_filter` says which records still lack one. `fill_vectors` is the one place where text
+`vector_ids` says which records have one (owners compare with their ids). `fill_vectors` is the one place where text
 becomes vectors: memory, the library and its router all fill through it.
 The FTS tables are contentless (the owner table keeps the text), so the index costs little space.
 Unfiltered KNN runs on an in-process numpy copy of both vector tables (a matrix product over 100k
@@ -62,15 +62,6 @@ def text_key(text: str) -> str:
 
 def _blob(vector: np.ndarray) -> bytes:
     return np.asarray(vector, dtype=np.float32).tobytes()
-
-
-@dataclass(frozen=True)
-class Fill:
-    """What `TextIndex.fill` did: records given vectors, and why it stopped early (if it did)."""
-
-    done: int
-    total: int
-    error: str | None = None
 
 
 @dataclass
@@ -197,6 +188,10 @@ class TextIndex:
                 f"INSERT INTO {self.name}_vecpart(record, part, embedding) VALUES (?, ?, ?)", rest
             )
 
+    def text_ids(self) -> set[int]:
+        """Records that have their text in the index."""
+        return {r[0] for r in self.db.execute(f"SELECT rowid FROM {self.name}_fts")}
+
     def vector_ids(self) -> set[int]:
         if not self.has_vectors:
             return set()
@@ -222,25 +217,6 @@ class TextIndex:
                 if i in out:
                     out[i].append(np.frombuffer(blob, dtype=np.float32))
         return {i: np.stack(v) for i, v in out.items()}
-
-    def pending_filter(self, column: str = "id") -> str:
-        """SQL condition on the owner's `column`: true for records without a vector yet."""
-        if not self.has_vectors:
-            return "1"
-        return f"{column} NOT IN (SELECT rowid FROM {self.name}_vec)"
-
-    def fill(
-        self,
-        embedder: Embedder,
-        items: Sequence[tuple[int, str]],
-        *,
-        progress: FillProgress | None = None,
-        batch: int = FILL_BATCH,
-        guard: AbstractContextManager[object] | None = None,
-    ) -> Fill:
-        """`fill_vectors` as `Memory` calls it today (done, total, error)."""
-        report = self.fill_vectors(embedder, items, batch=batch, progress=progress, guard=guard)
-        return Fill(len(items) - report.pending, len(items), report.error)
 
     # -- writes --------------------------------------------------------------------------------
     def upsert_many(self, items: Sequence[tuple[int, str]]) -> None:

@@ -1,0 +1,141 @@
+"""What the steps of one Sleep computation share: the read, the working changeset, the LLM.
+
+A `Ctx` lives for one computation (a redo after `ProfileChanged` builds a new one). Steps read
+and add to it in order; nothing here touches the database except through the services' reads.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from tideline.consolidate._prompts import prompt
+from tideline.consolidate._report import StepReport
+from tideline.consolidate._working import Working
+from tideline.embed import estimate_tokens
+from tideline.llm import LLM, TokenMeter
+from tideline.memory import Memory, Turn
+from tideline.profile import Event, ObservationDraft, Profile, Ref, SessionDigest, Trajectory
+
+M = TypeVar("M", bound=BaseModel)
+SUMMARY_MONTHS_DAYS = 90  # cross-validation sees three months of session summaries
+
+
+@dataclass
+class Limits:
+    """The numbers of one run that come from settings."""
+
+    max_input_tokens: int = 24000
+    max_verify: int = 80  # seed step 5: at most 80 suspected facts go to the LLM
+
+
+@dataclass
+class SessionWork:
+    """One session with turns after its `processed_sessions.through_turn_id`."""
+
+    session_id: int
+    key: str
+    turns: list[Turn]
+    skipped: str | None = None
+    summary: str = ""
+    tags: list[str] = field(default_factory=list)
+    extracted: bool = False
+
+    @property
+    def processed(self) -> bool:
+        """Digested or skipped: either way its turns count as processed (step 14)."""
+        return self.extracted or self.skipped is not None
+
+    @property
+    def through(self) -> int:
+        return self.turns[-1].id
+
+    @property
+    def turn_ids(self) -> set[int]:
+        return {t.id for t in self.turns}
+
+
+@dataclass
+class Heard:
+    """An observation made in this run: its changeset ref and what it says."""
+
+    ref: Ref
+    draft: ObservationDraft
+
+
+@dataclass
+class Ctx:
+    profile: Profile
+    memory: Memory
+    llm: LLM | None
+    meter: TokenMeter
+    limits: Limits
+    work: Working = field(default_factory=lambda: Working(0))
+    trajectory: Trajectory | None = None
+    view_events: list[Event] = field(default_factory=list)
+    anchors: set[int] = field(default_factory=set)
+    sessions: list[SessionWork] = field(default_factory=list)
+    heard: list[Heard] = field(default_factory=list)
+    digests: list[SessionDigest] = field(default_factory=list)
+    confirmed: list[int] = field(default_factory=list)
+    disputes_settled: int = 0
+    contradicted: list[int] = field(default_factory=list)  # new facts that supersede an old one
+    prompts: dict[str, int] = field(default_factory=dict)
+    said: dict[int, list[str]] = field(default_factory=dict)  # fact → observation texts behind it
+    dropped_links: int = 0
+    reports: list[StepReport] = field(
+        default_factory=list
+    )  # turn ids the model cited that are not in the session
+
+    @property
+    def now(self) -> dt.datetime:
+        return self.work.now
+
+    @property
+    def digested(self) -> list[SessionWork]:
+        return [s for s in self.sessions if s.extracted and s.skipped is None]
+
+    def ask(self, step: str, user: str, schema: type[M], max_tokens: int | None = None) -> M:
+        """One structured call of `step` with its packaged prompt as the system message."""
+        assert self.llm is not None
+        p = prompt(step)
+        self.prompts[step] = p.version
+        result = self.llm.complete(
+            [{"role": "system", "content": p.text}, {"role": "user", "content": user}],
+            schema=schema,
+            step=step,
+            max_tokens=max_tokens,
+            meter=self.meter,
+        )
+        data: M = result.data
+        return data
+
+    def room(self, share: float) -> int:
+        """Tokens a part of one prompt may take: a share of the input cap."""
+        return int(self.limits.max_input_tokens * share)
+
+
+def fit(lines: Sequence[str], tokens: int) -> list[str]:
+    """As many lines, in order, as fit in `tokens` (estimated)."""
+    out, used = [], 0
+    for line in lines:
+        cost = estimate_tokens(line) + 1
+        if used + cost > tokens:
+            break
+        out.append(line)
+        used += cost
+    return out
+
+
+def section(title: str, lines: Sequence[str], empty: str = "(none)") -> str:
+    return f"## {title}\n" + ("\n".join(lines) if lines else empty)
+
+
+def as_json(value: Any) -> str:
+    import json
+
+    return json.dumps(value, ensure_ascii=False)

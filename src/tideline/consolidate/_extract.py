@@ -1,0 +1,128 @@
+"""Phase one, extraction (seed steps 1 and 2).
+
+Step 1 reads the profile once (`Profile.read`, no write lock) and finds every session with turns
+after its `processed_sessions.through_turn_id`.
+
+Step 2 asks the LLM, per session, for observations (type, topic; third-party ones apart by
+`about`), tags, a summary, people (merged into `relationships` by name) and events (importance,
+decay_days). A session is skipped as tool-only, and still counted as processed, when
+- by rule: it has no `user` turn at all (only the agent, tools or system messages spoke), or
+- by the model: it answers `tool_only` (the user only asked for a task and said nothing personal).
+Without an LLM only the rule applies; the other sessions stay unprocessed for a later run.
+A session too long for one prompt is read in consecutive chunks.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from tideline.consolidate._context import Ctx, Heard, SessionWork, fit, section
+from tideline.consolidate._outcome import Outcome
+from tideline.consolidate._render import fact_line, person_line, trajectory_lines, turn_line
+from tideline.consolidate._schemas import Extraction
+from tideline.consolidate._working import Working
+from tideline.embed import estimate_tokens
+from tideline.llm import NO_LLM
+from tideline.memory import Turn
+from tideline.profile import EventDraft, ObservationDraft, PersonMention, to_text
+
+NO_USER_TURNS = "tool-only: no user turns"
+MODEL_TOOL_ONLY = "tool-only: the model found nothing personal"
+USER_WORDS = {"user", "the user", "me", "i", "myself"}
+
+
+def load(ctx: Ctx) -> Outcome:
+    """Step 1: the profile (live facts only) + latest trajectory, and the unprocessed sessions."""
+    view = ctx.profile.read()
+    ctx.work = Working.of(view, ctx.profile.edges())
+    ctx.view_events = view.events
+    ctx.anchors = view.anchors
+    ctx.trajectory = view.trajectory
+    since = to_text(view.now - dt.timedelta(days=90))
+    ctx.digests = ctx.profile.digests(since)
+    for sid, head in sorted(ctx.memory.session_heads().items()):
+        done = view.processed.get(sid, 0)
+        if head > done:
+            turns = ctx.memory.session_turns(sid, done)
+            if turns:
+                ctx.sessions.append(SessionWork(sid, turns[0].session, turns))
+    return Outcome({"facts": len(view.facts), "sessions": len(ctx.sessions)})
+
+
+def extract(ctx: Ctx) -> Outcome:
+    """Step 2: observations, tags, people and events of each unprocessed session."""
+    counts = {"sessions": 0, "skipped": 0, "observations": 0, "people": 0, "events": 0}
+    for s in ctx.sessions:
+        if not any(t.role == "user" for t in s.turns):
+            s.skipped = NO_USER_TURNS
+            counts["skipped"] += 1
+    waiting = [s for s in ctx.sessions if s.skipped is None]
+    if ctx.llm is None:
+        note = f"{NO_LLM}; {len(waiting)} session(s) stay unprocessed" if waiting else NO_LLM
+        return Outcome(counts, note, status="skipped" if waiting else "done")
+    for s in waiting:
+        _extract_session(ctx, s, counts)
+        s.extracted = True
+        counts["sessions"] += 1
+        counts["skipped"] += s.skipped is not None
+    return Outcome(counts)
+
+
+def _context_block(ctx: Ctx) -> str:
+    facts = fit([fact_line(f) for f in ctx.work.live()], ctx.room(0.15))
+    people = fit([person_line(r) for r in ctx.work.people.values()], ctx.room(0.05))
+    return "\n\n".join(
+        [
+            section("The profile so far (context only; do not repeat it)", facts),
+            section("People already known", people),
+            section("Trajectory", trajectory_lines(ctx.work.trajectory)),
+        ]
+    )
+
+
+def chunks(turns: list[Turn], tokens: int) -> list[list[Turn]]:
+    """Consecutive runs of turns whose lines fit in `tokens` each (a turn never splits)."""
+    out: list[list[Turn]] = [[]]
+    used = 0
+    for t in turns:
+        cost = estimate_tokens(turn_line(t)) + 1
+        if out[-1] and used + cost > tokens:
+            out.append([])
+            used = 0
+        out[-1].append(t)
+        used += cost
+    return out
+
+
+def _extract_session(ctx: Ctx, s: SessionWork, counts: dict[str, int]) -> None:
+    head = _context_block(ctx)
+    users = {t.speaker.casefold() for t in s.turns if t.role == "user" and t.speaker}
+    by_id = {t.id: t for t in s.turns}
+    answers: list[Extraction] = []
+    for part in chunks(s.turns, ctx.room(0.5)):
+        lines = [turn_line(t) for t in part]
+        user = f"{head}\n\n" + section(f"Session {s.key}", lines)
+        answers.append(ctx.ask("extract", user, Extraction))
+    if all(a.tool_only for a in answers):
+        s.skipped = MODEL_TOOL_ONLY
+        return
+    s.summary = " ".join(a.summary.strip() for a in answers if a.summary.strip())
+    s.tags = list(dict.fromkeys(t.strip()[:64] for a in answers for t in a.tags if t.strip()))[:8]
+    for a in answers:
+        for o in a.observations:
+            turn_ids = tuple(dict.fromkeys(i for i in o.turns if i in by_id))
+            ctx.dropped_links += len(o.turns) - len(turn_ids)
+            about = "user" if o.about.strip().casefold() in USER_WORDS | users else o.about
+            draft = ObservationDraft(
+                o.text, s.session_id, o.type, o.topic, about.strip() or "user", turn_ids
+            )
+            ctx.heard.append(Heard(ctx.work.add_observation(draft), draft))
+            counts["observations"] += 1
+        for p in a.relationships:
+            ctx.work.mention(PersonMention(p.name, p.relation, p.details, p.status))
+            counts["people"] += 1
+        for e in a.events:
+            cited = [by_id[i] for i in e.turns if i in by_id]
+            when = cited[0].ts if cited else None
+            ctx.work.add_event(EventDraft(e.title, e.details, e.importance, e.decay_days, when))
+            counts["events"] += 1

@@ -1,0 +1,168 @@
+"""Phase two, analysis (seed steps 3 and 4): inferred facts, then every observation integrated.
+
+Step 3 infers behaviour patterns from this run's observations about the user (source_type
+`inferred`); one backed by 3 or more observations gets a `clarify` strategy.
+
+Step 4 classifies each observation against the profile, in batches:
+- support → evidence linked, mention_count + 1 (and the fact's life restarts);
+- contradict → a new fact that `supersedes` the old one: a disputed pair for step 6;
+- evidence_against → evidence linked with polarity `against`;
+- new → a new suspected fact.
+An observation of type statement or contradiction that the model left out becomes `new` (the
+seed's rule). A "new" fact equal to a live one (same subject, category and value after
+normalising) supports it instead, so reruns and repeated statements never duplicate facts.
+New and contradicting facts get a `probe` strategy. Every observation is then marked processed.
+"""
+
+from __future__ import annotations
+
+from tideline.consolidate._context import Ctx, Heard, fit, section
+from tideline.consolidate._outcome import Outcome
+from tideline.consolidate._render import fact_line, trajectory_lines
+from tideline.consolidate._schemas import Behaviour, Classification, Decision
+from tideline.profile import DEFAULT_DECAY_DAYS, Fact, FactDraft, normalise
+
+CLARIFY_EVIDENCE = 3  # seed step 3: a clarify strategy once an inferred fact has 3+ evidence
+BATCH = 40  # observations per classification call
+AUTO_NEW = ("statement", "contradiction")
+
+
+def probe_question(fact: Fact) -> str:
+    who = "you" if fact.subject == "user" else fact.subject
+    return f"Is this new for {who}, and is it settled? {fact.category}: {fact.value}"
+
+
+def clarify_question(fact: Fact) -> str:
+    return f"I have the impression that {fact.category}: {fact.value} — is that right?"
+
+
+def _find(ctx: Ctx, subject: str, category: str, value: str) -> Fact | None:
+    key = (normalise(subject), normalise(category), normalise(value))
+    for f in ctx.work.live():
+        if (normalise(f.subject), normalise(f.category), normalise(f.value)) == key:
+            return f
+    return None
+
+
+def _observations(heard: list[Heard]) -> list[str]:
+    return [
+        f"{n}. ({h.draft.type}, {h.draft.topic or '-'}, about {h.draft.about}) {h.draft.text}"
+        for n, h in enumerate(heard, 1)
+    ]
+
+
+def _profile_block(ctx: Ctx, share: float) -> str:
+    facts = fit([fact_line(f) for f in ctx.work.live()], ctx.room(share))
+    return "\n\n".join(
+        [
+            section("Profile facts", facts),
+            section("Trajectory", trajectory_lines(ctx.work.trajectory)),
+        ]
+    )
+
+
+# -- step 3 ---------------------------------------------------------------------------------
+def behaviour(ctx: Ctx) -> Outcome:
+    """Step 3: behaviour patterns inferred from observations, profile and trajectory."""
+    about_user = [h for h in ctx.heard if h.draft.about == "user"]
+    if not about_user:
+        return Outcome(note="no new observations about the user")
+    body = fit(_observations(about_user), ctx.room(0.4))
+    user = _profile_block(ctx, 0.2) + "\n\n" + section("Observations", body)
+    answer = ctx.ask("behaviour", user, Behaviour)
+    counts = {"inferred": 0, "supported": 0, "clarify": 0}
+    for item in answer.facts:
+        cited = [
+            about_user[i - 1] for i in dict.fromkeys(item.observations) if 0 < i <= len(about_user)
+        ]
+        if not cited:
+            continue
+        turns = tuple(dict.fromkeys(t for h in cited for t in h.draft.turn_ids))
+        known = _find(ctx, "user", item.category, item.value)
+        if known is not None:
+            ctx.work.support(known.id, turn_ids=turns, observation=cited[0].ref)
+            counts["supported"] += 1
+            continue
+        draft = FactDraft("user", item.category, item.value, "inferred", item.confidence)
+        fid = ctx.work.new_fact(draft, turn_ids=turns, observation=cited[0].ref)
+        ctx.said[fid] = [h.draft.text for h in cited]
+        counts["inferred"] += 1
+        if len(cited) >= CLARIFY_EVIDENCE:
+            fact = ctx.work.facts[fid]
+            ctx.work.add_strategy("clarify", fid, item.question.strip() or clarify_question(fact))
+            counts["clarify"] += 1
+    return Outcome(counts)
+
+
+# -- step 4 ---------------------------------------------------------------------------------
+def classify(ctx: Ctx) -> Outcome:
+    """Step 4: classify every observation against the profile and integrate it."""
+    counts = {"support": 0, "contradict": 0, "evidence_against": 0, "new": 0, "probe": 0}
+    if not ctx.heard:
+        return Outcome(counts, "no new observations")
+    for start in range(0, len(ctx.heard), BATCH):
+        batch = ctx.heard[start : start + BATCH]
+        user = _profile_block(ctx, 0.35) + "\n\n" + section("Observations", _observations(batch))
+        answer = ctx.ask("classify", user, Classification)
+        decided: dict[int, Decision] = {}
+        for d in answer.decisions:
+            if 0 < d.observation <= len(batch):
+                decided.setdefault(d.observation - 1, d)
+        for i, heard in enumerate(batch):
+            action = _integrate(ctx, heard, decided.get(i))
+            if action:
+                counts[action] += 1
+                counts["probe"] += action in ("new", "contradict")
+    ctx.work.observations_processed([h.ref for h in ctx.heard])
+    return Outcome(counts)
+
+
+def _live(ctx: Ctx, fact_id: int | None) -> Fact | None:
+    f = None if fact_id is None else ctx.work.fact(fact_id)
+    return f if f is not None and f.active else None
+
+
+def _integrate(ctx: Ctx, h: Heard, d: Decision | None) -> str | None:
+    """One observation into the profile; returns the action taken (None: kept as observation)."""
+    evidence = {"turn_ids": h.draft.turn_ids, "observation": h.ref}
+    target = _live(ctx, d.fact_id) if d else None
+    if d and d.action == "support" and target:
+        ctx.work.support(target.id, **evidence)
+        return "support"
+    if d and d.action == "evidence_against" and target:
+        ctx.work.against(target.id, **evidence)
+        return "evidence_against"
+    if d and d.action == "contradict" and target:
+        subject = d.subject.strip() or target.subject
+        category = d.category.strip() or target.category
+        value = d.value.strip() or h.draft.text
+        if _find(ctx, subject, category, value) is None:
+            draft = FactDraft(
+                subject,
+                category,
+                value,
+                confidence=d.confidence,
+                decay_days=d.decay_days or target.decay_days,
+            )
+            fid = ctx.work.new_fact(draft, supersedes=target.id, **evidence)  # type: ignore[arg-type]
+            ctx.said[fid] = [h.draft.text]
+            ctx.contradicted.append(fid)
+            ctx.work.add_strategy("probe", fid, probe_question(ctx.work.facts[fid]))
+            return "contradict"
+    if d is None and h.draft.type not in AUTO_NEW:
+        return None
+    subject = (d.subject.strip() if d else "") or h.draft.about
+    category = (d.category.strip() if d else "") or h.draft.topic or "general"
+    value = (d.value.strip() if d else "") or h.draft.text
+    known = _find(ctx, subject, category, value)
+    if known is not None:
+        ctx.work.support(known.id, **evidence)
+        return "support"
+    decay = d.decay_days if d and d.decay_days else DEFAULT_DECAY_DAYS
+    draft = FactDraft(
+        subject, category, value, confidence=d.confidence if d else 0.5, decay_days=decay
+    )
+    fid = ctx.work.new_fact(draft, **evidence)  # type: ignore[arg-type]
+    ctx.said[fid] = [h.draft.text]
+    ctx.work.add_strategy("probe", fid, probe_question(ctx.work.facts[fid]))
+    return "new"

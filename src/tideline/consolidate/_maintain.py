@@ -1,0 +1,64 @@
+"""Phase three, maintenance (seed steps 7, 8, 9 and 12).
+
+7 edges: the LLM links the facts this run created, supported or moved to other live facts with
+  typed edges (causes, related_to, supports, contradicts, temporal, hierarchy); ids it invents,
+  self-loops and edges to facts no longer live are ignored.
+8 expiry, 9 maturity and 12 dedupe are the profile's pure rules (`plan_expiry`, `plan_maturity`,
+  `plan_dedupe`), run on the working projection so they see this run's earlier decisions.
+"""
+
+from __future__ import annotations
+
+from tideline.consolidate._context import Ctx, fit, section
+from tideline.consolidate._outcome import Outcome
+from tideline.consolidate._render import fact_line
+from tideline.consolidate._schemas import Edges
+from tideline.llm import NO_LLM
+from tideline.profile import plan_dedupe, plan_expiry, plan_maturity
+
+
+def edges(ctx: Ctx) -> Outcome:
+    """Step 7: typed edges for the facts this run affected."""
+    live = ctx.work.live()
+    affected = [f for f in live if f.id in ctx.work.touched]
+    if not affected:
+        return Outcome({"affected": 0, "edges": 0})
+    if ctx.llm is None:
+        return Outcome({"affected": len(affected)}, NO_LLM, status="skipped")
+    others = [f for f in live if f.id not in ctx.work.touched]
+    user = "\n\n".join(
+        [
+            section(
+                "Facts changed in this run", fit([fact_line(f) for f in affected], ctx.room(0.3))
+            ),
+            section("Other live facts", fit([fact_line(f) for f in others], ctx.room(0.3))),
+        ]
+    )
+    answer = ctx.ask("edges", user, Edges)
+    added = 0
+    for e in answer.edges:
+        a, b = ctx.work.fact(e.from_fact), ctx.work.fact(e.to_fact)
+        if a is None or b is None or a.id == b.id or not (a.active and b.active):
+            continue
+        if (e.kind, a.id, b.id) not in ctx.work.edges:
+            ctx.work.add_edge(e.kind, a.id, b.id)
+            added += 1
+    return Outcome({"affected": len(affected), "edges": added})
+
+
+def expiry(ctx: Ctx) -> Outcome:
+    """Step 8: expired facts closed (each with a verify strategy); expired events closed."""
+    closed = plan_expiry(ctx.work.live(), ctx.view_events, ctx.now, ctx.work)
+    return Outcome({"closed": len(closed), "verify": len(closed)})
+
+
+def maturity(ctx: Ctx) -> Outcome:
+    """Step 9: longer decay for old, well-evidenced facts (anchors: thresholds −40 %)."""
+    longer = plan_maturity(ctx.work.live(), ctx.now, ctx.work, ctx.anchors)
+    return Outcome({"longer_decay": len(longer)})
+
+
+def dedupe(ctx: Ctx) -> Outcome:
+    """Step 12: duplicates merged into the fact kept (closed with merged_into, never deleted)."""
+    merged = plan_dedupe(ctx.work.live(), ctx.work)
+    return Outcome({"merged": len(merged)})

@@ -1,0 +1,168 @@
+"""Phase four, output (seed steps 10, 11, 13 and 14).
+
+10 user model: communication-style dimensions read from the user's own turns of this run.
+11 trajectory: regenerated only on a major change (a fact confirmed, a dispute settled, or a
+   contradiction in an important category) and when at least 2 sessions were digested since the
+   last trajectory (this run's included).
+13 snapshot: profile facts (by injection weight) + user model + active events + relationships +
+   edges + trajectory, as text for injection T0 and as JSON; skipped when the run changed nothing
+   and a snapshot exists.
+14 mark processed: each session digested or skipped is processed up to its last turn read, with
+   its digest (summary, tags, or why it was skipped). Last, and in the same transaction as all the
+   rest: a run that dies before applying leaves every session unprocessed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tideline.consolidate._context import Ctx, fit, section
+from tideline.consolidate._outcome import Outcome
+from tideline.consolidate._render import fact_line, person_line, trajectory_lines, turn_line
+from tideline.consolidate._schemas import TrajectoryOut, UserModelOut
+from tideline.llm import NO_LLM
+from tideline.profile import Fact, from_text, injection_weight, is_expired
+
+TRAJECTORY_SESSIONS = 2  # seed step 11: at least 2 sessions since the last trajectory
+IMPORTANT = {
+    "work", "job", "occupation", "career", "city", "location", "home", "residence", "country",
+    "relationship", "family", "partner", "health", "education", "school", "language", "identity",
+}  # fmt: skip
+
+
+def user_model(ctx: Ctx) -> Outcome:
+    """Step 10: communication style from the user's own words."""
+    turns = [t for s in ctx.digested for t in s.turns if t.role == "user"]
+    if not turns:
+        return Outcome(note="no user turns digested in this run")
+    if ctx.llm is None:
+        return Outcome(note=NO_LLM, status="skipped")
+    current = [f"{k}: {v}" for k, v in sorted(ctx.work.user_model.items())]
+    said = fit([turn_line(t) for t in reversed(turns)], ctx.room(0.5))
+    user = section("Current reading", current) + "\n\n" + section("The user's messages", said)
+    answer = ctx.ask("user_model", user, UserModelOut)
+    ids = {t.id for t in turns}
+    changed = 0
+    for d in answer.dimensions:
+        dim, value = d.dimension.strip().lower(), d.value.strip()
+        if ctx.work.user_model.get(dim) != value:
+            ctx.work.set_user_model(dim, value, tuple(i for i in d.evidence if i in ids))
+            changed += 1
+    return Outcome({"dimensions": changed})
+
+
+def major_change(ctx: Ctx) -> str | None:
+    if ctx.confirmed:
+        return f"{len(ctx.confirmed)} fact(s) confirmed"
+    if ctx.disputes_settled:
+        return f"{ctx.disputes_settled} dispute(s) settled"
+    hit = [i for i in ctx.contradicted if ctx.work.facts[i].category.casefold() in IMPORTANT]
+    return f"{len(hit)} contradiction(s) in important categories" if hit else None
+
+
+def trajectory(ctx: Ctx) -> Outcome:
+    """Step 11: the life trajectory, on a major change at least 2 sessions apart."""
+    why = major_change(ctx)
+    if why is None:
+        return Outcome(note="no major change")
+    since = ctx.trajectory.made_at if ctx.trajectory else ""
+    sessions = ctx.profile.sessions_digested_since(since) + len(ctx.digested)
+    if sessions < TRAJECTORY_SESSIONS:
+        return Outcome(note=f"{why}, but {sessions} session(s) since the last trajectory (needs 2)")
+    if ctx.llm is None:
+        return Outcome(note=NO_LLM, status="skipped")
+    facts = fit([fact_line(f) for f in ctx.work.live()], ctx.room(0.4))
+    summaries = [f"{s.key}: {s.summary}" for s in ctx.digested if s.summary]
+    user = "\n\n".join(
+        [
+            section("Live facts", facts),
+            section("Recent changes", [why]),
+            section("Previous trajectory", trajectory_lines(ctx.work.trajectory)),
+            section("This run's conversations", fit(summaries, ctx.room(0.2))),
+        ]
+    )
+    t = ctx.ask("trajectory", user, TrajectoryOut)
+    anchors = [a for a in dict.fromkeys(t.anchors) if (f := ctx.work.fact(a)) and f.active]
+    ctx.work.set_trajectory(
+        phase=t.phase, direction=t.direction, stability=t.stability, anchors=anchors,
+        unstable_areas=t.unstable_areas, momentum=t.momentum, sessions_since=sessions,
+    )  # fmt: skip
+    return Outcome({"trajectory": 1, "anchors": len(anchors)}, why)
+
+
+# -- step 13 --------------------------------------------------------------------------------
+def _who(f: Fact) -> str:
+    return {"user": "About the user", "self": "About me (the agent)"}.get(
+        f.subject, f"About {f.subject}"
+    )
+
+
+def snapshot_of(ctx: Ctx) -> tuple[str, dict[str, Any]]:
+    """The snapshot as text (T0) and JSON; new facts appear as refs, ids once applied."""
+    w, now = ctx.work, ctx.now
+    facts = [f for f in w.live() if not is_expired(f, now)]
+    facts.sort(key=lambda f: (-injection_weight(f, now), -f.mention_count, f.id))
+    events = [e for e in ctx.view_events if not (e.expires_at and from_text(e.expires_at) <= now)]
+    new_events = [e.title + (f": {e.details}" if e.details else "") for e in w.events]
+    old_events = [e.title + (f": {e.details}" if e.details else "") for e in events]
+    value = {f.id: f.value for f in facts}
+    graph = [(k, a, b) for k, a, b in sorted(w.edges) if a in value and b in value]
+    groups: dict[str, list[str]] = {}
+    for f in facts:
+        groups.setdefault(_who(f), []).append(f"- {f.category}: {f.value} ({f.status})")
+    text = [f"# What I know (snapshot {w.stamp[:10]})"]
+    text += [section(title, lines) for title, lines in groups.items()]
+    people = [f"- {person_line(r)}" for r in w.people.values()]
+    parts = (
+        ("People", people),
+        ("Active events", [f"- {e}" for e in old_events + new_events]),
+        ("Communication style", [f"- {k}: {v}" for k, v in sorted(w.user_model.items())]),
+        ("Connections", [f"- {value[a]} —{k}→ {value[b]}" for k, a, b in graph]),
+        ("Trajectory", trajectory_lines(w.trajectory)),
+    )
+    text += [section(title, lines) for title, lines in parts if lines]
+    data = {
+        "facts": [
+            {"id": w.key(f.id), "subject": f.subject, "category": f.category, "value": f.value,
+             "status": f.status, "weight": round(injection_weight(f, now), 3)}
+            for f in facts
+        ],
+        "user_model": dict(sorted(w.user_model.items())),
+        "events": old_events + new_events,
+        "relationships": [r.to_dict() | {"id": None} for r in w.people.values()],
+        "edges": [{"kind": k, "from": w.key(a), "to": w.key(b)} for k, a, b in graph],
+        "trajectory": _with_refs(ctx, w.trajectory),
+    }  # fmt: skip
+    return "\n\n".join(text), data
+
+
+def _with_refs(ctx: Ctx, t: dict[str, Any] | None) -> dict[str, Any] | None:
+    if t is None:
+        return None
+    anchors = [
+        ctx.work.key(a) if isinstance(a, int) and a in ctx.work.facts else a
+        for a in t.get("anchors", [])
+    ]
+    return {**t, "anchors": anchors}
+
+
+def snapshot(ctx: Ctx) -> Outcome:
+    """Step 13: the precompiled memory snapshot for the next conversation."""
+    if not len(ctx.work) and ctx.profile.snapshot() is not None:
+        return Outcome(note="nothing changed; the last snapshot stands")
+    text, data = snapshot_of(ctx)
+    ctx.work.snapshot(text, data)
+    return Outcome({"facts": len(data["facts"]), "chars": len(text)})
+
+
+def mark_processed(ctx: Ctx) -> Outcome:
+    """Step 14: sessions digested or skipped count as processed through their last turn read."""
+    done = [s for s in ctx.sessions if s.processed]
+    for s in done:
+        ctx.work.digest(
+            s.session_id, s.through, summary=s.summary, tags=tuple(s.tags), skipped=s.skipped
+        )
+        ctx.work.session_processed(s.session_id, s.through)
+    left = len(ctx.sessions) - len(done)
+    note = f"{left} session(s) left for a run with an LLM" if left else ""
+    return Outcome({"sessions": len(done)}, note)

@@ -1,0 +1,52 @@
+"""The prompts of the LLM steps: one markdown file per step in `prompts/`, versioned.
+
+Each file starts with front matter naming its `step` and `version`; the body is the system
+message. A run records the version of every prompt it used (`sleep_runs.prompt_versions`), and
+every row a run writes carries its run id, so each fact can be traced to the prompt behind it.
+Change a prompt's wording → bump its version.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+from tideline.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Prompt:
+    step: str
+    version: int
+    text: str
+
+    @property
+    def label(self) -> str:
+        """How run records name it: `extract@1`."""
+        return f"{self.step}@{self.version}"
+
+
+def _parse(name: str, raw: str) -> Prompt:
+    head, sep, body = raw.removeprefix("---\n").partition("\n---\n")
+    if not raw.startswith("---\n") or not sep:
+        raise ConfigError(f"prompt {name}: front matter (---, step, version, ---) is missing")
+    meta = dict(line.split(":", 1) for line in head.splitlines() if ":" in line)
+    try:
+        return Prompt(meta["step"].strip(), int(meta["version"]), body.strip())
+    except (KeyError, ValueError):
+        raise ConfigError(
+            f"prompt {name}: front matter needs `step:` and an integer `version:`"
+        ) from None
+
+
+@cache
+def prompt(step: str) -> Prompt:
+    """The packaged prompt of one LLM step."""
+    path = resources.files("tideline.consolidate") / "prompts" / f"{step}.md"
+    if not path.is_file():
+        raise ConfigError(f"no prompt for step {step!r}; the package is incomplete, reinstall it")
+    found = _parse(path.name, path.read_text(encoding="utf-8"))
+    if found.step != step:
+        raise ConfigError(f"prompt {path.name} says step {found.step!r}; it must say {step!r}")
+    return found

@@ -1,0 +1,94 @@
+"""What a Sleep run says about itself: per-step status lines, what changed, tokens.
+
+`SleepReport` is what `Sleep.run` returns and what drivers print (`lines()`) or serialise
+(`to_dict()`); its `steps` are also what `sleep_runs.steps` stores.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+Phase = Literal["start", "end"]
+
+
+@dataclass
+class StepReport:
+    n: int  # 1–14 for the seed's steps; 0 for apply and the post-transaction tasks
+    name: str
+    kind: str  # "llm", "rule" or "llm+rule"
+    status: str = "running"  # done | skipped | failed
+    seconds: float = 0.0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    changes: dict[str, int] = field(default_factory=dict)
+    note: str = ""
+    error: str = ""
+    prompt: str | None = None  # `extract@1`: the prompt version an LLM step used
+
+    def line(self) -> str:
+        label = f"{self.n:>2}. {self.name}" if self.n else f"    {self.name}"
+        what = ", ".join(f"{k} {v}" for k, v in self.changes.items() if v)
+        tokens = f", {self.tokens_in}+{self.tokens_out} tokens" if self.tokens_in else ""
+        tail = self.error or self.note
+        parts = [p for p in (what, tail) if p]
+        return f"{label:<22} {self.status:<8} {self.seconds:6.2f}s{tokens}  " + " — ".join(parts)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class StepEvent:
+    """Sent to the progress callback at every step boundary; raising from it fails the run
+    there (the same path as a failing step), which is how the tests inject faults."""
+
+    name: str
+    n: int
+    phase: Phase
+    report: StepReport | None = None  # at "end"
+
+
+@dataclass
+class SleepReport:
+    run_id: int | None
+    dry_run: bool = False
+    status: str = "running"  # done | failed | aborted | planned | nothing
+    llm: str = ""
+    steps: list[StepReport] = field(default_factory=list)
+    post: list[StepReport] = field(default_factory=list)
+    plan: dict[str, int] = field(default_factory=dict)  # the changeset's ops by kind
+    applied: dict[str, int] = field(default_factory=dict)
+    version: int | None = None
+    tokens: dict[str, Any] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def skipped(self) -> dict[str, str]:
+        """Steps that did not run, and why."""
+        return {s.name: s.note for s in self.steps if s.status == "skipped"}
+
+    @property
+    def ok(self) -> bool:
+        return self.status in ("done", "planned", "nothing")
+
+    def lines(self) -> list[str]:
+        head = f"sleep {'(dry run) ' if self.dry_run else ''}{self.status} in {self.seconds:.2f}s"
+        if self.run_id is not None:
+            head += f" (run #{self.run_id})"
+        out = [head, *(s.line() for s in self.steps), *(s.line() for s in self.post)]
+        if self.plan:
+            out.append("changes: " + ", ".join(f"{k} {v}" for k, v in sorted(self.plan.items())))
+        if self.tokens.get("total_tokens"):
+            out.append(
+                f"tokens: {self.tokens['prompt_tokens']} in, {self.tokens['completion_tokens']} out"
+                f" in {self.tokens['calls']} call(s)"
+            )
+        return out + self.notes + [f"error: {e}" for e in self.errors]
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["skipped"] = self.skipped
+        return out

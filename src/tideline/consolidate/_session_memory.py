@@ -1,0 +1,164 @@
+"""Session memory: the context of one long conversation within a character budget (seed).
+
+Three layers, in this order in the text:
+1. sliding summary — older turns compressed by the LLM, kept in `session_summaries` and brought
+   up to date incrementally: once more than 2 × `keep_recent` turns follow the summary, all but
+   the last `keep_recent` of them (and only those) are folded into it; until then they are shown
+   in full as recent turns. At most `summary_ratio` of the budget.
+2. vector recall — up to `recall_max` earlier turns of the same session most similar to the
+   current message (cosine ≥ `recall_min_score`, the memory's own turn vectors), not already
+   among the recent turns.
+3. recent turns — the last turns in full, newest kept first when the budget runs out.
+Without an LLM the summary layer is skipped and `notes` says so; without an embedder, recall.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+
+from tideline.config import Settings
+from tideline.consolidate._prompts import prompt
+from tideline.consolidate._schemas import SummaryOut
+from tideline.consolidate._summaries import SummaryStore
+from tideline.llm import LLM, NO_LLM, TokenMeter
+from tideline.memory import Memory, Turn
+
+RECALL_CHARS = 400  # longest recalled turn
+
+
+@dataclass
+class SessionContext:
+    text: str
+    summary: str = ""
+    recalled: list[int] = field(default_factory=list)  # turn ids
+    recent: list[int] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def _line(t: Turn, limit: int | None = None) -> str:
+    text = t.text if limit is None or len(t.text) <= limit else t.text[: limit - 1] + "…"
+    return f"{t.speaker or t.role}: {text}"
+
+
+class SessionMemory:
+    def __init__(
+        self,
+        memory: Memory,
+        llm: LLM | None,
+        *,
+        char_budget: int = 3000,
+        keep_recent: int = 5,
+        summary_ratio: float = 0.4,
+        recall_max: int = 3,
+        recall_min_score: float = 0.45,
+        meter: TokenMeter | None = None,
+    ):
+        self.memory = memory
+        self.llm = llm
+        self.char_budget = char_budget
+        self.keep_recent = keep_recent
+        self.summary_ratio = summary_ratio
+        self.recall_max = recall_max
+        self.recall_min_score = recall_min_score
+        self.meter = meter
+        self.store = SummaryStore(memory.db)
+
+    @classmethod
+    def from_settings(cls, memory: Memory, llm: LLM | None, settings: Settings) -> SessionMemory:
+        s = settings
+        return cls(
+            memory,
+            llm,
+            char_budget=s.session_char_budget,
+            keep_recent=s.session_keep_recent,
+            summary_ratio=s.session_summary_ratio,
+            recall_max=s.session_recall_max,
+            recall_min_score=s.session_recall_min_score,
+        )
+
+    def session_context(self, session_key: str, message: str) -> str:
+        """The text the injection layer adds for this session, within `char_budget`."""
+        return self.context(session_key, message).text
+
+    def context(self, session_key: str, message: str) -> SessionContext:
+        turns = self.memory.session_turns(session_key)
+        out = SessionContext("")
+        if not turns:
+            return out
+        sid = turns[0].session_id
+        through, summary = self.store.get(sid)
+        window = [t for t in turns if t.id > through]
+        if len(window) > 2 * self.keep_recent:
+            fold, window = window[: -self.keep_recent], window[-self.keep_recent :]
+            if self.llm is not None:
+                summary = self._update(sid, summary, fold)
+        if self.llm is None and len(turns) > len(window):
+            out.notes.append(f"summary {NO_LLM}")
+        out.summary = summary[: self.summary_cap]
+        shown = {t.id for t in window}
+        near = self.memory.similar_turns(session_key, message, self.recall_max, exclude=list(shown))
+        recall = [turn for turn, score in near if score >= self.recall_min_score]
+        if self.memory.embedder is None:
+            out.notes.append("recall skipped: no embedder")
+        out.text = self._assemble(out, recall, window)
+        return out
+
+    @property
+    def summary_cap(self) -> int:
+        return int(self.char_budget * self.summary_ratio)
+
+    def _update(self, session_id: int, summary: str, turns: list[Turn]) -> str:
+        assert self.llm is not None
+        p = prompt("session_summary")
+        lines = "\n".join(_line(t) for t in turns)
+        user = f"## Summary so far\n{summary or '(empty)'}\n\n## Turns that followed\n{lines}"
+        result = self.llm.complete(
+            [
+                {"role": "system", "content": p.text.replace("{max_chars}", str(self.summary_cap))},
+                {"role": "user", "content": user},
+            ],
+            schema=SummaryOut,
+            step="session_summary",
+            meter=self.meter,
+        )
+        new = result.data.summary.strip()[: self.summary_cap]
+        now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        self.store.put(session_id, turns[-1].id, new, p.label, now)
+        return new
+
+    def _assemble(self, out: SessionContext, recall: list[Turn], recent: list[Turn]) -> str:
+        parts: list[str] = []
+        left = self.char_budget
+        if out.summary:
+            block = f"[Summary of earlier conversation]\n{out.summary}"
+            parts.append(block)
+            left -= len(block) + 2
+        lines = []
+        for t in recall:
+            line = f"- {_line(t, RECALL_CHARS)}"
+            if len(line) + 1 > left - 60:
+                break
+            lines.append(line)
+            out.recalled.append(t.id)
+            left -= len(line) + 1
+        if lines:
+            head = "[Recalled from earlier in this session]"
+            parts.append("\n".join([head, *lines]))
+            left -= len(head) + 3
+        kept: list[str] = []
+        head = "[Recent turns]"
+        left -= len(head) + 3
+        for t in reversed(recent):
+            line = _line(t)
+            if len(line) + 1 > left:
+                if not kept and left > 20:  # the newest turn, cut to what fits
+                    kept.append(_line(t, left - 1 - len(line) + len(t.text)))
+                    out.recent.insert(0, t.id)
+                break
+            kept.append(line)
+            out.recent.insert(0, t.id)
+            left -= len(line) + 1
+        if kept:
+            parts.append("\n".join([head, *reversed(kept)]))
+        return "\n\n".join(parts)[: self.char_budget]

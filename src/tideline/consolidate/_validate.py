@@ -1,0 +1,114 @@
+"""Phase two, checking (seed steps 5 and 6): cross-validation and arbitration.
+
+Step 5: the rule fast path first (suspected, stated, mention_count ≥ 2 → confirmed, no LLM); the
+other suspected facts — at most 80, most mentioned first — go to the LLM with their timeline (when
+first and last seen, what they replaced), three months of session summaries and the trajectory.
+
+Step 6: every disputed pair (a new fact superseding an old one, both still live) goes to the LLM
+with its full context (the words behind both facts, the trajectory, recent summaries):
+`accept_new` closes the old fact at the new one's start; `reject_new` rejects the new one. The
+loser's edges are retired when the changeset is applied. Pairs without a ruling stay disputed.
+"""
+
+from __future__ import annotations
+
+from tideline.consolidate._context import Ctx, fit, section
+from tideline.consolidate._outcome import Outcome
+from tideline.consolidate._render import fact_line, trajectory_lines
+from tideline.consolidate._schemas import Arbitration, Verification
+from tideline.llm import NO_LLM
+from tideline.profile import Fact, disputed_pairs, plan_fast_path, settle
+
+
+def _summaries(ctx: Ctx, share: float) -> list[str]:
+    older = [f"{d.made_at[:10]}: {d.summary}" for d in reversed(ctx.digests) if d.summary]
+    fresh = [f"(this run) {s.key}: {s.summary}" for s in ctx.digested if s.summary]
+    return fit(fresh + older, ctx.room(share))
+
+
+def _timeline(ctx: Ctx, f: Fact) -> str:
+    parts = [f"first seen {f.valid_from[:10]}", f"last seen {f.last_seen_at[:10]}"]
+    old = ctx.work.fact(f.supersedes) if f.supersedes is not None else None
+    if old is not None:
+        parts.append(f"replaces [{old.id}] {old.value} ({old.status})")
+    return "; ".join(parts)
+
+
+def _evidence(ctx: Ctx, f: Fact, limit: int = 3) -> list[str]:
+    """The words behind a fact: this run's observations, else its stored evidence turns."""
+    if f.id in ctx.said:
+        return ctx.said[f.id][:limit]
+    if f.id < 0:
+        return []
+    texts = [e.text for e in ctx.profile.fact(f.id).evidence if e.text and e.polarity == "support"]
+    return texts[-limit:]
+
+
+def _context(ctx: Ctx) -> str:
+    return "\n\n".join(
+        [
+            section("Trajectory", trajectory_lines(ctx.work.trajectory)),
+            section("Conversation summaries (last three months)", _summaries(ctx, 0.2)),
+        ]
+    )
+
+
+def cross_validate(ctx: Ctx) -> Outcome:
+    """Step 5: fast path by rule, then the LLM for the remaining suspected facts."""
+    fast = plan_fast_path(ctx.work.live(), ctx.work)
+    ctx.confirmed += fast
+    counts = {"fast_path": len(fast), "llm_confirmed": 0, "checked": 0}
+    rest = [f for f in ctx.work.live() if f.status == "suspected"]
+    rest = sorted(rest, key=lambda f: (-f.mention_count, f.id))[: ctx.limits.max_verify]
+    if not rest:
+        return Outcome(counts)
+    if ctx.llm is None:
+        return Outcome(counts, f"LLM part {NO_LLM}")
+    lines = []
+    for f in rest:
+        said = "; ".join(_evidence(ctx, f))
+        lines.append(
+            f"{fact_line(f)}\n    {_timeline(ctx, f)}" + (f"\n    said: {said}" if said else "")
+        )
+    user = _context(ctx) + "\n\n" + section("Suspected facts", fit(lines, ctx.room(0.4)))
+    answer = ctx.ask("verify", user, Verification)
+    counts["checked"] = len(rest)
+    wanted = {f.id for f in rest}
+    for v in answer.verdicts:
+        f = ctx.work.fact(v.fact_id)
+        if v.verdict == "confirm" and f is not None and f.id in wanted and f.status == "suspected":
+            ctx.work.confirm(f.id, v.why.strip() or "cross-validated")
+            ctx.confirmed.append(f.id)
+            counts["llm_confirmed"] += 1
+    return Outcome(counts)
+
+
+def arbitrate(ctx: Ctx) -> Outcome:
+    """Step 6: settle every disputed pair; the loser is closed or rejected."""
+    pairs = disputed_pairs(ctx.work.live())
+    counts = {"disputes": len(pairs), "accept_new": 0, "reject_new": 0}
+    if not pairs:
+        return Outcome(counts)
+    if ctx.llm is None:
+        return Outcome(counts, f"{NO_LLM}; {len(pairs)} dispute(s) wait", status="skipped")
+    blocks = []
+    for p in pairs:
+        old_said = "; ".join(_evidence(ctx, p.old)) or "-"
+        new_said = "; ".join(_evidence(ctx, p.new)) or "-"
+        blocks.append(
+            f"new_fact_id {p.new.id}\n  old: {fact_line(p.old)}\n    {_timeline(ctx, p.old)}\n"
+            f"    said: {old_said}\n  new: {fact_line(p.new)}\n    {_timeline(ctx, p.new)}\n"
+            f"    said: {new_said}"
+        )
+    user = _context(ctx) + "\n\n" + section("Disputed pairs", fit(blocks, ctx.room(0.5)))
+    answer = ctx.ask("arbitrate", user, Arbitration)
+    by_new = {p.new.id: p for p in pairs}
+    for r in answer.decisions:
+        pair = by_new.pop(r.new_fact_id, None)
+        if pair is None:
+            continue
+        accept = r.decision == "accept_new"
+        settle(ctx.work, pair, accept_new=accept, why=r.why.strip() or "arbitration")
+        ctx.disputes_settled += 1
+        counts[r.decision] += 1
+    return Outcome(counts)

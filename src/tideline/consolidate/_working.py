@@ -1,0 +1,229 @@
+"""`Working`: a changeset that also keeps the profile as it will be once applied.
+
+The fourteen steps run one after another against one read of the profile, and each must see what
+the earlier ones decided: a fact supported in step 4 has one more mention when step 5's fast path
+looks at it; a fact closed by arbitration (6) gets no edges (7); a fact created this run can be
+disputed, confirmed or named an anchor before it has an id. So every change goes through this
+subclass, which records the op (the real `Changeset`) and updates a projection of the facts,
+edges, people, events and user model.
+
+New facts get negative projected ids (-1, -2, ...): `key()` turns them into the changeset's `Ref`s,
+and the LLM steps see them like any id. Each change is checked against the projection with the
+profile's own lifecycle rules, so an illegal decision fails while computing, not inside the
+transaction. Because the class is a `Changeset`, the profile's planners (`plan_fast_path`,
+`plan_expiry`, `plan_maturity`, `plan_dedupe`, `settle`) run on it unchanged.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import Any
+
+from tideline.profile import (
+    ACTIVE_STATUSES,
+    Changeset,
+    Edge,
+    EventDraft,
+    Fact,
+    FactDraft,
+    PersonMention,
+    ProfileView,
+    Ref,
+    Relationship,
+    check_live,
+    check_transition,
+    expires_at,
+    merge_mention,
+    person_key,
+    to_text,
+)
+
+FINAL = ("rejected", "closed")
+FactRef = int | Ref
+ObservationRef = int | Ref
+
+
+@dataclass
+class Working(Changeset):
+    now: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.UTC))
+    facts: dict[int, Fact] = field(default_factory=dict)
+    edges: set[tuple[str, int, int]] = field(default_factory=set)
+    people: dict[str, Relationship] = field(default_factory=dict)
+    events: list[EventDraft] = field(default_factory=list)
+    user_model: dict[str, str] = field(default_factory=dict)
+    trajectory: dict[str, Any] | None = None
+    touched: set[int] = field(default_factory=set)  # created, supported or moved in this run
+    _new_refs: dict[int, Ref] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def of(cls, view: ProfileView, edges: list[Edge]) -> Working:
+        work = cls(base_version=view.version, now=view.now)
+        work.facts = {f.id: dataclasses.replace(f) for f in view.facts}
+        work.edges = {(e.kind, e.from_fact, e.to_fact) for e in edges if e.removed_at is None}
+        work.people = {person_key(r.name): dataclasses.replace(r) for r in view.relationships}
+        work.user_model = {u.dimension: u.value for u in view.user_model}
+        if view.trajectory is not None:
+            work.trajectory = view.trajectory.to_dict()
+        return work
+
+    # -- reading the projection --------------------------------------------------------------
+    @property
+    def stamp(self) -> str:
+        return to_text(self.now)
+
+    def live(self) -> list[Fact]:
+        return [f for f in self.facts.values() if f.status in ACTIVE_STATUSES]
+
+    def fact(self, fact_id: int) -> Fact | None:
+        return self.facts.get(fact_id)
+
+    def key(self, fact: FactRef) -> FactRef:
+        """The changeset's reference for a projected id (a `Ref` for a fact new in this run)."""
+        if isinstance(fact, int) and fact < 0:
+            return self._new_refs[fact]
+        return fact
+
+    def _projected(self, fact: FactRef) -> Fact:
+        fid = -fact.n if isinstance(fact, Ref) else fact
+        return self.facts[fid]
+
+    # -- facts -------------------------------------------------------------------------------
+    def add_fact(
+        self,
+        draft: FactDraft,
+        *,
+        turn_ids: tuple[int, ...] = (),
+        observation: ObservationRef | None = None,
+        supersedes: FactRef | None = None,
+    ) -> Ref:
+        old = None if supersedes is None else self._projected(supersedes)
+        if old is not None:
+            check_live(old)
+        ref = super().add_fact(
+            draft,
+            turn_ids=turn_ids,
+            observation=observation,
+            supersedes=None if old is None else self.key(old.id),
+        )
+        fid = -ref.n
+        self._new_refs[fid] = ref
+        self.facts[fid] = Fact(
+            id=fid,
+            subject=draft.subject,
+            category=draft.category,
+            value=draft.value,
+            status="suspected",
+            confidence=float(draft.confidence),
+            source_type=draft.source_type,
+            mention_count=1,
+            decay_days=draft.decay_days,
+            expires_at=expires_at(self.stamp, draft.decay_days),
+            valid_from=draft.valid_from or self.stamp,
+            valid_to=None,
+            supersedes=None if old is None else old.id,
+            merged_into=None,
+            last_seen_at=self.stamp,
+            rejected_why=None,
+            created_at=self.stamp,
+            updated_at=self.stamp,
+            evidence_count=len(set(turn_ids)) or int(observation is not None),
+        )
+        self.touched.add(fid)
+        return ref
+
+    def new_fact(self, draft: FactDraft, **kw: Any) -> int:
+        """`add_fact`, returning the projected id the later steps use."""
+        return -self.add_fact(draft, **kw).n
+
+    def support(
+        self,
+        fact: FactRef,
+        *,
+        turn_ids: tuple[int, ...] = (),
+        observation: ObservationRef | None = None,
+    ) -> None:
+        f = self._projected(fact)
+        check_live(f, "gain evidence")
+        super().support(self.key(f.id), turn_ids=turn_ids, observation=observation)
+        f.mention_count += 1
+        f.evidence_count += len(set(turn_ids)) or 1
+        f.last_seen_at = self.stamp
+        f.expires_at = expires_at(self.stamp, f.decay_days)
+        self.touched.add(f.id)
+
+    def against(
+        self,
+        fact: FactRef,
+        *,
+        turn_ids: tuple[int, ...] = (),
+        observation: ObservationRef | None = None,
+    ) -> None:
+        f = self._projected(fact)
+        check_live(f, "gain evidence")
+        super().against(self.key(f.id), turn_ids=turn_ids, observation=observation)
+        self.touched.add(f.id)
+
+    def transition(
+        self, fact: FactRef, to: str, *, why: str | None = None, at: str | None = None
+    ) -> None:
+        f = self._projected(fact)
+        check_transition(f, to)
+        super().transition(self.key(f.id), to, why=why, at=at)
+        f.status = to
+        if to in FINAL:
+            f.valid_to = at or self.stamp
+            self.edges = {e for e in self.edges if f.id not in e[1:]}
+        self.touched.add(f.id)
+
+    def merge(self, keep: int, drop: int) -> None:
+        k, d = self._projected(keep), self._projected(drop)
+        check_live(k, "absorb a duplicate")
+        check_transition(d, "closed")
+        super().merge(self.key(k.id), self.key(d.id))  # type: ignore[arg-type]
+        k.mention_count += d.mention_count
+        k.evidence_count += d.evidence_count
+        d.status, d.merged_into, d.valid_to = "closed", k.id, self.stamp
+        self.edges = {e for e in self.edges if d.id not in e[1:]}
+
+    def set_decay(self, fact: FactRef, decay_days: int) -> None:
+        f = self._projected(fact)
+        super().set_decay(self.key(f.id), decay_days)
+        f.decay_days = decay_days
+        f.expires_at = expires_at(f.last_seen_at, decay_days)
+
+    # -- graph, strategies, people, events, portrait -----------------------------------------
+    def add_edge(self, kind: str, from_fact: FactRef, to_fact: FactRef) -> None:
+        a, b = self._projected(from_fact), self._projected(to_fact)
+        for f in (a, b):
+            check_live(f, "join the knowledge graph")
+        if (kind, a.id, b.id) in self.edges:
+            return
+        super().add_edge(kind, self.key(a.id), self.key(b.id))
+        self.edges.add((kind, a.id, b.id))
+
+    def add_strategy(self, kind: str, fact: FactRef | None, question: str) -> None:
+        key = None if fact is None else self.key(self._projected(fact).id)
+        super().add_strategy(kind, key, question)
+
+    def mention(self, person: PersonMention) -> None:
+        super().mention(person)
+        key = person_key(person.name)
+        self.people[key] = merge_mention(self.people.get(key), person, self.stamp)
+
+    def add_event(self, draft: EventDraft) -> None:
+        super().add_event(draft)
+        self.events.append(draft)
+
+    def set_user_model(self, dimension: str, value: str, evidence: tuple[Any, ...] = ()) -> None:
+        super().set_user_model(dimension, value, evidence)
+        self.user_model[dimension] = value
+
+    def set_trajectory(self, **fields: Any) -> None:
+        anchors = [self.key(a) for a in fields.get("anchors", []) if a in self.facts]
+        super().set_trajectory(**{**fields, "anchors": anchors})
+        self.trajectory = {
+            **fields,
+            "anchors": [a for a in fields.get("anchors", []) if a in self.facts],
+        }

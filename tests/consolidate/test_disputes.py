@@ -1,0 +1,86 @@
+"""The seed's example: "lives in Tokyo", then "moved to Osaka" → a disputed pair → arbitration
+closes the old fact with its end time; stated twice → confirmed by the fast path."""
+
+from __future__ import annotations
+
+from tests.consolidate.conftest import Agent
+from tests.llm_server import LLMServer
+
+
+def extraction(turn: int, text: str, type_: str = "statement") -> dict[str, object]:
+    obs = {"type": type_, "topic": "city", "text": text, "about": "user", "turns": [turn]}
+    return {"summary": text, "tags": ["city"], "observations": [obs]}
+
+
+def test_tokyo_then_osaka_closes_tokyo_with_its_end_time(agent: Agent, server: LLMServer) -> None:
+    (t1, _) = agent.say("s1", ("user", "I live in Tokyo."), ("assistant", "Nice city!"))
+    server.script(extraction(t1, "The user lives in Tokyo"), step="extract")
+    new = {"observation": 1, "action": "new", "category": "city", "value": "lives in Tokyo"}
+    server.script({"decisions": [new]}, step="classify")
+    first = agent.sleep().run()
+    assert first.status == "done", first.lines()
+    [tokyo] = agent.profile.facts()
+    assert (tokyo.value, tokyo.status, tokyo.evidence[0].turn_id) == (
+        "lives in Tokyo",
+        "suspected",
+        t1,
+    )
+
+    agent.clock.advance(days=30)
+    (t3,) = agent.say("s2", ("user", "I moved to Osaka last month."))
+    server.script(extraction(t3, "The user moved to Osaka", "contradiction"), step="extract")
+    contra = {
+        "observation": 1,
+        "action": "contradict",
+        "fact_id": tokyo.id,
+        "value": "lives in Osaka",
+    }
+    server.script({"decisions": [contra]}, step="classify")
+    server.script(
+        {"decisions": [{"new_fact_id": -1, "decision": "accept_new", "why": "moved"}]},
+        step="arbitrate",
+    )
+    trajectory = {"phase": "relocated", "stability": "changing", "anchors": [-1, 999]}
+    server.script(trajectory, step="trajectory")
+    second = agent.sleep().run()
+    assert second.status == "done", second.lines()
+    assert "arbitrate" in server.asked and "trajectory" in server.asked  # settled + 2 sessions
+
+    old = agent.profile.fact(tokyo.id)
+    [osaka] = [f for f in agent.profile.facts() if f.value == "lives in Osaka"]
+    assert old.status == "closed" and old.valid_to == osaka.valid_from == "2026-01-31T09:00:00Z"
+    assert osaka.supersedes == tokyo.id and osaka.status == "suspected"
+    traj = agent.profile.trajectory()
+    assert traj is not None and traj.anchors == [osaka.id] and traj.phase == "relocated"
+    assert [e.turn_id for e in osaka.evidence] == [t3]
+    timeline = agent.profile.timeline(osaka.id)
+    assert [f.value for f in timeline.chain] == ["lives in Tokyo", "lives in Osaka"]
+    assert [s.kind for s in agent.profile.strategies()] == ["probe", "probe"]
+    assert agent.profile.processed_sessions() == {1: t1 + 1, 2: t3}
+    snap = agent.profile.snapshot()
+    assert snap is not None and "lives in Osaka" in snap.text and "lives in Tokyo" not in snap.text
+    assert snap.data["facts"][0]["id"] == osaka.id
+    run = agent.profile.runs()[0]
+    assert run.status == "done" and run.prompt_versions["arbitrate"] == 1
+    assert next(s for s in run.steps if s["name"] == "arbitrate")["prompt"] == "arbitrate@1"
+
+
+def test_stated_twice_is_confirmed_by_the_fast_path(agent: Agent, server: LLMServer) -> None:
+    (t1,) = agent.say("s1", ("user", "I am a nurse."))
+    server.script(extraction(t1, "The user is a nurse"), step="extract")
+    new = {"observation": 1, "action": "new", "category": "job", "value": "nurse"}
+    server.script({"decisions": [new]}, step="classify")
+    agent.sleep().run()
+    [nurse] = agent.profile.facts()
+
+    (t2,) = agent.say("s2", ("user", "Long shift at the hospital again, as a nurse."))
+    server.script(extraction(t2, "The user works as a nurse"), step="extract")
+    server.script(
+        {"decisions": [{"observation": 1, "action": "support", "fact_id": nurse.id}]},
+        step="classify",
+    )
+    report = agent.sleep().run()
+    fact = agent.profile.fact(nurse.id)
+    assert (fact.status, fact.mention_count, len(fact.evidence)) == ("confirmed", 2, 2)
+    step5 = next(s for s in report.steps if s.name == "cross_validate")
+    assert step5.changes["fast_path"] == 1

@@ -1,0 +1,69 @@
+"""Session memory: sliding summary (stored, incremental) + vector recall + recent turns, within
+the character budget; without an LLM the summary part is skipped and says so."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.llm.conftest import llm_settings
+from tests.llm_server import LLMServer
+from tideline.app import Tideline
+from tideline.consolidate import SessionMemory
+from tideline.embed import E5Embedder
+from tideline.llm import NO_LLM, llm_from_settings
+
+TOPICS = ["the weather", "a football match", "lunch plans", "a new laptop", "a film", "the train"]
+
+
+@pytest.fixture
+def app(tmp_path: Path, server: LLMServer, e5: E5Embedder) -> Iterator[Tideline]:
+    app = Tideline(llm_settings(server.url, home=str(tmp_path / "home")), embedder=e5)
+    yield app
+    app.close()
+
+
+def conversation(app: Tideline, n: int = 16) -> None:
+    app.memory.sync_turn("chat", "user", "My daughter Mia starts violin lessons on Tuesday.")
+    for i in range(n - 1):
+        role = ("assistant", "user")[i % 2]
+        app.memory.sync_turn("chat", role, f"Turn {i} about {TOPICS[i % len(TOPICS)]}.")
+
+
+def test_summary_recall_and_recent_within_budget(app: Tideline, server: LLMServer) -> None:
+    conversation(app)
+    server.script(
+        {"summary": "Mia (the user's daughter) starts violin on Tuesday."}, step="session_summary"
+    )
+    sm = SessionMemory.from_settings(app.memory, llm_from_settings(app.settings), app.settings)
+    ctx = sm.context("chat", "When is Mia's violin lesson?")
+    assert len(ctx.text) <= 3000 and ctx.notes == []
+    assert ctx.text.startswith("[Summary of earlier conversation]\nMia")
+    turns = app.memory.session_turns("chat")
+    assert ctx.recent == [t.id for t in turns[-5:]]  # keep_recent 5
+    assert turns[0].id in ctx.recalled  # the violin turn, recalled by similarity
+    assert server.asked == ["session_summary"]
+    # incremental: the stored summary covers turns 1–11; the next message asks nothing new
+    sm.context("chat", "And the laptop?")
+    assert server.asked == ["session_summary"]
+    app.memory.sync_turn("chat", "user", "One more thing.")
+    assert sm.session_context("chat", "ok").count("[Recent turns]") == 1
+
+
+def test_budget_is_a_hard_limit(app: Tideline, server: LLMServer) -> None:
+    for i in range(8):
+        app.memory.sync_turn("long", "user", f"{i} " + "word " * 150)
+    server.script({"summary": "x" * 5000}, step="session_summary")
+    sm = SessionMemory(app.memory, llm_from_settings(app.settings), char_budget=1000)
+    ctx = sm.context("long", "word")
+    assert len(ctx.text) <= 1000 and len(ctx.summary) <= 400 and ctx.recent
+
+
+def test_without_an_llm_the_summary_is_skipped_and_says_so(app: Tideline) -> None:
+    conversation(app)
+    sm = SessionMemory(app.memory, None)
+    ctx = sm.context("chat", "violin lesson")
+    assert ctx.summary == "" and ctx.notes == [f"summary {NO_LLM}"]
+    assert len(ctx.recent) == 5 and ctx.recalled
