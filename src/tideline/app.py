@@ -1,31 +1,39 @@
 """`Tideline`: the composition root's product — one agent's database, embedder and services.
 
 Drivers (CLI, MCP server, provider hooks) build one `Tideline` from `Settings` and call its
-services; nothing here reads the environment. Everything opens lazily: a command that only lists
-sessions never loads the embedding model.
+services; this is the only place that turns settings into services (search policies, the
+library, the injection provider), and nothing here reads the environment. Everything opens
+lazily: a command that only lists sessions never loads the embedding model, and a server
+without a library root still starts.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
+from dataclasses import replace
 from functools import cached_property
 
+from tideline import plugins
 from tideline.analysis import ANALYSIS_MIGRATIONS
 from tideline.config import Settings
 from tideline.consolidate import Sleep
 from tideline.embed import Embedder, load_embedder
-from tideline.errors import TidelineError
+from tideline.errors import InvalidInput, TidelineError
 from tideline.inject import InjectConfig, MemoryProvider
+from tideline.library import LIBRARY, Library
 from tideline.llm import llm_from_settings
-from tideline.memory import AGENT_MIGRATIONS, Memory
+from tideline.memory import AGENT_MIGRATIONS, NARRATIVES, TURNS, Memory
 from tideline.profile import PROFILE_MIGRATIONS, Profile
-from tideline.search import Policy
 from tideline.store import Database, open_database
+
+log = logging.getLogger(__name__)
 
 
 class Tideline:
     def __init__(self, settings: Settings, embedder: Embedder | None = None):
         self.settings = settings
+        plugins.configure(settings.plugins, settings.trace_plugins)
         # One connection, possibly many threads (MCP workers): its users take turns through this.
         self.db_lock = threading.RLock()
         if embedder is not None:
@@ -37,7 +45,7 @@ class Tideline:
             self.settings.db_path,
             AGENT_MIGRATIONS,
             ANALYSIS_MIGRATIONS,
-            PROFILE_MIGRATIONS,
+            PROFILE_MIGRATIONS,  # the profile's tables live in the agent database too
             busy_timeout_ms=self.settings.busy_timeout_ms,
             remember_damage=True,  # the one copy of a memory: stop at the first bad page
         )
@@ -48,9 +56,7 @@ class Tideline:
         try:
             return load_embedder(self.settings)
         except TidelineError as exc:
-            import logging
-
-            logging.getLogger(__name__).warning("no embedder, search is lexical only: %s", exc)
+            log.warning("no embedder, search is lexical only: %s", exc)
             return None
 
     @cached_property
@@ -59,22 +65,40 @@ class Tideline:
         return Memory(
             self.db,
             self.embedder,
-            narrative_policy=Policy(fusion="weighted", boost=s.keyword_boost),
-            turn_policy=Policy(rrf_k=s.turn_rrf_k, weights=(1.0, s.turn_vector_weight)),
+            # the settings tune memory's policies: a keyword bonus, and RRF tuned on LoCoMo
+            narrative_policy=replace(NARRATIVES, boost=s.keyword_boost),
+            turn_policy=replace(TURNS, rrf_k=s.turn_rrf_k, weights=(1.0, s.turn_vector_weight)),
             lock=self.db_lock,
         )
-
-    @cached_property
-    def provider(self) -> MemoryProvider:
-        model_id = self.embedder.model_id if self.embedder is not None else None
-        return MemoryProvider(self.memory, InjectConfig.from_settings(self.settings, model_id))
 
     @cached_property
     def profile(self) -> Profile:
         return Profile(self.db, self.memory, lock=self.db_lock)
 
     @cached_property
+    def library(self) -> Library:
+        """The markdown library at `memo_root`; its own databases live under the root."""
+        root = self.settings.memo_root
+        if root is None or not str(root):
+            raise InvalidInput(
+                "no library root: pass --root PATH or set MEMO_ROOT (memo_root in config.toml)"
+            )
+        return Library(
+            root,
+            self.embedder,
+            busy_timeout_ms=self.settings.busy_timeout_ms,
+            policy=replace(LIBRARY, rrf_k=self.settings.library_rrf_k),
+        )
+
+    @cached_property
+    def provider(self) -> MemoryProvider:
+        """The injection hooks (T0–T4) over this memory."""
+        model_id = self.embedder.model_id if self.embedder is not None else None
+        return MemoryProvider(self.memory, InjectConfig.from_settings(self.settings, model_id))
+
+    @cached_property
     def sleep(self) -> Sleep:
+        """The Sleep pipeline over the profile and memory, with the configured LLM."""
         s = self.settings
         return Sleep(
             self.profile,
@@ -86,5 +110,8 @@ class Tideline:
         )
 
     def close(self) -> None:
+        """The library, then the database (whatever was opened)."""
+        if "library" in self.__dict__:
+            self.library.close()
         if "db" in self.__dict__:
             self.db.close()

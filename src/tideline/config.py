@@ -20,12 +20,18 @@ from tideline.errors import ConfigError
 
 @dataclass(frozen=True)
 class Setting:
-    """One setting: its name, env var, default and the help shown in docs and `doctor`."""
+    """One setting: its name, env var, default and the help shown in docs and `doctor`.
+
+    `keep_empty`: an empty env value means "empty" (e.g. no plugins), not "unset".
+    `secret`: the generated docs show no default (a value never belongs in a document).
+    """
 
     name: str
     env: str
     default: Any
     help: str
+    keep_empty: bool = False
+    secret: bool = False
 
 
 SETTINGS: tuple[Setting, ...] = (
@@ -55,6 +61,12 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("memo_root", "MEMO_ROOT", "", "Root folder of the markdown library."),
     Setting(
+        "library_rrf_k",
+        "TIDELINE_LIBRARY_RRF_K",
+        60,
+        "Library search: the k of reciprocal rank fusion over BM25 and vector ranks.",
+    ),
+    Setting(
         "keyword_boost",
         "TIDELINE_KEYWORD_BOOST",
         0.3,
@@ -73,7 +85,24 @@ SETTINGS: tuple[Setting, ...] = (
         "Raw-turn search: weight of the vector list against the lexical list (1.0) in the fusion.",
     ),
     Setting(
-        "plugins", "TIDELINE_PLUGINS", "", "Comma-separated allow-list of plugin entry points."
+        "plugins",
+        "TIDELINE_PLUGINS",
+        "*",
+        "Plugin entry points to load: `*` all, a comma-separated allow-list, or empty for none.",
+        keep_empty=True,
+    ),
+    Setting(
+        "trace_plugins",
+        "TIDELINE_TRACE_PLUGINS",
+        False,
+        "Log every plugin hook call on stderr.",
+    ),
+    Setting(
+        "token",
+        "TIDELINE_TOKEN",
+        "",
+        "Bearer token HTTP clients of `tideline serve` must send; required off loopback.",
+        secret=True,
     ),
     # -- injection (T0–T4, docs/inject.md) ------------------------------------------------------
     Setting(
@@ -112,7 +141,7 @@ SETTINGS: tuple[Setting, ...] = (
         "inject_t4_fusion",
         "TIDELINE_INJECT_T4_FUSION",
         "rrf",
-        "T4: how narratives fuse their lists, rrf or weighted (turns keep the turn fusion).",
+        "T4: how narratives fuse their two lists, rrf or weighted (turns keep the turn fusion).",
     ),
     Setting(
         "inject_t2_min_weight",
@@ -246,10 +275,13 @@ class Settings:
     )
     busy_timeout_ms: int = 5000
     memo_root: Path | None = None
+    library_rrf_k: int = 60
     keyword_boost: float = 0.3
     turn_rrf_k: int = 10
     turn_vector_weight: float = 1.0
-    plugins: str = ""
+    plugins: str = "*"
+    trace_plugins: bool = False
+    token: str = ""
     soul_file: str = ""
     inject_t0_reflections: int = 5
     inject_t1_recent_turns: int = 6
@@ -309,7 +341,7 @@ class Settings:
             raise ConfigError(f"unknown setting(s) {sorted(unknown)}; known: {sorted(_BY_NAME)}")
         raw: dict[str, Any] = {}
         for s in SETTINGS:
-            if s.env in env and env[s.env] != "":
+            if s.env in env and (env[s.env] != "" or s.keep_empty):
                 raw[s.name] = env[s.env]
         raw.update({k: v for k, v in overrides.items() if v is not None})
         agent = str(raw.get("agent_name") or "agent")
@@ -358,13 +390,32 @@ def _read_config_file(path: Path) -> dict[str, Any]:
     return data
 
 
+FALSE = frozenset({"0", "false", "no", "off", ""})
+TRUE = frozenset({"1", "true", "yes", "on"})
+
+
 def _coerce(setting: Setting, value: Any) -> Any:
     kind = type(setting.default)
     if kind is str or value is None:
         return value if value is None else str(value)
+    if kind is bool:
+        return _boolean(setting, value)
     try:
         return kind(value)
     except (TypeError, ValueError):
         raise ConfigError(
             f"setting {setting.name} ({setting.env}) must be {kind.__name__}, got {value!r}"
         ) from None
+
+
+def _boolean(setting: Setting, value: Any) -> bool:
+    """`bool("0")` is True; a setting's "0", "false", "no" and "off" are False."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in TRUE | FALSE:
+        return text in TRUE
+    raise ConfigError(
+        f"setting {setting.name} ({setting.env}) must be true or false (1/0, yes/no, on/off), "
+        f"got {value!r}"
+    )

@@ -178,5 +178,4 @@ def test_over_mcp_bad_times_ids_and_surrogates_are_tool_errors() -> None:
     try:
         anyio.run(scenario)
     finally:
-        server.close()
         app.close()

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -20,8 +20,6 @@ from tideline.errors import EmbedderError, InvalidInput, StoreError, TidelineErr
 
 console = Console()
 err_console = Console(stderr=True)
-
-T = TypeVar("T")
 
 
 def _default(obj: Any) -> Any:
@@ -56,8 +54,3 @@ def errors_to_exit() -> Iterator[None]:
     except TidelineError as exc:
         err_console.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
         raise typer.Exit(exit_code(exc)) from None
-
-
-def run(fn: Callable[[], T]) -> T:
-    with errors_to_exit():
-        return fn()

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -16,10 +18,10 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from tideline.cli._app import open_app
+from tideline.cli._fields import choice, option
 from tideline.cli._output import console, err_console, errors_to_exit, print_json
-from tideline.config import Settings
-from tideline.embed import load_embedder
-from tideline.errors import InvalidInput
+from tideline.fields import MEMO_REINDEX, MEMO_ROUTE, MEMO_SEARCH, MEMO_STATUS
 from tideline.library import Library, SyncReport, Watcher
 
 app = typer.Typer(
@@ -32,16 +34,15 @@ app = typer.Typer(
 
 RootOpt = typer.Option(None, "--root", help="Library root (default: MEMO_ROOT).")
 JsonOpt = typer.Option(False, "--json", help="Print JSON.")
+Mode = choice(MEMO_SEARCH, "mode")
 RootArg = typer.Argument(None, metavar="ROOT", help="Library root (default: --root or MEMO_ROOT).")
 
 
-def _library(root: Path | None, *, embed: bool = True) -> Library:
-    settings = Settings.load()
-    chosen = root or settings.memo_root
-    if chosen is None or not str(chosen):
-        raise InvalidInput("no library root: pass --root PATH or set MEMO_ROOT")
-    embedder = load_embedder(settings) if embed else None
-    return Library(Path(chosen), embedder, busy_timeout_ms=settings.busy_timeout_ms)
+@contextmanager
+def _library(root: Path | None, *, embed: bool = True) -> Iterator[Library]:
+    """The app's library at `root` (else `memo_root`); `embed=False` loads no model."""
+    with open_app(memo_root=root, embedder=None if embed else "none") as app:
+        yield app.library
 
 
 class _Bar:
@@ -119,9 +120,9 @@ def index(
 
 @app.command("reindex")
 def reindex(
-    path: str = typer.Argument(..., help="A collection, a folder or a file ('*' for all)."),
+    path: str = option(MEMO_REINDEX, "path"),
     root: Path = RootOpt,
-    full: bool = typer.Option(False, "--full", help="Throw the index away and rebuild it."),
+    full: bool = option(MEMO_REINDEX, "full"),
     json_out: bool = JsonOpt,
 ) -> None:
     """Catch up (or rebuild with --full) the index of PATH: the fix when the watcher went blind."""
@@ -132,10 +133,10 @@ def reindex(
 
 @app.command("search")
 def search(
-    query: str = typer.Argument(..., help="Words or a question."),
-    path: str = typer.Option("*", "--path", "-p", help="File, folder or '*' (all collections)."),
-    k: int = typer.Option(8, "--k", "-k", help="How many results."),
-    mode: str = typer.Option("hybrid", "--mode", help="hybrid, lex or vec."),
+    query: str = option(MEMO_SEARCH, "query"),
+    path: str = option(MEMO_SEARCH, "path", "-p"),
+    k: int = option(MEMO_SEARCH, "k", "-k"),
+    mode: Mode = option(MEMO_SEARCH, "mode"),
     root: Path = RootOpt,
     json_out: bool = JsonOpt,
 ) -> None:
@@ -165,7 +166,7 @@ def search(
 
 @app.command("status")
 def status(
-    path: str = typer.Argument(None, help="A collection or folder (default: everything)."),
+    path: str = option(MEMO_STATUS, "path"),
     root: Path = RootOpt,
     json_out: bool = JsonOpt,
 ) -> None:
@@ -193,9 +194,9 @@ def status(
 
 @app.command("route")
 def route(
-    query: str = typer.Argument(..., help="A question; a word like work/ limits the name tree."),
-    k: int = typer.Option(10, "--k", "-k", help="How many candidates."),
-    prefix: str = typer.Option("", "--prefix", help="Only collections under this name prefix."),
+    query: str = option(MEMO_ROUTE, "query"),
+    k: int = option(MEMO_ROUTE, "k", "-k"),
+    prefix: str = option(MEMO_ROUTE, "prefix"),
     root: Path = RootOpt,
     json_out: bool = JsonOpt,
 ) -> None:

@@ -9,25 +9,27 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from tideline.cli._app import open_app
+from tideline.cli._fields import choice, option
 from tideline.cli._output import console, err_console, print_json
+from tideline.fields import MEMORY_SEARCH, MEMORY_TRACE, MEMORY_WRITE, SESSIONS
 
 JSON = typer.Option(False, "--json", help="Print JSON.")
+Kind = choice(MEMORY_WRITE, "kind")
+Mode = choice(MEMORY_SEARCH, "mode")
 
 
 def write(
-    gesture: str = typer.Argument(..., help="One sentence: what happened, with its tone."),
-    context: str = typer.Option("", help="The backdrop."),
-    cognition: str = typer.Option(
-        "", "--cognition-direction", help="Where the thinking was heading."
-    ),
-    importance: int = typer.Option(3, min=1, max=5),
-    emotional: int = typer.Option(3, min=1, max=5),
-    unresolved: int = typer.Option(1, min=1, max=5),
-    tag: list[str] = typer.Option([], "--tag", help="A tag (repeat for more)."),
-    entities_role: str = typer.Option("", help="Roles, e.g. 'A=判断+执行; B=审查'."),
-    entity: list[str] = typer.Option([], "--entity", help="A related entity (repeat)."),
-    link: list[int] = typer.Option([], "--link", help="A source turn id (repeat)."),
-    kind: str = typer.Option("narrative", help="narrative, dream or reflection."),
+    gesture: str = option(MEMORY_WRITE, "gesture"),
+    context: str = option(MEMORY_WRITE, "context"),
+    cognition_direction: str = option(MEMORY_WRITE, "cognition_direction"),
+    importance: int = option(MEMORY_WRITE, "importance"),
+    emotional: int = option(MEMORY_WRITE, "emotional"),
+    unresolved: int = option(MEMORY_WRITE, "unresolved"),
+    tags: list[str] = option(MEMORY_WRITE, "tags"),
+    entities_role: str = option(MEMORY_WRITE, "entities_role"),
+    related_entities: list[str] = option(MEMORY_WRITE, "related_entities"),
+    source_links: list[int] = option(MEMORY_WRITE, "source_links"),
+    kind: Kind = option(MEMORY_WRITE, "kind"),
     json_out: bool = JSON,
 ) -> None:
     """Write a narrative memory."""
@@ -35,14 +37,14 @@ def write(
         n = app.memory.write(
             gesture=gesture,
             context=context,
-            cognition_direction=cognition,
+            cognition_direction=cognition_direction,
             importance=importance,
             emotional=emotional,
             unresolved=unresolved,
-            tags=tag,
+            tags=tags,
             entities_role=entities_role,
-            related_entities=entity,
-            source_links=link,
+            related_entities=related_entities,
+            source_links=source_links,
             kind=kind,
         )
     if json_out:
@@ -54,15 +56,15 @@ def write(
 
 
 def search(
-    query: str = typer.Argument(...),
-    k: int = typer.Option(10, "--k", "-k", min=1, max=200),
-    since: str = typer.Option(None, help="ISO date/time."),
-    until: str = typer.Option(None, help="ISO date/time."),
-    min_weight: float = typer.Option(None, help="Only narratives at least this heavy (0–1)."),
-    tag: list[str] = typer.Option([], "--tag"),
-    kind: str = typer.Option(None),
-    turns: bool = typer.Option(False, "--turns", help="Search raw turns too."),
-    mode: str = typer.Option("hybrid", help="hybrid, lex or vec."),
+    query: str = option(MEMORY_SEARCH, "query"),
+    k: int = option(MEMORY_SEARCH, "k", "-k"),
+    since: str = option(MEMORY_SEARCH, "since"),
+    until: str = option(MEMORY_SEARCH, "until"),
+    min_weight: float = option(MEMORY_SEARCH, "min_weight"),
+    tags: list[str] = option(MEMORY_SEARCH, "tags"),
+    kind: Kind = option(MEMORY_SEARCH, "kind"),
+    include_turns: bool = option(MEMORY_SEARCH, "include_turns"),
+    mode: Mode = option(MEMORY_SEARCH, "mode"),
     json_out: bool = JSON,
 ) -> None:
     """Search narratives (and raw turns with --turns)."""
@@ -73,9 +75,9 @@ def search(
             since=since,
             until=until,
             min_weight=min_weight,
-            tags=tag or None,
+            tags=tags or None,
             kind=kind,
-            include_turns=turns,
+            include_turns=include_turns,
             mode=mode,
         )
     for warning in result.warnings:
@@ -92,8 +94,8 @@ def search(
 
 
 def trace(
-    narrative_id: int = typer.Argument(...),
-    window: int = typer.Option(2, min=0, max=50),
+    narrative_id: int = option(MEMORY_TRACE, "narrative_id"),
+    window: int = option(MEMORY_TRACE, "window"),
     json_out: bool = JSON,
 ) -> None:
     """Show a narrative's source turns with their neighbours."""
@@ -157,7 +159,7 @@ def import_(
         raise typer.Exit(1)
 
 
-def sessions(limit: int = typer.Option(50, min=1), json_out: bool = JSON) -> None:
+def sessions(limit: int = option(SESSIONS, "limit"), json_out: bool = JSON) -> None:
     """List sessions, most recent first."""
     with open_app() as app:
         rows = app.memory.sessions(limit)

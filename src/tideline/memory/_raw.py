@@ -333,7 +333,8 @@ class RawContext:
         return where, [session_id, *skip]
 
     def session_id(self, key: str) -> int | None:
-        return self.db.scalar("SELECT id FROM sessions WHERE key = ?", (key,))
+        found = self.db.scalar("SELECT id FROM sessions WHERE key = ?", (key,))
+        return None if found is None else int(found)
 
     def filter(self, since: str | None, until: str | None) -> Scope:
         """Search scope over the turns said between `since` and `until` (inclusive)."""

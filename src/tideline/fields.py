@@ -1,0 +1,425 @@
+"""The arguments of every command and tool, declared once for both drivers.
+
+The CLI (`cli/_fields.py`) and the MCP server (`mcp/_fields.py`) build their options and
+argument schemas from these specs, so a bound, a default or a set of choices cannot differ
+between `tideline search -k` and `memory_search(k=…)`; `tests/test_fields.py` checks both
+against them. Bounds come from the core's own constants where the core enforces one. Plain
+dataclasses: the core layers below know nothing of typer or pydantic.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Final
+
+from tideline.library import MAX_K as LIBRARY_MAX_K
+from tideline.memory import KINDS, MAX_K, MAX_WINDOW
+from tideline.search import MODES
+
+
+class _Required:
+    def __repr__(self) -> str:
+        return "REQUIRED"
+
+
+#: The default of an argument the caller must give.
+REQUIRED: Final[object] = _Required()
+#: The default of a `many` field, nothing given: the CLI's `[]`, MCP's `null`.
+NO_ITEMS: tuple[()] = ()
+
+
+@dataclass(frozen=True)
+class Field:
+    """One argument: its name in the core and in MCP, its CLI spelling, type, default and rules."""
+
+    name: str
+    kind: type
+    default: object = REQUIRED
+    help: str = ""  # the --help text and the MCP description
+    many: bool = False  # repeated CLI option / list in MCP
+    ge: float | None = None
+    le: float | None = None
+    choices: tuple[str, ...] = ()
+    flag: str | None = None  # the CLI spelling when it is not --<name-with-dashes>
+    positional: bool = False  # a CLI argument rather than an option
+    aliases: tuple[str, ...] = ()  # names models guess, renamed by the MCP server
+
+    @property
+    def required(self) -> bool:
+        return self.default is REQUIRED
+
+    @property
+    def option(self) -> str:
+        """The CLI option, e.g. `--cognition-direction`."""
+        return self.flag or "--" + self.name.replace("_", "-")
+
+
+@dataclass(frozen=True)
+class Command:
+    """A command and/or tool: `tool` is the MCP name, `cli` the command path ("memo search")."""
+
+    tool: str | None
+    cli: str | None
+    fields: tuple[Field, ...]
+
+    def field(self, name: str) -> Field:
+        for f in self.fields:
+            if f.name == name:
+                return f
+        raise KeyError(f"{self.tool or self.cli} has no field {name!r}")
+
+    @property
+    def aliases(self) -> dict[str, str]:
+        """alias -> argument, for the MCP server's renaming."""
+        return {a: f.name for f in self.fields for a in f.aliases}
+
+
+_SINCE = ("after", "from", "start")
+_UNTIL = ("before", "to", "end")
+_K = ("limit", "top_k", "n", "max_results", "count")
+
+SINCE = Field(
+    "since", str, None, "Only results from this time on (ISO date or time).", aliases=_SINCE
+)
+UNTIL = Field(
+    "until", str, None, "Only results before this time (ISO date or time).", aliases=_UNTIL
+)
+MODE = Field(
+    "mode",
+    str,
+    "hybrid",
+    "hybrid (default); lex for exact names, numbers and rare words; vec for paraphrases.",
+    choices=MODES,
+)
+SESSION = Field(
+    "session",
+    str,
+    None,
+    "Conversation id as given to sync_turn (default: the latest session).",
+    aliases=("session_id", "conversation", "conversation_id"),
+)
+
+SYNC_TURN = Command(
+    "sync_turn",
+    None,
+    (
+        replace(
+            SESSION,
+            default=REQUIRED,
+            help="Conversation id, stable for the whole conversation (any string).",
+            aliases=("session_id",),
+        ),
+        Field("role", str, help="Who spoke: 'user', 'assistant', 'system' or 'tool'."),
+        Field(
+            "text",
+            str,
+            help="The full text of the turn, unshortened.",
+            aliases=("content", "message"),
+        ),
+        Field(
+            "speaker",
+            str,
+            None,
+            "Name of the speaker when it matters (e.g. the user's name).",
+            aliases=("author",),
+        ),
+        Field(
+            "timestamp",
+            str,
+            None,
+            "When it was said, ISO 8601 (default: now).",
+            aliases=("time", "ts", "created_at"),
+        ),
+    ),
+)
+
+MEMORY_WRITE = Command(
+    "memory_write",
+    "write",
+    (
+        Field(
+            "gesture",
+            str,
+            help="What happened or was learned, one or two sentences, with its tone.",
+            positional=True,
+            aliases=("content", "text", "memory", "summary"),
+        ),
+        Field("context", str, "", "Circumstances: when, where, who, what led to it."),
+        Field(
+            "cognition_direction", str, "", "What you think or will do about it; why it matters."
+        ),
+        Field("importance", int, 3, "1 trivial … 5 life-changing.", ge=1, le=5),
+        Field("emotional", int, 3, "Emotional intensity, 1 flat … 5 intense.", ge=1, le=5),
+        Field("unresolved", int, 1, "1 settled … 5 wide open, needs follow-up.", ge=1, le=5),
+        Field(
+            "tags",
+            str,
+            NO_ITEMS,
+            "Short topic tags, e.g. work, health.",
+            many=True,
+            flag="--tag",
+            aliases=("tag",),
+        ),
+        Field(
+            "entities_role",
+            str,
+            "",
+            "Who played which role, as 'Anna=manager+decider; Ben=helper'.",
+        ),
+        Field(
+            "related_entities",
+            str,
+            NO_ITEMS,
+            "Names of the people, places and things involved.",
+            many=True,
+            flag="--entity",
+            aliases=("entities",),
+        ),
+        Field(
+            "source_links",
+            int,
+            NO_ITEMS,
+            "Ids of the turns this memory comes from (from sync_turn).",
+            many=True,
+            flag="--link",
+            aliases=("turn_ids", "sources", "source_turns", "turns"),
+        ),
+        Field(
+            "kind",
+            str,
+            "narrative",
+            "narrative (default), reflection or dream (imagined).",
+            choices=KINDS,
+        ),
+    ),
+)
+
+MEMORY_SEARCH = Command(
+    "memory_search",
+    "search",
+    (
+        Field(
+            "query",
+            str,
+            help="What to look for, in natural language or keywords.",
+            positional=True,
+            aliases=("q", "text", "search", "question", "query_text"),
+        ),
+        Field("k", int, 10, "How many results.", ge=1, le=MAX_K, flag="--k", aliases=_K),
+        SINCE,
+        UNTIL,
+        Field("min_weight", float, None, "Only memories at least this weighty (0–1).", ge=0, le=1),
+        Field(
+            "tags",
+            str,
+            NO_ITEMS,
+            "Only memories with one of these tags.",
+            many=True,
+            flag="--tag",
+            aliases=("tag",),
+        ),
+        Field("kind", str, None, "Only this kind: narrative, reflection or dream.", choices=KINDS),
+        Field(
+            "include_turns",
+            bool,
+            False,
+            "Also search the raw conversation turns.",
+            flag="--turns",
+            aliases=("include_raw", "with_turns", "turns"),
+        ),
+        MODE,
+    ),
+)
+
+MEMORY_TRACE = Command(
+    "memory_trace",
+    "trace",
+    (
+        Field(
+            "narrative_id",
+            int,
+            help="Memory id, from memory_search.",
+            positional=True,
+            aliases=("id", "memory_id", "narrative"),
+        ),
+        Field(
+            "window",
+            int,
+            2,
+            "Neighbouring turns on each side.",
+            ge=0,
+            le=MAX_WINDOW,
+            aliases=("context", "neighbours", "neighbors"),
+        ),
+    ),
+)
+
+SESSIONS = Command(
+    None,
+    "sessions",
+    (Field("limit", int, 50, "How many sessions, most recent first.", ge=1, le=1000),),
+)
+
+MEMORY_CONTEXT = Command(
+    "memory_context",
+    None,
+    (
+        Field(
+            "message",
+            str,
+            None,
+            "The user's current message; omit at the start of a conversation.",
+            aliases=("query", "q", "text", "user_message", "content"),
+        ),
+        SESSION,
+        Field(
+            "include_identity",
+            bool,
+            False,
+            "With a message, also return the identity block.",
+            aliases=("identity", "with_identity"),
+        ),
+    ),
+)
+
+#: `tideline prefetch MESSAGE`: memory_context(message=…) from the shell.
+PREFETCH = Command(
+    None,
+    "prefetch",
+    (
+        Field("message", str, help="The user's message to prefetch memory for.", positional=True),
+        SESSION,
+    ),
+)
+
+ATTENTION_HEATMAP = Command(
+    "memory_attention_heatmap",
+    "heatmap",
+    (
+        replace(SINCE, help="Window start, ISO date or time (default: all)."),
+        replace(UNTIL, help="Window end, ISO date or time (default: now)."),
+    ),
+)
+
+SCAN_UNINDEXED = Command(
+    "memory_scan_unindexed",
+    "scripts scan",
+    (
+        Field(
+            "max_gap_minutes",
+            float,
+            30.0,
+            "Minutes of silence that start a new chunk.",
+            ge=0,
+            le=10_080,
+            flag="--gap",
+            aliases=("gap", "gap_minutes", "max_gap"),
+        ),
+        Field(
+            "after",
+            str,
+            None,
+            "Only turns after this time (default: the latest memory's).",
+            aliases=("since", "cutoff"),
+        ),
+        Field("max_chars", int, 500, "Shorten each turn to this length.", ge=20, le=100_000),
+    ),
+)
+
+_QUERY = ("q", "text", "question")
+_PATH = ("scope", "folder", "collection", "file")
+
+MEMO_SEARCH = Command(
+    "memo_search",
+    "memo search",
+    (
+        Field("query", str, help="Words or a question.", positional=True, aliases=_QUERY),
+        Field(
+            "path",
+            str,
+            "*",
+            "A collection folder (e.g. work/jira), a sub-folder or one file; '*' searches every "
+            "collection (slow: prefer a folder from memo_route or memo_status).",
+            aliases=_PATH,
+        ),
+        Field("k", int, 8, "How many results.", ge=1, le=LIBRARY_MAX_K, flag="--k", aliases=_K),
+        MODE,
+    ),
+)
+
+MEMO_ROUTE = Command(
+    "memo_route",
+    "memo route",
+    (
+        Field(
+            "query",
+            str,
+            help="A question; a word like work/ limits the name tree.",
+            positional=True,
+            aliases=_QUERY,
+        ),
+        Field(
+            "k",
+            int,
+            10,
+            "How many candidate collections.",
+            ge=1,
+            le=LIBRARY_MAX_K,
+            flag="--k",
+            aliases=("limit", "top_k"),
+        ),
+        Field("prefix", str, "", "Only collections under this name prefix (e.g. work/)."),
+    ),
+)
+
+MEMO_STATUS = Command(
+    "memo_status",
+    "memo status",
+    (
+        Field(
+            "path",
+            str,
+            None,
+            "A collection or folder (default: everything).",
+            positional=True,
+            aliases=_PATH,
+        ),
+    ),
+)
+
+MEMO_REINDEX = Command(
+    "memo_reindex",
+    "memo reindex",
+    (
+        Field(
+            "path",
+            str,
+            help="A collection, a folder or a file ('*' for all).",
+            positional=True,
+            aliases=_PATH,
+        ),
+        Field(
+            "full",
+            bool,
+            False,
+            "Throw the index away and rebuild it from the markdown (slow: every note is "
+            "embedded again).",
+        ),
+    ),
+)
+
+COMMANDS: tuple[Command, ...] = (
+    SYNC_TURN,
+    MEMORY_WRITE,
+    MEMORY_SEARCH,
+    MEMORY_TRACE,
+    SESSIONS,
+    MEMORY_CONTEXT,
+    PREFETCH,
+    ATTENTION_HEATMAP,
+    SCAN_UNINDEXED,
+    MEMO_SEARCH,
+    MEMO_ROUTE,
+    MEMO_STATUS,
+    MEMO_REINDEX,
+)
