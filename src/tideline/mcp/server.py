@@ -55,7 +55,7 @@ def build_server(app: Tideline) -> ToolServer:
 #: characters (`secrets.token_urlsafe(32)` gives 43 and ~30), so "x" or "aaaa…" is refused.
 MIN_TOKEN_CHARS = 24
 MIN_TOKEN_DISTINCT = 12
-MAKE_TOKEN = "make one with: python -c \"import secrets; print(secrets.token_urlsafe(32))\""
+MAKE_TOKEN = 'make one with: python -c "import secrets; print(secrets.token_urlsafe(32))"'
 
 
 def check_bind(host: str, token: str | None) -> None:
