@@ -250,7 +250,7 @@ def route(
         console.print("tree: " + ", ".join(f"{n}/ ({m})" for n, m in result.tree.items()))
 
 
-@app.command("write")
+@app.command("write", context_settings=FREE_TEXT)
 def write(
     path: str = option(MEMO_WRITE, "path"),
     text: str = option(MEMO_WRITE, "text"),

@@ -340,7 +340,8 @@ class Library:
             result.warnings.append(cut)
         if target.expensive:
             result.warnings.append(
-                f"searched all {len(target.parts)} collections (path '*'): the expensive path; "
+                f"searched all {len(target.parts)} collection{'s' * (len(target.parts) != 1)} "
+                "(path '*'): the expensive path; "
                 "pass a collection folder to search one"
             )
             result.warnings += [f"not searched: {p.message}" for p in self.unseen()]

@@ -17,6 +17,7 @@ import anyio
 import uvicorn
 from mcp.server.transport_security import TransportSecuritySettings
 
+from tideline import __version__
 from tideline.app import Tideline
 from tideline.errors import InvalidInput
 from tideline.mcp import analysis_tools, inject_tools, library_tools, memory_tools
@@ -37,6 +38,7 @@ def build_server(app: Tideline) -> ToolServer:
     server = ToolServer(
         app,
         name="tideline",
+        version=__version__,  # serverInfo.version in the initialize result
         title=f"Tideline — {agent}'s memory",
         instructions=(
             f"This server is {agent}'s long-term memory. Call memory_search before answering "

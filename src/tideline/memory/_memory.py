@@ -477,7 +477,8 @@ def _require_file(path: Path, fmt: str) -> None:
             f"{shown(path)} cannot be opened: {exc.strerror}; fix the path"
         ) from None
     if not found:
-        raise NotFound(f"{shown(path)} is not a file; pass the path of a {fmt} export")
+        article = "an" if fmt[:1].lower() in "aeiou" else "a"
+        raise NotFound(f"{shown(path)} is not a file; pass the path of {article} {fmt} export")
 
 
 def _parsed(query: str, policy: Policy) -> ParsedQuery:
