@@ -14,12 +14,12 @@ import os
 import time
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast
 
 from tideline.embed import Embedder
-from tideline.errors import InvalidInput
+from tideline.errors import InvalidInput, TidelineError
 from tideline.library._errors import BadMeta, LinkOutside, NoCollection
 from tideline.library._index import MAX_FILE_BYTES, CollectionIndex, Progress, SyncReport
 from tideline.library._index_dir import IndexDirRefused, claim_index_dir
@@ -32,7 +32,7 @@ from tideline.library._registry import (
     registry_from_layout,
     save_registry,
 )
-from tideline.library._router import Router, RouteResult
+from tideline.library._router import Candidate, Router, RouteResult
 from tideline.pathnames import shown
 from tideline.search import (
     MODES,
@@ -459,7 +459,30 @@ class Library:
     def route(self, query: str, *, k: int = 10, prefix: str = "") -> RouteResult:
         """Which collections to search for `query` (see `Router`)."""
         _check_k(k)
-        return self._routes().route(query, k=k, prefix=prefix)
+        result = self._routes().route(query, k=k, prefix=prefix)
+        if result.strategy == "flat" and query.strip() and len(result.candidates) > 1:
+            result.candidates = self._by_content(query, result.candidates)
+        return result
+
+    def _by_content(self, query: str, candidates: list[Candidate]) -> list[Candidate]:
+        """Flat routing, re-ranked by description and content: the description rank and the
+        rank of each collection's best chunk in one search of every note, fused by RRF (k=60).
+        A handful of collections makes that search cheap, and a question answered by a note
+        whose collection's description never says so still finds it."""
+        try:
+            hits = self.search(query, "*", k=MAX_K, catch_up=False).hits
+        except TidelineError:  # no collections on disk yet (the registry is older): as routed
+            return candidates
+        content = list(dict.fromkeys(h.collection for h in hits))
+        described = [c.path for c in candidates if c.score > 0]
+
+        def fused(c: Candidate) -> float:
+            return sum(
+                1.0 / (60 + r.index(c.path) + 1) for r in (described, content) if c.path in r
+            )
+
+        ranked = sorted(candidates, key=lambda c: -fused(c))  # stable: ties keep the route order
+        return [replace(c, score=round(fused(c), 6)) for c in ranked]
 
     def _routes(self) -> Router:
         """The router, kept between calls: parsing `_registry.yaml` is most of a route at 5,000
