@@ -27,7 +27,7 @@ def test_content_ranks_collections_whose_descriptions_miss_the_words(lib_root: P
         lib.index()
         result = lib.route("Rothfuss")
     assert result.strategy == "flat"
-    assert [c.name for c in result.candidates][0] == "life/books"
+    assert result.candidates[0].name == "life/books"
     assert result.candidates[0].score > 0 and len(result.candidates) == 3  # still all listed
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import tideline
-
 from tests.mcp.conftest import AGENT, error_text, payload
 
 MEMORY_TOOLS = ("sync_turn", "memory_write", "memory_search", "memory_trace", "memory_stats")

@@ -79,7 +79,7 @@ def test_public_bind_needs_a_token() -> None:
 @pytest.mark.parametrize("token", [" ", "\t", " padded-token "])
 @pytest.mark.parametrize("host", ["127.0.0.1", "0.0.0.0"])
 def test_a_token_no_client_can_send_is_refused_at_start(token: str, host: str) -> None:
-    with pytest.raises(InvalidInput, match="TIDELINE_TOKEN is (blank|padded)") as err:
+    with pytest.raises(InvalidInput, match=r"TIDELINE_TOKEN is (blank|padded)") as err:
         check_bind(host, token)
     assert "secrets.token_urlsafe(32)" in str(err.value) and "\n" not in str(err.value)
 
