@@ -4,13 +4,17 @@ The narrative rules (the weight formula, recurrence, anti-inflation, tag normali
 `entities_role` grammar) live here; the script layer (`tideline.analysis`) imports them.
 """
 
+from tideline.memory._backup import EXPORT_FORMATS, header, write_export
 from tideline.memory._entities import MalformedPart, parse_entities_role
+from tideline.memory._forget import DEFAULT_WHY
 from tideline.memory._memory import MAX_K, MAX_WINDOW, NARRATIVES, TURNS, Memory
 from tideline.memory._narratives import KINDS, NARRATIVE_INDEX, NarrativeInput, Narratives
 from tideline.memory._raw import TURN_INDEX, NewTurn, RawContext
 from tideline.memory._schema import AGENT_MIGRATIONS
 from tideline.memory._time import now, parse_time
 from tideline.memory._types import (
+    FORGOTTEN,
+    Forgetting,
     ImportProblem,
     ImportSummary,
     MemoryHit,
@@ -38,7 +42,10 @@ from tideline.memory._weights import (
 __all__ = [
     "AGENT_MIGRATIONS",
     "DEFAULT_CEILING",
+    "DEFAULT_WHY",
     "DEFAULT_WINDOW",
+    "EXPORT_FORMATS",
+    "FORGOTTEN",
     "KINDS",
     "MAX_K",
     "MAX_WINDOW",
@@ -46,6 +53,7 @@ __all__ = [
     "NARRATIVE_INDEX",
     "TURNS",
     "TURN_INDEX",
+    "Forgetting",
     "ImportProblem",
     "ImportSummary",
     "MalformedPart",
@@ -65,6 +73,7 @@ __all__ = [
     "compute_weight",
     "count_tag_sharers",
     "deflate_recent",
+    "header",
     "normalise_tag",
     "now",
     "parse_entities_role",
@@ -73,4 +82,5 @@ __all__ = [
     "recompute_weights",
     "recurrence_from_count",
     "refresh_recurrence",
+    "write_export",
 ]
