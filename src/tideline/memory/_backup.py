@@ -143,8 +143,8 @@ def restore_narratives(
         except InvalidInput as exc:
             problems.append(ImportProblem(line, f"narrative {r.get('id')!r}: {exc}"))
             continue
-        found = narratives.find(row["created_at"], row["gesture"])
-        if found is not None and not row["forgotten_at"]:
+        found = narratives.find(row["created_at"], row["gesture"], row["forgotten_at"])
+        if found is not None:
             new_ids[r.get("id")] = found
             existing += 1
             continue

@@ -261,7 +261,9 @@ class Memory:
                 summary.problems.append(ImportProblem(None, f"{where}{exc}"))
         if not turns and s.forgotten is None:
             return
-        results, _, _ = self.raw.add_turns(key, turns, source=s.source or fmt, title=s.title)
+        results, _, _ = self.raw.add_turns(
+            key, turns, source=s.source or fmt, title=s.title, created_at=s.created_at
+        )
         if s.forgotten is not None:
             self.raw.mark_session_forgotten(key, *s.forgotten)
         created = sum(made for _, made in results)

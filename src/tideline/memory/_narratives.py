@@ -612,11 +612,13 @@ class Narratives:
             row["related_entities"] = json.loads(row["related_entities"])
             yield {**row, "source_links": links.get(row["id"], [])}
 
-    def find(self, created_at: str, gesture: str) -> int | None:
-        """The narrative written at `created_at` with this gesture (a restore adds it once)."""
+    def find(self, created_at: str, gesture: str, forgotten_at: str | None) -> int | None:
+        """The narrative written at `created_at` with this gesture — a tombstone: forgotten at
+        `forgotten_at` — so a restore adds each once."""
         found = self.db.scalar(
-            "SELECT id FROM narratives WHERE created_at = ? AND gesture = ? ORDER BY id LIMIT 1",
-            (created_at, gesture),
+            "SELECT id FROM narratives WHERE created_at = ? AND gesture = ?"
+            " AND forgotten_at IS ? ORDER BY id LIMIT 1",
+            (created_at, gesture, forgotten_at),
         )
         return None if found is None else int(found)
 

@@ -202,13 +202,15 @@ class RawContext:
             db.execute(f"ALTER TABLE {table} ADD COLUMN forgotten_at TEXT")
             db.execute(f"ALTER TABLE {table} ADD COLUMN forgotten_why TEXT")
 
-    def _session_id(self, key: str, source: str, title: str | None = None) -> int:
+    def _session_id(
+        self, key: str, source: str, title: str | None = None, created_at: str | None = None
+    ) -> int:
         row = self.db.one("SELECT id FROM sessions WHERE key = ?", (key,))
         if row:
             return int(row["id"])
         self.db.execute(
             "INSERT INTO sessions(key, source, title, created_at) VALUES (?, ?, ?, ?)",
-            (key, source, title, now()),
+            (key, source, title, created_at or now()),
         )
         return int(self.db.conn.last_insert_rowid())
 
@@ -219,16 +221,18 @@ class RawContext:
         *,
         source: str = "sync",
         title: str | None = None,
+        created_at: str | None = None,
     ) -> tuple[list[tuple[int, bool]], list[tuple[int, str]], int]:
         """Store turns in one transaction. Returns [(id, created)] per turn, the new (id, text)s
-        and the session's id."""
+        and the session's id. `created_at` dates a new session (a restored backup's)."""
         key = validate_session_key(session)
+        created_at = parse_time(created_at, "created_at")
         checked = [validate_turn(t) for t in turns]
         stamps = [parse_time(t.timestamp, "timestamp") for t in checked]
         results: list[tuple[int, bool]] = []
         new: list[tuple[int, str]] = []
         with self.db.transaction():
-            sid = self._session_id(key, source, title)
+            sid = self._session_id(key, source, title, created_at)
             seq = int(
                 self.db.scalar(
                     "SELECT coalesce(max(seq), 0) FROM turns WHERE session_id = ?", (sid,)

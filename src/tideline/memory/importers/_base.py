@@ -32,13 +32,15 @@ SNIFF_CHARS = 65_536
 @dataclass
 class ImportedSession:
     """One conversation. `origins[i]` says where turn i came from (for its error message);
-    `source`, `forgotten` come from a Tideline export (the original importer, a tombstone)."""
+    `source`, `created_at`, `forgotten` come from a Tideline export (the original importer, the
+    session's date, a tombstone)."""
 
     key: str
     turns: list[NewTurn]
     title: str | None = None
     origins: list[Origin] = field(default_factory=list)
     source: str | None = None
+    created_at: str | None = None
     forgotten: tuple[str, str | None] | None = None
 
 

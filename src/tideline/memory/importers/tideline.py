@@ -11,8 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from tideline.errors import InvalidInput
 from tideline.memory._backup import EXPORT_TYPE, EXPORT_VERSION
 from tideline.memory._raw import NewTurn
+from tideline.memory._time import parse_time
 from tideline.memory._types import ImportProblem
 from tideline.memory.importers._base import (
     ImportBatch,
@@ -71,11 +73,17 @@ class TidelineImporter:
             batch.problems.append(ImportProblem(number, "session without a 'key'"))
             return
         forgotten = record.get("forgotten_at")
+        try:
+            created_at = parse_time(record.get("created_at"), "created_at")
+        except InvalidInput as exc:
+            batch.problems.append(ImportProblem(number, f"session {key[:80]!r}: {exc}"))
+            return
         sessions[key] = ImportedSession(
             key,
             [],
             record.get("title") if isinstance(record.get("title"), str) else None,
             source=str(record.get("source") or "tideline"),
+            created_at=created_at,
             forgotten=(str(forgotten), record.get("forgotten_why")) if forgotten else None,
         )
 
