@@ -39,7 +39,7 @@ def export(
     else:
         written = ", ".join(f"{n} {kind}s" for kind, n in counts.items()) or "nothing"
         where = "" if output == "-" else f" to {output}"
-        err_console.print(f"exported {written}{where}", highlight=False)
+        err_console.print(f"exported {written}{where}", highlight=False, soft_wrap=True)
 
 
 @contextlib.contextmanager

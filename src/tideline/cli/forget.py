@@ -45,7 +45,9 @@ def forget(
 
 def _show(found: Forgetting) -> None:
     if found.empty:
-        err_console.print("nothing matches, so nothing was forgotten", highlight=False)
+        err_console.print(
+            "nothing matches, so nothing was forgotten", highlight=False, soft_wrap=True
+        )
         return
     table = Table("type", "id", "when", "text")
     for s in found.sessions:
@@ -57,11 +59,12 @@ def _show(found: Forgetting) -> None:
     console.print(table)
     counted = f"{len(found.sessions)} sessions, {len(found.turns)} turns, {len(found.narratives)} narratives"
     if found.done:
-        console.print(f"forgot {counted} (reason: {found.why})", highlight=False)
+        console.print(f"forgot {counted} (reason: {found.why})", highlight=False, soft_wrap=True)
     else:
         err_console.print(
             f"would forget {counted}; nothing changed yet — run it again with --yes to forget them",
             highlight=False,
+            soft_wrap=True,
         )
 
 

@@ -149,7 +149,9 @@ def import_(
         print_json(summary.to_dict())
     else:
         if summary.detected:
-            err_console.print(f"recognised {path} as {summary.format}", highlight=False)
+            err_console.print(
+                f"recognised {path} as {summary.format}", highlight=False, soft_wrap=True
+            )
         kinds = ", ".join(f"{n} {kind}" for kind, n in summary.skipped_kinds.items())
         narratives = (
             f"{summary.narratives_added} narratives added, "
@@ -162,11 +164,11 @@ def import_(
             f"{summary.turns_existing} already there, {narratives}{summary.skipped} left out"
             + (f" ({kinds})" if kinds else ""),
             highlight=False,
+            soft_wrap=True,
         )
         for p in summary.problems:
-            err_console.print(
-                f"[red]line {p.line}:[/red] {p.message}" if p.line else f"[red]{p.message}[/red]"
-            )
+            where = f"line {p.line}: " if p.line else ""
+            err_console.print(f"{where}{p.message}", style="red", markup=False, soft_wrap=True)
         for w in summary.warnings:
             err_console.print(f"[yellow]warning:[/yellow] {w}", soft_wrap=True)
     if summary.problems:
