@@ -127,8 +127,7 @@ def import_(
     session: str = option(IMPORT, "session"),
     json_out: bool = JSON,
 ) -> None:
-    """Import conversations (a ChatGPT or Claude export, …) or a Tideline backup; re-importing
-    a file adds nothing."""
+    """Import a ChatGPT or Claude export, a chat or transcript file, or a Tideline backup."""
     with (
         open_app() as app,
         Progress(

@@ -59,7 +59,7 @@ def write_export(records: Iterable[Mapping[str, Any]], out: TextIO, fmt: str) ->
     if fmt not in EXPORT_FORMATS:
         raise InvalidInput(f"export format {fmt!r} is unknown; use one of {list(EXPORT_FORMATS)}")
     counts: dict[str, int] = {}
-    render = _markdown(out) if fmt == "markdown" else None
+    render = _Markdown(out) if fmt == "markdown" else None
     for record in records:
         kind = str(record["type"])
         if kind != EXPORT_TYPE:
@@ -67,44 +67,42 @@ def write_export(records: Iterable[Mapping[str, Any]], out: TextIO, fmt: str) ->
         if render is None:
             out.write(json.dumps(record, ensure_ascii=False) + "\n")
         else:
-            render.send(record)
+            render.write(record)
     return counts
 
 
-def _markdown(out: TextIO) -> Any:
-    """A coroutine that writes each record it is sent as markdown."""
+class _Markdown:
+    """Writes export records as a document: a heading per session with its turns, a section per
+    other type (narratives, facts, …)."""
 
-    def run() -> Iterator[None]:
-        section = None
-        while True:
-            r = yield
-            kind = r["type"]
-            group = "session" if kind == "turn" else kind
-            if kind == EXPORT_TYPE:
-                out.write(f"# Tideline export of {r['agent']} ({r['exported_at']})\n")
-                continue
-            if group != section and kind not in ("session", "turn"):
-                out.write(f"\n## {kind.title()}s\n\n")
-            section = group
-            if kind == "session":
-                title = f" — {r['title']}" if r.get("title") else ""
-                gone = f" (forgotten {r['forgotten_at']})" if r.get("forgotten_at") else ""
-                out.write(f"\n## Session {r['key']}{title}{gone}\n\n")
-            elif kind == "turn":
-                who = r.get("speaker") or r["role"]
-                text = "[forgotten]" if r.get("forgotten_at") else r["text"].replace("\n", "\n  ")
-                out.write(f"- **{who}** ({r['ts']}, turn {r['id']}): {text}\n")
-            elif kind == "narrative":
-                out.write(_narrative_markdown(r))
-            else:
-                fields = ", ".join(
-                    f"{k}: {v}" for k, v in r.items() if k != "type" and v not in (None, "", [])
-                )
-                out.write(f"- {fields}\n")
+    def __init__(self, out: TextIO):
+        self.out = out
+        self.section: str | None = None
 
-    gen = run()
-    next(gen)
-    return gen
+    def write(self, r: Mapping[str, Any]) -> None:
+        kind = str(r["type"])
+        if kind == EXPORT_TYPE:
+            self.out.write(f"# Tideline export of {r['agent']} ({r['exported_at']})\n")
+            return
+        group = "session" if kind == "turn" else kind
+        if group != self.section and group != "session":
+            self.out.write(f"\n## {kind.title()}s\n\n")
+        self.section = group
+        if kind == "session":
+            title = f" — {r['title']}" if r.get("title") else ""
+            gone = f" (forgotten {r['forgotten_at']})" if r.get("forgotten_at") else ""
+            self.out.write(f"\n## Session {r['key']}{title}{gone}\n\n")
+        elif kind == "turn":
+            who = r.get("speaker") or r["role"]
+            text = "[forgotten]" if r.get("forgotten_at") else str(r["text"]).replace("\n", "\n  ")
+            self.out.write(f"- **{who}** ({r['ts']}, turn {r['id']}): {text}\n")
+        elif kind == "narrative":
+            self.out.write(_narrative_markdown(r))
+        else:
+            fields = ", ".join(
+                f"{k}: {v}" for k, v in r.items() if k != "type" and v not in (None, "", [])
+            )
+            self.out.write(f"- {fields}\n")
 
 
 def _narrative_markdown(r: Mapping[str, Any]) -> str:

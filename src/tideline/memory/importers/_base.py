@@ -70,6 +70,16 @@ class Importer(Protocol):
     def read(self, path: Path) -> ImportBatch: ...
 
 
+def as_dict(value: Any) -> dict[str, Any]:
+    """`value` when it is a JSON object, else an empty one (exports leave fields out or null)."""
+    return value if isinstance(value, dict) else {}
+
+
+def as_list(value: Any) -> list[Any]:
+    """`value` when it is a JSON array, else an empty one."""
+    return value if isinstance(value, list) else []
+
+
 def first_json_line(head: str) -> Any:
     """The first non-blank line of `head` as JSON, or None (for sniffing JSONL)."""
     for line in head.splitlines():

@@ -16,6 +16,7 @@ external id, so re-importing a newer export adds only what is new.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,8 @@ from tideline.memory.importers._base import (
     ImportBatch,
     ImportedSession,
     Origin,
+    as_dict,
+    as_list,
     parse_json,
     read_text,
 )
@@ -50,23 +53,24 @@ def epoch_time(value: Any) -> str | None:
 def branch(mapping: dict[str, Any], current: Any) -> list[str]:
     """Node ids from the root to `current` (or to the newest leaf when it is unknown)."""
     if isinstance(current, str) and current in mapping:
-        path, seen, node = [], set(), current
-        while isinstance(node, str) and node in mapping and node not in seen:
-            seen.add(node)
-            path.append(node)
-            parent = mapping[node].get("parent") if isinstance(mapping[node], dict) else None
-            node = parent
-        return path[::-1]
-    roots = [
-        k for k, v in mapping.items() if not isinstance(v, dict) or v.get("parent") not in mapping
-    ]
-    path, seen = [], set()
-    node = roots[0] if roots else None
+        return _walk(mapping, current, lambda node: node.get("parent"))[::-1]
+    roots = [k for k, v in mapping.items() if as_dict(v).get("parent") not in mapping]
+    return (
+        _walk(mapping, roots[0], lambda node: (as_list(node.get("children")) or [None])[-1])
+        if roots
+        else []
+    )
+
+
+def _walk(mapping: dict[str, Any], start: str, step: Callable[[dict[str, Any]], Any]) -> list[str]:
+    """Node ids from `start`, following `step` while it names a node not seen yet."""
+    path: list[str] = []
+    seen: set[str] = set()
+    node: Any = start
     while isinstance(node, str) and node in mapping and node not in seen:
         seen.add(node)
         path.append(node)
-        children = mapping[node].get("children") if isinstance(mapping[node], dict) else None
-        node = children[-1] if isinstance(children, list) and children else None
+        node = step(as_dict(mapping[node]))
     return path
 
 
@@ -126,9 +130,9 @@ class ChatGPTImporter:
     def _turn(
         self, message: dict[str, Any], node_id: str, started: str | None, batch: ImportBatch
     ) -> NewTurn | None:
-        author = message.get("author") if isinstance(message.get("author"), dict) else {}
+        author = as_dict(message.get("author"))
         role = author.get("role")
-        metadata = message.get("metadata") if isinstance(message.get("metadata"), dict) else {}
+        metadata = as_dict(message.get("metadata"))
         if role in _SKIPPED_ROLES:
             batch.skip("system and tool messages")
             return None
@@ -138,12 +142,12 @@ class ChatGPTImporter:
         if message.get("recipient") not in (None, "all"):
             batch.skip("messages to a tool")
             return None
-        content = message.get("content") if isinstance(message.get("content"), dict) else {}
+        content = as_dict(message.get("content"))
         kind = content.get("content_type", "text")
         if kind not in _TEXT_TYPES:
             batch.skip(f"{kind} messages")
             return None
-        parts = content.get("parts") if isinstance(content.get("parts"), list) else []
+        parts = as_list(content.get("parts"))
         text = "\n".join(p for p in parts if isinstance(p, str) and p.strip())
         others = sum(not isinstance(p, str) for p in parts)
         if others:

@@ -20,6 +20,7 @@ from tideline.memory.importers._base import (
     ImportBatch,
     ImportedSession,
     Origin,
+    as_list,
     parse_json,
     read_text,
 )
@@ -78,7 +79,7 @@ class ClaudeImporter:
         for extra in ("attachments", "files"):
             if isinstance(message.get(extra), list) and message[extra]:
                 batch.skip(extra, len(message[extra]))
-        parts = message.get("content") if isinstance(message.get("content"), list) else []
+        parts = as_list(message.get("content"))
         texts = [
             str(p.get("text") or "")
             for p in parts
