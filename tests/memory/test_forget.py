@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tideline.app import Tideline
+from tideline.embed import CachedEmbedder, E5Embedder, text_hash
 from tideline.errors import InvalidInput, NotFound
 from tideline.memory import FORGOTTEN, Memory
 from tideline.profile import FactDraft
@@ -123,3 +124,24 @@ def test_a_superseded_narrative_leaves_search_and_injection_but_stays_traceable(
         memory.write(gesture="wrong", supersedes=404)
     assert memory.stats()["superseded_narratives"] == 1
     assert memory.stats()["narratives"] == 1
+
+
+def test_forgotten_words_leave_no_vector_in_the_shared_embedding_cache(
+    app: Tideline, e5: E5Embedder, tmp_path: Path
+) -> None:
+    cached = CachedEmbedder(e5, tmp_path / "cache.db")
+    memory = Memory(app.db, cached, lock=app.db_lock)
+    said = memory.sync_turn("s", "user", "My locker code is 3141", speaker="Ana")
+    kept = memory.sync_turn("s", "user", "The gym opens at six", speaker="Ana")
+
+    def cached_hashes() -> set[bytes]:
+        return {r[0] for r in cached.db.execute("SELECT hash FROM embeddings WHERE kind = 'd'")}
+
+    assert {text_hash("Ana: My locker code is 3141"), text_hash("Ana: The gym opens at six")} <= (
+        cached_hashes()
+    )
+    memory.forget(turns=[said.id], confirm=True)
+    assert text_hash("Ana: My locker code is 3141") not in cached_hashes()
+    assert text_hash("Ana: The gym opens at six") in cached_hashes()
+    assert memory.raw.get([kept.id])[0].text == "The gym opens at six"
+    cached.close()

@@ -1,7 +1,8 @@
 """Forgetting: what a request names (turns, a session, narratives, a query), then erasing it.
 
 Two steps so a person sees what goes before it goes: `plan` lists the live records a request
-names, `carry_out` erases them in one transaction. Erasing leaves tombstones (see `_raw` and
+names, `carry_out` erases them in one transaction (and `Memory.forget` then drops their vectors from the
+shared embedding cache). Erasing leaves tombstones (see `_raw` and
 `_narratives`): the words, the speaker, the tags and every search row and vector are gone; the id,
 the time and the reason stay, so a narrative's source links, a trace window and a profile fact's
 evidence read "[forgotten]" instead of pointing at nothing. A query names every live turn and
@@ -66,15 +67,21 @@ def plan(
     return Forgetting(live_turns, live_notes, sessions, reason)
 
 
-def carry_out(raw: RawContext, narratives: Narratives, planned: Forgetting) -> Forgetting:
-    """Erase what `planned` lists, in one transaction; returns it marked done."""
+def carry_out(raw: RawContext, narratives: Narratives, planned: Forgetting) -> list[str]:
+    """Erase what `planned` lists, in one transaction, and mark it done. Returns the texts the
+    embedder saw of what was erased, for the caller to drop from the embedding cache."""
+    turn_ids = [t.id for t in planned.turns]
+    for s in planned.sessions:
+        turn_ids += raw.live_turn_ids(int(s["id"]))
+    note_ids = [n.id for n in planned.narratives]
+    texts = list(raw.texts(turn_ids).values()) + [t for _, t in narratives.text_rows(note_ids)]
     with raw.db.transaction():
         for s in planned.sessions:
             raw.forget_session(int(s["id"]), planned.why)
-        raw.forget_turns([t.id for t in planned.turns], planned.why)
-        narratives.forget([n.id for n in planned.narratives], planned.why)
+        raw.forget_turns(turn_ids, planned.why)
+        narratives.forget(note_ids, planned.why)
     planned.done = True
-    return planned
+    return texts
 
 
 def _why(why: str | None) -> str:

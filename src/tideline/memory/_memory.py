@@ -26,7 +26,7 @@ from typing import Any, Literal, cast
 
 import numpy as np
 
-from tideline.embed import Embedder
+from tideline.embed import Embedder, forget_embeddings
 from tideline.errors import EmbedderError, InvalidInput, NotFound
 from tideline.memory import _forget
 from tideline.memory._backup import memory_records, restore_narratives
@@ -294,8 +294,9 @@ class Memory:
                 query=query,
                 why=why,
             )
-            if confirm and not planned.empty:
-                _forget.carry_out(self.raw, self.narratives, planned)
+            erase = confirm and not planned.empty
+            texts = _forget.carry_out(self.raw, self.narratives, planned) if erase else []
+        forget_embeddings(self.embedder, texts)
         return planned
 
     def export_records(self) -> list[dict[str, Any]]:
