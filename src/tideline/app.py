@@ -25,7 +25,15 @@ from tideline.errors import InvalidInput, TidelineError
 from tideline.inject import InjectConfig, MemoryProvider
 from tideline.library import LIBRARY, Library
 from tideline.llm import llm_from_settings
-from tideline.memory import AGENT_MIGRATIONS, NARRATIVES, TURNS, Memory, header, write_export
+from tideline.memory import (
+    AGENT_MIGRATIONS,
+    NARRATIVES,
+    TURNS,
+    Memory,
+    header,
+    resolve_min_score,
+    write_export,
+)
 from tideline.profile import PROFILE_MIGRATIONS, Profile
 from tideline.store import Database, open_database
 
@@ -70,6 +78,9 @@ class Tideline:
             # the settings tune memory's policies: a keyword bonus, and RRF tuned on LoCoMo
             narrative_policy=replace(NARRATIVES, boost=s.keyword_boost),
             turn_policy=replace(TURNS, rrf_k=s.turn_rrf_k, weights=(1.0, s.turn_vector_weight)),
+            min_score=resolve_min_score(
+                s.search_min_score, self.embedder.model_id if self.embedder else None
+            ),
             lock=self.db_lock,
         )
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Final
 
 from tideline.library import MAX_K as LIBRARY_MAX_K
+from tideline.library import MAX_READ_LINES
 from tideline.memory import EXPORT_FORMATS, KINDS, MAX_K, MAX_WINDOW
 from tideline.search import MODES
 
@@ -235,6 +236,17 @@ MEMORY_SEARCH = Command(
             aliases=("include_raw", "with_turns", "turns"),
         ),
         MODE,
+        Field(
+            "min_score",
+            float,
+            None,
+            "Relevance floor: leave out results whose cosine similarity to the query is lower "
+            "(verbatim matches of every word are kept); default the search_min_score setting, "
+            "0 shows everything.",
+            ge=-1,
+            le=1,
+            aliases=("threshold", "min_similarity", "min_relevance"),
+        ),
     ),
 )
 
@@ -415,6 +427,60 @@ MEMO_REINDEX = Command(
     ),
 )
 
+# -- one note: memo_write / memo_read (everyday-ux) ---------------------------------------------
+_NOTE = ("file", "note", "location")
+
+MEMO_WRITE = Command(
+    "memo_write",
+    "memo write",
+    (
+        Field(
+            "path",
+            str,
+            help="The note, relative to the library root, in a collection: e.g. work/jira/today.md.",
+            positional=True,
+            aliases=_NOTE,
+        ),
+        Field(
+            "text",
+            str,
+            help="The markdown to write ('-' on the command line reads it from stdin).",
+            positional=True,
+            aliases=("content", "markdown", "body"),
+        ),
+        Field(
+            "append",
+            bool,
+            False,
+            "Add to the end of an existing note (created if missing); without it an existing "
+            "note is never overwritten.",
+        ),
+    ),
+)
+
+MEMO_READ = Command(
+    "memo_read",
+    "memo read",
+    (
+        Field(
+            "path",
+            str,
+            help="The note, relative to the library root, or a search hit's path:line.",
+            positional=True,
+            aliases=_NOTE,
+        ),
+        Field("start", int, 1, "First line to read (1-based).", ge=1, aliases=("from_line",)),
+        Field(
+            "end",
+            int,
+            None,
+            f"Last line to read (default: {MAX_READ_LINES} lines from start).",
+            ge=1,
+            aliases=("to_line",),
+        ),
+    ),
+)
+
 # -- everyday data: import, export, forget ----------------------------------------------------
 
 IMPORT = Command(
@@ -522,4 +588,6 @@ COMMANDS: tuple[Command, ...] = (
     IMPORT,
     EXPORT,
     MEMORY_FORGET,
+    MEMO_WRITE,
+    MEMO_READ,
 )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import tideline
 from tests.mcp.conftest import AGENT, error_text, payload
 
 MEMORY_TOOLS = ("sync_turn", "memory_write", "memory_search", "memory_trace", "memory_stats")
@@ -14,6 +15,7 @@ REPLY = "That sounds like a big step for her; how is she settling in?"
 
 async def check_handshake(client: Any) -> None:
     assert client.server_info.name == "tideline"
+    assert client.server_info.version == tideline.__version__ != ""
     assert AGENT in (client.instructions or "")
 
 

@@ -191,6 +191,13 @@ def test_public_address_without_token_refuses_to_start() -> None:
     assert len(lines) == 1 and "TIDELINE_TOKEN" in lines[0] and "0.0.0.0" in lines[0]
 
 
+def test_blank_token_refuses_to_start() -> None:
+    done = CliRunner().invoke(cli, ["serve", "--transport", "http"], env={"TIDELINE_TOKEN": " "})
+    assert done.exit_code == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "TIDELINE_TOKEN is blank" in lines[0]
+
+
 def test_busy_port_is_a_clear_error() -> None:
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))

@@ -15,6 +15,11 @@ import typer
 
 from tideline.fields import Command
 
+#: Context settings of a command whose positional argument is free text: `tideline search -word`
+#: searches for "-word" instead of failing on an unknown option `-w`. A word that starts like a
+#: real option (`-k…`, `--turns`) still needs `--` before it: `tideline search -- -kids`.
+FREE_TEXT: dict[str, Any] = {"ignore_unknown_options": True}
+
 
 def option(cmd: Command, name: str, *short: str) -> Any:
     """A `typer.Option` (or `Argument` for a positional field) built from `cmd`'s field `name`."""

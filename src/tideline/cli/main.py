@@ -5,12 +5,12 @@ from __future__ import annotations
 import typer
 
 from tideline.cli import backup, doctor, forget, inject, memory, scripts, serve
+from tideline.cli._version import version_option
 
 app = typer.Typer(
     name="tideline",
     help="Tideline: long-term memory for AI agents.",
     no_args_is_help=True,
-    add_completion=False,
     pretty_exceptions_enable=False,
 )
 app.command("doctor")(doctor.doctor)
@@ -23,5 +23,5 @@ inject.register(app)
 
 
 @app.callback()
-def _root() -> None:
+def _root(version: bool = version_option()) -> None:
     """Tideline: long-term memory for AI agents."""

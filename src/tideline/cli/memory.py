@@ -7,7 +7,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from tideline.cli._app import open_app
-from tideline.cli._fields import choice, option
+from tideline.cli._fields import FREE_TEXT, choice, option
 from tideline.cli._output import console, err_console, print_json
 from tideline.fields import IMPORT, MEMORY_SEARCH, MEMORY_TRACE, MEMORY_WRITE, SESSIONS
 
@@ -66,9 +66,13 @@ def search(
     kind: Kind = option(MEMORY_SEARCH, "kind"),
     include_turns: bool = option(MEMORY_SEARCH, "include_turns"),
     mode: Mode = option(MEMORY_SEARCH, "mode"),
+    min_score: float = option(MEMORY_SEARCH, "min_score"),
     json_out: bool = JSON,
 ) -> None:
-    """Search narratives (and raw turns with --turns)."""
+    """Search narratives (and raw turns with --turns); an empty answer means nothing relevant.
+
+    A query that starts with a dash (`tideline search -word`) is a query; one that starts like
+    an option (`-k…`, `--turns`) needs `--` first: `tideline search -- --turns`."""
     with open_app() as app:
         result = app.memory.search(
             query,
@@ -80,18 +84,20 @@ def search(
             kind=kind,
             include_turns=include_turns,
             mode=mode,
+            min_score=min_score,
         )
     for warning in result.warnings:
         err_console.print(f"[yellow]warning:[/yellow] {warning}", soft_wrap=True)
     if json_out:
         print_json(result.to_dict())
         return
+    if not result.hits:
+        err_console.print(f"nothing relevant found for {query!r}", highlight=False)
+        raise typer.Exit(1)
     table = Table("type", "id", "score", "when", "text")
     for h in result.hits:
         table.add_row(h.type, str(h.id), f"{h.score:.3f}", h.created_at[:10], h.text[:100])
     console.print(table)
-    if not result.hits:
-        raise typer.Exit(1)
 
 
 def trace(
@@ -217,9 +223,9 @@ def embed(json_out: bool = JSON) -> None:
 
 
 def register(app: typer.Typer) -> None:
+    app.command("search", context_settings=FREE_TEXT)(search)
     for name, fn in (
         ("write", write),
-        ("search", search),
         ("trace", trace),
         ("import", import_),
         ("sessions", sessions),

@@ -33,7 +33,14 @@ from tideline.memory import Memory
 log = logging.getLogger("tideline.mcp")
 
 Lock = Literal["agent", "library"]
-MEMO_TOOLS = ("memo_search", "memo_status", "memo_reindex", "memo_route")
+MEMO_TOOLS = (
+    "memo_search",
+    "memo_status",
+    "memo_reindex",
+    "memo_route",
+    "memo_write",
+    "memo_read",
+)
 
 #: What to call next after a core error, by tool and error type (the first match wins).
 NEXT_STEP: dict[tuple[str, type[TidelineError]], str] = {

@@ -1,7 +1,9 @@
-"""MCP tools over the markdown library: `memo_search`, `memo_status`, `memo_reindex`, `memo_route`.
+"""MCP tools over the markdown library: `memo_search`, `memo_status`, `memo_reindex`, `memo_route`,
+`memo_write` and `memo_read`.
 
-The agent writes notes with its ordinary file tools; these tools only read (search catches up on
-edits made just before the call) or repair (`memo_reindex`, when a watcher went blind). They use
+Search catches up on edits made just before the call; `memo_reindex` repairs when a watcher went
+blind; `memo_write` lets an agent without file tools keep its notes where its human reads them
+(inside a collection, atomically, indexed at once) and `memo_read` reads a note or lines. They use
 the app's library (`memo_root`, `MEMO_ROOT`), opened on first use so a server without a library
 still starts; calls take the "library" lock because the SDK runs sync tools in threads.
 """
@@ -12,7 +14,14 @@ from typing import Any
 
 from mcp_types import ToolAnnotations
 
-from tideline.fields import MEMO_REINDEX, MEMO_ROUTE, MEMO_SEARCH, MEMO_STATUS
+from tideline.fields import (
+    MEMO_READ,
+    MEMO_REINDEX,
+    MEMO_ROUTE,
+    MEMO_SEARCH,
+    MEMO_STATUS,
+    MEMO_WRITE,
+)
 from tideline.mcp._base import ToolServer
 from tideline.mcp._fields import annotated
 
@@ -26,11 +35,17 @@ Full = annotated(MEMO_REINDEX, "full")
 Question = annotated(MEMO_ROUTE, "query")
 Candidates = annotated(MEMO_ROUTE, "k")
 Prefix = annotated(MEMO_ROUTE, "prefix")
+NotePath = annotated(MEMO_WRITE, "path")
+NoteText = annotated(MEMO_WRITE, "text")
+Append = annotated(MEMO_WRITE, "append")
+ReadPath = annotated(MEMO_READ, "path")
+Start = annotated(MEMO_READ, "start")
+End = annotated(MEMO_READ, "end")
 
 
 def register(server: ToolServer) -> None:
     """Add the library tools to `server`, all calling the app's library."""
-    server.accept(MEMO_SEARCH, MEMO_STATUS, MEMO_REINDEX, MEMO_ROUTE)
+    server.accept(MEMO_SEARCH, MEMO_STATUS, MEMO_REINDEX, MEMO_ROUTE, MEMO_WRITE, MEMO_READ)
     app = server.app
 
     @server.tool(
@@ -98,3 +113,36 @@ def register(server: ToolServer) -> None:
         return server.call(
             "memo_route", lambda: app.library.route(query, k=k, prefix=prefix), lock="library"
         )
+
+    @server.tool(
+        name="memo_write",
+        annotations=ToolAnnotations(
+            title="Write a note",
+            read_only_hint=False,
+            destructive_hint=False,
+            idempotent_hint=False,
+            open_world_hint=False,
+        ),
+    )
+    def memo_write(path: NotePath, text: NoteText, append: Append) -> dict[str, Any]:
+        """Create a markdown note in a collection of the library, or with append=true add to the
+        end of one (an existing note is never overwritten). `path` is relative to the library
+        root and lies inside a collection (see memo_status), e.g. "work/jira/2024-06-01.md";
+        missing sub-folders are made. The write is atomic and indexed at once, so memo_search
+        finds it on the next call. Returns the path, whether it was created, its size and the
+        line where the new text starts."""
+        return server.call(
+            "memo_write", lambda: app.library.write(path, text, append=append), lock="library"
+        )
+
+    @server.tool(
+        name="memo_read",
+        annotations=ToolAnnotations(
+            title="Read a note", read_only_hint=True, open_world_hint=False
+        ),
+    )
+    def memo_read(path: ReadPath, start: Start, end: End) -> dict[str, Any]:
+        """Read a note of the library, whole or lines start–end (at most 400 lines per call;
+        `more` says whether lines follow). `path` may be a memo_search hit's location
+        ("work/jira/x.md:42"), which starts there."""
+        return server.call("memo_read", lambda: app.library.read(path, start, end), lock="library")

@@ -50,6 +50,7 @@ SearchTags = annotated(MEMORY_SEARCH, "tags")
 SearchKind = annotated(MEMORY_SEARCH, "kind")
 IncludeTurns = annotated(MEMORY_SEARCH, "include_turns")
 Mode = annotated(MEMORY_SEARCH, "mode")
+MinScore = annotated(MEMORY_SEARCH, "min_score")
 
 NarrativeId = annotated(MEMORY_TRACE, "narrative_id")
 Window = annotated(MEMORY_TRACE, "window")
@@ -155,8 +156,9 @@ def register(server: ToolServer) -> None:
             f"Search {agent}'s long-term memory by meaning and by exact words. Call it before "
             "answering anything about the past, the user or earlier decisions. Returns memories "
             "(type 'narrative', with id and weight) best first; with include_turns=true also the "
-            "raw conversation turns (type 'turn', with id). Follow a memory to its source turns "
-            "with memory_trace."
+            "raw conversation turns (type 'turn', with id). Results less similar than a "
+            "calibrated relevance floor are left out, so an empty list means nothing relevant is "
+            "remembered. Follow a memory to its source turns with memory_trace."
         ),
         annotations=ToolAnnotations(title="Search memory", idempotent_hint=True, **READ_ONLY),
     )
@@ -170,6 +172,7 @@ def register(server: ToolServer) -> None:
         kind: SearchKind,
         include_turns: IncludeTurns,
         mode: Mode,
+        min_score: MinScore,
     ) -> dict[str, Any]:
         return server.call(
             "memory_search",
@@ -183,6 +186,7 @@ def register(server: ToolServer) -> None:
                 kind=kind,
                 include_turns=include_turns,
                 mode=mode,
+                min_score=min_score,
             ),
             lock=None,
         )

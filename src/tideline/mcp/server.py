@@ -17,6 +17,7 @@ import anyio
 import uvicorn
 from mcp.server.transport_security import TransportSecuritySettings
 
+from tideline import __version__
 from tideline.app import Tideline
 from tideline.errors import InvalidInput
 from tideline.mcp import analysis_tools, inject_tools, library_tools, memory_tools
@@ -37,6 +38,7 @@ def build_server(app: Tideline) -> ToolServer:
     server = ToolServer(
         app,
         name="tideline",
+        version=__version__,  # serverInfo.version in the initialize result
         title=f"Tideline — {agent}'s memory",
         instructions=(
             f"This server is {agent}'s long-term memory. Call memory_search before answering "
@@ -51,13 +53,35 @@ def build_server(app: Tideline) -> ToolServer:
     return server
 
 
+#: A token for a bind other than loopback: at least this long, with this many distinct
+#: characters (`secrets.token_urlsafe(32)` gives 43 and ~30), so "x" or "aaaa…" is refused.
+MIN_TOKEN_CHARS = 24
+MIN_TOKEN_DISTINCT = 12
+MAKE_TOKEN = 'make one with: python -c "import secrets; print(secrets.token_urlsafe(32))"'
+
+
 def check_bind(host: str, token: str | None) -> None:
-    """Refuse a non-loopback address without a token: anyone on the network could read memory."""
-    if not is_loopback(host) and not token:
+    """Refuse tokens that cannot work: a blank one (every request would be refused), one with
+    spaces around it (a client's header never matches), a guessable one off loopback — and a
+    non-loopback address without a token, where anyone on the network could read memory."""
+    if token is not None and token != "" and token.strip() != token:
+        what = "blank" if not token.strip() else "padded with spaces"
+        raise InvalidInput(
+            f"TIDELINE_TOKEN is {what}, so no client could ever send it; unset it or {MAKE_TOKEN}"
+        )
+    if is_loopback(host):
+        return
+    if not token:
         raise InvalidInput(
             f"refusing to listen on {host} without a token: anyone who can reach it could read "
             "and write this memory; set TIDELINE_TOKEN to a long random secret (clients send "
-            "'Authorization: Bearer <secret>') or use --host 127.0.0.1"
+            f"'Authorization: Bearer <secret>') or use --host 127.0.0.1; {MAKE_TOKEN}"
+        )
+    if len(token) < MIN_TOKEN_CHARS or len(set(token)) < MIN_TOKEN_DISTINCT:
+        raise InvalidInput(
+            f"TIDELINE_TOKEN is too easy to guess for {host} ({len(token)} characters, "
+            f"{len(set(token))} distinct; off loopback it needs {MIN_TOKEN_CHARS}+ characters, "
+            f"{MIN_TOKEN_DISTINCT}+ distinct); {MAKE_TOKEN}"
         )
 
 
@@ -66,7 +90,7 @@ def http_app(app: Tideline, host: str = DEFAULT_HOST) -> HttpGuard:
     app's `token` setting, Origin, and Host on a loopback bind). Refuses a public `host`
     without a token."""
     token = app.settings.token or None
-    check_bind(host, token)
+    check_bind(host, token)  # a blank token is refused here, before it could refuse every call
     # HttpGuard checks Host and Origin with one loopback rule; the SDK's exact lists refused
     # loopback names the docs allow (127.0.0.2, a.localhost, a Host without a port).
     starlette_app = build_server(app).streamable_http_app(

@@ -10,6 +10,7 @@ from tideline.memory._forget import DEFAULT_WHY
 from tideline.memory._memory import MAX_K, MAX_WINDOW, NARRATIVES, TURNS, Memory
 from tideline.memory._narratives import KINDS, NARRATIVE_INDEX, NarrativeInput, Narratives
 from tideline.memory._raw import TURN_INDEX, NewTurn, RawContext
+from tideline.memory._relevance import AUTO_MIN_SCORES, resolve_min_score
 from tideline.memory._schema import AGENT_MIGRATIONS
 from tideline.memory._time import now, parse_time
 from tideline.memory._types import (
@@ -41,6 +42,7 @@ from tideline.memory._weights import (
 
 __all__ = [
     "AGENT_MIGRATIONS",
+    "AUTO_MIN_SCORES",
     "DEFAULT_CEILING",
     "DEFAULT_WHY",
     "DEFAULT_WINDOW",
@@ -82,5 +84,6 @@ __all__ = [
     "recompute_weights",
     "recurrence_from_count",
     "refresh_recurrence",
+    "resolve_min_score",
     "write_export",
 ]

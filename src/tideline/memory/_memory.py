@@ -33,6 +33,7 @@ from tideline.memory._backup import memory_records, restore_narratives
 from tideline.memory._narratives import KINDS, NarrativeInput, Narratives
 from tideline.memory._owner import pending_ids
 from tideline.memory._raw import NewTurn, RawContext, usable_turns, validate_session_key
+from tideline.memory._relevance import above_floor, check_min_score
 from tideline.memory._time import parse_time
 from tideline.memory._types import (
     Forgetting,
@@ -51,9 +52,12 @@ from tideline.search import (
     MODES,
     Hit,
     Mode,
+    ParsedQuery,
     Policy,
     Retrieval,
     bound_query,
+    literal_dashes,
+    parse_query,
     query_vector,
     retrieve,
     valid_text,
@@ -96,9 +100,11 @@ class Memory:
         *,
         narrative_policy: Policy = NARRATIVES,
         turn_policy: Policy = TURNS,
+        min_score: float = 0.0,
         lock: AbstractContextManager[object] | None = None,
     ):
         self.db = db
+        self.min_score = check_min_score(min_score)
         self.lock = lock or threading.RLock()
         self.embedder = embedder
         self.narrative_policy = narrative_policy
@@ -344,11 +350,14 @@ class Memory:
         mode: str = "hybrid",
         qvec: np.ndarray | None = None,
         narrative_fusion: Literal["rrf", "weighted"] | None = None,
+        min_score: float | None = None,
     ) -> SearchResult:
         """Hybrid search over narratives (by the narrative policy) and optionally raw turns (by
         the turn policy), merged by rank. `qvec` is the query's vector when the caller has it
-        already (injection); `narrative_fusion` overrides the narrative policy's fusion."""
+        already (injection); `narrative_fusion` overrides the narrative policy's fusion;
+        `min_score` overrides the relevance floor (`search_min_score`, see `_relevance`)."""
         k = _check_k(k)
+        floor = self.min_score if min_score is None else check_min_score(min_score)
         min_weight = _check_min_weight(min_weight)
         if mode not in MODES:
             raise InvalidInput(f"mode={mode!r}; use one of {list(MODES)}")
@@ -378,11 +387,33 @@ class Memory:
                 warning=warning,
             )
             warnings += found.warnings
+            found.hits, cut_n = above_floor(
+                found.hits,
+                self.narratives.index,
+                _parsed(query, policy),
+                qvec if found.mode != "lex" else None,
+                floor,
+                self.narratives.texts,
+            )
             hits = self._narrative_hits(found.top(k))
             if include_turns:
                 turns = self._turn_retrieval(query, qvec, k, mode, since_t, until_t, warning)
                 warnings += turns.warnings
+                turns.hits, cut_t = above_floor(
+                    turns.hits,
+                    self.raw.index,
+                    _parsed(query, self.turn_policy),
+                    qvec if turns.mode != "lex" else None,
+                    floor,
+                    self.raw.texts,
+                )
+                cut_n += cut_t
                 hits = _interleave(hits, self._turn_hits(turns.top(k)))
+        if cut_n and len(hits) < k:
+            warnings.append(
+                f"{cut_n} result(s) less similar than the relevance floor {floor:.2f} left out; "
+                "pass min_score=0 (--min-score 0) to see them"
+            )
         return SearchResult(hits[:k], list(dict.fromkeys(warnings)))
 
     def search_turns(self, query: str, k: int = 10, mode: str = "hybrid") -> list[MemoryHit]:
@@ -518,7 +549,13 @@ def _require_file(path: Path, fmt: str) -> None:
             f"{shown(path)} cannot be opened: {exc.strerror}; fix the path"
         ) from None
     if not found:
-        raise NotFound(f"{shown(path)} is not a file; pass the path of a {fmt} export")
+        article = "an" if fmt[:1].lower() in "aeiou" else "a"
+        raise NotFound(f"{shown(path)} is not a file; pass the path of {article} {fmt} export")
+
+
+def _parsed(query: str, policy: Policy) -> ParsedQuery:
+    """The query as `retrieve` parsed it under `policy` (for the floor's verbatim check)."""
+    return parse_query(literal_dashes(query) if policy.literal_dashes else query)
 
 
 def _nothing_found(path: Path, summary: ImportSummary) -> str:
