@@ -13,6 +13,8 @@ import logging
 import threading
 from dataclasses import replace
 from functools import cached_property
+from itertools import chain
+from typing import TextIO
 
 from tideline import plugins
 from tideline.analysis import ANALYSIS_MIGRATIONS
@@ -23,7 +25,15 @@ from tideline.errors import InvalidInput, TidelineError
 from tideline.inject import InjectConfig, MemoryProvider
 from tideline.library import LIBRARY, Library
 from tideline.llm import llm_from_settings
-from tideline.memory import AGENT_MIGRATIONS, NARRATIVES, TURNS, Memory, resolve_min_score
+from tideline.memory import (
+    AGENT_MIGRATIONS,
+    NARRATIVES,
+    TURNS,
+    Memory,
+    header,
+    resolve_min_score,
+    write_export,
+)
 from tideline.profile import PROFILE_MIGRATIONS, Profile
 from tideline.store import Database, open_database
 
@@ -111,6 +121,15 @@ class Tideline:
             run_budget=s.llm_run_budget,
             max_input_tokens=s.llm_max_input_tokens,
         )
+
+    def export(self, out: TextIO, fmt: str = "jsonl") -> dict[str, int]:
+        """Everything this agent remembers — sessions, turns, narratives, the profile — as a
+        Tideline export (JSONL, which `tideline import` restores, or markdown to read).
+        Returns how many records of each type were written."""
+        records = chain(
+            [header(self.settings.agent_name)], self.memory.export_records(), self.profile.dump()
+        )
+        return write_export(records, out, fmt)
 
     def close(self) -> None:
         """The library, then the database (whatever was opened)."""

@@ -14,7 +14,7 @@ from typing import Final
 
 from tideline.library import MAX_K as LIBRARY_MAX_K
 from tideline.library import MAX_READ_LINES
-from tideline.memory import KINDS, MAX_K, MAX_WINDOW
+from tideline.memory import EXPORT_FORMATS, KINDS, MAX_K, MAX_WINDOW
 from tideline.search import MODES
 
 
@@ -191,6 +191,13 @@ MEMORY_WRITE = Command(
             "narrative",
             "narrative (default), reflection or dream (imagined).",
             choices=KINDS,
+        ),
+        Field(
+            "supersedes",
+            int,
+            None,
+            "Id of a memory this one corrects; the old one leaves search but stays traceable.",
+            aliases=("replaces", "corrects"),
         ),
     ),
 )
@@ -474,6 +481,96 @@ MEMO_READ = Command(
     ),
 )
 
+# -- everyday data: import, export, forget ----------------------------------------------------
+
+IMPORT = Command(
+    None,
+    "import",
+    (
+        Field("path", str, help="The export file to import.", positional=True),
+        Field(
+            "format",
+            str,
+            "auto",
+            "auto (recognise the file), chatgpt, claude, openai, transcript, locomo, tideline "
+            "or a plugin's.",
+            flag="--format",
+        ),
+        Field("session", str, None, "Put every turn into this session id."),
+    ),
+)
+
+EXPORT = Command(
+    None,
+    "export",
+    (
+        Field(
+            "format",
+            str,
+            "jsonl",
+            "jsonl (a backup that `tideline import` restores) or markdown (to read).",
+            choices=EXPORT_FORMATS,
+            flag="--format",
+        ),
+        Field("output", str, "-", "Write to this file instead of standard output."),
+    ),
+)
+
+MEMORY_FORGET = Command(
+    "memory_forget",
+    "forget",
+    (
+        Field(
+            "query",
+            str,
+            None,
+            "Forget every turn and memory containing all these words (3+ letters each).",
+            positional=True,
+            aliases=("q", "text", "matching"),
+        ),
+        Field(
+            "turns",
+            int,
+            NO_ITEMS,
+            "Ids of conversation turns to forget.",
+            many=True,
+            flag="--turn",
+            aliases=("turn_ids", "turn_id", "turn"),
+        ),
+        Field(
+            "session",
+            str,
+            None,
+            "A whole conversation to forget, by its session id.",
+            aliases=("session_id", "conversation", "conversation_id"),
+        ),
+        Field(
+            "narratives",
+            int,
+            NO_ITEMS,
+            "Ids of memories to forget.",
+            many=True,
+            flag="--narrative",
+            aliases=("narrative_ids", "narrative_id", "memory_ids", "memory_id", "ids", "id"),
+        ),
+        Field(
+            "why",
+            str,
+            None,
+            "The reason, kept on the tombstone with the time.",
+            aliases=("reason",),
+        ),
+        Field(
+            "confirm",
+            bool,
+            False,
+            "Erase now; without it nothing changes and the list of what would go is returned.",
+            flag="--yes",
+            aliases=("yes", "confirmed", "execute"),
+        ),
+    ),
+)
+
 COMMANDS: tuple[Command, ...] = (
     SYNC_TURN,
     MEMORY_WRITE,
@@ -488,6 +585,9 @@ COMMANDS: tuple[Command, ...] = (
     MEMO_ROUTE,
     MEMO_STATUS,
     MEMO_REINDEX,
+    IMPORT,
+    EXPORT,
+    MEMORY_FORGET,
     MEMO_WRITE,
     MEMO_READ,
 )

@@ -116,8 +116,8 @@ async def bad_calls(client: Any) -> None:
     msg = error_text(await client.call_tool("memory_search", {"query": "   "}))
     assert msg.startswith("query is empty")
 
-    msg = error_text(await client.call_tool("memory_forget", {}))
-    assert msg.startswith("there is no tool 'memory_forget'") and "memory_search" in msg
+    msg = error_text(await client.call_tool("memory_delete", {}))
+    assert msg.startswith("there is no tool 'memory_delete'") and "memory_search" in msg
 
     stats = payload(await client.call_tool("memory_stats", {}))
     assert stats["turns"] >= 0

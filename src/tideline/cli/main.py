@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from tideline.cli import doctor, inject, memory, scripts, serve
+from tideline.cli import backup, doctor, forget, inject, memory, scripts, serve
 from tideline.cli._version import version_option
 
 app = typer.Typer(
@@ -16,6 +16,8 @@ app = typer.Typer(
 app.command("doctor")(doctor.doctor)
 app.command("serve")(serve.serve)
 memory.register(app)
+app.command("forget")(forget.forget)
+app.command("export")(backup.export)
 scripts.register(app)
 inject.register(app)
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
@@ -11,7 +9,7 @@ from rich.table import Table
 from tideline.cli._app import open_app
 from tideline.cli._fields import FREE_TEXT, choice, option
 from tideline.cli._output import console, err_console, print_json
-from tideline.fields import MEMORY_SEARCH, MEMORY_TRACE, MEMORY_WRITE, SESSIONS
+from tideline.fields import IMPORT, MEMORY_SEARCH, MEMORY_TRACE, MEMORY_WRITE, SESSIONS
 
 JSON = typer.Option(False, "--json", help="Print JSON.")
 Kind = choice(MEMORY_WRITE, "kind")
@@ -30,9 +28,10 @@ def write(
     related_entities: list[str] = option(MEMORY_WRITE, "related_entities"),
     source_links: list[int] = option(MEMORY_WRITE, "source_links"),
     kind: Kind = option(MEMORY_WRITE, "kind"),
+    supersedes: int = option(MEMORY_WRITE, "supersedes"),
     json_out: bool = JSON,
 ) -> None:
-    """Write a narrative memory."""
+    """Write a narrative memory (with --supersedes, a correction of an older one)."""
     with open_app() as app:
         n = app.memory.write(
             gesture=gesture,
@@ -46,12 +45,14 @@ def write(
             related_entities=related_entities,
             source_links=source_links,
             kind=kind,
+            supersedes=supersedes,
         )
     if json_out:
         print_json(n.to_dict())
     else:
+        corrects = f"; it supersedes narrative {n.supersedes}" if n.supersedes else ""
         console.print(
-            f"narrative {n.id} written (weight {n.weight:.3f}, recurrence {n.recurrence})"
+            f"narrative {n.id} written (weight {n.weight:.3f}, recurrence {n.recurrence}){corrects}"
         )
 
 
@@ -110,9 +111,12 @@ def trace(
     if json_out:
         print_json(t.to_dict())
         return
-    console.print(
-        f"[bold]{t.narrative.gesture}[/bold]  (id {t.narrative.id}, weight {t.narrative.weight:.3f})"
-    )
+    n = t.narrative
+    console.print(f"[bold]{n.gesture}[/bold]  (id {n.id}, weight {n.weight:.3f})", highlight=False)
+    if n.forgotten_at:
+        console.print(f"forgotten {n.forgotten_at}: {n.forgotten_why}", highlight=False)
+    if n.superseded_by is not None:
+        console.print(f"superseded by narrative {n.superseded_by}", highlight=False)
     for win in t.windows:
         console.print(f"── {win[0].turn.session}")
         for tt in win:
@@ -124,14 +128,12 @@ def trace(
 
 
 def import_(
-    path: Path = typer.Argument(..., help="File to import."),
-    fmt: str = typer.Option(
-        ..., "--format", "-f", help="openai, transcript, locomo or a plugin's."
-    ),
-    session: str = typer.Option(None, help="Put every turn into this session id."),
+    path: str = option(IMPORT, "path"),
+    fmt: str = option(IMPORT, "format", "-f"),
+    session: str = option(IMPORT, "session"),
     json_out: bool = JSON,
 ) -> None:
-    """Import conversations; re-importing a file adds nothing."""
+    """Import a ChatGPT or Claude export, a chat or transcript file, or a Tideline backup."""
     with (
         open_app() as app,
         Progress(
@@ -151,14 +153,27 @@ def import_(
     if json_out:
         print_json(summary.to_dict())
     else:
+        if summary.detected:
+            err_console.print(
+                f"recognised {path} as {summary.format}", highlight=False, soft_wrap=True
+            )
+        kinds = ", ".join(f"{n} {kind}" for kind, n in summary.skipped_kinds.items())
+        narratives = (
+            f"{summary.narratives_added} narratives added, "
+            f"{summary.narratives_existing} already there, "
+            if summary.narratives_added or summary.narratives_existing
+            else ""
+        )
         console.print(
             f"{summary.sessions} sessions, {summary.turns_added} turns added, "
-            f"{summary.turns_existing} already there, {summary.skipped} skipped"
+            f"{summary.turns_existing} already there, {narratives}{summary.skipped} left out"
+            + (f" ({kinds})" if kinds else ""),
+            highlight=False,
+            soft_wrap=True,
         )
         for p in summary.problems:
-            err_console.print(
-                f"[red]line {p.line}:[/red] {p.message}" if p.line else f"[red]{p.message}[/red]"
-            )
+            where = f"line {p.line}: " if p.line else ""
+            err_console.print(f"{where}{p.message}", style="red", markup=False, soft_wrap=True)
         for w in summary.warnings:
             err_console.print(f"[yellow]warning:[/yellow] {w}", soft_wrap=True)
     if summary.problems:

@@ -1,4 +1,5 @@
-"""The memory tools: `sync_turn`, `memory_write`, `memory_search`, `memory_trace`, `memory_stats`.
+"""The memory tools: `sync_turn`, `memory_write`, `memory_search`, `memory_trace`, `memory_stats`,
+`memory_forget`.
 
 Each tool maps its JSON arguments onto `Tideline.memory` and its result onto a dict; nothing
 else happens here. Arguments (names, bounds, defaults, descriptions, synonyms) are declared in
@@ -15,7 +16,7 @@ from typing import Any
 
 from mcp_types import ToolAnnotations
 
-from tideline.fields import MEMORY_SEARCH, MEMORY_TRACE, MEMORY_WRITE, SYNC_TURN
+from tideline.fields import MEMORY_FORGET, MEMORY_SEARCH, MEMORY_TRACE, MEMORY_WRITE, SYNC_TURN
 from tideline.mcp._base import ToolServer, names
 from tideline.mcp._fields import annotated
 
@@ -38,6 +39,7 @@ EntitiesRole = annotated(MEMORY_WRITE, "entities_role")
 Entities = annotated(MEMORY_WRITE, "related_entities")
 SourceLinks = annotated(MEMORY_WRITE, "source_links")
 WriteKind = annotated(MEMORY_WRITE, "kind")
+Supersedes = annotated(MEMORY_WRITE, "supersedes")
 
 Query = annotated(MEMORY_SEARCH, "query")
 K = annotated(MEMORY_SEARCH, "k")
@@ -53,11 +55,18 @@ MinScore = annotated(MEMORY_SEARCH, "min_score")
 NarrativeId = annotated(MEMORY_TRACE, "narrative_id")
 Window = annotated(MEMORY_TRACE, "window")
 
+ForgetQuery = annotated(MEMORY_FORGET, "query")
+ForgetTurns = annotated(MEMORY_FORGET, "turns")
+ForgetSession = annotated(MEMORY_FORGET, "session")
+ForgetNarratives = annotated(MEMORY_FORGET, "narratives")
+Why = annotated(MEMORY_FORGET, "why")
+Confirm = annotated(MEMORY_FORGET, "confirm")
+
 
 def register(server: ToolServer) -> None:
     """Add the memory tools to `server`, all calling the app's memory."""
     agent = server.app.settings.agent_name
-    server.accept(SYNC_TURN, MEMORY_WRITE, MEMORY_SEARCH, MEMORY_TRACE)
+    server.accept(SYNC_TURN, MEMORY_WRITE, MEMORY_SEARCH, MEMORY_TRACE, MEMORY_FORGET)
 
     @server.tool(
         name="sync_turn",
@@ -95,8 +104,9 @@ def register(server: ToolServer) -> None:
             "learned, in a sentence (gesture), with why it matters. Use it for events, decisions, "
             "feelings, open questions and facts about people worth recalling in later "
             "conversations — not for small talk. Link the turns it comes from (source_links, "
-            "turn ids from sync_turn) so it can be traced. Returns the stored memory with its id "
-            "and weight."
+            "turn ids from sync_turn) so it can be traced. To correct a memory, write the right "
+            "version with supersedes=<old id>: the old one leaves search but stays traceable. "
+            "Returns the stored memory with its id and weight."
         ),
         annotations=ToolAnnotations(
             title="Remember something",
@@ -118,6 +128,7 @@ def register(server: ToolServer) -> None:
         related_entities: Entities,
         source_links: SourceLinks,
         kind: WriteKind,
+        supersedes: Supersedes,
     ) -> dict[str, Any]:
         return server.call(
             "memory_write",
@@ -133,6 +144,7 @@ def register(server: ToolServer) -> None:
                 related_entities=names(related_entities),
                 source_links=source_links,
                 kind=kind,
+                supersedes=supersedes,
             ),
             lock=None,
         )
@@ -209,3 +221,44 @@ def register(server: ToolServer) -> None:
     )
     def memory_stats() -> dict[str, Any]:
         return server.call("memory_stats", lambda: server.memory.stats(), lock=None)
+
+    @server.tool(
+        name="memory_forget",
+        title="Forget something",
+        description=(
+            f"Erase something from {agent}'s memory when the user asks you to forget it: turns "
+            "(ids), a whole conversation (session), memories (narrative ids), or every turn and "
+            "memory containing all the words of a query. First call it without confirm to see "
+            "exactly what would go and show the user; call again with confirm=true to erase. "
+            "The words, vectors and search entries are erased for good; a tombstone keeps the "
+            "id, time and reason, so links and traces read '[forgotten]'. To correct a memory "
+            "instead, use memory_write with supersedes."
+        ),
+        annotations=ToolAnnotations(
+            title="Forget something",
+            read_only_hint=False,
+            destructive_hint=True,
+            idempotent_hint=True,
+            open_world_hint=False,
+        ),
+    )
+    def memory_forget(
+        query: ForgetQuery,
+        turns: ForgetTurns,
+        session: ForgetSession,
+        narratives: ForgetNarratives,
+        why: Why,
+        confirm: Confirm,
+    ) -> dict[str, Any]:
+        def run() -> dict[str, Any]:
+            found = server.memory.forget(
+                turns=turns or (),
+                session=session,
+                narratives=narratives or (),
+                query=query,
+                why=why,
+                confirm=bool(confirm),
+            )
+            return {**found.to_dict(), "done": found.done, "empty": found.empty}
+
+        return server.call("memory_forget", run, lock=None)

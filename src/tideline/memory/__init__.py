@@ -4,7 +4,9 @@ The narrative rules (the weight formula, recurrence, anti-inflation, tag normali
 `entities_role` grammar) live here; the script layer (`tideline.analysis`) imports them.
 """
 
+from tideline.memory._backup import EXPORT_FORMATS, header, write_export
 from tideline.memory._entities import MalformedPart, parse_entities_role
+from tideline.memory._forget import DEFAULT_WHY
 from tideline.memory._memory import MAX_K, MAX_WINDOW, NARRATIVES, TURNS, Memory
 from tideline.memory._narratives import KINDS, NARRATIVE_INDEX, NarrativeInput, Narratives
 from tideline.memory._raw import TURN_INDEX, NewTurn, RawContext
@@ -12,6 +14,8 @@ from tideline.memory._relevance import AUTO_MIN_SCORES, resolve_min_score
 from tideline.memory._schema import AGENT_MIGRATIONS
 from tideline.memory._time import now, parse_time
 from tideline.memory._types import (
+    FORGOTTEN,
+    Forgetting,
     ImportProblem,
     ImportSummary,
     MemoryHit,
@@ -40,7 +44,10 @@ __all__ = [
     "AGENT_MIGRATIONS",
     "AUTO_MIN_SCORES",
     "DEFAULT_CEILING",
+    "DEFAULT_WHY",
     "DEFAULT_WINDOW",
+    "EXPORT_FORMATS",
+    "FORGOTTEN",
     "KINDS",
     "MAX_K",
     "MAX_WINDOW",
@@ -48,6 +55,7 @@ __all__ = [
     "NARRATIVE_INDEX",
     "TURNS",
     "TURN_INDEX",
+    "Forgetting",
     "ImportProblem",
     "ImportSummary",
     "MalformedPart",
@@ -67,6 +75,7 @@ __all__ = [
     "compute_weight",
     "count_tag_sharers",
     "deflate_recent",
+    "header",
     "normalise_tag",
     "now",
     "parse_entities_role",
@@ -76,4 +85,5 @@ __all__ = [
     "recurrence_from_count",
     "refresh_recurrence",
     "resolve_min_score",
+    "write_export",
 ]

@@ -26,14 +26,17 @@ from typing import Any, Literal, cast
 
 import numpy as np
 
-from tideline.embed import Embedder
+from tideline.embed import Embedder, forget_embeddings
 from tideline.errors import EmbedderError, InvalidInput, NotFound
+from tideline.memory import _forget
+from tideline.memory._backup import memory_records, restore_narratives
 from tideline.memory._narratives import KINDS, NarrativeInput, Narratives
 from tideline.memory._owner import pending_ids
 from tideline.memory._raw import NewTurn, RawContext, usable_turns, validate_session_key
 from tideline.memory._relevance import above_floor, check_min_score
 from tideline.memory._time import parse_time
 from tideline.memory._types import (
+    Forgetting,
     ImportProblem,
     ImportSummary,
     MemoryHit,
@@ -43,7 +46,7 @@ from tideline.memory._types import (
     Turn,
     TurnResult,
 )
-from tideline.memory.importers import get_importer
+from tideline.memory.importers import AUTO, ImportedSession, detect, get_importer
 from tideline.pathnames import check_path_name, shown
 from tideline.search import (
     MODES,
@@ -201,42 +204,111 @@ class Memory:
     def import_file(
         self,
         path: str | Path,
-        fmt: str,
+        fmt: str = AUTO,
         progress: Progress | None = None,
         session: str | None = None,
     ) -> ImportSummary:
-        """Import a conversation file whole (one transaction), then embed the new turns."""
+        """Import a conversation file (one transaction), then embed the new turns.
+
+        `fmt` "auto" lets the importers recognise the file (the summary says which). A record
+        that breaks a rule is a problem naming its line or place and is left out; the rest is
+        imported. A file with nothing to import is a problem too, so it never passes silently.
+        """
         path = Path(path)
-        importer = get_importer(fmt)
+        if fmt != AUTO:
+            get_importer(fmt)
         if session is not None:
             session = validate_session_key(session)
-        _require_file(path, fmt)
+        _require_file(path, "conversation" if fmt == AUTO else fmt)
         try:
-            batch = importer.read(path)
+            name = detect(path) if fmt == AUTO else fmt
+            batch = get_importer(name).read(path)
         except OSError as exc:
             raise InvalidInput(
                 f"cannot read {path}: {exc.strerror or exc}; check the file's permissions"
             ) from None
-        summary = ImportSummary(str(path), fmt, skipped=batch.skipped, problems=batch.problems)
+        summary = ImportSummary(
+            str(path),
+            name,
+            detected=fmt == AUTO,
+            skipped=batch.skipped,
+            skipped_kinds=dict(batch.skipped_kinds),
+            problems=list(batch.problems),
+        )
         with self.lock, self.db.transaction():
             for s in batch.sessions:
-                key = session or s.key
-                turns, rejected = usable_turns(key, s.turns)
-                summary.problems += [
-                    ImportProblem(None, f"session {key[:80]!r} turn {n}: {exc}")
-                    if n
-                    else ImportProblem(None, str(exc))
-                    for n, exc in rejected
-                ]
-                if not turns:
-                    continue
-                results, added, _ = self.raw.add_turns(key, turns, source=fmt, title=s.title)
-                summary.sessions += 1
-                summary.turns_added += len(added)
-                summary.turns_existing += len(results) - len(added)
+                self._import_session(s, session or s.key, name, summary)
+            if batch.narratives:
+                added, existing, problems = restore_narratives(
+                    self.raw, self.narratives, batch.narratives
+                )
+                summary.narratives_added, summary.narratives_existing = added, existing
+                summary.problems += problems
+        if not summary.found:
+            summary.problems.append(ImportProblem(None, _nothing_found(path, summary)))
         self.embed_pending(progress)  # the new turns and whatever an earlier run left behind
         summary.warnings = list(self.warnings)
         return summary
+
+    def _import_session(
+        self, s: ImportedSession, key: str, fmt: str, summary: ImportSummary
+    ) -> None:
+        """Store one imported session's usable turns; each unusable one becomes a problem that
+        says where it came from."""
+        turns, rejected = usable_turns(key, s.turns)
+        for n, exc in rejected:
+            origin = s.origins[n - 1] if 0 < n <= len(s.origins) else None
+            if isinstance(origin, int):
+                summary.problems.append(ImportProblem(origin, str(exc)))
+            elif origin is not None:
+                summary.problems.append(ImportProblem(None, f"{origin}: {exc}"))
+            else:
+                where = f"session {key[:80]!r} turn {n}: " if n else ""
+                summary.problems.append(ImportProblem(None, f"{where}{exc}"))
+        if not turns and s.forgotten is None:
+            return
+        results, _, _ = self.raw.add_turns(
+            key, turns, source=s.source or fmt, title=s.title, created_at=s.created_at
+        )
+        if s.forgotten is not None:
+            self.raw.mark_session_forgotten(key, *s.forgotten)
+        created = sum(made for _, made in results)
+        summary.sessions += 1
+        summary.turns_added += created
+        summary.turns_existing += len(results) - created
+
+    def forget(
+        self,
+        *,
+        turns: Sequence[int] = (),
+        session: str | None = None,
+        narratives: Sequence[int] = (),
+        query: str | None = None,
+        why: str | None = None,
+        confirm: bool = False,
+    ) -> Forgetting:
+        """What these targets name (live turns, a session, narratives, every record containing
+        the query's words); erased, leaving tombstones, only with `confirm` — a person sees the
+        list first."""
+        with self.lock:
+            planned = _forget.plan(
+                self.raw,
+                self.narratives,
+                turns=turns,
+                session=session,
+                narrative_ids=narratives,
+                query=query,
+                why=why,
+            )
+            erase = confirm and not planned.empty
+            texts = _forget.carry_out(self.raw, self.narratives, planned) if erase else []
+        forget_embeddings(self.embedder, texts)
+        return planned
+
+    def export_records(self) -> list[dict[str, Any]]:
+        """Every session, turn and narrative as a Tideline export stores them (tombstones too)."""
+        with self.lock:
+            return list(memory_records(self.raw, self.narratives))
 
     # -- narratives --------------------------------------------------------------------------
     def write(self, **fields: Any) -> Narrative:
@@ -484,6 +556,17 @@ def _require_file(path: Path, fmt: str) -> None:
 def _parsed(query: str, policy: Policy) -> ParsedQuery:
     """The query as `retrieve` parsed it under `policy` (for the floor's verbatim check)."""
     return parse_query(literal_dashes(query) if policy.literal_dashes else query)
+
+
+def _nothing_found(path: Path, summary: ImportSummary) -> str:
+    """Why an import stored nothing, and what to try."""
+    skipped = ", ".join(f"{n} {kind}" for kind, n in summary.skipped_kinds.items())
+    left = f" ({summary.skipped} left out: {skipped})" if skipped else ""
+    how = "recognised it as" if summary.detected else "read it as"
+    return (
+        f"nothing to import from {path.name}: tideline {how} {summary.format} and found no "
+        f"turns to keep{left}; check it is the export you meant, or pass --format"
+    )
 
 
 def _interleave(narratives: list[MemoryHit], turns: list[MemoryHit]) -> list[MemoryHit]:

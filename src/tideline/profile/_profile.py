@@ -215,6 +215,32 @@ class Profile:
         assert snap is not None
         return snap
 
+    def dump(self) -> list[dict[str, Any]]:
+        """The profile as export records (`tideline export`): facts with their evidence, then
+        observations, people, events, edges, strategies and the portrait. Turns are named by
+        their hash, as in the rest of the export, so the records read the same in any home."""
+        with self.lock:
+            facts = self.facts()
+            records: list[tuple[str, Any]] = [("fact", f) for f in facts]
+            records += [("observation", o) for o in self.observations()]
+            records += [("relationship", r) for r in self.relationships()]
+            records += [("event", e) for e in self.events(active=None)]
+            records += [("edge", e) for e in self.edges(live=False)]
+            records += [("strategy", x) for x in self.strategies(status=None)]
+            records += [("user_model", u) for u in self.user_model()]
+            records += [("trajectory", t) for t in [self.trajectory()] if t is not None]
+            records += [("snapshot", x) for x in [self.snapshot()] if x is not None]
+            turn_ids = {e.turn_id for f in facts for e in f.evidence if e.turn_id}
+            hashes = self.memory.raw.hashes(sorted(turn_ids)) if self.memory else {}
+        out = []
+        for kind, record in records:
+            row = {"type": kind, **record.to_dict()}
+            for ev in row.get("evidence", []) if kind == "fact" else []:
+                ev["turn"] = hashes.get(ev.pop("turn_id"))
+                ev.pop("text", None)
+            out.append(row)
+        return out
+
     def counts(self) -> dict[str, int]:
         """Rows per profile table (nothing is ever deleted, so these only grow)."""
         out: dict[str, int] = {}
