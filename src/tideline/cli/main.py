@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from tideline.cli import doctor, inject, memory, scripts, serve
+from tideline.cli import doctor, inject, memory, profile, scripts, serve, sleep
 
 app = typer.Typer(
     name="tideline",
@@ -18,6 +18,8 @@ app.command("serve")(serve.serve)
 memory.register(app)
 scripts.register(app)
 inject.register(app)
+sleep.register(app)
+profile.register(app)
 
 
 @app.callback()
