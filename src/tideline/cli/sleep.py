@@ -89,7 +89,7 @@ def sleep(
         TimeElapsedColumn(),
         console=err_console,
         transient=True,
-        disable=json_out,
+        disable=json_out or not err_console.is_terminal,  # a log gets the step lines only
     )
     with open_app() as app, bar:
         progress = None if json_out else StepDisplay(bar)
