@@ -239,6 +239,12 @@ class Sleep:
                 )
 
 
+class SleepTimeout(TidelineError):
+    """A run went past its timeout; like any failed step it applied nothing."""
+
+    transient = True
+
+
 def _bounded(progress: Progress, timeout: float) -> Progress:
     """`progress`, raising at the start of a step once `timeout` seconds have passed."""
     if timeout <= 0:
@@ -251,12 +257,6 @@ def _bounded(progress: Progress, timeout: float) -> Progress:
         progress(event)
 
     return check
-
-
-class SleepTimeout(TidelineError):
-    """A run went past its timeout; like any failed step it applied nothing."""
-
-    transient = True
 
 
 def _usage(meter: TokenMeter, step: str | None) -> Usage:
