@@ -24,7 +24,7 @@ from tideline.embed import Embedder, load_embedder
 from tideline.errors import InvalidInput, TidelineError
 from tideline.inject import InjectConfig, MemoryProvider
 from tideline.library import LIBRARY, Library
-from tideline.llm import llm_from_settings
+from tideline.llm import LLM, llm_from_settings
 from tideline.memory import (
     AGENT_MIGRATIONS,
     NARRATIVES,
@@ -112,11 +112,16 @@ class Tideline:
     @cached_property
     def sleep(self) -> Sleep:
         """The Sleep pipeline over the profile and memory, with the configured LLM."""
+        return self.sleep_using(llm_from_settings(self.settings))
+
+    def sleep_using(self, llm: LLM | None) -> Sleep:
+        """The Sleep pipeline with another LLM (the MCP client's model, through sampling);
+        the budget and input cap stay the configured ones."""
         s = self.settings
         return Sleep(
             self.profile,
             self.memory,
-            llm_from_settings(s),
+            llm,
             embedder=self.embedder,
             run_budget=s.llm_run_budget,
             max_input_tokens=s.llm_max_input_tokens,

@@ -260,6 +260,19 @@ SETTINGS: tuple[Setting, ...] = (
         0,
         "Tokens (prompt + answer) one pipeline run may spend; 0: no limit.",
     ),
+    # -- sleep triggers (docs/sleep.md) ---------------------------------------------------------
+    Setting(
+        "sleep_on_exit",
+        "TIDELINE_SLEEP_ON_EXIT",
+        False,
+        "Start a sleep when a stdio MCP client disconnects (the agent session ended).",
+    ),
+    Setting(
+        "sleep_on_exit_timeout",
+        "TIDELINE_SLEEP_ON_EXIT_TIMEOUT",
+        900.0,
+        "Seconds that sleep may take; past it the run stops at a step boundary, nothing applied.",
+    ),
 )
 
 _BY_NAME = {s.name: s for s in SETTINGS}
@@ -325,6 +338,8 @@ class Settings:
     session_recall_max: int = 3
     session_recall_min_score: float = 0.45
     llm_run_budget: int = 0
+    sleep_on_exit: bool = False
+    sleep_on_exit_timeout: float = 900.0
 
     @property
     def db_path(self) -> Path:

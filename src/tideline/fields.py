@@ -15,6 +15,7 @@ from typing import Final
 from tideline.library import MAX_K as LIBRARY_MAX_K
 from tideline.library import MAX_READ_LINES
 from tideline.memory import EXPORT_FORMATS, KINDS, MAX_K, MAX_WINDOW
+from tideline.profile import ACTIVE_STATUSES, STATUSES
 from tideline.search import MODES
 
 
@@ -571,6 +572,109 @@ MEMORY_FORGET = Command(
     ),
 )
 
+# -- the profile and Sleep (docs/profile.md, docs/sleep.md) ----------------------------------
+#: `status` of `tideline profile` / `memory_profile`: one lifecycle status, or these two groups.
+LIVE, ALL = "live", "all"
+
+
+def fact_statuses(status: str) -> tuple[str, ...] | None:
+    """The statuses `Profile.facts` takes for a `status` argument (None: every status)."""
+    if status == ALL:
+        return None
+    return ACTIVE_STATUSES if status == LIVE else (status,)
+
+
+FACT_ID = Field(
+    "fact_id",
+    int,
+    help="Fact id, from memory_profile (`tideline profile`).",
+    positional=True,
+    ge=1,
+    aliases=("id", "fact"),
+)
+
+SLEEP_RUN = Command(
+    "sleep_run",
+    "sleep",
+    (
+        Field(
+            "dry_run",
+            bool,
+            False,
+            "Compute everything (LLM calls included) and show the plan; apply nothing.",
+            aliases=("plan", "dry"),
+        ),
+        Field(
+            "timeout",
+            float,
+            0.0,
+            "Seconds the run may take, checked at each step boundary (past it the run stops, "
+            "nothing applied); 0: no limit.",
+            ge=0,
+            le=86_400,
+        ),
+    ),
+)
+
+MEMORY_PROFILE = Command(
+    "memory_profile",
+    "profile",
+    (
+        Field(
+            "status",
+            str,
+            LIVE,
+            "live (suspected, confirmed, established; default), all, or one status.",
+            choices=(LIVE, ALL, *STATUSES),
+        ),
+        Field("category", str, None, "Only this category (e.g. city, job)."),
+        Field(
+            "subject",
+            str,
+            None,
+            "Only facts about this subject: user, self, or a person's name.",
+            aliases=("about", "person"),
+        ),
+    ),
+)
+
+FACT_REJECT = Command(
+    "fact_reject",
+    "fact reject",
+    (
+        FACT_ID,
+        Field(
+            "why",
+            str,
+            help="Why the fact is wrong (kept on its timeline).",
+            aliases=("reason", "because"),
+        ),
+    ),
+)
+
+FACT_CLOSE = Command(
+    "fact_close",
+    "fact close",
+    (
+        FACT_ID,
+        Field(
+            "why",
+            str,
+            None,
+            "Why it no longer holds (default: closed by hand).",
+            aliases=("reason", "because"),
+        ),
+    ),
+)
+
+FACT_TIMELINE = Command("fact_timeline", "fact show", (FACT_ID,))
+
+RUNS = Command(
+    None,
+    "runs",
+    (Field("limit", int, 20, "How many runs, most recent first.", ge=1, le=1000),),
+)
+
 COMMANDS: tuple[Command, ...] = (
     SYNC_TURN,
     MEMORY_WRITE,
@@ -585,6 +689,12 @@ COMMANDS: tuple[Command, ...] = (
     MEMO_ROUTE,
     MEMO_STATUS,
     MEMO_REINDEX,
+    SLEEP_RUN,
+    MEMORY_PROFILE,
+    FACT_REJECT,
+    FACT_CLOSE,
+    FACT_TIMELINE,
+    RUNS,
     IMPORT,
     EXPORT,
     MEMORY_FORGET,

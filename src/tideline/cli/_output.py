@@ -1,7 +1,8 @@
 """Shared output helpers for the CLI drivers: JSON or rich, errors on stderr with exit codes.
 
 Exit codes: 0 ok; 1 a check failed / nothing found where something was required; 2 bad input or
-usage; 3 a store problem (locked, not a database, newer schema); 4 the embedder is unavailable.
+usage; 3 a store problem (locked, not a database, newer schema); 4 the embedder is unavailable;
+5 busy: another sleep is running (try again later).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 import typer
 from rich.console import Console
 
+from tideline.consolidate import SleepBusy
 from tideline.errors import EmbedderError, InvalidInput, StoreError, TidelineError
 
 console = Console()
@@ -43,6 +45,8 @@ def exit_code(exc: TidelineError) -> int:
         return 3
     if isinstance(exc, EmbedderError):
         return 4
+    if isinstance(exc, SleepBusy):
+        return 5
     return 1
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from tideline.cli import backup, doctor, forget, inject, memory, scripts, serve
+from tideline.cli import backup, doctor, forget, inject, memory, profile, scripts, serve, sleep
 from tideline.cli._version import version_option
 
 app = typer.Typer(
@@ -20,6 +20,8 @@ app.command("forget")(forget.forget)
 app.command("export")(backup.export)
 scripts.register(app)
 inject.register(app)
+sleep.register(app)
+profile.register(app)
 
 
 @app.callback()

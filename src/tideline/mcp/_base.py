@@ -25,6 +25,7 @@ from mcp_types import CallToolResult, InputRequiredResult
 from pydantic import ValidationError
 
 from tideline.app import Tideline
+from tideline.consolidate import SleepBusy
 from tideline.errors import NotFound, TidelineError
 from tideline.fields import Command
 from tideline.library import PathOutsideLibrary
@@ -41,6 +42,7 @@ MEMO_TOOLS = (
     "memo_write",
     "memo_read",
 )
+FACT_TOOLS = ("fact_reject", "fact_close", "fact_timeline")
 
 #: What to call next after a core error, by tool and error type (the first match wins).
 NEXT_STEP: dict[tuple[str, type[TidelineError]], str] = {
@@ -56,6 +58,11 @@ NEXT_STEP: dict[tuple[str, type[TidelineError]], str] = {
         (tool, NotFound): "call memo_status to list the collections and what is not indexed"
         for tool in MEMO_TOOLS
     },
+    **{
+        (tool, NotFound): "call memory_profile with status='all' to find fact ids"
+        for tool in FACT_TOOLS
+    },
+    ("sleep_run", SleepBusy): "wait for that sleep to finish; the memory tools work meanwhile",
 }
 _TOOL_NAME = re.compile(r"\b(?:memory|memo)_[a-z_]+")
 

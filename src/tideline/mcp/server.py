@@ -20,8 +20,9 @@ from mcp.server.transport_security import TransportSecuritySettings
 from tideline import __version__
 from tideline.app import Tideline
 from tideline.errors import InvalidInput
-from tideline.mcp import analysis_tools, inject_tools, library_tools, memory_tools
+from tideline.mcp import analysis_tools, inject_tools, library_tools, memory_tools, profile_tools
 from tideline.mcp._base import ToolServer
+from tideline.mcp._exit_sleep import start_exit_sleep
 from tideline.mcp._guard import HttpGuard, is_loopback
 
 log = logging.getLogger("tideline.mcp")
@@ -48,7 +49,7 @@ def build_server(app: Tideline) -> ToolServer:
         ),
         log_level="INFO",
     )
-    for tools in (memory_tools, analysis_tools, inject_tools, library_tools):
+    for tools in (memory_tools, analysis_tools, inject_tools, library_tools, profile_tools):
         tools.register(server)
     return server
 
@@ -107,9 +108,12 @@ def serve(
     host: str = DEFAULT_HOST,
     port: int = DEFAULT_PORT,
 ) -> None:
-    """Run the server until interrupted (stdio: until the client closes stdin)."""
+    """Run the server until interrupted (stdio: until the client closes stdin, then start a
+    sleep when `sleep_on_exit` is set)."""
     if transport == "stdio":
         anyio.run(build_server(app).run_stdio_async)
+        if app.settings.sleep_on_exit:  # the client closed stdin: the agent session ended
+            start_exit_sleep(app.settings)
         return
     if transport != "http":
         raise InvalidInput(f"unknown transport {transport!r}; use stdio or http")
