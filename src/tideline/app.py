@@ -17,7 +17,7 @@ from functools import cached_property
 from tideline import plugins
 from tideline.analysis import ANALYSIS_MIGRATIONS
 from tideline.config import Settings
-from tideline.consolidate import Sleep
+from tideline.consolidate import Dream, Sleep
 from tideline.embed import Embedder, load_embedder
 from tideline.errors import InvalidInput, TidelineError
 from tideline.inject import InjectConfig, MemoryProvider
@@ -110,6 +110,22 @@ class Tideline:
             embedder=self.embedder,
             run_budget=s.llm_run_budget,
             max_input_tokens=s.llm_max_input_tokens,
+        )
+
+    @cached_property
+    def dream(self) -> Dream:
+        """The DREAM pipeline (solidify → sleep → scripts → comb → drift → dream), its
+        threads and self-concept, with the configured LLM."""
+        s = self.settings
+        return Dream(
+            self.profile,
+            self.memory,
+            llm_from_settings(s),
+            embedder=self.embedder,
+            run_budget=s.dream_run_budget,
+            max_input_tokens=s.llm_max_input_tokens,
+            comb_memories=s.dream_comb_memories,
+            drift_hops=s.dream_drift_hops,
         )
 
     def close(self) -> None:

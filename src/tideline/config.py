@@ -260,6 +260,25 @@ SETTINGS: tuple[Setting, ...] = (
         0,
         "Tokens (prompt + answer) one pipeline run may spend; 0: no limit.",
     ),
+    # the DREAM layers (docs/dream.md)
+    Setting(
+        "dream_run_budget",
+        "TIDELINE_DREAM_RUN_BUDGET",
+        40000,
+        "Tokens one dream run may spend, its Sleep included; 0: no limit.",
+    ),
+    Setting(
+        "dream_comb_memories",
+        "TIDELINE_DREAM_COMB_MEMORIES",
+        40,
+        "Combing: most memories the model reads (the day's first, then the heaviest).",
+    ),
+    Setting(
+        "dream_drift_hops",
+        "TIDELINE_DREAM_DRIFT_HOPS",
+        3,
+        "Night drift: most steps of the walk away from the seed memory.",
+    ),
 )
 
 _BY_NAME = {s.name: s for s in SETTINGS}
@@ -325,6 +344,9 @@ class Settings:
     session_recall_max: int = 3
     session_recall_min_score: float = 0.45
     llm_run_budget: int = 0
+    dream_run_budget: int = 40000
+    dream_comb_memories: int = 40
+    dream_drift_hops: int = 3
 
     @property
     def db_path(self) -> Path:
