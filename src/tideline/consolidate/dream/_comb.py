@@ -56,7 +56,7 @@ def inputs(ctx: LayerCtx) -> tuple[dict[str, str], list[Narrative], set[int], se
     lines = fit([memory_line(n) for n in mems], ctx.room(0.5))
     mems = mems[: len(lines)]
     concept = ctx.memory.narratives.latest("reflection", SELF_CONCEPT)
-    threads = ctx.stores.threads.list("open", THREADS)
+    threads = ctx.stores.threads.select("open", THREADS)
     facts = [a.fact for a in ctx.profile.active()[:FACTS]]
     thread_lines = [
         f"[{t.id}] {t.kind}: {t.title} (since {t.opened_at[:10]}, memories {t.memories})"
@@ -115,7 +115,7 @@ def compute(ctx: LayerCtx) -> Plan:
     if stray:
         problems.append(f"threads {sorted(stray)} are not open threads")
     open_pairs = {
-        tuple(t.memories) for t in ctx.stores.threads.list("open", 1000) if t.kind == "conflict"
+        tuple(t.memories) for t in ctx.stores.threads.select("open", 1000) if t.kind == "conflict"
     }
 
     def apply(w: Writer) -> dict[str, int]:
@@ -148,12 +148,12 @@ def compute(ctx: LayerCtx) -> Plan:
                 "threads",
                 ctx.stores.threads.open(t.title, t.why, t.raised_by, now=now, run_id=ctx.run_id),
             )
-        for t in touched:
-            ctx.stores.threads.touch(t.id, t.note, t.memories, now=now)
-            w.add("threads_touched", t.id)
-        for t in closed:
-            ctx.stores.threads.close(t.id, t.status, t.why, now=now)
-            w.add("threads_closed", t.id)
+        for moved in touched:
+            ctx.stores.threads.touch(moved.id, moved.note, moved.memories, now=now)
+            w.add("threads_touched", moved.id)
+        for done in closed:
+            ctx.stores.threads.close(done.id, done.status, done.why, now=now)
+            w.add("threads_closed", done.id)
         if probes:
             cs = ctx.profile.read().changeset()
             for p in probes:

@@ -129,7 +129,7 @@ class Dream:
     def threads(self, status: str | None = "open", limit: int = 50) -> list[Thread]:
         """Threads, most recently touched first (T3 lists the open ones)."""
         with self.memory.lock:
-            return self.stores.threads.list(status, limit)
+            return self.stores.threads.select(status, limit)
 
     def self_concept(self, limit: int = 5) -> list[SelfConcept]:
         """The latest reflections, newest first, each with the memories it rests on (T0)."""
@@ -140,7 +140,7 @@ class Dream:
 
     def runs(self, limit: int = 20) -> list[DreamRun]:
         with self.memory.lock:
-            return self.stores.runs.list(limit)
+            return self.stores.runs.recent(limit)
 
     def prompt_inputs(self, name: str, date: str | None = None) -> dict[str, str]:
         """Today's inputs of one dream prompt (for `render_prompt`, an MCP client running a

@@ -211,7 +211,7 @@ class DreamRuns:
             raise NotFound(f"dream run #{run_id} does not exist; list them with Dream.runs()")
         return self._runs(rows)[0]
 
-    def list(self, limit: int = 20) -> list[DreamRun]:
+    def recent(self, limit: int = 20) -> list[DreamRun]:
         rows = self.db.rows(
             f"SELECT {_RUN_COLUMNS} FROM dream_runs ORDER BY id DESC LIMIT ?", (limit,)
         )

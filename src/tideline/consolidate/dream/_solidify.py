@@ -14,8 +14,9 @@ a memory whose turns were all linked meanwhile is refused, so re-running a day a
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
+from tideline.analysis import Chunk
 from tideline.analysis.scanner import Scan, scan_unindexed
 from tideline.consolidate.dream._answers import MemoryOut, Solidified
 from tideline.consolidate.dream._context import LayerCtx, Plan, Writer
@@ -29,7 +30,7 @@ TURN_CHARS = 500  # each turn as the prompt shows it
 def day_scan(ctx: LayerCtx) -> Scan:
     """The scanner's output, cut to the day: turns in [start, end), unlinked memories of the day."""
     scan = scan_unindexed(ctx.memory, after=ctx.day.before)
-    chunks = []
+    chunks: list[Chunk] = []
     for c in scan.chunks:
         turns = tuple(t for t in c.turns if _iso(t.timestamp) < ctx.day.end)
         if turns:
@@ -46,7 +47,7 @@ def batches(scan: Scan, room: int) -> list[Scan]:
     """Consecutive chunks grouped so each batch's markdown fits `room` tokens (a chunk larger
     than that goes alone; the model reads it cut at `TURN_CHARS` a turn)."""
     out: list[Scan] = []
-    current: list[Any] = []
+    current: list[Chunk] = []
     used = 0
     for c in scan.chunks:
         cost = sum(estimate_tokens(t.text[:TURN_CHARS]) + 12 for t in c.turns)
@@ -73,7 +74,7 @@ def compute(ctx: LayerCtx) -> Plan:
     problems: list[str] = []
     offered_all: set[int] = set()
     for batch in batches(scan, ctx.room(0.6)):
-        offered = {int(str(t.id)) for c in batch.chunks for t in c.turns}
+        offered = {cast(int, t.id) for c in batch.chunks for t in c.turns}
         offered_all |= offered
         unlinked = {int(n["id"]) for n in batch.unlinked}
         answer = ctx.ask(PROMPT, inputs(ctx, batch), Solidified, MAX_TOKENS)

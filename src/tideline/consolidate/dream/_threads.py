@@ -118,7 +118,7 @@ class Threads:
         )
 
     # -- reads -------------------------------------------------------------------------------
-    def list(self, status: str | None = "open", limit: int = 50) -> list[Thread]:
+    def select(self, status: str | None = "open", limit: int = 50) -> list[Thread]:
         """Threads, most recently touched first; `status` None: all of them."""
         if status is not None and status not in STATUSES:
             raise InvalidInput(f"thread status {status!r} is unknown; use one of {list(STATUSES)}")
