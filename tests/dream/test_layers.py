@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from tests.dream.conftest import CONVERSATION, DAY, Day
+from tests.llm.conftest import llm_settings
 from tests.llm_server import LLMServer
+from tideline.app import Tideline
+from tideline.consolidate import Dream
+from tideline.embed import E5Embedder
+from tideline.llm import llm_from_settings
 from tideline.memory import compute_weight
 from tideline.profile import FactDraft
 
@@ -179,3 +186,29 @@ def test_a_day_without_memories_does_not_dream(day: Day, server: LLMServer) -> N
         "no memories of the day to dream of",
     ]
     assert server.asked == []
+
+
+def test_drift_walks_by_embeddings_to_the_least_similar_memory(
+    tmp_path: Path, server: LLMServer, e5: E5Embedder
+) -> None:
+    settings = llm_settings(server.url, home=str(tmp_path / "agent"))
+    app = Tideline(settings, embedder=e5)
+    try:
+        stamp = f"{DAY}T10:00:00Z"
+        texts = [
+            ("We baked sourdough bread together all morning.", 5),
+            ("The bread dough rose slowly in the warm kitchen.", 2),
+            ("Flour and yeast for the bakery order.", 2),
+            ("The tax office rejected the quarterly filing.", 1),
+        ]
+        ids = [app.memory.write(gesture=g, importance=imp, created_at=stamp).id for g, imp in texts]
+        dream = Dream(app.profile, app.memory, llm_from_settings(settings))
+
+        report = dream.run(date=DAY, layers=["drift"])
+
+        path = report.layer("drift").detail["path"]
+        assert path[0] == [ids[0], "seed"]
+        assert path[1][1] == "embedding"
+        assert path[-1][0] == ids[3]  # the walk ends as far from bread as it can
+    finally:
+        app.close()

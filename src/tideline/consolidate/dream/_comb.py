@@ -73,7 +73,13 @@ def inputs(ctx: LayerCtx) -> tuple[dict[str, str], list[Narrative], set[int], se
 
 
 def compute(ctx: LayerCtx) -> Plan:
-    values, mems, thread_ids, fact_ids = inputs(ctx)
+    with ctx.memory.lock:
+        values, mems, thread_ids, fact_ids = inputs(ctx)
+        open_pairs = {
+            tuple(t.memories)
+            for t in ctx.stores.threads.select("open", 1000)
+            if t.kind == "conflict"
+        }
     if not mems:
         return Plan({"memories": 0}, "no memories to comb")
     by_id = {n.id: n for n in mems}
@@ -114,9 +120,6 @@ def compute(ctx: LayerCtx) -> Plan:
     stray = {t.id for t in answer.threads_touch + answer.threads_close} - thread_ids
     if stray:
         problems.append(f"threads {sorted(stray)} are not open threads")
-    open_pairs = {
-        tuple(t.memories) for t in ctx.stores.threads.select("open", 1000) if t.kind == "conflict"
-    }
 
     def apply(w: Writer) -> dict[str, int]:
         now = ctx.day.stamp()

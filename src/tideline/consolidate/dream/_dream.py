@@ -147,11 +147,15 @@ class Dream:
         layer by hand): what the pipeline's layer would send, in one piece."""
         info = dream_prompt(name)
         ctx = self._ctx(Day.of(date), TokenMeter(), None)
-        if info.name == _solidify.PROMPT:
+        with self.memory.lock:
+            return self._inputs(info.name, ctx)
+
+    def _inputs(self, name: str, ctx: LayerCtx) -> dict[str, str]:
+        if name == _solidify.PROMPT:
             return _solidify.inputs(ctx, _solidify.day_scan(ctx))
-        if info.name == _comb.PROMPT:
+        if name == _comb.PROMPT:
             return _comb.inputs(ctx)[0]
-        if info.name == _symbolic.PROMPT:
+        if name == _symbolic.PROMPT:
             return _symbolic.inputs(ctx, _symbolic.memories(ctx))
         terrain = _drift.Terrain(ctx)
         start = _drift.seed(ctx, terrain)

@@ -4,8 +4,9 @@ The seed is the heaviest lived memory (kind `narrative`) not used as a seed befo
 takes up to `drift_hops` steps; each step goes to a neighbour of the current memory — one that
 shares a person or thing (`related_entities`, `entities_role`), a topic cluster, or is among its
 nearest in embedding space — choosing the neighbour LEAST like the seed (cosine of the stored
-vectors, else the overlap of tags and entities). Where the walk cannot move, it jumps to the
-memory least like the seed. The model is asked whether an invisible connection joins the seed and
+vectors, else the overlap of tags and entities) and only ever further from it: the walk stops
+where no neighbour is further away. Where it cannot move at all, it jumps to the memory least
+like the seed. The model is asked whether an invisible connection joins the seed and
 where the walk ended; only if it finds one is a reflection written (resting on both). Finding
 nothing is a valid outcome: the layer is done, and its record says so.
 """
@@ -39,16 +40,16 @@ class Terrain:
             i: set(t) for i, t in ScriptTables(ctx.memory.db).topics_by_narrative().items()
         }
         ids, matrix = ctx.memory.narratives.index.vectors()
-        norms = np.linalg.norm(matrix, axis=1, keepdims=True) if len(ids) else None
-        self.vectors = (
-            {int(i): v for i, v in zip(ids, matrix / np.maximum(norms, 1e-9), strict=True)}
-            if norms is not None
-            else {}
-        )
+        keep = [k for k, i in enumerate(ids) if int(i) in self.all]
+        self.ids = [int(ids[k]) for k in keep]
+        self.row = {i: k for k, i in enumerate(self.ids)}
+        found = matrix[keep] if keep else np.zeros((0, 0), dtype=np.float32)
+        norms = np.linalg.norm(found, axis=1, keepdims=True) if keep else 1.0
+        self.matrix = found / np.maximum(norms, 1e-9)
 
     def likeness(self, a: int, b: int) -> float:
-        if a in self.vectors and b in self.vectors:
-            return float(self.vectors[a] @ self.vectors[b])
+        if a in self.row and b in self.row:
+            return float(self.matrix[self.row[a]] @ self.matrix[self.row[b]])
         na, nb = self.all[a], self.all[b]
         sa, sb = set(na.tags) | self.entities[a], set(nb.tags) | self.entities[b]
         return len(sa & sb) / len(sa | sb) if sa | sb else 0.0
@@ -63,13 +64,11 @@ class Terrain:
                 out[j] = "entity"
             elif self.topics.get(i, set()) & self.topics.get(j, set()):
                 out[j] = "topic"
-        if i in self.vectors:
-            near = sorted(
-                (j for j in self.vectors if j != i and j in self.all),
-                key=lambda j: (-float(self.vectors[i] @ self.vectors[j]), j),
-            )[:NEAREST]
-            for j in near:
-                out.setdefault(j, "embedding")
+        if i in self.row:
+            sims = self.matrix @ self.matrix[self.row[i]]
+            for k in np.argsort(-sims, kind="stable")[: NEAREST + 1]:
+                if self.ids[k] != i:
+                    out.setdefault(self.ids[k], "embedding")
         return out
 
 
@@ -85,8 +84,10 @@ def walk(terrain: Terrain, start: int, hops: int) -> list[tuple[int, str]]:
     path = [(start, "seed")]
     visited = {start}
     for _ in range(hops):
-        near = terrain.neighbours(path[-1][0])
-        options = [j for j in near if j not in visited]
+        here = path[-1][0]
+        near = terrain.neighbours(here)
+        away = terrain.likeness(start, here) if here != start else float("inf")
+        options = [j for j in near if j not in visited and terrain.likeness(start, j) < away]
         if not options:
             break
         nxt = min(options, key=lambda j: (terrain.likeness(start, j), j))
@@ -110,11 +111,12 @@ def inputs(ctx: LayerCtx, terrain: Terrain, path: list[tuple[int, str]]) -> dict
 
 
 def compute(ctx: LayerCtx) -> Plan:
-    terrain = Terrain(ctx)
-    start = seed(ctx, terrain)
+    with ctx.memory.lock:
+        terrain = Terrain(ctx)
+        start = seed(ctx, terrain)
+        path = [] if start is None else walk(terrain, start.id, ctx.limits.drift_hops)
     if start is None:
         return Plan({"memories": len(terrain.all)}, "no lived memory to drift from")
-    path = walk(terrain, start.id, ctx.limits.drift_hops)
     if len(path) == 1:
         return Plan({"memories": len(terrain.all)}, "nowhere to drift to: one memory only")
     far = path[-1][0]

@@ -66,7 +66,8 @@ def inputs(ctx: LayerCtx, scan: Scan) -> dict[str, str]:
 
 
 def compute(ctx: LayerCtx) -> Plan:
-    scan = day_scan(ctx)
+    with ctx.memory.lock:
+        scan = day_scan(ctx)
     if not scan.chunks and not scan.unlinked:
         return Plan({"turns": 0}, "nothing unindexed on this day")
     keep: list[MemoryOut] = []

@@ -28,7 +28,8 @@ def inputs(ctx: LayerCtx, found: list[Narrative]) -> dict[str, str]:
 
 
 def compute(ctx: LayerCtx) -> Plan:
-    found = memories(ctx)
+    with ctx.memory.lock:
+        found = memories(ctx)
     if not found:
         return Plan({"memories": 0}, "no memories of the day to dream of")
     answer = ctx.ask(PROMPT, inputs(ctx, found), DreamOut, MAX_TOKENS)
