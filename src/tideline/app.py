@@ -19,7 +19,7 @@ from typing import TextIO
 from tideline import plugins
 from tideline.analysis import ANALYSIS_MIGRATIONS
 from tideline.config import Settings
-from tideline.consolidate import Sleep
+from tideline.consolidate import Dream, Sleep
 from tideline.embed import Embedder, load_embedder
 from tideline.errors import InvalidInput, TidelineError
 from tideline.inject import InjectConfig, MemoryProvider
@@ -135,6 +135,22 @@ class Tideline:
             [header(self.settings.agent_name)], self.memory.export_records(), self.profile.dump()
         )
         return write_export(records, out, fmt)
+
+    @cached_property
+    def dream(self) -> Dream:
+        """The DREAM pipeline (solidify → sleep → scripts → comb → drift → dream), its
+        threads and self-concept, with the configured LLM."""
+        s = self.settings
+        return Dream(
+            self.profile,
+            self.memory,
+            llm_from_settings(s),
+            embedder=self.embedder,
+            run_budget=s.dream_run_budget,
+            max_input_tokens=s.llm_max_input_tokens,
+            comb_memories=s.dream_comb_memories,
+            drift_hops=s.dream_drift_hops,
+        )
 
     def close(self) -> None:
         """The library, then the database (whatever was opened)."""

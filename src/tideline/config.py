@@ -273,6 +273,25 @@ SETTINGS: tuple[Setting, ...] = (
         900.0,
         "Seconds that sleep may take; past it the run stops at a step boundary, nothing applied.",
     ),
+    # the DREAM layers (docs/dream.md)
+    Setting(
+        "dream_run_budget",
+        "TIDELINE_DREAM_RUN_BUDGET",
+        40000,
+        "Tokens one dream run may spend, its Sleep included; 0: no limit.",
+    ),
+    Setting(
+        "dream_comb_memories",
+        "TIDELINE_DREAM_COMB_MEMORIES",
+        40,
+        "Combing: most memories the model reads (the day's first, then the heaviest).",
+    ),
+    Setting(
+        "dream_drift_hops",
+        "TIDELINE_DREAM_DRIFT_HOPS",
+        3,
+        "Night drift: most steps of the walk away from the seed memory.",
+    ),
 )
 
 _BY_NAME = {s.name: s for s in SETTINGS}
@@ -340,6 +359,9 @@ class Settings:
     llm_run_budget: int = 0
     sleep_on_exit: bool = False
     sleep_on_exit_timeout: float = 900.0
+    dream_run_budget: int = 40000
+    dream_comb_memories: int = 40
+    dream_drift_hops: int = 3
 
     @property
     def db_path(self) -> Path:

@@ -531,6 +531,49 @@ class Narratives:
                 "INSERT OR IGNORE INTO narrative_links(narrative_id, turn_id) VALUES (?, ?)", pairs
             )
 
+    def between(
+        self, since: str, until: str, kinds: Sequence[str] | None = None
+    ) -> list[Narrative]:
+        """Narratives created in [since, until), oldest first; only `kinds` when given (a day's
+        memories, for the dream layers)."""
+        sql = "SELECT id FROM narratives WHERE created_at >= ? AND created_at < ?"
+        params: list[object] = [since, until]
+        if kinds:
+            sql += f" AND kind IN ({','.join('?' * len(kinds))})"
+            params += list(kinds)
+        return self.get([r[0] for r in self.db.execute(f"{sql} ORDER BY created_at, id", params)])
+
+    def latest(self, kind: str, limit: int) -> list[Narrative]:
+        """The newest narratives of one kind, newest first (the self-concept: reflections)."""
+        ids = [
+            r[0]
+            for r in self.db.execute(
+                "SELECT id FROM narratives WHERE kind = ? ORDER BY created_at DESC, id DESC LIMIT ?",
+                (kind, limit),
+            )
+        ]
+        return self.get(ids)
+
+    def set_dimensions(self, rows: Sequence[tuple[int, int, int, int]]) -> None:
+        """Store re-evaluated (importance, emotional, unresolved, id) rows in one transaction;
+        each value is checked 1–5 and a dream keeps importance 1. Weights are stale until the
+        caller refreshes them (`tideline.analysis.scripts.refresh_weights`)."""
+        checked = [
+            (
+                check_dimension("importance", imp),
+                check_dimension("emotional", emo),
+                check_dimension("unresolved", unr),
+                nid,
+            )
+            for imp, emo, unr, nid in rows
+        ]
+        with self.db.transaction():
+            self.db.executemany(
+                "UPDATE narratives SET importance = CASE kind WHEN 'dream' THEN 1 ELSE ? END,"
+                " emotional = ?, unresolved = ?, updated_at = ? WHERE id = ?",
+                [(imp, emo, unr, now(), nid) for imp, emo, unr, nid in checked],
+            )
+
     def set_weights(self, rows: Sequence[tuple[int, float, int]]) -> None:
         """Store refreshed (recurrence, weight, id) rows in one transaction."""
         with self.db.transaction():
