@@ -219,7 +219,9 @@ def test_session_summary_from_the_llm(
     app = Tideline(llm_settings(server.url, home=str(tmp_path / "home")), embedder=e5)
     try:
         chat(app.memory)
-        server.script({"summary": "Mia, the user's daughter, starts violin."}, "session_summary")
+        server.script(
+            {"summary": "Mia, the user's daughter, starts violin."}, step="session_summary"
+        )
         sessions = SessionMemory.from_settings(
             app.memory, llm_from_settings(app.settings), app.settings
         )
