@@ -267,14 +267,23 @@ def main() -> None:
             msg = f"{msg} ({i})"  # every message distinct: a real query embedding each time
             t = time.perf_counter()
             turn = provider.prefetch_block(msg)
-            times["T4" in turn.tiers].append(time.perf_counter() - t)
+            ran_t4 = any(n.startswith("T4: ran") for n in turn.notes)  # it may find nothing
+            times[ran_t4].append(time.perf_counter() - t)
             tokens.append(turn.tokens)
             profile_parts.update(x for x in ("T1p", "T1q") if x in turn.tiers)
-        with_session = []
+        # The profile's and session memory's share, each call paired with one without them.
+        bare = MemoryProvider(app.memory, config)
+        with_session, paired, without = [], [], []
         for i, msg in enumerate(messages[: args.queries // 4]):
             t = time.perf_counter()
             provider.prefetch_block(f"{msg} [{i}]", session=f"bench-{i % 500 + 1}")
             with_session.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            provider.prefetch_block(f"{msg} <{i}>")
+            paired.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            bare.prefetch_block(f"{msg} {{{i}}}")
+            without.append(time.perf_counter() - t)
         embed = []
         for i in range(50):
             t = time.perf_counter()
@@ -289,6 +298,8 @@ def main() -> None:
         ("`prefetch()` T1 only (≥ 2 memories found)", times[False]),
         ("`prefetch()` T1 + T4 (hybrid search ran)", times[True]),
         ("`prefetch(session=…)` + session memory (T1s, no LLM)", with_session),
+        ("`prefetch()` with the profile (paired with the next row)", paired),
+        ("`prefetch()` without profile or session memory", without),
         ("e5 query embedding alone", embed),
     ]
     lines = [
