@@ -19,7 +19,7 @@ from typing import TextIO
 from tideline import plugins
 from tideline.analysis import ANALYSIS_MIGRATIONS
 from tideline.config import Settings
-from tideline.consolidate import Dream, Sleep
+from tideline.consolidate import Dream, SessionMemory, Sleep
 from tideline.embed import Embedder, load_embedder
 from tideline.errors import InvalidInput, TidelineError
 from tideline.inject import InjectConfig, MemoryProvider
@@ -105,9 +105,16 @@ class Tideline:
 
     @cached_property
     def provider(self) -> MemoryProvider:
-        """The injection hooks (T0–T4) over this memory."""
+        """The injection hooks (T0–T4) over this memory, its profile and session memory."""
         model_id = self.embedder.model_id if self.embedder is not None else None
-        return MemoryProvider(self.memory, InjectConfig.from_settings(self.settings, model_id))
+        return MemoryProvider(
+            self.memory,
+            InjectConfig.from_settings(self.settings, model_id),
+            profile=self.profile,
+            session_memory=SessionMemory.from_settings(
+                self.memory, llm_from_settings(self.settings), self.settings
+            ),
+        )
 
     @cached_property
     def sleep(self) -> Sleep:

@@ -176,6 +176,53 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("inject_budget_t2b", "TIDELINE_INJECT_BUDGET_T2B", 3000, "T2b token budget."),
     Setting("inject_budget_t3", "TIDELINE_INJECT_BUDGET_T3", 1500, "T3 token budget."),
     Setting("inject_budget_t4", "TIDELINE_INJECT_BUDGET_T4", 1500, "T4 token budget."),
+    # -- injection from the profile and session memory (docs/inject.md) ------------------------
+    Setting(
+        "inject_t0_snapshot_tokens",
+        "TIDELINE_INJECT_T0_SNAPSHOT_TOKENS",
+        1200,
+        "T0: most tokens of the profile snapshot (it shares the T0 budget with SOUL.md).",
+    ),
+    Setting(
+        "inject_t3_facts",
+        "TIDELINE_INJECT_T3_FACTS",
+        30,
+        "T3: most profile facts listed, heaviest first (facts near expiry weigh less).",
+    ),
+    Setting(
+        "inject_facts_k",
+        "TIDELINE_INJECT_FACTS_K",
+        3,
+        "T1p: most profile facts matched by the message.",
+    ),
+    Setting(
+        "inject_facts_min_similarity",
+        "TIDELINE_INJECT_FACTS_MIN_SIMILARITY",
+        "auto",
+        "T1p: cosine floor of a fact matched by the message. "
+        "`auto`: 0.83 for the bundled e5, 0.45 for other embedders.",
+    ),
+    Setting(
+        "inject_graph_edges",
+        "TIDELINE_INJECT_GRAPH_EDGES",
+        "causes,related_to,supports",
+        "T1p: edge kinds followed from a matched fact to pull in related facts.",
+    ),
+    Setting(
+        "inject_graph_k",
+        "TIDELINE_INJECT_GRAPH_K",
+        4,
+        "T1p: most facts pulled in along those edges.",
+    ),
+    Setting(
+        "inject_strategies_k",
+        "TIDELINE_INJECT_STRATEGIES_K",
+        1,
+        "T1q: open questions (clarify/probe/verify) offered per turn, 0–2; each is offered once.",
+    ),
+    Setting("inject_budget_t1s", "TIDELINE_INJECT_BUDGET_T1S", 800, "T1s token budget."),
+    Setting("inject_budget_t1p", "TIDELINE_INJECT_BUDGET_T1P", 500, "T1p token budget."),
+    Setting("inject_budget_t1q", "TIDELINE_INJECT_BUDGET_T1Q", 150, "T1q token budget."),
     # -- LLM client (docs/llm.md) ---------------------------------------------------------------
     Setting(
         "llm_base_url",
@@ -341,6 +388,16 @@ class Settings:
     inject_budget_t2b: int = 3000
     inject_budget_t3: int = 1500
     inject_budget_t4: int = 1500
+    inject_t0_snapshot_tokens: int = 1200
+    inject_t3_facts: int = 30
+    inject_facts_k: int = 3
+    inject_facts_min_similarity: str = "auto"
+    inject_graph_edges: str = "causes,related_to,supports"
+    inject_graph_k: int = 4
+    inject_strategies_k: int = 1
+    inject_budget_t1s: int = 800
+    inject_budget_t1p: int = 500
+    inject_budget_t1q: int = 150
     llm_base_url: str = ""
     llm_api_key: str = ""
     llm_model: str = ""
