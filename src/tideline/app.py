@@ -147,11 +147,16 @@ class Tideline:
     def dream(self) -> Dream:
         """The DREAM pipeline (solidify → sleep → scripts → comb → drift → dream), its
         threads and self-concept, with the configured LLM."""
+        return self.dream_using(llm_from_settings(self.settings))
+
+    def dream_using(self, llm: LLM | None) -> Dream:
+        """The DREAM pipeline with another LLM (the MCP client's model, through sampling);
+        the budget and limits stay the configured ones."""
         s = self.settings
         return Dream(
             self.profile,
             self.memory,
-            llm_from_settings(s),
+            llm,
             embedder=self.embedder,
             run_budget=s.dream_run_budget,
             max_input_tokens=s.llm_max_input_tokens,
