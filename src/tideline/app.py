@@ -105,7 +105,8 @@ class Tideline:
 
     @cached_property
     def provider(self) -> MemoryProvider:
-        """The injection hooks (T0–T4) over this memory, its profile and session memory."""
+        """The injection hooks (T0–T4) over this memory, its profile, session memory and
+        dreaming."""
         model_id = self.embedder.model_id if self.embedder is not None else None
         return MemoryProvider(
             self.memory,
@@ -114,6 +115,7 @@ class Tideline:
             session_memory=SessionMemory.from_settings(
                 self.memory, llm_from_settings(self.settings), self.settings
             ),
+            dream=self.dream,  # the self-concept with its grounds (T0), open threads (T3)
         )
 
     @cached_property

@@ -31,7 +31,7 @@ def test_identity_block_golden(fixed: Fixed) -> None:
         '<memory-data tier="T0">',
         "[soul 2026-05-01 SOUL.md]",
         "</memory-data>",
-        "### self-concept (reflections, heaviest first)",
+        "### self-concept (reflections, newest first)",
         '<memory-data tier="T0">',
         "[n:4 2026-05-02 w=0.39]",
         "</memory-data>",
