@@ -81,4 +81,5 @@ class DreamReport:
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["tokens_in"], out["tokens_out"] = self.tokens_in, self.tokens_out
+        out["written"] = self.written
         return out
