@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import anyio.to_thread
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.prompts.base import Prompt
-from mcp_types import ToolAnnotations
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS, ToolAnnotations
 
 from tideline.consolidate.dream import (
     LAYERS,
@@ -27,8 +27,9 @@ from tideline.consolidate.dream import (
     render_prompt,
     thread_action,
 )
+from tideline.errors import TidelineError
 from tideline.fields import DREAM_RUN, MEMORY_THREADS
-from tideline.mcp._base import ToolServer, names
+from tideline.mcp._base import ToolServer, error_message, names
 from tideline.mcp._fields import annotated
 from tideline.mcp._sampling import tool_llm
 from tideline.mcp.profile_tools import step_progress
@@ -139,16 +140,17 @@ def register(server: ToolServer) -> None:
 
 
 def _prompt(server: ToolServer, info: PromptInfo) -> Prompt:
-    """One dream prompt, rendered with the day's inputs and the by-hand instructions."""
+    """One dream prompt, rendered with the day's inputs and the by-hand instructions. Sync: the
+    SDK renders it in a worker thread, off the event loop, while it reads the database."""
 
-    async def render(date: Date) -> str:
-        def inputs() -> str:
+    def render(date: Date) -> str:
+        try:
             with server.locks["agent"]:
                 dream = server.app.dream
             found = dream.prompt_inputs(info.name, date)
             return render_prompt(info.name, found, by_hand=True).text()
-
-        return await anyio.to_thread.run_sync(inputs)
+        except TidelineError as exc:  # the SDK would hide the message behind its own
+            raise MCPError(INVALID_PARAMS, error_message(info.name, exc)) from None
 
     return Prompt.from_function(
         render,
