@@ -8,33 +8,17 @@ import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
+from tests.consolidate.test_cli import run, run_json
 from tests.dream.conftest import CONVERSATION, DAY
 from tests.llm_server import LLMServer
 from tideline.app import Tideline
-from tideline.cli.main import app as cli
 from tideline.config import Settings
 from tideline.consolidate import DreamBusy
 from tideline.consolidate._lock import SleepLock
 from tideline.consolidate.dream import LAYER_NAMES
-
-runner = CliRunner()
-LLM_LAYERS = ("solidify", "comb", "drift", "dream")
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    result = runner.invoke(cli, list(args), catch_exceptions=False)
-    return result.exit_code, result.stdout, result.stderr
-
-
-def run_json(*args: str) -> Any:
-    code, out, err = run(*args, "--json")
-    assert code == 0, err
-    return json.loads(out)
 
 
 @pytest.fixture

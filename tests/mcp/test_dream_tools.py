@@ -4,23 +4,20 @@ the dream prompts listed and rendered with a day's inputs."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import anyio
-import mcp_types as types
 import pytest
 from mcp import Client
-from mcp.client.session import ClientRequestContext
 from mcp.shared.exceptions import MCPError
 
 from tests.consolidate.conftest import QUIET
 from tests.dream.conftest import CONVERSATION, DAY, DREAM_QUIET
 from tests.llm_server import LLMServer
 from tests.mcp.conftest import error_text, in_memory, payload
-from tests.mcp.test_profile_tools import SCHEMAS, agent
+from tests.mcp.test_profile_tools import SCHEMAS, ClientModel, agent
 from tideline.app import Tideline
 from tideline.consolidate.dream import LAYER_NAMES
 from tideline.mcp import build_server
@@ -110,32 +107,11 @@ def test_dream_run_runs_the_layers_honours_the_budget_and_reports_progress(
         small.close()
 
 
-class ClientModel:
-    """The MCP client's own model: answers each step, known by the schema in the system
-    prompt (sampling has no JSON mode)."""
-
-    def __init__(self, answers: dict[str, Any]) -> None:
-        self.answers = answers
-        self.steps: list[str] = []
-
-    async def __call__(
-        self, context: ClientRequestContext, params: types.CreateMessageRequestParams
-    ) -> types.CreateMessageResult:
-        system = params.system_prompt or ""
-        step = next(s for title, s in DREAM_SCHEMAS.items() if f'"title": "{title}"' in system)
-        self.steps.append(step)
-        return types.CreateMessageResult(
-            role="assistant",
-            content=types.TextContent(type="text", text=json.dumps(self.answers[step])),
-            model="client-model-1",
-        )
-
-
 def test_without_an_endpoint_dream_run_asks_the_clients_model_else_says_why_it_skipped() -> None:
     app = agent()
     try:
         turns = say_the_day(app)
-        model = ClientModel({**QUIET, **DREAM_QUIET, "dream_solidify": kept(turns)})
+        model = ClientModel({**QUIET, **DREAM_QUIET, "dream_solidify": kept(turns)}, DREAM_SCHEMAS)
 
         async def sampled() -> dict[str, Any]:
             client = Client(build_server(app), sampling_callback=model, mode="legacy")
