@@ -161,7 +161,8 @@ def t1_session_bridge(
             if sim >= config.t1_min_similarity
         ]
         lived = _lived(_narratives(memory, [i for i, _ in close]))
-        hits = [(i, sim) for i, sim in close if i in {n.id for n in lived}]
+        kept = {n.id for n in lived}
+        hits = [(i, sim) for i, sim in close if i in kept]
         if hits:
             sims = dict(hits)
             items = [narrative_item(n) for n in lived]
