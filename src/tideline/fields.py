@@ -758,6 +758,12 @@ MEMORY_THREADS = Command(
     ),
 )
 
+DREAM_RUNS = Command(
+    None,
+    "dream-runs",
+    (Field("limit", int, 20, "How many dream runs, most recent first.", ge=1, le=1000),),
+)
+
 COMMANDS: tuple[Command, ...] = (
     SYNC_TURN,
     MEMORY_WRITE,
@@ -785,4 +791,5 @@ COMMANDS: tuple[Command, ...] = (
     MEMO_READ,
     DREAM_RUN,
     MEMORY_THREADS,
+    DREAM_RUNS,
 )

@@ -5,6 +5,7 @@ record on stdout, layer lines on stderr, exit codes."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -150,6 +151,14 @@ def test_a_day_imported_then_dreamt_by_the_cli_is_remembered_and_injected(
 
     listed = run_json("threads")["threads"]
     assert [(x["title"], x["memories"]) for x in listed] == [("Where will the bakery be?", [2])]
+
+    code, out, _ = run("dream-runs")  # the record, layer by layer, with tokens
+    assert code == 0 and out.startswith(f"#1 {DAY} done  ") and "of 40000, " in out
+    assert (
+        re.search(r"\n    solidify  done     \d+\+\d+ tokens\n", out)
+        and "\n    scripts   done\n" in out
+    )
+    assert run_json("dream-runs", "--limit", "1")[0]["records"][0]["layer"] == "solidify"
 
     again = run_json("dream", "--date", DAY)  # the same day: nothing redone, nothing asked
     assert [r["status"] for r in again["layers"]] == ["earlier"] * len(LAYER_NAMES)

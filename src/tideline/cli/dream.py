@@ -1,4 +1,5 @@
-"""`tideline dream` and `tideline threads`: the daily DREAM run, and the threads it keeps.
+"""`tideline dream`, `tideline threads`, `tideline dream-runs`: the daily DREAM run, the threads
+it keeps, and the record of past runs.
 
 `tideline dream` runs solidify → sleep → scripts → comb → drift → dream for one day through
 `app.dream`. Each layer's line goes to stderr as it finishes (under a bar on a terminal); the run
@@ -20,7 +21,7 @@ from tideline.cli._fields import choice, option
 from tideline.cli._output import console, err_console, print_json
 from tideline.cli.sleep import StepDisplay, step_bar
 from tideline.consolidate.dream import LAYERS, DreamReport, Thread, thread_action
-from tideline.fields import DREAM_RUN, MEMORY_THREADS
+from tideline.fields import DREAM_RUN, DREAM_RUNS, MEMORY_THREADS
 from tideline.llm import NO_LLM
 
 JSON = typer.Option(False, "--json", help="Print JSON.")
@@ -129,6 +130,31 @@ def threads(
             _say(line)
 
 
+def dream_runs(limit: int = option(DREAM_RUNS, "limit"), json_out: bool = JSON) -> None:
+    """Past dream runs, most recent first: day, status, tokens, each layer's status and tokens."""
+    with open_app() as app:
+        found = app.dream.runs(limit)
+    if json_out:
+        print_json([r.to_dict() for r in found])
+        return
+    if not found:
+        _say("no dream runs yet; `tideline dream` runs one")
+        raise typer.Exit(1)
+    for r in found:
+        budget = f" of {r.budget}" if r.budget else ""
+        _say(
+            f"#{r.id} {r.day} {r.status}  {r.tokens_in}+{r.tokens_out} tokens{budget}, "
+            f"{r.seconds:.2f}s, started {r.started_at} ({r.llm})"
+        )
+        for rec in r.records:
+            tokens = f"{rec.tokens_in}+{rec.tokens_out} tokens" if rec.tokens_in else ""
+            said = " — ".join(p for p in (tokens, rec.error or rec.note) if p)
+            _say(f"    {rec.layer:<9} {rec.status:<8} {said}".rstrip())
+        for error in r.errors:
+            _say(f"    error: {error}")
+
+
 def register(app: typer.Typer) -> None:
     app.command("dream")(dream)
     app.command("threads")(threads)
+    app.command("dream-runs")(dream_runs)
