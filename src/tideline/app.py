@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 from functools import cached_property
+from typing import Any
 
 from tideline.analysis import ANALYSIS_MIGRATIONS
 from tideline.config import Settings
@@ -21,6 +22,24 @@ from tideline.memory import AGENT_MIGRATIONS, Memory
 from tideline.profile import PROFILE_MIGRATIONS, Profile
 from tideline.search import Policy
 from tideline.store import Database, open_database
+
+
+def library_options(s: Settings) -> dict[str, Any]:
+    """How a `Library` built from these settings ranks and keeps fresh: pass as
+    `Library(root, embedder, **library_options(settings))`."""
+    policy = Policy(
+        rrf_k=s.library_rrf_k,
+        weights=(1.0, s.library_vector_weight),
+        ties="competition",
+        trigram="fallback",
+        literal_dashes=True,
+    )
+    return {
+        "policy": policy,
+        "keys": s.library_keys,
+        "catch_up": s.library_catch_up,
+        "busy_timeout_ms": s.busy_timeout_ms,
+    }
 
 
 class Tideline:

@@ -72,6 +72,33 @@ SETTINGS: tuple[Setting, ...] = (
         1.0,
         "Raw-turn search: weight of the vector list against the lexical list (1.0) in the fusion.",
     ),
+    # -- library search (docs/library.md, tuned on tldr: docs/benchmarks.md) -----------------
+    Setting(
+        "library_keys",
+        "MEMO_KEYS",
+        "items",
+        "Library: `items` gives each list item (with its code block) of a note its own search key "
+        "under the note's chunk; `off` indexes whole chunks only. Changing it rebuilds indexes.",
+    ),
+    Setting(
+        "library_catch_up",
+        "MEMO_CATCH_UP",
+        "auto",
+        "Library search: `auto` trusts a running `memo watch` instead of stat-ing every note "
+        "before each search; `stat` always stats.",
+    ),
+    Setting(
+        "library_rrf_k",
+        "MEMO_RRF_K",
+        60,
+        "Library search: the k of reciprocal rank fusion.",
+    ),
+    Setting(
+        "library_vector_weight",
+        "MEMO_VECTOR_WEIGHT",
+        1.0,
+        "Library search: weight of the vector list against the lexical list (1.0) in the fusion.",
+    ),
     Setting(
         "plugins", "TIDELINE_PLUGINS", "", "Comma-separated allow-list of plugin entry points."
     ),
@@ -249,6 +276,10 @@ class Settings:
     keyword_boost: float = 0.3
     turn_rrf_k: int = 10
     turn_vector_weight: float = 1.0
+    library_keys: str = "items"
+    library_catch_up: str = "auto"
+    library_rrf_k: int = 60
+    library_vector_weight: float = 1.0
     plugins: str = ""
     soul_file: str = ""
     inject_t0_reflections: int = 5

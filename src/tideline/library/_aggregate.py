@@ -1,0 +1,61 @@
+"""From key hits to chunk hits: a chunk is found through any of its keys (`_keys`).
+
+`retrieve` ranks keys: chunks without item keys, item keys and head keys alike. A chunk must come
+back once, so each ranked list (lexical, vector) is collapsed to chunks first, a chunk taking the
+rank of its best key there, and the collapsed lists are then fused by the library's policy. A
+chunk's eight examples never fill eight places of a list and push the next pages out of the
+fusion, and a chunk still gains from being found by both lists through different keys (a query
+whose command words hit one example and whose meaning is nearest another).
+
+The key that ranked best in the fused key order is the chunk's `match`: its line and text say
+where in the chunk the answer is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+
+from tideline.search import Hit, Policy, Retrieval, fuse
+
+Key = tuple[int, int]  # (source, id)
+
+
+@dataclass
+class Grouped:
+    """Chunk hits (ids are chunk ids) in fused order, and each chunk's best key."""
+
+    hits: list[Hit]
+    best: dict[Key, Key]
+
+
+def by_chunk(found: Retrieval, parent: Mapping[Key, Key], policy: Policy) -> Grouped:
+    """Collapse key hits to their chunks and fuse again; `parent` maps a key to its chunk (a
+    chunk to itself). Mode lex or vec (one list) keeps that list's own scores."""
+    best: dict[Key, Key] = {}
+    for h in found.hits:  # fused (or single-list) order: the first key of a chunk is its best
+        best.setdefault(parent.get(h.key, h.key), h.key)
+    lists = []
+    for field in ("lex_rank", "vec_rank"):
+        ranked = sorted(
+            ((rank, n, h) for n, h in enumerate(found.hits) if (rank := getattr(h, field))),
+            key=lambda t: (t[0], t[1]),
+        )
+        lists.append(_collapse([h for _, _, h in ranked], parent))
+    if found.mode == "hybrid":
+        return Grouped(fuse(lists, policy), best)
+    single = lists[0] if found.mode == "lex" else lists[1]
+    return Grouped(single, best)
+
+
+def _collapse(ranked: list[Hit], parent: Mapping[Key, Key]) -> list[Hit]:
+    """Keep the first (best) key of each chunk, re-keyed to the chunk."""
+    seen: set[Key] = set()
+    out: list[Hit] = []
+    for h in ranked:
+        group = parent.get(h.key, h.key)
+        if group in seen:
+            continue
+        seen.add(group)
+        out.append(replace(h, id=group[1], source=group[0]))
+    return out
