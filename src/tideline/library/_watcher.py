@@ -130,6 +130,12 @@ class Watcher:
         _heartbeat.stop(self.root)
 
     @property
+    def pending(self) -> int:
+        """Notes seen changing and not yet synced."""
+        with self._cond:
+            return len(self._pending)
+
+    @property
     def alive(self) -> bool:
         return self._thread.is_alive() and not self._stop.is_set()
 
