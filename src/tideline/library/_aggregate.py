@@ -7,16 +7,16 @@ chunk's eight examples never fill eight places of a list and push the next pages
 fusion, and a chunk still gains from being found by both lists through different keys (a query
 whose command words hit one example and whose meaning is nearest another).
 
-The key that ranked best in the fused key order is the chunk's `match`: its line and text say
+The key that ranked best in the fused key-level order is the chunk's `match`: its line and text say
 where in the chunk the answer is.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from tideline.search import Hit, Policy, Retrieval, fuse
+from tideline.search import Hit, Policy, fuse
 
 Key = tuple[int, int]  # (source, id)
 
@@ -29,23 +29,17 @@ class Grouped:
     best: dict[Key, Key]
 
 
-def by_chunk(found: Retrieval, parent: Mapping[Key, Key], policy: Policy) -> Grouped:
-    """Collapse key hits to their chunks and fuse again; `parent` maps a key to its chunk (a
-    chunk to itself). Mode lex or vec (one list) keeps that list's own scores."""
+def by_chunk(lists: Sequence[list[Hit]], parent: Mapping[Key, Key], policy: Policy) -> Grouped:
+    """Collapse each ranked list of key hits to chunks and fuse them (one list keeps its own
+    order and scores); `parent` maps a key to its chunk (a chunk to itself)."""
+    ranked = fuse(lists, policy) if len(lists) > 1 else list(lists[0]) if lists else []
     best: dict[Key, Key] = {}
-    for h in found.hits:  # fused (or single-list) order: the first key of a chunk is its best
+    for h in ranked:  # the first key of a chunk in the key-level order is its best
         best.setdefault(parent.get(h.key, h.key), h.key)
-    lists = []
-    for field in ("lex_rank", "vec_rank"):
-        ranked = sorted(
-            ((rank, n, h) for n, h in enumerate(found.hits) if (rank := getattr(h, field))),
-            key=lambda t: (t[0], t[1]),
-        )
-        lists.append(_collapse([h for _, _, h in ranked], parent))
-    if found.mode == "hybrid":
-        return Grouped(fuse(lists, policy), best)
-    single = lists[0] if found.mode == "lex" else lists[1]
-    return Grouped(single, best)
+    collapsed = [_collapse(hits, parent) for hits in lists]
+    if len(collapsed) > 1:
+        return Grouped(fuse(collapsed, policy), best)
+    return Grouped(collapsed[0] if collapsed else [], best)
 
 
 def _collapse(ranked: list[Hit], parent: Mapping[Key, Key]) -> list[Hit]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -39,8 +39,10 @@ from tideline.library._router import Router, RouteResult
 from tideline.pathnames import shown
 from tideline.search import (
     MODES,
+    Hit,
     Mode,
     Policy,
+    Retrieval,
     Scope,
     bound_query,
     query_vector,
@@ -143,6 +145,8 @@ class Library:
         self.embedder = embedder if embedder is not None and embedder.dim > 0 else None
         self.max_file_bytes = max_file_bytes
         self.busy_timeout_ms = busy_timeout_ms
+        if policy.fusion != "rrf":  # keys are collapsed to chunks per list, then rank-fused
+            raise InvalidInput(f"library fusion {policy.fusion!r}: the library fuses by rrf only")
         self.policy = policy
         self.keys = keys
         if catch_up not in CATCH_UP:
@@ -362,16 +366,14 @@ class Library:
             result.collections.append(c.rel)
             owners.append(idx)
             scopes.append(idx.path_filter(kind, rel))
-        qvec, down = pending.result() if pending is not None else (None, None)
-        found = retrieve(scopes, query, qvec, k, cast(Mode, mode), self.policy, warning=down)
-        result.warnings.extend(found.warnings)
+        lists = self._lists(scopes, query, k, mode, pending, result.warnings)
         parent: dict[tuple[int, int], tuple[int, int]] = {}
         for n, idx in enumerate(owners):
-            ids = [h.id for h in found.hits if h.source == n]
+            ids = {h.id for hits in lists for h in hits if h.source == n}
             parent.update(((n, i), (n, p)) for i, p in idx.parents(ids).items())
-        found.hits = [h for h in found.hits if h.key in parent]  # a chunk replaced meanwhile
-        grouped = by_chunk(found, parent, self.policy)
-        found.hits = grouped.hits
+        lists = [[h for h in hits if h.key in parent] for hits in lists]  # replaced meanwhile
+        grouped = by_chunk(lists, parent, self.policy)
+        found = Retrieval(grouped.hits, cast(Mode, mode))
         rows: dict[tuple[int, int], dict[str, Any]] = {}
         for n, idx in enumerate(owners):
             ids = {h.id for h in found.hits[: k * 4] if h.source == n}
@@ -399,6 +401,32 @@ class Library:
             )
         result.seconds = round(time.perf_counter() - started, 4)
         return result
+
+    def _lists(
+        self,
+        scopes: list[Scope],
+        query: str,
+        k: int,
+        mode: str,
+        pending: Future[tuple[Any, str | None]] | None,
+        warnings: list[str],
+    ) -> list[list[Hit]]:
+        """The ranked key lists to fuse: in hybrid mode the lexical list is searched while the
+        query is still being embedded, then the vector list; one list otherwise (lexical when
+        the vector cannot be had, with the reason in `warnings`)."""
+        if mode == "hybrid" and pending is not None:
+            lex = retrieve(scopes, query, None, k, "lex", self.policy)
+            qvec, down = pending.result()
+            if qvec is None:
+                warnings.extend(lex.warnings + ([down] if down else []))
+                return [lex.hits]
+            vec = retrieve(scopes, query, qvec, k, "vec", self.policy)
+            warnings.extend(lex.warnings + vec.warnings)
+            return [lex.hits, vec.hits]
+        qvec, down = pending.result() if pending is not None else (None, None)
+        found = retrieve(scopes, query, qvec, k, cast(Mode, mode), self.policy, warning=down)
+        warnings.extend(found.warnings)
+        return [found.hits]
 
     def _watched(self) -> str:
         """ "watcher" when a running watcher keeps the index current (this process's has synced
