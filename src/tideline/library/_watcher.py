@@ -94,9 +94,10 @@ class Watcher:
                 self._relayout = True
                 self._rescan = True
             elif event.is_directory:
-                if event.event_type in ("created", "deleted", "moved"):
-                    self._relayout = True
-                    self._rescan = True
+                if event.event_type not in ("created", "deleted", "moved"):
+                    return  # a folder's mtime moved (a file came or went): its own event follows
+                self._relayout = True
+                self._rescan = True
             elif name.endswith(".md"):
                 self._pending.add(self.root / rel)
             elif name == REGISTRY_FILE:
@@ -201,8 +202,9 @@ class Watcher:
                     paths, relayout, rescan = set(), False, True
                 self._urgent = False
                 self._busy = bool(paths or relayout or rescan)
-            if not self._busy:
-                continue
+                if not self._busy:
+                    self._cond.notify_all()  # nothing to sync: a settling search goes on
+                    continue
             if rescan and not paths and not relayout:
                 next_reconcile = time.monotonic() + self.reconcile_every
             try:
