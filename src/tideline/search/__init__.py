@@ -19,6 +19,7 @@ from tideline.search._query import (
     bound_query,
     parse_query,
 )
+from tideline.search._rerank import diversify, lift
 from tideline.search._retrieve import Candidates, Scope, TextLookup, literal_dashes, retrieve
 from tideline.search._text import has_cjk, spaced_cjk, valid_text
 from tideline.search._types import MODES, Hit, Mode, Policy, Retrieval
@@ -45,8 +46,10 @@ __all__ = [
     "TextLookup",
     "analyse",
     "bound_query",
+    "diversify",
     "fuse",
     "has_cjk",
+    "lift",
     "literal_dashes",
     "parse_query",
     "query_vector",

@@ -121,7 +121,7 @@ def retrieve(
     elif mode == "vec":
         hits = [replace(h, score=1.0 - (h.vec_distance or 0.0)) for h in vec_all]
     else:
-        if policy.fusion == "weighted":
+        if policy.fusion in ("weighted", "convex"):
             assert qvec is not None
             _annotate(scopes, parsed, qvec, lex_all + vec_all, texts)
         hits = fuse([lex_all, vec_all], policy)
