@@ -42,6 +42,7 @@ OWNERS: dict[str, str | None] = {
         "analysis/_store.py",
     ),
     "vector_spaces": "search/_index.py",
+    "lexical_analysers": "search/_index.py",
     "_migrations": "store/_migrations.py",
     # the profile (issue 11), in the agent database too
     "events": "profile/_events.py",

@@ -9,18 +9,18 @@ from __future__ import annotations
 
 import threading
 from functools import cached_property
-from typing import Any
+from typing import Any, cast
 
 from tideline.analysis import ANALYSIS_MIGRATIONS
 from tideline.config import Settings
 from tideline.consolidate import Sleep
 from tideline.embed import Embedder, load_embedder
-from tideline.errors import TidelineError
+from tideline.errors import ConfigError, TidelineError
 from tideline.inject import InjectConfig, MemoryProvider
 from tideline.llm import llm_from_settings
 from tideline.memory import AGENT_MIGRATIONS, Memory
 from tideline.profile import PROFILE_MIGRATIONS, Profile
-from tideline.search import Policy
+from tideline.search import ANALYSERS, Analyser, Policy
 from tideline.store import Database, open_database
 
 
@@ -75,12 +75,20 @@ class Tideline:
     @cached_property
     def memory(self) -> Memory:
         s = self.settings
+        if s.search_analyser not in ANALYSERS:
+            raise ConfigError(
+                f"search_analyser={s.search_analyser!r} is unknown; use one of {list(ANALYSERS)}"
+            )
+        stop = s.search_stop_words
         return Memory(
             self.db,
             self.embedder,
-            narrative_policy=Policy(fusion="weighted", boost=s.keyword_boost),
-            turn_policy=Policy(rrf_k=s.turn_rrf_k, weights=(1.0, s.turn_vector_weight)),
+            narrative_policy=Policy(fusion="weighted", boost=s.keyword_boost, stop_words=stop),
+            turn_policy=Policy(
+                rrf_k=s.turn_rrf_k, weights=(1.0, s.turn_vector_weight), stop_words=stop
+            ),
             lock=self.db_lock,
+            analyser=cast(Analyser, s.search_analyser),
         )
 
     @cached_property

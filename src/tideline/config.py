@@ -72,6 +72,19 @@ SETTINGS: tuple[Setting, ...] = (
         1.0,
         "Raw-turn search: weight of the vector list against the lexical list (1.0) in the fusion.",
     ),
+    # -- retrieval quality (issue 12, docs/search.md) -------------------------------------------
+    Setting(
+        "search_analyser",
+        "TIDELINE_SEARCH_ANALYSER",
+        "snowball",
+        "Lexical analyser of memory indexes: snowball (stems en/ru, jieba words) or plain.",
+    ),
+    Setting(
+        "search_stop_words",
+        "TIDELINE_SEARCH_STOP_WORDS",
+        True,
+        "Memory search: drop a query's stop and question words from the lexical list.",
+    ),
     # -- library search (docs/library.md, tuned on tldr: docs/benchmarks.md) -----------------
     Setting(
         "library_keys",
@@ -276,6 +289,8 @@ class Settings:
     keyword_boost: float = 0.3
     turn_rrf_k: int = 10
     turn_vector_weight: float = 1.0
+    search_analyser: str = "snowball"
+    search_stop_words: bool = True
     library_keys: str = "items"
     library_catch_up: str = "auto"
     library_rrf_k: int = 60
@@ -389,10 +404,28 @@ def _read_config_file(path: Path) -> dict[str, Any]:
     return data
 
 
+_BOOLS = {
+    "1": True,
+    "true": True,
+    "yes": True,
+    "on": True,
+    "0": False,
+    "false": False,
+    "no": False,
+    "off": False,
+}
+
+
 def _coerce(setting: Setting, value: Any) -> Any:
     kind = type(setting.default)
     if kind is str or value is None:
         return value if value is None else str(value)
+    if kind is bool and isinstance(value, str):  # bool("false") is True
+        if value.strip().lower() in _BOOLS:
+            return _BOOLS[value.strip().lower()]
+        raise ConfigError(
+            f"setting {setting.name} ({setting.env}) must be true or false, got {value!r}"
+        )
     try:
         return kind(value)
     except (TypeError, ValueError):

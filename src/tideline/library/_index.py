@@ -276,6 +276,9 @@ class CollectionIndex:
         try:
             db.execute("SELECT count(*) FROM files").fetchall()
             text = TextIndex(db, "chunks")
+            if text.stale:  # made by another lexical analyser: cut every text anew, once
+                rows = db.execute("SELECT id, path, heading, text FROM chunks").fetchall()
+                text.reanalyse((r[0], _lexical_text(r[1], r[2], r[3])) for r in rows)
             if self.embedder is not None:
                 text.bind_vectors(self.embedder.model_id, int(self.embedder.dim))
         except BaseException:

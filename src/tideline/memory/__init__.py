@@ -4,6 +4,7 @@ The narrative rules (the weight formula, recurrence, anti-inflation, tag normali
 `entities_role` grammar) live here; the script layer (`tideline.analysis`) imports them.
 """
 
+from tideline.memory._dates import date_window
 from tideline.memory._entities import MalformedPart, parse_entities_role
 from tideline.memory._memory import MAX_K, MAX_WINDOW, NARRATIVES, TURNS, Memory
 from tideline.memory._narratives import KINDS, NARRATIVE_INDEX, NarrativeInput, Narratives
@@ -64,6 +65,7 @@ __all__ = [
     "WeightedNarrative",
     "compute_weight",
     "count_tag_sharers",
+    "date_window",
     "deflate_recent",
     "normalise_tag",
     "now",

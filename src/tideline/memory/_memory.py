@@ -45,7 +45,9 @@ from tideline.memory._types import (
 from tideline.memory.importers import get_importer
 from tideline.pathnames import check_path_name, shown
 from tideline.search import (
+    DEFAULT_ANALYSER,
     MODES,
+    Analyser,
     Hit,
     Mode,
     Policy,
@@ -94,14 +96,15 @@ class Memory:
         narrative_policy: Policy = NARRATIVES,
         turn_policy: Policy = TURNS,
         lock: AbstractContextManager[object] | None = None,
+        analyser: Analyser = DEFAULT_ANALYSER,
     ):
         self.db = db
         self.lock = lock or threading.RLock()
         self.embedder = embedder
         self.narrative_policy = narrative_policy
         self.turn_policy = turn_policy
-        self.raw = RawContext(db)
-        self.narratives = Narratives(db)
+        self.raw = RawContext(db, analyser)
+        self.narratives = Narratives(db, analyser)
         self.warnings: list[str] = []
         self._vectors_ready = False
 

@@ -24,7 +24,7 @@ from tideline.memory._ids import storable_ids
 from tideline.memory._owner import batches, pending_ids, scope, time_range
 from tideline.memory._time import now, parse_time
 from tideline.memory._types import TraceTurn, Turn
-from tideline.search import Scope, TextIndex, valid_text
+from tideline.search import DEFAULT_ANALYSER, Analyser, Scope, TextIndex, valid_text
 from tideline.store import Database
 
 TURN_INDEX = "turn_text"
@@ -135,9 +135,11 @@ def _turn(row: dict[str, Any]) -> Turn:
 class RawContext:
     """Sessions and turns of one agent database."""
 
-    def __init__(self, db: Database):
+    def __init__(self, db: Database, analyser: Analyser = DEFAULT_ANALYSER):
         self.db = db
-        self.index = TextIndex(db, TURN_INDEX)
+        self.index = TextIndex(db, TURN_INDEX, analyser)
+        if self.index.stale:  # made by another lexical analyser: cut every text anew, once
+            self.index.reanalyse(self._texts(self.ids()))
 
     @staticmethod
     def create_tables(db: Database) -> None:

@@ -1,7 +1,11 @@
 """`TextIndex`: the lexical + vector index of one kind of record, in one SQLite database.
 
 For an index named `N` over records with integer ids:
-- `N_fts`  FTS5, `unicode61` with diacritics removed, CJK characters spaced (see `_text`): BM25;
+- `N_fts`  FTS5, `unicode61` with diacritics removed, over the text as the lexical analyser
+  (`_analyse`) cuts it: Snowball stems, jieba words (or, `plain`, CJK characters spaced): BM25;
+  `lexical_analysers` records which analyser made it, so queries are cut the same way; an index
+  made by another analyser than the owner wants is `stale` until the owner calls `reanalyse`
+  (meanwhile queries keep using the old analyser, so results stay right);
 - `N_tri`  FTS5 `trigram`: substrings, partial words, verbatim keyword checks;
 - `N_vec`  sqlite-vec `vec0`, cosine distance, created when the first vector arrives: the vector
   of each record's first part, keyed by the record id;
@@ -28,16 +32,17 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 
 from tideline.embed import Embedder, embed_parts, normalise
 from tideline.errors import EmbedderError
+from tideline.search._analyse import DEFAULT_ANALYSER, Analyser, analyse
 from tideline.search._fusion import RRF_K
 from tideline.search._query import ParsedQuery, parse_query
 from tideline.search._retrieve import Scope, TextLookup, retrieve
-from tideline.search._text import fold, spaced_cjk
+from tideline.search._text import fold
 from tideline.search._types import Hit, Mode, Policy
 from tideline.store import Database
 
@@ -93,7 +98,7 @@ class _Matrix:
 class TextIndex:
     """Lexical + vector index keyed by the owner's integer ids."""
 
-    def __init__(self, db: Database, name: str):
+    def __init__(self, db: Database, name: str, analyser: Analyser = DEFAULT_ANALYSER):
         if not name.isidentifier():
             raise ValueError(f"index name must be an identifier, got {name!r}")
         self.db = db
@@ -104,6 +109,44 @@ class TextIndex:
         self.dim: int = row["dim"] if row else 0
         self._writes = 0
         self._matrix: _Matrix | None = None
+        #: The analyser the owner wants; `analyser` is the one that made `N_fts` (see `stale`).
+        self.wanted: Analyser = analyser
+        self.analyser: Analyser = self._stored_analyser(analyser)
+
+    def _stored_analyser(self, wanted: Analyser) -> Analyser:
+        stored = self.db.scalar(
+            "SELECT analyser FROM lexical_analysers WHERE name = ?", (self.name,)
+        )
+        if stored is not None:
+            return cast(Analyser, stored)
+        # Before the marker existed every index was `plain`; an empty one takes the wanted one.
+        made = "plain" if self.db.scalar(f"SELECT 1 FROM {self.name}_fts LIMIT 1") else wanted
+        self.db.execute(
+            "INSERT OR IGNORE INTO lexical_analysers(name, analyser) VALUES (?, ?)",
+            (self.name, made),
+        )
+        return cast(Analyser, made)
+
+    @property
+    def stale(self) -> bool:
+        """`N_fts` was made by another analyser than the owner wants: call `reanalyse`."""
+        return self.analyser != self.wanted
+
+    def reanalyse(self, items: Iterable[tuple[int, str]]) -> int:
+        """Rebuild `N_fts` from every (id, text) of the owner with the wanted analyser (one
+        transaction; the trigram and vector tables are untouched). Returns the records done."""
+        rows = [(int(i), analyse(t, self.wanted)) for i, t in items]
+        with self.db.transaction():
+            self.db.execute(f"DROP TABLE IF EXISTS {self.name}_fts")
+            self.create_tables(self.db, self.name)
+            self.db.executemany(f"INSERT INTO {self.name}_fts(rowid, text) VALUES (?, ?)", rows)
+            self.db.execute(
+                "INSERT OR REPLACE INTO lexical_analysers(name, analyser) VALUES (?, ?)",
+                (self.name, self.wanted),
+            )
+        self.analyser = self.wanted
+        log.info("index %s: %d texts re-analysed (%s)", self.name, len(rows), self.wanted)
+        return len(rows)
 
     @staticmethod
     def create_tables(db: Database, name: str) -> None:
@@ -111,6 +154,10 @@ class TextIndex:
         db.execute(
             "CREATE TABLE IF NOT EXISTS vector_spaces("
             "name TEXT PRIMARY KEY, model_id TEXT NOT NULL, dim INTEGER NOT NULL)"
+        )
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS lexical_analysers("
+            "name TEXT PRIMARY KEY, analyser TEXT NOT NULL)"
         )
         db.execute(
             f"CREATE VIRTUAL TABLE IF NOT EXISTS {name}_fts USING fts5(text, "
@@ -227,7 +274,7 @@ class TextIndex:
             self.db.executemany(f"DELETE FROM {self.name}_tri WHERE rowid = ?", ids)
             self.db.executemany(
                 f"INSERT INTO {self.name}_fts(rowid, text) VALUES (?, ?)",
-                [(int(i), spaced_cjk(fold(t))) for i, t in items],
+                [(int(i), analyse(t, self.analyser)) for i, t in items],
             )
             self.db.executemany(
                 f"INSERT INTO {self.name}_tri(rowid, text) VALUES (?, ?)",
@@ -257,7 +304,11 @@ class TextIndex:
         """BM25 over `unicode61`, then substrings from the trigram table: "top_up" when BM25
         finds fewer than `k`, "fallback" only when it finds none (a trigram OR-query over a large
         collection costs more than the rest of the search)."""
-        parsed = parse_query(query) if isinstance(query, str) else query
+        parsed = (
+            parse_query(query, self.analyser)
+            if isinstance(query, str)
+            else query.for_analyser(self.analyser)
+        )
         if parsed.empty:
             return []
         extra = f" AND {where}" if where else ""
