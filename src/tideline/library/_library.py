@@ -16,7 +16,7 @@ import os
 import time
 from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -36,6 +36,7 @@ from tideline.library._registry import (
     save_registry,
 )
 from tideline.library._router import Router, RouteResult
+from tideline.library._trust import lexical_weight
 from tideline.pathnames import shown
 from tideline.search import (
     MODES,
@@ -136,6 +137,7 @@ class Library:
         policy: Policy = LIBRARY,
         keys: str = "items",
         catch_up: str = "auto",
+        lex_floor: float = 1.0,
     ):
         self.root = Path(root).expanduser().resolve()
         if not self.root.is_dir():
@@ -152,6 +154,9 @@ class Library:
         if catch_up not in CATCH_UP:
             raise InvalidInput(f"catch_up={catch_up!r}; use one of {', '.join(CATCH_UP)}")
         self.catch_up = catch_up
+        if not 0.0 <= lex_floor <= 1.0:
+            raise InvalidInput(f"lex_floor={lex_floor!r}; use a weight from 0 to 1")
+        self.lex_floor = lex_floor
         self.watcher: Any = None  # a running `Watcher` registers itself here
         self._layout: Layout | None = None
         self._layout_at = 0.0
@@ -372,7 +377,7 @@ class Library:
             ids = {h.id for hits in lists for h in hits if h.source == n}
             parent.update(((n, i), (n, p)) for i, p in idx.parents(ids).items())
         lists = [[h for h in hits if h.key in parent] for hits in lists]  # replaced meanwhile
-        grouped = by_chunk(lists, parent, self.policy)
+        grouped = by_chunk(lists, parent, self._policy_for(query, lists, owners))
         found = Retrieval(grouped.hits, cast(Mode, mode))
         rows: dict[tuple[int, int], dict[str, Any]] = {}
         for n, idx in enumerate(owners):
@@ -427,6 +432,19 @@ class Library:
         found = retrieve(scopes, query, qvec, k, cast(Mode, mode), self.policy, warning=down)
         warnings.extend(found.warnings)
         return [found.hits]
+
+    def _policy_for(
+        self, query: str, lists: list[list[Hit]], owners: list[CollectionIndex]
+    ) -> Policy:
+        """The library's policy, its lexical weight scaled by how much of the query the best
+        lexical hit covers (`_trust`; `lex_floor` 1.0 keeps the weights as they are)."""
+        if self.lex_floor >= 1.0 or len(lists) < 2 or not lists[0]:
+            return self.policy
+        top = lists[0][0]
+        text = owners[top.source].lexical_text(top.id)
+        w = lexical_weight(query, text, self.lex_floor)
+        lex, vec = self.policy.weights
+        return replace(self.policy, weights=(lex * w, vec))
 
     def _watched(self) -> str:
         """ "watcher" when a running watcher keeps the index current (this process's has synced
