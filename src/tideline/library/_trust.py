@@ -28,8 +28,7 @@ def _stops() -> frozenset[str]:
 def coverage(query: str, text: str) -> float:
     """The share of the query's content terms that `text` contains (1.0 for a query of stop
     words only, which has nothing to judge by)."""
-    terms = set(analyse(query).split())
-    content = terms - _stops() or terms
+    content = set(analyse(query).split()) - _stops()
     if not content:
         return 1.0
     found = set(analyse(text).split())
