@@ -35,6 +35,7 @@ from typing import Any
 from tideline.embed import CachedEmbedder, E5Embedder
 from tideline.errors import EmbedderError
 from tideline.library import LIBRARY, Library, Watcher
+from tideline.library._library import LEX_FLOOR
 from tideline.search import Policy
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -471,7 +472,7 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=None, help="keep the embedding cache here")
     parser.add_argument("--keys", choices=("items", "off"), default="items", help="item keys")
     parser.add_argument("--variants", action="store_true", help="measure fusion variants too")
-    parser.add_argument("--lex-floor", type=float, default=1.0, help="lexical trust floor")
+    parser.add_argument("--lex-floor", type=float, default=LEX_FLOOR, help="lexical trust floor")
     parser.add_argument(
         "--quality-only", action="store_true", help="quality from a warm --cache, no embedding"
     )

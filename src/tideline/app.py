@@ -38,6 +38,7 @@ def library_options(s: Settings) -> dict[str, Any]:
         "policy": policy,
         "keys": s.library_keys,
         "catch_up": s.library_catch_up,
+        "lex_floor": s.library_lex_floor,
         "busy_timeout_ms": s.busy_timeout_ms,
     }
 

@@ -113,6 +113,13 @@ SETTINGS: tuple[Setting, ...] = (
         "Library search: weight of the vector list against the lexical list (1.0) in the fusion.",
     ),
     Setting(
+        "library_lex_floor",
+        "MEMO_LEX_FLOOR",
+        0.2,
+        "Library search: the lexical list's weight is floor + (1 - floor) x the share of the "
+        "query's content words its best hit contains; 1.0 turns this trust off.",
+    ),
+    Setting(
         "plugins", "TIDELINE_PLUGINS", "", "Comma-separated allow-list of plugin entry points."
     ),
     # -- injection (T0–T4, docs/inject.md) ------------------------------------------------------
@@ -295,6 +302,7 @@ class Settings:
     library_catch_up: str = "auto"
     library_rrf_k: int = 60
     library_vector_weight: float = 1.0
+    library_lex_floor: float = 0.2
     plugins: str = ""
     soul_file: str = ""
     inject_t0_reflections: int = 5

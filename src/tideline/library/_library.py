@@ -55,6 +55,7 @@ MAX_K = 100  # results per search or route: more is a dump, not an answer
 TEXT_CHARS = 1200
 LAYOUT_TTL = 10.0
 CATCH_UP = ("auto", "stat")
+LEX_FLOOR = 0.2  # the lexical list's weight when its best hit shares no content word (`_trust`)
 
 #: How the library ranks (the composition root builds it from Settings): RRF where equal raw
 #: scores share a rank, so identical notes tie and the fresher wins; trigram only when BM25 finds
@@ -137,7 +138,7 @@ class Library:
         policy: Policy = LIBRARY,
         keys: str = "items",
         catch_up: str = "auto",
-        lex_floor: float = 1.0,
+        lex_floor: float = LEX_FLOOR,
     ):
         self.root = Path(root).expanduser().resolve()
         if not self.root.is_dir():
