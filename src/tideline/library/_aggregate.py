@@ -7,7 +7,7 @@ chunk's eight examples never fill eight places of a list and push the next pages
 fusion, and a chunk still gains from being found by both lists through different keys (a query
 whose command words hit one example and whose meaning is nearest another).
 
-The key that ranked best in the fused key-level order is the chunk's `match`: its line and text say
+The key with the best reciprocal-rank score of its own is the chunk's `match`: its line and text say
 where in the chunk the answer is.
 """
 
@@ -32,10 +32,17 @@ class Grouped:
 def by_chunk(lists: Sequence[list[Hit]], parent: Mapping[Key, Key], policy: Policy) -> Grouped:
     """Collapse each ranked list of key hits to chunks and fuse them (one list keeps its own
     order and scores); `parent` maps a key to its chunk (a chunk to itself)."""
-    ranked = fuse(lists, policy) if len(lists) > 1 else list(lists[0]) if lists else []
+    # a key's own reciprocal-rank score names the best key of each chunk (its `match`)
+    weights = policy.weights if len(lists) == len(policy.weights) else (1.0,) * len(lists)
+    score: dict[Key, float] = {}
+    for hits, w in zip(lists, weights, strict=True):
+        for pos, h in enumerate(hits, 1):
+            score[h.key] = score.get(h.key, 0.0) + w / (policy.rrf_k + pos)
     best: dict[Key, Key] = {}
-    for h in ranked:  # the first key of a chunk in the key-level order is its best
-        best.setdefault(parent.get(h.key, h.key), h.key)
+    for key, value in score.items():
+        group = parent.get(key, key)
+        if group not in best or value > score[best[group]]:
+            best[group] = key
     collapsed = [_collapse(hits, parent) for hits in lists]
     if len(collapsed) > 1:
         return Grouped(fuse(collapsed, policy), best)
