@@ -36,7 +36,6 @@ from tideline.embed import CachedEmbedder, E5Embedder
 from tideline.errors import EmbedderError
 from tideline.library import LIBRARY, Library, Watcher
 from tideline.library._library import LEX_FLOOR
-from tideline.search import Policy
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "tldr"
@@ -66,13 +65,14 @@ def build_library(dest: Path, pages: int | None, queries: list[dict]) -> int:
     return len(chosen)
 
 
-#: Fusion variants measured with --variants (name -> policy); the default is LIBRARY.
+#: Fusion variants measured with --variants: name -> (policy, lexical trust floor); the default
+#: is LIBRARY with floor LEX_FLOOR (1.0: the lexical list keeps its full weight, no trust).
 VARIANTS = {
-    "rrf k=60 (1, 1)": replace(LIBRARY, rrf_k=60, weights=(1.0, 1.0)),
-    "rrf k=60 (1, 2)": replace(LIBRARY, rrf_k=60, weights=(1.0, 2.0)),
-    "rrf k=20 (1, 1)": replace(LIBRARY, rrf_k=20, weights=(1.0, 1.0)),
-    "rrf k=20 (1, 2)": replace(LIBRARY, rrf_k=20, weights=(1.0, 2.0)),
-    "rrf k=10 (1, 1.5)": replace(LIBRARY, rrf_k=10, weights=(1.0, 1.5)),
+    "plain rrf (no trust)": (LIBRARY, 1.0),
+    "trust floor 0": (LIBRARY, 0.0),
+    "trust floor 0.5": (LIBRARY, 0.5),
+    "no trust, vec x2": (replace(LIBRARY, weights=(1.0, 2.0)), 1.0),
+    "no trust, k=20": (replace(LIBRARY, rrf_k=20), 1.0),
 }
 
 
@@ -110,11 +110,11 @@ def measure_quality(
     """File-level (recall@5, reciprocal rank@10) per (mode or variant, kind, lang); the three
     modes search with `raw` (their latency is recorded), the variants with cached queries."""
     quality: dict[tuple[str, str, str], list[tuple[float, float]]] = defaultdict(list)
-    runs: list[tuple[str, str, Policy]] = [(m, m, lib.policy) for m in ("lex", "vec", "hybrid")]
-    runs += [(name, "hybrid", policy) for name, policy in VARIANTS.items()] if variants else []
-    default = lib.policy
-    for label, mode, policy in runs:
-        lib.policy = policy
+    default = lib.policy, lib.lex_floor
+    runs = [(m, m, default) for m in ("lex", "vec", "hybrid")]
+    runs += [(name, "hybrid", v) for name, v in VARIANTS.items()] if variants else []
+    for label, mode, (policy, floor) in runs:
+        lib.policy, lib.lex_floor = policy, floor
         lib.embedder = raw if label == mode else queries_cached
         for q in qs:
             t0 = time.perf_counter()
@@ -127,7 +127,7 @@ def measure_quality(
             rr = 1.0 / rank if rank is not None and rank <= 10 else 0.0
             quality[(label, q["kind"], q["lang"])].append((r5, rr))
             quality[(label, "all", "all")].append((r5, rr))
-    lib.policy, lib.embedder = default, raw
+    (lib.policy, lib.lex_floor), lib.embedder = default, raw
     return quality
 
 
