@@ -28,6 +28,7 @@ from _report import machine, ms_stats, write_section
 from tideline.app import Tideline
 from tideline.config import Settings
 from tideline.memory import date_window
+from tideline.memory._raw import spelled_day
 from tideline.search import Hit, Policy, Scope, TextIndex, diversify, lift, retrieve
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo"
@@ -39,11 +40,12 @@ NEW = Policy(rrf_k=10)
 
 @dataclass(frozen=True)
 class Variant:
-    """One row: lexical index (`plain`, `snow`, `ctx`), vector index (`own`, `ctxvec`), mode,
+    """One row: lexical index (`plain`, `snow`: no context; `ctx`: the product's turn index,
+    with context keys; `ctxnodate`, `ctx2`), vector index (`own`, `ctxvec`), mode,
     policy, and the re-ordering levers (dates: weight of the date-restricted search; diverse:
     the per-session cap)."""
 
-    lex: str = "snow"
+    lex: str = "ctx"
     vec: str = "own"
     mode: str = "hybrid"
     policy: Policy = NEW
@@ -52,24 +54,31 @@ class Variant:
 
 
 VARIANTS: dict[str, Variant] = {
-    "before (plain analyser, rrf k=10)": Variant("plain", policy=OLD),
-    "lex: plain": Variant("plain", mode="lex", policy=OLD),
+    "before: plain analyser, rrf k=10 (the old default)": Variant("plain", policy=OLD),
+    "lex: plain (before)": Variant("plain", mode="lex", policy=OLD),
     "lex: plain + stop words": Variant("plain", mode="lex"),
-    "lex: snowball": Variant(mode="lex", policy=OLD),
-    "lex: snowball + stop words": Variant(mode="lex"),
-    "lex: snowball + stop + context keys": Variant("ctx", mode="lex"),
+    "lex: snowball": Variant("snow", mode="lex", policy=OLD),
+    "lex: snowball + stop words": Variant("snow", mode="lex"),
+    "lex: + context keys (±1 turn, spelled date)": Variant(mode="lex"),
+    "lex: + context keys without the date": Variant("ctxnodate", mode="lex"),
+    "lex: + context keys ±2 turns": Variant("ctx2", mode="lex"),
+    "lex: + context keys + dates": Variant(mode="lex", dates=1.0),
     "vec": Variant(mode="vec"),
-    "vec: + context vectors": Variant(vec="ctxvec", mode="vec"),
-    "hybrid: snowball + stop, rrf k=10": Variant(),
-    "hybrid: rrf k=60": Variant(policy=Policy(rrf_k=60)),
-    "hybrid: convex α=0.3": Variant(policy=Policy(fusion="convex", alpha=0.3)),
-    "hybrid: convex α=0.5": Variant(policy=Policy(fusion="convex", alpha=0.5)),
-    "hybrid: convex α=0.7": Variant(policy=Policy(fusion="convex", alpha=0.7)),
-    "hybrid: + context keys": Variant("ctx"),
-    "hybrid: + context vectors": Variant(vec="ctxvec"),
-    "hybrid: + context keys + vectors": Variant("ctx", "ctxvec"),
-    "hybrid: + dates": Variant(dates=1.0),
-    "hybrid: + diversity (3/session)": Variant(diverse=3),
+    "vec: + context vectors (2nd part: the turn in its window)": Variant(vec="ctxvec", mode="vec"),
+    "hybrid: snowball + stop, no context, rrf k=10": Variant("snow"),
+    "hybrid: + context keys, rrf k=10": Variant(),
+    "hybrid: + context keys, rrf k=60": Variant(policy=Policy(rrf_k=60)),
+    "hybrid: + context keys, rrf k=10, vec ×0.5": Variant(
+        policy=Policy(rrf_k=10, weights=(1.0, 0.5))
+    ),
+    "hybrid: + context keys, convex α=0.3": Variant(policy=Policy(fusion="convex", alpha=0.3)),
+    "hybrid: + context keys, convex α=0.5": Variant(policy=Policy(fusion="convex", alpha=0.5)),
+    "hybrid: + context keys, convex α=0.7": Variant(policy=Policy(fusion="convex", alpha=0.7)),
+    "hybrid: + context keys + context vectors": Variant(vec="ctxvec"),
+    "hybrid: + context keys + dates": Variant(dates=1.0),
+    "hybrid: + context keys + dates ×0.5": Variant(dates=0.5),
+    "hybrid: + context keys + diversity (3/session)": Variant(diverse=3),
+    "hybrid: + context keys + diversity (2/session)": Variant(diverse=2),
 }
 
 
@@ -96,20 +105,27 @@ def _turns(app: Tideline) -> tuple[list[Turn], dict[int, str]]:
     return turns, {r[0]: r[6] for r in rows}
 
 
-def _indexes(app: Tideline, turns: list[Turn]) -> dict[str, TextIndex]:
+def _indexes(app: Tideline, turns: list[Turn], vectors: bool) -> dict[str, TextIndex]:
     """The product's turn index and the ablation's extra ones (see `_locomo_levers`)."""
     main = app.memory.raw.index
     rows = [(t.id, t.text) for t in turns]
     windows = {t.id: window_text(turns, n) for n, t in enumerate(turns)}
-    dated = {t.id: window_text(turns, n, date=t.ts[:10]) for n, t in enumerate(turns)}
-    assert app.embedder is not None
-    return {
-        "snow": main,
+    out = {
+        "ctx": main,
         "own": main,
         "plain": lexical_index(app.db, "abl_plain", rows, "plain"),
-        "ctx": lexical_index(app.db, "abl_ctx", list(dated.items()), "snowball"),
-        "ctxvec": context_vectors(app.db, "abl_ctxvec", main, turns, windows, app.embedder),
+        "snow": lexical_index(app.db, "abl_snow", rows, "snowball"),
+        "ctxnodate": lexical_index(app.db, "abl_ctxnd", list(windows.items()), "snowball"),
+        "ctx2": lexical_index(
+            app.db,
+            "abl_ctx2",
+            [(t.id, window_text(turns, n, 2, spelled_day(t.ts))) for n, t in enumerate(turns)],
+            "snowball",
+        ),
     }
+    if vectors and app.embedder is not None:
+        out["ctxvec"] = context_vectors(app.db, "abl_ctxvec", main, turns, windows, app.embedder)
+    return out
 
 
 def _search(
@@ -117,7 +133,7 @@ def _search(
     indexes: dict[str, TextIndex],
     app: Tideline,
     question: str,
-    qvec: np.ndarray,
+    qvec: np.ndarray | None,
     k: int,
     session_of: dict[int, int],
 ) -> list[Hit]:
@@ -136,9 +152,10 @@ def _search(
     return found[:k]
 
 
-def run(cache: Path | None, k_max: int = 10) -> str:
+def run(cache: Path | None, k_max: int = 10, lex_only: bool = False) -> str:
+    variants = {n: v for n, v in VARIANTS.items() if v.mode == "lex" or not lex_only}
     recall: dict[str, dict[int, dict[int, list[float]]]] = {
-        m: {c: {5: [], 10: []} for c in CATEGORIES} for m in VARIANTS
+        m: {c: {5: [], 10: []} for c in CATEGORIES} for m in variants
     }
     latency: list[float] = []
     turns_total, import_seconds, dropped, questions = 0, 0.0, 0, 0
@@ -148,6 +165,7 @@ def run(cache: Path | None, k_max: int = 10) -> str:
             overrides = {
                 "home": tmp,
                 "cache_path": str(cache) if cache else str(Path(tmp) / "cache.db"),
+                "embedder": "none" if lex_only else None,
             }
             app = Tideline(Settings.load(overrides=overrides))
             started = time.perf_counter()
@@ -156,7 +174,8 @@ def run(cache: Path | None, k_max: int = 10) -> str:
             turns_total += summary.turns_added
             turns, ext = _turns(app)
             session_of = {t.id: t.session for t in turns}
-            indexes = _indexes(app, turns)
+            indexes = _indexes(app, turns, not lex_only)
+            print(f"{path.name}: {len(turns)} turns", flush=True)
             for qa in data["qa"]:
                 cat = qa.get("category")
                 if cat not in CATEGORIES:
@@ -167,11 +186,10 @@ def run(cache: Path | None, k_max: int = 10) -> str:
                     continue
                 questions += 1
                 t = time.perf_counter()
-                app.memory.search_turns(qa["question"], k_max)  # the product path, timed
+                app.memory.search_turns(qa["question"], k_max, "lex" if lex_only else "hybrid")
                 latency.append(time.perf_counter() - t)
-                assert app.embedder is not None
-                qvec = app.embedder.embed_query(qa["question"])  # cached by the call above
-                for name, v in VARIANTS.items():
+                qvec = None if lex_only else app.embedder.embed_query(qa["question"])  # type: ignore[union-attr]
+                for name, v in variants.items():
                     hits = _search(v, indexes, app, qa["question"], qvec, k_max, session_of)
                     got = [ext.get(h.id) for h in hits]
                     for k in (5, 10):
@@ -183,7 +201,7 @@ def run(cache: Path | None, k_max: int = 10) -> str:
         + " | overall @5 | overall @10 |"
     )
     rows = [header, "|---|" + "---:|" * (len(CATEGORIES) + 2)]
-    for name in VARIANTS:
+    for name in variants:
         cells = [
             f"{statistics.mean(recall[name][c][5]):.3f} / {statistics.mean(recall[name][c][10]):.3f}"
             for c in CATEGORIES
@@ -225,10 +243,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cache", type=Path, default=None, help="reuse this embedding cache")
     ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--lex-only", action="store_true", help="lexical rows only, no embedder")
     args = ap.parse_args()
     if not DATA.is_dir():
         raise SystemExit(f"LoCoMo data not found at {DATA}")
-    body = run(args.cache)
+    body = run(args.cache, lex_only=args.lex_only)
     print(body)
     if not args.no_write:
         write_section("locomo-retrieval", body)
