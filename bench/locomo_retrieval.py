@@ -25,16 +25,17 @@ import numpy as np
 from _locomo_levers import Mixed, Turn, context_vectors, lexical_index, window_text
 from _report import machine, ms_stats, write_section
 
+from tideline.analysis.cluster_routing import cluster_narratives, rebuild_clusters, route_clusters
 from tideline.app import Tideline
 from tideline.config import Settings
-from tideline.memory import date_window
-from tideline.memory._raw import spelled_day
-from tideline.search import Hit, Policy, Scope, TextIndex, diversify, lift, retrieve
+from tideline.memory import NarrativeInput, TurnLevers, search_turns, spelled_day
+from tideline.search import Hit, Policy, Scope, TextIndex
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 _ID = re.compile(r"D:?(\d+):(\d+)")
 OLD = Policy(rrf_k=10, stop_words=False)  # the default before issue 12
+OFF = TurnLevers()
 NEW = Policy(rrf_k=10)
 
 
@@ -49,8 +50,8 @@ class Variant:
     vec: str = "own"
     mode: str = "hybrid"
     policy: Policy = NEW
-    dates: float = 0.0
-    diverse: int = 0
+    levers: TurnLevers = OFF
+    route: str = ""
 
 
 VARIANTS: dict[str, Variant] = {
@@ -62,7 +63,7 @@ VARIANTS: dict[str, Variant] = {
     "lex: + context keys (±1 turn, spelled date)": Variant(mode="lex"),
     "lex: + context keys without the date": Variant("ctxnodate", mode="lex"),
     "lex: + context keys ±2 turns": Variant("ctx2", mode="lex"),
-    "lex: + context keys + dates": Variant(mode="lex", dates=1.0),
+    "lex: + context keys + dates": Variant(mode="lex", levers=TurnLevers(date_weight=1.0)),
     "vec": Variant(mode="vec"),
     "vec: + context vectors (2nd part: the turn in its window)": Variant(vec="ctxvec", mode="vec"),
     "hybrid: snowball + stop, no context, rrf k=10": Variant("snow"),
@@ -75,10 +76,18 @@ VARIANTS: dict[str, Variant] = {
     "hybrid: + context keys, convex α=0.5": Variant(policy=Policy(fusion="convex", alpha=0.5)),
     "hybrid: + context keys, convex α=0.7": Variant(policy=Policy(fusion="convex", alpha=0.7)),
     "hybrid: + context keys + context vectors": Variant(vec="ctxvec"),
-    "hybrid: + context keys + dates": Variant(dates=1.0),
-    "hybrid: + context keys + dates ×0.5": Variant(dates=0.5),
-    "hybrid: + context keys + diversity (3/session)": Variant(diverse=3),
-    "hybrid: + context keys + diversity (2/session)": Variant(diverse=2),
+    "hybrid: + context keys + dates": Variant(levers=TurnLevers(date_weight=1.0)),
+    "hybrid: + context keys + dates ×0.5": Variant(levers=TurnLevers(date_weight=0.5)),
+    "hybrid: + context keys + diversity (3/session)": Variant(levers=TurnLevers(session_cap=3)),
+    "hybrid: + context keys + diversity (2/session)": Variant(levers=TurnLevers(session_cap=2)),
+    "hybrid: + context keys + memory keys ×0.5 ¹": Variant(levers=TurnLevers(memory_weight=0.5)),
+    "hybrid: + context keys + memory keys ×1 ¹": Variant(levers=TurnLevers(memory_weight=1.0)),
+    "hybrid: + memory keys ×0.5, routed clusters + adjacent ¹": Variant(
+        levers=TurnLevers(memory_weight=0.5), route="routed+adjacent"
+    ),
+    "hybrid: + memory keys ×0.5, routed clusters only ¹": Variant(
+        levers=TurnLevers(memory_weight=0.5), route="routed"
+    ),
 }
 
 
@@ -135,21 +144,59 @@ def _search(
     question: str,
     qvec: np.ndarray | None,
     k: int,
-    session_of: dict[int, int],
+    routes: dict[str, Scope | None],
 ) -> list[Hit]:
     scope = Scope(Mixed(indexes[v.lex], indexes[v.vec]))
-    texts = app.memory.raw.texts
-    found = retrieve(scope, question, qvec, k, v.mode, v.policy, texts=texts).hits  # type: ignore[arg-type]
-    if v.dates:
-        window = date_window(question)
-        if window:
-            inside = app.memory.raw.filter(*window)
-            narrowed = Scope(scope.index, inside.where, inside.params)
-            extra = retrieve(narrowed, question, qvec, k, v.mode, v.policy, texts=texts).hits  # type: ignore[arg-type]
-            found = lift(found, {h.id: h.score for h in extra}, v.dates)
-    if v.diverse:
-        found = diversify(found, session_of, v.diverse)
-    return found[:k]
+    memory = app.memory
+    found = search_turns(
+        memory.raw,
+        memory.narratives,
+        question,
+        qvec,
+        k,
+        v.mode,  # type: ignore[arg-type]
+        v.policy,
+        v.levers,
+        scope=scope,
+        narrative_policy=memory.narrative_policy,
+        memory_scope=routes.get(v.route),
+    )
+    return found.hits[:k]
+
+
+def _observations(app: Tideline, data: dict[str, object], ids: dict[str, int]) -> int:
+    """LoCoMo's per-session observations ("Caroline attended an LGBTQ support group", D1:3) as
+    narratives linked to their turns: a stand-in for what the Sleep pipeline writes."""
+    memory = app.memory
+    added = 0
+    with memory.lock, app.db.transaction():
+        for key, value in data.items():
+            if not key.endswith("_observation") or not isinstance(value, dict):
+                continue
+            for facts in value.values():
+                for fact in facts:
+                    links = [ids[e] for e in evidence_ids([str(fact[1])])[0] if e in ids]
+                    if links:
+                        memory.narratives.insert(
+                            NarrativeInput(str(fact[0]), source_links=links).validated()
+                        )
+                        added += 1
+    memory.embed_pending()
+    return added
+
+
+def _routes(app: Tideline, qvec: np.ndarray | None) -> dict[str, Scope | None]:
+    """Narrative scopes for the memory keys: all, or only the soft clusters routed to (with
+    and without their adjacent clusters)."""
+    out: dict[str, Scope | None] = {"": None}
+    if qvec is None:
+        return out
+    index = app.memory.narratives.index
+    for name, wide in (("routed+adjacent", True), ("routed", False)):
+        ids = cluster_narratives(app.memory, route_clusters(app.memory, qvec, wide=wide))
+        marks = ",".join(str(int(i)) for i in ids) or "0"
+        out[name] = Scope(index, f"rowid IN ({marks})")
+    return out
 
 
 def run(cache: Path | None, k_max: int = 10, lex_only: bool = False) -> str:
@@ -158,7 +205,7 @@ def run(cache: Path | None, k_max: int = 10, lex_only: bool = False) -> str:
         m: {c: {5: [], 10: []} for c in CATEGORIES} for m in variants
     }
     latency: list[float] = []
-    turns_total, import_seconds, dropped, questions = 0, 0.0, 0, 0
+    turns_total, import_seconds, dropped, questions, narratives = 0, 0.0, 0, 0, 0
     for path in sorted(DATA.glob("*.json")):
         data = json.loads(path.read_text())
         with tempfile.TemporaryDirectory() as tmp:
@@ -173,8 +220,11 @@ def run(cache: Path | None, k_max: int = 10, lex_only: bool = False) -> str:
             import_seconds += time.perf_counter() - started
             turns_total += summary.turns_added
             turns, ext = _turns(app)
-            session_of = {t.id: t.session for t in turns}
             indexes = _indexes(app, turns, not lex_only)
+            by_dia = {e: i for i, e in ext.items() if e}
+            narratives += _observations(app, data, by_dia) if not lex_only else 0
+            if not lex_only:
+                rebuild_clusters(app.memory)
             print(f"{path.name}: {len(turns)} turns", flush=True)
             for qa in data["qa"]:
                 cat = qa.get("category")
@@ -189,8 +239,9 @@ def run(cache: Path | None, k_max: int = 10, lex_only: bool = False) -> str:
                 app.memory.search_turns(qa["question"], k_max, "lex" if lex_only else "hybrid")
                 latency.append(time.perf_counter() - t)
                 qvec = None if lex_only else app.embedder.embed_query(qa["question"])  # type: ignore[union-attr]
+                routes = _routes(app, qvec)
                 for name, v in variants.items():
-                    hits = _search(v, indexes, app, qa["question"], qvec, k_max, session_of)
+                    hits = _search(v, indexes, app, qa["question"], qvec, k_max, routes)
                     got = [ext.get(h.id) for h in hits]
                     for k in (5, 10):
                         recall[name][cat][k].append(len(gold & set(got[:k])) / len(gold))
@@ -232,6 +283,10 @@ def run(cache: Path | None, k_max: int = 10, lex_only: bool = False) -> str:
             " Each row switches one lever against the row it names (bench/_locomo_levers.py):",
             "",
             *rows,
+            "",
+            f"¹ with LoCoMo's {narratives:,} session observations stored as narratives linked to "
+            "their turns (a stand-in for what the Sleep pipeline writes); every other row searches "
+            "the turns alone.",
             "",
             f"Turn search with default settings (`Memory.search_turns`, query embedding from the "
             f"cache after the first run): p50 {p50} ms, p95 {p95} ms over {len(latency)} questions.",

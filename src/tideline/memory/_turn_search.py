@@ -44,8 +44,10 @@ def search_turns(
     scope: Scope,
     narrative_policy: Policy,
     warning: str | None = None,
+    memory_scope: Scope | None = None,
 ) -> Retrieval:
-    """The turns for `query` within `scope`, re-ordered by the levers (see the module doc)."""
+    """The turns for `query` within `scope`, re-ordered by the levers (see the module doc);
+    `memory_scope` narrows the narratives searched for memory keys (default: all)."""
     found = retrieve(scope, query, qvec, k, mode, policy, texts=raw.texts, warning=warning)
     hits = found.hits
     unfiltered = scope.where is None  # the levers may add turns: only when nothing is filtered
@@ -59,7 +61,13 @@ def search_turns(
             hits = lift(hits, {h.id: h.score for h in then.hits}, levers.date_weight)
     if levers.memory_weight and unfiltered and not narratives.empty():
         memories = retrieve(
-            Scope(narratives.index), query, qvec, k, mode, narrative_policy, texts=narratives.texts
+            memory_scope or Scope(narratives.index),
+            query,
+            qvec,
+            k,
+            mode,
+            narrative_policy,
+            texts=narratives.texts,
         ).top(k)
         sources: dict[int, float] = {}
         score = {h.id: h.score for h in memories}
