@@ -22,12 +22,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from _locomo_levers import Mixed, Turn, context_vectors, lexical_index, window_text
+from _locomo_levers import CacheOnly, Mixed, Turn, context_vectors, lexical_index, window_text
 from _report import machine, ms_stats, write_section
 
 from tideline.analysis.cluster_routing import cluster_narratives, rebuild_clusters, route_clusters
 from tideline.app import Tideline
 from tideline.config import Settings
+from tideline.embed import CachedEmbedder
+from tideline.errors import EmbedderError
 from tideline.memory import NarrativeInput, TurnLevers, search_turns, spelled_day
 from tideline.search import Hit, Policy, Scope, TextIndex
 
@@ -36,13 +38,20 @@ CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 _ID = re.compile(r"D:?(\d+):(\d+)")
 OLD = Policy(rrf_k=10, stop_words=False)  # the default before issue 12
 OFF = TurnLevers()
+CONVEX = Policy(fusion="convex", alpha=0.5)
+DATES = TurnLevers(date_weight=1.0)
+#: The context-vector lever embeds every turn a second time (in its window): `--context-vectors`.
+CONTEXT_VECTORS = False
+#: `--cache-only` (no embedding, so no lock: for a quick look while others embed) and `--only`.
+CACHE_ONLY = False
+ONLY: set[str] = set()
 NEW = Policy(rrf_k=10)
 
 
 @dataclass(frozen=True)
 class Variant:
     """One row: lexical index (`plain`, `snow`: no context; `ctx`: the product's turn index,
-    with context keys; `ctxnodate`, `ctx2`), vector index (`own`, `ctxvec`), mode,
+    with context keys ±2; `ctx1`, `ctxnodate`: ±1 with and without the date), vector index (`own`, `ctxvec`), mode,
     policy, and the re-ordering levers (dates: weight of the date-restricted search; diverse:
     the per-session cap)."""
 
@@ -56,37 +65,61 @@ class Variant:
 
 VARIANTS: dict[str, Variant] = {
     "before: plain analyser, rrf k=10 (the old default)": Variant("plain", policy=OLD),
+    "default: convex α=0.5, context ±2, dates (turns alone)": Variant(policy=CONVEX, levers=DATES),
     "lex: plain (before)": Variant("plain", mode="lex", policy=OLD),
     "lex: plain + stop words": Variant("plain", mode="lex"),
     "lex: snowball": Variant("snow", mode="lex", policy=OLD),
     "lex: snowball + stop words": Variant("snow", mode="lex"),
-    "lex: + context keys (±1 turn, spelled date)": Variant(mode="lex"),
-    "lex: + context keys without the date": Variant("ctxnodate", mode="lex"),
-    "lex: + context keys ±2 turns": Variant("ctx2", mode="lex"),
-    "lex: + context keys + dates": Variant(mode="lex", levers=TurnLevers(date_weight=1.0)),
+    "lex: + context keys ±1 turn, spelled date": Variant("ctx1", mode="lex"),
+    "lex: + context keys ±1, no date": Variant("ctxnodate", mode="lex"),
+    "lex: + context keys ±2 (default)": Variant(mode="lex"),
+    "lex: + context keys ±2 + dates": Variant(mode="lex", levers=DATES),
+    "lex: + context keys ±2 + diversity (3/session)": Variant(
+        mode="lex", levers=TurnLevers(session_cap=3)
+    ),
+    "lex: + context keys ±2 + memory keys ×0.5 ¹": Variant(
+        mode="lex", levers=TurnLevers(memory_weight=0.5)
+    ),
     "vec": Variant(mode="vec"),
     "vec: + context vectors (2nd part: the turn in its window)": Variant(vec="ctxvec", mode="vec"),
     "hybrid: snowball + stop, no context, rrf k=10": Variant("snow"),
-    "hybrid: + context keys, rrf k=10": Variant(),
-    "hybrid: + context keys, rrf k=60": Variant(policy=Policy(rrf_k=60)),
-    "hybrid: + context keys, rrf k=10, vec ×0.5": Variant(
+    "hybrid: + context ±1, rrf k=10": Variant("ctx1"),
+    "hybrid: + context ±2, rrf k=10": Variant(),
+    "hybrid: + context ±2, rrf k=60": Variant(policy=Policy(rrf_k=60)),
+    "hybrid: + context ±2, rrf k=10, vec ×0.5": Variant(
         policy=Policy(rrf_k=10, weights=(1.0, 0.5))
     ),
-    "hybrid: + context keys, convex α=0.3": Variant(policy=Policy(fusion="convex", alpha=0.3)),
-    "hybrid: + context keys, convex α=0.5": Variant(policy=Policy(fusion="convex", alpha=0.5)),
-    "hybrid: + context keys, convex α=0.7": Variant(policy=Policy(fusion="convex", alpha=0.7)),
-    "hybrid: + context keys + context vectors": Variant(vec="ctxvec"),
-    "hybrid: + context keys + dates": Variant(levers=TurnLevers(date_weight=1.0)),
-    "hybrid: + context keys + dates ×0.5": Variant(levers=TurnLevers(date_weight=0.5)),
-    "hybrid: + context keys + diversity (3/session)": Variant(levers=TurnLevers(session_cap=3)),
-    "hybrid: + context keys + diversity (2/session)": Variant(levers=TurnLevers(session_cap=2)),
-    "hybrid: + context keys + memory keys ×0.5 ¹": Variant(levers=TurnLevers(memory_weight=0.5)),
-    "hybrid: + context keys + memory keys ×1 ¹": Variant(levers=TurnLevers(memory_weight=1.0)),
-    "hybrid: + memory keys ×0.5, routed clusters + adjacent ¹": Variant(
-        levers=TurnLevers(memory_weight=0.5), route="routed+adjacent"
+    "hybrid: + context ±2, convex α=0.3": Variant(policy=Policy(fusion="convex", alpha=0.3)),
+    "hybrid: + context ±2, convex α=0.4": Variant(policy=Policy(fusion="convex", alpha=0.4)),
+    "hybrid: + context ±2, convex α=0.5": Variant(policy=CONVEX),
+    "hybrid: + context ±2, convex α=0.6": Variant(policy=Policy(fusion="convex", alpha=0.6)),
+    "hybrid: + context ±2, convex α=0.7": Variant(policy=Policy(fusion="convex", alpha=0.7)),
+    "hybrid: + context ±2, convex α=0.5, no keyword boost": Variant(
+        policy=Policy(fusion="convex", alpha=0.5, boost=0.0)
     ),
-    "hybrid: + memory keys ×0.5, routed clusters only ¹": Variant(
-        levers=TurnLevers(memory_weight=0.5), route="routed"
+    "hybrid: + context ±1, convex α=0.5": Variant("ctx1", policy=CONVEX),
+    "hybrid: + context ±2 + context vectors, convex": Variant(vec="ctxvec", policy=CONVEX),
+    "hybrid: convex + dates ×0.5": Variant(policy=CONVEX, levers=TurnLevers(date_weight=0.5)),
+    "hybrid: convex + dates + diversity (3/session)": Variant(
+        policy=CONVEX, levers=TurnLevers(date_weight=1.0, session_cap=3)
+    ),
+    "hybrid: convex + dates + diversity (5/session)": Variant(
+        policy=CONVEX, levers=TurnLevers(date_weight=1.0, session_cap=5)
+    ),
+    "hybrid: convex + dates + memory keys ×0.25 ¹": Variant(
+        policy=CONVEX, levers=TurnLevers(1.0, 0.25)
+    ),
+    "hybrid: convex + dates + memory keys ×0.5 ¹": Variant(
+        policy=CONVEX, levers=TurnLevers(1.0, 0.5)
+    ),
+    "hybrid: convex + dates + memory keys ×1 ¹": Variant(
+        policy=CONVEX, levers=TurnLevers(1.0, 1.0)
+    ),
+    "hybrid: convex + dates + memory keys ×0.5, routed clusters + adjacent ¹": Variant(
+        policy=CONVEX, levers=TurnLevers(1.0, 0.5), route="routed+adjacent"
+    ),
+    "hybrid: convex + dates + memory keys ×0.5, routed clusters only ¹": Variant(
+        policy=CONVEX, levers=TurnLevers(1.0, 0.5), route="routed"
     ),
 }
 
@@ -125,14 +158,14 @@ def _indexes(app: Tideline, turns: list[Turn], vectors: bool) -> dict[str, TextI
         "plain": lexical_index(app.db, "abl_plain", rows, "plain"),
         "snow": lexical_index(app.db, "abl_snow", rows, "snowball"),
         "ctxnodate": lexical_index(app.db, "abl_ctxnd", list(windows.items()), "snowball"),
-        "ctx2": lexical_index(
+        "ctx1": lexical_index(
             app.db,
-            "abl_ctx2",
-            [(t.id, window_text(turns, n, 2, spelled_day(t.ts))) for n, t in enumerate(turns)],
+            "abl_ctx1",
+            [(t.id, window_text(turns, n, 1, spelled_day(t.ts))) for n, t in enumerate(turns)],
             "snowball",
         ),
     }
-    if vectors and app.embedder is not None:
+    if vectors and CONTEXT_VECTORS and app.embedder is not None:
         out["ctxvec"] = context_vectors(app.db, "abl_ctxvec", main, turns, windows, app.embedder)
     return out
 
@@ -200,13 +233,22 @@ def _routes(app: Tideline, qvec: np.ndarray | None) -> dict[str, Scope | None]:
 
 
 def run(cache: Path | None, k_max: int = 10, lex_only: bool = False) -> str:
-    variants = {n: v for n, v in VARIANTS.items() if v.mode == "lex" or not lex_only}
+    variants = {
+        n: v
+        for n, v in VARIANTS.items()
+        if (v.mode == "lex" or not lex_only) and (v.vec != "ctxvec" or CONTEXT_VECTORS)
+    }
     recall: dict[str, dict[int, dict[int, list[float]]]] = {
         m: {c: {5: [], 10: []} for c in CATEGORIES} for m in variants
     }
     latency: list[float] = []
+    embedding: list[float] = []
     turns_total, import_seconds, dropped, questions, narratives = 0, 0.0, 0, 0, 0
+    skipped, conversations = 0, 0
     for path in sorted(DATA.glob("*.json")):
+        if ONLY and path.stem not in ONLY:
+            continue
+        conversations += 1
         data = json.loads(path.read_text())
         with tempfile.TemporaryDirectory() as tmp:
             overrides = {
@@ -214,7 +256,11 @@ def run(cache: Path | None, k_max: int = 10, lex_only: bool = False) -> str:
                 "cache_path": str(cache) if cache else str(Path(tmp) / "cache.db"),
                 "embedder": "none" if lex_only else None,
             }
-            app = Tideline(Settings.load(overrides=overrides))
+            settings = Settings.load(overrides=overrides)
+            app = Tideline(
+                settings,
+                embedder=CachedEmbedder(CacheOnly(), settings.cache_path) if CACHE_ONLY else None,
+            )
             started = time.perf_counter()
             summary = app.memory.import_file(path, "locomo")
             import_seconds += time.perf_counter() - started
@@ -222,7 +268,7 @@ def run(cache: Path | None, k_max: int = 10, lex_only: bool = False) -> str:
             turns, ext = _turns(app)
             indexes = _indexes(app, turns, not lex_only)
             by_dia = {e: i for i, e in ext.items() if e}
-            narratives += _observations(app, data, by_dia) if not lex_only else 0
+            narratives += _observations(app, data, by_dia)
             if not lex_only:
                 rebuild_clusters(app.memory)
             print(f"{path.name}: {len(turns)} turns", flush=True)
@@ -238,7 +284,18 @@ def run(cache: Path | None, k_max: int = 10, lex_only: bool = False) -> str:
                 t = time.perf_counter()
                 app.memory.search_turns(qa["question"], k_max, "lex" if lex_only else "hybrid")
                 latency.append(time.perf_counter() - t)
-                qvec = None if lex_only else app.embedder.embed_query(qa["question"])  # type: ignore[union-attr]
+                inner = getattr(app.embedder, "inner", None)
+                if (
+                    inner is not None and not CACHE_ONLY
+                ):  # the query's own embedding, never from the cache
+                    t = time.perf_counter()
+                    inner.embed_query(qa["question"])
+                    embedding.append(time.perf_counter() - t)
+                try:
+                    qvec = None if lex_only else app.embedder.embed_query(qa["question"])  # type: ignore[union-attr]
+                except EmbedderError:
+                    skipped, questions = skipped + 1, questions - 1  # --cache-only: not cached
+                    continue
                 routes = _routes(app, qvec)
                 for name, v in variants.items():
                     hits = _search(v, indexes, app, qa["question"], qvec, k_max, routes)
@@ -265,6 +322,8 @@ def run(cache: Path | None, k_max: int = 10, lex_only: bool = False) -> str:
             + f" | {statistics.mean(all5):.3f} | {statistics.mean(all10):.3f} |"
         )
     p50, p95 = ms_stats(latency)
+    total = [a + b for a, b in zip(latency, embedding, strict=False)] or latency
+    t50, t95 = ms_stats(total)
     cache_note = (
         f"embedding cache {cache} (vectors may be reused)"
         if cache
@@ -275,8 +334,8 @@ def run(cache: Path | None, k_max: int = 10, lex_only: bool = False) -> str:
             "## LoCoMo turn retrieval (bench/locomo_retrieval.py)",
             "",
             f"Machine: {machine()}.",
-            f"5 conversations, {turns_total:,} turns, {questions} questions of categories 1–4 "
-            f"({dropped} unreadable evidence ids dropped). Import with {cache_note}: "
+            f"{conversations} conversations, {turns_total:,} turns, {questions} questions of categories 1–4 "
+            f"({dropped} unreadable evidence ids dropped; {skipped} skipped, not cached). Import with {cache_note}: "
             f"{import_seconds:.1f} s, {turns_total / import_seconds:.1f} turns/s including embedding.",
             "",
             "Evidence recall (share of a question's evidence turns in the top k), mean over questions."
@@ -288,8 +347,10 @@ def run(cache: Path | None, k_max: int = 10, lex_only: bool = False) -> str:
             "their turns (a stand-in for what the Sleep pipeline writes); every other row searches "
             "the turns alone.",
             "",
-            f"Turn search with default settings (`Memory.search_turns`, query embedding from the "
-            f"cache after the first run): p50 {p50} ms, p95 {p95} ms over {len(latency)} questions.",
+            f"Turn search with default settings (`Memory.search_turns`, {len(latency)} questions): "
+            f"search alone (query vector from the cache) p50 {p50} ms, p95 {p95} ms; with the "
+            f"query's own e5 embedding (timed uncached, added per question) p50 {t50} ms, "
+            f"p95 {t95} ms.",
         ]
     )
 
@@ -299,9 +360,16 @@ def main() -> None:
     ap.add_argument("--cache", type=Path, default=None, help="reuse this embedding cache")
     ap.add_argument("--no-write", action="store_true")
     ap.add_argument("--lex-only", action="store_true", help="lexical rows only, no embedder")
+    ap.add_argument("--cache-only", action="store_true", help="embed nothing (see CacheOnly)")
+    ap.add_argument("--only", nargs="*", default=[], help="conversations, e.g. conv-26")
+    ap.add_argument(
+        "--context-vectors", action="store_true", help="embed every turn in its window too"
+    )
     args = ap.parse_args()
     if not DATA.is_dir():
         raise SystemExit(f"LoCoMo data not found at {DATA}")
+    global CONTEXT_VECTORS, CACHE_ONLY, ONLY
+    CONTEXT_VECTORS, CACHE_ONLY, ONLY = args.context_vectors, args.cache_only, set(args.only)
     body = run(args.cache, lex_only=args.lex_only)
     print(body)
     if not args.no_write:

@@ -88,13 +88,13 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "turn_context",
         "TIDELINE_TURN_CONTEXT",
-        1,
+        2,
         "Raw-turn search: neighbouring turns on each side that join a turn's lexical key (0: off).",
     ),
     Setting(
         "turn_fusion",
         "TIDELINE_TURN_FUSION",
-        "rrf",
+        "convex",
         "Raw-turn search: rrf (by rank) or convex (by score, see turn_alpha).",
     ),
     Setting(
@@ -106,7 +106,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "turn_date_weight",
         "TIDELINE_TURN_DATE_WEIGHT",
-        0.0,
+        1.0,
         "Raw-turn search: weight of the turns said at a time the question names (0: off).",
     ),
     Setting(
@@ -300,10 +300,10 @@ class Settings:
     turn_vector_weight: float = 1.0
     search_analyser: str = "snowball"
     search_stop_words: bool = True
-    turn_context: int = 1
-    turn_fusion: str = "rrf"
+    turn_context: int = 2
+    turn_fusion: str = "convex"
     turn_alpha: float = 0.5
-    turn_date_weight: float = 0.0
+    turn_date_weight: float = 1.0
     turn_memory_weight: float = 0.0
     turn_session_cap: int = 0
     plugins: str = ""

@@ -74,13 +74,13 @@ Progress = Callable[[int, int], None]
 #: Narrative search: cosine + a boost for a verbatim keyword hit (`keyword_boost`), so an exact
 #: hit beats semantic neighbours.
 NARRATIVES = Policy(fusion="weighted", boost=0.3)
-#: Raw-turn search, tuned on LoCoMo (docs/benchmarks.md): RRF with k=10 lets the top of each list
-#: count more than the usual 60, which suits short turns where the first few hits carry the
-#: evidence; both lists weigh the same since turns are embedded with their speaker's name (see
-#: `_raw.index_text`). `turn_rrf_k` and `turn_vector_weight` set it.
-TURNS = Policy(rrf_k=10, weights=(1.0, 1.0))
+#: Raw-turn search, chosen on LoCoMo dev (docs/benchmarks.md): fusion by score (α = 0.5 of
+#: BM25/best + 0.5 of min–max cosine) keeps a strong lexical hit ahead of near-equal neighbours,
+#: which RRF (k = 10 before issue 12: recall@5 0.546) flattened; `turn_fusion`, `turn_alpha`, and
+#: `turn_rrf_k` / `turn_vector_weight` for RRF set it.
+TURNS = Policy("convex", rrf_k=10, alpha=0.5)
 #: The raw-turn re-ordering levers (`_turn_search`), chosen on LoCoMo dev (docs/benchmarks.md).
-TURN_LEVERS = TurnLevers()
+TURN_LEVERS = TurnLevers(date_weight=1.0)
 
 
 MAX_K = 200

@@ -30,7 +30,7 @@ from tideline.store import Database
 
 TURN_INDEX = "turn_text"
 #: Neighbouring turns on each side that join a turn's lexical key (see `lexical_keys`).
-TURN_CONTEXT = 1
+TURN_CONTEXT = 2
 MAX_TURN_CHARS = 100_000
 MAX_SESSION_KEY = 200
 _ROLE = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
@@ -292,7 +292,7 @@ class RawContext:
         """What BM25 sees of each turn: its session day spelled out, its own words, then its
         `context` neighbours on each side (LoCoMo: a turn alone often lacks its question's
         words, "Yeah, I painted that lake sunrise" answers "Did you paint it?"; lexical recall
-        @10 0.616 → 0.712, docs/benchmarks.md). Vectors and keyword checks keep the turn alone."""
+        @10 0.616 → 0.72, docs/benchmarks.md). Vectors and keyword checks keep the turn alone."""
         texts = self.texts(ids)
         if not self.context:
             return texts

@@ -136,7 +136,9 @@ def parse_query(
         if negate:
             negative += [_quote(t) + star for _, t in pieces]
         else:
-            positive += [(s, _quote(t) + star) for s, t in pieces]
+            # an option (`--all`) or a quoted phrase is never a stop word to drop
+            keep = raw.startswith(("-", '"'))
+            positive += [("\x00" + s if keep else s, _quote(t) + star) for s, t in pieces]
         (neg_chunks if negate else chunks).append(body.casefold())
         if not negate:
             words.extend(_WORD.findall(body))
