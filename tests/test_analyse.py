@@ -32,6 +32,7 @@ def test_a_query_drops_stop_words_only_when_two_content_words_remain() -> None:
     q = parse_query("What did Caroline research?", "snowball", stop_words=True)
     assert q.match == '"carolin" OR "research"'
     assert parse_query("go build", "snowball", stop_words=True).match == '"go" OR "build"'
+    assert '"all"' in (parse_query("git log --all", "snowball", stop_words=True).match or "")
     # the trigram side (verbatim checks) is untouched
     assert "what" in q.verbatim
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from functools import cached_property
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from tideline.analysis import ANALYSIS_MIGRATIONS
 from tideline.config import Settings
@@ -18,7 +18,7 @@ from tideline.embed import Embedder, load_embedder
 from tideline.errors import ConfigError, TidelineError
 from tideline.inject import InjectConfig, MemoryProvider
 from tideline.llm import llm_from_settings
-from tideline.memory import AGENT_MIGRATIONS, Memory
+from tideline.memory import AGENT_MIGRATIONS, Memory, TurnLevers
 from tideline.profile import PROFILE_MIGRATIONS, Profile
 from tideline.search import ANALYSERS, Analyser, Policy
 from tideline.store import Database, open_database
@@ -80,16 +80,24 @@ class Tideline:
             raise ConfigError(
                 f"search_analyser={s.search_analyser!r} is unknown; use one of {list(ANALYSERS)}"
             )
+        if s.turn_fusion not in ("rrf", "convex"):
+            raise ConfigError(f"turn_fusion={s.turn_fusion!r} is unknown; use rrf or convex")
         stop = s.search_stop_words
         return Memory(
             self.db,
             self.embedder,
             narrative_policy=Policy(fusion="weighted", boost=s.keyword_boost, stop_words=stop),
             turn_policy=Policy(
-                rrf_k=s.turn_rrf_k, weights=(1.0, s.turn_vector_weight), stop_words=stop
+                cast(Literal["rrf", "convex"], s.turn_fusion),
+                rrf_k=s.turn_rrf_k,
+                weights=(1.0, s.turn_vector_weight),
+                stop_words=stop,
+                alpha=s.turn_alpha,
             ),
             lock=self.db_lock,
             analyser=cast(Analyser, s.search_analyser),
+            turn_levers=TurnLevers(s.turn_date_weight, s.turn_memory_weight, s.turn_session_cap),
+            turn_context=s.turn_context,
         )
 
     @cached_property

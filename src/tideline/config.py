@@ -85,6 +85,42 @@ SETTINGS: tuple[Setting, ...] = (
         True,
         "Memory search: drop a query's stop and question words from the lexical list.",
     ),
+    Setting(
+        "turn_context",
+        "TIDELINE_TURN_CONTEXT",
+        2,
+        "Raw-turn search: neighbouring turns on each side that join a turn's lexical key (0: off).",
+    ),
+    Setting(
+        "turn_fusion",
+        "TIDELINE_TURN_FUSION",
+        "convex",
+        "Raw-turn search: rrf (by rank) or convex (by score, see turn_alpha).",
+    ),
+    Setting(
+        "turn_alpha",
+        "TIDELINE_TURN_ALPHA",
+        0.5,
+        "Raw-turn search, convex fusion: the lexical share of the score.",
+    ),
+    Setting(
+        "turn_date_weight",
+        "TIDELINE_TURN_DATE_WEIGHT",
+        1.0,
+        "Raw-turn search: weight of the turns said at a time the question names (0: off).",
+    ),
+    Setting(
+        "turn_memory_weight",
+        "TIDELINE_TURN_MEMORY_WEIGHT",
+        0.0,
+        "Raw-turn search: weight of the source turns of matching narratives (0: off).",
+    ),
+    Setting(
+        "turn_session_cap",
+        "TIDELINE_TURN_SESSION_CAP",
+        0,
+        "Raw-turn search: most turns of one session before other sessions (0: off).",
+    ),
     # -- library search (docs/library.md, tuned on tldr: docs/benchmarks.md) -----------------
     Setting(
         "library_keys",
@@ -298,6 +334,12 @@ class Settings:
     turn_vector_weight: float = 1.0
     search_analyser: str = "snowball"
     search_stop_words: bool = True
+    turn_context: int = 2
+    turn_fusion: str = "convex"
+    turn_alpha: float = 0.5
+    turn_date_weight: float = 1.0
+    turn_memory_weight: float = 0.0
+    turn_session_cap: int = 0
     library_keys: str = "items"
     library_catch_up: str = "auto"
     library_rrf_k: int = 60

@@ -8,9 +8,10 @@ from tideline.memory._dates import date_window
 from tideline.memory._entities import MalformedPart, parse_entities_role
 from tideline.memory._memory import MAX_K, MAX_WINDOW, NARRATIVES, TURNS, Memory
 from tideline.memory._narratives import KINDS, NARRATIVE_INDEX, NarrativeInput, Narratives
-from tideline.memory._raw import TURN_INDEX, NewTurn, RawContext
+from tideline.memory._raw import TURN_CONTEXT, TURN_INDEX, NewTurn, RawContext, spelled_day
 from tideline.memory._schema import AGENT_MIGRATIONS
 from tideline.memory._time import now, parse_time
+from tideline.memory._turn_search import TurnLevers, search_turns
 from tideline.memory._types import (
     ImportProblem,
     ImportSummary,
@@ -46,6 +47,7 @@ __all__ = [
     "NARRATIVES",
     "NARRATIVE_INDEX",
     "TURNS",
+    "TURN_CONTEXT",
     "TURN_INDEX",
     "ImportProblem",
     "ImportSummary",
@@ -61,6 +63,7 @@ __all__ = [
     "Trace",
     "TraceTurn",
     "Turn",
+    "TurnLevers",
     "TurnResult",
     "WeightedNarrative",
     "compute_weight",
@@ -75,4 +78,6 @@ __all__ = [
     "recompute_weights",
     "recurrence_from_count",
     "refresh_recurrence",
+    "search_turns",
+    "spelled_day",
 ]

@@ -464,6 +464,9 @@ class Narratives:
         vector."""
         return self.text_rows(pending_ids(self.ids(), self.index, limit))
 
+    def empty(self) -> bool:
+        return self.db.scalar("SELECT 1 FROM narratives LIMIT 1") is None
+
     def ids(self) -> list[int]:
         """Every narrative id, ascending."""
         return [r[0] for r in self.db.execute("SELECT id FROM narratives ORDER BY id")]

@@ -23,7 +23,7 @@ so in one line, for the results' warnings.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from tideline.search._analyse import Analyser, droppable, tokens
 from tideline.search._text import fold, spaced_cjk, valid_text
@@ -64,6 +64,16 @@ class ParsedQuery:
     text: str = ""
     analyser: Analyser = "plain"
     stop_words: bool = False
+    terms: tuple[str, ...] = field(default_factory=tuple)
+    exclude: str | None = None
+
+    def without(self, dropped: set[str]) -> ParsedQuery:
+        """The query with these positive terms left out of `match` (at least one stays)."""
+        kept = [t for t in self.terms if t not in dropped] or list(self.terms[:1])
+        match = " OR ".join(kept)
+        if self.exclude:
+            match = f"({match}) NOT ({self.exclude})"
+        return replace(self, match=match, terms=tuple(kept))
 
     def for_analyser(self, analyser: Analyser) -> ParsedQuery:
         """This query parsed for an index whose terms `analyser` made."""
@@ -126,7 +136,9 @@ def parse_query(
         if negate:
             negative += [_quote(t) + star for _, t in pieces]
         else:
-            positive += [(s, _quote(t) + star) for s, t in pieces]
+            # an option (`--all`) or a quoted phrase is never a stop word to drop
+            keep = raw.startswith(("-", '"'))
+            positive += [("\x00" + s if keep else s, _quote(t) + star) for s, t in pieces]
         (neg_chunks if negate else chunks).append(body.casefold())
         if not negate:
             words.extend(_WORD.findall(body))
@@ -137,8 +149,9 @@ def parse_query(
     if not terms:
         return ParsedQuery(None, None, text=raw_text, analyser=analyser, stop_words=stop_words)
     match = " OR ".join(terms)
-    if negative:
-        match = f"({match}) NOT ({' OR '.join(dict.fromkeys(negative))})"
+    exclude = " OR ".join(dict.fromkeys(negative)) or None
+    if exclude:
+        match = f"({match}) NOT ({exclude})"
     tri_terms = list(dict.fromkeys(c for c in chunks if len(c) >= 3))[:MAX_TERMS]
     trigram = " OR ".join(_quote(w) for w in tri_terms) or None
     tri_neg = list(dict.fromkeys(c for c in neg_chunks if len(c) >= 3))
@@ -154,4 +167,6 @@ def parse_query(
         raw_text,
         analyser,
         stop_words,
+        tuple(terms),
+        exclude,
     )
