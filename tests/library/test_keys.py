@@ -73,3 +73,14 @@ def test_keys_off_indexes_pages_only(lib_root: Path) -> None:
         assert lib.index()[0].keys_written == 0
         (hit,) = lib.search("extract verbosely", "cmds", k=5, mode="lex").hits
         assert hit.line == 1 and hit.match == ""
+
+
+def test_changing_the_key_mode_rebuilds_the_index(lib_root: Path) -> None:
+    make_collection(lib_root, "cmds", "Commands", {"tar.md": TAR})
+    with Library(lib_root, None) as lib:
+        assert lib.index()[0].keys_written == 4  # head + 3 items
+    with Library(lib_root, None, keys="off") as lib:
+        (report,) = lib.index()
+        assert report.keys_written == 0 and report.changed == 1
+        assert any("keys 'items' -> 'off'" in w for w in report.warnings)
+        assert lib.status()["collections"][0]["keys"] == 0
