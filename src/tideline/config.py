@@ -112,7 +112,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "turn_memory_weight",
         "TIDELINE_TURN_MEMORY_WEIGHT",
-        0.0,
+        0.25,
         "Raw-turn search: weight of the source turns of matching narratives (0: off).",
     ),
     Setting(
@@ -304,7 +304,7 @@ class Settings:
     turn_fusion: str = "convex"
     turn_alpha: float = 0.5
     turn_date_weight: float = 1.0
-    turn_memory_weight: float = 0.0
+    turn_memory_weight: float = 0.25
     turn_session_cap: int = 0
     plugins: str = ""
     soul_file: str = ""

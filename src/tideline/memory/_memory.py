@@ -80,7 +80,7 @@ NARRATIVES = Policy(fusion="weighted", boost=0.3)
 #: `turn_rrf_k` / `turn_vector_weight` for RRF set it.
 TURNS = Policy("convex", rrf_k=10, alpha=0.5)
 #: The raw-turn re-ordering levers (`_turn_search`), chosen on LoCoMo dev (docs/benchmarks.md).
-TURN_LEVERS = TurnLevers(date_weight=1.0)
+TURN_LEVERS = TurnLevers(date_weight=1.0, memory_weight=0.25)
 
 
 MAX_K = 200
