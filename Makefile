@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup run test lint fix bench
+.PHONY: setup run test lint fix docs bench
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "Python 3.11+ is required")'
@@ -21,14 +21,18 @@ run: setup  ## start the memory server (MCP over streamable HTTP on 127.0.0.1:87
 test: setup  ## the whole test suite
 	$(BIN)/pytest -q -p no:cacheprovider
 
-lint: setup  ## ruff, and strict mypy on the packages listed in pyproject's [tool.mypy]
-	$(BIN)/ruff check src tests bench examples
-	$(BIN)/ruff format --check src tests bench examples
+lint: setup  ## ruff, strict mypy on the packages listed in pyproject's [tool.mypy], current docs
+	$(BIN)/ruff check src tests bench examples scripts
+	$(BIN)/ruff format --check src tests bench examples scripts
 	$(BIN)/mypy
+	$(BIN)/python scripts/gen_docs.py --check
+
+docs: setup  ## regenerate docs/cli.md and the settings table of docs/configuration.md
+	$(BIN)/python scripts/gen_docs.py
 
 fix: setup
-	$(BIN)/ruff check --fix src tests bench examples
-	$(BIN)/ruff format src tests bench examples
+	$(BIN)/ruff check --fix src tests bench examples scripts
+	$(BIN)/ruff format src tests bench examples scripts
 
 bench: setup  ## run by hand (~15 min; the full tldr index is separate, see docs/benchmarks.md)
 	$(BIN)/python bench/search_micro.py

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -17,7 +18,7 @@ from pathlib import Path
 
 from _faults_report import Row
 
-from tests.kills import BIN, cli_env, run
+from tests.kills import BIN, Run, cli_env, run
 from tideline.errors import TidelineError
 from tideline.library import Library
 
@@ -60,33 +61,52 @@ while True:
 
 
 def symlink_race(base: Path, searches: int) -> Row:
-    """Search while another process flips a note between a file and a link out of the root."""
+    """Search while another process flips a note between a file and a link out of the root.
+
+    Each search catches up first, so each one re-reads the note as it is at that moment; the
+    figure says how many did (the race was live) next to how many showed the outside text.
+    """
     root, outside = base / "race-lib", base / "race-outside.md"
     outside.write_text(f"# Secret\n\n{SECRET} lives outside the library\n")
     folder = _collection(root, "race", {"note.md": "# Inside\n\nharbour lanterns\n"})
-    leaks = errors = 0
+    leaks = errors = reread = 0
     with Library(root, None) as lib:
         lib.index()
         swapper = subprocess.Popen(
             [sys.executable, "-c", SWAPPER, str(folder / "note.md"), str(outside)]
         )
+        _poll(lambda: os.path.islink(folder / "note.md"), 30)  # the swapper is running
         try:
             for _ in range(searches):
                 try:
-                    hits = lib.search(SECRET, "race", mode="lex").hits
+                    result = lib.search(SECRET, "race", mode="lex")
                 except TidelineError:
                     errors += 1
                     continue
-                leaks += any(SECRET in h.text for h in hits)
+                reread += result.caught_up > 0
+                leaks += any(SECRET in h.text for h in result.hits)
         finally:
             swapper.kill()
             swapper.wait()
-    figure = f"{leaks} of {searches} searches showed the outside file ({errors} refused)"
+    figure = (
+        f"{leaks} of {searches} searches showed the outside file ({reread} re-read the swapped "
+        f"note first, {errors} refused)"
+    )
     return Row("symlink swap race (note ↔ link out)", searches, leaks, figure)
 
 
+def _one_line_error(result: Run) -> bool:
+    """A refusal as the rules want it: non-zero exit, one line on stderr, no traceback."""
+    lines = result.stderr.strip().splitlines()
+    return result.returncode != 0 and len(lines) == 1 and "Traceback" not in result.stderr
+
+
 def memo_dir_symlink(base: Path) -> Row:
-    """`.memo` is a link to an outside folder holding someone else's index.db and state.json."""
+    """`.memo` is a link to an outside folder holding someone else's index.db and state.json.
+
+    Fails if a file behind the link is written or deleted, or if a command dies with anything but
+    a one-line error (refusing the link, as memo does since issue 9, is the right answer).
+    """
     root, foreign = base / "memo-lib", base / "foreign"
     foreign.mkdir()
     (foreign / "index.db").write_bytes(b"someone else's file, not an index\n")
@@ -94,19 +114,27 @@ def memo_dir_symlink(base: Path) -> Row:
     folder = _collection(root, "gamma", {"n.md": "# N\n\nbasalt willow\n"})
     os.symlink(foreign, folder / ".memo", target_is_directory=True)
     before = _fingerprint(foreign)
-    env = cli_env(base / "memo-env")
-    run([str(BIN / "memo"), "index", "--root", str(root), "--json"], env)
-    run([str(BIN / "memo"), "search", "basalt", "--root", str(root), "--mode", "lex"], env)
+    env, memo = cli_env(base / "memo-env"), str(BIN / "memo")
+    runs = {
+        "index": run([memo, "index", "--root", str(root), "--json"], env),
+        "search": run([memo, "search", "basalt", "--root", str(root), "--mode", "lex"], env),
+    }
     after = _fingerprint(foreign)
     changed = sorted(set(before) ^ set(after) | {k for k in before if after.get(k) != before[k]})
-    figure = f"outside files written or deleted: {', '.join(changed) or 'none'}"
-    return Row("`.memo` symlinked to an outside folder", 1, int(bool(changed)), figure)
+    refused = [name for name, r in runs.items() if _one_line_error(r)]
+    crashed = [name for name, r in runs.items() if "Traceback" in r.stderr]
+    figure = (
+        f"outside files written or deleted: {', '.join(changed) or 'none'}; refused with one "
+        f"line: {', '.join(refused) or 'none'}; tracebacks: {', '.join(crashed) or 'none'}"
+    )
+    return Row("`.memo` symlinked to an outside folder", 1, int(bool(changed or crashed)), figure)
 
 
 def meta_symlink(base: Path) -> Row:
     """`_meta.yaml` is a link to an outside file; its text must not surface anywhere."""
     root, outside = base / "meta-lib", base / "outside-meta.yaml"
-    outside.write_text(f"description: {SECRET} description from outside\n")
+    leak = f"{SECRET} description from outside"  # the file's text, not the query echoed back
+    outside.write_text(f"description: {leak}\n")
     folder = _collection(root, "delta", {"n.md": "# N\n\nkestrel vellum\n"})
     (folder / "_meta.yaml").unlink()
     os.symlink(outside, folder / "_meta.yaml")
@@ -116,12 +144,17 @@ def meta_symlink(base: Path) -> Row:
         "status": run([memo, "status", "--root", str(root), "--json"], env),
         "route": run([memo, "route", SECRET, "--root", str(root), "--json"], env),
     }
-    leaked = [name for name, r in outputs.items() if SECRET in r.stdout + r.stderr]
+    leaked = [name for name, r in outputs.items() if leak in r.stdout + r.stderr]
     registry = root / "_registry.yaml"
-    if registry.exists() and SECRET in registry.read_text():
+    if registry.exists() and leak in registry.read_text():
         leaked.append("_registry.yaml")
-    figure = f"outside description shown by: {', '.join(leaked) or 'nothing'}"
-    return Row("`_meta.yaml` symlinked outside", 4, len(leaked), figure)
+    crashed = [name for name, r in outputs.items() if "Traceback" in r.stderr]
+    flagged = "links outside" in outputs["status"].stdout + outputs["status"].stderr
+    figure = (
+        f"outside description shown by: {', '.join(leaked) or 'nothing'}; tracebacks: "
+        f"{', '.join(crashed) or 'none'}; `memo status` names the link: {'yes' if flagged else 'no'}"
+    )
+    return Row("`_meta.yaml` symlinked outside", 4, len(leaked) + len(crashed), figure)
 
 
 # -- editor save patterns -----------------------------------------------------------------------
@@ -278,3 +311,64 @@ def editor_patterns(base: Path, repeats: int, deadline: float = 10.0) -> list[Ro
     finally:
         watched.stop()
     return rows
+
+
+# -- same size, same mtime, no watcher ----------------------------------------------------------
+def _touch_r(note: Path, spare: Path, text: str) -> None:
+    """Write in place, then put the old times back (`touch -r`)."""
+    st = note.stat()
+    note.write_text(text)
+    os.utime(note, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def _cp_p(note: Path, spare: Path, text: str) -> None:
+    """Copy a same-size file with the note's own mtime over it, keeping the inode (`cp -p`)."""
+    st = note.stat()
+    spare.write_text(text)
+    os.utime(spare, ns=(st.st_atime_ns, st.st_mtime_ns))
+    shutil.copy2(spare, note)
+
+
+def _rsync_t(note: Path, spare: Path, text: str) -> None:
+    """Write a temporary file with the note's mtime and rename it over (`rsync -t`)."""
+    st = note.stat()
+    tmp = note.with_name(f".{note.name}.rsync")
+    tmp.write_text(text)
+    os.utime(tmp, ns=(st.st_atime_ns, st.st_mtime_ns))
+    os.replace(tmp, note)
+
+
+RESTORES: dict[str, Callable[[Path, Path, str], None]] = {
+    "touch -r": _touch_r,
+    "cp -p": _cp_p,
+    "rsync -t": _rsync_t,
+}
+
+
+def same_size_catch_up(base: Path, repeats: int) -> Row:
+    """Same-size edits that restore the mtime, with no watcher: `memo status` must count the note
+    as behind, and the next search (its stat catch-up) must find the new text."""
+    root, spare = base / "restore-lib", base / "restore-spare.md"
+    folder = _collection(root, "restore", {})
+    note, serial, lost, not_behind, trials = folder / "note.md", 0, 0, 0, 0
+    note.write_text("# Restored\n\nrs00000q copper meadow\n")
+    old = time.time() - 3600
+    os.utime(note, (old, old))
+    with Library(root, None) as lib:
+        lib.index()
+        for _ in range(repeats):
+            for restore in RESTORES.values():
+                serial += 1
+                trials += 1
+                marker = f"rs{serial:05d}q"
+                restore(note, spare, f"# Restored\n\n{marker} copper meadow\n")
+                behind = lib.status("restore")["collections"][0].get("behind", 0)
+                hits = lib.search(marker, "restore", mode="lex").hits
+                found = any(marker in h.text for h in hits)
+                lost += not found
+                not_behind += behind == 0
+    figure = (
+        f"{lost} lost edits, {not_behind} times `memo status` said behind 0 "
+        f"({', '.join(RESTORES)}, each {repeats}×)"
+    )
+    return Row("same size, same mtime, no watcher: next search", trials, lost + not_behind, figure)

@@ -12,10 +12,14 @@ import random
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from _faults_report import Row
+from typer.testing import CliRunner
 
 from tideline.app import Tideline
+from tideline.cli.main import app as tideline_cli
+from tideline.cli.memo import app as memo_cli
 from tideline.config import Settings
 from tideline.errors import TidelineError
 from tideline.library import Library
@@ -30,6 +34,7 @@ ALPHABETS = (
     "😀🧠👩‍💻🏳️‍🌈",
     "\u0301\u0308\u200b\u200d\ufeff\u202e",
     "абвгдеёжзийклмнопрстуфхцчшщ",
+    "[]/#@=: boldlink",  # terminal markup (rich tags): user text must print as typed
 )
 TIMES = (
     "0001-01-01T00:00:00+05:00",
@@ -198,11 +203,55 @@ def fuzz_imports(base: Path, n: int, rng: random.Random) -> Row:
     return failures.row("fuzz: import of malformed files", n)
 
 
-def fuzz_all(base: Path, n: int, imports: int, seed: int = 9) -> list[Row]:
+def as_argv(text: str) -> str:
+    """`text` as a process would get it in argv: UTF-8 bytes (lone surrogates as their bytes),
+    no NUL, decoded back with `surrogateescape` the way Python decodes a command line."""
+    raw = text.replace("\x00", "").encode("utf-8", "surrogatepass")
+    return raw.decode("utf-8", "surrogateescape")
+
+
+def fuzz_cli(base: Path, n: int, rng: random.Random) -> Row:
+    """What a terminal shows, in-process through typer's runner (no --json): each string is
+    echoed back by `memo search` with no results, shown as a note's heading and text by `memo
+    search`, and written as a narrative that `tideline search` then lists; a traceback fails."""
+    lib = base / "fuzz-cli-lib"
+    for name in ("echo", "show"):
+        (lib / name).mkdir(parents=True)
+        (lib / name / "_meta.yaml").write_text(f"description: fuzz {name}\n")
+    env = {
+        "TIDELINE_HOME": str(base / "fuzz-cli-home"),
+        "TIDELINE_EMBEDDER": "none",
+        "MEMO_ROOT": str(lib),
+        "AGENT_NAME": "fuzz",
+    }
+    runner, failures = CliRunner(), Failures()
+
+    def invoke(app: Any, *args: str) -> None:
+        result = runner.invoke(app, list(args), env=env)
+        if result.exception is not None and not isinstance(result.exception, SystemExit):
+            raise result.exception
+
+    for i in range(n):
+        text, marker = as_argv(random_text(rng)) or "x", f"mk{i}x"
+        note = f"# {text}\n\n{marker} {text}\n".encode("utf-8", "surrogateescape")
+        (lib / "show" / "note.md").write_bytes(note)
+        failures.call(
+            lambda t=text: invoke(memo_cli, "search", t, "-p", "echo", "--mode", "lex"), text
+        )
+        failures.call(
+            lambda m=marker: invoke(memo_cli, "search", m, "-p", "show", "--mode", "lex"), text
+        )
+        failures.call(lambda t=f"{marker} {text[:400]}": invoke(tideline_cli, "write", t), text)
+        failures.call(lambda m=marker: invoke(tideline_cli, "search", m, "-k", "1"), text)
+    return failures.row("fuzz: CLI human output (memo search, tideline write + search)", n)
+
+
+def fuzz_all(base: Path, n: int, imports: int, cli: int, seed: int = 9) -> list[Row]:
     rng = random.Random(seed)
     return [
         fuzz_query_parser(n, rng),
         fuzz_memory_search(base, n, rng),
         fuzz_library_search(base, n, rng),
         fuzz_imports(base, imports, rng),
+        fuzz_cli(base, cli, rng),
     ]

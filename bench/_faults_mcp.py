@@ -10,6 +10,7 @@ second client keeps calling `memory_stats`: the longest of those calls is how lo
 from __future__ import annotations
 
 import random
+import statistics
 import string
 import subprocess
 import threading
@@ -21,6 +22,7 @@ from typing import Any
 import anyio
 import httpx2
 from _faults_report import Row
+from _report import pct
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -221,6 +223,24 @@ async def _long_call(
     return result["long"], max(waits, default=0.0), len(waits), result.get("refused", "")
 
 
+async def _alone_call(url: str, tool: str, args: dict[str, Any], deadline: float) -> float:
+    """Seconds of the long call with no other client (the deadline if cut off)."""
+    took: dict[str, float] = {}
+
+    async def one(c: Any) -> None:
+        started = time.monotonic()
+        with anyio.move_on_after(deadline):
+            await c.call_tool(tool, args)
+        took["s"] = time.monotonic() - started
+
+    try:
+        await _client(url, one)
+    except Exception:  # a call cut off at the deadline breaks the client's own streams
+        if "s" not in took:
+            raise
+    return took["s"]
+
+
 async def _seed(c: Any) -> None:
     await c.call_tool("sync_turn", {"session": "lat", "role": "user", "text": "harbour lanterns"})
     await c.call_tool("memory_write", {"gesture": "a narrative about harbour lanterns"})
@@ -228,8 +248,27 @@ async def _seed(c: Any) -> None:
     await c.call_tool("memo_search", {"query": "harbour"})
 
 
-def latency(base: Path, embedder: str, deadline: float, bound: float = 1.0) -> list[Row]:
-    """Each long query on a fresh server; a call over `bound` seconds (or a wait) fails."""
+def _spread(values: list[float]) -> str:
+    """median / p95 / max of some seconds, as the figure shows them."""
+    median, p95, top = (
+        round(v, 2) + 0.0 for v in (statistics.median(values), pct(values, 95), max(values))
+    )
+    return f"median {median:.2f} s, p95 {p95:.2f} s, max {top:.2f} s"
+
+
+def _led(args: dict[str, Any], lead: str) -> dict[str, Any]:
+    """The same long query with a different head, so no repeat is answered by the embed cache."""
+    query = args["query"]
+    return {**args, "query": (lead + query[len(lead) :])[: len(query)]}
+
+
+def latency(
+    base: Path, embedder: str, deadline: float, repeats: int, bound: float = 1.0
+) -> list[Row]:
+    """Each long query `repeats` times on one fresh server per case: once alone (the request's
+    own cost, which the bound is about), once while a second client calls `memory_stats` back to
+    back. A trial fails when the call alone takes over `bound`, or when the other client waits
+    over `bound` (the issue's rule: never longer than the longest capped request)."""
     words = " ".join(WORDS)
     long_words = (words + " ") * (20_000 // (len(words) + 1) + 1)
     cases = [
@@ -252,34 +291,68 @@ def latency(base: Path, embedder: str, deadline: float, bound: float = 1.0) -> l
         proc, url = _start_http(
             base / f"lat-{i}", {"TIDELINE_EMBEDDER": embedder, "MEMO_ROOT": str(root)}
         )
+        alone: list[float] = []
+        together: list[float] = []
+        waited: list[float] = []
+        calls, refused, failed = 0, "", 0
         try:
             anyio.run(_client, url, _seed)
-            took, waited, calls, refused = anyio.run(_long_call, url, tool, args, deadline)
+            for r in range(repeats):
+                lead = f"{WORDS[r % len(WORDS)]} {WORDS[(r * 7 + 3) % len(WORDS)]} {r} "
+                alone.append(anyio.run(_alone_call, url, tool, _led(args, "a " + lead), deadline))
+                both, wait, n, refused = anyio.run(
+                    _long_call, url, tool, _led(args, "b " + lead), deadline
+                )
+                together.append(both)
+                waited.append(wait)
+                calls += n
+                failed += int(alone[-1] > bound or wait > bound)
+                if max(alone[-1], both) >= deadline:
+                    break  # the server is still busy with it: later repeats would measure that
         finally:
             proc.kill()  # it may still be busy with the long query
             proc.wait()
-        over = took >= deadline
+        over = max(alone + together) >= deadline
         figure = (
-            f"{'> ' if over else ''}{took:.2f} s ({embedder}); another client's memory_stats "
-            f"waited up to {waited:.2f} s ({calls} calls); bound {bound:.0f} s"
+            f"{'> deadline; ' if over else ''}alone {_spread(alone)} ({embedder}); with a second "
+            f"client calling memory_stats back to back {_spread(together)}, and that client "
+            f"waited {_spread(waited)} ({calls:,} calls); bound {bound:.0f} s"
             + (f"; refused: {refused}" if refused else "")
         )
-        failed = int(took > bound) + int(waited > bound)
-        rows.append(Row(f"long input: {tool}, {label}", 2, failed, figure))
-    return [*rows, _cli_long_query(base, deadline, bound)]
+        rows.append(Row(f"long input: {tool}, {label}", len(alone), failed, figure))
+    return [*rows, _cli_long_query(base, deadline, bound, repeats)]
 
 
-def _cli_long_query(base: Path, deadline: float, bound: float) -> Row:
-    """`memo search` with the longest argument Linux allows (128 KiB), no spaces, lexical."""
+def _cli_long_query(base: Path, deadline: float, bound: float, repeats: int) -> Row:
+    """`memo search` with the longest argument Linux allows (128 KiB), no spaces, lexical.
+
+    A process pays for its interpreter start-up whatever the query, and on a loaded machine
+    that alone can pass a second; so each trial runs the same command with a one-word query
+    just before, and the bound applies to the difference (the long query's own cost)."""
     root = _library(base / "lat-cli")
-    text = "".join(random.Random(5).choices(string.ascii_lowercase, k=131_000))
-    args = [str(BIN / "memo"), "search", text, "--root", str(root), "--mode", "lex"]
-    result = run(args, cli_env(base / "lat-cli"), kill_after=deadline)
-    took = f"> {deadline:.0f}" if result.killed else f"{result.seconds:.2f}"
-    figure = f"{took} s, exit {result.returncode}; bound {bound:.0f} s"
+    env = cli_env(base / "lat-cli")
+    memo = [str(BIN / "memo"), "search"]
+    tail = ["--root", str(root), "--mode", "lex"]
+    run([*memo, "warm", *tail], env)  # the first run builds the index
+    longs, shorts, extra, failed, said = [], [], [], 0, ""
+    for r in range(repeats):
+        rng = random.Random(5 + r)
+        text = "".join(rng.choices(string.ascii_lowercase, k=131_000))
+        short = run([*memo, "lanterns", *tail], env, kill_after=deadline)
+        long = run([*memo, text, *tail], env, kill_after=deadline)
+        longs.append(deadline if long.killed else long.seconds)
+        shorts.append(short.seconds)
+        extra.append(longs[-1] - short.seconds)
+        failed += int(long.killed or extra[-1] > bound or "Traceback" in long.stderr)
+        said = long.stderr.strip().splitlines()[0] if long.stderr.strip() else ""
+    figure = (
+        f"{_spread(longs)} (exit {long.returncode}); a one-word query run just before "
+        f"{_spread(shorts)}; the long query's own cost {_spread(extra)}; bound {bound:.0f} s "
+        f"on that cost" + (f"; says: {said}" if said else "")
+    )
     return Row(
         "long input: `memo search --mode lex`, 131,000 chars, no spaces",
-        1,
-        int(result.seconds > bound),
+        len(longs),
+        failed,
         figure,
     )

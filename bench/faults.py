@@ -4,18 +4,22 @@ editor save patterns, fuzzing and long inputs — real processes, real files, re
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 .venv/bin/python bench/faults.py --quick
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 .venv/bin/python bench/faults.py --write
 
-Full mode: 100 SIGKILLs per command with the `none` embedder and 30 more with an embedder (a
+Full mode: 100 SIGKILLs per command with the `none` embedder and 100 more with an embedder (a
 loopback server speaking the OpenAI protocol, so that vectors exist and can go missing), a 60 s
-soak, 100k fuzz strings per entry point and the long-input latency with the bundled e5. `--quick`
-is a light smoke run of every section (minutes, no e5). `--only kills,soak` runs some sections.
-Each section prints rows of test, trials, failures, figure; `--write` renders docs/reliability.md.
+soak, symlink escapes, the editor save patterns, eight kinds of database damage, 100k fuzz strings
+per core entry point (3k through the CLI's human output, which costs ~50 ms a call), and the
+long-input latency with the bundled e5. `--quick` is a light smoke run of every section (minutes,
+no e5). `--only kills,soak` runs some sections. Each section prints rows of test, trials,
+failures, figure; `--write` renders docs/reliability.md with the "before" figures beside them.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,10 +27,17 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parents[1]))
 
-from _faults_files import editor_patterns, memo_dir_symlink, meta_symlink, symlink_race
+from _faults_damage import damaged
+from _faults_files import (
+    editor_patterns,
+    memo_dir_symlink,
+    meta_symlink,
+    same_size_catch_up,
+    symlink_race,
+)
 from _faults_fuzz import fuzz_all
 from _faults_mcp import latency, soak
-from _faults_report import Row, table, write_doc
+from _faults_report import Row, Section, table, write_doc
 
 from tests.kills import KILLERS, KillTally, cli_env, stub_env
 from tests.openai_stub import OpenAIStub
@@ -43,12 +54,14 @@ class Plan:
     edit_repeats: int
     fuzz: int
     fuzz_imports: int
+    fuzz_cli: int
     latency_embedder: str
     latency_deadline: float
+    latency_repeats: int
 
 
-QUICK = Plan(10, 4, 10, 200, 1, 5_000, 1_000, "none", 20)
-FULL = Plan(100, 30, 60, 2_000, 5, 100_000, 100_000, "e5", 120)
+QUICK = Plan(10, 4, 10, 200, 1, 5_000, 1_000, 300, "none", 20, 2)
+FULL = Plan(100, 100, 60, 2_000, 5, 100_000, 100_000, 3_000, "e5", 120, 10)
 
 
 def _kill_row(tally: KillTally, embedder: str) -> Row:
@@ -83,9 +96,15 @@ SECTIONS: dict[str, Callable[[Path, Plan], list[Row]]] = {
     "kills": kills,
     "soak": lambda base, plan: [soak(base, plan.soak_seconds)],
     "symlinks": symlinks,
-    "editors": lambda base, plan: editor_patterns(base, plan.edit_repeats),
-    "fuzz": lambda base, plan: fuzz_all(base, plan.fuzz, plan.fuzz_imports),
-    "latency": lambda base, plan: latency(base, plan.latency_embedder, plan.latency_deadline),
+    "editors": lambda base, plan: [
+        *editor_patterns(base, plan.edit_repeats),
+        same_size_catch_up(base, plan.edit_repeats),
+    ],
+    "damage": lambda base, plan: damaged(base),
+    "fuzz": lambda base, plan: fuzz_all(base, plan.fuzz, plan.fuzz_imports, plan.fuzz_cli),
+    "latency": lambda base, plan: latency(
+        base, plan.latency_embedder, plan.latency_deadline, plan.latency_repeats
+    ),
 }
 
 
@@ -104,19 +123,23 @@ def main() -> int:
         )
     chosen = [s for s in args.only.split(",") if s] or list(SECTIONS)
     rows: list[Row] = []
+    sections: list[Section] = []
     with tempfile.TemporaryDirectory(prefix="tideline-faults-") as tmp:
         for name in chosen:
             work = Path(tmp) / name
             work.mkdir()
             print(f"== {name}", flush=True)
+            started, load = time.monotonic(), os.getloadavg()[0]
             section = SECTIONS[name](work, plan)
+            sections.append(Section(name, time.monotonic() - started, load, os.getloadavg()[0]))
             if name != "kills":
                 for row in section:
                     print(row.line(), flush=True)
+            print(sections[-1].line(), flush=True)
             rows += section
     print("\n" + table(rows))
     if args.write:
-        write_doc(rows, "quick" if args.quick else "full")
+        write_doc(rows, sections, plan.__dict__, "quick" if args.quick else "full")
     return 1 if any(r.failures for r in rows) else 0
 
 

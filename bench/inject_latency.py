@@ -4,6 +4,8 @@ The memory is built fast — rows inserted with SQL, texts indexed with `TextInd
 random unit vectors set directly — except for a few planted memories whose vectors are real e5
 embeddings, so that some messages find T1 hits (T4 skipped) and others do not (T4 runs). Only
 the query embedding inside `prefetch()` is real work of the embedder, as in production.
+The profile (200 facts through the Changeset API, embedded with e5, edges, open questions, a
+snapshot) is attached, so every prefetch also runs T1p/T1q; one row measures session memory.
 
     .venv/bin/python bench/inject_latency.py [--queries 200]
 
@@ -28,9 +30,11 @@ from _report import machine, ms_stats, write_section
 
 from tideline.app import Tideline
 from tideline.config import Settings
+from tideline.consolidate import SessionMemory
 from tideline.embed import E5Embedder
 from tideline.inject import InjectConfig, MemoryProvider
 from tideline.memory import compute_weight
+from tideline.profile import FactDraft
 
 FLOOR = 0.78
 N_NARRATIVES = 10_000
@@ -51,6 +55,14 @@ RELATED = [
     "what happened with the garden tomatoes?",
     "are Kai and Anna okay after the argument about money?",
 ]
+FACTS = [
+    ("city", "moving to Lisbon in June for the bakery job"),
+    ("home", "looking for a flat near the river in Lisbon"),
+    ("language", "learning Portuguese with an app every morning"),
+    ("hobby", "grows tomatoes and basil in the garden"),
+    ("family", "argued with his sister Anna about money for the move"),
+]
+N_FACTS = 200
 UNRELATED = [
     "what's the capital of Mongolia?",
     "write a haiku about rain on a tin roof",
@@ -190,10 +202,32 @@ def build(home: Path, e5: E5Embedder) -> Tideline:
         if index is m.narratives.index:
             vectors[-len(PLANTED) :] = e5.embed_documents(PLANTED)
         index.set_vectors(zip(range(1, n + 1), vectors, strict=True))
+    build_profile(app, rng, vocab, e5)
     print(
-        f"built {N_NARRATIVES:,} narratives, {N_TURNS:,} turns in {time.perf_counter() - t0:.1f}s"
+        f"built {N_NARRATIVES:,} narratives, {N_TURNS:,} turns, {N_FACTS} facts in"
+        f" {time.perf_counter() - t0:.1f}s"
     )
     return app
+
+
+def build_profile(
+    app: Tideline, rng: np.random.Generator, vocab: list[str], e5: E5Embedder
+) -> None:
+    """Facts (a few planted on the RELATED topics), a causal edge from each planted fact, one
+    open question per planted fact, a snapshot; all indexed and embedded as Sleep's post step."""
+    cs = app.profile.read().changeset()
+    planted = [cs.add_fact(FactDraft("user", c, v), turn_ids=(1,)) for c, v in FACTS]
+    noise = [
+        cs.add_fact(FactDraft("user", f"c{i % 40}", words(rng, vocab, 6)), turn_ids=(1,))
+        for i in range(N_FACTS - len(FACTS))
+    ]
+    for n, ref in enumerate(planted):
+        cs.add_edge("causes", noise[n], ref)
+        cs.add_strategy("probe", ref, f"Ask about {FACTS[n][1]}?")
+    app.profile.apply(cs)
+    text = "# What I know\n\n" + "\n".join(f"- {c}: {v}" for c, v in FACTS)
+    app.profile.write_snapshot(text, {"facts": []})
+    app.profile.index_facts(e5)
 
 
 def main() -> None:
@@ -210,25 +244,46 @@ def main() -> None:
         base = InjectConfig.from_settings(app.settings)
         config = InjectConfig(**{**base.__dict__, "t1_min_similarity": FLOOR})
         t = time.perf_counter()
-        first = MemoryProvider(app.memory, config).prefetch_block("warm up the caches")
+        sessions = SessionMemory.from_settings(app.memory, None, app.settings)
+
+        def make() -> MemoryProvider:
+            return MemoryProvider(app.memory, config, profile=app.profile, session_memory=sessions)
+
+        first = make().prefetch_block("warm up the caches")
         first_ms = (time.perf_counter() - t) * 1000
         block_times, block_tokens = [], []
         for _ in range(args.blocks):  # a fresh provider per session start: no warm token counts
-            provider = MemoryProvider(app.memory, config)
+            provider = make()
             t = time.perf_counter()
             block = provider.identity()
             block_times.append(time.perf_counter() - t)
             block_tokens.append(block.tokens)
-        provider = MemoryProvider(app.memory, config)
+        provider = make()
         times: dict[bool, list[float]] = {True: [], False: []}
         tokens: list[int] = []
+        profile_parts: set[str] = set()
         messages = (RELATED + UNRELATED) * (args.queries // 10 + 1)
         for i, msg in enumerate(messages[: args.queries]):
             msg = f"{msg} ({i})"  # every message distinct: a real query embedding each time
             t = time.perf_counter()
             turn = provider.prefetch_block(msg)
-            times["T4" in turn.tiers].append(time.perf_counter() - t)
+            ran_t4 = any(n.startswith("T4: ran") for n in turn.notes)  # it may find nothing
+            times[ran_t4].append(time.perf_counter() - t)
             tokens.append(turn.tokens)
+            profile_parts.update(x for x in ("T1p", "T1q") if x in turn.tiers)
+        # The profile's and session memory's share, each call paired with one without them.
+        bare = MemoryProvider(app.memory, config)
+        with_session, paired, without = [], [], []
+        for i, msg in enumerate(messages[: args.queries // 4]):
+            t = time.perf_counter()
+            provider.prefetch_block(f"{msg} [{i}]", session=f"bench-{i % 500 + 1}")
+            with_session.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            provider.prefetch_block(f"{msg} <{i}>")
+            paired.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            bare.prefetch_block(f"{msg} {{{i}}}")
+            without.append(time.perf_counter() - t)
         embed = []
         for i in range(50):
             t = time.perf_counter()
@@ -242,6 +297,9 @@ def main() -> None:
         ("`prefetch()` all messages", every),
         ("`prefetch()` T1 only (≥ 2 memories found)", times[False]),
         ("`prefetch()` T1 + T4 (hybrid search ran)", times[True]),
+        ("`prefetch(session=…)` + session memory (T1s, no LLM)", with_session),
+        ("`prefetch()` with the profile (paired with the next row)", paired),
+        ("`prefetch()` without profile or session memory", without),
         ("e5 query embedding alone", embed),
     ]
     lines = [
@@ -249,9 +307,11 @@ def main() -> None:
         "",
         f"Memory: {N_NARRATIVES:,} narratives, {N_TURNS:,} turns in {N_TURNS // TURNS_PER_SESSION}"
         " sessions, 150 topic clusters, a ~1,400-token SOUL.md; random unit vectors plus 6 planted"
-        " e5 embeddings; default settings (budgets T0 3000, T2 1500, T2b 3000, T3 1500, T1 1500,"
-        f" T4 1500) except the T1 cosine floor, {FLOOR} for e5 (see docs/inject.md). Every"
-        " prefetch embeds a new message with the bundled e5 and writes its attention-log rows."
+        f" e5 embeddings; a profile of {N_FACTS} facts (e5-embedded, 5 on the related topics, each"
+        " with a causal edge and an open question) and its snapshot; default settings (budgets"
+        " T0 3000, T2 1500, T2b 3000, T3 1500, T1 1500, T1s 800, T1p 500, T1q 150, T4 1500) except"
+        f" the T1 cosine floor, {FLOOR} for e5 (see docs/inject.md). Every prefetch embeds a new"
+        " message with the bundled e5, searches the facts and writes its attention-log rows."
         " `.venv/bin/python bench/inject_latency.py` (default threads; loading e5 caps BLAS at one)."
         "",
         "| call | runs | p50 ms | p95 ms |",
@@ -268,7 +328,8 @@ def main() -> None:
         f" ({', '.join(first.tiers)}).",
         f"Tokens (e5 tokenizer): identity block {statistics.median(block_tokens):.0f}"
         f" ({', '.join(f'{k} {v}' for k, v in sections.items())}); prefetch block median"
-        f" {statistics.median(tokens):.0f}, max {max(tokens)}.",
+        f" {statistics.median(tokens):.0f}, max {max(tokens)}; profile tiers seen in prefetch:"
+        f" {', '.join(sorted(profile_parts)) or 'none'}.",
         "",
         f"Machine: {machine()}.",
     ]

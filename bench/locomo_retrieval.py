@@ -65,7 +65,8 @@ class Variant:
 
 VARIANTS: dict[str, Variant] = {
     "before: plain analyser, rrf k=10 (the old default)": Variant("plain", policy=OLD),
-    "default: convex α=0.5, context ±2, dates (turns alone)": Variant(policy=CONVEX, levers=DATES),
+    "default, turns alone: convex α=0.5, context ±2, dates": Variant(policy=CONVEX, levers=DATES),
+    "default with memory keys ×0.25 ¹": Variant(policy=CONVEX, levers=TurnLevers(1.0, 0.25)),
     "lex: plain (before)": Variant("plain", mode="lex", policy=OLD),
     "lex: plain + stop words": Variant("plain", mode="lex"),
     "lex: snowball": Variant("snow", mode="lex", policy=OLD),
@@ -105,9 +106,6 @@ VARIANTS: dict[str, Variant] = {
     ),
     "hybrid: convex + dates + diversity (5/session)": Variant(
         policy=CONVEX, levers=TurnLevers(date_weight=1.0, session_cap=5)
-    ),
-    "hybrid: convex + dates + memory keys ×0.25 ¹": Variant(
-        policy=CONVEX, levers=TurnLevers(1.0, 0.25)
     ),
     "hybrid: convex + dates + memory keys ×0.5 ¹": Variant(
         policy=CONVEX, levers=TurnLevers(1.0, 0.5)

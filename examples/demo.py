@@ -33,9 +33,7 @@ def main() -> None:
         index = TextIndex(db, "demo")
         index.upsert_many(list(enumerate(sections, 1)))
         index.bind_vectors(embedder.model_id, embedder.dim)
-        index.set_vectors(
-            zip(range(1, len(sections) + 1), embedder.embed_documents(sections), strict=True)
-        )
+        index.fill_vectors(embedder, list(enumerate(sections, 1)))
         for question in QUESTIONS:
             hit = index.search(question, embedder.embed_query(question), k=1)[0]
             print(

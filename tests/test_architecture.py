@@ -77,14 +77,7 @@ ENVIRON_OWNER = "tideline.config"
 
 #: Violations on main that the issue-10 branches remove, without line numbers. Each entry must
 #: still be found (the list only shrinks): when a branch lands and fixes one, delete its line.
-KNOWN: set[str] = {
-    # D: TIDELINE_TOKEN, TIDELINE_PLUGINS, TIDELINE_TRACE_PLUGINS become Settings
-    "tideline.cli.serve reads the environment (only config does)",
-    "tideline.plugins reads the environment (only config does)",
-    # D: mcp/_base.py; the tool modules no longer import server back
-    "import cycle: tideline.mcp.analysis_tools <-> tideline.mcp.inject_tools"
-    " <-> tideline.mcp.memory_tools <-> tideline.mcp.server",
-}
+KNOWN: set[str] = set()
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from tideline.config import SETTINGS, Settings
+from tideline.config import Settings
 from tideline.errors import ConfigError
 
 
@@ -37,7 +37,49 @@ def test_bad_values_are_one_line_errors(tmp_path: Path) -> None:
         Settings.load(env={"TIDELINE_CONFIG": str(cfg)})
 
 
-def test_every_setting_is_documented() -> None:
-    doc = (Path(__file__).parents[1] / "docs" / "configuration.md").read_text()
-    for s in SETTINGS:
-        assert f"`{s.env}`" in doc, f"{s.env} missing from docs/configuration.md"
+@pytest.mark.parametrize(
+    ("raw", "value"),
+    [("0", False), ("false", False), ("No", False), ("off", False), ("1", True), ("yes", True)],
+)
+def test_booleans_are_parsed_not_truthy(raw: str, value: bool) -> None:
+    assert Settings.load(env={"TIDELINE_TRACE_PLUGINS": raw}).trace_plugins is value
+
+
+def test_a_bad_boolean_is_a_one_line_error() -> None:
+    with pytest.raises(ConfigError, match=r"TIDELINE_TRACE_PLUGINS.*true or false"):
+        Settings.load(env={"TIDELINE_TRACE_PLUGINS": "maybe"})
+
+
+def test_an_empty_plugin_list_means_none_and_config_toml_reaches_every_setting(
+    tmp_path: Path,
+) -> None:
+    assert Settings.load(env={}).plugins == "*"  # unset: every entry point
+    assert Settings.load(env={"TIDELINE_PLUGINS": ""}).plugins == ""  # set but empty: none
+    assert Settings.load(env={"TIDELINE_EMBEDDER": ""}).embedder == "e5"  # empty is unset
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(
+        'plugins = ""\ntrace_plugins = true\ntoken = "t0k"\nlibrary_rrf_k = 30\n'
+        'inject_t4_fusion = "weighted"\n'
+    )
+    s = Settings.load(env={"TIDELINE_CONFIG": str(cfg)})
+    assert (s.plugins, s.trace_plugins, s.token) == ("", True, "t0k")
+    assert (s.library_rrf_k, s.inject_t4_fusion) == (30, "weighted")
+
+
+def test_the_composition_root_configures_plugin_tracing(
+    settings: Settings, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from dataclasses import replace
+
+    from tideline import plugins
+    from tideline.app import Tideline
+
+    try:
+        Tideline(replace(settings, trace_plugins=True))
+        plugins.load_plugins().hook.register_embedders(register=lambda name, factory: None)
+        assert "register_embedders" in capsys.readouterr().err
+        Tideline(settings)
+        plugins.load_plugins().hook.register_embedders(register=lambda name, factory: None)
+        assert "register_embedders" not in capsys.readouterr().err
+    finally:
+        plugins.configure()

@@ -168,7 +168,8 @@ def test_mcp_tools_return_one_line_errors_and_the_server_stays_up(
     template: Path, isolated_home: Path, settings: Settings
 ) -> None:
     path = damaged(template, isolated_home, "truncated")
-    server = build_server(Tideline(settings))
+    app = Tideline(settings)
+    server = build_server(app)
 
     async def scenario() -> None:
         async with Client(server) as client:
@@ -181,7 +182,7 @@ def test_mcp_tools_return_one_line_errors_and_the_server_stays_up(
     try:
         anyio.run(scenario)
     finally:
-        server.close()
+        app.close()
 
 
 def test_library_indexes_are_checked_and_a_damaged_one_set_aside(

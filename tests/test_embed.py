@@ -188,8 +188,14 @@ def test_a_long_query_is_cut_to_the_model_limit_and_stays_fast(e5: E5Embedder) -
     vec = e5.embed_query(text)
     elapsed = time.perf_counter() - started
     assert vec.shape == (e5.dim,)
-    assert elapsed < 3.0, f"a 20,000-character query took {elapsed:.1f}s"  # uncapped: 10 s+
     head = fit_prefix(text, e5.max_input_tokens, e5.count_tokens)
+    started = time.perf_counter()
+    e5.embed_query(head + " ")  # one full window, measured in the same conditions (noisy CI)
+    window = time.perf_counter() - started
+    # Uncapped, the 20k text is ~10 windows (10 s+ here); capped, it costs about one.
+    assert elapsed < 3 * window + 0.5, (
+        f"20,000 characters took {elapsed:.1f}s, one window {window:.1f}s"
+    )
     assert e5.count_tokens(head) <= 512 < e5.count_tokens(text) and text.startswith(head)
     assert np.allclose(e5.embed_documents([text])[0], e5.embed_documents([head])[0], atol=1e-5)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import apsw
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
@@ -117,9 +118,18 @@ def test_random_unicode_never_raises(index: TextIndex, text: str) -> None:
     index.lexical(text, 5)
 
 
+_unicode61 = apsw.Connection(":memory:").fts5_tokenizer("unicode61", ["remove_diacritics", "2"])
+
+
+def _one_token(word: str) -> bool:
+    """FTS5's unicode61 knows Unicode 6.1: a letter categorised later (e.g. U+19C8) is a separator
+    to it, so such a word is no token at all and cannot be found by words (a known limit)."""
+    return len(_unicode61(word.encode(), apsw.FTS5_TOKENIZE_DOCUMENT, None)) == 1
+
+
 _word = st.text(
     alphabet=st.characters(whitelist_categories=("Ll", "Lu", "Lo", "Nd")), min_size=1, max_size=12
-)
+).filter(_one_token)
 
 
 @settings(max_examples=150, deadline=None)
@@ -135,7 +145,7 @@ def test_a_word_of_the_document_finds_it(
     idx = TextIndex(db, "docs")
     idx.upsert_many([(1, " ".join(words)), (2, "unrelated filler sentence")])
     word = words[pick % len(words)]
-    query = f"{noise} {word}"
+    query = f"{noise.replace(chr(34), '')} {word}"  # an open quote in the noise makes a phrase
     assume("NOT" not in (parse_query(query).match or ""))  # noise like "-w" may exclude it
     assert 1 in {h.id for h in idx.lexical(query, 10)}
     db.close()

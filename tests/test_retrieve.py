@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tideline.embed import E5Embedder
@@ -130,3 +131,33 @@ def test_explain_names_every_part() -> None:
     assert Hit(2, 3.5, lex_rank=2, lex_score=3.5, lex_source="trigram").explain() == (
         "trigram #2 3.50"
     )
+
+
+def test_retrieve_ranks_its_own_copies_never_the_index_hits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # retrieve copies each candidate once and then ranks and scores its copy in place: an index
+    # that hands out the same Hit objects every time (a cache) must see them unchanged.
+    idx = _index(tmp_path / "a.db", {1: "ferry pier", 2: "ferry island", 3: "bus"})
+    lex = [Hit(2, lex_score=3.0, lex_rank=1), Hit(1, lex_score=2.0, lex_rank=2)]
+    vec = [Hit(1, vec_distance=0.1, vec_rank=1), Hit(2, vec_distance=0.3, vec_rank=2)]
+    before = [replace(h) for h in lex + vec]
+    monkeypatch.setattr(idx, "lexical", lambda *a, **k: lex)
+    monkeypatch.setattr(idx, "vector", lambda *a, **k: vec)
+    qvec = np.ones(4, dtype=np.float32)
+    for _ in range(2):
+        found = retrieve(idx, "ferry", qvec, 2, "lex", Policy())
+        assert [(h.id, h.score, h.lex_rank) for h in found.top(2)] == [(2, 3.0, 1), (1, 2.0, 2)]
+        found = retrieve(idx, "ferry", qvec, 2, "vec", Policy())
+        assert [(h.id, h.vec_rank) for h in found.top(2)] == [(1, 1), (2, 2)]
+        assert [h.score for h in found.top(2)] == pytest.approx([0.9, 0.7])
+        found = retrieve(idx, "ferry", qvec, 2, "hybrid", Policy())
+        assert {h.id for h in found.top(2)} == {1, 2}
+        two = retrieve([Scope(idx), Scope(idx)], "ferry", qvec, 4, "lex", Policy())
+        assert [(h.id, h.source, h.lex_rank) for h in two.top(4)] == [
+            (2, 0, 1),
+            (2, 1, 2),
+            (1, 0, 3),
+            (1, 1, 4),
+        ]
+    assert lex + vec == before

@@ -63,6 +63,12 @@ OWNERS: dict[str, str | None] = {
     "fact_themes": "profile/_fact_index.py",
     # the Sleep pipeline's session memory
     "session_summaries": "consolidate/_summaries.py",
+    # the DREAM layers: run records, threads, what reflections and dreams rest on
+    "dream_runs": "consolidate/dream/_runs.py",
+    "dream_layers": "consolidate/dream/_runs.py",
+    "threads": "consolidate/dream/_threads.py",
+    "thread_memories": "consolidate/dream/_threads.py",
+    "dream_basis": "consolidate/dream/_basis.py",
     # a library collection's index (.memo/index.db) and the router (.memo/router.db)
     "files": "library/_index.py",
     "chunks": "library/_index.py",

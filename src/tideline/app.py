@@ -1,41 +1,52 @@
 """`Tideline`: the composition root's product — one agent's database, embedder and services.
 
 Drivers (CLI, MCP server, provider hooks) build one `Tideline` from `Settings` and call its
-services; nothing here reads the environment. Everything opens lazily: a command that only lists
-sessions never loads the embedding model.
+services; this is the only place that turns settings into services (search policies, the
+library, the injection provider), and nothing here reads the environment. Everything opens
+lazily: a command that only lists sessions never loads the embedding model, and a server
+without a library root still starts.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
+from dataclasses import replace
 from functools import cached_property
-from typing import Any, Literal, cast
+from itertools import chain
+from typing import Any, Literal, TextIO, cast
 
+from tideline import plugins
 from tideline.analysis import ANALYSIS_MIGRATIONS
 from tideline.config import Settings
-from tideline.consolidate import Sleep
+from tideline.consolidate import Dream, SessionMemory, Sleep
 from tideline.embed import Embedder, load_embedder
-from tideline.errors import ConfigError, TidelineError
+from tideline.errors import ConfigError, InvalidInput, TidelineError
 from tideline.inject import InjectConfig, MemoryProvider
-from tideline.llm import llm_from_settings
-from tideline.memory import AGENT_MIGRATIONS, Memory, TurnLevers
+from tideline.library import LIBRARY, Library
+from tideline.llm import LLM, llm_from_settings
+from tideline.memory import (
+    AGENT_MIGRATIONS,
+    NARRATIVES,
+    TURNS,
+    Memory,
+    TurnLevers,
+    header,
+    resolve_min_score,
+    write_export,
+)
 from tideline.profile import PROFILE_MIGRATIONS, Profile
-from tideline.search import ANALYSERS, Analyser, Policy
+from tideline.search import ANALYSERS, Analyser
 from tideline.store import Database, open_database
+
+log = logging.getLogger(__name__)
 
 
 def library_options(s: Settings) -> dict[str, Any]:
     """How a `Library` built from these settings ranks and keeps fresh: pass as
     `Library(root, embedder, **library_options(settings))`."""
-    policy = Policy(
-        rrf_k=s.library_rrf_k,
-        weights=(1.0, s.library_vector_weight),
-        ties="competition",
-        trigram="fallback",
-        literal_dashes=True,
-    )
     return {
-        "policy": policy,
+        "policy": replace(LIBRARY, rrf_k=s.library_rrf_k, weights=(1.0, s.library_vector_weight)),
         "keys": s.library_keys,
         "catch_up": s.library_catch_up,
         "lex_floor": s.library_lex_floor,
@@ -46,6 +57,7 @@ def library_options(s: Settings) -> dict[str, Any]:
 class Tideline:
     def __init__(self, settings: Settings, embedder: Embedder | None = None):
         self.settings = settings
+        plugins.configure(settings.plugins, settings.trace_plugins)
         # One connection, possibly many threads (MCP workers): its users take turns through this.
         self.db_lock = threading.RLock()
         if embedder is not None:
@@ -57,7 +69,7 @@ class Tideline:
             self.settings.db_path,
             AGENT_MIGRATIONS,
             ANALYSIS_MIGRATIONS,
-            PROFILE_MIGRATIONS,
+            PROFILE_MIGRATIONS,  # the profile's tables live in the agent database too
             busy_timeout_ms=self.settings.busy_timeout_ms,
             remember_damage=True,  # the one copy of a memory: stop at the first bad page
         )
@@ -68,9 +80,7 @@ class Tideline:
         try:
             return load_embedder(self.settings)
         except TidelineError as exc:
-            import logging
-
-            logging.getLogger(__name__).warning("no embedder, search is lexical only: %s", exc)
+            log.warning("no embedder, search is lexical only: %s", exc)
             return None
 
     @cached_property
@@ -86,13 +96,18 @@ class Tideline:
         return Memory(
             self.db,
             self.embedder,
-            narrative_policy=Policy(fusion="weighted", boost=s.keyword_boost, stop_words=stop),
-            turn_policy=Policy(
-                cast(Literal["rrf", "convex"], s.turn_fusion),
+            # the settings tune memory's policies (docs/configuration.md, docs/search.md)
+            narrative_policy=replace(NARRATIVES, boost=s.keyword_boost, stop_words=stop),
+            turn_policy=replace(
+                TURNS,
+                fusion=cast(Literal["rrf", "convex"], s.turn_fusion),
                 rrf_k=s.turn_rrf_k,
                 weights=(1.0, s.turn_vector_weight),
                 stop_words=stop,
                 alpha=s.turn_alpha,
+            ),
+            min_score=resolve_min_score(
+                s.search_min_score, self.embedder.model_id if self.embedder else None
             ),
             lock=self.db_lock,
             analyser=cast(Analyser, s.search_analyser),
@@ -101,26 +116,78 @@ class Tideline:
         )
 
     @cached_property
-    def provider(self) -> MemoryProvider:
-        model_id = self.embedder.model_id if self.embedder is not None else None
-        return MemoryProvider(self.memory, InjectConfig.from_settings(self.settings, model_id))
-
-    @cached_property
     def profile(self) -> Profile:
         return Profile(self.db, self.memory, lock=self.db_lock)
 
     @cached_property
+    def library(self) -> Library:
+        """The markdown library at `memo_root`; its own databases live under the root."""
+        root = self.settings.memo_root
+        if root is None or not str(root):
+            raise InvalidInput(
+                "no library root: pass --root PATH or set MEMO_ROOT (memo_root in config.toml)"
+            )
+        return Library(root, self.embedder, **library_options(self.settings))
+
+    @cached_property
+    def provider(self) -> MemoryProvider:
+        """The injection hooks (T0–T4) over this memory, its profile and session memory."""
+        model_id = self.embedder.model_id if self.embedder is not None else None
+        return MemoryProvider(
+            self.memory,
+            InjectConfig.from_settings(self.settings, model_id),
+            profile=self.profile,
+            session_memory=SessionMemory.from_settings(
+                self.memory, llm_from_settings(self.settings), self.settings
+            ),
+        )
+
+    @cached_property
     def sleep(self) -> Sleep:
+        """The Sleep pipeline over the profile and memory, with the configured LLM."""
+        return self.sleep_using(llm_from_settings(self.settings))
+
+    def sleep_using(self, llm: LLM | None) -> Sleep:
+        """The Sleep pipeline with another LLM (the MCP client's model, through sampling);
+        the budget and input cap stay the configured ones."""
         s = self.settings
         return Sleep(
             self.profile,
             self.memory,
-            llm_from_settings(s),
+            llm,
             embedder=self.embedder,
             run_budget=s.llm_run_budget,
             max_input_tokens=s.llm_max_input_tokens,
         )
 
+    def export(self, out: TextIO, fmt: str = "jsonl") -> dict[str, int]:
+        """Everything this agent remembers — sessions, turns, narratives, the profile — as a
+        Tideline export (JSONL, which `tideline import` restores, or markdown to read).
+        Returns how many records of each type were written."""
+        records = chain(
+            [header(self.settings.agent_name)], self.memory.export_records(), self.profile.dump()
+        )
+        return write_export(records, out, fmt)
+
+    @cached_property
+    def dream(self) -> Dream:
+        """The DREAM pipeline (solidify → sleep → scripts → comb → drift → dream), its
+        threads and self-concept, with the configured LLM."""
+        s = self.settings
+        return Dream(
+            self.profile,
+            self.memory,
+            llm_from_settings(s),
+            embedder=self.embedder,
+            run_budget=s.dream_run_budget,
+            max_input_tokens=s.llm_max_input_tokens,
+            comb_memories=s.dream_comb_memories,
+            drift_hops=s.dream_drift_hops,
+        )
+
     def close(self) -> None:
+        """The library, then the database (whatever was opened)."""
+        if "library" in self.__dict__:
+            self.library.close()
         if "db" in self.__dict__:
             self.db.close()

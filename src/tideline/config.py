@@ -20,12 +20,18 @@ from tideline.errors import ConfigError
 
 @dataclass(frozen=True)
 class Setting:
-    """One setting: its name, env var, default and the help shown in docs and `doctor`."""
+    """One setting: its name, env var, default and the help shown in docs and `doctor`.
+
+    `keep_empty`: an empty env value means "empty" (e.g. no plugins), not "unset".
+    `secret`: the generated docs show no default (a value never belongs in a document).
+    """
 
     name: str
     env: str
     default: Any
     help: str
+    keep_empty: bool = False
+    secret: bool = False
 
 
 SETTINGS: tuple[Setting, ...] = (
@@ -54,6 +60,40 @@ SETTINGS: tuple[Setting, ...] = (
         "busy_timeout_ms", "TIDELINE_BUSY_TIMEOUT_MS", 5000, "How long a write waits for a lock."
     ),
     Setting("memo_root", "MEMO_ROOT", "", "Root folder of the markdown library."),
+    Setting(
+        "library_rrf_k",
+        "TIDELINE_LIBRARY_RRF_K",
+        60,
+        "Library search: the k of reciprocal rank fusion over BM25 and vector ranks.",
+    ),
+    # -- library search, issue 12 (docs/library.md, tuned on tldr: docs/benchmarks.md) --------
+    Setting(
+        "library_keys",
+        "MEMO_KEYS",
+        "items",
+        "Library: `items` gives each list item (with its code block) of a note its own search key "
+        "under the note's chunk; `off` indexes whole chunks only. Changing it rebuilds indexes.",
+    ),
+    Setting(
+        "library_catch_up",
+        "MEMO_CATCH_UP",
+        "auto",
+        "Library search: `auto` trusts a running `memo watch` instead of stat-ing every note "
+        "before each search; `stat` always stats.",
+    ),
+    Setting(
+        "library_vector_weight",
+        "MEMO_VECTOR_WEIGHT",
+        1.0,
+        "Library search: weight of the vector list against the lexical list (1.0) in the fusion.",
+    ),
+    Setting(
+        "library_lex_floor",
+        "MEMO_LEX_FLOOR",
+        0.2,
+        "Library search: the lexical list's weight is floor + (1 - floor) x the share of the "
+        "query's content words its best hit contains; 1.0 turns this trust off.",
+    ),
     Setting(
         "keyword_boost",
         "TIDELINE_KEYWORD_BOOST",
@@ -112,7 +152,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "turn_memory_weight",
         "TIDELINE_TURN_MEMORY_WEIGHT",
-        0.0,
+        0.25,
         "Raw-turn search: weight of the source turns of matching narratives (0: off).",
     ),
     Setting(
@@ -121,42 +161,33 @@ SETTINGS: tuple[Setting, ...] = (
         0,
         "Raw-turn search: most turns of one session before other sessions (0: off).",
     ),
-    # -- library search (docs/library.md, tuned on tldr: docs/benchmarks.md) -----------------
     Setting(
-        "library_keys",
-        "MEMO_KEYS",
-        "items",
-        "Library: `items` gives each list item (with its code block) of a note its own search key "
-        "under the note's chunk; `off` indexes whole chunks only. Changing it rebuilds indexes.",
-    ),
-    Setting(
-        "library_catch_up",
-        "MEMO_CATCH_UP",
+        "search_min_score",
+        "TIDELINE_SEARCH_MIN_SCORE",
         "auto",
-        "Library search: `auto` trusts a running `memo watch` instead of stat-ing every note "
-        "before each search; `stat` always stats.",
+        "Memory search: the relevance floor, a cosine similarity; weaker results are left out. "
+        "`auto`: 0.79 for the bundled e5 (calibrated on LoCoMo, docs/search.md), none for "
+        "other embedders; 0: off.",
     ),
     Setting(
-        "library_rrf_k",
-        "MEMO_RRF_K",
-        60,
-        "Library search: the k of reciprocal rank fusion.",
+        "plugins",
+        "TIDELINE_PLUGINS",
+        "*",
+        "Plugin entry points to load: `*` all, a comma-separated allow-list, or empty for none.",
+        keep_empty=True,
     ),
     Setting(
-        "library_vector_weight",
-        "MEMO_VECTOR_WEIGHT",
-        1.0,
-        "Library search: weight of the vector list against the lexical list (1.0) in the fusion.",
+        "trace_plugins",
+        "TIDELINE_TRACE_PLUGINS",
+        False,
+        "Log every plugin hook call on stderr.",
     ),
     Setting(
-        "library_lex_floor",
-        "MEMO_LEX_FLOOR",
-        0.2,
-        "Library search: the lexical list's weight is floor + (1 - floor) x the share of the "
-        "query's content words its best hit contains; 1.0 turns this trust off.",
-    ),
-    Setting(
-        "plugins", "TIDELINE_PLUGINS", "", "Comma-separated allow-list of plugin entry points."
+        "token",
+        "TIDELINE_TOKEN",
+        "",
+        "Bearer token HTTP clients of `tideline serve` must send; required off loopback.",
+        secret=True,
     ),
     # -- injection (T0–T4, docs/inject.md) ------------------------------------------------------
     Setting(
@@ -195,7 +226,7 @@ SETTINGS: tuple[Setting, ...] = (
         "inject_t4_fusion",
         "TIDELINE_INJECT_T4_FUSION",
         "rrf",
-        "T4: how narratives fuse their lists, rrf or weighted (turns keep the turn fusion).",
+        "T4: how narratives fuse their two lists, rrf or weighted (turns keep the turn fusion).",
     ),
     Setting(
         "inject_t2_min_weight",
@@ -222,6 +253,53 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("inject_budget_t2b", "TIDELINE_INJECT_BUDGET_T2B", 3000, "T2b token budget."),
     Setting("inject_budget_t3", "TIDELINE_INJECT_BUDGET_T3", 1500, "T3 token budget."),
     Setting("inject_budget_t4", "TIDELINE_INJECT_BUDGET_T4", 1500, "T4 token budget."),
+    # -- injection from the profile and session memory (docs/inject.md) ------------------------
+    Setting(
+        "inject_t0_snapshot_tokens",
+        "TIDELINE_INJECT_T0_SNAPSHOT_TOKENS",
+        1200,
+        "T0: most tokens of the profile snapshot (it shares the T0 budget with SOUL.md).",
+    ),
+    Setting(
+        "inject_t3_facts",
+        "TIDELINE_INJECT_T3_FACTS",
+        30,
+        "T3: most profile facts listed, heaviest first (facts near expiry weigh less).",
+    ),
+    Setting(
+        "inject_facts_k",
+        "TIDELINE_INJECT_FACTS_K",
+        3,
+        "T1p: most profile facts matched by the message.",
+    ),
+    Setting(
+        "inject_facts_min_similarity",
+        "TIDELINE_INJECT_FACTS_MIN_SIMILARITY",
+        "auto",
+        "T1p: cosine floor of a fact matched by the message. "
+        "`auto`: 0.83 for the bundled e5, 0.45 for other embedders.",
+    ),
+    Setting(
+        "inject_graph_edges",
+        "TIDELINE_INJECT_GRAPH_EDGES",
+        "causes,related_to,supports",
+        "T1p: edge kinds followed from a matched fact to pull in related facts.",
+    ),
+    Setting(
+        "inject_graph_k",
+        "TIDELINE_INJECT_GRAPH_K",
+        4,
+        "T1p: most facts pulled in along those edges.",
+    ),
+    Setting(
+        "inject_strategies_k",
+        "TIDELINE_INJECT_STRATEGIES_K",
+        1,
+        "T1q: open questions (clarify/probe/verify) offered per turn, 0–2; each is offered once.",
+    ),
+    Setting("inject_budget_t1s", "TIDELINE_INJECT_BUDGET_T1S", 800, "T1s token budget."),
+    Setting("inject_budget_t1p", "TIDELINE_INJECT_BUDGET_T1P", 500, "T1p token budget."),
+    Setting("inject_budget_t1q", "TIDELINE_INJECT_BUDGET_T1Q", 150, "T1q token budget."),
     # -- LLM client (docs/llm.md) ---------------------------------------------------------------
     Setting(
         "llm_base_url",
@@ -306,6 +384,38 @@ SETTINGS: tuple[Setting, ...] = (
         0,
         "Tokens (prompt + answer) one pipeline run may spend; 0: no limit.",
     ),
+    # -- sleep triggers (docs/sleep.md) ---------------------------------------------------------
+    Setting(
+        "sleep_on_exit",
+        "TIDELINE_SLEEP_ON_EXIT",
+        False,
+        "Start a sleep when a stdio MCP client disconnects (the agent session ended).",
+    ),
+    Setting(
+        "sleep_on_exit_timeout",
+        "TIDELINE_SLEEP_ON_EXIT_TIMEOUT",
+        900.0,
+        "Seconds that sleep may take; past it the run stops at a step boundary, nothing applied.",
+    ),
+    # the DREAM layers (docs/dream.md)
+    Setting(
+        "dream_run_budget",
+        "TIDELINE_DREAM_RUN_BUDGET",
+        40000,
+        "Tokens one dream run may spend, its Sleep included; 0: no limit.",
+    ),
+    Setting(
+        "dream_comb_memories",
+        "TIDELINE_DREAM_COMB_MEMORIES",
+        40,
+        "Combing: most memories the model reads (the day's first, then the heaviest).",
+    ),
+    Setting(
+        "dream_drift_hops",
+        "TIDELINE_DREAM_DRIFT_HOPS",
+        3,
+        "Night drift: most steps of the walk away from the seed memory.",
+    ),
 )
 
 _BY_NAME = {s.name: s for s in SETTINGS}
@@ -329,6 +439,11 @@ class Settings:
     )
     busy_timeout_ms: int = 5000
     memo_root: Path | None = None
+    library_rrf_k: int = 60
+    library_keys: str = "items"
+    library_catch_up: str = "auto"
+    library_vector_weight: float = 1.0
+    library_lex_floor: float = 0.2
     keyword_boost: float = 0.3
     turn_rrf_k: int = 10
     turn_vector_weight: float = 1.0
@@ -338,14 +453,12 @@ class Settings:
     turn_fusion: str = "convex"
     turn_alpha: float = 0.5
     turn_date_weight: float = 1.0
-    turn_memory_weight: float = 0.0
+    turn_memory_weight: float = 0.25
     turn_session_cap: int = 0
-    library_keys: str = "items"
-    library_catch_up: str = "auto"
-    library_rrf_k: int = 60
-    library_vector_weight: float = 1.0
-    library_lex_floor: float = 0.2
-    plugins: str = ""
+    search_min_score: str = "auto"
+    plugins: str = "*"
+    trace_plugins: bool = False
+    token: str = ""
     soul_file: str = ""
     inject_t0_reflections: int = 5
     inject_t1_recent_turns: int = 6
@@ -364,6 +477,16 @@ class Settings:
     inject_budget_t2b: int = 3000
     inject_budget_t3: int = 1500
     inject_budget_t4: int = 1500
+    inject_t0_snapshot_tokens: int = 1200
+    inject_t3_facts: int = 30
+    inject_facts_k: int = 3
+    inject_facts_min_similarity: str = "auto"
+    inject_graph_edges: str = "causes,related_to,supports"
+    inject_graph_k: int = 4
+    inject_strategies_k: int = 1
+    inject_budget_t1s: int = 800
+    inject_budget_t1p: int = 500
+    inject_budget_t1q: int = 150
     llm_base_url: str = ""
     llm_api_key: str = ""
     llm_model: str = ""
@@ -380,6 +503,11 @@ class Settings:
     session_recall_max: int = 3
     session_recall_min_score: float = 0.45
     llm_run_budget: int = 0
+    sleep_on_exit: bool = False
+    sleep_on_exit_timeout: float = 900.0
+    dream_run_budget: int = 40000
+    dream_comb_memories: int = 40
+    dream_drift_hops: int = 3
 
     @property
     def db_path(self) -> Path:
@@ -405,7 +533,7 @@ class Settings:
             raise ConfigError(f"unknown setting(s) {sorted(unknown)}; known: {sorted(_BY_NAME)}")
         raw: dict[str, Any] = {}
         for s in SETTINGS:
-            if s.env in env and env[s.env] != "":
+            if s.env in env and (env[s.env] != "" or s.keep_empty):
                 raw[s.name] = env[s.env]
         raw.update({k: v for k, v in overrides.items() if v is not None})
         agent = str(raw.get("agent_name") or "agent")
@@ -454,31 +582,32 @@ def _read_config_file(path: Path) -> dict[str, Any]:
     return data
 
 
-_BOOLS = {
-    "1": True,
-    "true": True,
-    "yes": True,
-    "on": True,
-    "0": False,
-    "false": False,
-    "no": False,
-    "off": False,
-}
+FALSE = frozenset({"0", "false", "no", "off", ""})
+TRUE = frozenset({"1", "true", "yes", "on"})
 
 
 def _coerce(setting: Setting, value: Any) -> Any:
     kind = type(setting.default)
     if kind is str or value is None:
         return value if value is None else str(value)
-    if kind is bool and isinstance(value, str):  # bool("false") is True
-        if value.strip().lower() in _BOOLS:
-            return _BOOLS[value.strip().lower()]
-        raise ConfigError(
-            f"setting {setting.name} ({setting.env}) must be true or false, got {value!r}"
-        )
+    if kind is bool:
+        return _boolean(setting, value)
     try:
         return kind(value)
     except (TypeError, ValueError):
         raise ConfigError(
             f"setting {setting.name} ({setting.env}) must be {kind.__name__}, got {value!r}"
         ) from None
+
+
+def _boolean(setting: Setting, value: Any) -> bool:
+    """`bool("0")` is True; a setting's "0", "false", "no" and "off" are False."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in TRUE | FALSE:
+        return text in TRUE
+    raise ConfigError(
+        f"setting {setting.name} ({setting.env}) must be true or false (1/0, yes/no, on/off), "
+        f"got {value!r}"
+    )

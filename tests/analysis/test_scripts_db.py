@@ -349,14 +349,13 @@ def test_cli_scripts_all_graph_scan_and_heatmap(
 
 
 def test_mcp_heatmap_and_scan_tools(app: Tideline, memory: Memory, db: Database) -> None:
-    from tideline.mcp import analysis_tools
-    from tideline.mcp.server import TidelineServer
+    from tideline.mcp import ToolServer, analysis_tools
 
     plant(memory)
     run_all(memory, steps=["topics", "clusters"])
     log_hits(memory, [(1, 0.9)])
-    server = TidelineServer(name="t")
-    analysis_tools.register(server, app)
+    server = ToolServer(app, name="t")
+    analysis_tools.register(server)
 
     async def probe() -> None:
         async with Client(server) as client:

@@ -97,7 +97,8 @@ def test_deep_nesting_and_huge_numbers_are_import_problems(tmp_path: Path) -> No
         result = runner.invoke(tideline_cli, ["import", str(path), "-f", fmt, "--json"])
         assert result.exception is None or isinstance(result.exception, SystemExit), fmt
         problems = json.loads(result.stdout)["problems"]
-        assert result.exit_code == 1 and len(problems) == 1, (fmt, problems)
+        assert result.exit_code == 1 and len(problems) == 2, (fmt, problems)
+        assert problems[1]["message"].startswith("nothing to import from")  # #13
 
 
 def _locomo(tmp_path: Path, **conversation: Any) -> Path:
@@ -123,9 +124,10 @@ def test_locomo_reads_a_latin1_byte_and_reports_a_bad_date(memory: Memory, tmp_p
         "locomo",
     )
     assert summary.turns_added == 0
-    assert [p.message for p in summary.problems] == [
+    assert [p.message for p in summary.problems][:1] == [
         "session_1: unreadable date 5; write it like '1:56 pm on 8 May, 2023'"
     ]
+    assert summary.problems[-1].message.startswith("nothing to import from locomo.json")
 
 
 def test_a_turn_that_breaks_a_rule_is_a_problem_not_a_failed_file(
@@ -141,10 +143,10 @@ def test_a_turn_that_breaks_a_rule_is_a_problem_not_a_failed_file(
     path.write_text("\n".join(json.dumps(line) for line in lines))
     summary = memory.import_file(path, "openai")
     assert summary.turns_added == 2
-    assert [p.message.split(":")[0] for p in summary.problems] == [
-        "session 'openai/chat' turn 2",
-        "session 'openai/chat' turn 3",
-    ]
+    assert [(p.line, p.message.split("=")[0]) for p in summary.problems] == [
+        (2, "role"),
+        (3, "timestamp"),
+    ]  # each named by its line (#13)
 
 
 @pytest.mark.parametrize(
@@ -178,5 +180,4 @@ def test_over_mcp_bad_times_ids_and_surrogates_are_tool_errors() -> None:
     try:
         anyio.run(scenario)
     finally:
-        server.close()
         app.close()

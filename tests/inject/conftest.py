@@ -13,6 +13,7 @@ import pytest
 
 from tideline.app import Tideline
 from tideline.config import Settings
+from tideline.consolidate import SessionMemory
 from tideline.embed import E5Embedder
 from tideline.inject import InjectConfig, MemoryProvider
 
@@ -39,7 +40,13 @@ class Fixed:
         budgets = dict(base.budgets)
         budgets.update(changes.pop("budgets", {}))  # type: ignore[arg-type]
         values = {**base.__dict__, "budgets": budgets, **changes}
-        return MemoryProvider(self.app.memory, InjectConfig(**values), clock=clock)
+        return MemoryProvider(
+            self.app.memory,
+            InjectConfig(**values),
+            profile=self.app.profile,
+            session_memory=SessionMemory.from_settings(self.app.memory, None, self.app.settings),
+            clock=clock,
+        )
 
 
 def build_fixed(home: Path, e5: E5Embedder) -> Fixed:

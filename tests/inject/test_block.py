@@ -56,11 +56,10 @@ def test_identity_block_golden(fixed: Fixed) -> None:
         "[topic:2 2026-05-02 n=1]",
         "</memory-data>",
         "## Notes",
-        "- T0: no snapshot yet (the profile's sleep pipeline will write it)",
+        "- T0: the profile has no snapshot; a Sleep run writes one",
         "- T2: neutralised text that tried to close the fence or pose as a message in n:5",
         "- T2b: neutralised text that tried to close the fence or pose as a message in t:7",
-        "- T3: no profile summaries — the profile (facts about the user and the agent) does not"
-        " exist yet",
+        "- T3: the profile holds no live facts; Sleep forms them from conversations",
         "</tideline-memory>",
     ]
     assert block.tiers == ["T0", "T2", "T2b", "T3"]
@@ -125,7 +124,12 @@ def test_fence_breaking_text_is_neutralised(fixed: Fixed) -> None:
 
 
 def test_tiers_absent_on_an_empty_memory(empty: Tideline) -> None:
-    provider = MemoryProvider(empty.memory, InjectConfig.from_settings(empty.settings), clock=clock)
+    provider = MemoryProvider(
+        empty.memory,
+        InjectConfig.from_settings(empty.settings),
+        profile=empty.profile,
+        clock=clock,
+    )
     block = provider.identity()
     assert block.sections == [] and "## T" not in block.text
     assert block.text.startswith('<tideline-memory kind="identity" agent="hui"')
@@ -134,11 +138,11 @@ def test_tiers_absent_on_an_empty_memory(empty: Tideline) -> None:
     for expected in (
         "T0: no SOUL.md at",
         "T0: no self-concept yet",
-        "T0: no snapshot yet",
+        "T0: the profile has no snapshot",
         "T2: no memory weighs 0.6 or more",
         "T2b: no conversation stored yet",
         "T3: no topic clusters yet",
-        "T3: no profile summaries",
+        "T3: the profile holds no live facts",
     ):
         assert expected in notes
     turn = provider.prefetch_block("hello there")

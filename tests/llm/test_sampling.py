@@ -1,7 +1,7 @@
 """MCP sampling through the real SDK client: a server tool asks the client's own model.
 
 The client's "model" is its `sampling_callback` (scripted answers); the server is a
-`TidelineServer` in memory, its tool a sync tool that calls `tool_llm` like the sleep tool will.
+`ToolServer` in memory, its tool a sync tool that calls `tool_llm` like the sleep tool will.
 """
 
 from __future__ import annotations
@@ -17,15 +17,16 @@ from mcp.server.mcpserver import Context
 
 from tests.llm.conftest import GOOD, Facts, llm_settings
 from tests.llm_server import LLMServer
+from tideline.app import Tideline
 from tideline.config import Settings
 from tideline.errors import TidelineError
 from tideline.llm import TokenMeter
+from tideline.mcp import ToolServer
 from tideline.mcp._sampling import tool_llm
-from tideline.mcp.server import TidelineServer
 
 
-def extraction_server(settings: Settings) -> TidelineServer:
-    server = TidelineServer(name="tideline-test")
+def extraction_server(settings: Settings) -> ToolServer:
+    server = ToolServer(Tideline(settings), name="tideline-test")
 
     @server.tool()
     def extract(text: str, ctx: Context) -> dict[str, Any]:
@@ -75,7 +76,7 @@ class ClientModel:
         )
 
 
-def call(server: TidelineServer, mode: str, model: ClientModel | None) -> dict[str, Any]:
+def call(server: ToolServer, mode: str, model: ClientModel | None) -> dict[str, Any]:
     async def go() -> dict[str, Any]:
         async with Client(server, sampling_callback=model, mode=mode) as client:
             result = await client.call_tool("extract", {"text": "I live in Tokyo."})

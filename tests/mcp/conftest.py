@@ -1,4 +1,9 @@
-"""Real servers for the MCP tests: `python -m tideline serve` as a subprocess, the SDK's client."""
+"""Servers for the MCP tests, all driven by the SDK's real client.
+
+Most tests talk to `build_server(app)` in memory (the SDK's in-memory transport: the same
+server, schemas and worker threads, no process to start). One stdio and one HTTP smoke test
+start `python -m tideline serve` as a subprocess.
+"""
 
 from __future__ import annotations
 
@@ -13,11 +18,34 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp import Client
 
 from tests.helpers import wait_until
+from tideline.app import Tideline
+from tideline.config import Settings
+from tideline.embed import E5Embedder
+from tideline.mcp import build_server
 
 AGENT = "hui"
 TOKEN = "s3cret-test-token"
+
+
+def agent_settings(**overrides: Any) -> Settings:
+    """The test agent's settings (home and cache from the autouse fixture's environment)."""
+    return Settings.load(overrides={"agent_name": AGENT, **overrides})
+
+
+@pytest.fixture
+def agent(e5: E5Embedder) -> Iterator[Tideline]:
+    """The agent AGENT in a temporary home, with the real bundled embedder."""
+    app = Tideline(agent_settings(), embedder=e5)
+    yield app
+    app.close()
+
+
+def in_memory(app: Tideline) -> Client:
+    """The SDK's client connected in memory to the full server of `app`."""
+    return Client(build_server(app), read_timeout_seconds=120)
 
 
 def server_env(tmp_path: Path, **extra: str) -> dict[str, str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import tideline
 from tests.mcp.conftest import AGENT, error_text, payload
 
 MEMORY_TOOLS = ("sync_turn", "memory_write", "memory_search", "memory_trace", "memory_stats")
@@ -14,6 +15,7 @@ REPLY = "That sounds like a big step for her; how is she settling in?"
 
 async def check_handshake(client: Any) -> None:
     assert client.server_info.name == "tideline"
+    assert client.server_info.version == tideline.__version__ != ""
     assert AGENT in (client.instructions or "")
 
 
@@ -114,8 +116,8 @@ async def bad_calls(client: Any) -> None:
     msg = error_text(await client.call_tool("memory_search", {"query": "   "}))
     assert msg.startswith("query is empty")
 
-    msg = error_text(await client.call_tool("memory_forget", {}))
-    assert msg.startswith("there is no tool 'memory_forget'") and "memory_search" in msg
+    msg = error_text(await client.call_tool("memory_delete", {}))
+    assert msg.startswith("there is no tool 'memory_delete'") and "memory_search" in msg
 
     stats = payload(await client.call_tool("memory_stats", {}))
     assert stats["turns"] >= 0

@@ -37,7 +37,6 @@ def test_unexpected_exception_is_logged_and_returned(
         with caplog.at_level(logging.ERROR, logger="tideline.mcp"):
             anyio.run(scenario)
     finally:
-        server.close()
         app.close()
     crash = [r for r in caplog.records if r.name == "tideline.mcp"]
     assert crash and crash[0].exc_info and "secret internals" in str(crash[0].exc_info[1])

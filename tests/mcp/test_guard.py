@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import secrets
+
 import pytest
 
 from tideline.errors import InvalidInput
@@ -70,5 +72,21 @@ def test_foreign_host_headers(host: str | None) -> None:
 def test_public_bind_needs_a_token() -> None:
     with pytest.raises(InvalidInput, match="TIDELINE_TOKEN"):
         check_bind("0.0.0.0", None)
-    check_bind("0.0.0.0", "a-token")
+    check_bind("0.0.0.0", secrets.token_urlsafe(32))
     check_bind("127.0.0.1", None)
+
+
+@pytest.mark.parametrize("token", [" ", "\t", " padded-token "])
+@pytest.mark.parametrize("host", ["127.0.0.1", "0.0.0.0"])
+def test_a_token_no_client_can_send_is_refused_at_start(token: str, host: str) -> None:
+    with pytest.raises(InvalidInput, match=r"TIDELINE_TOKEN is (blank|padded)") as err:
+        check_bind(host, token)
+    assert "secrets.token_urlsafe(32)" in str(err.value) and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("token", ["x", "a-token", "a" * 64, "0123456789" * 3])
+def test_a_guessable_token_is_refused_off_loopback(token: str) -> None:
+    with pytest.raises(InvalidInput, match="too easy to guess") as err:
+        check_bind("0.0.0.0", token)
+    assert "secrets.token_urlsafe(32)" in str(err.value)
+    check_bind("127.0.0.1", token)  # on loopback the token is a convenience, any will do

@@ -1,26 +1,20 @@
-"""A long query costs one capped request, and never stalls another client's calls."""
+"""A long query costs one capped request, and never stalls another client's calls.
+
+Two clients on one server in memory: the SDK runs their sync tools in worker threads exactly as
+it does for HTTP sessions, so the locking under test is the same.
+"""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx2
-import pytest
 from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 
-from tests.mcp.conftest import HttpServer, payload, start_http, stop
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
-    server = start_http(tmp_path_factory.mktemp("long"))
-    yield server
-    stop(server.proc)
+from tests.mcp.conftest import payload
+from tideline.app import Tideline
+from tideline.mcp import build_server
 
 
 def _long_query(n_chars: int, lead: str) -> str:
@@ -29,21 +23,14 @@ def _long_query(n_chars: int, lead: str) -> str:
     return (f"{lead} " + sentence * (n_chars // len(sentence) + 1))[:n_chars]
 
 
-def test_a_20k_character_query_is_capped_and_other_clients_keep_going(
-    server: HttpServer, tmp_path: Path
-) -> None:
+def test_a_20k_character_query_is_capped_and_other_clients_keep_going(agent: Tideline) -> None:
     timings: dict[str, Any] = {}
+    server = build_server(agent)
 
     async def scenario() -> None:
         async with (
-            httpx2.AsyncClient(timeout=httpx2.Timeout(120)) as h1,
-            httpx2.AsyncClient(timeout=httpx2.Timeout(120)) as h2,
-            Client(
-                streamable_http_client(server.url, http_client=h1), read_timeout_seconds=120
-            ) as a,
-            Client(
-                streamable_http_client(server.url, http_client=h2), read_timeout_seconds=120
-            ) as b,
+            Client(server, read_timeout_seconds=120) as a,
+            Client(server, read_timeout_seconds=120) as b,
         ):
             payload(await a.call_tool("sync_turn", {"session": "s", "role": "user", "text": "hi"}))
             payload(await a.call_tool("memory_search", {"query": "warm up the model"}))

@@ -62,8 +62,8 @@ def test_errors_are_one_line_on_stderr_with_exit_codes() -> None:
     assert code == 2 and out == "" and "turn 777 does not exist" in err
     code, _, err = run("trace", "12345")
     assert code == 2 and "narrative 12345 does not exist" in err
-    code, _, err = run("search", "x", "--mode", "fuzzy")
-    assert code == 2 and "mode=" in err
+    code, _, err = run("search", "x", "--mode", "fuzzy")  # the choices come from tideline.fields
+    assert code == 2 and "'fuzzy' is not one of 'hybrid'" in " ".join(err.replace("│", "").split())
     code, _, err = run("import", "/nonexistent/file.json", "-f", "openai")
     assert code == 2 and "is not a file" in err
     assert run("search", "nothing stored yet")[0] == 1  # no hits

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from tideline.app import Tideline
 from tideline.cli._output import errors_to_exit
@@ -11,10 +12,11 @@ from tideline.config import Settings
 
 
 @contextmanager
-def open_app() -> Iterator[Tideline]:
-    """A `Tideline` for one command; errors become one line on stderr and an exit code."""
+def open_app(**overrides: Any) -> Iterator[Tideline]:
+    """A `Tideline` for one command; `overrides` are command-line settings (None: not given).
+    Errors become one line on stderr and an exit code."""
     with errors_to_exit():
-        app = Tideline(Settings.load())
+        app = Tideline(Settings.load(overrides=overrides))
         try:
             yield app
         finally:

@@ -1,27 +1,27 @@
 """Shared output helpers for the CLI drivers: JSON or rich, errors on stderr with exit codes.
 
 Exit codes: 0 ok; 1 a check failed / nothing found where something was required; 2 bad input or
-usage; 3 a store problem (locked, not a database, newer schema); 4 the embedder is unavailable.
+usage; 3 a store problem (locked, not a database, newer schema); 4 the embedder is unavailable;
+5 busy: another sleep is running (try again later).
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import typer
 from rich.console import Console
 
+from tideline.consolidate import SleepBusy
 from tideline.errors import EmbedderError, InvalidInput, StoreError, TidelineError
 
 console = Console()
 err_console = Console(stderr=True)
-
-T = TypeVar("T")
 
 
 def _default(obj: Any) -> Any:
@@ -45,6 +45,8 @@ def exit_code(exc: TidelineError) -> int:
         return 3
     if isinstance(exc, EmbedderError):
         return 4
+    if isinstance(exc, SleepBusy):
+        return 5
     return 1
 
 
@@ -56,8 +58,3 @@ def errors_to_exit() -> Iterator[None]:
     except TidelineError as exc:
         err_console.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
         raise typer.Exit(exit_code(exc)) from None
-
-
-def run(fn: Callable[[], T]) -> T:
-    with errors_to_exit():
-        return fn()

@@ -12,7 +12,9 @@ import sys
 import typer
 
 from tideline.cli._app import open_app
+from tideline.cli._fields import option
 from tideline.cli._output import print_json
+from tideline.fields import PREFETCH
 
 JSON = typer.Option(False, "--json", help="Print the block as JSON (sections, items, notes).")
 
@@ -28,8 +30,8 @@ def inject(json_out: bool = JSON) -> None:
 
 
 def prefetch(
-    message: str = typer.Argument(..., help="The user's message to prefetch memory for."),
-    session: str = typer.Option(None, help="Current session id (default: the latest session)."),
+    message: str = option(PREFETCH, "message"),
+    session: str = option(PREFETCH, "session"),
     json_out: bool = JSON,
 ) -> None:
     """Print the per-turn block for MESSAGE (T1, and T4 when T1 finds fewer than 2)."""

@@ -4,22 +4,26 @@ from __future__ import annotations
 
 import typer
 
-from tideline.cli import doctor, inject, memory, scripts, serve
+from tideline.cli import backup, doctor, forget, inject, memory, profile, scripts, serve, sleep
+from tideline.cli._version import version_option
 
 app = typer.Typer(
     name="tideline",
     help="Tideline: long-term memory for AI agents.",
     no_args_is_help=True,
-    add_completion=False,
     pretty_exceptions_enable=False,
 )
 app.command("doctor")(doctor.doctor)
 app.command("serve")(serve.serve)
 memory.register(app)
+app.command("forget")(forget.forget)
+app.command("export")(backup.export)
 scripts.register(app)
 inject.register(app)
+sleep.register(app)
+profile.register(app)
 
 
 @app.callback()
-def _root() -> None:
+def _root(version: bool = version_option()) -> None:
     """Tideline: long-term memory for AI agents."""

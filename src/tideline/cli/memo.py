@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -16,32 +18,43 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from tideline.cli._app import open_app
+from tideline.cli._fields import FREE_TEXT, choice, option
 from tideline.cli._output import console, err_console, errors_to_exit, print_json
-from tideline.config import Settings
-from tideline.embed import load_embedder
-from tideline.errors import InvalidInput
-from tideline.library import Library, SyncReport, Watcher
+from tideline.cli._version import version_option
+from tideline.fields import (
+    MEMO_READ,
+    MEMO_REINDEX,
+    MEMO_ROUTE,
+    MEMO_SEARCH,
+    MEMO_STATUS,
+    MEMO_WRITE,
+)
+from tideline.library import Library, Problem, SyncReport, Watcher
 
 app = typer.Typer(
     name="memo",
     help="memo: a markdown library searched by meaning and by exact words.",
     no_args_is_help=True,
-    add_completion=False,
     pretty_exceptions_enable=False,
 )
 
 RootOpt = typer.Option(None, "--root", help="Library root (default: MEMO_ROOT).")
 JsonOpt = typer.Option(False, "--json", help="Print JSON.")
+Mode = choice(MEMO_SEARCH, "mode")
 RootArg = typer.Argument(None, metavar="ROOT", help="Library root (default: --root or MEMO_ROOT).")
 
 
-def _library(root: Path | None, *, embed: bool = True) -> Library:
-    settings = Settings.load()
-    chosen = root or settings.memo_root
-    if chosen is None or not str(chosen):
-        raise InvalidInput("no library root: pass --root PATH or set MEMO_ROOT")
-    embedder = load_embedder(settings) if embed else None
-    return Library(Path(chosen), embedder, busy_timeout_ms=settings.busy_timeout_ms)
+@app.callback()
+def _root(version: bool = version_option()) -> None:
+    """memo: a markdown library searched by meaning and by exact words."""
+
+
+@contextmanager
+def _library(root: Path | None, *, embed: bool = True) -> Iterator[Library]:
+    """The app's library at `root` (else `memo_root`); `embed=False` loads no model."""
+    with open_app(memo_root=root, embedder=None if embed else "none") as app:
+        yield app.library
 
 
 class _Bar:
@@ -79,9 +92,15 @@ class _Bar:
         self.progress.update(self.tasks[phase], completed=done, total=total)
 
 
-def _print_reports(reports: list[SyncReport], json_out: bool, seconds: float | None = None) -> None:
+def _print_reports(
+    reports: list[SyncReport], json_out: bool, unseen: list[Problem] | None = None
+) -> None:
+    """The sync table; `unseen`: folders of notes that were not indexed, each with its fix."""
     if json_out:
-        print_json({"collections": [r.to_dict() for r in reports]})
+        data: dict[str, Any] = {"collections": [r.to_dict() for r in reports]}
+        if unseen is not None:
+            data["not_indexed"] = [p.__dict__ for p in unseen]
+        print_json(data)
         return
     table = Table("collection", "files", "changed", "removed", "embedded", "reused", "seconds")
     for r in reports:
@@ -102,6 +121,10 @@ def _print_reports(reports: list[SyncReport], json_out: bool, seconds: float | N
             err_console.print(
                 f"[yellow]skipped:[/yellow] {p.message}", highlight=False, soft_wrap=True
             )
+    for p in unseen or []:
+        err_console.print(
+            f"[yellow]not indexed:[/yellow] {p.message}", highlight=False, soft_wrap=True
+        )
 
 
 @app.command("index")
@@ -114,14 +137,22 @@ def index(
     """Index every collection under ROOT (only changed files are re-read and re-embedded)."""
     with errors_to_exit(), _library(root_arg or root) as lib, _Bar(not json_out) as bar:
         reports = lib.index(full=full, progress=bar)
-    _print_reports(reports, json_out)
+        unseen = lib.unseen()
+    _print_reports(reports, json_out, unseen)
+    if not reports:
+        err_console.print(
+            "nothing indexed: no folder has a usable _meta.yaml"
+            + ("; see above" if unseen else "; run `memo init-collection FOLDER -d ...`"),
+            highlight=False,
+        )
+        raise typer.Exit(1)
 
 
 @app.command("reindex")
 def reindex(
-    path: str = typer.Argument(..., help="A collection, a folder or a file ('*' for all)."),
+    path: str = option(MEMO_REINDEX, "path"),
     root: Path = RootOpt,
-    full: bool = typer.Option(False, "--full", help="Throw the index away and rebuild it."),
+    full: bool = option(MEMO_REINDEX, "full"),
     json_out: bool = JsonOpt,
 ) -> None:
     """Catch up (or rebuild with --full) the index of PATH: the fix when the watcher went blind."""
@@ -130,12 +161,12 @@ def reindex(
     _print_reports(reports, json_out)
 
 
-@app.command("search")
+@app.command("search", context_settings=FREE_TEXT)
 def search(
-    query: str = typer.Argument(..., help="Words or a question."),
-    path: str = typer.Option("*", "--path", "-p", help="File, folder or '*' (all collections)."),
-    k: int = typer.Option(8, "--k", "-k", help="How many results."),
-    mode: str = typer.Option("hybrid", "--mode", help="hybrid, lex or vec."),
+    query: str = option(MEMO_SEARCH, "query"),
+    path: str = option(MEMO_SEARCH, "path", "-p"),
+    k: int = option(MEMO_SEARCH, "k", "-k"),
+    mode: Mode = option(MEMO_SEARCH, "mode"),
     root: Path = RootOpt,
     json_out: bool = JsonOpt,
 ) -> None:
@@ -163,9 +194,13 @@ def search(
         console.print()
 
 
+#: Folders of notes `memo status` lists as rows although they are not collections.
+_INVISIBLE = {"unregistered": "not a collection: no _meta.yaml", "bad-meta": "_meta.yaml broken"}
+
+
 @app.command("status")
 def status(
-    path: str = typer.Argument(None, help="A collection or folder (default: everything)."),
+    path: str = option(MEMO_STATUS, "path"),
     root: Path = RootOpt,
     json_out: bool = JsonOpt,
 ) -> None:
@@ -175,27 +210,30 @@ def status(
     if json_out:
         print_json(data)
         return
-    table = Table("collection", "description", "files", "chunks", "pending", "behind")
+    table = Table("collection", "description", "files", "chunks", "pending", "behind", "skipped")
     lines = [(p["kind"], p["message"]) for p in data["problems"]]
     for c in data["collections"]:
         if c["indexed"]:
             row = [str(c["files"]), str(c["chunks"]), str(c["vectors_pending"]), str(c["behind"])]
         else:
             row = ["-", "-", "-", "refused" if "error" in c else "not indexed"]
-        table.add_row(c["name"], c["description"][:50], *row)
+        table.add_row(c["name"], c["description"][:50], *row, str(len(c["skipped"])))
         lines += [(s["kind"], f"{s['path']}: {s['reason']}") for s in c["skipped"]]
         lines += [("error", c["error"])] if "error" in c else []
+    for p in data["problems"]:
+        if p["kind"] in _INVISIBLE:
+            table.add_row(f"{p['path']}/", f"[yellow]{_INVISIBLE[p['kind']]}[/yellow]", *"-----")
     console.print(f"library {data['root']} · embedder {data['embedder']}")
     console.print(table)
     for kind, message in lines:
         err_console.print(f"[yellow]{kind}:[/yellow] {message}", highlight=False, soft_wrap=True)
 
 
-@app.command("route")
+@app.command("route", context_settings=FREE_TEXT)
 def route(
-    query: str = typer.Argument(..., help="A question; a word like work/ limits the name tree."),
-    k: int = typer.Option(10, "--k", "-k", help="How many candidates."),
-    prefix: str = typer.Option("", "--prefix", help="Only collections under this name prefix."),
+    query: str = option(MEMO_ROUTE, "query"),
+    k: int = option(MEMO_ROUTE, "k", "-k"),
+    prefix: str = option(MEMO_ROUTE, "prefix"),
     root: Path = RootOpt,
     json_out: bool = JsonOpt,
 ) -> None:
@@ -210,6 +248,48 @@ def route(
         console.print(f"{c.name} — {c.description}", highlight=False, markup=False)
     if result.tree:
         console.print("tree: " + ", ".join(f"{n}/ ({m})" for n, m in result.tree.items()))
+
+
+@app.command("write", context_settings=FREE_TEXT)
+def write(
+    path: str = option(MEMO_WRITE, "path"),
+    text: str = option(MEMO_WRITE, "text"),
+    append: bool = option(MEMO_WRITE, "append"),
+    root: Path = RootOpt,
+    json_out: bool = JsonOpt,
+) -> None:
+    """Create a note in a collection (or add to one with --append), atomically, and index it."""
+    body = sys.stdin.read() if text == "-" else text
+    with errors_to_exit(), _library(root) as lib:
+        written = lib.write(path, body, append=append)
+    if json_out:
+        print_json(written.to_dict())
+        return
+    verb = "created" if written.created else f"appended at line {written.added_at_line}"
+    console.print(f"{written.path} {verb} ({written.bytes:,} bytes)", highlight=False)
+
+
+@app.command("read")
+def read(
+    path: str = option(MEMO_READ, "path"),
+    start: int = option(MEMO_READ, "start"),
+    end: int = option(MEMO_READ, "end"),
+    root: Path = RootOpt,
+    json_out: bool = JsonOpt,
+) -> None:
+    """Print a note, or lines --start to --end of it (PATH may be a search hit's path:line)."""
+    with errors_to_exit(), _library(root, embed=False) as lib:
+        note = lib.read(path, start, end)
+    if json_out:
+        print_json(note.to_dict())
+        return
+    sys.stdout.write(note.text + "\n")
+    if note.more:
+        err_console.print(
+            f"({note.path}: lines {note.start}–{note.end} of {note.total_lines}; "
+            f"read on with --start {note.end + 1})",
+            highlight=False,
+        )
 
 
 @app.command("init-collection")

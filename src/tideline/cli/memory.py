@@ -2,70 +2,77 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from tideline.cli._app import open_app
+from tideline.cli._fields import FREE_TEXT, choice, option
 from tideline.cli._output import console, err_console, print_json
+from tideline.fields import IMPORT, MEMORY_SEARCH, MEMORY_TRACE, MEMORY_WRITE, SESSIONS
 
 JSON = typer.Option(False, "--json", help="Print JSON.")
+Kind = choice(MEMORY_WRITE, "kind")
+Mode = choice(MEMORY_SEARCH, "mode")
 
 
 def write(
-    gesture: str = typer.Argument(..., help="One sentence: what happened, with its tone."),
-    context: str = typer.Option("", help="The backdrop."),
-    cognition: str = typer.Option(
-        "", "--cognition-direction", help="Where the thinking was heading."
-    ),
-    importance: int = typer.Option(3, min=1, max=5),
-    emotional: int = typer.Option(3, min=1, max=5),
-    unresolved: int = typer.Option(1, min=1, max=5),
-    tag: list[str] = typer.Option([], "--tag", help="A tag (repeat for more)."),
-    entities_role: str = typer.Option("", help="Roles, e.g. 'A=判断+执行; B=审查'."),
-    entity: list[str] = typer.Option([], "--entity", help="A related entity (repeat)."),
-    link: list[int] = typer.Option([], "--link", help="A source turn id (repeat)."),
-    kind: str = typer.Option("narrative", help="narrative, dream or reflection."),
+    gesture: str = option(MEMORY_WRITE, "gesture"),
+    context: str = option(MEMORY_WRITE, "context"),
+    cognition_direction: str = option(MEMORY_WRITE, "cognition_direction"),
+    importance: int = option(MEMORY_WRITE, "importance"),
+    emotional: int = option(MEMORY_WRITE, "emotional"),
+    unresolved: int = option(MEMORY_WRITE, "unresolved"),
+    tags: list[str] = option(MEMORY_WRITE, "tags"),
+    entities_role: str = option(MEMORY_WRITE, "entities_role"),
+    related_entities: list[str] = option(MEMORY_WRITE, "related_entities"),
+    source_links: list[int] = option(MEMORY_WRITE, "source_links"),
+    kind: Kind = option(MEMORY_WRITE, "kind"),
+    supersedes: int = option(MEMORY_WRITE, "supersedes"),
     json_out: bool = JSON,
 ) -> None:
-    """Write a narrative memory."""
+    """Write a narrative memory (with --supersedes, a correction of an older one)."""
     with open_app() as app:
         n = app.memory.write(
             gesture=gesture,
             context=context,
-            cognition_direction=cognition,
+            cognition_direction=cognition_direction,
             importance=importance,
             emotional=emotional,
             unresolved=unresolved,
-            tags=tag,
+            tags=tags,
             entities_role=entities_role,
-            related_entities=entity,
-            source_links=link,
+            related_entities=related_entities,
+            source_links=source_links,
             kind=kind,
+            supersedes=supersedes,
         )
     if json_out:
         print_json(n.to_dict())
     else:
+        corrects = f"; it supersedes narrative {n.supersedes}" if n.supersedes else ""
         console.print(
-            f"narrative {n.id} written (weight {n.weight:.3f}, recurrence {n.recurrence})"
+            f"narrative {n.id} written (weight {n.weight:.3f}, recurrence {n.recurrence}){corrects}"
         )
 
 
 def search(
-    query: str = typer.Argument(...),
-    k: int = typer.Option(10, "--k", "-k", min=1, max=200),
-    since: str = typer.Option(None, help="ISO date/time."),
-    until: str = typer.Option(None, help="ISO date/time."),
-    min_weight: float = typer.Option(None, help="Only narratives at least this heavy (0–1)."),
-    tag: list[str] = typer.Option([], "--tag"),
-    kind: str = typer.Option(None),
-    turns: bool = typer.Option(False, "--turns", help="Search raw turns too."),
-    mode: str = typer.Option("hybrid", help="hybrid, lex or vec."),
+    query: str = option(MEMORY_SEARCH, "query"),
+    k: int = option(MEMORY_SEARCH, "k", "-k"),
+    since: str = option(MEMORY_SEARCH, "since"),
+    until: str = option(MEMORY_SEARCH, "until"),
+    min_weight: float = option(MEMORY_SEARCH, "min_weight"),
+    tags: list[str] = option(MEMORY_SEARCH, "tags"),
+    kind: Kind = option(MEMORY_SEARCH, "kind"),
+    include_turns: bool = option(MEMORY_SEARCH, "include_turns"),
+    mode: Mode = option(MEMORY_SEARCH, "mode"),
+    min_score: float = option(MEMORY_SEARCH, "min_score"),
     json_out: bool = JSON,
 ) -> None:
-    """Search narratives (and raw turns with --turns)."""
+    """Search narratives (and raw turns with --turns); an empty answer means nothing relevant.
+
+    A query that starts with a dash (`tideline search -word`) is a query; one that starts like
+    an option (`-k…`, `--turns`) needs `--` first: `tideline search -- --turns`."""
     with open_app() as app:
         result = app.memory.search(
             query,
@@ -73,27 +80,29 @@ def search(
             since=since,
             until=until,
             min_weight=min_weight,
-            tags=tag or None,
+            tags=tags or None,
             kind=kind,
-            include_turns=turns,
+            include_turns=include_turns,
             mode=mode,
+            min_score=min_score,
         )
     for warning in result.warnings:
         err_console.print(f"[yellow]warning:[/yellow] {warning}", soft_wrap=True)
     if json_out:
         print_json(result.to_dict())
         return
+    if not result.hits:
+        err_console.print(f"nothing relevant found for {query!r}", highlight=False)
+        raise typer.Exit(1)
     table = Table("type", "id", "score", "when", "text")
     for h in result.hits:
         table.add_row(h.type, str(h.id), f"{h.score:.3f}", h.created_at[:10], h.text[:100])
     console.print(table)
-    if not result.hits:
-        raise typer.Exit(1)
 
 
 def trace(
-    narrative_id: int = typer.Argument(...),
-    window: int = typer.Option(2, min=0, max=50),
+    narrative_id: int = option(MEMORY_TRACE, "narrative_id"),
+    window: int = option(MEMORY_TRACE, "window"),
     json_out: bool = JSON,
 ) -> None:
     """Show a narrative's source turns with their neighbours."""
@@ -102,9 +111,12 @@ def trace(
     if json_out:
         print_json(t.to_dict())
         return
-    console.print(
-        f"[bold]{t.narrative.gesture}[/bold]  (id {t.narrative.id}, weight {t.narrative.weight:.3f})"
-    )
+    n = t.narrative
+    console.print(f"[bold]{n.gesture}[/bold]  (id {n.id}, weight {n.weight:.3f})", highlight=False)
+    if n.forgotten_at:
+        console.print(f"forgotten {n.forgotten_at}: {n.forgotten_why}", highlight=False)
+    if n.superseded_by is not None:
+        console.print(f"superseded by narrative {n.superseded_by}", highlight=False)
     for win in t.windows:
         console.print(f"── {win[0].turn.session}")
         for tt in win:
@@ -116,14 +128,12 @@ def trace(
 
 
 def import_(
-    path: Path = typer.Argument(..., help="File to import."),
-    fmt: str = typer.Option(
-        ..., "--format", "-f", help="openai, transcript, locomo or a plugin's."
-    ),
-    session: str = typer.Option(None, help="Put every turn into this session id."),
+    path: str = option(IMPORT, "path"),
+    fmt: str = option(IMPORT, "format", "-f"),
+    session: str = option(IMPORT, "session"),
     json_out: bool = JSON,
 ) -> None:
-    """Import conversations; re-importing a file adds nothing."""
+    """Import a ChatGPT or Claude export, a chat or transcript file, or a Tideline backup."""
     with (
         open_app() as app,
         Progress(
@@ -143,21 +153,34 @@ def import_(
     if json_out:
         print_json(summary.to_dict())
     else:
+        if summary.detected:
+            err_console.print(
+                f"recognised {path} as {summary.format}", highlight=False, soft_wrap=True
+            )
+        kinds = ", ".join(f"{n} {kind}" for kind, n in summary.skipped_kinds.items())
+        narratives = (
+            f"{summary.narratives_added} narratives added, "
+            f"{summary.narratives_existing} already there, "
+            if summary.narratives_added or summary.narratives_existing
+            else ""
+        )
         console.print(
             f"{summary.sessions} sessions, {summary.turns_added} turns added, "
-            f"{summary.turns_existing} already there, {summary.skipped} skipped"
+            f"{summary.turns_existing} already there, {narratives}{summary.skipped} left out"
+            + (f" ({kinds})" if kinds else ""),
+            highlight=False,
+            soft_wrap=True,
         )
         for p in summary.problems:
-            err_console.print(
-                f"[red]line {p.line}:[/red] {p.message}" if p.line else f"[red]{p.message}[/red]"
-            )
+            where = f"line {p.line}: " if p.line else ""
+            err_console.print(f"{where}{p.message}", style="red", markup=False, soft_wrap=True)
         for w in summary.warnings:
             err_console.print(f"[yellow]warning:[/yellow] {w}", soft_wrap=True)
     if summary.problems:
         raise typer.Exit(1)
 
 
-def sessions(limit: int = typer.Option(50, min=1), json_out: bool = JSON) -> None:
+def sessions(limit: int = option(SESSIONS, "limit"), json_out: bool = JSON) -> None:
     """List sessions, most recent first."""
     with open_app() as app:
         rows = app.memory.sessions(limit)
@@ -200,9 +223,9 @@ def embed(json_out: bool = JSON) -> None:
 
 
 def register(app: typer.Typer) -> None:
+    app.command("search", context_settings=FREE_TEXT)(search)
     for name, fn in (
         ("write", write),
-        ("search", search),
         ("trace", trace),
         ("import", import_),
         ("sessions", sessions),

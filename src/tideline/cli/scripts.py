@@ -19,7 +19,9 @@ from tideline.analysis.backfill import backfill_source_links
 from tideline.analysis.scanner import scan_unindexed
 from tideline.analysis.scripts import rebuild_entity_graph, run_all
 from tideline.cli._app import open_app
+from tideline.cli._fields import option
 from tideline.cli._output import console, err_console, print_json
+from tideline.fields import ATTENTION_HEATMAP, SCAN_UNINDEXED
 
 app = typer.Typer(
     name="scripts",
@@ -27,7 +29,7 @@ app = typer.Typer(
     no_args_is_help=True,
 )
 JSON = typer.Option(False, "--json", help="Print JSON.")
-GAP = typer.Option(30.0, "--gap", min=0.0, help="Minutes of silence that start a new chunk.")
+GAP = option(SCAN_UNINDEXED, "max_gap_minutes")
 
 
 def _bar(disabled: bool) -> Progress:
@@ -169,8 +171,8 @@ def graph(
 @app.command()
 def scan(
     gap: float = GAP,
-    after: str = typer.Option(None, help="Cutoff time (default: the latest narrative's)."),
-    max_chars: int = typer.Option(500, help="Shorten each turn to this many characters."),
+    after: str = option(SCAN_UNINDEXED, "after"),
+    max_chars: int = option(SCAN_UNINDEXED, "max_chars"),
     json_out: bool = JSON,
 ) -> None:
     """Layer 0: narratives without source links and turns not yet in any narrative (markdown)."""
@@ -212,8 +214,8 @@ def backfill(
 
 @app.command()
 def heatmap(
-    since: str = typer.Option(None, help="ISO date/time."),
-    until: str = typer.Option(None, help="ISO date/time."),
+    since: str = option(ATTENTION_HEATMAP, "since"),
+    until: str = option(ATTENTION_HEATMAP, "until"),
     json_out: bool = JSON,
 ) -> None:
     """Retrieval hits per soft cluster, and the clusters never lit (attention deserts)."""

@@ -1,5 +1,6 @@
 """Consolidation: the Sleep pipeline (the seed's fourteen steps), its prompts and run records,
-and session memory. Sits above `profile` and `llm`; see docs/sleep.md.
+session memory, and the DREAM layers (`tideline.consolidate.dream`). Sits above `profile`,
+`analysis` and `llm`; see docs/sleep.md and docs/dream.md.
 """
 
 from tideline.consolidate._lock import SleepBusy
@@ -8,11 +9,24 @@ from tideline.consolidate._report import SleepReport, StepEvent, StepReport
 from tideline.consolidate._session_memory import SessionContext, SessionMemory
 from tideline.consolidate._sleep import LLM_STEPS, STEPS, Sleep, Step, prompt_versions
 from tideline.consolidate._summaries import CONSOLIDATE_MIGRATIONS
+from tideline.consolidate.dream import (
+    DREAM_MIGRATIONS,
+    Dream,
+    DreamBusy,
+    DreamReport,
+    Thread,
+    list_prompts,
+    render_prompt,
+)
 
 __all__ = [
     "CONSOLIDATE_MIGRATIONS",
+    "DREAM_MIGRATIONS",
     "LLM_STEPS",
     "STEPS",
+    "Dream",
+    "DreamBusy",
+    "DreamReport",
     "Prompt",
     "SessionContext",
     "SessionMemory",
@@ -22,6 +36,9 @@ __all__ = [
     "Step",
     "StepEvent",
     "StepReport",
+    "Thread",
+    "list_prompts",
     "prompt",
     "prompt_versions",
+    "render_prompt",
 ]

@@ -1,4 +1,5 @@
-"""One sleep at a time per database: an exclusive, non-blocking lock on `<db>.sleep.lock`.
+"""One sleep (or dream) at a time per database: an exclusive, non-blocking lock on
+`<db>.sleep.lock` (`<db>.dream.lock`).
 
 `flock` locks belong to the open file, so the kernel releases them when the process dies — a
 run killed with SIGKILL never leaves a stale lock behind. A second run finds the lock taken and
@@ -15,7 +16,7 @@ from types import TracebackType
 
 from tideline.errors import TidelineError
 
-_MEMORY_LOCK = threading.Lock()  # for a database without a file (":memory:")
+_MEMORY_LOCKS: dict[str, threading.Lock] = {}  # for a database without a file (":memory:")
 
 
 class SleepBusy(TidelineError):
@@ -25,15 +26,21 @@ class SleepBusy(TidelineError):
 
 
 class SleepLock:
-    def __init__(self, db_path: Path | None):
+    def __init__(
+        self, db_path: Path | None, what: str = "sleep", busy: type[SleepBusy] = SleepBusy
+    ):
         self.db = db_path
-        self.path = None if db_path is None else Path(f"{db_path}.sleep.lock")
+        self.what, self.busy = what, busy
+        self.path = None if db_path is None else Path(f"{db_path}.{what}.lock")
+        self._memory_lock = _MEMORY_LOCKS.setdefault(what, threading.Lock())
         self._fd: int | None = None
 
     def __enter__(self) -> SleepLock:
         if self.path is None:
-            if not _MEMORY_LOCK.acquire(blocking=False):
-                raise SleepBusy("another sleep is running on this database; wait for it to finish")
+            if not self._memory_lock.acquire(blocking=False):
+                raise self.busy(
+                    f"another {self.what} is running on this database; wait for it to finish"
+                )
             return self
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
@@ -41,8 +48,8 @@ class SleepLock:
         except BlockingIOError:
             holder = os.read(fd, 32).decode(errors="replace").strip() or "unknown"
             os.close(fd)
-            raise SleepBusy(
-                f"another sleep is running on {self.db} (pid {holder}); only "
+            raise self.busy(
+                f"another {self.what} is running on {self.db} (pid {holder}); only "
                 "one runs at a time — wait for it to finish and run again"
             ) from None
         os.ftruncate(fd, 0)
@@ -54,7 +61,7 @@ class SleepLock:
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         if self.path is None:
-            _MEMORY_LOCK.release()
+            self._memory_lock.release()
             return
         assert self._fd is not None
         fcntl.flock(self._fd, fcntl.LOCK_UN)

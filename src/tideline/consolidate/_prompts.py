@@ -8,7 +8,7 @@ Change a prompt's wording → bump its version.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 
@@ -20,6 +20,8 @@ class Prompt:
     step: str
     version: int
     text: str
+    #: Other front-matter keys (the dream prompts name their `inputs` and a `description`).
+    meta: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
 
     @property
     def label(self) -> str:
@@ -33,11 +35,20 @@ def _parse(name: str, raw: str) -> Prompt:
         raise ConfigError(f"prompt {name}: front matter (---, step, version, ---) is missing")
     meta = dict(line.split(":", 1) for line in head.splitlines() if ":" in line)
     try:
-        return Prompt(meta["step"].strip(), int(meta["version"]), body.strip())
+        extra = {
+            k.strip(): v.strip() for k, v in meta.items() if k.strip() not in ("step", "version")
+        }
+        return Prompt(meta["step"].strip(), int(meta["version"]), body.strip(), extra)
     except (KeyError, ValueError):
         raise ConfigError(
             f"prompt {name}: front matter needs `step:` and an integer `version:`"
         ) from None
+
+
+def packaged() -> list[str]:
+    """The step names of every packaged prompt, sorted."""
+    folder = resources.files("tideline.consolidate") / "prompts"
+    return sorted(p.name.removesuffix(".md") for p in folder.iterdir() if p.name.endswith(".md"))
 
 
 @cache

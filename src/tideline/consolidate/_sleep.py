@@ -30,6 +30,7 @@ from tideline.consolidate._outcome import Outcome
 from tideline.consolidate._prompts import prompt
 from tideline.consolidate._report import SleepReport, StepEvent, StepReport
 from tideline.embed import Embedder
+from tideline.errors import TidelineError
 from tideline.llm import LLM, NO_LLM, TokenMeter, Usage
 from tideline.memory import Memory
 from tideline.profile import Profile, ProfileChanged
@@ -94,10 +95,14 @@ class Sleep:
         self.run_budget = run_budget
         self.limits = Limits(max_input_tokens=max_input_tokens)
 
-    def run(self, *, dry_run: bool = False, progress: Progress | None = None) -> SleepReport:
-        """One sleep. `dry_run`: compute the changeset and report its plan, apply nothing."""
+    def run(
+        self, *, dry_run: bool = False, progress: Progress | None = None, timeout: float = 0
+    ) -> SleepReport:
+        """One sleep. `dry_run`: compute the changeset and report its plan, apply nothing.
+        `timeout` (seconds, 0: none) is checked before each step: a run past it fails there,
+        nothing applied (an LLM call in flight finishes first, within `llm_timeout`)."""
         with SleepLock(self.profile.db.path):
-            return self._run(dry_run, progress or (lambda event: None))
+            return self._run(dry_run, _bounded(progress or (lambda event: None), timeout))
 
     def _run(self, dry_run: bool, progress: Progress) -> SleepReport:
         started = time.monotonic()
@@ -232,6 +237,26 @@ class Sleep:
                     steps=run.steps,
                     errors=["interrupted: the process ended before the run finished"],
                 )
+
+
+class SleepTimeout(TidelineError):
+    """A run went past its timeout; like any failed step it applied nothing."""
+
+    transient = True
+
+
+def _bounded(progress: Progress, timeout: float) -> Progress:
+    """`progress`, raising at the start of a step once `timeout` seconds have passed."""
+    if timeout <= 0:
+        return progress
+    deadline = time.monotonic() + timeout
+
+    def check(event: StepEvent) -> None:
+        if event.phase == "start" and event.n and time.monotonic() > deadline:
+            raise SleepTimeout(f"the run took longer than its {timeout:g} s timeout")
+        progress(event)
+
+    return check
 
 
 def _usage(meter: TokenMeter, step: str | None) -> Usage:

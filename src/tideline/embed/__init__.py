@@ -2,7 +2,13 @@
 
 from tideline.embed._cache import CachedEmbedder, CacheStats, text_hash
 from tideline.embed._e5 import E5Embedder
-from tideline.embed._fit import MAX_PARTS, embed_parts, fit_prefix, split_to_fit
+from tideline.embed._fit import (
+    MAX_PARTS,
+    embed_parts,
+    fit_prefix,
+    forget_embeddings,
+    split_to_fit,
+)
 from tideline.embed._load import embedder_factories, load_embedder
 from tideline.embed._none import NoneEmbedder
 from tideline.embed._openai import OpenAIEmbedder
@@ -20,6 +26,7 @@ __all__ = [
     "embedder_factories",
     "estimate_tokens",
     "fit_prefix",
+    "forget_embeddings",
     "load_embedder",
     "normalise",
     "split_to_fit",

@@ -109,5 +109,20 @@ class CachedEmbedder:
         vector: np.ndarray = self._embed("q", [text])[0]
         return vector
 
+    def forget(self, texts: Sequence[str]) -> int:
+        """Drop the document vectors of these texts, of every model: forgotten words must not
+        survive as cached vectors. Returns how many were dropped."""
+        hashes = list({text_hash(t) for t in texts})
+        dropped = 0
+        with self.db.transaction():
+            for start in range(0, len(hashes), 500):
+                part = hashes[start : start + 500]
+                marks = ",".join("?" * len(part))
+                self.db.execute(
+                    f"DELETE FROM embeddings WHERE kind = 'd' AND hash IN ({marks})", part
+                )
+                dropped += self.db.conn.changes()
+        return dropped
+
     def close(self) -> None:
         self.db.close()

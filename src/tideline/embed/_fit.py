@@ -71,6 +71,18 @@ def split_to_fit(
     return parts
 
 
+def forget_embeddings(embedder: Embedder | None, texts: Sequence[str]) -> int:
+    """Drop these document texts (and the parts `embed_parts` cut them into) from the
+    embedder's persistent cache, when it has one; returns how many vectors were dropped."""
+    forget = getattr(embedder, "forget", None)
+    if embedder is None or not callable(forget):
+        return 0
+    parts = [
+        p for t in texts for p in split_to_fit(t, embedder.max_input_tokens, embedder.count_tokens)
+    ]
+    return int(forget([*texts, *parts]))
+
+
 def embed_parts(embedder: Embedder, texts: Sequence[str]) -> list[np.ndarray]:
     """One (parts, dim) array per text: long texts are split, every part embedded in one call."""
     split = [

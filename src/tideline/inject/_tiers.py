@@ -1,25 +1,28 @@
 """The tiers T0–T4, each a function from the memory to a `Tier`: a section (or None) plus notes.
 
-- T0 identity anchor: SOUL.md, the self-concept (narratives of kind "reflection", heaviest
-  first); the profile's snapshot joins it once the profile writes one.
+- T0 identity anchor: SOUL.md, the profile's latest snapshot, the self-concept (narratives of
+  kind "reflection", heaviest first).
 - T1 session bridge: the last turns of the current (or last) session, and the memories whose
   cosine similarity to the message reaches the floor.
+- T1s session memory (with a session key): the session's sliding summary, its turns recalled by
+  similarity to the message, and its recent turns T1 did not show (`SessionMemory`).
+- T1p, T1q: the profile's facts this message touches, and an open question (`_understanding`).
 - T2 prefetch cache: the top of the high-weight pool (`tideline.analysis.prefetch`; dreams and
   reflections excluded — reflections are T0's).
 - T2b context bridge: of the most recent day's sessions, the one whose linked memory weighs
   most, as raw turns — the linked turns and their neighbours first when the budget is short.
-- T3 memory map: the topic-cluster index, largest first (+ profile summaries, once it exists).
+- T3 memory map: the profile's live facts (heaviest kept) and themes, then the topic clusters.
 - T4 active retrieval: hybrid (embedding + FTS) search over memories and raw turns.
 
-Tiers only read, through the owners' methods (`Memory`, `tideline.analysis`); nothing here writes
-or runs SQL: attention logging is the provider's. Sections are not yet fitted to their budgets;
+Tiers only read, through the owners' methods (`Memory`, `Profile`, `tideline.analysis`); nothing
+here writes or runs SQL: attention logging and marking questions asked are the provider's (session
+memory's summary is its own, derived, table). Sections are not yet fitted to their budgets;
 `_block.fit` does that.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from datetime import date, timedelta
 from pathlib import Path
 
@@ -27,18 +30,14 @@ import numpy as np
 
 from tideline.analysis.prefetch import prefetch_pool
 from tideline.analysis.scripts import topic_map
-from tideline.inject._block import Item, Part, Section
+from tideline.consolidate import SessionMemory
+from tideline.inject._block import Item, Part, Section, Tier
 from tideline.inject._config import InjectConfig
+from tideline.inject._understanding import profile_parts, snapshot_part
 from tideline.memory import Memory, Narrative
+from tideline.profile import Profile
 
 STORE_PIPELINE = "the script layer"
-
-
-@dataclass
-class Tier:
-    section: Section | None
-    notes: list[str] = field(default_factory=list)
-    hits: list[tuple[int, float]] = field(default_factory=list)  # T1: (narrative id, cosine)
 
 
 def narrative_item(n: Narrative, cap: int | None = None) -> Item:
@@ -55,7 +54,7 @@ def _narratives(memory: Memory, ids: Sequence[int]) -> list[Narrative]:
 
 
 # -- T0 ----------------------------------------------------------------------------------------
-def t0_identity(memory: Memory, config: InjectConfig) -> Tier:
+def t0_identity(memory: Memory, config: InjectConfig, profile: Profile | None = None) -> Tier:
     parts: list[Part] = []
     notes: list[str] = []
     path = config.soul_path
@@ -67,13 +66,16 @@ def t0_identity(memory: Memory, config: InjectConfig) -> Tier:
             mtime = date.fromtimestamp(Path(path).stat().st_mtime).isoformat()
             item = Item("soul", soul, mtime, extra=Path(path).name, cap=config.budgets["T0"])
             parts.append(Part(f"who I am ({Path(path).name})", [item], noun="SOUL.md"))
+    if profile is not None:
+        snapshot = snapshot_part(profile, config, notes)
+        if snapshot is not None:
+            parts.append(snapshot)
     found = memory.narratives.heaviest("reflection", config.t0_reflections)
     if found:
         reflections = [narrative_item(n) for n in found]
         parts.append(Part("self-concept (reflections, heaviest first)", reflections))
     elif config.t0_reflections:
         notes.append("T0: no self-concept yet (no memories of kind 'reflection')")
-    notes.append("T0: no snapshot yet (the profile's sleep pipeline will write it)")
     if not parts:
         return Tier(None, notes)
     return Tier(Section("T0", "identity anchor", parts), notes)
@@ -144,6 +146,38 @@ def _turn_item(tid: int, ts: str, who: str | None, text: str, seq: float) -> Ite
     return Item(f"t:{tid}", text, ts, label=who or "", order=seq)
 
 
+# -- T1s ---------------------------------------------------------------------------------------
+def t1s_session_memory(
+    memory: Memory,
+    sessions: SessionMemory,
+    session: str,
+    message: str,
+    shown: set[int],
+) -> Tier:
+    """Session memory's three layers as parts; T1's own recent turns (`shown`) are not repeated.
+    With an LLM, a session that ran past 2 × keep_recent unsummarised turns folds them into its
+    summary here (one call); without one the summary is skipped and the notes say so."""
+    ctx = sessions.context(session, message)
+    notes = [f"T1s: {n}" for n in ctx.notes]
+    parts: list[Part] = []
+    if ctx.summary:
+        parts.append(Part("summary of this session so far", [Item("summary", ctx.summary)]))
+    turns = {t.id: t for t in memory.raw.get([*ctx.recalled, *ctx.recent])}
+    for title, ids in (
+        ("recalled from earlier in this session (close to the message)", ctx.recalled),
+        ("more of the session's recent turns (before the ones in T1)", ctx.recent),
+    ):
+        items = [
+            _turn_item(t.id, t.ts, t.speaker or t.role, t.text, t.seq)
+            for t in (turns[i] for i in ids if i in turns and i not in shown)
+        ]
+        if items:
+            parts.append(Part(title, items, sort=True, noun="turns"))
+    if not parts:
+        return Tier(None, notes)
+    return Tier(Section("T1s", "session memory", parts), notes)
+
+
 # -- T2 ----------------------------------------------------------------------------------------
 def t2_prefetch_cache(memory: Memory, config: InjectConfig) -> Tier:
     if not config.t2_k:
@@ -189,24 +223,23 @@ def t2b_context_bridge(memory: Memory, config: InjectConfig) -> Tier:
 
 
 # -- T3 ----------------------------------------------------------------------------------------
-def t3_memory_map(memory: Memory, config: InjectConfig) -> Tier:
-    notes = [
-        "T3: no profile summaries — the profile (facts about the user and the agent) "
-        "does not exist yet"
-    ]
-    if not config.t3_clusters:
-        return Tier(None, notes)
-    rows, total = topic_map(memory, config.t3_clusters)
-    if not rows:
+def t3_memory_map(memory: Memory, config: InjectConfig, profile: Profile | None = None) -> Tier:
+    notes: list[str] = []
+    parts = profile_parts(profile, config, notes) if profile is not None else []
+    rows, total = topic_map(memory, config.t3_clusters) if config.t3_clusters else ([], 0)
+    if not rows and config.t3_clusters:
         notes.insert(0, f"T3: no topic clusters yet; {STORE_PIPELINE} builds them")
-        return Tier(None, notes)
     items = []
     for r in rows:
         words = [w for w in r["keywords"] if w != r["label"]][:8]
         text = r["label"] + (" — " + ", ".join(words) if words else "")
         items.append(Item(f"topic:{r['id']}", text, r["built_at"], extra=f"n={r['size']}"))
-    title = f"topics, largest first ({len(items)} of {total})"
-    return Tier(Section("T3", "memory map", [Part(title, items, noun="topics")]), notes)
+    if items:
+        title = f"topics, largest first ({len(items)} of {total})"
+        parts.append(Part(title, items, noun="topics"))
+    if not parts:
+        return Tier(None, notes)
+    return Tier(Section("T3", "memory map", parts), notes)
 
 
 # -- T4 ----------------------------------------------------------------------------------------

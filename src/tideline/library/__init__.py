@@ -17,6 +17,7 @@ from tideline.library._index_dir import IndexDirRefused
 from tideline.library._layout import Collection, Layout, Problem, list_notes, scan_library
 from tideline.library._library import LIBRARY, MAX_K, Library, SearchHit, SearchResult
 from tideline.library._meta import CollectionMeta, read_meta
+from tideline.library._notes import MAX_READ_LINES, NoteText, NoteWritten
 from tideline.library._paths import resolve_inside
 from tideline.library._registry import RegistryEntry, load_registry, save_registry
 from tideline.library._router import Candidate, Router, RouteResult
@@ -26,6 +27,7 @@ __all__ = [
     "CHUNKER_VERSION",
     "LIBRARY",
     "MAX_K",
+    "MAX_READ_LINES",
     "BadMeta",
     "Candidate",
     "Chunk",
@@ -38,6 +40,8 @@ __all__ = [
     "Library",
     "LinkOutside",
     "NoCollection",
+    "NoteText",
+    "NoteWritten",
     "PathOutsideLibrary",
     "Problem",
     "RegistryEntry",

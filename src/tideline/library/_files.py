@@ -1,4 +1,4 @@
-"""Reading a file of the library without ever reading one outside it.
+"""Reading (and writing) a file of the library without ever touching one outside it.
 
 Listing a folder and then opening a name is a race: between the two, a note can be swapped for a
 symlink to `~/.ssh/id_rsa`, and a plain `open()` follows it. So the check is made on what is
@@ -14,8 +14,10 @@ is swapped meanwhile, the no-follow walk refuses it. Opening uses `O_NONBLOCK`, 
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
+import secrets
 import stat
 from pathlib import Path
 
@@ -111,3 +113,61 @@ def read_inside(root: Path, path: Path, *, limit: int) -> tuple[bytes, os.stat_r
     if st.st_size > limit or len(data) > limit:
         raise UnreadableFile("/".join(_parts(root, path)), f"larger than {limit} bytes; split it")
     return data, st
+
+
+def write_inside(root: Path, path: Path, data: bytes) -> bool:
+    """Write `data` as the file `path` inside `root`, atomically; True when it was created.
+
+    The same no-follow walk as reading, from a descriptor of the root: every folder on the way is
+    opened with `O_NOFOLLOW` (missing ones are made), the bytes go to a temp file beside the
+    target (`O_EXCL`), are flushed with `fsync`, and `rename` puts them in place, so a reader sees
+    the old note or the new one, never half, and no link — even one swapped in meanwhile — can
+    lead the write out of the root. An existing target must be a regular file, not a link.
+    """
+    parts = _parts(root, path)
+    shown = "/".join(parts)
+    if not _WALK:
+        raise UnreadableFile(shown, "cannot be written safely on this system (no openat)")
+    tmp = f".{parts[-1]}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    try:
+        fd = os.open(root, os.O_RDONLY | _CLOEXEC | getattr(os, "O_DIRECTORY", 0))
+        try:
+            for name in parts[:-1]:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(name, 0o755, dir_fd=fd)
+                nxt = os.open(name, _DIR_FLAGS, dir_fd=fd)
+                os.close(fd)
+                fd = nxt
+            try:
+                st = os.stat(parts[-1], dir_fd=fd, follow_symlinks=False)
+            except FileNotFoundError:
+                created = True
+            else:
+                if not stat.S_ISREG(st.st_mode):
+                    raise UnreadableFile(shown, "is a link or not a regular file; not written")
+                created = False
+            out = os.open(
+                tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o644, dir_fd=fd
+            )
+            try:
+                with os.fdopen(out, "wb") as fh:
+                    fh.write(data)
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                os.rename(tmp, parts[-1], src_dir_fd=fd, dst_dir_fd=fd)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp, dir_fd=fd)
+                raise
+            os.fsync(fd)  # the rename itself survives a crash
+            return created
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        if exc.errno not in _LINK_ERRNOS:
+            raise UnreadableFile(shown, f"cannot be written ({exc.strerror})") from None
+        if not _inside(root, os.path.realpath(root.joinpath(*parts))):
+            raise LinkOutside(shown) from None
+        raise UnreadableFile(
+            shown, "has a linked folder on its path; write to the real path"
+        ) from None

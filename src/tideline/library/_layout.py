@@ -60,6 +60,13 @@ class Layout:
     def by_rel(self) -> dict[str, Collection]:
         return {c.rel: c for c in self.collections}
 
+    def broken_meta(self, rel: str) -> Problem | None:
+        """The bad `_meta.yaml` problem of `rel` (a folder or file) or of a folder above it."""
+        for p in self.problems:
+            if p.kind == "bad-meta" and (rel == p.path or rel.startswith(p.path + "/")):
+                return p
+        return None
+
     def collection_of(self, path: Path) -> Collection | None:
         """The nearest collection containing `path` (a file or folder), or None."""
         path = path.resolve()
@@ -171,7 +178,10 @@ def _walk(
     *,
     notes: list[Path] | None,
     top: bool = False,
+    broken: bool = False,
 ) -> None:
+    """`broken`: a `_meta.yaml` above (or here) could not be read, so its notes are reported once,
+    as that bad meta, and never with the advice to create a `_meta.yaml` that already exists."""
     try:
         entries = sorted(os.scandir(folder), key=lambda e: e.name)
     except OSError as exc:
@@ -196,9 +206,11 @@ def _walk(
             except BadMeta as exc:
                 layout.problems.append(Problem(_rel(root, folder), "bad-meta", str(exc)))
                 current = None
+                broken = True  # its notes are covered by this problem, not "unregistered"
             else:
                 current = Collection(root, folder, _rel(root, folder), meta)
                 layout.collections.append(current)
+                broken = False
     md_files = [e for e in entries if e.name.endswith(".md") and not e.is_dir()]
     if md_files:
         if depth == 0:
@@ -221,7 +233,7 @@ def _walk(
                     "levels are not indexed; move them up or split the collection",
                 )
             )
-        elif current is None:
+        elif current is None and not broken:
             layout.problems.append(
                 Problem(
                     _rel(root, folder),
@@ -249,4 +261,4 @@ def _walk(
     for e in entries:
         if not e.is_dir(follow_symlinks=False) or is_hidden(e.name):
             continue
-        _walk(root, Path(e.path), depth + 1, current, layout, notes=notes)
+        _walk(root, Path(e.path), depth + 1, current, layout, notes=notes, broken=broken)

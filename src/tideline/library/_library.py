@@ -21,21 +21,22 @@ from pathlib import Path
 from typing import Any, cast
 
 from tideline.embed import Embedder
-from tideline.errors import InvalidInput
+from tideline.errors import InvalidInput, TidelineError
 from tideline.library import _heartbeat
 from tideline.library._aggregate import by_chunk
-from tideline.library._errors import LinkOutside, NoCollection
+from tideline.library._errors import BadMeta, LinkOutside, NoCollection
 from tideline.library._index import MAX_FILE_BYTES, CollectionIndex, Progress, SyncReport
 from tideline.library._index_dir import IndexDirRefused, claim_index_dir
 from tideline.library._layout import Collection, Layout, Problem, scan_library, stat_notes
 from tideline.library._meta import CollectionMeta, read_meta, write_meta
+from tideline.library._notes import NoteText, NoteWritten, note_target, read_note, write_note
 from tideline.library._paths import INDEX_DIR, MAX_DEPTH, META_FILE, REGISTRY_FILE, resolve_inside
 from tideline.library._registry import (
     load_registry,
     registry_from_layout,
     save_registry,
 )
-from tideline.library._router import Router, RouteResult
+from tideline.library._router import Candidate, Router, RouteResult
 from tideline.library._trust import lexical_weight
 from tideline.pathnames import shown
 from tideline.search import (
@@ -218,16 +219,20 @@ class Library:
         raw = (path or "*").strip()
         layout = self.layout()
         if raw in ("*", "", "."):
-            return _Target("*", [(c, "all", "") for c in layout.collections], expensive=True)
+            return self._everything(layout)
         resolved = resolve_inside(self.root, raw)
         if not resolved.exists():
             raise NoCollection(f"{shown(raw)}: no such file or folder in the library {self.root}")
         if resolved == self.root:
-            return _Target("*", [(c, "all", "") for c in layout.collections], expensive=True)
+            return self._everything(layout)
         rel = resolved.relative_to(self.root).as_posix()
         owner = layout.collection_of(resolved)
         if owner is None and (resolved / META_FILE).exists():
-            owner = self.layout(refresh=True).collection_of(resolved)
+            layout = self.layout(refresh=True)
+            owner = layout.collection_of(resolved)
+        broken = layout.broken_meta(rel) if owner is None else None
+        if broken is not None:
+            raise BadMeta(f"{rel} is not searchable: {broken.message}")
         if resolved.is_file():
             if owner is None:
                 raise NoCollection(
@@ -247,6 +252,22 @@ class Library:
                 f"`memo init-collection {rel} --description ...` or see `memo status`"
             )
         return _Target(rel, parts)
+
+    def _everything(self, layout: Layout) -> _Target:
+        """Every collection; none at all is an error that says what is there instead."""
+        if not layout.collections:
+            fixes = [p.message for p in self.unseen()] or [
+                "make a folder of notes one with `memo init-collection FOLDER --description ...`"
+            ]
+            raise NoCollection(
+                f"the library {self.root} has no collections: {'; '.join(fixes[:3])}"
+            )
+        return _Target("*", [(c, "all", "") for c in layout.collections], expensive=True)
+
+    def unseen(self) -> list[Problem]:
+        """Folders of notes that search and routing cannot see (no or a bad `_meta.yaml`),
+        each with its fix, from the last scan of the tree."""
+        return [p for p in self.layout().problems if p.kind in ("unregistered", "bad-meta")]
 
     # -- indexing ---------------------------------------------------------------------------
     def index(self, *, full: bool = False, progress: Progress | None = None) -> list[SyncReport]:
@@ -344,9 +365,11 @@ class Library:
             result.warnings.append(cut)
         if target.expensive:
             result.warnings.append(
-                f"searched all {len(target.parts)} collections (path '*'): the expensive path; "
+                f"searched all {len(target.parts)} collection{'s' * (len(target.parts) != 1)} "
+                "(path '*'): the expensive path; "
                 "pass a collection folder to search one"
             )
+            result.warnings += [f"not searched: {p.message}" for p in self.unseen()]
         # The query embedding (C code, GIL released) overlaps the stat catch-up; an embedder
         # that is down becomes a warning and a lexical search, never an error.
         pending = (
@@ -457,6 +480,21 @@ class Library:
             return "watcher"
         return "watcher" if _heartbeat.alive(self.root) else "stat"
 
+    # -- one note ---------------------------------------------------------------------------
+    def write(self, path: str, text: str, *, append: bool = False) -> NoteWritten:
+        """Create the note `path` in a collection (or append to it), then index it, so the next
+        search finds it (see `_notes` for the rules)."""
+        target, collection = note_target(self.root, self.layout(refresh=True), path)
+        written = write_note(
+            self.root, target, collection, text, append=append, max_bytes=self.max_file_bytes
+        )
+        self.index_of(collection).sync([target])
+        return written
+
+    def read(self, path: str, start: int = 1, end: int | None = None) -> NoteText:
+        """Lines `start`–`end` of a note (or `path:line` from a search hit)."""
+        return read_note(self.root, path, start, end, max_bytes=self.max_file_bytes)
+
     # -- status -----------------------------------------------------------------------------
     def status(self, path: str | None = None) -> dict[str, Any]:
         """What is indexed, when, and whether the index lags behind the files."""
@@ -504,7 +542,30 @@ class Library:
     def route(self, query: str, *, k: int = 10, prefix: str = "") -> RouteResult:
         """Which collections to search for `query` (see `Router`)."""
         _check_k(k)
-        return self._routes().route(query, k=k, prefix=prefix)
+        result = self._routes().route(query, k=k, prefix=prefix)
+        if result.strategy == "flat" and query.strip() and len(result.candidates) > 1:
+            result.candidates = self._by_content(query, result.candidates)
+        return result
+
+    def _by_content(self, query: str, candidates: list[Candidate]) -> list[Candidate]:
+        """Flat routing, re-ranked by description and content: the description rank and the
+        rank of each collection's best chunk in one search of every note, fused by RRF (k=60).
+        A handful of collections makes that search cheap, and a question answered by a note
+        whose collection's description never says so still finds it."""
+        try:
+            hits = self.search(query, "*", k=MAX_K, catch_up=False).hits
+        except TidelineError:  # no collections on disk yet (the registry is older): as routed
+            return candidates
+        content = list(dict.fromkeys(h.collection for h in hits))
+        described = [c.path for c in candidates if c.score > 0]
+
+        def fused(c: Candidate) -> float:
+            return sum(
+                1.0 / (60 + r.index(c.path) + 1) for r in (described, content) if c.path in r
+            )
+
+        ranked = sorted(candidates, key=lambda c: -fused(c))  # stable: ties keep the route order
+        return [replace(c, score=round(fused(c), 6)) for c in ranked]
 
     def _routes(self) -> Router:
         """The router, kept between calls: parsing `_registry.yaml` is most of a route at 5,000

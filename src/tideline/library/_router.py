@@ -2,7 +2,8 @@
 
 The cost is not the search but the choice of where to search, so the strategy grows with the
 library (thresholds are parameters):
-- up to `flat_max` (~50) collections, `flat`: every `name — description`, best matches first;
+- up to `flat_max` (~50) collections, `flat`: every `name — description`, best matches first
+  (BM25 + vectors over the descriptions; `Library.route` adds what the notes themselves say);
   small enough to put whole into a prompt or a tool answer;
 - up to `tree_max` (~5,000), `tree`: an optional name prefix (`work/`, `work/jira/*`) filters the
   name tree, then BM25 over names, descriptions and tags ranks what is left; the answer also lists
@@ -136,7 +137,10 @@ class Router:
             prefix, query = _prefix_from_query(query, names)
         prefix = prefix.rstrip("*").strip("/")
         pool = [n for n in names if not prefix or n == prefix or n.startswith(prefix + "/")]
-        db, index, warnings = self._sync(vectors=strategy == "router")
+        # flat: few descriptions, cheap to embed, so a question that shares no word with any of
+        # them is still ranked by meaning instead of every collection scoring 0.0
+        meaning = strategy in ("flat", "router") and self.embedder is not None
+        db, index, warnings = self._sync(vectors=meaning)
         where: str | None = None
         params: tuple[object, ...] = ()
         if prefix:
@@ -144,9 +148,9 @@ class Router:
             like = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/%"
             params = (prefix, like)
         qvec, down = None, None
-        if strategy == "router" and query.strip():
+        if meaning and query.strip():
             qvec, down = query_vector(self.embedder, query)
-        mode: Mode = "hybrid" if strategy == "router" and self.embedder is not None else "lex"
+        mode: Mode = "hybrid" if meaning else "lex"
         depth = max(k * 4, 40) if strategy != "flat" else max(len(pool), 1)
         found = retrieve(
             Scope(index, where, params), query, qvec, depth, mode, Policy(depth=depth), warning=down

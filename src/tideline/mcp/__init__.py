@@ -3,6 +3,7 @@
 A driver only: it maps JSON arguments and errors onto the core API (`tideline.app.Tideline`).
 """
 
-from tideline.mcp.server import TidelineServer, build_server, check_bind, serve
+from tideline.mcp._base import ToolServer
+from tideline.mcp.server import build_server, check_bind, http_app, serve
 
-__all__ = ["TidelineServer", "build_server", "check_bind", "serve"]
+__all__ = ["ToolServer", "build_server", "check_bind", "http_app", "serve"]

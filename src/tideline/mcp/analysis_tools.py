@@ -8,20 +8,15 @@ Both are read only and map straight onto `tideline.analysis.attention.heatmap` a
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Any
 
-from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
-from pydantic import Field
 
 from tideline.analysis.attention import heatmap
 from tideline.analysis.scanner import scan_unindexed
-from tideline.errors import TidelineError
-from tideline.mcp._lock import shared_lock
-
-if TYPE_CHECKING:
-    from tideline.app import Tideline
-    from tideline.mcp.server import TidelineServer
+from tideline.fields import ATTENTION_HEATMAP, SCAN_UNINDEXED
+from tideline.mcp._base import ToolServer
+from tideline.mcp._fields import annotated
 
 READ_ONLY = {
     "read_only_hint": True,
@@ -29,30 +24,18 @@ READ_ONLY = {
     "idempotent_hint": True,
     "open_world_hint": False,
 }
-ALIASES: dict[str, dict[str, str]] = {
-    "memory_attention_heatmap": {
-        **dict.fromkeys(("after", "from", "start"), "since"),
-        **dict.fromkeys(("before", "to", "end"), "until"),
-    },
-    "memory_scan_unindexed": {
-        **dict.fromkeys(("gap", "gap_minutes", "max_gap"), "max_gap_minutes"),
-        **dict.fromkeys(("since", "cutoff"), "after"),
-    },
-}
+
+Since = annotated(ATTENTION_HEATMAP, "since")
+Until = annotated(ATTENTION_HEATMAP, "until")
+MaxGap = annotated(SCAN_UNINDEXED, "max_gap_minutes")
+After = annotated(SCAN_UNINDEXED, "after")
+MaxChars = annotated(SCAN_UNINDEXED, "max_chars")
 
 
-def register(server: TidelineServer, app: Tideline) -> None:
-    """Add the script-layer tools to `server`, reading `app.db`."""
-    agent = app.settings.agent_name
-    lock = shared_lock(app)
-    server.tool_aliases.update(ALIASES)
-
-    def call(fn: Any) -> dict[str, Any]:
-        with lock:
-            try:
-                return fn()  # type: ignore[no-any-return]
-            except TidelineError as exc:
-                raise ToolError(" ".join(str(exc).split())) from exc
+def register(server: ToolServer) -> None:
+    """Add the script-layer tools to `server`, reading the app's memory."""
+    agent = server.app.settings.agent_name
+    server.accept(ATTENTION_HEATMAP, SCAN_UNINDEXED)
 
     @server.tool(
         name="memory_attention_heatmap",
@@ -65,15 +48,10 @@ def register(server: TidelineServer, app: Tideline) -> None:
         ),
         annotations=ToolAnnotations(title="Where retrieval's attention goes", **READ_ONLY),
     )
-    def memory_attention_heatmap(
-        since: Annotated[
-            str | None, Field(description="Window start, ISO date or time (default: all).")
-        ] = None,
-        until: Annotated[
-            str | None, Field(description="Window end, ISO date or time (default: now).")
-        ] = None,
-    ) -> dict[str, Any]:
-        return call(lambda: heatmap(app.memory, since, until).to_dict())
+    def memory_attention_heatmap(since: Since, until: Until) -> dict[str, Any]:
+        return server.call(
+            "memory_attention_heatmap", lambda: heatmap(server.app.memory, since, until)
+        )
 
     @server.tool(
         name="memory_scan_unindexed",
@@ -87,21 +65,11 @@ def register(server: TidelineServer, app: Tideline) -> None:
         annotations=ToolAnnotations(title="Find context not yet remembered", **READ_ONLY),
     )
     def memory_scan_unindexed(
-        max_gap_minutes: Annotated[
-            float, Field(ge=0, le=10_080, description="Silence that starts a new chunk.")
-        ] = 30,
-        after: Annotated[
-            str | None,
-            Field(description="Only turns after this time (default: the latest memory's)."),
-        ] = None,
-        max_chars: Annotated[
-            int, Field(ge=20, le=100_000, description="Shorten each turn to this length.")
-        ] = 500,
+        max_gap_minutes: MaxGap, after: After, max_chars: MaxChars
     ) -> dict[str, Any]:
         def scan() -> dict[str, Any]:
-            result = scan_unindexed(
-                app.memory, max_gap=timedelta(minutes=max_gap_minutes), after=after
-            )
+            gap = timedelta(minutes=max_gap_minutes)
+            result = scan_unindexed(server.app.memory, max_gap=gap, after=after)
             return {**result.summary(), "markdown": result.to_markdown(max_chars=max_chars)}
 
-        return call(scan)
+        return server.call("memory_scan_unindexed", scan)

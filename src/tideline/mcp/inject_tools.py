@@ -4,46 +4,30 @@ A runtime with a provider hook calls `MemoryProvider.system_prompt_block()` and 
 itself; a client that only speaks MCP gets the same blocks here: `memory_context()` at the start
 of a conversation (the identity block: T0, T2, T2b, T3), `memory_context(message=…)` on a turn
 (T1, T4, attention logged), and the resource `tideline://identity` with the identity block's text.
-Calls are serialised by one lock (sync tools run in worker threads; the provider logs attention).
+Both use the app's one provider, under the agent lock (the provider logs attention).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Any
 
-from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
-from pydantic import Field
 
-from tideline.errors import TidelineError
-from tideline.inject import MemoryProvider
-from tideline.mcp._lock import shared_lock
-
-if TYPE_CHECKING:
-    from tideline.app import Tideline
-    from tideline.mcp.server import TidelineServer
+from tideline.fields import MEMORY_CONTEXT
+from tideline.mcp._base import ToolServer
+from tideline.mcp._fields import annotated
 
 IDENTITY_URI = "tideline://identity"
-ALIASES = {
-    "memory_context": {
-        **dict.fromkeys(("query", "q", "text", "user_message", "content"), "message"),
-        **dict.fromkeys(("session_id", "conversation", "conversation_id"), "session"),
-        **dict.fromkeys(("identity", "with_identity"), "include_identity"),
-    }
-}
+
+Message = annotated(MEMORY_CONTEXT, "message")
+Session = annotated(MEMORY_CONTEXT, "session")
+IncludeIdentity = annotated(MEMORY_CONTEXT, "include_identity")
 
 
-def register(server: TidelineServer, app: Tideline) -> None:
-    """Add `memory_context` and the identity resource, both built by one `MemoryProvider`."""
-    agent = app.settings.agent_name
-    lock = shared_lock(app)
-    provider: list[MemoryProvider] = []  # built on first use: the memory opens lazily
-    server.tool_aliases.update(ALIASES)
-
-    def get() -> MemoryProvider:
-        if not provider:
-            provider.append(app.provider)
-        return provider[0]
+def register(server: ToolServer) -> None:
+    """Add `memory_context` and the identity resource, both built by the app's provider."""
+    agent = server.app.settings.agent_name
+    server.accept(MEMORY_CONTEXT)
 
     @server.tool(
         name="memory_context",
@@ -66,33 +50,21 @@ def register(server: TidelineServer, app: Tideline) -> None:
         ),
     )
     def memory_context(
-        message: Annotated[
-            str | None,
-            Field(description="The user's current message; omit at the start of a conversation."),
-        ] = None,
-        session: Annotated[
-            str | None,
-            Field(description="Current conversation id as given to sync_turn (default: latest)."),
-        ] = None,
-        include_identity: Annotated[
-            bool,
-            Field(description="With a message, also return the identity block (default false)."),
-        ] = False,
+        message: Message, session: Session, include_identity: IncludeIdentity
     ) -> dict[str, Any]:
-        with lock:
-            try:
-                p = get()
-                blocks = []
-                if not message or include_identity:
-                    blocks.append(p.identity())
-                if message:
-                    blocks.append(p.prefetch_block(message, session))
-            except TidelineError as exc:
-                raise ToolError(" ".join(str(exc).split())) from exc
-        return {
-            "text": "\n\n".join(b.text for b in blocks),
-            "blocks": [b.to_dict() for b in blocks],
-        }
+        def blocks() -> dict[str, Any]:
+            provider = server.app.provider
+            found = []
+            if not message or include_identity:
+                found.append(provider.identity())
+            if message:
+                found.append(provider.prefetch_block(message, session))
+            return {
+                "text": "\n\n".join(b.text for b in found),
+                "blocks": [b.to_dict() for b in found],
+            }
+
+        return server.call("memory_context", blocks)
 
     @server.resource(
         IDENTITY_URI,
@@ -106,5 +78,5 @@ def register(server: TidelineServer, app: Tideline) -> None:
         mime_type="text/markdown",
     )
     def identity() -> str:
-        with lock:
-            return get().system_prompt_block()
+        with server.locks["agent"]:
+            return server.app.provider.system_prompt_block()

@@ -1,73 +1,52 @@
-"""MCP tools over the markdown library: `memo_search`, `memo_status`, `memo_reindex`, `memo_route`.
+"""MCP tools over the markdown library: `memo_search`, `memo_status`, `memo_reindex`, `memo_route`,
+`memo_write` and `memo_read`.
 
-The agent writes notes with its ordinary file tools; these tools only read (search catches up on
-edits made just before the call) or repair (`memo_reindex`, when a watcher went blind). The
-library root comes from `settings.memo_root` (`MEMO_ROOT`). One `Library` — and one loaded
-embedder — serves every call; a lock serialises calls because the SDK runs sync tools in threads.
+Search catches up on edits made just before the call; `memo_reindex` repairs when a watcher went
+blind; `memo_write` lets an agent without file tools keep its notes where its human reads them
+(inside a collection, atomically, indexed at once) and `memo_read` reads a note or lines. They use
+the app's library (`memo_root`, `MEMO_ROOT`), opened on first use so a server without a library
+still starts; calls take the "library" lock because the SDK runs sync tools in threads.
 """
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
-from typing import Any, Literal, TypeVar
+from typing import Any
 
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 
-from tideline.config import Settings
-from tideline.embed import load_embedder
-from tideline.errors import NotFound, TidelineError
-from tideline.library import Library, PathOutsideLibrary
+from tideline.fields import (
+    MEMO_READ,
+    MEMO_REINDEX,
+    MEMO_ROUTE,
+    MEMO_SEARCH,
+    MEMO_STATUS,
+    MEMO_WRITE,
+)
+from tideline.mcp._base import ToolServer
+from tideline.mcp._fields import annotated
 
-T = TypeVar("T")
-
-_NEXT_STEP = {
-    PathOutsideLibrary: "pass a path relative to the library root, e.g. the 'path' of a "
-    "collection from memo_status",
-    NotFound: "call memo_status to list the collections and what is not indexed",
-}
-
-
-class _LibraryHandle:
-    """Opens the library on first use, so a server without MEMO_ROOT still starts."""
-
-    def __init__(self, settings: Settings):
-        self.settings = settings
-        self.lock = threading.Lock()
-        self._library: Library | None = None
-
-    def call(self, fn: Callable[[Library], T]) -> T:
-        with self.lock:
-            try:
-                if self._library is None:
-                    root = self.settings.memo_root
-                    if root is None or not str(root):
-                        raise ToolError(
-                            "no library configured: the server needs MEMO_ROOT (or memo_root in "
-                            "config.toml) pointing at the notes folder"
-                        )
-                    self._library = Library(
-                        root,
-                        load_embedder(self.settings),
-                        busy_timeout_ms=self.settings.busy_timeout_ms,
-                    )
-                return fn(self._library)
-            except TidelineError as exc:
-                hint = next((h for cls, h in _NEXT_STEP.items() if isinstance(exc, cls)), "")
-                raise ToolError(f"{exc}" + (f" — next: {hint}" if hint else "")) from None
-
-    def close(self) -> None:
-        with self.lock:
-            if self._library is not None:
-                self._library.close()
-                self._library = None
+Query = annotated(MEMO_SEARCH, "query")
+SearchPath = annotated(MEMO_SEARCH, "path")
+K = annotated(MEMO_SEARCH, "k")
+Mode = annotated(MEMO_SEARCH, "mode")
+StatusPath = annotated(MEMO_STATUS, "path")
+ReindexPath = annotated(MEMO_REINDEX, "path")
+Full = annotated(MEMO_REINDEX, "full")
+Question = annotated(MEMO_ROUTE, "query")
+Candidates = annotated(MEMO_ROUTE, "k")
+Prefix = annotated(MEMO_ROUTE, "prefix")
+NotePath = annotated(MEMO_WRITE, "path")
+NoteText = annotated(MEMO_WRITE, "text")
+Append = annotated(MEMO_WRITE, "append")
+ReadPath = annotated(MEMO_READ, "path")
+Start = annotated(MEMO_READ, "start")
+End = annotated(MEMO_READ, "end")
 
 
-def register(server: MCPServer, settings: Settings) -> _LibraryHandle:
-    """Add the library tools to `server`; returns the handle (close it on shutdown)."""
-    handle = _LibraryHandle(settings)
+def register(server: ToolServer) -> None:
+    """Add the library tools to `server`, all calling the app's library."""
+    server.accept(MEMO_SEARCH, MEMO_STATUS, MEMO_REINDEX, MEMO_ROUTE, MEMO_WRITE, MEMO_READ)
+    app = server.app
 
     @server.tool(
         name="memo_search",
@@ -75,12 +54,7 @@ def register(server: MCPServer, settings: Settings) -> _LibraryHandle:
             title="Search the notes library", read_only_hint=True, open_world_hint=False
         ),
     )
-    def memo_search(
-        query: str,
-        path: str = "*",
-        k: int = 8,
-        mode: Literal["hybrid", "lex", "vec"] = "hybrid",
-    ) -> dict[str, Any]:
+    def memo_search(query: Query, path: SearchPath, k: K, mode: Mode) -> dict[str, Any]:
         """Search the markdown notes by meaning and by exact words (BM25 + vectors, fused).
 
         `path` is a collection folder (e.g. "work/jira"), a sub-folder or one file; "*" searches
@@ -90,7 +64,9 @@ def register(server: MCPServer, settings: Settings) -> _LibraryHandle:
         the heading, the score parts and up to ~1,200 characters of the section. Edits made just
         before the call are already included.
         """
-        return handle.call(lambda lib: lib.search(query, path, k=k, mode=mode).to_dict())
+        return server.call(
+            "memo_search", lambda: app.library.search(query, path, k=k, mode=mode), lock="library"
+        )
 
     @server.tool(
         name="memo_status",
@@ -98,11 +74,11 @@ def register(server: MCPServer, settings: Settings) -> _LibraryHandle:
             title="Library status", read_only_hint=True, open_world_hint=False
         ),
     )
-    def memo_status(path: str | None = None) -> dict[str, Any]:
+    def memo_status(path: StatusPath) -> dict[str, Any]:
         """List the collections (name, description, files, chunks, last sync, how many notes the
         index lags behind) and the folders that are not indexed and why (no _meta.yaml, too deep,
         unreadable files). `path` limits it to one collection or folder."""
-        return handle.call(lambda lib: lib.status(path))
+        return server.call("memo_status", lambda: app.library.status(path), lock="library")
 
     @server.tool(
         name="memo_reindex",
@@ -114,12 +90,14 @@ def register(server: MCPServer, settings: Settings) -> _LibraryHandle:
             open_world_hint=False,
         ),
     )
-    def memo_reindex(path: str, full: bool = False) -> dict[str, Any]:
+    def memo_reindex(path: ReindexPath, full: Full) -> dict[str, Any]:
         """Bring the index of `path` (a collection, folder or file; "*" for all) up to date with
         the files. Only needed when search looks stale; `full=true` throws the index away and
         rebuilds it from the markdown (slow: every note is embedded again). Never edits notes."""
-        return handle.call(
-            lambda lib: {"collections": [r.to_dict() for r in lib.reindex(path, full=full)]}
+        return server.call(
+            "memo_reindex",
+            lambda: {"collections": [r.to_dict() for r in app.library.reindex(path, full=full)]},
+            lock="library",
         )
 
     @server.tool(
@@ -128,27 +106,43 @@ def register(server: MCPServer, settings: Settings) -> _LibraryHandle:
             title="Pick collections for a question", read_only_hint=True, open_world_hint=False
         ),
     )
-    def memo_route(query: str, k: int = 10, prefix: str = "") -> dict[str, Any]:
+    def memo_route(query: Question, k: Candidates, prefix: Prefix) -> dict[str, Any]:
         """Which collections should a question be searched in? Returns candidate collections
         (name, path, description) best first; pass a candidate's `path` to memo_search.
         `prefix` (e.g. "work/") limits the answer to one branch of the name tree."""
-        return handle.call(lambda lib: lib.route(query, k=k, prefix=prefix).to_dict())
+        return server.call(
+            "memo_route", lambda: app.library.route(query, k=k, prefix=prefix), lock="library"
+        )
 
-    aliases = getattr(server, "tool_aliases", None)
-    if isinstance(aliases, dict):  # the shared server renames the argument names models guess
-        aliases["memo_search"] = {
-            **_QUERY_ALIASES,
-            **_PATH_ALIASES,
-            "limit": "k",
-            "top_k": "k",
-            "n": "k",
-            "max_results": "k",
-        }
-        aliases["memo_status"] = dict(_PATH_ALIASES)
-        aliases["memo_reindex"] = dict(_PATH_ALIASES)
-        aliases["memo_route"] = {**_QUERY_ALIASES, "limit": "k", "top_k": "k"}
-    return handle
+    @server.tool(
+        name="memo_write",
+        annotations=ToolAnnotations(
+            title="Write a note",
+            read_only_hint=False,
+            destructive_hint=False,
+            idempotent_hint=False,
+            open_world_hint=False,
+        ),
+    )
+    def memo_write(path: NotePath, text: NoteText, append: Append) -> dict[str, Any]:
+        """Create a markdown note in a collection of the library, or with append=true add to the
+        end of one (an existing note is never overwritten). `path` is relative to the library
+        root and lies inside a collection (see memo_status), e.g. "work/jira/2024-06-01.md";
+        missing sub-folders are made. The write is atomic and indexed at once, so memo_search
+        finds it on the next call. Returns the path, whether it was created, its size and the
+        line where the new text starts."""
+        return server.call(
+            "memo_write", lambda: app.library.write(path, text, append=append), lock="library"
+        )
 
-
-_QUERY_ALIASES = {"q": "query", "text": "query", "question": "query"}
-_PATH_ALIASES = {"scope": "path", "folder": "path", "collection": "path", "file": "path"}
+    @server.tool(
+        name="memo_read",
+        annotations=ToolAnnotations(
+            title="Read a note", read_only_hint=True, open_world_hint=False
+        ),
+    )
+    def memo_read(path: ReadPath, start: Start, end: End) -> dict[str, Any]:
+        """Read a note of the library, whole or lines start–end (at most 400 lines per call;
+        `more` says whether lines follow). `path` may be a memo_search hit's location
+        ("work/jira/x.md:42"), which starts there."""
+        return server.call("memo_read", lambda: app.library.read(path, start, end), lock="library")

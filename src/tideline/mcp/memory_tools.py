@@ -1,85 +1,72 @@
-"""The memory tools: `sync_turn`, `memory_write`, `memory_search`, `memory_trace`, `memory_stats`.
+"""The memory tools: `sync_turn`, `memory_write`, `memory_search`, `memory_trace`, `memory_stats`,
+`memory_forget`.
 
 Each tool maps its JSON arguments onto `Tideline.memory` and its result onto a dict; nothing
-else happens here. Descriptions are written for the model and name the agent. The SDK runs sync
-tools in worker threads: `Memory` takes the shared database lock for its database work only and
-embeds outside it, so a long text from one client never stalls another client's call (the lock
-here only guards opening the database and embedder, which happens lazily). A call whose client has
-gone away still finishes and commits, because the worker thread is never abandoned, so anything
-acknowledged stays written.
+else happens here. Arguments (names, bounds, defaults, descriptions, synonyms) are declared in
+`tideline.fields`; descriptions of the tools are written for the model and name the agent.
+The SDK runs sync tools in worker threads: `Memory` takes the shared database lock for its
+database work only and embeds outside it, so a long text from one client never stalls another
+client's call. A call whose client has gone away still finishes and commits, because the worker
+thread is never abandoned, so anything acknowledged stays written.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Any
 
-from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
-from pydantic import Field
 
-from tideline.errors import NotFound, TidelineError
-from tideline.mcp._lock import shared_lock
-
-if TYPE_CHECKING:
-    from tideline.app import Tideline
-    from tideline.mcp.server import TidelineServer
-    from tideline.memory import Memory
-
-Kind = Literal["narrative", "dream", "reflection"]
+from tideline.fields import MEMORY_FORGET, MEMORY_SEARCH, MEMORY_TRACE, MEMORY_WRITE, SYNC_TURN
+from tideline.mcp._base import ToolServer, names
+from tideline.mcp._fields import annotated
 
 READ_ONLY = {"read_only_hint": True, "destructive_hint": False, "open_world_hint": False}
-ALIASES: dict[str, dict[str, str]] = {
-    "memory_search": {
-        **dict.fromkeys(("q", "text", "search", "question", "query_text"), "query"),
-        **dict.fromkeys(("limit", "top_k", "n", "max_results", "count"), "k"),
-        **dict.fromkeys(("include_raw", "with_turns", "turns"), "include_turns"),
-        **dict.fromkeys(("after", "from", "start"), "since"),
-        **dict.fromkeys(("before", "to", "end"), "until"),
-        "tag": "tags",
-    },
-    "memory_write": {
-        **dict.fromkeys(("content", "text", "memory", "summary"), "gesture"),
-        **dict.fromkeys(("turn_ids", "sources", "source_turns", "turns"), "source_links"),
-        "entities": "related_entities",
-        "tag": "tags",
-    },
-    "memory_trace": {
-        **dict.fromkeys(("id", "memory_id", "narrative"), "narrative_id"),
-        **dict.fromkeys(("context", "neighbours", "neighbors"), "window"),
-    },
-    "sync_turn": {
-        "session_id": "session",
-        **dict.fromkeys(("content", "message"), "text"),
-        **dict.fromkeys(("time", "ts", "created_at"), "timestamp"),
-        "author": "speaker",
-    },
-}
 
-_NEXT_STEP = {
-    "memory_write": "call memory_search with include_turns=true to find turn ids",
-    "memory_trace": "call memory_search to find narrative ids",
-}
+Session = annotated(SYNC_TURN, "session")
+Role = annotated(SYNC_TURN, "role")
+Text = annotated(SYNC_TURN, "text")
+Speaker = annotated(SYNC_TURN, "speaker")
+Timestamp = annotated(SYNC_TURN, "timestamp")
+
+Gesture = annotated(MEMORY_WRITE, "gesture")
+WriteContext = annotated(MEMORY_WRITE, "context")
+Cognition = annotated(MEMORY_WRITE, "cognition_direction")
+Importance = annotated(MEMORY_WRITE, "importance")
+Emotional = annotated(MEMORY_WRITE, "emotional")
+Unresolved = annotated(MEMORY_WRITE, "unresolved")
+WriteTags = annotated(MEMORY_WRITE, "tags")
+EntitiesRole = annotated(MEMORY_WRITE, "entities_role")
+Entities = annotated(MEMORY_WRITE, "related_entities")
+SourceLinks = annotated(MEMORY_WRITE, "source_links")
+WriteKind = annotated(MEMORY_WRITE, "kind")
+Supersedes = annotated(MEMORY_WRITE, "supersedes")
+
+Query = annotated(MEMORY_SEARCH, "query")
+K = annotated(MEMORY_SEARCH, "k")
+Since = annotated(MEMORY_SEARCH, "since")
+Until = annotated(MEMORY_SEARCH, "until")
+MinWeight = annotated(MEMORY_SEARCH, "min_weight")
+SearchTags = annotated(MEMORY_SEARCH, "tags")
+SearchKind = annotated(MEMORY_SEARCH, "kind")
+IncludeTurns = annotated(MEMORY_SEARCH, "include_turns")
+Mode = annotated(MEMORY_SEARCH, "mode")
+MinScore = annotated(MEMORY_SEARCH, "min_score")
+
+NarrativeId = annotated(MEMORY_TRACE, "narrative_id")
+Window = annotated(MEMORY_TRACE, "window")
+
+ForgetQuery = annotated(MEMORY_FORGET, "query")
+ForgetTurns = annotated(MEMORY_FORGET, "turns")
+ForgetSession = annotated(MEMORY_FORGET, "session")
+ForgetNarratives = annotated(MEMORY_FORGET, "narratives")
+Why = annotated(MEMORY_FORGET, "why")
+Confirm = annotated(MEMORY_FORGET, "confirm")
 
 
-def register(server: TidelineServer, app: Tideline) -> None:
-    """Add the memory tools to `server`, all calling `app.memory`."""
-    agent = app.settings.agent_name
-    lock = shared_lock(app)
-    server.tool_aliases.update(ALIASES)
-
-    def call(tool: str, fn: Callable[[Memory], Any]) -> dict[str, Any]:
-        try:
-            with lock:
-                memory = app.memory
-            return _to_dict(fn(memory))
-        except TidelineError as exc:
-            message = " ".join(str(exc).split())
-            hint = _NEXT_STEP.get(tool)
-            if isinstance(exc, NotFound) and hint and "memory_search" not in message:
-                message = f"{message}; {hint}"
-            raise ToolError(message) from exc
+def register(server: ToolServer) -> None:
+    """Add the memory tools to `server`, all calling the app's memory."""
+    agent = server.app.settings.agent_name
+    server.accept(SYNC_TURN, MEMORY_WRITE, MEMORY_SEARCH, MEMORY_TRACE, MEMORY_FORGET)
 
     @server.tool(
         name="sync_turn",
@@ -99,28 +86,14 @@ def register(server: TidelineServer, app: Tideline) -> None:
         ),
     )
     def sync_turn(
-        session: Annotated[
-            str,
-            Field(description="Conversation id, stable for the whole conversation (any string)."),
-        ],
-        role: Annotated[
-            str, Field(description="Who spoke: 'user', 'assistant', 'system' or 'tool'.")
-        ],
-        text: Annotated[str, Field(description="The full text of the turn, unshortened.")],
-        speaker: Annotated[
-            str | None,
-            Field(description="Name of the speaker when it matters (e.g. the user's name)."),
-        ] = None,
-        timestamp: Annotated[
-            str | None,
-            Field(description="When it was said, ISO 8601 (default: now)."),
-        ] = None,
+        session: Session, role: Role, text: Text, speaker: Speaker, timestamp: Timestamp
     ) -> dict[str, Any]:
-        return call(
+        return server.call(
             "sync_turn",
-            lambda m: m.sync_turn(
+            lambda: server.memory.sync_turn(
                 session=session, role=role, text=text, speaker=speaker, timestamp=timestamp
             ),
+            lock=None,
         )
 
     @server.tool(
@@ -131,8 +104,9 @@ def register(server: TidelineServer, app: Tideline) -> None:
             "learned, in a sentence (gesture), with why it matters. Use it for events, decisions, "
             "feelings, open questions and facts about people worth recalling in later "
             "conversations — not for small talk. Link the turns it comes from (source_links, "
-            "turn ids from sync_turn) so it can be traced. Returns the stored memory with its id "
-            "and weight."
+            "turn ids from sync_turn) so it can be traced. To correct a memory, write the right "
+            "version with supersedes=<old id>: the old one leaves search but stays traceable. "
+            "Returns the stored memory with its id and weight."
         ),
         annotations=ToolAnnotations(
             title="Remember something",
@@ -143,62 +117,36 @@ def register(server: TidelineServer, app: Tideline) -> None:
         ),
     )
     def memory_write(
-        gesture: Annotated[
-            str,
-            Field(description="What happened or was learned, one or two sentences, past tense."),
-        ],
-        context: Annotated[
-            str, Field(description="Circumstances: when, where, who, what led to it.")
-        ] = "",
-        cognition_direction: Annotated[
-            str,
-            Field(description="What you think or will do about it; why it matters."),
-        ] = "",
-        importance: Annotated[
-            int, Field(ge=1, le=5, description="1 trivial … 5 life-changing.")
-        ] = 3,
-        emotional: Annotated[
-            int, Field(ge=1, le=5, description="Emotional intensity, 1 flat … 5 intense.")
-        ] = 3,
-        unresolved: Annotated[
-            int, Field(ge=1, le=5, description="1 settled … 5 wide open, needs follow-up.")
-        ] = 1,
-        tags: Annotated[
-            list[str] | str | None,
-            Field(description="Short topic tags, e.g. ['work', 'health'] (or 'work, health')."),
-        ] = None,
-        entities_role: Annotated[
-            str,
-            Field(description="Who played which role, as 'Anna=manager+decider; Ben=helper'."),
-        ] = "",
-        related_entities: Annotated[
-            list[str] | str | None,
-            Field(description="Names of the people, places and things involved."),
-        ] = None,
-        source_links: Annotated[
-            list[int] | None,
-            Field(description="Ids of the turns this memory comes from (from sync_turn)."),
-        ] = None,
-        kind: Annotated[
-            Kind,
-            Field(description="'narrative' (default), 'reflection' or 'dream' (imagined)."),
-        ] = "narrative",
+        gesture: Gesture,
+        context: WriteContext,
+        cognition_direction: Cognition,
+        importance: Importance,
+        emotional: Emotional,
+        unresolved: Unresolved,
+        tags: WriteTags,
+        entities_role: EntitiesRole,
+        related_entities: Entities,
+        source_links: SourceLinks,
+        kind: WriteKind,
+        supersedes: Supersedes,
     ) -> dict[str, Any]:
-        return call(
+        return server.call(
             "memory_write",
-            lambda m: m.write(
+            lambda: server.memory.write(
                 gesture=gesture,
                 context=context,
                 cognition_direction=cognition_direction,
                 importance=importance,
                 emotional=emotional,
                 unresolved=unresolved,
-                tags=_names(tags),
+                tags=names(tags),
                 entities_role=entities_role,
-                related_entities=_names(related_entities),
+                related_entities=names(related_entities),
                 source_links=source_links,
                 kind=kind,
+                supersedes=supersedes,
             ),
+            lock=None,
         )
 
     @server.tool(
@@ -208,56 +156,39 @@ def register(server: TidelineServer, app: Tideline) -> None:
             f"Search {agent}'s long-term memory by meaning and by exact words. Call it before "
             "answering anything about the past, the user or earlier decisions. Returns memories "
             "(type 'narrative', with id and weight) best first; with include_turns=true also the "
-            "raw conversation turns (type 'turn', with id). Follow a memory to its source turns "
-            "with memory_trace."
+            "raw conversation turns (type 'turn', with id). Results less similar than a "
+            "calibrated relevance floor are left out, so an empty list means nothing relevant is "
+            "remembered. Follow a memory to its source turns with memory_trace."
         ),
         annotations=ToolAnnotations(title="Search memory", idempotent_hint=True, **READ_ONLY),
     )
     def memory_search(
-        query: Annotated[
-            str, Field(description="What to look for, in natural language or keywords.")
-        ],
-        k: Annotated[int, Field(ge=1, le=100, description="How many results (default 10).")] = 10,
-        since: Annotated[
-            str | None, Field(description="Only results from this time on (ISO date or time).")
-        ] = None,
-        until: Annotated[
-            str | None, Field(description="Only results before this time (ISO date or time).")
-        ] = None,
-        min_weight: Annotated[
-            float | None,
-            Field(ge=0, le=1, description="Only memories at least this weighty (0–1)."),
-        ] = None,
-        tags: Annotated[
-            list[str] | str | None, Field(description="Only memories with one of these tags.")
-        ] = None,
-        kind: Annotated[
-            Kind | None, Field(description="Only this kind: narrative, reflection or dream.")
-        ] = None,
-        include_turns: Annotated[
-            bool, Field(description="Also search the raw conversation turns.")
-        ] = False,
-        mode: Annotated[
-            Literal["hybrid", "lex", "vec"],
-            Field(
-                description="hybrid (default); lex for exact names, numbers and rare words; "
-                "vec for paraphrases."
-            ),
-        ] = "hybrid",
+        query: Query,
+        k: K,
+        since: Since,
+        until: Until,
+        min_weight: MinWeight,
+        tags: SearchTags,
+        kind: SearchKind,
+        include_turns: IncludeTurns,
+        mode: Mode,
+        min_score: MinScore,
     ) -> dict[str, Any]:
-        return call(
+        return server.call(
             "memory_search",
-            lambda m: m.search(
+            lambda: server.memory.search(
                 query=query,
                 k=k,
                 since=since,
                 until=until,
                 min_weight=min_weight,
-                tags=_names(tags),
+                tags=names(tags),
                 kind=kind,
                 include_turns=include_turns,
                 mode=mode,
+                min_score=min_score,
             ),
+            lock=None,
         )
 
     @server.tool(
@@ -272,13 +203,12 @@ def register(server: TidelineServer, app: Tideline) -> None:
             title="Trace a memory to its conversation", idempotent_hint=True, **READ_ONLY
         ),
     )
-    def memory_trace(
-        narrative_id: Annotated[int, Field(description="Memory id, from memory_search.")],
-        window: Annotated[
-            int, Field(ge=0, le=20, description="Neighbouring turns on each side (default 2).")
-        ] = 2,
-    ) -> dict[str, Any]:
-        return call("memory_trace", lambda m: m.trace(narrative_id=narrative_id, window=window))
+    def memory_trace(narrative_id: NarrativeId, window: Window) -> dict[str, Any]:
+        return server.call(
+            "memory_trace",
+            lambda: server.memory.trace(narrative_id=narrative_id, window=window),
+            lock=None,
+        )
 
     @server.tool(
         name="memory_stats",
@@ -290,21 +220,45 @@ def register(server: TidelineServer, app: Tideline) -> None:
         annotations=ToolAnnotations(title="Memory statistics", idempotent_hint=True, **READ_ONLY),
     )
     def memory_stats() -> dict[str, Any]:
-        return call("memory_stats", lambda m: m.stats())
+        return server.call("memory_stats", lambda: server.memory.stats(), lock=None)
 
+    @server.tool(
+        name="memory_forget",
+        title="Forget something",
+        description=(
+            f"Erase something from {agent}'s memory when the user asks you to forget it: turns "
+            "(ids), a whole conversation (session), memories (narrative ids), or every turn and "
+            "memory containing all the words of a query. First call it without confirm to see "
+            "exactly what would go and show the user; call again with confirm=true to erase. "
+            "The words, vectors and search entries are erased for good; a tombstone keeps the "
+            "id, time and reason, so links and traces read '[forgotten]'. To correct a memory "
+            "instead, use memory_write with supersedes."
+        ),
+        annotations=ToolAnnotations(
+            title="Forget something",
+            read_only_hint=False,
+            destructive_hint=True,
+            idempotent_hint=True,
+            open_world_hint=False,
+        ),
+    )
+    def memory_forget(
+        query: ForgetQuery,
+        turns: ForgetTurns,
+        session: ForgetSession,
+        narratives: ForgetNarratives,
+        why: Why,
+        confirm: Confirm,
+    ) -> dict[str, Any]:
+        def run() -> dict[str, Any]:
+            found = server.memory.forget(
+                turns=turns or (),
+                session=session,
+                narratives=narratives or (),
+                query=query,
+                why=why,
+                confirm=bool(confirm),
+            )
+            return {**found.to_dict(), "done": found.done, "empty": found.empty}
 
-def _names(value: list[str] | str | None) -> list[str] | None:
-    """Models send lists, JSON strings (pre-parsed by the SDK) or 'a, b'; the core gets a list."""
-    if value is None or isinstance(value, list):
-        return value
-    return [part.strip() for part in value.split(",") if part.strip()]
-
-
-def _to_dict(result: Any) -> dict[str, Any]:
-    if isinstance(result, dict):
-        return result
-    if hasattr(result, "to_dict"):
-        return result.to_dict()
-    if dataclasses.is_dataclass(result) and not isinstance(result, type):
-        return dataclasses.asdict(result)
-    return {"result": result}
+        return server.call("memory_forget", run, lock=None)

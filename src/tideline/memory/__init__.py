@@ -4,15 +4,20 @@ The narrative rules (the weight formula, recurrence, anti-inflation, tag normali
 `entities_role` grammar) live here; the script layer (`tideline.analysis`) imports them.
 """
 
+from tideline.memory._backup import EXPORT_FORMATS, header, write_export
 from tideline.memory._dates import date_window
 from tideline.memory._entities import MalformedPart, parse_entities_role
+from tideline.memory._forget import DEFAULT_WHY
 from tideline.memory._memory import MAX_K, MAX_WINDOW, NARRATIVES, TURNS, Memory
 from tideline.memory._narratives import KINDS, NARRATIVE_INDEX, NarrativeInput, Narratives
 from tideline.memory._raw import TURN_CONTEXT, TURN_INDEX, NewTurn, RawContext, spelled_day
+from tideline.memory._relevance import AUTO_MIN_SCORES, resolve_min_score
 from tideline.memory._schema import AGENT_MIGRATIONS
 from tideline.memory._time import now, parse_time
 from tideline.memory._turn_search import TurnLevers, search_turns
 from tideline.memory._types import (
+    FORGOTTEN,
+    Forgetting,
     ImportProblem,
     ImportSummary,
     MemoryHit,
@@ -39,8 +44,12 @@ from tideline.memory._weights import (
 
 __all__ = [
     "AGENT_MIGRATIONS",
+    "AUTO_MIN_SCORES",
     "DEFAULT_CEILING",
+    "DEFAULT_WHY",
     "DEFAULT_WINDOW",
+    "EXPORT_FORMATS",
+    "FORGOTTEN",
     "KINDS",
     "MAX_K",
     "MAX_WINDOW",
@@ -49,6 +58,7 @@ __all__ = [
     "TURNS",
     "TURN_CONTEXT",
     "TURN_INDEX",
+    "Forgetting",
     "ImportProblem",
     "ImportSummary",
     "MalformedPart",
@@ -70,6 +80,7 @@ __all__ = [
     "count_tag_sharers",
     "date_window",
     "deflate_recent",
+    "header",
     "normalise_tag",
     "now",
     "parse_entities_role",
@@ -78,6 +89,8 @@ __all__ = [
     "recompute_weights",
     "recurrence_from_count",
     "refresh_recurrence",
+    "resolve_min_score",
     "search_turns",
     "spelled_day",
+    "write_export",
 ]

@@ -26,8 +26,10 @@ from typing import Any, Literal, cast
 
 import numpy as np
 
-from tideline.embed import Embedder
+from tideline.embed import Embedder, forget_embeddings
 from tideline.errors import EmbedderError, InvalidInput, NotFound
+from tideline.memory import _forget
+from tideline.memory._backup import memory_records, restore_narratives
 from tideline.memory._narratives import KINDS, NarrativeInput, Narratives
 from tideline.memory._owner import pending_ids
 from tideline.memory._raw import (
@@ -37,9 +39,11 @@ from tideline.memory._raw import (
     usable_turns,
     validate_session_key,
 )
+from tideline.memory._relevance import above_floor, check_min_score
 from tideline.memory._time import parse_time
 from tideline.memory._turn_search import TurnLevers, search_turns
 from tideline.memory._types import (
+    Forgetting,
     ImportProblem,
     ImportSummary,
     MemoryHit,
@@ -49,7 +53,7 @@ from tideline.memory._types import (
     Turn,
     TurnResult,
 )
-from tideline.memory.importers import get_importer
+from tideline.memory.importers import AUTO, ImportedSession, detect, get_importer
 from tideline.pathnames import check_path_name, shown
 from tideline.search import (
     DEFAULT_ANALYSER,
@@ -57,9 +61,12 @@ from tideline.search import (
     Analyser,
     Hit,
     Mode,
+    ParsedQuery,
     Policy,
     Retrieval,
     bound_query,
+    literal_dashes,
+    parse_query,
     query_vector,
     retrieve,
     valid_text,
@@ -80,7 +87,7 @@ NARRATIVES = Policy(fusion="weighted", boost=0.3)
 #: `turn_rrf_k` / `turn_vector_weight` for RRF set it.
 TURNS = Policy("convex", rrf_k=10, alpha=0.5)
 #: The raw-turn re-ordering levers (`_turn_search`), chosen on LoCoMo dev (docs/benchmarks.md).
-TURN_LEVERS = TurnLevers(date_weight=1.0)
+TURN_LEVERS = TurnLevers(date_weight=1.0, memory_weight=0.25)
 
 
 MAX_K = 200
@@ -104,12 +111,14 @@ class Memory:
         *,
         narrative_policy: Policy = NARRATIVES,
         turn_policy: Policy = TURNS,
+        min_score: float = 0.0,
         lock: AbstractContextManager[object] | None = None,
         analyser: Analyser = DEFAULT_ANALYSER,
         turn_levers: TurnLevers = TURN_LEVERS,
         turn_context: int = TURN_CONTEXT,
     ):
         self.db = db
+        self.min_score = check_min_score(min_score)
         self.lock = lock or threading.RLock()
         self.embedder = embedder
         self.narrative_policy = narrative_policy
@@ -210,42 +219,111 @@ class Memory:
     def import_file(
         self,
         path: str | Path,
-        fmt: str,
+        fmt: str = AUTO,
         progress: Progress | None = None,
         session: str | None = None,
     ) -> ImportSummary:
-        """Import a conversation file whole (one transaction), then embed the new turns."""
+        """Import a conversation file (one transaction), then embed the new turns.
+
+        `fmt` "auto" lets the importers recognise the file (the summary says which). A record
+        that breaks a rule is a problem naming its line or place and is left out; the rest is
+        imported. A file with nothing to import is a problem too, so it never passes silently.
+        """
         path = Path(path)
-        importer = get_importer(fmt)
+        if fmt != AUTO:
+            get_importer(fmt)
         if session is not None:
             session = validate_session_key(session)
-        _require_file(path, fmt)
+        _require_file(path, "conversation" if fmt == AUTO else fmt)
         try:
-            batch = importer.read(path)
+            name = detect(path) if fmt == AUTO else fmt
+            batch = get_importer(name).read(path)
         except OSError as exc:
             raise InvalidInput(
                 f"cannot read {path}: {exc.strerror or exc}; check the file's permissions"
             ) from None
-        summary = ImportSummary(str(path), fmt, skipped=batch.skipped, problems=batch.problems)
+        summary = ImportSummary(
+            str(path),
+            name,
+            detected=fmt == AUTO,
+            skipped=batch.skipped,
+            skipped_kinds=dict(batch.skipped_kinds),
+            problems=list(batch.problems),
+        )
         with self.lock, self.db.transaction():
             for s in batch.sessions:
-                key = session or s.key
-                turns, rejected = usable_turns(key, s.turns)
-                summary.problems += [
-                    ImportProblem(None, f"session {key[:80]!r} turn {n}: {exc}")
-                    if n
-                    else ImportProblem(None, str(exc))
-                    for n, exc in rejected
-                ]
-                if not turns:
-                    continue
-                results, added, _ = self.raw.add_turns(key, turns, source=fmt, title=s.title)
-                summary.sessions += 1
-                summary.turns_added += len(added)
-                summary.turns_existing += len(results) - len(added)
+                self._import_session(s, session or s.key, name, summary)
+            if batch.narratives:
+                added, existing, problems = restore_narratives(
+                    self.raw, self.narratives, batch.narratives
+                )
+                summary.narratives_added, summary.narratives_existing = added, existing
+                summary.problems += problems
+        if not summary.found:
+            summary.problems.append(ImportProblem(None, _nothing_found(path, summary)))
         self.embed_pending(progress)  # the new turns and whatever an earlier run left behind
         summary.warnings = list(self.warnings)
         return summary
+
+    def _import_session(
+        self, s: ImportedSession, key: str, fmt: str, summary: ImportSummary
+    ) -> None:
+        """Store one imported session's usable turns; each unusable one becomes a problem that
+        says where it came from."""
+        turns, rejected = usable_turns(key, s.turns)
+        for n, exc in rejected:
+            origin = s.origins[n - 1] if 0 < n <= len(s.origins) else None
+            if isinstance(origin, int):
+                summary.problems.append(ImportProblem(origin, str(exc)))
+            elif origin is not None:
+                summary.problems.append(ImportProblem(None, f"{origin}: {exc}"))
+            else:
+                where = f"session {key[:80]!r} turn {n}: " if n else ""
+                summary.problems.append(ImportProblem(None, f"{where}{exc}"))
+        if not turns and s.forgotten is None:
+            return
+        results, _, _ = self.raw.add_turns(
+            key, turns, source=s.source or fmt, title=s.title, created_at=s.created_at
+        )
+        if s.forgotten is not None:
+            self.raw.mark_session_forgotten(key, *s.forgotten)
+        created = sum(made for _, made in results)
+        summary.sessions += 1
+        summary.turns_added += created
+        summary.turns_existing += len(results) - created
+
+    def forget(
+        self,
+        *,
+        turns: Sequence[int] = (),
+        session: str | None = None,
+        narratives: Sequence[int] = (),
+        query: str | None = None,
+        why: str | None = None,
+        confirm: bool = False,
+    ) -> Forgetting:
+        """What these targets name (live turns, a session, narratives, every record containing
+        the query's words); erased, leaving tombstones, only with `confirm` — a person sees the
+        list first."""
+        with self.lock:
+            planned = _forget.plan(
+                self.raw,
+                self.narratives,
+                turns=turns,
+                session=session,
+                narrative_ids=narratives,
+                query=query,
+                why=why,
+            )
+            erase = confirm and not planned.empty
+            texts = _forget.carry_out(self.raw, self.narratives, planned) if erase else []
+        forget_embeddings(self.embedder, texts)
+        return planned
+
+    def export_records(self) -> list[dict[str, Any]]:
+        """Every session, turn and narrative as a Tideline export stores them (tombstones too)."""
+        with self.lock:
+            return list(memory_records(self.raw, self.narratives))
 
     # -- narratives --------------------------------------------------------------------------
     def write(self, **fields: Any) -> Narrative:
@@ -287,11 +365,14 @@ class Memory:
         mode: str = "hybrid",
         qvec: np.ndarray | None = None,
         narrative_fusion: Literal["rrf", "weighted"] | None = None,
+        min_score: float | None = None,
     ) -> SearchResult:
         """Hybrid search over narratives (by the narrative policy) and optionally raw turns (by
         the turn policy), merged by rank. `qvec` is the query's vector when the caller has it
-        already (injection); `narrative_fusion` overrides the narrative policy's fusion."""
+        already (injection); `narrative_fusion` overrides the narrative policy's fusion;
+        `min_score` overrides the relevance floor (`search_min_score`, see `_relevance`)."""
         k = _check_k(k)
+        floor = self.min_score if min_score is None else check_min_score(min_score)
         min_weight = _check_min_weight(min_weight)
         if mode not in MODES:
             raise InvalidInput(f"mode={mode!r}; use one of {list(MODES)}")
@@ -321,11 +402,33 @@ class Memory:
                 warning=warning,
             )
             warnings += found.warnings
+            found.hits, cut_n = above_floor(
+                found.hits,
+                self.narratives.index,
+                _parsed(query, policy),
+                qvec if found.mode != "lex" else None,
+                floor,
+                self.narratives.texts,
+            )
             hits = self._narrative_hits(found.top(k))
             if include_turns:
                 turns = self._turn_retrieval(query, qvec, k, mode, since_t, until_t, warning)
                 warnings += turns.warnings
+                turns.hits, cut_t = above_floor(
+                    turns.hits,
+                    self.raw.index,
+                    _parsed(query, self.turn_policy),
+                    qvec if turns.mode != "lex" else None,
+                    floor,
+                    self.raw.texts,
+                )
+                cut_n += cut_t
                 hits = _interleave(hits, self._turn_hits(turns.top(k)))
+        if cut_n and len(hits) < k:
+            warnings.append(
+                f"{cut_n} result(s) less similar than the relevance floor {floor:.2f} left out; "
+                "pass min_score=0 (--min-score 0) to see them"
+            )
         return SearchResult(hits[:k], list(dict.fromkeys(warnings)))
 
     def search_turns(self, query: str, k: int = 10, mode: str = "hybrid") -> list[MemoryHit]:
@@ -464,7 +567,24 @@ def _require_file(path: Path, fmt: str) -> None:
             f"{shown(path)} cannot be opened: {exc.strerror}; fix the path"
         ) from None
     if not found:
-        raise NotFound(f"{shown(path)} is not a file; pass the path of a {fmt} export")
+        article = "an" if fmt[:1].lower() in "aeiou" else "a"
+        raise NotFound(f"{shown(path)} is not a file; pass the path of {article} {fmt} export")
+
+
+def _parsed(query: str, policy: Policy) -> ParsedQuery:
+    """The query as `retrieve` parsed it under `policy` (for the floor's verbatim check)."""
+    return parse_query(literal_dashes(query) if policy.literal_dashes else query)
+
+
+def _nothing_found(path: Path, summary: ImportSummary) -> str:
+    """Why an import stored nothing, and what to try."""
+    skipped = ", ".join(f"{n} {kind}" for kind, n in summary.skipped_kinds.items())
+    left = f" ({summary.skipped} left out: {skipped})" if skipped else ""
+    how = "recognised it as" if summary.detected else "read it as"
+    return (
+        f"nothing to import from {path.name}: tideline {how} {summary.format} and found no "
+        f"turns to keep{left}; check it is the export you meant, or pass --format"
+    )
 
 
 def _interleave(narratives: list[MemoryHit], turns: list[MemoryHit]) -> list[MemoryHit]:

@@ -14,12 +14,19 @@ those weights by 0.7 / mean) runs in the same transaction. The rules live in `_w
 script layer and injection call its methods. Tags live both as a JSON array in `narratives.tags`
 (for display) and in `narrative_tags` (normalised, for counting and filtering);
 `narrative_links` are the source links, narrative → the turns it came from.
+
+A narrative is corrected by writing a new one that `supersedes` it: the old one gets
+`superseded_by` and leaves the index (so search and injection never meet it) but stays readable by
+id, for trace. Forgetting (`forget`) erases a narrative's texts, tags and index rows and keeps a
+tombstone (id, times, weight, links, `forgotten_at` / `forgotten_why`). Only *live* narratives —
+neither superseded nor forgotten — count for recurrence, anti-inflation, the script layer and
+injection.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any
@@ -29,7 +36,7 @@ from tideline.memory._entities import parse_entities_role
 from tideline.memory._ids import storable_ids
 from tideline.memory._owner import batches, pending_ids, scope, time_range
 from tideline.memory._time import now, parse_time
-from tideline.memory._types import Narrative
+from tideline.memory._types import FORGOTTEN, Narrative
 from tideline.memory._weights import (
     DEFAULT_CEILING,
     DEFAULT_WINDOW,
@@ -53,6 +60,8 @@ MAX_TAGS = 32
 MAX_TAG = 64
 MAX_LINKS = 1_000
 MAX_ENTITIES_ROLE = 2_000
+#: The narratives search, injection and the script layer see.
+LIVE = "forgotten_at IS NULL AND superseded_by IS NULL"
 
 
 @dataclass
@@ -71,6 +80,7 @@ class NarrativeInput:
     source_links: list[int] = field(default_factory=list)
     kind: str = "narrative"
     created_at: str | None = None
+    supersedes: int | None = None
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any]) -> NarrativeInput:
@@ -116,6 +126,12 @@ class NarrativeInput:
             raise InvalidInput("source_links must be a list of turn ids (integers)")
         if len(links) > MAX_LINKS:
             raise InvalidInput(f"{len(links)} source_links; the limit is {MAX_LINKS}")
+        if self.supersedes is not None and (
+            isinstance(self.supersedes, bool) or not isinstance(self.supersedes, int)
+        ):
+            raise InvalidInput(
+                f"supersedes={self.supersedes!r} must be a narrative id (an integer) from memory_search"
+            )
         return NarrativeInput(
             gesture=gesture,
             context=_text("context", self.context, MAX_TEXT),
@@ -126,6 +142,7 @@ class NarrativeInput:
             source_links=list(dict.fromkeys(links)),
             kind=kind,
             created_at=parse_time(self.created_at, "created_at"),
+            supersedes=self.supersedes,
             **dims,
         )
 
@@ -163,9 +180,30 @@ def index_text(gesture: str, context: str, cognition_direction: str, tags: Seque
     return "\n".join(p for p in (gesture, context, cognition_direction, " ".join(tags)) if p)
 
 
+#: The columns a restore writes as they were exported (the id is the new database's).
+_RESTORED = (
+    "gesture",
+    "context",
+    "cognition_direction",
+    "importance",
+    "emotional",
+    "recurrence",
+    "unresolved",
+    "weight",
+    "kind",
+    "tags",
+    "entities_role",
+    "related_entities",
+    "created_at",
+    "updated_at",
+    "forgotten_at",
+    "forgotten_why",
+)
+
 _COLUMNS = (
     "id, gesture, context, cognition_direction, importance, emotional, recurrence, unresolved, weight,"
-    " kind, tags, entities_role, related_entities, created_at, updated_at"
+    " kind, tags, entities_role, related_entities, created_at, updated_at, supersedes,"
+    " superseded_by, forgotten_at, forgotten_why"
 )
 
 
@@ -217,6 +255,16 @@ class Narratives:
         db.execute("CREATE INDEX narrative_links_turn ON narrative_links(turn_id)")
         TextIndex.create_tables(db, NARRATIVE_INDEX)
 
+    @staticmethod
+    def add_tombstones(db: Database) -> None:
+        """Corrections and forgetting (agent migration 3)."""
+        db.execute("ALTER TABLE narratives ADD COLUMN supersedes INTEGER REFERENCES narratives(id)")
+        db.execute(
+            "ALTER TABLE narratives ADD COLUMN superseded_by INTEGER REFERENCES narratives(id)"
+        )
+        db.execute("ALTER TABLE narratives ADD COLUMN forgotten_at TEXT")
+        db.execute("ALTER TABLE narratives ADD COLUMN forgotten_why TEXT")
+
     def tag_sharers(self, tags: Sequence[str], exclude: int | None = None) -> int:
         if not tags:
             return 0
@@ -224,20 +272,23 @@ class Narratives:
         return int(
             self.db.scalar(
                 f"SELECT count(DISTINCT narrative_id) FROM narrative_tags WHERE tag IN ({marks})"
-                " AND narrative_id != ?",
+                f" AND narrative_id != ? AND narrative_id IN (SELECT id FROM narratives WHERE {LIVE})",
                 (*tags, exclude if exclude is not None else -1),
             )
         )
 
     def insert(self, n: NarrativeInput) -> int:
-        """Insert a validated narrative (inside the caller's transaction); returns its id."""
+        """Insert a validated narrative (inside the caller's transaction); returns its id.
+        With `supersedes` the old narrative must be live; it leaves search here."""
+        if n.supersedes is not None:
+            self.require_live(n.supersedes)
         recurrence = recurrence_from_count(self.tag_sharers(n.tags))
         weight = compute_weight(n.importance, n.emotional, recurrence, n.unresolved)
         stamp = n.created_at or now()
         self.db.execute(
             "INSERT INTO narratives(gesture, context, cognition_direction, importance, emotional,"
             " recurrence, unresolved, weight, kind, tags, entities_role, related_entities, created_at,"
-            " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " updated_at, supersedes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 n.gesture,
                 n.context,
@@ -253,9 +304,15 @@ class Narratives:
                 json.dumps(n.related_entities, ensure_ascii=False),
                 stamp,
                 now(),
+                n.supersedes,
             ),
         )
         nid = int(self.db.conn.last_insert_rowid())
+        if n.supersedes is not None:
+            self.db.execute(
+                "UPDATE narratives SET superseded_by = ? WHERE id = ?", (nid, n.supersedes)
+            )
+            self.index.delete([n.supersedes])
         self.db.executemany(
             "INSERT INTO narrative_tags(narrative_id, tag) VALUES (?, ?)",
             [(nid, t) for t in n.tags],
@@ -274,7 +331,7 @@ class Narratives:
         """Apply the anti-inflation rule to the most recent narratives; returns changed weights."""
         rows = self.db.rows(
             "SELECT id, created_at, importance, emotional, recurrence, unresolved, weight FROM narratives"
-            " ORDER BY created_at DESC, id DESC LIMIT ?",
+            f" WHERE {LIVE} ORDER BY created_at DESC, id DESC LIMIT ?",
             (DEFAULT_WINDOW,),
         )
         recent = [
@@ -308,8 +365,8 @@ class Narratives:
         return [by_id[i] for i in ids if i in by_id]
 
     def all(self, *, links: bool = False) -> list[Narrative]:
-        """Every narrative, by id (what the script layer computes over)."""
-        rows = self.db.rows(f"SELECT {_COLUMNS} FROM narratives ORDER BY id")
+        """Every live narrative, by id (what the script layer computes over)."""
+        rows = self.db.rows(f"SELECT {_COLUMNS} FROM narratives WHERE {LIVE} ORDER BY id")
         found = self._links("1", ()) if links else {}
         return [_narrative(r, found.get(r["id"], [])) for r in rows]
 
@@ -327,6 +384,19 @@ class Narratives:
         if not found:
             raise NotFound(f"narrative {nid} does not exist; find ids with memory_search")
         return found[0]
+
+    def require_live(self, nid: int) -> Narrative:
+        """The narrative, or an error when it is unknown, forgotten or already corrected."""
+        n = self.require(nid)
+        if n.forgotten_at:
+            raise InvalidInput(
+                f"narrative {nid} was forgotten on {n.forgotten_at}; nothing to correct"
+            )
+        if n.superseded_by is not None:
+            raise InvalidInput(
+                f"narrative {nid} is already superseded by {n.superseded_by}; correct that one instead"
+            )
+        return n
 
     def existing(self, ids: Sequence[int]) -> set[int]:
         """Which of these ids are narratives."""
@@ -350,6 +420,7 @@ class Narratives:
         """Search scope over the narratives that meet every given filter; tags match by
         `normalise_tag`, any one of them suffices."""
         conds, params = time_range("created_at", since, until)
+        conds.append(LIVE)
         if min_weight is not None:
             conds.append("weight >= ?")
             params.append(float(min_weight))
@@ -367,16 +438,26 @@ class Narratives:
         """How many narratives there are (in all and by kind) and their mean weight."""
         kinds: dict[str, int] = {
             str(kind): int(n)
-            for kind, n in self.db.execute("SELECT kind, count(*) FROM narratives GROUP BY kind")
+            for kind, n in self.db.execute(
+                f"SELECT kind, count(*) FROM narratives WHERE {LIVE} GROUP BY kind"
+            )
         }
         return {
             "narratives": sum(kinds.values()),
             "narratives_by_kind": kinds,
-            "mean_weight": self.db.scalar("SELECT round(avg(weight), 4) FROM narratives"),
+            "mean_weight": self.db.scalar(
+                f"SELECT round(avg(weight), 4) FROM narratives WHERE {LIVE}"
+            ),
+            "superseded_narratives": int(
+                self.db.scalar("SELECT count(*) FROM narratives WHERE superseded_by IS NOT NULL")
+            ),
+            "forgotten_narratives": int(
+                self.db.scalar("SELECT count(*) FROM narratives WHERE forgotten_at IS NOT NULL")
+            ),
         }
 
     def latest_created_at(self) -> str | None:
-        found = self.db.scalar("SELECT max(created_at) FROM narratives")
+        found = self.db.scalar(f"SELECT max(created_at) FROM narratives WHERE {LIVE}")
         return str(found) if found else None
 
     def heaviest(self, kind: str, limit: int) -> list[Narrative]:
@@ -384,7 +465,7 @@ class Narratives:
         ids = [
             r[0]
             for r in self.db.execute(
-                "SELECT id FROM narratives WHERE kind = ?"
+                f"SELECT id FROM narratives WHERE kind = ? AND {LIVE}"
                 " ORDER BY weight DESC, created_at DESC, id DESC LIMIT ?",
                 (kind, limit),
             )
@@ -393,7 +474,7 @@ class Narratives:
 
     def pool(self, min_weight: float, limit: int, kinds: Sequence[str] | None) -> list[Narrative]:
         """Narratives weighing at least `min_weight`, in `POOL_ORDER`, at most `limit` (T2)."""
-        sql = "SELECT id FROM narratives WHERE weight >= ?"
+        sql = f"SELECT id FROM narratives WHERE weight >= ? AND {LIVE}"
         params: list[object] = [float(min_weight)]
         if kinds:
             sql += f" AND kind IN ({','.join('?' * len(kinds))})"
@@ -412,8 +493,8 @@ class Narratives:
             row = self.db.one(
                 "SELECT n.id AS id, n.weight AS weight, n.created_at AS created_at"
                 " FROM narrative_links l JOIN narratives n ON n.id = l.narrative_id"
-                f" WHERE l.turn_id IN ({marks})"
-                " ORDER BY n.weight DESC, n.created_at DESC, n.id DESC LIMIT 1",
+                f" WHERE l.turn_id IN ({marks}) AND n.forgotten_at IS NULL"
+                " AND n.superseded_by IS NULL ORDER BY n.weight DESC, n.created_at DESC, n.id DESC LIMIT 1",
                 part,
             )
             if row and (best is None or (row["weight"], row["created_at"], row["id"]) > best):
@@ -427,7 +508,7 @@ class Narratives:
     def unlinked(self) -> list[dict[str, Any]]:
         """Narratives without source links (id, gesture, context, created_at), oldest first."""
         return self.db.rows(
-            "SELECT id, gesture, context, created_at FROM narratives WHERE NOT EXISTS"
+            f"SELECT id, gesture, context, created_at FROM narratives WHERE {LIVE} AND NOT EXISTS"
             " (SELECT 1 FROM narrative_links l WHERE l.narrative_id = narratives.id)"
             " ORDER BY created_at, id"
         )
@@ -452,6 +533,49 @@ class Narratives:
                 "INSERT OR IGNORE INTO narrative_links(narrative_id, turn_id) VALUES (?, ?)", pairs
             )
 
+    def between(
+        self, since: str, until: str, kinds: Sequence[str] | None = None
+    ) -> list[Narrative]:
+        """Narratives created in [since, until), oldest first; only `kinds` when given (a day's
+        memories, for the dream layers)."""
+        sql = "SELECT id FROM narratives WHERE created_at >= ? AND created_at < ?"
+        params: list[object] = [since, until]
+        if kinds:
+            sql += f" AND kind IN ({','.join('?' * len(kinds))})"
+            params += list(kinds)
+        return self.get([r[0] for r in self.db.execute(f"{sql} ORDER BY created_at, id", params)])
+
+    def latest(self, kind: str, limit: int) -> list[Narrative]:
+        """The newest narratives of one kind, newest first (the self-concept: reflections)."""
+        ids = [
+            r[0]
+            for r in self.db.execute(
+                "SELECT id FROM narratives WHERE kind = ? ORDER BY created_at DESC, id DESC LIMIT ?",
+                (kind, limit),
+            )
+        ]
+        return self.get(ids)
+
+    def set_dimensions(self, rows: Sequence[tuple[int, int, int, int]]) -> None:
+        """Store re-evaluated (importance, emotional, unresolved, id) rows in one transaction;
+        each value is checked 1–5 and a dream keeps importance 1. Weights are stale until the
+        caller refreshes them (`tideline.analysis.scripts.refresh_weights`)."""
+        checked = [
+            (
+                check_dimension("importance", imp),
+                check_dimension("emotional", emo),
+                check_dimension("unresolved", unr),
+                nid,
+            )
+            for imp, emo, unr, nid in rows
+        ]
+        with self.db.transaction():
+            self.db.executemany(
+                "UPDATE narratives SET importance = CASE kind WHEN 'dream' THEN 1 ELSE ? END,"
+                " emotional = ?, unresolved = ?, updated_at = ? WHERE id = ?",
+                [(imp, emo, unr, now(), nid) for imp, emo, unr, nid in checked],
+            )
+
     def set_weights(self, rows: Sequence[tuple[int, float, int]]) -> None:
         """Store refreshed (recurrence, weight, id) rows in one transaction."""
         with self.db.transaction():
@@ -468,8 +592,10 @@ class Narratives:
         return self.db.scalar("SELECT 1 FROM narratives LIMIT 1") is None
 
     def ids(self) -> list[int]:
-        """Every narrative id, ascending."""
-        return [r[0] for r in self.db.execute("SELECT id FROM narratives ORDER BY id")]
+        """Every live narrative id, ascending (what the index should hold)."""
+        return [
+            r[0] for r in self.db.execute(f"SELECT id FROM narratives WHERE {LIVE} ORDER BY id")
+        ]
 
     def text_rows(self, ids: Sequence[int]) -> list[tuple[int, str]]:
         """(id, text) of these narratives, as search and the embedder see them."""
@@ -496,8 +622,104 @@ class Narratives:
         """What search sees of these narratives, by id (for keyword checks)."""
         return dict(self.text_rows(ids))
 
+    # -- forgetting ----------------------------------------------------------------------------
+    def forget(self, ids: Sequence[int], why: str) -> int:
+        """Erase these narratives' texts, tags and index rows, leaving tombstones (id, times,
+        weight, links); returns how many were forgotten now."""
+        stamp = now()
+        done = 0
+        with self.db.transaction():
+            for part in batches(ids):
+                marks = ",".join("?" * len(part))
+                live = [
+                    int(r[0])
+                    for r in self.db.execute(
+                        f"SELECT id FROM narratives WHERE id IN ({marks}) AND forgotten_at IS NULL",
+                        part,
+                    )
+                ]
+                self.db.executemany(
+                    "UPDATE narratives SET gesture = '', context = '', cognition_direction = '',"
+                    " tags = '[]', entities_role = '', related_entities = '[]', updated_at = ?,"
+                    " forgotten_at = ?, forgotten_why = ? WHERE id = ?",
+                    [(stamp, stamp, why, i) for i in live],
+                )
+                self.db.executemany(
+                    "DELETE FROM narrative_tags WHERE narrative_id = ?", [(i,) for i in live]
+                )
+                self.index.delete(live)
+                done += len(live)
+        return done
+
+    # -- backup --------------------------------------------------------------------------------
+    def dump(self) -> Iterator[dict[str, Any]]:
+        """Every narrative as stored, tombstones and superseded ones included, with its links."""
+        links = self._links("1", ())
+        for row in self.db.rows(f"SELECT {_COLUMNS} FROM narratives ORDER BY id"):
+            row["tags"] = json.loads(row["tags"])
+            row["related_entities"] = json.loads(row["related_entities"])
+            yield {**row, "source_links": links.get(row["id"], [])}
+
+    def find(self, created_at: str, gesture: str, forgotten_at: str | None) -> int | None:
+        """The narrative written at `created_at` with this gesture — a tombstone: forgotten at
+        `forgotten_at` — so a restore adds each once."""
+        found = self.db.scalar(
+            "SELECT id FROM narratives WHERE created_at = ? AND gesture = ?"
+            " AND forgotten_at IS ? ORDER BY id LIMIT 1",
+            (created_at, gesture, forgotten_at),
+        )
+        return None if found is None else int(found)
+
+    def restore(self, row: Mapping[str, Any], links: Sequence[int]) -> int:
+        """Insert a narrative from a Tideline export as it was stored (weights, times, marks),
+        inside the caller's transaction; `supersedes` / `superseded_by` are ids in this database
+        (or None). Only a live one is indexed."""
+        values = {name: row.get(name) for name in _RESTORED}
+        values["tags"] = json.dumps(list(values["tags"] or []), ensure_ascii=False)
+        values["related_entities"] = json.dumps(
+            list(values["related_entities"] or []), ensure_ascii=False
+        )
+        names = ", ".join(_RESTORED)
+        self.db.execute(
+            f"INSERT INTO narratives({names}) VALUES ({', '.join('?' * len(_RESTORED))})",
+            [values[n] for n in _RESTORED],
+        )
+        nid = int(self.db.conn.last_insert_rowid())
+        tags = [] if row.get("forgotten_at") else list(row.get("tags") or [])
+        self.db.executemany(
+            "INSERT OR IGNORE INTO narrative_tags(narrative_id, tag) VALUES (?, ?)",
+            [(nid, normalise_tag(t)) for t in tags if normalise_tag(t)],
+        )
+        self.db.executemany(
+            "INSERT OR IGNORE INTO narrative_links(narrative_id, turn_id) VALUES (?, ?)",
+            [(nid, t) for t in links],
+        )
+        if not row.get("forgotten_at") and row.get("superseded_by") is None:
+            self.index.upsert_many(
+                [
+                    (
+                        nid,
+                        index_text(
+                            str(row["gesture"]),
+                            str(row.get("context") or ""),
+                            str(row.get("cognition_direction") or ""),
+                            tags,
+                        ),
+                    )
+                ]
+            )
+        return nid
+
+    def set_supersession(self, old: int, new: int) -> None:
+        """Restore a correction whose two sides are both in this database now."""
+        self.db.execute("UPDATE narratives SET superseded_by = ? WHERE id = ?", (new, old))
+        self.db.execute("UPDATE narratives SET supersedes = ? WHERE id = ?", (old, new))
+        self.index.delete([old])
+
 
 def _narrative(row: dict[str, Any], links: list[int]) -> Narrative:
+    if row["forgotten_at"]:
+        row["gesture"] = FORGOTTEN
     row["tags"] = json.loads(row["tags"])
     row["related_entities"] = json.loads(row["related_entities"])
     return Narrative(**row, source_links=links)

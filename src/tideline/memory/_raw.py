@@ -9,6 +9,13 @@ timestamp nor id gets content-only deduplication within the session.
 agent migrations) and is the only module with SQL on them; other packages call its methods.
 Invariants: `turns.hash` is unique; turns are ordered inside a session by `seq`; timestamps are
 UTC ISO-8601 strings `YYYY-MM-DDTHH:MM:SSZ`, so they sort as text.
+
+Forgetting leaves a tombstone in place (`forget_turns`, `forget_session`): the row keeps its id,
+session, position, role and time, and gains `forgotten_at` / `forgotten_why`; its text, speaker,
+external id and search rows are erased, and its hash becomes random, so nothing of the words can
+be recovered or confirmed. Source links and trace windows keep working and read "[forgotten]".
+Reads by id (`get`, `windows`) return tombstones marked; everything else (recent turns, a
+session's turns, counts, vector filling) leaves them out.
 """
 
 from __future__ import annotations
@@ -16,7 +23,8 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import re
-from collections.abc import Iterable, Sequence
+import secrets
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +32,7 @@ from tideline.errors import InvalidInput, NotFound
 from tideline.memory._ids import storable_ids
 from tideline.memory._owner import batches, pending_ids, scope, time_range
 from tideline.memory._time import now, parse_time
-from tideline.memory._types import TraceTurn, Turn
+from tideline.memory._types import FORGOTTEN, TraceTurn, Turn
 from tideline.search import DEFAULT_ANALYSER, Analyser, Scope, TextIndex, valid_text
 from tideline.store import Database
 
@@ -33,6 +41,7 @@ TURN_INDEX = "turn_text"
 TURN_CONTEXT = 2
 MAX_TURN_CHARS = 100_000
 MAX_SESSION_KEY = 200
+_LIVE = "t.forgotten_at IS NULL"
 _ROLE = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 
 
@@ -45,9 +54,15 @@ class NewTurn:
     speaker: str | None = None
     timestamp: str | None = None
     external_id: str | None = None
+    #: The stored hash, from a Tideline export: restoring a backup twice adds nothing.
+    digest: str | None = None
+    #: (when, why) of a tombstone restored from a Tideline export; it has no text.
+    forgotten: tuple[str, str | None] | None = None
 
 
 def _turn_hash(session: str, t: NewTurn, ts_given: str | None) -> str:
+    if t.digest:
+        return t.digest
     parts = [session, t.role, t.speaker or "", ts_given or "", t.external_id or "", t.text]
     return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
 
@@ -100,6 +115,10 @@ def validate_turn(t: NewTurn) -> NewTurn:
         raise InvalidInput(
             f"role={t.role!r} is not a role name; use user, assistant, system or tool"
         )
+    if t.forgotten is not None:
+        if not t.digest:
+            raise InvalidInput("a forgotten turn needs its hash; restore it from a Tideline export")
+        return NewTurn(role, "", None, t.timestamp, None, t.digest, t.forgotten)
     text = valid_text(t.text) if isinstance(t.text, str) else ""
     if not text.strip():
         raise InvalidInput("turn text is empty; send the message's text")
@@ -108,7 +127,10 @@ def validate_turn(t: NewTurn) -> NewTurn:
             f"turn text is {len(text):,} characters; the limit is {MAX_TURN_CHARS:,} — split it into several turns"
         )
     speaker = (_optional_text("speaker", t.speaker) or "").strip() or None
-    return NewTurn(role, text, speaker, t.timestamp, _optional_text("external_id", t.external_id))
+    digest = _optional_text("digest", t.digest)
+    return NewTurn(
+        role, text, speaker, t.timestamp, _optional_text("external_id", t.external_id), digest
+    )
 
 
 def usable_turns(
@@ -133,11 +155,14 @@ def usable_turns(
 
 
 _TURN_COLUMNS = (
-    "t.id, t.session_id, s.key AS session, t.seq, t.role, t.speaker, t.text, t.ts, t.external_id"
+    "t.id, t.session_id, s.key AS session, t.seq, t.role, t.speaker, t.text, t.ts, t.external_id,"
+    " t.forgotten_at, t.forgotten_why"
 )
 
 
 def _turn(row: dict[str, Any]) -> Turn:
+    if row["forgotten_at"]:
+        row["text"] = FORGOTTEN
     return Turn(**row)
 
 
@@ -185,13 +210,22 @@ class RawContext:
         db.execute("CREATE INDEX turns_external ON turns(external_id)")
         TextIndex.create_tables(db, TURN_INDEX)
 
-    def _session_id(self, key: str, source: str, title: str | None = None) -> int:
+    @staticmethod
+    def add_tombstones(db: Database) -> None:
+        """When and why a turn or a session was forgotten (agent migration 3)."""
+        for table in ("sessions", "turns"):
+            db.execute(f"ALTER TABLE {table} ADD COLUMN forgotten_at TEXT")
+            db.execute(f"ALTER TABLE {table} ADD COLUMN forgotten_why TEXT")
+
+    def _session_id(
+        self, key: str, source: str, title: str | None = None, created_at: str | None = None
+    ) -> int:
         row = self.db.one("SELECT id FROM sessions WHERE key = ?", (key,))
         if row:
             return int(row["id"])
         self.db.execute(
             "INSERT INTO sessions(key, source, title, created_at) VALUES (?, ?, ?, ?)",
-            (key, source, title, now()),
+            (key, source, title, created_at or now()),
         )
         return int(self.db.conn.last_insert_rowid())
 
@@ -202,16 +236,18 @@ class RawContext:
         *,
         source: str = "sync",
         title: str | None = None,
+        created_at: str | None = None,
     ) -> tuple[list[tuple[int, bool]], list[tuple[int, str]], int]:
         """Store turns in one transaction. Returns [(id, created)] per turn, the new (id, text)s
-        and the session's id."""
+        and the session's id. `created_at` dates a new session (a restored backup's)."""
         key = validate_session_key(session)
+        created_at = parse_time(created_at, "created_at")
         checked = [validate_turn(t) for t in turns]
         stamps = [parse_time(t.timestamp, "timestamp") for t in checked]
         results: list[tuple[int, bool]] = []
         new: list[tuple[int, str]] = []
         with self.db.transaction():
-            sid = self._session_id(key, source, title)
+            sid = self._session_id(key, source, title, created_at)
             seq = int(
                 self.db.scalar(
                     "SELECT coalesce(max(seq), 0) FROM turns WHERE session_id = ?", (sid,)
@@ -224,9 +260,10 @@ class RawContext:
                     results.append((int(found["id"]), False))
                     continue
                 seq += 1
+                when, why = t.forgotten or (None, None)
                 self.db.execute(
-                    "INSERT INTO turns(session_id, seq, role, speaker, text, ts, hash, external_id, created_at)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO turns(session_id, seq, role, speaker, text, ts, hash, external_id,"
+                    " created_at, forgotten_at, forgotten_why) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         sid,
                         seq,
@@ -237,12 +274,15 @@ class RawContext:
                         digest,
                         t.external_id,
                         now(),
+                        when,
+                        why,
                     ),
                 )
                 tid = int(self.db.conn.last_insert_rowid())
                 results.append((tid, True))
-                new.append((tid, index_text(t.speaker, t.text)))
-            if new:
+                if t.forgotten is None:
+                    new.append((tid, index_text(t.speaker, t.text)))
+            if any(created for _, created in results):
                 self.db.execute(
                     "UPDATE sessions SET started_at = (SELECT min(ts) FROM turns WHERE session_id = ?),"
                     " ended_at = (SELECT max(ts) FROM turns WHERE session_id = ?) WHERE id = ?",
@@ -368,10 +408,12 @@ class RawContext:
         return out
 
     def sessions(self, limit: int = 50) -> list[dict[str, Any]]:
+        """The sessions not forgotten, most recent first, with their turns still remembered."""
         return self.db.rows(
             "SELECT s.id, s.key, s.source, s.title, s.started_at, s.ended_at,"
-            " (SELECT count(*) FROM turns t WHERE t.session_id = s.id) AS turns"
-            " FROM sessions s ORDER BY coalesce(s.ended_at, s.created_at) DESC, s.id DESC LIMIT ?",
+            f" (SELECT count(*) FROM turns t WHERE t.session_id = s.id AND {_LIVE}) AS turns"
+            " FROM sessions s WHERE s.forgotten_at IS NULL"
+            " ORDER BY coalesce(s.ended_at, s.created_at) DESC, s.id DESC LIMIT ?",
             (limit,),
         )
 
@@ -379,14 +421,15 @@ class RawContext:
         """The last turns of a session (default: the most recent one), oldest first."""
         if session is None:
             row = self.db.one(
-                "SELECT key FROM sessions ORDER BY coalesce(ended_at, created_at) DESC, id DESC LIMIT 1"
+                "SELECT key FROM sessions WHERE forgotten_at IS NULL"
+                " ORDER BY coalesce(ended_at, created_at) DESC, id DESC LIMIT 1"
             )
             if row is None:
                 return []
             session = row["key"]
         rows = self.db.rows(
             f"SELECT {_TURN_COLUMNS} FROM turns t JOIN sessions s ON s.id = t.session_id"
-            " WHERE s.key = ? ORDER BY t.seq DESC LIMIT ?",
+            f" WHERE s.key = ? AND {_LIVE} ORDER BY t.seq DESC LIMIT ?",
             (session, limit),
         )
         return [_turn(r) for r in reversed(rows)]
@@ -414,8 +457,13 @@ class RawContext:
 
     def counts(self) -> dict[str, int]:
         return {
-            "sessions": int(self.db.scalar("SELECT count(*) FROM sessions")),
-            "turns": int(self.db.scalar("SELECT count(*) FROM turns")),
+            "sessions": int(
+                self.db.scalar("SELECT count(*) FROM sessions WHERE forgotten_at IS NULL")
+            ),
+            "turns": int(self.db.scalar("SELECT count(*) FROM turns WHERE forgotten_at IS NULL")),
+            "forgotten_turns": int(
+                self.db.scalar("SELECT count(*) FROM turns WHERE forgotten_at IS NOT NULL")
+            ),
         }
 
     def texts_without_vectors(self, limit: int | None = None) -> list[tuple[int, str]]:
@@ -423,8 +471,11 @@ class RawContext:
         return self._texts(pending_ids(self.ids(), self.index, limit))
 
     def ids(self) -> list[int]:
-        """Every turn id, ascending."""
-        return [r[0] for r in self.db.execute("SELECT id FROM turns ORDER BY id")]
+        """Every turn id not forgotten, ascending (what the index should hold)."""
+        return [
+            r[0]
+            for r in self.db.execute("SELECT id FROM turns WHERE forgotten_at IS NULL ORDER BY id")
+        ]
 
     def _texts(self, ids: Sequence[int]) -> list[tuple[int, str]]:
         found = self.texts(ids)
@@ -432,13 +483,13 @@ class RawContext:
 
     def latest_day(self) -> str | None:
         """The UTC day (YYYY-MM-DD) of the latest turn, or None before the first."""
-        latest = self.db.scalar("SELECT max(ts) FROM turns")
+        latest = self.db.scalar("SELECT max(ts) FROM turns WHERE forgotten_at IS NULL")
         return str(latest)[:10] if latest else None
 
     def sessions_between(self, start: str, end: str) -> list[int]:
         """Ids of the sessions with a turn at `start` <= ts < `end`, the latest such turn first."""
         rows = self.db.execute(
-            "SELECT session_id FROM turns WHERE ts >= ? AND ts < ?"
+            "SELECT session_id FROM turns WHERE ts >= ? AND ts < ? AND forgotten_at IS NULL"
             " GROUP BY session_id ORDER BY max(ts) DESC, max(id) DESC",
             (start, end),
         )
@@ -448,7 +499,7 @@ class RawContext:
         """A session's turns with ids above `after_id` (0: all), in order."""
         rows = self.db.rows(
             f"SELECT {_TURN_COLUMNS} FROM turns t JOIN sessions s ON s.id = t.session_id"
-            " WHERE t.session_id = ? AND t.id > ? ORDER BY t.seq",
+            f" WHERE t.session_id = ? AND t.id > ? AND {_LIVE} ORDER BY t.seq",
             (session_id, after_id),
         )
         return [_turn(r) for r in rows]
@@ -457,7 +508,108 @@ class RawContext:
         """Turns newer than `cutoff` (None: all), by time, then session and position."""
         rows = self.db.rows(
             f"SELECT {_TURN_COLUMNS} FROM turns t JOIN sessions s ON s.id = t.session_id"
-            " WHERE (? IS NULL OR t.ts > ?) ORDER BY t.ts, t.session_id, t.seq",
+            f" WHERE (? IS NULL OR t.ts > ?) AND {_LIVE} ORDER BY t.ts, t.session_id, t.seq",
             (cutoff, cutoff),
         )
         return [_turn(r) for r in rows]
+
+    # -- forgetting ----------------------------------------------------------------------------
+    def live_turn_ids(self, session_id: int) -> list[int]:
+        """The ids of a session's turns not forgotten yet, in order."""
+        rows = self.db.execute(
+            "SELECT id FROM turns WHERE session_id = ? AND forgotten_at IS NULL ORDER BY seq",
+            (session_id,),
+        )
+        return [int(r[0]) for r in rows]
+
+    def live_session(self, key: str) -> dict[str, Any] | None:
+        """A session not forgotten (id, key, title), by its key."""
+        return self.db.one(
+            "SELECT id, key, title FROM sessions WHERE key = ? AND forgotten_at IS NULL", (key,)
+        )
+
+    def forget_turns(self, ids: Sequence[int], why: str) -> int:
+        """Erase these turns' words and search rows, leaving tombstones; returns how many."""
+        when = now()
+        done = 0
+        with self.db.transaction():
+            for part in batches(list(ids)):
+                marks = ",".join("?" * len(part))
+                live = [
+                    int(r[0])
+                    for r in self.db.execute(
+                        f"SELECT id FROM turns WHERE id IN ({marks}) AND forgotten_at IS NULL", part
+                    )
+                ]
+                self.db.executemany(
+                    "UPDATE turns SET text = '', speaker = NULL, external_id = NULL, hash = ?,"
+                    " forgotten_at = ?, forgotten_why = ? WHERE id = ?",
+                    [(_tombstone_hash(), when, why, i) for i in live],
+                )
+                self.index.delete(live)
+                done += len(live)
+        return done
+
+    def forget_session(self, session_id: int, why: str) -> int:
+        """Forget every turn of a session and its key and title; returns the turns forgotten."""
+        with self.db.transaction():
+            done = self.forget_turns(self.live_turn_ids(session_id), why)
+            self.db.execute(
+                "UPDATE sessions SET key = ?, title = NULL, forgotten_at = ?, forgotten_why = ?"
+                " WHERE id = ?",
+                (f"forgotten/{secrets.token_hex(8)}", now(), why, session_id),
+            )
+        return done
+
+    def mark_session_forgotten(self, key: str, when: str, why: str | None) -> None:
+        """Restore a session tombstone from a Tideline export (its turns come as tombstones)."""
+        self.db.execute(
+            "UPDATE sessions SET title = NULL, forgotten_at = ?, forgotten_why = ? WHERE key = ?",
+            (when, why, key),
+        )
+
+    # -- backup --------------------------------------------------------------------------------
+    def dump_sessions(self) -> Iterator[dict[str, Any]]:
+        """Every session with its turns in order, tombstones included (a Tideline export)."""
+        for session in self.db.rows(
+            "SELECT id, key, source, title, created_at, forgotten_at, forgotten_why"
+            " FROM sessions ORDER BY id"
+        ):
+            rows = self.db.rows(
+                "SELECT id, seq, role, speaker, text, ts, hash, external_id, forgotten_at,"
+                " forgotten_why FROM turns WHERE session_id = ? ORDER BY seq",
+                (session["id"],),
+            )
+            yield {**session, "turns": rows}
+
+    def ids_by_hash(self, digests: Sequence[str]) -> dict[str, int]:
+        """Turn ids by their stored hash (a restored narrative finds its source turns)."""
+        found: dict[str, int] = {}
+        for start in range(0, len(digests), 500):
+            part = list(digests[start : start + 500])
+            marks = ",".join("?" * len(part))
+            found.update(
+                (str(h), int(i))
+                for h, i in self.db.execute(
+                    f"SELECT hash, id FROM turns WHERE hash IN ({marks})", part
+                )
+            )
+        return found
+
+    def hashes(self, ids: Sequence[int]) -> dict[int, str]:
+        """The stored hash of these turns, by id (an export names source turns by hash)."""
+        found: dict[int, str] = {}
+        for part in batches(list(ids)):
+            marks = ",".join("?" * len(part))
+            found.update(
+                (int(i), str(h))
+                for i, h in self.db.execute(
+                    f"SELECT id, hash FROM turns WHERE id IN ({marks})", part
+                )
+            )
+        return found
+
+
+def _tombstone_hash() -> str:
+    """A random stand-in for a forgotten turn's hash: unique, and says nothing of the words."""
+    return "forgotten:" + secrets.token_hex(16)

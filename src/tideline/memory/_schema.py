@@ -25,3 +25,10 @@ def _script_layer(db: Database) -> None:
     """Moved to analysis#1 (`tideline.analysis.ANALYSIS_MIGRATIONS`). Kept as a no-op: databases
     that ran it record agent v2, and dropping the step would make them refuse to open
     (`SchemaTooNew`)."""
+
+
+@AGENT_MIGRATIONS.step(3)
+def _tombstones(db: Database) -> None:
+    """Forgetting (tombstones on sessions, turns and narratives) and narrative corrections."""
+    RawContext.add_tombstones(db)
+    Narratives.add_tombstones(db)

@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, cast
 
+#: What a forgotten turn or narrative reads as wherever it is still shown (trace, evidence).
+FORGOTTEN = "[forgotten]"
+
 
 class _Dict:
     def to_dict(self) -> dict[str, Any]:
@@ -31,6 +34,8 @@ class Turn(_Dict):
     text: str
     ts: str
     external_id: str | None = None
+    forgotten_at: str | None = None  # a tombstone: the words are gone, the id and time stay
+    forgotten_why: str | None = None
 
 
 @dataclass
@@ -51,6 +56,10 @@ class Narrative(_Dict):
     source_links: list[int]
     created_at: str
     updated_at: str
+    supersedes: int | None = None  # the narrative this one corrects
+    superseded_by: int | None = None  # set: out of search and injection, still traceable
+    forgotten_at: str | None = None  # a tombstone: the words are gone, the id and time stay
+    forgotten_why: str | None = None
 
 
 @dataclass
@@ -101,11 +110,43 @@ class ImportProblem(_Dict):
 
 @dataclass
 class ImportSummary(_Dict):
+    """What an import did. `detected`: the format was chosen by `--format auto`;
+    `skipped_kinds`: what was left out on purpose (system messages, images, …) and how often."""
+
     path: str
     format: str
+    detected: bool = False
     sessions: int = 0
     turns_added: int = 0
     turns_existing: int = 0
+    narratives_added: int = 0
+    narratives_existing: int = 0
     skipped: int = 0
+    skipped_kinds: dict[str, int] = field(default_factory=dict)
     problems: list[ImportProblem] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+
+    @property
+    def found(self) -> int:
+        """Records the file held that memory could keep (new or already there)."""
+        return (
+            self.turns_added
+            + self.turns_existing
+            + self.narratives_added
+            + self.narratives_existing
+        )
+
+
+@dataclass
+class Forgetting(_Dict):
+    """What `forget` will erase (a preview) or erased (`done`): turns, narratives, sessions."""
+
+    turns: list[Turn] = field(default_factory=list)
+    narratives: list[Narrative] = field(default_factory=list)
+    sessions: list[dict[str, Any]] = field(default_factory=list)
+    why: str = ""
+    done: bool = False
+
+    @property
+    def empty(self) -> bool:
+        return not (self.turns or self.narratives or self.sessions)

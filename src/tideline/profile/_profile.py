@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
+import numpy as np
+
 from tideline.embed import Embedder
 from tideline.errors import InvalidInput
 from tideline.memory import Memory
@@ -48,7 +50,7 @@ from tideline.profile._types import (
 )
 from tideline.profile._version import VersionStore
 from tideline.profile._view import ProfileView
-from tideline.search import bound_query, query_vector
+from tideline.search import Hit, bound_query, query_vector
 from tideline.store import Database
 
 
@@ -196,6 +198,13 @@ class Profile:
     def strategies(self, *, status: str | None = "open") -> list[Strategy]:
         return self.stores.strategies.list(status=status)
 
+    def mark_asked(self, strategy_ids: Sequence[int]) -> list[int]:
+        """Open strategies offered to the agent become `asked`, so no turn offers them again;
+        returns the ids that were still open. Not a profile version: no Sleep decision reads
+        open vs asked, so a conversation during a run must not make the run recompute."""
+        with self.lock, self.db.transaction():
+            return self.stores.strategies.ask(list(strategy_ids), to_text(self.clock()))
+
     def user_model(self) -> list[UserModelEntry]:
         return self.stores.portrait.user_model()
 
@@ -214,6 +223,32 @@ class Profile:
         snap = self.snapshot()
         assert snap is not None
         return snap
+
+    def dump(self) -> list[dict[str, Any]]:
+        """The profile as export records (`tideline export`): facts with their evidence, then
+        observations, people, events, edges, strategies and the portrait. Turns are named by
+        their hash, as in the rest of the export, so the records read the same in any home."""
+        with self.lock:
+            facts = self.facts()
+            records: list[tuple[str, Any]] = [("fact", f) for f in facts]
+            records += [("observation", o) for o in self.observations()]
+            records += [("relationship", r) for r in self.relationships()]
+            records += [("event", e) for e in self.events(active=None)]
+            records += [("edge", e) for e in self.edges(live=False)]
+            records += [("strategy", x) for x in self.strategies(status=None)]
+            records += [("user_model", u) for u in self.user_model()]
+            records += [("trajectory", t) for t in [self.trajectory()] if t is not None]
+            records += [("snapshot", x) for x in [self.snapshot()] if x is not None]
+            turn_ids = {e.turn_id for f in facts for e in f.evidence if e.turn_id}
+            hashes = self.memory.raw.hashes(sorted(turn_ids)) if self.memory else {}
+        out = []
+        for kind, record in records:
+            row = {"type": kind, **record.to_dict()}
+            for ev in row.get("evidence", []) if kind == "fact" else []:
+                ev["turn"] = hashes.get(ev.pop("turn_id"))
+                ev.pop("text", None)
+            out.append(row)
+        return out
 
     def counts(self) -> dict[str, int]:
         """Rows per profile table (nothing is ever deleted, so these only grow)."""
@@ -259,11 +294,16 @@ class Profile:
     def search_facts(self, query: str, embedder: Embedder | None = None, k: int = 10) -> list[Fact]:
         """Live facts nearest to `query` (hybrid with an embedder, else lexical)."""
         qvec = query_vector(embedder, bound_query(query)[0])[0] if embedder else None
+        return [fact for fact, _ in self.fact_hits(query, qvec, k)]
+
+    def fact_hits(self, query: str, qvec: np.ndarray | None, k: int = 10) -> list[tuple[Fact, Hit]]:
+        """`search_facts` with each fact's hit (its score parts), for a caller that made the query
+        vector already and applies its own floor — injection, on every turn."""
         with self.lock:
             scope = self.stores.facts.status_filter(ACTIVE_STATUSES)
             hits = self.stores.fact_index.search(query, qvec, k, scope)
             by_id = {f.id: f for f in self.stores.facts.list(ACTIVE_STATUSES)}
-        return [by_id[h.id] for h in hits if h.id in by_id]
+        return [(by_id[h.id], h) for h in hits if h.id in by_id]
 
     def set_themes(self, themes: Sequence[tuple[str, list[int]]]) -> None:
         with self.lock:

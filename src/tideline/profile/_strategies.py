@@ -67,5 +67,17 @@ class StrategyStore:
             (status, now, strategy_id),
         )
 
+    def ask(self, strategy_ids: list[int], now: str) -> list[int]:
+        """Open strategies among `strategy_ids` become asked; the ids that were still open."""
+        if not strategy_ids:
+            return []
+        marks = ",".join("?" * len(strategy_ids))
+        cur = self.db.execute(
+            f"UPDATE strategies SET status = 'asked', updated_at = ?"
+            f" WHERE status = 'open' AND id IN ({marks}) RETURNING id",
+            (now, *strategy_ids),
+        )
+        return sorted(int(r[0]) for r in cur.fetchall())  # drain: RETURNING blocks COMMIT
+
     def count(self) -> dict[str, int]:
         return {"strategies": int(self.db.scalar("SELECT COUNT(*) FROM strategies"))}

@@ -472,6 +472,17 @@ class TextIndex:
         )
         return {r[0] for r in rows}
 
+    def containing(self, parsed: ParsedQuery) -> list[int]:
+        """Every record whose text contains each typed term (3+ chars) verbatim, by id: an
+        exact, unranked match, for acting on everything a query names (forgetting)."""
+        if not parsed.trigram_all:
+            return []
+        rows = self.db.execute(
+            f"SELECT rowid FROM {self.name}_tri WHERE {self.name}_tri MATCH ? ORDER BY rowid",
+            (parsed.trigram_all,),
+        )
+        return [int(r[0]) for r in rows]
+
     def distances(self, qvec: np.ndarray, ids: Iterable[int]) -> dict[int, float]:
         """Cosine distance of each record (its nearest part) to `qvec`, from the in-process
         copy (a `rowid IN` lookup on `vec0` scans the table: ~400 ms at 100k records)."""

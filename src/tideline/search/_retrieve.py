@@ -117,9 +117,13 @@ def retrieve(
     lex_all = _merged(lex, lambda h: -(h.lex_score or 0.0), "lex_rank", policy)
     vec_all = _merged(vec, lambda h: h.vec_distance or 0.0, "vec_rank", policy)
     if mode == "lex":
-        hits = [replace(h, score=h.lex_score or 0.0) for h in lex_all]
+        hits = lex_all
+        for h in hits:
+            h.score = h.lex_score or 0.0
     elif mode == "vec":
-        hits = [replace(h, score=1.0 - (h.vec_distance or 0.0)) for h in vec_all]
+        hits = vec_all
+        for h in hits:
+            h.score = 1.0 - (h.vec_distance or 0.0)
     else:
         if policy.fusion in ("weighted", "convex"):
             assert qvec is not None
@@ -137,12 +141,10 @@ def _merged(
     """One list from the scopes' lists: a single scope keeps its order, several are merged by raw
     score (stable: scope order breaks ties); ranks are renumbered by the policy's tie rule."""
     merged = lists[0] if len(lists) == 1 else sorted((h for x in lists for h in x), key=order)
-    out = []
+    # The hits are retrieve's own copies (made once per hit, with `source`): ranked in place.
     for hit, rank in zip(merged, ranks(merged, policy.ties), strict=True):
-        copy = replace(hit)
-        setattr(copy, rank_field, rank)
-        out.append(copy)
-    return out
+        setattr(hit, rank_field, rank)
+    return list(merged)
 
 
 def _annotate(

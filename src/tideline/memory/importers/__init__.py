@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from tideline.errors import InvalidInput
-from tideline.memory.importers._base import ImportBatch, ImportedSession, Importer
+from tideline.memory.importers._base import (
+    SNIFF_CHARS,
+    ImportBatch,
+    ImportedSession,
+    Importer,
+    Origin,
+)
 from tideline.plugins import load_plugins
+
+#: `--format auto`: recognise the file by its first `SNIFF_CHARS` characters.
+AUTO = "auto"
 
 
 def importers() -> dict[str, Any]:
@@ -19,8 +29,35 @@ def importers() -> dict[str, Any]:
 def get_importer(name: str) -> Importer:
     known = importers()
     if name not in known:
-        raise InvalidInput(f"unknown import format {name!r}; use one of {sorted(known)}")
+        raise InvalidInput(f"unknown import format {name!r}; use {AUTO} or one of {sorted(known)}")
     return known[name]  # type: ignore[no-any-return]
 
 
-__all__ = ["ImportBatch", "ImportedSession", "Importer", "get_importer", "importers"]
+def detect(path: Path) -> str:
+    """The name of the importer surest it can read `path` (each scores the file's head)."""
+    with path.open(encoding="utf-8", errors="replace") as fh:
+        head = fh.read(SNIFF_CHARS)
+    scores = {
+        name: int(importer.sniff(head))
+        for name, importer in importers().items()
+        if callable(getattr(importer, "sniff", None))
+    }
+    best = max(scores.values(), default=0)
+    if best <= 0:
+        raise InvalidInput(
+            f"cannot tell what kind of export {path.name} is; pass --format with one of "
+            f"{sorted(importers())}"
+        )
+    return min(name for name, score in scores.items() if score == best)
+
+
+__all__ = [
+    "AUTO",
+    "ImportBatch",
+    "ImportedSession",
+    "Importer",
+    "Origin",
+    "detect",
+    "get_importer",
+    "importers",
+]

@@ -1,13 +1,19 @@
 """The importer interface: read a file, hand back sessions of turns plus what went wrong.
 
-Importers never write: `Memory.import_file` stores what they return in one transaction, so a
-file is imported whole or not at all, and re-importing it adds nothing (turns are deduplicated by
-hash). Broken lines are reported with their line numbers and the rest is imported.
+Importers never write: `Memory.import_file` stores what they return in one transaction, and
+re-importing a file adds nothing (turns are deduplicated by hash). A broken record is reported
+with where it is — its line number, or a place such as "conversation 3 ('Trip') message 7" in
+`ImportedSession.origins` — and why, and the rest is imported. What an importer leaves out on
+purpose (system messages, images, tool calls) is counted by kind with `ImportBatch.skip`.
+
+`sniff(head)` (optional) scores how surely the first `SNIFF_CHARS` of a file are this format,
+0–100, for `--format auto`.
 """
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,19 +22,43 @@ from typing import Any, Protocol
 from tideline.memory._raw import NewTurn
 from tideline.memory._types import ImportProblem
 
+#: Where a turn came from: a 1-based line number, or a place in a JSON document.
+Origin = int | str
+
+#: How much of a file `--format auto` reads to recognise it.
+SNIFF_CHARS = 65_536
+
 
 @dataclass
 class ImportedSession:
+    """One conversation. `origins[i]` says where turn i came from (for its error message);
+    `source`, `created_at`, `forgotten` come from a Tideline export (the original importer, the
+    session's date, a tombstone)."""
+
     key: str
     turns: list[NewTurn]
     title: str | None = None
+    origins: list[Origin] = field(default_factory=list)
+    source: str | None = None
+    created_at: str | None = None
+    forgotten: tuple[str, str | None] | None = None
 
 
 @dataclass
 class ImportBatch:
+    """What an importer read. `narratives` are records of a Tideline export, restored as
+    stored (see `tideline.memory` `restore_narratives`)."""
+
     sessions: list[ImportedSession] = field(default_factory=list)
     problems: list[ImportProblem] = field(default_factory=list)
     skipped: int = 0
+    skipped_kinds: Counter[str] = field(default_factory=Counter)
+    narratives: list[dict[str, Any]] = field(default_factory=list)
+
+    def skip(self, kind: str, count: int = 1) -> None:
+        """Leave out `count` records of this kind on purpose, counted."""
+        self.skipped += count
+        self.skipped_kinds[kind] += count
 
 
 class Importer(Protocol):
@@ -38,6 +68,27 @@ class Importer(Protocol):
     description: str
 
     def read(self, path: Path) -> ImportBatch: ...
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    """`value` when it is a JSON object, else an empty one (exports leave fields out or null)."""
+    return value if isinstance(value, dict) else {}
+
+
+def as_list(value: Any) -> list[Any]:
+    """`value` when it is a JSON array, else an empty one."""
+    return value if isinstance(value, list) else []
+
+
+def first_json_line(head: str) -> Any:
+    """The first non-blank line of `head` as JSON, or None (for sniffing JSONL)."""
+    for line in head.splitlines():
+        if line.strip():
+            try:
+                return json.loads(line)
+            except (ValueError, RecursionError):
+                return None
+    return None
 
 
 #: What `parse_json` returns for a document it could not read (`None` is valid JSON).
@@ -81,8 +132,12 @@ def json_lines(path: Path, batch: ImportBatch) -> Iterator[tuple[int, Any]]:
                 yield number, value
 
 
-def content_text(content: Any) -> str:
-    """Message content as text: a string, or the text parts of a list of parts."""
+_TEXT_PARTS = ("text", "input_text", "output_text")
+
+
+def content_text(content: Any, batch: ImportBatch | None = None) -> str:
+    """Message content as text: a string, or the text parts of a list of parts; with `batch`,
+    the other parts (images, tool calls, …) are counted as skipped."""
     if isinstance(content, str):
         return content
     if isinstance(content, list):
@@ -90,11 +145,9 @@ def content_text(content: Any) -> str:
         for part in content:
             if isinstance(part, str):
                 texts.append(part)
-            elif isinstance(part, dict) and part.get("type") in (
-                "text",
-                "input_text",
-                "output_text",
-            ):
+            elif isinstance(part, dict) and part.get("type") in _TEXT_PARTS:
                 texts.append(str(part.get("text", "")))
+            elif batch is not None:
+                batch.skip("non-text parts")
         return "\n".join(t for t in texts if t)
     return ""

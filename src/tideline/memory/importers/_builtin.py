@@ -6,12 +6,22 @@ from collections.abc import Callable
 from typing import Any
 
 from tideline.hookspecs import hookimpl
+from tideline.memory.importers.chatgpt import ChatGPTImporter
+from tideline.memory.importers.claude import ClaudeImporter
 from tideline.memory.importers.locomo import LoCoMoImporter
 from tideline.memory.importers.openai_chat import OpenAIChatImporter
+from tideline.memory.importers.tideline import TidelineImporter
 from tideline.memory.importers.transcript import TranscriptImporter
 
 
 @hookimpl
 def register_importers(register: Callable[[str, Any], None]) -> None:
-    for importer in (OpenAIChatImporter(), TranscriptImporter(), LoCoMoImporter()):
+    for importer in (
+        OpenAIChatImporter(),
+        TranscriptImporter(),
+        LoCoMoImporter(),
+        ChatGPTImporter(),
+        ClaudeImporter(),
+        TidelineImporter(),
+    ):
         register(importer.name, importer)

@@ -21,6 +21,7 @@ from tideline.memory.importers._base import (
     NOT_JSON,
     ImportBatch,
     ImportedSession,
+    Origin,
     parse_json,
     read_text,
 )
@@ -47,6 +48,9 @@ class LoCoMoImporter:
     name = "locomo"
     description = "a LoCoMo conversation JSON file (snap-research/locomo)"
 
+    def sniff(self, head: str) -> int:
+        return 80 if '"speaker_a"' in head and '"session_1' in head else 0
+
     def read(self, path: Path) -> ImportBatch:
         batch = ImportBatch()
         data = parse_json(read_text(path), batch)
@@ -64,21 +68,24 @@ class LoCoMoImporter:
             roles[conv["speaker_b"]] = "assistant"
         sessions = sorted((int(m.group(1)), k) for k in conv if (m := _SESSION.match(k)))
         for n, key in sessions:
-            turns = self._session(conv, n, key, roles, batch)
-            if turns is not None:
+            read = self._session(conv, n, key, roles, batch)
+            if read is not None:
+                turns, origins = read
                 batch.sessions.append(
                     ImportedSession(
                         f"locomo/{sample}/session_{n}",
                         turns,
-                        title=conv[f"session_{n}_date_time"],
+                        conv[f"session_{n}_date_time"],
+                        origins,
                     )
                 )
         return batch
 
     def _session(
         self, conv: dict[str, Any], n: int, key: str, roles: dict[str, str], batch: ImportBatch
-    ) -> list[NewTurn] | None:
-        """One session's turns, or None (with a problem recorded) when it cannot be read."""
+    ) -> tuple[list[NewTurn], list[Origin]] | None:
+        """One session's turns and where each came from, or None (with a problem recorded)
+        when it cannot be read."""
         stamp_text = conv.get(f"session_{n}_date_time", "")
         start = _session_start(stamp_text)
         if start is None:
@@ -95,6 +102,7 @@ class LoCoMoImporter:
             batch.problems.append(ImportProblem(None, f"{key}: not a list of turns"))
             return None
         turns = []
+        origins: list[Origin] = []
         for i, raw in enumerate(raw_turns):
             if not isinstance(raw, dict):
                 batch.problems.append(ImportProblem(None, f"{key} turn {i}: not an object"))
@@ -103,7 +111,7 @@ class LoCoMoImporter:
             if raw.get("blip_caption"):
                 text = f"{text} [shares a photo: {raw['blip_caption']}]".strip()
             if not text.strip():
-                batch.skipped += 1
+                batch.skip("turns without text")
                 continue
             speaker = raw.get("speaker")
             try:
@@ -122,4 +130,5 @@ class LoCoMoImporter:
                     external_id=raw.get("dia_id"),
                 )
             )
-        return turns
+            origins.append(f"{key} turn {i}")
+        return turns, origins

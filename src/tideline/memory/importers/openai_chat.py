@@ -11,7 +11,9 @@ from tideline.memory.importers._base import (
     NOT_JSON,
     ImportBatch,
     ImportedSession,
+    Origin,
     content_text,
+    first_json_line,
     json_lines,
     parse_json,
     read_text,
@@ -23,6 +25,16 @@ class OpenAIChatImporter:
     description = (
         "OpenAI-style chat messages: JSON array / {messages: [...]} or JSONL, one message a line"
     )
+
+    def sniff(self, head: str) -> int:
+        """A JSON array or JSONL of `{role, content}`, or `{"messages": [...]}`."""
+        start = head.lstrip()[:200]
+        if start.startswith("[") and '"role"' in start:
+            return 50
+        if start.startswith("{") and start[1:].lstrip().startswith('"messages"'):
+            return 50
+        line = first_json_line(head)
+        return 50 if isinstance(line, dict) and "role" in line and "content" in line else 0
 
     def read(self, path: Path) -> ImportBatch:
         batch = ImportBatch()
@@ -38,13 +50,18 @@ class OpenAIChatImporter:
         else:
             items = list(json_lines(path, batch))
         turns = []
-        for number, msg in items:
+        origins: list[Origin] = []
+        for index, (number, msg) in enumerate(items, 1):
+            origin: Origin = number if number is not None else f"message {index}"
             if not isinstance(msg, dict) or "role" not in msg:
-                batch.problems.append(ImportProblem(number, "not a message object with a role"))
+                where = "" if number is not None else f"message {index}: "
+                batch.problems.append(
+                    ImportProblem(number, f"{where}not a message object with a role")
+                )
                 continue
             body = content_text(msg.get("content"))
             if not body.strip():
-                batch.skipped += 1
+                batch.skip("messages without text")
                 continue
             turns.append(
                 NewTurn(
@@ -55,8 +72,9 @@ class OpenAIChatImporter:
                     external_id=str(msg["id"]) if msg.get("id") is not None else None,
                 )
             )
+            origins.append(origin)
         if turns:
             batch.sessions.append(
-                ImportedSession(f"{self.name}/{path.stem}", turns, title=path.stem)
+                ImportedSession(f"{self.name}/{path.stem}", turns, path.stem, origins)
             )
         return batch

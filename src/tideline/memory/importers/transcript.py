@@ -12,7 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from tideline.memory._raw import NewTurn
-from tideline.memory.importers._base import ImportBatch, ImportedSession, content_text, json_lines
+from tideline.memory.importers._base import (
+    ImportBatch,
+    ImportedSession,
+    Origin,
+    content_text,
+    first_json_line,
+    json_lines,
+)
 
 _ROLES = {"user", "assistant", "system", "tool"}
 
@@ -21,24 +28,35 @@ class TranscriptImporter:
     name = "transcript"
     description = "agent transcript JSONL: one message a line (role/type, content, timestamp)"
 
+    def sniff(self, head: str) -> int:
+        """JSONL whose first line names a session, a line type or a nested message."""
+        line = first_json_line(head)
+        if not isinstance(line, dict):
+            return 0
+        if "sessionId" in line or "session_id" in line or isinstance(line.get("message"), dict):
+            return 60
+        return 60 if line.get("type") in (*_ROLES, "summary") else 0
+
     def read(self, path: Path) -> ImportBatch:
         batch = ImportBatch()
         sessions: dict[str, list[NewTurn]] = {}
+        origins: dict[str, list[Origin]] = {}
         for number, line in json_lines(path, batch):
             if not isinstance(line, dict):
-                batch.skipped += 1
+                batch.skip("lines that are not messages")
                 continue
             nested = line.get("message")
             message: dict[str, Any] = nested if isinstance(nested, dict) else line
             role = message.get("role") or line.get("role") or line.get("type")
             if not isinstance(role, str) or role not in _ROLES:
-                batch.skipped += 1
+                batch.skip("lines that are not messages")
                 continue
             body = content_text(message.get("content"))
             if not body.strip():
-                batch.skipped += 1
+                batch.skip("messages without text")
                 continue
             key = str(line.get("sessionId") or line.get("session_id") or path.stem)
+            origins.setdefault(key, []).append(number)
             sessions.setdefault(key, []).append(
                 NewTurn(
                     role=role,
@@ -49,7 +67,7 @@ class TranscriptImporter:
                 )
             )
         batch.sessions = [
-            ImportedSession(f"{self.name}/{key}", turns, title=key)
+            ImportedSession(f"{self.name}/{key}", turns, key, origins[key])
             for key, turns in sessions.items()
         ]
         return batch

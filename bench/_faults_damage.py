@@ -1,0 +1,194 @@
+"""Damaged databases (issue 9 item 7), through real CLI processes: the eight kinds of damage of
+tests/damage.py on an agent's memory.db, and the same on a library index, which is disposable
+and must be rebuilt from the notes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+from _faults_report import Row
+
+from tests import damage
+from tests.kills import BIN, Run, cli_env, run
+from tideline.app import Tideline
+from tideline.config import Settings
+from tideline.library import Library
+
+TURNS, NARRATIVES = 200, 30
+COMMANDS = (("search", "Anna garden", "--turns"), ("stats",), ("write", "a new memory"))
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _template(base: Path) -> Path:
+    """A healthy memory.db with turns, narratives and full-text tables (no vectors)."""
+    home = base / "template"
+    app = Tideline(Settings.load(env={}, overrides={"home": str(home), "embedder": "none"}))
+    try:
+        for i in range(TURNS):
+            app.memory.sync_turn("garden", "user", f"turn {i}: Anna talks about plot {i * 7}")
+        for i in range(NARRATIVES):
+            app.memory.write(gesture=f"memory {i}: Anna's garden in Porto", tags=["family"])
+    finally:
+        app.close()
+    return home / "memory.db"
+
+
+def _one_line(result: Run, path: Path) -> bool:
+    """Refused as the rules want: exit 3, one line on stderr naming the file, no traceback."""
+    lines = result.stderr.strip().splitlines()
+    return (
+        result.returncode == 3
+        and len(lines) == 1
+        and str(path) in lines[0]
+        and "Traceback" not in result.stderr
+    )
+
+
+def agent_database(base: Path) -> list[Row]:
+    """Each kind of damage: doctor names it, commands refuse it in one line and leave it alone,
+    `doctor --repair` either recovers into a new file (keeping the damaged one) that the commands
+    can use, or says it cannot in one line and leaves the file exactly as it was."""
+    template, tideline = _template(base), str(BIN / "tideline")
+    unnamed, bad_refusals, bad_repairs = [], [], []
+    recovered: list[str] = []
+    unrecovered: list[str] = []
+    for kind, make in damage.KINDS.items():
+        env = cli_env(base / kind)
+        path = Path(env["TIDELINE_HOME"]) / "memory.db"
+        path.parent.mkdir(parents=True)
+        shutil.copyfile(template, path)
+        make(path)
+        before = _digest(path)
+        doctor = run([tideline, "doctor", "--json"], env)
+        report = json.loads(doctor.stdout) if doctor.stdout.strip() else {"ok": True}
+        if doctor.returncode == 0 or report.get("ok") or "Traceback" in doctor.stderr:
+            unnamed.append(kind)
+        for args in COMMANDS:
+            if not _one_line(run([tideline, *args], env), path):
+                bad_refusals.append(f"{kind}: {args[0]}")
+        if _digest(path) != before:
+            bad_refusals.append(f"{kind}: file changed")
+        repair = run([tideline, "doctor", "--repair", "--json"], env)
+        kept = [p for p in path.parent.glob("memory.db.damaged-*") if _digest(p) == before]
+        if repair.returncode == 0:  # recovered: the damaged file kept, the new one usable
+            ok = bool(kept) and run([tideline, "stats", "--json"], env).returncode == 0
+            recovered.append(kind)
+        else:  # not recovered: said so, and the file is exactly as it was
+            ok = repair.returncode == 1 and _digest(path) == before
+            unrecovered.append(kind)
+        if not ok or "Traceback" in repair.stderr:
+            bad_repairs.append(kind)
+    kinds = len(damage.KINDS)
+    return [
+        Row(
+            f"damaged memory.db ({kinds} kinds): `tideline doctor` names it",
+            kinds,
+            len(unnamed),
+            f"{kinds - len(unnamed)} of {kinds} named"
+            + (f"; missed: {', '.join(unnamed)}" if unnamed else ""),
+        ),
+        Row(
+            "damaged memory.db: search, stats, write refuse in one line, file untouched",
+            kinds * len(COMMANDS),
+            len(bad_refusals),
+            f"{len(bad_refusals)} tracebacks, other exits or changed files"
+            + (f" ({', '.join(bad_refusals[:4])})" if bad_refusals else ""),
+        ),
+        Row(
+            "damaged memory.db: `tideline doctor --repair`",
+            kinds,
+            len(bad_repairs),
+            f"{len(recovered)} of {kinds} recovered into a new file, the damaged one kept; "
+            f"not recovered, said so and left unchanged: {', '.join(unrecovered) or 'none'}"
+            + (f"; wrong: {', '.join(bad_repairs)}" if bad_repairs else ""),
+        ),
+    ]
+
+
+def _as_empty_folder(path: Path) -> None:
+    path.unlink()
+    path.mkdir()
+
+
+def _as_full_folder(path: Path) -> None:
+    path.unlink()
+    (path / "x").mkdir(parents=True)
+
+
+LIBRARY_KINDS: dict[str, Callable[[Path], None]] = {
+    "truncated": damage.truncated,
+    "zeroed-header": damage.zeroed_header,
+    "random-middle-page": lambda p: damage.scribble(p, damage.middle_of(p, "chunks")),
+    "empty": damage.empty_file,
+    "fts-shadow": lambda p: damage.scribble(p, damage.middle_of(p, "chunks_fts_data")),
+    "wal-garbage": damage.wal_garbage,
+    "not-sqlite": damage.not_sqlite,
+    "an empty folder": _as_empty_folder,
+}
+
+
+def _library(base: Path, kind: str) -> Path:
+    """A collection of 40 notes, indexed (lexical); returns its root."""
+    root = base / f"lib-{kind.replace(' ', '-')}"
+    root.mkdir()
+    with Library(root, None) as lib:
+        lib.init_collection("garden", "Notes about the garden")
+        for i in range(40):
+            (root / "garden" / f"note{i}.md").write_text(f"# Bed {i}\n\n" + "Tomatoes. " * 200)
+        lib.index()
+    return root
+
+
+def _memo_search(base: Path, root: Path) -> Run:
+    return run(
+        [str(BIN / "memo"), "search", "tomatoes", "--root", str(root), "--mode", "lex"],
+        cli_env(base / f"env-{root.name}"),
+    )
+
+
+def library_index(base: Path) -> list[Row]:
+    """Each kind of damage on a collection's index.db: the next `memo search` rebuilds it from
+    the notes and answers. A folder with files in it where index.db was is not memo's to delete:
+    that one must be a one-line error naming the fix."""
+    failed = []
+    for kind, make in LIBRARY_KINDS.items():
+        root = _library(base, kind)
+        make(root / "garden" / ".memo" / "index.db")
+        found = _memo_search(base, root)
+        if found.returncode != 0 or "Bed" not in found.stdout or "Traceback" in found.stderr:
+            failed.append(kind)
+    root = _library(base, "folder with files")
+    _as_full_folder(root / "garden" / ".memo" / "index.db")
+    refused = _memo_search(base, root)
+    lines = refused.stderr.strip().splitlines()
+    one_line = refused.returncode != 0 and len(lines) == 1 and "delete" in lines[0]
+    n = len(LIBRARY_KINDS)
+    return [
+        Row(
+            f"damaged library index.db ({n} kinds): the next `memo search`",
+            n,
+            len(failed),
+            f"{n - len(failed)} of {n} rebuilt from the notes and answered"
+            + (f"; failed: {', '.join(failed)}" if failed else ""),
+        ),
+        Row(
+            "library index.db replaced by a folder with files in it",
+            1,
+            int(not one_line),
+            "refused in one line naming the fix (memo never deletes what it did not write)"
+            if one_line
+            else f"exit {refused.returncode}, {len(lines)} lines: {' / '.join(lines)[:200]}",
+        ),
+    ]
+
+
+def damaged(base: Path) -> list[Row]:
+    return [*agent_database(base), *library_index(base)]

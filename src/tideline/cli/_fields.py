@@ -1,0 +1,46 @@
+"""The CLI's reading of `tideline.fields`: typer options and arguments from the shared specs.
+
+`k: int = option(MEMORY_SEARCH, "k", "-k")` takes the default, the `--k` spelling, the 1–200
+range and the help from the spec; a field with choices needs its enum as the annotation
+(`Mode = choice(MEMORY_SEARCH, "mode")`), which typer turns into a `click.Choice`.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from functools import cache
+from typing import Any
+
+import typer
+
+from tideline.fields import Command
+
+#: Context settings of a command whose positional argument is free text: `tideline search -word`
+#: searches for "-word" instead of failing on an unknown option `-w`. A word that starts like a
+#: real option (`-k…`, `--turns`) still needs `--` before it: `tideline search -- -kids`.
+FREE_TEXT: dict[str, Any] = {"ignore_unknown_options": True}
+
+
+def option(cmd: Command, name: str, *short: str) -> Any:
+    """A `typer.Option` (or `Argument` for a positional field) built from `cmd`'s field `name`."""
+    f = cmd.field(name)
+    text = f"{f.help} Repeat {f.option} for more." if f.many else f.help
+    if f.required:
+        default: Any = ...
+    elif f.many:
+        default = []
+    else:
+        default = f.default
+    if f.positional:
+        return typer.Argument(default, help=text, min=f.ge, max=f.le)
+    return typer.Option(default, f.option, *short, help=text, min=f.ge, max=f.le)
+
+
+def choice(cmd: Command, name: str) -> type[StrEnum]:
+    """The enum of a field's choices, the annotation typer needs to offer and check them."""
+    return _enum(cmd.field(name).choices)
+
+
+@cache
+def _enum(choices: tuple[str, ...]) -> type[StrEnum]:
+    return StrEnum("Choice", [(c, c) for c in choices])

@@ -1,0 +1,150 @@
+"""`tideline profile` and `tideline fact reject|close|show`: read the profile, correct it.
+
+A person may reject a fact (wrong) or close it (no longer true), never delete or edit it — the
+seed's rule; both keep the row, its evidence and its end time, and show on the fact's timeline.
+"""
+
+from __future__ import annotations
+
+from itertools import groupby
+
+import typer
+
+from tideline.cli._app import open_app
+from tideline.cli._fields import choice, option
+from tideline.cli._output import console, print_json
+from tideline.fields import FACT_CLOSE, FACT_REJECT, FACT_TIMELINE, MEMORY_PROFILE, fact_statuses
+from tideline.profile import Fact, FactTimeline
+
+JSON = typer.Option(False, "--json", help="Print JSON.")
+Status = choice(MEMORY_PROFILE, "status")
+TEXT = 100  # characters of an evidence turn shown
+
+fact_app = typer.Typer(
+    name="fact",
+    help="One fact: its timeline, or mark it wrong (reject) or no longer true (close).",
+    no_args_is_help=True,
+)
+
+
+def _say(line: str) -> None:
+    console.print(line, highlight=False, markup=False, soft_wrap=True)
+
+
+def _short(text: str | None) -> str:
+    flat = " ".join((text or "").split())
+    return flat if len(flat) <= TEXT else flat[: TEXT - 1] + "…"
+
+
+def _facts_line(f: Fact) -> str:
+    until = f" → {f.valid_to[:10]}" if f.valid_to else ""
+    why = f" — {f.rejected_why}" if f.rejected_why else ""
+    return (
+        f"#{f.id} [{f.status}] {f.value}  ({f.source_type}, confidence {f.confidence:g}, "
+        f"{f.mention_count} mention(s), {f.valid_from[:10]}{until}){why}"
+    )
+
+
+def _evidence(f: Fact, indent: str) -> None:
+    for ev in f.evidence:
+        where = f"turn {ev.turn_id}" if ev.turn_id else f"observation {ev.observation_id}"
+        against = " (against)" if ev.polarity == "against" else ""
+        _say(f"{indent}{where}{against}: {_short(ev.text)}" if ev.text else f"{indent}{where}")
+
+
+def profile(
+    status: Status = option(MEMORY_PROFILE, "status"),
+    category: str = option(MEMORY_PROFILE, "category"),
+    subject: str = option(MEMORY_PROFILE, "subject"),
+    json_out: bool = JSON,
+) -> None:
+    """The facts Sleep formed, by subject and category, each with its evidence turns."""
+    with open_app() as app:
+        facts = app.profile.facts(status=fact_statuses(status), category=category, subject=subject)
+    if json_out:
+        print_json({"facts": [f.to_dict() for f in facts]})
+        return
+    if not facts:
+        _say("no facts match; run `tideline sleep` to form them from conversations")
+        raise typer.Exit(1)
+    facts.sort(key=lambda f: (f.subject.casefold(), f.category.casefold(), f.id))
+    for subj, about in groupby(facts, key=lambda f: f.subject):
+        _say(subj)
+        for cat, in_category in groupby(about, key=lambda f: f.category):
+            _say(f"  {cat}")
+            for f in in_category:
+                _say(f"    {_facts_line(f)}")
+                _evidence(f, "        ")
+
+
+def _timeline(t: FactTimeline) -> None:
+    f = t.fact
+    _say(f"fact #{f.id} [{f.status}] {f.subject} · {f.category}: {f.value}")
+    expires = f", expires {f.expires_at[:10]}" if f.expires_at else ", never expires"
+    _say(
+        f"  {f.source_type}, confidence {f.confidence:g}, {f.mention_count} mention(s), "
+        f"from {f.valid_from[:10]} to {(f.valid_to or '—')[:10]}{expires}"
+    )
+    if f.merged_into:
+        _say(f"  merged into #{f.merged_into}")
+    if f.evidence:
+        _say("  evidence:")
+        _evidence(f, "    ")
+    if len(t.chain) > 1:
+        _say("  supersedes chain (oldest first):")
+        for c in t.chain:
+            _say(f"  {'▶' if c.id == f.id else ' '} {_facts_line(c)}")
+    _say("  changes:")
+    for ch in t.changes:
+        move = f"{ch.from_status} → {ch.to_status}" if ch.from_status else f"new, {ch.to_status}"
+        run = f" (run {ch.run_id})" if ch.run_id else " (by hand)"
+        why = f": {ch.why}" if ch.why else ""
+        _say(f"    {ch.at}  #{ch.fact_id} {move}{why}{run}")
+
+
+@fact_app.command("show")
+def show(fact_id: int = option(FACT_TIMELINE, "fact_id"), json_out: bool = JSON) -> None:
+    """A fact's timeline: its evidence, the facts it supersedes or that supersede it, and every
+    status change."""
+    with open_app() as app:
+        timeline = app.profile.timeline(fact_id)
+    if json_out:
+        print_json(timeline.to_dict())
+    else:
+        _timeline(timeline)
+
+
+@fact_app.command("reject")
+def reject(
+    fact_id: int = option(FACT_REJECT, "fact_id"),
+    why: str = option(FACT_REJECT, "why"),
+    json_out: bool = JSON,
+) -> None:
+    """Mark a fact wrong. It is kept, with its evidence, end time and reason, on its timeline."""
+    with open_app() as app:
+        fact = app.profile.reject(fact_id, why)
+    _changed(fact, json_out)
+
+
+@fact_app.command("close")
+def close(
+    fact_id: int = option(FACT_CLOSE, "fact_id"),
+    why: str = option(FACT_CLOSE, "why"),
+    json_out: bool = JSON,
+) -> None:
+    """Mark a fact no longer true. It is kept, with its evidence and end time, on its timeline."""
+    with open_app() as app:
+        fact = app.profile.close(fact_id, why=why)
+    _changed(fact, json_out)
+
+
+def _changed(fact: Fact, json_out: bool) -> None:
+    if json_out:
+        print_json(fact.to_dict())
+    else:
+        _say(f"fact #{fact.id} {fact.status} (kept; ends {fact.valid_to}): {fact.value}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("profile")(profile)
+    app.add_typer(fact_app, name="fact")

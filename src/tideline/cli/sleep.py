@@ -1,0 +1,134 @@
+"""`tideline sleep` and `tideline runs`: consolidate conversations into the profile, and the
+record of past runs.
+
+The steps' lines go to stderr as they finish, under a progress bar over the fourteen steps (a
+cron log keeps the lines; the bar only shows on a terminal); the summary — what changed, tokens,
+what was skipped and why — goes to stdout, or the whole report as JSON with `--json`.
+"""
+
+from __future__ import annotations
+
+import typer
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
+from rich.table import Table
+
+from tideline.cli._app import open_app
+from tideline.cli._fields import option
+from tideline.cli._output import console, err_console, print_json
+from tideline.consolidate import STEPS, SleepReport, StepEvent
+from tideline.fields import RUNS, SLEEP_RUN
+from tideline.llm import NO_LLM
+
+JSON = typer.Option(False, "--json", help="Print JSON.")
+
+
+class StepDisplay:
+    """The progress callback: a bar over the steps, each finished step's line above it."""
+
+    def __init__(self, bar: Progress):
+        self.bar = bar
+        self.task = bar.add_task("starting", total=len(STEPS))
+
+    def __call__(self, event: StepEvent) -> None:
+        if event.phase == "start":
+            self.bar.update(self.task, description=event.name)
+            return
+        if event.n:
+            self.bar.advance(self.task)
+        if event.report is not None:
+            self.bar.console.print(
+                event.report.line(), highlight=False, markup=False, soft_wrap=True
+            )
+
+
+def summary(report: SleepReport) -> list[str]:
+    """What a person wants after a run: status, what changed, tokens, what was skipped."""
+    out = [report.lines()[0]]
+    kinds = ", ".join(f"{k} {v}" for k, v in sorted(report.plan.items())) or "nothing to change"
+    if report.dry_run:
+        out.append(f"plan (nothing applied): {kinds}")
+    elif report.status == "done":
+        out.append(f"applied: {kinds} (profile version {report.version})")
+    elif report.plan:
+        out.append(f"not applied: {kinds}")
+    tokens = report.tokens
+    if tokens.get("calls"):
+        out.append(
+            f"tokens: {tokens['prompt_tokens']} in, {tokens['completion_tokens']} out in "
+            f"{tokens['calls']} call(s){' (estimated)' if tokens.get('estimated') else ''}"
+        )
+    if report.llm == NO_LLM:
+        parts = [s.name for s in STEPS if s.kind == "llm+rule" and s.name not in report.skipped]
+        out.append(
+            f"LLM steps skipped: {', '.join(report.skipped)}; rule parts only: "
+            f"{', '.join(parts)} — {NO_LLM.removeprefix('skipped: ')}"
+        )
+    else:
+        out += [f"skipped {name}: {why}" for name, why in report.skipped.items()]
+    return out + report.notes
+
+
+def sleep(
+    dry_run: bool = option(SLEEP_RUN, "dry_run"),
+    timeout: float = option(SLEEP_RUN, "timeout"),
+    json_out: bool = JSON,
+) -> None:
+    """Consolidate unprocessed conversations into the profile (the fourteen steps)."""
+    bar = Progress(
+        SpinnerColumn(),
+        TextColumn("sleep: {task.description:<16}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+        disable=json_out or not err_console.is_terminal,  # a log gets the step lines only
+    )
+    with open_app() as app, bar:
+        progress = None if json_out else StepDisplay(bar)
+        report = app.sleep.run(dry_run=dry_run, progress=progress, timeout=timeout)
+    if json_out:
+        print_json(report.to_dict())
+    else:
+        for line in summary(report):
+            console.print(line, highlight=False, markup=False, soft_wrap=True)
+        for error in report.errors:
+            err_console.print(f"[red]error:[/red] {error}", highlight=False, soft_wrap=True)
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+def runs(limit: int = option(RUNS, "limit"), json_out: bool = JSON) -> None:
+    """Past sleep runs, most recent first: status, tokens, the profile version they produced."""
+    with open_app() as app:
+        found = app.profile.runs(limit)
+    if json_out:
+        print_json([r.to_dict() for r in found])
+        return
+    table = Table(
+        "run", "status", "started", "finished", "tokens in", "tokens out", "version", "error"
+    )
+    for r in found:
+        table.add_row(
+            str(r.id),
+            r.status,
+            r.started_at,
+            r.finished_at or "",
+            str(r.tokens_in),
+            str(r.tokens_out),
+            "" if r.version is None else str(r.version),
+            str(r.errors[0])[:80] if r.errors else "",
+        )
+    console.print(table)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("sleep")(sleep)
+    app.command("runs")(runs)

@@ -1,0 +1,46 @@
+"""DREAM: the daily LLM layer that turns the day's raw context into memory, and memory into a
+self — solidify → sleep → scripts → comb → drift → dream, with run records, a token budget,
+threads and the self-concept. See docs/dream.md.
+"""
+
+from tideline.consolidate.dream._dream import (
+    LAYER_NAMES,
+    LAYERS,
+    Dream,
+    DreamBusy,
+    Layer,
+    SelfConcept,
+    choose_layers,
+)
+from tideline.consolidate.dream._prompts import (
+    PromptInfo,
+    RenderedPrompt,
+    dream_prompt,
+    list_prompts,
+    render_prompt,
+)
+from tideline.consolidate.dream._report import DreamReport, LayerReport
+from tideline.consolidate.dream._runs import DreamRun, LayerRecord
+from tideline.consolidate.dream._schema import DREAM_MIGRATIONS
+from tideline.consolidate.dream._threads import Thread
+
+__all__ = [
+    "DREAM_MIGRATIONS",
+    "LAYERS",
+    "LAYER_NAMES",
+    "Dream",
+    "DreamBusy",
+    "DreamReport",
+    "DreamRun",
+    "Layer",
+    "LayerRecord",
+    "LayerReport",
+    "PromptInfo",
+    "RenderedPrompt",
+    "SelfConcept",
+    "Thread",
+    "choose_layers",
+    "dream_prompt",
+    "list_prompts",
+    "render_prompt",
+]

@@ -1,0 +1,176 @@
+"""What the layers of one dream run share: the day, the services, the meter, the stores.
+
+A layer works in two phases. `compute(ctx)` reads and asks the model (no lock held, minutes
+possibly) and returns a `Plan`: what it found and a closure that writes it. The runner calls that
+closure inside ONE transaction together with the layer's `done` record — so a layer's results and
+its record land together or not at all — and skips it in a dry run.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from tideline.consolidate.dream._basis import Basis
+from tideline.consolidate.dream._prompts import render_prompt
+from tideline.consolidate.dream._runs import DreamRuns
+from tideline.consolidate.dream._threads import Threads
+from tideline.errors import InvalidInput
+from tideline.llm import LLM, TokenMeter
+from tideline.memory import Memory, Narrative, now, parse_time
+from tideline.profile import Profile
+
+M = TypeVar("M", bound=BaseModel)
+MAX_LINKS = 1000  # narratives hold at most 1,000 source links (docs/memory.md)
+
+
+@dataclass(frozen=True)
+class Day:
+    """One UTC day: the unit a dream run works on and records."""
+
+    date: dt.date
+
+    @classmethod
+    def of(cls, value: str | dt.date | None) -> Day:
+        if value is None:
+            return cls(dt.datetime.now(dt.UTC).date())
+        if isinstance(value, dt.date):
+            return cls(value)
+        stamp = parse_time(value, "date")
+        assert stamp is not None
+        return cls(dt.date.fromisoformat(stamp[:10]))
+
+    @property
+    def label(self) -> str:
+        return self.date.isoformat()
+
+    @property
+    def start(self) -> str:
+        return f"{self.label}T00:00:00Z"
+
+    @property
+    def end(self) -> str:
+        """The next day's start (exclusive)."""
+        return f"{(self.date + dt.timedelta(days=1)).isoformat()}T00:00:00Z"
+
+    @property
+    def before(self) -> str:
+        """The last second of the day before (the scanner's cutoff is exclusive)."""
+        return f"{(self.date - dt.timedelta(days=1)).isoformat()}T23:59:59Z"
+
+    def stamp(self) -> str:
+        """When what a layer writes happened: now, or the day's last second for a past day, so
+        the memories of a day belong to it."""
+        return min(now(), f"{self.label}T23:59:59Z")
+
+
+@dataclass
+class Stores:
+    runs: DreamRuns
+    threads: Threads
+    basis: Basis
+
+
+@dataclass
+class Limits:
+    max_input_tokens: int = 24000
+    comb_memories: int = 40
+    drift_hops: int = 3
+
+
+@dataclass
+class Writer:
+    """What a plan's closure writes with, and the ids it wrote (by kind)."""
+
+    ctx: LayerCtx
+    written: dict[str, list[int]] = field(default_factory=dict)
+
+    def add(self, kind: str, ident: int) -> int:
+        self.written.setdefault(kind, []).append(ident)
+        return ident
+
+    def narrative(self, kind: str, rests_on: Sequence[int] = (), **fields: Any) -> int:
+        """Write one narrative through the normal write path (validation, recurrence,
+        anti-inflation) stamped in the day; a reflection or dream also records its grounds and
+        links to their source turns."""
+        memory = self.ctx.memory
+        if rests_on and "source_links" not in fields:
+            fields["source_links"] = grounds_links(memory.narratives.get(list(rests_on)))
+        fields.setdefault("created_at", self.ctx.day.stamp())
+        n = memory.write(kind=kind, **fields)
+        if rests_on:
+            self.ctx.stores.basis.add(n.id, list(rests_on))
+        return self.add(
+            {"narrative": "narratives", "reflection": "reflections"}.get(kind, "dreams"), n.id
+        )
+
+
+Apply = Callable[[Writer], dict[str, int]]
+
+
+@dataclass
+class Plan:
+    """A layer's computed result: counts, a note, and the writes (None: nothing to write)."""
+
+    changes: dict[str, int] = field(default_factory=dict)
+    note: str = ""
+    status: str = "done"  # done | skipped (not finished: retried next run)
+    apply: Apply | None = None
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class LayerCtx:
+    memory: Memory
+    profile: Profile
+    llm: LLM | None
+    meter: TokenMeter
+    day: Day
+    stores: Stores
+    limits: Limits
+    run_id: int | None = None
+    prompts: dict[str, int] = field(default_factory=dict)
+
+    def ask(self, name: str, inputs: Mapping[str, str], schema: type[M], max_tokens: int) -> M:
+        """One structured call of a dream prompt, rendered with `inputs`."""
+        assert self.llm is not None
+        rendered = render_prompt(name, inputs)
+        self.prompts[name] = rendered.version
+        result = self.llm.complete(
+            rendered.messages, schema=schema, step=name, max_tokens=max_tokens, meter=self.meter
+        )
+        data: M = result.data
+        return data
+
+    def room(self, share: float) -> int:
+        return int(self.limits.max_input_tokens * share)
+
+
+def grounds_links(narratives: Sequence[Narrative]) -> list[int]:
+    """The source turns of these memories, for a narrative that rests on them (capped)."""
+    return sorted({t for n in narratives for t in n.source_links})[:MAX_LINKS]
+
+
+def memory_line(n: Narrative, text_chars: int = 300) -> str:
+    """How a memory reads in the dream prompts: id, day, kind, weight and scores, words."""
+    ctx = " ".join(n.context.split())[:text_chars]
+    tags = f" tags: {', '.join(n.tags)}" if n.tags else ""
+    return (
+        f"[{n.id}] {n.created_at[:10]} {n.kind} w={n.weight:.2f} (imp {n.importance}, emo "
+        f"{n.emotional}, unr {n.unresolved}) {n.gesture}" + (f" — {ctx}" if ctx else "") + tags
+    )
+
+
+def refused(kind: str, ident: object, why: str) -> str:
+    return f"{kind} {ident}: {why}"
+
+
+def check_ids(wanted: Sequence[int], shown: set[int], what: str) -> None:
+    """The model may only use ids it was shown; anything else is refused."""
+    bad = [i for i in wanted if i not in shown]
+    if bad:
+        raise InvalidInput(f"{what} {bad} were not in the input")

@@ -1,0 +1,372 @@
+"""`Dream`: the daily LLM layer — solidify → sleep → scripts → comb → drift → dream.
+
+    solidify  the day's unindexed turns → narratives linked to them       (Layer 0, LLM)
+    sleep     the profile: the existing Sleep pipeline, with what is left of the budget
+    scripts   topics, weights, clusters, entity graph (no LLM)
+    comb      re-weigh, self-concept, conflicts, threads                 (Layer 1, LLM)
+    drift     one heavy memory → unrelated territory → a connection?     (Layer 2, LLM)
+    dream     3–5 symbols → a story → a reflection, importance 1         (Layer 3, LLM)
+
+- Each layer is its own transaction, its `done` record inside it: a layer's results and the
+  record saying it is done land together. A layer done for a day is never redone for that day;
+  a layer that failed, was skipped (no LLM) or was stopped by the budget is retried next run.
+- The first layer that fails stops the run (later layers read earlier ones' results); the layers
+  before it keep their results. The run record says which layer failed and why.
+- One `TokenMeter` per run, budget `dream_run_budget`: every call is checked before it is sent;
+  Sleep gets what is left. A call that would pass the budget stops the run cleanly (status
+  `stopped`, nothing of that layer written).
+- Computing (the model's minutes) holds no lock; only the writes take the database.
+- One dream at a time per database (`<db>.dream.lock`); a run left `running` by a killed process is
+  marked failed by the next one.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from tideline.analysis.scripts import run_all
+from tideline.consolidate._lock import SleepBusy, SleepLock
+from tideline.consolidate._report import StepEvent
+from tideline.consolidate._sleep import Sleep
+from tideline.consolidate.dream import _comb, _drift, _solidify, _symbolic
+from tideline.consolidate.dream._basis import Basis
+from tideline.consolidate.dream._context import Day, LayerCtx, Limits, Plan, Stores, Writer
+from tideline.consolidate.dream._prompts import dream_prompt
+from tideline.consolidate.dream._report import DreamReport, LayerReport
+from tideline.consolidate.dream._runs import DreamRun, DreamRuns, LayerRecord
+from tideline.consolidate.dream._schema import DREAM_MIGRATIONS
+from tideline.consolidate.dream._threads import Thread, Threads
+from tideline.embed import Embedder
+from tideline.errors import BudgetExceeded, InvalidInput
+from tideline.llm import LLM, NO_LLM, TokenMeter, Usage
+from tideline.memory import Memory, Narrative, now
+from tideline.profile import Profile
+
+Progress = Callable[[StepEvent], None]
+
+
+class DreamBusy(SleepBusy):
+    """Another dream is running on the same database."""
+
+
+@dataclass(frozen=True)
+class Layer:
+    n: int
+    name: str
+    kind: str  # "llm" (skipped without one), "rule", or "llm+rule" (Sleep: its rules always run)
+    prompt: str | None = None
+    compute: Callable[[LayerCtx], Plan] | None = None
+
+
+LAYERS: tuple[Layer, ...] = (
+    Layer(1, "solidify", "llm", _solidify.PROMPT, _solidify.compute),
+    Layer(2, "sleep", "llm+rule"),
+    Layer(3, "scripts", "rule"),
+    Layer(4, "comb", "llm", _comb.PROMPT, _comb.compute),
+    Layer(5, "drift", "llm", _drift.PROMPT, _drift.compute),
+    Layer(6, "dream", "llm", _symbolic.PROMPT, _symbolic.compute),
+)
+LAYER_NAMES = tuple(layer.name for layer in LAYERS)
+
+
+@dataclass
+class SelfConcept:
+    """One reflection of the self-concept and the memories it rests on (for T0)."""
+
+    narrative: Narrative
+    rests_on: list[int]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class LayerFailed(Exception):
+    """A layer that cannot finish (Sleep failed); the run stops there."""
+
+
+def choose_layers(layers: Iterable[str] | None) -> list[Layer]:
+    """The layers to run, always in pipeline order; unknown names are an error."""
+    if layers is None:
+        return list(LAYERS)
+    names = [n.strip() for n in ([layers] if isinstance(layers, str) else layers)]
+    names = [p.strip() for n in names for p in n.split(",") if p.strip()]
+    unknown = sorted(set(names) - set(LAYER_NAMES))
+    if unknown or not names:
+        raise InvalidInput(f"layers {unknown or names}: choose from {list(LAYER_NAMES)}")
+    return [layer for layer in LAYERS if layer.name in names]
+
+
+class Dream:
+    """The daily dream pipeline of one agent (see the module doc)."""
+
+    def __init__(
+        self,
+        profile: Profile,
+        memory: Memory,
+        llm: LLM | None,
+        *,
+        embedder: Embedder | None = None,
+        run_budget: int = 0,
+        max_input_tokens: int = 24000,
+        comb_memories: int = 40,
+        drift_hops: int = 3,
+    ):
+        self.profile = profile
+        self.memory = memory
+        self.llm = llm
+        self.embedder = embedder
+        self.run_budget = max(0, run_budget)
+        self.limits = Limits(max_input_tokens, comb_memories, drift_hops)
+        db = memory.db
+        with memory.lock:
+            DREAM_MIGRATIONS.apply(db)
+        self.stores = Stores(DreamRuns(db), Threads(db), Basis(db))
+
+    # -- reads for injection and the drivers ------------------------------------------------
+    def threads(self, status: str | None = "open", limit: int = 50) -> list[Thread]:
+        """Threads, most recently touched first (T3 lists the open ones)."""
+        with self.memory.lock:
+            return self.stores.threads.select(status, limit)
+
+    def self_concept(self, limit: int = 5) -> list[SelfConcept]:
+        """The latest reflections, newest first, each with the memories it rests on (T0)."""
+        with self.memory.lock:
+            found = self.memory.narratives.latest("reflection", limit)
+            basis = self.stores.basis.of([n.id for n in found])
+        return [SelfConcept(n, basis.get(n.id, [])) for n in found]
+
+    def runs(self, limit: int = 20) -> list[DreamRun]:
+        with self.memory.lock:
+            return self.stores.runs.recent(limit)
+
+    def prompt_inputs(self, name: str, date: str | None = None) -> dict[str, str]:
+        """Today's inputs of one dream prompt (for `render_prompt`, an MCP client running a
+        layer by hand): what the pipeline's layer would send, in one piece."""
+        info = dream_prompt(name)
+        ctx = self._ctx(Day.of(date), TokenMeter(), None)
+        with self.memory.lock:
+            return self._inputs(info.name, ctx)
+
+    def _inputs(self, name: str, ctx: LayerCtx) -> dict[str, str]:
+        if name == _solidify.PROMPT:
+            return _solidify.inputs(ctx, _solidify.day_scan(ctx))
+        if name == _comb.PROMPT:
+            return _comb.inputs(ctx)[0]
+        if name == _symbolic.PROMPT:
+            return _symbolic.inputs(ctx, _symbolic.memories(ctx))
+        terrain = _drift.Terrain(ctx)
+        start = _drift.seed(ctx, terrain)
+        if start is None:
+            raise InvalidInput("no lived memory to drift from yet; write or solidify some first")
+        return _drift.inputs(ctx, terrain, _drift.walk(terrain, start.id, self.limits.drift_hops))
+
+    # -- the run ----------------------------------------------------------------------------
+    def run(
+        self,
+        date: str | None = None,
+        layers: Sequence[str] | None = None,
+        dry_run: bool = False,
+        progress: Progress | None = None,
+    ) -> DreamReport:
+        """Dream one day (default: today, UTC). `layers`: a subset, run in pipeline order;
+        `dry_run`: compute (LLM calls included) and report, write and record nothing."""
+        day, chosen = Day.of(date), choose_layers(layers)
+        lock = SleepLock(self.memory.db.path, what="dream", busy=DreamBusy)
+        with lock:
+            return self._run(day, chosen, dry_run, progress or (lambda event: None))
+
+    def _ctx(self, day: Day, meter: TokenMeter, run_id: int | None) -> LayerCtx:
+        return LayerCtx(
+            self.memory, self.profile, self.llm, meter, day, self.stores, self.limits, run_id
+        )
+
+    def _run(self, day: Day, chosen: list[Layer], dry_run: bool, progress: Progress) -> DreamReport:
+        started = time.monotonic()
+        meter = TokenMeter(self.run_budget)
+        runs = self.stores.runs
+        run_id = None
+        if not dry_run:
+            with self.memory.lock:
+                runs.close_interrupted(now())
+                prompts = {p: dream_prompt(p).version for p in (x.prompt for x in chosen) if p}
+                llm = self.llm.name if self.llm else NO_LLM
+                run_id = runs.start(
+                    day.label, [x.name for x in chosen], self.run_budget, prompts, llm, now()
+                )
+                finished = runs.finished(day.label)
+        else:
+            finished = {}
+        report = DreamReport(
+            day.label,
+            run_id,
+            dry_run,
+            llm=self.llm.name if self.llm else NO_LLM,
+            budget=self.run_budget,
+        )
+        ctx = self._ctx(day, meter, run_id)
+        stop: LayerReport | None = None
+        for layer in chosen:
+            if stop is not None:
+                report.layers.append(
+                    LayerReport(
+                        layer.n,
+                        layer.name,
+                        layer.kind,
+                        "pending",
+                        note=f"not run: {stop.name} {stop.status}",
+                    )
+                )
+            elif layer.name in finished:
+                report.layers.append(
+                    LayerReport(
+                        layer.n,
+                        layer.name,
+                        layer.kind,
+                        "earlier",
+                        note=f"done for {day.label} by run #{finished[layer.name]}",
+                    )
+                )
+            else:
+                rep = self._layer(layer, ctx, dry_run, progress)
+                report.layers.append(rep)
+                if rep.status in ("failed", "stopped"):
+                    stop = rep
+        report.status = "planned" if dry_run else "done" if stop is None else stop.status
+        if stop is not None:
+            report.errors.append(f"layer {stop.name} {stop.status}: {stop.error}")
+        report.tokens = meter.summary()
+        report.seconds = round(time.monotonic() - started, 3)
+        if run_id is not None:
+            with self.memory.lock:
+                runs.finish(
+                    run_id,
+                    status=report.status,
+                    tokens_in=report.tokens_in,
+                    tokens_out=report.tokens_out,
+                    seconds=report.seconds,
+                    errors=report.errors,
+                    now=now(),
+                )
+        return report
+
+    def _layer(self, layer: Layer, ctx: LayerCtx, dry_run: bool, progress: Progress) -> LayerReport:
+        rep = LayerReport(layer.n, layer.name, layer.kind)
+        if layer.prompt:
+            rep.prompt = f"{layer.prompt}@{dream_prompt(layer.prompt).version}"
+        before = ctx.meter.total
+        t0 = time.monotonic()
+
+        def measure() -> None:
+            spent = ctx.meter.total
+            rep.tokens_in = spent.prompt_tokens - before.prompt_tokens
+            rep.tokens_out = spent.completion_tokens - before.completion_tokens
+            rep.seconds = round(time.monotonic() - t0, 3)
+
+        try:
+            progress(StepEvent(layer.name, layer.n, "start"))
+            plan = self._compute(layer, ctx, dry_run)
+            rep.changes, rep.note, rep.status, rep.detail = (
+                plan.changes,
+                plan.note,
+                plan.status,
+                plan.detail,
+            )
+            if dry_run or plan.status != "done":
+                measure()
+                progress(StepEvent(layer.name, layer.n, "end", rep))
+            else:
+                with self.memory.lock, self.memory.db.transaction():
+                    writer = Writer(ctx)
+                    if plan.apply is not None:
+                        rep.changes.update(plan.apply(writer))
+                    rep.written = writer.written
+                    measure()
+                    self.stores.runs.record_layer(self._record(ctx, rep))
+                    progress(StepEvent(layer.name, layer.n, "end", rep))  # raising undoes the layer
+                return rep
+        except BudgetExceeded as exc:
+            rep.status, rep.error, rep.written = "stopped", f"budget: {exc}", {}
+        except Exception as exc:
+            rep.status, rep.error, rep.written = "failed", f"{type(exc).__name__}: {exc}", {}
+        measure()
+        if not dry_run:
+            with self.memory.lock:
+                self.stores.runs.record_layer(self._record(ctx, rep))
+        return rep
+
+    def _compute(self, layer: Layer, ctx: LayerCtx, dry_run: bool) -> Plan:
+        if layer.name == "sleep":
+            return self._sleep(ctx, dry_run)
+        if layer.name == "scripts":
+            if dry_run:
+                return Plan(
+                    note="dry run: the script layer writes, so it did not run", status="skipped"
+                )
+            found = run_all(self.memory)
+            changed = {
+                k: 1 for k, v in found.steps.items() if v.get("changed") or v.get("weights_changed")
+            }
+            return Plan({"narratives": found.narratives, **changed})
+        if self.llm is None:
+            return Plan(note=NO_LLM, status="skipped")
+        assert layer.compute is not None
+        return layer.compute(ctx)
+
+    def _sleep(self, ctx: LayerCtx, dry_run: bool) -> Plan:
+        """The existing Sleep, with what is left of this run's budget; its tokens count here."""
+        left = 0
+        if self.run_budget:
+            left = self.run_budget - ctx.meter.total.total
+            if left <= 0:
+                raise BudgetExceeded(
+                    f"sleep: the run's {self.run_budget}-token budget is spent; raise "
+                    "TIDELINE_DREAM_RUN_BUDGET"
+                )
+        sleep = Sleep(
+            self.profile,
+            self.memory,
+            self.llm,
+            embedder=self.embedder,
+            run_budget=left,
+            max_input_tokens=self.limits.max_input_tokens,
+        )
+        found = sleep.run(dry_run=dry_run)
+        tokens = found.tokens
+        ctx.meter.record(
+            "sleep",
+            Usage(int(tokens.get("prompt_tokens", 0)), int(tokens.get("completion_tokens", 0))),
+        )
+        if not found.ok:
+            failed = next((s for s in found.steps if s.status == "failed"), None)
+            if failed is not None and failed.error.startswith("BudgetExceeded"):
+                raise BudgetExceeded(f"sleep step {failed.name}: {failed.error}")
+            raise LayerFailed(
+                f"sleep run #{found.run_id} {found.status}: {'; '.join(found.errors)}"
+            )
+        skipped = ", ".join(sorted(found.skipped))
+        note = f"sleep run #{found.run_id} {found.status}" + (
+            f"; skipped {skipped}" if skipped else ""
+        )
+        return Plan(dict(found.applied or found.plan), note)
+
+    @staticmethod
+    def _record(ctx: LayerCtx, rep: LayerReport) -> LayerRecord:
+        assert ctx.run_id is not None
+        return LayerRecord(
+            ctx.run_id,
+            ctx.day.label,
+            rep.name,
+            rep.status,
+            rep.seconds,
+            rep.tokens_in,
+            rep.tokens_out,
+            rep.changes,
+            rep.written,
+            rep.detail,
+            rep.note,
+            rep.error,
+            rep.prompt,
+        )

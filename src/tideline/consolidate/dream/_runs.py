@@ -1,0 +1,233 @@
+"""Owner of `dream_runs` and `dream_layers`: what each dream run did, layer by layer.
+
+A run row is started and finished outside the layers' transactions, so a failed run stays
+recorded. A layer's row is written in the SAME transaction as the layer's own writes when it
+succeeds — a layer is `done` for its day exactly when its results are in — and in a transaction
+of its own when it fails, is skipped or is stopped by the budget. `finished(day)` is what the
+next run reads: a layer done for a day is not redone; any other status is retried.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from tideline.errors import NotFound
+from tideline.store import Database
+
+RUN_STATUSES = ("running", "done", "failed", "stopped")
+LAYER_STATUSES = ("done", "skipped", "failed", "stopped")
+_RUN_COLUMNS = (
+    "id, day, status, layers, tokens_in, tokens_out, budget, seconds, errors, prompt_versions,"
+    " llm, started_at, finished_at"
+)
+_LAYER_COLUMNS = (
+    "run_id, day, layer, status, seconds, tokens_in, tokens_out, changes, written, detail, note,"
+    " error, prompt"
+)
+
+
+@dataclass
+class LayerRecord:
+    run_id: int
+    day: str
+    layer: str
+    status: str
+    seconds: float
+    tokens_in: int
+    tokens_out: int
+    changes: dict[str, int]
+    written: dict[str, list[int]]
+    detail: dict[str, Any]
+    note: str
+    error: str
+    prompt: str | None
+
+
+@dataclass
+class DreamRun:
+    id: int
+    day: str
+    status: str
+    layers: list[str]
+    tokens_in: int
+    tokens_out: int
+    budget: int
+    seconds: float
+    errors: list[str]
+    prompt_versions: dict[str, int]
+    llm: str
+    started_at: str
+    finished_at: str | None
+    records: list[LayerRecord] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class DreamRuns:
+    def __init__(self, db: Database):
+        self.db = db
+
+    @staticmethod
+    def create_tables(db: Database) -> None:
+        db.execute(
+            f"""CREATE TABLE dream_runs(
+                id INTEGER PRIMARY KEY,
+                day TEXT NOT NULL,
+                status TEXT NOT NULL CHECK (status IN {RUN_STATUSES!r}),
+                layers TEXT NOT NULL,
+                tokens_in INTEGER NOT NULL DEFAULT 0,
+                tokens_out INTEGER NOT NULL DEFAULT 0,
+                budget INTEGER NOT NULL DEFAULT 0,
+                seconds REAL NOT NULL DEFAULT 0,
+                errors TEXT NOT NULL DEFAULT '[]',
+                prompt_versions TEXT NOT NULL DEFAULT '{{}}',
+                llm TEXT NOT NULL DEFAULT '',
+                started_at TEXT NOT NULL,
+                finished_at TEXT)"""
+        )
+        db.execute(
+            f"""CREATE TABLE dream_layers(
+                id INTEGER PRIMARY KEY,
+                run_id INTEGER NOT NULL REFERENCES dream_runs(id),
+                day TEXT NOT NULL,
+                layer TEXT NOT NULL,
+                status TEXT NOT NULL CHECK (status IN {LAYER_STATUSES!r}),
+                seconds REAL NOT NULL DEFAULT 0,
+                tokens_in INTEGER NOT NULL DEFAULT 0,
+                tokens_out INTEGER NOT NULL DEFAULT 0,
+                changes TEXT NOT NULL DEFAULT '{{}}',
+                written TEXT NOT NULL DEFAULT '{{}}',
+                detail TEXT NOT NULL DEFAULT '{{}}',
+                note TEXT NOT NULL DEFAULT '',
+                error TEXT NOT NULL DEFAULT '',
+                prompt TEXT)"""
+        )
+        db.execute("CREATE INDEX dream_layers_day ON dream_layers(day, layer, status)")
+
+    def start(
+        self, day: str, layers: list[str], budget: int, prompts: dict[str, int], llm: str, now: str
+    ) -> int:
+        with self.db.transaction():
+            return int(
+                self.db.scalar(
+                    "INSERT INTO dream_runs(day, status, layers, budget, prompt_versions, llm,"
+                    " started_at) VALUES (?, 'running', ?, ?, ?, ?, ?) RETURNING id",
+                    (day, json.dumps(layers), budget, json.dumps(prompts), llm, now),
+                )
+            )
+
+    def record_layer(self, rec: LayerRecord) -> None:
+        """One layer's outcome; inside the layer's transaction when it is `done`."""
+        with self.db.transaction():
+            self.db.execute(
+                f"INSERT INTO dream_layers({_LAYER_COLUMNS}) VALUES"
+                " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    rec.run_id,
+                    rec.day,
+                    rec.layer,
+                    rec.status,
+                    rec.seconds,
+                    rec.tokens_in,
+                    rec.tokens_out,
+                    json.dumps(rec.changes),
+                    json.dumps(rec.written),
+                    json.dumps(rec.detail, ensure_ascii=False),
+                    rec.note,
+                    rec.error,
+                    rec.prompt,
+                ),
+            )
+
+    def finish(
+        self,
+        run_id: int,
+        *,
+        status: str,
+        tokens_in: int,
+        tokens_out: int,
+        seconds: float,
+        errors: list[str],
+        now: str,
+    ) -> None:
+        with self.db.transaction():
+            found = self.db.execute(
+                "UPDATE dream_runs SET status = ?, tokens_in = ?, tokens_out = ?, seconds = ?,"
+                " errors = ?, finished_at = ? WHERE id = ? RETURNING id",
+                (
+                    status,
+                    tokens_in,
+                    tokens_out,
+                    seconds,
+                    json.dumps(errors, ensure_ascii=False),
+                    now,
+                    run_id,
+                ),
+            ).fetchall()
+            if not found:
+                raise NotFound(f"dream run #{run_id} does not exist")
+
+    def close_interrupted(self, now: str) -> list[int]:
+        """Runs left `running` (the process died; we hold the dream lock now) → failed."""
+        with self.db.transaction():
+            return [
+                r[0]
+                for r in self.db.execute(
+                    "UPDATE dream_runs SET status = 'failed', finished_at = ?,"
+                    " errors = '[\"interrupted: the process ended before the run finished\"]'"
+                    " WHERE status = 'running' RETURNING id",
+                    (now,),
+                )
+            ]
+
+    def finished(self, day: str) -> dict[str, int]:
+        """Layers done for `day` → the run that did them."""
+        return {
+            layer: run_id
+            for layer, run_id in self.db.execute(
+                "SELECT layer, min(run_id) FROM dream_layers WHERE day = ? AND status = 'done'"
+                " GROUP BY layer",
+                (day,),
+            )
+        }
+
+    def details(self, layer: str, limit: int = 1000) -> list[dict[str, Any]]:
+        """The `detail` of a layer's done records, newest first (drift reads its past seeds)."""
+        return [
+            json.loads(r[0])
+            for r in self.db.execute(
+                "SELECT detail FROM dream_layers WHERE layer = ? AND status = 'done'"
+                " ORDER BY id DESC LIMIT ?",
+                (layer, limit),
+            )
+        ]
+
+    def get(self, run_id: int) -> DreamRun:
+        rows = self.db.rows(f"SELECT {_RUN_COLUMNS} FROM dream_runs WHERE id = ?", (run_id,))
+        if not rows:
+            raise NotFound(f"dream run #{run_id} does not exist; list them with Dream.runs()")
+        return self._runs(rows)[0]
+
+    def recent(self, limit: int = 20) -> list[DreamRun]:
+        rows = self.db.rows(
+            f"SELECT {_RUN_COLUMNS} FROM dream_runs ORDER BY id DESC LIMIT ?", (limit,)
+        )
+        return self._runs(rows)
+
+    def _runs(self, rows: list[dict[str, Any]]) -> list[DreamRun]:
+        out = []
+        for r in rows:
+            for key in ("layers", "errors", "prompt_versions"):
+                r[key] = json.loads(r[key])
+            recs = self.db.rows(
+                f"SELECT {_LAYER_COLUMNS} FROM dream_layers WHERE run_id = ? ORDER BY id",
+                (r["id"],),
+            )
+            for rec in recs:
+                for key in ("changes", "written", "detail"):
+                    rec[key] = json.loads(rec[key])
+            out.append(DreamRun(**r, records=[LayerRecord(**x) for x in recs]))
+        return out

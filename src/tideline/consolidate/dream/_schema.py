@@ -1,0 +1,29 @@
+"""The dream layers' own migration set ("dream"): each step calls the owner of its tables.
+
+Applied when a `Dream` is built (like session memory's set), so an agent database opened by an
+older Tideline gains the tables on first use and keeps everything else.
+"""
+
+from __future__ import annotations
+
+from tideline.consolidate.dream._basis import Basis
+from tideline.consolidate.dream._runs import DreamRuns
+from tideline.consolidate.dream._threads import Threads
+from tideline.store import Database, Migrations
+
+DREAM_MIGRATIONS = Migrations("dream")
+
+
+@DREAM_MIGRATIONS.step(1)
+def _run_records(db: Database) -> None:
+    DreamRuns.create_tables(db)
+
+
+@DREAM_MIGRATIONS.step(2)
+def _threads(db: Database) -> None:
+    Threads.create_tables(db)
+
+
+@DREAM_MIGRATIONS.step(3)
+def _basis(db: Database) -> None:
+    Basis.create_tables(db)

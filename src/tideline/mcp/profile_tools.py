@@ -1,0 +1,162 @@
+"""The profile tools: `memory_profile`, `fact_reject`, `fact_close`, `fact_timeline`, `sleep_run`.
+
+They map onto `Tideline.profile` and `Tideline.sleep_using`. A person (or the agent on their
+word) may reject or close a fact, never delete or edit it. `sleep_run` is a sync tool, so the
+SDK runs it in a worker thread; it holds no lock of its own (`Profile` takes the database lock
+only for its short reads and the one apply), so `sync_turn` and `memory_write` from any client
+go on while the sleep waits on the model. Its LLM is the configured endpoint, else the client's
+own model through MCP sampling, else none: the LLM steps are skipped and `llm_skipped` says why.
+"""
+
+from __future__ import annotations
+
+from contextlib import suppress
+from typing import Any
+
+import anyio.from_thread
+from mcp.server.mcpserver import Context
+from mcp_types import ToolAnnotations
+
+from tideline.consolidate import STEPS, StepEvent
+from tideline.fields import (
+    FACT_CLOSE,
+    FACT_REJECT,
+    FACT_TIMELINE,
+    MEMORY_PROFILE,
+    SLEEP_RUN,
+    fact_statuses,
+)
+from tideline.mcp._base import ToolServer
+from tideline.mcp._fields import annotated
+from tideline.mcp._sampling import tool_llm
+
+READ_ONLY = {"read_only_hint": True, "destructive_hint": False, "open_world_hint": False}
+# Rejecting or closing changes a fact's status for good (nothing reopens it), yet deletes nothing.
+CORRECTS = {"read_only_hint": False, "destructive_hint": False, "open_world_hint": False}
+
+Status = annotated(MEMORY_PROFILE, "status")
+Category = annotated(MEMORY_PROFILE, "category")
+Subject = annotated(MEMORY_PROFILE, "subject")
+FactId = annotated(FACT_REJECT, "fact_id")
+RejectWhy = annotated(FACT_REJECT, "why")
+CloseWhy = annotated(FACT_CLOSE, "why")
+DryRun = annotated(SLEEP_RUN, "dry_run")
+Timeout = annotated(SLEEP_RUN, "timeout")
+
+
+def register(server: ToolServer) -> None:
+    """Add the profile and sleep tools to `server`."""
+    agent = server.app.settings.agent_name
+    server.accept(MEMORY_PROFILE, FACT_REJECT, FACT_CLOSE, FACT_TIMELINE, SLEEP_RUN)
+
+    @server.tool(
+        name="memory_profile",
+        title="What is known about the user",
+        description=(
+            f"The facts {agent} has formed about the user, the people in their life and itself "
+            "(subject user, a name, or self), each with status (suspected, confirmed, "
+            "established; rejected and closed ones with status='all'), confidence, and the "
+            "conversation turns it rests on (evidence, with their text). Use it to check what "
+            "is believed and why before relying on it; correct a wrong fact with fact_reject, an "
+            "outdated one with fact_close."
+        ),
+        annotations=ToolAnnotations(
+            title="What is known about the user", idempotent_hint=True, **READ_ONLY
+        ),
+    )
+    def memory_profile(status: Status, category: Category, subject: Subject) -> dict[str, Any]:
+        def facts() -> dict[str, Any]:
+            found = server.app.profile.facts(
+                status=fact_statuses(status), category=category, subject=subject
+            )
+            return {"facts": [f.to_dict() for f in found]}
+
+        return server.call("memory_profile", facts)
+
+    @server.tool(
+        name="fact_reject",
+        title="Mark a fact wrong",
+        description=(
+            f"Mark one of {agent}'s facts as wrong, with the reason (e.g. the user said it is "
+            "not true). The fact is not deleted: it keeps its evidence and gets an end time and "
+            "the reason on its timeline, and stops being used. Final: a rejected fact never "
+            "comes back; a corrected value is a new fact formed by the next sleep."
+        ),
+        annotations=ToolAnnotations(title="Mark a fact wrong", idempotent_hint=False, **CORRECTS),
+    )
+    def fact_reject(fact_id: FactId, why: RejectWhy) -> dict[str, Any]:
+        return server.call(
+            "fact_reject", lambda: {"fact": server.app.profile.reject(fact_id, why).to_dict()}
+        )
+
+    @server.tool(
+        name="fact_close",
+        title="Mark a fact no longer true",
+        description=(
+            f"Mark one of {agent}'s facts as no longer true (it was true, e.g. the user moved "
+            "away). The fact is not deleted: it keeps its evidence and gets an end time on its "
+            "timeline. Final: a closed fact never reopens."
+        ),
+        annotations=ToolAnnotations(
+            title="Mark a fact no longer true", idempotent_hint=False, **CORRECTS
+        ),
+    )
+    def fact_close(fact_id: FactId, why: CloseWhy) -> dict[str, Any]:
+        return server.call(
+            "fact_close",
+            lambda: {"fact": server.app.profile.close(fact_id, why=why).to_dict()},
+        )
+
+    @server.tool(
+        name="fact_timeline",
+        title="A fact's history",
+        description=(
+            f"The history of one of {agent}'s facts: the fact with its evidence, the chain of "
+            "facts it superseded or that superseded it (oldest first), and every status change "
+            "with its time, reason and the sleep run that made it."
+        ),
+        annotations=ToolAnnotations(title="A fact's history", idempotent_hint=True, **READ_ONLY),
+    )
+    def fact_timeline(fact_id: FactId) -> dict[str, Any]:
+        return server.call("fact_timeline", lambda: server.app.profile.timeline(fact_id))
+
+    @server.tool(
+        name="sleep_run",
+        title="Consolidate conversations",
+        description=(
+            f"Run {agent}'s sleep: read the conversations not digested yet and update the "
+            "profile (facts, people, events, contradictions, expiry). Slow (one LLM call per "
+            "step and session; minutes with a large model); memory tools keep working "
+            "meanwhile. dry_run=true shows the plan and applies nothing. Returns the run's "
+            "report: status, each step, what changed, tokens, and what was skipped and why."
+        ),
+        annotations=ToolAnnotations(
+            title="Consolidate conversations",
+            read_only_hint=False,
+            destructive_hint=False,
+            idempotent_hint=False,
+            open_world_hint=False,
+        ),
+    )
+    def sleep_run(dry_run: DryRun, timeout: Timeout, ctx: Context) -> dict[str, Any]:
+        llm, reason = tool_llm(ctx, server.app.settings)
+
+        def run() -> dict[str, Any]:
+            with server.locks["agent"]:  # opens the app's services once, not their work
+                sleep = server.app.sleep_using(llm)
+            report = sleep.run(dry_run=dry_run, timeout=timeout, progress=_progress(ctx))
+            return report.to_dict() | ({"llm_skipped": reason} if reason else {})
+
+        return server.call("sleep_run", run, lock=None)
+
+
+def _progress(ctx: Context[Any]) -> Any:
+    """Progress notifications per step, for a client that asked for them (a no-op otherwise)."""
+
+    def send(event: StepEvent) -> None:
+        if event.phase == "end" and event.n:
+            # A lost notification (the client went away) must not fail the sleep.
+            with suppress(Exception):
+                anyio.from_thread.run(ctx.report_progress, event.n, len(STEPS), event.name)
+
+    return send

@@ -1,0 +1,117 @@
+"""A Tideline export (`tideline export`, JSONL) read back: the backup restored.
+
+Sessions keep their key, source and title; turns their role, speaker, text, time, external id
+and stored hash (so restoring twice adds nothing) and tombstones stay tombstones. Narratives are
+handed on as records and restored as stored (`restore_narratives`). Profile records are counted
+as skipped: the profile is exported for the record but not restored.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tideline.errors import InvalidInput
+from tideline.memory._backup import EXPORT_TYPE, EXPORT_VERSION
+from tideline.memory._raw import NewTurn
+from tideline.memory._time import parse_time
+from tideline.memory._types import ImportProblem
+from tideline.memory.importers._base import (
+    ImportBatch,
+    ImportedSession,
+    first_json_line,
+    json_lines,
+)
+
+
+class TidelineImporter:
+    name = "tideline"
+    description = "a Tideline export (tideline export --format jsonl): the backup restored"
+
+    def sniff(self, head: str) -> int:
+        line = first_json_line(head)
+        return 100 if isinstance(line, dict) and line.get("type") == EXPORT_TYPE else 0
+
+    def read(self, path: Path) -> ImportBatch:
+        batch = ImportBatch()
+        sessions: dict[str, ImportedSession] = {}
+        for number, record in json_lines(path, batch):
+            kind = record.get("type") if isinstance(record, dict) else None
+            if number == 1 or kind == EXPORT_TYPE:
+                if kind != EXPORT_TYPE or record.get("version") != EXPORT_VERSION:
+                    batch.problems.append(
+                        ImportProblem(
+                            number,
+                            f"not a version {EXPORT_VERSION} Tideline export; "
+                            "export it again with this version of tideline",
+                        )
+                    )
+                    return batch
+                continue
+            if kind == "session":
+                self._session(number, record, sessions, batch)
+            elif kind == "turn":
+                self._turn(number, record, sessions, batch)
+            elif kind == "narrative":
+                batch.narratives.append({**record, "_line": number})
+            elif isinstance(kind, str):
+                batch.skip(f"{kind} records (the profile is not restored)")
+            else:
+                batch.problems.append(ImportProblem(number, "not a record with a 'type'"))
+        batch.sessions = list(sessions.values())
+        return batch
+
+    def _session(
+        self,
+        number: int,
+        record: dict[str, Any],
+        sessions: dict[str, ImportedSession],
+        batch: ImportBatch,
+    ) -> None:
+        key = record.get("key")
+        if not isinstance(key, str) or not key:
+            batch.problems.append(ImportProblem(number, "session without a 'key'"))
+            return
+        forgotten = record.get("forgotten_at")
+        try:
+            created_at = parse_time(record.get("created_at"), "created_at")
+        except InvalidInput as exc:
+            batch.problems.append(ImportProblem(number, f"session {key[:80]!r}: {exc}"))
+            return
+        sessions[key] = ImportedSession(
+            key,
+            [],
+            record.get("title") if isinstance(record.get("title"), str) else None,
+            source=str(record.get("source") or "tideline"),
+            created_at=created_at,
+            forgotten=(str(forgotten), record.get("forgotten_why")) if forgotten else None,
+        )
+
+    def _turn(
+        self,
+        number: int,
+        record: dict[str, Any],
+        sessions: dict[str, ImportedSession],
+        batch: ImportBatch,
+    ) -> None:
+        session = sessions.get(record.get("session"))  # type: ignore[arg-type]
+        if session is None:
+            batch.problems.append(
+                ImportProblem(
+                    number, f"turn of session {record.get('session')!r}, not listed before it"
+                )
+            )
+            return
+        forgotten = record.get("forgotten_at")
+        session.turns.append(
+            NewTurn(
+                role=record.get("role"),  # type: ignore[arg-type]
+                text=record.get("text"),  # type: ignore[arg-type]
+                speaker=record.get("speaker"),
+                timestamp=record.get("ts"),
+                external_id=record.get("external_id"),
+                digest=record.get("hash"),
+                forgotten=(str(forgotten), record.get("forgotten_why")) if forgotten else None,
+            )
+        )
+        session.origins.append(number)

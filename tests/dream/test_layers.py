@@ -1,0 +1,214 @@
+"""Combing, night drift and the symbolic dream, each against scripted answers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.dream.conftest import CONVERSATION, DAY, Day
+from tests.llm.conftest import llm_settings
+from tests.llm_server import LLMServer
+from tideline.app import Tideline
+from tideline.consolidate import Dream
+from tideline.embed import E5Embedder
+from tideline.llm import llm_from_settings
+from tideline.memory import compute_weight
+from tideline.profile import FactDraft
+
+
+def lived(day: Day, t: list[int]) -> list[int]:
+    """Three memories of the day, written by the agent itself, linked to their turns."""
+    stamp = f"{DAY}T10:00:00Z"
+    specs = [
+        ("Quit the bank, scared.", [t[0]], {"importance": 4, "emotional": 3, "unresolved": 2, "related_entities": ["bank"]}),
+        ("A bakery with Mia.", [t[2]], {"importance": 4, "emotional": 4, "unresolved": 3, "related_entities": ["Mia"]}),
+        ("The harbour, undecided.", [t[4]], {"importance": 2, "emotional": 2, "unresolved": 4, "tags": ["sea"]}),
+    ]  # fmt: skip
+    return [
+        day.memory.write(gesture=g, source_links=links, created_at=stamp, **kw).id
+        for g, links, kw in specs
+    ]
+
+
+def test_combing_reweighs_within_bounds_and_writes_self_concept_conflicts_and_threads(
+    day: Day, server: LLMServer
+) -> None:
+    a, b, c = lived(day, day.say("s1", CONVERSATION))
+    cs = day.agent.profile.read().changeset()
+    cs.add_fact(FactDraft("user", "job", "works at the bank"))
+    day.agent.profile.apply(cs)
+    fact = day.agent.profile.facts()[0].id
+    server.script(
+        {
+            "reweigh": [
+                {"id": a, "importance": 1, "why": "it mattered less"},  # 4 → 3: one step a night
+                {"id": 4242, "importance": 5},  # not shown: refused
+            ],
+            "self_concept": [
+                {
+                    "text": "I stay with people through big, frightening changes.",
+                    "rests_on": [a, b],
+                },
+                {"text": "Invented grounds.", "rests_on": [999]},
+            ],
+            "conflicts": [{"a": a, "b": c, "why": "quit vs undecided"}],
+            "fact_conflicts": [
+                {"memory": a, "fact_id": fact, "question": "Do you still work at the bank?"}
+            ],
+            "threads_open": [{"title": "Where will the bakery be?", "raised_by": [b, c]}],
+        },
+        step="dream_digest",
+    )
+    dream = day.dream()
+
+    report = dream.run(date=DAY, layers=["comb"])
+
+    comb = report.layer("comb")
+    assert comb.status == "done", report.lines()
+    assert comb.changes["refused"] == 2
+    assert day.memory.narratives.require(a).importance == 3
+    concept = dream.self_concept(5)
+    assert [(s.narrative.gesture[:6], s.rests_on) for s in concept] == [("I stay", [a, b])]
+    assert concept[0].narrative.kind == "reflection"
+    assert sorted(concept[0].narrative.source_links) == sorted(
+        day.memory.narratives.require(a).source_links
+        + day.memory.narratives.require(b).source_links
+    )
+    threads = dream.threads()
+    assert sorted((t.kind, t.memories) for t in threads) == [
+        ("conflict", [a, c]),
+        ("direction", [b, c]),
+    ]
+    probe = [s for s in day.agent.profile.strategies() if s.kind == "probe"]
+    assert len(probe) == 1 and probe[0].fact_id == fact
+    assert [f.value for f in day.agent.profile.facts()] == ["works at the bank"]  # no fact written
+    assert sorted(comb.written) == ["reflections", "reweighed", "threads"]
+
+
+def test_combing_touches_and_closes_threads(day: Day, server: LLMServer) -> None:
+    a, b, _ = lived(day, day.say("s1", CONVERSATION))
+    server.script(
+        {"threads_open": [{"title": "The bakery", "raised_by": [b]}]}, step="dream_digest"
+    )
+    day.dream().run(date=DAY, layers=["comb"])
+    [thread] = day.dream().threads()
+    server.script(
+        {"threads_touch": [{"id": thread.id, "note": "Mia agreed", "memories": [a]}],
+         "threads_close": [{"id": thread.id, "status": "resolved", "why": "they signed"}]},
+        step="dream_digest",
+    )  # fmt: skip
+
+    day.dream().run(date="2026-03-15", layers=["comb"])
+
+    [after] = day.dream().threads(status=None)
+    assert (after.status, after.memories, after.notes) == (
+        "resolved",
+        sorted([a, b]),
+        ["Mia agreed", "they signed"],
+    )
+    assert day.dream().threads() == []
+
+
+def test_drift_may_find_nothing_and_says_so(day: Day, server: LLMServer) -> None:
+    lived(day, day.say("s1", CONVERSATION))
+
+    report = day.dream().run(date=DAY, layers=["drift"])
+
+    drift = report.layer("drift")
+    assert (drift.status, drift.written) == ("done", {})
+    assert drift.note == "no connection found (nothing written)"
+    assert drift.detail["found"] is False and len(drift.detail["path"]) >= 2
+    record = day.dream().runs()[0].records[0]
+    assert (record.status, record.detail["found"]) == ("done", False)
+    assert day.narratives("reflection") == []
+
+
+def test_drift_walks_away_from_the_heaviest_memory_and_may_connect(
+    day: Day, server: LLMServer
+) -> None:
+    _a, b, _c = lived(day, day.say("s1", CONVERSATION))
+    server.script(
+        {
+            "found": True,
+            "connection": "Both are about leaving a harbour.",
+            "gesture": "Leaving is my theme.",
+        },
+        step="dream_drift",
+    )
+
+    report = day.dream().run(date=DAY, layers=["drift"])
+
+    drift = report.layer("drift")
+    assert drift.detail["seed"] == b  # the heaviest lived memory
+    far = drift.detail["path"][-1][0]
+    assert far != b
+    [reflection] = day.narratives("reflection")
+    assert drift.written == {"reflections": [reflection.id]}
+    assert day.dream().self_concept(1)[0].rests_on == sorted([b, far])
+    prompt = server.chats[-1]["messages"][1]["content"]
+    assert "A bakery with Mia." in prompt
+    # the next night starts from another memory
+    nxt = day.dream().run(date="2026-03-15", layers=["drift"])
+    assert nxt.layer("drift").detail["seed"] not in (b,)
+
+
+def test_a_dream_has_importance_one_and_never_outweighs_lived_memory(
+    day: Day, server: LLMServer
+) -> None:
+    ids = lived(day, day.say("s1", CONVERSATION))
+    server.script(
+        {"symbols": ["a key", "flour", "a tide"], "story": "The harbour filled with flour.",
+         "reflection": "I carry other people's leaps.", "emotional": 4, "unresolved": 3,
+         "importance": 5},
+        step="dream_sleep",
+    )  # fmt: skip
+
+    report = day.dream().run(date=DAY, layers=["dream"])
+
+    [dream] = day.narratives("dream")
+    assert report.layer("dream").written == {"dreams": [dream.id]}
+    assert (dream.importance, dream.emotional, dream.unresolved) == (1, 4, 3)
+    assert dream.tags == ["a key", "flour", "a tide"]
+    assert day.dream().stores.basis.of([dream.id])[dream.id] == ids
+    lived_same = compute_weight(4, 4, dream.recurrence, 3)
+    assert dream.weight < lived_same
+    # combing cannot raise a dream's importance either
+    server.script(
+        {"reweigh": [{"id": dream.id, "importance": 5, "emotional": 5}]}, step="dream_digest"
+    )
+    day.dream().run(date="2026-03-15", layers=["comb"])
+    assert day.memory.narratives.require(dream.id).importance == 1
+
+
+def test_a_day_without_memories_does_not_dream(day: Day, server: LLMServer) -> None:
+    report = day.dream().run(date=DAY, layers=["comb", "dream"])
+    assert [r.note for r in report.layers] == [
+        "no memories to comb",
+        "no memories of the day to dream of",
+    ]
+    assert server.asked == []
+
+
+def test_drift_walks_by_embeddings_to_the_least_similar_memory(
+    tmp_path: Path, server: LLMServer, e5: E5Embedder
+) -> None:
+    settings = llm_settings(server.url, home=str(tmp_path / "agent"))
+    app = Tideline(settings, embedder=e5)
+    try:
+        stamp = f"{DAY}T10:00:00Z"
+        texts = [
+            ("We baked sourdough bread together all morning.", 5),
+            ("The bread dough rose slowly in the warm kitchen.", 2),
+            ("Flour and yeast for the bakery order.", 2),
+            ("The tax office rejected the quarterly filing.", 1),
+        ]
+        ids = [app.memory.write(gesture=g, importance=imp, created_at=stamp).id for g, imp in texts]
+        dream = Dream(app.profile, app.memory, llm_from_settings(settings))
+
+        report = dream.run(date=DAY, layers=["drift"])
+
+        path = report.layer("drift").detail["path"]
+        assert path[0] == [ids[0], "seed"]
+        assert path[1][1] == "embedding"
+        assert path[-1][0] == ids[3]  # the walk ends as far from bread as it can
+    finally:
+        app.close()

@@ -1,0 +1,144 @@
+"""The daily pipeline: records per layer, the budget cap, failures retried, finished layers kept."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.dream.conftest import CONVERSATION, DAY, Day
+from tests.llm_server import LLMServer
+from tideline.consolidate import StepEvent
+from tideline.consolidate.dream import LAYER_NAMES
+from tideline.errors import InvalidInput
+
+
+def keep_first_turn(server: LLMServer, t: list[int]) -> None:
+    server.default(
+        "dream_solidify",
+        {"memories": [{"gesture": "They quit the bank.", "importance": 4, "source_links": [t[0]]}]},
+    )
+
+
+def test_every_layer_runs_in_order_and_is_recorded(day: Day, server: LLMServer) -> None:
+    keep_first_turn(server, day.say("s1", CONVERSATION))
+    seen: list[tuple[str, str]] = []
+
+    report = day.dream().run(date=DAY, progress=lambda e: seen.append((e.name, e.phase)))
+
+    assert report.status == "done", report.lines()
+    assert [r.name for r in report.layers] == list(LAYER_NAMES)
+    assert seen == [(n, p) for n in LAYER_NAMES for p in ("start", "end")]
+    # one memory only: the drift has nowhere to go and asks nothing
+    assert [s for s in server.asked if s.startswith("dream_")] == [
+        "dream_solidify", "dream_digest", "dream_sleep",
+    ]  # fmt: skip
+    run = day.dream().runs()[0]
+    assert (run.day, run.status) == (DAY, "done")
+    assert [r.layer for r in run.records] == list(LAYER_NAMES)
+    assert run.tokens_in == report.tokens_in > 0
+    assert run.prompt_versions == {
+        "dream_solidify": 1, "dream_digest": 1, "dream_drift": 1, "dream_sleep": 1,
+    }  # fmt: skip
+    assert report.layer("drift").note.startswith("nowhere to drift")
+    assert report.written["dreams"] == [n.id for n in day.narratives("dream")]
+
+
+def test_the_budget_cap_stops_the_run_cleanly_and_the_record_says_so(
+    day: Day, server: LLMServer
+) -> None:
+    keep_first_turn(server, day.say("s1", CONVERSATION))
+
+    report = day.dream(budget=400).run(date=DAY)
+
+    assert report.status == "stopped"
+    solidify = report.layer("solidify")
+    assert solidify.status == "stopped" and solidify.error.startswith("budget:")
+    assert {r.status for r in report.layers[1:]} == {"pending"}
+    assert day.narratives() == [] and server.asked == []  # refused before it was sent
+    run = day.dream().runs()[0]
+    assert run.status == "stopped" and "budget" in run.errors[0]
+    assert [(r.layer, r.status) for r in run.records] == [("solidify", "stopped")]
+
+    again = day.dream(budget=40000).run(date=DAY)
+    assert again.status == "done" and again.layer("solidify").status == "done"
+    assert again.tokens_in + again.tokens_out <= 40000
+
+
+def test_a_failing_layer_keeps_earlier_results_and_is_retried_next_run(
+    day: Day, server: LLMServer
+) -> None:
+    keep_first_turn(server, day.say("s1", CONVERSATION))
+    server.script("not json", "still not json", step="dream_digest")
+
+    failed = day.dream().run(date=DAY)
+
+    assert failed.status == "failed"
+    assert [r.status for r in failed.layers] == [
+        "done",
+        "done",
+        "done",
+        "failed",
+        "pending",
+        "pending",
+    ]
+    assert "dream_digest" in failed.layer("comb").error
+    kept = day.narratives()
+    assert [n.gesture for n in kept] == ["They quit the bank."]
+
+    retried = day.dream().run(date=DAY)
+
+    assert retried.status == "done", retried.lines()
+    assert [r.status for r in retried.layers] == ["earlier"] * 3 + ["done"] * 3
+    assert day.narratives()[0].id == kept[0].id and len(day.narratives("dream")) == 1
+    assert server.asked.count("dream_solidify") == 1
+
+
+def test_an_error_at_a_layer_end_undoes_that_layer_only(day: Day, server: LLMServer) -> None:
+    keep_first_turn(server, day.say("s1", CONVERSATION))
+
+    def fail_at_dream_end(event: StepEvent) -> None:
+        if (event.name, event.phase) == ("dream", "end"):
+            raise RuntimeError("killed at the boundary")
+
+    report = day.dream().run(date=DAY, progress=fail_at_dream_end)
+
+    assert report.layer("dream").status == "failed"
+    assert day.narratives("dream") == [] and len(day.narratives("narrative")) == 1
+    assert day.dream().run(date=DAY).layer("dream").written["dreams"]
+
+
+def test_without_an_llm_the_llm_layers_wait_for_one(day: Day, server: LLMServer) -> None:
+    day.say("s1", CONVERSATION)
+
+    report = day.dream(llm=False).run(date=DAY)
+
+    assert report.status == "done"
+    assert {r.name: r.status for r in report.layers} == {
+        "solidify": "skipped", "sleep": "done", "scripts": "done",
+        "comb": "skipped", "drift": "skipped", "dream": "skipped",
+    }  # fmt: skip
+    assert "no LLM configured" in report.layer("solidify").note
+    later = day.dream().run(date=DAY)
+    assert [r.name for r in later.layers if r.status == "done"] == [
+        "solidify",
+        "comb",
+        "drift",
+        "dream",
+    ]
+
+
+def test_a_dry_run_asks_but_writes_and_records_nothing(day: Day, server: LLMServer) -> None:
+    keep_first_turn(server, day.say("s1", CONVERSATION))
+
+    report = day.dream().run(date=DAY, layers=["solidify", "scripts"], dry_run=True)
+
+    assert report.status == "planned" and report.run_id is None
+    assert report.layer("solidify").changes["memories"] == 1
+    assert report.layer("scripts").status == "skipped"
+    assert day.narratives() == [] and day.dream().runs() == []
+
+
+def test_layers_are_chosen_by_name_and_run_in_order(day: Day) -> None:
+    report = day.dream().run(date=DAY, layers=["dream", "solidify"])
+    assert [r.name for r in report.layers] == ["solidify", "dream"]
+    with pytest.raises(InvalidInput, match="choose from"):
+        day.dream().run(date=DAY, layers=["nap"])

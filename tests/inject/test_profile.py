@@ -1,0 +1,267 @@
+"""The profile in the blocks: the snapshot in T0, facts by weight in T3 (near expiry ranks lower),
+facts a message touches and their causal neighbours in T1p, an open question offered once in
+T1q, session memory in T1s — each within its budget. The profile is built through the real
+`Profile`/`Changeset` API on the fixed memory, with the profile's own clock moved by hand."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.inject.conftest import Fixed, clock
+from tests.llm.conftest import llm_settings
+from tests.llm_server import LLMServer
+from tests.profile.conftest import Clock
+from tideline.app import Tideline
+from tideline.consolidate import SessionMemory
+from tideline.embed import E5Embedder
+from tideline.inject import Block, InjectConfig, MemoryProvider, Section
+from tideline.llm import NO_LLM, llm_from_settings
+from tideline.profile import FactDraft, Profile, Ref
+
+START = dt.datetime(2026, 4, 1, 9, 0, tzinfo=dt.UTC)
+SLEEPLESS = "I couldn't sleep again last night"
+UNRELATED = "write a haiku about rain on a tin roof"
+
+
+@dataclass
+class Known:
+    profile: Profile
+    clock: Clock
+    ids: dict[str, int]
+
+
+def build_profile(fixed: Fixed) -> Known:
+    """Facts, edges and strategies about Kai, as Sleep would write them."""
+    app, turns = fixed.app, fixed.turns
+    profile_clock = Clock(START)
+    profile = Profile(app.db, app.memory, clock=profile_clock, lock=app.db_lock)
+    cs = profile.read().changeset()
+    refs: dict[str, Ref] = {
+        "mood": cs.add_fact(
+            FactDraft("user", "mood", "nervous about moving abroad", decay_days=40),
+            turn_ids=(turns["t6"],),
+        ),
+    }
+    profile.apply(cs)
+    profile_clock.advance(days=32)  # the mood has 8 of its 40 days left: the last quarter
+    cs = profile.read().changeset()
+    drafts = {
+        "job": FactDraft("user", "job", "baker at a bakery in Lisbon", decay_days=365),
+        "shifts": FactDraft("user", "work", "long night shifts at the bakery", decay_days=40),
+        "sleep": FactDraft("user", "health", "trouble sleeping", decay_days=40),
+        "garden": FactDraft("user", "hobby", "grows tomatoes and basil", decay_days=40),
+        "anna": FactDraft("Anna", "relation", "Kai's sister, lives in Lisbon", decay_days=None),
+        "coffee": FactDraft("user", "drink", "drinks a lot of coffee", decay_days=40),
+    }
+    refs |= {k: cs.add_fact(d, turn_ids=(turns["t5"],)) for k, d in drafts.items()}
+    cs.add_edge("causes", refs["shifts"], refs["sleep"])
+    cs.add_edge("contradicts", refs["coffee"], refs["sleep"])  # not a kind T1p follows
+    cs.add_edge("related_to", refs["job"], refs["anna"])
+    cs.add_strategy("probe", refs["sleep"], "Are the night shifts still keeping you awake?")
+    cs.add_strategy("clarify", refs["garden"], "Do the tomatoes get enough sun on the balcony?")
+    applied = profile.apply(cs)
+    mood = profile.facts(category="mood")[0].id
+    ids = {k: applied.ids[r] for k, r in refs.items() if k != "mood"} | {"mood": mood}
+    profile.write_snapshot(
+        "# What I know (snapshot 2026-05-03)\n\n## About the user\n- job: baker at a bakery in Lisbon",
+        {"facts": []},
+    )
+    profile.index_facts(app.embedder)
+    return Known(profile, profile_clock, ids)
+
+
+@pytest.fixture
+def known(fixed: Fixed) -> Known:
+    return build_profile(fixed)
+
+
+def provider(fixed: Fixed, known: Known, **changes: Any) -> MemoryProvider:
+    base = fixed.provider(**changes)
+    return MemoryProvider(
+        base.memory,
+        base.config,
+        profile=known.profile,
+        session_memory=base.session_memory,
+        clock=clock,
+    )
+
+
+def section(block: Block, tier: str) -> Section:
+    return next(s for s in block.sections if s.tier == tier)
+
+
+def refs(block: Block, tier: str) -> list[str]:
+    return [i.ref for i in section(block, tier).items] if tier in block.tiers else []
+
+
+def fact_ref(known: Known, *names: str) -> list[str]:
+    return [f"f:{known.ids[n]}" for n in names]
+
+
+def test_snapshot_in_t0_and_facts_by_weight_in_t3(fixed: Fixed, known: Known) -> None:
+    block = provider(fixed, known).identity()
+    t0 = section(block, "T0")
+    assert [p.title for p in t0.parts][:2] == [
+        "who I am (SOUL.md)",
+        "what I know (the profile's latest snapshot)",
+    ]
+    assert "  - job: baker at a bakery in Lisbon" in t0.text
+    t3 = section(block, "T3")
+    facts = t3.parts[0]
+    assert facts.title.startswith("what I understand (7 of 7 live facts")
+    weights = {i.ref: i.weight for i in facts.items}
+    # Kept heaviest first: the mood (8 of 40 days left) fades below every fresh fact.
+    assert facts.items[-1].ref == fact_ref(known, "mood")[0]
+    assert weights[fact_ref(known, "mood")[0]] == pytest.approx(0.86, abs=0.01)
+    assert all(w == 1.0 for r, w in weights.items() if r != fact_ref(known, "mood")[0])
+    # Shown by subject (the user first, then people) and category.
+    assert "[f:" in t3.text and "user · health: trouble sleeping" in t3.text
+    lines = [line for line in t3.text.splitlines() if line.startswith("[f:")]
+    assert lines[-1].endswith("Anna · relation: Kai's sister, lives in Lisbon")
+    assert [p.title for p in t3.parts][1].startswith("topics, largest first")
+    for gone in ("no snapshot", "no live facts", "not yet", "does not exist"):
+        assert not any(gone in n for n in block.notes), block.notes
+
+
+def test_a_fact_near_expiry_is_cut_before_a_fresh_one(fixed: Fixed, known: Known) -> None:
+    block = provider(fixed, known, t3_facts=6).identity()
+    shown = refs(block, "T3")
+    assert fact_ref(known, "mood")[0] not in shown
+    assert set(fact_ref(known, "garden", "job", "sleep")) <= set(shown)
+    # Once expired it leaves the active profile (Sleep closes it at its next run).
+    known.clock.advance(days=9)
+    block = provider(fixed, known).identity()
+    assert fact_ref(known, "mood")[0] not in refs(block, "T3")
+
+
+def test_a_topic_pulls_in_its_causes_from_the_graph(fixed: Fixed, known: Known) -> None:
+    block = provider(fixed, known).prefetch_block(SLEEPLESS)
+    t1p = section(block, "T1p")
+    matched, linked = t1p.parts
+    assert [i.ref for i in matched.items] == fact_ref(known, "sleep")
+    assert [i.ref for i in linked.items] == fact_ref(known, "shifts")
+    sleep_id = known.ids["sleep"]
+    assert f"causes f:{sleep_id}] user · work: long night shifts at the bakery" in t1p.text
+    assert "coffee" not in t1p.text  # contradicts is not followed
+    assert linked.title == "linked to them in the knowledge graph (causes, related_to, supports)"
+    quiet = provider(fixed, known).prefetch_block(UNRELATED)
+    assert "T1p" not in quiet.tiers
+    assert any(n.startswith("T1p: no profile fact reaches cosine 0.83") for n in quiet.notes)
+
+
+def test_an_open_question_is_offered_once(fixed: Fixed, known: Known) -> None:
+    p = provider(fixed, known)
+    assert "T1q" not in p.prefetch_block(UNRELATED).tiers  # unrelated: nothing offered
+    assert {s.status for s in known.profile.strategies(status=None)} == {"open"}
+    block = p.prefetch_block(SLEEPLESS)
+    t1q = section(block, "T1q")
+    [item] = t1q.items
+    assert item.text == "Are the night shifts still keeping you awake?"
+    assert item.extra == f"probe f:{known.ids['sleep']}"
+    assert t1q.parts[0].title.startswith("a question to ask naturally if it fits")
+    asked = {s.question: s.status for s in known.profile.strategies(status=None)}
+    assert asked["Are the night shifts still keeping you awake?"] == "asked"
+    assert asked["Do the tomatoes get enough sun on the balcony?"] == "open"
+    assert "T1q" not in p.prefetch_block(SLEEPLESS).tiers  # never the same question twice
+    # The question of a fact no longer live (a verify after expiry) still finds its topic.
+    known.profile.close(known.ids["garden"], why="expired")
+    block = p.prefetch_block("The tomatoes and basil in the garden are ripe")
+    assert [i.text for i in section(block, "T1q").items] == [
+        "Do the tomatoes get enough sun on the balcony?"
+    ]
+
+
+def test_no_questions_when_switched_off(fixed: Fixed, known: Known) -> None:
+    block = provider(fixed, known, strategies_k=0).prefetch_block(SLEEPLESS)
+    assert "T1q" not in block.tiers
+    assert {s.status for s in known.profile.strategies(status=None)} == {"open"}
+
+
+def chat(memory: Any, n: int = 16) -> None:
+    memory.sync_turn("chat", "user", "My daughter Mia starts violin lessons on Tuesday.")
+    for i in range(n - 1):
+        role = ("assistant", "user")[i % 2]
+        memory.sync_turn("chat", role, f"Turn {i} about the weather and the train.")
+
+
+def test_session_memory_with_a_session_key(fixed: Fixed, known: Known) -> None:
+    chat(fixed.app.memory)
+    p = provider(fixed, known)
+    block = p.prefetch_block("When is Mia's violin lesson?", session="chat")
+    t1s = section(block, "T1s")
+    assert t1s.parts[0].title == "recalled from earlier in this session (close to the message)"
+    first = fixed.app.memory.session_turns("chat")[0]
+    assert f"t:{first.id}" in [i.ref for i in t1s.items]
+    t1_turns = {i.ref for i in section(block, "T1").items if i.ref.startswith("t:")}
+    assert not t1_turns & {i.ref for i in t1s.items}  # T1's recent turns are not repeated
+    assert f"T1s: summary {NO_LLM}" in block.notes
+    # Without a session key there is no session memory.
+    assert "T1s" not in p.prefetch_block("When is Mia's violin lesson?").tiers
+
+
+@pytest.fixture
+def server() -> Iterator[LLMServer]:
+    with LLMServer() as s:
+        yield s
+
+
+def test_session_summary_from_the_llm(
+    tmp_path: Path, server: LLMServer, e5: E5Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("BASE_URL", "API_KEY", "MODEL", "RUN_BUDGET", "STRUCTURED"):
+        monkeypatch.delenv(f"TIDELINE_LLM_{name}", raising=False)
+    app = Tideline(llm_settings(server.url, home=str(tmp_path / "home")), embedder=e5)
+    try:
+        chat(app.memory)
+        server.script(
+            {"summary": "Mia, the user's daughter, starts violin."}, step="session_summary"
+        )
+        sessions = SessionMemory.from_settings(
+            app.memory, llm_from_settings(app.settings), app.settings
+        )
+        p = MemoryProvider(
+            app.memory,
+            InjectConfig.from_settings(app.settings, e5.model_id),
+            session_memory=sessions,
+            clock=clock,
+        )
+        block = p.prefetch_block("When is Mia's violin lesson?", session="chat")
+        t1s = section(block, "T1s")
+        assert t1s.parts[0].title == "summary of this session so far"
+        assert t1s.items[0].text == "Mia, the user's daughter, starts violin."
+        assert server.asked == ["session_summary"]
+        assert not any(n.startswith("T1s:") for n in block.notes)
+        assert app.provider.session_memory is not None  # the composition root wires it too
+    finally:
+        app.close()
+
+
+def test_budgets_hold(fixed: Fixed, known: Known) -> None:
+    chat(fixed.app.memory)
+    budgets = {"T0": 120, "T3": 90, "T1": 120, "T1s": 100, "T1p": 90, "T1q": 80}
+    p = provider(fixed, known, budgets=budgets)
+    identity = p.identity()
+    turn = p.prefetch_block(SLEEPLESS, session="chat")
+    assert {"T0", "T3"} <= set(identity.tiers) and {"T1s", "T1p", "T1q"} <= set(turn.tiers), (
+        turn.notes
+    )
+    for block in (identity, turn):
+        for s in block.sections:
+            assert s.tokens <= s.budget, (s.tier, s.tokens, s.budget)
+            assert p.count(s.text) <= s.tokens
+    assert any(n.startswith("T3: ") and "cut to fit 90 tokens" in n for n in identity.notes)
+    full = provider(fixed, known).prefetch_block(SLEEPLESS, session="chat")
+    assert turn.tokens < full.tokens
+
+
+def test_without_a_profile_one_note_says_so(fixed: Fixed) -> None:
+    p = MemoryProvider(fixed.app.memory, fixed.provider().config, clock=clock)
+    block = p.identity()
+    assert block.notes[0].startswith("profile: none attached")
+    assert "T1p" not in p.prefetch_block(SLEEPLESS).tiers

@@ -1,0 +1,120 @@
+"""Export → import into a fresh home gives the same memory: the same search results (ids, texts,
+scores, weights), the same traces, the same tombstones and corrections; restoring twice adds
+nothing; markdown renders the same records to read."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tideline.app import Tideline
+from tideline.config import Settings
+from tideline.embed import E5Embedder
+from tideline.profile import FactDraft
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+QUERIES = (
+    "Kyoto autumn leaves",
+    "sourdough starter smells",
+    "marathon training long run",
+    "sister's new job",
+    "where does the user live",
+    "hotel near Gion",
+)
+
+
+@pytest.fixture
+def fresh(tmp_path: Path, e5: E5Embedder) -> Iterator[Tideline]:
+    app = Tideline(Settings.load(overrides={"home": str(tmp_path / "fresh")}), embedder=e5)
+    yield app
+    app.close()
+
+
+def fill(app: Tideline) -> None:
+    """A memory with a bit of everything: two exports, linked narratives, a correction,
+    a forgotten turn and narrative, and a profile fact."""
+    m = app.memory
+    m.import_file(DATA / "chatgpt" / "conversations.json")
+    m.import_file(DATA / "claude" / "conversations.json")
+    m.sync_turn(
+        "chat-1", "user", "I live in Lisbon", speaker="Mia", timestamp="2026-01-02T10:00:00Z"
+    )
+    lisbon = m.sync_turn("chat-1", "user", "Actually I moved to Porto", speaker="Mia").id
+    kyoto = m.search("Kyoto November", include_turns=True, mode="lex").hits
+    turn_ids = [h.id for h in kyoto if h.type == "turn"][:2]
+    m.write(gesture="Mia plans a Kyoto trip in November", tags=["travel"], source_links=turn_ids)
+    old = m.write(gesture="Mia lives in Lisbon", tags=["home"], importance=4)
+    m.write(
+        gesture="Mia lives in Porto now",
+        tags=["home"],
+        importance=4,
+        supersedes=old.id,
+        source_links=[lisbon],
+    )
+    secret = m.write(gesture="Mia's bank PIN hint", tags=["private"])
+    m.forget(narratives=[secret.id], why="private", confirm=True)
+    m.forget(query="nail polish", why="embarrassing", confirm=True)
+    cs = app.profile.read().changeset()
+    cs.add_fact(FactDraft("user", "city", "Porto"), turn_ids=(lisbon,))
+    app.profile.apply(cs)
+
+
+def results(app: Tideline) -> list[list[dict[str, Any]]]:
+    return [
+        [h.to_dict() for h in app.memory.search(q, k=8, include_turns=True, mode=mode).hits]
+        for q in QUERIES
+        for mode in ("hybrid", "lex", "vec")
+    ]
+
+
+def memory_lines(text: str) -> list[dict[str, Any]]:
+    records = [json.loads(line) for line in text.splitlines()]
+    return [r for r in records if r["type"] in ("session", "turn", "narrative")]
+
+
+def test_export_then_import_into_a_fresh_home_gives_identical_search_results(
+    app: Tideline, fresh: Tideline, tmp_path: Path
+) -> None:
+    fill(app)
+    backup = tmp_path / "backup.jsonl"
+    with backup.open("w") as fh:
+        counts = app.export(fh, "jsonl")
+    assert counts["narrative"] == 4 and counts["fact"] == 1 and counts["session"] == 5
+    header = json.loads(backup.read_text().splitlines()[0])
+    assert (header["type"], header["version"]) == ("tideline-export", 1)
+
+    summary = fresh.memory.import_file(backup)
+    assert (summary.format, summary.detected, summary.problems) == ("tideline", True, [])
+    assert summary.narratives_added == 4
+    assert summary.skipped_kinds == {"fact records (the profile is not restored)": 1}
+
+    assert results(fresh) == results(app)
+    for nid in range(1, 5):
+        assert fresh.memory.trace(nid).to_dict() == app.memory.trace(nid).to_dict()
+    before = {k: v for k, v in app.memory.stats().items() if k != "database"}
+    assert {k: v for k, v in fresh.memory.stats().items() if k != "database"} == before
+    again = io.StringIO()
+    fresh.export(again, "jsonl")
+    assert memory_lines(again.getvalue()) == memory_lines(backup.read_text())
+
+    twice = fresh.memory.import_file(backup, "tideline")
+    assert (twice.turns_added, twice.narratives_added) == (0, 0)
+    assert twice.narratives_existing == 4
+    assert results(fresh) == results(app)
+
+
+def test_markdown_export_reads_as_a_document(app: Tideline) -> None:
+    fill(app)
+    out = io.StringIO()
+    app.export(out, "markdown")
+    text = out.getvalue()
+    assert text.startswith("# Tideline export of agent (")
+    assert "## Session chatgpt/6650f1a2-0c1e-8001-9a1b-kyoto0000001 — Kyoto trip in autumn" in text
+    assert "Mia lives in Lisbon" in text and "superseded by #3" in text
+    assert "[forgotten" in text and "nail polish" not in text and "PIN" not in text
+    assert "## Facts" in text

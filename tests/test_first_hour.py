@@ -1,0 +1,68 @@
+"""The first hour: versions, shell completion, a query that starts with a dash, and error texts a
+person can read. (MCP `serverInfo.version` is checked in tests/mcp/scenarios.py.)"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import tideline
+from tideline.cli.main import app as tideline_cli
+from tideline.cli.memo import app as memo_cli
+
+BIN = Path(sys.executable).parent
+
+
+@pytest.mark.parametrize("cli", [tideline_cli, memo_cli])
+def test_version(cli: object) -> None:
+    done = CliRunner().invoke(cli, ["--version"])  # type: ignore[arg-type]
+    assert done.exit_code == 0 and done.stdout == f"tideline {tideline.__version__}\n"
+    assert tideline.__version__ != "0.0.0"  # installed, not read from a bare source tree
+
+
+@pytest.mark.parametrize(
+    ("script", "words", "expected"),
+    [
+        ("tideline", "tideline se", {"search", "serve", "sessions"}),
+        ("memo", "memo re", {"reindex", "read"}),
+    ],
+)
+def test_shell_completion_completes_commands(script: str, words: str, expected: set[str]) -> None:
+    """What `--install-completion` installs asks the program itself; ask it the same way."""
+    env = {
+        **os.environ,
+        "COMP_WORDS": words,
+        "COMP_CWORD": "1",
+        f"_{script.upper()}_COMPLETE": "complete_bash",
+    }
+    done = subprocess.run([BIN / script], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and set(done.stdout.split()) == expected
+    shown = subprocess.run(
+        [BIN / script, "--show-completion"],
+        env={**os.environ, "SHELL": "/bin/bash"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert f"_{script}_completion()" in shown.stdout
+
+
+def test_a_query_may_start_with_a_dash(tmp_path: Path) -> None:
+    done = CliRunner().invoke(tideline_cli, ["search", "-word", "--json"])
+    assert "No such option" not in done.output and done.exit_code == 0
+    done = CliRunner().invoke(tideline_cli, ["search", "--", "-k"])  # one that looks like -k
+    assert done.exit_code == 1 and "nothing relevant found for '-k'" in done.stderr
+
+
+def test_errors_are_grammatical(tmp_path: Path) -> None:
+    done = CliRunner().invoke(
+        tideline_cli, ["import", str(tmp_path / "nope.jsonl"), "-f", "openai"]
+    )
+    assert done.exit_code == 2
+    assert "pass the path of an openai export" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
