@@ -41,7 +41,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import apsw
 
@@ -278,7 +278,9 @@ class CollectionIndex:
             text = TextIndex(db, "chunks")
             if text.stale:  # made by another lexical analyser: cut every text anew, once
                 rows = db.execute("SELECT id, path, heading, text FROM chunks").fetchall()
-                text.reanalyse((r[0], _lexical_text(r[1], r[2], r[3])) for r in rows)
+                text.reanalyse(
+                    (cast(int, r[0]), _lexical_text(str(r[1]), str(r[2]), str(r[3]))) for r in rows
+                )
             if self.embedder is not None:
                 text.bind_vectors(self.embedder.model_id, int(self.embedder.dim))
         except BaseException:

@@ -42,6 +42,7 @@ TURN_CONTEXT = 2
 MAX_TURN_CHARS = 100_000
 MAX_SESSION_KEY = 200
 _LIVE = "t.forgotten_at IS NULL"
+_LIVE_TURN = "forgotten_at IS NULL"
 _ROLE = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 
 
@@ -308,12 +309,13 @@ class RawContext:
         return [by_id[i] for i in ids if i in by_id]
 
     def texts(self, ids: Sequence[int]) -> dict[int, str]:
-        """What search and the embedder see of these turns, by id."""
+        """What search and the embedder see of these turns, by id (a forgotten turn: nothing)."""
         out: dict[int, str] = {}
         for part in batches(ids):
             marks = ",".join("?" * len(part))
             rows = self.db.execute(
-                f"SELECT id, speaker, text FROM turns WHERE id IN ({marks})", part
+                f"SELECT id, speaker, text FROM turns WHERE id IN ({marks}) AND {_LIVE_TURN}",
+                part,
             )
             out.update((i, index_text(speaker, text)) for i, speaker, text in rows)
         return out
@@ -343,7 +345,8 @@ class RawContext:
             rows = self.db.execute(
                 "SELECT t.id, t.ts, n.speaker, n.text, n.seq - t.seq FROM turns t"
                 " JOIN turns n ON n.session_id = t.session_id AND n.seq BETWEEN t.seq - ? AND t.seq + ?"
-                f" AND n.id != t.id WHERE t.id IN ({marks}) ORDER BY t.id, n.seq",
+                f" AND n.id != t.id AND n.forgotten_at IS NULL WHERE t.id IN ({marks})"
+                " ORDER BY t.id, n.seq",
                 (w, w, *part),
             )
             near: dict[int, list[str]] = {}
@@ -547,8 +550,28 @@ class RawContext:
                     [(_tombstone_hash(), when, why, i) for i in live],
                 )
                 self.index.delete(live)
+                self._rekey_neighbours(live)
                 done += len(live)
         return done
+
+    def _rekey_neighbours(self, forgotten: Sequence[int]) -> None:
+        """A forgotten turn's words leave its neighbours' context keys too (else a search for
+        them would still find the turns around it)."""
+        if not self.context or not forgotten:
+            return
+        marks = ",".join("?" * len(forgotten))
+        rows = self.db.execute(
+            "SELECT DISTINCT n.id FROM turns t JOIN turns n ON n.session_id = t.session_id"
+            " AND n.seq BETWEEN t.seq - ? AND t.seq + ? AND n.id != t.id"
+            f" WHERE t.id IN ({marks}) AND n.forgotten_at IS NULL",
+            (self.context, self.context, *forgotten),
+        )
+        near = [int(r[0]) for r in rows]
+        if near:
+            texts = self.texts(near)
+            self.index.upsert_many(
+                [(i, texts[i]) for i in near if i in texts], self.lexical_keys(near)
+            )
 
     def forget_session(self, session_id: int, why: str) -> int:
         """Forget every turn of a session and its key and title; returns the turns forgotten."""
