@@ -138,3 +138,11 @@ def test_stored_markup_renders_as_text(client: TestClient, seeded: dict[str, Any
     for html in pages:
         assert SCRIPT not in html
         assert "&lt;script&gt;alert(" in html
+
+
+def test_evidence_links_to_its_turn_in_context(client: TestClient, seeded: dict[str, Any]) -> None:
+    turn = seeded["turns"][0]
+    assert f'href="/turns/{turn}"' in client.get("/profile").text
+    shown = client.get(f"/turns/{turn}")
+    assert shown.url.path == "/sessions/trip" and f'id="turn-{turn}"' in shown.text
+    assert client.get("/turns/9999").status_code == 404

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from pathlib import Path
+from urllib.parse import quote
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Form, Query, Request
@@ -119,6 +120,16 @@ def session_page(request: Request, w: W, session: str, turn: int | None = None) 
     if not turns:
         raise NotFound(f"session {session!r} has no turns; pick one on /sessions")
     return page(request, "session.html", session=session, turns=turns, mark=turn)
+
+
+@router.get("/turns/{turn_id}")
+def turn_page(w: W, turn_id: int) -> Response:
+    """A turn (e.g. a fact's evidence) shown in its conversation."""
+    found = w.call(lambda: w.app.memory.raw.get([turn_id]))
+    if not found:
+        raise NotFound(f"there is no turn #{turn_id}; search with include_turns to find turn ids")
+    turn = found[0]
+    return back(f"/sessions/{quote(turn.session, safe='')}?turn={turn.id}#turn-{turn.id}")
 
 
 # -- profile ---------------------------------------------------------------------------------
