@@ -78,7 +78,8 @@ def panel(tmp_path_factory: pytest.TempPathFactory, llm: LLMServer) -> Iterator[
 def browser() -> Iterator[Any]:
     with sync_api.sync_playwright() as p:
         chromium = p.chromium.launch(
-            executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]
+            executable_path=CHROMIUM,
+            args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
         )
         yield chromium
         chromium.close()
@@ -87,7 +88,9 @@ def browser() -> Iterator[Any]:
 @pytest.fixture
 def page(browser: Any, panel: HttpServer, tmp_path: Path) -> Iterator[Any]:
     """A fresh page; console errors and page errors are collected and must stay empty."""
-    context = browser.new_context(base_url=f"http://127.0.0.1:{panel.port}", viewport={"width": 1200, "height": 900})
+    context = browser.new_context(
+        base_url=f"http://127.0.0.1:{panel.port}", viewport={"width": 1200, "height": 900}
+    )
     tab = context.new_page()
     errors: list[str] = []
     tab.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)

@@ -28,7 +28,9 @@ def test_every_page_renders(client: TestClient, seeded: dict[str, Any], path: st
     assert 'href="/static/panel.css"' in page.text and "http://" not in page.text.split("<main>")[0]
 
 
-def test_search_shows_each_hit_with_its_score_parts(client: TestClient, seeded: dict[str, Any]) -> None:
+def test_search_shows_each_hit_with_its_score_parts(
+    client: TestClient, seeded: dict[str, Any]
+) -> None:
     html = client.get("/", params={"q": "Lisbon", "mode": "lex"}).text
     assert f'href="/trace/{seeded["lisbon"]}"' in html and "lex #1" in html
     assert "no library configured" in html
@@ -48,9 +50,13 @@ def test_a_note_is_rendered_with_the_hit_highlighted(tmp_path: Path) -> None:
     app = Tideline(Settings.load(overrides={"memo_root": str(root), "embedder": "none"}))
     try:
         with client_for(app) as client:
-            listed = client.get("/library", params={"q": "9931", "path": "infra", "mode": "lex"}).text
+            listed = client.get(
+                "/library", params={"q": "9931", "path": "infra", "mode": "lex"}
+            ).text
             assert "infra/x.md:5" in listed and "infra" in listed
-            html = client.get("/library/note", params={"path": "infra/x.md", "line": 5, "lines": 3}).text
+            html = client.get(
+                "/library/note", params={"path": "infra/x.md", "line": 5, "lines": 3}
+            ).text
             hit = html.split('id="hit"')[1].split("</div>")[0]
             assert "<strong>9931</strong>" in hit and "&lt;b&gt;raw&lt;/b&gt;" in hit
             assert "<h1>Title</h1>" in html.split('id="hit"')[0]

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from itertools import product
-from pathlib import Path
 
 import pytest
 import schemathesis

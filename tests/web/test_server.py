@@ -20,9 +20,15 @@ def test_one_port_serves_the_api_the_panel_and_mcp(tmp_path: Path) -> None:
     base = f"http://127.0.0.1:{server.port}"
     try:
         with httpx.Client(base_url=base, timeout=30) as http:
-            turn = http.post("/api/turns", json={"session": "s", "role": "user", "text": "The boat is called Heron"})
+            turn = http.post(
+                "/api/turns",
+                json={"session": "s", "role": "user", "text": "The boat is called Heron"},
+            )
             assert turn.status_code == 200, turn.text
-            note = http.post("/api/narratives", json={"gesture": "The boat is called Heron", "source_links": [turn.json()["id"]]})
+            note = http.post(
+                "/api/narratives",
+                json={"gesture": "The boat is called Heron", "source_links": [turn.json()["id"]]},
+            )
             assert note.status_code == 201, note.text
             hits = http.get("/api/search", params={"query": "Heron boat"}).json()["hits"]
             assert hits and hits[0]["id"] == note.json()["id"]

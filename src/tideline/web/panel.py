@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 from pathlib import Path
+from typing import Annotated, Any, Literal
 from urllib.parse import quote
-from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -276,20 +276,18 @@ def runs_page(request: Request, w: W) -> Response:
     )
 
 
-@router.post("/runs/sleep")
-def run_sleep(
-    request: Request, w: W, csrf: Csrf, dry_run: Annotated[bool, Form()] = False
+@router.post("/runs/{kind}")
+def start_run(
+    request: Request,
+    w: W,
+    kind: Literal["sleep", "dream"],
+    csrf: Csrf,
+    dry_run: Annotated[bool, Form()] = False,
 ) -> Response:
+    """Start a sleep or a dream (today) and go to its progress page."""
     _csrf.check(request, csrf)
-    return back(f"/runs/{start_sleep_run(w, dry_run, 0.0)['id']}")
-
-
-@router.post("/runs/dream")
-def run_dream(
-    request: Request, w: W, csrf: Csrf, dry_run: Annotated[bool, Form()] = False
-) -> Response:
-    _csrf.check(request, csrf)
-    return back(f"/runs/{start_dream_run(w, None, dry_run)['id']}")
+    run = start_sleep_run(w, dry_run, 0.0) if kind == "sleep" else start_dream_run(w, None, dry_run)
+    return back(f"/runs/{run['id']}")
 
 
 @router.get("/runs/{run_id}", response_class=HTMLResponse)
