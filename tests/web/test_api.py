@@ -8,8 +8,11 @@ from typing import Any
 
 from starlette.testclient import TestClient
 
+from tests.consolidate.conftest import QUIET
 from tests.helpers import wait_until
 from tests.library.corpus import build
+from tests.llm.conftest import llm_settings
+from tests.llm_server import LLMServer
 from tests.web.conftest import client_for
 from tideline.app import Tideline
 from tideline.config import Settings
@@ -176,3 +179,27 @@ def test_bad_input_is_a_one_line_4xx(client: TestClient) -> None:
     _error(client.post("/api/narratives", json={"gesture": ""}), 400)
     _error(client.get("/api/sessions/nope/turns"), 404)
     assert _ok(client.get("/api/stats"))["narratives"] == 0  # nothing half written
+
+
+def test_a_second_sleep_waits_for_the_first(tmp_path: Path) -> None:
+    with LLMServer() as llm:
+        for step, answer in QUIET.items():
+            llm.default(step, answer)
+        llm.delay = 1.0  # each LLM call takes a second: the first run is still going on
+        app = Tideline(llm_settings(llm.url, embedder="none"))
+        try:
+            app.memory.sync_turn("s", "user", "I started a new job at the harbour")
+            with client_for(app) as client:
+                first = _ok(client.post("/api/sleep", json={}), 202)
+                assert "still going on" in _error(client.post("/api/sleep", json={}), 409)
+                run = wait_until(
+                    lambda: (r := _ok(client.get(f"/api/runs/{first['id']}")))["status"] != "running" and r,
+                    timeout=60,
+                )  # fmt: skip
+                assert run["status"] == "done" and run["report"]["tokens"]["calls"] >= 1
+                assert _ok(client.post("/api/sleep", json={"dry_run": True}), 202)["id"] == 2
+                wait_until(
+                    lambda: _ok(client.get("/api/runs/2"))["status"] != "running", timeout=60
+                )
+        finally:
+            app.close()

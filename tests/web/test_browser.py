@@ -157,6 +157,7 @@ def test_the_pictures(page: Any, tmp_path: Path) -> None:
     assert page.locator("svg.heatmap .bar:not(.desert)").count() >= 1  # and what was reached
     nodes = page.locator("svg.graph .node")
     assert nodes.count() >= 4
+    assert page.locator("svg.weights circle").count() == len(MEMORIES) + 1
     page.locator("svg.graph .node[data-name=Heron]").click()
     assert page.locator("svg.graph.focus line.lit").count() >= 1  # its ties lit
     shot(page, "6-pictures")

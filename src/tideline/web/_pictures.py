@@ -1,10 +1,11 @@
 """Geometry for the panel's pictures: bars for the attention heatmap, bubbles for the topic map,
-a circle layout for the entity graph. Plain numbers; the templates draw them as inline SVG (so
+a circle layout for the entity graph, dots for the weights over time. Plain numbers; the templates draw them as inline SVG (so
 every label goes through the templates' escaping, and no JavaScript library is needed)."""
 
 from __future__ import annotations
 
 import math
+from datetime import datetime
 from typing import Any
 
 BAR_H = 22
@@ -84,3 +85,30 @@ def circle_layout(graph: dict[str, Any], size: int = 560, limit: int = 40) -> di
     ]
     return {"nodes": nodes, "edges": edges, "size": size, "shown": len(nodes),
             "total": len(graph["entities"])}  # fmt: skip
+
+
+def weight_dots(
+    points: list[tuple[int, str, float, str]], width: int = 720, height: int = 220
+) -> dict[str, Any]:
+    """Narratives as dots: written when (x, by time) and how heavy now (y, 0–1), so what the
+    weights keep and let fade shows over time. `points`: (id, created_at, weight, gesture)."""
+    if not points:
+        return {"dots": [], "width": width, "height": height}
+    stamps = [datetime.fromisoformat(p[1].replace("Z", "+00:00")).timestamp() for p in points]
+    first, last = min(stamps), max(stamps)
+    span = (last - first) or 1.0
+    pad = 30
+    dots = [
+        {
+            "x": pad + (width - 2 * pad) * (t - first) / span,
+            "y": height - pad - (height - 2 * pad) * max(0.0, min(1.0, weight)),
+            "id": nid,
+            "weight": weight,
+            "when": created[:10],
+            "gesture": gesture,
+        }
+        for (nid, created, weight, gesture), t in zip(points, stamps, strict=True)
+    ]
+    return {"dots": dots, "width": width, "height": height, "pad": pad,
+            "first": points[stamps.index(first)][1][:10],
+            "last": points[stamps.index(last)][1][:10]}  # fmt: skip

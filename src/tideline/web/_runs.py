@@ -56,7 +56,6 @@ class Runs:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._runs: dict[int, Run] = {}
-        self._threads: dict[int, threading.Thread] = {}
 
     def start(self, kind: Kind, total: int, work: Work) -> Run:
         """Start `work(progress)` in a thread; refuse while a run of `kind` is going on."""
@@ -71,8 +70,7 @@ class Runs:
             self._runs[run.id] = run
             thread = threading.Thread(
                 target=self._work, args=(run, work), name=f"tideline-{kind}-{run.id}", daemon=True
-            )
-            self._threads[run.id] = thread
+            )  # daemon: stopping the server abandons a run, which applies in one transaction
         thread.start()
         return run
 
@@ -84,11 +82,6 @@ class Runs:
         """Most recent first."""
         with self._lock:
             return sorted(self._runs.values(), key=lambda r: -r.id)
-
-    def join(self, timeout: float | None = None) -> None:
-        """Wait for the running threads (the server is shutting down)."""
-        for thread in list(self._threads.values()):
-            thread.join(timeout)
 
     def _work(self, run: Run, work: Work) -> None:
         def progress(event: StepEvent) -> None:

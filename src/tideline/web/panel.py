@@ -26,7 +26,7 @@ from tideline.fields import LIVE, MEMORY_PROFILE, fact_statuses
 from tideline.web import _csrf
 from tideline.web._graph import graph
 from tideline.web._names import CSRF_FIELD, LOGIN, SESSION_COOKIE
-from tideline.web._pictures import bubbles, circle_layout, heat_bars
+from tideline.web._pictures import bubbles, circle_layout, heat_bars, weight_dots
 from tideline.web._state import Web, web
 from tideline.web.api import start_dream_run, start_sleep_run
 
@@ -215,6 +215,8 @@ def pictures_page(
     heat = w.call(lambda: heatmap(w.app.memory, since or None, until or None)).to_dict()
     topics, n_topics = w.call(lambda: topic_map(w.app.memory, 40))
     g = w.call(lambda: graph(w.app))
+    narratives = w.call(lambda: w.app.memory.narratives.all())
+    points = [(n.id, n.created_at, n.weight, n.gesture) for n in narratives]
     return page(
         request,
         "pictures.html",
@@ -224,6 +226,7 @@ def pictures_page(
         n_topics=n_topics,
         graph=circle_layout(g),
         fact_edges=g["fact_edges"],
+        weights=weight_dots(points),
         since=since or "",
         until=until or "",
     )
