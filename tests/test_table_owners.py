@@ -42,6 +42,7 @@ OWNERS: dict[str, str | None] = {
         "analysis/_store.py",
     ),
     "vector_spaces": "search/_index.py",
+    "lexical_analysers": "search/_index.py",
     "_migrations": "store/_migrations.py",
     # the profile (issue 11), in the agent database too
     "events": "profile/_events.py",
@@ -79,8 +80,8 @@ OWNERS: dict[str, str | None] = {
 #: Throwaway tables of in-memory databases (doctor's probe of FTS5 trigram support).
 SCRATCH = {"t"}
 
-#: `TextIndex`'s own tables: N_fts, N_tri, N_vec, N_vecpart for every index N.
-INDEX_TABLE = re.compile(r"^\w+_(fts|tri|vec|vecpart)$")
+#: `TextIndex`'s own tables: N_fts, N_tri, N_vec, N_vecpart, N_vocab for every index N.
+INDEX_TABLE = re.compile(r"^\w+_(fts|tri|vec|vecpart|vocab)$")
 INDEX_OWNER = "search/_index.py"
 
 SQL = re.compile(r"\b(?:FROM|JOIN|INTO|UPDATE|ON|TABLE(?: IF (?:NOT )?EXISTS)?)\s+(\w+)")

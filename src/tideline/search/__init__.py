@@ -1,6 +1,13 @@
 """Hybrid search: safe FTS5 queries, BM25 + trigram, sqlite-vec KNN, and one retrieval path
 (`retrieve`) that fuses them by a per-use `Policy`."""
 
+from tideline.search._analyse import (
+    ANALYSERS,
+    DEFAULT_ANALYSER,
+    STOP_WORDS,
+    Analyser,
+    analyse,
+)
 from tideline.search._fallback import query_vector
 from tideline.search._fusion import RRF_K, fuse, ranks, rrf_fuse, weighted_fuse
 from tideline.search._index import FillReport, TextIndex, text_key
@@ -12,16 +19,21 @@ from tideline.search._query import (
     bound_query,
     parse_query,
 )
+from tideline.search._rerank import diversify, lift
 from tideline.search._retrieve import Candidates, Scope, TextLookup, literal_dashes, retrieve
 from tideline.search._text import has_cjk, spaced_cjk, valid_text
 from tideline.search._types import MODES, Hit, Mode, Policy, Retrieval
 
 __all__ = [
+    "ANALYSERS",
+    "DEFAULT_ANALYSER",
     "MAX_QUERY_CHARS",
     "MAX_TERMS",
     "MAX_TERM_CHARS",
     "MODES",
     "RRF_K",
+    "STOP_WORDS",
+    "Analyser",
     "Candidates",
     "FillReport",
     "Hit",
@@ -32,9 +44,12 @@ __all__ = [
     "Scope",
     "TextIndex",
     "TextLookup",
+    "analyse",
     "bound_query",
+    "diversify",
     "fuse",
     "has_cjk",
+    "lift",
     "literal_dashes",
     "parse_query",
     "query_vector",
