@@ -4,7 +4,18 @@ from __future__ import annotations
 
 import typer
 
-from tideline.cli import backup, doctor, forget, inject, memory, profile, scripts, serve, sleep
+from tideline.cli import (
+    backup,
+    doctor,
+    dream,
+    forget,
+    inject,
+    memory,
+    profile,
+    scripts,
+    serve,
+    sleep,
+)
 from tideline.cli._version import version_option
 
 app = typer.Typer(
@@ -22,6 +33,7 @@ scripts.register(app)
 inject.register(app)
 sleep.register(app)
 profile.register(app)
+dream.register(app)
 
 
 @app.callback()
