@@ -1,5 +1,9 @@
 """Shared output helpers for the CLI drivers: JSON or rich, errors on stderr with exit codes.
 
+User text (queries, notes, narratives, turns, and errors that quote them) is printed as it is:
+both consoles have rich markup off, so `[/x]` in a note is text, not a tag that fails to close.
+Colour comes from `styled`, never from `[red]` tags inside a string.
+
 Exit codes: 0 ok; 1 a check failed / nothing found where something was required; 2 bad input or
 usage; 3 a store problem (locked, not a database, newer schema); 4 the embedder is unavailable;
 5 busy: another sleep is running (try again later).
@@ -16,12 +20,25 @@ from typing import Any
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from tideline.consolidate import SleepBusy
 from tideline.errors import EmbedderError, InvalidInput, StoreError, TidelineError
 
-console = Console()
-err_console = Console(stderr=True)
+console = Console(markup=False)
+err_console = Console(stderr=True, markup=False)
+
+
+def styled(*parts: str | tuple[str, str]) -> Text:
+    """Plain strings and (text, style) pairs as one line: colour without parsing markup."""
+    return Text.assemble(*parts)
+
+
+def quoted(text: str, limit: int = 80) -> str:
+    """`text` as a message quotes it: a 128 KiB argument is not echoed back whole."""
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit]!r}… ({len(text):,} characters)"
 
 
 def _default(obj: Any) -> Any:
@@ -56,5 +73,5 @@ def errors_to_exit() -> Iterator[None]:
     try:
         yield
     except TidelineError as exc:
-        err_console.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+        err_console.print(styled(("error:", "red"), f" {exc}"), highlight=False, soft_wrap=True)
         raise typer.Exit(exit_code(exc)) from None
