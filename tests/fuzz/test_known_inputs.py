@@ -14,13 +14,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from mcp import Client
+from rich.table import Table
 from typer.testing import CliRunner
 
 from tests.fuzz.conftest import fuzz
 from tests.library.notes import make_collection
 from tests.mcp.conftest import error_text, payload
 from tideline.app import Tideline
-from tideline.cli._output import console, err_console
+from tideline.cli._output import console, err_console, styled
 from tideline.cli.main import app as tideline_cli
 from tideline.cli.memo import _Bar
 from tideline.cli.memo import app as memo_cli
@@ -228,3 +229,30 @@ def test_a_collection_named_like_a_tag_in_memos_progress_bar() -> None:
     with err_console.capture() as captured:
         err_console.print(bar.progress.get_renderable())
     assert "[/x]: scanning" in captured.get()
+
+
+LOOSE_JOINERS = ["\u200d\u200d😀💻", "\u200d\u200d💻", "1\u200d\u200d😀r 👩‍💻", "x\u200d🏳️‍🌈 \u200d"]
+
+
+@pytest.mark.parametrize("text", LOOSE_JOINERS)
+def test_zero_width_joiners_that_join_nothing_print_at_any_width(text: str) -> None:
+    """rich 15 raised IndexError / ZeroDivisionError cutting such text to a width (the CLI fuzz
+    of bench/faults.py found it in `tideline search`'s table); a joiner between emoji stays."""
+    for width in range(6, 40):
+        table = Table("id", "text", width=width)
+        table.add_row("1", text * 3)
+        with console.capture() as captured:
+            console.print(table)
+            console.print(styled(("1.", "bold"), f" {text}"), width=width)
+        if "👩‍💻" in text:
+            assert "👩‍💻" in captured.get()
+
+
+def test_a_narrative_of_loose_joiners_is_listed_by_tideline_search(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("TIDELINE_EMBEDDER", "none")
+    typed = "mk60x " + "\u200d\u200d🌈🧠\u200d🧠\u200d💻🌈🧠💻\u200d🌈👩😀🧠👩\u200d🌈\u200d🏳🧠" * 8
+    assert runner.invoke(tideline_cli, ["write", typed], catch_exceptions=False).exit_code == 0
+    shown = runner.invoke(tideline_cli, ["search", "mk60x", "-k", "1"], catch_exceptions=False)
+    assert shown.exit_code == 0 and "mk60x" in shown.stdout

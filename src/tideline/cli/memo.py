@@ -20,7 +20,15 @@ from rich.table import Table
 
 from tideline.cli._app import open_app
 from tideline.cli._fields import FREE_TEXT, choice, option
-from tideline.cli._output import console, err_console, errors_to_exit, print_json, quoted, styled
+from tideline.cli._output import (
+    console,
+    err_console,
+    errors_to_exit,
+    print_json,
+    printable,
+    quoted,
+    styled,
+)
 from tideline.cli._version import version_option
 from tideline.fields import (
     MEMO_READ,
@@ -88,7 +96,7 @@ class _Bar:
         if self.progress is None:
             return
         if phase not in self.tasks:
-            self.tasks[phase] = self.progress.add_task(phase, total=total)
+            self.tasks[phase] = self.progress.add_task(printable(phase), total=total)
         self.progress.update(self.tasks[phase], completed=done, total=total)
 
 
