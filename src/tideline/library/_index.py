@@ -299,14 +299,15 @@ class CollectionIndex:
         self._db, self._text = db, text
 
     def _drop(self, message: str) -> None:
+        """Delete the index files; `message` is said only once they are gone (a refusal, such as a
+        folder with files where index.db belongs, is the only thing the user then sees)."""
+        self.close()
+        if claim_index_dir(self.dir, create=False):
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                remove_own(Path(str(self.db_path) + suffix))
+            remove_own(self.state_path)
         log.warning(message)
         self.warnings.append(message)
-        self.close()
-        if not claim_index_dir(self.dir, create=False):
-            return
-        for suffix in ("", "-wal", "-shm", "-journal"):
-            remove_own(Path(str(self.db_path) + suffix))
-        remove_own(self.state_path)
 
     def drop_damaged(self, exc: DatabaseDamaged) -> bool:
         """Throw this index away when `exc` is damage found in its file mid-use; False when the
