@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 
 from tests import damage
 from tests.mcp.conftest import error_text
+from tests.profile.conftest import add_fact
 from tideline.app import Tideline
 from tideline.cli.main import app as cli
 from tideline.config import Settings
@@ -172,6 +173,25 @@ def test_a_memory_cut_to_its_first_page_says_why_nothing_came_back(
     assert code == 1 and repaired["action"] == "failed" and "\n" not in repaired["error"]
     assert "it holds 1 of the" in repaired["error"] and "not one row" in repaired["error"]
     assert digest(path) == before
+
+
+def test_repair_keeps_the_profiles_tables(small: Path, isolated_home: Path) -> None:
+    """Facts live in memory.db too: the new file gets every table the agent database holds."""
+    home = isolated_home / "with-fact"
+    home.mkdir(parents=True)
+    shutil.copyfile(small, home / "memory.db")
+    app = Tideline(Settings.load(env={}, overrides={"home": str(home), "embedder": "none"}))
+    add_fact(app.profile, "lives in Porto")
+    app.close()
+    path = damaged(home / "memory.db", isolated_home, "zeroed-header")
+    code, out, err = run("doctor", "--repair", "--json")
+    assert code == 0, (out, err)
+    assert json.loads(out)["repaired"][0]["rows"]["facts"] == 1
+    app = Tideline(Settings.load(env={}, overrides={"home": str(path.parent), "embedder": "none"}))
+    try:
+        assert [f.value for f in app.profile.facts()] == ["lives in Porto"]
+    finally:
+        app.close()
 
 
 def test_a_missing_database_is_still_created_fresh(isolated_home: Path) -> None:
