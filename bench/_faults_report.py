@@ -58,7 +58,10 @@ BEFORE: dict[str, str] = {
         "issue: raw `apsw.CorruptError` tracebacks; a 0-byte memory.db silently used as a new, "
         "empty memory"
     ),
-    "damaged memory.db: `tideline doctor --repair`": "issue: no `--repair`",
+    "damaged memory.db: `tideline doctor --repair`": (
+        "first full run (f1c3089): 6 of 8 recovered; truncated: “its list of tables is "
+        "unreadable” (nothing read); issue: no `--repair`"
+    ),
     "damaged library index.db (8 kinds): the next `memo search`": (
         "issue: 7 of 8 rebuilt; index.db replaced by a folder failed every memo command"
     ),
@@ -72,9 +75,13 @@ BEFORE: dict[str, str] = {
         "before its joiner fix (2f31fe3): **3 of 3,000** (`IndexError` inside rich)"
     ),
     "long input: memory_search, 20,000-char query": (
-        "e5: **23.2 s; another client's memory_stats waited 23.2 s**; issue: 11–37 s"
+        "first full run (f1c3089, a 512-token query window): **alone median 1.84 s, p95 2.12 s**; "
+        "quick: **23.2 s; another client's memory_stats waited 23.2 s**; issue: 11–37 s"
     ),
-    "long input: memo_search, 20,000-char query": "issue: **11–37 s** for a 20k query (e5)",
+    "long input: memo_search, 20,000-char query": (
+        "first full run (f1c3089, a 512-token query window): **alone median 1.52 s, p95 1.74 s**; "
+        "issue: **11–37 s** for a 20k query (e5)"
+    ),
     "long input: memo_search, 1 MB query, no spaces": (
         "issue: **49 s** (`memo search --mode lex`, 1 MB)"
     ),
