@@ -60,6 +60,8 @@ class Tideline:
         plugins.configure(settings.plugins, settings.trace_plugins)
         # One connection, possibly many threads (MCP workers): its users take turns through this.
         self.db_lock = threading.RLock()
+        # The library's users (MCP tools, the web panel, in one process) take turns through this.
+        self.library_lock = threading.Lock()
         if embedder is not None:
             self.__dict__["embedder"] = embedder
 

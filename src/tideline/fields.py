@@ -675,6 +675,16 @@ RUNS = Command(
     (Field("limit", int, 20, "How many runs, most recent first.", ge=1, le=1000),),
 )
 
+#: `POST /api/dream` (the web API; the CLI and MCP tools of issue 14 may take these over).
+DREAM_RUN = Command(
+    None,
+    None,
+    (
+        Field("date", str, None, "The day to dream, YYYY-MM-DD (default: today, UTC)."),
+        Field("dry_run", bool, False, "Compute and report; write and record nothing."),
+    ),
+)
+
 COMMANDS: tuple[Command, ...] = (
     SYNC_TURN,
     MEMORY_WRITE,
