@@ -26,9 +26,11 @@ import numpy as np
 
 from tideline.analysis import ANALYSIS_MIGRATIONS
 from tideline.config import Settings
+from tideline.consolidate import CONSOLIDATE_MIGRATIONS, DREAM_MIGRATIONS
 from tideline.doctor import AGENT_DATABASE, database_files
 from tideline.errors import RepairFailed, TidelineError
 from tideline.memory import AGENT_MIGRATIONS, NARRATIVE_INDEX, TURN_INDEX, Memory
+from tideline.profile import PROFILE_MIGRATIONS
 from tideline.search import TextIndex
 from tideline.store import (
     Database,
@@ -42,6 +44,14 @@ from tideline.store import (
 )
 
 SEARCHED = {TURN_INDEX: "turns", NARRATIVE_INDEX: "narratives"}
+#: Every table the agent database can hold: only tables of the new file are copied into it.
+TABLES = (
+    AGENT_MIGRATIONS,
+    ANALYSIS_MIGRATIONS,
+    PROFILE_MIGRATIONS,
+    CONSOLIDATE_MIGRATIONS,
+    DREAM_MIGRATIONS,
+)
 REINDEX_BATCH = 2000
 SIDE_FILES = ("-wal", "-shm", ".damage.json")
 
@@ -123,7 +133,7 @@ def _recover(path: Path, result: Repaired) -> None:
         else:
             result.notes.append("it was empty: nothing to recover, a new memory starts here")
         try:
-            with open_database(new, AGENT_MIGRATIONS, ANALYSIS_MIGRATIONS) as db:
+            with open_database(new, *TABLES) as db:
                 if src is not None:
                     copy_rows(src, db, salvage)
                     db.execute("DELETE FROM vector_spaces")  # bound again by _copy_vectors
@@ -146,9 +156,7 @@ def _recover(path: Path, result: Repaired) -> None:
         result.notes.append("its header was rebuilt to read it")
     result.kept, result.action = str(_set_aside(path, new)), "recovered"
     forget_damage(path)
-    open_database(
-        path, AGENT_MIGRATIONS, ANALYSIS_MIGRATIONS
-    ).close()  # the re-check: it opens as a memory again
+    open_database(path, *TABLES).close()  # the re-check: it opens as a memory again
 
 
 def _reindex_text(db: Database) -> None:
