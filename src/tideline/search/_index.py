@@ -33,7 +33,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Literal, cast
+from typing import Any, Literal, Protocol, cast
 
 import numpy as np
 
@@ -51,6 +51,13 @@ log = logging.getLogger(__name__)
 
 #: A row as apsw returns it (column types are the schema's, which the type checker cannot see).
 Row = tuple[Any, ...]
+
+
+class Readable(Protocol):
+    """A connection `stored_vectors` can read from (apsw's, or `Database`)."""
+
+    def execute(self, sql: str, params: Any = ..., /) -> Any: ...
+
 
 #: Called after each batch of `TextIndex.fill_vectors` with (records done, records asked for).
 FillProgress = Callable[[int, int], None]
@@ -630,6 +637,44 @@ class TextIndex:
         found = np.array([r[0] for r in rows], dtype=np.int64)
         matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
         return found, matrix.reshape(len(rows), self.dim)
+
+    @staticmethod
+    def forget_spaces(db: Database) -> None:
+        """For a database rebuilt from copied rows: its `vector_spaces` rows name vector tables
+        that were not copied; without them each index binds (creates) its tables anew when
+        vectors arrive."""
+        db.execute("DELETE FROM vector_spaces")
+
+    @staticmethod
+    def stored_vectors(
+        source: Readable, name: str
+    ) -> tuple[tuple[str, int] | None, dict[int, np.ndarray]]:
+        """The space (model id, dimension) and every record's vectors, shape (parts, dim), of
+        index `name` in another database (`source`: an open connection, e.g. a damaged file
+        being salvaged). ({}: no space bound there.) Database errors propagate: the caller
+        decides what an unreadable table means."""
+        space = source.execute(
+            "SELECT model_id, dim FROM vector_spaces WHERE name = ?", (name,)
+        ).fetchone()
+        if space is None:
+            return None, {}
+        parts: dict[int, list[bytes]] = {
+            int(i): [blob] for i, blob in source.execute(f"SELECT rowid, embedding FROM {name}_vec")
+        }
+        has_parts = source.execute(
+            "SELECT 1 FROM sqlite_master WHERE name = ?", (f"{name}_vecpart",)
+        ).fetchone()
+        if has_parts:
+            for i, blob in source.execute(
+                f"SELECT record, embedding FROM {name}_vecpart ORDER BY record, part"
+            ):
+                if int(i) in parts:
+                    parts[int(i)].append(blob)
+        vectors = {
+            i: np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), -1)
+            for i, blobs in parts.items()
+        }
+        return (str(space[0]), int(space[1])), vectors
 
     @property
     def space(self) -> tuple[str, int] | None:
