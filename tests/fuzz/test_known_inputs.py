@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import os
 import subprocess
 import sys
@@ -256,3 +257,17 @@ def test_a_narrative_of_loose_joiners_is_listed_by_tideline_search(
     assert runner.invoke(tideline_cli, ["write", typed], catch_exceptions=False).exit_code == 0
     shown = runner.invoke(tideline_cli, ["search", "mk60x", "-k", "1"], catch_exceptions=False)
     assert shown.exit_code == 0 and "mk60x" in shown.stdout
+
+
+def test_no_driver_writes_rich_markup_tags() -> None:
+    """Markup is off on both consoles (user text prints as typed), so a `[red]…[/red]` in a
+    driver would print literally: colour goes through `styled`."""
+    src = Path(__file__).resolve().parents[2] / "src" / "tideline"
+    tag = re.compile(r"\[/?(?:red|green|yellow|blue|bold|dim|italic|cyan|magenta)\]")
+    found = [
+        f"{p.relative_to(src)}:{n}"
+        for p in sorted((src / "cli").glob("*.py"))
+        for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if tag.search(line)
+    ]
+    assert found == []

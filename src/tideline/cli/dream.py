@@ -18,7 +18,7 @@ import typer
 
 from tideline.cli._app import open_app
 from tideline.cli._fields import choice, option
-from tideline.cli._output import console, err_console, print_json
+from tideline.cli._output import console, err_console, print_json, styled
 from tideline.cli.sleep import StepDisplay, step_bar
 from tideline.consolidate.dream import LAYERS, DreamReport, Thread, thread_action
 from tideline.fields import DREAM_RUN, DREAM_RUNS, MEMORY_THREADS
@@ -78,7 +78,9 @@ def dream(
         for line in record(report):
             _say(line)
         for error in report.errors:
-            err_console.print(f"[red]error:[/red] {error}", highlight=False, soft_wrap=True)
+            err_console.print(
+                styled(("error:", "red"), f" {error}"), highlight=False, soft_wrap=True
+            )
     if not report.ok:
         raise typer.Exit(1)
 
