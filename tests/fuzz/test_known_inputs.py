@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -263,7 +263,7 @@ def test_no_driver_writes_rich_markup_tags() -> None:
     """Markup is off on both consoles (user text prints as typed), so a `[red]…[/red]` in a
     driver would print literally: colour goes through `styled`."""
     src = Path(__file__).resolve().parents[2] / "src" / "tideline"
-    tag = re.compile(r"\[/?(?:red|green|yellow|blue|bold|dim|italic|cyan|magenta)\]")
+    tag = re.compile(r"\[(red|green|yellow|blue|bold|dim|italic|cyan|magenta)\].*\[/\1\]")
     found = [
         f"{p.relative_to(src)}:{n}"
         for p in sorted((src / "cli").glob("*.py"))
