@@ -312,7 +312,7 @@ def main() -> None:
         " T0 3000, T2 1500, T2b 3000, T3 1500, T1 1500, T1s 800, T1p 500, T1q 150, T4 1500) except"
         f" the T1 cosine floor, {FLOOR} for e5 (see docs/inject.md). Every prefetch embeds a new"
         " message with the bundled e5, searches the facts and writes its attention-log rows."
-        " `.venv/bin/python bench/inject_latency.py` (default threads; loading e5 caps BLAS at one)."
+        " `.venv/bin/python bench/inject_latency.py` (default threads; loading e5 caps BLAS at one).",
         "",
         "| call | runs | p50 ms | p95 ms |",
         "|---|---|---|---|",
