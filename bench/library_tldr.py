@@ -106,9 +106,11 @@ def measure_quality(
     queries_cached: Any,
     variants: bool,
     latency: dict[str, list[float]],
+    dump: list[dict] | None = None,
 ) -> dict[tuple[str, str, str], list[tuple[float, float]]]:
     """File-level (recall@5, reciprocal rank@10) per (mode or variant, kind, lang); the three
-    modes search with `raw` (their latency is recorded), the variants with cached queries."""
+    modes search with `raw` (their latency is recorded), the variants with cached queries.
+    `dump` receives one record per query and run (its rank and top files), for failure analysis."""
     quality: dict[tuple[str, str, str], list[tuple[float, float]]] = defaultdict(list)
     default = lib.policy, lib.lex_floor
     runs = [(m, m, default) for m in ("lex", "vec", "hybrid")]
@@ -127,6 +129,8 @@ def measure_quality(
             rr = 1.0 / rank if rank is not None and rank <= 10 else 0.0
             quality[(label, q["kind"], q["lang"])].append((r5, rr))
             quality[(label, "all", "all")].append((r5, rr))
+            if dump is not None:
+                dump.append({"run": label, "id": q["id"], "rank": rank, "top": files[:10]})
     (lib.policy, lib.lex_floor), lib.embedder = default, raw
     return quality
 
@@ -156,8 +160,11 @@ def run_quality(args: argparse.Namespace) -> dict:
     reports = lib.index()
     present = {p.relative_to(lib_root).as_posix() for p in lib_root.rglob("*.md")}
     qs = [q for q in queries if q["target"] in present]
-    quality = measure_quality(lib, qs, cached, cached, args.variants, defaultdict(list))
+    dump: list[dict] | None = [] if args.dump else None
+    quality = measure_quality(lib, qs, cached, cached, args.variants, defaultdict(list), dump)
     lib.close()
+    if args.dump and dump is not None:
+        args.dump.write_text("".join(json.dumps(d) + "\n" for d in dump), encoding="utf-8")
     shutil.rmtree(work, ignore_errors=True)
     return {
         "pages": n_pages,
@@ -475,6 +482,9 @@ def main() -> None:
     parser.add_argument("--lex-floor", type=float, default=LEX_FLOOR, help="lexical trust floor")
     parser.add_argument(
         "--quality-only", action="store_true", help="quality from a warm --cache, no embedding"
+    )
+    parser.add_argument(
+        "--dump", type=Path, default=None, help="with --quality-only: per-query ranks (JSONL)"
     )
     parser.add_argument(
         "--lexical-full", action="store_true", help="the whole library without an embedder"
