@@ -12,7 +12,9 @@ keeps it (reruns are cheap; the cold time is only a cold time when the file star
 the table says how many texts came from the cache). `--variants` adds fusion variants to the
 quality table (same index, other policies). `--quality-only` (with a warm `--cache`) measures
 only the quality table, every text and query from the cache: it fails on a cache miss instead of
-embedding, so it needs no embedding lock and takes a few minutes. With `--write`, the table replaces the
+embedding, so it needs no embedding lock and takes a few minutes; `--latency-only` likewise times
+the `path='*'` search itself (stat catch-up, watcher, none) with the query vectors from the cache.
+With `--write`, the table replaces the
 `## Library (tldr)` section of docs/benchmarks.md.
 """
 
@@ -144,6 +146,61 @@ def summary(quality: dict[tuple[str, str, str], list[tuple[float, float]]]) -> d
         )
         for k, v in quality.items()
     }
+
+
+def run_latency(args: argparse.Namespace) -> dict:
+    """`path='*'` hybrid latency of the search itself (query vectors from a warm `--cache`, so
+    no embedding and no lock): with the stat catch-up, with a running watcher, with none."""
+    if args.cache is None or not args.cache.exists():
+        sys.exit("error: --latency-only needs a warm --cache from a full run")
+    queries = [json.loads(line) for line in (DATA / "queries.dev.jsonl").open(encoding="utf-8")]
+    work = Path(tempfile.mkdtemp(prefix="memo-bench-l-"))
+    lib_root = work / "library"
+    lib_root.mkdir()
+    n_pages = build_library(lib_root, args.pages, queries)
+    cached = CachedEmbedder(CacheOnly(E5Embedder()), args.cache)  # type: ignore[arg-type]
+    lib = Library(lib_root, cached, keys=args.keys, lex_floor=args.lex_floor)
+    lib.index()
+    present = {p.relative_to(lib_root).as_posix() for p in lib_root.rglob("*.md")}
+    qs = [q for q in queries if q["target"] in present]
+    for q in qs[:20]:  # warm-up: page cache, statements, the vector matrix
+        lib.search(q["query"], "*", k=10)
+    latency: dict[str, list[float]] = defaultdict(list)
+
+    def timed(label: str, catch_up: bool = True) -> None:
+        for q in qs:
+            t0 = time.perf_counter()
+            lib.search(q["query"], "*", k=10, catch_up=catch_up)
+            latency[label].append((time.perf_counter() - t0) * 1000)
+
+    timed("hybrid, path=*, stat catch-up")
+    timed("hybrid, path=*, no catch-up", catch_up=False)
+    with Watcher(lib):
+        timed("hybrid, path=*, watcher running")
+    lib.close()
+    shutil.rmtree(work, ignore_errors=True)
+    return {
+        "pages": n_pages,
+        "queries": len(qs),
+        "load": os.getloadavg(),
+        "latency": {m: (pct(v, 0.5), pct(v, 0.95)) for m, v in latency.items()},
+    }
+
+
+def table_latency(r: dict, command: str) -> str:
+    lines = [
+        f"### `path='*'` latency, search alone ({r['pages']} pages, query vectors cached)",
+        "",
+        f"    {command}",
+        "",
+        f"{r['queries']} queries; load average at the end {r['load'][0]:.1f}.",
+        "",
+        "| search, hot, no query embedding | p50 | p95 |",
+        "|---|---|---|",
+    ]
+    for label, (p50, p95) in r["latency"].items():
+        lines.append(f"| {label} | {p50:.1f} ms | {p95:.1f} ms |")
+    return "\n".join(lines) + "\n"
 
 
 def run_quality(args: argparse.Namespace) -> dict:
@@ -484,6 +541,11 @@ def main() -> None:
         "--quality-only", action="store_true", help="quality from a warm --cache, no embedding"
     )
     parser.add_argument(
+        "--latency-only",
+        action="store_true",
+        help="path='*' search latency from a warm --cache, no embedding",
+    )
+    parser.add_argument(
         "--dump", type=Path, default=None, help="with --quality-only: per-query ranks (JSONL)"
     )
     parser.add_argument(
@@ -501,6 +563,9 @@ def main() -> None:
     if args.quality_only:
         result = run_quality(args)
         text, part = table_quality(result, command.strip()), "quality"
+    elif args.latency_only:
+        result = run_latency(args)
+        text, part = table_latency(result, command.strip()), "latency"
     elif args.lexical_full:
         result = run_lexical_full()
         text, part = table_lexical(result, command.strip()), "lexical-full"
