@@ -30,7 +30,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -148,21 +148,39 @@ def summary(quality: dict[tuple[str, str, str], list[tuple[float, float]]]) -> d
     }
 
 
-def run_latency(args: argparse.Namespace) -> dict:
-    """`path='*'` hybrid latency of the search itself (query vectors from a warm `--cache`, so
-    no embedding and no lock): with the stat catch-up, with a running watcher, with none."""
+def warm_library(args: argparse.Namespace, option: str) -> WarmLibrary:
+    """The library indexed from a warm `--cache` (a miss is an error, never an embedding), for
+    the `--quality-only` and `--latency-only` runs."""
     if args.cache is None or not args.cache.exists():
-        sys.exit("error: --latency-only needs a warm --cache from a full run")
+        sys.exit(f"error: {option} needs a warm --cache from a full run")
     queries = [json.loads(line) for line in (DATA / "queries.dev.jsonl").open(encoding="utf-8")]
-    work = Path(tempfile.mkdtemp(prefix="memo-bench-l-"))
+    work = Path(tempfile.mkdtemp(prefix="memo-bench-warm-"))
     lib_root = work / "library"
     lib_root.mkdir()
     n_pages = build_library(lib_root, args.pages, queries)
     cached = CachedEmbedder(CacheOnly(E5Embedder()), args.cache)  # type: ignore[arg-type]
     lib = Library(lib_root, cached, keys=args.keys, lex_floor=args.lex_floor)
-    lib.index()
+    reports = lib.index()
     present = {p.relative_to(lib_root).as_posix() for p in lib_root.rglob("*.md")}
     qs = [q for q in queries if q["target"] in present]
+    return WarmLibrary(work, lib, cached, qs, n_pages, reports)
+
+
+@dataclass
+class WarmLibrary:
+    work: Path
+    lib: Library
+    cached: CachedEmbedder
+    qs: list[dict]
+    pages: int
+    reports: list[Any]
+
+
+def run_latency(args: argparse.Namespace) -> dict:
+    """`path='*'` hybrid latency of the search itself (query vectors from a warm `--cache`, so
+    no embedding and no lock): with the stat catch-up, with a running watcher, with none."""
+    w = warm_library(args, "--latency-only")
+    lib, qs = w.lib, w.qs
     for q in qs[:20]:  # warm-up: page cache, statements, the vector matrix
         lib.search(q["query"], "*", k=10)
     latency: dict[str, list[float]] = defaultdict(list)
@@ -178,13 +196,17 @@ def run_latency(args: argparse.Namespace) -> dict:
     with Watcher(lib):
         timed("hybrid, path=*, watcher running")
     lib.close()
-    shutil.rmtree(work, ignore_errors=True)
+    shutil.rmtree(w.work, ignore_errors=True)
     return {
-        "pages": n_pages,
+        "pages": w.pages,
         "queries": len(qs),
         "load": os.getloadavg(),
         "latency": {m: (pct(v, 0.5), pct(v, 0.95)) for m, v in latency.items()},
     }
+
+
+def latency_rows(latency: dict[str, tuple[float, float]]) -> list[str]:
+    return [f"| {label} | {p50:.1f} ms | {p95:.1f} ms |" for label, (p50, p95) in latency.items()]
 
 
 def table_latency(r: dict, command: str) -> str:
@@ -198,33 +220,21 @@ def table_latency(r: dict, command: str) -> str:
         "| search, hot, no query embedding | p50 | p95 |",
         "|---|---|---|",
     ]
-    for label, (p50, p95) in r["latency"].items():
-        lines.append(f"| {label} | {p50:.1f} ms | {p95:.1f} ms |")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + latency_rows(r["latency"])) + "\n"
 
 
 def run_quality(args: argparse.Namespace) -> dict:
     """The quality table alone, every vector from a warm `--cache` (see the module docstring)."""
-    if args.cache is None or not args.cache.exists():
-        sys.exit("error: --quality-only needs a warm --cache from a full run")
-    queries = [json.loads(line) for line in (DATA / "queries.dev.jsonl").open(encoding="utf-8")]
-    work = Path(tempfile.mkdtemp(prefix="memo-bench-q-"))
-    lib_root = work / "library"
-    lib_root.mkdir()
-    n_pages = build_library(lib_root, args.pages, queries)
-    cached = CachedEmbedder(CacheOnly(E5Embedder()), args.cache)  # type: ignore[arg-type]
-    lib = Library(lib_root, cached, keys=args.keys, lex_floor=args.lex_floor)
-    reports = lib.index()
-    present = {p.relative_to(lib_root).as_posix() for p in lib_root.rglob("*.md")}
-    qs = [q for q in queries if q["target"] in present]
+    w = warm_library(args, "--quality-only")
+    lib, qs, cached, reports = w.lib, w.qs, w.cached, w.reports
     dump: list[dict] | None = [] if args.dump else None
     quality = measure_quality(lib, qs, cached, cached, args.variants, defaultdict(list), dump)
     lib.close()
     if args.dump and dump is not None:
         args.dump.write_text("".join(json.dumps(d) + "\n" for d in dump), encoding="utf-8")
-    shutil.rmtree(work, ignore_errors=True)
+    shutil.rmtree(w.work, ignore_errors=True)
     return {
-        "pages": n_pages,
+        "pages": w.pages,
         "chunks": sum(r.chunks_written for r in reports),
         "keys": sum(r.keys_written for r in reports),
         "key_mode": args.keys,
@@ -524,9 +534,7 @@ def table_lexical(r: dict, command: str) -> str:
         "| search, hot | p50 | p95 |",
         "|---|---|---|",
     ]
-    for label, (p50, p95) in r["latency"].items():
-        lines.append(f"| {label} | {p50:.1f} ms | {p95:.1f} ms |")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + latency_rows(r["latency"])) + "\n"
 
 
 def main() -> None:
