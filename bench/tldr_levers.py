@@ -68,10 +68,12 @@ class Dump:
             mats.append(m)
         deep = replace(LIBRARY, depth=300)
         self.queries = queries
-        self.lex = [
-            [(h.source, h.id) for h in retrieve(scopes, q["query"], None, 10, "lex", deep).hits]
-            for q in queries
-        ]
+        self.lex: list[list[Key]] = []
+        self.bm25: list[list[float]] = []
+        for q in queries:
+            hits = retrieve(scopes, q["query"], None, 10, "lex", deep).hits
+            self.lex.append([(h.source, h.id) for h in hits])
+            self.bm25.append([abs(h.lex_score or 0.0) for h in hits])
         self.qvec = _unit(np.vstack([cached.embed_query(q["query"]) for q in queries]))
         lib.close()
         self.keys = keys
@@ -105,6 +107,9 @@ class Levers:
         self.d = d
         self.reference = reference
         self.sim = d.qvec @ d.kvec.T
+        means = np.zeros((len(d.chunks), d.kvec.shape[1]), dtype=np.float32)
+        np.add.at(means, d.key_chunk, d.kvec)
+        self.cvec = d.qvec @ _unit(means).T
         self.trust0 = [self._trust(i, 0.0) for i in range(len(d.queries))]
         self.trust2 = [self._trust(i, 0.2) for i in range(len(d.queries))]
 
@@ -126,6 +131,36 @@ class Levers:
         self, i: int, weight: float, depth: int = 40, sim: np.ndarray | None = None
     ) -> list[Key]:
         return rrf([self.lex(i, depth), self.vec(i, depth, sim)], [weight, 1.0])
+
+    def best_key(self, i: int) -> np.ndarray:
+        """Each chunk's best key cosine for query `i` (the vector list's chunk score)."""
+        best = np.full(len(self.d.chunks), -1.0, dtype=np.float32)
+        np.maximum.at(best, self.d.key_chunk, self.sim[i])
+        return best
+
+    def centroid(self, i: int, lam: float, depth: int = 40) -> list[Key]:
+        """Chunks by λ · best key cosine + (1 − λ) · cosine of the mean of the chunk's key
+        vectors (a chunk vector that costs no embedding)."""
+        s = lam * self.best_key(i) + (1 - lam) * self.cvec[i]
+        top = np.argpartition(-s, depth)[:depth]
+        return [self.d.chunks[j] for j in top[np.argsort(-s[top])]]
+
+    def convex(self, i: int, alpha: float, depth: int = 40) -> list[Key]:
+        """Score fusion on chunks: α · BM25 / best + (1 − α) · min–max best-key cosine."""
+        lex: dict[Key, float] = {}
+        for k, score in zip(self.d.lex[i][:depth], self.d.bm25[i][:depth], strict=True):
+            lex.setdefault(self.d.parent[k], score)
+        best = self.best_key(i)
+        index = {c: n for n, c in enumerate(self.d.chunks)}
+        vec = self.vec(i, depth)
+        lo, hi = min(best[index[c]] for c in vec), max(best[index[c]] for c in vec)
+        top = max(lex.values(), default=1.0) or 1.0
+
+        def score(c: Key) -> float:
+            v = (best[index[c]] - lo) / (hi - lo) if hi > lo and c in index else 0.0
+            return alpha * lex.get(c, 0.0) / top + (1 - alpha) * max(0.0, float(v))
+
+        return sorted(set(lex) | set(vec), key=lambda c: -score(c))
 
     def centred(self, queries_only: bool, mean: np.ndarray | None = None) -> np.ndarray:
         """Cosine after removing the mean query direction (and the mean key direction unless
@@ -152,6 +187,13 @@ class Levers:
             "trust² (floor 0)": lambda i: self.hybrid(i, t0[i] ** 2),
             "lexical list only when the query is fully covered": lambda i: self.hybrid(
                 i, float(t0[i] >= 0.99)
+            ),
+            "convex fusion α 0.3 (no trust)": lambda i: self.convex(i, 0.3),
+            "convex fusion α 0.5 (no trust)": lambda i: self.convex(i, 0.5),
+            "vec by chunk centroid (mean of its key vectors)": lambda i: self.centroid(i, 0.0),
+            "vec by 0.7 · best key + 0.3 · centroid": lambda i: self.centroid(i, 0.7),
+            "hybrid with the centroid list as a third RRF list": lambda i: rrf(
+                [self.lex(i), self.vec(i), self.centroid(i, 0.0)], [t2[i], 1.0, 1.0]
             ),
         }
         both = self.centred(queries_only=False)
