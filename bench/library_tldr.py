@@ -12,7 +12,9 @@ keeps it (reruns are cheap; the cold time is only a cold time when the file star
 the table says how many texts came from the cache). `--variants` adds fusion variants to the
 quality table (same index, other policies). `--quality-only` (with a warm `--cache`) measures
 only the quality table, every text and query from the cache: it fails on a cache miss instead of
-embedding, so it needs no embedding lock and takes a few minutes. With `--write`, the table replaces the
+embedding, so it needs no embedding lock and takes a few minutes; `--latency-only` likewise times
+the `path='*'` search itself (stat catch-up, watcher, none) with the query vectors from the cache.
+With `--write`, the table replaces the
 `## Library (tldr)` section of docs/benchmarks.md.
 """
 
@@ -28,7 +30,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -106,9 +108,11 @@ def measure_quality(
     queries_cached: Any,
     variants: bool,
     latency: dict[str, list[float]],
+    dump: list[dict] | None = None,
 ) -> dict[tuple[str, str, str], list[tuple[float, float]]]:
     """File-level (recall@5, reciprocal rank@10) per (mode or variant, kind, lang); the three
-    modes search with `raw` (their latency is recorded), the variants with cached queries."""
+    modes search with `raw` (their latency is recorded), the variants with cached queries.
+    `dump` receives one record per query and run (its rank and top files), for failure analysis."""
     quality: dict[tuple[str, str, str], list[tuple[float, float]]] = defaultdict(list)
     default = lib.policy, lib.lex_floor
     runs = [(m, m, default) for m in ("lex", "vec", "hybrid")]
@@ -127,6 +131,8 @@ def measure_quality(
             rr = 1.0 / rank if rank is not None and rank <= 10 else 0.0
             quality[(label, q["kind"], q["lang"])].append((r5, rr))
             quality[(label, "all", "all")].append((r5, rr))
+            if dump is not None:
+                dump.append({"run": label, "id": q["id"], "rank": rank, "top": files[:10]})
     (lib.policy, lib.lex_floor), lib.embedder = default, raw
     return quality
 
@@ -142,12 +148,13 @@ def summary(quality: dict[tuple[str, str, str], list[tuple[float, float]]]) -> d
     }
 
 
-def run_quality(args: argparse.Namespace) -> dict:
-    """The quality table alone, every vector from a warm `--cache` (see the module docstring)."""
+def warm_library(args: argparse.Namespace, option: str) -> WarmLibrary:
+    """The library indexed from a warm `--cache` (a miss is an error, never an embedding), for
+    the `--quality-only` and `--latency-only` runs."""
     if args.cache is None or not args.cache.exists():
-        sys.exit("error: --quality-only needs a warm --cache from a full run")
+        sys.exit(f"error: {option} needs a warm --cache from a full run")
     queries = [json.loads(line) for line in (DATA / "queries.dev.jsonl").open(encoding="utf-8")]
-    work = Path(tempfile.mkdtemp(prefix="memo-bench-q-"))
+    work = Path(tempfile.mkdtemp(prefix="memo-bench-warm-"))
     lib_root = work / "library"
     lib_root.mkdir()
     n_pages = build_library(lib_root, args.pages, queries)
@@ -156,11 +163,78 @@ def run_quality(args: argparse.Namespace) -> dict:
     reports = lib.index()
     present = {p.relative_to(lib_root).as_posix() for p in lib_root.rglob("*.md")}
     qs = [q for q in queries if q["target"] in present]
-    quality = measure_quality(lib, qs, cached, cached, args.variants, defaultdict(list))
+    return WarmLibrary(work, lib, cached, qs, n_pages, reports)
+
+
+@dataclass
+class WarmLibrary:
+    work: Path
+    lib: Library
+    cached: CachedEmbedder
+    qs: list[dict]
+    pages: int
+    reports: list[Any]
+
+
+def run_latency(args: argparse.Namespace) -> dict:
+    """`path='*'` hybrid latency of the search itself (query vectors from a warm `--cache`, so
+    no embedding and no lock): with the stat catch-up, with a running watcher, with none."""
+    w = warm_library(args, "--latency-only")
+    lib, qs = w.lib, w.qs
+    for q in qs[:20]:  # warm-up: page cache, statements, the vector matrix
+        lib.search(q["query"], "*", k=10)
+    latency: dict[str, list[float]] = defaultdict(list)
+
+    def timed(label: str, catch_up: bool = True) -> None:
+        for q in qs:
+            t0 = time.perf_counter()
+            lib.search(q["query"], "*", k=10, catch_up=catch_up)
+            latency[label].append((time.perf_counter() - t0) * 1000)
+
+    timed("hybrid, path=*, stat catch-up")
+    timed("hybrid, path=*, no catch-up", catch_up=False)
+    with Watcher(lib):
+        timed("hybrid, path=*, watcher running")
     lib.close()
-    shutil.rmtree(work, ignore_errors=True)
+    shutil.rmtree(w.work, ignore_errors=True)
     return {
-        "pages": n_pages,
+        "pages": w.pages,
+        "queries": len(qs),
+        "load": os.getloadavg(),
+        "latency": {m: (pct(v, 0.5), pct(v, 0.95)) for m, v in latency.items()},
+    }
+
+
+def latency_rows(latency: dict[str, tuple[float, float]]) -> list[str]:
+    return [f"| {label} | {p50:.1f} ms | {p95:.1f} ms |" for label, (p50, p95) in latency.items()]
+
+
+def table_latency(r: dict, command: str) -> str:
+    lines = [
+        f"### `path='*'` latency, search alone ({r['pages']} pages, query vectors cached)",
+        "",
+        f"    {command}",
+        "",
+        f"{r['queries']} queries; load average at the end {r['load'][0]:.1f}.",
+        "",
+        "| search, hot, no query embedding | p50 | p95 |",
+        "|---|---|---|",
+    ]
+    return "\n".join(lines + latency_rows(r["latency"])) + "\n"
+
+
+def run_quality(args: argparse.Namespace) -> dict:
+    """The quality table alone, every vector from a warm `--cache` (see the module docstring)."""
+    w = warm_library(args, "--quality-only")
+    lib, qs, cached, reports = w.lib, w.qs, w.cached, w.reports
+    dump: list[dict] | None = [] if args.dump else None
+    quality = measure_quality(lib, qs, cached, cached, args.variants, defaultdict(list), dump)
+    lib.close()
+    if args.dump and dump is not None:
+        args.dump.write_text("".join(json.dumps(d) + "\n" for d in dump), encoding="utf-8")
+    shutil.rmtree(w.work, ignore_errors=True)
+    return {
+        "pages": w.pages,
         "chunks": sum(r.chunks_written for r in reports),
         "keys": sum(r.keys_written for r in reports),
         "key_mode": args.keys,
@@ -460,9 +534,7 @@ def table_lexical(r: dict, command: str) -> str:
         "| search, hot | p50 | p95 |",
         "|---|---|---|",
     ]
-    for label, (p50, p95) in r["latency"].items():
-        lines.append(f"| {label} | {p50:.1f} ms | {p95:.1f} ms |")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + latency_rows(r["latency"])) + "\n"
 
 
 def main() -> None:
@@ -475,6 +547,14 @@ def main() -> None:
     parser.add_argument("--lex-floor", type=float, default=LEX_FLOOR, help="lexical trust floor")
     parser.add_argument(
         "--quality-only", action="store_true", help="quality from a warm --cache, no embedding"
+    )
+    parser.add_argument(
+        "--latency-only",
+        action="store_true",
+        help="path='*' search latency from a warm --cache, no embedding",
+    )
+    parser.add_argument(
+        "--dump", type=Path, default=None, help="with --quality-only: per-query ranks (JSONL)"
     )
     parser.add_argument(
         "--lexical-full", action="store_true", help="the whole library without an embedder"
@@ -491,6 +571,9 @@ def main() -> None:
     if args.quality_only:
         result = run_quality(args)
         text, part = table_quality(result, command.strip()), "quality"
+    elif args.latency_only:
+        result = run_latency(args)
+        text, part = table_latency(result, command.strip()), "latency"
     elif args.lexical_full:
         result = run_lexical_full()
         text, part = table_lexical(result, command.strip()), "lexical-full"
