@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import itertools
+import tempfile
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,13 +32,60 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         "AGENT_NAME",
         "MEMO_ROOT",
         "TIDELINE_EMBED_URL",
+        "TIDELINE_DATABASE_URL",
+        "TIDELINE_DATABASE_USER",
     ):
         monkeypatch.delenv(var, raising=False)
     return home
 
 
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Tests marked `engines` run once on SQLite and once on PostgreSQL (same bodies)."""
+    named = any(
+        "engine" in str(m.args[0]) for m in metafunc.definition.iter_markers("parametrize")
+    )  # a test that names its engine itself keeps it
+    if (
+        metafunc.definition.get_closest_marker("engines")
+        and "engine" in metafunc.fixturenames
+        and not named
+    ):
+        metafunc.parametrize("engine", ["sqlite", "postgresql"], indirect=True)
+
+
 @pytest.fixture
-def settings(isolated_home: Path) -> Settings:
+def engine(request: pytest.FixtureRequest) -> str:
+    """The agent database's engine: SQLite unless the test is marked `engines`."""
+    return str(getattr(request, "param", "sqlite"))
+
+
+@pytest.fixture(scope="session")
+def pg_url() -> Iterator[str]:
+    """A real PostgreSQL 16 with pgvector from the `pgserver` wheel, for the whole session. Its
+    folder is not under pytest's (mode 0700): the server runs as its own user, which must reach it."""
+    try:
+        with warnings.catch_warnings():  # no XDG_RUNTIME_DIR here: it falls back to /tmp
+            warnings.simplefilter("ignore")
+            import pgserver
+
+            server = pgserver.get_server(
+                Path(tempfile.mkdtemp(prefix="tideline-pg-")) / "data", "delete"
+            )
+    except Exception as exc:  # any failure to start: skip, saying why
+        pytest.skip(f"PostgreSQL from the pgserver wheel could not start: {exc}")
+    yield server.get_uri()
+    server.cleanup()
+
+
+_namespaces = itertools.count(1)
+
+
+@pytest.fixture
+def settings(isolated_home: Path, engine: str, request: pytest.FixtureRequest) -> Settings:
+    if engine == "postgresql":  # a namespace of its own per test: nothing is shared
+        url = request.getfixturevalue("pg_url")
+        return Settings.load(
+            overrides={"database_url": url, "agent_name": f"test{next(_namespaces)}"}
+        )
     return Settings.load()
 
 

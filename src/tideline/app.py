@@ -21,7 +21,7 @@ from tideline.analysis import ANALYSIS_MIGRATIONS
 from tideline.config import Settings
 from tideline.consolidate import Dream, SessionMemory, Sleep
 from tideline.embed import Embedder, load_embedder
-from tideline.errors import InvalidInput, TidelineError
+from tideline.errors import ConfigError, InvalidInput, TidelineError
 from tideline.inject import InjectConfig, MemoryProvider
 from tideline.library import LIBRARY, Library
 from tideline.llm import LLM, llm_from_settings
@@ -35,7 +35,14 @@ from tideline.memory import (
     write_export,
 )
 from tideline.profile import PROFILE_MIGRATIONS, Profile
-from tideline.store import Database, open_database
+from tideline.store import (
+    Database,
+    Namespace,
+    Storage,
+    is_postgres_url,
+    open_database,
+    open_postgres,
+)
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +57,18 @@ class Tideline:
             self.__dict__["embedder"] = embedder
 
     @cached_property
-    def db(self) -> Database:
+    def db(self) -> Storage:
+        s = self.settings
+        if s.database_url:
+            if not is_postgres_url(s.database_url):
+                raise InvalidInput(
+                    "TIDELINE_DATABASE_URL must start with postgresql://; unset it to keep the"
+                    " agent database in <home>/memory.db"
+                )
+            namespace = Namespace(s.agent_name, s.database_user or None)
+            return open_postgres(
+                s.database_url, namespace, AGENT_MIGRATIONS, ANALYSIS_MIGRATIONS, PROFILE_MIGRATIONS
+            )
         return open_database(
             self.settings.db_path,
             AGENT_MIGRATIONS,
@@ -86,7 +104,13 @@ class Tideline:
 
     @cached_property
     def profile(self) -> Profile:
-        return Profile(self.db, self.memory, lock=self.db_lock)
+        db = self.db
+        if not isinstance(db, Database):
+            raise ConfigError(
+                "the profile (and the Sleep pipeline, DREAM and injection, which read it) runs on"
+                " SQLite only so far; unset TIDELINE_DATABASE_URL for them (docs/postgresql.md)"
+            )
+        return Profile(db, self.memory, lock=self.db_lock)
 
     @cached_property
     def library(self) -> Library:

@@ -339,6 +339,19 @@ SETTINGS: tuple[Setting, ...] = (
         3,
         "Night drift: most steps of the walk away from the seed memory.",
     ),
+    Setting(
+        "database_url",
+        "TIDELINE_DATABASE_URL",
+        "",
+        "postgresql://… puts the agent database in PostgreSQL (empty: <home>/memory.db).",
+        secret=True,
+    ),
+    Setting(
+        "database_user",
+        "TIDELINE_DATABASE_USER",
+        "",
+        "PostgreSQL only: the user whose memories these are (a namespace under the agent).",
+    ),
 )
 
 _BY_NAME = {s.name: s for s in SETTINGS}
@@ -419,6 +432,8 @@ class Settings:
     dream_run_budget: int = 40000
     dream_comb_memories: int = 40
     dream_drift_hops: int = 3
+    database_url: str = ""
+    database_user: str = ""
 
     @property
     def db_path(self) -> Path:

@@ -47,8 +47,8 @@ from tideline.memory._weights import (
     normalise_tag,
     recurrence_from_count,
 )
-from tideline.search import Scope, TextIndex, valid_text
-from tideline.store import Database
+from tideline.search import Scope, create_index, open_index, valid_text
+from tideline.store import Storage
 
 NARRATIVE_INDEX = "narrative_text"
 KINDS = ("narrative", "dream", "reflection")
@@ -210,12 +210,12 @@ _COLUMNS = (
 class Narratives:
     """The narratives of one agent database."""
 
-    def __init__(self, db: Database):
+    def __init__(self, db: Storage):
         self.db = db
-        self.index = TextIndex(db, NARRATIVE_INDEX)
+        self.index = open_index(db, NARRATIVE_INDEX)
 
     @staticmethod
-    def create_tables(db: Database) -> None:
+    def create_tables(db: Storage) -> None:
         """The narrative tables (agent migration 1)."""
         db.execute(
             f"""CREATE TABLE narratives(
@@ -251,10 +251,10 @@ class Narratives:
             PRIMARY KEY (narrative_id, turn_id)) WITHOUT ROWID"""
         )
         db.execute("CREATE INDEX narrative_links_turn ON narrative_links(turn_id)")
-        TextIndex.create_tables(db, NARRATIVE_INDEX)
+        create_index(db, NARRATIVE_INDEX)
 
     @staticmethod
-    def add_tombstones(db: Database) -> None:
+    def add_tombstones(db: Storage) -> None:
         """Corrections and forgetting (agent migration 3)."""
         db.execute("ALTER TABLE narratives ADD COLUMN supersedes INTEGER REFERENCES narratives(id)")
         db.execute(
@@ -283,10 +283,11 @@ class Narratives:
         recurrence = recurrence_from_count(self.tag_sharers(n.tags))
         weight = compute_weight(n.importance, n.emotional, recurrence, n.unresolved)
         stamp = n.created_at or now()
-        self.db.execute(
+        nid: int = self.db.scalar(
             "INSERT INTO narratives(gesture, context, cognition_direction, importance, emotional,"
             " recurrence, unresolved, weight, kind, tags, entities_role, related_entities, created_at,"
-            " updated_at, supersedes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " updated_at, supersedes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            " RETURNING id",
             (
                 n.gesture,
                 n.context,
@@ -305,7 +306,6 @@ class Narratives:
                 n.supersedes,
             ),
         )
-        nid = int(self.db.conn.last_insert_rowid())
         if n.supersedes is not None:
             self.db.execute(
                 "UPDATE narratives SET superseded_by = ? WHERE id = ?", (nid, n.supersedes)
@@ -440,12 +440,11 @@ class Narratives:
                 f"SELECT kind, count(*) FROM narratives WHERE {LIVE} GROUP BY kind"
             )
         }
+        mean = self.db.scalar(f"SELECT avg(weight) FROM narratives WHERE {LIVE}")
         return {
             "narratives": sum(kinds.values()),
             "narratives_by_kind": kinds,
-            "mean_weight": self.db.scalar(
-                f"SELECT round(avg(weight), 4) FROM narratives WHERE {LIVE}"
-            ),
+            "mean_weight": None if mean is None else round(float(mean), 4),
             "superseded_narratives": int(
                 self.db.scalar("SELECT count(*) FROM narratives WHERE superseded_by IS NOT NULL")
             ),
@@ -528,7 +527,8 @@ class Narratives:
         """Link (narrative id, turn id) pairs in one transaction; a link already there stays."""
         with self.db.transaction():
             self.db.executemany(
-                "INSERT OR IGNORE INTO narrative_links(narrative_id, turn_id) VALUES (?, ?)", pairs
+                "INSERT INTO narrative_links(narrative_id, turn_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                pairs,
             )
 
     def between(
@@ -675,18 +675,20 @@ class Narratives:
             list(values["related_entities"] or []), ensure_ascii=False
         )
         names = ", ".join(_RESTORED)
-        self.db.execute(
-            f"INSERT INTO narratives({names}) VALUES ({', '.join('?' * len(_RESTORED))})",
-            [values[n] for n in _RESTORED],
+        nid = int(
+            self.db.scalar(
+                f"INSERT INTO narratives({names}) VALUES ({', '.join('?' * len(_RESTORED))})"
+                " RETURNING id",
+                [values[n] for n in _RESTORED],
+            )
         )
-        nid = int(self.db.conn.last_insert_rowid())
         tags = [] if row.get("forgotten_at") else list(row.get("tags") or [])
         self.db.executemany(
-            "INSERT OR IGNORE INTO narrative_tags(narrative_id, tag) VALUES (?, ?)",
+            "INSERT INTO narrative_tags(narrative_id, tag) VALUES (?, ?) ON CONFLICT DO NOTHING",
             [(nid, normalise_tag(t)) for t in tags if normalise_tag(t)],
         )
         self.db.executemany(
-            "INSERT OR IGNORE INTO narrative_links(narrative_id, turn_id) VALUES (?, ?)",
+            "INSERT INTO narrative_links(narrative_id, turn_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
             [(nid, t) for t in links],
         )
         if not row.get("forgotten_at") and row.get("superseded_by") is None:

@@ -32,8 +32,8 @@ from tideline.memory._ids import storable_ids
 from tideline.memory._owner import batches, pending_ids, scope, time_range
 from tideline.memory._time import now, parse_time
 from tideline.memory._types import FORGOTTEN, TraceTurn, Turn
-from tideline.search import Scope, TextIndex, valid_text
-from tideline.store import Database
+from tideline.search import Scope, create_index, open_index, valid_text
+from tideline.store import Storage
 
 TURN_INDEX = "turn_text"
 MAX_TURN_CHARS = 100_000
@@ -160,12 +160,12 @@ def _turn(row: dict[str, Any]) -> Turn:
 class RawContext:
     """Sessions and turns of one agent database."""
 
-    def __init__(self, db: Database):
+    def __init__(self, db: Storage):
         self.db = db
-        self.index = TextIndex(db, TURN_INDEX)
+        self.index = open_index(db, TURN_INDEX)
 
     @staticmethod
-    def create_tables(db: Database) -> None:
+    def create_tables(db: Storage) -> None:
         """The raw-context tables (agent migration 1)."""
         db.execute(
             """CREATE TABLE sessions(
@@ -193,10 +193,10 @@ class RawContext:
         )
         db.execute("CREATE INDEX turns_ts ON turns(ts)")
         db.execute("CREATE INDEX turns_external ON turns(external_id)")
-        TextIndex.create_tables(db, TURN_INDEX)
+        create_index(db, TURN_INDEX)
 
     @staticmethod
-    def add_tombstones(db: Database) -> None:
+    def add_tombstones(db: Storage) -> None:
         """When and why a turn or a session was forgotten (agent migration 3)."""
         for table in ("sessions", "turns"):
             db.execute(f"ALTER TABLE {table} ADD COLUMN forgotten_at TEXT")
@@ -208,11 +208,13 @@ class RawContext:
         row = self.db.one("SELECT id FROM sessions WHERE key = ?", (key,))
         if row:
             return int(row["id"])
-        self.db.execute(
-            "INSERT INTO sessions(key, source, title, created_at) VALUES (?, ?, ?, ?)",
-            (key, source, title, created_at or now()),
+        return int(
+            self.db.scalar(
+                "INSERT INTO sessions(key, source, title, created_at) VALUES (?, ?, ?, ?)"
+                " RETURNING id",
+                (key, source, title, created_at or now()),
+            )
         )
-        return int(self.db.conn.last_insert_rowid())
 
     def add_turns(
         self,
@@ -232,6 +234,7 @@ class RawContext:
         results: list[tuple[int, bool]] = []
         new: list[tuple[int, str]] = []
         with self.db.transaction():
+            self.db.lock(f"session:{key}")  # another process's writer of this session waits
             sid = self._session_id(key, source, title, created_at)
             seq = int(
                 self.db.scalar(
@@ -246,9 +249,10 @@ class RawContext:
                     continue
                 seq += 1
                 when, why = t.forgotten or (None, None)
-                self.db.execute(
+                tid: int = self.db.scalar(
                     "INSERT INTO turns(session_id, seq, role, speaker, text, ts, hash, external_id,"
-                    " created_at, forgotten_at, forgotten_why) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    " created_at, forgotten_at, forgotten_why) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                    " RETURNING id",
                     (
                         sid,
                         seq,
@@ -263,7 +267,6 @@ class RawContext:
                         why,
                     ),
                 )
-                tid = int(self.db.conn.last_insert_rowid())
                 results.append((tid, True))
                 if t.forgotten is None:
                     new.append((tid, index_text(t.speaker, t.text)))

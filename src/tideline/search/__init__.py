@@ -1,9 +1,11 @@
-"""Hybrid search: safe FTS5 queries, BM25 + trigram, sqlite-vec KNN, and one retrieval path
-(`retrieve`) that fuses them by a per-use `Policy`."""
+"""Hybrid search: safe FTS5 queries, BM25 + trigram, sqlite-vec KNN (or, on PostgreSQL, tsvector
+and pgvector), and one retrieval path (`retrieve`) that fuses them by a per-use `Policy`."""
 
 from tideline.search._fallback import query_vector
 from tideline.search._fusion import RRF_K, fuse, ranks, rrf_fuse, weighted_fuse
 from tideline.search._index import FillReport, TextIndex, text_key
+from tideline.search._open import create_index, open_index
+from tideline.search._pg_index import PgTextIndex, lexical_form
 from tideline.search._query import (
     MAX_QUERY_CHARS,
     MAX_TERM_CHARS,
@@ -27,15 +29,19 @@ __all__ = [
     "Hit",
     "Mode",
     "ParsedQuery",
+    "PgTextIndex",
     "Policy",
     "Retrieval",
     "Scope",
     "TextIndex",
     "TextLookup",
     "bound_query",
+    "create_index",
     "fuse",
     "has_cjk",
+    "lexical_form",
     "literal_dashes",
+    "open_index",
     "parse_query",
     "query_vector",
     "ranks",

@@ -39,7 +39,7 @@ from tideline.search._query import ParsedQuery, parse_query
 from tideline.search._retrieve import Scope, TextLookup, retrieve
 from tideline.search._text import fold, spaced_cjk
 from tideline.search._types import Hit, Mode, Policy
-from tideline.store import Database
+from tideline.store import Storage
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +93,7 @@ class _Matrix:
 class TextIndex:
     """Lexical + vector index keyed by the owner's integer ids."""
 
-    def __init__(self, db: Database, name: str):
+    def __init__(self, db: Storage, name: str):
         if not name.isidentifier():
             raise ValueError(f"index name must be an identifier, got {name!r}")
         self.db = db
@@ -106,7 +106,7 @@ class TextIndex:
         self._matrix: _Matrix | None = None
 
     @staticmethod
-    def create_tables(db: Database, name: str) -> None:
+    def create_tables(db: Storage, name: str) -> None:
         """Create the FTS tables (idempotent); safe inside a migration."""
         db.execute(
             "CREATE TABLE IF NOT EXISTS vector_spaces("

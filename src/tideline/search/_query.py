@@ -51,7 +51,8 @@ class ParsedQuery:
     `match` targets the `unicode61` table; `trigram` the trigram table (each typed term of 3+
     characters as a substring, OR-ed); `trigram_all` the same terms AND-ed — a record matching it
     contains every typed term verbatim (the keyword boost); `verbatim` are those terms, casefolded;
-    `words` are the plain words.
+    `words` are the plain words. `terms` (text, is a prefix) and `excluded` are the same positive
+    and negative terms unquoted, for an engine with another query syntax (PostgreSQL's tsquery).
     """
 
     match: str | None
@@ -59,6 +60,8 @@ class ParsedQuery:
     words: tuple[str, ...] = field(default_factory=tuple)
     trigram_all: str | None = None
     verbatim: tuple[str, ...] = field(default_factory=tuple)
+    terms: tuple[tuple[str, bool], ...] = field(default_factory=tuple)
+    excluded: tuple[str, ...] = field(default_factory=tuple)
 
     @property
     def empty(self) -> bool:
@@ -81,6 +84,8 @@ def parse_query(text: str) -> ParsedQuery:
     text = text.translate(_SEPARATORS)
     positive: list[str] = []
     negative: list[str] = []
+    terms: dict[tuple[str, bool], None] = {}
+    excluded: dict[str, None] = {}
     words: list[str] = []
     chunks: list[str] = []
     neg_chunks: list[str] = []
@@ -94,6 +99,10 @@ def parse_query(text: str) -> ParsedQuery:
             continue
         term = _quote(spaced_cjk(body)) + ("*" if prefix else "")
         (negative if negate else positive).append(term)
+        if negate:
+            excluded[body] = None
+        else:
+            terms[body, prefix] = None
         (neg_chunks if negate else chunks).append(body.casefold())
         if not negate:
             words.extend(_WORD.findall(body))
@@ -109,4 +118,12 @@ def parse_query(text: str) -> ParsedQuery:
     if trigram and tri_neg:
         trigram = f"({trigram}) NOT ({' OR '.join(_quote(w) for w in tri_neg)})"
     trigram_all = " AND ".join(_quote(w) for w in tri_terms) or None
-    return ParsedQuery(match, trigram, tuple(dict.fromkeys(words)), trigram_all, tuple(tri_terms))
+    return ParsedQuery(
+        match,
+        trigram,
+        tuple(dict.fromkeys(words)),
+        trigram_all,
+        tuple(tri_terms),
+        tuple(terms)[:MAX_TERMS],
+        tuple(excluded),
+    )

@@ -20,7 +20,7 @@ import logging
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import apsw
 
@@ -119,6 +119,8 @@ class _Cursor(apsw.Cursor):
 
 class Database:
     """One open SQLite file. Thread-safe for the simple calls below (apsw serialises)."""
+
+    dialect: Literal["sqlite"] = "sqlite"
 
     def __init__(
         self,
@@ -241,6 +243,10 @@ class Database:
                 except apsw.BusyError as exc:
                     self.conn.execute("ROLLBACK")
                     raise DatabaseLocked(f"could not commit to {self.path}: locked; retry") from exc
+
+    def lock(self, key: str) -> None:
+        """Serialise the writers of `key`: `BEGIN IMMEDIATE` already serialises every writer
+        of the file, so there is nothing more to take (PostgreSQL takes an advisory lock)."""
 
     def close(self) -> None:
         self.conn.close()

@@ -1,0 +1,346 @@
+"""`PgTextIndex`: `TextIndex` on PostgreSQL — tsvector + GIN, substrings, pgvector HNSW.
+
+For an index named `N` (in the namespace's schema):
+- `N_text(rowid, tsv, body)`: `tsv` is `to_tsvector('simple', …)` over the text cut by the same
+  analyser as SQLite's `unicode61` table (`lexical_form`: NFKC, diacritics removed, every CJK
+  character its own token), so English, Russian and Chinese match as they do on SQLite; a GIN
+  index serves `@@`. `body` is the folded, casefolded text without diacritics: substring
+  matches (SQLite's trigram table) are `strpos` on it. The bundled server has no pg_trgm, so
+  this top-up scans the namespace's rows; it runs only when the tsvector finds too few.
+- `N_vec(rowid, embedding vector(dim))` with an HNSW index (`vector_cosine_ops`), and
+  `N_vecpart(record, part, embedding)` for long texts' later parts, created when the vector
+  space is bound — the same layout and the same "nearest part" rule as on SQLite.
+Ranks: `ts_rank` for the tsvector list (another scale than BM25; fusion reads ranks), cosine
+distance for vectors (the same numbers as sqlite-vec's). The fill (`fill_vectors`) and `search`
+are `TextIndex`'s own: this class only changes where the rows go.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from typing import Literal
+
+import numpy as np
+
+from tideline.search._index import TextIndex
+from tideline.search._query import ParsedQuery, parse_query
+from tideline.search._retrieve import TextLookup
+from tideline.search._text import fold, spaced_cjk
+from tideline.search._types import Hit
+from tideline.store import Storage
+
+_WORD = re.compile(r"[^\W_]+")
+
+
+def _plain(text: str) -> str:
+    """The text as substring matches read it (SQLite's trigram table: case and accents off)."""
+    plain = "".join(
+        c for c in unicodedata.normalize("NFKD", fold(text)) if not unicodedata.combining(c)
+    )
+    return unicodedata.normalize("NFC", plain).casefold()
+
+
+def lexical_form(text: str) -> str:
+    """What the tsvector (and a query term) is built from: see the module docstring."""
+    return spaced_cjk(_plain(text))
+
+
+def _tsquery(parsed: ParsedQuery) -> tuple[str, list[object]] | None:
+    """SQL for the tsquery of `parsed` (positive terms OR-ed, minus the excluded), with params."""
+    parts: list[str] = []
+    params: list[object] = []
+    for body, prefix in parsed.terms:
+        words = _WORD.findall(lexical_form(body))
+        if not words:
+            continue
+        if prefix:
+            parts.append("to_tsquery('simple', ?)")
+            quoted = [f"'{w}'" for w in words]
+            params.append(" <-> ".join(quoted) + ":*")
+        else:
+            parts.append("phraseto_tsquery('simple', ?)")
+            params.append(" ".join(words))
+    if not parts:
+        return None
+    query = "(" + " || ".join(parts) + ")"
+    excluded = [" ".join(_WORD.findall(lexical_form(e))) for e in parsed.excluded]
+    excluded = [e for e in excluded if e]
+    if excluded:
+        query += " && !!(" + " || ".join("phraseto_tsquery('simple', ?)" for _ in excluded) + ")"
+        params += excluded
+    return query, params
+
+
+class PgTextIndex(TextIndex):
+    """`TextIndex` over PostgreSQL tables (see the module docstring)."""
+
+    @staticmethod
+    def create_tables(db: Storage, name: str) -> None:
+        """The text table and its GIN index (idempotent); vectors come with `bind_vectors`."""
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS vector_spaces("
+            "name TEXT PRIMARY KEY, model_id TEXT NOT NULL, dim INTEGER NOT NULL)"
+        )
+        db.execute(
+            f"CREATE TABLE IF NOT EXISTS {name}_text(rowid BIGINT PRIMARY KEY,"
+            " tsv tsvector NOT NULL, body TEXT NOT NULL)"
+        )
+        db.execute(f"CREATE INDEX IF NOT EXISTS {name}_text_tsv ON {name}_text USING gin (tsv)")
+
+    # -- vectors -------------------------------------------------------------------------------
+    def bind_vectors(self, model_id: str, dim: int) -> bool:
+        """Make `N_vec` hold vectors of this model. Returns True when old vectors were dropped."""
+        if dim <= 0 or (self.model_id == model_id and self.dim == dim):
+            return False
+        with self.db.transaction():
+            self.db.lock(f"index:{self.name}")
+            row = self.db.one(
+                "SELECT model_id, dim FROM vector_spaces WHERE name = ?", (self.name,)
+            )
+            if row and (row["model_id"], row["dim"]) == (model_id, dim):
+                self.model_id, self.dim = model_id, dim
+                return False
+            dropped = row is not None
+            for table in ("vec", "vecpart"):
+                self.db.execute(f"DROP TABLE IF EXISTS {self.name}_{table}")
+            self.db.execute(
+                f"CREATE TABLE {self.name}_vec(rowid BIGINT PRIMARY KEY,"
+                f" embedding vector({int(dim)}) NOT NULL)"
+            )
+            self.db.execute(
+                f"CREATE TABLE {self.name}_vecpart(record BIGINT NOT NULL, part INTEGER NOT NULL,"
+                f" embedding vector({int(dim)}) NOT NULL, PRIMARY KEY (record, part))"
+            )
+            self.set_ann(True)
+            self.db.execute(
+                "INSERT INTO vector_spaces(name, model_id, dim) VALUES (?, ?, ?)"
+                " ON CONFLICT (name) DO UPDATE SET model_id = excluded.model_id,"
+                " dim = excluded.dim",
+                (self.name, model_id, dim),
+            )
+        self.model_id, self.dim = model_id, dim
+        return dropped
+
+    def set_ann(self, enabled: bool) -> None:
+        """Build (or drop) the HNSW index on `N_vec`; without it KNN is an exact scan
+        (the benchmark compares both)."""
+        if enabled:
+            self.db.execute(
+                f"CREATE INDEX IF NOT EXISTS {self.name}_vec_ann ON {self.name}_vec"
+                " USING hnsw (embedding vector_cosine_ops)"
+            )
+        else:
+            self.db.execute(f"DROP INDEX IF EXISTS {self.name}_vec_ann")
+
+    def set_vectors(self, items: Iterable[tuple[int, np.ndarray]]) -> None:
+        """Store each record's vector: shape (dim,), or (parts, dim) for a text cut in parts."""
+        if not self.has_vectors:
+            return
+        firsts: list[tuple[int, np.ndarray]] = []
+        rest: list[tuple[int, int, np.ndarray]] = []
+        for i, v in items:
+            parts = np.asarray(v, dtype=np.float32).reshape(-1, self.dim)
+            firsts.append((int(i), parts[0]))
+            rest += [(int(i), n, p) for n, p in enumerate(parts[1:], 1)]
+        ids = [i for i, _ in firsts]
+        with self.db.transaction():
+            self.db.execute(f"DELETE FROM {self.name}_vecpart WHERE record = ANY(?)", (ids,))
+            self.db.executemany(
+                f"INSERT INTO {self.name}_vec(rowid, embedding) VALUES (?, ?)"
+                " ON CONFLICT (rowid) DO UPDATE SET embedding = excluded.embedding",
+                firsts,
+            )
+            self.db.executemany(
+                f"INSERT INTO {self.name}_vecpart(record, part, embedding) VALUES (?, ?, ?)", rest
+            )
+
+    def text_ids(self) -> set[int]:
+        return {r[0] for r in self.db.execute(f"SELECT rowid FROM {self.name}_text")}
+
+    def vector_ids(self) -> set[int]:
+        if not self.has_vectors:
+            return set()
+        return {r[0] for r in self.db.execute(f"SELECT rowid FROM {self.name}_vec")}
+
+    def vectors_of(self, ids: Sequence[int]) -> dict[int, np.ndarray]:
+        """Each record's vectors, shape (parts, dim)."""
+        if not self.has_vectors or not ids:
+            return {}
+        wanted = [int(i) for i in ids]
+        out: dict[int, list[np.ndarray]] = {}
+        for i, v in self.db.execute(
+            f"SELECT rowid, embedding FROM {self.name}_vec WHERE rowid = ANY(?)", (wanted,)
+        ):
+            out[i] = [np.asarray(v, dtype=np.float32)]
+        for i, v in self.db.execute(
+            f"SELECT record, embedding FROM {self.name}_vecpart WHERE record = ANY(?)"
+            " ORDER BY record, part",
+            (wanted,),
+        ):
+            if i in out:
+                out[i].append(np.asarray(v, dtype=np.float32))
+        return {i: np.stack(v) for i, v in out.items()}
+
+    def vectors(self, ids: Sequence[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(ids, float32 matrix) of each record's first vector, sorted by id."""
+        if not self.has_vectors:
+            return np.zeros(0, dtype=np.int64), np.zeros((0, self.dim), dtype=np.float32)
+        sql = f"SELECT rowid, embedding FROM {self.name}_vec"
+        rows = (
+            self.db.execute(f"{sql} ORDER BY rowid").fetchall()
+            if ids is None
+            else self.db.execute(
+                f"{sql} WHERE rowid = ANY(?) ORDER BY rowid", ([int(i) for i in ids],)
+            ).fetchall()
+        )
+        found = np.array([r[0] for r in rows], dtype=np.int64)
+        matrix = np.array([np.asarray(r[1], dtype=np.float32) for r in rows], dtype=np.float32)
+        return found, matrix.reshape(len(rows), self.dim)
+
+    # -- writes --------------------------------------------------------------------------------
+    def upsert_many(self, items: Sequence[tuple[int, str]]) -> None:
+        """(Re)index texts. Vectors are set separately: embedding is the slow part."""
+        if not items:
+            return
+        with self.db.transaction():
+            self.db.executemany(
+                f"INSERT INTO {self.name}_text(rowid, tsv, body)"
+                " VALUES (?, to_tsvector('simple', ?), ?)"
+                " ON CONFLICT (rowid) DO UPDATE SET tsv = excluded.tsv, body = excluded.body",
+                [(int(i), lexical_form(t), _plain(t)) for i, t in items],
+            )
+
+    def delete(self, rowids: Iterable[int]) -> None:
+        ids = [int(i) for i in rowids]
+        if not ids:
+            return
+        with self.db.transaction():
+            self.db.execute(f"DELETE FROM {self.name}_text WHERE rowid = ANY(?)", (ids,))
+            if self.has_vectors:
+                self.db.execute(f"DELETE FROM {self.name}_vec WHERE rowid = ANY(?)", (ids,))
+                self.db.execute(f"DELETE FROM {self.name}_vecpart WHERE record = ANY(?)", (ids,))
+
+    # -- reads ---------------------------------------------------------------------------------
+    def lexical(
+        self,
+        query: str | ParsedQuery,
+        k: int,
+        where: str | None = None,
+        params: Sequence[object] = (),
+        *,
+        trigram: Literal["top_up", "fallback"] = "top_up",
+    ) -> list[Hit]:
+        """The tsvector list, then substring matches ("top_up": when it found fewer than `k`,
+        "fallback": only when it found none), as on SQLite."""
+        parsed = parse_query(query) if isinstance(query, str) else query
+        if parsed.empty:
+            return []
+        extra = f" AND {where}" if where else ""
+        hits: list[Hit] = []
+        ts = _tsquery(parsed)
+        if ts is not None:
+            q, qparams = ts
+            rows = self.db.execute(
+                f"SELECT rowid, ts_rank(tsv, query.q) AS r FROM {self.name}_text"
+                f" CROSS JOIN (SELECT {q} AS q) AS query"
+                f" WHERE tsv @@ query.q{extra} ORDER BY r DESC, rowid LIMIT ?",
+                (*qparams, *params, k),
+            ).fetchall()
+            hits = [
+                Hit(r[0], lex_rank=n, lex_score=float(r[1]), lex_source="bm25")
+                for n, r in enumerate(rows, 1)
+            ]
+        wanted = not hits if trigram == "fallback" else len(hits) < k
+        terms = [_plain(t) for t in parsed.verbatim]
+        if wanted and terms:
+            skip = [_plain(e) for e in parsed.excluded if len(e) >= 3]
+            found = " + ".join("(strpos(body, ?) > 0)::int" for _ in terms)
+            anyof = " OR ".join("strpos(body, ?) > 0" for _ in terms)
+            noneof = "".join(" AND strpos(body, ?) = 0" for _ in skip)
+            seen = {h.id for h in hits}
+            rows = self.db.execute(
+                f"SELECT rowid, {found} AS n FROM {self.name}_text"
+                f" WHERE ({anyof}){noneof}{extra} ORDER BY n DESC, rowid LIMIT ?",
+                (*terms, *terms, *skip, *params, k),
+            ).fetchall()
+            for r in rows:
+                if r[0] not in seen and len(hits) < k:
+                    hits.append(
+                        Hit(
+                            r[0],
+                            lex_rank=len(hits) + 1,
+                            lex_score=float(r[1]),
+                            lex_source="trigram",
+                        )
+                    )
+        return hits
+
+    def vector(
+        self, qvec: np.ndarray, k: int, where: str | None = None, params: Sequence[object] = ()
+    ) -> list[Hit]:
+        """Nearest records by cosine distance (of their nearest part); each record once. With
+        no filter the HNSW index answers; a filter is applied inside the same query."""
+        if not self.has_vectors or qvec is None or len(qvec) != self.dim:
+            return []
+        q = np.asarray(qvec, dtype=np.float32)
+        cond = f" WHERE {where}" if where else ""
+        with self.db.transaction():
+            self.db.execute(f"SET LOCAL hnsw.ef_search = {max(40, int(k))}")
+            best: dict[int, float] = dict(
+                self.db.execute(
+                    f"SELECT rowid, embedding <=> ? AS d FROM {self.name}_vec{cond}"
+                    " ORDER BY embedding <=> ? LIMIT ?",
+                    (q, *params, q, k),
+                ).fetchall()
+            )
+            if self.db.scalar(f"SELECT 1 FROM {self.name}_vecpart LIMIT 1"):
+                for i, d in self.db.execute(
+                    f"SELECT rowid, d FROM (SELECT record AS rowid, min(embedding <=> ?) AS d"
+                    f" FROM {self.name}_vecpart GROUP BY record) p{cond} ORDER BY d LIMIT ?",
+                    (q, *params, k),
+                ):
+                    best[i] = min(d, best.get(i, d))
+        rows = sorted(best.items(), key=lambda r: (r[1], r[0]))[:k]
+        return [Hit(i, vec_rank=n, vec_distance=float(d)) for n, (i, d) in enumerate(rows, 1)]
+
+    def keyword_matches(
+        self, parsed: ParsedQuery, ids: Iterable[int], texts: TextLookup | None = None
+    ) -> set[int]:
+        """Ids whose text contains every typed term (3+ chars) verbatim, case-insensitively."""
+        ids = list(ids)
+        if texts is not None or not parsed.verbatim or not ids:
+            return super().keyword_matches(parsed, ids, texts)
+        terms = [_plain(t) for t in parsed.verbatim]
+        every = "".join(" AND strpos(body, ?) > 0" for _ in terms)
+        rows = self.db.execute(
+            f"SELECT rowid FROM {self.name}_text WHERE rowid = ANY(?){every}",
+            ([int(i) for i in ids], *terms),
+        )
+        return {r[0] for r in rows}
+
+    def containing(self, parsed: ParsedQuery) -> list[int]:
+        """Every record whose text contains each typed term (3+ chars) verbatim, by id."""
+        terms = [_plain(t) for t in parsed.verbatim]
+        if not terms:
+            return []
+        every = " AND ".join("strpos(body, ?) > 0" for _ in terms)
+        rows = self.db.execute(
+            f"SELECT rowid FROM {self.name}_text WHERE {every} ORDER BY rowid", terms
+        )
+        return [int(r[0]) for r in rows]
+
+    def distances(self, qvec: np.ndarray, ids: Iterable[int]) -> dict[int, float]:
+        ids = [int(i) for i in ids]
+        if not self.has_vectors or not ids or len(qvec) != self.dim:
+            return {}
+        q = np.asarray(qvec, dtype=np.float32)
+        found: dict[int, float] = {}
+        for sql in (
+            f"SELECT rowid, embedding <=> ? FROM {self.name}_vec WHERE rowid = ANY(?)",
+            f"SELECT record, embedding <=> ? FROM {self.name}_vecpart WHERE record = ANY(?)",
+        ):
+            for i, d in self.db.execute(sql, (q, ids)):
+                found[i] = min(float(d), found.get(i, float(d)))
+        return found
