@@ -675,6 +675,27 @@ RUNS = Command(
     (Field("limit", int, 20, "How many runs, most recent first.", ge=1, le=1000),),
 )
 
+MIGRATE = Command(
+    None,
+    "migrate",
+    (
+        Field(
+            "to",
+            str,
+            help="Where to copy the agent database: postgresql://… (into the agent's namespace)"
+            " or an SQLite file path (back from PostgreSQL).",
+        ),
+        Field(
+            "source",
+            str,
+            None,
+            "What to copy: an SQLite file (default <home>/memory.db) or, with a path --to,"
+            " a postgresql:// URL (default TIDELINE_DATABASE_URL).",
+            flag="--from",
+        ),
+    ),
+)
+
 COMMANDS: tuple[Command, ...] = (
     SYNC_TURN,
     MEMORY_WRITE,
@@ -700,4 +721,5 @@ COMMANDS: tuple[Command, ...] = (
     MEMORY_FORGET,
     MEMO_WRITE,
     MEMO_READ,
+    MIGRATE,
 )

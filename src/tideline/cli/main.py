@@ -4,7 +4,18 @@ from __future__ import annotations
 
 import typer
 
-from tideline.cli import backup, doctor, forget, inject, memory, profile, scripts, serve, sleep
+from tideline.cli import (
+    backup,
+    doctor,
+    forget,
+    inject,
+    memory,
+    migrate,
+    profile,
+    scripts,
+    serve,
+    sleep,
+)
 from tideline.cli._version import version_option
 
 app = typer.Typer(
@@ -18,6 +29,7 @@ app.command("serve")(serve.serve)
 memory.register(app)
 app.command("forget")(forget.forget)
 app.command("export")(backup.export)
+app.command("migrate")(migrate.migrate_command)
 scripts.register(app)
 inject.register(app)
 sleep.register(app)

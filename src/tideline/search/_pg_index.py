@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -45,6 +45,11 @@ def _plain(text: str) -> str:
 def lexical_form(text: str) -> str:
     """What the tsvector (and a query term) is built from: see the module docstring."""
     return spaced_cjk(_plain(text))
+
+
+def _array(value: Any) -> np.ndarray:
+    """A stored vector as float32 numpy (pgvector's adapter hands back its own `Vector`)."""
+    return np.asarray(value.to_numpy() if hasattr(value, "to_numpy") else value, dtype=np.float32)
 
 
 def _tsquery(parsed: ParsedQuery) -> tuple[str, list[object]] | None:
@@ -173,14 +178,14 @@ class PgTextIndex(TextIndex):
         for i, v in self.db.execute(
             f"SELECT rowid, embedding FROM {self.name}_vec WHERE rowid = ANY(?)", (wanted,)
         ):
-            out[i] = [np.asarray(v, dtype=np.float32)]
+            out[i] = [_array(v)]
         for i, v in self.db.execute(
             f"SELECT record, embedding FROM {self.name}_vecpart WHERE record = ANY(?)"
             " ORDER BY record, part",
             (wanted,),
         ):
             if i in out:
-                out[i].append(np.asarray(v, dtype=np.float32))
+                out[i].append(_array(v))
         return {i: np.stack(v) for i, v in out.items()}
 
     def vectors(self, ids: Sequence[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -196,7 +201,7 @@ class PgTextIndex(TextIndex):
             ).fetchall()
         )
         found = np.array([r[0] for r in rows], dtype=np.int64)
-        matrix = np.array([np.asarray(r[1], dtype=np.float32) for r in rows], dtype=np.float32)
+        matrix = np.array([_array(r[1]) for r in rows], dtype=np.float32)
         return found, matrix.reshape(len(rows), self.dim)
 
     # -- writes --------------------------------------------------------------------------------

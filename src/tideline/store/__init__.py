@@ -1,6 +1,7 @@
 """Storage: apsw connections with sqlite-vec (or a PostgreSQL namespace), numbered migrations,
 transactions, damage checks."""
 
+from tideline.store._copy import TableCopy, TableShape, copy_table, digest, table_shapes
 from tideline.store._database import Database
 from tideline.store._dialect import to_postgres
 from tideline.store._health import (
@@ -26,10 +27,14 @@ __all__ = [
     "Rows",
     "Salvage",
     "Storage",
+    "TableCopy",
     "TableSalvage",
+    "TableShape",
     "check_file",
     "copy_rows",
+    "copy_table",
     "damage_note",
+    "digest",
     "forget_damage",
     "is_postgres_url",
     "open_damaged",
@@ -39,5 +44,6 @@ __all__ = [
     "remember_damage",
     "remembered_damage",
     "shown_url",
+    "table_shapes",
     "to_postgres",
 ]
