@@ -66,13 +66,23 @@ def pg_url() -> Iterator[str]:
         with warnings.catch_warnings():  # no XDG_RUNTIME_DIR here: it falls back to /tmp
             warnings.simplefilter("ignore")
             import pgserver
+            import psycopg
 
             server = pgserver.get_server(
                 Path(tempfile.mkdtemp(prefix="tideline-pg-")) / "data", "delete"
             )
     except Exception as exc:  # any failure to start: skip, saying why
         pytest.skip(f"PostgreSQL from the pgserver wheel could not start: {exc}")
+    # A throwaway server: no flush to disk (its shutdown checkpoint took a minute on a busy disk)
+    with psycopg.connect(server.get_uri(), autocommit=True) as conn:
+        for name in ("fsync", "synchronous_commit", "full_page_writes"):
+            conn.execute(f"ALTER SYSTEM SET {name} = off")
+        conn.execute("SELECT pg_reload_conf()")
     yield server.get_uri()
+    # nothing to keep: stop at once (a clean shutdown waits ~20 s for its checkpoint here)
+    pgserver.pg_ctl(
+        ["-m", "immediate", "-w", "stop"], pgdata=server.pgdata, user=server.system_user
+    )
     server.cleanup()
 
 
@@ -80,12 +90,15 @@ _namespaces = itertools.count(1)
 
 
 @pytest.fixture
-def settings(isolated_home: Path, engine: str, request: pytest.FixtureRequest) -> Settings:
-    if engine == "postgresql":  # a namespace of its own per test: nothing is shared
-        url = request.getfixturevalue("pg_url")
-        return Settings.load(
-            overrides={"database_url": url, "agent_name": f"test{next(_namespaces)}"}
-        )
+def settings(
+    isolated_home: Path,
+    engine: str,
+    request: pytest.FixtureRequest,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Settings:
+    if engine == "postgresql":  # in the environment, so the CLI in the same test uses it too
+        monkeypatch.setenv("TIDELINE_DATABASE_URL", request.getfixturevalue("pg_url"))
+        monkeypatch.setenv("AGENT_NAME", f"test{next(_namespaces)}")  # a namespace per test
     return Settings.load()
 
 
