@@ -3,7 +3,7 @@ from __future__ import annotations
 import itertools
 import tempfile
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import apsw
@@ -13,7 +13,7 @@ from tideline.app import Tideline
 from tideline.config import Settings
 from tideline.embed import E5Embedder
 from tideline.memory import Memory
-from tideline.store import Database
+from tideline.store import Database, Namespace, Storage, open_database, open_postgres
 
 
 def pytest_report_header(config: pytest.Config) -> str:
@@ -87,6 +87,33 @@ def pg_url() -> Iterator[str]:
 
 
 _namespaces = itertools.count(1)
+
+
+@pytest.fixture
+def new_storage(
+    engine: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> Iterator[Callable[[], Storage]]:
+    """Makes empty databases of the test's engine: SQLite files, or PostgreSQL namespaces."""
+    opened: list[Storage] = []
+
+    def make() -> Storage:
+        n = next(_namespaces)
+        if engine == "postgresql":
+            db: Storage = open_postgres(request.getfixturevalue("pg_url"), Namespace(f"test{n}"))
+        else:
+            db = open_database(tmp_path / f"s{n}.db")
+        opened.append(db)
+        return db
+
+    yield make
+    for db in opened:
+        db.close()
+
+
+@pytest.fixture
+def storage(new_storage: Callable[[], Storage]) -> Storage:
+    """An empty database of the test's engine."""
+    return new_storage()
 
 
 @pytest.fixture
