@@ -83,7 +83,10 @@ class PgTextIndex(TextIndex):
 
     @staticmethod
     def create_tables(db: Storage, name: str) -> None:
-        """The text table and its GIN index (idempotent); vectors come with `bind_vectors`."""
+        """The text table and its GIN index (idempotent); vectors come with `bind_vectors`.
+        Every open calls this: once the table is there it takes no lock (DDL would)."""
+        if db.table_exists(f"{name}_text") and db.table_exists("vector_spaces"):
+            return
         db.execute(
             "CREATE TABLE IF NOT EXISTS vector_spaces("
             "name TEXT PRIMARY KEY, model_id TEXT NOT NULL, dim INTEGER NOT NULL)"
@@ -163,11 +166,6 @@ class PgTextIndex(TextIndex):
 
     def text_ids(self) -> set[int]:
         return {r[0] for r in self.db.execute(f"SELECT rowid FROM {self.name}_text")}
-
-    def vector_ids(self) -> set[int]:
-        if not self.has_vectors:
-            return set()
-        return {r[0] for r in self.db.execute(f"SELECT rowid FROM {self.name}_vec")}
 
     def vectors_of(self, ids: Sequence[int]) -> dict[int, np.ndarray]:
         """Each record's vectors, shape (parts, dim)."""

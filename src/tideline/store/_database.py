@@ -31,6 +31,7 @@ from tideline.errors import (
     NotADatabase,
 )
 from tideline.store._health import REPAIR_HINT, header_damage, remember_damage, remembered_damage
+from tideline.store._storage import Reads
 
 log = logging.getLogger(__name__)
 
@@ -117,7 +118,7 @@ class _Cursor(apsw.Cursor):
             raise _damage(self.connection, exc) from exc
 
 
-class Database:
+class Database(Reads):
     """One open SQLite file. Thread-safe for the simple calls below (apsw serialises)."""
 
     dialect: Literal["sqlite"] = "sqlite"
@@ -204,14 +205,6 @@ class Database:
             return []
         names = [d[0] for d in cur.getdescription()]  # only valid while the statement runs
         return [dict(zip(names, row, strict=True)) for row in (first, *cur)]
-
-    def one(self, sql: str, params: Params = ()) -> dict[str, Any] | None:
-        found = self.rows(sql, params)
-        return found[0] if found else None
-
-    def scalar(self, sql: str, params: Params = ()) -> Any:
-        row = self.execute(sql, params).fetchone()
-        return None if row is None else row[0]
 
     def table_exists(self, name: str) -> bool:
         return bool(self.scalar("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)))

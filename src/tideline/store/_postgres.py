@@ -30,6 +30,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from tideline.errors import DatabaseLocked, StoreError
 from tideline.store._dialect import to_postgres
 from tideline.store._names import Namespace, shown_url
+from tideline.store._storage import Reads
 
 Params = Sequence[Any] | dict[str, Any]
 
@@ -66,7 +67,7 @@ class _Rows:
         return [(n, "") for n in self._names]
 
 
-class PgDatabase:
+class PgDatabase(Reads):
     """One namespace of a PostgreSQL database, with the surface the table owners use."""
 
     dialect: Literal["postgresql"] = "postgresql"
@@ -161,14 +162,6 @@ class PgDatabase:
         cur = self.execute(sql, params)
         names = [d[0] for d in cur.getdescription()]
         return [dict(zip(names, row, strict=True)) for row in cur]
-
-    def one(self, sql: str, params: Params = ()) -> dict[str, Any] | None:
-        found = self.rows(sql, params)
-        return found[0] if found else None
-
-    def scalar(self, sql: str, params: Params = ()) -> Any:
-        row = self.execute(sql, params).fetchone()
-        return None if row is None else row[0]
 
     def table_exists(self, name: str) -> bool:
         return bool(

@@ -7,6 +7,7 @@ SQL both engines accept with `?` placeholders; `dialect` tells the few places th
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -55,3 +56,21 @@ class Storage(Protocol):
     def lock(self, key: str) -> None: ...
 
     def close(self) -> None: ...
+
+
+class Reads(ABC):
+    """`one` and `scalar` over an engine's `rows` and `execute` (written once for both)."""
+
+    @abstractmethod
+    def rows(self, sql: str, params: Params = ()) -> list[dict[str, Any]]: ...
+
+    @abstractmethod
+    def execute(self, sql: str, params: Params = ()) -> Any: ...
+
+    def one(self, sql: str, params: Params = ()) -> dict[str, Any] | None:
+        found = self.rows(sql, params)
+        return found[0] if found else None
+
+    def scalar(self, sql: str, params: Params = ()) -> Any:
+        row = self.execute(sql, params).fetchone()
+        return None if row is None else row[0]
