@@ -308,6 +308,9 @@ from tideline.store import open_database
 from tideline.memory import AGENT_MIGRATIONS, Memory
 from tideline.analysis import ANALYSIS_MIGRATIONS
 from tideline.analysis.scripts import rebuild_topics
+
+#: The same tests on SQLite and on PostgreSQL (tests/conftest.py).
+pytestmark = pytest.mark.engines
 db = open_database({str(settings.db_path)!r}, AGENT_MIGRATIONS, ANALYSIS_MIGRATIONS)
 def trace(cursor, sql, bindings):
     if sql.startswith("INSERT INTO topic_members"):

@@ -439,7 +439,7 @@ class RawContext:
         """Turns newer than `cutoff` (None: all), by time, then session and position."""
         rows = self.db.rows(
             f"SELECT {_TURN_COLUMNS} FROM turns t JOIN sessions s ON s.id = t.session_id"
-            f" WHERE (? IS NULL OR t.ts > ?) AND {_LIVE} ORDER BY t.ts, t.session_id, t.seq",
+            f" WHERE (CAST(? AS TEXT) IS NULL OR t.ts > ?) AND {_LIVE} ORDER BY t.ts, t.session_id, t.seq",
             (cutoff, cutoff),
         )
         return [_turn(r) for r in rows]

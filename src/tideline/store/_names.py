@@ -23,7 +23,7 @@ def is_postgres_url(value: object) -> bool:
 def shown_url(url: str) -> str:
     """The URL without its password, for messages and reports."""
     parts = urlsplit(url)
-    if parts.password is None:
+    if not parts.password:
         return url
     host = parts.netloc.rsplit("@", 1)[-1]
     return urlunsplit(parts._replace(netloc=f"{parts.username}:***@{host}"))
