@@ -21,7 +21,7 @@ from tideline.analysis import ANALYSIS_MIGRATIONS
 from tideline.config import Settings
 from tideline.consolidate import Dream, SessionMemory, Sleep
 from tideline.embed import Embedder, load_embedder
-from tideline.errors import ConfigError, InvalidInput, TidelineError
+from tideline.errors import InvalidInput, TidelineError
 from tideline.inject import InjectConfig, MemoryProvider
 from tideline.library import LIBRARY, Library
 from tideline.llm import LLM, llm_from_settings
@@ -36,7 +36,6 @@ from tideline.memory import (
 )
 from tideline.profile import PROFILE_MIGRATIONS, Profile
 from tideline.store import (
-    Database,
     Namespace,
     Storage,
     is_postgres_url,
@@ -104,13 +103,7 @@ class Tideline:
 
     @cached_property
     def profile(self) -> Profile:
-        db = self.db
-        if not isinstance(db, Database):
-            raise ConfigError(
-                "the profile (and the Sleep pipeline, DREAM and injection, which read it) runs on"
-                " SQLite only so far; unset TIDELINE_DATABASE_URL for them (docs/postgresql.md)"
-            )
-        return Profile(db, self.memory, lock=self.db_lock)
+        return Profile(self.db, self.memory, lock=self.db_lock)
 
     @cached_property
     def library(self) -> Library:

@@ -237,6 +237,19 @@ class Database(Reads):
                     self.conn.execute("ROLLBACK")
                     raise DatabaseLocked(f"could not commit to {self.path}: locked; retry") from exc
 
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[None]:
+        """A consistent read: every query inside sees one snapshot, without the write lock (a
+        deferred transaction; in WAL mode readers never block the writer)."""
+        if self.conn.in_transaction:
+            yield
+            return
+        self.execute("BEGIN DEFERRED")
+        try:
+            yield
+        finally:
+            self.execute("COMMIT")
+
     def lock(self, key: str) -> None:
         """Serialise the writers of `key`: `BEGIN IMMEDIATE` already serialises every writer
         of the file, so there is nothing more to take (PostgreSQL takes an advisory lock)."""

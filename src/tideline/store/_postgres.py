@@ -189,6 +189,21 @@ class PgDatabase(Reads):
             finally:
                 self._local.conn = None
 
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[None]:
+        """A consistent read: one REPEATABLE READ snapshot for every query inside."""
+        if getattr(self._local, "conn", None) is not None:
+            yield
+            return
+        with self._connection() as conn:
+            self._local.conn = conn
+            try:
+                with conn.transaction():
+                    conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+                    yield
+            finally:
+                self._local.conn = None
+
     def lock(self, key: str) -> None:
         """Serialise the writers of `key` until this transaction ends (call inside one)."""
         digest = int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest(), "big")
