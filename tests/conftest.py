@@ -125,7 +125,7 @@ def settings(
 ) -> Settings:
     if engine == "postgresql":  # in the environment, so the CLI in the same test uses it too
         monkeypatch.setenv("TIDELINE_DATABASE_URL", request.getfixturevalue("pg_url"))
-        monkeypatch.setenv("AGENT_NAME", f"test{next(_namespaces)}")  # a namespace per test
+        monkeypatch.setenv("TIDELINE_DATABASE_USER", f"test{next(_namespaces)}")  # one per test
     return Settings.load()
 
 

@@ -17,10 +17,8 @@ from tideline.config import Settings
 from tideline.embed import E5Embedder
 from tideline.profile import FactDraft
 
-#: The same tests on SQLite and on PostgreSQL (tests/conftest.py); an export with the profile
-#: is SQLite-only so far (docs/postgresql.md).
+#: The same tests on SQLite and on PostgreSQL (tests/conftest.py).
 pytestmark = pytest.mark.engines
-SQLITE_ONLY = pytest.mark.parametrize("engine", ["sqlite"], indirect=True)
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 QUERIES = (
@@ -35,7 +33,9 @@ QUERIES = (
 
 @pytest.fixture
 def fresh(tmp_path: Path, e5: E5Embedder) -> Iterator[Tideline]:
-    app = Tideline(Settings.load(overrides={"home": str(tmp_path / "fresh")}), embedder=e5)
+    # another home, and on PostgreSQL another namespace (the user is ignored on SQLite)
+    fresh = {"home": str(tmp_path / "fresh"), "database_user": f"fresh-{tmp_path.name}"[:40]}
+    app = Tideline(Settings.load(overrides=fresh), embedder=e5)
     yield app
     app.close()
 
@@ -82,7 +82,6 @@ def memory_lines(text: str) -> list[dict[str, Any]]:
     return [r for r in records if r["type"] in ("session", "turn", "narrative")]
 
 
-@SQLITE_ONLY
 def test_export_then_import_into_a_fresh_home_gives_identical_search_results(
     app: Tideline, fresh: Tideline, tmp_path: Path
 ) -> None:
@@ -114,7 +113,6 @@ def test_export_then_import_into_a_fresh_home_gives_identical_search_results(
     assert results(fresh) == results(app)
 
 
-@SQLITE_ONLY
 def test_markdown_export_reads_as_a_document(app: Tideline) -> None:
     fill(app)
     out = io.StringIO()

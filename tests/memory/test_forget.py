@@ -14,8 +14,7 @@ from tideline.errors import InvalidInput, NotFound
 from tideline.memory import FORGOTTEN, Memory
 from tideline.profile import FactDraft
 
-#: The same tests on SQLite and on PostgreSQL (tests/conftest.py), but for forgetting across the
-#: profile, which is SQLite-only so far (docs/postgresql.md).
+#: The same tests on SQLite and on PostgreSQL (tests/conftest.py).
 pytestmark = pytest.mark.engines
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -28,7 +27,6 @@ def lena_turns(memory: Memory) -> list[int]:
     return [t.id for t in memory.session_turns(sid)]
 
 
-@pytest.mark.parametrize("engine", ["sqlite"], indirect=True)
 def test_forget_by_query_shows_first_then_erases_everything_but_a_tombstone(app: Tideline) -> None:
     memory = app.memory
     memory.import_file(DATA / "claude" / "conversations.json")

@@ -100,12 +100,6 @@ def test_bad_places_are_one_line_errors(pg_url: str) -> None:
         Namespace("bad name!")
     with pytest.raises(StoreError, match=r"cannot reach PostgreSQL .* TIDELINE_DATABASE_URL"):
         open_postgres("postgresql://nobody@127.0.0.1:1/x", Namespace("a"), AGENT_MIGRATIONS)
-    app = _app(pg_url, "ns-profile")
-    try:
-        with pytest.raises(ConfigError, match="SQLite only so far"):
-            _ = app.profile
-    finally:
-        app.close()
 
 
 def test_the_dialect_translation() -> None:

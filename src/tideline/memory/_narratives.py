@@ -365,7 +365,7 @@ class Narratives:
     def all(self, *, links: bool = False) -> list[Narrative]:
         """Every live narrative, by id (what the script layer computes over)."""
         rows = self.db.rows(f"SELECT {_COLUMNS} FROM narratives WHERE {LIVE} ORDER BY id")
-        found = self._links("1", ()) if links else {}
+        found = self._links("TRUE", ()) if links else {}
         return [_narrative(r, found.get(r["id"], [])) for r in rows]
 
     def _links(self, where: str, params: Sequence[object]) -> dict[int, list[int]]:
@@ -649,7 +649,7 @@ class Narratives:
     # -- backup --------------------------------------------------------------------------------
     def dump(self) -> Iterator[dict[str, Any]]:
         """Every narrative as stored, tombstones and superseded ones included, with its links."""
-        links = self._links("1", ())
+        links = self._links("TRUE", ())
         for row in self.db.rows(f"SELECT {_COLUMNS} FROM narratives ORDER BY id"):
             row["tags"] = json.loads(row["tags"])
             row["related_entities"] = json.loads(row["related_entities"])
@@ -660,7 +660,7 @@ class Narratives:
         `forgotten_at` — so a restore adds each once."""
         found = self.db.scalar(
             "SELECT id FROM narratives WHERE created_at = ? AND gesture = ?"
-            " AND forgotten_at IS ? ORDER BY id LIMIT 1",
+            " AND forgotten_at IS NOT DISTINCT FROM ? ORDER BY id LIMIT 1",
             (created_at, gesture, forgotten_at),
         )
         return None if found is None else int(found)
