@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import itertools
+import shutil
 import tempfile
 import warnings
 from collections.abc import Callable, Iterator
@@ -68,9 +69,8 @@ def pg_url() -> Iterator[str]:
             import pgserver
             import psycopg
 
-            server = pgserver.get_server(
-                Path(tempfile.mkdtemp(prefix="tideline-pg-")) / "data", "delete"
-            )
+            folder = Path(tempfile.mkdtemp(prefix="tideline-pg-"))
+            server = pgserver.get_server(folder / "data", "delete")
     except Exception as exc:  # any failure to start: skip, saying why
         pytest.skip(f"PostgreSQL from the pgserver wheel could not start: {exc}")
     # A throwaway server: no flush to disk (its shutdown checkpoint took a minute on a busy disk)
@@ -84,6 +84,7 @@ def pg_url() -> Iterator[str]:
         ["-m", "immediate", "-w", "stop"], pgdata=server.pgdata, user=server.system_user
     )
     server.cleanup()
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 _namespaces = itertools.count(1)
