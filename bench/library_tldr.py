@@ -1,13 +1,19 @@
 """Benchmark the library on tldr-pages (../shared/data/tldr): indexing, no-op re-index, search
 latency, and retrieval quality per query kind and language for lex, vec and hybrid.
 
-    OMP_NUM_THREADS=1 .venv/bin/python bench/library_tldr.py [--pages N] [--write]
+    OMP_NUM_THREADS=1 .venv/bin/python bench/library_tldr.py [--pages N] [--cache PATH]
+        [--keys items|off] [--variants] [--write]
 
 The library is copied to a temporary folder (the shared data is never written); each platform
 folder becomes a collection with a `_meta.yaml`. `--pages N` indexes a deterministic slice: every
 page some query targets, plus a seeded sample of the others (state it when quoting numbers).
-The embedding cache starts empty, so the cold index really embeds everything. With `--write`,
-the table replaces the `## Library (tldr)` section of docs/benchmarks.md.
+The embedding cache starts empty, so the cold index really embeds everything; `--cache PATH`
+keeps it (reruns are cheap; the cold time is only a cold time when the file started empty, and
+the table says how many texts came from the cache). `--variants` adds fusion variants to the
+quality table (same index, other policies). `--quality-only` (with a warm `--cache`) measures
+only the quality table, every text and query from the cache: it fails on a cache miss instead of
+embedding, so it needs no embedding lock and takes a few minutes. With `--write`, the table replaces the
+`## Library (tldr)` section of docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -22,10 +28,14 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from tideline.embed import CachedEmbedder, E5Embedder
-from tideline.library import Library
+from tideline.errors import EmbedderError
+from tideline.library import LIBRARY, Library, Watcher
+from tideline.library._library import LEX_FLOOR
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "tldr"
@@ -55,9 +65,110 @@ def build_library(dest: Path, pages: int | None, queries: list[dict]) -> int:
     return len(chosen)
 
 
+#: Fusion variants measured with --variants: name -> (policy, lexical trust floor); the default
+#: is LIBRARY with floor LEX_FLOOR (1.0: the lexical list keeps its full weight, no trust).
+VARIANTS = {
+    "plain rrf (no trust)": (LIBRARY, 1.0),
+    "trust floor 0": (LIBRARY, 0.0),
+    "trust floor 0.5": (LIBRARY, 0.5),
+    "no trust, vec x2": (replace(LIBRARY, weights=(1.0, 2.0)), 1.0),
+    "no trust, k=20": (replace(LIBRARY, rrf_k=20), 1.0),
+}
+
+
+class CacheOnly:
+    """The e5 tokenizer without its model: behind a warm `CachedEmbedder`, a text that is not in
+    the cache is an error, never an embedding (`--quality-only` runs beside others' benchmarks)."""
+
+    def __init__(self, e5: E5Embedder):
+        self.e5 = e5
+        self.model_id, self.max_input_tokens, self.dim = e5.model_id, e5.max_input_tokens, e5.dim
+
+    def count_tokens(self, text: str) -> int:
+        return self.e5.count_tokens(text)
+
+    def embed_documents(self, texts: object) -> object:
+        raise EmbedderError("cache miss in --quality-only: run once with this --cache first")
+
+    def embed_query(self, text: str) -> object:
+        raise EmbedderError("cache miss in --quality-only: run once with this --cache first")
+
+
 def pct(values: list[float], q: float) -> float:
     values = sorted(values)
     return values[min(len(values) - 1, round(q * (len(values) - 1)))]
+
+
+def measure_quality(
+    lib: Library,
+    qs: list[dict],
+    raw: Any,
+    queries_cached: Any,
+    variants: bool,
+    latency: dict[str, list[float]],
+) -> dict[tuple[str, str, str], list[tuple[float, float]]]:
+    """File-level (recall@5, reciprocal rank@10) per (mode or variant, kind, lang); the three
+    modes search with `raw` (their latency is recorded), the variants with cached queries."""
+    quality: dict[tuple[str, str, str], list[tuple[float, float]]] = defaultdict(list)
+    default = lib.policy, lib.lex_floor
+    runs = [(m, m, default) for m in ("lex", "vec", "hybrid")]
+    runs += [(name, "hybrid", v) for name, v in VARIANTS.items()] if variants else []
+    for label, mode, (policy, floor) in runs:
+        lib.policy, lib.lex_floor = policy, floor
+        lib.embedder = raw if label == mode else queries_cached
+        for q in qs:
+            t0 = time.perf_counter()
+            result = lib.search(q["query"], "*", k=10, mode=mode)
+            if label == mode:
+                latency[mode].append((time.perf_counter() - t0) * 1000)
+            files = list(dict.fromkeys(h.path for h in result.hits))
+            rank = files.index(q["target"]) + 1 if q["target"] in files else None
+            r5 = 1.0 if rank is not None and rank <= 5 else 0.0
+            rr = 1.0 / rank if rank is not None and rank <= 10 else 0.0
+            quality[(label, q["kind"], q["lang"])].append((r5, rr))
+            quality[(label, "all", "all")].append((r5, rr))
+    (lib.policy, lib.lex_floor), lib.embedder = default, raw
+    return quality
+
+
+def summary(quality: dict[tuple[str, str, str], list[tuple[float, float]]]) -> dict:
+    return {
+        "|".join(k): (
+            statistics.mean(a for a, _ in v),
+            statistics.mean(b for _, b in v),
+            len(v),
+        )
+        for k, v in quality.items()
+    }
+
+
+def run_quality(args: argparse.Namespace) -> dict:
+    """The quality table alone, every vector from a warm `--cache` (see the module docstring)."""
+    if args.cache is None or not args.cache.exists():
+        sys.exit("error: --quality-only needs a warm --cache from a full run")
+    queries = [json.loads(line) for line in (DATA / "queries.dev.jsonl").open(encoding="utf-8")]
+    work = Path(tempfile.mkdtemp(prefix="memo-bench-q-"))
+    lib_root = work / "library"
+    lib_root.mkdir()
+    n_pages = build_library(lib_root, args.pages, queries)
+    cached = CachedEmbedder(CacheOnly(E5Embedder()), args.cache)  # type: ignore[arg-type]
+    lib = Library(lib_root, cached, keys=args.keys, lex_floor=args.lex_floor)
+    reports = lib.index()
+    present = {p.relative_to(lib_root).as_posix() for p in lib_root.rglob("*.md")}
+    qs = [q for q in queries if q["target"] in present]
+    quality = measure_quality(lib, qs, cached, cached, args.variants, defaultdict(list))
+    lib.close()
+    shutil.rmtree(work, ignore_errors=True)
+    return {
+        "pages": n_pages,
+        "chunks": sum(r.chunks_written for r in reports),
+        "keys": sum(r.keys_written for r in reports),
+        "key_mode": args.keys,
+        "lex_floor": args.lex_floor,
+        "queries": len(qs),
+        "variants": list(VARIANTS) if args.variants else [],
+        "quality": summary(quality),
+    }
 
 
 def run(args: argparse.Namespace) -> dict:
@@ -71,20 +182,27 @@ def run(args: argparse.Namespace) -> dict:
     print(f"library: {n_pages} pages in {lib_root}", file=sys.stderr)
 
     raw = E5Embedder()
-    embedder = CachedEmbedder(raw, work / "embed-cache.db")
+    embedder = CachedEmbedder(raw, args.cache or work / "embed-cache.db")
 
     def progress(phase: str, done: int, total: int) -> None:
         if done == total or done % 640 == 0:
             print(f"  {phase}: {done}/{total}", file=sys.stderr)
 
-    lib = Library(lib_root, embedder)
+    lib = Library(lib_root, embedder, keys=args.keys, lex_floor=args.lex_floor)
     t0 = time.perf_counter()
     reports = lib.index(progress=progress)
     cold = time.perf_counter() - t0
     chunks = sum(r.chunks_written for r in reports)
+    keys = sum(r.keys_written for r in reports)
     embedded = sum(r.embedded for r in reports)
     embed_s = embedder.stats.embed_seconds
+    cache_hits, cache_misses = embedder.stats.hits, embedder.stats.misses
     lib.close()
+    print(  # said at once: the rest of the run takes minutes more
+        f"cold index {cold:.1f} s, inside the embedder {embed_s:.1f} s, {chunks} chunks, "
+        f"{keys} keys, {embedded} texts embedded, cache {cache_hits} hits {cache_misses} misses",
+        file=sys.stderr,
+    )
 
     # raw embedder speed on a sample of the same texts (tokens/s), for reference
     sample = [p.read_text(encoding="utf-8") for p in sorted(lib_root.rglob("*.md"))[:64]]
@@ -93,7 +211,8 @@ def run(args: argparse.Namespace) -> dict:
     raw.embed_documents(sample)
     raw_tps = tokens / (time.perf_counter() - t1)
 
-    lib = Library(lib_root, raw)  # queries are embedded for real: no query cache
+    # queries are embedded for real: no cache
+    lib = Library(lib_root, raw, keys=args.keys, lex_floor=args.lex_floor)
     t0 = time.perf_counter()
     noop_reports = lib.index()
     noop_first = time.perf_counter() - t0
@@ -106,22 +225,10 @@ def run(args: argparse.Namespace) -> dict:
     qs = [q for q in queries if q["target"] in present]
     for q in qs[:5]:  # warm-up: model, page cache, statements
         lib.search(q["query"], "*", k=10)
-    quality: dict[tuple[str, str, str], list[tuple[float, float]]] = defaultdict(list)
     latency: dict[str, list[float]] = defaultdict(list)
-    for mode in ("lex", "vec", "hybrid"):
-        for q in qs:
-            t0 = time.perf_counter()
-            result = lib.search(q["query"], "*", k=10, mode=mode)
-            latency[mode].append((time.perf_counter() - t0) * 1000)
-            files: list[str] = []
-            for h in result.hits:
-                if h.path not in files:
-                    files.append(h.path)
-            rank = files.index(q["target"]) + 1 if q["target"] in files else None
-            r5 = 1.0 if rank is not None and rank <= 5 else 0.0
-            rr = 1.0 / rank if rank is not None and rank <= 10 else 0.0
-            quality[(mode, q["kind"], q["lang"])].append((r5, rr))
-            quality[(mode, "all", "all")].append((r5, rr))
+    # variants embed a query once; kept in --cache, so --quality-only reruns embed nothing
+    queries_cached = CachedEmbedder(raw, args.cache or work / "query-cache.db")
+    quality = measure_quality(lib, qs, raw, queries_cached, args.variants, latency)
     # latency of the usual call: one collection (the target's platform folder)
     for q in qs:
         t0 = time.perf_counter()
@@ -132,6 +239,13 @@ def run(args: argparse.Namespace) -> dict:
         t0 = time.perf_counter()
         lib.search(q["query"], "*", k=10, catch_up=False)
         latency["hybrid, path=*, no catch-up"].append((time.perf_counter() - t0) * 1000)
+    # with a watcher running, search trusts it instead of stat-ing every note (catch_up auto)
+    with Watcher(lib):
+        for q in qs:
+            t0 = time.perf_counter()
+            found = lib.search(q["query"], "*", k=10)
+            latency["hybrid, path=*, watcher running"].append((time.perf_counter() - t0) * 1000)
+            assert found.fresh_by == "watcher"
     for q in qs[:50]:
         t0 = time.perf_counter()
         raw.embed_query(q["query"])
@@ -143,6 +257,11 @@ def run(args: argparse.Namespace) -> dict:
         "total_pages": sum(1 for _ in (DATA / "library").rglob("*.md")),
         "collections": len(reports),
         "chunks": chunks,
+        "keys": keys,
+        "key_mode": args.keys,
+        "cache_hits": cache_hits,
+        "cache_misses": cache_misses,
+        "variants": list(VARIANTS) if args.variants else [],
         "embedded": embedded,
         "cold_s": cold,
         "embed_s": embed_s,
@@ -151,15 +270,42 @@ def run(args: argparse.Namespace) -> dict:
         "noop_hot_s": noop_hot,
         "queries": len(qs),
         "latency": {m: (pct(v, 0.5), pct(v, 0.95)) for m, v in latency.items()},
-        "quality": {
-            "|".join(k): (
-                statistics.mean(a for a, _ in v),
-                statistics.mean(b for _, b in v),
-                len(v),
-            )
-            for k, v in quality.items()
-        },
+        "quality": summary(quality),
     }
+
+
+def quality_rows(r: dict) -> list[str]:
+    """The quality table: file-level recall@5 / MRR@10 per kind and language."""
+    lines = [
+        "| kind | lang | n | lex | vec | hybrid | " + " | ".join(r["variants"]) + " |",
+        "|---|---|---|---|---|---|" + "---|" * len(r["variants"]),
+    ]
+    groups = sorted(
+        {tuple(k.split("|")[1:]) for k in r["quality"]}, key=lambda g: (g == ("all", "all"), g)
+    )
+    for kind, lang in groups:
+        cells = []
+        n = 0
+        for mode in ("lex", "vec", "hybrid", *r["variants"]):
+            r5, mrr, n = r["quality"][f"{mode}|{kind}|{lang}"]
+            cells.append(f"{r5:.2f} / {mrr:.2f}")
+        label = "**all**" if kind == "all" else kind
+        lines.append(f"| {label} | {lang} | {n} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def table_quality(r: dict, command: str) -> str:
+    lines = [
+        f"### Quality of the defaults ({r['pages']} pages, vectors from the cache)",
+        "",
+        f"    {command}",
+        "",
+        f"{r['chunks']} chunks and {r['keys']} keys (keys: {r['key_mode']}), lexical trust floor"
+        f" {r['lex_floor']}; {r['queries']} queries with `path='*'`. File-level recall@5 / MRR@10:",
+        "",
+        *quality_rows(r),
+    ]
+    return "\n".join(lines) + "\n"
 
 
 def table(r: dict, command: str) -> str:
@@ -181,13 +327,15 @@ def table(r: dict, command: str) -> str:
             if r["pages"] < r["total_pages"]
             else " (the whole library)"
         )
-        + f", {r['collections']} collections (one per platform), {r['chunks']} chunks;"
+        + f", {r['collections']} collections (one per platform), {r['chunks']} chunks"
+        f" and {r['keys']} item/head keys (keys: {r['key_mode']});"
         f" {r['queries']} queries, all searched with `path='*'` (every collection).",
         "",
         "| indexing | value | target |",
         "|---|---|---|",
         f"| cold index | {r['cold_s']:.1f} s, {r['pages'] / r['cold_s']:.1f} files/s "
-        f"({r['embedded']} distinct chunks embedded) | |",
+        f"({r['embedded']} distinct texts embedded, {r['cache_hits']} from the cache) | "
+        f"≤ 2,360 s (2× the 1,180 s before item keys) |",
         f"| time inside the embedder | {r['embed_s']:.1f} s = {share:.1%} of wall time | |",
         f"| overhead outside the embedder | {1 - share:.1%} of wall time | ≤ 15% |",
         f"| raw embedder speed (reference) | {r['raw_tps']:.0f} tokens/s | |",
@@ -205,20 +353,8 @@ def table(r: dict, command: str) -> str:
         "",
         "File-level recall@5 / MRR@10 (a page counts once however many of its chunks match):",
         "",
-        "| kind | lang | n | lex | vec | hybrid |",
-        "|---|---|---|---|---|---|",
+        *quality_rows(r),
     ]
-    groups = sorted(
-        {tuple(k.split("|")[1:]) for k in r["quality"]}, key=lambda g: (g == ("all", "all"), g)
-    )
-    for kind, lang in groups:
-        cells = []
-        n = 0
-        for mode in ("lex", "vec", "hybrid"):
-            r5, mrr, n = r["quality"][f"{mode}|{kind}|{lang}"]
-            cells.append(f"{r5:.2f} / {mrr:.2f}")
-        label = "**all**" if kind == "all" else kind
-        lines.append(f"| {label} | {lang} | {n} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -279,6 +415,12 @@ def run_lexical_full() -> dict:
             if label == "lex, path=*":
                 files = list(dict.fromkeys(h.path for h in result.hits))
                 hits5.append(q["target"] in files[:5])
+    with Watcher(lib):  # a running watcher replaces the stat pass (catch_up "auto")
+        for q in queries:
+            t0 = time.perf_counter()
+            found = lib.search(q["query"], "*", k=10, mode="lex")
+            latency["lex, path=*, watcher running"].append((time.perf_counter() - t0) * 1000)
+            assert found.fresh_by == "watcher"
     stat_ms = []
     for _ in range(20):
         t0 = time.perf_counter()
@@ -327,6 +469,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pages", type=int, default=0, help="index a slice of N pages")
     parser.add_argument("--queries", type=int, default=0, help="use only N queries")
+    parser.add_argument("--cache", type=Path, default=None, help="keep the embedding cache here")
+    parser.add_argument("--keys", choices=("items", "off"), default="items", help="item keys")
+    parser.add_argument("--variants", action="store_true", help="measure fusion variants too")
+    parser.add_argument("--lex-floor", type=float, default=LEX_FLOOR, help="lexical trust floor")
+    parser.add_argument(
+        "--quality-only", action="store_true", help="quality from a warm --cache, no embedding"
+    )
     parser.add_argument(
         "--lexical-full", action="store_true", help="the whole library without an embedder"
     )
@@ -339,7 +488,10 @@ def main() -> None:
     threads = os.environ.get("OMP_NUM_THREADS")
     prefix = f"OMP_NUM_THREADS={threads} " if threads else ""
     command = prefix + ".venv/bin/python bench/library_tldr.py " + " ".join(sys.argv[1:])
-    if args.lexical_full:
+    if args.quality_only:
+        result = run_quality(args)
+        text, part = table_quality(result, command.strip()), "quality"
+    elif args.lexical_full:
         result = run_lexical_full()
         text, part = table_lexical(result, command.strip()), "lexical-full"
     else:

@@ -18,29 +18,108 @@ import re
 import statistics
 import tempfile
 import time
-from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+from _locomo_levers import CacheOnly, Mixed, Turn, context_vectors, lexical_index, window_text
 from _report import machine, ms_stats, write_section
 
+from tideline.analysis.cluster_routing import cluster_narratives, rebuild_clusters, route_clusters
 from tideline.app import Tideline
 from tideline.config import Settings
-from tideline.memory import TURNS, Memory
-from tideline.search import Policy
+from tideline.embed import CachedEmbedder
+from tideline.errors import EmbedderError
+from tideline.memory import NarrativeInput, TurnLevers, search_turns, spelled_day
+from tideline.search import Hit, Policy, Scope, TextIndex
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
-# (mode, turn policy); the default hybrid runs first, so it pays the query embedding and the later
-# modes reuse the cached query vector.
-MODES = {
-    "hybrid (rrf k=10: default)": ("hybrid", TURNS),
-    "lex": ("lex", TURNS),
-    "vec": ("vec", TURNS),
-    "hybrid (rrf k=60)": ("hybrid", Policy(rrf_k=60)),
-    "hybrid (rrf k=10, vec ×0.5)": ("hybrid", Policy(rrf_k=10, weights=(1.0, 0.5))),
-    "hybrid (cosine + keyword boost)": ("hybrid", Policy(fusion="weighted", boost=0.3)),
-}
 _ID = re.compile(r"D:?(\d+):(\d+)")
+OLD = Policy(rrf_k=10, stop_words=False)  # the default before issue 12
+OFF = TurnLevers()
+CONVEX = Policy(fusion="convex", alpha=0.5)
+DATES = TurnLevers(date_weight=1.0)
+#: The context-vector lever embeds every turn a second time (in its window): `--context-vectors`.
+CONTEXT_VECTORS = False
+#: `--cache-only` (no embedding, so no lock: for a quick look while others embed) and `--only`.
+CACHE_ONLY = False
+ONLY: set[str] = set()
+NEW = Policy(rrf_k=10)
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One row: lexical index (`plain`, `snow`: no context; `ctx`: the product's turn index,
+    with context keys ±2; `ctx1`, `ctxnodate`: ±1 with and without the date), vector index (`own`, `ctxvec`), mode,
+    policy, and the re-ordering levers (dates: weight of the date-restricted search; diverse:
+    the per-session cap)."""
+
+    lex: str = "ctx"
+    vec: str = "own"
+    mode: str = "hybrid"
+    policy: Policy = NEW
+    levers: TurnLevers = OFF
+    route: str = ""
+
+
+VARIANTS: dict[str, Variant] = {
+    "before: plain analyser, rrf k=10 (the old default)": Variant("plain", policy=OLD),
+    "default, turns alone: convex α=0.5, context ±2, dates": Variant(policy=CONVEX, levers=DATES),
+    "default with memory keys ×0.25 ¹": Variant(policy=CONVEX, levers=TurnLevers(1.0, 0.25)),
+    "lex: plain (before)": Variant("plain", mode="lex", policy=OLD),
+    "lex: plain + stop words": Variant("plain", mode="lex"),
+    "lex: snowball": Variant("snow", mode="lex", policy=OLD),
+    "lex: snowball + stop words": Variant("snow", mode="lex"),
+    "lex: + context keys ±1 turn, spelled date": Variant("ctx1", mode="lex"),
+    "lex: + context keys ±1, no date": Variant("ctxnodate", mode="lex"),
+    "lex: + context keys ±2 (default)": Variant(mode="lex"),
+    "lex: + context keys ±2 + dates": Variant(mode="lex", levers=DATES),
+    "lex: + context keys ±2 + diversity (3/session)": Variant(
+        mode="lex", levers=TurnLevers(session_cap=3)
+    ),
+    "lex: + context keys ±2 + memory keys ×0.5 ¹": Variant(
+        mode="lex", levers=TurnLevers(memory_weight=0.5)
+    ),
+    "vec": Variant(mode="vec"),
+    "vec: + context vectors (2nd part: the turn in its window)": Variant(vec="ctxvec", mode="vec"),
+    "hybrid: snowball + stop, no context, rrf k=10": Variant("snow"),
+    "hybrid: + context ±1, rrf k=10": Variant("ctx1"),
+    "hybrid: + context ±2, rrf k=10": Variant(),
+    "hybrid: + context ±2, rrf k=60": Variant(policy=Policy(rrf_k=60)),
+    "hybrid: + context ±2, rrf k=10, vec ×0.5": Variant(
+        policy=Policy(rrf_k=10, weights=(1.0, 0.5))
+    ),
+    "hybrid: + context ±2, convex α=0.3": Variant(policy=Policy(fusion="convex", alpha=0.3)),
+    "hybrid: + context ±2, convex α=0.4": Variant(policy=Policy(fusion="convex", alpha=0.4)),
+    "hybrid: + context ±2, convex α=0.5": Variant(policy=CONVEX),
+    "hybrid: + context ±2, convex α=0.6": Variant(policy=Policy(fusion="convex", alpha=0.6)),
+    "hybrid: + context ±2, convex α=0.7": Variant(policy=Policy(fusion="convex", alpha=0.7)),
+    "hybrid: + context ±2, convex α=0.5, no keyword boost": Variant(
+        policy=Policy(fusion="convex", alpha=0.5, boost=0.0)
+    ),
+    "hybrid: + context ±1, convex α=0.5": Variant("ctx1", policy=CONVEX),
+    "hybrid: + context ±2 + context vectors, convex": Variant(vec="ctxvec", policy=CONVEX),
+    "hybrid: convex + dates ×0.5": Variant(policy=CONVEX, levers=TurnLevers(date_weight=0.5)),
+    "hybrid: convex + dates + diversity (3/session)": Variant(
+        policy=CONVEX, levers=TurnLevers(date_weight=1.0, session_cap=3)
+    ),
+    "hybrid: convex + dates + diversity (5/session)": Variant(
+        policy=CONVEX, levers=TurnLevers(date_weight=1.0, session_cap=5)
+    ),
+    "hybrid: convex + dates + memory keys ×0.5 ¹": Variant(
+        policy=CONVEX, levers=TurnLevers(1.0, 0.5)
+    ),
+    "hybrid: convex + dates + memory keys ×1 ¹": Variant(
+        policy=CONVEX, levers=TurnLevers(1.0, 1.0)
+    ),
+    "hybrid: convex + dates + memory keys ×0.5, routed clusters + adjacent ¹": Variant(
+        policy=CONVEX, levers=TurnLevers(1.0, 0.5), route="routed+adjacent"
+    ),
+    "hybrid: convex + dates + memory keys ×0.5, routed clusters only ¹": Variant(
+        policy=CONVEX, levers=TurnLevers(1.0, 0.5), route="routed"
+    ),
+}
 
 
 def evidence_ids(raw: list[str]) -> tuple[set[str], int]:
@@ -57,29 +136,140 @@ def evidence_ids(raw: list[str]) -> tuple[set[str], int]:
     return ids, dropped
 
 
-def run(cache: Path | None, k_max: int = 10) -> str:
-    recall: dict[str, dict[int, dict[int, list[float]]]] = {
-        m: {c: {5: [], 10: []} for c in CATEGORIES} for m in MODES
+def _turns(app: Tideline) -> tuple[list[Turn], dict[int, str]]:
+    rows = app.db.execute(
+        "SELECT id, session_id, seq, ts, speaker, text, external_id FROM turns"
+        " ORDER BY session_id, seq"
+    ).fetchall()
+    turns = [Turn(r[0], r[1], r[2], r[3], f"{r[4]}: {r[5]}" if r[4] else r[5]) for r in rows]
+    return turns, {r[0]: r[6] for r in rows}
+
+
+def _indexes(app: Tideline, turns: list[Turn], vectors: bool) -> dict[str, TextIndex]:
+    """The product's turn index and the ablation's extra ones (see `_locomo_levers`)."""
+    main = app.memory.raw.index
+    rows = [(t.id, t.text) for t in turns]
+    windows = {t.id: window_text(turns, n) for n, t in enumerate(turns)}
+    out = {
+        "ctx": main,
+        "own": main,
+        "plain": lexical_index(app.db, "abl_plain", rows, "plain"),
+        "snow": lexical_index(app.db, "abl_snow", rows, "snowball"),
+        "ctxnodate": lexical_index(app.db, "abl_ctxnd", list(windows.items()), "snowball"),
+        "ctx1": lexical_index(
+            app.db,
+            "abl_ctx1",
+            [(t.id, window_text(turns, n, 1, spelled_day(t.ts))) for n, t in enumerate(turns)],
+            "snowball",
+        ),
     }
-    latency: dict[str, list[float]] = defaultdict(list)
-    turns_total, import_seconds, dropped, questions = 0, 0.0, 0, 0
+    if vectors and CONTEXT_VECTORS and app.embedder is not None:
+        out["ctxvec"] = context_vectors(app.db, "abl_ctxvec", main, turns, windows, app.embedder)
+    return out
+
+
+def _search(
+    v: Variant,
+    indexes: dict[str, TextIndex],
+    app: Tideline,
+    question: str,
+    qvec: np.ndarray | None,
+    k: int,
+    routes: dict[str, Scope | None],
+) -> list[Hit]:
+    scope = Scope(Mixed(indexes[v.lex], indexes[v.vec]))
+    memory = app.memory
+    found = search_turns(
+        memory.raw,
+        memory.narratives,
+        question,
+        qvec,
+        k,
+        v.mode,  # type: ignore[arg-type]
+        v.policy,
+        v.levers,
+        scope=scope,
+        narrative_policy=memory.narrative_policy,
+        memory_scope=routes.get(v.route),
+    )
+    return found.hits[:k]
+
+
+def _observations(app: Tideline, data: dict[str, object], ids: dict[str, int]) -> int:
+    """LoCoMo's per-session observations ("Caroline attended an LGBTQ support group", D1:3) as
+    narratives linked to their turns: a stand-in for what the Sleep pipeline writes."""
+    memory = app.memory
+    added = 0
+    with memory.lock, app.db.transaction():
+        for key, value in data.items():
+            if not key.endswith("_observation") or not isinstance(value, dict):
+                continue
+            for facts in value.values():
+                for fact in facts:
+                    links = [ids[e] for e in evidence_ids([str(fact[1])])[0] if e in ids]
+                    if links:
+                        memory.narratives.insert(
+                            NarrativeInput(str(fact[0]), source_links=links).validated()
+                        )
+                        added += 1
+    memory.embed_pending()
+    return added
+
+
+def _routes(app: Tideline, qvec: np.ndarray | None) -> dict[str, Scope | None]:
+    """Narrative scopes for the memory keys: all, or only the soft clusters routed to (with
+    and without their adjacent clusters)."""
+    out: dict[str, Scope | None] = {"": None}
+    if qvec is None:
+        return out
+    index = app.memory.narratives.index
+    for name, wide in (("routed+adjacent", True), ("routed", False)):
+        ids = cluster_narratives(app.memory, route_clusters(app.memory, qvec, wide=wide))
+        marks = ",".join(str(int(i)) for i in ids) or "0"
+        out[name] = Scope(index, f"rowid IN ({marks})")
+    return out
+
+
+def run(cache: Path | None, k_max: int = 10, lex_only: bool = False) -> str:
+    variants = {
+        n: v
+        for n, v in VARIANTS.items()
+        if (v.mode == "lex" or not lex_only) and (v.vec != "ctxvec" or CONTEXT_VECTORS)
+    }
+    recall: dict[str, dict[int, dict[int, list[float]]]] = {
+        m: {c: {5: [], 10: []} for c in CATEGORIES} for m in variants
+    }
+    latency: list[float] = []
+    embedding: list[float] = []
+    turns_total, import_seconds, dropped, questions, narratives = 0, 0.0, 0, 0, 0
+    skipped, conversations = 0, 0
     for path in sorted(DATA.glob("*.json")):
+        if ONLY and path.stem not in ONLY:
+            continue
+        conversations += 1
         data = json.loads(path.read_text())
         with tempfile.TemporaryDirectory() as tmp:
             overrides = {
                 "home": tmp,
                 "cache_path": str(cache) if cache else str(Path(tmp) / "cache.db"),
+                "embedder": "none" if lex_only else None,
             }
-            app = Tideline(Settings.load(overrides=overrides))
+            settings = Settings.load(overrides=overrides)
+            app = Tideline(
+                settings,
+                embedder=CachedEmbedder(CacheOnly(), settings.cache_path) if CACHE_ONLY else None,
+            )
             started = time.perf_counter()
             summary = app.memory.import_file(path, "locomo")
             import_seconds += time.perf_counter() - started
             turns_total += summary.turns_added
-            ext = dict(app.db.execute("SELECT id, external_id FROM turns").fetchall())
-            memories = {
-                name: Memory(app.db, app.embedder, turn_policy=policy)
-                for name, (_, policy) in MODES.items()
-            }
+            turns, ext = _turns(app)
+            indexes = _indexes(app, turns, not lex_only)
+            by_dia = {e: i for i, e in ext.items() if e}
+            narratives += _observations(app, data, by_dia)
+            if not lex_only:
+                rebuild_clusters(app.memory)
+            print(f"{path.name}: {len(turns)} turns", flush=True)
             for qa in data["qa"]:
                 cat = qa.get("category")
                 if cat not in CATEGORIES:
@@ -89,21 +279,35 @@ def run(cache: Path | None, k_max: int = 10) -> str:
                 if not gold:
                     continue
                 questions += 1
-                for name, (mode, _) in MODES.items():
+                t = time.perf_counter()
+                app.memory.search_turns(qa["question"], k_max, "lex" if lex_only else "hybrid")
+                latency.append(time.perf_counter() - t)
+                inner = getattr(app.embedder, "inner", None)
+                if (
+                    inner is not None and not CACHE_ONLY
+                ):  # the query's own embedding, never from the cache
                     t = time.perf_counter()
-                    hits = memories[name].search_turns(qa["question"], k_max, mode=mode)
-                    latency[name].append(time.perf_counter() - t)
+                    inner.embed_query(qa["question"])
+                    embedding.append(time.perf_counter() - t)
+                try:
+                    qvec = None if lex_only else app.embedder.embed_query(qa["question"])  # type: ignore[union-attr]
+                except EmbedderError:
+                    skipped, questions = skipped + 1, questions - 1  # --cache-only: not cached
+                    continue
+                routes = _routes(app, qvec)
+                for name, v in variants.items():
+                    hits = _search(v, indexes, app, qa["question"], qvec, k_max, routes)
                     got = [ext.get(h.id) for h in hits]
                     for k in (5, 10):
                         recall[name][cat][k].append(len(gold & set(got[:k])) / len(gold))
             app.close()
     header = (
-        "| mode | "
+        "| variant | "
         + " | ".join(f"{CATEGORIES[c]} @5 / @10" for c in CATEGORIES)
         + " | overall @5 | overall @10 |"
     )
     rows = [header, "|---|" + "---:|" * (len(CATEGORIES) + 2)]
-    for name in MODES:
+    for name in variants:
         cells = [
             f"{statistics.mean(recall[name][c][5]):.3f} / {statistics.mean(recall[name][c][10]):.3f}"
             for c in CATEGORIES
@@ -115,10 +319,9 @@ def run(cache: Path | None, k_max: int = 10) -> str:
             + " | ".join(cells)
             + f" | {statistics.mean(all5):.3f} | {statistics.mean(all10):.3f} |"
         )
-    lat = ["| mode | p50 ms | p95 ms |", "|---|---:|---:|"]
-    for name, values in latency.items():
-        p50, p95 = ms_stats(values)
-        lat.append(f"| {name} | {p50} | {p95} |")
+    p50, p95 = ms_stats(latency)
+    total = [a + b for a, b in zip(latency, embedding, strict=False)] or latency
+    t50, t95 = ms_stats(total)
     cache_note = (
         f"embedding cache {cache} (vectors may be reused)"
         if cache
@@ -129,18 +332,23 @@ def run(cache: Path | None, k_max: int = 10) -> str:
             "## LoCoMo turn retrieval (bench/locomo_retrieval.py)",
             "",
             f"Machine: {machine()}.",
-            f"5 conversations, {turns_total:,} turns, {questions} questions of categories 1–4 "
-            f"({dropped} unreadable evidence ids dropped). Import with {cache_note}: "
+            f"{conversations} conversations, {turns_total:,} turns, {questions} questions of categories 1–4 "
+            f"({dropped} unreadable evidence ids dropped; {skipped} skipped, not cached). Import with {cache_note}: "
             f"{import_seconds:.1f} s, {turns_total / import_seconds:.1f} turns/s including embedding.",
             "",
-            "Evidence recall (share of a question's evidence turns in the top k), mean over questions:",
+            "Evidence recall (share of a question's evidence turns in the top k), mean over questions."
+            " Each row switches one lever against the row it names (bench/_locomo_levers.py):",
             "",
             *rows,
             "",
-            "Search latency per query. The first row pays the query embedding; the rows after it reuse "
-            "the cached query vector, so they show the search alone:",
+            f"¹ with LoCoMo's {narratives:,} session observations stored as narratives linked to "
+            "their turns (a stand-in for what the Sleep pipeline writes); every other row searches "
+            "the turns alone.",
             "",
-            *lat,
+            f"Turn search with default settings (`Memory.search_turns`, {len(latency)} questions): "
+            f"search alone (query vector from the cache) p50 {p50} ms, p95 {p95} ms; with the "
+            f"query's own e5 embedding (timed uncached, added per question) p50 {t50} ms, "
+            f"p95 {t95} ms.",
         ]
     )
 
@@ -149,10 +357,18 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cache", type=Path, default=None, help="reuse this embedding cache")
     ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--lex-only", action="store_true", help="lexical rows only, no embedder")
+    ap.add_argument("--cache-only", action="store_true", help="embed nothing (see CacheOnly)")
+    ap.add_argument("--only", nargs="*", default=[], help="conversations, e.g. conv-26")
+    ap.add_argument(
+        "--context-vectors", action="store_true", help="embed every turn in its window too"
+    )
     args = ap.parse_args()
     if not DATA.is_dir():
         raise SystemExit(f"LoCoMo data not found at {DATA}")
-    body = run(args.cache)
+    global CONTEXT_VECTORS, CACHE_ONLY, ONLY
+    CONTEXT_VECTORS, CACHE_ONLY, ONLY = args.context_vectors, args.cache_only, set(args.only)
+    body = run(args.cache, lex_only=args.lex_only)
     print(body)
     if not args.no_write:
         write_section("locomo-retrieval", body)

@@ -46,11 +46,13 @@ LAYERS: dict[str, int] = {
     "tideline.repair": 13,  # salvages what doctor found damaged
     "tideline.cli": 14,
     "tideline.mcp": 14,
-    "tideline.__main__": 15,
+    "tideline.web": 15,  # the REST API and the panel; serves the MCP endpoint beside them
+    "tideline.__main__": 16,
 }
 
-#: The one edge against the order: `tideline serve` launches the MCP server.
-ALLOWED = {("tideline.cli.serve", "tideline.mcp")}
+#: The edges against the order: `tideline serve` launches the MCP server (stdio) or the web
+#: server (HTTP: the API and the panel with the MCP endpoint).
+ALLOWED = {("tideline.cli.serve", "tideline.mcp"), ("tideline.cli.serve", "tideline.web")}
 
 #: Driver frameworks: only the drivers (and `python -m tideline`) import them.
 FRAMEWORKS = {
@@ -64,9 +66,10 @@ FRAMEWORKS = {
     "uvicorn",
     "fastapi",
     "starlette",
+    "jinja2",
     "openai",
 }
-DRIVERS = {"tideline.cli", "tideline.mcp", "tideline.__main__"}
+DRIVERS = {"tideline.cli", "tideline.mcp", "tideline.web", "tideline.__main__"}
 #: Besides the drivers, the LLM client speaks the OpenAI protocol and validates with pydantic.
 FRAMEWORK_USERS = {
     "tideline.llm": {"openai", "pydantic"},
@@ -298,7 +301,7 @@ PLANTS = {
         "from os import getenv\n",
         "tideline.search._query:1 reads the environment",
     ),
-    "unclassified unit": ("web/__init__.py", "", "tideline.web: unit missing from LAYERS"),
+    "unclassified unit": ("gui/__init__.py", "", "tideline.gui: unit missing from LAYERS"),
 }
 
 

@@ -89,7 +89,7 @@ def test_literal_dashes_find_options_instead_of_excluding(
 
 
 def test_trigram_fallback_only_when_bm25_finds_nothing(new_storage: Callable[[], Storage]) -> None:
-    idx = _index(new_storage(), {1: "the walrus sleeps", 2: "walruses everywhere"})
+    idx = _index(new_storage(), {1: "the walrus sleeps", 2: "walrusland everywhere"})
     top_up = retrieve(idx, "walrus", None, 5, "lex").hits
     assert [(h.id, h.lex_source) for h in top_up] == [(1, "bm25"), (2, "trigram")]
     fallback = retrieve(idx, "walrus", None, 5, "lex", Policy(trigram="fallback")).hits

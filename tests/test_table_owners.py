@@ -78,10 +78,12 @@ OWNERS: dict[str, str | None] = {
 #: Throwaway tables of in-memory databases (doctor's probe of FTS5 trigram support).
 SCRATCH = {"t"}
 
-#: `TextIndex`'s own tables: N_fts, N_tri, N_vec, N_vecpart for every index N (N_text on
-#: PostgreSQL), and `vector_spaces`. One owner with one module per engine: `TextIndex` and its
-#: PostgreSQL twin `PgTextIndex` (docs/postgresql.md).
-INDEX_TABLE = re.compile(r"^(\w+_(fts|tri|vec|vecpart|text)|vector_spaces)$")
+#: `TextIndex`'s own tables: N_fts, N_tri, N_vec, N_vecpart, N_vocab for every index N (N_text
+#: on PostgreSQL), `vector_spaces` and `lexical_analysers`. One owner with one module per
+#: engine: `TextIndex` and its PostgreSQL twin `PgTextIndex` (docs/postgresql.md).
+INDEX_TABLE = re.compile(
+    r"^(\w+_(fts|tri|vec|vecpart|vocab|text)|vector_spaces|lexical_analysers)$"
+)
 INDEX_OWNER = "search/_index.py"
 INDEX_TWIN = "search/_pg_index.py"
 

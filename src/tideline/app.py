@@ -14,14 +14,14 @@ import threading
 from dataclasses import replace
 from functools import cached_property
 from itertools import chain
-from typing import TextIO
+from typing import Any, Literal, TextIO, cast
 
 from tideline import plugins
 from tideline.analysis import ANALYSIS_MIGRATIONS
 from tideline.config import Settings
 from tideline.consolidate import Dream, SessionMemory, Sleep
 from tideline.embed import Embedder, load_embedder
-from tideline.errors import InvalidInput, TidelineError
+from tideline.errors import ConfigError, InvalidInput, TidelineError
 from tideline.inject import InjectConfig, MemoryProvider
 from tideline.library import LIBRARY, Library
 from tideline.llm import LLM, llm_from_settings
@@ -30,11 +30,13 @@ from tideline.memory import (
     NARRATIVES,
     TURNS,
     Memory,
+    TurnLevers,
     header,
     resolve_min_score,
     write_export,
 )
 from tideline.profile import PROFILE_MIGRATIONS, Profile
+from tideline.search import ANALYSERS, Analyser
 from tideline.store import (
     Namespace,
     Storage,
@@ -46,12 +48,26 @@ from tideline.store import (
 log = logging.getLogger(__name__)
 
 
+def library_options(s: Settings) -> dict[str, Any]:
+    """How a `Library` built from these settings ranks and keeps fresh: pass as
+    `Library(root, embedder, **library_options(settings))`."""
+    return {
+        "policy": replace(LIBRARY, rrf_k=s.library_rrf_k, weights=(1.0, s.library_vector_weight)),
+        "keys": s.library_keys,
+        "catch_up": s.library_catch_up,
+        "lex_floor": s.library_lex_floor,
+        "busy_timeout_ms": s.busy_timeout_ms,
+    }
+
+
 class Tideline:
     def __init__(self, settings: Settings, embedder: Embedder | None = None):
         self.settings = settings
         plugins.configure(settings.plugins, settings.trace_plugins)
         # One connection, possibly many threads (MCP workers): its users take turns through this.
         self.db_lock = threading.RLock()
+        # The library's users (MCP tools, the web panel, in one process) take turns through this.
+        self.library_lock = threading.Lock()
         if embedder is not None:
             self.__dict__["embedder"] = embedder
 
@@ -89,16 +105,33 @@ class Tideline:
     @cached_property
     def memory(self) -> Memory:
         s = self.settings
+        if s.search_analyser not in ANALYSERS:
+            raise ConfigError(
+                f"search_analyser={s.search_analyser!r} is unknown; use one of {list(ANALYSERS)}"
+            )
+        if s.turn_fusion not in ("rrf", "convex"):
+            raise ConfigError(f"turn_fusion={s.turn_fusion!r} is unknown; use rrf or convex")
+        stop = s.search_stop_words
         return Memory(
             self.db,
             self.embedder,
-            # the settings tune memory's policies: a keyword bonus, and RRF tuned on LoCoMo
-            narrative_policy=replace(NARRATIVES, boost=s.keyword_boost),
-            turn_policy=replace(TURNS, rrf_k=s.turn_rrf_k, weights=(1.0, s.turn_vector_weight)),
+            # the settings tune memory's policies (docs/configuration.md, docs/search.md)
+            narrative_policy=replace(NARRATIVES, boost=s.keyword_boost, stop_words=stop),
+            turn_policy=replace(
+                TURNS,
+                fusion=cast(Literal["rrf", "convex"], s.turn_fusion),
+                rrf_k=s.turn_rrf_k,
+                weights=(1.0, s.turn_vector_weight),
+                stop_words=stop,
+                alpha=s.turn_alpha,
+            ),
             min_score=resolve_min_score(
                 s.search_min_score, self.embedder.model_id if self.embedder else None
             ),
             lock=self.db_lock,
+            analyser=cast(Analyser, s.search_analyser),
+            turn_levers=TurnLevers(s.turn_date_weight, s.turn_memory_weight, s.turn_session_cap),
+            turn_context=s.turn_context,
         )
 
     @cached_property
@@ -113,12 +146,7 @@ class Tideline:
             raise InvalidInput(
                 "no library root: pass --root PATH or set MEMO_ROOT (memo_root in config.toml)"
             )
-        return Library(
-            root,
-            self.embedder,
-            busy_timeout_ms=self.settings.busy_timeout_ms,
-            policy=replace(LIBRARY, rrf_k=self.settings.library_rrf_k),
-        )
+        return Library(root, self.embedder, **library_options(self.settings))
 
     @cached_property
     def provider(self) -> MemoryProvider:

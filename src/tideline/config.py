@@ -66,6 +66,34 @@ SETTINGS: tuple[Setting, ...] = (
         60,
         "Library search: the k of reciprocal rank fusion over BM25 and vector ranks.",
     ),
+    # -- library search, issue 12 (docs/library.md, tuned on tldr: docs/benchmarks.md) --------
+    Setting(
+        "library_keys",
+        "MEMO_KEYS",
+        "items",
+        "Library: `items` gives each list item (with its code block) of a note its own search key "
+        "under the note's chunk; `off` indexes whole chunks only. Changing it rebuilds indexes.",
+    ),
+    Setting(
+        "library_catch_up",
+        "MEMO_CATCH_UP",
+        "auto",
+        "Library search: `auto` trusts a running `memo watch` instead of stat-ing every note "
+        "before each search; `stat` always stats.",
+    ),
+    Setting(
+        "library_vector_weight",
+        "MEMO_VECTOR_WEIGHT",
+        1.0,
+        "Library search: weight of the vector list against the lexical list (1.0) in the fusion.",
+    ),
+    Setting(
+        "library_lex_floor",
+        "MEMO_LEX_FLOOR",
+        0.2,
+        "Library search: the lexical list's weight is floor + (1 - floor) x the share of the "
+        "query's content words its best hit contains; 1.0 turns this trust off.",
+    ),
     Setting(
         "keyword_boost",
         "TIDELINE_KEYWORD_BOOST",
@@ -83,6 +111,55 @@ SETTINGS: tuple[Setting, ...] = (
         "TIDELINE_TURN_VECTOR_WEIGHT",
         1.0,
         "Raw-turn search: weight of the vector list against the lexical list (1.0) in the fusion.",
+    ),
+    # -- retrieval quality (issue 12, docs/search.md) -------------------------------------------
+    Setting(
+        "search_analyser",
+        "TIDELINE_SEARCH_ANALYSER",
+        "snowball",
+        "Lexical analyser of memory indexes: snowball (stems en/ru, jieba words) or plain.",
+    ),
+    Setting(
+        "search_stop_words",
+        "TIDELINE_SEARCH_STOP_WORDS",
+        True,
+        "Memory search: drop a query's stop and question words from the lexical list.",
+    ),
+    Setting(
+        "turn_context",
+        "TIDELINE_TURN_CONTEXT",
+        2,
+        "Raw-turn search: neighbouring turns on each side that join a turn's lexical key (0: off).",
+    ),
+    Setting(
+        "turn_fusion",
+        "TIDELINE_TURN_FUSION",
+        "convex",
+        "Raw-turn search: rrf (by rank) or convex (by score, see turn_alpha).",
+    ),
+    Setting(
+        "turn_alpha",
+        "TIDELINE_TURN_ALPHA",
+        0.5,
+        "Raw-turn search, convex fusion: the lexical share of the score.",
+    ),
+    Setting(
+        "turn_date_weight",
+        "TIDELINE_TURN_DATE_WEIGHT",
+        1.0,
+        "Raw-turn search: weight of the turns said at a time the question names (0: off).",
+    ),
+    Setting(
+        "turn_memory_weight",
+        "TIDELINE_TURN_MEMORY_WEIGHT",
+        0.25,
+        "Raw-turn search: weight of the source turns of matching narratives (0: off).",
+    ),
+    Setting(
+        "turn_session_cap",
+        "TIDELINE_TURN_SESSION_CAP",
+        0,
+        "Raw-turn search: most turns of one session before other sessions (0: off).",
     ),
     Setting(
         "search_min_score",
@@ -376,9 +453,21 @@ class Settings:
     busy_timeout_ms: int = 5000
     memo_root: Path | None = None
     library_rrf_k: int = 60
+    library_keys: str = "items"
+    library_catch_up: str = "auto"
+    library_vector_weight: float = 1.0
+    library_lex_floor: float = 0.2
     keyword_boost: float = 0.3
     turn_rrf_k: int = 10
     turn_vector_weight: float = 1.0
+    search_analyser: str = "snowball"
+    search_stop_words: bool = True
+    turn_context: int = 2
+    turn_fusion: str = "convex"
+    turn_alpha: float = 0.5
+    turn_date_weight: float = 1.0
+    turn_memory_weight: float = 0.25
+    turn_session_cap: int = 0
     search_min_score: str = "auto"
     plugins: str = "*"
     trace_plugins: bool = False

@@ -696,6 +696,16 @@ MIGRATE = Command(
     ),
 )
 
+#: `POST /api/dream` (the web API; the CLI and MCP tools of issue 14 may take these over).
+DREAM_RUN = Command(
+    None,
+    None,
+    (
+        Field("date", str, None, "The day to dream, YYYY-MM-DD (default: today, UTC)."),
+        Field("dry_run", bool, False, "Compute and report; write and record nothing."),
+    ),
+)
+
 COMMANDS: tuple[Command, ...] = (
     SYNC_TURN,
     MEMORY_WRITE,

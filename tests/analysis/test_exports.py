@@ -1,5 +1,5 @@
-"""The pure modules of the analysis package import only each other and the narrative rules of
-`tideline.memory`; the wired modules (database side) export their public names and import no
+"""The pure modules of the analysis package import only each other, the narrative rules of
+`tideline.memory` and the stop words of `tideline.search`; the wired modules (database side) export their public names and import no
 driver. (That `__all__` equals the public names is checked for every package in tests/test_exports.py.)"""
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ import tideline.analysis
 ANALYSIS = Path(tideline.analysis.__file__).parent
 PURE = (
     "__init__",
-    "_stopwords",
     "entity_graph",
     "keywords",
     "soft_clusters",
@@ -23,7 +22,8 @@ PURE = (
     "topics",
 )
 WIRED = ("attention", "backfill", "cluster_routing", "prefetch", "scanner", "scripts")
-ALLOWED_PURE = ("tideline.analysis", "tideline.memory")
+#: `tideline.search` for its stop-word lists, shared with the lexical analyser (issue 12).
+ALLOWED_PURE = ("tideline.analysis", "tideline.memory", "tideline.search")
 DRIVERS = ("tideline.cli", "tideline.mcp", "tideline.web", "typer", "click", "mcp")
 
 

@@ -127,3 +127,24 @@ def _paths_in_index(root: Path, rel: str) -> set[str]:
         return {r[0] for r in idx.db.execute("SELECT path FROM files")}
     finally:
         idx.close()
+
+
+def test_search_trusts_a_running_watcher_instead_of_stat(lib_root: Path) -> None:
+    """With a watcher, search skips the stat pass: this process's watcher syncs the events it
+    has seen first (no debounce wait); another process would trust the fresh heartbeat."""
+    build(lib_root)
+    with Library(lib_root, None) as lib, Library(lib_root, None) as other:
+        lib.index()
+        assert lib.search("runbook", "infra", mode="lex").fresh_by == "stat"
+        with Watcher(lib, debounce=60.0) as watcher:
+            note = lib_root / "infra/runbook.md"
+            with note.open("a", encoding="utf-8") as fh:
+                fh.write("\nThe bastion is called numbat-gateway-3.\n")
+            wait_until(lambda: watcher.pending == 1, timeout=5)
+            found = lib.search("numbat", "infra", mode="lex")
+            assert found.fresh_by == "watcher" and found.hits  # settled, not after 60 s
+            assert other.search("numbat", "infra", mode="lex").fresh_by == "watcher"  # heartbeat
+        assert not (lib_root / ".memo-watch").exists()
+        assert other.search("numbat", "infra", mode="lex").fresh_by == "stat"
+    with Library(lib_root, None, catch_up="stat") as strict, Watcher(strict):
+        assert strict.search("numbat", "infra", mode="lex").fresh_by == "stat"

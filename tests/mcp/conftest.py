@@ -99,11 +99,12 @@ class HttpServer:
         return self.log.read_text(errors="replace")
 
 
-def start_http(tmp_path: Path, token: str | None = None) -> HttpServer:
-    """Start `tideline serve --transport http` on a free port; return once it accepts connections."""
+def start_http(tmp_path: Path, token: str | None = None, **env: str) -> HttpServer:
+    """Start `tideline serve --transport http` on a free port (`env`: more variables); return
+    once it accepts connections."""
     port = free_port()
     log = tmp_path / f"server-{port}.log"
-    extra = {"TIDELINE_TOKEN": token} if token else {}
+    extra = ({"TIDELINE_TOKEN": token} if token else {}) | env
     with log.open("wb") as err:
         proc = subprocess.Popen(
             serve_command("--transport", "http", "--port", str(port)),

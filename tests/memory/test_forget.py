@@ -102,6 +102,19 @@ def test_forget_a_session_turns_and_narratives_by_id(memory: Memory) -> None:
         memory.forget()
 
 
+def test_a_forgotten_turns_words_leave_its_neighbours_context_keys(memory: Memory) -> None:
+    """BM25 sees a turn with its neighbours' words: forgetting one must take its words out of
+    the turns around it too, and an imported tombstone gets no search row at all."""
+    for text in ("Morning.", "My PIN hint is zanzibar", "Noted.", "See you"):
+        memory.sync_turn("chat", "user", text)
+    hits = memory.search("zanzibar", include_turns=True, mode="lex").hits
+    pin = next(h.id for h in hits if "zanzibar" in h.text)
+    assert len(hits) > 1  # its neighbours are found by its words
+    memory.forget(turns=[pin], why="private", confirm=True)
+    assert memory.search("zanzibar", include_turns=True, mode="lex").hits == []
+    assert memory.raw.index.text_ids() == set(memory.raw.ids())
+
+
 def test_a_superseded_narrative_leaves_search_and_injection_but_stays_traceable(
     app: Tideline,
 ) -> None:

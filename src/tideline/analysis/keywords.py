@@ -23,7 +23,7 @@ from typing import Any
 
 import snowballstemmer
 
-from tideline.analysis import _stopwords
+from tideline.search import STOP_WORDS
 
 __all__ = [
     "DEFAULT_CJK_POS_PREFIXES",
@@ -101,11 +101,7 @@ class KeywordExtractor:
         self.min_cjk_length = min_cjk_length
         self.min_word_length = min_word_length
         self.cjk_pos_prefixes = tuple(cjk_pos_prefixes)
-        self.stopwords = (
-            frozenset(stopwords)
-            if stopwords is not None
-            else _stopwords.ENGLISH | _stopwords.RUSSIAN | _stopwords.CHINESE
-        )
+        self.stopwords = frozenset(stopwords) if stopwords is not None else STOP_WORDS
         self._stemmers: dict[str, Any] = {}
         self._han = lru_cache(maxsize=cache_size)(self._han_keywords)
         self._word = lru_cache(maxsize=cache_size * 4)(self._word_keyword)

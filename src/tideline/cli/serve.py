@@ -1,4 +1,5 @@
-"""`tideline serve`: the MCP server over stdio (for a client that spawns it) or streamable HTTP."""
+"""`tideline serve`: the MCP server over stdio (for a client that spawns it), or over HTTP with the
+REST API and the web panel beside it on the same port."""
 
 from __future__ import annotations
 
@@ -22,8 +23,8 @@ def serve(
         typer.Option(
             "--transport",
             "-t",
-            help="stdio: the client spawns this process; http: streamable HTTP on "
-            "--host:--port/mcp.",
+            help="stdio: the client spawns this process; http: MCP at --host:--port/mcp, the "
+            "REST API at /api and the web panel at /.",
         ),
     ] = Transport.stdio,
     host: Annotated[
@@ -32,10 +33,16 @@ def serve(
     ] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", "-p", help="HTTP port.")] = 8765,
 ) -> None:
-    """Serve this agent's memory over MCP. With a token (TIDELINE_TOKEN or `token` in
-    config.toml), HTTP clients must send 'Authorization: Bearer <token>'."""
-    # Imported here so other commands start without loading the MCP SDK.
-    from tideline.mcp import serve as run_server
-
+    """Serve this agent's memory: MCP over stdio, or over HTTP with the REST API and the panel.
+    With a token (TIDELINE_TOKEN or `token` in config.toml), HTTP clients must send
+    'Authorization: Bearer <token>'; the panel asks for it once."""
+    # Imported here so other commands start without loading the MCP SDK or the web framework.
     with open_app() as app, suppress(KeyboardInterrupt):
-        run_server(app, transport.value, host=host, port=port)
+        if transport is Transport.stdio:
+            from tideline.mcp import serve_stdio
+
+            serve_stdio(app)
+        else:
+            from tideline.web import serve as serve_http
+
+            serve_http(app, host=host, port=port)

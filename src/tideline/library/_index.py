@@ -3,7 +3,7 @@
 Tables (migration set `library`):
     files(path PK, mtime, size, hash, chunks, skipped, note_id, tags, updated, checked_at,
           ctime_ns, ino)
-    chunks(id PK, path, heading, line, ord, text, hash, mtime, embedded)
+    chunks(id PK, path, heading, line, ord, text, hash, mtime, embedded, parent)
     chunks_fts / chunks_tri / chunks_vec      owned by `tideline.search.TextIndex("chunks")`
 
 Invariants:
@@ -20,6 +20,10 @@ Invariants:
   further and always hashes the files it saw an event for (`verify`).
 - Notes are read through `read_inside` (no link out of the root is ever followed, even one swapped
   in after listing), and the row records the `fstat` of exactly the bytes that were indexed.
+- A chunk that is mostly a list gets item keys (`_keys`): rows of `chunks` whose `parent` is
+  the chunk's id, each with its own text and vector; the chunk itself keeps its full text for
+  BM25 and, with keys, no vector (`embedded = 2`: its keys carry them). Search hits on a key
+  count for its chunk (`_aggregate`). `state.json` records the key mode, so changing it rebuilds.
 - A chunk longer than the model's input limit gets one vector per part (`embed_parts`); search
   returns it once, as near as its nearest part.
 - `state.json` records the chunker and embedder versions; a mismatch, a missing state or a corrupt
@@ -37,7 +41,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import apsw
 
@@ -47,6 +51,7 @@ from tideline.library._chunker import CHUNKER_VERSION, ChunkedNote, chunk_markdo
 from tideline.library._errors import LinkOutside, UnreadableFile
 from tideline.library._files import read_inside
 from tideline.library._index_dir import claim_index_dir, remove_own
+from tideline.library._keys import chunk_keys
 from tideline.library._layout import Collection, NoteStat, Problem, stat_notes
 from tideline.search import Scope, TextIndex, text_key
 from tideline.store import Database, Migrations, open_database
@@ -58,6 +63,8 @@ MAX_FILE_BYTES = 2_000_000
 RACY_SECONDS = 2.0  # a file modified this close to its last check is hashed even if stat matches
 EMBED_BATCH = 64
 FILL_HINT = "the next search or `memo reindex` fills them once the embedder is back"
+KEY_MODES = ("items", "off")
+NO_VECTOR = 2  # `embedded` of a chunk whose item keys carry its vectors
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 
@@ -89,6 +96,13 @@ def _change_stamps(db: Database) -> None:
     db.execute("ALTER TABLE files ADD COLUMN ino INTEGER")
 
 
+@_migrations.step(3)
+def _item_keys(db: Database) -> None:
+    """Item keys are chunk rows with a parent (see `_keys`); NULL marks a chunk itself."""
+    db.execute("ALTER TABLE chunks ADD COLUMN parent INTEGER")
+    db.execute("CREATE INDEX chunks_parent ON chunks(parent)")
+
+
 @dataclass
 class SyncReport:
     """What one sync of one collection did."""
@@ -99,6 +113,7 @@ class SyncReport:
     unchanged: int = 0
     removed: int = 0
     chunks_written: int = 0
+    keys_written: int = 0
     embedded: int = 0
     reused_vectors: int = 0
     embed_seconds: float = 0.0
@@ -157,8 +172,12 @@ class CollectionIndex:
         *,
         max_file_bytes: int = MAX_FILE_BYTES,
         busy_timeout_ms: int = 5000,
+        keys: str = "items",
     ):
+        if keys not in KEY_MODES:
+            raise ValueError(f"keys={keys!r}; use one of {', '.join(KEY_MODES)}")
         self.collection = collection
+        self.keys = keys
         use_vectors = embedder is not None and embedder.dim > 0
         self.embedder = embedder if use_vectors and not collection.meta.lexical_only else None
         self.max_file_bytes = max_file_bytes
@@ -177,7 +196,7 @@ class CollectionIndex:
         """The versions this process would write. Without an embedder (lexical readers such as
         `memo search --mode lex`) the embedder fields are left as they are: a reader never
         throws away another process's vectors."""
-        state: dict[str, Any] = {"schema": SCHEMA, "chunker": CHUNKER_VERSION}
+        state: dict[str, Any] = {"schema": SCHEMA, "chunker": CHUNKER_VERSION, "keys": self.keys}
         if self.embedder is not None:
             state["embedder"] = self.embedder.model_id
             state["dim"] = int(self.embedder.dim)
@@ -257,6 +276,11 @@ class CollectionIndex:
         try:
             db.execute("SELECT count(*) FROM files").fetchall()
             text = TextIndex(db, "chunks")
+            if text.stale:  # made by another lexical analyser: cut every text anew, once
+                rows = db.execute("SELECT id, path, heading, text FROM chunks").fetchall()
+                text.reanalyse(
+                    (cast(int, r[0]), _lexical_text(str(r[1]), str(r[2]), str(r[3]))) for r in rows
+                )
             if self.embedder is not None:
                 text.bind_vectors(self.embedder.model_id, int(self.embedder.dim))
         except BaseException:
@@ -462,21 +486,28 @@ class CollectionIndex:
         old: list[tuple[int, str, int]] = db.execute(
             "SELECT id, hash, embedded FROM chunks WHERE path = ?", (s.rel,)
         ).fetchall()  # type: ignore[assignment]
-        old_vec = {h: i for i, h, e in old if e}
+        old_vec = {h: i for i, h, e in old if e == 1}
         new_rows: list[tuple[int, str]] = []
         keep: list[tuple[int, int]] = []
         if note is not None:
             for c in note.chunks:
-                h = text_key(embed_text(c.heading, c.text))
-                cur = db.execute(
-                    "INSERT INTO chunks(path, heading, line, ord, text, hash, mtime, embedded)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, 0) RETURNING id",
-                    (s.rel, c.heading, c.line, c.ord, c.text, h, s.mtime),
-                )
-                rowid = int(cur.fetchall()[0][0])  # type: ignore[arg-type]
-                new_rows.append((rowid, _lexical_text(s.rel, c.heading, c.text)))
-                if h in old_vec and text.has_vectors:
-                    keep.append((rowid, old_vec[h]))
+                keys = chunk_keys(c.text) if self.keys == "items" else []
+                parent: int | None = None  # the chunk row first, then its keys under it
+                rows = [(c.line, c.text)] + [(c.line + k.line, k.text) for k in keys]
+                for line, body in rows:
+                    h = text_key(embed_text(c.heading, body))
+                    state = NO_VECTOR if keys and parent is None else 0
+                    cur = db.execute(
+                        "INSERT INTO chunks(path, heading, line, ord, text, hash, mtime, embedded,"
+                        " parent) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                        (s.rel, c.heading, line, c.ord, body, h, s.mtime, state, parent),
+                    )
+                    rowid = int(cur.fetchall()[0][0])  # type: ignore[arg-type]
+                    parent = rowid if parent is None else parent
+                    new_rows.append((rowid, _lexical_text(s.rel, c.heading, body)))
+                    if h in old_vec and text.has_vectors and state == 0:
+                        keep.append((rowid, old_vec[h]))
+                report.keys_written += len(keys)
         if keep:  # unchanged sections keep their vectors: copy before the old rows go
             vectors = text.vectors_of([donor for _, donor in keep])
             moved = [(rowid, vectors[d]) for rowid, d in keep if d in vectors]
@@ -486,7 +517,7 @@ class CollectionIndex:
             text.delete(i for i, _, _ in old)
             db.executemany("DELETE FROM chunks WHERE id = ?", [(i,) for i, _, _ in old])
         text.upsert_many(new_rows)
-        report.chunks_written += len(new_rows)
+        report.chunks_written += len(note.chunks) if note is not None else 0
         db.execute(
             "INSERT INTO files(path, mtime, size, ctime_ns, ino, hash, chunks, skipped, note_id,"
             " tags, updated, checked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -501,7 +532,7 @@ class CollectionIndex:
                 s.ctime_ns,
                 s.ino,
                 digest,
-                len(new_rows),
+                len(note.chunks) if note is not None else 0,
                 why or None,
                 note.note_id if note is not None else None,
                 ",".join(note.tags) if note is not None else None,
@@ -586,6 +617,25 @@ class CollectionIndex:
             return Scope(self.text, where, (lo, lo[:-1] + "0"))
         return Scope(self.text)
 
+    def parents(self, ids: Iterable[int]) -> dict[int, int]:
+        """The chunk each record belongs to: an item key's parent, a chunk itself."""
+        ids = list(ids)
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        return dict(
+            self.db.execute(
+                f"SELECT id, coalesce(parent, id) FROM chunks WHERE id IN ({marks})", ids
+            )
+        )
+
+    def lexical_text(self, rowid: int) -> str:
+        """What BM25 saw for one chunk or key (file name, heading, text); "" when gone."""
+        row = self.db.execute(
+            "SELECT path, heading, text FROM chunks WHERE id = ?", (rowid,)
+        ).fetchone()
+        return _lexical_text(row[0], row[1], row[2]) if row else ""
+
     def chunk_rows(self, ids: Iterable[int]) -> dict[int, dict[str, Any]]:
         ids = list(ids)
         if not ids:
@@ -594,7 +644,8 @@ class CollectionIndex:
         return {
             r["id"]: r
             for r in self.db.rows(
-                f"SELECT id, path, heading, line, text, mtime FROM chunks WHERE id IN ({marks})",
+                f"SELECT id, path, heading, line, text, mtime, parent FROM chunks"
+                f" WHERE id IN ({marks})",
                 ids,
             )
         }
@@ -610,13 +661,15 @@ class CollectionIndex:
             }
             for r in db.rows("SELECT path, skipped FROM files WHERE skipped IS NOT NULL")
         ]
-        chunks = db.scalar("SELECT count(*) FROM chunks") or 0
+        chunks = db.scalar("SELECT count(*) FROM chunks WHERE parent IS NULL") or 0
+        keys = db.scalar("SELECT count(*) FROM chunks WHERE parent IS NOT NULL") or 0
         pending = db.scalar("SELECT count(*) FROM chunks WHERE embedded = 0") or 0
         newest = db.scalar("SELECT max(mtime) FROM files") or 0.0
         state = self.read_state() or {}
         return {
             "files": files,
             "chunks": chunks,
+            "keys": keys,
             "vectors_pending": pending if self.embedder is not None else 0,
             "skipped": skipped,
             "newest_note_mtime": newest,

@@ -6,6 +6,11 @@ renames in VS Code and Obsidian), so events only name paths to look at. After a 
 changed. Because inotify goes blind on FUSE/sshfs/SMB and drops events when its queue overflows,
 a reconcile pass (a stat scan of the whole library) runs every `reconcile_every` seconds.
 
+While it runs, the watcher beats (`_heartbeat`: `<root>/.memo-watch` touched every second) and
+registers with its `Library`, so searches may skip their stat pass of every note (the library's
+`catch_up="auto"`): a search in this process first waits for the events already seen to be
+synced (`settle`), one in another process trusts the index as the watcher keeps it.
+
 All writes go through SQLite in WAL mode with short transactions (embedding happens outside
 them), so searches in other processes never see "database is locked".
 """
@@ -21,6 +26,7 @@ from pathlib import Path
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
+from tideline.library import _heartbeat
 from tideline.library._index import SyncReport
 from tideline.library._library import Library
 from tideline.library._paths import META_FILE, REGISTRY_FILE
@@ -65,6 +71,8 @@ class Watcher:
         self._last_event = 0.0
         self._relayout = False
         self._rescan = False
+        self._urgent = False  # a search waits: sync without the debounce
+        self._busy = False  # a batch is being synced
         self._cond = threading.Condition()
         self._stop = threading.Event()
         self._observer = Observer()
@@ -86,9 +94,10 @@ class Watcher:
                 self._relayout = True
                 self._rescan = True
             elif event.is_directory:
-                if event.event_type in ("created", "deleted", "moved"):
-                    self._relayout = True
-                    self._rescan = True
+                if event.event_type not in ("created", "deleted", "moved"):
+                    return  # a folder's mtime moved (a file came or went): its own event follows
+                self._relayout = True
+                self._rescan = True
             elif name.endswith(".md"):
                 self._pending.add(self.root / rel)
             elif name == REGISTRY_FILE:
@@ -99,22 +108,52 @@ class Watcher:
             if not self._first_event:
                 self._first_event = now
             self._last_event = now
-            self._cond.notify()
+            self._cond.notify_all()
 
     # -- lifecycle --------------------------------------------------------------------------
     def start(self) -> Watcher:
         self._observer.schedule(_Handler(self), str(self.root), recursive=True)
         self._observer.start()
         self._thread.start()
+        _heartbeat.beat(self.root, create=True)
+        self.library.watcher = self
         return self
 
     def stop(self) -> None:
+        if self.library.watcher is self:
+            self.library.watcher = None
         self._stop.set()
         with self._cond:
-            self._cond.notify()
+            self._cond.notify_all()
         self._observer.stop()
         self._observer.join(timeout=5)
         self._thread.join(timeout=30)
+        _heartbeat.stop(self.root)
+
+    @property
+    def pending(self) -> int:
+        """Notes seen changing and not yet synced."""
+        with self._cond:
+            return len(self._pending)
+
+    @property
+    def alive(self) -> bool:
+        return self._thread.is_alive() and not self._stop.is_set()
+
+    def settle(self, timeout: float = 2.0) -> None:
+        """Sync the events seen so far now, skipping the debounce, and wait for it (up to
+        `timeout`): a search in this process then sees an edit made just before it."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            if not (self._first_event or self._busy):
+                return
+            self._urgent = True
+            self._cond.notify_all()
+            while (self._first_event or self._busy) and self.alive:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return
+                self._cond.wait(left)
 
     def __enter__(self) -> Watcher:
         return self.start()
@@ -136,10 +175,16 @@ class Watcher:
     # -- the worker -------------------------------------------------------------------------
     def _run(self) -> None:
         next_reconcile = time.monotonic() + self.reconcile_every
+        next_beat = time.monotonic() + _heartbeat.EVERY
         while not self._stop.is_set():
+            if time.monotonic() >= next_beat:
+                self._beat()
+                next_beat = time.monotonic() + _heartbeat.EVERY
             with self._cond:
                 now = time.monotonic()
-                if self._first_event:
+                if self._first_event and self._urgent:
+                    wait = 0.0
+                elif self._first_event:
                     quiet = self._last_event + self.debounce - now
                     overdue = self._first_event + MAX_DELAY - now
                     wait = min(quiet, overdue)
@@ -155,11 +200,25 @@ class Watcher:
                     self._first_event = self._last_event = 0.0
                 else:
                     paths, relayout, rescan = set(), False, True
-            if not (paths or relayout or rescan):
-                continue
+                self._urgent = False
+                self._busy = bool(paths or relayout or rescan)
+                if not self._busy:
+                    self._cond.notify_all()  # nothing to sync: a settling search goes on
+                    continue
             if rescan and not paths and not relayout:
                 next_reconcile = time.monotonic() + self.reconcile_every
-            self._sync(paths, relayout=relayout, rescan=rescan)
+            try:
+                self._sync(paths, relayout=relayout, rescan=rescan)
+            finally:
+                with self._cond:
+                    self._busy = False
+                    self._cond.notify_all()
+
+    def _beat(self) -> None:
+        try:
+            _heartbeat.beat(self.root)
+        except OSError as exc:  # a read-only root: searches simply keep their stat pass
+            log.debug("memo watch: no heartbeat (%s)", exc)
 
     def _sync(self, paths: set[Path], *, relayout: bool, rescan: bool) -> None:
         try:

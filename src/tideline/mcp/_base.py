@@ -14,7 +14,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 import re
-import threading
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any, Literal
@@ -80,7 +79,7 @@ class ToolServer(MCPServer[Any]):
         self.aliases: dict[str, dict[str, str]] = {}  # tool -> alias -> argument
         self.locks: dict[Lock, AbstractContextManager[object]] = {
             "agent": app.db_lock,
-            "library": threading.Lock(),
+            "library": app.library_lock,
         }
 
     def accept(self, *commands: Command) -> None:

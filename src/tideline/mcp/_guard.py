@@ -12,10 +12,16 @@ Two threats, three checks, all before any request reaches the MCP session manage
   else 421. "Loopback" is one rule, `is_loopback`, for both headers: `localhost` and `*.localhost`,
   127.0.0.0/8 and ::1, with or without a port — the SDK's own check (exact `127.0.0.1:port`,
   `localhost:port`) is switched off because it refused loopback hosts the docs allow.
+
+A browser cannot add a header to a page it navigates to, so the web panel (`tideline.web`) names
+a `cookie` that may carry the token instead (set by its login form, HttpOnly, SameSite=Strict),
+`public` path prefixes that need no token (the login form and its stylesheet), and a `login` page
+an unauthorised browser GET is sent to. Host and Origin are checked on every path.
 """
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import ipaddress
 import json
@@ -65,10 +71,22 @@ def origin_allowed(origin: str | None) -> bool:
 class HttpGuard:
     """ASGI middleware: Host check (on a loopback bind), Origin check, then the bearer token."""
 
-    def __init__(self, app: ASGIApp, token: str | None = None, *, check_host: bool = True) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        token: str | None = None,
+        *,
+        check_host: bool = True,
+        cookie: str | None = None,
+        public: tuple[str, ...] = (),
+        login: str | None = None,
+    ) -> None:
         self.app = app
         self._token = token.encode() if token else None
         self._check_host = check_host
+        self._cookie = cookie
+        self._public = public
+        self._login = login
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -95,7 +113,14 @@ class HttpGuard:
                 "localhost; connect from an MCP client instead of a web page",
             )
             return
-        if self._token is not None and not self._authorized(headers.get("authorization")):
+        if self._token is not None and not self._let_in(scope, headers):
+            if (
+                self._login
+                and scope["method"] == "GET"
+                and "text/html" in headers.get("accept", "")
+            ):
+                await _redirect(send, self._login)
+                return
             await _reject(
                 send,
                 401,
@@ -105,12 +130,46 @@ class HttpGuard:
             return
         await self.app(scope, receive, send)
 
-    def _authorized(self, header: str | None) -> bool:
-        assert self._token is not None
-        scheme, _, value = (header or "").partition(" ")
-        if scheme.lower() != "bearer":
+    def _let_in(self, scope: Scope, headers: Headers) -> bool:
+        """A public path, the bearer header, or (when named) the cookie carries the token."""
+        path = scope.get("path", "")
+        if any(path == p or path.startswith(p.rstrip("/") + "/") for p in self._public):
+            return True
+        scheme, _, value = headers.get("authorization", "").partition(" ")
+        if scheme.lower() == "bearer" and self.matches(value.strip()):
+            return True
+        if self._cookie is None:
             return False
-        return hmac.compare_digest(value.strip().encode(), self._token)
+        value = _cookie(headers, self._cookie)
+        return value is not None and hmac.compare_digest(
+            value.encode(), self.cookie_value().encode()
+        )
+
+    def matches(self, value: str | None) -> bool:
+        """`value` is the token (constant time); always False without a token."""
+        if self._token is None or not value:
+            return False
+        return hmac.compare_digest(value.encode(), self._token)
+
+    def cookie_value(self) -> str:
+        """What the cookie holds once the token was given: a MAC of the token, not the token
+        itself (cookie-safe characters, and a leaked cookie is no bearer token)."""
+        assert self._token is not None
+        return hmac.new(self._token, b"tideline panel cookie", hashlib.sha256).hexdigest()
+
+
+def _cookie(headers: Headers, name: str) -> str | None:
+    for part in headers.get("cookie", "").split(";"):
+        key, _, value = part.strip().partition("=")
+        if key == name:
+            return value
+    return None
+
+
+async def _redirect(send: Send, location: str) -> None:
+    headers = [(b"location", location.encode()), (b"content-length", b"0")]
+    await send({"type": "http.response.start", "status": 303, "headers": headers})
+    await send({"type": "http.response.body", "body": b""})
 
 
 async def _reject(

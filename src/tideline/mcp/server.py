@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import logging
 import socket
-from typing import Literal
 
 import anyio
 import uvicorn
 from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
+from starlette.types import ASGIApp
 
 from tideline import __version__
 from tideline.app import Tideline
@@ -27,7 +28,6 @@ from tideline.mcp._guard import HttpGuard, is_loopback
 
 log = logging.getLogger("tideline.mcp")
 
-Transport = Literal["stdio", "http"]
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 MCP_PATH = "/mcp"
@@ -86,43 +86,43 @@ def check_bind(host: str, token: str | None) -> None:
         )
 
 
-def http_app(app: Tideline, host: str = DEFAULT_HOST) -> HttpGuard:
-    """The ASGI app `serve` runs over HTTP: the MCP endpoint at /mcp behind the guard (the
-    app's `token` setting, Origin, and Host on a loopback bind). Refuses a public `host`
-    without a token."""
-    token = app.settings.token or None
-    check_bind(host, token)  # a blank token is refused here, before it could refuse every call
+def mcp_app(app: Tideline, host: str = DEFAULT_HOST) -> Starlette:
+    """The MCP endpoint at /mcp with its session manager's lifespan, unguarded: `http_app` puts
+    the guard in front, and `tideline.web` mounts its routes beside the REST API and the panel.
+    Refuses a public `host` without a token."""
+    check_bind(host, app.settings.token or None)  # a blank token is refused before any call
     # HttpGuard checks Host and Origin with one loopback rule; the SDK's exact lists refused
     # loopback names the docs allow (127.0.0.2, a.localhost, a Host without a port).
-    starlette_app = build_server(app).streamable_http_app(
+    return build_server(app).streamable_http_app(
         streamable_http_path=MCP_PATH,
         host=host,
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
-    return HttpGuard(starlette_app, token, check_host=is_loopback(host))
 
 
-def serve(
-    app: Tideline,
-    transport: Transport = "stdio",
-    host: str = DEFAULT_HOST,
-    port: int = DEFAULT_PORT,
+def http_app(app: Tideline, host: str = DEFAULT_HOST) -> HttpGuard:
+    """The MCP endpoint alone behind the guard (the app's `token` setting, Origin, and Host on a
+    loopback bind)."""
+    return HttpGuard(mcp_app(app, host), app.settings.token or None, check_host=is_loopback(host))
+
+
+def serve_stdio(app: Tideline) -> None:
+    """Serve over stdio until the client closes stdin, then start a sleep when
+    `sleep_on_exit` is set."""
+    anyio.run(build_server(app).run_stdio_async)
+    if app.settings.sleep_on_exit:  # the client closed stdin: the agent session ended
+        start_exit_sleep(app.settings)
+
+
+def run_http(
+    asgi: ASGIApp, app: Tideline, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT
 ) -> None:
-    """Run the server until interrupted (stdio: until the client closes stdin, then start a
-    sleep when `sleep_on_exit` is set)."""
-    if transport == "stdio":
-        anyio.run(build_server(app).run_stdio_async)
-        if app.settings.sleep_on_exit:  # the client closed stdin: the agent session ended
-            start_exit_sleep(app.settings)
-        return
-    if transport != "http":
-        raise InvalidInput(f"unknown transport {transport!r}; use stdio or http")
-    guarded = http_app(app, host)
+    """Run an HTTP app (`http_app`, or the web panel with MCP mounted) until interrupted."""
     sock = _bind(host, port)
-    config = uvicorn.Config(guarded, host=host, port=port, log_level="warning", lifespan="on")
+    config = uvicorn.Config(asgi, host=host, port=port, log_level="warning", lifespan="on")
     shown = f"[{host}]" if ":" in host else host
     log.info(
-        "tideline: %s's memory on http://%s:%d%s (token %s)",
+        "tideline: %s's memory on http://%s:%d (MCP at %s; token %s)",
         app.settings.agent_name,
         shown,
         sock.getsockname()[1],

@@ -5,14 +5,16 @@ The narrative rules (the weight formula, recurrence, anti-inflation, tag normali
 """
 
 from tideline.memory._backup import EXPORT_FORMATS, header, write_export
+from tideline.memory._dates import date_window
 from tideline.memory._entities import MalformedPart, parse_entities_role
 from tideline.memory._forget import DEFAULT_WHY
 from tideline.memory._memory import MAX_K, MAX_WINDOW, NARRATIVES, TURNS, Memory
 from tideline.memory._narratives import KINDS, NARRATIVE_INDEX, NarrativeInput, Narratives
-from tideline.memory._raw import TURN_INDEX, NewTurn, RawContext
+from tideline.memory._raw import TURN_CONTEXT, TURN_INDEX, NewTurn, RawContext, spelled_day
 from tideline.memory._relevance import AUTO_MIN_SCORES, resolve_min_score
 from tideline.memory._schema import AGENT_MIGRATIONS
 from tideline.memory._time import now, parse_time
+from tideline.memory._turn_search import TurnLevers, search_turns
 from tideline.memory._types import (
     FORGOTTEN,
     Forgetting,
@@ -54,6 +56,7 @@ __all__ = [
     "NARRATIVES",
     "NARRATIVE_INDEX",
     "TURNS",
+    "TURN_CONTEXT",
     "TURN_INDEX",
     "Forgetting",
     "ImportProblem",
@@ -70,10 +73,12 @@ __all__ = [
     "Trace",
     "TraceTurn",
     "Turn",
+    "TurnLevers",
     "TurnResult",
     "WeightedNarrative",
     "compute_weight",
     "count_tag_sharers",
+    "date_window",
     "deflate_recent",
     "header",
     "normalise_tag",
@@ -85,5 +90,7 @@ __all__ = [
     "recurrence_from_count",
     "refresh_recurrence",
     "resolve_min_score",
+    "search_turns",
+    "spelled_day",
     "write_export",
 ]

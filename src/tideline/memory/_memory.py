@@ -32,9 +32,16 @@ from tideline.memory import _forget
 from tideline.memory._backup import memory_records, restore_narratives
 from tideline.memory._narratives import KINDS, NarrativeInput, Narratives
 from tideline.memory._owner import pending_ids
-from tideline.memory._raw import NewTurn, RawContext, usable_turns, validate_session_key
+from tideline.memory._raw import (
+    TURN_CONTEXT,
+    NewTurn,
+    RawContext,
+    usable_turns,
+    validate_session_key,
+)
 from tideline.memory._relevance import above_floor, check_min_score
 from tideline.memory._time import parse_time
+from tideline.memory._turn_search import TurnLevers, search_turns
 from tideline.memory._types import (
     Forgetting,
     ImportProblem,
@@ -49,7 +56,9 @@ from tideline.memory._types import (
 from tideline.memory.importers import AUTO, ImportedSession, detect, get_importer
 from tideline.pathnames import check_path_name, shown
 from tideline.search import (
+    DEFAULT_ANALYSER,
     MODES,
+    Analyser,
     Hit,
     Mode,
     ParsedQuery,
@@ -72,11 +81,13 @@ Progress = Callable[[int, int], None]
 #: Narrative search: cosine + a boost for a verbatim keyword hit (`keyword_boost`), so an exact
 #: hit beats semantic neighbours.
 NARRATIVES = Policy(fusion="weighted", boost=0.3)
-#: Raw-turn search, tuned on LoCoMo (docs/benchmarks.md): RRF with k=10 lets the top of each list
-#: count more than the usual 60, which suits short turns where the first few hits carry the
-#: evidence; both lists weigh the same since turns are embedded with their speaker's name (see
-#: `_raw.index_text`). `turn_rrf_k` and `turn_vector_weight` set it.
-TURNS = Policy(rrf_k=10, weights=(1.0, 1.0))
+#: Raw-turn search, chosen on LoCoMo dev (docs/benchmarks.md): fusion by score (α = 0.5 of
+#: BM25/best + 0.5 of min–max cosine) keeps a strong lexical hit ahead of near-equal neighbours,
+#: which RRF (k = 10 before issue 12: recall@5 0.546) flattened; `turn_fusion`, `turn_alpha`, and
+#: `turn_rrf_k` / `turn_vector_weight` for RRF set it.
+TURNS = Policy("convex", rrf_k=10, alpha=0.5)
+#: The raw-turn re-ordering levers (`_turn_search`), chosen on LoCoMo dev (docs/benchmarks.md).
+TURN_LEVERS = TurnLevers(date_weight=1.0, memory_weight=0.25)
 
 
 MAX_K = 200
@@ -102,6 +113,9 @@ class Memory:
         turn_policy: Policy = TURNS,
         min_score: float = 0.0,
         lock: AbstractContextManager[object] | None = None,
+        analyser: Analyser = DEFAULT_ANALYSER,
+        turn_levers: TurnLevers = TURN_LEVERS,
+        turn_context: int = TURN_CONTEXT,
     ):
         self.db = db
         self.min_score = check_min_score(min_score)
@@ -109,8 +123,9 @@ class Memory:
         self.embedder = embedder
         self.narrative_policy = narrative_policy
         self.turn_policy = turn_policy
-        self.raw = RawContext(db)
-        self.narratives = Narratives(db)
+        self.turn_levers = turn_levers
+        self.raw = RawContext(db, analyser, turn_context)
+        self.narratives = Narratives(db, analyser)
         self.warnings: list[str] = []
         self._vectors_ready = False
 
@@ -445,14 +460,17 @@ class Memory:
         until: str | None,
         warning: str | None,
     ) -> Retrieval:
-        return retrieve(
-            self.raw.filter(since, until),
+        return search_turns(
+            self.raw,
+            self.narratives,
             query,
             qvec,
             k,
             cast(Mode, mode),
             self.turn_policy,
-            texts=self.raw.texts,
+            self.turn_levers,
+            scope=self.raw.filter(since, until),
+            narrative_policy=self.narrative_policy,
             warning=warning,
         )
 

@@ -47,7 +47,7 @@ from tideline.memory._weights import (
     normalise_tag,
     recurrence_from_count,
 )
-from tideline.search import Scope, create_index, open_index, valid_text
+from tideline.search import DEFAULT_ANALYSER, Analyser, Scope, create_index, open_index, valid_text
 from tideline.store import Storage
 
 NARRATIVE_INDEX = "narrative_text"
@@ -210,9 +210,11 @@ _COLUMNS = (
 class Narratives:
     """The narratives of one agent database."""
 
-    def __init__(self, db: Storage):
+    def __init__(self, db: Storage, analyser: Analyser = DEFAULT_ANALYSER):
         self.db = db
-        self.index = open_index(db, NARRATIVE_INDEX)
+        self.index = open_index(db, NARRATIVE_INDEX, analyser)
+        if self.index.stale:  # made by another lexical analyser: cut every text anew, once
+            self.index.reanalyse(self.text_rows(self.ids()))
 
     @staticmethod
     def create_tables(db: Storage) -> None:
@@ -585,6 +587,9 @@ class Narratives:
         """(id, text as search sees it) of the oldest `limit` (None: all) narratives without a
         vector."""
         return self.text_rows(pending_ids(self.ids(), self.index, limit))
+
+    def empty(self) -> bool:
+        return self.db.scalar("SELECT 1 FROM narratives LIMIT 1") is None
 
     def ids(self) -> list[int]:
         """Every live narrative id, ascending (what the index should hold)."""

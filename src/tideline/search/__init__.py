@@ -1,11 +1,18 @@
 """Hybrid search: safe FTS5 queries, BM25 + trigram, sqlite-vec KNN (or, on PostgreSQL, tsvector
 and pgvector), and one retrieval path (`retrieve`) that fuses them by a per-use `Policy`."""
 
+from tideline.search._analyse import (
+    ANALYSERS,
+    DEFAULT_ANALYSER,
+    STOP_WORDS,
+    Analyser,
+    analyse,
+)
 from tideline.search._fallback import query_vector
 from tideline.search._fusion import RRF_K, fuse, ranks, rrf_fuse, weighted_fuse
 from tideline.search._index import FillReport, TextIndex, text_key
 from tideline.search._open import create_index, open_index
-from tideline.search._pg_index import PgTextIndex, lexical_form
+from tideline.search._pg_index import PgTextIndex
 from tideline.search._query import (
     MAX_QUERY_CHARS,
     MAX_TERM_CHARS,
@@ -14,16 +21,21 @@ from tideline.search._query import (
     bound_query,
     parse_query,
 )
+from tideline.search._rerank import diversify, lift
 from tideline.search._retrieve import Candidates, Scope, TextLookup, literal_dashes, retrieve
 from tideline.search._text import has_cjk, spaced_cjk, valid_text
 from tideline.search._types import MODES, Hit, Mode, Policy, Retrieval
 
 __all__ = [
+    "ANALYSERS",
+    "DEFAULT_ANALYSER",
     "MAX_QUERY_CHARS",
     "MAX_TERMS",
     "MAX_TERM_CHARS",
     "MODES",
     "RRF_K",
+    "STOP_WORDS",
+    "Analyser",
     "Candidates",
     "FillReport",
     "Hit",
@@ -35,11 +47,13 @@ __all__ = [
     "Scope",
     "TextIndex",
     "TextLookup",
+    "analyse",
     "bound_query",
     "create_index",
+    "diversify",
     "fuse",
     "has_cjk",
-    "lexical_form",
+    "lift",
     "literal_dashes",
     "open_index",
     "parse_query",

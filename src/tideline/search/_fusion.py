@@ -4,6 +4,9 @@
   (k = 60, ranks from 1). Robust to the incomparable scales of BM25 and cosine distance.
 - `weighted_fuse`: cosine similarity plus a fixed boost when the record contains the query words
   verbatim (the narratives' rule: an exact keyword hit should win over semantic neighbours).
+- `convex_fuse`: fusion by score, not rank: α · lexical + (1 − α) · vector, each normalised on
+  this query's candidates (BM25 / the best BM25; cosine min–max), plus the keyword boost. A
+  strong lexical hit keeps its lead over a list of near-equal neighbours, which RRF flattens.
 - `fuse`: picks one of them by the `Policy`.
 """
 
@@ -83,9 +86,52 @@ def weighted_fuse(hits: Iterable[Hit], boost: float = 0.3) -> list[Hit]:
     return _ordered(out)
 
 
+def _lex_norm(hits: Iterable[Hit]) -> dict[tuple[int, int], float]:
+    """Each lexical hit's BM25 over the best BM25 (0–1]; trigram top-ups rank below the weakest
+    BM25 hit, scaled the same way within their own list."""
+    by_source: dict[str, list[Hit]] = {}
+    for h in hits:
+        if h.lex_score is not None:
+            by_source.setdefault(h.lex_source or "bm25", []).append(h)
+    out: dict[tuple[int, int], float] = {}
+    floor = 1.0
+    for source in ("bm25", "trigram"):
+        group = by_source.get(source, [])
+        top = max((h.lex_score or 0.0 for h in group), default=0.0)
+        for h in group:
+            out[h.key] = floor * (h.lex_score or 0.0) / top if top > 0 else 0.0
+        if group:
+            floor = min(out[h.key] for h in group)
+    return out
+
+
+def convex_fuse(
+    lists: Sequence[Sequence[Hit]], alpha: float = 0.5, boost: float = 0.0
+) -> list[Hit]:
+    """Score = α · BM25/best + (1 − α) · min–max cosine + `boost` for a verbatim keyword match.
+
+    Expects the candidates' `vec_distance` filled in where known (see `retrieve`); a record
+    missing from a list scores 0 on it.
+    """
+    merged = rrf_fuse(lists)
+    lex = _lex_norm(merged)
+    sims = [1.0 - h.vec_distance for h in merged if h.vec_distance is not None]
+    lo, hi = (min(sims), max(sims)) if sims else (0.0, 0.0)
+    for h in merged:
+        vec = 0.0
+        if h.vec_distance is not None and hi > lo:
+            vec = max(0.0, (1.0 - h.vec_distance - lo) / (hi - lo))
+        h.score = alpha * lex.get(h.key, 0.0) + (1.0 - alpha) * vec
+        h.score += boost if h.keyword_match else 0.0
+        h.fusion = "convex"
+    return _ordered(merged)
+
+
 def fuse(lists: Sequence[Sequence[Hit]], policy: Policy) -> list[Hit]:
-    """Fuse (lexical, vector) lists by the policy. `weighted` expects the hits' keyword_match and
-    vec_distance already filled in (see `retrieve`)."""
+    """Fuse (lexical, vector) lists by the policy. `weighted` and `convex` expect the hits'
+    keyword_match and vec_distance already filled in (see `retrieve`)."""
     if policy.fusion == "weighted":
         return weighted_fuse(rrf_fuse(lists, policy.rrf_k), policy.boost)
+    if policy.fusion == "convex":
+        return convex_fuse(lists, policy.alpha, policy.boost)
     return rrf_fuse(lists, policy.rrf_k, policy.weights, policy.ties)

@@ -1,7 +1,12 @@
 """`TextIndex`: the lexical + vector index of one kind of record, in one SQLite database.
 
 For an index named `N` over records with integer ids:
-- `N_fts`  FTS5, `unicode61` with diacritics removed, CJK characters spaced (see `_text`): BM25;
+- `N_fts`  FTS5, `unicode61` with diacritics removed, over the text as the lexical analyser
+  (`_analyse`) cuts it: Snowball stems, jieba words (or, `plain`, CJK characters spaced): BM25;
+  `lexical_analysers` records which analyser made it (and the owner's `keys` label when the
+  owner indexes a lexical key other than the text: raw turns add their neighbours and date), so
+  queries are cut the same way; an index made otherwise than the owner wants is `stale` until
+  the owner calls `reanalyse` (meanwhile queries keep using the old analyser: results stay right);
 - `N_tri`  FTS5 `trigram`: substrings, partial words, verbatim keyword checks;
 - `N_vec`  sqlite-vec `vec0`, cosine distance, created when the first vector arrives: the vector
   of each record's first part, keyed by the record id;
@@ -28,16 +33,17 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 
 from tideline.embed import Embedder, embed_parts, normalise
 from tideline.errors import EmbedderError
+from tideline.search._analyse import DEFAULT_ANALYSER, Analyser, analyse
 from tideline.search._fusion import RRF_K
 from tideline.search._query import ParsedQuery, parse_query
 from tideline.search._retrieve import Scope, TextLookup, retrieve
-from tideline.search._text import fold, spaced_cjk
+from tideline.search._text import fold
 from tideline.search._types import Hit, Mode, Policy
 from tideline.store import Storage
 
@@ -93,7 +99,9 @@ class _Matrix:
 class TextIndex:
     """Lexical + vector index keyed by the owner's integer ids."""
 
-    def __init__(self, db: Storage, name: str):
+    def __init__(
+        self, db: Storage, name: str, analyser: Analyser = DEFAULT_ANALYSER, keys: str = ""
+    ):
         if not name.isidentifier():
             raise ValueError(f"index name must be an identifier, got {name!r}")
         self.db = db
@@ -104,6 +112,51 @@ class TextIndex:
         self.dim: int = row["dim"] if row else 0
         self._writes = 0
         self._matrix: _Matrix | None = None
+        self._count: tuple[tuple[int, int], int] | None = None
+        self._text_writes = 0
+        #: How the owner wants `N_fts` made ("analyser" or "analyser;keys") and how it was made.
+        self.wanted = f"{analyser};{keys}" if keys else analyser
+        self.made = self._stored_marker(self.wanted)
+        #: The analyser that made `N_fts`: queries are cut by it (see `stale`).
+        self.analyser: Analyser = cast(Analyser, self.made.split(";")[0])
+
+    def _stored_marker(self, wanted: str) -> str:
+        stored = self.db.scalar(
+            "SELECT analyser FROM lexical_analysers WHERE name = ?", (self.name,)
+        )
+        if stored is not None:
+            return str(stored)
+        # Before the marker existed every index was `plain`; an empty one takes the wanted one.
+        legacy = self.db.scalar(f"SELECT 1 FROM {self.name}_fts LIMIT 1")
+        made = "plain" if legacy else wanted
+        self.db.execute(
+            "INSERT OR IGNORE INTO lexical_analysers(name, analyser) VALUES (?, ?)",
+            (self.name, made),
+        )
+        return made
+
+    @property
+    def stale(self) -> bool:
+        """`N_fts` was made otherwise than the owner wants: call `reanalyse`."""
+        return self.made != self.wanted
+
+    def reanalyse(self, items: Iterable[tuple[int, str]]) -> int:
+        """Rebuild `N_fts` from every (id, text) of the owner with the wanted analyser (one
+        transaction; the trigram and vector tables are untouched). Returns the records done."""
+        analyser = cast(Analyser, self.wanted.split(";")[0])
+        rows = [(int(i), analyse(t, analyser)) for i, t in items]
+        self._text_writes += 1
+        with self.db.transaction():
+            self.db.execute(f"DROP TABLE IF EXISTS {self.name}_fts")
+            self.create_tables(self.db, self.name)
+            self.db.executemany(f"INSERT INTO {self.name}_fts(rowid, text) VALUES (?, ?)", rows)
+            self.db.execute(
+                "INSERT OR REPLACE INTO lexical_analysers(name, analyser) VALUES (?, ?)",
+                (self.name, self.wanted),
+            )
+        self.made, self.analyser = self.wanted, analyser
+        log.info("index %s: %d texts re-analysed (%s)", self.name, len(rows), self.wanted)
+        return len(rows)
 
     @staticmethod
     def create_tables(db: Storage, name: str) -> None:
@@ -113,8 +166,15 @@ class TextIndex:
             "name TEXT PRIMARY KEY, model_id TEXT NOT NULL, dim INTEGER NOT NULL)"
         )
         db.execute(
+            "CREATE TABLE IF NOT EXISTS lexical_analysers("
+            "name TEXT PRIMARY KEY, analyser TEXT NOT NULL)"
+        )
+        db.execute(
             f"CREATE VIRTUAL TABLE IF NOT EXISTS {name}_fts USING fts5(text, "
             "tokenize='unicode61 remove_diacritics 2', content='', contentless_delete=1)"
+        )
+        db.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS {name}_vocab USING fts5vocab({name}_fts, 'row')"
         )
         db.execute(
             f"CREATE VIRTUAL TABLE IF NOT EXISTS {name}_tri USING fts5(text, "
@@ -219,15 +279,21 @@ class TextIndex:
         return {i: np.stack(v) for i, v in out.items()}
 
     # -- writes --------------------------------------------------------------------------------
-    def upsert_many(self, items: Sequence[tuple[int, str]]) -> None:
-        """(Re)index texts. Vectors are set separately: embedding is the slow part."""
+    def upsert_many(
+        self, items: Sequence[tuple[int, str]], keys: Mapping[int, str] | None = None
+    ) -> None:
+        """(Re)index texts; `keys` gives a record the lexical key BM25 sees instead of its text
+        (the trigram table, keyword checks and vectors keep the text). Vectors are set
+        separately: embedding is the slow part."""
+        keys = keys or {}
+        self._text_writes += 1
         with self.db.transaction():
             ids = [(int(i),) for i, _ in items]
             self.db.executemany(f"DELETE FROM {self.name}_fts WHERE rowid = ?", ids)
             self.db.executemany(f"DELETE FROM {self.name}_tri WHERE rowid = ?", ids)
             self.db.executemany(
                 f"INSERT INTO {self.name}_fts(rowid, text) VALUES (?, ?)",
-                [(int(i), spaced_cjk(fold(t))) for i, t in items],
+                [(int(i), analyse(keys.get(int(i), t), self.analyser)) for i, t in items],
             )
             self.db.executemany(
                 f"INSERT INTO {self.name}_tri(rowid, text) VALUES (?, ?)",
@@ -237,6 +303,7 @@ class TextIndex:
     def delete(self, rowids: Iterable[int]) -> None:
         ids = [(int(i),) for i in rowids]
         self._writes += 1
+        self._text_writes += 1
         with self.db.transaction():
             self.db.executemany(f"DELETE FROM {self.name}_fts WHERE rowid = ?", ids)
             self.db.executemany(f"DELETE FROM {self.name}_tri WHERE rowid = ?", ids)
@@ -257,11 +324,17 @@ class TextIndex:
         """BM25 over `unicode61`, then substrings from the trigram table: "top_up" when BM25
         finds fewer than `k`, "fallback" only when it finds none (a trigram OR-query over a large
         collection costs more than the rest of the search)."""
-        parsed = parse_query(query) if isinstance(query, str) else query
+        parsed = (
+            parse_query(query, self.analyser)
+            if isinstance(query, str)
+            else query.for_analyser(self.analyser)
+        )
         if parsed.empty:
             return []
         extra = f" AND {where}" if where else ""
         hits: list[Hit] = []
+        if len(parsed.terms) > 1:
+            parsed = parsed.without(self._weightless(parsed.terms))
         if parsed.match:
             rows: list[Row] = self.db.execute(
                 f"SELECT rowid, bm25({self.name}_fts) FROM {self.name}_fts "
@@ -286,6 +359,30 @@ class TextIndex:
                         Hit(r[0], lex_rank=len(hits) + 1, lex_score=-r[1], lex_source="trigram")
                     )
         return hits
+
+    def _weightless(self, terms: Sequence[str]) -> set[str]:
+        """The single-word terms in more than half of the records: FTS5's BM25 gives them an
+        IDF of ~0 (they cannot change the order) while they cost the most to score — at 100k
+        records a query of frequent words spent most of its time on them."""
+        words = {t: t[1:-1] for t in terms if t.startswith('"') and t.endswith('"')}
+        words = {t: w for t, w in words.items() if w and " " not in w and '""' not in w}
+        if not words:
+            return set()
+        total = self._records()
+        marks = ",".join("?" * len(words))
+        rows: list[Row] = self.db.execute(
+            f"SELECT term, doc FROM {self.name}_vocab WHERE term IN ({marks})",
+            list(words.values()),
+        ).fetchall()
+        df: dict[str, int] = {str(r[0]): int(r[1]) for r in rows}
+        return {t for t, w in words.items() if df.get(w, 0) * 2 > total}
+
+    def _records(self) -> int:
+        """Records in `N_fts`, counted again after a write."""
+        version = (int(self.db.scalar("PRAGMA data_version")), self._text_writes)
+        if self._count is None or self._count[0] != version:
+            self._count = (version, int(self.db.scalar(f"SELECT count(*) FROM {self.name}_fts")))
+        return self._count[1]
 
     def vector(
         self, qvec: np.ndarray, k: int, where: str | None = None, params: Sequence[object] = ()
@@ -387,19 +484,28 @@ class TextIndex:
         return [int(r[0]) for r in rows]
 
     def distances(self, qvec: np.ndarray, ids: Iterable[int]) -> dict[int, float]:
+        """Cosine distance of each record (its nearest part) to `qvec`, from the in-process
+        copy (a `rowid IN` lookup on `vec0` scans the table: ~400 ms at 100k records)."""
         ids = list(ids)
         if not self.has_vectors or not ids or len(qvec) != self.dim:
             return {}
-        marks = ",".join("?" * len(ids))
+        m = self._load_matrix()
+        if not len(m.ids):
+            return {}
+        want = np.asarray(ids, dtype=np.int64)
+        pos = np.clip(np.searchsorted(m.ids, want), 0, len(m.ids) - 1)
+        known = m.ids[pos] == want
+        q = np.asarray(qvec, dtype=np.float32) / max(float(np.linalg.norm(qvec)), 1e-12)
         found: dict[int, float] = {}
-        for sql in (
-            f"SELECT rowid, vec_distance_cosine(embedding, ?) FROM {self.name}_vec"
-            f" WHERE rowid IN ({marks})",
-            f"SELECT record, vec_distance_cosine(embedding, ?) FROM {self.name}_vecpart"
-            f" WHERE record IN ({marks})",
-        ):
-            for i, d in self.db.execute(sql, (_blob(qvec), *ids)):
-                found[i] = min(d, found.get(i, d))
+        for i, p, ok in zip(ids, pos.tolist(), known.tolist(), strict=True):
+            if not ok:
+                continue
+            if m.starts is None:
+                sim = float(m.rows[p] @ q)
+            else:
+                end = m.starts[p + 1] if p + 1 < len(m.starts) else len(m.rows)
+                sim = float((m.rows[m.starts[p] : end] @ q).max())
+            found[int(i)] = 1.0 - sim
         return found
 
     def search(

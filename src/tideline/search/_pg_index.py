@@ -1,12 +1,14 @@
 """`PgTextIndex`: `TextIndex` on PostgreSQL — tsvector + GIN, substrings, pgvector HNSW.
 
 For an index named `N` (in the namespace's schema):
-- `N_text(rowid, tsv, body)`: `tsv` is `to_tsvector('simple', …)` over the text cut by the same
-  analyser as SQLite's `unicode61` table (`lexical_form`: NFKC, diacritics removed, every CJK
-  character its own token), so English, Russian and Chinese match as they do on SQLite; a GIN
-  index serves `@@`. `body` is the folded, casefolded text without diacritics: substring
-  matches (SQLite's trigram table) are `strpos` on it. The bundled server has no pg_trgm, so
-  this top-up scans the namespace's rows; it runs only when the tsvector finds too few.
+- `N_text(rowid, tsv, body)`: `tsv` is `to_tsvector('simple', …)` over the terms of the same
+  lexical analyser as SQLite's `N_fts` (`_analyse`: Snowball stems for English and Russian,
+  jieba words for Chinese; or `plain`), diacritics removed as `unicode61` removes them, so a
+  query matches what it matches on SQLite; a GIN index serves `@@`. `lexical_analysers` records
+  the analyser (and the owner's keys label) as on SQLite, and `reanalyse` rebuilds `tsv`.
+  `body` is the folded, casefolded text without diacritics: substring matches (SQLite's trigram
+  table) are `strpos` on it. The bundled server has no pg_trgm, so this top-up scans the
+  namespace's rows; it runs only when the tsvector finds too few.
 - `N_vec(rowid, embedding vector(dim))` with an HNSW index (`vector_cosine_ops`), and
   `N_vecpart(record, part, embedding)` for long texts' later parts, created when the vector
   space is bound — the same layout and the same "nearest part" rule as on SQLite.
@@ -19,15 +21,16 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
-from typing import Any, Literal
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Literal, cast
 
 import numpy as np
 
+from tideline.search._analyse import Analyser, analyse
 from tideline.search._index import TextIndex
 from tideline.search._query import ParsedQuery, parse_query
 from tideline.search._retrieve import TextLookup
-from tideline.search._text import fold, spaced_cjk
+from tideline.search._text import fold
 from tideline.search._types import Hit
 from tideline.store import Storage
 
@@ -35,16 +38,11 @@ _WORD = re.compile(r"[^\W_]+")
 
 
 def _plain(text: str) -> str:
-    """The text as substring matches read it (SQLite's trigram table: case and accents off)."""
+    """Case and diacritics off (what `unicode61 remove_diacritics` and `trigram` do)."""
     plain = "".join(
         c for c in unicodedata.normalize("NFKD", fold(text)) if not unicodedata.combining(c)
     )
     return unicodedata.normalize("NFC", plain).casefold()
-
-
-def lexical_form(text: str) -> str:
-    """What the tsvector (and a query term) is built from: see the module docstring."""
-    return spaced_cjk(_plain(text))
 
 
 def _array(value: Any) -> np.ndarray:
@@ -52,29 +50,36 @@ def _array(value: Any) -> np.ndarray:
     return np.asarray(value.to_numpy() if hasattr(value, "to_numpy") else value, dtype=np.float32)
 
 
-def _tsquery(parsed: ParsedQuery) -> tuple[str, list[object]] | None:
-    """SQL for the tsquery of `parsed` (positive terms OR-ed, minus the excluded), with params."""
-    parts: list[str] = []
-    params: list[object] = []
-    for body, prefix in parsed.terms:
-        words = _WORD.findall(lexical_form(body))
+#: One FTS5 string of a parsed query: `"a b"` (a phrase of analysed terms), `*` for a prefix.
+_FTS_STRING = re.compile(r'"((?:[^"]|"")*)"(\*?)')
+
+
+def _tsquery_part(fts: str) -> list[tuple[str, str]]:
+    """(SQL, parameter) for each FTS5 string in `fts`: the same phrase (or prefix) as a tsquery."""
+    out = []
+    for body, star in _FTS_STRING.findall(fts):
+        words = _WORD.findall(_plain(body.replace('""', '"')))
         if not words:
             continue
-        if prefix:
-            parts.append("to_tsquery('simple', ?)")
-            quoted = [f"'{w}'" for w in words]
-            params.append(" <-> ".join(quoted) + ":*")
+        if star:
+            out.append(("to_tsquery('simple', ?)", " <-> ".join(f"'{w}'" for w in words) + ":*"))
         else:
-            parts.append("phraseto_tsquery('simple', ?)")
-            params.append(" ".join(words))
-    if not parts:
+            out.append(("phraseto_tsquery('simple', ?)", " ".join(words)))
+    return out
+
+
+def _tsquery(parsed: ParsedQuery) -> tuple[str, list[object]] | None:
+    """SQL for the tsquery of `parsed` (its terms OR-ed, minus the excluded), with parameters;
+    `parsed.terms` are the analysed FTS5 strings SQLite's `N_fts` is asked for."""
+    positive = [p for t in parsed.terms for p in _tsquery_part(t)]
+    if not positive:
         return None
-    query = "(" + " || ".join(parts) + ")"
-    excluded = [" ".join(_WORD.findall(lexical_form(e))) for e in parsed.excluded]
-    excluded = [e for e in excluded if e]
-    if excluded:
-        query += " && !!(" + " || ".join("phraseto_tsquery('simple', ?)" for _ in excluded) + ")"
-        params += excluded
+    query = "(" + " || ".join(sql for sql, _ in positive) + ")"
+    params: list[object] = [v for _, v in positive]
+    negative = _tsquery_part(parsed.exclude or "")
+    if negative:
+        query += " && !!(" + " || ".join(sql for sql, _ in negative) + ")"
+        params += [v for _, v in negative]
     return query, params
 
 
@@ -85,17 +90,51 @@ class PgTextIndex(TextIndex):
     def create_tables(db: Storage, name: str) -> None:
         """The text table and its GIN index (idempotent); vectors come with `bind_vectors`.
         Every open calls this: once the table is there it takes no lock (DDL would)."""
-        if db.table_exists(f"{name}_text") and db.table_exists("vector_spaces"):
+        if db.table_exists(f"{name}_text") and db.table_exists("lexical_analysers"):
             return
         db.execute(
             "CREATE TABLE IF NOT EXISTS vector_spaces("
             "name TEXT PRIMARY KEY, model_id TEXT NOT NULL, dim INTEGER NOT NULL)"
         )
         db.execute(
+            "CREATE TABLE IF NOT EXISTS lexical_analysers("
+            "name TEXT PRIMARY KEY, analyser TEXT NOT NULL)"
+        )
+        db.execute(
             f"CREATE TABLE IF NOT EXISTS {name}_text(rowid BIGINT PRIMARY KEY,"
             " tsv tsvector NOT NULL, body TEXT NOT NULL)"
         )
         db.execute(f"CREATE INDEX IF NOT EXISTS {name}_text_tsv ON {name}_text USING gin (tsv)")
+
+    def _stored_marker(self, wanted: str) -> str:
+        stored = self.db.scalar(
+            "SELECT analyser FROM lexical_analysers WHERE name = ?", (self.name,)
+        )
+        if stored is not None:
+            return str(stored)
+        self.db.execute(
+            "INSERT INTO lexical_analysers(name, analyser) VALUES (?, ?) ON CONFLICT DO NOTHING",
+            (self.name, wanted),
+        )
+        return wanted
+
+    def reanalyse(self, items: Iterable[tuple[int, str]]) -> int:
+        """Rebuild every `tsv` from (id, lexical key) with the wanted analyser (one
+        transaction; `body` and the vectors are untouched). Returns the records done."""
+        analyser = cast(Analyser, self.wanted.split(";")[0])
+        rows = [(_plain(analyse(t, analyser)), int(i)) for i, t in items]
+        with self.db.transaction():
+            self.db.executemany(
+                f"UPDATE {self.name}_text SET tsv = to_tsvector('simple', ?) WHERE rowid = ?",
+                rows,
+            )
+            self.db.execute(
+                "INSERT INTO lexical_analysers(name, analyser) VALUES (?, ?)"
+                " ON CONFLICT (name) DO UPDATE SET analyser = excluded.analyser",
+                (self.name, self.wanted),
+            )
+        self.made, self.analyser = self.wanted, analyser
+        return len(rows)
 
     # -- vectors -------------------------------------------------------------------------------
     def bind_vectors(self, model_id: str, dim: int) -> bool:
@@ -203,16 +242,24 @@ class PgTextIndex(TextIndex):
         return found, matrix.reshape(len(rows), self.dim)
 
     # -- writes --------------------------------------------------------------------------------
-    def upsert_many(self, items: Sequence[tuple[int, str]]) -> None:
-        """(Re)index texts. Vectors are set separately: embedding is the slow part."""
+    def upsert_many(
+        self, items: Sequence[tuple[int, str]], keys: Mapping[int, str] | None = None
+    ) -> None:
+        """(Re)index texts; `keys` gives a record the lexical key the tsvector is made of
+        instead of its text (substrings and keyword checks keep the text)."""
         if not items:
             return
+        keys = keys or {}
+        rows = [
+            (int(i), _plain(analyse(keys.get(int(i), t), self.analyser)), _plain(t))
+            for i, t in items
+        ]
         with self.db.transaction():
             self.db.executemany(
                 f"INSERT INTO {self.name}_text(rowid, tsv, body)"
                 " VALUES (?, to_tsvector('simple', ?), ?)"
                 " ON CONFLICT (rowid) DO UPDATE SET tsv = excluded.tsv, body = excluded.body",
-                [(int(i), lexical_form(t), _plain(t)) for i, t in items],
+                rows,
             )
 
     def delete(self, rowids: Iterable[int]) -> None:
@@ -237,7 +284,11 @@ class PgTextIndex(TextIndex):
     ) -> list[Hit]:
         """The tsvector list, then substring matches ("top_up": when it found fewer than `k`,
         "fallback": only when it found none), as on SQLite."""
-        parsed = parse_query(query) if isinstance(query, str) else query
+        parsed = (
+            parse_query(query, self.analyser)
+            if isinstance(query, str)
+            else query.for_analyser(self.analyser)
+        )
         if parsed.empty:
             return []
         extra = f" AND {where}" if where else ""
@@ -258,7 +309,11 @@ class PgTextIndex(TextIndex):
         wanted = not hits if trigram == "fallback" else len(hits) < k
         terms = [_plain(t) for t in parsed.verbatim]
         if wanted and terms:
-            skip = [_plain(e) for e in parsed.excluded if len(e) >= 3]
+            skip = [
+                _plain(b.replace('""', '"'))
+                for b, _ in _FTS_STRING.findall(parsed.exclude or "")
+                if len(b) >= 3
+            ]
             found = " + ".join("(strpos(body, ?) > 0)::int" for _ in terms)
             anyof = " OR ".join("strpos(body, ?) > 0" for _ in terms)
             noneof = "".join(" AND strpos(body, ?) = 0" for _ in skip)

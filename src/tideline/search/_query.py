@@ -23,8 +23,9 @@ so in one line, for the results' warnings.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from tideline.search._analyse import Analyser, droppable, tokens
 from tideline.search._text import fold, spaced_cjk, valid_text
 
 _TOKEN = re.compile(r'"[^"]*"?|\S+')
@@ -51,8 +52,8 @@ class ParsedQuery:
     `match` targets the `unicode61` table; `trigram` the trigram table (each typed term of 3+
     characters as a substring, OR-ed); `trigram_all` the same terms AND-ed — a record matching it
     contains every typed term verbatim (the keyword boost); `verbatim` are those terms, casefolded;
-    `words` are the plain words. `terms` (text, is a prefix) and `excluded` are the same positive
-    and negative terms unquoted, for an engine with another query syntax (PostgreSQL's tsquery).
+    `words` are the plain words. `text`, `analyser` and `stop_words` say how `match` was made,
+    so an index with another analyser can parse the text again its own way.
     """
 
     match: str | None
@@ -60,8 +61,25 @@ class ParsedQuery:
     words: tuple[str, ...] = field(default_factory=tuple)
     trigram_all: str | None = None
     verbatim: tuple[str, ...] = field(default_factory=tuple)
-    terms: tuple[tuple[str, bool], ...] = field(default_factory=tuple)
-    excluded: tuple[str, ...] = field(default_factory=tuple)
+    text: str = ""
+    analyser: Analyser = "plain"
+    stop_words: bool = False
+    terms: tuple[str, ...] = field(default_factory=tuple)
+    exclude: str | None = None
+
+    def without(self, dropped: set[str]) -> ParsedQuery:
+        """The query with these positive terms left out of `match` (at least one stays)."""
+        kept = [t for t in self.terms if t not in dropped] or list(self.terms[:1])
+        match = " OR ".join(kept)
+        if self.exclude:
+            match = f"({match}) NOT ({self.exclude})"
+        return replace(self, match=match, terms=tuple(kept))
+
+    def for_analyser(self, analyser: Analyser) -> ParsedQuery:
+        """This query parsed for an index whose terms `analyser` made."""
+        if analyser == self.analyser:
+            return self
+        return parse_query(self.text, analyser, stop_words=self.stop_words)
 
     @property
     def empty(self) -> bool:
@@ -78,14 +96,30 @@ def bound_query(text: str) -> tuple[str, str | None]:
     )
 
 
-def parse_query(text: str) -> ParsedQuery:
-    """Parse user text; never raises, whatever the input."""
-    text = fold(valid_text(text or "")[:MAX_QUERY_CHARS])[:MAX_QUERY_CHARS].replace("\x00", " ")
+def _terms(body: str, phrase: bool, analyser: Analyser) -> list[tuple[str, str]]:
+    """(surface, FTS5 string) pieces of one typed term for an index made by `analyser`: a
+    phrase, or under `snowball` an unquoted run of Chinese, is cut into its analysed words (a
+    query's words need not be adjacent in the document); other terms stay one phrase."""
+    if analyser == "plain":
+        return [(body.casefold(), spaced_cjk(body))]
+    found = tokens(body, analyser)
+    if not found:
+        return []
+    if not phrase and len(found) > 1 and all(s == t and not s.isascii() for s, t in found):
+        return [(s, t) for s, t in found]  # a jieba cut (no stemming happens to CJK words)
+    return [(" ".join(s for s, _ in found), " ".join(t for _, t in found))]
+
+
+def parse_query(
+    text: str, analyser: Analyser = "plain", *, stop_words: bool = False
+) -> ParsedQuery:
+    """Parse user text for an index whose terms `analyser` made; `stop_words` drops stop and
+    question words (see `_analyse.droppable`). Never raises, whatever the input."""
+    raw_text = (text or "")[:MAX_QUERY_CHARS]
+    text = fold(valid_text(raw_text))[:MAX_QUERY_CHARS].replace("\x00", " ")
     text = text.translate(_SEPARATORS)
-    positive: list[str] = []
+    positive: list[tuple[str, str]] = []
     negative: list[str] = []
-    terms: dict[tuple[str, bool], None] = {}
-    excluded: dict[str, None] = {}
     words: list[str] = []
     chunks: list[str] = []
     neg_chunks: list[str] = []
@@ -97,21 +131,27 @@ def parse_query(text: str) -> ParsedQuery:
         body = body.strip('"').rstrip("*")[:MAX_TERM_CHARS]
         if not _has_word(body):
             continue
-        term = _quote(spaced_cjk(body)) + ("*" if prefix else "")
-        (negative if negate else positive).append(term)
+        star = "*" if prefix else ""
+        pieces = _terms(body, raw.startswith('"'), analyser)
         if negate:
-            excluded[body] = None
+            negative += [_quote(t) + star for _, t in pieces]
         else:
-            terms[body, prefix] = None
+            # an option (`--all`) or a quoted phrase is never a stop word to drop
+            keep = raw.startswith(("-", '"'))
+            positive += [("\x00" + s if keep else s, _quote(t) + star) for s, t in pieces]
         (neg_chunks if negate else chunks).append(body.casefold())
         if not negate:
             words.extend(_WORD.findall(body))
-    positive = list(dict.fromkeys(positive))[:MAX_TERMS]
-    if not positive:
-        return ParsedQuery(None, None)
-    match = " OR ".join(positive)
-    if negative:
-        match = f"({match}) NOT ({' OR '.join(dict.fromkeys(negative))})"
+    if stop_words:
+        drop = droppable([s for s, _ in positive])
+        positive = [(s, t) for s, t in positive if s not in drop]
+    terms = list(dict.fromkeys(t for _, t in positive))[:MAX_TERMS]
+    if not terms:
+        return ParsedQuery(None, None, text=raw_text, analyser=analyser, stop_words=stop_words)
+    match = " OR ".join(terms)
+    exclude = " OR ".join(dict.fromkeys(negative)) or None
+    if exclude:
+        match = f"({match}) NOT ({exclude})"
     tri_terms = list(dict.fromkeys(c for c in chunks if len(c) >= 3))[:MAX_TERMS]
     trigram = " OR ".join(_quote(w) for w in tri_terms) or None
     tri_neg = list(dict.fromkeys(c for c in neg_chunks if len(c) >= 3))
@@ -124,6 +164,9 @@ def parse_query(text: str) -> ParsedQuery:
         tuple(dict.fromkeys(words)),
         trigram_all,
         tuple(tri_terms),
-        tuple(terms)[:MAX_TERMS],
-        tuple(excluded),
+        raw_text,
+        analyser,
+        stop_words,
+        tuple(terms),
+        exclude,
     )

@@ -17,6 +17,7 @@ from typing import Literal, Protocol
 
 import numpy as np
 
+from tideline.search._analyse import Analyser
 from tideline.search._fusion import fuse, ranks
 from tideline.search._query import ParsedQuery, parse_query
 from tideline.search._types import Hit, Mode, Policy, Retrieval
@@ -29,6 +30,9 @@ NO_EMBEDDER = "no embedder configured: vector search is off, showing lexical res
 
 class Candidates(Protocol):
     """What `retrieve` needs from an index (`TextIndex` has it)."""
+
+    #: The lexical analyser that made the index's terms (the query is cut the same way).
+    analyser: Analyser
 
     def lexical(
         self,
@@ -90,7 +94,11 @@ def retrieve(
         scopes = [scopes]
     elif not isinstance(scopes, Sequence):
         scopes = [Scope(scopes)]
-    parsed = parse_query(literal_dashes(query) if policy.literal_dashes else query)
+    parsed = parse_query(
+        literal_dashes(query) if policy.literal_dashes else query,
+        scopes[0].index.analyser if scopes else "plain",
+        stop_words=policy.stop_words,
+    )
     warnings: list[str] = []
     if mode != "lex" and qvec is None:
         note = warning or (NO_EMBEDDER if mode == "vec" else None)
@@ -117,7 +125,7 @@ def retrieve(
         for h in hits:
             h.score = 1.0 - (h.vec_distance or 0.0)
     else:
-        if policy.fusion == "weighted":
+        if policy.fusion in ("weighted", "convex"):
             assert qvec is not None
             _annotate(scopes, parsed, qvec, lex_all + vec_all, texts)
         hits = fuse([lex_all, vec_all], policy)

@@ -77,10 +77,13 @@ class Policy:
     identical notes fuse to equal scores and recency can decide; depth is the candidates taken
     from each list (None: max(4k, 40)); trigram "top_up" adds substring matches when BM25 finds
     too few, "fallback" only when it finds none (cheaper on large collections); literal_dashes
-    reads '-t' and '--clean' as words to find, not exclusions (notes are full of command lines).
+    reads '-t' and '--clean' as words to find, not exclusions (notes are full of command lines);
+    stop_words drops a query's stop and question words when two other words remain (lexical
+    list only; the vector sees the whole query); alpha is the lexical share of the "convex"
+    fusion (α · BM25/best + (1 − α) · min–max cosine, + `boost` for a verbatim keyword match).
     """
 
-    fusion: Literal["rrf", "weighted"] = "rrf"
+    fusion: Literal["rrf", "weighted", "convex"] = "rrf"
     rrf_k: int = 60
     weights: tuple[float, float] = (1.0, 1.0)
     boost: float = 0.3
@@ -88,6 +91,8 @@ class Policy:
     depth: int | None = None
     trigram: Literal["top_up", "fallback"] = "top_up"
     literal_dashes: bool = False
+    stop_words: bool = True
+    alpha: float = 0.5
 
     def depth_for(self, k: int) -> int:
         return self.depth or max(k * 4, 40)

@@ -1,0 +1,9 @@
+"""The web layer's fixed names: paths, cookies and form fields, in one place."""
+
+API = "/api"
+STATIC = "/static"
+LOGIN = "/login"
+SESSION_COOKIE = "tideline_session"  # the token's MAC, set by the login form
+CSRF_COOKIE = "tideline_csrf"
+CSRF_FIELD = "csrf"
+CSRF_HEADER = "x-csrf-token"

@@ -1,0 +1,115 @@
+"""Sleep and dream runs started over HTTP: each in its own thread, its progress kept for polling.
+
+`POST /api/sleep` must answer at once while the run takes minutes, so the run goes to a worker
+thread and the request returns its id; `GET /api/runs/{id}` reads the step it is on. The core's
+progress callback (`StepEvent` at every step boundary) is the only source of progress. One run of
+a kind at a time in this process (the core's lock file refuses a second one from another
+process). Kept in memory: the finished runs' records (tokens, what they wrote) are the core's
+own run tables; these entries only say what this server started since it began.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from tideline.consolidate import StepEvent
+from tideline.errors import InvalidInput, TidelineError
+
+log = logging.getLogger("tideline.web")
+
+Kind = Literal["sleep", "dream"]
+Work = Callable[[Callable[[StepEvent], None]], dict[str, Any]]
+
+
+class RunBusy(InvalidInput):
+    """A run of this kind is already going on in this server."""
+
+
+@dataclass
+class Run:
+    """One background run: where it is (`step`, `done` of `total`) and, once over, its report."""
+
+    id: int
+    kind: Kind
+    total: int
+    status: str = "running"  # running | done | failed (the report's own status is in `report`)
+    step: str | None = None
+    done: int = 0
+    started_at: str = field(default_factory=lambda: _now())
+    finished_at: str | None = None
+    events: list[dict[str, Any]] = field(default_factory=list)
+    report: dict[str, Any] | None = None
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class Runs:
+    """The runs this server started, by id; thread safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._runs: dict[int, Run] = {}
+
+    def start(self, kind: Kind, total: int, work: Work) -> Run:
+        """Start `work(progress)` in a thread; refuse while a run of `kind` is going on."""
+        with self._lock:
+            busy = [r for r in self._runs.values() if r.kind == kind and r.status == "running"]
+            if busy:
+                raise RunBusy(
+                    f"{kind} run #{busy[0].id} is still going on; wait for it "
+                    f"(GET /api/runs/{busy[0].id}) before starting another"
+                )
+            run = Run(id=len(self._runs) + 1, kind=kind, total=total)
+            self._runs[run.id] = run
+            thread = threading.Thread(
+                target=self._work, args=(run, work), name=f"tideline-{kind}-{run.id}", daemon=True
+            )  # daemon: stopping the server abandons a run, which applies in one transaction
+        thread.start()
+        return run
+
+    def get(self, run_id: int) -> Run | None:
+        with self._lock:
+            return self._runs.get(run_id)
+
+    def list(self) -> list[Run]:
+        """Most recent first."""
+        with self._lock:
+            return sorted(self._runs.values(), key=lambda r: -r.id)
+
+    def _work(self, run: Run, work: Work) -> None:
+        def progress(event: StepEvent) -> None:
+            with self._lock:
+                run.step = event.name
+                if event.phase == "end":
+                    run.done = max(run.done, event.n)
+                run.events.append({"step": event.name, "n": event.n, "phase": event.phase})
+
+        try:
+            report = work(progress)
+        except TidelineError as exc:
+            self._finish(run, "failed", None, " ".join(str(exc).split()))
+        except Exception as exc:  # a crash fails this run, never the server
+            log.exception("%s run #%d crashed", run.kind, run.id)
+            self._finish(run, "failed", None, f"unexpected {type(exc).__name__}: {exc}")
+        else:
+            self._finish(run, "done", report, None)
+
+    def _finish(
+        self, run: Run, status: str, report: dict[str, Any] | None, error: str | None
+    ) -> None:
+        with self._lock:
+            run.status, run.report, run.error = status, report, error
+            run.finished_at = _now()
+            if status == "done":
+                run.done = run.total
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")

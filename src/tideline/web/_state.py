@@ -1,0 +1,43 @@
+"""What every route reaches: the app (`Tideline`, the composition root), the background runs and
+the guard (for the login form), and `call`, which runs one core call under the lock it needs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
+
+from fastapi import Request
+
+from tideline.app import Tideline
+from tideline.mcp import HttpGuard
+from tideline.web._runs import Runs
+
+T = TypeVar("T")
+Lock = Literal["agent", "library"] | None
+
+
+@dataclass
+class Web:
+    app: Tideline
+    runs: Runs
+    guard: HttpGuard | None = None  # set once the guard wraps the routes
+
+    def call(self, fn: Callable[[], T], lock: Lock = "agent") -> T:
+        """`fn()` under the app's database lock ("agent"), its library lock, or none (None: the
+        service locks for itself, as `Memory` does, so embedding never blocks other clients).
+        The same locks as the MCP tools: both drivers share one app in one process."""
+        guard: AbstractContextManager[Any] = nullcontext()
+        if lock == "agent":
+            guard = self.app.db_lock
+        elif lock == "library":
+            guard = self.app.library_lock
+        with guard:
+            return fn()
+
+
+def web(request: Request) -> Web:
+    """The route dependency: this server's `Web`."""
+    state: Web = request.app.state.web
+    return state

@@ -1,0 +1,320 @@
+"""The REST API under /api: every service the MCP tools expose, plus sleep and dream runs.
+
+Each route maps its query or JSON body (a model built from `tideline.fields`, so bounds and
+defaults are the CLI's and the MCP tools') onto the app's services and returns their JSON, the
+same objects the MCP tools return. Nothing is assembled here: the services are `Tideline`'s.
+Reads are GET; writes are POST and need the token when one is configured (the guard) and, from
+a browser with the panel's cookies, the CSRF header.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Depends, Path, Query
+
+from tideline.analysis.attention import heatmap
+from tideline.analysis.scanner import scan_unindexed
+from tideline.consolidate import STEPS
+from tideline.consolidate.dream import LAYER_NAMES
+from tideline.errors import NotFound
+from tideline.fields import (
+    ATTENTION_HEATMAP,
+    DREAM_RUN,
+    FACT_CLOSE,
+    FACT_REJECT,
+    MEMO_READ,
+    MEMO_REINDEX,
+    MEMO_ROUTE,
+    MEMO_SEARCH,
+    MEMO_STATUS,
+    MEMO_WRITE,
+    MEMORY_CONTEXT,
+    MEMORY_FORGET,
+    MEMORY_PROFILE,
+    MEMORY_SEARCH,
+    MEMORY_TRACE,
+    MEMORY_WRITE,
+    PREFETCH,
+    RUNS,
+    SCAN_UNINDEXED,
+    SESSIONS,
+    SLEEP_RUN,
+    SYNC_TURN,
+    fact_statuses,
+)
+from tideline.mcp import names, to_dict
+from tideline.web import _csrf
+from tideline.web._graph import graph
+from tideline.web._models import request_model
+from tideline.web._names import API
+from tideline.web._state import Web, web
+
+router = APIRouter(prefix=API, dependencies=[Depends(_csrf.check_api)])
+W = Annotated[Web, Depends(web)]
+Json = dict[str, Any]
+
+SearchArgs = Annotated[request_model(MEMORY_SEARCH), Query()]
+TraceArgs = Annotated[request_model(MEMORY_TRACE, "narrative_id"), Query()]
+SessionsArgs = Annotated[request_model(SESSIONS), Query()]
+TurnBody = Annotated[request_model(SYNC_TURN), Body()]
+WriteBody = Annotated[request_model(MEMORY_WRITE), Body()]
+ForgetBody = Annotated[request_model(MEMORY_FORGET), Body()]
+HeatmapArgs = Annotated[request_model(ATTENTION_HEATMAP), Query()]
+ScanArgs = Annotated[request_model(SCAN_UNINDEXED), Query()]
+ContextBody = Annotated[request_model(MEMORY_CONTEXT), Body()]
+PrefetchArgs = Annotated[request_model(PREFETCH), Query()]
+ProfileArgs = Annotated[request_model(MEMORY_PROFILE), Query()]
+RejectBody = Annotated[request_model(FACT_REJECT, "fact_id"), Body()]
+CloseBody = Annotated[request_model(FACT_CLOSE, "fact_id"), Body()]
+LibSearchArgs = Annotated[request_model(MEMO_SEARCH), Query()]
+LibStatusArgs = Annotated[request_model(MEMO_STATUS), Query()]
+LibRouteArgs = Annotated[request_model(MEMO_ROUTE), Query()]
+LibReadArgs = Annotated[request_model(MEMO_READ), Query()]
+ReindexBody = Annotated[request_model(MEMO_REINDEX), Body()]
+NoteBody = Annotated[request_model(MEMO_WRITE), Body()]
+SleepBody = Annotated[request_model(SLEEP_RUN), Body()]
+DreamBody = Annotated[request_model(DREAM_RUN), Body()]
+RunsArgs = Annotated[request_model(RUNS), Query()]
+Id = Annotated[int, Path(ge=1, le=2**62)]
+
+
+# -- memory ----------------------------------------------------------------------------------
+@router.get("/search", tags=["memory"])
+def search(w: W, q: SearchArgs) -> Json:
+    """Narratives (and with include_turns, turns) best first, with the parts of each score."""
+    args = q.model_dump()
+    args["tags"] = names(args["tags"])
+    return to_dict(w.call(lambda: w.app.memory.search(**args), lock=None))
+
+
+@router.get("/narratives/{narrative_id}/trace", tags=["memory"])
+def trace(w: W, narrative_id: Id, q: TraceArgs) -> Json:
+    """A narrative's source turns, each with its neighbours: where the memory came from."""
+    return to_dict(w.call(lambda: w.app.memory.trace(narrative_id, q.window), lock=None))
+
+
+@router.post("/narratives", tags=["memory"], status_code=201)
+def write(w: W, body: WriteBody) -> Json:
+    """Write a narrative memory (`memory_write`)."""
+    args = body.model_dump()
+    args["tags"], args["related_entities"] = names(args["tags"]), names(args["related_entities"])
+    return to_dict(w.call(lambda: w.app.memory.write(**args), lock=None))
+
+
+@router.post("/turns", tags=["memory"])
+def sync_turn(w: W, body: TurnBody) -> Json:
+    """Keep one conversation turn, word for word (idempotent: `created` says if it was new)."""
+    return to_dict(w.call(lambda: w.app.memory.sync_turn(**body.model_dump()), lock=None))
+
+
+@router.get("/stats", tags=["memory"])
+def stats(w: W) -> Json:
+    return w.call(lambda: w.app.memory.stats(), lock=None)
+
+
+@router.get("/sessions", tags=["memory"])
+def sessions(w: W, q: SessionsArgs) -> Json:
+    """The sessions, most recent first, with their turn counts."""
+    return {"sessions": w.call(lambda: w.app.memory.sessions(q.limit), lock=None)}
+
+
+@router.get("/sessions/{session}/turns", tags=["memory"])
+def session_turns(w: W, session: str) -> Json:
+    """A session's turns, oldest first."""
+    turns = w.call(lambda: w.app.memory.session_turns(session), lock=None)
+    if not turns:
+        raise NotFound(f"session {session!r} has no turns; list sessions with GET {API}/sessions")
+    return {"session": session, "turns": [t.to_dict() for t in turns]}
+
+
+@router.post("/forget", tags=["memory"])
+def forget(w: W, body: ForgetBody) -> Json:
+    """Show what would be forgotten; with confirm=true, erase it (tombstones stay)."""
+    b = body
+
+    def run() -> Json:
+        found = w.app.memory.forget(
+            turns=b.turns or (),
+            session=b.session,
+            narratives=b.narratives or (),
+            query=b.query,
+            why=b.why,
+            confirm=bool(b.confirm),
+        )
+        return {**found.to_dict(), "done": found.done, "empty": found.empty}
+
+    return w.call(run, lock=None)
+
+
+# -- script layer ----------------------------------------------------------------------------
+@router.get("/heatmap", tags=["analysis"])
+def attention(w: W, q: HeatmapArgs) -> Json:
+    """Retrieval hits per memory cluster in a window, and the deserts (never retrieved)."""
+    return w.call(lambda: heatmap(w.app.memory, q.since, q.until)).to_dict()
+
+
+@router.get("/graph", tags=["analysis"])
+def entity_graph(w: W) -> Json:
+    """The entity-role graph of the narratives and the profile's fact edges."""
+    return w.call(lambda: graph(w.app))
+
+
+@router.get("/scan", tags=["analysis"])
+def scan(w: W, q: ScanArgs) -> Json:
+    """Turns no memory links to yet, in chunks of one sitting (`memory_scan_unindexed`)."""
+    from datetime import timedelta
+
+    def run() -> Json:
+        gap = timedelta(minutes=q.max_gap_minutes)
+        result = scan_unindexed(w.app.memory, max_gap=gap, after=q.after)
+        return {**result.summary(), "markdown": result.to_markdown(max_chars=q.max_chars)}
+
+    return w.call(run)
+
+
+# -- injection -------------------------------------------------------------------------------
+@router.post("/context", tags=["inject"])
+def context(w: W, body: ContextBody) -> Json:
+    """The identity block, and with a message the turn's block (`memory_context`)."""
+
+    def blocks() -> Json:
+        provider = w.app.provider
+        found = []
+        if not body.message or body.include_identity:
+            found.append(provider.identity())
+        if body.message:
+            found.append(provider.prefetch_block(body.message, body.session))
+        return {"text": "\n\n".join(b.text for b in found), "blocks": [b.to_dict() for b in found]}
+
+    return w.call(blocks)
+
+
+@router.get("/prefetch", tags=["inject"])
+def prefetch(w: W, q: PrefetchArgs) -> Json:
+    """The memory block injected for one message (T1, T4); logs the hits' attention."""
+    return w.call(lambda: w.app.provider.prefetch_block(q.message, q.session)).to_dict()
+
+
+# -- profile ---------------------------------------------------------------------------------
+@router.get("/profile", tags=["profile"])
+def profile(w: W, q: ProfileArgs) -> Json:
+    """Facts with their evidence turns, filtered by status, category and subject."""
+    found = w.call(
+        lambda: w.app.profile.facts(
+            status=fact_statuses(q.status), category=q.category, subject=q.subject
+        )
+    )
+    return {"facts": [f.to_dict() for f in found]}
+
+
+@router.get("/facts/{fact_id}", tags=["profile"])
+def fact_timeline(w: W, fact_id: Id) -> Json:
+    """A fact, its supersedes chain and every status change."""
+    return to_dict(w.call(lambda: w.app.profile.timeline(fact_id)))
+
+
+@router.post("/facts/{fact_id}/reject", tags=["profile"])
+def fact_reject(w: W, fact_id: Id, body: RejectBody) -> Json:
+    """Mark a fact wrong, with why; it stays, greyed, with the reason on its timeline."""
+    return {"fact": w.call(lambda: w.app.profile.reject(fact_id, body.why)).to_dict()}
+
+
+@router.post("/facts/{fact_id}/close", tags=["profile"])
+def fact_close(w: W, fact_id: Id, body: CloseBody) -> Json:
+    """Mark a fact no longer true; it stays, with an end time."""
+    return {"fact": w.call(lambda: w.app.profile.close(fact_id, why=body.why)).to_dict()}
+
+
+# -- library ---------------------------------------------------------------------------------
+@router.get("/library/search", tags=["library"])
+def library_search(w: W, q: LibSearchArgs) -> Json:
+    return to_dict(
+        w.call(lambda: w.app.library.search(q.query, q.path, k=q.k, mode=q.mode), lock="library")
+    )
+
+
+@router.get("/library/status", tags=["library"])
+def library_status(w: W, q: LibStatusArgs) -> Json:
+    """Collections, what the index lags behind, and the folders skipped and why."""
+    return w.call(lambda: w.app.library.status(q.path), lock="library")
+
+
+@router.get("/library/route", tags=["library"])
+def library_route(w: W, q: LibRouteArgs) -> Json:
+    return to_dict(
+        w.call(lambda: w.app.library.route(q.query, k=q.k, prefix=q.prefix), lock="library")
+    )
+
+
+@router.get("/library/read", tags=["library"])
+def library_read(w: W, q: LibReadArgs) -> Json:
+    return to_dict(w.call(lambda: w.app.library.read(q.path, q.start, q.end), lock="library"))
+
+
+@router.post("/library/reindex", tags=["library"])
+def library_reindex(w: W, body: ReindexBody) -> Json:
+    reports = w.call(lambda: w.app.library.reindex(body.path, full=body.full), lock="library")
+    return {"collections": [r.to_dict() for r in reports]}
+
+
+@router.post("/library/notes", tags=["library"], status_code=201)
+def library_write(w: W, body: NoteBody) -> Json:
+    return to_dict(
+        w.call(
+            lambda: w.app.library.write(body.path, body.text, append=body.append), lock="library"
+        )
+    )
+
+
+# -- runs ------------------------------------------------------------------------------------
+@router.post("/sleep", tags=["runs"], status_code=202)
+def start_sleep(w: W, body: SleepBody) -> Json:
+    """Start a sleep in the background; poll GET /api/runs/{id} for its progress."""
+    return start_sleep_run(w, body.dry_run, body.timeout)
+
+
+@router.post("/dream", tags=["runs"], status_code=202)
+def start_dream(w: W, body: DreamBody) -> Json:
+    """Start a dream (default: today) in the background; poll GET /api/runs/{id}."""
+    return start_dream_run(w, body.date, body.dry_run)
+
+
+@router.get("/runs", tags=["runs"])
+def runs(w: W, q: RunsArgs) -> Json:
+    """The runs this server started (with progress), and the recorded sleep and dream runs."""
+    return {
+        "started": [r.to_dict() for r in w.runs.list()],
+        "sleep": [r.to_dict() for r in w.call(lambda: w.app.profile.runs(q.limit))],
+        "dream": [r.to_dict() for r in w.call(lambda: w.app.dream.runs(q.limit))],
+    }
+
+
+@router.get("/runs/{run_id}", tags=["runs"])
+def run(w: W, run_id: Id) -> Json:
+    """One run started here: status, the step it is on, steps done of total, its report."""
+    found = w.runs.get(run_id)
+    if found is None:
+        raise NotFound(
+            f"no run #{run_id} was started by this server; list them with GET {API}/runs"
+        )
+    return found.to_dict()
+
+
+def start_sleep_run(w: Web, dry_run: bool, timeout: float) -> Json:
+    """The sleep with the configured LLM, in a thread (also the panel's button)."""
+    sleep = w.call(lambda: w.app.sleep)  # opens the services once, under the lock
+    return w.runs.start(
+        "sleep",
+        len(STEPS),
+        lambda progress: sleep.run(dry_run=dry_run, timeout=timeout, progress=progress).to_dict(),
+    ).to_dict()
+
+
+def start_dream_run(w: Web, date: str | None, dry_run: bool) -> Json:
+    dream = w.call(lambda: w.app.dream)
+    return w.runs.start(
+        "dream",
+        len(LAYER_NAMES),
+        lambda progress: to_dict(dream.run(date, dry_run=dry_run, progress=progress)),
+    ).to_dict()

@@ -1,0 +1,326 @@
+"""The panel: server-rendered pages over the same services as the API.
+
+Pages read with GET; the few forms that change something (mark a fact wrong, close it, start a
+run, log in) POST with the CSRF field and answer with a redirect back to the page, so the change
+is visible at once and a reload does not repeat it. Facts are never deleted or edited here: the
+seed's rule, and the core has no such call. Every value goes through Jinja's autoescape.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from typing import Annotated, Any, Literal
+from urllib.parse import quote
+
+from fastapi import APIRouter, Depends, Form, Query, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.templating import Jinja2Templates
+from markdown_it import MarkdownIt
+
+from tideline import __version__
+from tideline.analysis.attention import heatmap
+from tideline.analysis.scripts import topic_map
+from tideline.errors import InvalidInput, NotFound
+from tideline.fields import LIVE, MEMORY_PROFILE, fact_statuses
+from tideline.web import _csrf
+from tideline.web._graph import graph
+from tideline.web._names import CSRF_FIELD, LOGIN, SESSION_COOKIE
+from tideline.web._pictures import bubbles, circle_layout, heat_bars, weight_dots
+from tideline.web._state import Web, web
+from tideline.web.api import start_dream_run, start_sleep_run
+
+TEMPLATES = Jinja2Templates(directory=Path(__file__).parent / "templates")
+router = APIRouter(include_in_schema=False)
+W = Annotated[Web, Depends(web)]
+Csrf = Annotated[str, Form(alias=CSRF_FIELD)]
+_MARKDOWN = MarkdownIt("commonmark", {"html": False})  # raw HTML in a note is shown as text
+PROFILE_STATUSES = MEMORY_PROFILE.field("status").choices
+
+
+def page(request: Request, template: str, code: int = 200, **context: Any) -> HTMLResponse:
+    """Render `template` with the CSRF token and the agent's name; set the CSRF cookie."""
+    state: Web = request.app.state.web
+    response = TEMPLATES.TemplateResponse(
+        request,
+        template,
+        {
+            "csrf": _csrf.token_for(request),
+            "csrf_field": CSRF_FIELD,
+            "agent": state.app.settings.agent_name,
+            "version": __version__,
+            "token_on": bool(state.app.settings.token),
+            **context,
+        },
+        status_code=code,
+    )
+    _csrf.keep(request, response)
+    return response
+
+
+def error_page(request: Request, status: int, message: str) -> HTMLResponse:
+    return page(request, "error.html", status, status_code=status, message=message)
+
+
+def back(url: str) -> RedirectResponse:
+    return RedirectResponse(url, status_code=303)
+
+
+# -- search and trace ------------------------------------------------------------------------
+@router.get("/", response_class=HTMLResponse)
+def search_page(
+    request: Request,
+    w: W,
+    q: Annotated[str, Query(max_length=2000)] = "",
+    mode: Annotated[str, Query(pattern="^(hybrid|lex|vec)$")] = "hybrid",
+) -> Response:
+    """The search box over narratives, turns and the library, with each hit's score parts."""
+    found: dict[str, Any] = {"memory": None, "library": None, "library_note": ""}
+    if q.strip():
+        found["memory"] = w.call(
+            lambda: w.app.memory.search(q, k=20, include_turns=True, mode=mode), lock=None
+        )
+        if w.app.settings.memo_root:
+            try:
+                found["library"] = w.call(
+                    lambda: w.app.library.search(q, "*", k=8, mode=mode), lock="library"
+                )
+            except InvalidInput as exc:
+                found["library_note"] = str(exc)
+        else:
+            found["library_note"] = "no library configured (memo_root)"
+    stats = w.call(lambda: w.app.memory.stats(), lock=None)
+    return page(request, "search.html", q=q, mode=mode, stats=stats, **found)
+
+
+@router.get("/trace/{narrative_id}", response_class=HTMLResponse)
+def trace_page(request: Request, w: W, narrative_id: int, window: int = 3) -> Response:
+    """A narrative and its source turns, each in its conversation."""
+    found = w.call(lambda: w.app.memory.trace(narrative_id, min(max(window, 0), 10)), lock=None)
+    return page(request, "trace.html", trace=found)
+
+
+# -- sessions --------------------------------------------------------------------------------
+@router.get("/sessions", response_class=HTMLResponse)
+def sessions_page(request: Request, w: W, day: str | None = None) -> Response:
+    """Sessions grouped by the day they started; one day's sessions when `day` is given."""
+    every = w.call(lambda: w.app.memory.sessions(1000), lock=None)
+    days: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for s in every:
+        days[(s["started_at"] or "")[:10] or "undated"].append(s)
+    chosen = day if day in days else next(iter(days), None)
+    return page(
+        request, "sessions.html", days=days, day=chosen, sessions=days.get(chosen or "", [])
+    )
+
+
+@router.get("/sessions/{session}", response_class=HTMLResponse)
+def session_page(request: Request, w: W, session: str, turn: int | None = None) -> Response:
+    turns = w.call(lambda: w.app.memory.session_turns(session), lock=None)
+    if not turns:
+        raise NotFound(f"session {session!r} has no turns; pick one on /sessions")
+    return page(request, "session.html", session=session, turns=turns, mark=turn)
+
+
+@router.get("/turns/{turn_id}")
+def turn_page(w: W, turn_id: int) -> Response:
+    """A turn (e.g. a fact's evidence) shown in its conversation."""
+    found = w.call(lambda: w.app.memory.raw.get([turn_id]))
+    if not found:
+        raise NotFound(f"there is no turn #{turn_id}; search with include_turns to find turn ids")
+    turn = found[0]
+    return back(f"/sessions/{quote(turn.session, safe='')}?turn={turn.id}#turn-{turn.id}")
+
+
+# -- profile ---------------------------------------------------------------------------------
+@router.get("/profile", response_class=HTMLResponse)
+def profile_page(
+    request: Request,
+    w: W,
+    status: str = "all",
+    subject: str | None = None,
+    category: str | None = None,
+) -> Response:
+    """Facts by subject and category, every status shown (closed and rejected greyed)."""
+    if status not in PROFILE_STATUSES:
+        raise InvalidInput(f"status={status!r}: use one of {', '.join(PROFILE_STATUSES)}")
+    facts = w.call(
+        lambda: w.app.profile.facts(
+            status=fact_statuses(status), subject=subject or None, category=category or None
+        )
+    )
+    grouped: dict[str, dict[str, list[Any]]] = defaultdict(lambda: defaultdict(list))
+    for f in facts:
+        grouped[f.subject][f.category].append(f)
+    return page(
+        request,
+        "profile.html",
+        grouped=grouped,
+        count=len(facts),
+        status=status,
+        statuses=PROFILE_STATUSES,
+        subject=subject or "",
+        category=category or "",
+        live=LIVE,
+    )
+
+
+@router.get("/facts/{fact_id}", response_class=HTMLResponse)
+def fact_page(request: Request, w: W, fact_id: int) -> Response:
+    """A fact's timeline: evidence, supersedes chain, every status change."""
+    return page(request, "fact.html", timeline=w.call(lambda: w.app.profile.timeline(fact_id)))
+
+
+@router.post("/facts/{fact_id}/reject")
+def reject(
+    request: Request,
+    w: W,
+    fact_id: int,
+    csrf: Csrf,
+    why: Annotated[str, Form(min_length=1, max_length=2000)],
+    then: Annotated[str, Form()] = "/profile",
+) -> Response:
+    """Mark wrong (asks why): the fact stays, greyed, with the reason on its timeline."""
+    _csrf.check(request, csrf)
+    w.call(lambda: w.app.profile.reject(fact_id, why))
+    return back(_local(then) + f"#fact-{fact_id}")
+
+
+@router.post("/facts/{fact_id}/close")
+def close(
+    request: Request,
+    w: W,
+    fact_id: int,
+    csrf: Csrf,
+    why: Annotated[str, Form(max_length=2000)] = "",
+    then: Annotated[str, Form()] = "/profile",
+) -> Response:
+    """No longer true: the fact stays with an end time."""
+    _csrf.check(request, csrf)
+    w.call(lambda: w.app.profile.close(fact_id, why=why.strip() or None))
+    return back(_local(then) + f"#fact-{fact_id}")
+
+
+def _local(url: str) -> str:
+    """Only a path on this server is a place to go back to (no open redirect)."""
+    return url if url.startswith("/") and not url.startswith("//") and "\\" not in url else "/"
+
+
+# -- pictures --------------------------------------------------------------------------------
+@router.get("/pictures", response_class=HTMLResponse)
+def pictures_page(
+    request: Request, w: W, since: str | None = None, until: str | None = None
+) -> Response:
+    """The attention heatmap (deserts marked), the topic map and the entity graph, drawn."""
+    heat = w.call(lambda: heatmap(w.app.memory, since or None, until or None)).to_dict()
+    topics, n_topics = w.call(lambda: topic_map(w.app.memory, 40))
+    g = w.call(lambda: graph(w.app))
+    narratives = w.call(lambda: w.app.memory.narratives.all())
+    points = [(n.id, n.created_at, n.weight, n.gesture) for n in narratives]
+    return page(
+        request,
+        "pictures.html",
+        heat=heat,
+        bars=heat_bars(heat),
+        topics=bubbles(topics),
+        n_topics=n_topics,
+        graph=circle_layout(g),
+        fact_edges=g["fact_edges"],
+        weights=weight_dots(points),
+        since=since or "",
+        until=until or "",
+    )
+
+
+# -- library ---------------------------------------------------------------------------------
+@router.get("/library", response_class=HTMLResponse)
+def library_page(
+    request: Request, w: W, q: str = "", path: str = "*", mode: str = "hybrid"
+) -> Response:
+    """Collections and their status (what lags, what was skipped and why), and a search."""
+    if not w.app.settings.memo_root:
+        return page(request, "library.html", status=None, q=q, path=path, mode=mode, hits=None)
+    status = w.call(lambda: w.app.library.status(None), lock="library")
+    hits = None
+    if q.strip():
+        hits = w.call(lambda: w.app.library.search(q, path or "*", k=10, mode=mode), lock="library")
+    return page(request, "library.html", status=status, q=q, path=path, mode=mode, hits=hits)
+
+
+@router.get("/library/note", response_class=HTMLResponse)
+def note_page(
+    request: Request, w: W, path: str, line: int = 0, lines: int = 0, q: str = ""
+) -> Response:
+    """A note rendered from its markdown, the lines of the hit (`line`, `lines`) highlighted."""
+    note = w.call(lambda: w.app.library.read(path, 1, None), lock="library")
+    text_lines = note.text.splitlines()
+    if line >= 1:
+        first, last = line - 1, line - 1 + max(1, lines)
+        parts = [text_lines[:first], text_lines[first:last], text_lines[last:]]
+    else:
+        parts = [text_lines, [], []]
+    before, hit, after = (_MARKDOWN.render("\n".join(p)) if p else "" for p in parts)
+    return page(
+        request, "note.html", note=note, before=before, hit=hit, after=after, line=line, q=q
+    )
+
+
+# -- runs ------------------------------------------------------------------------------------
+@router.get("/runs", response_class=HTMLResponse)
+def runs_page(request: Request, w: W) -> Response:
+    """Start a sleep or a dream; the runs started here and the recorded ones with tokens."""
+    return page(
+        request,
+        "runs.html",
+        started=w.runs.list(),
+        sleeps=w.call(lambda: w.app.profile.runs(30)),
+        dreams=w.call(lambda: w.app.dream.runs(30)),
+        llm=w.app.settings.llm_base_url or "",
+    )
+
+
+@router.post("/runs/{kind}")
+def start_run(
+    request: Request,
+    w: W,
+    kind: Literal["sleep", "dream"],
+    csrf: Csrf,
+    dry_run: Annotated[bool, Form()] = False,
+) -> Response:
+    """Start a sleep or a dream (today) and go to its progress page."""
+    _csrf.check(request, csrf)
+    run = start_sleep_run(w, dry_run, 0.0) if kind == "sleep" else start_dream_run(w, None, dry_run)
+    return back(f"/runs/{run['id']}")
+
+
+@router.get("/runs/{run_id}", response_class=HTMLResponse)
+def run_page(request: Request, w: W, run_id: int) -> Response:
+    """One run's progress; the page polls /api/runs/{id} until it is over."""
+    found = w.runs.get(run_id)
+    if found is None:
+        raise NotFound(f"no run #{run_id} was started by this server; see /runs")
+    return page(request, "run.html", run=found)
+
+
+# -- login -----------------------------------------------------------------------------------
+@router.get(LOGIN, response_class=HTMLResponse)
+def login_page(request: Request) -> Response:
+    return page(request, "login.html", failed=False)
+
+
+@router.post(LOGIN)
+def login(
+    request: Request, w: W, csrf: Csrf, token: Annotated[str, Form(max_length=1000)]
+) -> Response:
+    """Check the token once; the browser then keeps its MAC in an HttpOnly cookie."""
+    _csrf.check(request, csrf)
+    guard = w.guard
+    if guard is None or not w.app.settings.token:
+        return back("/")
+    if not guard.matches(token.strip()):
+        return page(request, "login.html", 401, failed=True)
+    response = back("/")
+    response.set_cookie(
+        SESSION_COOKIE, guard.cookie_value(), httponly=True, samesite="strict", path="/"
+    )
+    return response

@@ -1,0 +1,58 @@
+"""Context keys and the turn-search levers: a turn is found by its neighbour's words and its
+day, an old plain index is re-analysed on open, narratives lift their source turns."""
+
+from __future__ import annotations
+
+from tideline.memory import Memory, TurnLevers
+from tideline.search import TextIndex
+from tideline.store import Database
+
+FILLER = ["The train was late again.", "Coffee first, then emails.", "Rain all week here."]
+
+
+def _turns(memory: Memory) -> None:
+    for n, text in enumerate(FILLER * 2):  # BM25 needs words that are rare in the collection
+        memory.sync_turn("s0", "user", text, "Cy", f"2022-01-0{n + 1}T09:00:00Z")
+    for n, (speaker, text) in enumerate(
+        [
+            ("Ann", "Did you paint that lake picture?"),
+            ("Bo", "Yeah, last year, at sunrise."),
+            ("Ann", "Lovely. How is the garden?"),
+        ]
+    ):
+        memory.sync_turn("s1", "user", text, speaker, f"2023-05-08T10:0{n}:00Z")
+
+
+def test_a_turn_is_found_by_its_neighbours_words_and_its_day(db: Database) -> None:
+    memory = Memory(db, None)
+    _turns(memory)
+    by_text = {t.text: t.id for t in memory.raw.recent(10, "s1")}
+    hits = memory.search_turns("Who painted it?", 3, mode="lex")
+    # the answer lacks the word: its neighbour (the question it answers) brings it
+    assert by_text["Yeah, last year, at sunrise."] in {h.id for h in hits}
+    # the second turn's key gained its next neighbour when the third arrived
+    garden = {h.id for h in memory.search_turns("garden", 3, mode="lex")}
+    assert by_text["Yeah, last year, at sunrise."] in garden
+    assert {h.session for h in memory.search_turns("Who wrote in May 2023?", 3, mode="lex")} == {
+        "s1"
+    }
+
+
+def test_context_off_and_a_plain_index_is_reanalysed(db: Database) -> None:
+    plain = Memory(db, None, analyser="plain", turn_context=0)
+    _turns(plain)
+    assert plain.search_turns("painted", 3, mode="lex") == []  # no stems, no substring
+    again = Memory(db, None)  # the default analyser and keys: the index is rebuilt on open
+    assert not again.raw.index.stale
+    assert TextIndex(db, "turn_text").made == "snowball;ctx2"
+    assert again.search_turns("painted lakes", 1, mode="lex")[0].text.startswith("Did you")
+
+
+def test_memory_keys_lift_their_source_turns(db: Database) -> None:
+    plain = Memory(db, None)
+    _turns(plain)
+    garden = plain.search_turns("garden", 1, mode="lex")[0].id
+    plain.write(gesture="Ann tends roses and tomatoes", source_links=[garden])
+    assert plain.search_turns("roses", 1, mode="lex")[0].id == garden  # on by default
+    off = Memory(db, None, turn_levers=TurnLevers())
+    assert off.search_turns("roses", 1, mode="lex") == []

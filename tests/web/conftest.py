@@ -1,0 +1,70 @@
+"""The web driver's fixtures: an agent with a little of everything, the app in process (starlette's
+TestClient, through the same guard `serve` runs) and `tideline serve` as a real server."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from starlette.testclient import TestClient
+
+from tests.profile.conftest import add_fact
+from tideline.app import Tideline
+from tideline.config import Settings
+from tideline.web import http_app
+
+BASE = "http://127.0.0.1:8765"
+SCRIPT = "<script>alert('stored')</script>"
+TOKEN = "web-test-token-0123456789abcdef"
+
+
+def seed(app: Tideline) -> dict[str, Any]:
+    """Turns in two sessions, two narratives (one with a stored <script>), a fact with evidence."""
+    m = app.memory
+    t1 = m.sync_turn(
+        "trip", "user", "We flew to Lisbon with Ana in May.", timestamp="2026-05-02T10:00:00Z"
+    )
+    t2 = m.sync_turn("trip", "assistant", "How was Lisbon?", timestamp="2026-05-02T10:01:00Z")
+    t3 = m.sync_turn("notes", "user", SCRIPT, timestamp="2026-05-03T09:00:00Z")
+    lisbon = m.write(
+        gesture="Flew to Lisbon with Ana",
+        context="a spring trip",
+        tags=["travel"],
+        entities_role="Ana: companion; Lisbon: destination",
+        related_entities=["Ana", "Lisbon"],
+        source_links=[t1.id],
+    )
+    script = m.write(gesture=f"The user pasted {SCRIPT}", source_links=[t3.id])
+    fact = add_fact(app.profile, "lives in Lisbon", turn_ids=(t1.id,))
+    return {"turns": [t1.id, t2.id, t3.id], "lisbon": lisbon.id, "script": script.id, "fact": fact}  # fmt: skip
+
+
+@pytest.fixture
+def agent(tmp_path: Path) -> Iterator[Tideline]:
+    app = Tideline(Settings.load(overrides={"agent_name": "hui", "embedder": "none"}))
+    yield app
+    app.close()
+
+
+@pytest.fixture
+def seeded(agent: Tideline) -> dict[str, Any]:
+    return seed(agent)
+
+
+def client_for(app: Tideline) -> TestClient:
+    """The guarded app in process, as a loopback client (no cookies unless a test sets them)."""
+    return TestClient(http_app(app), base_url=BASE, raise_server_exceptions=False)
+
+
+@pytest.fixture
+def client(agent: Tideline) -> Iterator[TestClient]:
+    with client_for(agent) as c:
+        yield c
+
+
+def csrf_of(client: TestClient, path: str = "/") -> str:
+    """Open a page so the CSRF cookie is set; its value."""
+    assert client.get(path).status_code == 200
+    return str(client.cookies["tideline_csrf"])

@@ -1,0 +1,205 @@
+"""The REST API in process (the guarded app `serve` runs): every service round-trips, bad input
+is a one-line 4xx, and background runs report progress until they finish."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from starlette.testclient import TestClient
+
+from tests.consolidate.conftest import QUIET
+from tests.helpers import wait_until
+from tests.library.corpus import build
+from tests.llm.conftest import llm_settings
+from tests.llm_server import LLMServer
+from tests.web.conftest import client_for
+from tideline.app import Tideline
+from tideline.config import Settings
+
+
+def _ok(response: Any, status: int = 200) -> Any:
+    assert response.status_code == status, response.text
+    return response.json()
+
+
+def _error(response: Any, status: int) -> str:
+    assert response.status_code == status, response.text
+    message = response.json()["error"]
+    assert isinstance(message, str) and "\n" not in message
+    return message
+
+
+def test_memory_round_trip(client: TestClient) -> None:
+    turn = _ok(
+        client.post(
+            "/api/turns",
+            json={"session": "s1", "role": "user", "text": "I adopted a cat named Miso"},
+        )
+    )
+    assert turn["created"] is True
+    again = _ok(
+        client.post(
+            "/api/turns",
+            json={"session": "s1", "role": "user", "text": "I adopted a cat named Miso"},
+        )
+    )
+    assert again["id"] == turn["id"] and again["created"] is False
+    written = _ok(
+        client.post(
+            "/api/narratives",
+            json={
+                "gesture": "Adopted a cat named Miso",
+                "tags": "pets, home",
+                "source_links": [turn["id"]],
+            },
+        ),
+        201,
+    )
+    assert set(written["tags"]) == {"home", "pets"}
+    hits = _ok(client.get("/api/search", params={"query": "Miso", "include_turns": "true"}))["hits"]
+    assert {(h["type"], h["id"]) for h in hits} >= {
+        ("narrative", written["id"]),
+        ("turn", turn["id"]),
+    }
+    assert all("lex_rank" in h and "vec_rank" in h for h in hits)  # the score parts
+    trace = _ok(client.get(f"/api/narratives/{written['id']}/trace", params={"window": 1}))
+    assert [t["turn"]["id"] for w in trace["windows"] for t in w if t["source"]] == [turn["id"]]
+    stats = _ok(client.get("/api/stats"))
+    assert (stats["turns"], stats["narratives"]) == (1, 1)
+    assert _ok(client.get("/api/sessions"))["sessions"][0]["key"] == "s1"
+    assert (
+        _ok(client.get("/api/sessions/s1/turns"))["turns"][0]["text"]
+        == "I adopted a cat named Miso"
+    )
+    plan = _ok(client.post("/api/forget", json={"query": "Miso"}))
+    assert plan["done"] is False and not plan["empty"]  # shown, not erased
+    assert _ok(client.get("/api/stats"))["turns"] == 1
+
+
+def test_profile_corrections(client: TestClient, seeded: dict[str, Any]) -> None:
+    fact = seeded["fact"]
+    facts = _ok(client.get("/api/profile"))["facts"]
+    assert [f["id"] for f in facts] == [fact] and facts[0]["evidence"][0]["text"]
+    assert "'why'" in _error(client.post(f"/api/facts/{fact}/reject", json={}), 422)
+    rejected = _ok(client.post(f"/api/facts/{fact}/reject", json={"why": "never lived there"}))
+    assert rejected["fact"]["status"] == "rejected"
+    assert _ok(client.get("/api/profile"))["facts"] == []  # live facts only by default
+    everything = _ok(client.get("/api/profile", params={"status": "all"}))["facts"]
+    assert everything[0]["rejected_why"] == "never lived there"  # kept, never deleted
+    timeline = _ok(client.get(f"/api/facts/{fact}"))
+    assert [c["to_status"] for c in timeline["changes"]][-1] == "rejected"
+    assert "fact" in _error(client.post(f"/api/facts/{fact}/close", json={}), 400)  # final
+    _error(client.post("/api/facts/999/close", json={"why": "x"}), 404)
+
+
+def test_analysis_and_injection(client: TestClient, seeded: dict[str, Any]) -> None:
+    graph = _ok(client.get("/api/graph"))
+    assert {e["name"] for e in graph["entities"]} == {"Ana", "Lisbon"}
+    assert graph["edges"][0]["weight"] == 1
+    heat = _ok(client.get("/api/heatmap", params={"since": "2026-01-01"}))
+    assert heat["total_hits"] == 0 and "note" in heat
+    block = _ok(client.get("/api/prefetch", params={"message": "How was Lisbon?"}))
+    assert "Lisbon" in block["text"]
+    identity = _ok(client.post("/api/context", json={}))
+    assert identity["blocks"] and isinstance(identity["text"], str)
+    scan = _ok(client.get("/api/scan"))
+    assert "markdown" in scan
+
+
+def test_library_services(tmp_path: Path) -> None:
+    root = tmp_path / "lib"
+    root.mkdir()
+    build(root)
+    app = Tideline(Settings.load(overrides={"memo_root": str(root), "embedder": "none"}))
+    try:
+        with client_for(app) as client:
+            reindexed = _ok(client.post("/api/library/reindex", json={"path": "*"}))
+            assert {c["collection"] for c in reindexed["collections"]} >= {"infra"}
+            status = _ok(client.get("/api/library/status"))
+            assert {c["name"] for c in status["collections"]} == {"infra", "life/home"}
+            found = _ok(
+                client.get(
+                    "/api/library/search",
+                    params={"query": "firewall rule 4711", "path": "infra", "mode": "lex"},
+                )
+            )
+            assert found["hits"][0]["location"] == "infra/runbook.md:13"
+            written = _ok(
+                client.post(
+                    "/api/library/notes",
+                    json={"path": "infra/new.md", "text": "# New\nport 9931\n"},
+                ),
+                201,
+            )
+            assert written["created"] is True
+            read = _ok(client.get("/api/library/read", params={"path": "infra/new.md"}))
+            assert "port 9931" in read["text"]
+            assert _ok(client.get("/api/library/route", params={"query": "firewall"}))["candidates"]
+            _error(client.get("/api/library/read", params={"path": "../etc/passwd"}), 400)
+    finally:
+        app.close()
+
+
+def test_sleep_and_dream_runs_report_progress(client: TestClient, seeded: dict[str, Any]) -> None:
+    started = _ok(client.post("/api/sleep", json={}), 202)
+    assert started["status"] == "running" and started["total"] > 1
+
+    def finished() -> Any:
+        run = _ok(client.get(f"/api/runs/{started['id']}"))
+        return run if run["status"] != "running" else None
+
+    run = wait_until(finished, timeout=60)
+    assert run["status"] == "done", run
+    assert run["done"] == run["total"] and run["events"]
+    assert run["report"]["status"] in ("done", "nothing") and "tokens" in run["report"]
+    assert run["report"]["skipped"]  # no LLM configured: its steps say so
+    dream = _ok(client.post("/api/dream", json={"dry_run": True}), 202)
+    wait_until(
+        lambda: _ok(client.get(f"/api/runs/{dream['id']}"))["status"] != "running", timeout=60
+    )
+    runs = _ok(client.get("/api/runs"))
+    assert [r["kind"] for r in runs["started"]] == ["dream", "sleep"]
+    assert runs["sleep"] and runs["sleep"][0]["status"]
+    _error(client.get("/api/runs/99"), 404)
+
+
+def test_bad_input_is_a_one_line_4xx(client: TestClient) -> None:
+    assert "'k'" in _error(client.get("/api/search", params={"query": "x", "k": "ten"}), 422)
+    assert "bogus" in _error(client.get("/api/search", params={"query": "x", "bogus": 1}), 422)
+    assert "query" in _error(client.get("/api/search"), 422)
+    _error(
+        client.post(
+            "/api/turns", content=b"{not json", headers={"content-type": "application/json"}
+        ),
+        422,
+    )
+    assert "narrative" in _error(client.get("/api/narratives/424242/trace"), 404)
+    _error(client.get("/api/narratives/0/trace"), 422)
+    _error(client.post("/api/narratives", json={"gesture": ""}), 400)
+    _error(client.get("/api/sessions/nope/turns"), 404)
+    assert _ok(client.get("/api/stats"))["narratives"] == 0  # nothing half written
+
+
+def test_a_second_sleep_waits_for_the_first(tmp_path: Path) -> None:
+    with LLMServer() as llm:
+        for step, answer in QUIET.items():
+            llm.default(step, answer)
+        llm.delay = 1.0  # each LLM call takes a second: the first run is still going on
+        app = Tideline(llm_settings(llm.url, embedder="none"))
+        try:
+            app.memory.sync_turn("s", "user", "I started a new job at the harbour")
+            with client_for(app) as client:
+                first = _ok(client.post("/api/sleep", json={}), 202)
+                assert "still going on" in _error(client.post("/api/sleep", json={}), 409)
+                run = wait_until(
+                    lambda: (r := _ok(client.get(f"/api/runs/{first['id']}")))["status"] != "running" and r,
+                    timeout=60,
+                )  # fmt: skip
+                assert run["status"] == "done" and run["report"]["tokens"]["calls"] >= 1
+                assert _ok(client.post("/api/sleep", json={"dry_run": True}), 202)["id"] == 2
+                wait_until(
+                    lambda: _ok(client.get("/api/runs/2"))["status"] != "running", timeout=60
+                )
+        finally:
+            app.close()

@@ -1,0 +1,64 @@
+"""The panel's pages in process: each renders over a seeded agent; the library note is rendered
+from markdown with the hit highlighted and its raw HTML shown as text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from starlette.testclient import TestClient
+
+from tests.library.corpus import build
+from tests.web.conftest import client_for
+from tideline.app import Tideline
+from tideline.config import Settings
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/", "/?q=Lisbon&mode=lex", "/trace/{lisbon}", "/sessions", "/sessions?day=2026-05-02",
+     "/sessions/trip", "/profile", "/profile?status=live&subject=user", "/facts/{fact}",
+     "/pictures?since=2026-01-01", "/runs", "/library", "/login"],
+)  # fmt: skip
+def test_every_page_renders(client: TestClient, seeded: dict[str, Any], path: str) -> None:
+    page = client.get(path.format(**seeded))
+    assert page.status_code == 200, page.text
+    assert page.headers["content-type"].startswith("text/html")
+    assert 'href="/static/panel.css"' in page.text and "http://" not in page.text.split("<main>")[0]
+
+
+def test_search_shows_each_hit_with_its_score_parts(
+    client: TestClient, seeded: dict[str, Any]
+) -> None:
+    html = client.get("/", params={"q": "Lisbon", "mode": "lex"}).text
+    assert f'href="/trace/{seeded["lisbon"]}"' in html and "lex #1" in html
+    assert "no library configured" in html
+
+
+def test_a_bad_page_argument_is_a_page_with_one_line(client: TestClient) -> None:
+    page = client.get("/profile", params={"status": "maybe"})
+    assert page.status_code == 400 and "status=&#39;maybe&#39;" in page.text
+    assert client.get("/trace/4242").status_code == 404
+
+
+def test_a_note_is_rendered_with_the_hit_highlighted(tmp_path: Path) -> None:
+    root = tmp_path / "lib"
+    root.mkdir()
+    build(root)
+    (root / "infra" / "x.md").write_text("# Title\n\nintro\n\n## Port\n\nport **9931** <b>raw</b>\n\n## After\n\nmore\n")  # fmt: skip
+    app = Tideline(Settings.load(overrides={"memo_root": str(root), "embedder": "none"}))
+    try:
+        with client_for(app) as client:
+            listed = client.get(
+                "/library", params={"q": "9931", "path": "infra", "mode": "lex"}
+            ).text
+            assert "infra/x.md:5" in listed and "infra" in listed
+            html = client.get(
+                "/library/note", params={"path": "infra/x.md", "line": 5, "lines": 3}
+            ).text
+            hit = html.split('id="hit"')[1].split("</div>")[0]
+            assert "<strong>9931</strong>" in hit and "&lt;b&gt;raw&lt;/b&gt;" in hit
+            assert "<h1>Title</h1>" in html.split('id="hit"')[0]
+    finally:
+        app.close()
