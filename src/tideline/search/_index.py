@@ -159,8 +159,8 @@ class TextIndex:
         return len(rows)
 
     @staticmethod
-    def create_tables(db: Storage, name: str) -> None:
-        """Create the FTS tables (idempotent); safe inside a migration."""
+    def _create_records(db: Storage) -> None:
+        """What made each index, on both engines: its vector space and its lexical analyser."""
         db.execute(
             "CREATE TABLE IF NOT EXISTS vector_spaces("
             "name TEXT PRIMARY KEY, model_id TEXT NOT NULL, dim INTEGER NOT NULL)"
@@ -169,6 +169,11 @@ class TextIndex:
             "CREATE TABLE IF NOT EXISTS lexical_analysers("
             "name TEXT PRIMARY KEY, analyser TEXT NOT NULL)"
         )
+
+    @staticmethod
+    def create_tables(db: Storage, name: str) -> None:
+        """Create the FTS tables (idempotent); safe inside a migration."""
+        TextIndex._create_records(db)
         db.execute(
             f"CREATE VIRTUAL TABLE IF NOT EXISTS {name}_fts USING fts5(text, "
             "tokenize='unicode61 remove_diacritics 2', content='', contentless_delete=1)"

@@ -92,14 +92,7 @@ class PgTextIndex(TextIndex):
         Every open calls this: once the table is there it takes no lock (DDL would)."""
         if db.table_exists(f"{name}_text") and db.table_exists("lexical_analysers"):
             return
-        db.execute(
-            "CREATE TABLE IF NOT EXISTS vector_spaces("
-            "name TEXT PRIMARY KEY, model_id TEXT NOT NULL, dim INTEGER NOT NULL)"
-        )
-        db.execute(
-            "CREATE TABLE IF NOT EXISTS lexical_analysers("
-            "name TEXT PRIMARY KEY, analyser TEXT NOT NULL)"
-        )
+        TextIndex._create_records(db)
         db.execute(
             f"CREATE TABLE IF NOT EXISTS {name}_text(rowid BIGINT PRIMARY KEY,"
             " tsv tsvector NOT NULL, body TEXT NOT NULL)"
