@@ -322,6 +322,7 @@ def main() -> None:
 
         pg = open_postgres(url, Namespace("bench"), AGENT_MIGRATIONS)
         run, ids = load(pg, c, say)
+        pg.execute("ANALYZE")  # what autovacuum does soon after a load: fresh planner statistics
         exact = measure(pg, c, ids, "PostgreSQL, no HNSW (exact scan)", args.queries)
         began = time.perf_counter()
         for index in (RawContext(pg).index, Narratives(pg).index):

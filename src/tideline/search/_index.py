@@ -373,14 +373,17 @@ class TextIndex:
         words = {t: w for t, w in words.items() if w and " " not in w and '""' not in w}
         if not words:
             return set()
+        share = self._shares(list(words.values()))
+        return {t for t, w in words.items() if share.get(w, 0.0) > 0.5}
+
+    def _shares(self, words: Sequence[str]) -> dict[str, float]:
+        """The share of the records that hold each of these terms (from `N_vocab`)."""
         total = self._records()
         marks = ",".join("?" * len(words))
         rows: list[Row] = self.db.execute(
-            f"SELECT term, doc FROM {self.name}_vocab WHERE term IN ({marks})",
-            list(words.values()),
+            f"SELECT term, doc FROM {self.name}_vocab WHERE term IN ({marks})", list(words)
         ).fetchall()
-        df: dict[str, int] = {str(r[0]): int(r[1]) for r in rows}
-        return {t for t, w in words.items() if df.get(w, 0) * 2 > total}
+        return {str(r[0]): int(r[1]) / total for r in rows} if total else {}
 
     def _records(self) -> int:
         """Records in `N_fts`, counted again after a write."""

@@ -286,6 +286,8 @@ class PgTextIndex(TextIndex):
             return []
         extra = f" AND {where}" if where else ""
         hits: list[Hit] = []
+        if len(parsed.terms) > 1:
+            parsed = parsed.without(self._weightless(parsed.terms))
         ts = _tsquery(parsed)
         if ts is not None:
             q, qparams = ts
@@ -327,6 +329,20 @@ class PgTextIndex(TextIndex):
                         )
                     )
         return hits
+
+    def _shares(self, words: Sequence[str]) -> dict[str, float]:
+        """The share of the records that hold each term, from PostgreSQL's own statistics of
+        `tsv` (its most common lexemes, kept by ANALYZE / autovacuum): a term in more than half
+        of the records is dropped from a query as on SQLite. No statistics yet: none dropped."""
+        row = self.db.execute(
+            "SELECT most_common_elems::text::text[], most_common_elem_freqs FROM pg_stats"
+            " WHERE schemaname = current_schema() AND tablename = ? AND attname = 'tsv'",
+            (f"{self.name}_text",),
+        ).fetchone()
+        if row is None or row[0] is None:
+            return {}
+        freqs = dict(zip(row[0], row[1], strict=False))  # the freqs end with min, max, nulls
+        return {w: float(freqs[_plain(w)]) for w in words if _plain(w) in freqs}
 
     def vector(
         self, qvec: np.ndarray, k: int, where: str | None = None, params: Sequence[object] = ()
