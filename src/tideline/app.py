@@ -150,7 +150,8 @@ class Tideline:
 
     @cached_property
     def provider(self) -> MemoryProvider:
-        """The injection hooks (T0–T4) over this memory, its profile and session memory."""
+        """The injection hooks (T0–T4) over this memory, its profile, session memory and
+        dreaming."""
         model_id = self.embedder.model_id if self.embedder is not None else None
         return MemoryProvider(
             self.memory,
@@ -159,6 +160,7 @@ class Tideline:
             session_memory=SessionMemory.from_settings(
                 self.memory, llm_from_settings(self.settings), self.settings
             ),
+            dream=self.dream,  # the self-concept with its grounds (T0), open threads (T3)
         )
 
     @cached_property
@@ -192,11 +194,16 @@ class Tideline:
     def dream(self) -> Dream:
         """The DREAM pipeline (solidify → sleep → scripts → comb → drift → dream), its
         threads and self-concept, with the configured LLM."""
+        return self.dream_using(llm_from_settings(self.settings))
+
+    def dream_using(self, llm: LLM | None) -> Dream:
+        """The DREAM pipeline with another LLM (the MCP client's model, through sampling);
+        the budget and limits stay the configured ones."""
         s = self.settings
         return Dream(
             self.profile,
             self.memory,
-            llm_from_settings(s),
+            llm,
             embedder=self.embedder,
             run_budget=s.dream_run_budget,
             max_input_tokens=s.llm_max_input_tokens,

@@ -197,7 +197,7 @@ SETTINGS: tuple[Setting, ...] = (
         "inject_t0_reflections",
         "TIDELINE_INJECT_T0_REFLECTIONS",
         5,
-        "T0: how many reflections (the self-concept) to show, heaviest first.",
+        "T0: how many reflections (the self-concept) to show, newest first.",
     ),
     Setting(
         "inject_t1_recent_turns",
@@ -417,6 +417,12 @@ SETTINGS: tuple[Setting, ...] = (
         "Night drift: most steps of the walk away from the seed memory.",
     ),
     Setting(
+        "inject_t3_threads",
+        "TIDELINE_INJECT_T3_THREADS",
+        10,
+        "T3: most open threads of dreaming listed, last touched first.",
+    ),
+    Setting(
         "database_url",
         "TIDELINE_DATABASE_URL",
         "",
@@ -521,6 +527,7 @@ class Settings:
     dream_run_budget: int = 40000
     dream_comb_memories: int = 40
     dream_drift_hops: int = 3
+    inject_t3_threads: int = 10
     database_url: str = ""
     database_user: str = ""
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Final
 
+from tideline.consolidate.dream import LAYER_NAMES, THREAD_ACTIONS
+from tideline.consolidate.dream import THREAD_STATUSES as THREAD_STATUS_NAMES
 from tideline.library import MAX_K as LIBRARY_MAX_K
 from tideline.library import MAX_READ_LINES
 from tideline.memory import EXPORT_FORMATS, KINDS, MAX_K, MAX_WINDOW
@@ -696,14 +698,91 @@ MIGRATE = Command(
     ),
 )
 
-#: `POST /api/dream` (the web API; the CLI and MCP tools of issue 14 may take these over).
+# -- the DREAM layers (docs/dream.md) --------------------------------------------------------
 DREAM_RUN = Command(
-    None,
-    None,
+    "dream_run",
+    "dream",
     (
-        Field("date", str, None, "The day to dream, YYYY-MM-DD (default: today, UTC)."),
-        Field("dry_run", bool, False, "Compute and report; write and record nothing."),
+        Field(
+            "date",
+            str,
+            None,
+            "The day to dream, YYYY-MM-DD (UTC; default: today).",
+            aliases=("day",),
+        ),
+        Field(
+            "layers",
+            str,
+            NO_ITEMS,
+            f"Only these layers (default: all), run in pipeline order: {', '.join(LAYER_NAMES)}.",
+            many=True,
+            aliases=("layer", "steps"),
+        ),
+        replace(
+            SLEEP_RUN.field("dry_run"),
+            help="Compute every layer (LLM calls included) and report; write and record nothing.",
+        ),
     ),
+)
+
+#: `status` of a thread listing: one status, or every thread.
+THREAD_STATUSES = (*THREAD_STATUS_NAMES, ALL)
+
+MEMORY_THREADS = Command(
+    "memory_threads",
+    "threads",
+    (
+        Field(
+            "action",
+            str,
+            "list",
+            "list (default); open a thread; touch one (a note, more memories); close one.",
+            choices=THREAD_ACTIONS,
+            positional=True,
+        ),
+        Field(
+            "status",
+            str,
+            None,
+            "list: which threads (open by default; resolved, dropped, all). close: how it "
+            "ended, resolved (default) or dropped.",
+            choices=THREAD_STATUSES,
+        ),
+        Field(
+            "thread_id",
+            int,
+            None,
+            "The thread to touch or close, from the listing.",
+            ge=1,
+            flag="--id",
+            aliases=("id", "thread"),
+        ),
+        Field("title", str, None, "open: the direction or question, in a line."),
+        Field(
+            "why",
+            str,
+            None,
+            "open: why it matters; close: why it is settled.",
+            aliases=("reason", "because"),
+        ),
+        Field("note", str, None, "touch: what moved it.", aliases=("text",)),
+        Field(
+            "memories",
+            int,
+            NO_ITEMS,
+            "open: the memories that raised it (at least one); touch: memories that moved it.",
+            many=True,
+            flag="--memory",
+            aliases=("memory_ids", "narratives", "narrative_ids", "raised_by"),
+        ),
+        Field("limit", int, 50, "list: how many, most recently touched first.", ge=1, le=1000),
+    ),
+)
+
+DREAM_RUNS = Command(
+    None,
+    "dream-runs",
+    (Field("limit", int, 20, "How many dream runs, most recent first.", ge=1, le=1000),),
 )
 
 COMMANDS: tuple[Command, ...] = (
@@ -731,5 +810,8 @@ COMMANDS: tuple[Command, ...] = (
     MEMORY_FORGET,
     MEMO_WRITE,
     MEMO_READ,
+    DREAM_RUN,
+    MEMORY_THREADS,
+    DREAM_RUNS,
     MIGRATE,
 )

@@ -212,3 +212,30 @@ def test_drift_walks_by_embeddings_to_the_least_similar_memory(
         assert path[-1][0] == ids[3]  # the walk ends as far from bread as it can
     finally:
         app.close()
+
+
+def test_a_dream_grounds_no_conflict_and_no_question_about_a_fact(
+    day: Day, server: LLMServer
+) -> None:
+    a, _, _ = lived(day, day.say("s1", CONVERSATION))
+    dreamt = day.memory.write(
+        kind="dream", gesture="A dream of a bank made of bread", created_at=f"{DAY}T03:00:00Z"
+    ).id
+    cs = day.agent.profile.read().changeset()
+    cs.add_fact(FactDraft("user", "job", "works at the bank"))
+    day.agent.profile.apply(cs)
+    fact = day.agent.profile.facts()[0].id
+    server.script(
+        {
+            "conflicts": [{"a": a, "b": dreamt, "why": "the dream says otherwise"}],
+            "fact_conflicts": [{"memory": dreamt, "fact_id": fact, "question": "A bread bank?"}],
+        },
+        step="dream_digest",
+    )
+
+    comb = day.dream().run(date=DAY, layers=["comb"]).layer("comb")
+
+    assert comb.status == "done" and comb.changes["refused"] == 2
+    assert f"memories [{dreamt}] are dreams, not lived memory" in comb.note
+    assert day.dream().threads() == []
+    assert [s for s in day.agent.profile.strategies() if s.kind == "probe"] == []

@@ -45,6 +45,7 @@ class Fixed:
             InjectConfig(**values),
             profile=self.app.profile,
             session_memory=SessionMemory.from_settings(self.app.memory, None, self.app.settings),
+            dream=self.app.dream,
             clock=clock,
         )
 

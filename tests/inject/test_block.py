@@ -31,7 +31,7 @@ def test_identity_block_golden(fixed: Fixed) -> None:
         '<memory-data tier="T0">',
         "[soul 2026-05-01 SOUL.md]",
         "</memory-data>",
-        "### self-concept (reflections, heaviest first)",
+        "### self-concept (reflections, newest first)",
         '<memory-data tier="T0">',
         "[n:4 2026-05-02 w=0.39]",
         "</memory-data>",
@@ -59,6 +59,7 @@ def test_identity_block_golden(fixed: Fixed) -> None:
         "- T0: the profile has no snapshot; a Sleep run writes one",
         "- T2: neutralised text that tried to close the fence or pose as a message in n:5",
         "- T2b: neutralised text that tried to close the fence or pose as a message in t:7",
+        "- T3: no open threads yet; `tideline dream` opens them when it combs",
         "- T3: the profile holds no live facts; Sleep forms them from conversations",
         "</tideline-memory>",
     ]

@@ -196,15 +196,16 @@ class ClientModel:
     """The MCP client's own model: answers each step (known by the schema in the system
     prompt, as sampling has no JSON mode) with the story's scripted answer."""
 
-    def __init__(self, answers: dict[str, Any]) -> None:
+    def __init__(self, answers: dict[str, Any], schemas: dict[str, str] | None = None) -> None:
         self.answers = answers
+        self.schemas = schemas or SCHEMAS  # schema title -> step
         self.steps: list[str] = []
 
     async def __call__(
         self, context: ClientRequestContext, params: types.CreateMessageRequestParams
     ) -> types.CreateMessageResult:
         system = params.system_prompt or ""
-        step = next(s for title, s in SCHEMAS.items() if f'"title": "{title}"' in system)
+        step = next(s for title, s in self.schemas.items() if f'"title": "{title}"' in system)
         self.steps.append(step)
         return types.CreateMessageResult(
             role="assistant",

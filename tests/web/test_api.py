@@ -154,10 +154,13 @@ def test_sleep_and_dream_runs_report_progress(client: TestClient, seeded: dict[s
     assert run["done"] == run["total"] and run["events"]
     assert run["report"]["status"] in ("done", "nothing") and "tokens" in run["report"]
     assert run["report"]["skipped"]  # no LLM configured: its steps say so
-    dream = _ok(client.post("/api/dream", json={"dry_run": True}), 202)
-    wait_until(
-        lambda: _ok(client.get(f"/api/runs/{dream['id']}"))["status"] != "running", timeout=60
+    assert "nap" in _error(client.post("/api/dream", json={"layers": ["nap"]}), 400)
+    dream = _ok(client.post("/api/dream", json={"dry_run": True, "layers": "comb, dream"}), 202)
+    over = wait_until(
+        lambda: (r := _ok(client.get(f"/api/runs/{dream['id']}")))["status"] != "running" and r,
+        timeout=60,
     )
+    assert [x["name"] for x in over["report"]["layers"]] == ["comb", "dream"]
     runs = _ok(client.get("/api/runs"))
     assert [r["kind"] for r in runs["started"]] == ["dream", "sleep"]
     assert runs["sleep"] and runs["sleep"][0]["status"]

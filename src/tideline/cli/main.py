@@ -7,6 +7,7 @@ import typer
 from tideline.cli import (
     backup,
     doctor,
+    dream,
     forget,
     inject,
     memory,
@@ -34,6 +35,7 @@ scripts.register(app)
 inject.register(app)
 sleep.register(app)
 profile.register(app)
+dream.register(app)
 
 
 @app.callback()

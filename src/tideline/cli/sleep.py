@@ -29,12 +29,27 @@ from tideline.llm import NO_LLM
 JSON = typer.Option(False, "--json", help="Print JSON.")
 
 
+def step_bar(what: str, quiet: bool) -> Progress:
+    """A progress bar on stderr for a run of steps (`what`: sleep, dream); shown only on a
+    terminal and without `quiet` (--json): a log gets the step lines only."""
+    return Progress(
+        SpinnerColumn(),
+        TextColumn(f"{what}: {{task.description:<16}}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+        disable=quiet or not err_console.is_terminal,
+    )
+
+
 class StepDisplay:
     """The progress callback: a bar over the steps, each finished step's line above it."""
 
-    def __init__(self, bar: Progress):
+    def __init__(self, bar: Progress, total: int = len(STEPS)):
         self.bar = bar
-        self.task = bar.add_task("starting", total=len(STEPS))
+        self.task = bar.add_task("starting", total=total)
 
     def __call__(self, event: StepEvent) -> None:
         if event.phase == "start":
@@ -81,16 +96,7 @@ def sleep(
     json_out: bool = JSON,
 ) -> None:
     """Consolidate unprocessed conversations into the profile (the fourteen steps)."""
-    bar = Progress(
-        SpinnerColumn(),
-        TextColumn("sleep: {task.description:<16}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err_console,
-        transient=True,
-        disable=json_out or not err_console.is_terminal,  # a log gets the step lines only
-    )
+    bar = step_bar("sleep", json_out)
     with open_app() as app, bar:
         progress = None if json_out else StepDisplay(bar)
         report = app.sleep.run(dry_run=dry_run, progress=progress, timeout=timeout)

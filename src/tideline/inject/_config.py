@@ -77,6 +77,7 @@ class InjectConfig:
     t2_min_weight: float = 0.6
     t2_k: int = 3
     t3_clusters: int = 25
+    t3_threads: int = 10
     item_tokens: int = 300
     t0_snapshot_tokens: int = 1200
     t3_facts: int = 30
@@ -108,6 +109,7 @@ class InjectConfig:
             "inject_t4_k": self.t4_k,
             "inject_t2_k": self.t2_k,
             "inject_t3_clusters": self.t3_clusters,
+            "inject_t3_threads": self.t3_threads,
             "inject_item_tokens": self.item_tokens,
             "inject_t0_snapshot_tokens": self.t0_snapshot_tokens,
             "inject_t3_facts": self.t3_facts,
@@ -164,6 +166,7 @@ class InjectConfig:
             t2_min_weight=settings.inject_t2_min_weight,
             t2_k=settings.inject_t2_k,
             t3_clusters=settings.inject_t3_clusters,
+            t3_threads=settings.inject_t3_threads,
             item_tokens=settings.inject_item_tokens,
             t0_snapshot_tokens=settings.inject_t0_snapshot_tokens,
             t3_facts=settings.inject_t3_facts,

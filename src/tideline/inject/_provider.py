@@ -5,8 +5,10 @@ session)` assembles T1, T1s (session memory, with a session key), T1p (the profi
 message touches and their graph neighbours), T1q (an open question) and, when T1 retrieved fewer
 memories than `t4_trigger`, T4 — and logs T1's hits to `attention_log` and marks the question it
 offered `asked`. Both return a fenced, budgeted text; `identity()` and `prefetch_block()` return
-the same as a `Block` for drivers that want JSON. The profile and session memory are optional:
-without them their parts are left out and a note says so.
+the same as a `Block` for drivers that want JSON. The profile, session memory and the dream
+layers are optional: without them their parts are left out (without the dream layers T0 still
+shows the latest reflections, without their grounds, and T3 no threads). A dream (kind `dream`)
+is never injected: it is imagined, not remembered.
 
 These run in the agent's hot path, so they never raise: a tier that fails (a locked database, a
 dead embedder, a corrupt row) is left out and the block's notes say why; the failure is logged
@@ -22,7 +24,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from tideline.analysis.attention import log_hits
-from tideline.consolidate import SessionMemory
+from tideline.consolidate import Dream, SessionMemory
 from tideline.errors import TidelineError
 from tideline.inject._block import Block, Section, Tier, fit, render_block
 from tideline.inject._budget import TokenCounter
@@ -73,12 +75,14 @@ class MemoryProvider:
         *,
         profile: Profile | None = None,
         session_memory: SessionMemory | None = None,
+        dream: Dream | None = None,
         clock: Clock = utc_now,
     ):
         self.memory = memory
         self.config = config or InjectConfig()
         self.profile = profile
         self.session_memory = session_memory
+        self.dream = dream
         self.clock = clock
         self.count = TokenCounter(memory.embedder)
 
@@ -98,10 +102,10 @@ class MemoryProvider:
         sections = [
             self._run(tier, fn, notes)
             for tier, fn in (
-                ("T0", lambda: t0_identity(self.memory, self.config, self.profile)),
+                ("T0", lambda: t0_identity(self.memory, self.config, self.profile, self.dream)),
                 ("T2", lambda: t2_prefetch_cache(self.memory, self.config)),
                 ("T2b", lambda: t2b_context_bridge(self.memory, self.config)),
-                ("T3", lambda: t3_memory_map(self.memory, self.config, self.profile)),
+                ("T3", lambda: t3_memory_map(self.memory, self.config, self.profile, self.dream)),
             )
         ]
         return self._block("identity", sections, notes, IDENTITY_TIERS)

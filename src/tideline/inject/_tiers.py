@@ -1,7 +1,7 @@
 """The tiers T0–T4, each a function from the memory to a `Tier`: a section (or None) plus notes.
 
-- T0 identity anchor: SOUL.md, the profile's latest snapshot, the self-concept (narratives of
-  kind "reflection", heaviest first).
+- T0 identity anchor: SOUL.md, the profile's latest snapshot, the self-concept (the latest
+  narratives of kind "reflection", each with the memories it rests on).
 - T1 session bridge: the last turns of the current (or last) session, and the memories whose
   cosine similarity to the message reaches the floor.
 - T1s session memory (with a session key): the session's sliding summary, its turns recalled by
@@ -11,7 +11,8 @@
   reflections excluded — reflections are T0's).
 - T2b context bridge: of the most recent day's sessions, the one whose linked memory weighs
   most, as raw turns — the linked turns and their neighbours first when the budget is short.
-- T3 memory map: the profile's live facts (heaviest kept) and themes, then the topic clusters.
+- T3 memory map: the profile's live facts (heaviest kept) and themes, the open threads of
+  dreaming, then the topic clusters.
 - T4 active retrieval: hybrid (embedding + FTS) search over memories and raw turns.
 
 Tiers only read, through the owners' methods (`Memory`, `Profile`, `tideline.analysis`); nothing
@@ -30,7 +31,8 @@ import numpy as np
 
 from tideline.analysis.prefetch import prefetch_pool
 from tideline.analysis.scripts import topic_map
-from tideline.consolidate import SessionMemory
+from tideline.consolidate import Dream, SessionMemory
+from tideline.consolidate.dream import SelfConcept, Thread
 from tideline.inject._block import Item, Part, Section, Tier
 from tideline.inject._config import InjectConfig
 from tideline.inject._understanding import profile_parts, snapshot_part
@@ -38,6 +40,7 @@ from tideline.memory import Memory, Narrative
 from tideline.profile import Profile
 
 STORE_PIPELINE = "the script layer"
+GROUNDS_SHOWN = 5  # memory ids shown after a reflection or a thread
 
 
 def narrative_item(n: Narrative, cap: int | None = None) -> Item:
@@ -53,8 +56,18 @@ def _narratives(memory: Memory, ids: Sequence[int]) -> list[Narrative]:
     return memory.narratives.get(list(ids))
 
 
+def _lived(found: Sequence[Narrative]) -> list[Narrative]:
+    """Without dreams: a dream is imagined, so it is never injected as something remembered."""
+    return [n for n in found if n.kind != "dream"]
+
+
 # -- T0 ----------------------------------------------------------------------------------------
-def t0_identity(memory: Memory, config: InjectConfig, profile: Profile | None = None) -> Tier:
+def t0_identity(
+    memory: Memory,
+    config: InjectConfig,
+    profile: Profile | None = None,
+    dream: Dream | None = None,
+) -> Tier:
     parts: list[Part] = []
     notes: list[str] = []
     path = config.soul_path
@@ -70,15 +83,35 @@ def t0_identity(memory: Memory, config: InjectConfig, profile: Profile | None = 
         snapshot = snapshot_part(profile, config, notes)
         if snapshot is not None:
             parts.append(snapshot)
-    found = memory.narratives.heaviest("reflection", config.t0_reflections)
-    if found:
-        reflections = [narrative_item(n) for n in found]
-        parts.append(Part("self-concept (reflections, heaviest first)", reflections))
+    concept = _self_concept(memory, config, dream)
+    if concept:
+        parts.append(Part("self-concept (reflections, newest first)", concept))
     elif config.t0_reflections:
         notes.append("T0: no self-concept yet (no memories of kind 'reflection')")
     if not parts:
         return Tier(None, notes)
     return Tier(Section("T0", "identity anchor", parts), notes)
+
+
+def _self_concept(memory: Memory, config: InjectConfig, dream: Dream | None) -> list[Item]:
+    """The latest reflections (newest first: combing writes one only when it is new or has
+    changed, so the newest say who the agent is now), each with the memories it rests on."""
+    if not config.t0_reflections:
+        return []
+    if dream is not None:
+        found = dream.self_concept(config.t0_reflections)
+    else:
+        latest = memory.narratives.latest("reflection", config.t0_reflections)
+        found = [SelfConcept(n, []) for n in latest]
+    items = []
+    for c in found:
+        item = narrative_item(c.narrative)
+        if c.rests_on:
+            shown = ", ".join(f"n:{i}" for i in c.rests_on[:GROUNDS_SHOWN])
+            more = len(c.rests_on) - GROUNDS_SHOWN
+            item.extra = f"rests on {shown}" + (f" +{more}" if more > 0 else "")
+        items.append(item)
+    return items
 
 
 def _read_soul(path: Path, notes: list[str]) -> str:
@@ -122,14 +155,17 @@ def t1_session_bridge(
         )
     hits: list[tuple[int, float]] = []
     if qvec is not None and message.strip() and config.t1_k:
-        hits = [
+        close = [
             (nid, round(sim, 4))
             for nid, sim in memory.similar(qvec, config.t1_k)
             if sim >= config.t1_min_similarity
         ]
+        lived = _lived(_narratives(memory, [i for i, _ in close]))
+        kept = {n.id for n in lived}
+        hits = [(i, sim) for i, sim in close if i in kept]
         if hits:
             sims = dict(hits)
-            items = [narrative_item(n) for n in _narratives(memory, [i for i, _ in hits])]
+            items = [narrative_item(n) for n in lived]
             for item in items:
                 item.extra = f"cos={sims[int(item.ref[2:])]:.2f}"
             parts.append(
@@ -223,9 +259,23 @@ def t2b_context_bridge(memory: Memory, config: InjectConfig) -> Tier:
 
 
 # -- T3 ----------------------------------------------------------------------------------------
-def t3_memory_map(memory: Memory, config: InjectConfig, profile: Profile | None = None) -> Tier:
+def t3_memory_map(
+    memory: Memory,
+    config: InjectConfig,
+    profile: Profile | None = None,
+    dream: Dream | None = None,
+) -> Tier:
     notes: list[str] = []
-    parts = profile_parts(profile, config, notes) if profile is not None else []
+    parts: list[Part] = []
+    if dream is not None and config.t3_threads:  # first: few, short, and what is in motion
+        threads = dream.threads("open", config.t3_threads)
+        if threads:
+            title = "open threads, last touched first"
+            parts.append(Part(title, _thread_items(threads), noun="threads"))
+        else:
+            notes.append("T3: no open threads yet; `tideline dream` opens them when it combs")
+    if profile is not None:
+        parts += profile_parts(profile, config, notes)
     rows, total = topic_map(memory, config.t3_clusters) if config.t3_clusters else ([], 0)
     if not rows and config.t3_clusters:
         notes.insert(0, f"T3: no topic clusters yet; {STORE_PIPELINE} builds them")
@@ -240,6 +290,20 @@ def t3_memory_map(memory: Memory, config: InjectConfig, profile: Profile | None 
     if not parts:
         return Tier(None, notes)
     return Tier(Section("T3", "memory map", parts), notes)
+
+
+def _thread_items(threads: Sequence[Thread]) -> list[Item]:
+    items = []
+    for t in threads:
+        text = t.title
+        if t.why.strip():
+            text += " — " + t.why.strip()
+        if t.notes:
+            text += "\n→ " + t.notes[-1]
+        mems = ", ".join(f"n:{m}" for m in t.memories[:GROUNDS_SHOWN])
+        extra = f"from {mems}" if mems else ""
+        items.append(Item(f"thread:{t.id}", text, t.touched_at, extra=extra))
+    return items
 
 
 # -- T4 ----------------------------------------------------------------------------------------
@@ -265,7 +329,8 @@ def t4_active_retrieval(
         narrative_fusion=config.t4_fusion,
     )
     wanted = [h for h in found.hits if h.type == "turn" or h.id not in skip][: config.t4_k]
-    narratives = {n.id: n for n in _narratives(memory, [h.id for h in wanted if h.type != "turn"])}
+    ids = [h.id for h in wanted if h.type != "turn"]
+    narratives = {n.id: n for n in _lived(_narratives(memory, ids))}
     turns = {t.id: t for t in memory.raw.get([h.id for h in wanted if h.type == "turn"])}
     items = []
     for h in wanted:

@@ -62,6 +62,7 @@ NEXT_STEP: dict[tuple[str, type[TidelineError]], str] = {
         for tool in FACT_TOOLS
     },
     ("sleep_run", SleepBusy): "wait for that sleep to finish; the memory tools work meanwhile",
+    ("dream_run", SleepBusy): "wait for that run to finish; the memory tools work meanwhile",
 }
 _TOOL_NAME = re.compile(r"\b(?:memory|memo)_[a-z_]+")
 

@@ -144,19 +144,20 @@ def register(server: ToolServer) -> None:
         def run() -> dict[str, Any]:
             with server.locks["agent"]:  # opens the app's services once, not their work
                 sleep = server.app.sleep_using(llm)
-            report = sleep.run(dry_run=dry_run, timeout=timeout, progress=_progress(ctx))
+            report = sleep.run(dry_run=dry_run, timeout=timeout, progress=step_progress(ctx))
             return report.to_dict() | ({"llm_skipped": reason} if reason else {})
 
         return server.call("sleep_run", run, lock=None)
 
 
-def _progress(ctx: Context[Any]) -> Any:
-    """Progress notifications per step, for a client that asked for them (a no-op otherwise)."""
+def step_progress(ctx: Context[Any], total: int = len(STEPS)) -> Any:
+    """Progress notifications per step (of `total`: Sleep's steps, Dream's layers), for a
+    client that asked for them (a no-op otherwise)."""
 
     def send(event: StepEvent) -> None:
         if event.phase == "end" and event.n:
-            # A lost notification (the client went away) must not fail the sleep.
+            # A lost notification (the client went away) must not fail the run.
             with suppress(Exception):
-                anyio.from_thread.run(ctx.report_progress, event.n, len(STEPS), event.name)
+                anyio.from_thread.run(ctx.report_progress, event.n, total, event.name)
 
     return send

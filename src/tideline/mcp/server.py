@@ -21,7 +21,14 @@ from starlette.types import ASGIApp
 from tideline import __version__
 from tideline.app import Tideline
 from tideline.errors import InvalidInput
-from tideline.mcp import analysis_tools, inject_tools, library_tools, memory_tools, profile_tools
+from tideline.mcp import (
+    analysis_tools,
+    dream_tools,
+    inject_tools,
+    library_tools,
+    memory_tools,
+    profile_tools,
+)
 from tideline.mcp._base import ToolServer
 from tideline.mcp._exit_sleep import start_exit_sleep
 from tideline.mcp._guard import HttpGuard, is_loopback
@@ -34,7 +41,8 @@ MCP_PATH = "/mcp"
 
 
 def build_server(app: Tideline) -> ToolServer:
-    """All tools on one server: memory, script layer, injection and the library."""
+    """All tools on one server: memory, script layer, injection, the library, the profile and
+    dreaming (with the dream prompts)."""
     agent = app.settings.agent_name
     server = ToolServer(
         app,
@@ -49,7 +57,14 @@ def build_server(app: Tideline) -> ToolServer:
         ),
         log_level="INFO",
     )
-    for tools in (memory_tools, analysis_tools, inject_tools, library_tools, profile_tools):
+    for tools in (
+        memory_tools,
+        analysis_tools,
+        inject_tools,
+        library_tools,
+        profile_tools,
+        dream_tools,
+    ):
         tools.register(server)
     return server
 

@@ -459,18 +459,6 @@ class Narratives:
         found = self.db.scalar(f"SELECT max(created_at) FROM narratives WHERE {LIVE}")
         return str(found) if found else None
 
-    def heaviest(self, kind: str, limit: int) -> list[Narrative]:
-        """The heaviest narratives of one kind, newest first among equals (T0's reflections)."""
-        ids = [
-            r[0]
-            for r in self.db.execute(
-                f"SELECT id FROM narratives WHERE kind = ? AND {LIVE}"
-                " ORDER BY weight DESC, created_at DESC, id DESC LIMIT ?",
-                (kind, limit),
-            )
-        ]
-        return self.get(ids)
-
     def pool(self, min_weight: float, limit: int, kinds: Sequence[str] | None) -> list[Narrative]:
         """Narratives weighing at least `min_weight`, in `POOL_ORDER`, at most `limit` (T2)."""
         sql = f"SELECT id FROM narratives WHERE weight >= ? AND {LIVE}"
@@ -546,11 +534,13 @@ class Narratives:
         return self.get([r[0] for r in self.db.execute(f"{sql} ORDER BY created_at, id", params)])
 
     def latest(self, kind: str, limit: int) -> list[Narrative]:
-        """The newest narratives of one kind, newest first (the self-concept: reflections)."""
+        """The newest live narratives of one kind, newest first (the self-concept: reflections;
+        a forgotten or superseded one is no longer part of it)."""
         ids = [
             r[0]
             for r in self.db.execute(
-                "SELECT id FROM narratives WHERE kind = ? ORDER BY created_at DESC, id DESC LIMIT ?",
+                f"SELECT id FROM narratives WHERE kind = ? AND {LIVE}"
+                " ORDER BY created_at DESC, id DESC LIMIT ?",
                 (kind, limit),
             )
         ]

@@ -16,7 +16,7 @@ from fastapi import APIRouter, Body, Depends, Path, Query
 from tideline.analysis.attention import heatmap
 from tideline.analysis.scanner import scan_unindexed
 from tideline.consolidate import STEPS
-from tideline.consolidate.dream import LAYER_NAMES
+from tideline.consolidate.dream import LAYER_NAMES, choose_layers
 from tideline.errors import NotFound
 from tideline.fields import (
     ATTENTION_HEATMAP,
@@ -276,8 +276,9 @@ def start_sleep(w: W, body: SleepBody) -> Json:
 
 @router.post("/dream", tags=["runs"], status_code=202)
 def start_dream(w: W, body: DreamBody) -> Json:
-    """Start a dream (default: today) in the background; poll GET /api/runs/{id}."""
-    return start_dream_run(w, body.date, body.dry_run)
+    """Start a dream (default: today; `layers`: only these) in the background; poll
+    GET /api/runs/{id}."""
+    return start_dream_run(w, body.date, body.dry_run, body.layers)
 
 
 @router.get("/runs", tags=["runs"])
@@ -311,10 +312,15 @@ def start_sleep_run(w: Web, dry_run: bool, timeout: float) -> Json:
     ).to_dict()
 
 
-def start_dream_run(w: Web, date: str | None, dry_run: bool) -> Json:
+def start_dream_run(
+    w: Web, date: str | None, dry_run: bool, layers: list[str] | str | None = None
+) -> Json:
     dream = w.call(lambda: w.app.dream)
+    chosen = [x.name for x in choose_layers(layers)] if layers else None  # bad names: 400 now
     return w.runs.start(
         "dream",
         len(LAYER_NAMES),
-        lambda progress: to_dict(dream.run(date, dry_run=dry_run, progress=progress)),
+        lambda progress: to_dict(
+            dream.run(date, layers=chosen, dry_run=dry_run, progress=progress)
+        ),
     ).to_dict()

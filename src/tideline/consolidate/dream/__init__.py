@@ -22,12 +22,17 @@ from tideline.consolidate.dream._prompts import (
 from tideline.consolidate.dream._report import DreamReport, LayerReport
 from tideline.consolidate.dream._runs import DreamRun, LayerRecord
 from tideline.consolidate.dream._schema import DREAM_MIGRATIONS
+from tideline.consolidate.dream._thread_actions import ACTIONS as THREAD_ACTIONS
+from tideline.consolidate.dream._thread_actions import thread_action
+from tideline.consolidate.dream._threads import STATUSES as THREAD_STATUSES
 from tideline.consolidate.dream._threads import Thread
 
 __all__ = [
     "DREAM_MIGRATIONS",
     "LAYERS",
     "LAYER_NAMES",
+    "THREAD_ACTIONS",
+    "THREAD_STATUSES",
     "Dream",
     "DreamBusy",
     "DreamReport",
@@ -43,4 +48,5 @@ __all__ = [
     "dream_prompt",
     "list_prompts",
     "render_prompt",
+    "thread_action",
 ]

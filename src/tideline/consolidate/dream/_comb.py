@@ -12,7 +12,8 @@ shown (an id it was not shown is refused):
 - self-concept updates: narratives of kind `reflection`, each with the memories it rests on
   (`dream_basis`) and their source turns as links;
 - conflicts between two memories: a thread of kind `conflict`; with a profile fact: a `probe`
-  strategy on that fact, through the profile's changeset — never a fact written directly;
+  strategy on that fact, through the profile's changeset — never a fact written directly; a
+  dream (imagined) grounds neither, so it never becomes a question about a fact;
 - threads opened (with the memories that raised them), touched and closed.
 """
 
@@ -92,6 +93,13 @@ def compute(ctx: LayerCtx) -> Plan:
             problems.append(f"{what}: memories {bad} were not in the input")
         return not bad
 
+    def lived(ids: list[int], what: str) -> bool:
+        """A dream is imagined: it never contradicts a memory or a fact."""
+        dreams = [i for i in ids if by_id[i].kind == "dream"]
+        if dreams:
+            problems.append(f"{what}: memories {dreams} are dreams, not lived memory")
+        return not dreams
+
     dims: dict[int, tuple[int, int, int]] = {}
     for r in answer.reweigh:
         if not shown([r.id], "reweigh"):
@@ -105,12 +113,16 @@ def compute(ctx: LayerCtx) -> Plan:
         if new != (n.importance, n.emotional, n.unresolved):
             dims[n.id] = new
     concept = [s for s in answer.self_concept if shown(s.rests_on, "self_concept")][:3]
-    conflicts = [c for c in answer.conflicts if c.a != c.b and shown([c.a, c.b], "conflict")]
+    conflicts = [
+        c
+        for c in answer.conflicts
+        if c.a != c.b and shown([c.a, c.b], "conflict") and lived([c.a, c.b], "conflict")
+    ]
     probes = []
     for fc in answer.fact_conflicts:
         if fc.fact_id not in fact_ids:
             problems.append(f"fact_conflict: fact {fc.fact_id} was not in the input")
-        elif shown([fc.memory], "fact_conflict"):
+        elif shown([fc.memory], "fact_conflict") and lived([fc.memory], "fact_conflict"):
             probes.append(fc)
     opened = [t for t in answer.threads_open if shown(t.raised_by, "thread")]
     touched = [

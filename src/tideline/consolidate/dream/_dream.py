@@ -40,7 +40,7 @@ from tideline.consolidate.dream._runs import DreamRun, DreamRuns, LayerRecord
 from tideline.consolidate.dream._schema import DREAM_MIGRATIONS
 from tideline.consolidate.dream._threads import Thread, Threads
 from tideline.embed import Embedder
-from tideline.errors import BudgetExceeded, InvalidInput
+from tideline.errors import BudgetExceeded, InvalidInput, NotFound
 from tideline.llm import LLM, NO_LLM, TokenMeter, Usage
 from tideline.memory import Memory, Narrative, now
 from tideline.profile import Profile
@@ -137,6 +137,46 @@ class Dream:
             found = self.memory.narratives.latest("reflection", limit)
             basis = self.stores.basis.of([n.id for n in found])
         return [SelfConcept(n, basis.get(n.id, [])) for n in found]
+
+    def open_thread(self, title: str, why: str, memories: Sequence[int]) -> Thread:
+        """Open a thread by hand (an MCP client's model combing, a person): like combing's, it
+        rests on memories that exist."""
+        with self.memory.lock, self.memory.db.transaction():
+            if not memories:
+                raise InvalidInput(
+                    "a thread needs the memories that raised it: pass their ids (memories=[...])"
+                )
+            self._require_memories(memories)
+            tid = self.stores.threads.open(title, why, memories, now=now(), run_id=None)
+            return self.stores.threads.require(tid)
+
+    def touch_thread(self, thread_id: int, note: str, memories: Sequence[int] = ()) -> Thread:
+        """Note that a thread moved (a note, more memories); an open thread only."""
+        with self.memory.lock, self.memory.db.transaction():
+            self._require_open(thread_id)
+            self._require_memories(memories)
+            self.stores.threads.touch(thread_id, note, memories, now=now())
+            return self.stores.threads.require(thread_id)
+
+    def close_thread(self, thread_id: int, status: str = "resolved", why: str = "") -> Thread:
+        """Close an open thread as `resolved` or `dropped` (it is kept, never deleted)."""
+        with self.memory.lock, self.memory.db.transaction():
+            self._require_open(thread_id)
+            self.stores.threads.close(thread_id, status, why, now=now())
+            return self.stores.threads.require(thread_id)
+
+    def _require_open(self, thread_id: int) -> None:
+        thread = self.stores.threads.require(thread_id)
+        if thread.status != "open":
+            raise InvalidInput(
+                f"thread {thread_id} is already {thread.status}; open a new thread instead"
+            )
+
+    def _require_memories(self, ids: Sequence[int]) -> None:
+        found = {n.id for n in self.memory.narratives.get(list(ids), links=False)}
+        missing = sorted(set(ids) - found)
+        if missing:
+            raise NotFound(f"memories {missing} do not exist; find ids with memory_search")
 
     def runs(self, limit: int = 20) -> list[DreamRun]:
         with self.memory.lock:

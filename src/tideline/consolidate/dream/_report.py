@@ -67,11 +67,19 @@ class DreamReport:
         head += f" in {self.seconds:.2f}s"
         if self.run_id is not None:
             head += f" (run #{self.run_id})"
+        return [
+            head,
+            *(r.line() for r in self.layers),
+            self.tokens_line(),
+            *(f"error: {e}" for e in self.errors),
+        ]
+
+    def tokens_line(self) -> str:
         budget = f" of a {self.budget}-token budget" if self.budget else ""
-        tail = f"tokens: {self.tokens_in} in, {self.tokens_out} out{budget}"
-        return [head, *(r.line() for r in self.layers), tail, *(f"error: {e}" for e in self.errors)]
+        return f"tokens: {self.tokens_in} in, {self.tokens_out} out{budget}"
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["tokens_in"], out["tokens_out"] = self.tokens_in, self.tokens_out
+        out["written"] = self.written
         return out

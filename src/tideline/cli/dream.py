@@ -1,0 +1,160 @@
+"""`tideline dream`, `tideline threads`, `tideline dream-runs`: the daily DREAM run, the threads
+it keeps, and the record of past runs.
+
+`tideline dream` runs solidify → sleep → scripts → comb → drift → dream for one day through
+`app.dream`. Each layer's line goes to stderr as it finishes (under a bar on a terminal); the run
+record — status and run id, what was written by kind, tokens against the budget, what was
+skipped or left pending and why — goes to stdout, or the whole report as JSON with `--json`.
+
+Exit codes, as `tideline sleep`: 0 done (or planned, with --dry-run; also when the LLM layers
+were skipped for want of an LLM, which the output says, and a later run does them); 1 a layer
+failed or the token budget stopped the run (the next run for the day retries from there); 2 bad
+input (an unknown layer, a bad date); 5 another dream is running on this database.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from tideline.cli._app import open_app
+from tideline.cli._fields import choice, option
+from tideline.cli._output import console, err_console, print_json
+from tideline.cli.sleep import StepDisplay, step_bar
+from tideline.consolidate.dream import LAYERS, DreamReport, Thread, thread_action
+from tideline.fields import DREAM_RUN, DREAM_RUNS, MEMORY_THREADS
+from tideline.llm import NO_LLM
+
+JSON = typer.Option(False, "--json", help="Print JSON.")
+Action = choice(MEMORY_THREADS, "action")
+ThreadStatus = choice(MEMORY_THREADS, "status")
+
+
+def _say(line: str) -> None:
+    console.print(line, highlight=False, markup=False, soft_wrap=True)
+
+
+def record(report: DreamReport) -> list[str]:
+    """The run as a person reads it after the layer lines: status, ids written, tokens, what
+    was skipped or is left for the next run."""
+    out = [report.lines()[0]]
+    written = "; ".join(
+        f"{kind} {', '.join(f'#{i}' for i in ids)}" for kind, ids in report.written.items() if ids
+    )
+    if report.dry_run:
+        planned = [f"{r.name}: {r.note}" for r in report.layers if r.note]
+        out.append("nothing written (dry run)" + ("; " + "; ".join(planned) if planned else ""))
+    else:
+        out.append(f"wrote: {written}" if written else "wrote nothing")
+    out.append(report.tokens_line())
+    if report.llm == NO_LLM:
+        skipped = [r.name for r in report.layers if r.status == "skipped" and r.kind == "llm"]
+        out.append(
+            f"LLM layers skipped: {', '.join(skipped)} — {NO_LLM.removeprefix('skipped: ')}; "
+            "a later run with an LLM does them"
+        )
+    pending = [r.name for r in report.layers if r.status == "pending"]
+    if pending:
+        out.append(
+            f"not run: {', '.join(pending)}; `tideline dream --date {report.day}` retries "
+            "from the layer that stopped"
+        )
+    return out
+
+
+def dream(
+    date: str = option(DREAM_RUN, "date"),
+    layers: list[str] = option(DREAM_RUN, "layers"),
+    dry_run: bool = option(DREAM_RUN, "dry_run"),
+    json_out: bool = JSON,
+) -> None:
+    """Dream one day: solidify, sleep, scripts, comb, drift, dream (each layer recorded)."""
+    bar = step_bar("dream", json_out)
+    with open_app() as app, bar:
+        progress = None if json_out else StepDisplay(bar, len(LAYERS))
+        report = app.dream.run(date=date, layers=layers or None, dry_run=dry_run, progress=progress)
+    if json_out:
+        print_json(report.to_dict())
+    else:
+        for line in record(report):
+            _say(line)
+        for error in report.errors:
+            err_console.print(f"[red]error:[/red] {error}", highlight=False, soft_wrap=True)
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+def _thread_lines(t: Thread) -> list[str]:
+    closed = f", {t.status} {t.closed_at[:10]}" if t.closed_at else ""
+    mems = ", ".join(f"#{m}" for m in t.memories)
+    out = [
+        f"#{t.id} [{t.status}] {t.kind}: {t.title}  (opened {t.opened_at[:10]}, touched "
+        f"{t.touched_at[:10]}{closed}; memories {mems or 'none'})"
+    ]
+    out += [f"    why: {t.why}"] if t.why else []
+    return out + [f"    - {n}" for n in t.notes]
+
+
+def threads(
+    action: Action = option(MEMORY_THREADS, "action"),
+    status: ThreadStatus = option(MEMORY_THREADS, "status"),
+    thread_id: int = option(MEMORY_THREADS, "thread_id"),
+    title: str = option(MEMORY_THREADS, "title"),
+    why: str = option(MEMORY_THREADS, "why"),
+    note: str = option(MEMORY_THREADS, "note"),
+    memories: list[int] = option(MEMORY_THREADS, "memories"),
+    limit: int = option(MEMORY_THREADS, "limit"),
+    json_out: bool = JSON,
+) -> None:
+    """The threads dreaming keeps (open directions, conflicts): list, open, touch, close."""
+    with open_app() as app:
+        result = thread_action(
+            app.dream,
+            str(action),
+            status=None if status is None else str(status),
+            thread_id=thread_id,
+            title=title,
+            why=why,
+            note=note,
+            memories=memories,
+            limit=limit,
+        )
+    if json_out:
+        print_json(result)
+        return
+    found = result.get("threads", [result.get("thread")])
+    if not found:
+        _say(f"no {status or 'open'} threads; `tideline dream` opens them when it combs a day")
+        raise typer.Exit(1)
+    for t in found:
+        for line in _thread_lines(Thread(**t)):
+            _say(line)
+
+
+def dream_runs(limit: int = option(DREAM_RUNS, "limit"), json_out: bool = JSON) -> None:
+    """Past dream runs, most recent first: day, status, tokens, each layer's status and tokens."""
+    with open_app() as app:
+        found = app.dream.runs(limit)
+    if json_out:
+        print_json([r.to_dict() for r in found])
+        return
+    if not found:
+        _say("no dream runs yet; `tideline dream` runs one")
+        raise typer.Exit(1)
+    for r in found:
+        budget = f" of {r.budget}" if r.budget else ""
+        _say(
+            f"#{r.id} {r.day} {r.status}  {r.tokens_in}+{r.tokens_out} tokens{budget}, "
+            f"{r.seconds:.2f}s, started {r.started_at} ({r.llm})"
+        )
+        for rec in r.records:
+            tokens = f"{rec.tokens_in}+{rec.tokens_out} tokens" if rec.tokens_in else ""
+            said = " — ".join(p for p in (tokens, rec.error or rec.note) if p)
+            _say(f"    {rec.layer:<9} {rec.status:<8} {said}".rstrip())
+        for error in r.errors:
+            _say(f"    error: {error}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("dream")(dream)
+    app.command("threads")(threads)
+    app.command("dream-runs")(dream_runs)

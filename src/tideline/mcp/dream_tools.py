@@ -1,0 +1,160 @@
+"""The DREAM tools and prompts: `dream_run`, `memory_threads`, and one MCP prompt per layer.
+
+`dream_run` maps onto `Tideline.dream_using`: the configured endpoint, else the client's own model
+through MCP sampling, else none (the LLM layers are skipped, `llm_skipped` says why, and a later
+run does them). It honours the configured token budget (`dream_run_budget`), like the CLI. A sync
+tool: the SDK runs it in a worker thread and it holds no lock of its own, so the memory tools go
+on while it waits on the model.
+
+The prompts (`dream_solidify`, `dream_digest`, `dream_drift`, `dream_sleep`) are the packaged
+prompt files rendered with a day's inputs and the "by hand" instructions, so a client's own model
+can run a layer itself and write back through `memory_write` and `memory_threads`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.prompts.base import Prompt
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS, ToolAnnotations
+
+from tideline.consolidate.dream import (
+    LAYERS,
+    PromptInfo,
+    list_prompts,
+    render_prompt,
+    thread_action,
+)
+from tideline.errors import TidelineError
+from tideline.fields import DREAM_RUN, MEMORY_THREADS
+from tideline.mcp._base import ToolServer, error_message, names
+from tideline.mcp._fields import annotated
+from tideline.mcp._sampling import tool_llm
+from tideline.mcp.profile_tools import step_progress
+
+Date = annotated(DREAM_RUN, "date")
+Layers = annotated(DREAM_RUN, "layers")
+DryRun = annotated(DREAM_RUN, "dry_run")
+Action = annotated(MEMORY_THREADS, "action")
+Status = annotated(MEMORY_THREADS, "status")
+ThreadId = annotated(MEMORY_THREADS, "thread_id")
+Title = annotated(MEMORY_THREADS, "title")
+Why = annotated(MEMORY_THREADS, "why")
+Note = annotated(MEMORY_THREADS, "note")
+Memories = annotated(MEMORY_THREADS, "memories")
+Limit = annotated(MEMORY_THREADS, "limit")
+
+
+def register(server: ToolServer) -> None:
+    """Add the dream tools and the dream prompts to `server`."""
+    agent = server.app.settings.agent_name
+    server.accept(DREAM_RUN, MEMORY_THREADS)
+
+    @server.tool(
+        name="dream_run",
+        title="Dream a day",
+        description=(
+            f"Run {agent}'s daily dream for one day (default today): solidify the day's "
+            "conversation into memories linked to their turns, sleep (the profile), the script "
+            "layer, comb (re-weigh, self-concept, threads), night drift, and a symbolic dream. "
+            "layers runs only some; finished layers are not redone, a failed one is retried "
+            "next run. Spends at most the configured token budget (dream_run_budget): a call "
+            "that would pass it stops the run cleanly. Slow (minutes with a large model); "
+            "memory tools keep working. Returns the run record: each layer's status, tokens, "
+            "seconds and the ids it wrote."
+        ),
+        annotations=ToolAnnotations(
+            title="Dream a day",
+            read_only_hint=False,
+            destructive_hint=False,
+            idempotent_hint=True,
+            open_world_hint=False,
+        ),
+    )
+    def dream_run(date: Date, layers: Layers, dry_run: DryRun, ctx: Context) -> dict[str, Any]:
+        llm, reason = tool_llm(ctx, server.app.settings)
+
+        def run() -> dict[str, Any]:
+            with server.locks["agent"]:  # opens the app's services once, not their work
+                dream = server.app.dream_using(llm)
+            report = dream.run(
+                date=date,
+                layers=names(layers) or None,
+                dry_run=dry_run,
+                progress=step_progress(ctx, len(LAYERS)),
+            )
+            return report.to_dict() | ({"llm_skipped": reason} if reason else {})
+
+        return server.call("dream_run", run, lock=None)
+
+    @server.tool(
+        name="memory_threads",
+        title="Open threads",
+        description=(
+            f"The threads of {agent}'s dreaming: open directions (a question left hanging, a "
+            "plan, a worry, a pattern forming) and conflicts between memories, each with the "
+            "memories that raised it and when it was last touched. action='list' (default; "
+            "status open, resolved, dropped or all); 'open' with title, why and memories (ids "
+            "from memory_search); 'touch' with thread_id and a note or memories; 'close' with "
+            "thread_id, status resolved or dropped, and why. Threads are never deleted."
+        ),
+        annotations=ToolAnnotations(
+            title="Open threads",
+            read_only_hint=False,
+            destructive_hint=False,
+            idempotent_hint=False,
+            open_world_hint=False,
+        ),
+    )
+    def memory_threads(
+        action: Action,
+        status: Status,
+        thread_id: ThreadId,
+        title: Title,
+        why: Why,
+        note: Note,
+        memories: Memories,
+        limit: Limit,
+    ) -> dict[str, Any]:
+        def call() -> dict[str, Any]:
+            with server.locks["agent"]:
+                dream = server.app.dream
+            return thread_action(
+                dream,
+                action,
+                status=status,
+                thread_id=thread_id,
+                title=title,
+                why=why,
+                note=note,
+                memories=memories or (),
+                limit=limit,
+            )
+
+        return server.call("memory_threads", call, lock=None)
+
+    for info in list_prompts():
+        server.add_prompt(_prompt(server, info))
+
+
+def _prompt(server: ToolServer, info: PromptInfo) -> Prompt:
+    """One dream prompt, rendered with the day's inputs and the by-hand instructions. Sync: the
+    SDK renders it in a worker thread, off the event loop, while it reads the database."""
+
+    def render(date: Date) -> str:
+        try:
+            with server.locks["agent"]:
+                dream = server.app.dream
+            found = dream.prompt_inputs(info.name, date)
+            return render_prompt(info.name, found, by_hand=True).text()
+        except TidelineError as exc:  # the SDK would hide the message behind its own
+            raise MCPError(INVALID_PARAMS, error_message(info.name, exc)) from None
+
+    return Prompt.from_function(
+        render,
+        name=info.name,
+        title=f"Dream layer {info.layer} by hand",
+        description=f"{info.description} (version {info.version}; reads {', '.join(info.inputs)})",
+    )
