@@ -9,6 +9,7 @@ second client keeps calling `memory_stats`: the longest of those calls is how lo
 
 from __future__ import annotations
 
+import os
 import random
 import statistics
 import string
@@ -248,6 +249,12 @@ async def _seed(c: Any) -> None:
     await c.call_tool("memo_search", {"query": "harbour"})
 
 
+def _cpu_seconds(pid: int) -> float:
+    """CPU time (user + system, every thread) a process has used: its work, whatever the load."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _spread(values: list[float]) -> str:
     """median / p95 / max of some seconds, as the figure shows them."""
     median, p95, top = (
@@ -292,6 +299,7 @@ def latency(
             base / f"lat-{i}", {"TIDELINE_EMBEDDER": embedder, "MEMO_ROOT": str(root)}
         )
         alone: list[float] = []
+        work: list[float] = []
         together: list[float] = []
         waited: list[float] = []
         calls, refused, failed = 0, "", 0
@@ -299,7 +307,9 @@ def latency(
             anyio.run(_client, url, _seed)
             for r in range(repeats):
                 lead = f"{WORDS[r % len(WORDS)]} {WORDS[(r * 7 + 3) % len(WORDS)]} {r} "
+                cpu = _cpu_seconds(proc.pid)
                 alone.append(anyio.run(_alone_call, url, tool, _led(args, "a " + lead), deadline))
+                work.append(_cpu_seconds(proc.pid) - cpu)
                 both, wait, n, refused = anyio.run(
                     _long_call, url, tool, _led(args, "b " + lead), deadline
                 )
@@ -314,7 +324,8 @@ def latency(
             proc.wait()
         over = max(alone + together) >= deadline
         figure = (
-            f"{'> deadline; ' if over else ''}alone {_spread(alone)} ({embedder}); with a second "
+            f"{'> deadline; ' if over else ''}alone {_spread(alone)} ({embedder}; the server's CPU "
+            f"time for it {_spread(work)}); with a second "
             f"client calling memory_stats back to back {_spread(together)}, and that client "
             f"waited {_spread(waited)} ({calls:,} calls); bound {bound:.0f} s"
             + (f"; refused: {refused}" if refused else "")

@@ -58,7 +58,10 @@ BEFORE: dict[str, str] = {
         "issue: raw `apsw.CorruptError` tracebacks; a 0-byte memory.db silently used as a new, "
         "empty memory"
     ),
-    "damaged memory.db: `tideline doctor --repair`": "issue: no `--repair`",
+    "damaged memory.db: `tideline doctor --repair`": (
+        "first full run (f1c3089): 6 of 8 recovered; truncated: “its list of tables is "
+        "unreadable” (nothing read); issue: no `--repair`"
+    ),
     "damaged library index.db (8 kinds): the next `memo search`": (
         "issue: 7 of 8 rebuilt; index.db replaced by a folder failed every memo command"
     ),
@@ -68,12 +71,17 @@ BEFORE: dict[str, str] = {
         "quick: **163 of 1,000**; issue: 136 of 511 malformed files"
     ),
     "fuzz: CLI human output (memo search, tideline write + search)": (
-        "main before this branch (e3bc954): **6 of 300** (rich `MarkupError`)"
+        "main before this branch (e3bc954): **6 of 300** (rich `MarkupError`); this branch "
+        "before its joiner fix (2f31fe3): **3 of 3,000** (`IndexError` inside rich)"
     ),
     "long input: memory_search, 20,000-char query": (
-        "e5: **23.2 s; another client's memory_stats waited 23.2 s**; issue: 11–37 s"
+        "first full run (f1c3089, a 512-token query window): **alone median 1.84 s, p95 2.12 s**; "
+        "quick: **23.2 s; another client's memory_stats waited 23.2 s**; issue: 11–37 s"
     ),
-    "long input: memo_search, 20,000-char query": "issue: **11–37 s** for a 20k query (e5)",
+    "long input: memo_search, 20,000-char query": (
+        "first full run (f1c3089, a 512-token query window): **alone median 1.52 s, p95 1.74 s**; "
+        "issue: **11–37 s** for a 20k query (e5)"
+    ),
     "long input: memo_search, 1 MB query, no spaces": (
         "issue: **49 s** (`memo search --mode lex`, 1 MB)"
     ),
@@ -147,24 +155,75 @@ def _sections(sections: list[Section]) -> str:
     return "\n".join(lines)
 
 
-def write_doc(rows: list[Row], sections: list[Section], plan: dict[str, Any], mode: str) -> None:
-    """Rewrite the generated block of docs/reliability.md: table, machine, load, command."""
+def _block(header: list[str], rows: list[Row], sections: list[Section]) -> str:
     failed = sum(1 for r in rows if r.failures)
-    counts = ", ".join(f"{k}={v:,}" if isinstance(v, int) else f"{k}={v}" for k, v in plan.items())
-    block = (
-        f"{START}\n"
-        f"Machine: {machine()}. Mode: {mode} ({counts}).\n"
-        f"Command: `{command_line()}`.\n"
-        f"Run: {len(rows)} rows, {failed} with failures, "
-        f"{sum(s.seconds for s in sections) / 60:.0f} minutes. The machine was shared with other "
-        "engineers' test runs: the load average (2 cores) is given per section below, and "
-        "timings are medians / p95 / max.\n\n"
-        f"{table(rows, before=True)}\n\n"
-        f"{_sections(sections)}\n"
-        f"{END}"
+    return "\n".join(
+        [
+            START,
+            *header,
+            f"Rows: {len(rows)}, {failed} with failures; {sum(s.seconds for s in sections) / 60:.0f} "
+            "minutes in all. The machine was shared with other engineers' test runs: the load "
+            "average (2 cores) is given per section below, and timings are medians / p95 / max.",
+            "",
+            table(rows, before=True),
+            "",
+            _sections(sections),
+            END,
+        ]
     )
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip().replace("\\|", "|") for c in line.strip().strip("|").split(" | ")]
+
+
+def _parse(block: str) -> tuple[list[str], list[Row], list[Section]]:
+    """The header lines, rows and sections of a block this module wrote."""
+    header, rows, sections = [], [], []
+    for line in block.splitlines():
+        if line.startswith(("Machine:", "Command:", "Re-run")):
+            header.append(line)
+        elif line.startswith("| ") and not line.startswith(("| test |", "| section |")):
+            cells = _cells(line)
+            if len(cells) == 5:
+                test, trials, failures, figure, _ = cells
+                rows.append(Row(test, int(trials.replace(",", "")), int(failures), figure))
+            elif len(cells) == 3:
+                name, minutes, load = cells
+                start, end = (float(x) for x in load.split(" → "))
+                sections.append(Section(name, float(minutes) * 60, start, end))
+    return header, rows, sections
+
+
+def write_doc(
+    rows: list[Row],
+    sections: list[Section],
+    plan: dict[str, Any],
+    mode: str,
+    *,
+    partial: bool = False,
+) -> None:
+    """Rewrite the generated block of docs/reliability.md: table, machine, load, command.
+
+    With `partial` (a run of some sections only), the rows and sections it measured replace
+    those of the same name in the block, the others stay, and a line says what was re-run."""
+    counts = ", ".join(f"{k}={v:,}" if isinstance(v, int) else f"{k}={v}" for k, v in plan.items())
     text = DOC.read_text() if DOC.exists() else _skeleton()
-    if START in text and END in text:
+    old = text.split(START, 1)[1].split(END, 1)[0] if START in text and END in text else ""
+    header = [f"Machine: {machine()}.", f"Command: `{command_line()}` (mode {mode}: {counts})."]
+    if partial and old:
+        header, old_rows, old_sections = _parse(old)
+        names = ", ".join(s.name for s in sections)
+        header.append(
+            f"Re-run of {names} on {machine().rsplit('; ', 1)[-1]}: `{command_line()}`; "
+            "its rows replace the first run's."
+        )
+        fresh = {r.test: r for r in rows}
+        rows = [fresh.pop(r.test, r) for r in old_rows] + list(fresh.values())
+        rerun = {s.name: s for s in sections}
+        sections = [rerun.pop(s.name, s) for s in old_sections] + list(rerun.values())
+    block = _block(header, rows, sections)
+    if old:
         head, rest = text.split(START, 1)
         text = head + block + rest.split(END, 1)[1]
     else:

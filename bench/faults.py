@@ -111,7 +111,11 @@ SECTIONS: dict[str, Callable[[Path, Plan], list[Row]]] = {
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="a light run of every section")
-    parser.add_argument("--write", action="store_true", help="rewrite docs/reliability.md")
+    parser.add_argument(
+        "--write",
+        action="store_true",
+        help="rewrite docs/reliability.md (with --only: replace those sections' rows)",
+    )
     parser.add_argument("--only", default="", help=f"comma-separated: {', '.join(SECTIONS)}")
     parser.add_argument("--fuzz", type=int, help="fuzz strings per entry point")
     parser.add_argument("--kills", type=int, help="kills per command (none embedder)")
@@ -139,7 +143,8 @@ def main() -> int:
             rows += section
     print("\n" + table(rows))
     if args.write:
-        write_doc(rows, sections, plan.__dict__, "quick" if args.quick else "full")
+        mode = "quick" if args.quick else "full"
+        write_doc(rows, sections, plan.__dict__, mode, partial=bool(args.only))
     return 1 if any(r.failures for r in rows) else 0
 
 

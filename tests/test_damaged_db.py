@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 
 from tests import damage
 from tests.mcp.conftest import error_text
+from tests.profile.conftest import add_fact
 from tideline.app import Tideline
 from tideline.cli.main import app as cli
 from tideline.config import Settings
@@ -132,6 +133,65 @@ def test_unrecoverable_file_is_kept_unchanged(template: Path, isolated_home: Pat
     assert code == 1 and repaired["action"] == "failed"
     assert "cannot be recovered" in repaired["error"] and "\n" not in repaired["error"]
     assert digest(path) == before
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small memory.db (no vectors) whose list of tables fills the pages a truncation cuts."""
+    home = tmp_path_factory.mktemp("small")
+    app = Tideline(Settings.load(env={}, overrides={"home": str(home), "embedder": "none"}))
+    for i in range(TURNS):
+        app.memory.sync_turn("garden", "user", f"turn {i}: Anna talks about plot {i * 7}")
+    for i in range(NARRATIVES):
+        app.memory.write(gesture=f"memory {i}: Anna's garden in Porto", tags=["family"])
+    app.close()
+    return home / "memory.db"
+
+
+def test_a_small_memory_cut_in_half_is_read_page_by_page(small: Path, isolated_home: Path) -> None:
+    """SQLite cannot read its list of tables (the pages written last are gone), so the repair
+    reads the pages that are left: the memories on them come back, the lost turns are named."""
+    path = damaged(small, isolated_home, "truncated")
+    code, out, err = run("doctor", "--repair", "--json")
+    assert code == 0, (out, err)
+    [repaired] = json.loads(out)["repaired"]
+    assert repaired["rows"]["narratives"] == NARRATIVES and "missing" in repaired["lost"]["turns"]
+    stats = json.loads(run("stats", "--json")[1])
+    assert stats["narratives"] == NARRATIVES and stats["sessions"] == 1
+    hits = json.loads(run("search", "Porto garden", "--json", "--mode", "lex")[1])["hits"]
+    assert len(hits) > 0 and path.exists()
+
+
+def test_a_memory_cut_to_its_first_page_says_why_nothing_came_back(
+    small: Path, isolated_home: Path
+) -> None:
+    path = damaged(small, isolated_home, "empty")
+    path.write_bytes(small.read_bytes()[: damage.page_size(small)])
+    before = digest(path)
+    code, out, _ = run("doctor", "--repair", "--json")
+    [repaired] = json.loads(out)["repaired"]
+    assert code == 1 and repaired["action"] == "failed" and "\n" not in repaired["error"]
+    assert "it holds 1 of the" in repaired["error"] and "not one row" in repaired["error"]
+    assert digest(path) == before
+
+
+def test_repair_keeps_the_profiles_tables(small: Path, isolated_home: Path) -> None:
+    """Facts live in memory.db too: the new file gets every table the agent database holds."""
+    home = isolated_home / "with-fact"
+    home.mkdir(parents=True)
+    shutil.copyfile(small, home / "memory.db")
+    app = Tideline(Settings.load(env={}, overrides={"home": str(home), "embedder": "none"}))
+    add_fact(app.profile, "lives in Porto")
+    app.close()
+    path = damaged(home / "memory.db", isolated_home, "zeroed-header")
+    code, out, err = run("doctor", "--repair", "--json")
+    assert code == 0, (out, err)
+    assert json.loads(out)["repaired"][0]["rows"]["facts"] == 1
+    app = Tideline(Settings.load(env={}, overrides={"home": str(path.parent), "embedder": "none"}))
+    try:
+        assert [f.value for f in app.profile.facts()] == ["lives in Porto"]
+    finally:
+        app.close()
 
 
 def test_a_missing_database_is_still_created_fresh(isolated_home: Path) -> None:

@@ -92,13 +92,8 @@ CREATE = re.compile(r"\bCREATE (?:VIRTUAL )?TABLE(?: IF NOT EXISTS)? (\w+)")
 
 #: Violations on main that issue 10's branches remove (B: library, C: memory/analysis/inject;
 #: issue 9's doctor/repair keep whole-database checks). The list only shrinks: when a branch
-#: lands, delete the lines it fixed.
-KNOWN: set[str] = {
-    # not in plan 10: issue 9's repair copies vectors straight between two databases; a follow-up
-    # gives TextIndex a copy method (vectors() + set_vectors() already cover most of it)
-    "repair.py: X_vec (owner search/_index.py)",
-    "repair.py: vector_spaces (owner search/_index.py)",
-}
+#: lands, delete the lines it fixed (empty since repair reads vectors through `TextIndex`).
+KNOWN: set[str] = set()
 
 
 def _strings(path: Path) -> Iterator[str]:

@@ -42,6 +42,8 @@ class StoreError(TidelineError):
 class DatabaseDamaged(StoreError):
     """SQLite found the file corrupt (bad page, bad header, bad write-ahead log)."""
 
+    path = ""  # the damaged file, when known: a disposable one (a library index) is rebuilt
+
 
 class NotADatabase(DatabaseDamaged):
     """The file exists but is empty, not SQLite, or SQLite written by something else."""

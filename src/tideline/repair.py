@@ -22,13 +22,14 @@ from pathlib import Path
 from typing import Any
 
 import apsw
-import numpy as np
 
 from tideline.analysis import ANALYSIS_MIGRATIONS
 from tideline.config import Settings
+from tideline.consolidate import CONSOLIDATE_MIGRATIONS, DREAM_MIGRATIONS
 from tideline.doctor import AGENT_DATABASE, database_files
 from tideline.errors import RepairFailed, TidelineError
 from tideline.memory import AGENT_MIGRATIONS, NARRATIVE_INDEX, TURN_INDEX, Memory
+from tideline.profile import PROFILE_MIGRATIONS
 from tideline.search import TextIndex
 from tideline.store import (
     Database,
@@ -42,6 +43,14 @@ from tideline.store import (
 )
 
 SEARCHED = {TURN_INDEX: "turns", NARRATIVE_INDEX: "narratives"}
+#: Every table the agent database can hold: only tables of the new file are copied into it.
+TABLES = (
+    AGENT_MIGRATIONS,
+    ANALYSIS_MIGRATIONS,
+    PROFILE_MIGRATIONS,
+    CONSOLIDATE_MIGRATIONS,
+    DREAM_MIGRATIONS,
+)
 REINDEX_BATCH = 2000
 SIDE_FILES = ("-wal", "-shm", ".damage.json")
 
@@ -123,10 +132,10 @@ def _recover(path: Path, result: Repaired) -> None:
         else:
             result.notes.append("it was empty: nothing to recover, a new memory starts here")
         try:
-            with open_database(new, AGENT_MIGRATIONS, ANALYSIS_MIGRATIONS) as db:
+            with open_database(new, *TABLES) as db:
                 if src is not None:
                     copy_rows(src, db, salvage)
-                    db.execute("DELETE FROM vector_spaces")  # bound again by _copy_vectors
+                    TextIndex.forget_spaces(db)  # bound again by _copy_vectors
                     salvage.tables.pop("vector_spaces", None)
                     _reindex_text(db)
                     result.notes += _copy_vectors(src, db)
@@ -146,9 +155,7 @@ def _recover(path: Path, result: Repaired) -> None:
         result.notes.append("its header was rebuilt to read it")
     result.kept, result.action = str(_set_aside(path, new)), "recovered"
     forget_damage(path)
-    open_database(
-        path, AGENT_MIGRATIONS, ANALYSIS_MIGRATIONS
-    ).close()  # the re-check: it opens as a memory again
+    open_database(path, *TABLES).close()  # the re-check: it opens as a memory again
 
 
 def _reindex_text(db: Database) -> None:
@@ -167,21 +174,16 @@ def _copy_vectors(src: apsw.Connection, db: Database) -> list[str]:
     notes = []
     for name, table in SEARCHED.items():
         try:
-            space = src.execute(
-                "SELECT model_id, dim FROM vector_spaces WHERE name = ?", (name,)
-            ).fetchone()
-            if space is None:
-                continue
-            vectors = src.execute(f"SELECT rowid, embedding FROM {name}_vec").fetchall()
+            space, vectors = TextIndex.stored_vectors(src, name)
         except apsw.Error as exc:
             notes.append(f"{name} vectors unreadable ({exc}); run `tideline embed`")
             continue
+        if space is None:
+            continue
         alive = {r[0] for r in db.execute(f"SELECT id FROM {table}")}
         index = TextIndex(db, name)
-        if not index.bind_vectors(str(space[0]), int(space[1])) and not index.has_vectors:
+        if not index.bind_vectors(*space) and not index.has_vectors:
             notes.append(f"{name} vectors not copied (sqlite-vec is off); run `tideline embed`")
             continue
-        index.set_vectors(
-            (i, np.frombuffer(blob, dtype=np.float32)) for i, blob in vectors if i in alive
-        )
+        index.set_vectors((i, v) for i, v in vectors.items() if i in alive)
     return notes

@@ -14,13 +14,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from mcp import Client
+from rich.table import Table
 from typer.testing import CliRunner
 
 from tests.fuzz.conftest import fuzz
 from tests.library.notes import make_collection
 from tests.mcp.conftest import error_text, payload
 from tideline.app import Tideline
+from tideline.cli._output import console, err_console, styled
 from tideline.cli.main import app as tideline_cli
+from tideline.cli.memo import _Bar
+from tideline.cli.memo import app as memo_cli
 from tideline.config import Settings
 from tideline.errors import InvalidInput, NotFound
 from tideline.mcp import build_server
@@ -181,3 +185,74 @@ def test_over_mcp_bad_times_ids_and_surrogates_are_tool_errors() -> None:
         anyio.run(scenario)
     finally:
         app.close()
+
+
+def test_rich_markup_in_user_text_is_printed_as_typed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`[/x]` in a narrative, a note heading or a query is text: printed as typed, never parsed
+    as a rich tag (a closing tag with no opening one raised MarkupError from every display)."""
+    monkeypatch.setenv("TIDELINE_EMBEDDER", "none")
+    typed = "kept [/x] [b]y[/b]"
+    assert runner.invoke(tideline_cli, ["write", typed], catch_exceptions=False).exit_code == 0
+    shown = runner.invoke(tideline_cli, ["search", "kept"], catch_exceptions=False)
+    assert shown.exit_code == 0 and typed in shown.stdout
+    trace = runner.invoke(tideline_cli, ["trace", "1"], catch_exceptions=False)
+    assert trace.exit_code == 0 and trace.stdout.startswith(typed)
+    preview = runner.invoke(tideline_cli, ["forget", "kept"], catch_exceptions=False)
+    assert typed in preview.stdout and "\\[" not in preview.stdout
+    code, err = cli("search", "kept", "--since", "[/x]")
+    assert code == 2 and "since='[/x]'" in _one_error_line(err)
+
+    root = tmp_path / "lib"
+    make_collection(root, "c", "Notes", {"n.md": "# Tides [/z]\n\nharbour lanterns\n"})
+    monkeypatch.setenv("MEMO_ROOT", str(root))
+    found = runner.invoke(memo_cli, ["search", "harbour", "--mode", "lex"], catch_exceptions=False)
+    assert found.exit_code == 0 and "Tides [/z]" in found.stdout
+    none = runner.invoke(memo_cli, ["search", "[/x]", "--mode", "lex"], catch_exceptions=False)
+    assert none.exit_code == 1 and "no results for '[/x]'" in none.stderr
+
+
+def test_cli_consoles_never_parse_markup() -> None:
+    """Every CLI line goes through these two consoles; colour is `styled`, never a `[tag]`."""
+    for shared in (console, err_console):
+        with shared.capture() as captured:
+            shared.print("[/x] [red]y[/red]", highlight=False)
+        assert captured.get().strip() == "[/x] [red]y[/red]"
+
+
+def test_a_collection_named_like_a_tag_in_memos_progress_bar() -> None:
+    """The bar's task names are collection folders: `[/x]` there is text too."""
+    bar = _Bar(True)
+    assert bar.progress is not None
+    bar("[/x]: scanning", 1, 2)
+    with err_console.capture() as captured:
+        err_console.print(bar.progress.get_renderable())
+    assert "[/x]: scanning" in captured.get()
+
+
+LOOSE_JOINERS = ["\u200d\u200d😀💻", "\u200d\u200d💻", "1\u200d\u200d😀r 👩‍💻", "x\u200d🏳️‍🌈 \u200d"]
+
+
+@pytest.mark.parametrize("text", LOOSE_JOINERS)
+def test_zero_width_joiners_that_join_nothing_print_at_any_width(text: str) -> None:
+    """rich 15 raised IndexError / ZeroDivisionError cutting such text to a width (the CLI fuzz
+    of bench/faults.py found it in `tideline search`'s table); a joiner between emoji stays."""
+    for width in range(6, 40):
+        table = Table("id", "text", width=width)
+        table.add_row("1", text * 3)
+        with console.capture() as captured:
+            console.print(table)
+            console.print(styled(("1.", "bold"), f" {text}"), width=width)
+        if "👩‍💻" in text:
+            assert "👩‍💻" in captured.get()
+
+
+def test_a_narrative_of_loose_joiners_is_listed_by_tideline_search(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("TIDELINE_EMBEDDER", "none")
+    typed = "mk60x " + "\u200d\u200d🌈🧠\u200d🧠\u200d💻🌈🧠💻\u200d🌈👩😀🧠👩\u200d🌈\u200d🏳🧠" * 8
+    assert runner.invoke(tideline_cli, ["write", typed], catch_exceptions=False).exit_code == 0
+    shown = runner.invoke(tideline_cli, ["search", "mk60x", "-k", "1"], catch_exceptions=False)
+    assert shown.exit_code == 0 and "mk60x" in shown.stdout

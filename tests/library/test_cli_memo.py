@@ -94,6 +94,21 @@ def test_errors_are_one_line_on_stderr_with_a_nonzero_exit(memo, lib_root: Path)
     assert "already exists" in again.stderr
 
 
+def test_no_results_for_a_long_query_quotes_only_its_start(memo, lib_root: Path) -> None:
+    make_collection(lib_root, "c", "One note", {"n.md": "# n\n\nharbour lanterns\n"})
+    query = "q" * 131_000
+    result = memo("search", query, "--mode", "lex", code=1)
+    assert result.stdout == ""
+    (line,) = [x for x in result.stderr.splitlines() if x.startswith("no results")]
+    assert "131,000 characters" in line and len(line) < 200
+
+
+def test_no_results_for_a_short_query_quotes_it_whole(memo, lib_root: Path) -> None:
+    make_collection(lib_root, "c", "One note", {"n.md": "# n\n\nharbour lanterns\n"})
+    result = memo("search", "zeppelin", "--mode", "lex", code=1)
+    assert "no results for 'zeppelin' in *" in result.stderr
+
+
 def test_no_root_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("MEMO_ROOT", raising=False)
     result = CliRunner().invoke(app, ["status"])

@@ -10,9 +10,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import apsw
+import pytest
+from typer.testing import CliRunner
+
+from tests import damage
 from tests.helpers import wait_until
 from tests.library.corpus import build
 from tests.library.notes import make_collection, write
+from tideline.cli.memo import app as memo_app
 from tideline.embed import E5Embedder
 from tideline.library import Library
 
@@ -193,3 +199,58 @@ def test_kill_during_indexing_is_repaired_by_the_next_run(lib_root: Path, e5: E5
         assert lib.search("Topic number 77", "big", mode="lex").hits[0].path == "big/n077.md"
         (again,) = lib.index()
         assert again.noop
+
+
+def _garden(root: Path) -> Path:
+    """40 notes, lexical index only; returns the index file."""
+    make_collection(
+        root,
+        "garden",
+        "Notes about the garden",
+        {f"note{i}.md": f"# Bed {i}\n\n" + "Tomatoes. " * 200 for i in range(40)},
+    )
+    with Library(root, None) as lib:
+        lib.index()
+    return root / "garden/.memo/index.db"
+
+
+@pytest.mark.parametrize("table", ["chunks", "chunks_fts_data"])
+@pytest.mark.parametrize("catch_up", [True, False])
+def test_damage_met_during_a_search_rebuilds_the_index_and_answers(
+    lib_root: Path, table: str, catch_up: bool
+) -> None:
+    """A bad page that opening never reads surfaces mid-search: the index is disposable, so it
+    is thrown away, rebuilt from the notes, and the same search answers (issue 9 item 7)."""
+    index = _garden(lib_root)
+    damage.scribble(index, damage.middle_of(index, table))
+    with Library(lib_root, None) as lib:
+        result = lib.search("tomatoes", "garden", mode="lex", catch_up=catch_up)
+        assert len(result.hits) == 8
+        assert lib.status("garden")["collections"][0]["files"] == 40
+    if catch_up:
+        assert any("thrown away and rebuilt from the markdown" in w for w in result.warnings)
+    conn = apsw.Connection(str(index))
+    assert conn.execute("PRAGMA quick_check").fetchall() == [("ok",)]
+    conn.close()
+
+
+def test_damage_met_during_status_and_memo_search_is_not_an_error(lib_root: Path) -> None:
+    index = _garden(lib_root)
+    damage.scribble(index, damage.middle_of(index, "files"))
+    with Library(lib_root, None) as lib:
+        assert lib.status("garden")["collections"][0]["files"] == 40
+    damage.scribble(index, damage.middle_of(index, "chunks"))
+    result = CliRunner().invoke(
+        memo_app, ["search", "tomatoes", "--root", str(lib_root), "--mode", "lex"]
+    )
+    assert result.exit_code == 0 and "garden/note" in result.stdout, result.stderr
+
+
+def test_damage_met_while_memo_write_indexes_its_note(lib_root: Path) -> None:
+    """The note is written once (an append is not repeated); the index is rebuilt around it."""
+    index = _garden(lib_root)
+    damage.scribble(index, damage.middle_of(index, "files"))
+    with Library(lib_root, None) as lib:
+        lib.write("garden/note0.md", "Basil beside them.\n", append=True)
+        assert lib.search("basil", "garden", mode="lex", catch_up=False).hits
+    assert (lib_root / "garden/note0.md").read_text().count("Basil") == 1

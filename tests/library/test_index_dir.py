@@ -111,6 +111,17 @@ def test_index_db_folder_with_files_in_it_is_a_one_line_error(lib_root: Path) ->
     assert (lib_root / "c/.memo/index.db/keep.txt").exists()
 
 
+def test_a_refused_index_db_folder_is_not_announced_as_rebuilt(
+    lib_root: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A real process prints log warnings on stderr: "rebuilt" before the refusal was false."""
+    make_collection(lib_root, "c", "Birds", NOTES)
+    write(lib_root, "c/.memo/index.db/keep.txt", "not ours to delete")
+    with Library(lib_root, None) as lib, pytest.raises(IndexDirRefused):
+        lib.search("heron", "c", mode="lex")
+    assert [r.getMessage() for r in caplog.records if "rebuilt" in r.getMessage()] == []
+
+
 def test_a_linked_index_db_is_unlinked_never_opened(lib_root: Path, tmp_path: Path) -> None:
     make_collection(lib_root, "c", "Birds", NOTES)
     target, files = _foreign(tmp_path)

@@ -143,7 +143,8 @@ def test_library_services(tmp_path: Path) -> None:
 
 def test_sleep_and_dream_runs_report_progress(client: TestClient, seeded: dict[str, Any]) -> None:
     started = _ok(client.post("/api/sleep", json={}), 202)
-    assert started["status"] == "running" and started["total"] > 1
+    # a sleep without an LLM may be over before the answer is written
+    assert started["status"] in ("running", "done") and started["total"] > 1
 
     def finished() -> Any:
         run = _ok(client.get(f"/api/runs/{started['id']}"))

@@ -163,7 +163,8 @@ def refresh_weights(
     narratives: list[Narrative] | None = None,
 ) -> WeightsReport:
     """Recurrence from today's tag frequencies → weights from the formula → anti-inflation over
-    the `window` most recent narratives; written in one transaction."""
+    the `window` most recent narratives; written in one transaction. The `narratives` given are
+    updated to what was written (the next steps of a run need not read them all again)."""
     rows = memory.narratives.all() if narratives is None else narratives
     recurrence = refresh_recurrence({n.id: n.tags for n in rows})
     weighted = [
@@ -188,9 +189,7 @@ def refresh_weights(
     ]
     deltas = [abs(weights[n.id] - n.weight) for n in rows if weights[n.id] != n.weight]
     recent = sorted(rows, key=lambda n: (n.created_at, n.id), reverse=True)[:window]
-    if changes:
-        memory.narratives.set_weights(changes)
-    return WeightsReport(
+    report = WeightsReport(
         narratives=len(rows),
         recurrence_changed=sum(1 for n in rows if recurrence[n.id] != n.recurrence),
         weights_changed=len(deltas),
@@ -199,6 +198,11 @@ def refresh_weights(
         deflated=len(deflated),
         recent_mean=round(sum(weights[n.id] for n in recent) / len(recent), 4) if recent else None,
     )
+    if changes:
+        memory.narratives.set_weights(changes)
+        for n in rows:
+            n.recurrence, n.weight = recurrence[n.id], weights[n.id]
+    return report
 
 
 # -- entity graph ----------------------------------------------------------------------------
@@ -306,8 +310,7 @@ def run_all(
                     memory, merge=merge_topics, progress=progress, narratives=rows
                 )
             elif step == "weights":
-                result = refresh_weights(memory, narratives=rows)
-                rows = memory.narratives.all()
+                result = refresh_weights(memory, narratives=rows)  # rows now carry the new weights
             elif step == "clusters":
                 result = rebuild_clusters(memory, seed=seed, narratives=rows)
             elif step == "graph":

@@ -1,5 +1,13 @@
 """Shared output helpers for the CLI drivers: JSON or rich, errors on stderr with exit codes.
 
+User text (queries, notes, narratives, turns, and errors that quote them) is printed as it is:
+both consoles have rich markup off, so `[/x]` in a note is text, not a tag that fails to close.
+Colour comes from `styled`, never from `[red]` tags inside a string. One exception to "as it is":
+rich 15 mis-measures a zero width joiner that joins no two emoji (leading, doubled, beside a
+letter), and cutting such text to the terminal width raised IndexError or ZeroDivisionError in
+rich's `set_cell_size`; `printable` leaves those joiners out of what is printed (a joiner between
+two emoji, as in 👩‍💻 or 🏳️‍🌈, is kept). Stored text is never changed.
+
 Exit codes: 0 ok; 1 a check failed / nothing found where something was required; 2 bad input or
 usage; 3 a store problem (locked, not a database, newer schema); 4 the embedder is unavailable;
 5 busy: another sleep is running (try again later).
@@ -8,6 +16,7 @@ usage; 3 a store problem (locked, not a database, newer schema); 4 the embedder 
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -16,12 +25,44 @@ from typing import Any
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from tideline.consolidate import SleepBusy
 from tideline.errors import EmbedderError, InvalidInput, StoreError, TidelineError
 
-console = Console()
-err_console = Console(stderr=True)
+_EMOJI = "\U0001f000-\U0001faff\u2600-\u27bf"
+_LOOSE_JOINER = re.compile(f"(?<![{_EMOJI}\ufe0f])\u200d|\u200d(?![{_EMOJI}])")
+
+
+def printable(text: str) -> str:
+    """`text` without the zero width joiners rich cannot measure (see the module docstring)."""
+    return _LOOSE_JOINER.sub("", text) if "\u200d" in text else text
+
+
+class _Console(Console):
+    """A rich console for user text: every plain string it renders (a line, a table cell) goes
+    through `printable`."""
+
+    def render_str(self, text: str, **kwargs: Any) -> Text:
+        return super().render_str(printable(text), **kwargs)
+
+
+console = _Console(markup=False)
+err_console = _Console(stderr=True, markup=False)
+
+
+def styled(*parts: str | tuple[str, str]) -> Text:
+    """Plain strings and (text, style) pairs as one line: colour without parsing markup."""
+    return Text.assemble(
+        *(printable(p) if isinstance(p, str) else (printable(p[0]), p[1]) for p in parts)
+    )
+
+
+def quoted(text: str, limit: int = 80) -> str:
+    """`text` as a message quotes it: a 128 KiB argument is not echoed back whole."""
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit]!r}… ({len(text):,} characters)"
 
 
 def _default(obj: Any) -> Any:
@@ -56,5 +97,5 @@ def errors_to_exit() -> Iterator[None]:
     try:
         yield
     except TidelineError as exc:
-        err_console.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+        err_console.print(styled(("error:", "red"), f" {exc}"), highlight=False, soft_wrap=True)
         raise typer.Exit(exit_code(exc)) from None

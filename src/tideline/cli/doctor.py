@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
-from tideline.cli._output import console, err_console, errors_to_exit, print_json
+from tideline.cli._output import console, err_console, errors_to_exit, print_json, styled
 from tideline.config import Settings
 from tideline.doctor import Report, run_doctor
 from tideline.repair import Repaired, repair
@@ -49,14 +49,18 @@ def _print_report(report: Report) -> None:
         table.add_row(f.role, f"{f.path} ({'ok' if f.ok else 'DAMAGED'})")
     console.print(table)
     for problem in report.problems:
-        err_console.print(f"[red]problem:[/red] {problem}", soft_wrap=True, highlight=False)
+        err_console.print(
+            styled(("problem:", "red"), f" {problem}"), soft_wrap=True, highlight=False
+        )
     if report.ok:
-        console.print("[green]all good[/green]")
+        console.print(styled(("all good", "green")))
 
 
 def _print_repaired(r: Repaired) -> None:
     if r.action == "failed":
-        err_console.print(f"[red]repair failed:[/red] {r.error}", soft_wrap=True, highlight=False)
+        err_console.print(
+            styled(("repair failed:", "red"), f" {r.error}"), soft_wrap=True, highlight=False
+        )
         return
     if r.action == "healthy":
         return

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
 from tideline.cli._app import open_app
@@ -52,15 +51,11 @@ def _show(found: Forgetting) -> None:
         return
     table = Table("type", "id", "when", "text")
     for s in found.sessions:
-        table.add_row(
-            "session", escape(s["key"]), "", escape(f"{s['turns']} turns" + _title(s["title"]))
-        )
+        table.add_row("session", s["key"], "", f"{s['turns']} turns" + _title(s["title"]))
     for n in found.narratives:
-        table.add_row("narrative", str(n.id), n.created_at[:10], escape(n.gesture[:100]))
+        table.add_row("narrative", str(n.id), n.created_at[:10], n.gesture[:100])
     for t in found.turns:
-        table.add_row(
-            "turn", str(t.id), t.ts[:10], escape(f"{t.speaker or t.role}: {t.text}"[:100])
-        )
+        table.add_row("turn", str(t.id), t.ts[:10], f"{t.speaker or t.role}: {t.text}"[:100])
     console.print(table)
     counted = f"{len(found.sessions)} sessions, {len(found.turns)} turns, {len(found.narratives)} narratives"
     if found.done:

@@ -20,7 +20,15 @@ from rich.table import Table
 
 from tideline.cli._app import open_app
 from tideline.cli._fields import FREE_TEXT, choice, option
-from tideline.cli._output import console, err_console, errors_to_exit, print_json
+from tideline.cli._output import (
+    console,
+    err_console,
+    errors_to_exit,
+    print_json,
+    printable,
+    quoted,
+    styled,
+)
 from tideline.cli._version import version_option
 from tideline.fields import (
     MEMO_READ,
@@ -63,7 +71,7 @@ class _Bar:
     def __init__(self, enabled: bool):
         self.progress = (
             Progress(
-                TextColumn("{task.description}"),
+                TextColumn("{task.description}", markup=False),  # collection names are text
                 BarColumn(),
                 MofNCompleteColumn(),
                 TimeElapsedColumn(),
@@ -88,7 +96,7 @@ class _Bar:
         if self.progress is None:
             return
         if phase not in self.tasks:
-            self.tasks[phase] = self.progress.add_task(phase, total=total)
+            self.tasks[phase] = self.progress.add_task(printable(phase), total=total)
         self.progress.update(self.tasks[phase], completed=done, total=total)
 
 
@@ -116,14 +124,16 @@ def _print_reports(
     console.print(table)
     for r in reports:
         for w in r.warnings:
-            err_console.print(f"[yellow]warning:[/yellow] {w}", highlight=False, soft_wrap=True)
+            err_console.print(
+                styled(("warning:", "yellow"), f" {w}"), highlight=False, soft_wrap=True
+            )
         for p in r.skipped:
             err_console.print(
-                f"[yellow]skipped:[/yellow] {p.message}", highlight=False, soft_wrap=True
+                styled(("skipped:", "yellow"), f" {p.message}"), highlight=False, soft_wrap=True
             )
     for p in unseen or []:
         err_console.print(
-            f"[yellow]not indexed:[/yellow] {p.message}", highlight=False, soft_wrap=True
+            styled(("not indexed:", "yellow"), f" {p.message}"), highlight=False, soft_wrap=True
         )
 
 
@@ -177,9 +187,11 @@ def search(
         print_json(result.to_dict())
         return
     for w in result.warnings:
-        err_console.print(f"[yellow]note:[/yellow] {w}", highlight=False, soft_wrap=True)
+        err_console.print(styled(("note:", "yellow"), f" {w}"), highlight=False, soft_wrap=True)
     if not result.hits:
-        err_console.print(f"no results for {query!r} in {result.scope}")
+        err_console.print(
+            f"no results for {quoted(query)} in {result.scope}", highlight=False, soft_wrap=True
+        )
         raise typer.Exit(1)
     for n, h in enumerate(result.hits, 1):
         parts = f"rrf {h.score:.4f}"
@@ -188,9 +200,10 @@ def search(
         if h.vec_rank is not None:
             parts += f" · vec #{h.vec_rank} d={h.vec_distance:.3f}"
         console.print(
-            f"[bold]{n}. {h.location}[/bold]  {h.heading}  [dim]{parts}[/dim]", highlight=False
+            styled((f"{n}. {h.location}", "bold"), f"  {h.heading}  ", (parts, "dim")),
+            highlight=False,
         )
-        console.print(h.text, highlight=False, markup=False)
+        console.print(h.text, highlight=False)
         console.print()
 
 
@@ -222,11 +235,13 @@ def status(
         lines += [("error", c["error"])] if "error" in c else []
     for p in data["problems"]:
         if p["kind"] in _INVISIBLE:
-            table.add_row(f"{p['path']}/", f"[yellow]{_INVISIBLE[p['kind']]}[/yellow]", *"-----")
+            table.add_row(f"{p['path']}/", styled((_INVISIBLE[p["kind"]], "yellow")), *"-----")
     console.print(f"library {data['root']} · embedder {data['embedder']}")
     console.print(table)
     for kind, message in lines:
-        err_console.print(f"[yellow]{kind}:[/yellow] {message}", highlight=False, soft_wrap=True)
+        err_console.print(
+            styled((f"{kind}:", "yellow"), f" {message}"), highlight=False, soft_wrap=True
+        )
 
 
 @app.command("route", context_settings=FREE_TEXT)
@@ -245,7 +260,7 @@ def route(
         return
     console.print(f"{result.strategy} routing over {result.total} collections", highlight=False)
     for c in result.candidates:
-        console.print(f"{c.name} — {c.description}", highlight=False, markup=False)
+        console.print(f"{c.name} — {c.description}", highlight=False)
     if result.tree:
         console.print("tree: " + ", ".join(f"{n}/ ({m})" for n, m in result.tree.items()))
 

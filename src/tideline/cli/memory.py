@@ -8,7 +8,7 @@ from rich.table import Table
 
 from tideline.cli._app import open_app
 from tideline.cli._fields import FREE_TEXT, choice, option
-from tideline.cli._output import console, err_console, print_json
+from tideline.cli._output import console, err_console, print_json, quoted, styled
 from tideline.fields import IMPORT, MEMORY_SEARCH, MEMORY_TRACE, MEMORY_WRITE, SESSIONS
 
 JSON = typer.Option(False, "--json", help="Print JSON.")
@@ -87,12 +87,14 @@ def search(
             min_score=min_score,
         )
     for warning in result.warnings:
-        err_console.print(f"[yellow]warning:[/yellow] {warning}", soft_wrap=True)
+        err_console.print(styled(("warning:", "yellow"), f" {warning}"), soft_wrap=True)
     if json_out:
         print_json(result.to_dict())
         return
     if not result.hits:
-        err_console.print(f"nothing relevant found for {query!r}", highlight=False)
+        err_console.print(
+            f"nothing relevant found for {quoted(query)}", highlight=False, soft_wrap=True
+        )
         raise typer.Exit(1)
     table = Table("type", "id", "score", "when", "text")
     for h in result.hits:
@@ -112,7 +114,9 @@ def trace(
         print_json(t.to_dict())
         return
     n = t.narrative
-    console.print(f"[bold]{n.gesture}[/bold]  (id {n.id}, weight {n.weight:.3f})", highlight=False)
+    console.print(
+        styled((n.gesture, "bold"), f"  (id {n.id}, weight {n.weight:.3f})"), highlight=False
+    )
     if n.forgotten_at:
         console.print(f"forgotten {n.forgotten_at}: {n.forgotten_why}", highlight=False)
     if n.superseded_by is not None:
@@ -173,9 +177,9 @@ def import_(
         )
         for p in summary.problems:
             where = f"line {p.line}: " if p.line else ""
-            err_console.print(f"{where}{p.message}", style="red", markup=False, soft_wrap=True)
+            err_console.print(f"{where}{p.message}", style="red", soft_wrap=True)
         for w in summary.warnings:
-            err_console.print(f"[yellow]warning:[/yellow] {w}", soft_wrap=True)
+            err_console.print(styled(("warning:", "yellow"), f" {w}"), soft_wrap=True)
     if summary.problems:
         raise typer.Exit(1)
 

@@ -20,7 +20,7 @@ from tideline.analysis.scanner import scan_unindexed
 from tideline.analysis.scripts import rebuild_entity_graph, run_all
 from tideline.cli._app import open_app
 from tideline.cli._fields import option
-from tideline.cli._output import console, err_console, print_json
+from tideline.cli._output import console, err_console, print_json, styled
 from tideline.fields import ATTENTION_HEATMAP, SCAN_UNINDEXED
 
 app = typer.Typer(
@@ -112,8 +112,10 @@ def _run(steps: tuple[str, ...], json_out: bool, gap: float = 30.0) -> None:
     graph = report.steps.get("graph")
     for bad in (graph or {}).get("malformed", []):
         err_console.print(
-            f"[yellow]narrative {bad['narrative_id']}:[/yellow] entities_role part "
-            f"{bad['part']!r} skipped ({bad['reason']})",
+            styled(
+                (f"narrative {bad['narrative_id']}:", "yellow"),
+                f" entities_role part {bad['part']!r} skipped ({bad['reason']})",
+            ),
             soft_wrap=True,
         )
 
@@ -160,8 +162,10 @@ def graph(
             console.print(f"  {s.entity} = {s.role} in {s.count}/{s.memories} memories")
         for bad in report.malformed:
             err_console.print(
-                f"[yellow]narrative {bad['narrative_id']}:[/yellow] part {bad['part']!r} "
-                f"skipped ({bad['reason']})",
+                styled(
+                    (f"narrative {bad['narrative_id']}:", "yellow"),
+                    f" part {bad['part']!r} skipped ({bad['reason']})",
+                ),
                 soft_wrap=True,
             )
         if dot is not None:
@@ -237,11 +241,11 @@ def heatmap(
     console.print(table)
     console.print(f"{result.total_hits} hits; {result.unclustered_hits} outside any cluster")
     if result.deserts:
-        console.print("[bold]attention deserts[/bold] (never retrieved in this window):")
+        console.print(styled(("attention deserts", "bold"), " (never retrieved in this window):"))
         for c in result.deserts:
             console.print(f"  {c.cluster_id}: {c.label} ({c.size} narratives)")
     if result.note:
-        err_console.print(f"[yellow]note:[/yellow] {result.note}", soft_wrap=True)
+        err_console.print(styled(("note:", "yellow"), f" {result.note}"), soft_wrap=True)
 
 
 def register(root: typer.Typer) -> None:

@@ -21,7 +21,7 @@ from rich.table import Table
 
 from tideline.cli._app import open_app
 from tideline.cli._fields import option
-from tideline.cli._output import console, err_console, print_json
+from tideline.cli._output import console, err_console, print_json, styled
 from tideline.consolidate import STEPS, SleepReport, StepEvent
 from tideline.fields import RUNS, SLEEP_RUN
 from tideline.llm import NO_LLM
@@ -106,7 +106,9 @@ def sleep(
         for line in summary(report):
             console.print(line, highlight=False, markup=False, soft_wrap=True)
         for error in report.errors:
-            err_console.print(f"[red]error:[/red] {error}", highlight=False, soft_wrap=True)
+            err_console.print(
+                styled(("error:", "red"), f" {error}"), highlight=False, soft_wrap=True
+            )
     if not report.ok:
         raise typer.Exit(1)
 

@@ -4,8 +4,10 @@ from tideline.embed._cache import CachedEmbedder, CacheStats, text_hash
 from tideline.embed._e5 import E5Embedder
 from tideline.embed._fit import (
     MAX_PARTS,
+    QUERY_TOKENS,
     embed_parts,
     fit_prefix,
+    fit_query,
     forget_embeddings,
     split_to_fit,
 )
@@ -16,6 +18,7 @@ from tideline.embed._protocol import Embedder, estimate_tokens, normalise
 
 __all__ = [
     "MAX_PARTS",
+    "QUERY_TOKENS",
     "CacheStats",
     "CachedEmbedder",
     "E5Embedder",
@@ -26,6 +29,7 @@ __all__ = [
     "embedder_factories",
     "estimate_tokens",
     "fit_prefix",
+    "fit_query",
     "forget_embeddings",
     "load_embedder",
     "normalise",

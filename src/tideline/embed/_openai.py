@@ -3,7 +3,8 @@
 Batches requests, times out, retries transient failures (connection errors, 429, 5xx) with
 exponential backoff, and raises `EmbedderUnavailable` with one line when the endpoint stays down.
 Every input is cut to `max_input_tokens` (estimated tokens; 512 by default, the limit of the small
-local models) so an endpoint is never sent a text it would reject or spend seconds on.
+local models), a query to at most 256 as for e5 (`fit_query`), so an endpoint is never sent a text
+it would reject or spend seconds on.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import Sequence
 import httpx
 import numpy as np
 
-from tideline.embed._fit import fit_prefix
+from tideline.embed._fit import fit_prefix, fit_query
 from tideline.embed._protocol import estimate_tokens, normalise
 from tideline.errors import ConfigError, EmbedderUnavailable
 
@@ -67,7 +68,8 @@ class OpenAIEmbedder:
         return out
 
     def embed_query(self, text: str) -> np.ndarray:
-        vector: np.ndarray = self.embed_documents([text])[0]
+        head = fit_query(text, self.max_input_tokens, self.count_tokens)
+        vector: np.ndarray = self.embed_documents([head])[0]
         return vector
 
     def count_tokens(self, text: str) -> int:

@@ -16,8 +16,8 @@ class Embedder(Protocol):
     "no vectors" (the `none` backend): callers search lexically.
 
     `max_input_tokens` is the model's own input limit, in `count_tokens` units. Backends truncate
-    longer inputs to it (a query keeps its head); callers that must not lose text split documents
-    first (`embed_parts`).
+    longer inputs to it, and a query to at most `QUERY_TOKENS` (it keeps its head: `fit_query`);
+    callers that must not lose text split documents first (`embed_parts`).
     """
 
     model_id: str

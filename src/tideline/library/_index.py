@@ -29,6 +29,9 @@ Invariants:
 - `state.json` records the chunker and embedder versions; a mismatch, a missing state or a corrupt
   database means the index is deleted and rebuilt from the markdown, with a warning. Files are
   only ever created or deleted inside a `.memo` that memo owns (`_index_dir`).
+- Damage can also sit on a page that opening never reads, and surface in the middle of a sync or
+  a search. Then `Library` has the index thrown away the same way (`drop_damaged`), rebuilds that
+  collection and runs the call again.
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ from typing import Any, cast
 import apsw
 
 from tideline.embed import Embedder, estimate_tokens
-from tideline.errors import StoreError
+from tideline.errors import DatabaseDamaged, StoreError
 from tideline.library._chunker import CHUNKER_VERSION, ChunkedNote, chunk_markdown, embed_text
 from tideline.library._errors import LinkOutside, UnreadableFile
 from tideline.library._files import read_inside
@@ -152,6 +155,13 @@ Known = dict[str, tuple[Stamp, str, float]]  # rel -> (stamp, hash, checked_at)
 
 def _file_hash(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False
 
 
 def _lexical_text(path: str, heading: str, text: str) -> str:
@@ -289,14 +299,26 @@ class CollectionIndex:
         self._db, self._text = db, text
 
     def _drop(self, message: str) -> None:
+        """Delete the index files; `message` is said only once they are gone (a refusal, such as a
+        folder with files where index.db belongs, is the only thing the user then sees)."""
+        self.close()
+        if claim_index_dir(self.dir, create=False):
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                remove_own(Path(str(self.db_path) + suffix))
+            remove_own(self.state_path)
         log.warning(message)
         self.warnings.append(message)
-        self.close()
-        if not claim_index_dir(self.dir, create=False):
-            return
-        for suffix in ("", "-wal", "-shm", "-journal"):
-            remove_own(Path(str(self.db_path) + suffix))
-        remove_own(self.state_path)
+
+    def drop_damaged(self, exc: DatabaseDamaged) -> bool:
+        """Throw this index away when `exc` is damage found in its file mid-use; False when the
+        damage is in another file."""
+        if not exc.path or not _same_file(Path(exc.path), self.db_path):
+            return False
+        what = str(exc).removeprefix(f"{exc.path} ").split("; ", 1)[0]
+        self._drop(
+            f"index of {self.collection.rel} {what}; thrown away and rebuilt from the markdown"
+        )
+        return True
 
     def close(self) -> None:
         if self._db is not None:

@@ -8,20 +8,25 @@ for anything whose stat changed) over the target path indexes edits made just be
 With `catch_up="auto"` (the default) a running watcher replaces that pass, which costs ~5 µs per
 note (40 ms at 7,425 notes): this process's watcher first syncs the events it has seen
 (`Watcher.settle`), another process's watcher is trusted while its heartbeat is fresh.
+
+An index is disposable: damage met in the middle of a search, a sync or `status` (a bad page that
+opening never reads) throws that collection's index away, rebuilds it from the notes and runs the
+call again (`_rebuilding`), with one warning instead of an error.
 """
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from functools import wraps
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from tideline.embed import Embedder
-from tideline.errors import InvalidInput, TidelineError
+from tideline.errors import DatabaseDamaged, InvalidInput, TidelineError
 from tideline.library import _heartbeat
 from tideline.library._aggregate import by_chunk
 from tideline.library._errors import BadMeta, LinkOutside, NoCollection
@@ -124,6 +129,27 @@ def _clip(text: str, limit: int = TEXT_CHARS) -> str:
         return text
     cut = text.rfind(" ", 0, limit)
     return text[: cut if cut > limit * 0.8 else limit].rstrip() + " …"
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _rebuilding(method: F) -> F:
+    """Damage met in the middle of `method` in one of this library's indexes: throw that index
+    away, build the collection again from its notes and run `method` once more."""
+
+    @wraps(method)
+    def again(self: Library, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except DatabaseDamaged as exc:
+            idx = next((i for i in self._indexes.values() if i.drop_damaged(exc)), None)
+            if idx is None:
+                raise
+            idx.warnings.extend(idx.sync().warnings)  # said by the next sync (the catch-up)
+            return method(self, *args, **kwargs)
+
+    return cast(F, again)
 
 
 class Library:
@@ -270,6 +296,7 @@ class Library:
         return [p for p in self.layout().problems if p.kind in ("unregistered", "bad-meta")]
 
     # -- indexing ---------------------------------------------------------------------------
+    @_rebuilding
     def index(self, *, full: bool = False, progress: Progress | None = None) -> list[SyncReport]:
         """Sync every collection and refresh `_registry.yaml`."""
         layout = self.layout(refresh=True)
@@ -283,6 +310,7 @@ class Library:
         self._save_registry(layout, reports)
         return reports
 
+    @_rebuilding
     def reindex(
         self, path: str | None, *, full: bool = False, progress: Progress | None = None
     ) -> list[SyncReport]:
@@ -305,6 +333,7 @@ class Library:
             self._save_registry(self.layout(), reports)
         return reports
 
+    @_rebuilding
     def sync_files(self, paths: Iterable[Path]) -> list[SyncReport]:
         """Index exactly these files (the watcher's debounced batch). Each is hashed even when
         its stat looks unchanged (`cp -p`, `touch -r`): an event was seen, the hash decides."""
@@ -336,6 +365,7 @@ class Library:
         self._router_stamp = None
 
     # -- search -----------------------------------------------------------------------------
+    @_rebuilding
     def search(
         self,
         query: str,
@@ -488,14 +518,19 @@ class Library:
         written = write_note(
             self.root, target, collection, text, append=append, max_bytes=self.max_file_bytes
         )
-        self.index_of(collection).sync([target])
+        self._sync_note(collection, target)
         return written
+
+    @_rebuilding
+    def _sync_note(self, collection: Collection, note: Path) -> None:
+        self.index_of(collection).sync([note])
 
     def read(self, path: str, start: int = 1, end: int | None = None) -> NoteText:
         """Lines `start`–`end` of a note (or `path:line` from a search hit)."""
         return read_note(self.root, path, start, end, max_bytes=self.max_file_bytes)
 
     # -- status -----------------------------------------------------------------------------
+    @_rebuilding
     def status(self, path: str | None = None) -> dict[str, Any]:
         """What is indexed, when, and whether the index lags behind the files."""
         layout = self.layout(refresh=True)

@@ -33,7 +33,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Literal, cast
+from typing import Any, Literal, Protocol, cast
 
 import numpy as np
 
@@ -52,6 +52,13 @@ log = logging.getLogger(__name__)
 #: A row as apsw returns it (column types are the schema's, which the type checker cannot see).
 Row = tuple[Any, ...]
 
+
+class Readable(Protocol):
+    """A connection `stored_vectors` can read from (apsw's, or `Database`)."""
+
+    def execute(self, sql: str, params: Any = ..., /) -> Any: ...
+
+
 #: Called after each batch of `TextIndex.fill_vectors` with (records done, records asked for).
 FillProgress = Callable[[int, int], None]
 
@@ -64,6 +71,15 @@ FILL_HINT = "run `tideline embed` (memory) or `memo reindex` (library)"
 def text_key(text: str) -> str:
     """A short digest of an embedding text: records with equal keys share one vector."""
     return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+
+
+def _post_filter(where: str) -> str:
+    """The owner's `rowid IN (…)` condition as a check on each FTS5 match, never a constraint
+    handed to FTS5: given `rowid IN (subquery)`, SQLite's planner runs the full-text query once
+    per listed rowid (`INDEX 0:=M…` in the plan), which took 0.1–12 s per search over 10k live
+    narratives or a few weeks of 50k turns; checked after the match (a Bloom filter over the
+    list) it takes a few ms. Unary `+` makes the term unusable as a constraint."""
+    return f"+({where})"
 
 
 def _blob(vector: np.ndarray) -> bytes:
@@ -336,7 +352,7 @@ class TextIndex:
         )
         if parsed.empty:
             return []
-        extra = f" AND {where}" if where else ""
+        extra = f" AND {_post_filter(where)}" if where else ""
         hits: list[Hit] = []
         if len(parsed.terms) > 1:
             parsed = parsed.without(self._weightless(parsed.terms))
@@ -629,6 +645,44 @@ class TextIndex:
         found = np.array([r[0] for r in rows], dtype=np.int64)
         matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
         return found, matrix.reshape(len(rows), self.dim)
+
+    @staticmethod
+    def forget_spaces(db: Storage) -> None:
+        """For a database rebuilt from copied rows: its `vector_spaces` rows name vector tables
+        that were not copied; without them each index binds (creates) its tables anew when
+        vectors arrive."""
+        db.execute("DELETE FROM vector_spaces")
+
+    @staticmethod
+    def stored_vectors(
+        source: Readable, name: str
+    ) -> tuple[tuple[str, int] | None, dict[int, np.ndarray]]:
+        """The space (model id, dimension) and every record's vectors, shape (parts, dim), of
+        index `name` in another database (`source`: an open connection, e.g. a damaged file
+        being salvaged). ({}: no space bound there.) Database errors propagate: the caller
+        decides what an unreadable table means."""
+        space = source.execute(
+            "SELECT model_id, dim FROM vector_spaces WHERE name = ?", (name,)
+        ).fetchone()
+        if space is None:
+            return None, {}
+        parts: dict[int, list[bytes]] = {
+            int(i): [blob] for i, blob in source.execute(f"SELECT rowid, embedding FROM {name}_vec")
+        }
+        has_parts = source.execute(
+            "SELECT 1 FROM sqlite_master WHERE name = ?", (f"{name}_vecpart",)
+        ).fetchone()
+        if has_parts:
+            for i, blob in source.execute(
+                f"SELECT record, embedding FROM {name}_vecpart ORDER BY record, part"
+            ):
+                if int(i) in parts:
+                    parts[int(i)].append(blob)
+        vectors = {
+            i: np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), -1)
+            for i, blobs in parts.items()
+        }
+        return (str(space[0]), int(space[1])), vectors
 
     @property
     def space(self) -> tuple[str, int] | None:

@@ -58,7 +58,9 @@ def _load_vec(conn: apsw.Connection) -> bool:
 def damaged(path: Path | str, what: str) -> DatabaseDamaged:
     """The one-line error for a damaged file: `NotADatabase` when it is not (ours) at all."""
     kind = NotADatabase if what.startswith(("is empty", "is not")) else DatabaseDamaged
-    return kind(f"{path} {what}; {REPAIR_HINT}")
+    error = kind(f"{path} {what}; {REPAIR_HINT}")
+    error.path = str(path)
+    return error
 
 
 class _Connection(apsw.Connection):

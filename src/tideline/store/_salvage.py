@@ -7,7 +7,11 @@ Python, on a private copy of the damaged file (the original is only ever read):
 - `writable_schema` lets SQLite read a truncated file up to its last page;
 - rows are read in key order; at a bad page the reader skips ahead (rowid tables: probes at growing
   distances, then narrows down to the first readable row; other tables: reads backwards from the
-  end), so one bad page costs the rows on that page, not the rest of the table.
+  end), so one bad page costs the rows on that page, not the rest of the table;
+- when SQLite cannot read the list of tables at all (a file cut in half loses the schema pages
+  written last), the file is read page by page below SQLite (`_pages`): each table whose entry
+  survives is walked from its root page, and its readable rows are copied the same way. When
+  not one row can be read that way, the repair fails with the reason in one line.
 
 The new database gets its schema from the caller's migrations; only tables that exist in both are
 copied, by their common columns. Virtual tables (FTS, vectors) and their shadow tables are left
@@ -26,6 +30,7 @@ import apsw
 from tideline.errors import RepairFailed
 from tideline.store._database import Database, _load_vec
 from tideline.store._health import SQLITE_MAGIC, wal_damage, wal_path
+from tideline.store._pages import PageFile
 
 PAGE_SIZES = (4096, 1024, 2048, 8192, 16384, 32768, 65536)
 SQLITE_VERSION = 3054001
@@ -45,6 +50,9 @@ class Salvage:
     header_rebuilt: bool = False
     log_used: bool = False
     tables: dict[str, TableSalvage] = field(default_factory=dict)
+    source: Path | None = None  # the damaged file, as the user named it
+    pages: PageFile | None = None  # set when SQLite cannot read the list of tables
+    unreadable: str = ""  # why not
 
     @property
     def copied(self) -> int:
@@ -70,7 +78,7 @@ def _rebuilt_header(data: bytes) -> bytes | None:
 
 def open_damaged(path: Path, workdir: Path) -> tuple[apsw.Connection, Salvage]:
     """A connection to a private copy of `path` that SQLite will read as far as it can."""
-    report = Salvage()
+    report = Salvage(source=path)
     copy = workdir / path.name
     shutil.copyfile(path, copy)
     if wal_path(path).exists() and wal_damage(path, deep=False) is None:
@@ -95,11 +103,7 @@ def open_damaged(path: Path, workdir: Path) -> tuple[apsw.Connection, Salvage]:
     try:
         conn.execute("SELECT name FROM sqlite_schema").fetchall()
     except apsw.Error as exc:
-        conn.close()
-        raise RepairFailed(
-            f"{path} cannot be recovered: its list of tables is unreadable ({exc}); "
-            "it is kept unchanged; restore it from a backup"
-        ) from exc
+        report.pages, report.unreadable = PageFile.open(copy), str(exc)
     return conn, report
 
 
@@ -201,6 +205,9 @@ def copy_rows(src: apsw.Connection, dst: Database, report: Salvage) -> None:
     a row whose parent was lost is kept rather than dropped)."""
     dst.execute("PRAGMA foreign_keys=OFF")
     try:
+        if report.pages is not None:
+            _copy_pages(report.pages, dst, report)
+            return
         for table, rowid in _plain_tables(dst):
             result = report.tables.setdefault(table, TableSalvage())
             try:
@@ -223,3 +230,88 @@ def copy_rows(src: apsw.Connection, dst: Database, report: Salvage) -> None:
                     result.copied += dst.conn.changes()
     finally:
         dst.execute("PRAGMA foreign_keys=ON")
+
+
+def _copy_pages(pages: PageFile, dst: Database, report: Salvage) -> None:
+    """`copy_rows` for a file whose list of tables SQLite cannot read: page by page."""
+    schema = {
+        str(v[1]): (v[3], str(v[4]))
+        for _, v in pages.rows(1)
+        if len(v) == 5 and v[0] == "table" and isinstance(v[3], int) and v[4]
+    }
+    for table, rowid in _plain_tables(dst):
+        result = report.tables.setdefault(table, TableSalvage())
+        if table not in schema:
+            result.damage = "its entry in the list of tables is lost"
+            continue
+        root, sql = schema[table]
+        columns = _declared(sql)
+        wanted = [name for name, _ in _columns(dst.conn, table)]
+        common = [n for n in wanted if n in columns.names]
+        if not rowid or not common:
+            continue  # a WITHOUT ROWID table is an index b-tree: not read below SQLite
+        pick = [columns.names.index(n) for n in common]
+        insert = (
+            f'INSERT OR IGNORE INTO "{table}"({_quoted(common)}) '
+            f"VALUES ({', '.join('?' * len(common))})"
+        )
+        pages.missing.clear()
+        with dst.transaction():
+            for key, values in pages.rows(root):
+                row = columns.complete(key, values)
+                try:
+                    dst.execute(insert, [row[i] for i in pick])
+                except apsw.Error:
+                    continue  # a row the new schema refuses (garbled types)
+                result.copied += dst.conn.changes()
+        if pages.missing:
+            lost = sorted(pages.missing)
+            result.damage = (
+                f"pages {', '.join(map(str, lost[:5]))}{', …' * (len(lost) > 5)} are missing"
+            )
+    if not report.copied:
+        raise RepairFailed(
+            f"{report.source} cannot be recovered: {_why(pages, report)}, and not one row could be read from what is left; it is kept unchanged; restore it from a backup"
+        )
+
+
+def _why(pages: PageFile, report: Salvage) -> str:
+    announced = int.from_bytes(pages.data[28:32], "big")
+    if announced > pages.pages:
+        return f"it holds {pages.pages} of the {announced} pages its header announces (it was cut short)"
+    return f"its list of tables is unreadable ({report.unreadable})"
+
+
+@dataclass
+class _Declared:
+    """A table's columns as its `CREATE TABLE` declares them, and how to fill a stored row."""
+
+    names: list[str]
+    defaults: list[object]
+    alias: int | None  # the INTEGER PRIMARY KEY column: stored as NULL, its value is the rowid
+
+    def complete(self, rowid: int, values: list[object]) -> list[object]:
+        """Columns added later (ALTER TABLE ... ADD) are missing from older rows: defaults."""
+        row = values[: len(self.names)] + self.defaults[len(values) :]
+        if self.alias is not None:
+            row[self.alias] = rowid
+        return row
+
+
+def _declared(sql: str) -> _Declared:
+    scratch = apsw.Connection(":memory:")
+    try:
+        scratch.execute(sql)
+        (name,) = scratch.execute("SELECT name FROM sqlite_schema").fetchall()[0]
+        info = list(scratch.execute(f'PRAGMA table_xinfo("{name}")'))
+        defaults = [
+            None if r[4] is None else scratch.execute(f"SELECT {r[4]}").fetchall()[0][0]
+            for r in info
+        ]
+    except apsw.Error:
+        return _Declared([], [], None)
+    finally:
+        scratch.close()
+    keys = [i for i, r in enumerate(info) if r[5]]
+    alias = keys[0] if len(keys) == 1 and str(info[keys[0]][2]).upper() == "INTEGER" else None
+    return _Declared([str(r[1]) for r in info], defaults, alias)
