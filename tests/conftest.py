@@ -1,6 +1,10 @@
 from __future__ import annotations
 
-from collections.abc import Iterator
+import itertools
+import shutil
+import tempfile
+import warnings
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import apsw
@@ -10,7 +14,7 @@ from tideline.app import Tideline
 from tideline.config import Settings
 from tideline.embed import E5Embedder
 from tideline.memory import Memory
-from tideline.store import Database
+from tideline.store import Database, Namespace, Storage, open_database, open_postgres
 
 
 def pytest_report_header(config: pytest.Config) -> str:
@@ -29,13 +33,100 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         "AGENT_NAME",
         "MEMO_ROOT",
         "TIDELINE_EMBED_URL",
+        "TIDELINE_DATABASE_URL",
+        "TIDELINE_DATABASE_USER",
     ):
         monkeypatch.delenv(var, raising=False)
     return home
 
 
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Tests marked `engines` run once on SQLite and once on PostgreSQL (same bodies)."""
+    named = any(
+        "engine" in str(m.args[0]) for m in metafunc.definition.iter_markers("parametrize")
+    )  # a test that names its engine itself keeps it
+    if (
+        metafunc.definition.get_closest_marker("engines")
+        and "engine" in metafunc.fixturenames
+        and not named
+    ):
+        metafunc.parametrize("engine", ["sqlite", "postgresql"], indirect=True)
+
+
 @pytest.fixture
-def settings(isolated_home: Path) -> Settings:
+def engine(request: pytest.FixtureRequest) -> str:
+    """The agent database's engine: SQLite unless the test is marked `engines`."""
+    return str(getattr(request, "param", "sqlite"))
+
+
+@pytest.fixture(scope="session")
+def pg_url() -> Iterator[str]:
+    """A real PostgreSQL 16 with pgvector from the `pgserver` wheel, for the whole session. Its
+    folder is not under pytest's (mode 0700): the server runs as its own user, which must reach it."""
+    try:
+        with warnings.catch_warnings():  # no XDG_RUNTIME_DIR here: it falls back to /tmp
+            warnings.simplefilter("ignore")
+            import pgserver
+            import psycopg
+
+            folder = Path(tempfile.mkdtemp(prefix="tideline-pg-"))
+            server = pgserver.get_server(folder / "data", "delete")
+    except Exception as exc:  # any failure to start: skip, saying why
+        pytest.skip(f"PostgreSQL from the pgserver wheel could not start: {exc}")
+    # A throwaway server: no flush to disk (its shutdown checkpoint took a minute on a busy disk)
+    with psycopg.connect(server.get_uri(), autocommit=True) as conn:
+        for name in ("fsync", "synchronous_commit", "full_page_writes"):
+            conn.execute(f"ALTER SYSTEM SET {name} = off")
+        conn.execute("SELECT pg_reload_conf()")
+    yield server.get_uri()
+    # nothing to keep: stop at once (a clean shutdown waits ~20 s for its checkpoint here)
+    pgserver.pg_ctl(
+        ["-m", "immediate", "-w", "stop"], pgdata=server.pgdata, user=server.system_user
+    )
+    server.cleanup()
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+_namespaces = itertools.count(1)
+
+
+@pytest.fixture
+def new_storage(
+    engine: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> Iterator[Callable[[], Storage]]:
+    """Makes empty databases of the test's engine: SQLite files, or PostgreSQL namespaces."""
+    opened: list[Storage] = []
+
+    def make() -> Storage:
+        n = next(_namespaces)
+        if engine == "postgresql":
+            db: Storage = open_postgres(request.getfixturevalue("pg_url"), Namespace(f"test{n}"))
+        else:
+            db = open_database(tmp_path / f"s{n}.db")
+        opened.append(db)
+        return db
+
+    yield make
+    for db in opened:
+        db.close()
+
+
+@pytest.fixture
+def storage(new_storage: Callable[[], Storage]) -> Storage:
+    """An empty database of the test's engine."""
+    return new_storage()
+
+
+@pytest.fixture
+def settings(
+    isolated_home: Path,
+    engine: str,
+    request: pytest.FixtureRequest,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Settings:
+    if engine == "postgresql":  # in the environment, so the CLI in the same test uses it too
+        monkeypatch.setenv("TIDELINE_DATABASE_URL", request.getfixturevalue("pg_url"))
+        monkeypatch.setenv("TIDELINE_DATABASE_USER", f"test{next(_namespaces)}")  # one per test
     return Settings.load()
 
 

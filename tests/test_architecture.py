@@ -38,6 +38,7 @@ LAYERS: dict[str, int] = {
     "tideline.analysis": 8,
     "tideline.profile": 8,
     "tideline.consolidate": 9,  # the Sleep pipeline and session memory: profile, memory, llm
+    "tideline.moving": 9,  # `tideline migrate`: the agent's migration sets, memory's owners
     "tideline.inject": 10,  # may show the profile's snapshot and the session memory
     "tideline.fields": 11,
     "tideline.app": 11,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,16 +16,20 @@ from tideline.search import (
     Scope,
     TextIndex,
     literal_dashes,
+    open_index,
     retrieve,
     rrf_fuse,
 )
-from tideline.store import open_database
+from tideline.store import Storage
+
+#: The same tests on SQLite and on PostgreSQL (tests/conftest.py).
+pytestmark = pytest.mark.engines
 
 FERRY = "The ferry to the island leaves at 7:40 from pier 3"
 
 
-def _index(path: Path, docs: dict[int, str], e5: E5Embedder | None = None) -> TextIndex:
-    idx = TextIndex(open_database(path), "docs")
+def _index(db: Storage, docs: dict[int, str], e5: E5Embedder | None = None) -> TextIndex:
+    idx = open_index(db, "docs")
     idx.upsert_many(list(docs.items()))
     if e5 is not None:
         idx.bind_vectors(e5.model_id, e5.dim)
@@ -41,8 +45,10 @@ def test_competition_ties_share_a_rank_and_a_score() -> None:
     assert ordinal[1].score == pytest.approx(1 / 62)
 
 
-def test_identical_texts_tie_and_recency_decides(tmp_path: Path, e5: E5Embedder) -> None:
-    idx = _index(tmp_path / "a.db", {1: FERRY, 2: FERRY, 3: "Bus timetable for the coast"}, e5)
+def test_identical_texts_tie_and_recency_decides(
+    new_storage: Callable[[], Storage], e5: E5Embedder
+) -> None:
+    idx = _index(new_storage(), {1: FERRY, 2: FERRY, 3: "Bus timetable for the coast"}, e5)
     query = "ferry to the island"
     policy = Policy(ties="competition")
     for mode in ("hybrid", "lex", "vec"):
@@ -54,10 +60,10 @@ def test_identical_texts_tie_and_recency_decides(tmp_path: Path, e5: E5Embedder)
 
 
 def test_several_scopes_merge_by_raw_score_and_keep_their_source(
-    tmp_path: Path, e5: E5Embedder
+    new_storage: Callable[[], Storage], e5: E5Embedder
 ) -> None:
-    a = _index(tmp_path / "a.db", {1: "sourdough bread recipe", 2: "bike repair notes"}, e5)
-    b = _index(tmp_path / "b.db", {1: "sourdough starter feeding schedule and bread"}, e5)
+    a = _index(new_storage(), {1: "sourdough bread recipe", 2: "bike repair notes"}, e5)
+    b = _index(new_storage(), {1: "sourdough starter feeding schedule and bread"}, e5)
     query = "sourdough bread"
     found = retrieve([Scope(a), Scope(b)], query, e5.embed_query(query), 5)
     keys = {h.key for h in found.hits}
@@ -70,8 +76,10 @@ def test_several_scopes_merge_by_raw_score_and_keep_their_source(
     assert {h.key for h in only_b} == {(1, 1)}
 
 
-def test_literal_dashes_find_options_instead_of_excluding(tmp_path: Path) -> None:
-    idx = _index(tmp_path / "a.db", {1: "run tar -t to list an archive", 2: "tar it up"})
+def test_literal_dashes_find_options_instead_of_excluding(
+    new_storage: Callable[[], Storage],
+) -> None:
+    idx = _index(new_storage(), {1: "run tar -t to list an archive", 2: "tar it up"})
     assert literal_dashes("make --clean -t") == "make clean t"
     plain = Policy(trigram="fallback")
     excluded = retrieve(idx, "tar -t", None, 5, "lex", plain).hits
@@ -80,8 +88,8 @@ def test_literal_dashes_find_options_instead_of_excluding(tmp_path: Path) -> Non
     assert retrieve(idx, "tar -t", None, 5, "lex", literal).hits[0].id == 1
 
 
-def test_trigram_fallback_only_when_bm25_finds_nothing(tmp_path: Path) -> None:
-    idx = _index(tmp_path / "a.db", {1: "the walrus sleeps", 2: "walrusland everywhere"})
+def test_trigram_fallback_only_when_bm25_finds_nothing(new_storage: Callable[[], Storage]) -> None:
+    idx = _index(new_storage(), {1: "the walrus sleeps", 2: "walrusland everywhere"})
     top_up = retrieve(idx, "walrus", None, 5, "lex").hits
     assert [(h.id, h.lex_source) for h in top_up] == [(1, "bm25"), (2, "trigram")]
     fallback = retrieve(idx, "walrus", None, 5, "lex", Policy(trigram="fallback")).hits
@@ -104,18 +112,20 @@ def test_trigram_fallback_only_when_bm25_finds_nothing(tmp_path: Path) -> None:
     ],
 )
 def test_no_query_vector_searches_lexically_and_says_so_once(
-    tmp_path: Path, mode: str, warning: str | None, expected: list[str]
+    new_storage: Callable[[], Storage], mode: str, warning: str | None, expected: list[str]
 ) -> None:
-    idx = _index(tmp_path / "a.db", {1: "the tide turned at noon"})
+    idx = _index(new_storage(), {1: "the tide turned at noon"})
     found = retrieve(idx, "tide", None, 3, mode, warning=warning)  # type: ignore[arg-type]
     assert isinstance(found, Retrieval)
     assert found.mode == "lex" and found.warnings == expected
     assert [h.id for h in found.hits] == [1] and found.hits[0].score == found.hits[0].lex_score
 
 
-def test_weighted_fusion_boosts_verbatim_keywords(tmp_path: Path, e5: E5Embedder) -> None:
+def test_weighted_fusion_boosts_verbatim_keywords(
+    new_storage: Callable[[], Storage], e5: E5Embedder
+) -> None:
     docs = {1: "whale-listen records humpback songs", 2: "listening to whales singing at sea"}
-    idx = _index(tmp_path / "a.db", docs, e5)
+    idx = _index(new_storage(), docs, e5)
     query = "whale-listen"
     top = retrieve(idx, query, e5.embed_query(query), 2, policy=Policy(fusion="weighted")).top(1)[0]
     assert top.id == 1 and top.keyword_match and top.fusion == "weighted"
@@ -134,11 +144,11 @@ def test_explain_names_every_part() -> None:
 
 
 def test_retrieve_ranks_its_own_copies_never_the_index_hits(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    new_storage: Callable[[], Storage], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # retrieve copies each candidate once and then ranks and scores its copy in place: an index
     # that hands out the same Hit objects every time (a cache) must see them unchanged.
-    idx = _index(tmp_path / "a.db", {1: "ferry pier", 2: "ferry island", 3: "bus"})
+    idx = _index(new_storage(), {1: "ferry pier", 2: "ferry island", 3: "bus"})
     lex = [Hit(2, lex_score=3.0, lex_rank=1), Hit(1, lex_score=2.0, lex_rank=2)]
     vec = [Hit(1, vec_distance=0.1, vec_rank=1), Hit(2, vec_distance=0.3, vec_rank=2)]
     before = [replace(h) for h in lex + vec]

@@ -9,9 +9,20 @@ import numpy as np
 import pytest
 
 from tideline.embed import E5Embedder, NoneEmbedder, OpenAIEmbedder, embed_parts
-from tideline.search import MAX_QUERY_CHARS, TextIndex, bound_query, query_vector, rrf_fuse
+from tideline.search import (
+    MAX_QUERY_CHARS,
+    TextIndex,
+    bound_query,
+    open_index,
+    query_vector,
+    rrf_fuse,
+)
 from tideline.search._types import Hit
-from tideline.store import open_database
+from tideline.store import Storage, open_database
+
+#: The index tests on SQLite and on PostgreSQL (tests/conftest.py); the numpy copy is SQLite's.
+pytestmark = pytest.mark.engines
+SQLITE_ONLY = pytest.mark.parametrize("engine", ["sqlite"], indirect=True)
 
 DOCS = {
     1: "To extract files from a tar archive, run tar xf archive.tar",
@@ -23,9 +34,8 @@ DOCS = {
 
 
 @pytest.fixture
-def index(tmp_path: Path, e5: E5Embedder) -> TextIndex:
-    db = open_database(tmp_path / "s.db")
-    idx = TextIndex(db, "docs")
+def index(storage: Storage, e5: E5Embedder) -> TextIndex:
+    idx = open_index(storage, "docs")
     idx.upsert_many(list(DOCS.items()))
     idx.bind_vectors(e5.model_id, e5.dim)
     idx.set_vectors(zip(DOCS, e5.embed_documents(list(DOCS.values())), strict=True))
@@ -73,8 +83,8 @@ def test_where_filter_applies_to_both_lists(index: TextIndex, e5: E5Embedder) ->
         q,
         e5.embed_query(q),
         k=5,
-        where="rowid IN (SELECT value FROM json_each(?))",
-        params=["[2, 3]"],
+        where="rowid IN (?, ?)",
+        params=[2, 3],
     )
     assert {h.id for h in hits} <= {2, 3} and hits
 
@@ -90,7 +100,7 @@ def test_changing_the_embedder_drops_old_vectors(index: TextIndex) -> None:
     assert len(index.vector_ids()) == 5
     assert index.bind_vectors("other-model", 8) is True
     assert index.vector_ids() == set() and index.dim == 8
-    reopened = TextIndex(index.db, "docs")
+    reopened = open_index(index.db, "docs")
     assert (reopened.model_id, reopened.dim) == ("other-model", 8)
 
 
@@ -113,6 +123,7 @@ def test_query_vector_dim_mismatch_is_ignored(index: TextIndex) -> None:
     assert index.vector(np.ones(7, dtype=np.float32), 3) == []
 
 
+@SQLITE_ONLY
 def test_numpy_and_sqlite_vec_knn_agree(index: TextIndex, e5: E5Embedder) -> None:
     qv = e5.embed_query("a sleepy cat")
     fast = index.vector(qv, 5)
@@ -123,6 +134,7 @@ def test_numpy_and_sqlite_vec_knn_agree(index: TextIndex, e5: E5Embedder) -> Non
     )
 
 
+@SQLITE_ONLY
 def test_vector_copy_reloads_after_another_connection_writes(
     index: TextIndex, e5: E5Embedder
 ) -> None:

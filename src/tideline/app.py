@@ -37,7 +37,13 @@ from tideline.memory import (
 )
 from tideline.profile import PROFILE_MIGRATIONS, Profile
 from tideline.search import ANALYSERS, Analyser
-from tideline.store import Database, open_database
+from tideline.store import (
+    Namespace,
+    Storage,
+    is_postgres_url,
+    open_database,
+    open_postgres,
+)
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +72,18 @@ class Tideline:
             self.__dict__["embedder"] = embedder
 
     @cached_property
-    def db(self) -> Database:
+    def db(self) -> Storage:
+        s = self.settings
+        if s.database_url:
+            if not is_postgres_url(s.database_url):
+                raise InvalidInput(
+                    "TIDELINE_DATABASE_URL must start with postgresql://; unset it to keep the"
+                    " agent database in <home>/memory.db"
+                )
+            namespace = Namespace(s.agent_name, s.database_user or None)
+            return open_postgres(
+                s.database_url, namespace, AGENT_MIGRATIONS, ANALYSIS_MIGRATIONS, PROFILE_MIGRATIONS
+            )
         return open_database(
             self.settings.db_path,
             AGENT_MIGRATIONS,

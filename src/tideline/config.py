@@ -422,6 +422,19 @@ SETTINGS: tuple[Setting, ...] = (
         10,
         "T3: most open threads of dreaming listed, last touched first.",
     ),
+    Setting(
+        "database_url",
+        "TIDELINE_DATABASE_URL",
+        "",
+        "postgresql://… puts the agent database in PostgreSQL (empty: <home>/memory.db).",
+        secret=True,
+    ),
+    Setting(
+        "database_user",
+        "TIDELINE_DATABASE_USER",
+        "",
+        "PostgreSQL only: the user whose memories these are (a namespace under the agent).",
+    ),
 )
 
 _BY_NAME = {s.name: s for s in SETTINGS}
@@ -515,6 +528,8 @@ class Settings:
     dream_comb_memories: int = 40
     dream_drift_hops: int = 3
     inject_t3_threads: int = 10
+    database_url: str = ""
+    database_user: str = ""
 
     @property
     def db_path(self) -> Path:

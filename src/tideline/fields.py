@@ -677,6 +677,27 @@ RUNS = Command(
     (Field("limit", int, 20, "How many runs, most recent first.", ge=1, le=1000),),
 )
 
+MIGRATE = Command(
+    None,
+    "migrate",
+    (
+        Field(
+            "to",
+            str,
+            help="Where to copy the agent database: postgresql://… (into the agent's namespace)"
+            " or an SQLite file path (back from PostgreSQL).",
+        ),
+        Field(
+            "source",
+            str,
+            None,
+            "What to copy: an SQLite file (default <home>/memory.db) or, with a path --to,"
+            " a postgresql:// URL (default TIDELINE_DATABASE_URL).",
+            flag="--from",
+        ),
+    ),
+)
+
 # -- the DREAM layers (docs/dream.md) --------------------------------------------------------
 DREAM_RUN = Command(
     "dream_run",
@@ -792,4 +813,5 @@ COMMANDS: tuple[Command, ...] = (
     DREAM_RUN,
     MEMORY_THREADS,
     DREAM_RUNS,
+    MIGRATE,
 )

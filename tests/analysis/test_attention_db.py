@@ -10,6 +10,9 @@ from tideline.errors import InvalidInput
 from tideline.memory import Memory
 from tideline.store import Database
 
+#: The same tests on SQLite and on PostgreSQL (tests/conftest.py).
+pytestmark = pytest.mark.engines
+
 
 def test_log_hits_before_clusters_exist(memory: Memory, db: Database) -> None:
     a = memory.write(gesture="We fixed the flaky deploy script", tags=["deploy"])

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.analysis.test_locomo_topics import observations
 from tideline.analysis.attention import heatmap, log_hits
 from tideline.analysis.scripts import run_all
 from tideline.memory import Memory
 from tideline.store import Database
+
+#: The same tests on SQLite and on PostgreSQL (tests/conftest.py).
+pytestmark = pytest.mark.engines
 
 
 def test_locomo_observations_through_every_script(memory: Memory, db: Database) -> None:

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import anyio
+import pytest
 from mcp import Client
 from typer.testing import CliRunner
 
@@ -26,6 +27,9 @@ from tideline.cli.main import app as cli
 from tideline.config import Settings
 from tideline.memory import Memory
 from tideline.store import Database
+
+#: The same tests on SQLite and on PostgreSQL (tests/conftest.py).
+pytestmark = pytest.mark.engines
 
 THEMES = {
     "garden": [
@@ -291,6 +295,7 @@ def test_backfill_links_clear_matches_and_leaves_ambiguous_ones(
     assert backfill_source_links(memory).examined == 1  # clara is linked now
 
 
+@pytest.mark.parametrize("engine", ["sqlite"], indirect=True)  # the kill hooks apsw's trace
 def test_a_killed_rebuild_leaves_the_previous_topics(
     memory: Memory, db: Database, settings: Settings
 ) -> None:
@@ -308,6 +313,7 @@ from tideline.store import open_database
 from tideline.memory import AGENT_MIGRATIONS, Memory
 from tideline.analysis import ANALYSIS_MIGRATIONS
 from tideline.analysis.scripts import rebuild_topics
+
 db = open_database({str(settings.db_path)!r}, AGENT_MIGRATIONS, ANALYSIS_MIGRATIONS)
 def trace(cursor, sql, bindings):
     if sql.startswith("INSERT INTO topic_members"):

@@ -17,6 +17,9 @@ from tideline.config import Settings
 from tideline.embed import E5Embedder
 from tideline.profile import FactDraft
 
+#: The same tests on SQLite and on PostgreSQL (tests/conftest.py).
+pytestmark = pytest.mark.engines
+
 DATA = Path(__file__).resolve().parents[1] / "data"
 QUERIES = (
     "Kyoto autumn leaves",
@@ -30,7 +33,9 @@ QUERIES = (
 
 @pytest.fixture
 def fresh(tmp_path: Path, e5: E5Embedder) -> Iterator[Tideline]:
-    app = Tideline(Settings.load(overrides={"home": str(tmp_path / "fresh")}), embedder=e5)
+    # another home, and on PostgreSQL another namespace (the user is ignored on SQLite)
+    fresh = {"home": str(tmp_path / "fresh"), "database_user": f"fresh-{tmp_path.name}"[:40]}
+    app = Tideline(Settings.load(overrides=fresh), embedder=e5)
     yield app
     app.close()
 

@@ -12,6 +12,9 @@ import pytest
 from tideline.errors import InvalidInput
 from tideline.memory import Memory
 
+#: The same tests on SQLite and on PostgreSQL (tests/conftest.py).
+pytestmark = pytest.mark.engines
+
 DATA = Path(__file__).resolve().parents[1] / "data"
 
 

@@ -14,6 +14,9 @@ from tideline.errors import InvalidInput, NotFound
 from tideline.memory import FORGOTTEN, Memory
 from tideline.profile import FactDraft
 
+#: The same tests on SQLite and on PostgreSQL (tests/conftest.py).
+pytestmark = pytest.mark.engines
+
 DATA = Path(__file__).resolve().parents[1] / "data"
 LENA = "claude/9a8b7c6d-0000-4000-8000-00000000beef"
 

@@ -9,6 +9,9 @@ from tests.helpers import shared_data
 from tideline.errors import InvalidInput, NotFound
 from tideline.memory import Memory
 
+#: The same tests on SQLite and on PostgreSQL (tests/conftest.py).
+pytestmark = pytest.mark.engines
+
 
 def test_openai_chat_json_and_jsonl(memory: Memory, tmp_path: Path) -> None:
     chat = tmp_path / "chat.json"

@@ -5,6 +5,9 @@ import pytest
 from tideline.errors import InvalidInput, NotFound
 from tideline.memory import Memory, compute_weight
 
+#: The same tests on SQLite and on PostgreSQL (tests/conftest.py).
+pytestmark = pytest.mark.engines
+
 
 def test_weight_formula_and_recurrence_at_write_time(memory: Memory) -> None:
     first = memory.write(

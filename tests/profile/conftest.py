@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from tideline.memory import AGENT_MIGRATIONS, Memory
 from tideline.profile import PROFILE_MIGRATIONS, FactDraft, Profile
-from tideline.store import Database, open_database
+from tideline.store import Storage
 
 T0 = dt.datetime(2026, 1, 1, 9, 0, tzinfo=dt.UTC)
 
@@ -30,11 +28,11 @@ class Clock:
 
 
 @pytest.fixture
-def agent_db(tmp_path: Path) -> Iterator[Database]:
-    db = open_database(tmp_path / "memory.db", AGENT_MIGRATIONS)
-    PROFILE_MIGRATIONS.apply(db)
-    yield db
-    db.close()
+def agent_db(storage: Storage) -> Storage:
+    """The test's engine (tests/conftest.py: `engines`), with memory's and the profile's tables."""
+    for migrations in (AGENT_MIGRATIONS, PROFILE_MIGRATIONS):
+        migrations.apply(storage)
+    return storage
 
 
 @pytest.fixture
@@ -43,12 +41,12 @@ def clock() -> Clock:
 
 
 @pytest.fixture
-def memory(agent_db: Database) -> Memory:
+def memory(agent_db: Storage) -> Memory:
     return Memory(agent_db, None)
 
 
 @pytest.fixture
-def profile(agent_db: Database, memory: Memory, clock: Clock) -> Profile:
+def profile(agent_db: Storage, memory: Memory, clock: Clock) -> Profile:
     return Profile(agent_db, memory, clock=clock)
 
 

@@ -18,6 +18,9 @@ from tideline.profile import (
 
 from .conftest import add_fact
 
+#: The same tests on SQLite and on PostgreSQL (tests/conftest.py).
+pytestmark = pytest.mark.engines
+
 
 def full_changeset(profile: Profile, turn: int):  # type: ignore[no-untyped-def]
     cs = profile.read().changeset()

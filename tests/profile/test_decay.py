@@ -19,6 +19,9 @@ from tideline.profile import (
 
 from .conftest import T0, add_fact
 
+#: The same tests on SQLite and on PostgreSQL (tests/conftest.py).
+pytestmark = pytest.mark.engines
+
 BASE = Fact(
     id=1,
     subject="user",

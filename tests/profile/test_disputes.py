@@ -8,6 +8,9 @@ from tideline.profile import FactDraft, IllegalTransition, Profile, settle
 
 from .conftest import add_fact
 
+#: The same tests on SQLite and on PostgreSQL (tests/conftest.py).
+pytestmark = pytest.mark.engines
+
 
 def tokyo_then_osaka(profile: Profile, memory, clock) -> tuple[int, int]:
     t1 = memory.sync_turn("s1", "user", "I live in Tokyo", timestamp="2026-01-01T09:00:00Z").id

@@ -17,6 +17,9 @@ from tideline.profile import (
 
 from .conftest import add_fact, move
 
+#: The same tests on SQLite and on PostgreSQL (tests/conftest.py).
+pytestmark = pytest.mark.engines
+
 # how to reach each status from a new (suspected) fact
 PATH = {
     "suspected": (),

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tideline.profile import PersonMention, Profile, fact_key, plan_dedupe
 
 from .conftest import add_fact
+
+#: The same tests on SQLite and on PostgreSQL (tests/conftest.py).
+pytestmark = pytest.mark.engines
 
 
 def mention(profile: Profile, *people: PersonMention) -> None:

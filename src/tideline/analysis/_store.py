@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from tideline.memory import now
-from tideline.store import Database, Migrations
+from tideline.store import Migrations, Storage
 
 __all__ = ["ANALYSIS_MIGRATIONS", "Row", "ScriptTables", "as_datetime"]
 
@@ -36,7 +36,7 @@ Row = tuple[Any, ...]
 
 
 @ANALYSIS_MIGRATIONS.step(1)
-def _script_layer(db: Database) -> None:
+def _script_layer(db: Storage) -> None:
     """The tables the script layer rebuilds (topics, soft clusters, entity graph) or appends to
     (attention, runs). Until this set existed they were agent#2, so an old database already has
     them: IF NOT EXISTS keeps its rows."""
@@ -136,7 +136,7 @@ def _marks(values: Sequence[object]) -> str:
 class ScriptTables:
     """The script layer's tables in one agent database."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Storage) -> None:
         self.db = db
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
@@ -353,11 +353,13 @@ class ScriptTables:
     @contextmanager
     def _run(self, step: str, pipeline: str) -> Iterator[dict[str, Any]]:
         with self.db.transaction():
-            self.db.execute(
-                "INSERT INTO runs(pipeline, step, status, started_at) VALUES (?, ?, 'running', ?)",
-                (pipeline, step, now()),
+            run_id = int(
+                self.db.scalar(
+                    "INSERT INTO runs(pipeline, step, status, started_at)"
+                    " VALUES (?, ?, 'running', ?) RETURNING id",
+                    (pipeline, step, now()),
+                )
             )
-            run_id = int(self.db.conn.last_insert_rowid())
         summary: dict[str, Any] = {}
         status = "failed"
         try:

@@ -11,6 +11,7 @@ from tideline.cli import (
     forget,
     inject,
     memory,
+    migrate,
     profile,
     scripts,
     serve,
@@ -29,6 +30,7 @@ app.command("serve")(serve.serve)
 memory.register(app)
 app.command("forget")(forget.forget)
 app.command("export")(backup.export)
+app.command("migrate")(migrate.migrate_command)
 scripts.register(app)
 inject.register(app)
 sleep.register(app)

@@ -71,7 +71,7 @@ from tideline.search import (
     retrieve,
     valid_text,
 )
-from tideline.store import Database
+from tideline.store import Storage
 
 log = logging.getLogger(__name__)
 
@@ -106,7 +106,7 @@ class Memory:
 
     def __init__(
         self,
-        db: Database,
+        db: Storage,
         embedder: Embedder | None,
         *,
         narrative_policy: Policy = NARRATIVES,

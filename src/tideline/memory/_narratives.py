@@ -47,8 +47,8 @@ from tideline.memory._weights import (
     normalise_tag,
     recurrence_from_count,
 )
-from tideline.search import DEFAULT_ANALYSER, Analyser, Scope, TextIndex, valid_text
-from tideline.store import Database
+from tideline.search import DEFAULT_ANALYSER, Analyser, Scope, create_index, open_index, valid_text
+from tideline.store import Storage
 
 NARRATIVE_INDEX = "narrative_text"
 KINDS = ("narrative", "dream", "reflection")
@@ -211,14 +211,14 @@ _NAMES = tuple(c.strip() for c in _COLUMNS.split(","))
 class Narratives:
     """The narratives of one agent database."""
 
-    def __init__(self, db: Database, analyser: Analyser = DEFAULT_ANALYSER):
+    def __init__(self, db: Storage, analyser: Analyser = DEFAULT_ANALYSER):
         self.db = db
-        self.index = TextIndex(db, NARRATIVE_INDEX, analyser)
+        self.index = open_index(db, NARRATIVE_INDEX, analyser)
         if self.index.stale:  # made by another lexical analyser: cut every text anew, once
             self.index.reanalyse(self.text_rows(self.ids()))
 
     @staticmethod
-    def create_tables(db: Database) -> None:
+    def create_tables(db: Storage) -> None:
         """The narrative tables (agent migration 1)."""
         db.execute(
             f"""CREATE TABLE narratives(
@@ -254,10 +254,10 @@ class Narratives:
             PRIMARY KEY (narrative_id, turn_id)) WITHOUT ROWID"""
         )
         db.execute("CREATE INDEX narrative_links_turn ON narrative_links(turn_id)")
-        TextIndex.create_tables(db, NARRATIVE_INDEX)
+        create_index(db, NARRATIVE_INDEX)
 
     @staticmethod
-    def add_tombstones(db: Database) -> None:
+    def add_tombstones(db: Storage) -> None:
         """Corrections and forgetting (agent migration 3)."""
         db.execute("ALTER TABLE narratives ADD COLUMN supersedes INTEGER REFERENCES narratives(id)")
         db.execute(
@@ -286,10 +286,11 @@ class Narratives:
         recurrence = recurrence_from_count(self.tag_sharers(n.tags))
         weight = compute_weight(n.importance, n.emotional, recurrence, n.unresolved)
         stamp = n.created_at or now()
-        self.db.execute(
+        nid: int = self.db.scalar(
             "INSERT INTO narratives(gesture, context, cognition_direction, importance, emotional,"
             " recurrence, unresolved, weight, kind, tags, entities_role, related_entities, created_at,"
-            " updated_at, supersedes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " updated_at, supersedes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            " RETURNING id",
             (
                 n.gesture,
                 n.context,
@@ -308,7 +309,6 @@ class Narratives:
                 n.supersedes,
             ),
         )
-        nid = int(self.db.conn.last_insert_rowid())
         if n.supersedes is not None:
             self.db.execute(
                 "UPDATE narratives SET superseded_by = ? WHERE id = ?", (nid, n.supersedes)
@@ -372,7 +372,7 @@ class Narratives:
         rows: list[tuple[Any, ...]] = self.db.execute(
             f"SELECT {_COLUMNS} FROM narratives WHERE {LIVE} ORDER BY id"
         ).fetchall()
-        found = self._links("1", ()) if links else {}
+        found = self._links("TRUE", ()) if links else {}
         return [_narrative(dict(zip(_NAMES, r, strict=True)), found.get(r[0], [])) for r in rows]
 
     def _links(self, where: str, params: Sequence[object]) -> dict[int, list[int]]:
@@ -449,12 +449,11 @@ class Narratives:
                 f"SELECT kind, count(*) FROM narratives WHERE {LIVE} GROUP BY kind"
             )
         }
+        mean = self.db.scalar(f"SELECT avg(weight) FROM narratives WHERE {LIVE}")
         return {
             "narratives": sum(kinds.values()),
             "narratives_by_kind": kinds,
-            "mean_weight": self.db.scalar(
-                f"SELECT round(avg(weight), 4) FROM narratives WHERE {LIVE}"
-            ),
+            "mean_weight": None if mean is None else round(float(mean), 4),
             "superseded_narratives": int(
                 self.db.scalar("SELECT count(*) FROM narratives WHERE superseded_by IS NOT NULL")
             ),
@@ -525,7 +524,8 @@ class Narratives:
         """Link (narrative id, turn id) pairs in one transaction; a link already there stays."""
         with self.db.transaction():
             self.db.executemany(
-                "INSERT OR IGNORE INTO narrative_links(narrative_id, turn_id) VALUES (?, ?)", pairs
+                "INSERT INTO narrative_links(narrative_id, turn_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                pairs,
             )
 
     def between(
@@ -651,7 +651,7 @@ class Narratives:
     # -- backup --------------------------------------------------------------------------------
     def dump(self) -> Iterator[dict[str, Any]]:
         """Every narrative as stored, tombstones and superseded ones included, with its links."""
-        links = self._links("1", ())
+        links = self._links("TRUE", ())
         for row in self.db.rows(f"SELECT {_COLUMNS} FROM narratives ORDER BY id"):
             row["tags"] = json.loads(row["tags"])
             row["related_entities"] = json.loads(row["related_entities"])
@@ -662,7 +662,7 @@ class Narratives:
         `forgotten_at` — so a restore adds each once."""
         found = self.db.scalar(
             "SELECT id FROM narratives WHERE created_at = ? AND gesture = ?"
-            " AND forgotten_at IS ? ORDER BY id LIMIT 1",
+            " AND forgotten_at IS NOT DISTINCT FROM ? ORDER BY id LIMIT 1",
             (created_at, gesture, forgotten_at),
         )
         return None if found is None else int(found)
@@ -677,18 +677,20 @@ class Narratives:
             list(values["related_entities"] or []), ensure_ascii=False
         )
         names = ", ".join(_RESTORED)
-        self.db.execute(
-            f"INSERT INTO narratives({names}) VALUES ({', '.join('?' * len(_RESTORED))})",
-            [values[n] for n in _RESTORED],
+        nid = int(
+            self.db.scalar(
+                f"INSERT INTO narratives({names}) VALUES ({', '.join('?' * len(_RESTORED))})"
+                " RETURNING id",
+                [values[n] for n in _RESTORED],
+            )
         )
-        nid = int(self.db.conn.last_insert_rowid())
         tags = [] if row.get("forgotten_at") else list(row.get("tags") or [])
         self.db.executemany(
-            "INSERT OR IGNORE INTO narrative_tags(narrative_id, tag) VALUES (?, ?)",
+            "INSERT INTO narrative_tags(narrative_id, tag) VALUES (?, ?) ON CONFLICT DO NOTHING",
             [(nid, normalise_tag(t)) for t in tags if normalise_tag(t)],
         )
         self.db.executemany(
-            "INSERT OR IGNORE INTO narrative_links(narrative_id, turn_id) VALUES (?, ?)",
+            "INSERT INTO narrative_links(narrative_id, turn_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
             [(nid, t) for t in links],
         )
         if not row.get("forgotten_at") and row.get("superseded_by") is None:

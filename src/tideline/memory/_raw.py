@@ -33,8 +33,8 @@ from tideline.memory._ids import storable_ids
 from tideline.memory._owner import batches, pending_ids, scope, time_range
 from tideline.memory._time import now, parse_time
 from tideline.memory._types import FORGOTTEN, TraceTurn, Turn
-from tideline.search import DEFAULT_ANALYSER, Analyser, Scope, TextIndex, valid_text
-from tideline.store import Database
+from tideline.search import DEFAULT_ANALYSER, Analyser, Scope, create_index, open_index, valid_text
+from tideline.store import Storage
 
 TURN_INDEX = "turn_text"
 #: Neighbouring turns on each side that join a turn's lexical key (see `lexical_keys`).
@@ -171,17 +171,17 @@ class RawContext:
     """Sessions and turns of one agent database."""
 
     def __init__(
-        self, db: Database, analyser: Analyser = DEFAULT_ANALYSER, context: int = TURN_CONTEXT
+        self, db: Storage, analyser: Analyser = DEFAULT_ANALYSER, context: int = TURN_CONTEXT
     ):
         self.db = db
         self.context = max(0, int(context))
         keys = f"ctx{self.context}" if self.context else ""
-        self.index = TextIndex(db, TURN_INDEX, analyser, keys)
+        self.index = open_index(db, TURN_INDEX, analyser, keys)
         if self.index.stale:  # made by another analyser or keys: cut every turn anew, once
             self.index.reanalyse(self.lexical_keys(self.ids()).items())
 
     @staticmethod
-    def create_tables(db: Database) -> None:
+    def create_tables(db: Storage) -> None:
         """The raw-context tables (agent migration 1)."""
         db.execute(
             """CREATE TABLE sessions(
@@ -209,10 +209,10 @@ class RawContext:
         )
         db.execute("CREATE INDEX turns_ts ON turns(ts)")
         db.execute("CREATE INDEX turns_external ON turns(external_id)")
-        TextIndex.create_tables(db, TURN_INDEX)
+        create_index(db, TURN_INDEX)
 
     @staticmethod
-    def add_tombstones(db: Database) -> None:
+    def add_tombstones(db: Storage) -> None:
         """When and why a turn or a session was forgotten (agent migration 3)."""
         for table in ("sessions", "turns"):
             db.execute(f"ALTER TABLE {table} ADD COLUMN forgotten_at TEXT")
@@ -224,11 +224,13 @@ class RawContext:
         row = self.db.one("SELECT id FROM sessions WHERE key = ?", (key,))
         if row:
             return int(row["id"])
-        self.db.execute(
-            "INSERT INTO sessions(key, source, title, created_at) VALUES (?, ?, ?, ?)",
-            (key, source, title, created_at or now()),
+        return int(
+            self.db.scalar(
+                "INSERT INTO sessions(key, source, title, created_at) VALUES (?, ?, ?, ?)"
+                " RETURNING id",
+                (key, source, title, created_at or now()),
+            )
         )
-        return int(self.db.conn.last_insert_rowid())
 
     def add_turns(
         self,
@@ -248,6 +250,7 @@ class RawContext:
         results: list[tuple[int, bool]] = []
         new: list[tuple[int, str]] = []
         with self.db.transaction():
+            self.db.lock(f"session:{key}")  # another process's writer of this session waits
             sid = self._session_id(key, source, title, created_at)
             seq = int(
                 self.db.scalar(
@@ -262,9 +265,10 @@ class RawContext:
                     continue
                 seq += 1
                 when, why = t.forgotten or (None, None)
-                self.db.execute(
+                tid: int = self.db.scalar(
                     "INSERT INTO turns(session_id, seq, role, speaker, text, ts, hash, external_id,"
-                    " created_at, forgotten_at, forgotten_why) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    " created_at, forgotten_at, forgotten_why) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                    " RETURNING id",
                     (
                         sid,
                         seq,
@@ -279,7 +283,6 @@ class RawContext:
                         why,
                     ),
                 )
-                tid = int(self.db.conn.last_insert_rowid())
                 results.append((tid, True))
                 if t.forgotten is None:
                     new.append((tid, index_text(t.speaker, t.text)))
@@ -511,7 +514,7 @@ class RawContext:
         """Turns newer than `cutoff` (None: all), by time, then session and position."""
         rows = self.db.rows(
             f"SELECT {_TURN_COLUMNS} FROM turns t JOIN sessions s ON s.id = t.session_id"
-            f" WHERE (? IS NULL OR t.ts > ?) AND {_LIVE} ORDER BY t.ts, t.session_id, t.seq",
+            f" WHERE (CAST(? AS TEXT) IS NULL OR t.ts > ?) AND {_LIVE} ORDER BY t.ts, t.session_id, t.seq",
             (cutoff, cutoff),
         )
         return [_turn(r) for r in rows]

@@ -1,7 +1,7 @@
 """The agent database (`<home>/memory.db`): the migration set and the order of its steps.
 
 Each table is created by the module that owns it (`RawContext.create_tables`,
-`Narratives.create_tables`, `TextIndex.create_tables`); this module only says in which step.
+`Narratives.create_tables`, `tideline.search.create_index`); this module only says in which step.
 The script layer's tables are `tideline.analysis`'s own migration set ("analysis").
 """
 
@@ -9,26 +9,26 @@ from __future__ import annotations
 
 from tideline.memory._narratives import Narratives
 from tideline.memory._raw import RawContext
-from tideline.store import Database, Migrations
+from tideline.store import Migrations, Storage
 
 AGENT_MIGRATIONS = Migrations("agent")
 
 
 @AGENT_MIGRATIONS.step(1)
-def _raw_context_and_narratives(db: Database) -> None:
+def _raw_context_and_narratives(db: Storage) -> None:
     RawContext.create_tables(db)
     Narratives.create_tables(db)
 
 
 @AGENT_MIGRATIONS.step(2)
-def _script_layer(db: Database) -> None:
+def _script_layer(db: Storage) -> None:
     """Moved to analysis#1 (`tideline.analysis.ANALYSIS_MIGRATIONS`). Kept as a no-op: databases
     that ran it record agent v2, and dropping the step would make them refuse to open
     (`SchemaTooNew`)."""
 
 
 @AGENT_MIGRATIONS.step(3)
-def _tombstones(db: Database) -> None:
+def _tombstones(db: Storage) -> None:
     """Forgetting (tombstones on sessions, turns and narratives) and narrative corrections."""
     RawContext.add_tombstones(db)
     Narratives.add_tombstones(db)

@@ -29,7 +29,7 @@ from tideline.profile._runs import RunStore
 from tideline.profile._strategies import StrategyStore
 from tideline.profile._time import to_text
 from tideline.profile._types import FINAL_STATUSES, Fact
-from tideline.store import Database
+from tideline.store import Storage
 
 TurnCheck = Callable[[Sequence[int]], object]  # raises NotFound for an unknown turn id
 
@@ -53,7 +53,7 @@ class Applied:
 class Stores:
     """Every owner of a profile table, over one database."""
 
-    def __init__(self, db: Database):
+    def __init__(self, db: Storage):
         self.facts = FactStore(db)
         self.observations = ObservationStore(db)
         self.people = RelationshipStore(db)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tideline.profile._types import _Dict
-from tideline.store import Database
+from tideline.store import Storage
 
 
 @dataclass
@@ -28,11 +28,11 @@ class SessionDigest(_Dict):
 
 
 class DigestStore:
-    def __init__(self, db: Database):
+    def __init__(self, db: Storage):
         self.db = db
 
     @staticmethod
-    def create_tables(db: Database) -> None:
+    def create_tables(db: Storage) -> None:
         db.execute(
             """CREATE TABLE session_digests(
                 id INTEGER PRIMARY KEY,

@@ -7,15 +7,15 @@ from __future__ import annotations
 
 from tideline.profile._drafts import EventDraft
 from tideline.profile._types import EVENT_STATUSES, Event
-from tideline.store import Database
+from tideline.store import Storage
 
 
 class EventStore:
-    def __init__(self, db: Database):
+    def __init__(self, db: Storage):
         self.db = db
 
     @staticmethod
-    def create_tables(db: Database) -> None:
+    def create_tables(db: Storage) -> None:
         db.execute(
             f"""CREATE TABLE events(
                 id INTEGER PRIMARY KEY,

@@ -17,8 +17,8 @@ import numpy as np
 
 from tideline.embed import Embedder
 from tideline.profile._types import Fact, _Dict
-from tideline.search import FillReport, Hit, TextIndex
-from tideline.store import Database
+from tideline.search import FillReport, Hit, create_index, open_index
+from tideline.store import Storage
 
 FACT_INDEX = "fact_text"
 
@@ -37,13 +37,13 @@ class Theme(_Dict):
 
 
 class FactIndex:
-    def __init__(self, db: Database):
+    def __init__(self, db: Storage):
         self.db = db
-        self.index = TextIndex(db, FACT_INDEX)
+        self.index = open_index(db, FACT_INDEX)
 
     @staticmethod
-    def create_tables(db: Database) -> None:
-        TextIndex.create_tables(db, FACT_INDEX)
+    def create_tables(db: Storage) -> None:
+        create_index(db, FACT_INDEX)
         db.execute(
             """CREATE TABLE fact_themes(
                 id INTEGER PRIMARY KEY,

@@ -25,7 +25,7 @@ from tideline.profile._types import (
     Fact,
     StatusChange,
 )
-from tideline.store import Database
+from tideline.store import Storage
 
 _COLUMNS = (
     "f.id, f.subject, f.category, f.value, f.status, f.confidence, f.source_type, "
@@ -41,7 +41,7 @@ def _marks(n: int) -> str:
 
 
 class FactStore:
-    def __init__(self, db: Database):
+    def __init__(self, db: Storage):
         self.db = db
 
     @staticmethod
@@ -51,7 +51,7 @@ class FactStore:
         return f"rowid IN (SELECT id FROM facts WHERE status IN ({marks}))", list(statuses)
 
     @staticmethod
-    def create_tables(db: Database) -> None:
+    def create_tables(db: Storage) -> None:
         db.execute(
             f"""CREATE TABLE facts(
                 id INTEGER PRIMARY KEY,

@@ -7,17 +7,17 @@ At most one live edge of a kind joins two facts (a partial unique index on live 
 from __future__ import annotations
 
 from tideline.profile._types import EDGE_KINDS, Edge
-from tideline.store import Database
+from tideline.store import Storage
 
 _COLUMNS = "id, kind, from_fact, to_fact, created_at, removed_at"
 
 
 class EdgeStore:
-    def __init__(self, db: Database):
+    def __init__(self, db: Storage):
         self.db = db
 
     @staticmethod
-    def create_tables(db: Database) -> None:
+    def create_tables(db: Storage) -> None:
         db.execute(
             f"""CREATE TABLE edges(
                 id INTEGER PRIMARY KEY,

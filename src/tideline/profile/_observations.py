@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from tideline.profile._drafts import ObservationDraft
 from tideline.profile._types import Observation
-from tideline.store import Database
+from tideline.store import Storage
 
 
 def _observation(row: dict[str, object]) -> Observation:
@@ -22,11 +22,11 @@ def _observation(row: dict[str, object]) -> Observation:
 
 
 class ObservationStore:
-    def __init__(self, db: Database):
+    def __init__(self, db: Storage):
         self.db = db
 
     @staticmethod
-    def create_tables(db: Database) -> None:
+    def create_tables(db: Storage) -> None:
         db.execute(
             """CREATE TABLE observations(
                 id INTEGER PRIMARY KEY,

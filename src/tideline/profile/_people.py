@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 from tideline.profile._types import Relationship
-from tideline.store import Database
+from tideline.store import Storage
 
 
 def _relationship(row: dict[str, object]) -> Relationship:
@@ -21,11 +21,11 @@ def _relationship(row: dict[str, object]) -> Relationship:
 
 
 class RelationshipStore:
-    def __init__(self, db: Database):
+    def __init__(self, db: Storage):
         self.db = db
 
     @staticmethod
-    def create_tables(db: Database) -> None:
+    def create_tables(db: Storage) -> None:
         db.execute(
             """CREATE TABLE relationships(
                 id INTEGER PRIMARY KEY,

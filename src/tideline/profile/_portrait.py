@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from tideline.profile._types import Snapshot, Trajectory, UserModelEntry
-from tideline.store import Database
+from tideline.store import Storage
 
 
 def _dumps(value: Any) -> str:
@@ -18,11 +18,11 @@ def _dumps(value: Any) -> str:
 
 
 class PortraitStore:
-    def __init__(self, db: Database):
+    def __init__(self, db: Storage):
         self.db = db
 
     @staticmethod
-    def create_tables(db: Database) -> None:
+    def create_tables(db: Storage) -> None:
         db.execute(
             """CREATE TABLE user_model(
                 id INTEGER PRIMARY KEY,

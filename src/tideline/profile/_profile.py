@@ -51,7 +51,7 @@ from tideline.profile._types import (
 from tideline.profile._version import VersionStore
 from tideline.profile._view import ProfileView
 from tideline.search import Hit, bound_query, query_vector
-from tideline.store import Database
+from tideline.store import Storage
 
 
 class Profile:
@@ -59,7 +59,7 @@ class Profile:
 
     def __init__(
         self,
-        db: Database,
+        db: Storage,
         memory: Memory | None = None,
         *,
         clock: Clock = utcnow,

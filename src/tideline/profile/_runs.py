@@ -13,7 +13,7 @@ from typing import Any
 
 from tideline.errors import NotFound
 from tideline.profile._types import RUN_STATUSES, SleepRun
-from tideline.store import Database
+from tideline.store import Storage
 
 _COLUMNS = (
     "id, status, steps, tokens_in, tokens_out, errors, prompt_versions, started_at, finished_at,"
@@ -28,11 +28,11 @@ def _run(row: dict[str, Any]) -> SleepRun:
 
 
 class RunStore:
-    def __init__(self, db: Database):
+    def __init__(self, db: Storage):
         self.db = db
 
     @staticmethod
-    def create_tables(db: Database) -> None:
+    def create_tables(db: Storage) -> None:
         db.execute(
             f"""CREATE TABLE sleep_runs(
                 id INTEGER PRIMARY KEY,

@@ -16,7 +16,7 @@ from tideline.profile._portrait import PortraitStore
 from tideline.profile._runs import RunStore
 from tideline.profile._strategies import StrategyStore
 from tideline.profile._version import VersionStore
-from tideline.store import Database, Migrations
+from tideline.store import Migrations, Storage
 
 PROFILE_MIGRATIONS = Migrations("profile")
 
@@ -34,13 +34,13 @@ OWNERS = (
 
 
 @PROFILE_MIGRATIONS.step(1)
-def _profile_tables(db: Database) -> None:
+def _profile_tables(db: Storage) -> None:
     for owner in OWNERS:
         owner.create_tables(db)
 
 
 @PROFILE_MIGRATIONS.step(2)
-def _digests_and_fact_index(db: Database) -> None:
+def _digests_and_fact_index(db: Storage) -> None:
     """What Sleep's extraction says of each session; facts made searchable, and their themes."""
     DigestStore.create_tables(db)
     FactIndex.create_tables(db)

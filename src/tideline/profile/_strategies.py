@@ -7,17 +7,17 @@ from __future__ import annotations
 
 from tideline.errors import NotFound
 from tideline.profile._types import STRATEGY_KINDS, STRATEGY_STATUSES, Strategy
-from tideline.store import Database
+from tideline.store import Storage
 
 _COLUMNS = "id, kind, fact_id, question, status, created_at, updated_at"
 
 
 class StrategyStore:
-    def __init__(self, db: Database):
+    def __init__(self, db: Storage):
         self.db = db
 
     @staticmethod
-    def create_tables(db: Database) -> None:
+    def create_tables(db: Storage) -> None:
         db.execute(
             f"""CREATE TABLE strategies(
                 id INTEGER PRIMARY KEY,

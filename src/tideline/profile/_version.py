@@ -7,18 +7,17 @@ the data changed under the changeset, which is then refused whole.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
+from contextlib import AbstractContextManager
 
-from tideline.store import Database
+from tideline.store import Storage
 
 
 class VersionStore:
-    def __init__(self, db: Database):
+    def __init__(self, db: Storage):
         self.db = db
 
     @staticmethod
-    def create_tables(db: Database) -> None:
+    def create_tables(db: Storage) -> None:
         db.execute(
             """CREATE TABLE profile_version(
                 id INTEGER PRIMARY KEY CHECK (id = 1),
@@ -40,17 +39,7 @@ class VersionStore:
             )
         )
 
-    @contextlib.contextmanager
-    def reading(self) -> Iterator[None]:
-        """A consistent read: every query inside sees one snapshot, without the write lock.
-
-        SQLite: a deferred transaction (in WAL mode readers never block the writer).
-        """
-        if self.db.conn.in_transaction:
-            yield
-            return
-        self.db.execute("BEGIN DEFERRED")
-        try:
-            yield
-        finally:
-            self.db.execute("COMMIT")
+    def reading(self) -> AbstractContextManager[None]:
+        """A consistent read: every query inside sees one snapshot, without the write lock
+        (the engine's own: `Storage.reading`)."""
+        return self.db.reading()

@@ -1,5 +1,5 @@
-"""Hybrid search: safe FTS5 queries, BM25 + trigram, sqlite-vec KNN, and one retrieval path
-(`retrieve`) that fuses them by a per-use `Policy`."""
+"""Hybrid search: safe FTS5 queries, BM25 + trigram, sqlite-vec KNN (or, on PostgreSQL, tsvector
+and pgvector), and one retrieval path (`retrieve`) that fuses them by a per-use `Policy`."""
 
 from tideline.search._analyse import (
     ANALYSERS,
@@ -11,6 +11,8 @@ from tideline.search._analyse import (
 from tideline.search._fallback import query_vector
 from tideline.search._fusion import RRF_K, fuse, ranks, rrf_fuse, weighted_fuse
 from tideline.search._index import FillReport, TextIndex, text_key
+from tideline.search._open import create_index, open_index
+from tideline.search._pg_index import PgTextIndex
 from tideline.search._query import (
     MAX_QUERY_CHARS,
     MAX_TERM_CHARS,
@@ -39,6 +41,7 @@ __all__ = [
     "Hit",
     "Mode",
     "ParsedQuery",
+    "PgTextIndex",
     "Policy",
     "Retrieval",
     "Scope",
@@ -46,11 +49,13 @@ __all__ = [
     "TextLookup",
     "analyse",
     "bound_query",
+    "create_index",
     "diversify",
     "fuse",
     "has_cjk",
     "lift",
     "literal_dashes",
+    "open_index",
     "parse_query",
     "query_vector",
     "ranks",

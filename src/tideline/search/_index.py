@@ -45,7 +45,7 @@ from tideline.search._query import ParsedQuery, parse_query
 from tideline.search._retrieve import Scope, TextLookup, retrieve
 from tideline.search._text import fold
 from tideline.search._types import Hit, Mode, Policy
-from tideline.store import Database
+from tideline.store import Storage
 
 log = logging.getLogger(__name__)
 
@@ -116,7 +116,7 @@ class TextIndex:
     """Lexical + vector index keyed by the owner's integer ids."""
 
     def __init__(
-        self, db: Database, name: str, analyser: Analyser = DEFAULT_ANALYSER, keys: str = ""
+        self, db: Storage, name: str, analyser: Analyser = DEFAULT_ANALYSER, keys: str = ""
     ):
         if not name.isidentifier():
             raise ValueError(f"index name must be an identifier, got {name!r}")
@@ -175,8 +175,8 @@ class TextIndex:
         return len(rows)
 
     @staticmethod
-    def create_tables(db: Database, name: str) -> None:
-        """Create the FTS tables (idempotent); safe inside a migration."""
+    def _create_records(db: Storage) -> None:
+        """What made each index, on both engines: its vector space and its lexical analyser."""
         db.execute(
             "CREATE TABLE IF NOT EXISTS vector_spaces("
             "name TEXT PRIMARY KEY, model_id TEXT NOT NULL, dim INTEGER NOT NULL)"
@@ -185,6 +185,11 @@ class TextIndex:
             "CREATE TABLE IF NOT EXISTS lexical_analysers("
             "name TEXT PRIMARY KEY, analyser TEXT NOT NULL)"
         )
+
+    @staticmethod
+    def create_tables(db: Storage, name: str) -> None:
+        """Create the FTS tables (idempotent); safe inside a migration."""
+        TextIndex._create_records(db)
         db.execute(
             f"CREATE VIRTUAL TABLE IF NOT EXISTS {name}_fts USING fts5(text, "
             "tokenize='unicode61 remove_diacritics 2', content='', contentless_delete=1)"
@@ -384,14 +389,17 @@ class TextIndex:
         words = {t: w for t, w in words.items() if w and " " not in w and '""' not in w}
         if not words:
             return set()
+        share = self._shares(list(words.values()))
+        return {t for t, w in words.items() if share.get(w, 0.0) > 0.5}
+
+    def _shares(self, words: Sequence[str]) -> dict[str, float]:
+        """The share of the records that hold each of these terms (from `N_vocab`)."""
         total = self._records()
         marks = ",".join("?" * len(words))
         rows: list[Row] = self.db.execute(
-            f"SELECT term, doc FROM {self.name}_vocab WHERE term IN ({marks})",
-            list(words.values()),
+            f"SELECT term, doc FROM {self.name}_vocab WHERE term IN ({marks})", list(words)
         ).fetchall()
-        df: dict[str, int] = {str(r[0]): int(r[1]) for r in rows}
-        return {t for t, w in words.items() if df.get(w, 0) * 2 > total}
+        return {str(r[0]): int(r[1]) / total for r in rows} if total else {}
 
     def _records(self) -> int:
         """Records in `N_fts`, counted again after a write."""
@@ -639,7 +647,7 @@ class TextIndex:
         return found, matrix.reshape(len(rows), self.dim)
 
     @staticmethod
-    def forget_spaces(db: Database) -> None:
+    def forget_spaces(db: Storage) -> None:
         """For a database rebuilt from copied rows: its `vector_spaces` rows name vector tables
         that were not copied; without them each index binds (creates) its tables anew when
         vectors arrive."""

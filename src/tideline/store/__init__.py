@@ -1,6 +1,9 @@
-"""Storage: apsw connections with sqlite-vec, numbered migrations, transactions, damage checks."""
+"""Storage: apsw connections with sqlite-vec (or a PostgreSQL namespace), numbered migrations,
+transactions, damage checks."""
 
+from tideline.store._copy import TableCopy, TableShape, copy_table, digest, table_shapes
 from tideline.store._database import Database
+from tideline.store._dialect import to_postgres
 from tideline.store._health import (
     REPAIR_HINT,
     check_file,
@@ -10,22 +13,37 @@ from tideline.store._health import (
     remember_damage,
     remembered_damage,
 )
-from tideline.store._migrations import Migrations, open_database
+from tideline.store._migrations import Migrations, open_database, open_postgres
+from tideline.store._names import Namespace, is_postgres_url, shown_url
 from tideline.store._salvage import Salvage, TableSalvage, copy_rows, open_damaged
+from tideline.store._storage import Dialect, Rows, Storage
 
 __all__ = [
     "REPAIR_HINT",
     "Database",
+    "Dialect",
     "Migrations",
+    "Namespace",
+    "Rows",
     "Salvage",
+    "Storage",
+    "TableCopy",
     "TableSalvage",
+    "TableShape",
     "check_file",
     "copy_rows",
+    "copy_table",
     "damage_note",
+    "digest",
     "forget_damage",
+    "is_postgres_url",
     "open_damaged",
     "open_database",
+    "open_postgres",
     "quick_check",
     "remember_damage",
     "remembered_damage",
+    "shown_url",
+    "table_shapes",
+    "to_postgres",
 ]

@@ -20,7 +20,7 @@ import logging
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import apsw
 
@@ -31,6 +31,7 @@ from tideline.errors import (
     NotADatabase,
 )
 from tideline.store._health import REPAIR_HINT, header_damage, remember_damage, remembered_damage
+from tideline.store._storage import Reads
 
 log = logging.getLogger(__name__)
 
@@ -119,8 +120,10 @@ class _Cursor(apsw.Cursor):
             raise _damage(self.connection, exc) from exc
 
 
-class Database:
+class Database(Reads):
     """One open SQLite file. Thread-safe for the simple calls below (apsw serialises)."""
+
+    dialect: Literal["sqlite"] = "sqlite"
 
     def __init__(
         self,
@@ -205,14 +208,6 @@ class Database:
         names = [d[0] for d in cur.getdescription()]  # only valid while the statement runs
         return [dict(zip(names, row, strict=True)) for row in (first, *cur)]
 
-    def one(self, sql: str, params: Params = ()) -> dict[str, Any] | None:
-        found = self.rows(sql, params)
-        return found[0] if found else None
-
-    def scalar(self, sql: str, params: Params = ()) -> Any:
-        row = self.execute(sql, params).fetchone()
-        return None if row is None else row[0]
-
     def table_exists(self, name: str) -> bool:
         return bool(self.scalar("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)))
 
@@ -243,6 +238,23 @@ class Database:
                 except apsw.BusyError as exc:
                     self.conn.execute("ROLLBACK")
                     raise DatabaseLocked(f"could not commit to {self.path}: locked; retry") from exc
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[None]:
+        """A consistent read: every query inside sees one snapshot, without the write lock (a
+        deferred transaction; in WAL mode readers never block the writer)."""
+        if self.conn.in_transaction:
+            yield
+            return
+        self.execute("BEGIN DEFERRED")
+        try:
+            yield
+        finally:
+            self.execute("COMMIT")
+
+    def lock(self, key: str) -> None:
+        """Serialise the writers of `key`: `BEGIN IMMEDIATE` already serialises every writer
+        of the file, so there is nothing more to take (PostgreSQL takes an advisory lock)."""
 
     def close(self) -> None:
         self.conn.close()

@@ -17,11 +17,19 @@ import os
 import secrets
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from tideline.errors import NotADatabase, SchemaTooNew
+from tideline.errors import ConfigError, NotADatabase, SchemaTooNew
 from tideline.store._database import Database
+from tideline.store._storage import Storage
 
-Step = Callable[[Database], None]
+if TYPE_CHECKING:  # psycopg is an optional dependency: imported when a URL asks for it
+    from tideline.store._names import Namespace
+    from tideline.store._postgres import PgDatabase
+
+#: A step takes the database it migrates: a `Storage` in the agent's sets, which run on both
+#: engines, or a `Database` in SQLite-only sets (a library index, the embedding cache).
+Step = Callable[[Any], None]
 
 
 class Migrations:
@@ -44,7 +52,7 @@ class Migrations:
     def latest(self) -> int:
         return max(self._steps, default=0)
 
-    def applied(self, db: Database) -> list[int]:
+    def applied(self, db: Storage) -> list[int]:
         """Numbers already recorded in this database (read-only)."""
         if not db.table_exists("_migrations"):
             return []
@@ -53,12 +61,12 @@ class Migrations:
         )
         return [r[0] for r in rows]
 
-    def pending(self, db: Database) -> list[int]:
+    def pending(self, db: Storage) -> list[int]:
         """Numbers still to apply (read-only)."""
         done = set(self.applied(db))
         return sorted(n for n in self._steps if n not in done)
 
-    def apply(self, db: Database) -> list[int]:
+    def apply(self, db: Storage) -> list[int]:
         """Apply pending steps in order; return the numbers applied."""
         done = self.applied(db)
         if done and max(done) > self.latest:
@@ -104,6 +112,29 @@ def open_database(
         except BaseException:
             db.close()
             raise
+    return db
+
+
+def open_postgres(
+    url: str, namespace: Namespace, *migrations: Migrations, pool_size: int = 4
+) -> PgDatabase:
+    """Open one namespace of a PostgreSQL database and bring its schema up to date (the same
+    migration sets as SQLite), one process at a time."""
+    try:
+        from tideline.store._postgres import PgDatabase
+    except ImportError as exc:
+        raise ConfigError(
+            f"a PostgreSQL database needs the postgres extra ({exc.name} is missing);"
+            " pip install 'tideline[postgres]'"
+        ) from exc
+    db = PgDatabase(url, namespace, pool_size=pool_size)
+    try:
+        with db.migrating():
+            for m in migrations:
+                m.apply(db)
+    except BaseException:
+        db.close()
+        raise
     return db
 
 

@@ -1,0 +1,74 @@
+"""`tideline migrate`: copy the agent database between SQLite and PostgreSQL, and check it."""
+
+from __future__ import annotations
+
+import typer
+from rich.table import Table
+
+from tideline.cli._fields import option
+from tideline.cli._output import console, err_console, errors_to_exit, print_json
+from tideline.config import Settings
+from tideline.errors import InvalidInput
+from tideline.fields import MIGRATE
+from tideline.moving import MoveReport, migrate
+from tideline.store import Namespace, is_postgres_url
+
+
+def migrate_command(
+    to: str = option(MIGRATE, "to"),
+    source: str | None = option(MIGRATE, "source"),
+    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+) -> None:
+    """Copy an agent's memory into a PostgreSQL namespace (or back to a file): every table, the
+    text index and the vectors as stored. Run it again to resume; it ends by counting and
+    hashing both ends, table by table (exit 1 when they differ)."""
+    with errors_to_exit():
+        settings = Settings.load()
+        if source is None:
+            source = str(settings.db_path) if is_postgres_url(to) else settings.database_url
+        if not source:
+            raise InvalidInput(
+                "nothing to copy back from: pass --from postgresql://… or set TIDELINE_DATABASE_URL"
+            )
+        namespace = Namespace(settings.agent_name, settings.database_user or None)
+        report = migrate(to, source, namespace, progress=_progress)
+    if json_out:
+        print_json(report.to_dict())
+    else:
+        _print(report)
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+def _progress(line: str) -> None:
+    err_console.print(line, highlight=False, soft_wrap=True)
+
+
+def _print(report: MoveReport) -> None:
+    console.print(f"{report.source} → {report.target}", highlight=False, soft_wrap=True)
+    table = Table("table", "source rows", "target rows", "copied now", "sha256", "")
+    for t in report.tables:
+        table.add_row(
+            t.table,
+            f"{t.source_rows:,}",
+            f"{t.target_rows:,}",
+            f"{t.copied:,}",
+            t.source_sha256[:12],
+            "ok" if t.ok else "DIFFERS",
+        )
+    for i in report.indexes:
+        table.add_row(
+            f"{i.index} vectors",
+            f"{i.source_vectors:,}",
+            f"{i.target_vectors:,}",
+            f"{i.vectors_copied:,}",
+            i.source_sha256[:12],
+            "ok" if i.ok else "DIFFERS",
+        )
+    console.print(table)
+    for line in report.skipped:
+        err_console.print(f"skipped {line}", highlight=False, soft_wrap=True)
+    if report.ok:
+        console.print("[green]both ends agree[/green]")
+    else:
+        err_console.print("[red]the copy differs from its source; run the command again[/red]")

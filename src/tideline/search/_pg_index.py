@@ -1,0 +1,413 @@
+"""`PgTextIndex`: `TextIndex` on PostgreSQL — tsvector + GIN, substrings, pgvector HNSW.
+
+For an index named `N` (in the namespace's schema):
+- `N_text(rowid, tsv, body)`: `tsv` is `to_tsvector('simple', …)` over the terms of the same
+  lexical analyser as SQLite's `N_fts` (`_analyse`: Snowball stems for English and Russian,
+  jieba words for Chinese; or `plain`), diacritics removed as `unicode61` removes them, so a
+  query matches what it matches on SQLite; a GIN index serves `@@`. `lexical_analysers` records
+  the analyser (and the owner's keys label) as on SQLite, and `reanalyse` rebuilds `tsv`.
+  `body` is the folded, casefolded text without diacritics: substring matches (SQLite's trigram
+  table) are `strpos` on it. The bundled server has no pg_trgm, so this top-up scans the
+  namespace's rows; it runs only when the tsvector finds too few.
+- `N_vec(rowid, embedding vector(dim))` with an HNSW index (`vector_cosine_ops`), and
+  `N_vecpart(record, part, embedding)` for long texts' later parts, created when the vector
+  space is bound — the same layout and the same "nearest part" rule as on SQLite.
+Ranks: `ts_rank` for the tsvector list (another scale than BM25; fusion reads ranks), cosine
+distance for vectors (the same numbers as sqlite-vec's). The fill (`fill_vectors`) and `search`
+are `TextIndex`'s own: this class only changes where the rows go.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Literal, cast
+
+import numpy as np
+
+from tideline.search._analyse import Analyser, analyse
+from tideline.search._index import TextIndex
+from tideline.search._query import ParsedQuery, parse_query
+from tideline.search._retrieve import TextLookup
+from tideline.search._text import fold
+from tideline.search._types import Hit
+from tideline.store import Storage
+
+_WORD = re.compile(r"[^\W_]+")
+
+
+def _plain(text: str) -> str:
+    """Case and diacritics off (what `unicode61 remove_diacritics` and `trigram` do)."""
+    plain = "".join(
+        c for c in unicodedata.normalize("NFKD", fold(text)) if not unicodedata.combining(c)
+    )
+    return unicodedata.normalize("NFC", plain).casefold()
+
+
+def _array(value: Any) -> np.ndarray:
+    """A stored vector as float32 numpy (pgvector's adapter hands back its own `Vector`)."""
+    return np.asarray(value.to_numpy() if hasattr(value, "to_numpy") else value, dtype=np.float32)
+
+
+#: One FTS5 string of a parsed query: `"a b"` (a phrase of analysed terms), `*` for a prefix.
+_FTS_STRING = re.compile(r'"((?:[^"]|"")*)"(\*?)')
+
+
+def _tsquery_part(fts: str) -> list[tuple[str, str]]:
+    """(SQL, parameter) for each FTS5 string in `fts`: the same phrase (or prefix) as a tsquery."""
+    out = []
+    for body, star in _FTS_STRING.findall(fts):
+        words = _WORD.findall(_plain(body.replace('""', '"')))
+        if not words:
+            continue
+        if star:
+            out.append(("to_tsquery('simple', ?)", " <-> ".join(f"'{w}'" for w in words) + ":*"))
+        else:
+            out.append(("phraseto_tsquery('simple', ?)", " ".join(words)))
+    return out
+
+
+def _tsquery(parsed: ParsedQuery) -> tuple[str, list[object]] | None:
+    """SQL for the tsquery of `parsed` (its terms OR-ed, minus the excluded), with parameters;
+    `parsed.terms` are the analysed FTS5 strings SQLite's `N_fts` is asked for."""
+    positive = [p for t in parsed.terms for p in _tsquery_part(t)]
+    if not positive:
+        return None
+    query = "(" + " || ".join(sql for sql, _ in positive) + ")"
+    params: list[object] = [v for _, v in positive]
+    negative = _tsquery_part(parsed.exclude or "")
+    if negative:
+        query += " && !!(" + " || ".join(sql for sql, _ in negative) + ")"
+        params += [v for _, v in negative]
+    return query, params
+
+
+class PgTextIndex(TextIndex):
+    """`TextIndex` over PostgreSQL tables (see the module docstring)."""
+
+    @staticmethod
+    def create_tables(db: Storage, name: str) -> None:
+        """The text table and its GIN index (idempotent); vectors come with `bind_vectors`.
+        Every open calls this: once the table is there it takes no lock (DDL would)."""
+        if db.table_exists(f"{name}_text") and db.table_exists("lexical_analysers"):
+            return
+        TextIndex._create_records(db)
+        db.execute(
+            f"CREATE TABLE IF NOT EXISTS {name}_text(rowid BIGINT PRIMARY KEY,"
+            " tsv tsvector NOT NULL, body TEXT NOT NULL)"
+        )
+        db.execute(f"CREATE INDEX IF NOT EXISTS {name}_text_tsv ON {name}_text USING gin (tsv)")
+
+    def _stored_marker(self, wanted: str) -> str:
+        stored = self.db.scalar(
+            "SELECT analyser FROM lexical_analysers WHERE name = ?", (self.name,)
+        )
+        if stored is not None:
+            return str(stored)
+        self.db.execute(
+            "INSERT INTO lexical_analysers(name, analyser) VALUES (?, ?) ON CONFLICT DO NOTHING",
+            (self.name, wanted),
+        )
+        return wanted
+
+    def reanalyse(self, items: Iterable[tuple[int, str]]) -> int:
+        """Rebuild every `tsv` from (id, lexical key) with the wanted analyser (one
+        transaction; `body` and the vectors are untouched). Returns the records done."""
+        analyser = cast(Analyser, self.wanted.split(";")[0])
+        rows = [(_plain(analyse(t, analyser)), int(i)) for i, t in items]
+        with self.db.transaction():
+            self.db.executemany(
+                f"UPDATE {self.name}_text SET tsv = to_tsvector('simple', ?) WHERE rowid = ?",
+                rows,
+            )
+            self.db.execute(
+                "INSERT INTO lexical_analysers(name, analyser) VALUES (?, ?)"
+                " ON CONFLICT (name) DO UPDATE SET analyser = excluded.analyser",
+                (self.name, self.wanted),
+            )
+        self.made, self.analyser = self.wanted, analyser
+        return len(rows)
+
+    # -- vectors -------------------------------------------------------------------------------
+    def bind_vectors(self, model_id: str, dim: int) -> bool:
+        """Make `N_vec` hold vectors of this model. Returns True when old vectors were dropped."""
+        if dim <= 0 or (self.model_id == model_id and self.dim == dim):
+            return False
+        with self.db.transaction():
+            self.db.lock(f"index:{self.name}")
+            row = self.db.one(
+                "SELECT model_id, dim FROM vector_spaces WHERE name = ?", (self.name,)
+            )
+            if row and (row["model_id"], row["dim"]) == (model_id, dim):
+                self.model_id, self.dim = model_id, dim
+                return False
+            dropped = row is not None
+            for table in ("vec", "vecpart"):
+                self.db.execute(f"DROP TABLE IF EXISTS {self.name}_{table}")
+            self.db.execute(
+                f"CREATE TABLE {self.name}_vec(rowid BIGINT PRIMARY KEY,"
+                f" embedding vector({int(dim)}) NOT NULL)"
+            )
+            self.db.execute(
+                f"CREATE TABLE {self.name}_vecpart(record BIGINT NOT NULL, part INTEGER NOT NULL,"
+                f" embedding vector({int(dim)}) NOT NULL, PRIMARY KEY (record, part))"
+            )
+            self.set_ann(True)
+            self.db.execute(
+                "INSERT INTO vector_spaces(name, model_id, dim) VALUES (?, ?, ?)"
+                " ON CONFLICT (name) DO UPDATE SET model_id = excluded.model_id,"
+                " dim = excluded.dim",
+                (self.name, model_id, dim),
+            )
+        self.model_id, self.dim = model_id, dim
+        return dropped
+
+    def set_ann(self, enabled: bool) -> None:
+        """Build (or drop) the HNSW index on `N_vec`; without it KNN is an exact scan
+        (the benchmark compares both)."""
+        if enabled:
+            self.db.execute(
+                f"CREATE INDEX IF NOT EXISTS {self.name}_vec_ann ON {self.name}_vec"
+                " USING hnsw (embedding vector_cosine_ops)"
+            )
+        else:
+            self.db.execute(f"DROP INDEX IF EXISTS {self.name}_vec_ann")
+
+    def set_vectors(self, items: Iterable[tuple[int, np.ndarray]]) -> None:
+        """Store each record's vector: shape (dim,), or (parts, dim) for a text cut in parts."""
+        if not self.has_vectors:
+            return
+        firsts: list[tuple[int, np.ndarray]] = []
+        rest: list[tuple[int, int, np.ndarray]] = []
+        for i, v in items:
+            parts = np.asarray(v, dtype=np.float32).reshape(-1, self.dim)
+            firsts.append((int(i), parts[0]))
+            rest += [(int(i), n, p) for n, p in enumerate(parts[1:], 1)]
+        ids = [i for i, _ in firsts]
+        with self.db.transaction():
+            self.db.execute(f"DELETE FROM {self.name}_vecpart WHERE record = ANY(?)", (ids,))
+            self.db.executemany(
+                f"INSERT INTO {self.name}_vec(rowid, embedding) VALUES (?, ?)"
+                " ON CONFLICT (rowid) DO UPDATE SET embedding = excluded.embedding",
+                firsts,
+            )
+            self.db.executemany(
+                f"INSERT INTO {self.name}_vecpart(record, part, embedding) VALUES (?, ?, ?)", rest
+            )
+
+    def text_ids(self) -> set[int]:
+        return {r[0] for r in self.db.execute(f"SELECT rowid FROM {self.name}_text")}
+
+    def vectors_of(self, ids: Sequence[int]) -> dict[int, np.ndarray]:
+        """Each record's vectors, shape (parts, dim)."""
+        if not self.has_vectors or not ids:
+            return {}
+        wanted = [int(i) for i in ids]
+        out: dict[int, list[np.ndarray]] = {}
+        for i, v in self.db.execute(
+            f"SELECT rowid, embedding FROM {self.name}_vec WHERE rowid = ANY(?)", (wanted,)
+        ):
+            out[i] = [_array(v)]
+        for i, v in self.db.execute(
+            f"SELECT record, embedding FROM {self.name}_vecpart WHERE record = ANY(?)"
+            " ORDER BY record, part",
+            (wanted,),
+        ):
+            if i in out:
+                out[i].append(_array(v))
+        return {i: np.stack(v) for i, v in out.items()}
+
+    def vectors(self, ids: Sequence[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(ids, float32 matrix) of each record's first vector, sorted by id."""
+        if not self.has_vectors:
+            return np.zeros(0, dtype=np.int64), np.zeros((0, self.dim), dtype=np.float32)
+        sql = f"SELECT rowid, embedding FROM {self.name}_vec"
+        rows = (
+            self.db.execute(f"{sql} ORDER BY rowid").fetchall()
+            if ids is None
+            else self.db.execute(
+                f"{sql} WHERE rowid = ANY(?) ORDER BY rowid", ([int(i) for i in ids],)
+            ).fetchall()
+        )
+        found = np.array([r[0] for r in rows], dtype=np.int64)
+        matrix = np.array([_array(r[1]) for r in rows], dtype=np.float32)
+        return found, matrix.reshape(len(rows), self.dim)
+
+    # -- writes --------------------------------------------------------------------------------
+    def upsert_many(
+        self, items: Sequence[tuple[int, str]], keys: Mapping[int, str] | None = None
+    ) -> None:
+        """(Re)index texts; `keys` gives a record the lexical key the tsvector is made of
+        instead of its text (substrings and keyword checks keep the text)."""
+        if not items:
+            return
+        keys = keys or {}
+        rows = [
+            (int(i), _plain(analyse(keys.get(int(i), t), self.analyser)), _plain(t))
+            for i, t in items
+        ]
+        with self.db.transaction():
+            self.db.executemany(
+                f"INSERT INTO {self.name}_text(rowid, tsv, body)"
+                " VALUES (?, to_tsvector('simple', ?), ?)"
+                " ON CONFLICT (rowid) DO UPDATE SET tsv = excluded.tsv, body = excluded.body",
+                rows,
+            )
+
+    def delete(self, rowids: Iterable[int]) -> None:
+        ids = [int(i) for i in rowids]
+        if not ids:
+            return
+        with self.db.transaction():
+            self.db.execute(f"DELETE FROM {self.name}_text WHERE rowid = ANY(?)", (ids,))
+            if self.has_vectors:
+                self.db.execute(f"DELETE FROM {self.name}_vec WHERE rowid = ANY(?)", (ids,))
+                self.db.execute(f"DELETE FROM {self.name}_vecpart WHERE record = ANY(?)", (ids,))
+
+    # -- reads ---------------------------------------------------------------------------------
+    def lexical(
+        self,
+        query: str | ParsedQuery,
+        k: int,
+        where: str | None = None,
+        params: Sequence[object] = (),
+        *,
+        trigram: Literal["top_up", "fallback"] = "top_up",
+    ) -> list[Hit]:
+        """The tsvector list, then substring matches ("top_up": when it found fewer than `k`,
+        "fallback": only when it found none), as on SQLite."""
+        parsed = (
+            parse_query(query, self.analyser)
+            if isinstance(query, str)
+            else query.for_analyser(self.analyser)
+        )
+        if parsed.empty:
+            return []
+        extra = f" AND {where}" if where else ""
+        hits: list[Hit] = []
+        if len(parsed.terms) > 1:
+            parsed = parsed.without(self._weightless(parsed.terms))
+        ts = _tsquery(parsed)
+        if ts is not None:
+            q, qparams = ts
+            rows = self.db.execute(
+                f"SELECT rowid, ts_rank(tsv, query.q) AS r FROM {self.name}_text"
+                f" CROSS JOIN (SELECT {q} AS q) AS query"
+                f" WHERE tsv @@ query.q{extra} ORDER BY r DESC, rowid LIMIT ?",
+                (*qparams, *params, k),
+            ).fetchall()
+            hits = [
+                Hit(r[0], lex_rank=n, lex_score=float(r[1]), lex_source="bm25")
+                for n, r in enumerate(rows, 1)
+            ]
+        wanted = not hits if trigram == "fallback" else len(hits) < k
+        terms = [_plain(t) for t in parsed.verbatim]
+        if wanted and terms:
+            skip = [
+                _plain(b.replace('""', '"'))
+                for b, _ in _FTS_STRING.findall(parsed.exclude or "")
+                if len(b) >= 3
+            ]
+            found = " + ".join("(strpos(body, ?) > 0)::int" for _ in terms)
+            anyof = " OR ".join("strpos(body, ?) > 0" for _ in terms)
+            noneof = "".join(" AND strpos(body, ?) = 0" for _ in skip)
+            seen = {h.id for h in hits}
+            rows = self.db.execute(
+                f"SELECT rowid, {found} AS n FROM {self.name}_text"
+                f" WHERE ({anyof}){noneof}{extra} ORDER BY n DESC, rowid LIMIT ?",
+                (*terms, *terms, *skip, *params, k),
+            ).fetchall()
+            for r in rows:
+                if r[0] not in seen and len(hits) < k:
+                    hits.append(
+                        Hit(
+                            r[0],
+                            lex_rank=len(hits) + 1,
+                            lex_score=float(r[1]),
+                            lex_source="trigram",
+                        )
+                    )
+        return hits
+
+    def _shares(self, words: Sequence[str]) -> dict[str, float]:
+        """The share of the records that hold each term, from PostgreSQL's own statistics of
+        `tsv` (its most common lexemes, kept by ANALYZE / autovacuum): a term in more than half
+        of the records is dropped from a query as on SQLite. No statistics yet: none dropped."""
+        row = self.db.execute(
+            "SELECT most_common_elems::text::text[], most_common_elem_freqs FROM pg_stats"
+            " WHERE schemaname = current_schema() AND tablename = ? AND attname = 'tsv'",
+            (f"{self.name}_text",),
+        ).fetchone()
+        if row is None or row[0] is None:
+            return {}
+        freqs = dict(zip(row[0], row[1], strict=False))  # the freqs end with min, max, nulls
+        return {w: float(freqs[_plain(w)]) for w in words if _plain(w) in freqs}
+
+    def vector(
+        self, qvec: np.ndarray, k: int, where: str | None = None, params: Sequence[object] = ()
+    ) -> list[Hit]:
+        """Nearest records by cosine distance (of their nearest part); each record once. With
+        no filter the HNSW index answers; a filter is applied inside the same query."""
+        if not self.has_vectors or qvec is None or len(qvec) != self.dim:
+            return []
+        q = np.asarray(qvec, dtype=np.float32)
+        cond = f" WHERE {where}" if where else ""
+        with self.db.transaction():
+            self.db.execute(f"SET LOCAL hnsw.ef_search = {max(40, int(k))}")
+            best: dict[int, float] = dict(
+                self.db.execute(
+                    f"SELECT rowid, embedding <=> ? AS d FROM {self.name}_vec{cond}"
+                    " ORDER BY embedding <=> ? LIMIT ?",
+                    (q, *params, q, k),
+                ).fetchall()
+            )
+            if self.db.scalar(f"SELECT 1 FROM {self.name}_vecpart LIMIT 1"):
+                for i, d in self.db.execute(
+                    f"SELECT rowid, d FROM (SELECT record AS rowid, min(embedding <=> ?) AS d"
+                    f" FROM {self.name}_vecpart GROUP BY record) p{cond} ORDER BY d LIMIT ?",
+                    (q, *params, k),
+                ):
+                    best[i] = min(d, best.get(i, d))
+        rows = sorted(best.items(), key=lambda r: (r[1], r[0]))[:k]
+        return [Hit(i, vec_rank=n, vec_distance=float(d)) for n, (i, d) in enumerate(rows, 1)]
+
+    def keyword_matches(
+        self, parsed: ParsedQuery, ids: Iterable[int], texts: TextLookup | None = None
+    ) -> set[int]:
+        """Ids whose text contains every typed term (3+ chars) verbatim, case-insensitively."""
+        ids = list(ids)
+        if texts is not None or not parsed.verbatim or not ids:
+            return super().keyword_matches(parsed, ids, texts)
+        terms = [_plain(t) for t in parsed.verbatim]
+        every = "".join(" AND strpos(body, ?) > 0" for _ in terms)
+        rows = self.db.execute(
+            f"SELECT rowid FROM {self.name}_text WHERE rowid = ANY(?){every}",
+            ([int(i) for i in ids], *terms),
+        )
+        return {r[0] for r in rows}
+
+    def containing(self, parsed: ParsedQuery) -> list[int]:
+        """Every record whose text contains each typed term (3+ chars) verbatim, by id."""
+        terms = [_plain(t) for t in parsed.verbatim]
+        if not terms:
+            return []
+        every = " AND ".join("strpos(body, ?) > 0" for _ in terms)
+        rows = self.db.execute(
+            f"SELECT rowid FROM {self.name}_text WHERE {every} ORDER BY rowid", terms
+        )
+        return [int(r[0]) for r in rows]
+
+    def distances(self, qvec: np.ndarray, ids: Iterable[int]) -> dict[int, float]:
+        ids = [int(i) for i in ids]
+        if not self.has_vectors or not ids or len(qvec) != self.dim:
+            return {}
+        q = np.asarray(qvec, dtype=np.float32)
+        found: dict[int, float] = {}
+        for sql in (
+            f"SELECT rowid, embedding <=> ? FROM {self.name}_vec WHERE rowid = ANY(?)",
+            f"SELECT record, embedding <=> ? FROM {self.name}_vecpart WHERE record = ANY(?)",
+        ):
+            for i, d in self.db.execute(sql, (q, ids)):
+                found[i] = min(float(d), found.get(i, float(d)))
+        return found

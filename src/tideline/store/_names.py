@@ -1,0 +1,54 @@
+"""Where an agent's rows live in PostgreSQL: the URL check and the namespace (one schema each).
+
+Kept apart from `_postgres` so settings and drivers can use them without psycopg installed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from urllib.parse import urlsplit, urlunsplit
+
+from tideline.errors import ConfigError
+
+#: PostgreSQL's limit on an identifier, in bytes.
+MAX_NAME = 63
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+def is_postgres_url(value: object) -> bool:
+    return str(value).startswith(("postgresql://", "postgres://"))
+
+
+def shown_url(url: str) -> str:
+    """The URL without its password, for messages and reports."""
+    parts = urlsplit(url)
+    if not parts.password:
+        return url
+    host = parts.netloc.rsplit("@", 1)[-1]
+    return urlunsplit(parts._replace(netloc=f"{parts.username}:***@{host}"))
+
+
+@dataclass(frozen=True)
+class Namespace:
+    """Whose rows: an agent, optionally one of its users. One schema each."""
+
+    agent: str
+    user: str | None = None
+
+    def __post_init__(self) -> None:
+        for what, value in (("agent name", self.agent), ("database user", self.user)):
+            if value is not None and not _NAME.match(value):
+                raise ConfigError(
+                    f"{what} {value!r} cannot name a PostgreSQL namespace; use letters, digits,"
+                    " '.', '_' and '-', starting with a letter or digit"
+                )
+        if len(self.schema.encode()) > MAX_NAME:
+            raise ConfigError(
+                f"namespace {self.schema!r} is longer than PostgreSQL's {MAX_NAME} bytes;"
+                " use a shorter agent or user name"
+            )
+
+    @property
+    def schema(self) -> str:
+        return ":".join(["tideline", self.agent, *([self.user] if self.user else [])])

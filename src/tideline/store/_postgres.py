@@ -1,0 +1,231 @@
+"""`PgDatabase`: the agent database in PostgreSQL (psycopg 3 pool, pgvector), one namespace.
+
+Invariants:
+- A namespace (an agent, optionally a user) is one schema; every pooled connection has its
+  `search_path` pinned to it (then `public`, where the `vector` type lives). Nothing an owner
+  writes names a schema, so no statement can reach another namespace's rows.
+- Outside a transaction each statement runs on a pooled connection in autocommit and its rows
+  are read whole before the connection goes back. `transaction()` holds one connection for the
+  calling thread until the block ends: nested blocks are savepoints, an exception rolls the
+  whole block back — the same contract as `Database.transaction()`.
+- `lock(key)` takes a transaction-scoped advisory lock: writers of one session key take turns
+  (on SQLite, `BEGIN IMMEDIATE` already serialises every writer).
+- Migrations run under a database-wide advisory lock (`migrating`), so several processes may
+  open one namespace for the first time at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import threading
+from collections.abc import Iterator, Sequence
+from typing import Any, Literal
+
+import psycopg
+from pgvector.psycopg import register_vector
+from psycopg import sql as pgsql
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from tideline.errors import DatabaseLocked, StoreError
+from tideline.store._dialect import to_postgres
+from tideline.store._names import Namespace, shown_url
+from tideline.store._storage import Reads
+
+Params = Sequence[Any] | dict[str, Any]
+
+#: The advisory lock key under which migrations run (any fixed number; "tideline" in ASCII).
+_MIGRATION_LOCK = 0x746964656C696E65
+
+
+class _Rows:
+    """A statement's rows, read whole: what callers of `execute` iterate or fetch."""
+
+    def __init__(self, rows: list[tuple[Any, ...]], names: list[str]):
+        self._rows = rows
+        self._names = names
+        self._next = 0
+
+    def __iter__(self) -> Iterator[tuple[Any, ...]]:
+        return self
+
+    def __next__(self) -> tuple[Any, ...]:
+        if self._next >= len(self._rows):
+            raise StopIteration
+        self._next += 1
+        return self._rows[self._next - 1]
+
+    def fetchone(self) -> tuple[Any, ...] | None:
+        return next(self, None)
+
+    def fetchall(self) -> list[tuple[Any, ...]]:
+        rest = self._rows[self._next :]
+        self._next = len(self._rows)
+        return rest
+
+    def getdescription(self) -> list[tuple[str, str]]:
+        return [(n, "") for n in self._names]
+
+
+class PgDatabase(Reads):
+    """One namespace of a PostgreSQL database, with the surface the table owners use."""
+
+    dialect: Literal["postgresql"] = "postgresql"
+    vec_enabled = True
+
+    def __init__(self, url: str, namespace: Namespace, *, pool_size: int = 4, timeout: float = 10):
+        self.url = url
+        self.namespace = namespace
+        self.path = f"{shown_url(url)} (namespace {namespace.schema})"
+        self._timeout = timeout
+        self._local = threading.local()
+        self._bootstrap()
+        self.pool = ConnectionPool(
+            url,
+            min_size=1,
+            max_size=pool_size,
+            kwargs={"autocommit": True},
+            configure=self._configure,
+            timeout=timeout,
+            open=False,
+            name=f"tideline:{namespace.schema}",
+        )
+        try:
+            self.pool.open(wait=True, timeout=timeout)
+        except PoolTimeout as exc:
+            self.pool.close()
+            raise self._unavailable(exc) from exc
+
+    def _unavailable(self, exc: Exception) -> StoreError:
+        return StoreError(
+            f"cannot reach PostgreSQL at {shown_url(self.url)} ({str(exc).strip().splitlines()[0]});"
+            " check TIDELINE_DATABASE_URL and that the server is running"
+        )
+
+    def _bootstrap(self) -> None:
+        """The pgvector extension (shared) and this namespace's schema, before any pooled
+        connection needs the `vector` type."""
+        try:
+            with psycopg.connect(self.url, autocommit=True, connect_timeout=10) as conn:
+                conn.execute("SELECT pg_advisory_lock(%s)", (_MIGRATION_LOCK,))
+                try:
+                    conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+                    conn.execute(
+                        pgsql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(
+                            pgsql.Identifier(self.namespace.schema)
+                        )
+                    )
+                finally:
+                    conn.execute("SELECT pg_advisory_unlock(%s)", (_MIGRATION_LOCK,))
+        except psycopg.OperationalError as exc:
+            raise self._unavailable(exc) from exc
+
+    def _configure(self, conn: psycopg.Connection[Any]) -> None:
+        conn.execute(
+            pgsql.SQL("SET search_path TO {}, public").format(
+                pgsql.Identifier(self.namespace.schema)
+            )
+        )
+        register_vector(conn)
+
+    # -- queries -----------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def _connection(self) -> Iterator[psycopg.Connection[Any]]:
+        held = getattr(self._local, "conn", None)
+        if held is not None:
+            yield held
+            return
+        try:
+            with self.pool.connection() as conn:
+                yield conn
+        except PoolTimeout as exc:
+            raise DatabaseLocked(
+                f"no free connection to {self.path} within {self._timeout:g} s; retry"
+            ) from exc
+
+    def execute(self, sql: str, params: Params = ()) -> _Rows:
+        """Run one statement; its rows (if any) are read whole."""
+        with self._connection() as conn:
+            cur = conn.execute(to_postgres(sql), params)
+            if cur.description is None:
+                return _Rows([], [])
+            return _Rows(cur.fetchall(), [d.name for d in cur.description])
+
+    def executemany(self, sql: str, seq: Sequence[Params]) -> None:
+        if not seq:
+            return
+        with self._connection() as conn, conn.cursor() as cur:
+            cur.executemany(to_postgres(sql), seq)
+
+    def rows(self, sql: str, params: Params = ()) -> list[dict[str, Any]]:
+        """All rows as dicts keyed by column name."""
+        cur = self.execute(sql, params)
+        names = [d[0] for d in cur.getdescription()]
+        return [dict(zip(names, row, strict=True)) for row in cur]
+
+    def table_exists(self, name: str) -> bool:
+        return bool(
+            self.scalar(
+                "SELECT 1 FROM information_schema.tables"
+                " WHERE table_schema = current_schema() AND table_name = ?",
+                (name,),
+            )
+        )
+
+    # -- transactions ------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[PgDatabase]:
+        """All-or-nothing block on one connection; nested: a savepoint."""
+        held = getattr(self._local, "conn", None)
+        if held is not None:
+            with held.transaction():
+                yield self
+            return
+        with self._connection() as conn:
+            self._local.conn = conn
+            try:
+                with conn.transaction():
+                    yield self
+            finally:
+                self._local.conn = None
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[None]:
+        """A consistent read: one REPEATABLE READ snapshot for every query inside."""
+        if getattr(self._local, "conn", None) is not None:
+            yield
+            return
+        with self._connection() as conn:
+            self._local.conn = conn
+            try:
+                with conn.transaction():
+                    conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+                    yield
+            finally:
+                self._local.conn = None
+
+    def lock(self, key: str) -> None:
+        """Serialise the writers of `key` until this transaction ends (call inside one)."""
+        digest = int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest(), "big")
+        self.scalar("SELECT pg_advisory_xact_lock(?)", (digest - (1 << 63),))
+
+    @contextlib.contextmanager
+    def migrating(self) -> Iterator[None]:
+        """Hold the database-wide migration lock (one process migrates at a time)."""
+        with self._connection() as conn:
+            conn.execute("SELECT pg_advisory_lock(%s)", (_MIGRATION_LOCK,))
+            self._local.conn = conn
+            try:
+                yield
+            finally:
+                self._local.conn = None
+                conn.execute("SELECT pg_advisory_unlock(%s)", (_MIGRATION_LOCK,))
+
+    def close(self) -> None:
+        self.pool.close()
+
+    def __enter__(self) -> PgDatabase:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
