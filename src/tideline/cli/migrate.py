@@ -6,7 +6,7 @@ import typer
 from rich.table import Table
 
 from tideline.cli._fields import option
-from tideline.cli._output import console, err_console, errors_to_exit, print_json
+from tideline.cli._output import console, err_console, errors_to_exit, print_json, styled
 from tideline.config import Settings
 from tideline.errors import InvalidInput
 from tideline.fields import MIGRATE
@@ -69,6 +69,8 @@ def _print(report: MoveReport) -> None:
     for line in report.skipped:
         err_console.print(f"skipped {line}", highlight=False, soft_wrap=True)
     if report.ok:
-        console.print("[green]both ends agree[/green]")
+        console.print(styled(("both ends agree", "green")))
     else:
-        err_console.print("[red]the copy differs from its source; run the command again[/red]")
+        err_console.print(
+            styled(("the copy differs from its source; run the command again", "red"))
+        )
