@@ -333,6 +333,21 @@ class TextIndex:
                 self.db.executemany(f"DELETE FROM {self.name}_vec WHERE rowid = ?", ids)
 
     # -- reads ---------------------------------------------------------------------------------
+    def _parsed(self, query: str | ParsedQuery) -> ParsedQuery | None:
+        """The query cut by this index's analyser, its weightless terms left out (in over half
+        of the records: ~0 weight, yet scoring their postings is the costly part); None when
+        nothing is left to match."""
+        parsed = (
+            parse_query(query, self.analyser)
+            if isinstance(query, str)
+            else query.for_analyser(self.analyser)
+        )
+        if parsed.empty:
+            return None
+        if len(parsed.terms) > 1:
+            parsed = parsed.without(self._weightless(parsed.terms))
+        return parsed
+
     def lexical(
         self,
         query: str | ParsedQuery,
@@ -345,17 +360,11 @@ class TextIndex:
         """BM25 over `unicode61`, then substrings from the trigram table: "top_up" when BM25
         finds fewer than `k`, "fallback" only when it finds none (a trigram OR-query over a large
         collection costs more than the rest of the search)."""
-        parsed = (
-            parse_query(query, self.analyser)
-            if isinstance(query, str)
-            else query.for_analyser(self.analyser)
-        )
-        if parsed.empty:
+        parsed = self._parsed(query)
+        if parsed is None:
             return []
         extra = f" AND {_post_filter(where)}" if where else ""
         hits: list[Hit] = []
-        if len(parsed.terms) > 1:
-            parsed = parsed.without(self._weightless(parsed.terms))
         if parsed.match:
             rows: list[Row] = self.db.execute(
                 f"SELECT rowid, bm25({self.name}_fts) FROM {self.name}_fts "

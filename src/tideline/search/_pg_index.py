@@ -28,7 +28,7 @@ import numpy as np
 
 from tideline.search._analyse import Analyser, analyse
 from tideline.search._index import TextIndex
-from tideline.search._query import ParsedQuery, parse_query
+from tideline.search._query import ParsedQuery
 from tideline.search._retrieve import TextLookup
 from tideline.search._text import fold
 from tideline.search._types import Hit
@@ -277,17 +277,11 @@ class PgTextIndex(TextIndex):
     ) -> list[Hit]:
         """The tsvector list, then substring matches ("top_up": when it found fewer than `k`,
         "fallback": only when it found none), as on SQLite."""
-        parsed = (
-            parse_query(query, self.analyser)
-            if isinstance(query, str)
-            else query.for_analyser(self.analyser)
-        )
-        if parsed.empty:
+        parsed = self._parsed(query)
+        if parsed is None:
             return []
         extra = f" AND {where}" if where else ""
         hits: list[Hit] = []
-        if len(parsed.terms) > 1:
-            parsed = parsed.without(self._weightless(parsed.terms))
         ts = _tsquery(parsed)
         if ts is not None:
             q, qparams = ts
