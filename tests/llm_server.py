@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import pytest
 from pydantic import BaseModel
 
 from tests.openai_stub import OpenAIStub, Reply, Route, error
@@ -133,3 +134,15 @@ class LLMServer(OpenAIStub):
             "usage": usage,
         }
         return 200, completion, {}
+
+
+def point_cli_at(server: LLMServer, monkeypatch: pytest.MonkeyPatch) -> LLMServer:
+    """The settings a CLI run reads (env vars) name the scripted server; no embedder."""
+    for name, value in {
+        "TIDELINE_EMBEDDER": "none",
+        "TIDELINE_LLM_BASE_URL": server.url,
+        "TIDELINE_LLM_MODEL": "scripted-model",
+        "TIDELINE_LLM_BACKOFF": "0.001",
+    }.items():
+        monkeypatch.setenv(name, value)
+    return server

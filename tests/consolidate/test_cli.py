@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from tests.consolidate.story import REPLY, SESSION, USER, script
 from tests.helpers import wait_until
-from tests.llm_server import Answer, LLMServer
+from tests.llm_server import Answer, LLMServer, point_cli_at
 from tideline.app import Tideline
 from tideline.cli.main import app as cli
 from tideline.config import Settings
@@ -36,14 +36,7 @@ def run_json(*args: str) -> Any:
 @pytest.fixture
 def llm(server: LLMServer, monkeypatch: pytest.MonkeyPatch) -> LLMServer:
     """The CLI's settings point at the scripted server (no embedder: the story needs none)."""
-    for name, value in {
-        "TIDELINE_EMBEDDER": "none",
-        "TIDELINE_LLM_BASE_URL": server.url,
-        "TIDELINE_LLM_MODEL": "scripted-model",
-        "TIDELINE_LLM_BACKOFF": "0.001",
-    }.items():
-        monkeypatch.setenv(name, value)
-    return server
+    return point_cli_at(server, monkeypatch)
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ import pytest
 
 from tests.consolidate.test_cli import run, run_json
 from tests.dream.conftest import CONVERSATION, DAY
-from tests.llm_server import LLMServer
+from tests.llm_server import LLMServer, point_cli_at
 from tideline.app import Tideline
 from tideline.config import Settings
 from tideline.consolidate import DreamBusy
@@ -25,14 +25,7 @@ from tideline.consolidate.dream import LAYER_NAMES
 @pytest.fixture
 def llm(server: LLMServer, monkeypatch: pytest.MonkeyPatch) -> LLMServer:
     """The CLI's settings point at the scripted server (no embedder)."""
-    for name, value in {
-        "TIDELINE_EMBEDDER": "none",
-        "TIDELINE_LLM_BASE_URL": server.url,
-        "TIDELINE_LLM_MODEL": "scripted-model",
-        "TIDELINE_LLM_BACKOFF": "0.001",
-    }.items():
-        monkeypatch.setenv(name, value)
-    return server
+    return point_cli_at(server, monkeypatch)
 
 
 @pytest.fixture
