@@ -42,7 +42,6 @@ TURN_CONTEXT = 2
 MAX_TURN_CHARS = 100_000
 MAX_SESSION_KEY = 200
 _LIVE = "t.forgotten_at IS NULL"
-_LIVE_TURN = "forgotten_at IS NULL"
 _ROLE = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 
 
@@ -317,7 +316,7 @@ class RawContext:
         for part in batches(ids):
             marks = ",".join("?" * len(part))
             rows = self.db.execute(
-                f"SELECT id, speaker, text FROM turns WHERE id IN ({marks}) AND {_LIVE_TURN}",
+                f"SELECT t.id, t.speaker, t.text FROM turns t WHERE t.id IN ({marks}) AND {_LIVE}",
                 part,
             )
             out.update((i, index_text(speaker, text)) for i, speaker, text in rows)
