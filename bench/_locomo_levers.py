@@ -41,6 +41,10 @@ class Mixed:
     def analyser(self) -> Analyser:
         return self.lex.analyser
 
+    @property
+    def model_id(self) -> str | None:
+        return self.vec.model_id
+
     def lexical(
         self,
         query: str | ParsedQuery,

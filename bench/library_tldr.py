@@ -68,8 +68,11 @@ def build_library(dest: Path, pages: int | None, queries: list[dict]) -> int:
 
 
 #: Fusion variants measured with --variants: name -> (policy, lexical trust floor); the default
-#: is LIBRARY with floor LEX_FLOOR (1.0: the lexical list keeps its full weight, no trust).
+#: is LIBRARY with floor LEX_FLOOR (1.0: the lexical list keeps its full weight, no trust); a
+#: name starting "vec" runs in mode vec, the others hybrid.
 VARIANTS = {
+    "vec, no query centring": (replace(LIBRARY, centre=False), LEX_FLOOR),
+    "no query centring": (replace(LIBRARY, centre=False), LEX_FLOOR),
     "plain rrf (no trust)": (LIBRARY, 1.0),
     "trust floor 0": (LIBRARY, 0.0),
     "trust floor 0.5": (LIBRARY, 0.5),
@@ -116,7 +119,11 @@ def measure_quality(
     quality: dict[tuple[str, str, str], list[tuple[float, float]]] = defaultdict(list)
     default = lib.policy, lib.lex_floor
     runs = [(m, m, default) for m in ("lex", "vec", "hybrid")]
-    runs += [(name, "hybrid", v) for name, v in VARIANTS.items()] if variants else []
+    runs += (
+        [(n, "vec" if n.startswith("vec") else "hybrid", v) for n, v in VARIANTS.items()]
+        if variants
+        else []
+    )
     for label, mode, (policy, floor) in runs:
         lib.policy, lib.lex_floor = policy, floor
         lib.embedder = raw if label == mode else queries_cached

@@ -18,7 +18,7 @@ import re
 import statistics
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -36,9 +36,10 @@ from tideline.search import Hit, Policy, Scope, TextIndex
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 _ID = re.compile(r"D:?(\d+):(\d+)")
-OLD = Policy(rrf_k=10, stop_words=False)  # the default before issue 12
+OLD = Policy(rrf_k=10, stop_words=False, centre=False)  # the default before issue 12
 OFF = TurnLevers()
 CONVEX = Policy(fusion="convex", alpha=0.5)
+FLAT = replace(CONVEX, centre=False)  # query centring off (search/_centre.py)
 DATES = TurnLevers(date_weight=1.0)
 #: The context-vector lever embeds every turn a second time (in its window): `--context-vectors`.
 CONTEXT_VECTORS = False
@@ -46,6 +47,7 @@ CONTEXT_VECTORS = False
 CACHE_ONLY = False
 ONLY: set[str] = set()
 NEW = Policy(rrf_k=10)
+NEW_FLAT = replace(NEW, centre=False)
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,12 @@ VARIANTS: dict[str, Variant] = {
     "before: plain analyser, rrf k=10 (the old default)": Variant("plain", policy=OLD),
     "default, turns alone: convex α=0.5, context ±2, dates": Variant(policy=CONVEX, levers=DATES),
     "default with memory keys ×0.25 ¹": Variant(policy=CONVEX, levers=TurnLevers(1.0, 0.25)),
+    "default without query centring (before it)": Variant(policy=FLAT, levers=DATES),
+    "default without query centring, memory keys ×0.25 ¹": Variant(
+        policy=FLAT, levers=TurnLevers(1.0, 0.25)
+    ),
+    "vec without query centring": Variant(mode="vec", policy=NEW_FLAT),
+    "hybrid: + context ±2, rrf k=10, no query centring": Variant(policy=NEW_FLAT),
     "lex: plain (before)": Variant("plain", mode="lex", policy=OLD),
     "lex: plain + stop words": Variant("plain", mode="lex"),
     "lex: snowball": Variant("snow", mode="lex", policy=OLD),
@@ -189,7 +197,7 @@ def _search(
         v.policy,
         v.levers,
         scope=scope,
-        narrative_policy=memory.narrative_policy,
+        narrative_policy=replace(memory.narrative_policy, centre=v.policy.centre),
         memory_scope=routes.get(v.route),
     )
     return found.hits[:k]

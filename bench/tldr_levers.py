@@ -23,6 +23,7 @@ import tempfile
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -33,6 +34,7 @@ from tideline.library import LIBRARY, Library
 from tideline.library._index import _lexical_text
 from tideline.library._trust import lexical_weight
 from tideline.search import retrieve
+from tideline.search._centre import reference_means
 
 Key = tuple[int, int]
 Ranker = Callable[[int], list[Key]]
@@ -87,6 +89,17 @@ def _unit(m: np.ndarray) -> np.ndarray:
     return (m / np.linalg.norm(m, axis=1, keepdims=True)).astype(np.float32)
 
 
+def script_language(text: str) -> str:
+    """The language a query's script implies: Cyrillic → ru, kana → ja, Han → zh, else en."""
+    if any("\u3040" <= ch <= "\u30ff" for ch in text):
+        return "ja"
+    if any("\u4e00" <= ch <= "\u9fff" for ch in text):
+        return "zh"
+    if any("\u0400" <= ch <= "\u04ff" for ch in text):
+        return "ru"
+    return "en"
+
+
 def collapse(keys: list[Key], parent: dict[Key, Key]) -> list[Key]:
     """A ranked key list to chunks, each at its best key's place (`library/_aggregate`)."""
     return list(dict.fromkeys(parent[k] for k in keys))
@@ -132,10 +145,10 @@ class Levers:
     ) -> list[Key]:
         return rrf([self.lex(i, depth), self.vec(i, depth, sim)], [weight, 1.0])
 
-    def best_key(self, i: int) -> np.ndarray:
+    def best_key(self, i: int, sim: np.ndarray | None = None) -> np.ndarray:
         """Each chunk's best key cosine for query `i` (the vector list's chunk score)."""
         best = np.full(len(self.d.chunks), -1.0, dtype=np.float32)
-        np.maximum.at(best, self.d.key_chunk, self.sim[i])
+        np.maximum.at(best, self.d.key_chunk, (self.sim if sim is None else sim)[i])
         return best
 
     def centroid(self, i: int, lam: float, depth: int = 40) -> list[Key]:
@@ -145,14 +158,16 @@ class Levers:
         top = np.argpartition(-s, depth)[:depth]
         return [self.d.chunks[j] for j in top[np.argsort(-s[top])]]
 
-    def convex(self, i: int, alpha: float, depth: int = 40) -> list[Key]:
+    def convex(
+        self, i: int, alpha: float, depth: int = 40, sim: np.ndarray | None = None
+    ) -> list[Key]:
         """Score fusion on chunks: α · BM25 / best + (1 − α) · min–max best-key cosine."""
         lex: dict[Key, float] = {}
         for k, score in zip(self.d.lex[i][:depth], self.d.bm25[i][:depth], strict=True):
             lex.setdefault(self.d.parent[k], score)
-        best = self.best_key(i)
+        best = self.best_key(i, sim)
         index = {c: n for n, c in enumerate(self.d.chunks)}
-        vec = self.vec(i, depth)
+        vec = self.vec(i, depth, sim)
         lo, hi = min(best[index[c]] for c in vec), max(best[index[c]] for c in vec)
         top = max(lex.values(), default=1.0) or 1.0
 
@@ -175,6 +190,47 @@ class Levers:
             q = d.qvec - mean
         k = d.kvec if queries_only else d.kvec - d.kvec.mean(0)
         return _unit(q) @ _unit(k).T
+
+    def shipped(self, pick: str, keys: str = "none") -> np.ndarray:
+        """Cosine after query centring by the shipped reference means (`search/_centre.py`):
+        `pick` the mean by "nearest" (cosine, the product's rule), "script" (Cyrillic → ru,
+        kana → ja, Han → zh, else en), "all" (one mean of every language) or "en"; `keys`
+        "none", "one" (the library's key mean) or "collection" (each collection's own)."""
+        d = self.d
+        ref = reference_means()[E5Embedder.model_id]
+        if pick == "nearest":
+            q = np.vstack([ref.centre(v) for v in d.qvec])
+        else:
+            langs = list(ref.languages)
+            if pick == "script":
+                rows = [langs.index(script_language(q["query"])) for q in d.queries]
+                mean = ref.means[rows]
+            else:
+                mean = ref.means.mean(0) if pick == "all" else ref.means[langs.index(pick)]
+            q = _unit(d.qvec - mean)
+        return _unit(q) @ _unit(self._keys(keys)).T
+
+    def _keys(self, how: str) -> np.ndarray:
+        k = self.d.kvec
+        if how == "one":
+            return k - k.mean(0)
+        if how == "collection":
+            source = np.array([s for s, _ in self.d.keys])
+            out = k.copy()
+            for s in np.unique(source):
+                out[source == s] -= k[source == s].mean(0)
+            return out
+        return k
+
+    def language_accuracy(self) -> str:
+        """How often the nearest reference mean is the query's own language (exact commands
+        count as en), against script detection."""
+        ref = reference_means()[E5Embedder.model_id]
+        want = [q["lang"] for q in self.d.queries]
+        near = [ref.languages[ref.language(v)] for v in self.d.qvec]
+        script = [script_language(q["query"]) for q in self.d.queries]
+        acc = [np.mean([a == b for a, b in zip(got, want, strict=True)]) for got in (near, script)]
+        return f"language of the 750 queries: nearest mean {acc[0]:.3f}, script {acc[1]:.3f}"
 
     def rows(self) -> dict[str, Ranker]:
         t2, t0 = self.trust2, self.trust0
@@ -203,6 +259,29 @@ class Levers:
             "vec, queries centred only (dev mean)": lambda i: self.vec(i, sim=qonly),
             "hybrid, centred (dev mean), trust 0.2": lambda i: self.hybrid(i, t2[i], sim=both),
             "hybrid, centred (dev mean), trust²": lambda i: self.hybrid(i, t0[i] ** 2, sim=both),
+        }
+        near = self.shipped("nearest")
+        sims = {
+            "by script": self.shipped("script"),
+            "one mean of all 7 languages": self.shipped("all"),
+            "the en mean for every query": self.shipped("en"),
+            "nearest + keys centred (one key mean)": self.shipped("nearest", "one"),
+            "nearest + keys centred per collection": self.shipped("nearest", "collection"),
+        }
+        rows["vec, query centred: shipped means, nearest by cosine"] = lambda i: self.vec(
+            i, sim=near
+        )
+        for name, sim in sims.items():
+            rows[f"vec, query centred: {name}"] = partial(self.vec, sim=sim)
+        rows |= {
+            "hybrid, query nearest, trust floor 0.2 (the default)": lambda i: self.hybrid(
+                i, t2[i], sim=near
+            ),
+            "hybrid, query nearest, trust floor 0": lambda i: self.hybrid(i, t0[i], sim=near),
+            "hybrid, query nearest, trust²": lambda i: self.hybrid(i, t0[i] ** 2, sim=near),
+            "hybrid, query nearest, no trust": lambda i: self.hybrid(i, 1.0, sim=near),
+            "hybrid, query nearest, convex α 0.3": lambda i: self.convex(i, 0.3, sim=near),
+            "hybrid, query nearest, convex α 0.5": lambda i: self.convex(i, 0.5, sim=near),
         }
         if self.reference is not None:
             ref = self.centred(queries_only=True, mean=self.reference.mean(0))
@@ -252,7 +331,9 @@ def main() -> None:
         rows = db.execute("SELECT vector FROM embeddings WHERE kind = 'q'").fetchall()
         reference = _unit(np.vstack([np.frombuffer(b, dtype=np.float32) for (b,) in rows]))
     d = Dump(args.cache)
-    print(table(d, Levers(d, reference).rows()))
+    levers = Levers(d, reference)
+    print(levers.language_accuracy())
+    print(table(d, levers.rows()))
 
 
 if __name__ == "__main__":

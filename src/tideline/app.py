@@ -52,7 +52,12 @@ def library_options(s: Settings) -> dict[str, Any]:
     """How a `Library` built from these settings ranks and keeps fresh: pass as
     `Library(root, embedder, **library_options(settings))`."""
     return {
-        "policy": replace(LIBRARY, rrf_k=s.library_rrf_k, weights=(1.0, s.library_vector_weight)),
+        "policy": replace(
+            LIBRARY,
+            rrf_k=s.library_rrf_k,
+            weights=(1.0, s.library_vector_weight),
+            centre=s.search_centre,
+        ),
         "keys": s.library_keys,
         "catch_up": s.library_catch_up,
         "lex_floor": s.library_lex_floor,
@@ -116,7 +121,9 @@ class Tideline:
             self.db,
             self.embedder,
             # the settings tune memory's policies (docs/configuration.md, docs/search.md)
-            narrative_policy=replace(NARRATIVES, boost=s.keyword_boost, stop_words=stop),
+            narrative_policy=replace(
+                NARRATIVES, boost=s.keyword_boost, stop_words=stop, centre=s.search_centre
+            ),
             turn_policy=replace(
                 TURNS,
                 fusion=cast(Literal["rrf", "convex"], s.turn_fusion),
@@ -124,6 +131,7 @@ class Tideline:
                 weights=(1.0, s.turn_vector_weight),
                 stop_words=stop,
                 alpha=s.turn_alpha,
+                centre=s.search_centre,
             ),
             min_score=resolve_min_score(
                 s.search_min_score, self.embedder.model_id if self.embedder else None

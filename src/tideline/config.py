@@ -126,6 +126,13 @@ SETTINGS: tuple[Setting, ...] = (
         "Memory search: drop a query's stop and question words from the lexical list.",
     ),
     Setting(
+        "search_centre",
+        "TIDELINE_SEARCH_CENTRE",
+        True,
+        "Memory and library search: rank by the query vector less the mean query vector of its "
+        "language (bundled e5 only; docs/search.md).",
+    ),
+    Setting(
         "turn_context",
         "TIDELINE_TURN_CONTEXT",
         2,
@@ -468,6 +475,7 @@ class Settings:
     turn_vector_weight: float = 1.0
     search_analyser: str = "snowball"
     search_stop_words: bool = True
+    search_centre: bool = True
     turn_context: int = 2
     turn_fusion: str = "convex"
     turn_alpha: float = 0.5

@@ -18,6 +18,7 @@ from typing import Literal, Protocol
 import numpy as np
 
 from tideline.search._analyse import Analyser
+from tideline.search._centre import centre_query, raw_distances
 from tideline.search._fusion import fuse, ranks
 from tideline.search._query import ParsedQuery, parse_query
 from tideline.search._types import Hit, Mode, Policy, Retrieval
@@ -33,6 +34,12 @@ class Candidates(Protocol):
 
     #: The lexical analyser that made the index's terms (the query is cut the same way).
     analyser: Analyser
+
+    @property
+    def model_id(self) -> str | None:
+        """The model behind the index's vectors (None before any are bound): picks the query
+        centring (`_centre`)."""
+        ...
 
     def lexical(
         self,
@@ -104,6 +111,9 @@ def retrieve(
         note = warning or (NO_EMBEDDER if mode == "vec" else None)
         warnings += [note] if note else []
         mode = "lex"
+    raw = qvec
+    if policy.centre and qvec is not None and scopes:
+        qvec = centre_query(qvec, scopes[0].index.model_id)
     depth = policy.depth_for(k)
     lex: list[list[Hit]] = []
     vec: list[list[Hit]] = []
@@ -129,6 +139,8 @@ def retrieve(
             assert qvec is not None
             _annotate(scopes, parsed, qvec, lex_all + vec_all, texts)
         hits = fuse([lex_all, vec_all], policy)
+    if raw is not None and qvec is not raw:
+        raw_distances([s.index for s in scopes], hits, raw)
     return Retrieval(hits, mode, warnings)
 
 

@@ -80,7 +80,9 @@ class Policy:
     reads '-t' and '--clean' as words to find, not exclusions (notes are full of command lines);
     stop_words drops a query's stop and question words when two other words remain (lexical
     list only; the vector sees the whole query); alpha is the lexical share of the "convex"
-    fusion (α · BM25/best + (1 − α) · min–max cosine, + `boost` for a verbatim keyword match).
+    fusion (α · BM25/best + (1 − α) · min–max cosine, + `boost` for a verbatim keyword match);
+    centre ranks the vector list by the query less its language's mean query vector
+    (`_centre`; hits keep their distance to the query as embedded).
     """
 
     fusion: Literal["rrf", "weighted", "convex"] = "rrf"
@@ -93,6 +95,7 @@ class Policy:
     literal_dashes: bool = False
     stop_words: bool = True
     alpha: float = 0.5
+    centre: bool = True
 
     def depth_for(self, k: int) -> int:
         return self.depth or max(k * 4, 40)
