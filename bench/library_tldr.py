@@ -73,11 +73,10 @@ def build_library(dest: Path, pages: int | None, queries: list[dict]) -> int:
 VARIANTS = {
     "vec, no query centring": (replace(LIBRARY, centre=False), LEX_FLOOR),
     "no query centring": (replace(LIBRARY, centre=False), LEX_FLOOR),
-    "plain rrf (no trust)": (LIBRARY, 1.0),
-    "trust floor 0": (LIBRARY, 0.0),
-    "trust floor 0.5": (LIBRARY, 0.5),
-    "no trust, vec x2": (replace(LIBRARY, weights=(1.0, 2.0)), 1.0),
-    "no trust, k=20": (replace(LIBRARY, rrf_k=20), 1.0),
+    "k=60": (replace(LIBRARY, rrf_k=60), LEX_FLOOR),
+    "trust floor 0.2": (LIBRARY, 0.2),
+    "k=60, trust floor 0.2": (replace(LIBRARY, rrf_k=60), 0.2),
+    "no trust": (LIBRARY, 1.0),
 }
 
 

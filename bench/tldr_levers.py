@@ -32,7 +32,7 @@ from library_tldr import DATA, CacheOnly, build_library
 from tideline.embed import CachedEmbedder, E5Embedder
 from tideline.library import LIBRARY, Library
 from tideline.library._index import _lexical_text
-from tideline.library._trust import lexical_weight
+from tideline.library._trust import coverage
 from tideline.search import retrieve
 from tideline.search._centre import reference_means
 
@@ -127,10 +127,11 @@ class Levers:
         self.trust2 = [self._trust(i, 0.2) for i in range(len(d.queries))]
 
     def _trust(self, i: int, floor: float) -> float:
+        """The lexical list's weight by the linear rule the rows were first measured with,
+        floor + (1 − floor) · coverage (the library now squares the coverage: "trust²")."""
         hits = self.d.lex[i]
-        return (
-            lexical_weight(self.d.queries[i]["query"], self.d.text[hits[0]], floor) if hits else 0
-        )
+        cover = coverage(self.d.queries[i]["query"], self.d.text[hits[0]]) if hits else 0.0
+        return floor + (1.0 - floor) * cover if hits else 0.0
 
     def lex(self, i: int, depth: int = 40) -> list[Key]:
         return collapse(self.d.lex[i][:depth], self.d.parent)

@@ -63,7 +63,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "library_rrf_k",
         "TIDELINE_LIBRARY_RRF_K",
-        60,
+        20,
         "Library search: the k of reciprocal rank fusion over BM25 and vector ranks.",
     ),
     # -- library search, issue 12 (docs/library.md, tuned on tldr: docs/benchmarks.md) --------
@@ -90,9 +90,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "library_lex_floor",
         "MEMO_LEX_FLOOR",
-        0.2,
-        "Library search: the lexical list's weight is floor + (1 - floor) x the share of the "
-        "query's content words its best hit contains; 1.0 turns this trust off.",
+        0.0,
+        "Library search: the lexical list's weight is floor + (1 - floor) x the square of the "
+        "share of the query's content words its best hit contains; 1.0 turns this trust off.",
     ),
     Setting(
         "keyword_boost",
@@ -465,11 +465,11 @@ class Settings:
     )
     busy_timeout_ms: int = 5000
     memo_root: Path | None = None
-    library_rrf_k: int = 60
+    library_rrf_k: int = 20
     library_keys: str = "items"
     library_catch_up: str = "auto"
     library_vector_weight: float = 1.0
-    library_lex_floor: float = 0.2
+    library_lex_floor: float = 0.0
     keyword_boost: float = 0.3
     turn_rrf_k: int = 10
     turn_vector_weight: float = 1.0

@@ -18,7 +18,7 @@ def test_a_translated_question_shares_only_a_stray_token() -> None:
     share = coverage("此命令为 `fossil commit` 的别名。", page)  # Chinese words never match English
     assert 0.0 < share < 0.5
     assert lexical_weight("此命令为 `fossil commit` 的别名。", page, 0.2) == pytest.approx(
-        0.2 + 0.8 * share
+        0.2 + 0.8 * share**2
     )
 
 

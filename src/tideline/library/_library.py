@@ -61,12 +61,13 @@ MAX_K = 100  # results per search or route: more is a dump, not an answer
 TEXT_CHARS = 1200
 LAYOUT_TTL = 10.0
 CATCH_UP = ("auto", "stat")
-LEX_FLOOR = 0.2  # the lexical list's weight when its best hit shares no content word (`_trust`)
+LEX_FLOOR = 0.0  # the lexical list's weight when its best hit shares no content word (`_trust`)
 
 #: How the library ranks (the composition root builds it from Settings): RRF where equal raw
 #: scores share a rank, so identical notes tie and the fresher wins; trigram only when BM25 finds
-#: nothing (cheaper on large collections); `-t` and `--clean` are words to find.
-LIBRARY = Policy(ties="competition", trigram="fallback", literal_dashes=True)
+#: nothing (cheaper on large collections); `-t` and `--clean` are words to find; k = 20 (with
+#: the squared lexical trust, the fusion never falls below its best list on tldr, benchmarks.md).
+LIBRARY = Policy(ties="competition", trigram="fallback", literal_dashes=True, rrf_k=20)
 
 
 @dataclass

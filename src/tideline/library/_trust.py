@@ -8,9 +8,13 @@ name, `GNU` — and the list is mostly noise that would pull good vector hits do
 So the lexical list's weight in the fusion scales with the share of the query's content words
 (stop words left out, both sides cut by the lexical analyser) that its best hit contains:
 
-    weight = floor + (1 − floor) · coverage
+    weight = floor + (1 − floor) · coverage²
 
 A query fully covered keeps the full weight; one with no content word in common keeps `floor`.
+The square: a query half covered is most often a translated one that kept a name or a stray
+token, and once the vector list is centred (`search/_centre.py`) it is the sharper list there;
+on the tldr library the linear rule made the fusion lose to the vector list alone on translated
+summaries (docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -37,4 +41,4 @@ def coverage(query: str, text: str) -> float:
 
 def lexical_weight(query: str, best_text: str, floor: float) -> float:
     """The lexical list's weight for this query (see the module docstring)."""
-    return floor + (1.0 - floor) * coverage(query, best_text)
+    return floor + (1.0 - floor) * coverage(query, best_text) ** 2
