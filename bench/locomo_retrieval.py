@@ -36,10 +36,10 @@ from tideline.search import Hit, Policy, Scope, TextIndex
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 _ID = re.compile(r"D:?(\d+):(\d+)")
-OLD = Policy(rrf_k=10, stop_words=False, centre=False)  # the default before issue 12
+OLD = Policy(rrf_k=10, stop_words=False)  # the default before issue 12
 OFF = TurnLevers()
 CONVEX = Policy(fusion="convex", alpha=0.5)
-FLAT = replace(CONVEX, centre=False)  # query centring off (search/_centre.py)
+CENTRED = replace(CONVEX, centre=True)  # query centring (search/_centre.py, `search_centre=all`)
 DATES = TurnLevers(date_weight=1.0)
 #: The context-vector lever embeds every turn a second time (in its window): `--context-vectors`.
 CONTEXT_VECTORS = False
@@ -47,7 +47,7 @@ CONTEXT_VECTORS = False
 CACHE_ONLY = False
 ONLY: set[str] = set()
 NEW = Policy(rrf_k=10)
-NEW_FLAT = replace(NEW, centre=False)
+NEW_CENTRED = replace(NEW, centre=True)
 
 
 @dataclass(frozen=True)
@@ -69,12 +69,12 @@ VARIANTS: dict[str, Variant] = {
     "before: plain analyser, rrf k=10 (the old default)": Variant("plain", policy=OLD),
     "default, turns alone: convex α=0.5, context ±2, dates": Variant(policy=CONVEX, levers=DATES),
     "default with memory keys ×0.25 ¹": Variant(policy=CONVEX, levers=TurnLevers(1.0, 0.25)),
-    "default without query centring (before it)": Variant(policy=FLAT, levers=DATES),
-    "default without query centring, memory keys ×0.25 ¹": Variant(
-        policy=FLAT, levers=TurnLevers(1.0, 0.25)
+    "default + query centring (search_centre = all)": Variant(policy=CENTRED, levers=DATES),
+    "default + query centring, memory keys ×0.25 ¹": Variant(
+        policy=CENTRED, levers=TurnLevers(1.0, 0.25)
     ),
-    "vec without query centring": Variant(mode="vec", policy=NEW_FLAT),
-    "hybrid: + context ±2, rrf k=10, no query centring": Variant(policy=NEW_FLAT),
+    "vec + query centring": Variant(mode="vec", policy=NEW_CENTRED),
+    "hybrid: + context ±2, rrf k=10, + query centring": Variant(policy=NEW_CENTRED),
     "lex: plain (before)": Variant("plain", mode="lex", policy=OLD),
     "lex: plain + stop words": Variant("plain", mode="lex"),
     "lex: snowball": Variant("snow", mode="lex", policy=OLD),

@@ -10,7 +10,10 @@ key list (depth 300), and recomputes the library's rule in numpy (collapse each 
 by the best key, RRF k = 60, lexical trust), which reproduces the library's table, then one
 lever at a time. Rows marked "dev mean" estimate a mean query vector from the dev queries
 themselves, held out in two folds (even ids centred by the odd ids' mean and back): they show
-what a reference query set could give, not a shippable setting.
+what a reference query set could give, not a shippable setting. Rows saying "query centred"
+without it use the shipped reference means exactly as `search/_centre.py` does (the product's
+rule); "RRF k=20, trust²" is the library's fusion since then, "linear trust floor 0.2" the one
+before.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from tideline.library import LIBRARY, Library
 from tideline.library._index import _lexical_text
 from tideline.library._trust import coverage
 from tideline.search import retrieve
-from tideline.search._centre import reference_means
+from tideline.search._centre import SHARE, reference_means
 
 Key = tuple[int, int]
 Ranker = Callable[[int], list[Key]]
@@ -146,6 +149,10 @@ class Levers:
     ) -> list[Key]:
         return rrf([self.lex(i, depth), self.vec(i, depth, sim)], [weight, 1.0])
 
+    def fused(self, sim: np.ndarray) -> Ranker:
+        """The library's fusion now: RRF k = 20, the lexical list weighted by coverage²."""
+        return lambda i: rrf([self.lex(i), self.vec(i, sim=sim)], [self.trust0[i] ** 2, 1.0], 20)
+
     def best_key(self, i: int, sim: np.ndarray | None = None) -> np.ndarray:
         """Each chunk's best key cosine for query `i` (the vector list's chunk score)."""
         best = np.full(len(self.d.chunks), -1.0, dtype=np.float32)
@@ -192,24 +199,22 @@ class Levers:
         k = d.kvec if queries_only else d.kvec - d.kvec.mean(0)
         return _unit(q) @ _unit(k).T
 
-    def shipped(self, pick: str, keys: str = "none") -> np.ndarray:
+    def shipped(self, pick: str, keys: str = "none", share: float = SHARE) -> np.ndarray:
         """Cosine after query centring by the shipped reference means (`search/_centre.py`):
         `pick` the mean by "nearest" (cosine, the product's rule), "script" (Cyrillic → ru,
-        kana → ja, Han → zh, else en), "all" (one mean of every language) or "en"; `keys`
-        "none", "one" (the library's key mean) or "collection" (each collection's own)."""
+        kana → ja, Han → zh, else en), "all" (one mean of every language) or "en"; `share` of
+        it taken out; `keys` "none", "one" (the library's key mean) or "collection" (each
+        collection's own)."""
         d = self.d
         ref = reference_means()[E5Embedder.model_id]
+        langs = list(ref.languages)
         if pick == "nearest":
-            q = np.vstack([ref.centre(v) for v in d.qvec])
+            mean = ref.means[[ref.language(v) for v in d.qvec]]
+        elif pick == "script":
+            mean = ref.means[[langs.index(script_language(q["query"])) for q in d.queries]]
         else:
-            langs = list(ref.languages)
-            if pick == "script":
-                rows = [langs.index(script_language(q["query"])) for q in d.queries]
-                mean = ref.means[rows]
-            else:
-                mean = ref.means.mean(0) if pick == "all" else ref.means[langs.index(pick)]
-            q = _unit(d.qvec - mean)
-        return _unit(q) @ _unit(self._keys(keys)).T
+            mean = ref.means.mean(0) if pick == "all" else ref.means[langs.index(pick)]
+        return _unit(d.qvec - share * mean) @ _unit(self._keys(keys)).T
 
     def _keys(self, how: str) -> np.ndarray:
         k = self.d.kvec
@@ -263,26 +268,30 @@ class Levers:
         }
         near = self.shipped("nearest")
         sims = {
-            "by script": self.shipped("script"),
-            "one mean of all 7 languages": self.shipped("all"),
-            "the en mean for every query": self.shipped("en"),
-            "nearest + keys centred (one key mean)": self.shipped("nearest", "one"),
-            "nearest + keys centred per collection": self.shipped("nearest", "collection"),
+            "query centred: whole mean": self.shipped("nearest", share=1.0),
+            "query centred by script": self.shipped("script"),
+            "query centred: one mean of all 7 languages": self.shipped("all"),
+            "query centred: the en mean for every query": self.shipped("en"),
+            "keys centred per collection alone": self.shipped("en", "collection", share=0.0),
+            "query centred + keys centred (one key mean)": self.shipped("nearest", "one"),
+            "query centred + keys centred per collection": self.shipped("nearest", "collection"),
         }
-        rows["vec, query centred: shipped means, nearest by cosine"] = lambda i: self.vec(
-            i, sim=near
-        )
+        rows["fusion alone: RRF k=20, trust² (floor 0)"] = self.fused(self.sim)
+        rows["vec, query centred (¾ of the nearest mean)"] = partial(self.vec, sim=near)
         for name, sim in sims.items():
-            rows[f"vec, query centred: {name}"] = partial(self.vec, sim=sim)
+            rows[f"vec, {name}"] = partial(self.vec, sim=sim)
         rows |= {
-            "hybrid, query nearest, trust floor 0.2 (the default)": lambda i: self.hybrid(
+            "hybrid, query centred, RRF k=60, linear trust floor 0.2": lambda i: self.hybrid(
                 i, t2[i], sim=near
             ),
-            "hybrid, query nearest, trust floor 0": lambda i: self.hybrid(i, t0[i], sim=near),
-            "hybrid, query nearest, trust²": lambda i: self.hybrid(i, t0[i] ** 2, sim=near),
-            "hybrid, query nearest, no trust": lambda i: self.hybrid(i, 1.0, sim=near),
-            "hybrid, query nearest, convex α 0.3": lambda i: self.convex(i, 0.3, sim=near),
-            "hybrid, query nearest, convex α 0.5": lambda i: self.convex(i, 0.5, sim=near),
+            "**hybrid, query centred, RRF k=20, trust² (the default)**": self.fused(near),
+            "hybrid, query centred whole mean, RRF k=20, trust²": self.fused(
+                sims["query centred: whole mean"]
+            ),
+            "hybrid, query + keys centred per collection, RRF k=20, trust²": self.fused(
+                sims["query centred + keys centred per collection"]
+            ),
+            "hybrid, query centred, convex α 0.3": lambda i: self.convex(i, 0.3, sim=near),
         }
         if self.reference is not None:
             ref = self.centred(queries_only=True, mean=self.reference.mean(0))

@@ -14,6 +14,7 @@ import pytest
 from tideline.app import Tideline, library_options
 from tideline.config import Settings
 from tideline.embed import E5Embedder
+from tideline.errors import ConfigError
 from tideline.search import Policy, open_index, retrieve
 from tideline.search._centre import (
     MEANS,
@@ -92,24 +93,30 @@ def test_centring_ranks_by_the_centred_query_and_reports_the_raw_distance(
     query = "Проверка орфографии."
     qvec = e5.embed_query(query)
     centred = centre_query(qvec, e5.model_id)
-    for policy in (Policy(), Policy(fusion="convex")):
+    for policy in (Policy(centre=True), Policy(fusion="convex", centre=True)):
         found = retrieve(idx, query, qvec, 5, "vec" if policy.fusion == "rrf" else "hybrid", policy)
         if policy.fusion == "rrf":
             by_centred = sorted(docs, key=lambda i: -float(keys[i - 1] @ centred))
             assert [h.id for h in found.hits] == by_centred
         for h in found.hits:
             assert h.vec_distance == pytest.approx(1.0 - float(keys[h.id - 1] @ qvec), abs=1e-4)
-    flat = retrieve(idx, query, qvec, 5, "vec", Policy(centre=False))
+    flat = retrieve(idx, query, qvec, 5, "vec", Policy())
     assert [h.id for h in flat.hits] == sorted(docs, key=lambda i: -float(keys[i - 1] @ qvec))
 
 
-def test_the_setting_turns_centring_off_everywhere(isolated_home: object) -> None:
-    for value in (True, False):
+def test_the_setting_says_which_searches_centre(isolated_home: object) -> None:
+    for value, library, memory in (
+        ("library", True, False),
+        ("all", True, True),
+        ("off", False, False),
+    ):
         settings = Settings.load(overrides={"search_centre": value, "embedder": "none"})
         app = Tideline(settings)
         try:
-            assert app.memory.turn_policy.centre is value
-            assert app.memory.narrative_policy.centre is value
-            assert library_options(settings)["policy"].centre is value
+            assert app.memory.turn_policy.centre is memory
+            assert app.memory.narrative_policy.centre is memory
+            assert library_options(settings)["policy"].centre is library
         finally:
             app.close()
+    with pytest.raises(ConfigError, match="search_centre='sometimes' is unknown"):
+        library_options(Settings.load(overrides={"search_centre": "sometimes"}))

@@ -48,6 +48,14 @@ from tideline.store import (
 log = logging.getLogger(__name__)
 
 
+def centring(s: Settings) -> str:
+    """Which searches centre the query vector (`search_centre`): the library only (the default:
+    on LoCoMo's conversations centring is a wash, docs/benchmarks.md), all, or none."""
+    if s.search_centre not in ("library", "all", "off"):
+        raise ConfigError(f"search_centre={s.search_centre!r} is unknown; use library, all or off")
+    return s.search_centre
+
+
 def library_options(s: Settings) -> dict[str, Any]:
     """How a `Library` built from these settings ranks and keeps fresh: pass as
     `Library(root, embedder, **library_options(settings))`."""
@@ -56,7 +64,7 @@ def library_options(s: Settings) -> dict[str, Any]:
             LIBRARY,
             rrf_k=s.library_rrf_k,
             weights=(1.0, s.library_vector_weight),
-            centre=s.search_centre,
+            centre=centring(s) != "off",
         ),
         "keys": s.library_keys,
         "catch_up": s.library_catch_up,
@@ -122,7 +130,7 @@ class Tideline:
             self.embedder,
             # the settings tune memory's policies (docs/configuration.md, docs/search.md)
             narrative_policy=replace(
-                NARRATIVES, boost=s.keyword_boost, stop_words=stop, centre=s.search_centre
+                NARRATIVES, boost=s.keyword_boost, stop_words=stop, centre=centring(s) == "all"
             ),
             turn_policy=replace(
                 TURNS,
@@ -131,7 +139,7 @@ class Tideline:
                 weights=(1.0, s.turn_vector_weight),
                 stop_words=stop,
                 alpha=s.turn_alpha,
-                centre=s.search_centre,
+                centre=centring(s) == "all",
             ),
             min_score=resolve_min_score(
                 s.search_min_score, self.embedder.model_id if self.embedder else None

@@ -128,9 +128,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "search_centre",
         "TIDELINE_SEARCH_CENTRE",
-        True,
-        "Memory and library search: rank by the query vector less the mean query vector of its "
-        "language (bundled e5 only; docs/search.md).",
+        "library",
+        "Where search ranks by the query vector less the mean query vector of its language "
+        "(bundled e5 only; docs/search.md): library, all (memory too) or off.",
     ),
     Setting(
         "turn_context",
@@ -475,7 +475,7 @@ class Settings:
     turn_vector_weight: float = 1.0
     search_analyser: str = "snowball"
     search_stop_words: bool = True
-    search_centre: bool = True
+    search_centre: str = "library"
     turn_context: int = 2
     turn_fusion: str = "convex"
     turn_alpha: float = 0.5

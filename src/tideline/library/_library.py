@@ -66,8 +66,9 @@ LEX_FLOOR = 0.0  # the lexical list's weight when its best hit shares no content
 #: How the library ranks (the composition root builds it from Settings): RRF where equal raw
 #: scores share a rank, so identical notes tie and the fresher wins; trigram only when BM25 finds
 #: nothing (cheaper on large collections); `-t` and `--clean` are words to find; k = 20 (with
-#: the squared lexical trust, the fusion never falls below its best list on tldr, benchmarks.md).
-LIBRARY = Policy(ties="competition", trigram="fallback", literal_dashes=True, rrf_k=20)
+#: the squared lexical trust, the fusion never falls below its best list on tldr, benchmarks.md);
+#: the query vector centred (`search/_centre.py`).
+LIBRARY = Policy(ties="competition", trigram="fallback", literal_dashes=True, rrf_k=20, centre=True)
 
 
 @dataclass
@@ -616,7 +617,9 @@ class Library:
                 save_registry(self.root, entries)
                 stamp = _stamp(self.root / REGISTRY_FILE)
         if self._router is None:
-            self._router = Router(self.root, self.embedder, entries=entries)
+            self._router = Router(
+                self.root, self.embedder, entries=entries, centre=self.policy.centre
+            )
         else:
             self._router.entries = entries
         self._router_stamp = stamp if entries else None  # an empty registry: look again next time

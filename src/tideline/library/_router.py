@@ -110,8 +110,10 @@ class Router:
         flat_max: int = FLAT_MAX,
         tree_max: int = TREE_MAX,
         entries: dict[str, RegistryEntry] | None = None,
+        centre: bool = True,
     ):
         self.root = root
+        self.centre = centre  # query centring, as the library's policy says (`search/_centre`)
         self.embedder = embedder if embedder is not None and embedder.dim > 0 else None
         self.flat_max = flat_max
         self.tree_max = tree_max
@@ -153,7 +155,13 @@ class Router:
         mode: Mode = "hybrid" if meaning else "lex"
         depth = max(k * 4, 40) if strategy != "flat" else max(len(pool), 1)
         found = retrieve(
-            Scope(index, where, params), query, qvec, depth, mode, Policy(depth=depth), warning=down
+            Scope(index, where, params),
+            query,
+            qvec,
+            depth,
+            mode,
+            Policy(depth=depth, centre=self.centre),
+            warning=down,
         )
         by_id = {r["id"]: r for r in db.rows("SELECT id, name, path, description FROM routes")}
         ranked: list[Candidate] = []

@@ -95,7 +95,7 @@ class Policy:
     literal_dashes: bool = False
     stop_words: bool = True
     alpha: float = 0.5
-    centre: bool = True
+    centre: bool = False
 
     def depth_for(self, k: int) -> int:
         return self.depth or max(k * 4, 40)
