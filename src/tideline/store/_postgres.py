@@ -32,6 +32,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from tideline.errors import DatabaseLocked, StoreError
 from tideline.store._dialect import to_postgres
 from tideline.store._names import Namespace, shown_url
+from tideline.store._pg_health import connect_error
 from tideline.store._storage import Reads
 
 Params = Sequence[Any] | dict[str, Any]
@@ -104,10 +105,7 @@ class PgDatabase(Reads):
             raise self._unavailable(exc) from exc
 
     def _unavailable(self, exc: Exception) -> StoreError:
-        return StoreError(
-            f"cannot reach PostgreSQL at {shown_url(self.url)} ({str(exc).strip().splitlines()[0]});"
-            " check TIDELINE_DATABASE_URL and that the server is running"
-        )
+        return connect_error(self.url, exc)
 
     def _bootstrap(self) -> None:
         """The pgvector extension (shared) and this namespace's schema, before any pooled
@@ -124,7 +122,7 @@ class PgDatabase(Reads):
                     )
                 finally:
                     conn.execute("SELECT pg_advisory_unlock(%s)", (_MIGRATION_LOCK,))
-        except psycopg.OperationalError as exc:
+        except (psycopg.OperationalError, psycopg.ProgrammingError) as exc:  # a URL that is not one
             raise self._unavailable(exc) from exc
 
     def _configure(self, conn: psycopg.Connection[Any]) -> None:
