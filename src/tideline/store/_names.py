@@ -56,3 +56,11 @@ class Namespace:
     @property
     def schema(self) -> str:
         return ":".join(["tideline", self.agent, *([self.user] if self.user else [])])
+
+
+def missing_extra(exc: ImportError) -> ConfigError:
+    """The error for PostgreSQL without its driver installed."""
+    return ConfigError(
+        f"a PostgreSQL database needs the postgres extra ({exc.name} is missing);"
+        " pip install 'tideline[postgres]'"
+    )

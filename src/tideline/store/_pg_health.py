@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from tideline.errors import ConfigError, StoreError
-from tideline.store._names import shown_url
+from tideline.errors import StoreError
+from tideline.store._names import missing_extra, shown_url
 
 URL_FORM = "postgresql://USER:PASSWORD@HOST:PORT/DATABASE"
 
@@ -49,10 +49,7 @@ def check_namespace(url: str, schema: str, timeout: int = 10) -> PgHealth:
     try:
         import psycopg
     except ImportError as exc:
-        raise ConfigError(
-            f"a PostgreSQL database needs the postgres extra ({exc.name} is missing);"
-            " pip install 'tideline[postgres]'"
-        ) from exc
+        raise missing_extra(exc) from exc
     try:
         conn = psycopg.connect(url, autocommit=True, connect_timeout=timeout)
     except psycopg.Error as exc:

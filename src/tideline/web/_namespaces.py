@@ -47,9 +47,12 @@ class Namespaces:
 
     async def app_for(self, key: Key) -> FastAPI:
         """The namespace's web app: opened and started on first use, then the same one."""
+        found = self._apps.get(key)
+        if found is not None:  # the common case takes no lock
+            return found
         if self._lock is None:
             self._lock = anyio.Lock()
-        async with self._lock:
+        async with self._lock:  # one opening at a time: no namespace is opened twice
             found = self._apps.get(key)
             if found is None:
                 found = self._build(await anyio.to_thread.run_sync(self._open, key))
