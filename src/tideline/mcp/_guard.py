@@ -4,8 +4,8 @@ Two threats, three checks, all before any request reaches the MCP session manage
 
 - Another user or machine on the network. When tokens are configured every request must carry
   `Authorization: Bearer <token>` (`Tokens`: compared in constant time), else 401; the token's
-  namespace goes on with the request. `serve()` refuses to
-  listen on a non-loopback address without one.
+  namespace goes on with the request (`scope[NAMESPACE]`). `serve()` refuses to listen on a
+  non-loopback address without one.
 - A web page in the user's own browser (DNS rebinding, cross-site fetch to 127.0.0.1). Browsers
   always send `Origin` on such requests; an Origin whose host is not loopback gets 403. Clients
   that are not browsers send no Origin and pass (like qmd's origin guard). On a loopback bind the
