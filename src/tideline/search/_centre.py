@@ -107,8 +107,11 @@ class _Distances(Protocol):
 def raw_distances(indexes: Sequence[_Distances], hits: Sequence[Hit], qvec: np.ndarray) -> None:
     """Give each hit that has a vector distance its distance to `qvec` (the query as embedded)
     instead of the centred one it was ranked by; `indexes[n]` is the index of source `n`."""
-    for n, index in enumerate(indexes):
-        mine = [h for h in hits if h.source == n and h.vec_distance is not None]
-        known = index.distances(qvec, [h.id for h in mine]) if mine else {}
+    by_source: dict[int, list[Hit]] = {}
+    for h in hits:
+        if h.vec_distance is not None:
+            by_source.setdefault(h.source, []).append(h)
+    for n, mine in by_source.items():
+        known = indexes[n].distances(qvec, [h.id for h in mine])
         for h in mine:
             h.vec_distance = known.get(h.id, h.vec_distance)
