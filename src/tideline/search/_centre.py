@@ -12,7 +12,7 @@ each language's mean differs from the others by the language alone. Its per-lang
 precomputed for the bundled model (`reference/means.json`, `scripts/reference_means.py`); a
 query from another model is left as it is. The language is the mean nearest to the query by
 cosine, which needs no script tables and works for any language in the set (on the tldr
-queries it ranks exactly as script detection does).
+queries it does as well as script detection).
 
 Only the ranking changes: `retrieve` searches with the centred vector, then gives every hit its
 cosine distance to the query as embedded (`raw_distances`), so the relevance floors and the
