@@ -42,6 +42,8 @@ _EF_MIN, _EF_MAX = 40, 1000
 
 def _plain(text: str) -> str:
     """Case and diacritics off (what `unicode61 remove_diacritics` and `trigram` do)."""
+    if text.isascii():  # NFKC, NFKD and NFC leave ASCII as it is: skip the per-character walk
+        return text.casefold()
     plain = "".join(
         c for c in unicodedata.normalize("NFKD", fold(text)) if not unicodedata.combining(c)
     )
