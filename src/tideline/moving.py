@@ -177,8 +177,11 @@ def _copy_index(src: Storage, dst: Storage, name: str, say: Progress) -> IndexCo
     have = owner.index.text_ids()
     missing = [i for i in owner.ids() if i not in have]
     for start in range(0, len(missing), TEXT_BATCH):
-        found = owner.texts(missing[start : start + TEXT_BATCH])
-        owner.index.upsert_many(sorted(found.items()))
+        part = missing[start : start + TEXT_BATCH]
+        found = owner.texts(part)
+        # a turn's lexical key holds its day and its neighbours' words, as where it came from
+        keys = memory.raw.lexical_keys(part) if name == TURN_INDEX else None
+        owner.index.upsert_many(sorted(found.items()), keys)
         result.texts_indexed += len(found)
         say(f"{name}: {result.texts_indexed:,}/{len(missing):,} texts indexed")
     source_index = open_index(src, name)

@@ -13,8 +13,10 @@ from tideline.app import Tideline
 from tideline.cli.main import app as cli
 from tideline.config import Settings
 from tideline.embed import E5Embedder
-from tideline.moving import migrate
-from tideline.store import Namespace
+from tideline.memory import TURNS, NewTurn, RawContext
+from tideline.moving import AGENT_SETS, migrate
+from tideline.search import Scope, retrieve
+from tideline.store import Namespace, Storage, open_database, open_postgres
 
 runner = CliRunner()
 
@@ -86,6 +88,28 @@ def test_migrate_there_resume_and_back(app: Tideline, pg_url: str, e5: E5Embedde
     result = runner.invoke(cli, ["migrate", "--to", str(back), "--from", pg_url], env=env)
     assert result.exit_code == 0, result.stderr
     assert "both ends agree" in result.stdout
+
+
+def test_moved_turns_keep_their_neighbours_words(tmp_path: Path, pg_url: str) -> None:
+    """A turn is found by its neighbours' words on both ends (its lexical key), not only by
+    its own: "Yeah, I painted that" answers a question about the lake."""
+
+    def lexical(db: Storage) -> list[int]:
+        hits = retrieve(Scope(RawContext(db).index), "lake", None, 10, "lex", TURNS).top(10)
+        return sorted(h.id for h in hits)
+
+    path = tmp_path / "memory.db"
+    with open_database(path, *AGENT_SETS) as db:
+        RawContext(db).add_turns(
+            "s", [NewTurn("user", "I saw the lake at sunrise"), NewTurn("user", "I painted that")]
+        )
+        assert lexical(db) == [1, 2]
+    assert migrate(pg_url, str(path), Namespace("keys")).ok
+    pg = open_postgres(pg_url, Namespace("keys"), *AGENT_SETS)
+    try:
+        assert lexical(pg) == [1, 2]
+    finally:
+        pg.close()
 
 
 def test_migrate_refuses_two_files_or_nothing(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ are `TextIndex`'s own: this class only changes where the rows go.
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from collections.abc import Collection, Iterable, Mapping, Sequence
@@ -35,10 +36,14 @@ from tideline.search._types import Hit
 from tideline.store import Storage
 
 _WORD = re.compile(r"[^\W_]+")
+#: `hnsw.ef_search`: pgvector's default walk, and the widest it allows.
+_EF_MIN, _EF_MAX = 40, 1000
 
 
 def _plain(text: str) -> str:
     """Case and diacritics off (what `unicode61 remove_diacritics` and `trigram` do)."""
+    if text.isascii():  # NFKC, NFKD and NFC leave ASCII as it is: skip the per-character walk
+        return text.casefold()
     plain = "".join(
         c for c in unicodedata.normalize("NFKD", fold(text)) if not unicodedata.combining(c)
     )
@@ -361,20 +366,14 @@ class PgTextIndex(TextIndex):
         self, qvec: np.ndarray, k: int, where: str | None = None, params: Sequence[object] = ()
     ) -> list[Hit]:
         """Nearest records by cosine distance (of their nearest part); each record once. With
-        no filter the HNSW index answers; a filter is applied inside the same query."""
+        no filter the HNSW index answers; a filter is applied inside the same query, and
+        `k` records come back whenever `k` pass it (`_nearest`)."""
         if not self.has_vectors or qvec is None or len(qvec) != self.dim:
             return []
         q = np.asarray(qvec, dtype=np.float32)
         cond = f" WHERE {where}" if where else ""
         with self.db.transaction():
-            self.db.execute(f"SET LOCAL hnsw.ef_search = {max(40, int(k))}")
-            best: dict[int, float] = dict(
-                self.db.execute(
-                    f"SELECT rowid, embedding <=> ? AS d FROM {self.name}_vec{cond}"
-                    " ORDER BY embedding <=> ? LIMIT ?",
-                    (q, *params, q, k),
-                ).fetchall()
-            )
+            best = self._nearest(q, k, cond, params)
             if self.db.scalar(f"SELECT 1 FROM {self.name}_vecpart LIMIT 1"):
                 for i, d in self.db.execute(
                     f"SELECT rowid, d FROM (SELECT record AS rowid, min(embedding <=> ?) AS d"
@@ -384,6 +383,37 @@ class PgTextIndex(TextIndex):
                     best[i] = min(d, best.get(i, d))
         rows = sorted(best.items(), key=lambda r: (r[1], r[0]))[:k]
         return [Hit(i, vec_rank=n, vec_distance=float(d)) for n, (i, d) in enumerate(rows, 1)]
+
+    def _nearest(
+        self, q: np.ndarray, k: int, cond: str, params: Sequence[object]
+    ) -> dict[int, float]:
+        """The `k` nearest first vectors that meet `cond`, id → distance (inside a transaction).
+
+        pgvector 0.6 has no iterative index scan: the HNSW walk finds `hnsw.ef_search`
+        candidates and the filter then drops those it rejects, so a filter passing a few percent
+        of the rows can come back short, even empty. Short is asked again with a walk widened
+        by what the last one let through (up to pgvector's 1,000), then exactly (the distances
+        computed in a subquery the index cannot order): short from there means fewer than `k`
+        records meet the filter. When the planner picks the exact plan itself, the first answer
+        is the exact one."""
+        ann = (
+            f"SELECT rowid, embedding <=> ? AS d FROM {self.name}_vec{cond}"
+            " ORDER BY embedding <=> ? LIMIT ?"
+        )
+        ef = min(_EF_MAX, max(_EF_MIN, k))
+        while True:
+            self.db.execute(f"SET LOCAL hnsw.ef_search = {ef}")
+            rows = self.db.execute(ann, (q, *params, q, k)).fetchall()
+            if len(rows) >= k or (not cond and ef >= k) or ef >= _EF_MAX:
+                break
+            ef = min(_EF_MAX, max(2 * ef, math.ceil(1.5 * ef * k / max(1, len(rows)))))
+        if len(rows) < k and (cond or ef < k):
+            rows = self.db.execute(
+                f"SELECT rowid, d FROM (SELECT rowid, embedding <=> ? AS d FROM {self.name}_vec"
+                f"{cond} OFFSET 0) AS scanned ORDER BY d LIMIT ?",
+                (q, *params, k),
+            ).fetchall()
+        return dict(rows)
 
     def keyword_matches(
         self, parsed: ParsedQuery, ids: Iterable[int], texts: TextLookup | None = None
