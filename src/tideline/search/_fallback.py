@@ -9,6 +9,7 @@ two cores the two run side by side instead of one after the other (docs/benchmar
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TypeAlias
@@ -31,6 +32,15 @@ QueryVector: TypeAlias = "np.ndarray | Future[Vector] | None"
 _WORKERS = 4
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
+
+
+def _forget_pool() -> None:
+    """A forked child has none of its parent's threads: it starts its own pool."""
+    global _pool, _pool_lock
+    _pool, _pool_lock = None, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_pool)
 
 
 def query_vector(embedder: Embedder | None, text: str) -> Vector:
