@@ -452,8 +452,9 @@ class Memory:
         return [(h.id, 1.0 - float(h.vec_distance or 0.0)) for h in found]
 
     def _pending_vector(self, query: str) -> QueryVector:
-        """The query's vector, embedded on the query thread while the caller searches."""
-        return pending_vector(self.embedder if self._bind() else None, query)
+        """The query's vector, embedded on the query thread while the caller searches (the
+        memory lock is let go while the search waits for it)."""
+        return pending_vector(self.embedder if self._bind() else None, query, unlock=self.lock)
 
     def _turn_retrieval(
         self,
