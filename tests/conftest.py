@@ -118,15 +118,22 @@ def storage(new_storage: Callable[[], Storage]) -> Storage:
 
 
 @pytest.fixture
-def settings(
+def engine_env(
     isolated_home: Path,
     engine: str,
     request: pytest.FixtureRequest,
     monkeypatch: pytest.MonkeyPatch,
-) -> Settings:
-    if engine == "postgresql":  # in the environment, so the CLI in the same test uses it too
+) -> str:
+    """On PostgreSQL, the server and a namespace of the test's own in the environment, so every
+    `Settings.load()` of the test (its apps, the CLI it runs) puts the agent database there."""
+    if engine == "postgresql":
         monkeypatch.setenv("TIDELINE_DATABASE_URL", request.getfixturevalue("pg_url"))
         monkeypatch.setenv("TIDELINE_DATABASE_USER", f"test{next(_namespaces)}")  # one per test
+    return engine
+
+
+@pytest.fixture
+def settings(engine_env: str) -> Settings:
     return Settings.load()
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -435,6 +435,13 @@ SETTINGS: tuple[Setting, ...] = (
         "",
         "PostgreSQL only: the user whose memories these are (a namespace under the agent).",
     ),
+    Setting(
+        "tokens_file",
+        "TIDELINE_TOKENS_FILE",
+        "",
+        "TOML file giving each bearer token its namespace (agent, optional user): one "
+        "`tideline serve --transport http` then answers for several agents (docs/web.md).",
+    ),
 )
 
 _BY_NAME = {s.name: s for s in SETTINGS}
@@ -530,11 +537,23 @@ class Settings:
     inject_t3_threads: int = 10
     database_url: str = ""
     database_user: str = ""
+    tokens_file: str = ""
 
     @property
     def db_path(self) -> Path:
         """The agent's memory database."""
         return self.home / "memory.db"
+
+    def for_namespace(self, agent: str, user: str | None = None) -> Settings:
+        """These settings for another namespace of the same server: on PostgreSQL its schema;
+        on SQLite the agent's own home beside this one (`<home>/../<agent>`, a user's under
+        `users/<user>` in it), so each namespace is a database file of its own."""
+        if (agent, user or "") == (self.agent_name, self.database_user):
+            return self
+        home = self.home.parent / agent
+        if user and not self.database_url:
+            home = home / "users" / user
+        return replace(self, agent_name=agent, database_user=user or "", home=home)
 
     @property
     def soul_path(self) -> Path:

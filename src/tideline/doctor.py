@@ -1,5 +1,6 @@
 """Health checks behind `tideline doctor`: versions, extensions, the embedder, the home folder,
-and every database file it knows of (the agent's memory.db, each library collection's index)."""
+and every database file it knows of (the agent's memory.db, each library collection's index) —
+or, with `TIDELINE_DATABASE_URL`, the PostgreSQL server, pgvector and the agent's namespace."""
 
 from __future__ import annotations
 
@@ -11,12 +12,43 @@ from typing import Any
 
 import apsw
 
+from tideline.analysis import ANALYSIS_MIGRATIONS
 from tideline.config import Settings
+from tideline.consolidate import CONSOLIDATE_MIGRATIONS, DREAM_MIGRATIONS
 from tideline.errors import TidelineError
-from tideline.store import REPAIR_HINT, check_file, forget_damage, remember_damage
+from tideline.memory import AGENT_MIGRATIONS, NARRATIVE_INDEX, TURN_INDEX
+from tideline.profile import PROFILE_MIGRATIONS
+from tideline.search import PgTextIndex
+from tideline.store import (
+    REPAIR_HINT,
+    Namespace,
+    check_file,
+    check_namespace,
+    forget_damage,
+    open_postgres,
+    remember_damage,
+    shown_url,
+)
 
 AGENT_DATABASE = "agent database"
 LIBRARY_INDEX = "library index"
+PG_REPAIR = "run `tideline doctor --repair` to build it"
+#: Every migration set of the agent database (repair builds a new file from all of them).
+MIGRATION_SETS = (
+    AGENT_MIGRATIONS,
+    ANALYSIS_MIGRATIONS,
+    PROFILE_MIGRATIONS,
+    CONSOLIDATE_MIGRATIONS,
+    DREAM_MIGRATIONS,
+)
+ROW_COUNTS = (
+    "sessions",
+    "turns",
+    "forgotten_turns",
+    "narratives",
+    "turn_vectors",
+    "narrative_vectors",
+)
 INDEX_HINT = (
     "run `tideline doctor --repair` (or `memo reindex --full`): it is rebuilt from the notes"
 )
@@ -110,25 +142,101 @@ def _probe_home(report: Report, settings: Settings) -> None:
 
 def _probe_vectors(report: Report, settings: Settings) -> None:
     """Records committed without a vector (a kill or an outage after the write); the next write,
-    import or `tideline embed` fills them."""
+    import or `tideline embed` fills them. On PostgreSQL, with the namespace's row counts."""
     damaged = any(c.role == AGENT_DATABASE and c.problems for c in report.files)
-    if damaged or not settings.db_path.is_file():
+    if settings.database_url:
+        if not report.facts.get("schema"):
+            return
+    elif damaged or not settings.db_path.is_file():
         return
     from tideline.app import Tideline
 
     app = Tideline(settings)
     try:
-        report.facts["vectors_pending"] = app.memory.pending_vectors()
+        if settings.database_url:
+            stats = app.memory.stats()
+            report.facts["rows"] = {k: stats[k] for k in ROW_COUNTS if k in stats}
+            report.facts["vectors_pending"] = stats["vectors_pending"]
+        else:
+            report.facts["vectors_pending"] = app.memory.pending_vectors()
     except (TidelineError, apsw.Error) as exc:
         report.facts["vectors_pending"] = None
-        report.problems.append(f"pending vectors of {settings.db_path} not counted ({exc})")
+        where = (settings.database_url and report.facts["namespace"]) or settings.db_path
+        report.problems.append(f"pending vectors of {where} not counted ({exc})")
     finally:
         app.close()
 
 
+def _probe_postgres(report: Report, settings: Settings) -> None:
+    """The server and its version, pgvector, the namespace's schema, its migrations and its
+    GIN and HNSW indexes (row counts and vectors come with `_probe_vectors`)."""
+    url = settings.database_url
+    report.facts["database"] = shown_url(url)
+    report.facts["schema"] = False
+    try:
+        namespace = Namespace(settings.agent_name, settings.database_user or None)
+        report.facts["namespace"] = namespace.schema
+        health = check_namespace(url, namespace.schema)
+    except TidelineError as exc:
+        report.problems.append(str(exc))
+        return
+    report.facts["postgresql"] = health.server
+    report.facts["pgvector"] = health.pgvector
+    if health.pgvector is None:
+        fix = (
+            f"CREATE EXTENSION vector as a superuser (version {health.pgvector_available})"
+            if health.pgvector_available
+            else "install pgvector on the server (https://github.com/pgvector/pgvector)"
+        )
+        report.problems.append(f"pgvector is not in the database {shown_url(url)}; {fix}")
+        return
+    if not health.schema:
+        report.facts["note"] = (
+            f"namespace {namespace.schema} holds nothing yet: the first command creates it, "
+            "`tideline migrate --to` copies a SQLite memory into it"
+        )
+        return
+    report.facts["schema"] = True
+    report.facts["migrations"] = _migrations(report, url, namespace)
+    wanted: dict[str, str] = {}
+    for name in (TURN_INDEX, NARRATIVE_INDEX):
+        wanted |= PgTextIndex.wanted_indexes(name, health.tables)
+    report.facts["indexes"] = {n: health.indexes.get(n, ("missing", False))[0] for n in wanted}
+    for name, method in wanted.items():
+        found, valid = health.indexes.get(name, (None, False))
+        if found is None:
+            report.problems.append(f"{method} index {name} is missing; {PG_REPAIR}")
+        elif not valid:
+            report.problems.append(
+                f"{method} index {name} is invalid (a build was cut short); "
+                f'run REINDEX INDEX "{namespace.schema}".{name}'
+            )
+
+
+def _migrations(report: Report, url: str, namespace: Namespace) -> dict[str, str]:
+    """Each migration set's applied steps of its latest; steps from a newer Tideline are a
+    problem, pending ones run when the agent next opens."""
+    db = open_postgres(url, namespace, pool_size=1)  # no sets given: reads, migrates nothing
+    try:
+        found = {}
+        for m in MIGRATION_SETS:
+            applied = max(m.applied(db), default=0)
+            found[m.name] = f"{applied}/{m.latest}"
+            if applied > m.latest:
+                report.problems.append(
+                    f"namespace {namespace.schema} has {m.name} migration {applied}, newer than "
+                    f"this Tideline's {m.latest}; upgrade Tideline"
+                )
+        return found
+    finally:
+        db.close()
+
+
 def database_files(settings: Settings) -> list[tuple[str, Path]]:
-    """(role, path) of every existing database file Tideline owns for this agent and library."""
-    found = [(AGENT_DATABASE, settings.db_path)] if settings.db_path.exists() else []
+    """(role, path) of every existing database file Tideline owns for this agent and library
+    (on PostgreSQL, the library's only: a memory.db left beside is no longer the agent's)."""
+    own = settings.db_path.exists() and not settings.database_url
+    found = [(AGENT_DATABASE, settings.db_path)] if own else []
     root = settings.memo_root
     if root is None or not root.is_dir():
         return found
@@ -175,6 +283,8 @@ def run_doctor(settings: Settings) -> Report:
     _probe_sqlite(report)
     _probe_embedder(report, settings)
     _probe_home(report, settings)
+    if settings.database_url:
+        _probe_postgres(report, settings)
     _probe_databases(report, settings)
     _probe_vectors(report, settings)
     return report

@@ -23,34 +23,29 @@ from typing import Any
 
 import apsw
 
-from tideline.analysis import ANALYSIS_MIGRATIONS
+from tideline.app import Tideline
 from tideline.config import Settings
-from tideline.consolidate import CONSOLIDATE_MIGRATIONS, DREAM_MIGRATIONS
-from tideline.doctor import AGENT_DATABASE, database_files
+from tideline.doctor import AGENT_DATABASE, MIGRATION_SETS, database_files
 from tideline.errors import RepairFailed, TidelineError
-from tideline.memory import AGENT_MIGRATIONS, NARRATIVE_INDEX, TURN_INDEX, Memory
-from tideline.profile import PROFILE_MIGRATIONS
-from tideline.search import TextIndex
+from tideline.memory import NARRATIVE_INDEX, TURN_INDEX, Memory
+from tideline.search import PgTextIndex, TextIndex
 from tideline.store import (
     Database,
+    Namespace,
     Salvage,
     check_file,
+    check_namespace,
     copy_rows,
     forget_damage,
     open_damaged,
     open_database,
     remembered_damage,
+    shown_url,
 )
 
 SEARCHED = {TURN_INDEX: "turns", NARRATIVE_INDEX: "narratives"}
 #: Every table the agent database can hold: only tables of the new file are copied into it.
-TABLES = (
-    AGENT_MIGRATIONS,
-    ANALYSIS_MIGRATIONS,
-    PROFILE_MIGRATIONS,
-    CONSOLIDATE_MIGRATIONS,
-    DREAM_MIGRATIONS,
-)
+TABLES = MIGRATION_SETS
 REINDEX_BATCH = 2000
 SIDE_FILES = ("-wal", "-shm", ".damage.json")
 
@@ -61,7 +56,7 @@ class Repaired:
 
     path: str
     role: str
-    action: str  # healthy | recovered | set aside | failed
+    action: str  # healthy | recovered | set aside | rebuilt (PostgreSQL) | failed
     kept: str | None = None
     damage: list[str] = field(default_factory=list)
     rows: dict[str, int] = field(default_factory=dict)
@@ -78,8 +73,9 @@ class Repaired:
 
 
 def repair(settings: Settings) -> list[Repaired]:
-    """Repair every damaged database file `doctor` knows of; healthy files are left alone."""
-    done = []
+    """Repair every damaged database file `doctor` knows of (healthy files are left alone),
+    and on PostgreSQL rebuild the namespace's missing indexes and vectors."""
+    done = [repair_postgres(settings)] if settings.database_url else []
     for role, path in database_files(settings):
         damage = check_file(path)
         if not damage and role == AGENT_DATABASE and (noted := remembered_damage(path)):
@@ -96,6 +92,32 @@ def repair(settings: Settings) -> list[Repaired]:
                 result.action, result.error = "failed", " ".join(str(exc).split())
         done.append(result)
     return done
+
+
+def repair_postgres(settings: Settings) -> Repaired:
+    """Build the namespace's missing GIN and HNSW indexes and embed its live rows that have no
+    vector; nothing else changes (the rows are the server's to keep: back it up with pg_dump)."""
+    namespace = Namespace(settings.agent_name, settings.database_user or None)
+    result = Repaired(
+        f"{shown_url(settings.database_url)} ({namespace.schema})", AGENT_DATABASE, "healthy"
+    )
+    app = Tideline(settings)
+    try:
+        before = check_namespace(settings.database_url, namespace.schema).indexes
+        for part in (app.memory.raw, app.memory.narratives):
+            if isinstance(part.index, PgTextIndex):
+                part.index.restore_indexes()
+        after = check_namespace(settings.database_url, namespace.schema).indexes
+        result.notes += [f"index {name} built" for name in sorted(set(after) - set(before))]
+        if app.memory.pending_vectors():
+            result.notes.append(f"{app.memory.embed_pending()} missing vectors embedded")
+    except TidelineError as exc:
+        result.action, result.error = "failed", " ".join(str(exc).split())
+    finally:
+        app.close()
+    if result.notes and result.ok:
+        result.action = "rebuilt"
+    return result
 
 
 def _stamped(path: Path) -> Path:

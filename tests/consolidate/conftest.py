@@ -75,7 +75,7 @@ class Agent:
 
 
 @pytest.fixture
-def agent(tmp_path: Path, server: LLMServer) -> Iterator[Agent]:
+def agent(tmp_path: Path, server: LLMServer, engine_env: str) -> Iterator[Agent]:
     a = Agent(tmp_path / "agent", server.url, Clock(T0))
     yield a
     a.close()

@@ -19,6 +19,8 @@ from tideline.cli.main import app as cli
 from tideline.config import Settings
 from tideline.consolidate import SleepReport
 
+pytestmark = pytest.mark.engines
+
 runner = CliRunner()
 
 
@@ -34,7 +36,7 @@ def run_json(*args: str) -> Any:
 
 
 @pytest.fixture
-def llm(server: LLMServer, monkeypatch: pytest.MonkeyPatch) -> LLMServer:
+def llm(server: LLMServer, monkeypatch: pytest.MonkeyPatch, engine_env: str) -> LLMServer:
     """The CLI's settings point at the scripted server (no embedder: the story needs none)."""
     return point_cli_at(server, monkeypatch)
 

@@ -5,12 +5,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.consolidate.conftest import T0, Agent
 from tests.consolidate.scenario import script, seed_profile
 from tests.llm_server import LLMServer
 from tests.profile.conftest import Clock
 from tideline.consolidate import StepEvent
 from tideline.embed import E5Embedder
+
+pytestmark = pytest.mark.engines
 
 
 def test_profile_changed_mid_run_recomputes_once(agent: Agent, server: LLMServer) -> None:

@@ -3,8 +3,12 @@ closes the old fact with its end time; stated twice → confirmed by the fast pa
 
 from __future__ import annotations
 
+import pytest
+
 from tests.consolidate.conftest import Agent
 from tests.llm_server import LLMServer
+
+pytestmark = pytest.mark.engines
 
 
 def extraction(turn: int, text: str, type_: str = "statement") -> dict[str, object]:

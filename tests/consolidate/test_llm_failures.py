@@ -5,9 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.consolidate.conftest import T0, Agent, state
 from tests.llm_server import Answer, LLMServer, closed_url
 from tests.profile.conftest import Clock
+
+pytestmark = pytest.mark.engines
 
 OBS = {"type": "statement", "topic": "city", "text": "The user lives in Kyoto", "turns": []}
 

@@ -13,6 +13,8 @@ from tideline.consolidate import SleepBusy, StepEvent
 from tideline.llm import NO_LLM
 from tideline.profile import FactDraft, to_text
 
+pytestmark = pytest.mark.engines
+
 
 def seed_fact(
     agent: Agent, evidence: int = 1, *, age_days: float = 0, decay: int = 60, anchor: bool = False

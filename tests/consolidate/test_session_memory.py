@@ -15,11 +15,13 @@ from tideline.consolidate import SessionMemory
 from tideline.embed import E5Embedder
 from tideline.llm import NO_LLM, llm_from_settings
 
+pytestmark = pytest.mark.engines
+
 TOPICS = ["the weather", "a football match", "lunch plans", "a new laptop", "a film", "the train"]
 
 
 @pytest.fixture
-def app(tmp_path: Path, server: LLMServer, e5: E5Embedder) -> Iterator[Tideline]:
+def app(tmp_path: Path, server: LLMServer, e5: E5Embedder, engine_env: str) -> Iterator[Tideline]:
     app = Tideline(llm_settings(server.url, home=str(tmp_path / "home")), embedder=e5)
     yield app
     app.close()

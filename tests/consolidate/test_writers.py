@@ -6,10 +6,14 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
+
 from tests.consolidate.conftest import Agent
 from tests.helpers import wait_until
 from tests.llm_server import Answer, LLMServer
 from tideline.consolidate import SleepReport
+
+pytestmark = pytest.mark.engines
 
 
 def test_writers_are_not_blocked_while_sleep_waits_on_a_slow_llm(

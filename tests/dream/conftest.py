@@ -72,7 +72,7 @@ class Day:
 
 
 @pytest.fixture
-def day(tmp_path: Path, server: LLMServer) -> Iterator[Day]:
+def day(tmp_path: Path, server: LLMServer, engine_env: str) -> Iterator[Day]:
     d = Day(tmp_path / "agent", server.url)
     yield d
     d.agent.close()

@@ -21,9 +21,11 @@ from tideline.consolidate import DreamBusy
 from tideline.consolidate._lock import SleepLock
 from tideline.consolidate.dream import LAYER_NAMES
 
+pytestmark = pytest.mark.engines
+
 
 @pytest.fixture
-def llm(server: LLMServer, monkeypatch: pytest.MonkeyPatch) -> LLMServer:
+def llm(server: LLMServer, monkeypatch: pytest.MonkeyPatch, engine_env: str) -> LLMServer:
     """The CLI's settings point at the scripted server (no embedder)."""
     return point_cli_at(server, monkeypatch)
 
@@ -209,9 +211,7 @@ def test_failures_stops_bad_input_and_a_busy_dream_have_their_exit_codes(
     code, _, err = run("dream", "--date", "someday")
     assert code == 2 and "date" in err
 
-    with opened() as app:
-        db_path = app.db.path
-    with SleepLock(db_path, what="dream", busy=DreamBusy):
+    with opened() as app, SleepLock(app.db, what="dream", busy=DreamBusy):
         code, _, err = run("dream", "--date", DAY)
     assert code == 5 and "dream" in err
 

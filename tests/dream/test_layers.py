@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.dream.conftest import CONVERSATION, DAY, Day
 from tests.llm.conftest import llm_settings
 from tests.llm_server import LLMServer
@@ -13,6 +15,8 @@ from tideline.embed import E5Embedder
 from tideline.llm import llm_from_settings
 from tideline.memory import compute_weight
 from tideline.profile import FactDraft
+
+pytestmark = pytest.mark.engines
 
 
 def lived(day: Day, t: list[int]) -> list[int]:

@@ -10,6 +10,8 @@ from tideline.consolidate import StepEvent
 from tideline.consolidate.dream import LAYER_NAMES
 from tideline.errors import InvalidInput
 
+pytestmark = pytest.mark.engines
+
 
 def keep_first_turn(server: LLMServer, t: list[int]) -> None:
     server.default(

@@ -8,6 +8,8 @@ from tests.dream.conftest import CONVERSATION, DAY, Day
 from tideline.consolidate import list_prompts, render_prompt
 from tideline.errors import InvalidInput
 
+pytestmark = pytest.mark.engines
+
 
 def test_the_prompts_are_listed_with_their_versions_and_inputs() -> None:
     found = {p.name: p for p in list_prompts()}

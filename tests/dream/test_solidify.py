@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.dream.conftest import CONVERSATION, DAY, Day
 from tests.llm_server import LLMServer
+
+pytestmark = pytest.mark.engines
 
 
 def memory(gesture: str, links: list[int], **kw: object) -> dict[str, object]:

@@ -162,14 +162,14 @@ def build_fixed(home: Path, e5: E5Embedder) -> Fixed:
 
 
 @pytest.fixture
-def fixed(tmp_path: Path, e5: E5Embedder) -> Iterator[Fixed]:
+def fixed(tmp_path: Path, e5: E5Embedder, engine_env: str) -> Iterator[Fixed]:
     f = build_fixed(tmp_path / "home", e5)
     yield f
     f.app.close()
 
 
 @pytest.fixture
-def empty(tmp_path: Path, e5: E5Embedder) -> Iterator[Tideline]:
+def empty(tmp_path: Path, e5: E5Embedder, engine_env: str) -> Iterator[Tideline]:
     settings = Settings.load(overrides={"home": str(tmp_path / "empty"), "agent_name": "hui"})
     app = Tideline(settings, embedder=e5)
     yield app

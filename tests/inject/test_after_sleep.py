@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.consolidate.conftest import QUIET, T0, Agent
 from tests.consolidate.scenario import script, seed_profile
 from tests.inject.conftest import clock
@@ -13,8 +15,10 @@ from tests.llm_server import LLMServer
 from tests.profile.conftest import Clock
 from tideline.inject import InjectConfig, MemoryProvider
 
+pytestmark = pytest.mark.engines
 
-def test_a_sleep_run_shows_in_t0_t3_and_the_prefetch(tmp_path: Path) -> None:
+
+def test_a_sleep_run_shows_in_t0_t3_and_the_prefetch(tmp_path: Path, engine_env: str) -> None:
     with LLMServer() as server:
         for step, answer in QUIET.items():
             server.default(step, answer)

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from tests.inject.conftest import Fixed, clock
 from tideline.app import Tideline
 from tideline.inject import FENCE_CLOSE, InjectConfig, MemoryProvider
+
+pytestmark = pytest.mark.engines
 
 MARKER = re.compile(r"^\[[^\]]*\]")
 

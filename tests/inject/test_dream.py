@@ -4,8 +4,12 @@ memories it rests on), the open threads in T3, and dreams never injected as some
 
 from __future__ import annotations
 
+import pytest
+
 from tests.inject.conftest import Fixed
 from tideline.inject import Block
+
+pytestmark = pytest.mark.engines
 
 
 def parts(block: Block, tier: str) -> dict[str, list[str]]:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from typer.testing import CliRunner
@@ -14,6 +15,8 @@ from typer.testing import CliRunner
 from tests.inject.conftest import Fixed
 from tests.mcp.conftest import payload, serve_command, server_env
 from tideline.cli.main import app as cli
+
+pytestmark = pytest.mark.engines
 
 MESSAGE = "How is Kai's move to Lisbon going?"
 

@@ -7,6 +7,8 @@ import socket
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from tests.inject.conftest import Fixed, clock
 from tideline.app import Tideline
 from tideline.config import Settings
@@ -14,6 +16,8 @@ from tideline.embed import E5Embedder, OpenAIEmbedder
 from tideline.inject import InjectConfig, MemoryProvider, TokenCounter, neutralise, trim_to_tokens
 from tideline.memory import Memory
 from tideline.search import Policy
+
+pytestmark = pytest.mark.engines
 
 MESSAGE = "How is Kai's move to Lisbon going?"
 

@@ -24,6 +24,8 @@ from tideline.inject import Block, InjectConfig, MemoryProvider, Section
 from tideline.llm import NO_LLM, llm_from_settings
 from tideline.profile import FactDraft, Profile, Ref
 
+pytestmark = pytest.mark.engines
+
 START = dt.datetime(2026, 4, 1, 9, 0, tzinfo=dt.UTC)
 SLEEPLESS = "I couldn't sleep again last night"
 UNRELATED = "write a haiku about rain on a tin roof"

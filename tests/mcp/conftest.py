@@ -49,8 +49,12 @@ def in_memory(app: Tideline) -> Client:
 
 
 def server_env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    """The environment of a server process: its own home and cache, one OpenMP thread."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("TIDELINE_", "MEMO_"))}
+    """The environment of a server process: its own home and cache, one OpenMP thread, and the
+    test's database (a PostgreSQL namespace in tests marked `engines`)."""
+    keep = ("TIDELINE_DATABASE_URL", "TIDELINE_DATABASE_USER")
+    env = {
+        k: v for k, v in os.environ.items() if k in keep or not k.startswith(("TIDELINE_", "MEMO_"))
+    }
     env.update(
         AGENT_NAME=AGENT,
         TIDELINE_HOME=str(tmp_path / "home"),

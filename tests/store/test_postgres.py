@@ -98,8 +98,10 @@ def test_chinese_and_russian_match_as_on_sqlite(pg_url: str) -> None:
 def test_bad_places_are_one_line_errors(pg_url: str) -> None:
     with pytest.raises(ConfigError, match="cannot name a PostgreSQL namespace"):
         Namespace("bad name!")
-    with pytest.raises(StoreError, match=r"cannot reach PostgreSQL .* TIDELINE_DATABASE_URL"):
+    with pytest.raises(StoreError, match=r"cannot connect to PostgreSQL .* server is running"):
         open_postgres("postgresql://nobody@127.0.0.1:1/x", Namespace("a"), AGENT_MIGRATIONS)
+    with pytest.raises(StoreError, match=r"cannot connect .* fix TIDELINE_DATABASE_URL"):
+        open_postgres("postgresql://[::1/x", Namespace("a"), AGENT_MIGRATIONS)
 
 
 def test_the_dialect_translation() -> None:

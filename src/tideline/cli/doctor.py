@@ -17,11 +17,14 @@ def doctor(
         False,
         "--repair",
         help="Recover damaged databases into new files (the damaged ones are kept, renamed "
-        "<name>.damaged-<time>), then check again. Stop the MCP server and watchers first.",
+        "<name>.damaged-<time>); on PostgreSQL build missing indexes and embed rows without "
+        "vectors. Then check again. Stop the MCP server and watchers first.",
     ),
 ) -> None:
     """Check Python, SQLite, FTS5 trigram, sqlite-vec, the embedder, the home folder and every
-    database file (header, write-ahead log, PRAGMA quick_check)."""
+    database file (header, write-ahead log, PRAGMA quick_check). With TIDELINE_DATABASE_URL:
+    the PostgreSQL server and its version, pgvector, the namespace's schema, migrations, GIN and
+    HNSW indexes, row counts and live rows without a vector. Exit 1 when a check fails."""
     with errors_to_exit():
         settings = Settings.load()
         repaired = repair(settings) if repair_files else None
@@ -63,6 +66,9 @@ def _print_repaired(r: Repaired) -> None:
         )
         return
     if r.action == "healthy":
+        return
+    if r.action == "rebuilt":  # a PostgreSQL namespace: indexes and vectors, nothing set aside
+        console.print(f"{r.path}: {'; '.join(r.notes)}", soft_wrap=True)
         return
     rows = ", ".join(f"{t} {n}" for t, n in r.rows.items()) or "no rows"
     what = f"recovered ({rows})" if r.action == "recovered" else r.action

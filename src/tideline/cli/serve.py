@@ -29,13 +29,18 @@ def serve(
     ] = Transport.stdio,
     host: Annotated[
         str,
-        typer.Option("--host", help="HTTP address. Anything but loopback requires TIDELINE_TOKEN."),
+        typer.Option(
+            "--host",
+            help="HTTP address. Anything but loopback requires a token (TIDELINE_TOKEN or "
+            "TIDELINE_TOKENS_FILE).",
+        ),
     ] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", "-p", help="HTTP port.")] = 8765,
 ) -> None:
     """Serve this agent's memory: MCP over stdio, or over HTTP with the REST API and the panel.
     With a token (TIDELINE_TOKEN or `token` in config.toml), HTTP clients must send
-    'Authorization: Bearer <token>'; the panel asks for it once."""
+    'Authorization: Bearer <token>'; the panel asks for it once. With TIDELINE_TOKENS_FILE one
+    HTTP server answers for several agents: each token opens its own namespace."""
     # Imported here so other commands start without loading the MCP SDK or the web framework.
     with open_app() as app, suppress(KeyboardInterrupt):
         if transport is Transport.stdio:

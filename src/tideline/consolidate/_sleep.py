@@ -101,7 +101,7 @@ class Sleep:
         """One sleep. `dry_run`: compute the changeset and report its plan, apply nothing.
         `timeout` (seconds, 0: none) is checked before each step: a run past it fails there,
         nothing applied (an LLM call in flight finishes first, within `llm_timeout`)."""
-        with SleepLock(self.profile.db.path):
+        with SleepLock(self.profile.db):
             return self._run(dry_run, _bounded(progress or (lambda event: None), timeout))
 
     def _run(self, dry_run: bool, progress: Progress) -> SleepReport:

@@ -7,7 +7,8 @@ which serves the same endpoint beside its REST API and panel under the same rule
 
 from tideline.mcp._base import ToolServer, names, to_dict
 from tideline.mcp._fields import annotated
-from tideline.mcp._guard import HttpGuard, is_loopback
+from tideline.mcp._guard import NAMESPACE, HttpGuard, is_loopback
+from tideline.mcp._tokens import Key, Tokens, cookie_of
 from tideline.mcp.server import (
     DEFAULT_HOST,
     DEFAULT_PORT,
@@ -15,23 +16,31 @@ from tideline.mcp.server import (
     check_bind,
     http_app,
     mcp_app,
+    own_key,
     run_http,
     serve_stdio,
+    server_tokens,
 )
 
 __all__ = [
     "DEFAULT_HOST",
     "DEFAULT_PORT",
+    "NAMESPACE",
     "HttpGuard",
+    "Key",
+    "Tokens",
     "ToolServer",
     "annotated",
     "build_server",
     "check_bind",
+    "cookie_of",
     "http_app",
     "is_loopback",
     "mcp_app",
     "names",
+    "own_key",
     "run_http",
     "serve_stdio",
+    "server_tokens",
     "to_dict",
 ]

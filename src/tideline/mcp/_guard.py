@@ -2,9 +2,10 @@
 
 Two threats, three checks, all before any request reaches the MCP session manager:
 
-- Another user or machine on the network. When a token is configured every request must carry
-  `Authorization: Bearer <token>` (compared in constant time), else 401. `serve()` refuses to
-  listen on a non-loopback address without one.
+- Another user or machine on the network. When tokens are configured every request must carry
+  `Authorization: Bearer <token>` (`Tokens`: compared in constant time), else 401; the token's
+  namespace goes on with the request (`scope[NAMESPACE]`). `serve()` refuses to listen on a
+  non-loopback address without one.
 - A web page in the user's own browser (DNS rebinding, cross-site fetch to 127.0.0.1). Browsers
   always send `Origin` on such requests; an Origin whose host is not loopback gets 403. Clients
   that are not browsers send no Origin and pass (like qmd's origin guard). On a loopback bind the
@@ -21,8 +22,6 @@ an unauthorised browser GET is sent to. Host and Origin are checked on every pat
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import ipaddress
 import json
 import logging
@@ -31,9 +30,13 @@ from urllib.parse import urlsplit
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from tideline.mcp._tokens import Tokens
+
 log = logging.getLogger("tideline.mcp")
 
 LOCAL_NAMES = frozenset({"localhost", "localhost.localdomain"})
+#: The ASGI scope key under which a let-in request carries its namespace (`Tokens` key).
+NAMESPACE = "tideline.namespace"
 
 
 def is_loopback(host: str) -> bool:
@@ -74,7 +77,7 @@ class HttpGuard:
     def __init__(
         self,
         app: ASGIApp,
-        token: str | None = None,
+        tokens: Tokens | None = None,
         *,
         check_host: bool = True,
         cookie: str | None = None,
@@ -82,7 +85,7 @@ class HttpGuard:
         login: str | None = None,
     ) -> None:
         self.app = app
-        self._token = token.encode() if token else None
+        self.tokens = tokens or Tokens()
         self._check_host = check_host
         self._cookie = cookie
         self._public = public
@@ -113,7 +116,7 @@ class HttpGuard:
                 "localhost; connect from an MCP client instead of a web page",
             )
             return
-        if self._token is not None and not self._let_in(scope, headers):
+        if self.tokens and not self._let_in(scope, headers):
             if (
                 self._login
                 and scope["method"] == "GET"
@@ -131,31 +134,17 @@ class HttpGuard:
         await self.app(scope, receive, send)
 
     def _let_in(self, scope: Scope, headers: Headers) -> bool:
-        """A public path, the bearer header, or (when named) the cookie carries the token."""
-        path = scope.get("path", "")
-        if any(path == p or path.startswith(p.rstrip("/") + "/") for p in self._public):
-            return True
+        """The bearer header or (when named) the cookie opens a namespace, which the request
+        carries on (`scope[NAMESPACE]`); a public path needs none."""
         scheme, _, value = headers.get("authorization", "").partition(" ")
-        if scheme.lower() == "bearer" and self.matches(value.strip()):
+        key = self.tokens.find(value.strip()) if scheme.lower() == "bearer" else None
+        if key is None and self._cookie is not None:
+            key = self.tokens.find_cookie(_cookie(headers, self._cookie))
+        if key is not None:
+            scope[NAMESPACE] = key
             return True
-        if self._cookie is None:
-            return False
-        value = _cookie(headers, self._cookie)
-        return value is not None and hmac.compare_digest(
-            value.encode(), self.cookie_value().encode()
-        )
-
-    def matches(self, value: str | None) -> bool:
-        """`value` is the token (constant time); always False without a token."""
-        if self._token is None or not value:
-            return False
-        return hmac.compare_digest(value.encode(), self._token)
-
-    def cookie_value(self) -> str:
-        """What the cookie holds once the token was given: a MAC of the token, not the token
-        itself (cookie-safe characters, and a leaked cookie is no bearer token)."""
-        assert self._token is not None
-        return hmac.new(self._token, b"tideline panel cookie", hashlib.sha256).hexdigest()
+        path = scope.get("path", "")
+        return any(path == p or path.startswith(p.rstrip("/") + "/") for p in self._public)
 
 
 def _cookie(headers: Headers, name: str) -> str | None:

@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import logging
 import socket
+from pathlib import Path
 
 import anyio
 import uvicorn
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
-from starlette.types import ASGIApp
 
 from tideline import __version__
 from tideline.app import Tideline
+from tideline.config import Settings
 from tideline.errors import InvalidInput
 from tideline.mcp import (
     analysis_tools,
@@ -32,6 +33,7 @@ from tideline.mcp import (
 from tideline.mcp._base import ToolServer
 from tideline.mcp._exit_sleep import start_exit_sleep
 from tideline.mcp._guard import HttpGuard, is_loopback
+from tideline.mcp._tokens import Key, Tokens, read_tokens_file
 
 log = logging.getLogger("tideline.mcp")
 
@@ -76,14 +78,15 @@ MIN_TOKEN_DISTINCT = 12
 MAKE_TOKEN = 'make one with: python -c "import secrets; print(secrets.token_urlsafe(32))"'
 
 
-def check_bind(host: str, token: str | None) -> None:
+def check_bind(host: str, token: str | None, name: str = "TIDELINE_TOKEN") -> None:
     """Refuse tokens that cannot work: a blank one (every request would be refused), one with
     spaces around it (a client's header never matches), a guessable one off loopback — and a
-    non-loopback address without a token, where anyone on the network could read memory."""
+    non-loopback address without a token, where anyone on the network could read memory.
+    `name` says where the token came from."""
     if token is not None and token != "" and token.strip() != token:
         what = "blank" if not token.strip() else "padded with spaces"
         raise InvalidInput(
-            f"TIDELINE_TOKEN is {what}, so no client could ever send it; unset it or {MAKE_TOKEN}"
+            f"{name} is {what}, so no client could ever send it; unset it or {MAKE_TOKEN}"
         )
     if is_loopback(host):
         return
@@ -95,17 +98,44 @@ def check_bind(host: str, token: str | None) -> None:
         )
     if len(token) < MIN_TOKEN_CHARS or len(set(token)) < MIN_TOKEN_DISTINCT:
         raise InvalidInput(
-            f"TIDELINE_TOKEN is too easy to guess for {host} ({len(token)} characters, "
+            f"{name} is too easy to guess for {host} ({len(token)} characters, "
             f"{len(set(token))} distinct; off loopback it needs {MIN_TOKEN_CHARS}+ characters, "
             f"{MIN_TOKEN_DISTINCT}+ distinct); {MAKE_TOKEN}"
         )
 
 
+def own_key(settings: Settings) -> Key:
+    """The server's own namespace: its agent, and its user on PostgreSQL."""
+    return settings.agent_name, settings.database_user or None
+
+
+def server_tokens(settings: Settings, host: str, *, file: bool = True) -> Tokens:
+    """The tokens a server on `host` accepts: `token` for its own namespace and (with `file`)
+    the tokens file's for theirs, each checked by `check_bind`; a token given twice is refused
+    (it could not say which namespace it opens)."""
+    pairs = [(settings.token, own_key(settings))] if settings.token else []
+    names = ["TIDELINE_TOKEN"] if settings.token else []
+    if file and settings.tokens_file:
+        path = Path(settings.tokens_file).expanduser()
+        found = read_tokens_file(path)
+        pairs += found
+        names += [f"the token of entry {n} in {path}" for n in range(1, len(found) + 1)]
+    if not pairs:
+        check_bind(host, None)
+    for (token, _), name in zip(pairs, names, strict=True):
+        check_bind(host, token, name)
+    if len({token for token, _ in pairs}) < len(pairs):
+        raise InvalidInput(
+            f"TIDELINE_TOKEN is also in the tokens file {settings.tokens_file}; a token opens "
+            "one namespace: give the file's entry another token"
+        )
+    return Tokens(pairs)
+
+
 def mcp_app(app: Tideline, host: str = DEFAULT_HOST) -> Starlette:
     """The MCP endpoint at /mcp with its session manager's lifespan, unguarded: `http_app` puts
-    the guard in front, and `tideline.web` mounts its routes beside the REST API and the panel.
-    Refuses a public `host` without a token."""
-    check_bind(host, app.settings.token or None)  # a blank token is refused before any call
+    the guard in front (and refuses a public `host` without a token), and `tideline.web` mounts
+    its routes beside the REST API and the panel."""
     # HttpGuard checks Host and Origin with one loopback rule; the SDK's exact lists refused
     # loopback names the docs allow (127.0.0.2, a.localhost, a Host without a port).
     return build_server(app).streamable_http_app(
@@ -117,8 +147,9 @@ def mcp_app(app: Tideline, host: str = DEFAULT_HOST) -> Starlette:
 
 def http_app(app: Tideline, host: str = DEFAULT_HOST) -> HttpGuard:
     """The MCP endpoint alone behind the guard (the app's `token` setting, Origin, and Host on a
-    loopback bind)."""
-    return HttpGuard(mcp_app(app, host), app.settings.token or None, check_host=is_loopback(host))
+    loopback bind): one namespace, so the tokens file is not read."""
+    tokens = server_tokens(app.settings, host, file=False)
+    return HttpGuard(mcp_app(app, host), tokens, check_host=is_loopback(host))
 
 
 def serve_stdio(app: Tideline) -> None:
@@ -130,19 +161,21 @@ def serve_stdio(app: Tideline) -> None:
 
 
 def run_http(
-    asgi: ASGIApp, app: Tideline, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT
+    guard: HttpGuard, app: Tideline, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT
 ) -> None:
-    """Run an HTTP app (`http_app`, or the web panel with MCP mounted) until interrupted."""
+    """Run a guarded HTTP app (`http_app`, or the web panel with MCP mounted) until
+    interrupted."""
     sock = _bind(host, port)
-    config = uvicorn.Config(asgi, host=host, port=port, log_level="warning", lifespan="on")
+    config = uvicorn.Config(guard, host=host, port=port, log_level="warning", lifespan="on")
     shown = f"[{host}]" if ":" in host else host
+    spaces = sorted(f"{agent}:{user}" if user else agent for agent, user in guard.tokens.keys)
     log.info(
-        "tideline: %s's memory on http://%s:%d (MCP at %s; token %s)",
-        app.settings.agent_name,
+        "tideline: %s on http://%s:%d (MCP at %s; token %s)",
+        f"namespaces {', '.join(spaces)}" if spaces else f"{app.settings.agent_name}'s memory",
         shown,
         sock.getsockname()[1],
         MCP_PATH,
-        "required" if app.settings.token else "off",
+        "required" if guard.tokens else "off",
     )
     try:
         anyio.run(uvicorn.Server(config).serve, [sock])

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, Literal, cast
 
 import numpy as np
@@ -97,7 +97,26 @@ class PgTextIndex(TextIndex):
             f"CREATE TABLE IF NOT EXISTS {name}_text(rowid BIGINT PRIMARY KEY,"
             " tsv tsvector NOT NULL, body TEXT NOT NULL)"
         )
+        PgTextIndex._create_gin(db, name)
+
+    @staticmethod
+    def _create_gin(db: Storage, name: str) -> None:
         db.execute(f"CREATE INDEX IF NOT EXISTS {name}_text_tsv ON {name}_text USING gin (tsv)")
+
+    @staticmethod
+    def wanted_indexes(name: str, tables: Collection[str]) -> dict[str, str]:
+        """The indexes (name: access method) the index `name` keeps, given its namespace's
+        tables: GIN on the terms, HNSW on the vectors once bound (`tideline doctor`)."""
+        wanted = {f"{name}_text_tsv": "gin"} if f"{name}_text" in tables else {}
+        if f"{name}_vec" in tables:
+            wanted[f"{name}_vec_ann"] = "hnsw"
+        return wanted
+
+    def restore_indexes(self) -> None:
+        """Build whichever of `wanted_indexes` is missing (`tideline doctor --repair`)."""
+        self._create_gin(self.db, self.name)
+        if self.has_vectors:
+            self.set_ann(True)
 
     def _stored_marker(self, wanted: str) -> str:
         stored = self.db.scalar(

@@ -15,6 +15,7 @@ from tideline.store._health import (
 )
 from tideline.store._migrations import Migrations, open_database, open_postgres
 from tideline.store._names import Namespace, is_postgres_url, shown_url
+from tideline.store._pg_health import PgHealth, check_namespace, connect_error
 from tideline.store._salvage import Salvage, TableSalvage, copy_rows, open_damaged
 from tideline.store._storage import Dialect, Rows, Storage
 
@@ -24,6 +25,7 @@ __all__ = [
     "Dialect",
     "Migrations",
     "Namespace",
+    "PgHealth",
     "Rows",
     "Salvage",
     "Storage",
@@ -31,6 +33,8 @@ __all__ = [
     "TableSalvage",
     "TableShape",
     "check_file",
+    "check_namespace",
+    "connect_error",
     "copy_rows",
     "copy_table",
     "damage_note",

@@ -19,8 +19,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tideline.errors import ConfigError, NotADatabase, SchemaTooNew
+from tideline.errors import NotADatabase, SchemaTooNew
 from tideline.store._database import Database
+from tideline.store._names import missing_extra
 from tideline.store._storage import Storage
 
 if TYPE_CHECKING:  # psycopg is an optional dependency: imported when a URL asks for it
@@ -123,10 +124,7 @@ def open_postgres(
     try:
         from tideline.store._postgres import PgDatabase
     except ImportError as exc:
-        raise ConfigError(
-            f"a PostgreSQL database needs the postgres extra ({exc.name} is missing);"
-            " pip install 'tideline[postgres]'"
-        ) from exc
+        raise missing_extra(exc) from exc
     db = PgDatabase(url, namespace, pool_size=pool_size)
     try:
         with db.migrating():

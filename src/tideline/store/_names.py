@@ -22,7 +22,11 @@ def is_postgres_url(value: object) -> bool:
 
 def shown_url(url: str) -> str:
     """The URL without its password, for messages and reports."""
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # not a URL (an unclosed `[`): its credentials, if any, hidden whole
+        head, at, tail = url.rpartition("@")
+        return f"{head.partition('://')[0]}://***@{tail}" if at else url
     if not parts.password:
         return url
     host = parts.netloc.rsplit("@", 1)[-1]
@@ -52,3 +56,11 @@ class Namespace:
     @property
     def schema(self) -> str:
         return ":".join(["tideline", self.agent, *([self.user] if self.user else [])])
+
+
+def missing_extra(exc: ImportError) -> ConfigError:
+    """The error for PostgreSQL without its driver installed."""
+    return ConfigError(
+        f"a PostgreSQL database needs the postgres extra ({exc.name} is missing);"
+        " pip install 'tideline[postgres]'"
+    )

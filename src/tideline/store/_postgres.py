@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
+import socket
 import threading
 from collections.abc import Iterator, Sequence
 from typing import Any, Literal
@@ -30,12 +32,18 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from tideline.errors import DatabaseLocked, StoreError
 from tideline.store._dialect import to_postgres
 from tideline.store._names import Namespace, shown_url
+from tideline.store._pg_health import connect_error
 from tideline.store._storage import Reads
 
 Params = Sequence[Any] | dict[str, Any]
 
 #: The advisory lock key under which migrations run (any fixed number; "tideline" in ASCII).
 _MIGRATION_LOCK = 0x746964656C696E65
+
+
+def _lock_key(text: str) -> int:
+    """An advisory lock's bigint key for a name."""
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "big") - (1 << 63)
 
 
 class _Rows:
@@ -97,10 +105,7 @@ class PgDatabase(Reads):
             raise self._unavailable(exc) from exc
 
     def _unavailable(self, exc: Exception) -> StoreError:
-        return StoreError(
-            f"cannot reach PostgreSQL at {shown_url(self.url)} ({str(exc).strip().splitlines()[0]});"
-            " check TIDELINE_DATABASE_URL and that the server is running"
-        )
+        return connect_error(self.url, exc)
 
     def _bootstrap(self) -> None:
         """The pgvector extension (shared) and this namespace's schema, before any pooled
@@ -117,7 +122,7 @@ class PgDatabase(Reads):
                     )
                 finally:
                     conn.execute("SELECT pg_advisory_unlock(%s)", (_MIGRATION_LOCK,))
-        except psycopg.OperationalError as exc:
+        except (psycopg.OperationalError, psycopg.ProgrammingError) as exc:  # a URL that is not one
             raise self._unavailable(exc) from exc
 
     def _configure(self, conn: psycopg.Connection[Any]) -> None:
@@ -206,8 +211,38 @@ class PgDatabase(Reads):
 
     def lock(self, key: str) -> None:
         """Serialise the writers of `key` until this transaction ends (call inside one)."""
-        digest = int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest(), "big")
-        self.scalar("SELECT pg_advisory_xact_lock(?)", (digest - (1 << 63),))
+        self.scalar("SELECT pg_advisory_xact_lock(?)", (_lock_key(key),))
+
+    @contextlib.contextmanager
+    def exclusive(self, name: str) -> Iterator[str | None]:
+        """Try to hold the namespace's lock `name` for the block (one sleep at a time, across
+        processes). Yields None when the block holds it, else who does ("pid N on HOST"). A
+        session lock on a connection of its own: the server drops it when the process dies, as
+        the kernel drops SQLite's `flock`."""
+        key = _lock_key(f"{self.namespace.schema}\0{name}")
+        me = f"pid {os.getpid()} on {socket.gethostname()}"
+        try:
+            conn = psycopg.connect(
+                self.url,
+                autocommit=True,
+                connect_timeout=int(self._timeout),
+                application_name=f"tideline {name}: {me}"[:63],
+            )
+        except psycopg.OperationalError as exc:
+            raise self._unavailable(exc) from exc
+        with conn:  # closing the connection releases the lock
+            row = conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()
+            if row and row[0]:
+                yield None
+                return
+            unsigned = key & 0xFFFFFFFFFFFFFFFF  # pg_locks shows the key as two 32-bit oids
+            holder = conn.execute(
+                "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a USING (pid)"
+                " WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1"
+                " AND l.classid = %s AND l.objid = %s",
+                (unsigned >> 32, unsigned & 0xFFFFFFFF),
+            ).fetchone()
+            yield str(holder[0]).partition(": ")[2] if holder else "another process"
 
     @contextlib.contextmanager
     def migrating(self) -> Iterator[None]:

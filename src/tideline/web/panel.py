@@ -23,6 +23,7 @@ from tideline.analysis.attention import heatmap
 from tideline.analysis.scripts import topic_map
 from tideline.errors import InvalidInput, NotFound
 from tideline.fields import LIVE, MEMORY_PROFILE, fact_statuses
+from tideline.mcp import cookie_of
 from tideline.web import _csrf
 from tideline.web._graph import graph
 from tideline.web._names import CSRF_FIELD, LOGIN, SESSION_COOKIE
@@ -49,7 +50,7 @@ def page(request: Request, template: str, code: int = 200, **context: Any) -> HT
             "csrf_field": CSRF_FIELD,
             "agent": state.app.settings.agent_name,
             "version": __version__,
-            "token_on": bool(state.app.settings.token),
+            "token_on": bool(state.guard and state.guard.tokens),
             **context,
         },
         status_code=code,
@@ -312,15 +313,17 @@ def login_page(request: Request) -> Response:
 def login(
     request: Request, w: W, csrf: Csrf, token: Annotated[str, Form(max_length=1000)]
 ) -> Response:
-    """Check the token once; the browser then keeps its MAC in an HttpOnly cookie."""
+    """Check the token once; the browser then keeps its MAC in an HttpOnly cookie, which opens
+    that token's namespace (and no other) from then on."""
     _csrf.check(request, csrf)
     guard = w.guard
-    if guard is None or not w.app.settings.token:
+    if guard is None or not guard.tokens:
         return back("/")
-    if not guard.matches(token.strip()):
+    given = token.strip()
+    if guard.tokens.find(given) is None:
         return page(request, "login.html", 401, failed=True)
-    response = back("/")
+    response = back("/")  # the cookie names the token's namespace, whichever app answered
     response.set_cookie(
-        SESSION_COOKIE, guard.cookie_value(), httponly=True, samesite="strict", path="/"
+        SESSION_COOKIE, cookie_of(given), httponly=True, samesite="strict", path="/"
     )
     return response

@@ -4,7 +4,8 @@
 The MCP endpoint's routes and its session manager's lifespan are the MCP driver's own
 (`tideline.mcp.mcp_app`); this module puts them beside the API and panel routes and puts the one
 guard (`tideline.mcp.HttpGuard`: Host, Origin, token) in front of all three. The panel may carry
-the token in its login cookie; /login and /static need none.
+the token in its login cookie; /login and /static need none. One server may answer for several
+namespaces: each token opens its own (`tideline.mcp.Tokens`), served by that namespace's app.
 """
 
 from __future__ import annotations
@@ -18,9 +19,18 @@ from fastapi.staticfiles import StaticFiles
 
 from tideline import __version__
 from tideline.app import Tideline
-from tideline.mcp import DEFAULT_HOST, DEFAULT_PORT, HttpGuard, is_loopback, mcp_app, run_http
+from tideline.mcp import (
+    DEFAULT_HOST,
+    DEFAULT_PORT,
+    HttpGuard,
+    is_loopback,
+    mcp_app,
+    run_http,
+    server_tokens,
+)
 from tideline.web import _errors, api, panel
 from tideline.web._names import API, LOGIN, SESSION_COOKIE, STATIC
+from tideline.web._namespaces import Namespaces
 from tideline.web._runs import Runs
 from tideline.web._state import Web
 
@@ -53,18 +63,25 @@ def web_app(app: Tideline, host: str = DEFAULT_HOST) -> FastAPI:
 
 
 def http_app(app: Tideline, host: str = DEFAULT_HOST) -> HttpGuard:
-    """`web_app` behind the guard: what `serve` runs."""
-    root = web_app(app, host)
+    """Each namespace's `web_app` behind the one guard: what `serve` runs. The guard lets in
+    the server's own token (`token`) and the tokens file's (`tokens_file`), and each request
+    reaches the app of its token's namespace (`Namespaces`); refuses a public `host` without a
+    token and a bad tokens file."""
+    tokens = server_tokens(app.settings, host)
     guard = HttpGuard(
-        root,
-        app.settings.token or None,
+        Namespaces(app, lambda opened: _guarded(web_app(opened, host), guard)),
+        tokens,
         check_host=is_loopback(host),
         cookie=SESSION_COOKIE,
         public=(LOGIN, STATIC),
         login=LOGIN,
     )
-    root.state.web.guard = guard
     return guard
+
+
+def _guarded(root: FastAPI, guard: HttpGuard) -> FastAPI:
+    root.state.web.guard = guard  # the login form checks tokens through it
+    return root
 
 
 def serve(app: Tideline, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> None:

@@ -29,7 +29,7 @@ class Basis:
     def add(self, narrative_id: int, rests_on: Sequence[int]) -> None:
         """Inside the caller's transaction (the layer's)."""
         self.db.executemany(
-            "INSERT OR IGNORE INTO dream_basis(narrative_id, rests_on) VALUES (?, ?)",
+            "INSERT INTO dream_basis(narrative_id, rests_on) VALUES (?, ?) ON CONFLICT DO NOTHING",
             [(narrative_id, r) for r in rests_on],
         )
 

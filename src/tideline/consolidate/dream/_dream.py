@@ -214,7 +214,7 @@ class Dream:
         """Dream one day (default: today, UTC). `layers`: a subset, run in pipeline order;
         `dry_run`: compute (LLM calls included) and report, write and record nothing."""
         day, chosen = Day.of(date), choose_layers(layers)
-        lock = SleepLock(self.memory.db.path, what="dream", busy=DreamBusy)
+        lock = SleepLock(self.memory.db, what="dream", busy=DreamBusy)
         with lock:
             return self._run(day, chosen, dry_run, progress or (lambda event: None))
 

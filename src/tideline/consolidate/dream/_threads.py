@@ -113,7 +113,7 @@ class Threads:
 
     def _link(self, thread_id: int, memories: Sequence[int]) -> None:
         self.db.executemany(
-            "INSERT OR IGNORE INTO thread_memories(thread_id, narrative_id) VALUES (?, ?)",
+            "INSERT INTO thread_memories(thread_id, narrative_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
             [(thread_id, m) for m in memories],
         )
 
@@ -123,7 +123,7 @@ class Threads:
         if status is not None and status not in STATUSES:
             raise InvalidInput(f"thread status {status!r} is unknown; use one of {list(STATUSES)}")
         rows = self.db.rows(
-            f"SELECT {_COLUMNS} FROM threads WHERE ? IS NULL OR status = ?"
+            f"SELECT {_COLUMNS} FROM threads WHERE CAST(? AS TEXT) IS NULL OR status = ?"
             " ORDER BY touched_at DESC, id DESC LIMIT ?",
             (status, status, limit),
         )
