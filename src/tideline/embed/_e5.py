@@ -10,12 +10,12 @@ keeps per-model scratch buffers, so calls take turns through a first-come-first-
 for one small batch at a time: a query waiting behind a long indexing run gets the engine after
 at most one batch (about one 512-token window), never after the whole run.
 
-A query runs on one OpenMP thread (the engine's default is one per core). It is a few dozen
-tokens: a second thread halves little of it, and while it embeds, the other core runs the
-lexical search (`search.pending_vector`). Two threads also wait on each other at every one of
-the engine's ~100 barriers per pass, so when the machine is busy one descheduled thread stalls
-both: at load 4–5 on this 2-core machine a LoCoMo question took p50 93 / p95 1,099 ms on two
-threads against 36 / 76 ms on one (docs/benchmarks.md). Indexing batches keep every thread.
+A query runs on one OpenMP thread (the engine's default is one per core): while it embeds, the
+other core runs the lexical search (`search.pending_vector`). Two threads wait on each other at
+every one of the engine's ~100 barriers per pass, so when the machine is busy one descheduled
+thread stalls both: at load 4–5 on this 2-core machine a LoCoMo question took p50 93 / p95
+1,099 ms on two threads against 36 / 76 ms on one. On a free core two threads are a few ms
+faster; we keep the short tail (docs/benchmarks.md). Indexing batches keep every thread.
 
 Loading it also caps the BLAS thread pool at one thread for the process. The engine runs on
 OpenMP threads that spin between calls; a multi-threaded OpenBLAS matrix-vector product (the
