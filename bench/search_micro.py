@@ -19,7 +19,7 @@ import numpy as np
 from _report import machine, ms_stats, write_section
 
 from tideline.embed import E5Embedder
-from tideline.search import TextIndex
+from tideline.search import TextIndex, pending_vector
 from tideline.store import open_database
 
 WORDS = [
@@ -144,6 +144,7 @@ def run(sizes: list[int], n_queries: int) -> str:
                     "vec": [],
                     "hybrid": [],
                     "hybrid+embed": [],
+                    "hybrid+embed overlapped": [],
                 }
                 for q, v, e in zip(queries[sl], qvecs[sl], embed_t[sl], strict=True):
                     for mode in ("lex", "vec", "hybrid"):
@@ -151,6 +152,11 @@ def run(sizes: list[int], n_queries: int) -> str:
                         idx.search(q, v, 10, mode=mode)  # type: ignore[arg-type]
                         timings[mode].append(time.perf_counter() - t)
                     timings["hybrid+embed"].append(timings["hybrid"][-1] + e)
+                    # What a caller waits for: the query embedded (again, uncached) on the query
+                    # thread while the lexical list is searched.
+                    t = time.perf_counter()
+                    idx.search(q, pending_vector(e5, q), 10)
+                    timings["hybrid+embed overlapped"].append(time.perf_counter() - t)
                 for mode, values in timings.items():
                     p50, p95 = ms_stats(values)
                     rows.append(f"| {n:,} | {label} | {mode} | {p50} | {p95} | {build_s:.1f} |")
@@ -165,7 +171,10 @@ def run(sizes: list[int], n_queries: int) -> str:
             f"{n_queries} queries, k=10. *head words*: 2–5 of the 60 most frequent words (the "
             "worst case for BM25: every term matches 5–20% of records); *mixed*: one frequent word "
             "plus 1–3 mid-frequency terms. Latencies in ms; `hybrid+embed` adds each query's own e5 "
-            "embedding time. Vector KNN runs on the in-process numpy copy (see search/_index.py).",
+            "embedding time to the hybrid search (one after the other); `hybrid+embed overlapped` "
+            "is the measured wall time of the search given the query still being embedded "
+            "(`pending_vector`: the lexical list is searched meanwhile), what a caller waits for. "
+            "Vector KNN runs on the in-process numpy copy (see search/_index.py).",
             "",
             f"Query embedding alone (bundled e5): p50 {e50} ms, p95 {e95} ms.",
             "",

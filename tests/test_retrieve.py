@@ -8,7 +8,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from tideline.embed import E5Embedder
+from tests.openai_stub import OpenAIStub
+from tideline.embed import E5Embedder, OpenAIEmbedder
 from tideline.search import (
     Hit,
     Policy,
@@ -17,6 +18,7 @@ from tideline.search import (
     TextIndex,
     literal_dashes,
     open_index,
+    pending_vector,
     retrieve,
     rrf_fuse,
 )
@@ -119,6 +121,35 @@ def test_no_query_vector_searches_lexically_and_says_so_once(
     assert isinstance(found, Retrieval)
     assert found.mode == "lex" and found.warnings == expected
     assert [h.id for h in found.hits] == [1] and found.hits[0].score == found.hits[0].lex_score
+
+
+def test_a_pending_vector_ranks_as_the_vector_itself(
+    new_storage: Callable[[], Storage], e5: E5Embedder
+) -> None:
+    # retrieve searches the lexical lists while the query thread embeds: same hits, same scores
+    docs = {1: FERRY, 2: "Bus timetable for the coast", 3: "island ferry tickets sold out"}
+    idx = _index(new_storage(), docs, e5)
+    query = "ferry to the island"
+    for mode in ("hybrid", "vec", "lex"):
+        now = retrieve(idx, query, e5.embed_query(query), 3, mode, Policy(fusion="convex"))
+        later = retrieve(idx, query, pending_vector(e5, query), 3, mode, Policy(fusion="convex"))
+        assert [(h.id, h.score) for h in later.hits] == [(h.id, h.score) for h in now.hits]
+        assert later.mode == now.mode == mode and later.warnings == []
+    none = retrieve(idx, query, pending_vector(None, query), 3, "hybrid")
+    assert none.mode == "lex" and none.warnings == []
+
+
+def test_a_pending_vector_from_a_down_embedder_searches_lexically_and_says_why(
+    new_storage: Callable[[], Storage],
+) -> None:
+    idx = _index(new_storage(), {1: "the tide turned at noon"})
+    with OpenAIStub() as stub:
+        down = OpenAIEmbedder(stub.url, "m", dim=16, retries=0)
+        for mode in ("hybrid", "vec"):
+            stub.fail_next = [500]
+            found = retrieve(idx, "tide", pending_vector(down, "tide"), 3, mode)  # type: ignore[arg-type]
+            assert found.mode == "lex" and [h.id for h in found.hits] == [1]
+            assert len(found.warnings) == 1 and "results are lexical only" in found.warnings[0]
 
 
 def test_weighted_fusion_boosts_verbatim_keywords(

@@ -18,7 +18,7 @@ from tideline.search import (
     rrf_fuse,
 )
 from tideline.search._types import Hit
-from tideline.store import Storage, open_database
+from tideline.store import Database, Storage, open_database
 
 #: The index tests on SQLite and on PostgreSQL (tests/conftest.py); the numpy copy is SQLite's.
 pytestmark = pytest.mark.engines
@@ -143,6 +143,25 @@ def test_vector_copy_reloads_after_another_connection_writes(
     other = TextIndex(open_database(index.db.path), "docs")
     other.delete([2])
     assert 2 not in {h.id for h in index.vector(qv, 5)}
+
+
+@SQLITE_ONLY
+def test_a_word_in_most_records_is_left_out_and_counted_again_after_writes(
+    storage: Storage,
+) -> None:
+    # the record counts behind it are kept between queries: every write must renew them
+    idx = open_index(storage, "notes")
+    idx.upsert_many([(1, "tide pool"), (2, "moon phase"), (3, "sun")])
+
+    def found() -> set[int]:
+        return {h.id for h in idx.lexical("tide moon", 10, trigram="fallback")}
+
+    assert found() == {1, 2}  # "tide" is in 1 of 3 records
+    idx.upsert_many([(4, "tide chart"), (5, "tide mark")])
+    assert found() == {2}  # 3 of 5: left out
+    assert isinstance(storage, Database) and storage.path is not None
+    TextIndex(open_database(storage.path), "notes").delete([4, 5])  # another connection
+    assert found() == {1, 2}
 
 
 def test_binding_the_same_model_twice_keeps_vectors(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from tideline.embed import CachedEmbedder, E5Embedder, text_hash
 from tideline.errors import InvalidInput, NotFound
 from tideline.memory import FORGOTTEN, Memory
 from tideline.profile import FactDraft
+from tideline.search import query_vector
 
 #: The same tests on SQLite and on PostgreSQL (tests/conftest.py).
 pytestmark = pytest.mark.engines
@@ -130,7 +131,8 @@ def test_a_superseded_narrative_leaves_search_and_injection_but_stays_traceable(
     for mode in ("lex", "hybrid", "vec"):
         assert old.id not in [h.id for h in memory.search("user lives", mode=mode).hits]
     assert [n.id for n in memory.narratives.pool(0.0, 10, None)] == [new.id]
-    assert [sim[0] for sim in memory.similar(memory._query_vector("Lisbon")[0], 5)] == [new.id]
+    lisbon = query_vector(app.embedder, "Lisbon")[0]
+    assert lisbon is not None and [sim[0] for sim in memory.similar(lisbon, 5)] == [new.id]
     trace = memory.trace(old.id)
     assert (trace.narrative.superseded_by, trace.narrative.gesture) == (new.id, old.gesture)
     assert trace.windows[0][0].turn.id == t.id

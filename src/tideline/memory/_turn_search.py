@@ -14,12 +14,20 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-import numpy as np
-
 from tideline.memory._dates import date_window
 from tideline.memory._narratives import Narratives
 from tideline.memory._raw import RawContext
-from tideline.search import Mode, Policy, Retrieval, Scope, diversify, lift, retrieve
+from tideline.search import (
+    Mode,
+    Policy,
+    QueryVector,
+    Retrieval,
+    Scope,
+    diversify,
+    lift,
+    resolved,
+    retrieve,
+)
 
 
 @dataclass(frozen=True)
@@ -35,7 +43,7 @@ def search_turns(
     raw: RawContext,
     narratives: Narratives,
     query: str,
-    qvec: np.ndarray | None,
+    qvec: QueryVector,
     k: int,
     mode: Mode,
     policy: Policy,
@@ -49,6 +57,7 @@ def search_turns(
     """The turns for `query` within `scope`, re-ordered by the levers (see the module doc);
     `memory_scope` narrows the narratives searched for memory keys (default: all)."""
     found = retrieve(scope, query, qvec, k, mode, policy, texts=raw.texts, warning=warning)
+    vector = resolved(qvec)[0] if found.mode != "lex" else None  # the levers search with it too
     hits = found.hits
     unfiltered = scope.where is None  # the levers may add turns: only when nothing is filtered
     if levers.date_weight and unfiltered:
@@ -57,13 +66,13 @@ def search_turns(
         window = date_window(query, today)
         if window:
             inside = raw.filter(*window)
-            then = retrieve(inside, query, qvec, k, mode, policy, texts=raw.texts)
+            then = retrieve(inside, query, vector, k, mode, policy, texts=raw.texts)
             hits = lift(hits, {h.id: h.score for h in then.hits}, levers.date_weight)
     if levers.memory_weight and unfiltered and not narratives.empty():
         memories = retrieve(
             memory_scope or Scope(narratives.index),
             query,
-            qvec,
+            vector,
             k,
             mode,
             narrative_policy,

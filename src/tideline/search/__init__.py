@@ -8,7 +8,7 @@ from tideline.search._analyse import (
     Analyser,
     analyse,
 )
-from tideline.search._fallback import query_vector
+from tideline.search._fallback import QueryVector, pending_vector, query_vector, resolved
 from tideline.search._fusion import RRF_K, fuse, ranks, rrf_fuse, weighted_fuse
 from tideline.search._index import FillReport, TextIndex, text_key
 from tideline.search._open import create_index, open_index
@@ -43,6 +43,7 @@ __all__ = [
     "ParsedQuery",
     "PgTextIndex",
     "Policy",
+    "QueryVector",
     "Retrieval",
     "Scope",
     "TextIndex",
@@ -57,8 +58,10 @@ __all__ = [
     "literal_dashes",
     "open_index",
     "parse_query",
+    "pending_vector",
     "query_vector",
     "ranks",
+    "resolved",
     "retrieve",
     "rrf_fuse",
     "spaced_cjk",

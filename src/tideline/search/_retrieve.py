@@ -1,6 +1,7 @@
 """`retrieve`: the one retrieval path. Memory, the library, its router and injection all call it.
 
-Steps: parse the query; take lexical and vector candidates from every scope (`depth` each);
+Steps: parse the query; take lexical candidates from every scope (`depth` each), then vector
+ones (so a query vector still being embedded on the query thread arrives meanwhile);
 merge several scopes by raw score (BM25 descending, distance ascending) while one scope keeps
 its own order; fuse the two lists by the `Policy`. When the mode needs vectors but there is no
 query vector (no embedder, or it is down) the search runs lexically and says so once.
@@ -19,6 +20,7 @@ import numpy as np
 
 from tideline.search._analyse import Analyser
 from tideline.search._centre import centre_query, raw_distances
+from tideline.search._fallback import QueryVector, resolved
 from tideline.search._fusion import fuse, ranks
 from tideline.search._query import ParsedQuery, parse_query
 from tideline.search._types import Hit, Mode, Policy, Retrieval
@@ -82,7 +84,7 @@ def literal_dashes(query: str) -> str:
 def retrieve(
     scopes: Candidates | Scope | Sequence[Scope],
     query: str,
-    qvec: np.ndarray | None,
+    qvec: QueryVector,
     k: int,
     mode: Mode = "hybrid",
     policy: Policy = Policy(),  # noqa: B008 - frozen, so one shared default is safe
@@ -95,7 +97,8 @@ def retrieve(
     `k` sets the candidate depth (see `Policy.depth`); every fused candidate is returned and the
     caller takes `Retrieval.top(k, …)`. `texts` (one scope only) lets the weighted fusion check
     verbatim keywords in Python instead of on the trigram table. `warning` is what the caller's
-    `query_vector` said when the embedder was down.
+    `query_vector` said when the embedder was down. `qvec` may still be under way
+    (`pending_vector`): the lexical lists are searched before it is waited for.
     """
     if isinstance(scopes, Scope):
         scopes = [scopes]
@@ -106,21 +109,21 @@ def retrieve(
         scopes[0].index.analyser if scopes else "plain",
         stop_words=policy.stop_words,
     )
+    depth = policy.depth_for(k)
+    # The lexical lists first: a vector still being computed (`pending_vector`) arrives meanwhile.
+    lex = _lexical(scopes, parsed, depth, policy) if mode != "vec" else []
+    qvec, down = resolved(qvec) if mode != "lex" else (None, None)
     warnings: list[str] = []
     if mode != "lex" and qvec is None:
-        note = warning or (NO_EMBEDDER if mode == "vec" else None)
+        note = warning or down or (NO_EMBEDDER if mode == "vec" else None)
         warnings += [note] if note else []
+        lex = lex if mode == "hybrid" else _lexical(scopes, parsed, depth, policy)
         mode = "lex"
     raw = qvec
     if policy.centre and qvec is not None and scopes:
         qvec = centre_query(qvec, scopes[0].index.model_id)
-    depth = policy.depth_for(k)
-    lex: list[list[Hit]] = []
     vec: list[list[Hit]] = []
     for n, s in enumerate(scopes):
-        if mode in ("hybrid", "lex"):
-            found = s.index.lexical(parsed, depth, s.where, s.params, trigram=policy.trigram)
-            lex.append([replace(h, source=n) for h in found])
         if mode in ("hybrid", "vec") and qvec is not None:
             found = s.index.vector(qvec, depth, s.where, s.params)
             vec.append([replace(h, source=n) for h in found])
@@ -142,6 +145,17 @@ def retrieve(
     if raw is not None and qvec is not raw:
         raw_distances([s.index for s in scopes], hits, raw)
     return Retrieval(hits, mode, warnings)
+
+
+def _lexical(
+    scopes: Sequence[Scope], parsed: ParsedQuery, depth: int, policy: Policy
+) -> list[list[Hit]]:
+    """Each scope's lexical list, its hits tagged with the scope."""
+    out: list[list[Hit]] = []
+    for n, s in enumerate(scopes):
+        found = s.index.lexical(parsed, depth, s.where, s.params, trigram=policy.trigram)
+        out.append([replace(h, source=n) for h in found])
+    return out
 
 
 def _merged(
