@@ -30,6 +30,7 @@ Tags match case-insensitively with runs of whitespace collapsed: "Machine  Learn
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -214,7 +215,7 @@ def deflate_recent(
     factor = ceiling / mean
     changed: dict[Hashable, float] = {}
     for nid, w in current.items():
-        new = round(w * factor, 6)
+        new = math.floor(w * factor * 1e6) / 1e6  # 6 digits, never rounded up past `w`
         if new != w:
             changed[nid] = new
     return changed
