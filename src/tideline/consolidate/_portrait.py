@@ -16,12 +16,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from tideline.clock import from_text
 from tideline.consolidate._context import Ctx, fit, section
 from tideline.consolidate._outcome import Outcome
 from tideline.consolidate._render import fact_line, person_line, trajectory_lines, turn_line
 from tideline.consolidate._schemas import TrajectoryOut, UserModelOut
 from tideline.llm import NO_LLM
-from tideline.profile import Fact, from_text, injection_weight, is_expired
+from tideline.profile import Fact, injection_weight, is_expired
 
 TRAJECTORY_SESSIONS = 2  # seed step 11: at least 2 sessions since the last trajectory
 IMPORTANT = {

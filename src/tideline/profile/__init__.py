@@ -48,7 +48,6 @@ from tideline.profile._plans import (
 )
 from tideline.profile._profile import Profile
 from tideline.profile._schema import PROFILE_MIGRATIONS
-from tideline.profile._time import from_text, to_text
 from tideline.profile._types import (
     ACTIVE_STATUSES,
     EDGE_KINDS,
@@ -124,7 +123,6 @@ __all__ = [
     "fact_key",
     "fact_text",
     "fast_path",
-    "from_text",
     "injection_weight",
     "is_expired",
     "matured_decay",
@@ -137,6 +135,5 @@ __all__ = [
     "plan_maturity",
     "settle",
     "thresholds",
-    "to_text",
     "verify_question",
 ]

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from tideline.clock import to_text
 from tideline.errors import NotFound
 from tideline.profile import _changeset as c
 from tideline.profile._decay import expires_at
@@ -27,7 +28,6 @@ from tideline.profile._people import RelationshipStore
 from tideline.profile._portrait import PortraitStore
 from tideline.profile._runs import RunStore
 from tideline.profile._strategies import StrategyStore
-from tideline.profile._time import to_text
 from tideline.profile._types import FINAL_STATUSES, Fact
 from tideline.store import Storage
 

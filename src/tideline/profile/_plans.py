@@ -13,11 +13,11 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Collection, Iterable
 
+from tideline.clock import from_text
 from tideline.profile._changeset import Changeset
 from tideline.profile._decay import is_expired, matured_decay
 from tideline.profile._dedupe import duplicates
 from tideline.profile._lifecycle import FAST_PATH_MENTIONS, fast_path
-from tideline.profile._time import from_text
 from tideline.profile._types import ACTIVE_STATUSES, Event, Fact
 
 
