@@ -64,6 +64,17 @@ def client(agent: Tideline) -> Iterator[TestClient]:
         yield c
 
 
+def t0_of(client: TestClient) -> str:
+    """The identity block's T0 (the snapshot) as `POST /api/context` returns it."""
+    csrf = client.cookies.get("tideline_csrf")  # once a page set it, the API asks for it
+    headers = {"x-csrf-token": csrf} if csrf else {}
+    answer = client.post("/api/context", json={}, headers=headers)
+    assert answer.status_code == 200, answer.text
+    block = answer.json()["blocks"][0]
+    [t0] = [s for s in block["sections"] if s["tier"] == "T0"]
+    return "\n".join(i["text"] for p in t0["parts"] for i in p["items"])
+
+
 def csrf_of(client: TestClient, path: str = "/") -> str:
     """Open a page so the CSRF cookie is set; its value."""
     assert client.get(path).status_code == 200
