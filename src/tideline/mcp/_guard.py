@@ -1,6 +1,7 @@
 """The HTTP guard in front of the MCP endpoint: a bearer token, a browser-Origin and a Host check.
 
-Two threats, three checks, all before any request reaches the MCP session manager:
+Two threats, three checks, all before any request reaches the MCP session manager (and a
+fourth for everyone: a body over its route's cap is refused unread, `tideline.mcp._body`):
 
 - Another user or machine on the network. When tokens are configured every request must carry
   `Authorization: Bearer <token>` (`Tokens`: compared in constant time), else 401; the token's
@@ -30,6 +31,7 @@ from urllib.parse import urlsplit
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from tideline.mcp._body import BodyLimit, read_capped, too_large
 from tideline.mcp._tokens import Tokens
 
 log = logging.getLogger("tideline.mcp")
@@ -83,8 +85,10 @@ class HttpGuard:
         cookie: str | None = None,
         public: tuple[str, ...] = (),
         login: str | None = None,
+        body_limit: BodyLimit | None = None,
     ) -> None:
         self.app = app
+        self._body_limit = body_limit
         self.tokens = tokens or Tokens()
         self._check_host = check_host
         self._cookie = cookie
@@ -131,6 +135,14 @@ class HttpGuard:
                 {"www-authenticate": 'Bearer realm="tideline"'},
             )
             return
+        if self._body_limit is not None:
+            limit = self._body_limit(scope["method"], scope.get("path", ""))
+            capped = await read_capped(scope, headers, receive, limit)
+            if capped is None:
+                log.warning("refused a body over %d bytes for %s", limit, scope.get("path"))
+                await _reject(send, 413, too_large(scope, limit), {"connection": "close"})
+                return
+            receive = capped
         await self.app(scope, receive, send)
 
     def _let_in(self, scope: Scope, headers: Headers) -> bool:

@@ -29,6 +29,7 @@ from tideline.mcp import (
     server_tokens,
 )
 from tideline.web import _errors, api, panel
+from tideline.web._limits import body_limit
 from tideline.web._names import API, LOGIN, SESSION_COOKIE, STATIC
 from tideline.web._namespaces import Namespaces
 from tideline.web._runs import Runs
@@ -75,6 +76,7 @@ def http_app(app: Tideline, host: str = DEFAULT_HOST) -> HttpGuard:
         cookie=SESSION_COOKIE,
         public=(LOGIN, STATIC),
         login=LOGIN,
+        body_limit=body_limit,
     )
     return guard
 
