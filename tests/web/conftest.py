@@ -3,10 +3,12 @@ TestClient, through the same guard `serve` runs) and `tideline serve` as a real 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from starlette.testclient import TestClient
 
@@ -64,7 +66,10 @@ def client(agent: Tideline) -> Iterator[TestClient]:
         yield c
 
 
-def csrf_of(client: TestClient, path: str = "/") -> str:
-    """Open a page so the CSRF cookie is set; its value."""
-    assert client.get(path).status_code == 200
-    return str(client.cookies["tideline_csrf"])
+def csrf_of(client: TestClient | httpx.Client, path: str = "/") -> str:
+    """Open a page (so the CSRF nonce cookie is set): the CSRF token its forms carry."""
+    page = client.get(path)
+    assert page.status_code == 200, page.text
+    found = re.search(r'<meta name="csrf-token" content="([^"]+)">', page.text)
+    assert found, page.text
+    return found.group(1)

@@ -15,8 +15,9 @@ fourth for everyone: a body over its route's cap is refused unread, `tideline.mc
   127.0.0.0/8 and ::1, with or without a port — the SDK's own check (exact `127.0.0.1:port`,
   `localhost:port`) is switched off because it refused loopback hosts the docs allow.
 
-A browser cannot add a header to a page it navigates to, so the web panel (`tideline.web`) names
-a `cookie` that may carry the token instead (set by its login form, HttpOnly, SameSite=Strict),
+A browser cannot add a header to a page it navigates to, so the web panel (`tideline.web`) gives
+`sessions` whose cookie opens a namespace instead (set by its login form, HttpOnly,
+SameSite=Strict, signed with a secret of the server's and ending),
 `public` path prefixes that need no token (the login form and its stylesheet), and a `login` page
 an unauthorised browser GET is sent to. Host and Origin are checked on every path.
 """
@@ -26,19 +27,33 @@ from __future__ import annotations
 import ipaddress
 import json
 import logging
+from typing import Protocol
 from urllib.parse import urlsplit
 
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from tideline.mcp._body import BodyLimit, read_capped, too_large
-from tideline.mcp._tokens import Tokens
+from tideline.mcp._tokens import Key, Tokens
 
 log = logging.getLogger("tideline.mcp")
 
 LOCAL_NAMES = frozenset({"localhost", "localhost.localdomain"})
 #: The ASGI scope key under which a let-in request carries its namespace (`Tokens` key).
 NAMESPACE = "tideline.namespace"
+
+
+class Sessions(Protocol):
+    """Login sessions carried by a cookie (the web panel's): which namespace one opens."""
+
+    @property
+    def name(self) -> str:
+        """The cookie's name."""
+        ...
+
+    def find(self, value: str | None) -> Key | None:
+        """The namespace the cookie's `value` opens, or None."""
+        ...
 
 
 def is_loopback(host: str) -> bool:
@@ -82,7 +97,7 @@ class HttpGuard:
         tokens: Tokens | None = None,
         *,
         check_host: bool = True,
-        cookie: str | None = None,
+        sessions: Sessions | None = None,
         public: tuple[str, ...] = (),
         login: str | None = None,
         body_limit: BodyLimit | None = None,
@@ -91,7 +106,7 @@ class HttpGuard:
         self._body_limit = body_limit
         self.tokens = tokens or Tokens()
         self._check_host = check_host
-        self._cookie = cookie
+        self._sessions = sessions
         self._public = public
         self._login = login
 
@@ -146,12 +161,12 @@ class HttpGuard:
         await self.app(scope, receive, send)
 
     def _let_in(self, scope: Scope, headers: Headers) -> bool:
-        """The bearer header or (when named) the cookie opens a namespace, which the request
-        carries on (`scope[NAMESPACE]`); a public path needs none."""
+        """The bearer header or (with `sessions`) a session cookie opens a namespace, which the
+        request carries on (`scope[NAMESPACE]`); a public path needs none."""
         scheme, _, value = headers.get("authorization", "").partition(" ")
         key = self.tokens.find(value.strip()) if scheme.lower() == "bearer" else None
-        if key is None and self._cookie is not None:
-            key = self.tokens.find_cookie(_cookie(headers, self._cookie))
+        if key is None and self._sessions is not None:
+            key = self._sessions.find(_cookie(headers, self._sessions.name))
         if key is not None:
             scope[NAMESPACE] = key
             return True
