@@ -44,11 +44,16 @@ def _find(ctx: Ctx, subject: str, category: str, value: str) -> Fact | None:
     return None
 
 
-def _observations(heard: list[Heard]) -> list[str]:
-    return [
-        f"{n}. ({h.draft.type}, {h.draft.topic or '-'}, about {h.draft.about}) {h.draft.text}"
-        for n, h in enumerate(heard, 1)
-    ]
+def _observations(ctx: Ctx, heard: list[Heard]) -> list[str]:
+    """Each observation numbered, with the day it was said and the user's own words behind it
+    (its turns, dated and cut: `Ctx.observation_words`)."""
+    out = []
+    for n, h in enumerate(heard, 1):
+        d = h.draft
+        said = f", said {d.said_at[:10]}" if d.said_at else ""
+        line = f"{n}. ({d.type}, {d.topic or '-'}, about {d.about}{said}) {d.text}"
+        out.append("\n    ".join([line, *ctx.observation_words(d)]))
+    return out
 
 
 def _profile_block(ctx: Ctx, share: float) -> str:
@@ -67,7 +72,7 @@ def behaviour(ctx: Ctx) -> Outcome:
     about_user = [h for h in ctx.heard if h.draft.about == "user"]
     if not about_user:
         return Outcome(note="no new observations about the user")
-    body = fit(_observations(about_user), ctx.room(0.4))
+    body = fit(_observations(ctx, about_user), ctx.room(0.4))
     user = _profile_block(ctx, 0.2) + "\n\n" + section("Observations", body)
     answer = ctx.ask("behaviour", user, Behaviour)
     counts = {"inferred": 0, "supported": 0, "clarify": 0}
@@ -100,9 +105,14 @@ def classify(ctx: Ctx) -> Outcome:
     counts = {"support": 0, "contradict": 0, "evidence_against": 0, "new": 0, "probe": 0}
     if not ctx.heard:
         return Outcome(counts, "no new observations")
-    for start in range(0, len(ctx.heard), BATCH):
-        batch = ctx.heard[start : start + BATCH]
-        user = _profile_block(ctx, 0.35) + "\n\n" + section("Observations", _observations(batch))
+    start = 0
+    while start < len(ctx.heard):
+        # as many observations (each with its words) as fit in their share, up to BATCH
+        lines = fit(_observations(ctx, ctx.heard[start : start + BATCH]), ctx.room(0.4))
+        batch = ctx.heard[start : start + max(1, len(lines))]
+        start += len(batch)
+        body = "\n".join(lines or _observations(ctx, batch))
+        user = _profile_block(ctx, 0.35) + "\n\n" + f"## Observations\n{body}"
         answer = ctx.ask("classify", user, Classification)
         decided: dict[int, Decision] = {}
         for d in answer.decisions:

@@ -48,7 +48,7 @@ def edges(ctx: Ctx) -> Outcome:
 
 def expiry(ctx: Ctx) -> Outcome:
     """Step 8: expired facts closed (each with a verify strategy); expired events closed."""
-    closed = plan_expiry(ctx.work.live(), ctx.view_events, ctx.now, ctx.work)
+    closed = plan_expiry(ctx.work.live(), ctx.view_events, ctx.now, ctx.work, ctx.work.events)
     return Outcome({"closed": len(closed), "verify": len(closed)})
 
 

@@ -16,7 +16,9 @@ from tideline.memory._raw import (
     TURN_INDEX,
     NewTurn,
     RawContext,
+    session_span,
     spelled_day,
+    turn_times,
 )
 from tideline.memory._relevance import AUTO_MIN_SCORES, resolve_min_score
 from tideline.memory._schema import AGENT_MIGRATIONS
@@ -96,6 +98,8 @@ __all__ = [
     "refresh_recurrence",
     "resolve_min_score",
     "search_turns",
+    "session_span",
     "spelled_day",
+    "turn_times",
     "write_export",
 ]

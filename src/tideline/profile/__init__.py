@@ -40,6 +40,7 @@ from tideline.profile._lifecycle import (
 )
 from tideline.profile._mentions import merge_mention, person_key
 from tideline.profile._plans import (
+    event_expiry,
     plan_dedupe,
     plan_expiry,
     plan_fast_path,
@@ -76,6 +77,7 @@ from tideline.profile._types import (
     Trajectory,
     UserModelEntry,
 )
+from tideline.profile._valid import end_at, first_said, last_said, question_time
 from tideline.profile._view import ProfileView
 
 __all__ = [
@@ -128,13 +130,17 @@ __all__ = [
     "check_transition",
     "disputed_pairs",
     "duplicates",
+    "end_at",
+    "event_expiry",
     "event_line",
     "expires_at",
     "fact_key",
     "fact_text",
     "fast_path",
+    "first_said",
     "injection_weight",
     "is_expired",
+    "last_said",
     "matured_decay",
     "merge_mention",
     "normalise",
@@ -144,6 +150,7 @@ __all__ = [
     "plan_expiry",
     "plan_fast_path",
     "plan_maturity",
+    "question_time",
     "render_snapshot",
     "settle",
     "thresholds",

@@ -2,7 +2,8 @@
 
 - step 5 fast path: stated & mention_count ≥ 2 & suspected → confirmed
 - step 8 expiry: expires_at passed → closed at expires_at, plus a verify strategy; events likewise
-  closed (without a strategy)
+  closed (without a strategy), the ones this changeset makes too: an event mentioned long after
+  it ended is recorded and closed in the same run, never listed as active
 - step 9 maturity: the decay table (`_decay.MATURITY`, anchors × 0.6)
 - step 12 dedupe: duplicates merged into the one kept (`_dedupe`)
 Each returns the ids it planned for, so the run record can say what changed.
@@ -14,9 +15,10 @@ import datetime as dt
 from collections.abc import Collection, Iterable
 
 from tideline.clock import from_text
-from tideline.profile._changeset import Changeset
-from tideline.profile._decay import is_expired, matured_decay
+from tideline.profile._changeset import Changeset, Ref
+from tideline.profile._decay import expires_at, is_expired, matured_decay
 from tideline.profile._dedupe import duplicates
+from tideline.profile._drafts import EventDraft
 from tideline.profile._lifecycle import FAST_PATH_MENTIONS, fast_path
 from tideline.profile._types import ACTIVE_STATUSES, Event, Fact
 
@@ -36,8 +38,20 @@ def plan_fast_path(facts: Iterable[Fact], changeset: Changeset) -> list[int]:
     return done
 
 
+def event_expiry(draft: EventDraft) -> str | None:
+    """When an event stops being relevant: `decay_days` after its range ends (valid time)."""
+    start = draft.valid_from or draft.said_at
+    return (
+        None if start is None else expires_at(max(draft.valid_to or start, start), draft.decay_days)
+    )
+
+
 def plan_expiry(
-    facts: Iterable[Fact], events: Iterable[Event], now: dt.datetime, changeset: Changeset
+    facts: Iterable[Fact],
+    events: Iterable[Event],
+    now: dt.datetime,
+    changeset: Changeset,
+    new_events: Iterable[tuple[Ref, EventDraft]] = (),
 ) -> list[int]:
     done = []
     for fact in facts:
@@ -48,6 +62,10 @@ def plan_expiry(
     for event in events:
         if event.status == "active" and event.expires_at and from_text(event.expires_at) <= now:
             changeset.close_event(event.id, at=event.expires_at)
+    for ref, draft in new_events:
+        ends = event_expiry(draft)
+        if ends is not None and from_text(ends) <= now:
+            changeset.close_event(ref, at=ends)
     return done
 
 

@@ -84,7 +84,7 @@ class Profile:
                 version=self.versions.current(),
                 now=self.clock(),
                 facts=s.facts.list(ACTIVE_STATUSES),
-                events=s.events.list(active=True),
+                events=s.events.list(active=True),  # expired ones too: step 8 closes them
                 relationships=s.people.list(),
                 strategies=[x for x in s.strategies.list() if x.status != "resolved"],
                 user_model=s.portrait.user_model(),
@@ -97,7 +97,8 @@ class Profile:
         return self._write(changeset, run_id=run_id, check=True)
 
     def _write(self, changeset: Changeset, *, run_id: int | None, check: bool) -> Applied:
-        applier = Applier(self.stores, self.clock(), run_id, self._check_turns())
+        times = None if self.memory is None else self.memory.raw.times
+        applier = Applier(self.stores, self.clock(), run_id, self._check_turns(), times)
         with self.lock, self.db.transaction():
             current = self.versions.current()
             if check and current != changeset.base_version:
@@ -194,7 +195,9 @@ class Profile:
         return self.stores.people.list()
 
     def events(self, *, active: bool | None = True) -> list[Event]:
-        return self.stores.events.list(active=active)
+        """Events by start. `active=True`: neither closed nor past their expiry now (an expired
+        event Sleep has not closed yet is not active); False: the others; None: all."""
+        return self.stores.events.list(active=active, now=to_text(self.clock()))
 
     def edges(self, *, fact_id: int | None = None, live: bool = True) -> list[Edge]:
         return self.stores.edges.list(fact_id=fact_id, live=live)
