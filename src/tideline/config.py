@@ -339,8 +339,9 @@ SETTINGS: tuple[Setting, ...] = (
         "llm_structured",
         "TIDELINE_LLM_STRUCTURED",
         "auto",
-        "Structured output: auto (json_schema, else JSON mode, else prompt only), json_schema, "
-        "json_object or prompt.",
+        "Structured output: auto (json_schema, else json_object with a schema, else JSON mode, "
+        "else prompt only; learnt per endpoint), json_schema, json_object_schema, json_object or "
+        "prompt.",
     ),
     Setting(
         "llm_max_input_tokens",
@@ -449,6 +450,12 @@ SETTINGS: tuple[Setting, ...] = (
         "TOML file giving each bearer token its namespace (agent, optional user): one "
         "`tideline serve --transport http` then answers for several agents (docs/web.md).",
     ),
+    Setting(
+        "panel_session_hours",
+        "TIDELINE_PANEL_SESSION_HOURS",
+        12.0,
+        "Hours a panel login lasts; every login also ends when the server stops (docs/web.md).",
+    ),
 )
 
 _BY_NAME = {s.name: s for s in SETTINGS}
@@ -546,6 +553,7 @@ class Settings:
     database_url: str = ""
     database_user: str = ""
     tokens_file: str = ""
+    panel_session_hours: float = 12.0
 
     @property
     def db_path(self) -> Path:

@@ -22,6 +22,7 @@ from tideline import __version__
 from tideline.app import Tideline
 from tideline.config import Settings
 from tideline.errors import InvalidInput
+from tideline.library import MAX_FILE_BYTES
 from tideline.mcp import (
     analysis_tools,
     dream_tools,
@@ -31,6 +32,7 @@ from tideline.mcp import (
     profile_tools,
 )
 from tideline.mcp._base import ToolServer
+from tideline.mcp._body import KIB
 from tideline.mcp._exit_sleep import start_exit_sleep
 from tideline.mcp._guard import HttpGuard, is_loopback
 from tideline.mcp._tokens import Grant, Key, Tokens, read_tokens_file
@@ -40,6 +42,9 @@ log = logging.getLogger("tideline.mcp")
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 MCP_PATH = "/mcp"
+#: The largest JSON-RPC message a client may send: the largest tool argument is a note for
+#: `memo_write` (MAX_FILE_BYTES), and JSON may spell one byte of it as six (`\u0001`).
+MCP_BODY_LIMIT = 6 * MAX_FILE_BYTES + 64 * KIB
 
 
 def build_server(app: Tideline) -> ToolServer:
@@ -187,7 +192,12 @@ def http_app(app: Tideline, host: str = DEFAULT_HOST) -> HttpGuard:
     """The MCP endpoint alone behind the guard (the app's `token` setting, Origin, and Host on a
     loopback bind): one namespace, so the tokens file is not read."""
     tokens = server_tokens(app.settings, host, file=False)
-    return HttpGuard(mcp_app(app, host), tokens, check_host=is_loopback(host))
+    return HttpGuard(
+        mcp_app(app, host),
+        tokens,
+        check_host=is_loopback(host),
+        body_limit=lambda _method, _path: MCP_BODY_LIMIT,
+    )
 
 
 def serve_stdio(app: Tideline) -> None:

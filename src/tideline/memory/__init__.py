@@ -10,7 +10,14 @@ from tideline.memory._entities import MalformedPart, parse_entities_role
 from tideline.memory._forget import DEFAULT_WHY
 from tideline.memory._memory import MAX_K, MAX_WINDOW, NARRATIVES, TURNS, Memory
 from tideline.memory._narratives import KINDS, NARRATIVE_INDEX, NarrativeInput, Narratives
-from tideline.memory._raw import TURN_CONTEXT, TURN_INDEX, NewTurn, RawContext, spelled_day
+from tideline.memory._raw import (
+    MAX_TURN_CHARS,
+    TURN_CONTEXT,
+    TURN_INDEX,
+    NewTurn,
+    RawContext,
+    spelled_day,
+)
 from tideline.memory._relevance import AUTO_MIN_SCORES, resolve_min_score
 from tideline.memory._schema import AGENT_MIGRATIONS
 from tideline.memory._time import now, parse_time
@@ -52,6 +59,7 @@ __all__ = [
     "FORGOTTEN",
     "KINDS",
     "MAX_K",
+    "MAX_TURN_CHARS",
     "MAX_WINDOW",
     "NARRATIVES",
     "NARRATIVE_INDEX",

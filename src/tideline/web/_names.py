@@ -3,7 +3,8 @@
 API = "/api"
 STATIC = "/static"
 LOGIN = "/login"
-SESSION_COOKIE = "tideline_session"  # the token's MAC, set by the login form
+LOGOUT = "/logout"
+SESSION_COOKIE = "tideline_session"  # a signed login session (`_session`), set by the login form
 CSRF_COOKIE = "tideline_csrf"
 CSRF_FIELD = "csrf"
 CSRF_HEADER = "x-csrf-token"

@@ -23,10 +23,9 @@ from tideline.analysis.attention import heatmap
 from tideline.analysis.scripts import topic_map
 from tideline.errors import InvalidInput, NotFound
 from tideline.fields import LIVE, MEMORY_PROFILE, fact_statuses
-from tideline.mcp import cookie_of
 from tideline.web import _csrf
 from tideline.web._graph import graph
-from tideline.web._names import CSRF_FIELD, LOGIN, SESSION_COOKIE
+from tideline.web._names import CSRF_FIELD, LOGIN, LOGOUT, SESSION_COOKIE
 from tideline.web._pictures import bubbles, circle_layout, heat_bars, weight_dots
 from tideline.web._state import Web, web
 from tideline.web.api import start_dream_run, start_sleep_run
@@ -51,6 +50,7 @@ def page(request: Request, template: str, code: int = 200, **context: Any) -> HT
             "agent": state.app.settings.agent_name,
             "version": __version__,
             "token_on": bool(state.guard and state.guard.tokens),
+            "logged_in": SESSION_COOKIE in request.cookies,
             **context,
         },
         status_code=code,
@@ -313,17 +313,31 @@ def login_page(request: Request) -> Response:
 def login(
     request: Request, w: W, csrf: Csrf, token: Annotated[str, Form(max_length=1000)]
 ) -> Response:
-    """Check the token once; the browser then keeps its MAC in an HttpOnly cookie, which opens
-    that token's namespace (and no other) from then on."""
+    """Check the token once; the browser then keeps a session cookie (signed with this server's
+    secret, ending after `panel_session_hours`) that opens that token's namespace and no other."""
     _csrf.check(request, csrf)
     guard = w.guard
     if guard is None or not guard.tokens:
         return back("/")
-    given = token.strip()
-    if guard.tokens.find(given) is None:
+    key = guard.tokens.find(token.strip())
+    if key is None:
         return page(request, "login.html", 401, failed=True)
     response = back("/")  # the cookie names the token's namespace, whichever app answered
     response.set_cookie(
-        SESSION_COOKIE, cookie_of(given), httponly=True, samesite="strict", path="/"
+        SESSION_COOKIE,
+        w.sessions.issue(key),
+        max_age=w.sessions.seconds,
+        httponly=True,
+        samesite="strict",
+        path="/",
     )
+    return response
+
+
+@router.post(LOGOUT)
+def logout(request: Request, csrf: Csrf) -> Response:
+    """End this browser's session (the cookie goes; the token still works)."""
+    _csrf.check(request, csrf)
+    response = back(LOGIN)
+    response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="strict")
     return response
