@@ -131,7 +131,7 @@ def test_the_migration_ends_old_questions_about_retired_facts(storage: Storage) 
                 (fid, then, then),
             )
 
-    assert PROFILE_MIGRATIONS.apply(storage) == [3]
+    assert 4 in PROFILE_MIGRATIONS.apply(storage)
 
     profile = Profile(storage)
     [gone] = profile.strategies(status="resolved")

@@ -47,7 +47,7 @@ def _digests_and_fact_index(db: Storage) -> None:
     FactIndex.create_tables(db)
 
 
-@PROFILE_MIGRATIONS.step(3)
+@PROFILE_MIGRATIONS.step(4)  # 3 is the clock stream's (valid and record time)
 def _strategy_outcomes(db: Storage) -> None:
     """How a strategy ended; the ones still open about a fact already retired end obsolete,
     at the time their fact was retired."""
