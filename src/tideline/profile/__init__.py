@@ -32,6 +32,7 @@ from tideline.profile._fact_index import Theme, fact_text
 from tideline.profile._lifecycle import (
     FACT_NEXT,
     FAST_PATH_MENTIONS,
+    STRATEGY_DAYS,
     STRATEGY_NEXT,
     check_live,
     check_strategy,
@@ -44,6 +45,7 @@ from tideline.profile._plans import (
     plan_expiry,
     plan_fast_path,
     plan_maturity,
+    plan_strategies,
     verify_question,
 )
 from tideline.profile._profile import Profile
@@ -89,6 +91,7 @@ __all__ = [
     "OBSERVATION_TYPES",
     "PROFILE_MIGRATIONS",
     "STATUSES",
+    "STRATEGY_DAYS",
     "STRATEGY_KINDS",
     "STRATEGY_NEXT",
     "ActiveFact",
@@ -144,6 +147,7 @@ __all__ = [
     "plan_expiry",
     "plan_fast_path",
     "plan_maturity",
+    "plan_strategies",
     "render_snapshot",
     "settle",
     "thresholds",
