@@ -119,9 +119,10 @@ def sessions(w: W, q: SessionsArgs) -> Json:
     return {"sessions": w.call(lambda: w.app.memory.sessions(q.limit), lock=None)}
 
 
-@router.get("/sessions/{session}/turns", tags=["memory"])
+@router.get("/sessions/{session:path}/turns", tags=["memory"])
 def session_turns(w: W, session: str) -> Json:
-    """A session's turns, oldest first."""
+    """A session's turns, oldest first. The key may hold `/`, sent as is or as %2F
+    (`/api/sessions/openai/chat/turns`, `/api/sessions/openai%2Fchat/turns`)."""
     turns = w.call(lambda: w.app.memory.session_turns(session), lock=None)
     if not turns:
         raise NotFound(f"session {session!r} has no turns; list sessions with GET {API}/sessions")
