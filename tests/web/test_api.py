@@ -235,7 +235,7 @@ def test_the_api_reference_is_a_page_that_works_offline(client: TestClient) -> N
             assert f"<code>{method.upper()} {path}</code>" in text, (method, path)
     # the arguments, with the bounds and defaults the CLI and MCP tools share
     assert "<code>include_turns</code>" in text and "integer, 1–200" in text
-    assert "<code>gesture</code> <span class=\"badge\">required</span>" in text
+    assert '<code>gesture</code> <span class="badge">required</span>' in text
     # nothing from another host: no CDN script, style or font
     assert not re.findall(r'(?:src|href)="(?:https?:)?//', text), "an external asset"
-    assert "<script src=\"/static/panel.js\"" in text
+    assert '<script src="/static/panel.js"' in text
