@@ -160,7 +160,9 @@ class Tideline:
         root = self.settings.memo_root
         if root is None or not str(root):
             raise InvalidInput(
-                "no library root: pass --root PATH or set MEMO_ROOT (memo_root in config.toml)"
+                f"{self.settings.agent_name} has no library root: pass --root PATH or set "
+                "MEMO_ROOT (memo_root in config.toml); a namespace of a shared server gets its "
+                "own from 'library' in its tokens file entry (docs/web.md)"
             )
         return Library(root, self.embedder, **library_options(self.settings))
 

@@ -553,16 +553,27 @@ class Settings:
         """The agent's memory database."""
         return self.home / "memory.db"
 
-    def for_namespace(self, agent: str, user: str | None = None) -> Settings:
+    def for_namespace(
+        self, agent: str, user: str | None = None, memo_root: Path | None = None
+    ) -> Settings:
         """These settings for another namespace of the same server: on PostgreSQL its schema;
         on SQLite the agent's own home beside this one (`<home>/../<agent>`, a user's under
-        `users/<user>` in it), so each namespace is a database file of its own."""
+        `users/<user>` in it), so each namespace is a database file of its own. What one
+        namespace reads is its own: its library is `memo_root` (None: it has no library, never
+        the server's) and its SOUL.md is the one in its home."""
         if (agent, user or "") == (self.agent_name, self.database_user):
             return self
         home = self.home.parent / agent
         if user and not self.database_url:
             home = home / "users" / user
-        return replace(self, agent_name=agent, database_user=user or "", home=home)
+        return replace(
+            self,
+            agent_name=agent,
+            database_user=user or "",
+            home=home,
+            memo_root=memo_root,
+            soul_file="",
+        )
 
     @property
     def soul_path(self) -> Path:

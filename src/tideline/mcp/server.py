@@ -33,7 +33,7 @@ from tideline.mcp import (
 from tideline.mcp._base import ToolServer
 from tideline.mcp._exit_sleep import start_exit_sleep
 from tideline.mcp._guard import HttpGuard, is_loopback
-from tideline.mcp._tokens import Key, Tokens, read_tokens_file
+from tideline.mcp._tokens import Grant, Key, Tokens, read_tokens_file
 
 log = logging.getLogger("tideline.mcp")
 
@@ -112,24 +112,62 @@ def own_key(settings: Settings) -> Key:
 def server_tokens(settings: Settings, host: str, *, file: bool = True) -> Tokens:
     """The tokens a server on `host` accepts: `token` for its own namespace and (with `file`)
     the tokens file's for theirs, each checked by `check_bind`; a token given twice is refused
-    (it could not say which namespace it opens)."""
-    pairs = [(settings.token, own_key(settings))] if settings.token else []
+    (it could not say which namespace it opens), and so are libraries that overlap."""
+    own = own_key(settings)
+    grants = [Grant(settings.token, own)] if settings.token else []
     names = ["TIDELINE_TOKEN"] if settings.token else []
     if file and settings.tokens_file:
         path = Path(settings.tokens_file).expanduser()
         found = read_tokens_file(path)
-        pairs += found
+        grants += found
         names += [f"the token of entry {n} in {path}" for n in range(1, len(found) + 1)]
-    if not pairs:
+        _check_libraries(settings, path, found)
+    if not grants:
         check_bind(host, None)
-    for (token, _), name in zip(pairs, names, strict=True):
-        check_bind(host, token, name)
-    if len({token for token, _ in pairs}) < len(pairs):
+    for grant, name in zip(grants, names, strict=True):
+        check_bind(host, grant.token, name)
+    if len({g.token for g in grants}) < len(grants):
         raise InvalidInput(
             f"TIDELINE_TOKEN is also in the tokens file {settings.tokens_file}; a token opens "
             "one namespace: give the file's entry another token"
         )
-    return Tokens(pairs)
+    return Tokens(grants)
+
+
+def _check_libraries(settings: Settings, path: Path, grants: list[Grant]) -> None:
+    """Each namespace's library is its own: the server's `memo_root` is its own namespace's, and
+    no root may be another's or lie inside it (a search of one would read the other's notes)."""
+    own = own_key(settings)
+    roots: dict[Key, Path] = {}
+    if settings.memo_root:
+        roots[own] = settings.memo_root.expanduser().resolve()
+    for n, grant in enumerate(grants, 1):
+        if grant.key == own:
+            if grant.library is not None and grant.library != roots.get(own):
+                raise InvalidInput(
+                    f"tokens file {path}: entry {n} opens the server's own namespace, whose "
+                    "library is MEMO_ROOT; drop its 'library' or give it another namespace"
+                )
+            continue
+        if grant.library is None:
+            continue
+        for key, root in roots.items():
+            if key != grant.key and _nested(grant.library, root):
+                whose = "MEMO_ROOT" if key == own else f"the library of namespace {_name(key)}"
+                raise InvalidInput(
+                    f"tokens file {path}: entry {n}'s library {grant.library} overlaps {whose} "
+                    f"({root}); give each namespace a folder of its own, none inside another"
+                )
+        roots[grant.key] = grant.library
+
+
+def _nested(a: Path, b: Path) -> bool:
+    return a.is_relative_to(b) or b.is_relative_to(a)
+
+
+def _name(key: Key) -> str:
+    agent, user = key
+    return f"{agent}:{user}" if user else agent
 
 
 def mcp_app(app: Tideline, host: str = DEFAULT_HOST) -> Starlette:

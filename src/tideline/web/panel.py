@@ -89,7 +89,7 @@ def search_page(
             except InvalidInput as exc:
                 found["library_note"] = str(exc)
         else:
-            found["library_note"] = "no library configured (memo_root)"
+            found["library_note"] = "no library here (MEMO_ROOT, or the tokens file's library)"
     stats = w.call(lambda: w.app.memory.stats(), lock=None)
     return page(request, "search.html", q=q, mode=mode, stats=stats, **found)
 

@@ -69,7 +69,7 @@ def http_app(app: Tideline, host: str = DEFAULT_HOST) -> HttpGuard:
     token and a bad tokens file."""
     tokens = server_tokens(app.settings, host)
     guard = HttpGuard(
-        Namespaces(app, lambda opened: _guarded(web_app(opened, host), guard)),
+        Namespaces(app, lambda opened: _guarded(web_app(opened, host), guard), tokens.library),
         tokens,
         check_host=is_loopback(host),
         cookie=SESSION_COOKIE,
