@@ -29,6 +29,7 @@ from tideline.profile import EventDraft, ObservationDraft, PersonMention, to_tex
 NO_USER_TURNS = "tool-only: no user turns"
 MODEL_TOOL_ONLY = "tool-only: the model found nothing personal"
 USER_WORDS = {"user", "the user", "me", "i", "myself"}
+MAX_SUMMARY = 8000  # a session's digest (the profile's limit), however many chunks it took
 
 
 def load(ctx: Ctx) -> Outcome:
@@ -60,7 +61,11 @@ def extract(ctx: Ctx) -> Outcome:
     if ctx.llm is None:
         note = f"{NO_LLM}; {len(waiting)} session(s) stay unprocessed" if waiting else NO_LLM
         return Outcome(counts, note, status="skipped" if waiting else "done")
-    for s in waiting:
+    for n, s in enumerate(waiting):
+        if not ctx.intake_open():
+            wait = len(waiting) - n
+            cut = f"cut at {n} session(s) by the run's call cap or budget; {wait} wait for the next run"
+            return Outcome(counts, cut)
         _extract_session(ctx, s, counts)
         s.extracted = True
         counts["sessions"] += 1
@@ -106,7 +111,7 @@ def _extract_session(ctx: Ctx, s: SessionWork, counts: dict[str, int]) -> None:
     if all(a.tool_only for a in answers):
         s.skipped = MODEL_TOOL_ONLY
         return
-    s.summary = " ".join(a.summary.strip() for a in answers if a.summary.strip())
+    s.summary = " ".join(a.summary.strip() for a in answers if a.summary.strip())[:MAX_SUMMARY]
     s.tags = list(dict.fromkeys(t.strip()[:64] for a in answers for t in a.tags if t.strip()))[:8]
     for a in answers:
         for o in a.observations:
