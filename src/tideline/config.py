@@ -339,8 +339,9 @@ SETTINGS: tuple[Setting, ...] = (
         "llm_structured",
         "TIDELINE_LLM_STRUCTURED",
         "auto",
-        "Structured output: auto (json_schema, else JSON mode, else prompt only), json_schema, "
-        "json_object or prompt.",
+        "Structured output: auto (json_schema, else json_object with a schema, else JSON mode, "
+        "else prompt only; learnt per endpoint), json_schema, json_object_schema, json_object or "
+        "prompt.",
     ),
     Setting(
         "llm_max_input_tokens",

@@ -66,3 +66,10 @@ def move(profile: Profile, fact_id: int, *statuses: str) -> None:
         cs = profile.read().changeset()
         cs.transition(fact_id, status, why="test")
         profile.apply(cs)
+
+
+def rebuild_snapshot(profile: Profile) -> None:
+    """What Sleep's step 13 does: the snapshot rendered from the profile as it stands."""
+    cs = profile.read().changeset()
+    cs.rebuild_snapshot()
+    profile.apply(cs)

@@ -66,6 +66,17 @@ def client(agent: Tideline) -> Iterator[TestClient]:
         yield c
 
 
+def t0_of(client: TestClient) -> str:
+    """The identity block's T0 (the snapshot) as `POST /api/context` returns it."""
+    # once a page set the panel's cookies, the API asks for the page's CSRF token
+    headers = {"x-csrf-token": csrf_of(client)} if client.cookies.get("tideline_csrf") else {}
+    answer = client.post("/api/context", json={}, headers=headers)
+    assert answer.status_code == 200, answer.text
+    block = answer.json()["blocks"][0]
+    [t0] = [s for s in block["sections"] if s["tier"] == "T0"]
+    return "\n".join(i["text"] for p in t0["parts"] for i in p["items"])
+
+
 def csrf_of(client: TestClient | httpx.Client, path: str = "/") -> str:
     """Open a page (so the CSRF nonce cookie is set): the CSRF token its forms carry."""
     page = client.get(path)

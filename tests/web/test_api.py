@@ -14,7 +14,8 @@ from tests.helpers import wait_until
 from tests.library.corpus import build
 from tests.llm.conftest import llm_settings
 from tests.llm_server import LLMServer
-from tests.web.conftest import client_for
+from tests.profile.conftest import rebuild_snapshot
+from tests.web.conftest import client_for, t0_of
 from tideline.app import Tideline
 from tideline.config import Settings
 
@@ -78,13 +79,16 @@ def test_memory_round_trip(client: TestClient) -> None:
     assert _ok(client.get("/api/stats"))["turns"] == 1
 
 
-def test_profile_corrections(client: TestClient, seeded: dict[str, Any]) -> None:
+def test_profile_corrections(client: TestClient, seeded: dict[str, Any], agent: Tideline) -> None:
     fact = seeded["fact"]
+    rebuild_snapshot(agent.profile)  # as a Sleep run's step 13 does
+    assert "lives in Lisbon" in t0_of(client)
     facts = _ok(client.get("/api/profile"))["facts"]
     assert [f["id"] for f in facts] == [fact] and facts[0]["evidence"][0]["text"]
     assert "'why'" in _error(client.post(f"/api/facts/{fact}/reject", json={}), 422)
     rejected = _ok(client.post(f"/api/facts/{fact}/reject", json={"why": "never lived there"}))
     assert rejected["fact"]["status"] == "rejected"
+    assert "lives in Lisbon" not in t0_of(client)  # the identity block changed at once
     assert _ok(client.get("/api/profile"))["facts"] == []  # live facts only by default
     everything = _ok(client.get("/api/profile", params={"status": "all"}))["facts"]
     assert everything[0]["rejected_why"] == "never lived there"  # kept, never deleted

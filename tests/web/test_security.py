@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from tests.web.conftest import BASE, SCRIPT, TOKEN, client_for, csrf_of, seed
+from tests.profile.conftest import add_fact, rebuild_snapshot
+from tests.web.conftest import BASE, SCRIPT, TOKEN, client_for, csrf_of, seed, t0_of
 from tideline.app import Tideline
 from tideline.config import Settings
 from tideline.errors import ConfigError, InvalidInput
@@ -203,6 +204,9 @@ def test_mark_wrong_and_close_from_the_panel(
     client: TestClient, seeded: dict[str, Any], agent: Tideline
 ) -> None:
     fact = seeded["fact"]
+    second = add_fact(agent.profile, "works as a baker", category="job")
+    rebuild_snapshot(agent.profile)
+    assert "lives in Lisbon" in t0_of(client)
     csrf = csrf_of(client, "/profile")
     done = client.post(
         f"/facts/{fact}/reject",
@@ -216,6 +220,9 @@ def test_mark_wrong_and_close_from_the_panel(
     assert card and "she never lived there" in page  # greyed and kept, with the reason
     assert f'/facts/{fact}/reject"' not in page  # no buttons on a final fact
     assert client.get(f"/facts/{fact}").status_code == 200
+    assert "lives in Lisbon" not in t0_of(client)  # the identity block changed at once
+    closed = client.post(f"/facts/{second}/close", data={"csrf": csrf}, follow_redirects=False)
+    assert closed.status_code == 303 and "works as a baker" not in t0_of(client)
 
 
 def test_stored_markup_renders_as_text(client: TestClient, seeded: dict[str, Any]) -> None:

@@ -23,6 +23,7 @@ from typing import Any
 
 from tideline.profile import (
     ACTIVE_STATUSES,
+    Because,
     Changeset,
     Edge,
     EventDraft,
@@ -166,11 +167,20 @@ class Working(Changeset):
         self.touched.add(f.id)
 
     def transition(
-        self, fact: FactRef, to: str, *, why: str | None = None, at: str | None = None
+        self,
+        fact: FactRef,
+        to: str,
+        *,
+        why: str | None = None,
+        at: str | None = None,
+        because: Because | None = None,
     ) -> None:
         f = self._projected(fact)
         check_transition(f, to)
-        super().transition(self.key(f.id), to, why=why, at=at)
+        if because is not None:
+            cited = self._projected(because.fact)
+            because = Because(because.relation, self.key(cited.id))
+        super().transition(self.key(f.id), to, why=why, at=at, because=because)
         f.status = to
         if to in FINAL:
             f.valid_to = at or self.stamp

@@ -6,7 +6,7 @@ strategies, the user model, trajectory, snapshots and Sleep run records (after R
 """
 
 from tideline.profile._apply import Applied
-from tideline.profile._changeset import Changeset, Ref
+from tideline.profile._changeset import Because, Changeset, Ref
 from tideline.profile._decay import (
     ANCHOR_FACTOR,
     MATURITY,
@@ -48,6 +48,13 @@ from tideline.profile._plans import (
 )
 from tideline.profile._profile import Profile
 from tideline.profile._schema import PROFILE_MIGRATIONS
+from tideline.profile._snapshot import (
+    ProfileState,
+    event_line,
+    person_line,
+    render_snapshot,
+    trajectory_lines,
+)
 from tideline.profile._time import from_text, to_text
 from tideline.profile._types import (
     ACTIVE_STATUSES,
@@ -87,6 +94,7 @@ __all__ = [
     "STRATEGY_NEXT",
     "ActiveFact",
     "Applied",
+    "Because",
     "Changeset",
     "DisputedPair",
     "Duplicates",
@@ -103,6 +111,7 @@ __all__ = [
     "PersonMention",
     "Profile",
     "ProfileChanged",
+    "ProfileState",
     "ProfileView",
     "Ref",
     "Relationship",
@@ -120,6 +129,7 @@ __all__ = [
     "check_transition",
     "disputed_pairs",
     "duplicates",
+    "event_line",
     "expires_at",
     "fact_key",
     "fact_text",
@@ -131,12 +141,15 @@ __all__ = [
     "merge_mention",
     "normalise",
     "person_key",
+    "person_line",
     "plan_dedupe",
     "plan_expiry",
     "plan_fast_path",
     "plan_maturity",
+    "render_snapshot",
     "settle",
     "thresholds",
     "to_text",
+    "trajectory_lines",
     "verify_question",
 ]

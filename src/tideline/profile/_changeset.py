@@ -66,11 +66,21 @@ class Link:
 
 
 @dataclass(frozen=True)
+class Because:
+    """A reason that names another fact (`superseded by #12`): the fact may be new in this
+    changeset, so its id is written into the reason at apply time, never a placeholder."""
+
+    relation: str  # "superseded by", "arbitration kept", ...
+    fact: FactRef
+
+
+@dataclass(frozen=True)
 class Transition:
     fact: FactRef
     to: str
     why: str | None
     at: str | None  # the end time for closed/rejected; default: the apply time
+    because: Because | None = None
 
 
 @dataclass(frozen=True)
@@ -159,6 +169,11 @@ class NewSnapshot:
 
 
 @dataclass(frozen=True)
+class RebuildSnapshot:
+    """The snapshot rendered from the rows as they stand at this point of the transaction."""
+
+
+@dataclass(frozen=True)
 class Digest:
     """What extraction said of a session: summary and tags, or why it was skipped."""
 
@@ -193,6 +208,7 @@ Op = (
     | UserModel
     | NewTrajectory
     | NewSnapshot
+    | RebuildSnapshot
     | Digest
     | SessionProcessed
 )
@@ -264,18 +280,31 @@ class Changeset:
         self.ops.append(Link(fact, polarity, ids(turn_ids, "turn_ids"), observation))
 
     def transition(
-        self, fact: FactRef, to: str, *, why: str | None = None, at: str | None = None
+        self,
+        fact: FactRef,
+        to: str,
+        *,
+        why: str | None = None,
+        at: str | None = None,
+        because: Because | None = None,
     ) -> None:
-        self.ops.append(Transition(fact, to, why, stamp(at, "at")))
+        self.ops.append(Transition(fact, to, why, stamp(at, "at"), because))
 
     def confirm(self, fact: FactRef, why: str | None = None) -> None:
         self.transition(fact, "confirmed", why=why)
 
-    def close(self, fact: FactRef, *, why: str | None = None, at: str | None = None) -> None:
-        self.transition(fact, "closed", why=why, at=at)
+    def close(
+        self,
+        fact: FactRef,
+        *,
+        why: str | None = None,
+        at: str | None = None,
+        because: Because | None = None,
+    ) -> None:
+        self.transition(fact, "closed", why=why, at=at, because=because)
 
-    def reject(self, fact: FactRef, why: str) -> None:
-        self.transition(fact, "rejected", why=text(why, "why", 2000))
+    def reject(self, fact: FactRef, why: str, *, because: Because | None = None) -> None:
+        self.transition(fact, "rejected", why=text(why, "why", 2000), because=because)
 
     def merge(self, keep: int, drop: int) -> None:
         if keep == drop:
@@ -337,8 +366,14 @@ class Changeset:
         self.ops.append(NewTrajectory(dict(fields)))
 
     def snapshot(self, text_: str, data: dict[str, Any]) -> None:
-        """`data` may hold `Ref`s of facts made in this changeset; apply writes their ids."""
+        """A snapshot written as given; `data` may hold `Ref`s of facts made in this changeset,
+        apply writes their ids."""
         self.ops.append(NewSnapshot(text(text_, "snapshot text", 200_000), dict(data)))
+
+    def rebuild_snapshot(self) -> None:
+        """Seed step 13: the snapshot rebuilt from the profile as this changeset leaves it (every
+        change before this one applied), in the same transaction (`_snapshot.render`)."""
+        self.ops.append(RebuildSnapshot())
 
     def session_processed(self, session_id: int, through_turn_id: int) -> None:
         """Seed step 14: this session's turns up to `through_turn_id` are digested."""

@@ -114,16 +114,20 @@ class Profile:
 
     # -- what a person may do: reject or close, never delete or edit -------------------------
     def reject(self, fact_id: int, why: str) -> Fact:
-        """Mark a fact wrong; it stays on the timeline with its end time and reason."""
+        """Mark a fact wrong; it stays on the timeline with its end time and reason. The snapshot
+        (T0) is rebuilt in the same transaction, so the fact leaves the identity block at once."""
         cs = Changeset(self.version())
         cs.reject(fact_id, why)
+        cs.rebuild_snapshot()
         self._write(cs, run_id=None, check=False)
         return self.fact(fact_id)
 
     def close(self, fact_id: int, *, why: str | None = None, at: str | None = None) -> Fact:
-        """Mark a fact no longer true (at `at`, default now); the row and its end time stay."""
+        """Mark a fact no longer true (at `at`, default now); the row and its end time stay, and
+        the snapshot is rebuilt in the same transaction (as `reject`)."""
         cs = Changeset(self.version())
         cs.close(fact_id, why=why or "closed by hand", at=at)
+        cs.rebuild_snapshot()
         self._write(cs, run_id=None, check=False)
         return self.fact(fact_id)
 
