@@ -16,11 +16,18 @@ from tideline.store._health import (
 from tideline.store._migrations import Migrations, open_database, open_postgres
 from tideline.store._names import Namespace, is_postgres_url, shown_url
 from tideline.store._pg_health import PgHealth, check_namespace, connect_error
-from tideline.store._salvage import Salvage, TableSalvage, copy_rows, open_damaged
+from tideline.store._salvage import (
+    UNRECOVERABLE,
+    Salvage,
+    TableSalvage,
+    copy_rows,
+    open_damaged,
+)
 from tideline.store._storage import Dialect, Rows, Storage
 
 __all__ = [
     "REPAIR_HINT",
+    "UNRECOVERABLE",
     "Database",
     "Dialect",
     "Migrations",
