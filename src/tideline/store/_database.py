@@ -138,7 +138,9 @@ class _Cursor(apsw.Cursor):
 
 
 class Database(Reads):
-    """One open SQLite file. Thread-safe for the simple calls below (apsw serialises)."""
+    """One open SQLite file, one connection. apsw refuses two threads using it at the same
+    moment (`ThreadingViolationError`), so callers that share one across threads take turns
+    through a lock of their own (the app's `db_lock`, the embedding cache's)."""
 
     dialect: Literal["sqlite"] = "sqlite"
 
