@@ -4,6 +4,7 @@ recovers what can be read into a new file and keeps the damaged one."""
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import hashlib
 import json
 import random
@@ -21,6 +22,7 @@ from tests.mcp.conftest import error_text
 from tests.profile.conftest import add_fact
 from tideline.app import Tideline
 from tideline.cli.main import app as cli
+from tideline.clock import from_text, to_text
 from tideline.config import Settings
 from tideline.embed import E5Embedder
 from tideline.errors import DatabaseDamaged, DatabaseReplaced
@@ -133,9 +135,11 @@ def test_random_pages_overwritten_are_never_called_healthy(
 
 
 def stale_check(path: Path, hours: float) -> None:
+    """Make the last sound check of `path` `hours` older than it is."""
     note = Path(f"{path}.checked.json")
     stamp = json.loads(note.read_text())
-    note.write_text(json.dumps({**stamp, "checked": stamp["checked"] - hours * 3600}))
+    earlier = from_text(stamp["checked"]) - dt.timedelta(hours=hours)
+    note.write_text(json.dumps({**stamp, "checked": to_text(earlier)}))
 
 
 def test_a_file_found_sound_is_checked_again_a_day_later(

@@ -54,7 +54,8 @@ SETTINGS: tuple[Setting, ...] = (
         "cache_path",
         "TIDELINE_EMBED_CACHE",
         "",
-        "Embedding cache file (default <home>/../embed-cache.db).",
+        "Embedding cache file (default ~/.tideline/embed-cache.db, shared by the agents there; "
+        "<home>/embed-cache.db for a home elsewhere).",
     ),
     Setting(
         "busy_timeout_ms", "TIDELINE_BUSY_TIMEOUT_MS", 5000, "How long a write waits for a lock."
@@ -346,8 +347,9 @@ SETTINGS: tuple[Setting, ...] = (
         "llm_structured",
         "TIDELINE_LLM_STRUCTURED",
         "auto",
-        "Structured output: auto (json_schema, else JSON mode, else prompt only), json_schema, "
-        "json_object or prompt.",
+        "Structured output: auto (json_schema, else json_object with a schema, else JSON mode, "
+        "else prompt only; learnt per endpoint), json_schema, json_object_schema, json_object or "
+        "prompt.",
     ),
     Setting(
         "llm_max_input_tokens",
@@ -397,6 +399,13 @@ SETTINGS: tuple[Setting, ...] = (
         "TIDELINE_LLM_RUN_BUDGET",
         0,
         "Tokens (prompt + answer) one pipeline run may spend; 0: no limit.",
+    ),
+    Setting(
+        "llm_run_max_calls",
+        "TIDELINE_LLM_RUN_MAX_CALLS",
+        300,
+        "LLM requests one sleep or dream run may make (repairs included); new sessions are "
+        "taken in only under half of it; 0: no limit.",
     ),
     # -- sleep triggers (docs/sleep.md) ---------------------------------------------------------
     Setting(
@@ -455,6 +464,12 @@ SETTINGS: tuple[Setting, ...] = (
         "",
         "TOML file giving each bearer token its namespace (agent, optional user): one "
         "`tideline serve --transport http` then answers for several agents (docs/web.md).",
+    ),
+    Setting(
+        "panel_session_hours",
+        "TIDELINE_PANEL_SESSION_HOURS",
+        12.0,
+        "Hours a panel login lasts; every login also ends when the server stops (docs/web.md).",
     ),
 )
 
@@ -545,6 +560,7 @@ class Settings:
     session_recall_max: int = 3
     session_recall_min_score: float = 0.45
     llm_run_budget: int = 0
+    llm_run_max_calls: int = 300
     sleep_on_exit: bool = False
     sleep_on_exit_timeout: float = 900.0
     dream_run_budget: int = 40000
@@ -554,22 +570,34 @@ class Settings:
     database_url: str = ""
     database_user: str = ""
     tokens_file: str = ""
+    panel_session_hours: float = 12.0
 
     @property
     def db_path(self) -> Path:
         """The agent's memory database."""
         return self.home / "memory.db"
 
-    def for_namespace(self, agent: str, user: str | None = None) -> Settings:
+    def for_namespace(
+        self, agent: str, user: str | None = None, memo_root: Path | None = None
+    ) -> Settings:
         """These settings for another namespace of the same server: on PostgreSQL its schema;
         on SQLite the agent's own home beside this one (`<home>/../<agent>`, a user's under
-        `users/<user>` in it), so each namespace is a database file of its own."""
+        `users/<user>` in it), so each namespace is a database file of its own. What one
+        namespace reads is its own: its library is `memo_root` (None: it has no library, never
+        the server's) and its SOUL.md is the one in its home."""
         if (agent, user or "") == (self.agent_name, self.database_user):
             return self
         home = self.home.parent / agent
         if user and not self.database_url:
             home = home / "users" / user
-        return replace(self, agent_name=agent, database_user=user or "", home=home)
+        return replace(
+            self,
+            agent_name=agent,
+            database_user=user or "",
+            home=home,
+            memo_root=memo_root,
+            soul_file="",
+        )
 
     @property
     def soul_path(self) -> Path:
@@ -605,15 +633,21 @@ class Settings:
             values[f.name] = _coerce(s, merged.get(f.name, s.default))
         values["agent_name"] = agent
         values["home"] = _home(merged.get("home"), agent)
-        values["cache_path"] = (
-            Path(str(merged["cache_path"])).expanduser()
-            if merged.get("cache_path")
-            else values["home"].parent / "embed-cache.db"
-        )
+        values["cache_path"] = _cache_path(merged, values["home"])
         values["memo_root"] = (
             Path(str(merged["memo_root"])).expanduser() if merged.get("memo_root") else None
         )
         return cls(**values)
+
+
+def _cache_path(merged: Mapping[str, Any], home: Path) -> Path:
+    """`cache_path`, else beside the agents' homes under ~/.tideline (one cache for all of
+    them), else — a home set elsewhere with `home` — inside that home: TIDELINE_HOME=/x/fresh
+    never writes into /x."""
+    if merged.get("cache_path"):
+        return Path(str(merged["cache_path"])).expanduser()
+    shared = Path("~/.tideline").expanduser()
+    return shared / "embed-cache.db" if home.parent == shared else home / "embed-cache.db"
 
 
 def _home(value: Any, agent: str) -> Path:

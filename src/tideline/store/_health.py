@@ -18,15 +18,15 @@ sound check is noted in `<file>.checked.json`), so a bad page no query reads is 
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import os
 import struct
-import time
 from pathlib import Path
 from typing import BinaryIO
 
 import apsw
+
+from tideline.clock import from_text, now_text, system_clock
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 WAL_MAGICS = {0x377F0682: "<", 0x377F0683: ">"}  # low bit: checksums in big-endian words
@@ -198,7 +198,7 @@ def remember_damage(path: Path, damage: str) -> None:
     try:
         note = {
             "inode": path.stat().st_ino,
-            "found": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            "found": now_text(),
             "damage": damage,
         }
         damage_note(path).write_text(json.dumps(note) + "\n", encoding="utf-8")
@@ -228,7 +228,7 @@ def checked_note(path: Path) -> Path:
 def note_checked(path: Path) -> None:
     """Record that this very file (its inode) was just found sound (best effort)."""
     try:
-        note = {"inode": path.stat().st_ino, "checked": time.time()}
+        note = {"inode": path.stat().st_ino, "checked": now_text()}
         tmp = checked_note(path).with_name(f".{checked_note(path).name}.{os.getpid()}")
         tmp.write_text(json.dumps(note) + "\n", encoding="utf-8")
         os.replace(tmp, checked_note(path))
@@ -243,6 +243,7 @@ def check_due(path: Path, every: float) -> bool:
         note = json.loads(checked_note(path).read_text(encoding="utf-8"))
         if note["inode"] != path.stat().st_ino:
             return True
-        return bool(time.time() - float(note["checked"]) >= every)
+        age = system_clock() - from_text(str(note["checked"]))
+        return bool(age.total_seconds() >= every)
     except (OSError, ValueError, KeyError, TypeError):
         return True

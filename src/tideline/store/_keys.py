@@ -21,6 +21,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from tideline.clock import Clock, system_clock, to_text
 from tideline.errors import InvalidInput
 from tideline.store._storage import Storage
 
@@ -50,8 +51,9 @@ def digest(request: Mapping[str, Any]) -> str:
 class WriteKeys:
     """The keys already used in one database (see the module docstring)."""
 
-    def __init__(self, db: Storage):
+    def __init__(self, db: Storage, clock: Clock = system_clock):
         self.db = db
+        self.clock = clock
 
     @staticmethod
     def create_table(db: Storage) -> None:
@@ -83,16 +85,12 @@ class WriteKeys:
         self, scope: str, key: str, request: Mapping[str, Any], answer: Mapping[str, Any]
     ) -> None:
         """Keep the answer under the key (in the write's transaction), and let old keys go."""
-        now = dt.datetime.now(dt.UTC)
+        now = self.clock()
         self.db.execute(
             "INSERT INTO write_keys(scope, key, digest, answer, created_at) VALUES (?, ?, ?, ?, ?)",
-            (scope, key, digest(request), json.dumps(answer), _stamp(now)),
+            (scope, key, digest(request), json.dumps(answer), to_text(now)),
         )
         self.db.execute(
             "DELETE FROM write_keys WHERE created_at < ?",
-            (_stamp(now - dt.timedelta(days=KEEP_DAYS)),),
+            (to_text(now - dt.timedelta(days=KEEP_DAYS)),),
         )
-
-
-def _stamp(when: dt.datetime) -> str:
-    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
