@@ -57,6 +57,12 @@ def centring(s: Settings) -> str:
     return s.search_centre
 
 
+def integrity_seconds(s: Settings) -> float | None:
+    """How often memory.db is checked whole without being asked (`integrity_check_hours`;
+    negative: never, only `tideline doctor` checks)."""
+    return None if s.integrity_check_hours < 0 else s.integrity_check_hours * 3600
+
+
 def library_options(s: Settings) -> dict[str, Any]:
     """How a `Library` built from these settings ranks and keeps fresh: pass as
     `Library(root, embedder, **library_options(settings))`."""
@@ -109,6 +115,7 @@ class Tideline:
             PROFILE_MIGRATIONS,  # the profile's tables live in the agent database too
             busy_timeout_ms=self.settings.busy_timeout_ms,
             remember_damage=True,  # the one copy of a memory: stop at the first bad page
+            check_every=integrity_seconds(self.settings),
         )
 
     @cached_property

@@ -60,6 +60,13 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "busy_timeout_ms", "TIDELINE_BUSY_TIMEOUT_MS", 5000, "How long a write waits for a lock."
     ),
+    Setting(
+        "integrity_check_hours",
+        "TIDELINE_INTEGRITY_CHECK_HOURS",
+        24.0,
+        "How often memory.db is checked whole (quick_check) without being asked: at the first "
+        "open after that long, and by a running server; 0 at every open, -1 never.",
+    ),
     Setting("memo_root", "MEMO_ROOT", "", "Root folder of the markdown library."),
     Setting(
         "library_rrf_k",
@@ -486,6 +493,7 @@ class Settings:
         default_factory=lambda: Path("~/.tideline/embed-cache.db").expanduser()
     )
     busy_timeout_ms: int = 5000
+    integrity_check_hours: float = 24.0
     memo_root: Path | None = None
     library_rrf_k: int = 20
     library_keys: str = "items"
