@@ -457,6 +457,12 @@ SETTINGS: tuple[Setting, ...] = (
         "TOML file giving each bearer token its namespace (agent, optional user): one "
         "`tideline serve --transport http` then answers for several agents (docs/web.md).",
     ),
+    Setting(
+        "panel_session_hours",
+        "TIDELINE_PANEL_SESSION_HOURS",
+        12.0,
+        "Hours a panel login lasts; every login also ends when the server stops (docs/web.md).",
+    ),
 )
 
 _BY_NAME = {s.name: s for s in SETTINGS}
@@ -555,6 +561,7 @@ class Settings:
     database_url: str = ""
     database_user: str = ""
     tokens_file: str = ""
+    panel_session_hours: float = 12.0
 
     @property
     def db_path(self) -> Path:

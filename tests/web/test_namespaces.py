@@ -22,6 +22,7 @@ from mcp.client.streamable_http import streamable_http_client
 from typer.testing import CliRunner
 
 from tests.mcp.conftest import HttpServer, payload, server_env, start_http, stop
+from tests.web.conftest import csrf_of
 from tideline.app import Tideline
 from tideline.cli.main import app as cli
 from tideline.config import Settings
@@ -134,10 +135,7 @@ def test_the_panel_cookie_opens_its_own_namespace(two_agents: HttpServer) -> Non
     remember(server, BO, WORDS["bo"])
     with httpx.Client(base_url=f"http://127.0.0.1:{server.port}", timeout=60) as browser:
         assert browser.get("/", headers={"accept": "text/html"}).status_code == 303
-        login = browser.get("/login")
-        csrf = browser.cookies["tideline_csrf"]
-        assert login.status_code == 200
-        done = browser.post("/login", data={"csrf": csrf, "token": BO})
+        done = browser.post("/login", data={"csrf": csrf_of(browser, "/login"), "token": BO})
         assert done.status_code == 303, done.text
         page = browser.get("/", params={"q": "heron boat"})
         assert page.status_code == 200
@@ -145,12 +143,12 @@ def test_the_panel_cookie_opens_its_own_namespace(two_agents: HttpServer) -> Non
         assert page.text.split("</title>")[0].endswith("· bo")  # the page names its agent
         bo_cookie = browser.cookies["tideline_session"]
 
-        browser.post("/login", data={"csrf": csrf, "token": ANA})
+        browser.post("/login", data={"csrf": csrf_of(browser, "/login"), "token": ANA})
         page = browser.get("/", params={"q": "heron boat"})
         assert WORDS["ana"] in page.text and WORDS["bo"] not in page.text
         assert browser.cookies["tideline_session"] != bo_cookie
 
-        refused = browser.post("/login", data={"csrf": csrf, "token": "guess"})
+        refused = browser.post("/login", data={"csrf": csrf_of(browser), "token": "guess"})
         assert refused.status_code == 401
 
 
@@ -198,8 +196,7 @@ def test_each_namespace_has_its_own_library(two_agents: HttpServer, tmp_path: Pa
         assert f"{who} wrote" in (tmp_path / "notes" / who / "work" / "mcp.md").read_text()
 
     with httpx.Client(base_url=f"http://127.0.0.1:{server.port}", timeout=60) as browser:
-        browser.get("/login")
-        browser.post("/login", data={"csrf": browser.cookies["tideline_csrf"], "token": BO})
+        browser.post("/login", data={"csrf": csrf_of(browser, "/login"), "token": BO})
         for path, params in (("/library", {"q": "heron count"}), ("/", {"q": "heron count"})):
             page = browser.get(path, params=params)
             assert page.status_code == 200 and NOTES["bo"] in page.text, page.text

@@ -13,8 +13,8 @@ names a TOML file with more:
 A namespace's library is its own: the `library` of its entries (relative to the file's folder),
 never the server's `memo_root`, and no two namespaces' roots may be one inside the other
 (`server_tokens` checks). Tokens are kept as SHA-256 digests and every lookup compares the digest with each entry in
-constant time, so neither a token nor its length shows in how long a refusal takes. The panel's
-cookie is a MAC of the token: it names one namespace and is not itself a bearer token.
+constant time, so neither a token nor its length shows in how long a refusal takes. (The
+panel's login cookie is the web driver's: `tideline.web._session`.)
 """
 
 from __future__ import annotations
@@ -47,7 +47,6 @@ class Grant:
 @dataclass(frozen=True)
 class _Entry:
     digest: bytes
-    cookie: bytes
     key: Key
 
 
@@ -55,19 +54,12 @@ def _digest(token: str) -> bytes:
     return hashlib.sha256(token.encode()).digest()
 
 
-def cookie_of(token: str) -> str:
-    """What the panel's cookie holds once `token` was given (cookie-safe, not the token)."""
-    return hmac.new(token.encode(), b"tideline panel cookie", hashlib.sha256).hexdigest()
-
-
 class Tokens:
     """Tokens → namespaces. Empty: the server asks for no token (loopback only)."""
 
     def __init__(self, grants: Iterable[Grant] = ()) -> None:
         grants = tuple(grants)
-        self._entries = tuple(
-            _Entry(_digest(g.token), cookie_of(g.token).encode(), g.key) for g in grants
-        )
+        self._entries = tuple(_Entry(_digest(g.token), g.key) for g in grants)
         self._libraries = {g.key: g.library for g in grants}
 
     def __bool__(self) -> bool:
@@ -87,13 +79,6 @@ class Tokens:
             return None
         digest = _digest(token)
         return self._match(lambda e: hmac.compare_digest(e.digest, digest))
-
-    def find_cookie(self, value: str | None) -> Key | None:
-        """The namespace a panel cookie was issued for, or None."""
-        if not value:
-            return None
-        sent = value.encode()
-        return self._match(lambda e: hmac.compare_digest(e.cookie, sent))
 
     def _match(self, same: Callable[[_Entry], bool]) -> Key | None:
         found = None

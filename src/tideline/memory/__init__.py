@@ -20,10 +20,16 @@ from tideline.memory._narratives import (
     Narratives,
 )
 from tideline.memory._narratives import MAX_TEXT as MAX_NARRATIVE_TEXT
-from tideline.memory._raw import TURN_CONTEXT, TURN_INDEX, NewTurn, RawContext, spelled_day
+from tideline.memory._raw import (
+    MAX_TURN_CHARS,
+    TURN_CONTEXT,
+    TURN_INDEX,
+    NewTurn,
+    RawContext,
+    spelled_day,
+)
 from tideline.memory._relevance import AUTO_MIN_SCORES, resolve_min_score
 from tideline.memory._schema import AGENT_MIGRATIONS
-from tideline.memory._time import now, parse_time
 from tideline.memory._turn_search import TurnLevers, search_turns
 from tideline.memory._types import (
     FORGOTTEN,
@@ -67,6 +73,7 @@ __all__ = [
     "MAX_NARRATIVE_TEXT",
     "MAX_TAG",
     "MAX_TAGS",
+    "MAX_TURN_CHARS",
     "MAX_WINDOW",
     "NARRATIVES",
     "NARRATIVE_INDEX",
@@ -97,9 +104,7 @@ __all__ = [
     "deflate_recent",
     "header",
     "normalise_tag",
-    "now",
     "parse_entities_role",
-    "parse_time",
     "raw_weight",
     "recompute_weights",
     "recurrence_from_count",
