@@ -59,3 +59,9 @@ def _strategy_outcomes(db: Storage) -> None:
         if fact.status in FINAL_STATUSES:
             why = retired_why(fact.id, fact.status, fact.rejected_why)
             strategies.obsolete_for([fact.id], why, fact.valid_to or fact.updated_at)
+
+
+@PROFILE_MIGRATIONS.step(5)  # the llm stream's
+def _runs_may_be_skipped(db: Storage) -> None:
+    """A sleep with no LLM to run its LLM steps is recorded `skipped`, not `done`."""
+    RunStore.allow_skipped(db)

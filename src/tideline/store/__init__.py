@@ -13,7 +13,7 @@ from tideline.store._health import (
     remember_damage,
     remembered_damage,
 )
-from tideline.store._migrations import Migrations, open_database, open_postgres
+from tideline.store._migrations import Migrations, allow_values, open_database, open_postgres
 from tideline.store._names import Namespace, is_postgres_url, shown_url
 from tideline.store._pg_health import PgHealth, check_namespace, connect_error
 from tideline.store._salvage import Salvage, TableSalvage, copy_rows, open_damaged
@@ -32,6 +32,7 @@ __all__ = [
     "TableCopy",
     "TableSalvage",
     "TableShape",
+    "allow_values",
     "check_file",
     "check_namespace",
     "connect_error",
