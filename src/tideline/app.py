@@ -25,7 +25,7 @@ from tideline.embed import Embedder, load_embedder
 from tideline.errors import ConfigError, InvalidInput, TidelineError
 from tideline.inject import InjectConfig, MemoryProvider
 from tideline.library import LIBRARY, Library
-from tideline.llm import LLM, llm_from_settings
+from tideline.llm import LLM, NO_LLM, llm_from_settings
 from tideline.memory import (
     AGENT_MIGRATIONS,
     NARRATIVES,
@@ -199,9 +199,9 @@ class Tideline:
         """The Sleep pipeline over the profile and memory, with the configured LLM."""
         return self.sleep_using(llm_from_settings(self.settings))
 
-    def sleep_using(self, llm: LLM | None) -> Sleep:
-        """The Sleep pipeline with another LLM (the MCP client's model, through sampling);
-        the budget and input cap stay the configured ones."""
+    def sleep_using(self, llm: LLM | None, no_llm: str = NO_LLM) -> Sleep:
+        """The Sleep pipeline with another LLM (the MCP client's model, through sampling), or
+        none and why (`no_llm`); the budget and input cap stay the configured ones."""
         s = self.settings
         return Sleep(
             self.profile,
@@ -211,6 +211,7 @@ class Tideline:
             run_budget=s.llm_run_budget,
             run_max_calls=s.llm_run_max_calls,
             max_input_tokens=s.llm_max_input_tokens,
+            no_llm=no_llm,
         )
 
     def export(self, out: TextIO, fmt: str = "jsonl") -> dict[str, int]:
@@ -230,9 +231,9 @@ class Tideline:
         threads and self-concept, with the configured LLM."""
         return self.dream_using(llm_from_settings(self.settings))
 
-    def dream_using(self, llm: LLM | None) -> Dream:
-        """The DREAM pipeline with another LLM (the MCP client's model, through sampling);
-        the budget and limits stay the configured ones."""
+    def dream_using(self, llm: LLM | None, no_llm: str = NO_LLM) -> Dream:
+        """The DREAM pipeline with another LLM (the MCP client's model, through sampling), or
+        none and why (`no_llm`); the budget and limits stay the configured ones."""
         s = self.settings
         return Dream(
             self.profile,
@@ -244,6 +245,7 @@ class Tideline:
             max_input_tokens=s.llm_max_input_tokens,
             comb_memories=s.dream_comb_memories,
             drift_hops=s.dream_drift_hops,
+            no_llm=no_llm,
         )
 
     def close(self) -> None:
