@@ -33,6 +33,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal, Protocol, cast
 
 import numpy as np
@@ -42,6 +43,7 @@ from tideline.errors import EmbedderError
 from tideline.search._analyse import DEFAULT_ANALYSER, Analyser, analyse
 from tideline.search._fallback import QueryVector
 from tideline.search._fusion import RRF_K
+from tideline.search._knn import FileSearch, VectorOptions
 from tideline.search._query import ParsedQuery, parse_query
 from tideline.search._retrieve import Scope, TextLookup, retrieve
 from tideline.search._text import fold
@@ -133,6 +135,9 @@ class TextIndex:
         self.dim: int = row["dim"] if row else 0
         self._writes = 0
         self._matrix: _Matrix | None = None
+        self.options = VectorOptions()
+        self._file: FileSearch | None = None
+        self._vector_count: tuple[tuple[int, int], int] | None = None
         self._count: tuple[tuple[int, int], int] | None = None
         self._records_with: dict[str, int] = {}  # term → its records, as of `_count`'s version
         self._text_writes = 0
@@ -212,6 +217,11 @@ class TextIndex:
             "part INTEGER NOT NULL, embedding BLOB NOT NULL, PRIMARY KEY (record, part)) "
             "WITHOUT ROWID"
         )
+        # the records whose vectors changed, in commit order (NULL: all): see `_knn`
+        db.execute(
+            f"CREATE TABLE IF NOT EXISTS {name}_veclog("
+            "seq INTEGER PRIMARY KEY AUTOINCREMENT, record INTEGER)"
+        )
 
     # -- vectors -------------------------------------------------------------------------------
     @property
@@ -243,6 +253,7 @@ class TextIndex:
                 "INSERT OR REPLACE INTO vector_spaces(name, model_id, dim) VALUES (?, ?, ?)",
                 (self.name, model_id, dim),
             )
+            self._note_changes(None)
         if dropped:
             log.warning(
                 "index %s: embedder changed (%s -> %s); vectors will be re-embedded",
@@ -274,6 +285,53 @@ class TextIndex:
             self.db.executemany(
                 f"INSERT INTO {self.name}_vecpart(record, part, embedding) VALUES (?, ?, ?)", rest
             )
+            self._note_changes([i for (i,) in ids])
+
+    def _note_changes(self, ids: Sequence[int] | None) -> None:
+        """Append to the change log (inside the writer's transaction); None: every record."""
+        if self.db.dialect != "sqlite":
+            return
+        if self._file is not None:
+            self._file.writes += 1
+        if ids is None:
+            self.db.execute(f"INSERT INTO {self.name}_veclog(record) VALUES (NULL)")
+        else:
+            self.db.executemany(
+                f"INSERT INTO {self.name}_veclog(record) VALUES (?)", [(int(i),) for i in ids]
+            )
+
+    def configure(self, options: VectorOptions) -> None:
+        """How this index finds vector candidates (the composition root passes the settings)."""
+        self.options = options
+        if self._file is not None:
+            self._file.options = options
+
+    def vector_file(self) -> FileSearch | None:
+        """The vector file beside the database (SQLite on disk only; see `_knn`)."""
+        path = getattr(self.db, "path", None)
+        if self._file is None and self.db.dialect == "sqlite" and isinstance(path, Path):
+            self._file = FileSearch(self, path, self.options)
+        return self._file
+
+    def build_vector_file(self, threads: int = 1) -> bool:
+        """Build the vector file from the stored vectors now (after a bulk fill); False when
+        there is nothing to build or another process is building it."""
+        file = self.vector_file()
+        return file is not None and self.has_vectors and file.build(threads)
+
+    def _vectors_stored(self) -> int:
+        """Records with a vector, counted again after a write."""
+        version = (int(self.db.scalar("PRAGMA data_version")), self._writes)
+        if self._vector_count is None or self._vector_count[0] != version:
+            count = int(self.db.scalar(f"SELECT count(*) FROM {self.name}_vec_rowids") or 0)
+            self._vector_count = (version, count)
+        return self._vector_count[1]
+
+    def _file_search(self) -> FileSearch | None:
+        """The vector file when this index is large enough to search it."""
+        if not self.has_vectors or self._vectors_stored() < self.options.file_min:
+            return None
+        return self.vector_file()
 
     def text_ids(self) -> set[int]:
         """Records that have their text in the index."""
@@ -337,6 +395,7 @@ class TextIndex:
             self.db.executemany(f"DELETE FROM {self.name}_vecpart WHERE record = ?", ids)
             if self.has_vectors:
                 self.db.executemany(f"DELETE FROM {self.name}_vec WHERE rowid = ?", ids)
+                self._note_changes([i for (i,) in ids])
 
     # -- reads ---------------------------------------------------------------------------------
     def _parsed(self, query: str | ParsedQuery) -> ParsedQuery | None:
@@ -438,11 +497,17 @@ class TextIndex:
         """Nearest records by cosine distance (of their nearest part); each record once."""
         if not self.has_vectors or qvec is None or len(qvec) != self.dim:
             return []
-        if where is None:
+        file = self._file_search()
+        if file is not None:
+            found = file.knn(qvec, k, where, params)
+            if found is not None:
+                return [Hit(i, vec_rank=n, vec_distance=d) for n, (i, d) in enumerate(found, 1)]
+        elif where is None:
             return self._vector_numpy(np.asarray(qvec, dtype=np.float32), k)
+        # exact: sqlite-vec's scan (a filter, or a large index whose vector file is not ready)
         knn: list[Row] = self.db.execute(
             f"SELECT rowid, distance FROM {self.name}_vec WHERE embedding MATCH ? AND k = ?"
-            f" AND {where} ORDER BY distance",
+            f"{f' AND {where}' if where else ''} ORDER BY distance",
             (_blob(qvec), k, *params),
         ).fetchall()
         best: dict[int, float] = dict(knn)
@@ -451,7 +516,7 @@ class TextIndex:
             for i, d in self.db.execute(
                 f"SELECT rowid, d FROM (SELECT record AS rowid,"
                 f" min(vec_distance_cosine(embedding, ?)) AS d FROM {self.name}_vecpart"
-                f" GROUP BY record) WHERE {where} ORDER BY d LIMIT ?",
+                f" GROUP BY record){f' WHERE {where}' if where else ''} ORDER BY d LIMIT ?",
                 (_blob(qvec), *params, k),
             ):
                 best[i] = min(d, best.get(i, d))
@@ -537,6 +602,9 @@ class TextIndex:
         ids = list(ids)
         if not self.has_vectors or not ids or len(qvec) != self.dim:
             return {}
+        file = self._file_search()
+        if file is not None:
+            return file.distances(qvec, ids)
         m = self._load_matrix()
         if not len(m.ids):
             return {}
