@@ -19,8 +19,10 @@ import numpy as np
 import pytest
 
 from tests.helpers import wait_until
+from tideline.embed import E5Embedder
+from tideline.memory import AGENT_MIGRATIONS, Memory
 from tideline.search import TextIndex, VectorOptions
-from tideline.store import Database
+from tideline.store import Database, open_database
 
 DIM = 32
 N = 4000
@@ -219,3 +221,20 @@ def test_a_builder_killed_half_way_leaves_answers_right(tmp_path: Path) -> None:
     assert index.build_vector_file()  # the lock died with the builder; its leftovers go
     assert not [p for p in root.iterdir() if p.name.endswith(".tmp")]
     assert _ids(index, q)[0] == 124
+
+
+def test_memory_builds_its_vector_files_when_it_embeds(tmp_path: Path, e5: E5Embedder) -> None:
+    db = open_database(tmp_path / "memory.db", AGENT_MIGRATIONS)
+    memory = Memory(db, e5, vectors=VectorOptions(file_min=20))
+    words = ["kayak", "violin", "garden", "python", "paris", "marathon"]
+    for n, w in enumerate(words * 5):
+        memory.sync_turn("s1", "user", f"turn {n}: I spent the day on my {w}")
+    memory.embed_pending()
+    file = memory.raw.index.large_vector_file()
+    assert file is not None and file.stats()["rows"] == 30 and file.stats()["delta"] == 0
+    hits = memory.search_turns("playing the violin", 5, mode="vec")
+    assert all("violin" in h.text for h in hits[:5])
+    exact = Memory(db, e5, vectors=VectorOptions(file_min=10**9))
+    assert [h.id for h in exact.search_turns("playing the violin", 5, mode="vec")] == [
+        h.id for h in hits
+    ]

@@ -65,6 +65,7 @@ from tideline.search import (
     Policy,
     QueryVector,
     Retrieval,
+    VectorOptions,
     bound_query,
     literal_dashes,
     parse_query,
@@ -119,6 +120,7 @@ class Memory:
         analyser: Analyser = DEFAULT_ANALYSER,
         turn_levers: TurnLevers = TURN_LEVERS,
         turn_context: int = TURN_CONTEXT,
+        vectors: VectorOptions = VectorOptions(),  # noqa: B008 - frozen, so one default is safe
     ):
         self.db = db
         self.min_score = check_min_score(min_score)
@@ -129,6 +131,8 @@ class Memory:
         self.turn_levers = turn_levers
         self.raw = RawContext(db, analyser, turn_context)
         self.narratives = Narratives(db, analyser)
+        for index in (self.raw.index, self.narratives.index):
+            index.configure(vectors)
         self.warnings: list[str] = []
         self._vectors_ready = False
 
@@ -186,7 +190,27 @@ class Memory:
     def embed_pending(self, progress: Progress | None = None) -> int:
         """Embed every turn and narrative that has no vector yet (after an outage, a kill or a
         model change)."""
-        return self._fill(self.narratives) + self._fill(self.raw, progress=progress)
+        done = self._fill(self.narratives) + self._fill(self.raw, progress=progress)
+        self.build_vector_files()
+        return done
+
+    def build_vector_files(self, *, background: bool = False) -> int:
+        """Bring the vector files of the large indexes up to date (docs/memory.md, "Vectors at
+        scale"): now, or (`background`) in threads of this process, which then keep them up to
+        date after writes — the server. Returns the files built or started."""
+        done = 0
+        for index in (self.raw.index, self.narratives.index):
+            if background:
+                index.configure(replace(index.options, background=True))
+            with self.lock:
+                file = index.large_vector_file()
+            if file is None:
+                continue
+            if background:
+                done += file.build_in_background()
+            elif file.due():
+                done += file.build()
+        return done
 
     def pending_vectors(self) -> int:
         """Turns and narratives the configured embedder has not embedded yet."""

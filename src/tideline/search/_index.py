@@ -327,7 +327,7 @@ class TextIndex:
             self._vector_count = (version, count)
         return self._vector_count[1]
 
-    def _file_search(self) -> FileSearch | None:
+    def large_vector_file(self) -> FileSearch | None:
         """The vector file when this index is large enough to search it."""
         if not self.has_vectors or self._vectors_stored() < self.options.file_min:
             return None
@@ -497,7 +497,7 @@ class TextIndex:
         """Nearest records by cosine distance (of their nearest part); each record once."""
         if not self.has_vectors or qvec is None or len(qvec) != self.dim:
             return []
-        file = self._file_search()
+        file = self.large_vector_file()
         if file is not None:
             found = file.knn(qvec, k, where, params)
             if found is not None:
@@ -602,7 +602,7 @@ class TextIndex:
         ids = list(ids)
         if not self.has_vectors or not ids or len(qvec) != self.dim:
             return {}
-        file = self._file_search()
+        file = self.large_vector_file()
         if file is not None:
             return file.distances(qvec, ids)
         m = self._load_matrix()
