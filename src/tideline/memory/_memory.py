@@ -191,25 +191,31 @@ class Memory:
         """Embed every turn and narrative that has no vector yet (after an outage, a kill or a
         model change)."""
         done = self._fill(self.narratives) + self._fill(self.raw, progress=progress)
-        self.build_vector_files()
+        self.build_search_files()
         return done
 
-    def build_vector_files(self, *, background: bool = False) -> int:
-        """Bring the vector files of the large indexes up to date (docs/memory.md, "Vectors at
-        scale"): now, or (`background`) in threads of this process, which then keep them up to
-        date after writes — the server. Returns the files built or started."""
+    def build_search_files(self, *, background: bool = False) -> int:
+        """Bring the vector and lexical files of the large indexes up to date (docs/memory.md,
+        "Search at scale"): now, or (`background`) in a thread of this process, which keeps the
+        vector files up to date after writes too — the server. Returns the files built or
+        started."""
+        if background:
+            for index in (self.raw.index, self.narratives.index):
+                index.configure(replace(index.options, background=True))
+            threading.Thread(target=self._build_files, name="search-files", daemon=True).start()
+            return 0
+        return self._build_files()
+
+    def _build_files(self) -> int:
         done = 0
         for index in (self.raw.index, self.narratives.index):
-            if background:
-                index.configure(replace(index.options, background=True))
             with self.lock:
                 file = index.large_vector_file()
-            if file is None:
-                continue
-            if background:
-                done += file.build_in_background()
-            elif file.due():
+                lexical = index.lexical_file_due()
+            if file is not None and file.due():
                 done += file.build()
+            if lexical:
+                done += index.build_lexical_file(guard=self.lock)
         return done
 
     def pending_vectors(self) -> int:

@@ -30,7 +30,7 @@ import contextlib
 import hashlib
 import logging
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,6 +44,7 @@ from tideline.search._analyse import DEFAULT_ANALYSER, Analyser, analyse
 from tideline.search._fallback import QueryVector
 from tideline.search._fusion import RRF_K
 from tideline.search._knn import FileSearch, VectorOptions
+from tideline.search._lexical_file import CATCH_UP, LexicalFile, lexical_folder
 from tideline.search._query import ParsedQuery, parse_query
 from tideline.search._retrieve import Scope, TextLookup, retrieve
 from tideline.search._text import fold
@@ -61,6 +62,9 @@ class Readable(Protocol):
 
     def execute(self, sql: str, params: Any = ..., /) -> Any: ...
 
+
+#: The owner's lexical keys of records by id (what `N_fts` was given; absent: no record).
+KeyLookup = Callable[[Sequence[int]], Mapping[int, str]]
 
 #: Called after each batch of `TextIndex.fill_vectors` with (records done, records asked for).
 FillProgress = Callable[[int, int], None]
@@ -138,6 +142,8 @@ class TextIndex:
         self.options = VectorOptions()
         self._file: FileSearch | None = None
         self._vector_count: tuple[tuple[int, int], int] | None = None
+        self._lexfile: LexicalFile | None = None
+        self._keys: tuple[KeyLookup, Callable[[], Sequence[int]]] | None = None
         self._count: tuple[tuple[int, int], int] | None = None
         self._records_with: dict[str, int] = {}  # term → its records, as of `_count`'s version
         self._text_writes = 0
@@ -181,6 +187,7 @@ class TextIndex:
                 "INSERT OR REPLACE INTO lexical_analysers(name, analyser) VALUES (?, ?)",
                 (self.name, self.wanted),
             )
+            self._note_texts(None)
         self.made, self.analyser = self.wanted, analyser
         log.info("index %s: %d texts re-analysed (%s)", self.name, len(rows), self.wanted)
         return len(rows)
@@ -216,6 +223,11 @@ class TextIndex:
             f"CREATE TABLE IF NOT EXISTS {name}_vecpart(record INTEGER NOT NULL, "
             "part INTEGER NOT NULL, embedding BLOB NOT NULL, PRIMARY KEY (record, part)) "
             "WITHOUT ROWID"
+        )
+        # the records whose texts changed, in commit order (NULL: all): see `_lexical_file`
+        db.execute(
+            f"CREATE TABLE IF NOT EXISTS {name}_lexlog("
+            "seq INTEGER PRIMARY KEY AUTOINCREMENT, record INTEGER)"
         )
         # the records whose vectors changed, in commit order (NULL: all): see `_knn`
         db.execute(
@@ -299,6 +311,113 @@ class TextIndex:
             self.db.executemany(
                 f"INSERT INTO {self.name}_veclog(record) VALUES (?)", [(int(i),) for i in ids]
             )
+
+    def _note_texts(self, ids: Sequence[int] | None) -> None:
+        """Append to the text change log (inside the writer's transaction); None: all."""
+        if self.db.dialect != "sqlite":
+            return
+        if ids is None:
+            self.db.execute(f"INSERT INTO {self.name}_lexlog(record) VALUES (NULL)")
+        else:
+            self.db.executemany(
+                f"INSERT INTO {self.name}_lexlog(record) VALUES (?)", [(int(i),) for i in ids]
+            )
+
+    def lexical_source(self, keys: KeyLookup, ids: Callable[[], Sequence[int]]) -> None:
+        """The owner's lexical keys by id and its record ids: what the lexical file is made of
+        (an index without them searches FTS5 only)."""
+        self._keys = (keys, ids)
+
+    def _lexical_file(self) -> LexicalFile | None:
+        path = getattr(self.db, "path", None)
+        if self._lexfile is None and self.db.dialect == "sqlite" and isinstance(path, Path):
+            self._lexfile = LexicalFile(lexical_folder(path), self.name, path)
+        return self._lexfile
+
+    def _lex_position(self) -> int:
+        return int(self.db.scalar(f"SELECT coalesce(max(seq), 0) FROM {self.name}_lexlog") or 0)
+
+    def _analysed_keys(self, ids: Sequence[int]) -> dict[int, str]:
+        """The analysed keys of those of `ids` that `N_fts` holds (the owner keeps some records
+        out of the index: a superseded narrative stays readable by id)."""
+        assert self._keys is not None
+        held: set[int] = set()
+        for start in range(0, len(ids), 500):
+            part = [int(i) for i in ids[start : start + 500]]
+            marks = ",".join("?" * len(part))
+            held.update(
+                int(r[0])
+                for r in self.db.execute(
+                    f"SELECT id FROM {self.name}_fts_docsize WHERE id IN ({marks})", part
+                )
+            )
+        found = self._keys[0](sorted(held))
+        return {int(i): analyse(t, self.analyser) for i, t in found.items() if int(i) in held}
+
+    def build_lexical_file(self, guard: AbstractContextManager[object] | None = None) -> bool:
+        """Build the lexical file from every record's key now; False when this index has no
+        key source, is small, or another process is building it. Only the reads hold `guard`
+        (the owner's lock on a shared connection), a few thousand keys at a time."""
+        file = self._lexical_file()
+        guard = guard or contextlib.nullcontext()
+        with guard:
+            if file is None or self._keys is None or self.stale:
+                return False
+            with self.db.reading():
+                position = self._lex_position()
+                ids = list(self._keys[1]())
+        if len(ids) < self.options.file_min:
+            return False
+
+        def items() -> Iterator[tuple[int, str]]:
+            for start in range(0, len(ids), 5000):
+                with guard:
+                    keys = self._analysed_keys(ids[start : start + 5000])
+                yield from keys.items()
+
+        done = file.build(items(), self.made, position)
+        if done:
+            with guard, self.db.transaction():  # what the file includes is needed no more
+                self.db.execute(f"DELETE FROM {self.name}_lexlog WHERE seq < ?", (position,))
+                self.db.execute(
+                    f"UPDATE {self.name}_lexlog SET record = NULL WHERE seq = ?", (position,)
+                )
+        return done
+
+    def lexical_file_due(self) -> bool:
+        """A large index whose lexical file is missing, made otherwise or far behind."""
+        file = self._lexical_file()
+        if file is None or self._keys is None or self._records() < self.options.file_min:
+            return False
+        state = file.open(self.made)
+        return state is None or self._lex_position() - state.position > CATCH_UP
+
+    def _from_lexical_file(self, parsed: ParsedQuery, k: int) -> list[Hit] | None:
+        """BM25's top `k` from the lexical file, brought up to date first; None when it cannot
+        answer (FTS5 does)."""
+        file = self._lexical_file()
+        if file is None or self._keys is None or self._records() < self.options.file_min:
+            return None
+        state = file.open(self.made)
+        if state is None:
+            return None
+        if self._lex_position() != state.position:
+            rows = self.db.execute(
+                f"SELECT record FROM {self.name}_lexlog WHERE seq > ?", (state.position,)
+            ).fetchall()
+            if len(rows) > CATCH_UP or any(r[0] is None for r in rows):
+                return None
+            with self.db.reading():
+                position = self._lex_position()
+                changed = sorted({int(r[0]) for r in rows})
+                keys = self._analysed_keys(changed)
+            if not file.apply({i: keys.get(i) for i in changed}, position):
+                return None
+        found = file.search(parsed, k)
+        return [
+            Hit(i, lex_rank=n, lex_score=score, lex_source="bm25")
+            for n, (i, score) in enumerate(found, 1)
+        ]
 
     def configure(self, options: VectorOptions) -> None:
         """How this index finds vector candidates (the composition root passes the settings)."""
@@ -384,6 +503,7 @@ class TextIndex:
                 f"INSERT INTO {self.name}_tri(rowid, text) VALUES (?, ?)",
                 [(int(i), fold(t)) for i, t in items],
             )
+            self._note_texts([i for (i,) in ids])
 
     def delete(self, rowids: Iterable[int]) -> None:
         ids = [(int(i),) for i in rowids]
@@ -392,6 +512,7 @@ class TextIndex:
         with self.db.transaction():
             self.db.executemany(f"DELETE FROM {self.name}_fts WHERE rowid = ?", ids)
             self.db.executemany(f"DELETE FROM {self.name}_tri WHERE rowid = ?", ids)
+            self._note_texts([i for (i,) in ids])
             self.db.executemany(f"DELETE FROM {self.name}_vecpart WHERE record = ?", ids)
             if self.has_vectors:
                 self.db.executemany(f"DELETE FROM {self.name}_vec WHERE rowid = ?", ids)
@@ -430,7 +551,10 @@ class TextIndex:
             return []
         extra = f" AND {_post_filter(where)}" if where else ""
         hits: list[Hit] = []
-        if parsed.match:
+        filed = self._from_lexical_file(parsed, k) if parsed.match and not where else None
+        if filed is not None:
+            hits = filed
+        elif parsed.match:
             rows: list[Row] = self.db.execute(
                 f"SELECT rowid, bm25({self.name}_fts) FROM {self.name}_fts "
                 f"WHERE {self.name}_fts MATCH ?{extra} ORDER BY 2 LIMIT ?",

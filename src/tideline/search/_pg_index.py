@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import math
 import re
-import unicodedata
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, cast
@@ -33,11 +32,10 @@ from tideline.search._index import TextIndex
 from tideline.search._knn import FILTER_EXACT
 from tideline.search._query import ParsedQuery
 from tideline.search._retrieve import TextLookup
-from tideline.search._text import fold
+from tideline.search._terms import FTS_STRING, fts_strings, plain
 from tideline.search._types import Hit
 from tideline.store import Storage
 
-_WORD = re.compile(r"[^\W_]+")
 #: `hnsw.ef_search`: the widest walk pgvector allows.
 _EF_MAX = 1000
 
@@ -73,16 +71,6 @@ class PgFeatures:
         return cls(parts, trigram)
 
 
-def _plain(text: str) -> str:
-    """Case and diacritics off (what `unicode61 remove_diacritics` and `trigram` do)."""
-    if text.isascii():  # NFKC, NFKD and NFC leave ASCII as it is: skip the per-character walk
-        return text.casefold()
-    plain = "".join(
-        c for c in unicodedata.normalize("NFKD", fold(text)) if not unicodedata.combining(c)
-    )
-    return unicodedata.normalize("NFC", plain).casefold()
-
-
 def _like(term: str) -> str:
     """`term` as a literal inside a LIKE pattern (escape character `\\`)."""
     return term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
@@ -93,17 +81,10 @@ def _array(value: Any) -> np.ndarray:
     return np.asarray(value.to_numpy() if hasattr(value, "to_numpy") else value, dtype=np.float32)
 
 
-#: One FTS5 string of a parsed query: `"a b"` (a phrase of analysed terms), `*` for a prefix.
-_FTS_STRING = re.compile(r'"((?:[^"]|"")*)"(\*?)')
-
-
 def _tsquery_part(fts: str) -> list[tuple[str, str]]:
     """(SQL, parameter) for each FTS5 string in `fts`: the same phrase (or prefix) as a tsquery."""
     out = []
-    for body, star in _FTS_STRING.findall(fts):
-        words = _WORD.findall(_plain(body.replace('""', '"')))
-        if not words:
-            continue
+    for words, star in fts_strings(fts):
         if star:
             out.append(("to_tsquery('simple', ?)", " <-> ".join(f"'{w}'" for w in words) + ":*"))
         else:
@@ -184,7 +165,7 @@ class PgTextIndex(TextIndex):
         """Rebuild every `tsv` from (id, lexical key) with the wanted analyser (one
         transaction; `body` and the vectors are untouched). Returns the records done."""
         analyser = cast(Analyser, self.wanted.split(";")[0])
-        rows = [(_plain(analyse(t, analyser)), int(i)) for i, t in items]
+        rows = [(plain(analyse(t, analyser)), int(i)) for i, t in items]
         with self.db.transaction():
             self.db.executemany(
                 f"UPDATE {self.name}_text SET tsv = to_tsvector('simple', ?) WHERE rowid = ?",
@@ -313,8 +294,7 @@ class PgTextIndex(TextIndex):
             return
         keys = keys or {}
         rows = [
-            (int(i), _plain(analyse(keys.get(int(i), t), self.analyser)), _plain(t))
-            for i, t in items
+            (int(i), plain(analyse(keys.get(int(i), t), self.analyser)), plain(t)) for i, t in items
         ]
         with self.db.transaction():
             self.db.executemany(
@@ -365,11 +345,11 @@ class PgTextIndex(TextIndex):
                 for n, r in enumerate(rows, 1)
             ]
         wanted = not hits if trigram == "fallback" else len(hits) < k
-        terms = [_plain(t) for t in parsed.verbatim]
+        terms = [plain(t) for t in parsed.verbatim]
         if wanted and terms:
             skip = [
-                _plain(b.replace('""', '"'))
-                for b, _ in _FTS_STRING.findall(parsed.exclude or "")
+                plain(b.replace('""', '"'))
+                for b, _ in FTS_STRING.findall(parsed.exclude or "")
                 if len(b) >= 3
             ]
             found = " + ".join("(strpos(body, ?) > 0)::int" for _ in terms)
@@ -410,7 +390,7 @@ class PgTextIndex(TextIndex):
         if row is None or row[0] is None:
             return {}
         freqs = dict(zip(row[0], row[1], strict=False))  # the freqs end with min, max, nulls
-        return {w: float(freqs[_plain(w)]) for w in words if _plain(w) in freqs}
+        return {w: float(freqs[plain(w)]) for w in words if plain(w) in freqs}
 
     def vector(
         self, qvec: np.ndarray, k: int, where: str | None = None, params: Sequence[object] = ()
@@ -508,7 +488,7 @@ class PgTextIndex(TextIndex):
         ids = list(ids)
         if texts is not None or not parsed.verbatim or not ids:
             return super().keyword_matches(parsed, ids, texts)
-        terms = [_plain(t) for t in parsed.verbatim]
+        terms = [plain(t) for t in parsed.verbatim]
         every = "".join(" AND strpos(body, ?) > 0" for _ in terms)
         rows = self.db.execute(
             f"SELECT rowid FROM {self.name}_text WHERE rowid = ANY(?){every}",
@@ -518,7 +498,7 @@ class PgTextIndex(TextIndex):
 
     def containing(self, parsed: ParsedQuery) -> list[int]:
         """Every record whose text contains each typed term (3+ chars) verbatim, by id."""
-        terms = [_plain(t) for t in parsed.verbatim]
+        terms = [plain(t) for t in parsed.verbatim]
         if not terms:
             return []
         every = " AND ".join("strpos(body, ?) > 0" for _ in terms)
