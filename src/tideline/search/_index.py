@@ -462,17 +462,21 @@ class TextIndex:
         return {r[0] for r in self.db.execute(f"SELECT rowid FROM {self.name}_vec")}
 
     def vectors_of(self, ids: Sequence[int]) -> dict[int, np.ndarray]:
-        """Each record's vectors, shape (parts, dim), for copying to a record with the same text."""
+        """Each record's vectors, shape (parts, dim), for copying to a record with the same text.
+        One lookup per record: `rowid IN (…)` makes sqlite-vec scan the whole table (~3 s at
+        100k records)."""
         out: dict[int, list[np.ndarray]] = {}
         if not self.has_vectors:
             return {}
+        for i in ids:
+            row = self.db.execute(
+                f"SELECT embedding FROM {self.name}_vec WHERE rowid = ?", (int(i),)
+            ).fetchone()
+            if row is not None:
+                out[int(i)] = [np.frombuffer(row[0], dtype=np.float32)]
         for start in range(0, len(ids), 500):
             part = [int(i) for i in ids[start : start + 500]]
             marks = ",".join("?" * len(part))
-            for i, blob in self.db.execute(
-                f"SELECT rowid, embedding FROM {self.name}_vec WHERE rowid IN ({marks})", part
-            ):
-                out[i] = [np.frombuffer(blob, dtype=np.float32)]
             for i, blob in self.db.execute(
                 f"SELECT record, embedding FROM {self.name}_vecpart WHERE record IN ({marks})"
                 " ORDER BY record, part",

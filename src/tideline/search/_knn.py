@@ -196,35 +196,11 @@ class FileSearch:
                 vectors[i] = v[None, :] if prev is None else np.vstack([prev, v])
         if len(vectors) + len(fresh) > self.delta_limit(file):
             return None
-        found = self.vectors_by_lookup(fresh)
+        found = self.index.vectors_of(fresh)
         for i in fresh:
             vectors[i] = found.get(i)
         self._delta = _delta(now, vectors, file.meta.dim)
         return file, self._delta
-
-    def vectors_by_lookup(self, ids: Sequence[int]) -> dict[int, np.ndarray]:
-        """Each record's vectors, shape (parts, dim), one lookup each (`rowid IN (…)` makes
-        sqlite-vec scan the table)."""
-        db, name = self.index.db, self.index.name
-        out: dict[int, np.ndarray] = {}
-        for i in ids:
-            row = db.execute(
-                f"SELECT embedding FROM {name}_vec WHERE rowid = ?", (int(i),)
-            ).fetchone()
-            if row is not None:
-                out[int(i)] = np.frombuffer(row[0], dtype=np.float32)[None, :]
-        for start in range(0, len(ids), 500):
-            part = [int(i) for i in ids[start : start + 500]]
-            marks = ",".join("?" * len(part))
-            for i, blob in db.execute(
-                f"SELECT record, embedding FROM {name}_vecpart WHERE record IN ({marks})"
-                " ORDER BY record, part",
-                part,
-            ):
-                if int(i) in out:
-                    extra = np.frombuffer(blob, dtype=np.float32)[None, :]
-                    out[int(i)] = np.vstack([out[int(i)], extra])
-        return out
 
     def _usable(self, file: VectorFile, identity: list[int], now: int) -> bool:
         return file.meta.fits(self.index.model_id, self.index.dim, identity) and (
@@ -428,7 +404,7 @@ class FileSearch:
         q = q / max(float(np.linalg.norm(q)), 1e-12)
         got = self.ready()
         if got is None:
-            found = self.vectors_by_lookup(ids)
+            found = self.index.vectors_of(ids)
             return {i: 1.0 - float((normalise(v) @ q).max()) for i, v in found.items()}
         file, delta = got
         wanted = np.unique(np.asarray(list(ids), dtype=np.int64))
