@@ -8,6 +8,7 @@ queries with their own prefixes, and are written to `/work/cache/scale-texts.npz
 `texts`, `vectors` (float32, unit), `queries`, `query_kinds`, `query_vectors`.
 
     flock /work/embed.lock .venv/bin/python bench/_scale_texts.py    # ~15 min of e5, once
+    .venv/bin/python bench/_scale_texts.py --finish    # the cache from the slices done so far
 """
 
 from __future__ import annotations
@@ -56,12 +57,14 @@ def texts_and_queries(limit: int = TEXTS) -> tuple[list[str], list[str], list[st
                 prose[line[2:].strip()] = None
             elif line.startswith("`") and len(line) > 6:
                 commands[line.strip("`")] = None
-    for pool in (prose, commands):
-        for text in pool:
-            if len(passages) >= limit:
-                break
-            passages.setdefault(text, None)
-    return list(passages), list(questions), list(questions.values())
+    # interleaved (conversation, prose, command), so the first slices embedded already mix them
+    turns, pools = list(passages), [list(prose), list(commands)]
+    mixed: dict[str, None] = {}
+    for n in range(max(len(turns), *map(len, pools))):
+        for pool in (turns, *pools):
+            if n < len(pool) and len(mixed) < limit:
+                mixed.setdefault(pool[n], None)
+    return list(mixed), list(questions), list(questions.values())
 
 
 def main() -> None:
@@ -72,6 +75,12 @@ def main() -> None:
     print(f"{len(passages):,} passages, {len(questions):,} questions", flush=True)
     e5 = E5Embedder()
     began = time.perf_counter()
+    asked = CACHE.with_name(f"{CACHE.stem}.queries.npy")
+    if not asked.exists():
+        np.save(asked, np.stack([e5.embed_query(q) for q in questions]).astype(np.float32))
+        print(f"{len(questions)} questions embedded", flush=True)
+    qvecs = np.load(asked)
+    finish = "--finish" in sys.argv  # write the cache from the slices done so far
     parts = []
     for start in range(0, len(passages), 1024):
         # each slice is kept as it is done: a run cut short resumes where it stopped
@@ -79,12 +88,15 @@ def main() -> None:
         if part.exists():
             parts.append(np.load(part))
             continue
+        if finish:
+            break
         parts.append(e5.embed_documents(passages[start : start + 1024]))
         np.save(part, parts[-1])
         done = start + len(parts[-1])
         rate = done / (time.perf_counter() - began)
         print(f"{done:,} embedded ({rate:.0f}/s)", flush=True)
-    qvecs = np.stack([e5.embed_query(q) for q in questions])
+    done = sum(len(p) for p in parts)
+    passages = passages[:done]
     CACHE.parent.mkdir(parents=True, exist_ok=True)
     tmp = CACHE.with_suffix(".tmp.npz")
     np.savez(
@@ -97,8 +109,7 @@ def main() -> None:
         model_id=np.array(e5.model_id),
     )
     tmp.replace(CACHE)
-    for part in CACHE.parent.glob(f"{CACHE.stem}.part*.npy"):
-        part.unlink()
+    print(f"{done:,} passages in the cache", flush=True)
     print(f"wrote {CACHE} in {time.perf_counter() - began:.0f} s", flush=True)
 
 

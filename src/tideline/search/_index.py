@@ -366,7 +366,7 @@ class TextIndex:
             with self.db.reading():
                 position = self._lex_position()
                 ids = list(self._keys[1]())
-        if len(ids) < self.options.file_min:
+        if not self.options.large(len(ids)):
             return False
 
         def items() -> Iterator[tuple[int, str]]:
@@ -384,10 +384,17 @@ class TextIndex:
                 )
         return done
 
+    def _large_lexical_file(self) -> LexicalFile | None:
+        """The lexical file when this index has a key source and is large enough to search it."""
+        if self.options.file_min is None or self._keys is None:
+            return None
+        file = self._lexical_file()
+        return file if file is not None and self.options.large(self._records()) else None
+
     def lexical_file_due(self) -> bool:
         """A large index whose lexical file is missing, made otherwise or far behind."""
-        file = self._lexical_file()
-        if file is None or self._keys is None or self._records() < self.options.file_min:
+        file = self._large_lexical_file()
+        if file is None:
             return False
         state = file.open(self.made)
         return state is None or self._lex_position() - state.position > CATCH_UP
@@ -395,11 +402,9 @@ class TextIndex:
     def _from_lexical_file(self, parsed: ParsedQuery, k: int) -> list[Hit] | None:
         """BM25's top `k` from the lexical file, brought up to date first; None when it cannot
         answer (FTS5 does)."""
-        file = self._lexical_file()
-        if file is None or self._keys is None or self._records() < self.options.file_min:
-            return None
-        state = file.open(self.made)
-        if state is None:
+        file = self._large_lexical_file()
+        state = file.open(self.made) if file is not None else None
+        if file is None or state is None:
             return None
         if self._lex_position() != state.position:
             rows = self.db.execute(
@@ -448,7 +453,9 @@ class TextIndex:
 
     def large_vector_file(self) -> FileSearch | None:
         """The vector file when this index is large enough to search it."""
-        if not self.has_vectors or self._vectors_stored() < self.options.file_min:
+        if self.options.file_min is None or not self.has_vectors:
+            return None
+        if not self.options.large(self._vectors_stored()):
             return None
         return self.vector_file()
 

@@ -62,14 +62,19 @@ class VectorOptions:
     """How an index finds its vector candidates (settings `vector_index_min`,
     `vector_ef_search`; docs/configuration.md).
 
-    file_min: vectors from which an SQLite index searches its vector file (fewer: the in-process
-    copy, exact); ef_search: the HNSW walk (SQLite's file and PostgreSQL's `hnsw.ef_search`),
+    file_min: records from which an SQLite index searches its vector and lexical files (fewer:
+    the in-process copy and FTS5, exact); None, the default of an index nobody configured (the
+    library's, the profile's), never; ef_search: the HNSW walk (SQLite's file and PostgreSQL's `hnsw.ef_search`),
     0 to choose it per query from k and the filter; background: this process may build the
     vector file in a thread of its own (the server does; a CLI call does not wait for one)."""
 
-    file_min: int = 50_000
+    file_min: int | None = None
     ef_search: int = 0
     background: bool = False
+
+    def large(self, records: int) -> bool:
+        """An index of this many records searches its files."""
+        return self.file_min is not None and records >= self.file_min
 
     def ef(self, n: int) -> int:
         """The walk for `n` candidates."""
