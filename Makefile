@@ -15,8 +15,8 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
-run: setup  ## start the memory server (MCP over streamable HTTP on 127.0.0.1:8765)
-	$(BIN)/tideline serve --transport http
+run: setup  ## start the memory server: the panel, MCP and the REST API on 127.0.0.1:8765 (PORT=…)
+	$(BIN)/tideline serve --transport http $(if $(PORT),--port $(PORT))
 
 test: setup  ## the whole test suite
 	$(BIN)/pytest -q -p no:cacheprovider

@@ -260,7 +260,9 @@ def searches(app: Tideline, c: Corpus, turns: int, queries: int, label: str) -> 
     out["turns_e2e_by_kind"] = {k: ms_stats(v) for k, v in sorted(by_kind.items())}
     out["turns_hybrid"] = ms_stats(
         timed(
-            lambda n: retrieve(Scope(raw.index), text[n], vec[n], 10, "hybrid", policy, texts=raw.texts).top(10),
+            lambda n: retrieve(
+                Scope(raw.index), text[n], vec[n], 10, "hybrid", policy, texts=raw.texts
+            ).top(10),
             len(qs),
         )
     )

@@ -354,8 +354,9 @@ SETTINGS: tuple[Setting, ...] = (
         "llm_structured",
         "TIDELINE_LLM_STRUCTURED",
         "auto",
-        "Structured output: auto (json_schema, else JSON mode, else prompt only), json_schema, "
-        "json_object or prompt.",
+        "Structured output: auto (json_schema, else json_object with a schema, else JSON mode, "
+        "else prompt only; learnt per endpoint), json_schema, json_object_schema, json_object or "
+        "prompt.",
     ),
     Setting(
         "llm_max_input_tokens",
@@ -464,6 +465,12 @@ SETTINGS: tuple[Setting, ...] = (
         "TOML file giving each bearer token its namespace (agent, optional user): one "
         "`tideline serve --transport http` then answers for several agents (docs/web.md).",
     ),
+    Setting(
+        "panel_session_hours",
+        "TIDELINE_PANEL_SESSION_HOURS",
+        12.0,
+        "Hours a panel login lasts; every login also ends when the server stops (docs/web.md).",
+    ),
 )
 
 _BY_NAME = {s.name: s for s in SETTINGS}
@@ -563,22 +570,34 @@ class Settings:
     database_url: str = ""
     database_user: str = ""
     tokens_file: str = ""
+    panel_session_hours: float = 12.0
 
     @property
     def db_path(self) -> Path:
         """The agent's memory database."""
         return self.home / "memory.db"
 
-    def for_namespace(self, agent: str, user: str | None = None) -> Settings:
+    def for_namespace(
+        self, agent: str, user: str | None = None, memo_root: Path | None = None
+    ) -> Settings:
         """These settings for another namespace of the same server: on PostgreSQL its schema;
         on SQLite the agent's own home beside this one (`<home>/../<agent>`, a user's under
-        `users/<user>` in it), so each namespace is a database file of its own."""
+        `users/<user>` in it), so each namespace is a database file of its own. What one
+        namespace reads is its own: its library is `memo_root` (None: it has no library, never
+        the server's) and its SOUL.md is the one in its home."""
         if (agent, user or "") == (self.agent_name, self.database_user):
             return self
         home = self.home.parent / agent
         if user and not self.database_url:
             home = home / "users" / user
-        return replace(self, agent_name=agent, database_user=user or "", home=home)
+        return replace(
+            self,
+            agent_name=agent,
+            database_user=user or "",
+            home=home,
+            memo_root=memo_root,
+            soul_file="",
+        )
 
     @property
     def soul_path(self) -> Path:

@@ -115,6 +115,27 @@ def test_reject_and_close_keep_the_row_and_show_on_the_timeline(agent: Tideline)
     assert run("fact", "reject", str(job))[0] == 2  # --why is required
 
 
+def t0_text(block: dict[str, Any]) -> str:
+    """The identity block's T0 (the snapshot) as text."""
+    [t0] = [s for s in block["sections"] if s["tier"] == "T0"]
+    return "\n".join(i["text"] for p in t0["parts"] for i in p["items"])
+
+
+def test_a_correction_leaves_the_identity_block_at_once(agent: Tideline) -> None:
+    assert run("sleep")[0] == 0
+    [city] = agent.profile.facts(category="city")
+    assert "lives in Osaka" in t0_text(run_json("inject"))
+
+    run_json("fact", "reject", str(city.id), "--why", "I moved back to Tokyo")
+
+    identity = run_json("inject")
+    assert "lives in Osaka" not in t0_text(identity) and "works as a nurse" in t0_text(identity)
+    assert "lives in Osaka" not in identity["text"]  # nor anywhere else in the block
+    [job] = agent.profile.facts(category="job")
+    run_json("fact", "close", str(job.id), "--why", "changed jobs")
+    assert "works as a nurse" not in run_json("inject")["text"]
+
+
 def test_without_an_llm_the_rule_steps_run_and_the_skipped_steps_are_named(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -20,7 +20,7 @@ from tests.llm_server import LLMServer
 from tideline.app import Tideline
 from tideline.config import Settings
 from tideline.errors import TidelineError
-from tideline.llm import TokenMeter
+from tideline.llm import JsonSchema, TokenMeter
 from tideline.mcp import ToolServer
 from tideline.mcp._sampling import tool_llm
 
@@ -94,7 +94,7 @@ def test_the_tool_gets_validated_json_from_the_clients_model(settings: Settings)
     assert out["tokens"]["calls"] == 2 and out["tokens"]["estimated"] is True
     first, repair = model.asked
     assert first.system_prompt.startswith("You extract facts about the user.")
-    assert json.dumps(Facts.model_json_schema()) in first.system_prompt  # no JSON mode: prompt
+    assert JsonSchema.of(Facts).text in first.system_prompt  # no JSON mode: the prompt
     assert [m.role for m in first.messages] == ["user"] and first.max_tokens == 300
     assert [m.role for m in repair.messages] == ["user", "assistant", "user"]
     assert "facts.0.value: Field required" in repair.messages[-1].content.text

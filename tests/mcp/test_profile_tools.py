@@ -55,6 +55,12 @@ async def poll(check: Any, timeout: float = 10.0) -> None:
         await anyio.sleep(0.02)
 
 
+def snapshot_of(identity: str) -> str:
+    """The snapshot's part of the identity block's text (T0)."""
+    assert "# What I know (snapshot " in identity
+    return identity.split("# What I know (snapshot ", 1)[1]
+
+
 def test_sleep_profile_reject_close_and_timeline(llm: LLMServer) -> None:
     app = agent(llm)
 
@@ -86,6 +92,8 @@ def test_sleep_profile_reject_close_and_timeline(llm: LLMServer) -> None:
             only = payload(await c.call_tool("memory_profile", {"category": "job"}))["facts"]
             assert [f["id"] for f in only] == [job]
 
+            identity = payload(await c.call_tool("memory_context", {}))["text"]
+            assert "lives in Osaka" in snapshot_of(identity)
             rows = app.profile.counts()
             got = await c.call_tool("fact_reject", {"id": city, "reason": "moved back to Tokyo"})
             rejected = payload(got)["fact"]
@@ -93,6 +101,9 @@ def test_sleep_profile_reject_close_and_timeline(llm: LLMServer) -> None:
                 "rejected",
                 "moved back to Tokyo",
             )
+            identity = payload(await c.call_tool("memory_context", {}))["text"]
+            assert "lives in Osaka" not in identity  # gone from T0 at once, not after a sleep
+            assert "works as a nurse" in snapshot_of(identity)
             closed = payload(await c.call_tool("fact_close", {"fact_id": job}))["fact"]
             assert closed["status"] == "closed" and closed["valid_to"]
             assert app.profile.counts()["facts"] == rows["facts"]  # nothing deleted

@@ -33,7 +33,7 @@ def test_search_shows_each_hit_with_its_score_parts(
 ) -> None:
     html = client.get("/", params={"q": "Lisbon", "mode": "lex"}).text
     assert f'href="/trace/{seeded["lisbon"]}"' in html and "lex #1" in html
-    assert "no library configured" in html
+    assert "no library here" in html
 
 
 def test_a_bad_page_argument_is_a_page_with_one_line(client: TestClient) -> None:

@@ -86,10 +86,7 @@ class Ctx:
     contradicted: list[int] = field(default_factory=list)  # new facts that supersede an old one
     prompts: dict[str, int] = field(default_factory=dict)
     said: dict[int, list[str]] = field(default_factory=dict)  # fact → observation texts behind it
-    dropped_links: int = 0
-    reports: list[StepReport] = field(
-        default_factory=list
-    )  # turn ids the model cited that are not in the session
+    reports: list[StepReport] = field(default_factory=list)
 
     @property
     def now(self) -> dt.datetime:

@@ -16,15 +16,16 @@ from __future__ import annotations
 
 import datetime as dt
 
+from tideline.clock import to_text
 from tideline.consolidate._context import Ctx, Heard, SessionWork, fit, section
 from tideline.consolidate._outcome import Outcome
-from tideline.consolidate._render import fact_line, person_line, trajectory_lines, turn_line
+from tideline.consolidate._render import fact_line, person_line, trajectory_text, turn_line
 from tideline.consolidate._schemas import Extraction
 from tideline.consolidate._working import Working
 from tideline.embed import estimate_tokens
 from tideline.llm import NO_LLM
 from tideline.memory import Turn
-from tideline.profile import EventDraft, ObservationDraft, PersonMention, to_text
+from tideline.profile import EventDraft, ObservationDraft, PersonMention
 
 NO_USER_TURNS = "tool-only: no user turns"
 MODEL_TOOL_ONLY = "tool-only: the model found nothing personal"
@@ -60,12 +61,24 @@ def extract(ctx: Ctx) -> Outcome:
     if ctx.llm is None:
         note = f"{NO_LLM}; {len(waiting)} session(s) stay unprocessed" if waiting else NO_LLM
         return Outcome(counts, note, status="skipped" if waiting else "done")
+    invented: dict[str, list[int]] = {}
     for s in waiting:
-        _extract_session(ctx, s, counts)
+        _extract_session(ctx, s, counts, invented)
         s.extracted = True
         counts["sessions"] += 1
         counts["skipped"] += s.skipped is not None
-    return Outcome(counts)
+    counts["invented_turns"] = sum(len(v) for v in invented.values())
+    return Outcome(counts, invented_note(invented))
+
+
+def invented_note(invented: dict[str, list[int]], shown: int = 10) -> str:
+    """Which turn ids the model cited that its session does not hold (they were dropped)."""
+    parts = []
+    for key, found in invented.items():
+        ids = sorted(set(found))
+        more = f" and {len(ids) - shown} more" if len(ids) > shown else ""
+        parts.append(f"{key}: {', '.join(map(str, ids[:shown]))}{more}")
+    return "dropped turn ids the model invented (" + "; ".join(parts) + ")" if parts else ""
 
 
 def _context_block(ctx: Ctx) -> str:
@@ -75,7 +88,7 @@ def _context_block(ctx: Ctx) -> str:
         [
             section("The profile so far (context only; do not repeat it)", facts),
             section("People already known", people),
-            section("Trajectory", trajectory_lines(ctx.work.trajectory)),
+            section("Trajectory", trajectory_text(ctx.work)),
         ]
     )
 
@@ -94,7 +107,9 @@ def chunks(turns: list[Turn], tokens: int) -> list[list[Turn]]:
     return out
 
 
-def _extract_session(ctx: Ctx, s: SessionWork, counts: dict[str, int]) -> None:
+def _extract_session(
+    ctx: Ctx, s: SessionWork, counts: dict[str, int], invented: dict[str, list[int]]
+) -> None:
     head = _context_block(ctx)
     users = {t.speaker.casefold() for t in s.turns if t.role == "user" and t.speaker}
     by_id = {t.id: t for t in s.turns}
@@ -108,10 +123,13 @@ def _extract_session(ctx: Ctx, s: SessionWork, counts: dict[str, int]) -> None:
         return
     s.summary = " ".join(a.summary.strip() for a in answers if a.summary.strip())
     s.tags = list(dict.fromkeys(t.strip()[:64] for a in answers for t in a.tags if t.strip()))[:8]
+    cited = [i for a in answers for x in (*a.observations, *a.events) for i in x.turns]
+    stray = [i for i in cited if i not in by_id]
+    if stray:
+        invented[s.key] = stray
     for a in answers:
         for o in a.observations:
             turn_ids = tuple(dict.fromkeys(i for i in o.turns if i in by_id))
-            ctx.dropped_links += len(o.turns) - len(turn_ids)
             about = "user" if o.about.strip().casefold() in USER_WORDS | users else o.about
             draft = ObservationDraft(
                 o.text, s.session_id, o.type, o.topic, about.strip() or "user", turn_ids

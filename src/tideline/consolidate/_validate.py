@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from tideline.consolidate._context import Ctx, fit, section
 from tideline.consolidate._outcome import Outcome
-from tideline.consolidate._render import fact_line, trajectory_lines
+from tideline.consolidate._render import fact_line, trajectory_text
 from tideline.consolidate._schemas import Arbitration, Verification
 from tideline.llm import NO_LLM
 from tideline.profile import Fact, disputed_pairs, plan_fast_path, settle
@@ -47,7 +47,7 @@ def _evidence(ctx: Ctx, f: Fact, limit: int = 3) -> list[str]:
 def _context(ctx: Ctx) -> str:
     return "\n\n".join(
         [
-            section("Trajectory", trajectory_lines(ctx.work.trajectory)),
+            section("Trajectory", trajectory_text(ctx.work)),
             section("Conversation summaries (last three months)", _summaries(ctx, 0.2)),
         ]
     )

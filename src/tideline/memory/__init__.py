@@ -10,10 +10,16 @@ from tideline.memory._entities import MalformedPart, parse_entities_role
 from tideline.memory._forget import DEFAULT_WHY
 from tideline.memory._memory import MAX_K, MAX_WINDOW, NARRATIVES, TURNS, Memory
 from tideline.memory._narratives import KINDS, NARRATIVE_INDEX, NarrativeInput, Narratives
-from tideline.memory._raw import TURN_CONTEXT, TURN_INDEX, NewTurn, RawContext, spelled_day
+from tideline.memory._raw import (
+    MAX_TURN_CHARS,
+    TURN_CONTEXT,
+    TURN_INDEX,
+    NewTurn,
+    RawContext,
+    spelled_day,
+)
 from tideline.memory._relevance import AUTO_MIN_SCORES, resolve_min_score
 from tideline.memory._schema import AGENT_MIGRATIONS
-from tideline.memory._time import now, parse_time
 from tideline.memory._turn_search import TurnLevers, search_turns
 from tideline.memory._types import (
     FORGOTTEN,
@@ -52,6 +58,7 @@ __all__ = [
     "FORGOTTEN",
     "KINDS",
     "MAX_K",
+    "MAX_TURN_CHARS",
     "MAX_WINDOW",
     "NARRATIVES",
     "NARRATIVE_INDEX",
@@ -82,9 +89,7 @@ __all__ = [
     "deflate_recent",
     "header",
     "normalise_tag",
-    "now",
     "parse_entities_role",
-    "parse_time",
     "raw_weight",
     "recompute_weights",
     "recurrence_from_count",

@@ -6,7 +6,7 @@ strategies, the user model, trajectory, snapshots and Sleep run records (after R
 """
 
 from tideline.profile._apply import Applied
-from tideline.profile._changeset import Changeset, Ref
+from tideline.profile._changeset import Because, Changeset, Ref
 from tideline.profile._decay import (
     ANCHOR_FACTOR,
     MATURITY,
@@ -32,6 +32,7 @@ from tideline.profile._fact_index import Theme, fact_text
 from tideline.profile._lifecycle import (
     FACT_NEXT,
     FAST_PATH_MENTIONS,
+    STRATEGY_DAYS,
     STRATEGY_NEXT,
     check_live,
     check_strategy,
@@ -44,11 +45,18 @@ from tideline.profile._plans import (
     plan_expiry,
     plan_fast_path,
     plan_maturity,
+    plan_strategies,
     verify_question,
 )
 from tideline.profile._profile import Profile
 from tideline.profile._schema import PROFILE_MIGRATIONS
-from tideline.profile._time import from_text, to_text
+from tideline.profile._snapshot import (
+    ProfileState,
+    event_line,
+    person_line,
+    render_snapshot,
+    trajectory_lines,
+)
 from tideline.profile._types import (
     ACTIVE_STATUSES,
     EDGE_KINDS,
@@ -83,10 +91,12 @@ __all__ = [
     "OBSERVATION_TYPES",
     "PROFILE_MIGRATIONS",
     "STATUSES",
+    "STRATEGY_DAYS",
     "STRATEGY_KINDS",
     "STRATEGY_NEXT",
     "ActiveFact",
     "Applied",
+    "Because",
     "Changeset",
     "DisputedPair",
     "Duplicates",
@@ -103,6 +113,7 @@ __all__ = [
     "PersonMention",
     "Profile",
     "ProfileChanged",
+    "ProfileState",
     "ProfileView",
     "Ref",
     "Relationship",
@@ -120,23 +131,26 @@ __all__ = [
     "check_transition",
     "disputed_pairs",
     "duplicates",
+    "event_line",
     "expires_at",
     "fact_key",
     "fact_text",
     "fast_path",
-    "from_text",
     "injection_weight",
     "is_expired",
     "matured_decay",
     "merge_mention",
     "normalise",
     "person_key",
+    "person_line",
     "plan_dedupe",
     "plan_expiry",
     "plan_fast_path",
     "plan_maturity",
+    "plan_strategies",
+    "render_snapshot",
     "settle",
     "thresholds",
-    "to_text",
+    "trajectory_lines",
     "verify_question",
 ]

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from tideline.clock import to_text
 from tideline.errors import NotFound
 from tideline.profile import _changeset as c
 from tideline.profile._decay import expires_at
@@ -26,9 +27,9 @@ from tideline.profile._observations import ObservationStore
 from tideline.profile._people import RelationshipStore
 from tideline.profile._portrait import PortraitStore
 from tideline.profile._runs import RunStore
-from tideline.profile._strategies import StrategyStore
-from tideline.profile._time import to_text
-from tideline.profile._types import FINAL_STATUSES, Fact
+from tideline.profile._snapshot import ProfileState, render_snapshot
+from tideline.profile._strategies import StrategyStore, retired_why
+from tideline.profile._types import ACTIVE_STATUSES, FINAL_STATUSES, Fact
 from tideline.store import Storage
 
 TurnCheck = Callable[[Sequence[int]], object]  # raises NotFound for an unknown turn id
@@ -75,6 +76,7 @@ class Applier:
         check_turns: TurnCheck | None,
     ):
         self.s = stores
+        self.at = now
         self.now = to_text(now)
         self.run_id = run_id
         self.check_turns = check_turns
@@ -110,6 +112,26 @@ class Applier:
             return [self._resolve(v) for v in value]
         return value
 
+    def _why(self, op: c.Transition | c.StrategyStatus) -> str | None:
+        """The reason as stored: a cited fact by the id it has in this transaction."""
+        if op.because is None:
+            return op.why
+        cited = f"{op.because.relation} #{self._id(op.because.fact)}"
+        return f"{cited}: {op.why}" if op.why else cited
+
+    def _state(self) -> ProfileState:
+        """The profile as the changes so far left it, inside the transaction."""
+        s = self.s
+        return ProfileState(
+            now=self.at,
+            facts=s.facts.list(ACTIVE_STATUSES),
+            people=s.people.list(),
+            events=s.events.list(active=True),
+            user_model=s.portrait.user_model(),
+            edges=s.edges.list(live=True),
+            trajectory=s.portrait.trajectory(),
+        )
+
     def _turns(self, turn_ids: Sequence[int]) -> None:
         if turn_ids and self.check_turns is not None:
             self.check_turns(turn_ids)
@@ -128,7 +150,7 @@ class Applier:
             case c.Link():
                 self._link(op.fact, op.polarity, op.turn_ids, op.observation)
             case c.Transition():
-                self._transition(self._fact(op.fact), op.to, op.why, op.at)
+                self._transition(self._fact(op.fact), op.to, self._why(op), op.at)
             case c.Merge():
                 self._merge(op)
             case c.SetDecay():
@@ -163,7 +185,9 @@ class Applier:
                 self.s.strategies.add(op.kind, fid, op.question, now=self.now, run_id=self.run_id)
             case c.StrategyStatus():
                 check_strategy(self.s.strategies.require(op.strategy_id), op.to)
-                self.s.strategies.set_status(op.strategy_id, op.to, self.now)
+                self.s.strategies.set_status(
+                    op.strategy_id, op.to, self.now, outcome=op.outcome, why=self._why(op)
+                )
             case c.UserModel():
                 self.s.portrait.set_dimension(
                     op.dimension, op.value, list(op.evidence), now=self.now, run_id=self.run_id
@@ -174,6 +198,9 @@ class Applier:
             case c.NewSnapshot():
                 data = self._resolve(op.data)
                 self.s.portrait.add_snapshot(op.text, data, now=self.now, run_id=self.run_id)
+            case c.RebuildSnapshot():
+                text, data = render_snapshot(self._state())
+                self.s.portrait.add_snapshot(text, data, now=self.now, run_id=self.run_id)
             case c.Digest():
                 self.s.digests.add(
                     op.session_id,
@@ -244,6 +271,10 @@ class Applier:
         )
         if to in FINAL_STATUSES:
             self.s.edges.remove_for(fact.id, end)
+            gone = retired_why(fact.id, to, why)
+            self.counts["StrategyObsolete"] += self.s.strategies.obsolete_for(
+                [fact.id], gone, self.now
+            )
 
     def _merge(self, op: c.Merge) -> None:
         keep, drop = self._fact(op.keep), self._fact(op.drop)

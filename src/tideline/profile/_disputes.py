@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tideline.profile._changeset import Changeset
+from tideline.profile._changeset import Because, Changeset
 from tideline.profile._types import ACTIVE_STATUSES, Fact
 
 
@@ -33,7 +33,10 @@ def settle(changeset: Changeset, pair: DisputedPair, *, accept_new: bool, why: s
     """Record the arbitration: accept_new closes the old fact, reject_new rejects the new one."""
     if accept_new:
         changeset.close(
-            pair.old.id, why=f"superseded by #{pair.new.id}: {why}", at=pair.new.valid_from
+            pair.old.id,
+            why=why,
+            at=pair.new.valid_from,
+            because=Because("superseded by", pair.new.id),
         )
     else:
-        changeset.reject(pair.new.id, f"arbitration kept #{pair.old.id}: {why}")
+        changeset.reject(pair.new.id, why, because=Because("arbitration kept", pair.old.id))

@@ -23,15 +23,28 @@ from tideline.analysis.attention import heatmap
 from tideline.analysis.scripts import topic_map
 from tideline.errors import InvalidInput, NotFound
 from tideline.fields import LIVE, MEMORY_PROFILE, fact_statuses
-from tideline.mcp import cookie_of
 from tideline.web import _csrf
 from tideline.web._graph import graph
-from tideline.web._names import CSRF_FIELD, LOGIN, SESSION_COOKIE
+from tideline.web._names import CSRF_FIELD, LOGIN, LOGOUT, SESSION_COOKIE
 from tideline.web._pictures import bubbles, circle_layout, heat_bars, weight_dots
 from tideline.web._state import Web, web
 from tideline.web.api import start_dream_run, start_sleep_run
 
 TEMPLATES = Jinja2Templates(directory=Path(__file__).parent / "templates")
+
+
+def session_url(key: str, turn: int | None = None) -> str:
+    """A session's page. The key goes into the path whole (`/` as %2F: imported keys hold it,
+    `openai/chat`); a key that is a dot segment (`.`, `..`), which a browser would resolve away,
+    goes into the query instead. With `turn`, that turn is marked and scrolled to."""
+    if key in (".", ".."):
+        url = f"/sessions?key={quote(key, safe='')}"
+        return url + (f"&turn={turn}#turn-{turn}" if turn is not None else "")
+    url = f"/sessions/{quote(key, safe='')}"
+    return url + (f"?turn={turn}#turn-{turn}" if turn is not None else "")
+
+
+TEMPLATES.env.globals["session_url"] = session_url
 router = APIRouter(include_in_schema=False)
 W = Annotated[Web, Depends(web)]
 Csrf = Annotated[str, Form(alias=CSRF_FIELD)]
@@ -51,6 +64,7 @@ def page(request: Request, template: str, code: int = 200, **context: Any) -> HT
             "agent": state.app.settings.agent_name,
             "version": __version__,
             "token_on": bool(state.guard and state.guard.tokens),
+            "logged_in": SESSION_COOKIE in request.cookies,
             **context,
         },
         status_code=code,
@@ -89,7 +103,7 @@ def search_page(
             except InvalidInput as exc:
                 found["library_note"] = str(exc)
         else:
-            found["library_note"] = "no library configured (memo_root)"
+            found["library_note"] = "no library here (MEMO_ROOT, or the tokens file's library)"
     stats = w.call(lambda: w.app.memory.stats(), lock=None)
     return page(request, "search.html", q=q, mode=mode, stats=stats, **found)
 
@@ -103,8 +117,13 @@ def trace_page(request: Request, w: W, narrative_id: int, window: int = 3) -> Re
 
 # -- sessions --------------------------------------------------------------------------------
 @router.get("/sessions", response_class=HTMLResponse)
-def sessions_page(request: Request, w: W, day: str | None = None) -> Response:
-    """Sessions grouped by the day they started; one day's sessions when `day` is given."""
+def sessions_page(
+    request: Request, w: W, day: str | None = None, key: str | None = None, turn: int | None = None
+) -> Response:
+    """Sessions grouped by the day they started; one day's sessions when `day` is given; one
+    session's turns when `key` is (the form of `session_url` for a key the path cannot hold)."""
+    if key is not None:
+        return session_page(request, w, key, turn)
     every = w.call(lambda: w.app.memory.sessions(1000), lock=None)
     days: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for s in every:
@@ -115,8 +134,11 @@ def sessions_page(request: Request, w: W, day: str | None = None) -> Response:
     )
 
 
-@router.get("/sessions/{session}", response_class=HTMLResponse)
+@router.get("/sessions/{session:path}", response_class=HTMLResponse)
 def session_page(request: Request, w: W, session: str, turn: int | None = None) -> Response:
+    """A session's turns in order; its key may hold `/` (`/sessions/openai/chat`)."""
+    if not session:
+        return back("/sessions")
     turns = w.call(lambda: w.app.memory.session_turns(session), lock=None)
     if not turns:
         raise NotFound(f"session {session!r} has no turns; pick one on /sessions")
@@ -130,7 +152,7 @@ def turn_page(w: W, turn_id: int) -> Response:
     if not found:
         raise NotFound(f"there is no turn #{turn_id}; search with include_turns to find turn ids")
     turn = found[0]
-    return back(f"/sessions/{quote(turn.session, safe='')}?turn={turn.id}#turn-{turn.id}")
+    return back(session_url(turn.session, turn.id))
 
 
 # -- profile ---------------------------------------------------------------------------------
@@ -313,17 +335,31 @@ def login_page(request: Request) -> Response:
 def login(
     request: Request, w: W, csrf: Csrf, token: Annotated[str, Form(max_length=1000)]
 ) -> Response:
-    """Check the token once; the browser then keeps its MAC in an HttpOnly cookie, which opens
-    that token's namespace (and no other) from then on."""
+    """Check the token once; the browser then keeps a session cookie (signed with this server's
+    secret, ending after `panel_session_hours`) that opens that token's namespace and no other."""
     _csrf.check(request, csrf)
     guard = w.guard
     if guard is None or not guard.tokens:
         return back("/")
-    given = token.strip()
-    if guard.tokens.find(given) is None:
+    key = guard.tokens.find(token.strip())
+    if key is None:
         return page(request, "login.html", 401, failed=True)
     response = back("/")  # the cookie names the token's namespace, whichever app answered
     response.set_cookie(
-        SESSION_COOKIE, cookie_of(given), httponly=True, samesite="strict", path="/"
+        SESSION_COOKIE,
+        w.sessions.issue(key),
+        max_age=w.sessions.seconds,
+        httponly=True,
+        samesite="strict",
+        path="/",
     )
+    return response
+
+
+@router.post(LOGOUT)
+def logout(request: Request, csrf: Csrf) -> Response:
+    """End this browser's session (the cookie goes; the token still works)."""
+    _csrf.check(request, csrf)
+    response = back(LOGIN)
+    response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="strict")
     return response
