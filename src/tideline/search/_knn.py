@@ -11,7 +11,7 @@ write by another process, a kill half way through a build or an update, a genera
 model or file — and only ever slower: a generation that cannot be used (missing, damaged,
 reset, or a delta past `delta_limit`) leaves the caller to search exactly (sqlite-vec's scan).
 
-Builds: `build()` (explicit: after a bulk fill, `tideline doctor --repair`, the benchmark), or
+Builds: `build()` (explicit: after a bulk fill by `tideline embed`, the benchmark), or
 `due()` + a thread when the process may build in the background (the server); one builder at a
 time (`build_lock`). Publishing prunes the log up to the generation's position, leaving a reset
 marker there so an older generation reads as unusable rather than as complete.
