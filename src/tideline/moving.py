@@ -43,7 +43,7 @@ from tideline.store import (
 AGENT_SETS: tuple[Migrations, ...] = (AGENT_MIGRATIONS, ANALYSIS_MIGRATIONS, PROFILE_MIGRATIONS)
 VECTOR_BATCH = 1000
 #: Vectors from which a copy into PostgreSQL builds the HNSW index once, after the copy.
-ANN_AFTER = 10_000
+ANN_AFTER = 1_000
 TEXT_BATCH = 2000
 
 #: Called with one line of progress (the CLI prints it on stderr).

@@ -453,7 +453,7 @@ class TextIndex:
 
     def large_vector_file(self) -> FileSearch | None:
         """The vector file when this index is large enough to search it."""
-        if self.options.file_min is None or not self.has_vectors:
+        if self.options.file_min is None or not self.has_vectors or self.db.dialect != "sqlite":
             return None
         if not self.options.large(self._vectors_stored()):
             return None
