@@ -667,9 +667,16 @@ def main() -> None:
 
 def report(rows: list[dict[str, Any]]) -> str:
     """The tables, from the last run's phases (the rows after its last `start`)."""
-    starts = [n for n, r in enumerate(rows) if r["phase"] == "start"]
-    run = rows[starts[-1] :] if starts else rows
-    meta = run[0] if run and run[0]["phase"] == "start" else {}
+    starts = [r for r in rows if r["phase"] == "start"]
+    meta = starts[-1] if starts else {}
+    same = (meta.get("turns"), meta.get("vectors"))
+    run: list[dict[str, Any]] = []
+    current = False
+    for r in rows:  # runs of this scale (one engine at a time may be run on kept databases)
+        if r["phase"] == "start":
+            current = (r.get("turns"), r.get("vectors")) == same
+        elif current:
+            run.append(r)
     got = {r["phase"]: r for r in run}
     loads = [f"{r['load']:.1f}" for r in run]
     lines = [

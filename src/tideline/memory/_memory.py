@@ -211,11 +211,12 @@ class Memory:
     def _build_files(self) -> int:
         done = 0
         for index in (self.raw.index, self.narratives.index):
-            with self.lock:
+            with self.lock:  # the shared connection: reads take turns with the other threads
                 file = index.large_vector_file()
+                due = file is not None and file.due()
                 lexical = index.lexical_file_due()
-            if file is not None and file.due():
-                done += file.build()
+            if file is not None and due:
+                done += file.build()  # on connections of its own
             if lexical:
                 done += index.build_lexical_file(guard=self.lock)
         return done
