@@ -110,3 +110,17 @@ def test_a_file_it_cannot_update_hands_the_search_to_fts5(raw: RawContext, tmp_p
     assert _ids(raw, "quokkaberry") == [done[0][0]]
     state = raw.index._lexical_file().state()  # type: ignore[union-attr]
     assert state is not None and state.position == raw.index._lex_position()
+
+
+def test_a_filtered_search_ranks_the_filters_records_like_fts5(
+    raw: RawContext, tmp_path: Path
+) -> None:
+    fts = _raw(tmp_path / "memory.db", file_min=10**9)
+    where = "rowid IN (SELECT id FROM turns WHERE session_id = ?)"
+    sid = raw.session_id("s7")
+    inside = {t.id for t in raw.session_turns(sid)}  # type: ignore[arg-type]
+    for query in ("w1 w5", "w3 w12 w40", "w2"):
+        got = [h.id for h in raw.index.lexical(query, 10, where, (sid,))]
+        want = [h.id for h in fts.index.lexical(query, 10, where, (sid,))]
+        assert got and set(got) <= inside
+        assert len(set(got) & set(want)) >= 8

@@ -44,7 +44,7 @@ from tideline.search._analyse import DEFAULT_ANALYSER, Analyser, analyse
 from tideline.search._fallback import QueryVector
 from tideline.search._fusion import RRF_K
 from tideline.search._knn import FileSearch, VectorOptions
-from tideline.search._lexical_file import CATCH_UP, LexicalFile, lexical_folder
+from tideline.search._lexical_file import CATCH_UP, FILTERED, LexicalFile, lexical_folder
 from tideline.search._query import ParsedQuery, parse_query
 from tideline.search._retrieve import Scope, TextLookup, retrieve
 from tideline.search._text import fold
@@ -399,9 +399,11 @@ class TextIndex:
         state = file.open(self.made)
         return state is None or self._lex_position() - state.position > CATCH_UP
 
-    def _from_lexical_file(self, parsed: ParsedQuery, k: int) -> list[Hit] | None:
-        """BM25's top `k` from the lexical file, brought up to date first; None when it cannot
-        answer (FTS5 does)."""
+    def _from_lexical_file(
+        self, parsed: ParsedQuery, k: int, where: str | None, params: Sequence[object]
+    ) -> list[Hit] | None:
+        """BM25's top `k` from the lexical file, brought up to date first (within the filter's
+        records, when there are at most `FILTERED`); None when it cannot answer (FTS5 does)."""
         file = self._large_lexical_file()
         state = file.open(self.made) if file is not None else None
         if file is None or state is None:
@@ -418,7 +420,18 @@ class TextIndex:
                 keys = self._analysed_keys(changed)
             if not file.apply({i: keys.get(i) for i in changed}, position):
                 return None
-        found = file.search(parsed, k)
+        allowed = None
+        if where is not None:
+            allowed = [
+                int(r[0])
+                for r in self.db.execute(
+                    f"SELECT id FROM {self.name}_fts_docsize WHERE {where} LIMIT ?",
+                    (*params, FILTERED + 1),
+                )
+            ]
+            if len(allowed) > FILTERED:
+                return None
+        found = file.search(parsed, k, allowed)
         return [
             Hit(i, lex_rank=n, lex_score=score, lex_source="bm25")
             for n, (i, score) in enumerate(found, 1)
@@ -562,7 +575,7 @@ class TextIndex:
             return []
         extra = f" AND {_post_filter(where)}" if where else ""
         hits: list[Hit] = []
-        filed = self._from_lexical_file(parsed, k) if parsed.match and not where else None
+        filed = self._from_lexical_file(parsed, k, where, params) if parsed.match else None
         if filed is not None:
             hits = filed
         elif parsed.match:

@@ -17,7 +17,9 @@ Kept in step like the vector file: every text write appends its records to `N_le
 writer's transaction); `<name>.state` says which log position the index includes (written after
 tantivy's own atomic commit, so it may only lag). A search whose log has moved on applies the
 changes first (it needs the owner's texts and tantivy's writer lock; a few thousand at most) or,
-when it cannot, searches FTS5 as before: never a stale answer. The owner builds the file
+when it cannot, searches FTS5 as before: never a stale answer. A filtered search (a time
+window) takes the filter's records from SQL and asks tantivy for the best of those only, when
+there are at most `FILTERED` of them (more: FTS5, whose post-filter is then cheap in relation). The owner builds the file
 (`LexicalFile.build`, from every record's lexical key) after a bulk load, from `tideline embed` or
 the server's background thread.
 """
@@ -31,7 +33,7 @@ import os
 import re
 import secrets
 import shutil
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,6 +47,8 @@ log = logging.getLogger(__name__)
 FORMAT = 1
 #: Changed records a search applies itself before answering; more and it searches FTS5.
 CATCH_UP = 5_000
+#: A filter passing at most this many records is searched in the file (its ids as a term set).
+FILTERED = 100_000
 _HEAP = 64_000_000
 
 
@@ -191,11 +195,23 @@ class LexicalFile:
         return True
 
     # -- reading -------------------------------------------------------------------------------
-    def search(self, parsed: ParsedQuery, k: int) -> list[tuple[int, float]]:
-        """The top `k` (record, BM25) of the query's OR, its exclusions left out."""
+    def search(
+        self, parsed: ParsedQuery, k: int, allowed: Sequence[int] | None = None
+    ) -> list[tuple[int, float]]:
+        """The top `k` (record, BM25) of the query's OR, its exclusions left out; only the
+        `allowed` records when given (a filter's, from SQL)."""
+        import tantivy
+
         query = _query(self._schema, parsed)
         if query is None or self._index is None:
             return []
+        if allowed is not None:
+            inside = tantivy.Query.const_score_query(
+                tantivy.Query.term_set_query(self._schema, "id", [int(i) for i in allowed]), 0.0
+            )
+            query = tantivy.Query.boolean_query(
+                [(tantivy.Occur.Must, query), (tantivy.Occur.Must, inside)]
+            )
         searcher = self._index.searcher()
         found = searcher.search(query, k, count=False)
         return [(int(searcher.doc(a)["id"][0]), float(score)) for score, a in found.hits]
