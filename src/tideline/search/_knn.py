@@ -350,11 +350,11 @@ class FileSearch:
             )
             allowed.sort()
             if len(allowed) <= FILTER_EXACT:
-                best = self._exact(file, delta, q, allowed)
+                best = self._exact(file, delta, q, allowed, k)
             else:
                 best = self._nearest(file, delta, q, k, allowed)
                 if len(best) < k:
-                    best = self._exact(file, delta, q, allowed)
+                    best = self._exact(file, delta, q, allowed, k)
         if self.options.background and len(delta.changed) > self.rebuild_after(file):
             self.build_in_background()
         top = sorted(best.items(), key=lambda r: (-r[1], r[0]))[:k]
@@ -388,18 +388,34 @@ class FileSearch:
         return best
 
     def _exact(
-        self, file: VectorFile, delta: _Delta, q: np.ndarray, allowed: np.ndarray
+        self,
+        file: VectorFile,
+        delta: _Delta,
+        q: np.ndarray,
+        allowed: np.ndarray,
+        k: int | None = None,
     ) -> dict[int, float]:
-        """Every allowed record scored from the file (or the delta)."""
+        """The allowed records scored from the file (or the delta): every one, or (`k`) enough
+        of the best rows to hold the `k` best records."""
         stored = allowed[~np.isin(allowed, delta.changed)]
         rows = file.rows_of(stored)
         best: dict[int, float] = {}
+        left_out = -math.inf  # the best row not looked at record by record
         for start in range(0, len(rows), 65536):
             part = rows[start : start + 65536]
-            best.update(_best(file.ids[part], file.rows(part) @ q))
+            sims = file.rows(part) @ q
+            if k is not None and len(part) > 8 * k:  # the best rows hold the best records
+                order = np.argpartition(-sims, 8 * k)
+                left_out = max(left_out, float(sims[order[8 * k]]))
+                part, sims = part[order[: 8 * k]], sims[order[: 8 * k]]
+            for i, sim in _best(file.ids[part], sims).items():
+                best[i] = max(sim, best.get(i, -math.inf))
         mask = np.isin(delta.ids, allowed)
-        for i, s in _best(delta.ids[mask], delta.rows[mask] @ q).items():
-            best[i] = max(s, best.get(i, -math.inf))
+        for i, sim in _best(delta.ids[mask], delta.rows[mask] @ q).items():
+            best[i] = max(sim, best.get(i, -math.inf))
+        kth = sorted(best.values(), reverse=True)[k - 1] if k and len(best) >= k else -math.inf
+        if left_out > -math.inf and left_out >= kth:  # a left-out row may matter (many parts)
+            return self._exact(file, delta, q, allowed)
         return best
 
     def distances(self, q: np.ndarray, ids: Sequence[int]) -> dict[int, float]:
