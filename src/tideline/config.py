@@ -176,6 +176,21 @@ SETTINGS: tuple[Setting, ...] = (
         0,
         "Raw-turn search: most turns of one session before other sessions (0: off).",
     ),
+    # -- vectors at scale (issue 25, docs/memory.md "Vectors at scale", docs/postgresql.md) ----
+    Setting(
+        "vector_index_min",
+        "TIDELINE_VECTOR_INDEX_MIN",
+        50_000,
+        "SQLite: vectors from which a memory index is searched through its vector file "
+        "(`memory.db.vectors/`, HNSW, memory-mapped); fewer are searched exactly in memory.",
+    ),
+    Setting(
+        "vector_ef_search",
+        "TIDELINE_VECTOR_EF_SEARCH",
+        0,
+        "The HNSW walk of a vector search (the vector file; PostgreSQL's hnsw.ef_search): wider "
+        "finds more of the true nearest and costs more. 0: chosen per query from k and the filter.",
+    ),
     Setting(
         "search_min_score",
         "TIDELINE_SEARCH_MIN_SCORE",
@@ -512,6 +527,8 @@ class Settings:
     turn_date_weight: float = 1.0
     turn_memory_weight: float = 0.25
     turn_session_cap: int = 0
+    vector_index_min: int = 50_000
+    vector_ef_search: int = 0
     search_min_score: str = "auto"
     plugins: str = "*"
     trace_plugins: bool = False
