@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from tideline.analysis._store import as_datetime
 from tideline.analysis.timeline import Chunk, Turn, chunk_turns, chunks_to_json, chunks_to_markdown
+from tideline.clock import from_text, parse_time
 from tideline.errors import InvalidInput
-from tideline.memory import Memory, parse_time
+from tideline.memory import Memory
 
 __all__ = ["Scan", "scan_unindexed"]
 
@@ -104,7 +104,7 @@ def scan_unindexed(
             if cutoff is None:  # what came before in this session is memory's now
                 by_session[t.session].clear()
             continue
-        by_session[t.session].append(Turn(t.id, as_datetime(t.ts), t.text, t.speaker or t.role))
+        by_session[t.session].append(Turn(t.id, from_text(t.ts), t.text, t.speaker or t.role))
         sessions[t.id] = t.session
     chunks = [c for turns in by_session.values() for c in chunk_turns(turns, max_gap=max_gap)]
     chunks.sort(key=lambda c: (c.start, str(c.turns[0].id)))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+from tideline.clock import to_text
 from tideline.consolidate._context import Ctx, Heard, SessionWork, fit, section
 from tideline.consolidate._outcome import Outcome
 from tideline.consolidate._render import fact_line, person_line, trajectory_text, turn_line
@@ -24,7 +25,7 @@ from tideline.consolidate._working import Working
 from tideline.embed import estimate_tokens
 from tideline.llm import NO_LLM
 from tideline.memory import Turn
-from tideline.profile import EventDraft, ObservationDraft, PersonMention, to_text
+from tideline.profile import EventDraft, ObservationDraft, PersonMention
 
 NO_USER_TURNS = "tool-only: no user turns"
 MODEL_TOOL_ONLY = "tool-only: the model found nothing personal"

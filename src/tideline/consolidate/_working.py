@@ -21,6 +21,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
+from tideline.clock import to_text
 from tideline.profile import (
     ACTIVE_STATUSES,
     Because,
@@ -33,22 +34,23 @@ from tideline.profile import (
     ProfileView,
     Ref,
     Relationship,
+    Strategy,
     check_live,
     check_transition,
     expires_at,
     merge_mention,
     person_key,
-    to_text,
 )
 
 FINAL = ("rejected", "closed")
+UNREAD = dt.datetime(1, 1, 1, tzinfo=dt.UTC)  # a placeholder until step 1 reads the profile
 FactRef = int | Ref
 ObservationRef = int | Ref
 
 
 @dataclass
 class Working(Changeset):
-    now: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.UTC))
+    now: dt.datetime = UNREAD  # the time of the read it starts from (`of`)
     facts: dict[int, Fact] = field(default_factory=dict)
     edges: set[tuple[str, int, int]] = field(default_factory=set)
     people: dict[str, Relationship] = field(default_factory=dict)
@@ -56,12 +58,18 @@ class Working(Changeset):
     user_model: dict[str, str] = field(default_factory=dict)
     trajectory: dict[str, Any] | None = None
     touched: set[int] = field(default_factory=set)  # created, supported or moved in this run
+    heard: dict[int, str] = field(default_factory=dict)  # made or given evidence → how, first
+    strategies: dict[int, Strategy] = field(default_factory=dict)  # open and asked, projected
+    questioned: dict[int, Fact] = field(default_factory=dict)  # retired facts they name
+    obsoleted: list[int] = field(default_factory=list)  # strategies whose fact was retired
     _new_refs: dict[int, Ref] = field(default_factory=dict, repr=False)
 
     @classmethod
     def of(cls, view: ProfileView, edges: list[Edge]) -> Working:
         work = cls(base_version=view.version, now=view.now)
         work.facts = {f.id: dataclasses.replace(f) for f in view.facts}
+        work.strategies = {s.id: dataclasses.replace(s) for s in view.strategies}
+        work.questioned = {f.id: f for f in view.questioned}
         work.edges = {(e.kind, e.from_fact, e.to_fact) for e in edges if e.removed_at is None}
         work.people = {person_key(r.name): dataclasses.replace(r) for r in view.relationships}
         work.user_model = {u.dimension: u.value for u in view.user_model}
@@ -132,7 +140,14 @@ class Working(Changeset):
             evidence_count=len(set(turn_ids)) or int(observation is not None),
         )
         self.touched.add(fid)
+        self._hear(fid, "said", turn_ids)
+        if old is not None:
+            self._hear(old.id, "contradicted", turn_ids)
         return ref
+
+    def _hear(self, fact_id: int, how: str, turn_ids: tuple[int, ...]) -> None:
+        """Remember the first way this run heard of a fact (what answers its questions)."""
+        self.heard.setdefault(fact_id, how + (f" (turn {min(turn_ids)})" if turn_ids else ""))
 
     def new_fact(self, draft: FactDraft, **kw: Any) -> int:
         """`add_fact`, returning the projected id the later steps use."""
@@ -153,6 +168,7 @@ class Working(Changeset):
         f.last_seen_at = self.stamp
         f.expires_at = expires_at(self.stamp, f.decay_days)
         self.touched.add(f.id)
+        self._hear(f.id, "heard again", turn_ids)
 
     def against(
         self,
@@ -165,6 +181,7 @@ class Working(Changeset):
         check_live(f, "gain evidence")
         super().against(self.key(f.id), turn_ids=turn_ids, observation=observation)
         self.touched.add(f.id)
+        self._hear(f.id, "doubted", turn_ids)
 
     def transition(
         self,
@@ -184,8 +201,17 @@ class Working(Changeset):
         f.status = to
         if to in FINAL:
             f.valid_to = at or self.stamp
-            self.edges = {e for e in self.edges if f.id not in e[1:]}
+            self._retired(f.id)
         self.touched.add(f.id)
+
+    def _retired(self, fact_id: int) -> None:
+        """A fact left the profile: its edges go, and its clarify and probe strategies end
+        obsolete (as `Profile.apply` does to the rows)."""
+        self.edges = {e for e in self.edges if fact_id not in e[1:]}
+        for s in self.strategies.values():
+            if s.fact_id == fact_id and s.kind != "verify" and s.status != "resolved":
+                s.status, s.outcome = "resolved", "obsolete"
+                self.obsoleted.append(s.id)
 
     def merge(self, keep: int, drop: int) -> None:
         k, d = self._projected(keep), self._projected(drop)
@@ -195,7 +221,7 @@ class Working(Changeset):
         k.mention_count += d.mention_count
         k.evidence_count += d.evidence_count
         d.status, d.merged_into, d.valid_to = "closed", k.id, self.stamp
-        self.edges = {e for e in self.edges if d.id not in e[1:]}
+        self._retired(d.id)
 
     def set_decay(self, fact: FactRef, decay_days: int) -> None:
         f = self._projected(fact)
@@ -216,6 +242,20 @@ class Working(Changeset):
     def add_strategy(self, kind: str, fact: FactRef | None, question: str) -> None:
         key = None if fact is None else self.key(self._projected(fact).id)
         super().add_strategy(kind, key, question)
+
+    def resolve_strategy(
+        self, strategy_id: int, outcome: str, why: str, *, because: Because | None = None
+    ) -> None:
+        s = self.strategies[strategy_id]
+        if because is not None:
+            because = Because(because.relation, self.key(self._projected(because.fact).id))
+        super().resolve_strategy(strategy_id, outcome, why, because=because)
+        s.status, s.outcome = "resolved", outcome
+
+    def asked_about(self) -> dict[int, Fact]:
+        """Every fact a projected strategy may name: the live and new ones, and the retired ones
+        a verify asks after."""
+        return {**self.questioned, **self.facts}
 
     def mention(self, person: PersonMention) -> None:
         super().mention(person)

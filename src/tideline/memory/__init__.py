@@ -20,7 +20,6 @@ from tideline.memory._raw import (
 )
 from tideline.memory._relevance import AUTO_MIN_SCORES, resolve_min_score
 from tideline.memory._schema import AGENT_MIGRATIONS
-from tideline.memory._time import now, parse_time
 from tideline.memory._turn_search import TurnLevers, search_turns
 from tideline.memory._types import (
     FORGOTTEN,
@@ -90,9 +89,7 @@ __all__ = [
     "deflate_recent",
     "header",
     "normalise_tag",
-    "now",
     "parse_entities_role",
-    "parse_time",
     "raw_weight",
     "recompute_weights",
     "recurrence_from_count",

@@ -32,6 +32,7 @@ from tideline.profile._fact_index import Theme, fact_text
 from tideline.profile._lifecycle import (
     FACT_NEXT,
     FAST_PATH_MENTIONS,
+    STRATEGY_DAYS,
     STRATEGY_NEXT,
     check_live,
     check_strategy,
@@ -44,6 +45,7 @@ from tideline.profile._plans import (
     plan_expiry,
     plan_fast_path,
     plan_maturity,
+    plan_strategies,
     verify_question,
 )
 from tideline.profile._profile import Profile
@@ -55,7 +57,6 @@ from tideline.profile._snapshot import (
     render_snapshot,
     trajectory_lines,
 )
-from tideline.profile._time import from_text, to_text
 from tideline.profile._types import (
     ACTIVE_STATUSES,
     EDGE_KINDS,
@@ -90,6 +91,7 @@ __all__ = [
     "OBSERVATION_TYPES",
     "PROFILE_MIGRATIONS",
     "STATUSES",
+    "STRATEGY_DAYS",
     "STRATEGY_KINDS",
     "STRATEGY_NEXT",
     "ActiveFact",
@@ -134,7 +136,6 @@ __all__ = [
     "fact_key",
     "fact_text",
     "fast_path",
-    "from_text",
     "injection_weight",
     "is_expired",
     "matured_decay",
@@ -146,10 +147,10 @@ __all__ = [
     "plan_expiry",
     "plan_fast_path",
     "plan_maturity",
+    "plan_strategies",
     "render_snapshot",
     "settle",
     "thresholds",
-    "to_text",
     "trajectory_lines",
     "verify_question",
 ]

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from tideline.clock import to_text
 from tideline.errors import NotFound
 from tideline.profile import _changeset as c
 from tideline.profile._decay import expires_at
@@ -27,8 +28,7 @@ from tideline.profile._people import RelationshipStore
 from tideline.profile._portrait import PortraitStore
 from tideline.profile._runs import RunStore
 from tideline.profile._snapshot import ProfileState, render_snapshot
-from tideline.profile._strategies import StrategyStore
-from tideline.profile._time import to_text
+from tideline.profile._strategies import StrategyStore, retired_why
 from tideline.profile._types import ACTIVE_STATUSES, FINAL_STATUSES, Fact
 from tideline.store import Storage
 
@@ -112,7 +112,7 @@ class Applier:
             return [self._resolve(v) for v in value]
         return value
 
-    def _why(self, op: c.Transition) -> str | None:
+    def _why(self, op: c.Transition | c.StrategyStatus) -> str | None:
         """The reason as stored: a cited fact by the id it has in this transaction."""
         if op.because is None:
             return op.why
@@ -185,7 +185,9 @@ class Applier:
                 self.s.strategies.add(op.kind, fid, op.question, now=self.now, run_id=self.run_id)
             case c.StrategyStatus():
                 check_strategy(self.s.strategies.require(op.strategy_id), op.to)
-                self.s.strategies.set_status(op.strategy_id, op.to, self.now)
+                self.s.strategies.set_status(
+                    op.strategy_id, op.to, self.now, outcome=op.outcome, why=self._why(op)
+                )
             case c.UserModel():
                 self.s.portrait.set_dimension(
                     op.dimension, op.value, list(op.evidence), now=self.now, run_id=self.run_id
@@ -269,6 +271,10 @@ class Applier:
         )
         if to in FINAL_STATUSES:
             self.s.edges.remove_for(fact.id, end)
+            gone = retired_why(fact.id, to, why)
+            self.counts["StrategyObsolete"] += self.s.strategies.obsolete_for(
+                [fact.id], gone, self.now
+            )
 
     def _merge(self, op: c.Merge) -> None:
         keep, drop = self._fact(op.keep), self._fact(op.drop)

@@ -30,6 +30,7 @@ from tideline.profile._types import (
     EDGE_KINDS,
     POLARITIES,
     STRATEGY_KINDS,
+    STRATEGY_OUTCOMES,
     STRATEGY_STATUSES,
 )
 
@@ -148,6 +149,9 @@ class NewStrategy:
 class StrategyStatus:
     strategy_id: int
     to: str
+    outcome: str | None = None  # with `resolved`: answered, obsolete or expired
+    why: str | None = None
+    because: Because | None = None  # the fact that answered it, named by its real id
 
 
 @dataclass(frozen=True)
@@ -349,8 +353,18 @@ class Changeset:
         self.ops.append(NewStrategy(kind, fact, text(question, "question", 2000)))
 
     def set_strategy(self, strategy_id: int, to: str) -> None:
+        """Move a strategy (resolving it by hand counts as answered)."""
         choice(to, "strategy status", STRATEGY_STATUSES)
-        self.ops.append(StrategyStatus(strategy_id, to))
+        self.ops.append(StrategyStatus(strategy_id, to, "answered" if to == "resolved" else None))
+
+    def resolve_strategy(
+        self, strategy_id: int, outcome: str, why: str, *, because: Because | None = None
+    ) -> None:
+        """A strategy ends: answered (by `because`, a fact), obsolete or expired."""
+        choice(outcome, "strategy outcome", STRATEGY_OUTCOMES)
+        self.ops.append(
+            StrategyStatus(strategy_id, "resolved", outcome, text(why, "why", 2000), because)
+        )
 
     # -- outputs -----------------------------------------------------------------------------
     def set_user_model(self, dimension: str, value: str, evidence: tuple[Any, ...] = ()) -> None:

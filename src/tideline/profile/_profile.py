@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from tideline.clock import Clock, system_clock, to_text
 from tideline.embed import Embedder
 from tideline.errors import InvalidInput
 from tideline.memory import Memory
@@ -30,7 +31,6 @@ from tideline.profile._digests import SessionDigest
 from tideline.profile._drafts import choice
 from tideline.profile._errors import ProfileChanged
 from tideline.profile._fact_index import Theme
-from tideline.profile._time import Clock, to_text, utcnow
 from tideline.profile._types import (
     ACTIVE_STATUSES,
     RUN_STATUSES,
@@ -62,7 +62,7 @@ class Profile:
         db: Storage,
         memory: Memory | None = None,
         *,
-        clock: Clock = utcnow,
+        clock: Clock = system_clock,
         lock: AbstractContextManager[object] | None = None,
     ):
         self.db = db
@@ -80,16 +80,21 @@ class Profile:
         """One consistent picture (no write lock held) to compute a changeset against."""
         s = self.stores
         with self.lock, self.versions.reading():
+            facts = s.facts.list(ACTIVE_STATUSES)
+            strategies = [x for x in s.strategies.list() if x.status != "resolved"]
+            live = {f.id for f in facts}
+            named = sorted({x.fact_id for x in strategies if x.fact_id and x.fact_id not in live})
             return ProfileView(
                 version=self.versions.current(),
                 now=self.clock(),
-                facts=s.facts.list(ACTIVE_STATUSES),
+                facts=facts,
                 events=s.events.list(active=True),
                 relationships=s.people.list(),
-                strategies=[x for x in s.strategies.list() if x.status != "resolved"],
+                strategies=strategies,
                 user_model=s.portrait.user_model(),
                 trajectory=s.portrait.trajectory(),
                 processed=s.runs.processed(),
+                questioned=[s.facts.require(i) for i in named],
             )
 
     def apply(self, changeset: Changeset, *, run_id: int | None = None) -> Applied:
@@ -201,6 +206,18 @@ class Profile:
 
     def strategies(self, *, status: str | None = "open") -> list[Strategy]:
         return self.stores.strategies.list(status=status)
+
+    def questions(self) -> list[Strategy]:
+        """The open strategies the agent may still ask: about no fact, about a live fact, or —
+        a verify — about the expired fact it asks after. Never a clarify or probe about a fact
+        already rejected or closed (the transaction that retires a fact makes them obsolete;
+        this also holds for rows older than that rule)."""
+        with self.lock:
+            found = self.stores.strategies.list(status="open")
+            ids = sorted({x.fact_id for x in found if x.fact_id and x.kind != "verify"})
+            facts = [self.stores.facts.get(i) for i in ids]
+            live = {f.id for f in facts if f is not None and f.active}
+        return [x for x in found if x.kind == "verify" or x.fact_id is None or x.fact_id in live]
 
     def mark_asked(self, strategy_ids: Sequence[int]) -> list[int]:
         """Open strategies offered to the agent become `asked`, so no turn offers them again;

@@ -14,7 +14,8 @@ from tideline.profile._observations import ObservationStore
 from tideline.profile._people import RelationshipStore
 from tideline.profile._portrait import PortraitStore
 from tideline.profile._runs import RunStore
-from tideline.profile._strategies import StrategyStore
+from tideline.profile._strategies import StrategyStore, retired_why
+from tideline.profile._types import FINAL_STATUSES
 from tideline.profile._version import VersionStore
 from tideline.store import Migrations, Storage
 
@@ -44,3 +45,17 @@ def _digests_and_fact_index(db: Storage) -> None:
     """What Sleep's extraction says of each session; facts made searchable, and their themes."""
     DigestStore.create_tables(db)
     FactIndex.create_tables(db)
+
+
+@PROFILE_MIGRATIONS.step(4)  # 3 is the clock stream's (valid and record time)
+def _strategy_outcomes(db: Storage) -> None:
+    """How a strategy ended; the ones still open about a fact already retired end obsolete,
+    at the time their fact was retired."""
+    StrategyStore.add_outcomes(db)
+    strategies, facts = StrategyStore(db), FactStore(db)
+    waiting = {x.fact_id for x in strategies.list() if x.status != "resolved" and x.fact_id}
+    for fact_id in sorted(waiting):
+        fact = facts.require(fact_id)
+        if fact.status in FINAL_STATUSES:
+            why = retired_why(fact.id, fact.status, fact.rejected_why)
+            strategies.obsolete_for([fact.id], why, fact.valid_to or fact.updated_at)

@@ -17,6 +17,7 @@ OBSERVATION_TYPES = ("statement", "contradiction", "preference", "behaviour", "o
 EDGE_KINDS = ("causes", "related_to", "supports", "contradicts", "temporal", "hierarchy")
 STRATEGY_KINDS = ("clarify", "probe", "verify")
 STRATEGY_STATUSES = ("open", "asked", "resolved")
+STRATEGY_OUTCOMES = ("answered", "obsolete", "expired")  # how a resolved strategy ended
 EVENT_STATUSES = ("active", "closed")
 RUN_STATUSES = ("running", "done", "failed")
 
@@ -153,6 +154,9 @@ class Strategy(_Dict):
     status: str
     created_at: str
     updated_at: str
+    outcome: str | None = None  # once resolved: answered, obsolete or expired
+    resolved_why: str | None = None  # what answered it, or why it no longer stands
+    resolved_at: str | None = None
 
 
 @dataclass

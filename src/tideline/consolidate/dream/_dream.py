@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from tideline.analysis.scripts import run_all
+from tideline.clock import now_text
 from tideline.consolidate._lock import SleepBusy, SleepLock
 from tideline.consolidate._report import StepEvent
 from tideline.consolidate._sleep import Sleep
@@ -42,7 +43,7 @@ from tideline.consolidate.dream._threads import Thread, Threads
 from tideline.embed import Embedder
 from tideline.errors import BudgetExceeded, InvalidInput, NotFound
 from tideline.llm import LLM, NO_LLM, TokenMeter, Usage
-from tideline.memory import Memory, Narrative, now
+from tideline.memory import Memory, Narrative
 from tideline.profile import Profile
 
 Progress = Callable[[StepEvent], None]
@@ -147,7 +148,7 @@ class Dream:
                     "a thread needs the memories that raised it: pass their ids (memories=[...])"
                 )
             self._require_memories(memories)
-            tid = self.stores.threads.open(title, why, memories, now=now(), run_id=None)
+            tid = self.stores.threads.open(title, why, memories, now=self._now(), run_id=None)
             return self.stores.threads.require(tid)
 
     def touch_thread(self, thread_id: int, note: str, memories: Sequence[int] = ()) -> Thread:
@@ -155,15 +156,18 @@ class Dream:
         with self.memory.lock, self.memory.db.transaction():
             self._require_open(thread_id)
             self._require_memories(memories)
-            self.stores.threads.touch(thread_id, note, memories, now=now())
+            self.stores.threads.touch(thread_id, note, memories, now=self._now())
             return self.stores.threads.require(thread_id)
 
     def close_thread(self, thread_id: int, status: str = "resolved", why: str = "") -> Thread:
         """Close an open thread as `resolved` or `dropped` (it is kept, never deleted)."""
         with self.memory.lock, self.memory.db.transaction():
             self._require_open(thread_id)
-            self.stores.threads.close(thread_id, status, why, now=now())
+            self.stores.threads.close(thread_id, status, why, now=self._now())
             return self.stores.threads.require(thread_id)
+
+    def _now(self) -> str:
+        return now_text(self.memory.clock)
 
     def _require_open(self, thread_id: int) -> None:
         thread = self.stores.threads.require(thread_id)
@@ -186,7 +190,7 @@ class Dream:
         """Today's inputs of one dream prompt (for `render_prompt`, an MCP client running a
         layer by hand): what the pipeline's layer would send, in one piece."""
         info = dream_prompt(name)
-        ctx = self._ctx(Day.of(date), TokenMeter(), None)
+        ctx = self._ctx(Day.of(date, self.memory.clock), TokenMeter(), None)
         with self.memory.lock:
             return self._inputs(info.name, ctx)
 
@@ -213,7 +217,7 @@ class Dream:
     ) -> DreamReport:
         """Dream one day (default: today, UTC). `layers`: a subset, run in pipeline order;
         `dry_run`: compute (LLM calls included) and report, write and record nothing."""
-        day, chosen = Day.of(date), choose_layers(layers)
+        day, chosen = Day.of(date, self.memory.clock), choose_layers(layers)
         lock = SleepLock(self.memory.db, what="dream", busy=DreamBusy)
         with lock:
             return self._run(day, chosen, dry_run, progress or (lambda event: None))
@@ -230,11 +234,11 @@ class Dream:
         run_id = None
         if not dry_run:
             with self.memory.lock:
-                runs.close_interrupted(now())
+                runs.close_interrupted(self._now())
                 prompts = {p: dream_prompt(p).version for p in (x.prompt for x in chosen) if p}
                 llm = self.llm.name if self.llm else NO_LLM
                 run_id = runs.start(
-                    day.label, [x.name for x in chosen], self.run_budget, prompts, llm, now()
+                    day.label, [x.name for x in chosen], self.run_budget, prompts, llm, self._now()
                 )
                 finished = runs.finished(day.label)
         else:
@@ -288,7 +292,7 @@ class Dream:
                     tokens_out=report.tokens_out,
                     seconds=report.seconds,
                     errors=report.errors,
-                    now=now(),
+                    now=self._now(),
                 )
         return report
 

@@ -22,8 +22,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from tideline.clock import to_text
 from tideline.memory._raw import NewTurn
-from tideline.memory._time import to_iso
 from tideline.memory._types import ImportProblem
 from tideline.memory.importers._base import (
     NOT_JSON,
@@ -47,7 +47,7 @@ def epoch_time(value: Any) -> str | None:
         return None
     if isinstance(value, int | float):
         try:
-            return to_iso(dt.datetime.fromtimestamp(value, dt.UTC))
+            return to_text(dt.datetime.fromtimestamp(value, dt.UTC))
         except (OverflowError, OSError, ValueError):
             return f"{value!r} seconds since 1970"
     return str(value)
