@@ -109,8 +109,8 @@ def test_graph_labels_overlap_nothing(count: int) -> None:
     assert overlaps(centres, radii, boxes) == []
     assert all(b is not None for b in boxes)  # every name found a place
     for box in boxes:
-        assert box is not None and 0 <= box.x and box.x + box.w <= drawn["width"]
-        assert 0 <= box.y and box.y + box.h <= drawn["height"]
+        assert box is not None and box.x >= 0 and box.x + box.w <= drawn["width"]
+        assert box.y >= 0 and box.y + box.h <= drawn["height"]
     for (x1, y1), r1 in zip(centres, radii, strict=True):  # circles apart
         for (x2, y2), r2 in zip(centres, radii, strict=True):
             if (x1, y1) != (x2, y2):
@@ -123,7 +123,7 @@ def test_label_helpers() -> None:
     cut = fit("Dr. Wolfgang Amadeus Mozart", 60)
     assert cut.endswith("…") and text_width(cut) <= 60
     assert fit("東京", 5) == ""
-    centres, boxes, height = place(__import__("numpy").array([[0.5, 0.5]]), [10.0], ["solo"])
+    _, boxes, height = place(__import__("numpy").array([[0.5, 0.5]]), [10.0], ["solo"])
     assert boxes[0] is not None and height >= 240
 
 
