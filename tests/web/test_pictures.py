@@ -32,7 +32,10 @@ def remember(app: Tideline, n: int) -> None:
         gesture, roles = THEMES[i % len(THEMES)]
         month = i % 12 + 1
         turn = app.memory.sync_turn(
-            f"import/chat {i}", "user", gesture, timestamp=f"2024-{month:02d}-0{i % 9 + 1}T10:00:00Z"
+            f"import/chat {i}",
+            "user",
+            gesture,
+            timestamp=f"2024-{month:02d}-0{i % 9 + 1}T10:00:00Z",
         )
         app.memory.write(gesture=f"{gesture} ({i})", entities_role=roles, source_links=[turn.id])
 
