@@ -202,6 +202,7 @@ class Tideline:
             llm,
             embedder=self.embedder,
             run_budget=s.llm_run_budget,
+            run_max_calls=s.llm_run_max_calls,
             max_input_tokens=s.llm_max_input_tokens,
         )
 
@@ -232,6 +233,7 @@ class Tideline:
             llm,
             embedder=self.embedder,
             run_budget=s.dream_run_budget,
+            run_max_calls=s.llm_run_max_calls,
             max_input_tokens=s.llm_max_input_tokens,
             comb_memories=s.dream_comb_memories,
             drift_hops=s.dream_drift_hops,

@@ -22,6 +22,8 @@ from tideline.profile._digests import SessionDigest
 from tideline.profile._disputes import DisputedPair, disputed_pairs, settle
 from tideline.profile._drafts import (
     DEFAULT_DECAY_DAYS,
+    MAX_NAME,
+    MAX_TEXT,
     EventDraft,
     FactDraft,
     ObservationDraft,
@@ -88,6 +90,8 @@ __all__ = [
     "FACT_NEXT",
     "FAST_PATH_MENTIONS",
     "MATURITY",
+    "MAX_NAME",
+    "MAX_TEXT",
     "OBSERVATION_TYPES",
     "PROFILE_MIGRATIONS",
     "STATUSES",

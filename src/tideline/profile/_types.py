@@ -157,6 +157,8 @@ class Strategy(_Dict):
     outcome: str | None = None  # once resolved: answered, obsolete or expired
     resolved_why: str | None = None  # what answered it, or why it no longer stands
     resolved_at: str | None = None
+    run_id: int | None = None  # the Sleep run that made it
+    dream_run_id: int | None = None  # or the dream run (combing's probes)
 
 
 @dataclass
