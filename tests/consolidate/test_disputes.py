@@ -70,7 +70,11 @@ def test_tokyo_then_osaka_closes_tokyo_with_its_end_time(agent: Agent, server: L
     assert [e.turn_id for e in osaka.evidence] == [t3]
     timeline = agent.profile.timeline(osaka.id)
     assert [f.value for f in timeline.chain] == ["lives in Tokyo", "lives in Osaka"]
-    assert [s.kind for s in agent.profile.strategies()] == ["probe", "probe"]
+    [open_probe] = agent.profile.strategies()
+    assert (open_probe.kind, open_probe.fact_id) == ("probe", osaka.id)
+    [ended] = agent.profile.strategies(status="resolved")  # Tokyo's probe: its fact is gone
+    assert (ended.fact_id, ended.outcome) == (tokyo.id, "obsolete")
+    assert ended.resolved_why == f"fact #{tokyo.id} closed: superseded by #{osaka.id}: moved"
     assert agent.profile.processed_sessions() == {1: t1 + 1, 2: t3}
     snap = agent.profile.snapshot()
     assert snap is not None and "lives in Osaka" in snap.text and "lives in Tokyo" not in snap.text

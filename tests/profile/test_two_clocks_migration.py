@@ -87,7 +87,7 @@ def old_database(storage: Storage) -> None:
 
 def test_migration_3_backfills_valid_time_from_the_evidence(storage: Storage) -> None:
     old_database(storage)
-    assert PROFILE_MIGRATIONS.apply(storage) == [3]
+    assert PROFILE_MIGRATIONS.apply(storage)[0] == 3  # and any later ones
     profile = Profile(storage, Memory(storage, None))
 
     researching, applied = profile.fact(1), profile.fact(2)

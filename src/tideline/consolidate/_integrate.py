@@ -16,14 +16,13 @@ New and contradicting facts get a `probe` strategy. Every observation is then ma
 
 from __future__ import annotations
 
-from tideline.consolidate._context import Ctx, Heard, fit, section
+from tideline.consolidate._context import OBSERVATIONS_PER_CALL, Ctx, Heard, fit, section
 from tideline.consolidate._outcome import Outcome
 from tideline.consolidate._render import fact_line, trajectory_text
 from tideline.consolidate._schemas import Behaviour, Classification, Decision
 from tideline.profile import DEFAULT_DECAY_DAYS, Fact, FactDraft, normalise
 
 CLARIFY_EVIDENCE = 3  # seed step 3: a clarify strategy once an inferred fact has 3+ evidence
-BATCH = 40  # observations per classification call
 AUTO_NEW = ("statement", "contradiction")
 
 
@@ -107,8 +106,10 @@ def classify(ctx: Ctx) -> Outcome:
         return Outcome(counts, "no new observations")
     start = 0
     while start < len(ctx.heard):
-        # as many observations (each with its words) as fit in their share, up to BATCH
-        lines = fit(_observations(ctx, ctx.heard[start : start + BATCH]), ctx.room(0.4))
+        # as many observations (each with its words) as fit in their share, up to OBSERVATIONS_PER_CALL
+        lines = fit(
+            _observations(ctx, ctx.heard[start : start + OBSERVATIONS_PER_CALL]), ctx.room(0.4)
+        )
         batch = ctx.heard[start : start + max(1, len(lines))]
         start += len(batch)
         body = "\n".join(lines or _observations(ctx, batch))

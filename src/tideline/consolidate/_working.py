@@ -41,6 +41,7 @@ from tideline.profile import (
     ProfileView,
     Ref,
     Relationship,
+    Strategy,
     check_live,
     check_transition,
     end_at,
@@ -70,6 +71,10 @@ class Working(Changeset):
     touched: set[int] = field(default_factory=set)  # created, supported or moved in this run
     times: dict[int, str] = field(default_factory=dict)  # turn id → when it was said
     heard_in: dict[int, list[int]] = field(default_factory=dict)  # fact → this run's turns
+    heard: dict[int, str] = field(default_factory=dict)  # made or given evidence → how, first
+    strategies: dict[int, Strategy] = field(default_factory=dict)  # open and asked, projected
+    questioned: dict[int, Fact] = field(default_factory=dict)  # retired facts they name
+    obsoleted: list[int] = field(default_factory=list)  # strategies whose fact was retired
     _new_refs: dict[int, Ref] = field(default_factory=dict, repr=False)
     _said: dict[Ref, str] = field(default_factory=dict, repr=False)  # observation → said_at
 
@@ -77,6 +82,8 @@ class Working(Changeset):
     def of(cls, view: ProfileView, edges: list[Edge]) -> Working:
         work = cls(base_version=view.version, now=view.now)
         work.facts = {f.id: dataclasses.replace(f) for f in view.facts}
+        work.strategies = {s.id: dataclasses.replace(s) for s in view.strategies}
+        work.questioned = {f.id: f for f in view.questioned}
         work.edges = {(e.kind, e.from_fact, e.to_fact) for e in edges if e.removed_at is None}
         work.people = {person_key(r.name): dataclasses.replace(r) for r in view.relationships}
         work.user_model = {u.dimension: u.value for u in view.user_model}
@@ -169,7 +176,14 @@ class Working(Changeset):
         )
         self.heard_in[fid] = list(turn_ids)
         self.touched.add(fid)
+        self._hear(fid, "said", turn_ids)
+        if old is not None:
+            self._hear(old.id, "contradicted", turn_ids)
         return ref
+
+    def _hear(self, fact_id: int, how: str, turn_ids: tuple[int, ...]) -> None:
+        """Remember the first way this run heard of a fact (what answers its questions)."""
+        self.heard.setdefault(fact_id, how + (f" (turn {min(turn_ids)})" if turn_ids else ""))
 
     def new_fact(self, draft: FactDraft, **kw: Any) -> int:
         """`add_fact`, returning the projected id the later steps use."""
@@ -192,6 +206,7 @@ class Working(Changeset):
         f.expires_at = expires_at(f.last_seen_at, f.decay_days)
         self.heard_in.setdefault(f.id, []).extend(turn_ids)
         self.touched.add(f.id)
+        self._hear(f.id, "heard again", turn_ids)
 
     def against(
         self,
@@ -205,6 +220,7 @@ class Working(Changeset):
         seen = last_said(turn_ids, self.times, self._heard(observation)) or self.present
         super().against(self.key(f.id), turn_ids=turn_ids, observation=observation, seen_at=seen)
         self.touched.add(f.id)
+        self._hear(f.id, "doubted", turn_ids)
 
     def transition(
         self,
@@ -227,8 +243,17 @@ class Working(Changeset):
         f.status = to
         if to in FINAL:
             f.valid_to = when
-            self.edges = {e for e in self.edges if f.id not in e[1:]}
+            self._retired(f.id)
         self.touched.add(f.id)
+
+    def _retired(self, fact_id: int) -> None:
+        """A fact left the profile: its edges go, and its clarify and probe strategies end
+        obsolete (as `Profile.apply` does to the rows)."""
+        self.edges = {e for e in self.edges if fact_id not in e[1:]}
+        for s in self.strategies.values():
+            if s.fact_id == fact_id and s.kind != "verify" and s.status != "resolved":
+                s.status, s.outcome = "resolved", "obsolete"
+                self.obsoleted.append(s.id)
 
     def merge(self, keep: int, drop: int) -> None:
         k, d = self._projected(keep), self._projected(drop)
@@ -241,7 +266,7 @@ class Working(Changeset):
         k.last_seen_at = max(k.last_seen_at, d.last_seen_at)
         k.expires_at = expires_at(k.last_seen_at, k.decay_days)
         d.status, d.merged_into, d.valid_to = "closed", k.id, d.last_seen_at
-        self.edges = {e for e in self.edges if d.id not in e[1:]}
+        self._retired(d.id)
 
     def set_decay(self, fact: FactRef, decay_days: int) -> None:
         f = self._projected(fact)
@@ -268,6 +293,20 @@ class Working(Changeset):
         f = None if fact is None else self._projected(fact)
         arose = valid_from or (question_time(kind, f) if f else self.present)
         super().add_strategy(kind, None if f is None else self.key(f.id), question, arose)
+
+    def resolve_strategy(
+        self, strategy_id: int, outcome: str, why: str, *, because: Because | None = None
+    ) -> None:
+        s = self.strategies[strategy_id]
+        if because is not None:
+            because = Because(because.relation, self.key(self._projected(because.fact).id))
+        super().resolve_strategy(strategy_id, outcome, why, because=because)
+        s.status, s.outcome = "resolved", outcome
+
+    def asked_about(self) -> dict[int, Fact]:
+        """Every fact a projected strategy may name: the live and new ones, and the retired ones
+        a verify asks after."""
+        return {**self.questioned, **self.facts}
 
     def mention(self, person: PersonMention) -> None:
         person = dataclasses.replace(person, said_at=person.said_at or self.present)

@@ -22,6 +22,8 @@ from tideline.profile._digests import SessionDigest
 from tideline.profile._disputes import DisputedPair, disputed_pairs, settle
 from tideline.profile._drafts import (
     DEFAULT_DECAY_DAYS,
+    MAX_NAME,
+    MAX_TEXT,
     EventDraft,
     FactDraft,
     ObservationDraft,
@@ -32,6 +34,7 @@ from tideline.profile._fact_index import Theme, fact_text
 from tideline.profile._lifecycle import (
     FACT_NEXT,
     FAST_PATH_MENTIONS,
+    STRATEGY_DAYS,
     STRATEGY_NEXT,
     check_live,
     check_strategy,
@@ -45,6 +48,7 @@ from tideline.profile._plans import (
     plan_expiry,
     plan_fast_path,
     plan_maturity,
+    plan_strategies,
     verify_question,
 )
 from tideline.profile._profile import Profile
@@ -88,9 +92,12 @@ __all__ = [
     "FACT_NEXT",
     "FAST_PATH_MENTIONS",
     "MATURITY",
+    "MAX_NAME",
+    "MAX_TEXT",
     "OBSERVATION_TYPES",
     "PROFILE_MIGRATIONS",
     "STATUSES",
+    "STRATEGY_DAYS",
     "STRATEGY_KINDS",
     "STRATEGY_NEXT",
     "ActiveFact",
@@ -150,6 +157,7 @@ __all__ = [
     "plan_expiry",
     "plan_fast_path",
     "plan_maturity",
+    "plan_strategies",
     "question_time",
     "render_snapshot",
     "settle",

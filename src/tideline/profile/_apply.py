@@ -35,7 +35,7 @@ from tideline.profile._plans import event_expiry
 from tideline.profile._portrait import PortraitStore
 from tideline.profile._runs import RunStore
 from tideline.profile._snapshot import ProfileState, render_snapshot
-from tideline.profile._strategies import StrategyStore
+from tideline.profile._strategies import StrategyStore, retired_why
 from tideline.profile._types import ACTIVE_STATUSES, FINAL_STATUSES, Fact
 from tideline.profile._valid import end_at, first_said, last_said, question_time
 from tideline.store import Storage
@@ -84,8 +84,10 @@ class Applier:
         run_id: int | None,
         check_turns: TurnCheck | None,
         turn_times: TurnTimes | None = None,
+        dream_run_id: int | None = None,
     ):
         self.s = stores
+        self.dream_run_id = dream_run_id
         self.at = now
         self.now = to_text(now)
         self.run_id = run_id
@@ -123,7 +125,7 @@ class Applier:
             return [self._resolve(v) for v in value]
         return value
 
-    def _why(self, op: c.Transition) -> str | None:
+    def _why(self, op: c.Transition | c.StrategyStatus) -> str | None:
         """The reason as stored: a cited fact by the id it has in this transaction."""
         if op.because is None:
             return op.why
@@ -212,7 +214,7 @@ class Applier:
                 )
             case c.NewStrategy():
                 fact = None if op.fact is None else self._fact(op.fact)
-                arose = op.valid_from or (fact and question_time(op.kind, fact)) or self.now
+                arose = op.valid_from or (question_time(op.kind, fact) if fact else self.now)
                 self.s.strategies.add(
                     op.kind,
                     None if fact is None else fact.id,
@@ -220,10 +222,18 @@ class Applier:
                     valid_from=arose,
                     now=self.now,
                     run_id=self.run_id,
+                    dream_run_id=self.dream_run_id,
                 )
             case c.StrategyStatus():
                 check_strategy(self.s.strategies.require(op.strategy_id), op.to)
-                self.s.strategies.set_status(op.strategy_id, op.to, self.now, op.at)
+                self.s.strategies.set_status(
+                    op.strategy_id,
+                    op.to,
+                    self.now,
+                    outcome=op.outcome,
+                    why=self._why(op),
+                    at=op.at,
+                )
             case c.UserModel():
                 self.s.portrait.set_dimension(
                     op.dimension,
@@ -338,6 +348,10 @@ class Applier:
         )
         if final:
             self.s.edges.remove_for(fact.id, at=when, now=self.now)
+            gone = retired_why(fact.id, to, why)
+            self.counts["StrategyObsolete"] += self.s.strategies.obsolete_for(
+                [fact.id], gone, self.now, at=when
+            )
 
     def _merge(self, op: c.Merge) -> None:
         keep, drop = self._fact(op.keep), self._fact(op.drop)

@@ -34,6 +34,7 @@ from tideline.profile._types import (
     EDGE_KINDS,
     POLARITIES,
     STRATEGY_KINDS,
+    STRATEGY_OUTCOMES,
     STRATEGY_STATUSES,
 )
 
@@ -156,7 +157,10 @@ class NewStrategy:
 class StrategyStatus:
     strategy_id: int
     to: str
-    at: str | None = None  # valid time a resolution happened; default: the apply time
+    outcome: str | None = None  # with `resolved`: answered, obsolete or expired
+    why: str | None = None
+    because: Because | None = None  # the fact that answered it, named by its real id
+    at: str | None = None  # valid time the question was settled; default: the apply time
 
 
 @dataclass(frozen=True)
@@ -382,8 +386,29 @@ class Changeset:
         )
 
     def set_strategy(self, strategy_id: int, to: str, at: str | None = None) -> None:
+        """Move a strategy (resolving it by hand counts as answered; settled at `at`, valid
+        time)."""
         choice(to, "strategy status", STRATEGY_STATUSES)
-        self.ops.append(StrategyStatus(strategy_id, to, stamp(at, "at")))
+        outcome = "answered" if to == "resolved" else None
+        self.ops.append(StrategyStatus(strategy_id, to, outcome, at=stamp(at, "at")))
+
+    def resolve_strategy(
+        self,
+        strategy_id: int,
+        outcome: str,
+        why: str,
+        *,
+        because: Because | None = None,
+        at: str | None = None,
+    ) -> None:
+        """A strategy ends: answered (by `because`, a fact), obsolete or expired — settled at
+        `at` (valid time: when the answer was said, or when it lapsed)."""
+        choice(outcome, "strategy outcome", STRATEGY_OUTCOMES)
+        self.ops.append(
+            StrategyStatus(
+                strategy_id, "resolved", outcome, text(why, "why", 2000), because, stamp(at, "at")
+            )
+        )
 
     # -- outputs -----------------------------------------------------------------------------
     def set_user_model(

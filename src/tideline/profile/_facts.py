@@ -135,44 +135,50 @@ class FactStore:
             "UPDATE fact_evidence SET said_at = ? WHERE id = ?",
             [(r["said_at"], r["id"]) for r in rows],
         )
-        facts = {f.id: f for f in self.list()}
+        # the columns as they are at migration 3 (later migrations may add more)
+        facts = {
+            r["id"]: r
+            for r in self.db.rows(
+                "SELECT id, status, decay_days, valid_from, valid_to, supersedes, last_seen_at,"
+                " updated_at FROM facts"
+            )
+        }
         for f in facts.values():
-            times = [t for t, _ in said.get(f.id, [])]
+            times = [t for t, _ in said.get(f["id"], [])]
             if times:
-                f.valid_from = min(f.valid_from, min(times))
-                f.last_seen_at = max(times)
-            if f.decay_days is not None:
-                f.expires_at = expires_at(f.last_seen_at, f.decay_days)
-            if f.status in FINAL_STATUSES:
-                f.retired_at = f.updated_at
-        successor = {f.supersedes: f for f in facts.values() if f.supersedes is not None}
-        changes = self.changes(list(facts))
-        closing = {c.fact_id: c.why or "" for c in changes if c.to_status == "closed"}
+                f["valid_from"] = min(f["valid_from"], min(times))
+                f["last_seen_at"] = max(times)
+            f["expires_at"] = (
+                None if f["decay_days"] is None else expires_at(f["last_seen_at"], f["decay_days"])
+            )
+            f["retired_at"] = f["updated_at"] if f["status"] in FINAL_STATUSES else None
+        successor = {f["supersedes"]: f for f in facts.values() if f["supersedes"] is not None}
+        changes = self.db.rows(
+            "SELECT id, fact_id, from_status, to_status, at, why FROM fact_changes"
+        )
+        closing = {c["fact_id"]: c["why"] or "" for c in changes if c["to_status"] == "closed"}
         for f in facts.values():
-            why = closing.get(f.id, "")
-            if f.status == "closed" and why.startswith("superseded by") and f.id in successor:
-                f.valid_to = max(f.valid_from, successor[f.id].valid_from)
-            elif f.status == "closed" and why == "expired" and f.expires_at:
-                f.valid_to = f.expires_at
+            why = closing.get(f["id"], "")
+            if f["status"] == "closed" and why.startswith("superseded by") and f["id"] in successor:
+                f["valid_to"] = max(f["valid_from"], successor[f["id"]]["valid_from"])
+            elif f["status"] == "closed" and why == "expired" and f["expires_at"]:
+                f["valid_to"] = f["expires_at"]
+        keys = ("valid_from", "last_seen_at", "expires_at", "valid_to", "retired_at", "id")
         self.db.executemany(
             "UPDATE facts SET valid_from = ?, last_seen_at = ?, expires_at = ?, valid_to = ?,"
             " retired_at = ? WHERE id = ?",
-            [
-                (f.valid_from, f.last_seen_at, f.expires_at, f.valid_to, f.retired_at, f.id)
-                for f in facts.values()
-            ],
+            [tuple(f[k] for k in keys) for f in facts.values()],
         )
-        ids = self.db.rows("SELECT id, fact_id, to_status, from_status, at FROM fact_changes")
         out = []
-        for c in ids:
+        for c in changes:
             f = facts[c["fact_id"]]
             if c["from_status"] is None:
-                at = f.valid_from
-            elif c["to_status"] in FINAL_STATUSES and f.valid_to:
-                at = f.valid_to
+                at = f["valid_from"]
+            elif c["to_status"] in FINAL_STATUSES and f["valid_to"]:
+                at = f["valid_to"]
             else:  # confirmed or established by the evidence heard until then
-                known = [t for t, made in said.get(f.id, []) if made <= c["at"]]
-                at = max(known) if known else f.valid_from
+                known = [t for t, made in said.get(f["id"], []) if made <= c["at"]]
+                at = max(known) if known else f["valid_from"]
             out.append((at, c["at"], c["id"]))
         self.db.executemany("UPDATE fact_changes SET at = ?, recorded_at = ? WHERE id = ?", out)
 
@@ -205,6 +211,11 @@ class FactStore:
             params.append(subject)
         sql = f"SELECT {_COLUMNS} FROM facts f WHERE {' AND '.join(where)} ORDER BY f.id"
         return [Fact(**r) for r in self.db.rows(sql, params)]
+
+    def spans(self) -> dict[int, tuple[str, str | None]]:
+        """Each fact's valid time (valid_from, valid_to): what its edges and strategies hold by."""
+        rows = self.db.execute("SELECT id, valid_from, valid_to FROM facts")
+        return {int(i): (str(a), None if b is None else str(b)) for i, a, b in rows}
 
     def evidence_turn_ids(self) -> set[int]:
         return {

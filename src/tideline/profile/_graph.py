@@ -47,13 +47,13 @@ class EdgeStore:
         """Migration 3: an edge holds from the later start of its two facts (id → (valid_from,
         valid_to)) until the earlier end, for a removed edge."""
         out = []
-        for e in self.list(live=False):
-            a, b = facts.get(e.from_fact), facts.get(e.to_fact)
+        for e in self.db.rows("SELECT id, from_fact, to_fact, removed_at FROM edges"):
+            a, b = facts.get(e["from_fact"]), facts.get(e["to_fact"])
             if a is None or b is None:
                 continue
             ends = [t for t in (a[1], b[1]) if t]
-            end = min(ends) if ends and e.removed_at else None
-            out.append((max(a[0], b[0]), end, e.id))
+            end = min(ends) if ends and e["removed_at"] else None
+            out.append((max(a[0], b[0]), end, e["id"]))
         self.db.executemany("UPDATE edges SET valid_from = ?, valid_to = ? WHERE id = ?", out)
 
     def add(

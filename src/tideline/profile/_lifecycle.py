@@ -27,6 +27,7 @@ STRATEGY_NEXT: dict[str, tuple[str, ...]] = {
     "resolved": (),
 }
 FAST_PATH_MENTIONS = 2  # seed step 5: stated and mentioned at least twice → confirmed
+STRATEGY_DAYS = 90  # a question nobody answered in this many days expires
 
 
 def check_transition(fact: Fact, to: str) -> None:

@@ -52,9 +52,9 @@ class ObservationStore:
         """Migration 3: each observation said when its earliest turn was (else when it was
         recorded); returns observation id → said_at for the evidence that cites it."""
         out = {}
-        for o in self.list():
-            times = [turn_at[t] for t in o.turn_ids if t in turn_at]
-            out[o.id] = min(times) if times else o.created_at
+        for o in self.db.rows("SELECT id, turn_ids, created_at FROM observations"):
+            times = [turn_at[t] for t in json.loads(o["turn_ids"]) if t in turn_at]
+            out[o["id"]] = min(times) if times else o["created_at"]
         self.db.executemany(
             "UPDATE observations SET said_at = ? WHERE id = ?", [(t, i) for i, t in out.items()]
         )
@@ -62,7 +62,8 @@ class ObservationStore:
 
     def turn_ids(self) -> set[int]:
         """Every turn an observation cites (what the backfill looks up)."""
-        return {t for o in self.list() for t in o.turn_ids}
+        rows = self.db.rows("SELECT turn_ids FROM observations")
+        return {t for r in rows for t in json.loads(r["turn_ids"])}
 
     def insert(self, draft: ObservationDraft, *, said_at: str, now: str, run_id: int | None) -> int:
         return int(

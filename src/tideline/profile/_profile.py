@@ -80,25 +80,43 @@ class Profile:
         """One consistent picture (no write lock held) to compute a changeset against."""
         s = self.stores
         with self.lock, self.versions.reading():
+            facts = s.facts.list(ACTIVE_STATUSES)
+            strategies = [x for x in s.strategies.list() if x.status != "resolved"]
+            live = {f.id for f in facts}
+            named = sorted({x.fact_id for x in strategies if x.fact_id and x.fact_id not in live})
             return ProfileView(
                 version=self.versions.current(),
                 now=self.clock(),
-                facts=s.facts.list(ACTIVE_STATUSES),
+                facts=facts,
                 events=s.events.list(active=True),  # expired ones too: step 8 closes them
                 relationships=s.people.list(),
-                strategies=[x for x in s.strategies.list() if x.status != "resolved"],
+                strategies=strategies,
                 user_model=s.portrait.user_model(),
                 trajectory=s.portrait.trajectory(),
                 processed=s.runs.processed(),
+                questioned=[s.facts.require(i) for i in named],
             )
 
-    def apply(self, changeset: Changeset, *, run_id: int | None = None) -> Applied:
-        """All of the changeset in one transaction, or nothing; refused if the data moved."""
-        return self._write(changeset, run_id=run_id, check=True)
+    def apply(
+        self, changeset: Changeset, *, run_id: int | None = None, dream_run_id: int | None = None
+    ) -> Applied:
+        """All of the changeset in one transaction, or nothing; refused if the data moved.
+        `run_id`: the Sleep run writing it; `dream_run_id`: the dream run, when a dream layer
+        writes (combing's probes), so every row says which run made it."""
+        return self._write(changeset, run_id=run_id, check=True, dream_run_id=dream_run_id)
 
-    def _write(self, changeset: Changeset, *, run_id: int | None, check: bool) -> Applied:
+    def _write(
+        self,
+        changeset: Changeset,
+        *,
+        run_id: int | None,
+        check: bool,
+        dream_run_id: int | None = None,
+    ) -> Applied:
         times = None if self.memory is None else self.memory.raw.times
-        applier = Applier(self.stores, self.clock(), run_id, self._check_turns(), times)
+        applier = Applier(
+            self.stores, self.clock(), run_id, self._check_turns(), times, dream_run_id
+        )
         with self.lock, self.db.transaction():
             current = self.versions.current()
             if check and current != changeset.base_version:
@@ -204,6 +222,18 @@ class Profile:
 
     def strategies(self, *, status: str | None = "open") -> list[Strategy]:
         return self.stores.strategies.list(status=status)
+
+    def questions(self) -> list[Strategy]:
+        """The open strategies the agent may still ask: about no fact, about a live fact, or —
+        a verify — about the expired fact it asks after. Never a clarify or probe about a fact
+        already rejected or closed (the transaction that retires a fact makes them obsolete;
+        this also holds for rows older than that rule)."""
+        with self.lock:
+            found = self.stores.strategies.list(status="open")
+            ids = sorted({x.fact_id for x in found if x.fact_id and x.kind != "verify"})
+            facts = [self.stores.facts.get(i) for i in ids]
+            live = {f.id for f in facts if f is not None and f.active}
+        return [x for x in found if x.kind == "verify" or x.fact_id is None or x.fact_id in live]
 
     def mark_asked(self, strategy_ids: Sequence[int]) -> list[int]:
         """Open strategies offered to the agent become `asked`, so no turn offers them again;
@@ -323,6 +353,11 @@ class Profile:
     def start_run(self, prompt_versions: dict[str, Any] | None = None) -> int:
         return self.stores.runs.start(prompt_versions or {}, to_text(self.clock()))
 
+    def record_run_tokens(self, run_id: int, tokens_in: int, tokens_out: int) -> None:
+        """What a running run has spent so far (kept if the process dies before it finishes)."""
+        with self.lock:
+            self.stores.runs.record_tokens(run_id, tokens_in, tokens_out)
+
     def finish_run(
         self,
         run_id: int,
@@ -336,7 +371,7 @@ class Profile:
     ) -> SleepRun:
         choice(status, "run status", RUN_STATUSES)
         if status == "running":
-            raise InvalidInput("finish_run: status must be done or failed")
+            raise InvalidInput("finish_run: status must be done, failed or skipped")
         self.stores.runs.finish(
             run_id,
             status=status,

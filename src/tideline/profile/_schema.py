@@ -15,7 +15,8 @@ from tideline.profile._observations import ObservationStore
 from tideline.profile._people import RelationshipStore
 from tideline.profile._portrait import PortraitStore
 from tideline.profile._runs import RunStore
-from tideline.profile._strategies import StrategyStore
+from tideline.profile._strategies import StrategyStore, retired_why
+from tideline.profile._types import FINAL_STATUSES
 from tideline.profile._version import VersionStore
 from tideline.store import Migrations, Storage
 
@@ -67,7 +68,32 @@ def _two_clocks(db: Storage) -> None:
     observations, facts = ObservationStore(db), FactStore(db)
     turn_at = turn_times(db, sorted(observations.turn_ids() | facts.evidence_turn_ids()))
     facts.backfill_two_clocks(turn_at, observations.backfill_two_clocks(turn_at))
-    spans = {f.id: (f.valid_from, f.valid_to) for f in facts.list()}
+    spans = facts.spans()
     EdgeStore(db).backfill_two_clocks(spans)
     StrategyStore(db).backfill_two_clocks(spans)
     DigestStore(db).backfill_two_clocks(lambda s, a, t: session_span(db, s, a, t))
+
+
+@PROFILE_MIGRATIONS.step(4)  # 3 is the clock stream's (valid and record time)
+def _strategy_outcomes(db: Storage) -> None:
+    """How a strategy ended; the ones still open about a fact already retired end obsolete,
+    at the time their fact was retired."""
+    StrategyStore.add_outcomes(db)
+    strategies, facts = StrategyStore(db), FactStore(db)
+    for fact_id in StrategyStore.waiting_facts(db):
+        fact = facts.require(fact_id)
+        if fact.status in FINAL_STATUSES:
+            why = retired_why(fact.id, fact.status, fact.rejected_why)
+            strategies.obsolete_for([fact.id], why, fact.valid_to or fact.updated_at)
+
+
+@PROFILE_MIGRATIONS.step(5)
+def _strategy_dream_runs(db: Storage) -> None:
+    """Which dream run made a strategy (combing's probes had no run id at all)."""
+    StrategyStore.add_dream_run(db)
+
+
+@PROFILE_MIGRATIONS.step(6)
+def _runs_may_be_skipped(db: Storage) -> None:
+    """A sleep with no LLM to run its LLM steps is recorded `skipped`, not `done`."""
+    RunStore.allow_skipped(db)

@@ -21,8 +21,10 @@ OBSERVATION_TYPES = ("statement", "contradiction", "preference", "behaviour", "o
 EDGE_KINDS = ("causes", "related_to", "supports", "contradicts", "temporal", "hierarchy")
 STRATEGY_KINDS = ("clarify", "probe", "verify")
 STRATEGY_STATUSES = ("open", "asked", "resolved")
+STRATEGY_OUTCOMES = ("answered", "obsolete", "expired")  # how a resolved strategy ended
 EVENT_STATUSES = ("active", "closed")
-RUN_STATUSES = ("running", "done", "failed")
+RUN_STATUSES = ("running", "done", "failed", "skipped")
+RUN_STATUSES_V1 = ("running", "done", "failed")  # before profile migration 5
 
 
 class _Dict:
@@ -169,6 +171,11 @@ class Strategy(_Dict):
     status: str
     created_at: str  # record time
     updated_at: str
+    outcome: str | None = None  # once resolved: answered, obsolete or expired
+    resolved_why: str | None = None  # what answered it, or why it no longer stands
+    resolved_at: str | None = None
+    run_id: int | None = None  # the Sleep run that made it
+    dream_run_id: int | None = None  # or the dream run (combing's probes)
     valid_from: str | None = None  # valid time: when the question arose (its fact's time)
     valid_to: str | None = None  # valid time: when it was settled
 
