@@ -6,6 +6,7 @@ strategies, the user model, trajectory, snapshots and Sleep run records (after R
 """
 
 from tideline.profile._apply import Applied
+from tideline.profile._as_of import ProfileAt
 from tideline.profile._changeset import Because, Changeset, Ref
 from tideline.profile._decay import (
     ANCHOR_FACTOR,
@@ -118,6 +119,7 @@ __all__ = [
     "ObservationDraft",
     "PersonMention",
     "Profile",
+    "ProfileAt",
     "ProfileChanged",
     "ProfileState",
     "ProfileView",

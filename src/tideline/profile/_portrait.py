@@ -91,6 +91,19 @@ class PortraitStore:
         )
         return [UserModelEntry(**{**r, "evidence": json.loads(r["evidence"])}) for r in rows]
 
+    def user_model_at(self, at: str) -> list[UserModelEntry]:
+        """Each dimension's latest reading made by `at` in valid time (as of that date)."""
+        rows = self.db.rows(
+            "SELECT dimension, value, evidence, made_at, valid_at FROM user_model"
+            " WHERE valid_at <= ? ORDER BY dimension, valid_at, id",
+            (at,),
+        )
+        latest = {r["dimension"]: r for r in rows}
+        return [
+            UserModelEntry(**{**r, "evidence": json.loads(r["evidence"])})
+            for _, r in sorted(latest.items())
+        ]
+
     # -- trajectory --------------------------------------------------------------------------
     def add_trajectory(
         self, fields: dict[str, Any], *, valid_at: str, now: str, run_id: int | None
@@ -115,11 +128,18 @@ class PortraitStore:
             )
         )
 
-    def trajectory(self) -> Trajectory | None:
-        row = self.db.one(
+    def trajectory(self, at: str | None = None) -> Trajectory | None:
+        """The latest trajectory; with `at`, the latest made by then in valid time."""
+        sql = (
             "SELECT id, phase, direction, stability, anchors, unstable_areas, momentum, made_at,"
-            " sessions_since, valid_at FROM trajectory ORDER BY id DESC LIMIT 1"
+            " sessions_since, valid_at FROM trajectory"
         )
+        if at is None:
+            row = self.db.one(f"{sql} ORDER BY id DESC LIMIT 1")
+        else:
+            row = self.db.one(
+                f"{sql} WHERE valid_at <= ? ORDER BY valid_at DESC, id DESC LIMIT 1", (at,)
+            )
         if row is None:
             return None
         row["anchors"] = json.loads(row["anchors"])
