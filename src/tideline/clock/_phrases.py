@@ -56,6 +56,12 @@ class Window:
         """Whether a stored time falls inside (the stored form sorts as text)."""
         return self.since <= stamp <= self.until
 
+    @classmethod
+    def day_of(cls, moment: dt.datetime) -> Window:
+        """The whole UTC day of `moment`."""
+        day = moment.astimezone(dt.UTC).date() if moment.tzinfo else moment.date()
+        return _window((day, day), "")
+
     def widened(self, days: int) -> Window:
         """The same window with `days` of slack on each side (a thing is often told a few days
         after it happened)."""
@@ -571,3 +577,48 @@ def when(text: str, reference: dt.datetime | dt.date) -> Window | None:
     )
     source = text if len(text) == len(lowered) else lowered  # casefold may change lengths
     return _window(days, source[start:end])
+
+
+# -- "before the trip": a time question anchored to something else ----------------------------
+EARLIEST = dt.datetime(1, 1, 1, tzinfo=dt.UTC)
+LATEST = dt.datetime(9999, 12, 31, 23, 59, 59, tzinfo=dt.UTC)
+_ANCHOR = re.compile(
+    r"(?<![\w])(?P<rel>before|after|since|until|till|prior to|following|до|после|перед|с тех пор как)"
+    r"\s+(?P<words>[^?.!,;:]+)"
+)
+_ZH_ANCHOR = re.compile(r"(?P<words>[\w\u4e00-\u9fff]+?)(?P<rel>之前|以前|之后|以后)")
+_RELATIONS = {
+    "before": "before", "prior to": "before", "до": "before", "перед": "before", "之前": "before",
+    "以前": "before", "after": "after", "following": "after", "после": "after", "之后": "after",
+    "以后": "after", "since": "since", "с тех пор как": "since", "until": "until", "till": "until",
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """A time question tied to something else: "before the trip" is `before` + "the trip"."""
+
+    relation: str  # before | after | since | until
+    words: str  # what it is tied to, as asked
+
+    def around(self, window: Window) -> Window:
+        """The stretch of time this relation makes of the anchor's window."""
+        phrase = f"{self.relation} {window.phrase}"
+        if self.relation == "before":
+            return Window(EARLIEST, window.start - dt.timedelta(seconds=1), phrase)
+        if self.relation == "after":
+            return Window(window.end + dt.timedelta(seconds=1), LATEST, phrase)
+        if self.relation == "since":
+            return Window(window.start, LATEST, phrase)
+        return Window(EARLIEST, window.end, phrase)
+
+
+def anchor(text: str) -> Anchor | None:
+    """The first "before/after/since/until <something>" in `text` (and the Russian and Chinese
+    forms: до, после, 之前, 以后 …), or None."""
+    lowered = text.casefold()
+    found = _ANCHOR.search(lowered) or _ZH_ANCHOR.search(lowered)
+    if found is None:
+        return None
+    words = " ".join(found["words"].split()).removeprefix("the ").strip()
+    return Anchor(_RELATIONS[found["rel"]], words) if words else None

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import datetime as dt
 
-from tideline.clock import from_text, to_text
+from tideline.clock import Window, from_text, to_text, when
 from tideline.consolidate._context import SUMMARY_MONTHS_DAYS, Ctx, Heard, SessionWork, fit, section
 from tideline.consolidate._outcome import Outcome
 from tideline.consolidate._render import fact_line, person_line, trajectory_text, turn_line
-from tideline.consolidate._schemas import Extraction
+from tideline.consolidate._schemas import EventOut, Extraction
 from tideline.consolidate._working import Working
 from tideline.embed import estimate_tokens
 from tideline.llm import NO_LLM_NOTE
@@ -156,9 +156,26 @@ def _extract_session(
         for e in a.events:
             cited = [by_id[i] for i in e.turns if i in by_id]
             said = cited[0].ts if cited else part[0].ts
-            draft = EventDraft(e.title, e.details, e.importance, e.decay_days, said_at=said)
-            ctx.work.add_event(draft)
+            ctx.work.add_event(event_draft(e, said))
             counts["events"] += 1
+
+
+def event_draft(e: EventOut, said: str) -> EventDraft:
+    """The event in the user's time: the date range its time expression names, read against the
+    turn that mentioned it ("last weekend" said on Tuesday 27 June 2023 is 24–25 June); without
+    one, or one not understood, the day it was mentioned."""
+    at = from_text(said)
+    window = (when(e.when, at) if e.when.strip() else None) or Window.day_of(at)
+    return EventDraft(
+        e.title,
+        e.details,
+        e.importance,
+        e.decay_days,
+        valid_from=window.since,
+        valid_to=window.until,
+        said_at=said,
+        phrase=e.when.strip()[:200],
+    )
 
 
 def mentioned_at(name: str, part: list[Turn]) -> str:

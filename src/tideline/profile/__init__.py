@@ -7,6 +7,7 @@ strategies, the user model, trajectory, snapshots and Sleep run records (after R
 
 from tideline.profile._apply import Applied
 from tideline.profile._as_of import ProfileAt
+from tideline.profile._calendar import content_words, event_window, time_window
 from tideline.profile._changeset import Because, Changeset, Ref
 from tideline.profile._decay import (
     ANCHOR_FACTOR,
@@ -137,11 +138,13 @@ __all__ = [
     "check_live",
     "check_strategy",
     "check_transition",
+    "content_words",
     "disputed_pairs",
     "duplicates",
     "end_at",
     "event_expiry",
     "event_line",
+    "event_window",
     "expires_at",
     "fact_key",
     "fact_text",
@@ -164,6 +167,7 @@ __all__ = [
     "render_snapshot",
     "settle",
     "thresholds",
+    "time_window",
     "trajectory_lines",
     "verify_question",
 ]

@@ -94,6 +94,15 @@ class EventStore:
             params = [now, now]
         return [Event(**r) for r in self.db.rows(sql + " ORDER BY valid_from, id", params)]
 
+    def between(self, since: str, until: str) -> list[Event]:
+        """Events whose date range overlaps [since, until] (valid time), by start: the calendar."""
+        rows = self.db.rows(
+            f"SELECT {_COLUMNS} FROM events WHERE valid_from <= ?"
+            " AND COALESCE(valid_to, valid_from) >= ? ORDER BY valid_from, id",
+            (until, since),
+        )
+        return [Event(**r) for r in rows]
+
     def close(self, event_id: int, *, at: str, now: str) -> bool:
         """Close an active event at `at` (valid time); False when it was already closed (or
         unknown)."""

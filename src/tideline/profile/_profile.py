@@ -20,7 +20,16 @@ from typing import Any
 
 import numpy as np
 
-from tideline.clock import Clock, from_text, parse_time, system_clock, to_text
+from tideline.clock import (
+    EARLIEST,
+    LATEST,
+    Clock,
+    Window,
+    from_text,
+    parse_time,
+    system_clock,
+    to_text,
+)
 from tideline.embed import Embedder
 from tideline.errors import InvalidInput
 from tideline.memory import Memory
@@ -33,6 +42,7 @@ from tideline.profile._as_of import (
     people_at,
     strategies_at,
 )
+from tideline.profile._calendar import time_window
 from tideline.profile._changeset import Changeset
 from tideline.profile._decay import injection_weight, is_expired
 from tideline.profile._digests import SessionDigest
@@ -287,6 +297,28 @@ class Profile:
         """Events by start. `active=True`: neither closed nor past their expiry now (an expired
         event Sleep has not closed yet is not active); False: the others; None: all."""
         return self.stores.events.list(active=active, now=to_text(self.clock()))
+
+    def calendar(self, since: str | None = None, until: str | None = None) -> list[Event]:
+        """The events whose date range (valid time) overlaps [since, until] (ISO dates or times;
+        a bare `until` date means its end), by start — closed and expired ones too: the calendar
+        says what happened when, not what is still relevant."""
+        start = parse_time(since, "since") or to_text(EARLIEST)
+        end = parse_time(until, "until", end_of_day=True) or to_text(LATEST)
+        with self.lock:
+            return self.stores.events.between(start, end)
+
+    def time_window(self, question: str, today: str | None = None) -> Window | None:
+        """The stretch of valid time a question asks about, or None when it names none
+        (`_calendar`): "what did I do last May" → that May; "before the trip" → up to the start
+        of the event that best matches "trip". Relative phrases are read against `today` (ISO),
+        by default the day of the latest turn (the conversation's present), else the clock."""
+        if today:
+            reference = from_text(parse_time(today, "today") or "")
+        elif self.memory is not None and (day := self.memory.raw.latest_day()):
+            reference = from_text(f"{day}T12:00:00Z")
+        else:
+            reference = self.clock()
+        return time_window(question, reference, self.calendar)
 
     def edges(self, *, fact_id: int | None = None, live: bool = True) -> list[Edge]:
         return self.stores.edges.list(fact_id=fact_id, live=live)
