@@ -86,8 +86,11 @@ def test_times_outside_the_calendar_in_utc() -> None:
 
 
 def test_a_link_past_sqlite_integers() -> None:
+    """Past 2^63 − 1 an id is refused by the option's range (`fields.id_field`), as `-k 0` is."""
     code, err = cli("write", "x", "--link", "9223372036854775808")
-    assert code == 2 and "turn 9223372036854775808 does not exist" in _one_error_line(err)
+    assert code == 2 and "Invalid value for '--link'" in err and "Traceback" not in err
+    code, err = cli("write", "x", "--link", "9223372036854775807")
+    assert code == 2 and "turn 9223372036854775807 does not exist" in _one_error_line(err)
 
 
 def test_deep_nesting_and_huge_numbers_are_import_problems(tmp_path: Path) -> None:
@@ -176,7 +179,9 @@ def test_over_mcp_bad_times_ids_and_surrogates_are_tool_errors() -> None:
             )
             assert msg.startswith(f"since={since!r} is outside"), msg
             msg = error_text(await client.call_tool("memory_trace", {"narrative_id": 2**63}))
-            assert "narrative 9223372036854775808 does not exist" in msg
+            assert "less than or equal to 9223372036854775807" in msg
+            msg = error_text(await client.call_tool("memory_trace", {"narrative_id": 2**63 - 1}))
+            assert "narrative 9223372036854775807 does not exist" in msg
             turn = {"session": "s\ud800", "role": "user", "text": "tar\udcff", "speaker": "\ud800"}
             assert payload(await client.call_tool("sync_turn", turn))["created"] is True
             found = payload(await client.call_tool("memory_search", {"query": "tar\ud800"}))

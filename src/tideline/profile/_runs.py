@@ -13,7 +13,7 @@ from typing import Any
 
 from tideline.errors import NotFound
 from tideline.profile._types import RUN_STATUSES, SleepRun
-from tideline.store import Storage
+from tideline.store import Storage, storable
 
 _COLUMNS = (
     "id, status, steps, tokens_in, tokens_out, errors, prompt_versions, started_at, finished_at,"
@@ -98,6 +98,8 @@ class RunStore:
                 raise NotFound(f"sleep run #{run_id} does not exist; start one with start_run()")
 
     def get(self, run_id: int) -> SleepRun | None:
+        if not storable(run_id):
+            return None
         row = self.db.one(f"SELECT {_COLUMNS} FROM sleep_runs WHERE id = ?", (run_id,))
         return None if row is None else _run(row)
 

@@ -25,6 +25,7 @@ from tideline.errors import InvalidInput, NotFound
 from tideline.fields import LIVE, MEMORY_PROFILE, fact_statuses
 from tideline.web import _csrf
 from tideline.web._graph import graph
+from tideline.web._models import RecordId
 from tideline.web._names import CSRF_FIELD, LOGIN, LOGOUT, SESSION_COOKIE
 from tideline.web._pictures import bubbles, circle_layout, heat_bars, weight_dots
 from tideline.web._state import Web, web
@@ -109,7 +110,7 @@ def search_page(
 
 
 @router.get("/trace/{narrative_id}", response_class=HTMLResponse)
-def trace_page(request: Request, w: W, narrative_id: int, window: int = 3) -> Response:
+def trace_page(request: Request, w: W, narrative_id: RecordId, window: int = 3) -> Response:
     """A narrative and its source turns, each in its conversation."""
     found = w.call(lambda: w.app.memory.trace(narrative_id, min(max(window, 0), 10)), lock=None)
     return page(request, "trace.html", trace=found)
@@ -146,7 +147,7 @@ def session_page(request: Request, w: W, session: str, turn: int | None = None) 
 
 
 @router.get("/turns/{turn_id}")
-def turn_page(w: W, turn_id: int) -> Response:
+def turn_page(w: W, turn_id: RecordId) -> Response:
     """A turn (e.g. a fact's evidence) shown in its conversation."""
     found = w.call(lambda: w.app.memory.raw.get([turn_id]))
     if not found:
@@ -189,7 +190,7 @@ def profile_page(
 
 
 @router.get("/facts/{fact_id}", response_class=HTMLResponse)
-def fact_page(request: Request, w: W, fact_id: int) -> Response:
+def fact_page(request: Request, w: W, fact_id: RecordId) -> Response:
     """A fact's timeline: evidence, supersedes chain, every status change."""
     return page(request, "fact.html", timeline=w.call(lambda: w.app.profile.timeline(fact_id)))
 
@@ -198,7 +199,7 @@ def fact_page(request: Request, w: W, fact_id: int) -> Response:
 def reject(
     request: Request,
     w: W,
-    fact_id: int,
+    fact_id: RecordId,
     csrf: Csrf,
     why: Annotated[str, Form(min_length=1, max_length=2000)],
     then: Annotated[str, Form()] = "/profile",
@@ -213,7 +214,7 @@ def reject(
 def close(
     request: Request,
     w: W,
-    fact_id: int,
+    fact_id: RecordId,
     csrf: Csrf,
     why: Annotated[str, Form(max_length=2000)] = "",
     then: Annotated[str, Form()] = "/profile",
@@ -317,7 +318,7 @@ def start_run(
 
 
 @router.get("/runs/{run_id}", response_class=HTMLResponse)
-def run_page(request: Request, w: W, run_id: int) -> Response:
+def run_page(request: Request, w: W, run_id: RecordId) -> Response:
     """One run's progress; the page polls /api/runs/{id} until it is over."""
     found = w.runs.get(run_id)
     if found is None:
