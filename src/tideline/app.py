@@ -263,5 +263,7 @@ class Tideline:
         """The library, then the database (whatever was opened)."""
         if "library" in self.__dict__:
             self.library.close()
+        if "memory" in self.__dict__:
+            self.memory.close()
         if "db" in self.__dict__:
             self.db.close()
