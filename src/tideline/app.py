@@ -18,6 +18,7 @@ from typing import Any, Literal, TextIO, cast
 
 from tideline import plugins
 from tideline.analysis import ANALYSIS_MIGRATIONS
+from tideline.clock import Clock, now_text, system_clock
 from tideline.config import Settings
 from tideline.consolidate import Dream, SessionMemory, Sleep
 from tideline.embed import Embedder, load_embedder
@@ -74,8 +75,12 @@ def library_options(s: Settings) -> dict[str, Any]:
 
 
 class Tideline:
-    def __init__(self, settings: Settings, embedder: Embedder | None = None):
+    def __init__(
+        self, settings: Settings, embedder: Embedder | None = None, clock: Clock = system_clock
+    ):
         self.settings = settings
+        # The one clock every service reads "now" from (a `ManualClock` replays history).
+        self.clock = clock
         plugins.configure(settings.plugins, settings.trace_plugins)
         # One connection, possibly many threads (MCP workers): its users take turns through this.
         self.db_lock = threading.RLock()
@@ -148,11 +153,12 @@ class Tideline:
             analyser=cast(Analyser, s.search_analyser),
             turn_levers=TurnLevers(s.turn_date_weight, s.turn_memory_weight, s.turn_session_cap),
             turn_context=s.turn_context,
+            clock=self.clock,
         )
 
     @cached_property
     def profile(self) -> Profile:
-        return Profile(self.db, self.memory, lock=self.db_lock)
+        return Profile(self.db, self.memory, clock=self.clock, lock=self.db_lock)
 
     @cached_property
     def library(self) -> Library:
@@ -196,6 +202,7 @@ class Tideline:
             llm,
             embedder=self.embedder,
             run_budget=s.llm_run_budget,
+            run_max_calls=s.llm_run_max_calls,
             max_input_tokens=s.llm_max_input_tokens,
         )
 
@@ -204,7 +211,9 @@ class Tideline:
         Tideline export (JSONL, which `tideline import` restores, or markdown to read).
         Returns how many records of each type were written."""
         records = chain(
-            [header(self.settings.agent_name)], self.memory.export_records(), self.profile.dump()
+            [header(self.settings.agent_name, now_text(self.clock))],
+            self.memory.export_records(),
+            self.profile.dump(),
         )
         return write_export(records, out, fmt)
 
@@ -224,6 +233,7 @@ class Tideline:
             llm,
             embedder=self.embedder,
             run_budget=s.dream_run_budget,
+            run_max_calls=s.llm_run_max_calls,
             max_input_tokens=s.llm_max_input_tokens,
             comb_memories=s.dream_comb_memories,
             drift_hops=s.dream_drift_hops,

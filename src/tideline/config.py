@@ -54,7 +54,8 @@ SETTINGS: tuple[Setting, ...] = (
         "cache_path",
         "TIDELINE_EMBED_CACHE",
         "",
-        "Embedding cache file (default <home>/../embed-cache.db).",
+        "Embedding cache file (default ~/.tideline/embed-cache.db, shared by the agents there; "
+        "<home>/embed-cache.db for a home elsewhere).",
     ),
     Setting(
         "busy_timeout_ms", "TIDELINE_BUSY_TIMEOUT_MS", 5000, "How long a write waits for a lock."
@@ -392,6 +393,13 @@ SETTINGS: tuple[Setting, ...] = (
         0,
         "Tokens (prompt + answer) one pipeline run may spend; 0: no limit.",
     ),
+    Setting(
+        "llm_run_max_calls",
+        "TIDELINE_LLM_RUN_MAX_CALLS",
+        300,
+        "LLM requests one sleep or dream run may make (repairs included); new sessions are "
+        "taken in only under half of it; 0: no limit.",
+    ),
     # -- sleep triggers (docs/sleep.md) ---------------------------------------------------------
     Setting(
         "sleep_on_exit",
@@ -544,6 +552,7 @@ class Settings:
     session_recall_max: int = 3
     session_recall_min_score: float = 0.45
     llm_run_budget: int = 0
+    llm_run_max_calls: int = 300
     sleep_on_exit: bool = False
     sleep_on_exit_timeout: float = 900.0
     dream_run_budget: int = 40000
@@ -616,15 +625,21 @@ class Settings:
             values[f.name] = _coerce(s, merged.get(f.name, s.default))
         values["agent_name"] = agent
         values["home"] = _home(merged.get("home"), agent)
-        values["cache_path"] = (
-            Path(str(merged["cache_path"])).expanduser()
-            if merged.get("cache_path")
-            else values["home"].parent / "embed-cache.db"
-        )
+        values["cache_path"] = _cache_path(merged, values["home"])
         values["memo_root"] = (
             Path(str(merged["memo_root"])).expanduser() if merged.get("memo_root") else None
         )
         return cls(**values)
+
+
+def _cache_path(merged: Mapping[str, Any], home: Path) -> Path:
+    """`cache_path`, else beside the agents' homes under ~/.tideline (one cache for all of
+    them), else — a home set elsewhere with `home` — inside that home: TIDELINE_HOME=/x/fresh
+    never writes into /x."""
+    if merged.get("cache_path"):
+        return Path(str(merged["cache_path"])).expanduser()
+    shared = Path("~/.tideline").expanduser()
+    return shared / "embed-cache.db" if home.parent == shared else home / "embed-cache.db"
 
 
 def _home(value: Any, agent: str) -> Path:

@@ -14,7 +14,6 @@ Stop the MCP server and watchers first: a process that has the old file open kee
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import os
 import tempfile
 from dataclasses import dataclass, field
@@ -24,6 +23,7 @@ from typing import Any
 import apsw
 
 from tideline.app import Tideline
+from tideline.clock import system_clock
 from tideline.config import Settings
 from tideline.doctor import AGENT_DATABASE, MIGRATION_SETS, database_files
 from tideline.errors import RepairFailed, TidelineError
@@ -121,7 +121,7 @@ def repair_postgres(settings: Settings) -> Repaired:
 
 
 def _stamped(path: Path) -> Path:
-    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    stamp = system_clock().strftime("%Y%m%dT%H%M%SZ")  # a file name: no colons
     for n in range(1000):
         kept = path.with_name(f"{path.name}.damaged-{stamp}" + (f"-{n}" if n else ""))
         if not kept.exists():

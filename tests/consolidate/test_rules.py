@@ -9,9 +9,10 @@ import pytest
 
 from tests.consolidate.conftest import Agent
 from tests.llm_server import LLMServer
+from tideline.clock import to_text
 from tideline.consolidate import SleepBusy, StepEvent
 from tideline.llm import NO_LLM
-from tideline.profile import FactDraft, to_text
+from tideline.profile import FactDraft
 
 pytestmark = pytest.mark.engines
 

@@ -216,7 +216,7 @@ class ClientModel:
         self, context: ClientRequestContext, params: types.CreateMessageRequestParams
     ) -> types.CreateMessageResult:
         system = params.system_prompt or ""
-        step = next(s for title, s in self.schemas.items() if f'"title": "{title}"' in system)
+        step = next(s for title, s in self.schemas.items() if f'"title":"{title}"' in system)
         self.steps.append(step)
         return types.CreateMessageResult(
             role="assistant",

@@ -3,9 +3,11 @@ is a one-line 4xx, and background runs report progress until they finish."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
+import pytest
 from starlette.testclient import TestClient
 
 from tests.consolidate.conftest import QUIET
@@ -211,3 +213,56 @@ def test_a_second_sleep_waits_for_the_first(tmp_path: Path) -> None:
                 )
         finally:
             app.close()
+
+
+def test_api_says_what_is_there(client: TestClient) -> None:
+    """`/api` lists every route of the schema; a browser is sent to the reference."""
+    index = client.get("/api")
+    assert index.status_code == 200, index.text
+    body = index.json()
+    assert body["reference"] == "/api/docs" and body["openapi"] == "/api/openapi.json"
+    schema = client.get("/api/openapi.json").json()
+    listed = {(r["method"], r["path"]) for r in body["routes"]}
+    declared = {(m.upper(), p) for p, ops in schema["paths"].items() for m in ops}
+    assert listed == declared and len(listed) > 20
+    assert all(r["summary"] and r["summary"][0].isupper() for r in body["routes"]), body["routes"]
+    browser = client.get("/api", headers={"accept": "text/html"}, follow_redirects=False)
+    assert browser.status_code == 303 and browser.headers["location"] == "/api/docs"
+
+
+def test_the_api_reference_is_a_page_that_works_offline(client: TestClient) -> None:
+    page = client.get("/api/docs")
+    assert page.status_code == 200
+    text = page.text
+    schema = client.get("/api/openapi.json").json()
+    for path, ops in schema["paths"].items():
+        for method in ops:
+            assert f"<code>{method.upper()} {path}</code>" in text, (method, path)
+    # the arguments, with the bounds and defaults the CLI and MCP tools share
+    assert "<code>include_turns</code>" in text and "integer, 1–200" in text
+    assert '<code>gesture</code> <span class="badge">required</span>' in text
+    # nothing from another host: no CDN script, style or font
+    assert not re.findall(r'(?:src|href)="(?:https?:)?//', text), "an external asset"
+    assert '<script src="/static/panel.js"' in text
+
+
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        ('{"gesture": "x",', "the request body is not valid JSON (Expecting property name"),
+        ("not json", "the request body is not valid JSON (Expecting value at character 0)"),
+        ("", "the request has no body; send a JSON object"),
+        ("[1, 2]", "the request body must be a JSON object ({…}), got [1, 2]"),
+        ("{}", "missing body field 'gesture'"),
+        ('{"gesture": 5}', "body field 'gesture': input should be a valid string (got 5)"),
+    ],
+)
+def test_a_bad_body_is_told_what_is_wrong_in_words(
+    client: TestClient, body: str, said: str
+) -> None:
+    """Not `body field '0': jSON decode error (got {})`."""
+    answer = client.post("/api/narratives", content=body, headers={"content-type": "application/json"})  # fmt: skip
+    assert answer.status_code == 422
+    error = answer.json()["error"]
+    assert error.startswith(said) and error.endswith("see /api/docs for each route's fields")
+    assert "jSON" not in error and "got {}" not in error and "\n" not in error

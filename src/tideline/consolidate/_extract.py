@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+from tideline.clock import to_text
 from tideline.consolidate._context import Ctx, Heard, SessionWork, fit, section
 from tideline.consolidate._outcome import Outcome
 from tideline.consolidate._render import fact_line, person_line, trajectory_text, turn_line
@@ -24,11 +25,12 @@ from tideline.consolidate._working import Working
 from tideline.embed import estimate_tokens
 from tideline.llm import NO_LLM
 from tideline.memory import Turn
-from tideline.profile import EventDraft, ObservationDraft, PersonMention, to_text
+from tideline.profile import EventDraft, ObservationDraft, PersonMention
 
 NO_USER_TURNS = "tool-only: no user turns"
 MODEL_TOOL_ONLY = "tool-only: the model found nothing personal"
 USER_WORDS = {"user", "the user", "me", "i", "myself"}
+MAX_SUMMARY = 8000  # a session's digest (the profile's limit), however many chunks it took
 
 
 def load(ctx: Ctx) -> Outcome:
@@ -61,13 +63,18 @@ def extract(ctx: Ctx) -> Outcome:
         note = f"{NO_LLM}; {len(waiting)} session(s) stay unprocessed" if waiting else NO_LLM
         return Outcome(counts, note, status="skipped" if waiting else "done")
     invented: dict[str, list[int]] = {}
-    for s in waiting:
+    cut = ""
+    for n, s in enumerate(waiting):
+        if not ctx.intake_open():
+            wait = len(waiting) - n
+            cut = f"cut at {n} session(s) by the run's call cap or budget; {wait} wait for the next run"
+            break
         _extract_session(ctx, s, counts, invented)
         s.extracted = True
         counts["sessions"] += 1
         counts["skipped"] += s.skipped is not None
     counts["invented_turns"] = sum(len(v) for v in invented.values())
-    return Outcome(counts, invented_note(invented))
+    return Outcome(counts, "; ".join(n for n in (cut, invented_note(invented)) if n))
 
 
 def invented_note(invented: dict[str, list[int]], shown: int = 10) -> str:
@@ -120,7 +127,7 @@ def _extract_session(
     if all(a.tool_only for a in answers):
         s.skipped = MODEL_TOOL_ONLY
         return
-    s.summary = " ".join(a.summary.strip() for a in answers if a.summary.strip())
+    s.summary = " ".join(a.summary.strip() for a in answers if a.summary.strip())[:MAX_SUMMARY]
     s.tags = list(dict.fromkeys(t.strip()[:64] for a in answers for t in a.tags if t.strip()))[:8]
     cited = [i for a in answers for x in (*a.observations, *a.events) for i in x.turns]
     stray = [i for i in cited if i not in by_id]

@@ -14,12 +14,13 @@
 
 from __future__ import annotations
 
+from tideline.clock import from_text
 from tideline.consolidate._context import Ctx, fit, section
 from tideline.consolidate._outcome import Outcome
 from tideline.consolidate._render import event_line, fact_line, trajectory_text, turn_line
 from tideline.consolidate._schemas import TrajectoryOut, UserModelOut
 from tideline.llm import NO_LLM
-from tideline.profile import from_text, is_expired
+from tideline.profile import is_expired
 
 TRAJECTORY_SESSIONS = 2  # seed step 11: at least 2 sessions since the last trajectory
 IMPORTANT = {

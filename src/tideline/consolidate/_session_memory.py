@@ -14,9 +14,9 @@ Without an LLM the summary layer is skipped and `notes` says so; without an embe
 
 from __future__ import annotations
 
-import datetime as dt
 from dataclasses import dataclass, field
 
+from tideline.clock import now_text
 from tideline.config import Settings
 from tideline.consolidate._prompts import prompt
 from tideline.consolidate._schemas import SummaryOut
@@ -123,8 +123,7 @@ class SessionMemory:
             meter=self.meter,
         )
         new = result.data.summary.strip()[: self.summary_cap]
-        now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        self.store.put(session_id, turns[-1].id, new, p.label, now)
+        self.store.put(session_id, turns[-1].id, new, p.label, now_text(self.memory.clock))
         return new
 
     def _assemble(self, out: SessionContext, recall: list[Turn], recent: list[Turn]) -> str:

@@ -21,6 +21,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
+from tideline.clock import to_text
 from tideline.profile import (
     ACTIVE_STATUSES,
     Because,
@@ -39,17 +40,17 @@ from tideline.profile import (
     expires_at,
     merge_mention,
     person_key,
-    to_text,
 )
 
 FINAL = ("rejected", "closed")
+UNREAD = dt.datetime(1, 1, 1, tzinfo=dt.UTC)  # a placeholder until step 1 reads the profile
 FactRef = int | Ref
 ObservationRef = int | Ref
 
 
 @dataclass
 class Working(Changeset):
-    now: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.UTC))
+    now: dt.datetime = UNREAD  # the time of the read it starts from (`of`)
     facts: dict[int, Fact] = field(default_factory=dict)
     edges: set[tuple[str, int, int]] = field(default_factory=set)
     people: dict[str, Relationship] = field(default_factory=dict)

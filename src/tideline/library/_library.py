@@ -25,6 +25,7 @@ from functools import wraps
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
+from tideline.clock import now_text
 from tideline.embed import Embedder
 from tideline.errors import DatabaseDamaged, InvalidInput, TidelineError
 from tideline.library import _heartbeat
@@ -354,7 +355,7 @@ class Library:
 
     def _save_registry(self, layout: Layout, reports: list[SyncReport]) -> None:
         entries = registry_from_layout(layout, load_registry(self.root))
-        now = time.strftime("%Y-%m-%dT%H:%M:%S")
+        now = now_text()
         by_rel = {r.collection: r for r in reports}
         for name, e in list(entries.items()):
             report = by_rel.get(e.path)

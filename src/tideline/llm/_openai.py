@@ -176,7 +176,7 @@ class OpenAIChat:
         if schema is not None and mode == "json_schema":
             extra["response_format"] = schema.response_format()
         elif schema is not None and mode == "json_object_schema":
-            extra["response_format"] = {"type": "json_object", "schema": schema.schema}
+            extra["response_format"] = {"type": "json_object", "schema": schema.for_grammar()}
         elif schema is not None:
             sent = with_instruction(messages, schema)
             if mode == "json_object":

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import logging
 import socket
+import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import anyio
@@ -209,26 +211,42 @@ def serve_stdio(app: Tideline) -> None:
 
 
 def run_http(
-    guard: HttpGuard, app: Tideline, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT
+    guard: HttpGuard,
+    app: Tideline,
+    host: str = DEFAULT_HOST,
+    port: int = DEFAULT_PORT,
+    paths: Sequence[tuple[str, str]] = (("MCP", MCP_PATH),),
 ) -> None:
     """Run a guarded HTTP app (`http_app`, or the web panel with MCP mounted) until
-    interrupted."""
+    interrupted; once the port is bound, say on stderr where each of `paths` is."""
     sock = _bind(host, port)
     config = uvicorn.Config(guard, host=host, port=port, log_level="warning", lifespan="on")
-    shown = f"[{host}]" if ":" in host else host
-    spaces = sorted(f"{agent}:{user}" if user else agent for agent, user in guard.tokens.keys)
-    log.info(
-        "tideline: %s on http://%s:%d (MCP at %s; token %s)",
-        f"namespaces {', '.join(spaces)}" if spaces else f"{app.settings.agent_name}'s memory",
-        shown,
-        sock.getsockname()[1],
-        MCP_PATH,
-        "required" if guard.tokens else "off",
-    )
+    # the SDK's "session manager started/shutting down" is noise on a person's terminal
+    logging.getLogger("mcp.server.streamable_http_manager").setLevel(logging.WARNING)
+    print(announce(guard, app, host, sock.getsockname()[1], paths), file=sys.stderr, flush=True)
     try:
         anyio.run(uvicorn.Server(config).serve, [sock])
     finally:
         sock.close()
+
+
+def announce(
+    guard: HttpGuard, app: Tideline, host: str, port: int, paths: Sequence[tuple[str, str]]
+) -> str:
+    """What `serve` prints when it listens: whose memory, each path's URL, the token rule."""
+    shown = f"[{host}]" if ":" in host else host
+    base = f"http://{shown}:{port}"
+    spaces = sorted(f"{agent}:{user}" if user else agent for agent, user in guard.tokens.keys)
+    whose = f"namespaces {', '.join(spaces)}" if spaces else f"{app.settings.agent_name}'s memory"
+    width = max(len(name) for name, _ in paths)
+    lines = [f"Tideline is serving {whose} on {base}"]
+    lines += [f"  {name:<{width}}  {base}{path}" for name, path in paths]
+    if guard.tokens:
+        lines.append(f"  {'token':<{width}}  required: send 'Authorization: Bearer <token>'")
+    else:
+        lines.append(f"  {'token':<{width}}  none (loopback only)")
+    lines.append("Stop it with Ctrl-C.")
+    return "\n".join(lines)
 
 
 def _bind(host: str, port: int) -> socket.socket:
@@ -239,6 +257,7 @@ def _bind(host: str, port: int) -> socket.socket:
         sock = socket.socket(family, kind, proto)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(address)
+        sock.listen(2048)  # clients that connect before uvicorn accepts wait in the backlog
     except OSError as exc:
         if sock is not None:
             sock.close()

@@ -26,6 +26,7 @@ from typing import Any, Literal, cast
 
 import numpy as np
 
+from tideline.clock import Clock, parse_time, system_clock
 from tideline.embed import Embedder, forget_embeddings
 from tideline.errors import EmbedderError, InvalidInput, NotFound
 from tideline.memory import _forget
@@ -40,7 +41,6 @@ from tideline.memory._raw import (
     validate_session_key,
 )
 from tideline.memory._relevance import above_floor, check_min_score
-from tideline.memory._time import parse_time
 from tideline.memory._turn_search import TurnLevers, search_turns
 from tideline.memory._types import (
     Forgetting,
@@ -119,16 +119,18 @@ class Memory:
         analyser: Analyser = DEFAULT_ANALYSER,
         turn_levers: TurnLevers = TURN_LEVERS,
         turn_context: int = TURN_CONTEXT,
+        clock: Clock = system_clock,
     ):
         self.db = db
+        self.clock = clock
         self.min_score = check_min_score(min_score)
         self.lock = lock or threading.RLock()
         self.embedder = embedder
         self.narrative_policy = narrative_policy
         self.turn_policy = turn_policy
         self.turn_levers = turn_levers
-        self.raw = RawContext(db, analyser, turn_context)
-        self.narratives = Narratives(db, analyser)
+        self.raw = RawContext(db, analyser, turn_context, clock)
+        self.narratives = Narratives(db, analyser, clock)
         self.warnings: list[str] = []
         self._vectors_ready = False
 

@@ -22,6 +22,8 @@ from tideline.profile._digests import SessionDigest
 from tideline.profile._disputes import DisputedPair, disputed_pairs, settle
 from tideline.profile._drafts import (
     DEFAULT_DECAY_DAYS,
+    MAX_NAME,
+    MAX_TEXT,
     EventDraft,
     FactDraft,
     ObservationDraft,
@@ -57,7 +59,6 @@ from tideline.profile._snapshot import (
     render_snapshot,
     trajectory_lines,
 )
-from tideline.profile._time import from_text, to_text
 from tideline.profile._types import (
     ACTIVE_STATUSES,
     EDGE_KINDS,
@@ -89,6 +90,8 @@ __all__ = [
     "FACT_NEXT",
     "FAST_PATH_MENTIONS",
     "MATURITY",
+    "MAX_NAME",
+    "MAX_TEXT",
     "OBSERVATION_TYPES",
     "PROFILE_MIGRATIONS",
     "STATUSES",
@@ -137,7 +140,6 @@ __all__ = [
     "fact_key",
     "fact_text",
     "fast_path",
-    "from_text",
     "injection_weight",
     "is_expired",
     "matured_decay",
@@ -153,7 +155,6 @@ __all__ = [
     "render_snapshot",
     "settle",
     "thresholds",
-    "to_text",
     "trajectory_lines",
     "verify_question",
 ]

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from tideline.clock import to_text
 from tideline.errors import NotFound
 from tideline.profile import _changeset as c
 from tideline.profile._decay import expires_at
@@ -28,7 +29,6 @@ from tideline.profile._portrait import PortraitStore
 from tideline.profile._runs import RunStore
 from tideline.profile._snapshot import ProfileState, render_snapshot
 from tideline.profile._strategies import StrategyStore, retired_why
-from tideline.profile._time import to_text
 from tideline.profile._types import ACTIVE_STATUSES, FINAL_STATUSES, Fact
 from tideline.store import Storage
 

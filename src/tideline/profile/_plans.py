@@ -14,11 +14,11 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Collection, Iterable, Mapping
 
+from tideline.clock import days_between, from_text
 from tideline.profile._changeset import Because, Changeset
 from tideline.profile._decay import is_expired, matured_decay
 from tideline.profile._dedupe import duplicates, fact_key, normalise
 from tideline.profile._lifecycle import FAST_PATH_MENTIONS, STRATEGY_DAYS, fast_path
-from tideline.profile._time import days_between, from_text
 from tideline.profile._types import ACTIVE_STATUSES, Event, Fact, Strategy
 
 

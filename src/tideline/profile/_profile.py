@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from tideline.clock import Clock, system_clock, to_text
 from tideline.embed import Embedder
 from tideline.errors import InvalidInput
 from tideline.memory import Memory
@@ -30,7 +31,6 @@ from tideline.profile._digests import SessionDigest
 from tideline.profile._drafts import choice
 from tideline.profile._errors import ProfileChanged
 from tideline.profile._fact_index import Theme
-from tideline.profile._time import Clock, to_text, utcnow
 from tideline.profile._types import (
     ACTIVE_STATUSES,
     RUN_STATUSES,
@@ -62,7 +62,7 @@ class Profile:
         db: Storage,
         memory: Memory | None = None,
         *,
-        clock: Clock = utcnow,
+        clock: Clock = system_clock,
         lock: AbstractContextManager[object] | None = None,
     ):
         self.db = db

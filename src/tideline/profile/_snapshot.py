@@ -18,9 +18,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from tideline.clock import from_text, to_text
 from tideline.profile._decay import injection_weight, is_expired
 from tideline.profile._drafts import EventDraft
-from tideline.profile._time import from_text, to_text
 from tideline.profile._types import Edge, Event, Fact, Relationship, Trajectory, UserModelEntry
 
 TRAJECTORY_KEYS = ("phase", "direction", "stability", "momentum", "unstable_areas", "anchors")

@@ -16,13 +16,14 @@ restored (a new inode), `doctor --repair` moves the file aside, or `doctor` find
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import struct
 from pathlib import Path
 from typing import BinaryIO
 
 import apsw
+
+from tideline.clock import now_text
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 WAL_MAGICS = {0x377F0682: "<", 0x377F0683: ">"}  # low bit: checksums in big-endian words
@@ -175,7 +176,7 @@ def remember_damage(path: Path, damage: str) -> None:
     try:
         note = {
             "inode": path.stat().st_ino,
-            "found": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            "found": now_text(),
             "damage": damage,
         }
         damage_note(path).write_text(json.dumps(note) + "\n", encoding="utf-8")

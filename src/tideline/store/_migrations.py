@@ -12,13 +12,13 @@ damage or a mix-up, and is refused instead of being used as a new, empty memory.
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import os
 import secrets
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tideline.clock import now_text
 from tideline.errors import NotADatabase, SchemaTooNew
 from tideline.store._database import Database
 from tideline.store._names import missing_extra
@@ -88,7 +88,7 @@ class Migrations:
                 self._steps[number](db)
                 db.execute(
                     "INSERT INTO _migrations(name, number, applied_at) VALUES (?, ?, ?)",
-                    (self.name, number, dt.datetime.now(dt.UTC).isoformat(timespec="seconds")),
+                    (self.name, number, now_text()),
                 )
             applied.append(number)
         return applied

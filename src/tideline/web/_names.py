@@ -1,6 +1,7 @@
 """The web layer's fixed names: paths, cookies and form fields, in one place."""
 
 API = "/api"
+API_DOCS = "/api/docs"  # the API reference page, rendered here from the OpenAPI schema
 STATIC = "/static"
 LOGIN = "/login"
 LOGOUT = "/logout"

@@ -5,8 +5,9 @@ every label goes through the templates' escaping, and no JavaScript library is n
 from __future__ import annotations
 
 import math
-from datetime import datetime
 from typing import Any
+
+from tideline.clock import from_text
 
 BAR_H = 22
 BAR_W = 420
@@ -94,7 +95,7 @@ def weight_dots(
     weights keep and let fade shows over time. `points`: (id, created_at, weight, gesture)."""
     if not points:
         return {"dots": [], "width": width, "height": height}
-    stamps = [datetime.fromisoformat(p[1].replace("Z", "+00:00")).timestamp() for p in points]
+    stamps = [from_text(p[1]).timestamp() for p in points]
     first, last = min(stamps), max(stamps)
     span = (last - first) or 1.0
     pad = 30

@@ -14,9 +14,9 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
 from typing import Any, Literal
 
+from tideline.clock import now_text
 from tideline.consolidate import StepEvent
 from tideline.errors import InvalidInput, TidelineError
 
@@ -40,7 +40,7 @@ class Run:
     status: str = "running"  # running | done | failed (the report's own status is in `report`)
     step: str | None = None
     done: int = 0
-    started_at: str = field(default_factory=lambda: _now())
+    started_at: str = field(default_factory=now_text)
     finished_at: str | None = None
     events: list[dict[str, Any]] = field(default_factory=list)
     report: dict[str, Any] | None = None
@@ -106,10 +106,6 @@ class Runs:
     ) -> None:
         with self._lock:
             run.status, run.report, run.error = status, report, error
-            run.finished_at = _now()
+            run.finished_at = now_text()
             if status == "done":
                 run.done = run.total
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")

@@ -110,6 +110,7 @@ def sync_turn(w: W, body: TurnBody) -> Json:
 
 @router.get("/stats", tags=["memory"])
 def stats(w: W) -> Json:
+    """How much is remembered: sessions, turns, narratives by kind, vectors, the embedder."""
     return w.call(lambda: w.app.memory.stats(), lock=None)
 
 
@@ -119,9 +120,10 @@ def sessions(w: W, q: SessionsArgs) -> Json:
     return {"sessions": w.call(lambda: w.app.memory.sessions(q.limit), lock=None)}
 
 
-@router.get("/sessions/{session}/turns", tags=["memory"])
+@router.get("/sessions/{session:path}/turns", tags=["memory"])
 def session_turns(w: W, session: str) -> Json:
-    """A session's turns, oldest first."""
+    """A session's turns, oldest first. The key may hold `/`, sent as is or as %2F
+    (`/api/sessions/openai/chat/turns`, `/api/sessions/openai%2Fchat/turns`)."""
     turns = w.call(lambda: w.app.memory.session_turns(session), lock=None)
     if not turns:
         raise NotFound(f"session {session!r} has no turns; list sessions with GET {API}/sessions")
@@ -229,6 +231,7 @@ def fact_close(w: W, fact_id: Id, body: CloseBody) -> Json:
 # -- library ---------------------------------------------------------------------------------
 @router.get("/library/search", tags=["library"])
 def library_search(w: W, q: LibSearchArgs) -> Json:
+    """Search the notes by meaning and exact words (`memo_search`), hits as `path:line`."""
     return to_dict(
         w.call(lambda: w.app.library.search(q.query, q.path, k=q.k, mode=q.mode), lock="library")
     )
@@ -242,6 +245,7 @@ def library_status(w: W, q: LibStatusArgs) -> Json:
 
 @router.get("/library/route", tags=["library"])
 def library_route(w: W, q: LibRouteArgs) -> Json:
+    """Which collections a question belongs to, best first (`memo_route`)."""
     return to_dict(
         w.call(lambda: w.app.library.route(q.query, k=q.k, prefix=q.prefix), lock="library")
     )
@@ -249,17 +253,20 @@ def library_route(w: W, q: LibRouteArgs) -> Json:
 
 @router.get("/library/read", tags=["library"])
 def library_read(w: W, q: LibReadArgs) -> Json:
+    """Lines of a note, or the lines of a search hit's `path:line` (`memo_read`)."""
     return to_dict(w.call(lambda: w.app.library.read(q.path, q.start, q.end), lock="library"))
 
 
 @router.post("/library/reindex", tags=["library"])
 def library_reindex(w: W, body: ReindexBody) -> Json:
+    """Bring the index up to date with the files, or rebuild it (`memo_reindex`)."""
     reports = w.call(lambda: w.app.library.reindex(body.path, full=body.full), lock="library")
     return {"collections": [r.to_dict() for r in reports]}
 
 
 @router.post("/library/notes", tags=["library"], status_code=201)
 def library_write(w: W, body: NoteBody) -> Json:
+    """Create a note in a collection, or append to one, and index it (`memo_write`)."""
     return to_dict(
         w.call(
             lambda: w.app.library.write(body.path, body.text, append=body.append), lock="library"

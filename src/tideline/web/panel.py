@@ -31,6 +31,20 @@ from tideline.web._state import Web, web
 from tideline.web.api import start_dream_run, start_sleep_run
 
 TEMPLATES = Jinja2Templates(directory=Path(__file__).parent / "templates")
+
+
+def session_url(key: str, turn: int | None = None) -> str:
+    """A session's page. The key goes into the path whole (`/` as %2F: imported keys hold it,
+    `openai/chat`); a key that is a dot segment (`.`, `..`), which a browser would resolve away,
+    goes into the query instead. With `turn`, that turn is marked and scrolled to."""
+    if key in (".", ".."):
+        url = f"/sessions?key={quote(key, safe='')}"
+        return url + (f"&turn={turn}#turn-{turn}" if turn is not None else "")
+    url = f"/sessions/{quote(key, safe='')}"
+    return url + (f"?turn={turn}#turn-{turn}" if turn is not None else "")
+
+
+TEMPLATES.env.globals["session_url"] = session_url
 router = APIRouter(include_in_schema=False)
 W = Annotated[Web, Depends(web)]
 Csrf = Annotated[str, Form(alias=CSRF_FIELD)]
@@ -103,8 +117,13 @@ def trace_page(request: Request, w: W, narrative_id: int, window: int = 3) -> Re
 
 # -- sessions --------------------------------------------------------------------------------
 @router.get("/sessions", response_class=HTMLResponse)
-def sessions_page(request: Request, w: W, day: str | None = None) -> Response:
-    """Sessions grouped by the day they started; one day's sessions when `day` is given."""
+def sessions_page(
+    request: Request, w: W, day: str | None = None, key: str | None = None, turn: int | None = None
+) -> Response:
+    """Sessions grouped by the day they started; one day's sessions when `day` is given; one
+    session's turns when `key` is (the form of `session_url` for a key the path cannot hold)."""
+    if key is not None:
+        return session_page(request, w, key, turn)
     every = w.call(lambda: w.app.memory.sessions(1000), lock=None)
     days: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for s in every:
@@ -115,8 +134,11 @@ def sessions_page(request: Request, w: W, day: str | None = None) -> Response:
     )
 
 
-@router.get("/sessions/{session}", response_class=HTMLResponse)
+@router.get("/sessions/{session:path}", response_class=HTMLResponse)
 def session_page(request: Request, w: W, session: str, turn: int | None = None) -> Response:
+    """A session's turns in order; its key may hold `/` (`/sessions/openai/chat`)."""
+    if not session:
+        return back("/sessions")
     turns = w.call(lambda: w.app.memory.session_turns(session), lock=None)
     if not turns:
         raise NotFound(f"session {session!r} has no turns; pick one on /sessions")
@@ -130,7 +152,7 @@ def turn_page(w: W, turn_id: int) -> Response:
     if not found:
         raise NotFound(f"there is no turn #{turn_id}; search with include_turns to find turn ids")
     turn = found[0]
-    return back(f"/sessions/{quote(turn.session, safe='')}?turn={turn.id}#turn-{turn.id}")
+    return back(session_url(turn.session, turn.id))
 
 
 # -- profile ---------------------------------------------------------------------------------

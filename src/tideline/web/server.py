@@ -23,19 +23,28 @@ from tideline.app import Tideline
 from tideline.mcp import (
     DEFAULT_HOST,
     DEFAULT_PORT,
+    MCP_PATH,
     HttpGuard,
     is_loopback,
     mcp_app,
     run_http,
     server_tokens,
 )
-from tideline.web import _errors, api, panel
+from tideline.web import _errors, api, panel, reference
 from tideline.web._limits import body_limit
-from tideline.web._names import API, LOGIN, STATIC
+from tideline.web._names import API, API_DOCS, LOGIN, STATIC
 from tideline.web._namespaces import Namespaces
 from tideline.web._runs import Runs
 from tideline.web._session import PanelSessions
 from tideline.web._state import Web
+
+#: What `serve` says it serves, and where.
+PATHS = (
+    ("panel", "/"),
+    ("MCP", MCP_PATH),
+    ("REST API", API),
+    ("API reference", API_DOCS),
+)
 
 
 def web_app(app: Tideline, host: str = DEFAULT_HOST) -> FastAPI:
@@ -57,6 +66,7 @@ def web_app(app: Tideline, host: str = DEFAULT_HOST) -> FastAPI:
         lifespan=lifespan,
     )
     root.state.web = state
+    root.include_router(reference.router)  # /api and /api/docs, before the API's own routes
     root.include_router(api.router)
     root.include_router(panel.router)
     root.mount(STATIC, StaticFiles(directory=Path(__file__).parent / "static"), name="static")
@@ -98,4 +108,4 @@ def _guarded(root: FastAPI, guard: HttpGuard, sessions: PanelSessions) -> FastAP
 
 def serve(app: Tideline, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> None:
     """Serve MCP, the API and the panel until interrupted."""
-    run_http(http_app(app, host), app, host, port)
+    run_http(http_app(app, host), app, host, port, PATHS)
