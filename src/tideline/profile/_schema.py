@@ -63,6 +63,12 @@ def _strategy_dream_runs(db: Storage) -> None:
 
 
 @PROFILE_MIGRATIONS.step(6)
+def _runs_may_be_skipped(db: Storage) -> None:
+    """A sleep with no LLM to run its LLM steps is recorded `skipped`, not `done`."""
+    RunStore.allow_skipped(db)
+
+
+@PROFILE_MIGRATIONS.step(7)
 def _fact_priors(db: Storage) -> None:
     """The confidence each fact was created with: evidence moves it from there (`_backing`)."""
     FactStore.add_prior(db)
