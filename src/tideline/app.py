@@ -36,7 +36,7 @@ from tideline.memory import (
     resolve_min_score,
     write_export,
 )
-from tideline.profile import PROFILE_MIGRATIONS, Profile
+from tideline.profile import PROFILE_MIGRATIONS, Profile, Rules
 from tideline.search import ANALYSERS, Analyser, VectorOptions
 from tideline.store import (
     Namespace,
@@ -176,7 +176,13 @@ class Tideline:
 
     @cached_property
     def profile(self) -> Profile:
-        return Profile(self.db, self.memory, clock=self.clock, lock=self.db_lock)
+        s = self.settings
+        rules = Rules(
+            established_sessions=s.profile_established_sessions,
+            established_days=s.profile_established_days,
+            strategy_days=s.profile_strategy_days,
+        )
+        return Profile(self.db, self.memory, clock=self.clock, lock=self.db_lock, rules=rules)
 
     @cached_property
     def library(self) -> Library:

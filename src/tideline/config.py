@@ -455,6 +455,24 @@ SETTINGS: tuple[Setting, ...] = (
         "Night drift: most steps of the walk away from the seed memory.",
     ),
     Setting(
+        "profile_established_sessions",
+        "TIDELINE_PROFILE_ESTABLISHED_SESSIONS",
+        3,
+        "Established: a confirmed fact backed by at least this many sessions (see the days).",
+    ),
+    Setting(
+        "profile_established_days",
+        "TIDELINE_PROFILE_ESTABLISHED_DAYS",
+        90.0,
+        "Established: ... whose words span at least this many days of the user's time.",
+    ),
+    Setting(
+        "profile_strategy_days",
+        "TIDELINE_PROFILE_STRATEGY_DAYS",
+        90.0,
+        "A question Sleep left (clarify, probe, verify) expires unanswered after these days.",
+    ),
+    Setting(
         "inject_t3_threads",
         "TIDELINE_INJECT_T3_THREADS",
         10,
@@ -583,6 +601,9 @@ class Settings:
     dream_run_budget: int = 40000
     dream_comb_memories: int = 40
     dream_drift_hops: int = 3
+    profile_established_sessions: int = 3
+    profile_established_days: float = 90.0
+    profile_strategy_days: float = 90.0
     inject_t3_threads: int = 10
     database_url: str = ""
     database_user: str = ""

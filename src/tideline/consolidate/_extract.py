@@ -48,6 +48,7 @@ def load(ctx: Ctx) -> Outcome:
             turns = ctx.memory.session_turns(sid, done)
             if turns:
                 ctx.sessions.append(SessionWork(sid, turns[0].session, turns))
+    ctx.work.turns = {t.id: (t.session_id, t.ts) for s in ctx.sessions for t in s.turns}
     return Outcome({"facts": len(view.facts), "sessions": len(ctx.sessions)})
 
 
