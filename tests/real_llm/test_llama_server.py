@@ -19,7 +19,7 @@ import pytest
 from pydantic import BaseModel, Field
 
 from tests.helpers import shared_data
-from tests.real_llm.conftest import N_CTX, ModelServer
+from tests.llama_server import N_CTX, ModelServer
 from tideline.app import Tideline
 from tideline.config import Settings
 from tideline.errors import InputTooLong, LLMError, LLMUnavailable
