@@ -54,7 +54,8 @@ SETTINGS: tuple[Setting, ...] = (
         "cache_path",
         "TIDELINE_EMBED_CACHE",
         "",
-        "Embedding cache file (default <home>/../embed-cache.db).",
+        "Embedding cache file (default ~/.tideline/embed-cache.db, shared by the agents there; "
+        "<home>/embed-cache.db for a home elsewhere).",
     ),
     Setting(
         "busy_timeout_ms", "TIDELINE_BUSY_TIMEOUT_MS", 5000, "How long a write waits for a lock."
@@ -624,15 +625,21 @@ class Settings:
             values[f.name] = _coerce(s, merged.get(f.name, s.default))
         values["agent_name"] = agent
         values["home"] = _home(merged.get("home"), agent)
-        values["cache_path"] = (
-            Path(str(merged["cache_path"])).expanduser()
-            if merged.get("cache_path")
-            else values["home"].parent / "embed-cache.db"
-        )
+        values["cache_path"] = _cache_path(merged, values["home"])
         values["memo_root"] = (
             Path(str(merged["memo_root"])).expanduser() if merged.get("memo_root") else None
         )
         return cls(**values)
+
+
+def _cache_path(merged: Mapping[str, Any], home: Path) -> Path:
+    """`cache_path`, else beside the agents' homes under ~/.tideline (one cache for all of
+    them), else — a home set elsewhere with `home` — inside that home: TIDELINE_HOME=/x/fresh
+    never writes into /x."""
+    if merged.get("cache_path"):
+        return Path(str(merged["cache_path"])).expanduser()
+    shared = Path("~/.tideline").expanduser()
+    return shared / "embed-cache.db" if home.parent == shared else home / "embed-cache.db"
 
 
 def _home(value: Any, agent: str) -> Path:

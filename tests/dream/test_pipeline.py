@@ -38,7 +38,7 @@ def test_every_layer_runs_in_order_and_is_recorded(day: Day, server: LLMServer) 
     assert [r.layer for r in run.records] == list(LAYER_NAMES)
     assert run.tokens_in == report.tokens_in > 0
     assert run.prompt_versions == {
-        "dream_solidify": 1, "dream_digest": 1, "dream_drift": 1, "dream_sleep": 1,
+        "dream_solidify": 1, "dream_digest": 2, "dream_drift": 1, "dream_sleep": 2,
     }  # fmt: skip
     assert report.layer("drift").note.startswith("nowhere to drift")
     assert report.written["dreams"] == [n.id for n in day.narratives("dream")]

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
 from starlette.testclient import TestClient
 
 from tests.consolidate.conftest import QUIET
@@ -243,3 +244,25 @@ def test_the_api_reference_is_a_page_that_works_offline(client: TestClient) -> N
     # nothing from another host: no CDN script, style or font
     assert not re.findall(r'(?:src|href)="(?:https?:)?//', text), "an external asset"
     assert '<script src="/static/panel.js"' in text
+
+
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        ('{"gesture": "x",', "the request body is not valid JSON (Expecting property name"),
+        ("not json", "the request body is not valid JSON (Expecting value at character 0)"),
+        ("", "the request has no body; send a JSON object"),
+        ("[1, 2]", "the request body must be a JSON object ({…}), got [1, 2]"),
+        ("{}", "missing body field 'gesture'"),
+        ('{"gesture": 5}', "body field 'gesture': input should be a valid string (got 5)"),
+    ],
+)
+def test_a_bad_body_is_told_what_is_wrong_in_words(
+    client: TestClient, body: str, said: str
+) -> None:
+    """Not `body field '0': jSON decode error (got {})`."""
+    answer = client.post("/api/narratives", content=body, headers={"content-type": "application/json"})  # fmt: skip
+    assert answer.status_code == 422
+    error = answer.json()["error"]
+    assert error.startswith(said) and error.endswith("see /api/docs for each route's fields")
+    assert "jSON" not in error and "got {}" not in error and "\n" not in error

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.console import Console
+from rich.console import Console, ConsoleDimensions
 from rich.text import Text
 
 from tideline.consolidate import SleepBusy
@@ -40,12 +40,28 @@ def printable(text: str) -> str:
     return _LOOSE_JOINER.sub("", text) if "\u200d" in text else text
 
 
+#: The width of output that is not a terminal (a pipe, a file, a script's capture) and has no
+#: COLUMNS: wide enough that no table cell is cut to fit 80 columns (`locomo/conv-26/…`).
+UNCUT = 10_000
+
+
 class _Console(Console):
     """A rich console for user text: every plain string it renders (a line, a table cell) goes
-    through `printable`."""
+    through `printable`; off a terminal it is `UNCUT` wide unless COLUMNS says otherwise."""
 
     def render_str(self, text: str, **kwargs: Any) -> Text:
         return super().render_str(printable(text), **kwargs)
+
+    @property
+    def size(self) -> ConsoleDimensions:
+        found = super().size
+        if self.is_terminal or self._environ.get("COLUMNS", "").isdigit():
+            return found
+        return ConsoleDimensions(UNCUT, found.height)
+
+    @size.setter
+    def size(self, new_size: tuple[int, int]) -> None:
+        self._width, self._height = new_size
 
 
 console = _Console(markup=False)
@@ -74,6 +90,31 @@ def _default(obj: Any) -> Any:
     if hasattr(obj, "__dict__"):
         return vars(obj)
     return str(obj)
+
+
+def shown(value: Any) -> str:
+    """A value as a person reads it: no `{'narrative': 1}`, `None` or `True` on the screen."""
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.3g}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, dict):
+        return ", ".join(f"{shown(v)} {k}" for k, v in value.items()) or "none"
+    if isinstance(value, list | tuple):
+        return ", ".join(shown(v) for v in value) or "none"
+    return str(value)
+
+
+def print_fields(data: dict[str, Any]) -> None:
+    """`label  value` lines, labels in words and values aligned in one column."""
+    labels = {key: key.replace("_", " ") for key in data}
+    width = max((len(label) for label in labels.values()), default=0)
+    for key, value in data.items():
+        console.print(f"{labels[key]:<{width}}  {shown(value)}", highlight=False)
 
 
 def print_json(data: Any) -> None:

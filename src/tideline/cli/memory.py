@@ -8,7 +8,7 @@ from rich.table import Table
 
 from tideline.cli._app import open_app
 from tideline.cli._fields import FREE_TEXT, choice, option
-from tideline.cli._output import console, err_console, print_json, quoted, styled
+from tideline.cli._output import console, err_console, print_fields, print_json, quoted, styled
 from tideline.fields import IMPORT, MEMORY_SEARCH, MEMORY_TRACE, MEMORY_WRITE, SESSIONS
 
 JSON = typer.Option(False, "--json", help="Print JSON.")
@@ -211,8 +211,7 @@ def stats(json_out: bool = JSON) -> None:
     if json_out:
         print_json(data)
         return
-    for key, value in data.items():
-        console.print(f"{key:20} {value}")
+    print_fields(data)
 
 
 def embed(json_out: bool = JSON) -> None:

@@ -68,15 +68,15 @@ def extract(ctx: Ctx) -> Outcome:
     cut = ""
     for n, s in enumerate(waiting):
         if not ctx.intake_open():
-            cut = f"cut at {n} session(s) by the run's call cap or budget; "
-            cut += f"{len(waiting) - n} wait for the next run"
+            wait = len(waiting) - n
+            cut = f"cut at {n} session(s) by the run's call cap or budget; {wait} wait for the next run"
             break
         _extract_session(ctx, s, counts, invented)
         s.extracted = True
         counts["sessions"] += 1
         counts["skipped"] += s.skipped is not None
     counts["invented_turns"] = sum(len(v) for v in invented.values())
-    return Outcome(counts, "; ".join(p for p in (invented_note(invented), cut) if p))
+    return Outcome(counts, "; ".join(n for n in (cut, invented_note(invented)) if n))
 
 
 def invented_note(invented: dict[str, list[int]], shown: int = 10) -> str:

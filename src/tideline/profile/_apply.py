@@ -74,8 +74,10 @@ class Applier:
         now: dt.datetime,
         run_id: int | None,
         check_turns: TurnCheck | None,
+        dream_run_id: int | None = None,
     ):
         self.s = stores
+        self.dream_run_id = dream_run_id
         self.at = now
         self.now = to_text(now)
         self.run_id = run_id
@@ -182,7 +184,14 @@ class Applier:
                 self.s.edges.add(op.kind, a.id, b.id, now=self.now, run_id=self.run_id)
             case c.NewStrategy():
                 fid = None if op.fact is None else self._fact(op.fact).id
-                self.s.strategies.add(op.kind, fid, op.question, now=self.now, run_id=self.run_id)
+                self.s.strategies.add(
+                    op.kind,
+                    fid,
+                    op.question,
+                    now=self.now,
+                    run_id=self.run_id,
+                    dream_run_id=self.dream_run_id,
+                )
             case c.StrategyStatus():
                 check_strategy(self.s.strategies.require(op.strategy_id), op.to)
                 self.s.strategies.set_status(

@@ -97,12 +97,23 @@ class Profile:
                 questioned=[s.facts.require(i) for i in named],
             )
 
-    def apply(self, changeset: Changeset, *, run_id: int | None = None) -> Applied:
-        """All of the changeset in one transaction, or nothing; refused if the data moved."""
-        return self._write(changeset, run_id=run_id, check=True)
+    def apply(
+        self, changeset: Changeset, *, run_id: int | None = None, dream_run_id: int | None = None
+    ) -> Applied:
+        """All of the changeset in one transaction, or nothing; refused if the data moved.
+        `run_id`: the Sleep run writing it; `dream_run_id`: the dream run, when a dream layer
+        writes (combing's probes), so every row says which run made it."""
+        return self._write(changeset, run_id=run_id, check=True, dream_run_id=dream_run_id)
 
-    def _write(self, changeset: Changeset, *, run_id: int | None, check: bool) -> Applied:
-        applier = Applier(self.stores, self.clock(), run_id, self._check_turns())
+    def _write(
+        self,
+        changeset: Changeset,
+        *,
+        run_id: int | None,
+        check: bool,
+        dream_run_id: int | None = None,
+    ) -> Applied:
+        applier = Applier(self.stores, self.clock(), run_id, self._check_turns(), dream_run_id)
         with self.lock, self.db.transaction():
             current = self.versions.current()
             if check and current != changeset.base_version:

@@ -53,15 +53,20 @@ def _strategy_outcomes(db: Storage) -> None:
     at the time their fact was retired."""
     StrategyStore.add_outcomes(db)
     strategies, facts = StrategyStore(db), FactStore(db)
-    waiting = {x.fact_id for x in strategies.list() if x.status != "resolved" and x.fact_id}
-    for fact_id in sorted(waiting):
+    for fact_id in StrategyStore.waiting_facts(db):
         fact = facts.require(fact_id)
         if fact.status in FINAL_STATUSES:
             why = retired_why(fact.id, fact.status, fact.rejected_why)
             strategies.obsolete_for([fact.id], why, fact.valid_to or fact.updated_at)
 
 
-@PROFILE_MIGRATIONS.step(5)  # the llm stream's
+@PROFILE_MIGRATIONS.step(5)
+def _strategy_dream_runs(db: Storage) -> None:
+    """Which dream run made a strategy (combing's probes had no run id at all)."""
+    StrategyStore.add_dream_run(db)
+
+
+@PROFILE_MIGRATIONS.step(6)  # the llm stream's
 def _runs_may_be_skipped(db: Storage) -> None:
     """A sleep with no LLM to run its LLM steps is recorded `skipped`, not `done`."""
     RunStore.allow_skipped(db)

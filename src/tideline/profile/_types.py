@@ -20,7 +20,7 @@ STRATEGY_STATUSES = ("open", "asked", "resolved")
 STRATEGY_OUTCOMES = ("answered", "obsolete", "expired")  # how a resolved strategy ended
 EVENT_STATUSES = ("active", "closed")
 RUN_STATUSES = ("running", "done", "failed", "skipped")
-RUN_STATUSES_V1 = ("running", "done", "failed")  # before profile migration 5
+RUN_STATUSES_V1 = ("running", "done", "failed")  # before profile migration 6
 
 
 class _Dict:
@@ -158,6 +158,8 @@ class Strategy(_Dict):
     outcome: str | None = None  # once resolved: answered, obsolete or expired
     resolved_why: str | None = None  # what answered it, or why it no longer stands
     resolved_at: str | None = None
+    run_id: int | None = None  # the Sleep run that made it
+    dream_run_id: int | None = None  # or the dream run (combing's probes)
 
 
 @dataclass

@@ -37,6 +37,7 @@ from tideline.consolidate._sleep import Sleep
 from tideline.consolidate.dream import _comb, _drift, _solidify, _symbolic
 from tideline.consolidate.dream._answers import Digest, DreamOut, DriftOut, Solidified
 from tideline.consolidate.dream._basis import Basis
+from tideline.consolidate.dream._concept import held
 from tideline.consolidate.dream._context import Day, LayerCtx, Limits, Plan, Stores, Writer
 from tideline.consolidate.dream._prompts import dream_prompt
 from tideline.consolidate.dream._report import DreamReport, LayerReport
@@ -141,11 +142,11 @@ class Dream:
             return self.stores.threads.select(status, limit)
 
     def self_concept(self, limit: int = 5) -> list[SelfConcept]:
-        """The latest reflections, newest first, each with the memories it rests on (T0)."""
+        """The latest distinct waking reflections, newest first, each with the memories it
+        rests on (T0; a dream's reflection feeds combing, not this — see `_concept`)."""
         with self.memory.lock:
-            found = self.memory.narratives.latest("reflection", limit)
-            basis = self.stores.basis.of([n.id for n in found])
-        return [SelfConcept(n, basis.get(n.id, [])) for n in found]
+            found = held(self.memory, self.stores.basis, limit)
+        return [SelfConcept(n, rests_on) for n, rests_on in found]
 
     def open_thread(self, title: str, why: str, memories: Sequence[int]) -> Thread:
         """Open a thread by hand (an MCP client's model combing, a person): like combing's, it
