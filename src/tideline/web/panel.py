@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, Form, Query, Request
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 from markdown_it import MarkdownIt
 
@@ -29,7 +29,7 @@ from tideline.fields import LIVE, MEMORY_PROFILE, fact_statuses
 from tideline.memory import Narrative
 from tideline.web import _csrf
 from tideline.web._graph import graph
-from tideline.web._names import CSRF_FIELD, LOGIN, LOGOUT, SESSION_COOKIE
+from tideline.web._names import CSRF_FIELD, FAVICON, LOGIN, LOGOUT, SESSION_COOKIE
 from tideline.web._pictures import Moment, bubbles, graph_layout, heat_bars, weight_dots
 from tideline.web._state import Web, web
 from tideline.web.api import start_dream_run, start_sleep_run
@@ -332,9 +332,10 @@ def topics_note(narratives: int, built: dict[str, Any] | None) -> str:
             "`tideline scripts topics` builds them again from the "
             f"{narratives} there are now."
         )
+    share = f"exactly {fewest}" if fewest == most else f"{fewest} to {most}"
     return (
-        f"No topics: no word is in {fewest} to {most} of the {narratives} memories, which is "
-        "what a topic is at this size; they appear as memories come back to a theme."
+        f"No topics: no word is in {share} of the {narratives} memories, which is what a "
+        "topic is at this size; they appear as memories come back to a theme."
     )
 
 
@@ -406,6 +407,12 @@ def run_page(request: Request, w: W, run_id: int) -> Response:
     if found is None:
         raise NotFound(f"no run #{run_id} was started by this server; see /runs")
     return page(request, "run.html", run=found)
+
+
+@router.get(FAVICON)
+def favicon() -> Response:
+    """The icon, for what a browser asks of any page (a JSON answer too)."""
+    return FileResponse(Path(__file__).parent / "static" / "icon.svg", media_type="image/svg+xml")
 
 
 # -- login -----------------------------------------------------------------------------------
