@@ -176,6 +176,21 @@ SETTINGS: tuple[Setting, ...] = (
         0,
         "Raw-turn search: most turns of one session before other sessions (0: off).",
     ),
+    # -- vectors at scale (issue 25, docs/memory.md "Vectors at scale", docs/postgresql.md) ----
+    Setting(
+        "vector_index_min",
+        "TIDELINE_VECTOR_INDEX_MIN",
+        50_000,
+        "SQLite: vectors from which a memory index is searched through its vector file "
+        "(`memory.db.vectors/`, HNSW, memory-mapped); fewer are searched exactly in memory.",
+    ),
+    Setting(
+        "vector_ef_search",
+        "TIDELINE_VECTOR_EF_SEARCH",
+        0,
+        "The HNSW walk of a vector search (the vector file; PostgreSQL's hnsw.ef_search): wider "
+        "finds more of the true nearest and costs more. 0: chosen per query from k and the filter.",
+    ),
     Setting(
         "search_min_score",
         "TIDELINE_SEARCH_MIN_SCORE",
@@ -440,6 +455,24 @@ SETTINGS: tuple[Setting, ...] = (
         "Night drift: most steps of the walk away from the seed memory.",
     ),
     Setting(
+        "profile_established_sessions",
+        "TIDELINE_PROFILE_ESTABLISHED_SESSIONS",
+        3,
+        "Established: a confirmed fact backed by at least this many sessions (see the days).",
+    ),
+    Setting(
+        "profile_established_days",
+        "TIDELINE_PROFILE_ESTABLISHED_DAYS",
+        90.0,
+        "Established: ... whose words span at least this many days of the user's time.",
+    ),
+    Setting(
+        "profile_strategy_days",
+        "TIDELINE_PROFILE_STRATEGY_DAYS",
+        90.0,
+        "A question Sleep left (clarify, probe, verify) expires unanswered after these days.",
+    ),
+    Setting(
         "inject_t3_threads",
         "TIDELINE_INJECT_T3_THREADS",
         10,
@@ -512,6 +545,8 @@ class Settings:
     turn_date_weight: float = 1.0
     turn_memory_weight: float = 0.25
     turn_session_cap: int = 0
+    vector_index_min: int = 50_000
+    vector_ef_search: int = 0
     search_min_score: str = "auto"
     plugins: str = "*"
     trace_plugins: bool = False
@@ -566,6 +601,9 @@ class Settings:
     dream_run_budget: int = 40000
     dream_comb_memories: int = 40
     dream_drift_hops: int = 3
+    profile_established_sessions: int = 3
+    profile_established_days: float = 90.0
+    profile_strategy_days: float = 90.0
     inject_t3_threads: int = 10
     database_url: str = ""
     database_user: str = ""

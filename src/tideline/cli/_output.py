@@ -10,7 +10,8 @@ two emoji, as in 👩‍💻 or 🏳️‍🌈, is kept). Stored text is never c
 
 Exit codes: 0 ok; 1 a check failed / nothing found where something was required; 2 bad input or
 usage; 3 a store problem (locked, not a database, newer schema); 4 the embedder is unavailable;
-5 busy: another sleep is running (try again later).
+5 busy: another sleep is running (try again later); 6 skipped: a sleep or dream had no LLM for
+its LLM steps (they wait for a run with one).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any
 
 import typer
 from rich.console import Console, ConsoleDimensions
+from rich.progress import Progress, ProgressColumn
 from rich.text import Text
 
 from tideline.consolidate import SleepBusy
@@ -65,6 +67,17 @@ class _Console(Console):
 
 console = _Console(markup=False)
 err_console = _Console(stderr=True, markup=False)
+
+
+def progress_bar(*columns: ProgressColumn | str, quiet: bool = False) -> Progress:
+    """A progress bar on stderr, gone when done; only on a terminal and without `quiet`
+    (--json): in a pipe or a log it would print nothing but a stray empty line."""
+    return Progress(
+        *columns,
+        console=err_console,
+        transient=True,
+        disable=quiet or not err_console.is_terminal,
+    )
 
 
 def styled(*parts: str | tuple[str, str]) -> Text:
@@ -118,6 +131,9 @@ def print_fields(data: dict[str, Any]) -> None:
 
 def print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=_default) + "\n")
+
+
+SKIPPED = 6  # a sleep or dream that could not run its LLM steps: not done, not failed
 
 
 def exit_code(exc: TidelineError) -> int:

@@ -24,7 +24,7 @@ import logging
 import math
 import threading
 from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, suppress
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -70,6 +70,7 @@ from tideline.search import (
     Policy,
     QueryVector,
     Retrieval,
+    VectorOptions,
     bound_query,
     literal_dashes,
     parse_query,
@@ -126,6 +127,7 @@ class Memory:
         analyser: Analyser = DEFAULT_ANALYSER,
         turn_levers: TurnLevers = TURN_LEVERS,
         turn_context: int = TURN_CONTEXT,
+        vectors: VectorOptions = VectorOptions(),  # noqa: B008 - frozen, so one default is safe
         clock: Clock = system_clock,
     ):
         self.db = db
@@ -139,8 +141,11 @@ class Memory:
         self.raw = RawContext(db, analyser, turn_context, clock)
         self.narratives = Narratives(db, analyser, clock)
         self.keys = WriteKeys(db, clock)
+        for index in (self.raw.index, self.narratives.index):
+            index.configure(vectors)
         self.warnings: list[str] = []
         self._vectors_ready = False
+        self._closed = threading.Event()
 
     # -- embedding ---------------------------------------------------------------------------
     def _bind(self) -> bool:
@@ -196,7 +201,47 @@ class Memory:
     def embed_pending(self, progress: Progress | None = None) -> int:
         """Embed every turn and narrative that has no vector yet (after an outage, a kill or a
         model change)."""
-        return self._fill(self.narratives) + self._fill(self.raw, progress=progress)
+        done = self._fill(self.narratives) + self._fill(self.raw, progress=progress)
+        self.build_search_files()
+        return done
+
+    def build_search_files(self, *, background: bool = False) -> int:
+        """Bring the vector and lexical files of the large indexes up to date (docs/memory.md,
+        "Search at scale"): now, or (`background`) in a thread of this process, which keeps the
+        vector files up to date after writes too — the server. Returns the files built or
+        started."""
+        if background:
+            for index in (self.raw.index, self.narratives.index):
+                index.configure(replace(index.options, background=True))
+            threading.Thread(
+                target=self._build_in_background, name="search-files", daemon=True
+            ).start()
+            return 0
+        return self._build_files()
+
+    def close(self) -> None:
+        """Stop the background builder's use of the shared connection (it is about to close);
+        a build under way on connections of its own ends at its next turn on the shared one."""
+        with self.lock:
+            self._closed.set()
+
+    def _build_in_background(self) -> None:
+        with suppress(_Closed):
+            self._build_files()
+
+    def _build_files(self) -> int:
+        guard = _OpenGuard(self.lock, self._closed)
+        done = 0
+        for index in (self.raw.index, self.narratives.index):
+            with guard:  # the shared connection: reads take turns with the other threads
+                file = index.large_vector_file()
+                due = file is not None and file.due()
+                lexical = index.lexical_file_due()
+            if file is not None and due:
+                done += file.build()  # on connections of its own
+            if lexical:
+                done += index.build_lexical_file(guard=guard)
+        return done
 
     def pending_vectors(self) -> int:
         """Turns and narratives the configured embedder has not embedded yet."""
@@ -661,3 +706,23 @@ def _hit(kind: str, h: Hit, **fields: Any) -> MemoryHit:
         keyword_match=h.keyword_match,
         **fields,
     )
+
+
+class _Closed(Exception):
+    """The memory was closed while a background build waited for the shared connection."""
+
+
+class _OpenGuard:
+    """The shared lock, refused once the memory is closed (the connection is going away)."""
+
+    def __init__(self, lock: AbstractContextManager[object], closed: threading.Event):
+        self.lock, self.closed = lock, closed
+
+    def __enter__(self) -> None:
+        self.lock.__enter__()
+        if self.closed.is_set():
+            self.lock.__exit__(None, None, None)
+            raise _Closed
+
+    def __exit__(self, *exc: object) -> None:
+        self.lock.__exit__(*exc)  # type: ignore[arg-type]

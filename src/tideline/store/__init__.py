@@ -15,7 +15,7 @@ from tideline.store._health import (
 )
 from tideline.store._ids import MAX_ID, storable, storable_ids
 from tideline.store._keys import MAX_KEY, WriteKeys, check_key
-from tideline.store._migrations import Migrations, open_database, open_postgres
+from tideline.store._migrations import Migrations, allow_values, open_database, open_postgres
 from tideline.store._names import Namespace, is_postgres_url, shown_url
 from tideline.store._pg_health import PgHealth, check_namespace, connect_error
 from tideline.store._salvage import (
@@ -44,6 +44,7 @@ __all__ = [
     "TableSalvage",
     "TableShape",
     "WriteKeys",
+    "allow_values",
     "check_file",
     "check_key",
     "check_namespace",
