@@ -276,3 +276,32 @@ def test_no_driver_writes_rich_markup_tags() -> None:
         if tag.search(line)
     ]
     assert found == []
+
+
+def test_lone_surrogates_in_filters_and_prefixes_are_answers_not_crashes(
+    tmp_path: Path,
+) -> None:
+    """Found by bench/faults.py's MCP argument fuzz (#21): a lone surrogate in
+    memory_profile's subject, memory_forget's session and memo_route's prefix crashed the tool
+    (UnicodeEncodeError binding it to SQL, or PydanticSerializationError echoing it back)."""
+    root = tmp_path / "lib"
+    make_collection(root, "log", "A running log", {"day.md": "# Day\n"})
+    app = Tideline(Settings.load(overrides={"embedder": "none", "memo_root": str(root)}))
+
+    async def scenario() -> None:
+        async with Client(build_server(app)) as client:
+            found = await client.call_tool(
+                "memory_profile", {"subject": "\ud800", "category": "\udfff"}
+            )
+            assert payload(found) == {"facts": []}
+            msg = error_text(await client.call_tool("memory_forget", {"session": "s\ud805"}))
+            assert "does not exist" in msg
+            route = payload(
+                await client.call_tool("memo_route", {"query": "x", "prefix": "\ud808"})
+            )
+            assert route["candidates"] == []
+
+    try:
+        anyio.run(scenario)
+    finally:
+        app.close()
