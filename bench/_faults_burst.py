@@ -6,8 +6,8 @@ writes were stored anyway, so the client's retry duplicated them).
 A burst is `WIDTH` requests sent at once: keyed narratives (`POST /api/narratives` with an
 `Idempotency-Key` header), keyed turns (`POST /api/turns`, the key in the body), keyed appends to
 one note (`POST /api/library/notes`), searches with turns, and stats. One write in eight loses its
-answer: the client gives up after a few milliseconds (the server may have committed or not) and
-sends it again with the same key until it is answered. After the last burst every write is sent
+answer: it is thrown away after it came (the write was committed), or the client gives up after
+10–500 ms (committed or not), and the write is sent again with the same key until answered. After the last burst every write is sent
 once more, as if every answer had been lost. Then: every answer was 2xx (errors otherwise), the
 database holds exactly the narratives and turns that were acknowledged and the note each
 appended line exactly once (duplicates otherwise), and every resend was `replayed`.
@@ -18,8 +18,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
+import re
 import statistics
 import time
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +47,7 @@ class Burst:
     ids: dict[str, dict[str, int]] = field(default_factory=lambda: {"n": {}, "t": {}, "m": {}})
     errors: list[str] = field(default_factory=list)
     lost: int = 0
+    discarded: int = 0  # answers that came and were thrown away: each retry must be replayed
     replayed: int = 0
     resent: int = 0
     seconds: list[float] = field(default_factory=list)
@@ -70,14 +73,17 @@ def _request(i: int) -> tuple[str, str, str, dict[str, Any], dict[str, str]]:
 
 
 async def _send(http: httpx.AsyncClient, i: int, log: Burst, rng: random.Random) -> None:
+    """One request; a write may lose its answer (thrown away after it came: the write was
+    committed; or the client gave up waiting: committed or not) and is then sent again."""
     kind, method, url, body, headers = _request(i)
-    give_up = kind != "s" and rng.randrange(LOST) == 0
+    loss = rng.choice(("discarded", "gave up", None, None, None, None, None, None))
+    loss = loss if kind != "s" else None
     for attempt in range(6):
         started = time.perf_counter()
         try:
             call = http.request(method, url, json=body or None, headers=headers)
-            if give_up and attempt == 0:
-                answer = await asyncio.wait_for(call, rng.uniform(0.001, 0.05))
+            if loss == "gave up" and attempt == 0:
+                answer = await asyncio.wait_for(call, rng.uniform(0.01, 0.5))
             else:
                 answer = await call
         except TimeoutError:
@@ -87,6 +93,10 @@ async def _send(http: httpx.AsyncClient, i: int, log: Burst, rng: random.Random)
         if answer.status_code >= 300:
             log.errors.append(f"{method} {url}: {answer.status_code} {answer.text[:120]}")
             return
+        if loss == "discarded" and attempt == 0:
+            log.lost += 1
+            log.discarded += 1
+            continue
         if kind != "s":
             data = answer.json()
             log.ids[kind][f"{kind}-{i}"] = data.get("id", data.get("added_at_line", 0))
@@ -137,9 +147,8 @@ def _server(work: Path, embedder: str) -> Iterator[HttpServer]:
 
 def _stored(base: str, note: Path) -> tuple[int, int, dict[str, int]]:
     stats = httpx.get(f"{base}/api/stats", timeout=60).json()
-    text = note.read_text()
-    lines = {f"m-{i}": text.count(f"- line m{i}m\n") for i in range(text.count("- line m") + 1)}
-    return stats["narratives"], stats["turns"], {k: n for k, n in lines.items() if n}
+    lines = Counter(f"m-{n}" for n in re.findall(r"^- line m(\d+)m$", note.read_text(), re.M))
+    return stats["narratives"], stats["turns"], dict(lines)
 
 
 def burst(work: Path, embedder: str, requests: int, seed: int = 5) -> Row:
@@ -159,14 +168,16 @@ def burst(work: Path, embedder: str, requests: int, seed: int = 5) -> Row:
     missing = len(set(log.ids["m"]) - set(lines))
     dups = sum(max(0, n) for n in extra.values())
     lost_writes = sum(max(0, -n) for n in extra.values()) + missing
-    failures = len(log.errors) + tracebacks + dups + lost_writes
+    unreplayed = max(0, log.discarded - log.replayed)
+    failures = len(log.errors) + tracebacks + dups + lost_writes + unreplayed
     name = {"none": "none", "openai": "loopback OpenAI-protocol", "e5": "bundled e5"}[embedder]
     ms = [s * 1000 for s in log.seconds]
     figure = (
         f"{requests:,} requests in bursts of {WIDTH}: {len(log.errors)} errors, {tracebacks} "
         f"tracebacks; {dups} duplicates, {lost_writes} lost (stored {narratives} narratives / "
         f"{said['n']} acknowledged, {turns} turns / {said['t']}, {len(lines)} note lines / "
-        f"{said['m']}); {log.lost} answers lost and retried ({log.replayed} replayed), every "
+        f"{said['m']}); {log.lost} answers lost and retried ({log.discarded} thrown away after "
+        f"they came, {log.lost - log.discarded} given up on; {log.replayed} replayed), every "
         f"one of {log.resent:,} writes sent again: replayed; answer median "
         f"{statistics.median(ms):.0f} ms, p95 {pct(ms, 95):.0f} ms"
         + (f"; e.g. {log.errors[0]}" if log.errors else "")
