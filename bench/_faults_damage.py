@@ -12,10 +12,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from _faults_report import Row
+from typer.testing import CliRunner
 
 from tests import damage
 from tests.kills import BIN, Run, cli_env, run
 from tideline.app import Tideline
+from tideline.cli.main import app as cli
 from tideline.config import Settings
 from tideline.library import Library
 
@@ -135,12 +137,21 @@ def _big_template(base: Path) -> Path:
 PAGE_DAMAGE = [(n, where) for n in (1, 3, 10, 40) for where in damage.POSITIONS]
 
 
+def _in_process(env: dict[str, str], *args: str) -> Run:
+    """The CLI run in this process (typer's runner, the same code as the `tideline` binary
+    without the seconds of a process start on a loaded machine), as a `Run`."""
+    result = CliRunner().invoke(cli, list(args), env=env)
+    crashed = result.exception is not None and not isinstance(result.exception, SystemExit)
+    return Run(False, result.exit_code, result.stdout, result.stderr + "Traceback" * crashed, 0.0)
+
+
 def random_pages(base: Path, seeds: int) -> list[Row]:
     """N random pages of a memory.db overwritten (1, 3, 10, 40 pages; anywhere, the front, the
     back, one run; `seeds` seeds each): the first command (`stats`, checked at open) refuses
     it, `tideline doctor` calls it damaged, and then `search` and `write` refuse it too, in one
-    line, the file untouched. #21: 3 of 7 such files were "all good", and used."""
-    template, tideline = _big_template(base), str(BIN / "tideline")
+    line, the file untouched; the commands run in this process (`_in_process`). #21: 3 of 7
+    such files were "all good", and used."""
+    template = _big_template(base)
     healthy, unrefused, bad_refusals = [], [], []
     trials = 0
     for seed in range(1, seeds + 1):
@@ -153,14 +164,14 @@ def random_pages(base: Path, seeds: int) -> list[Row]:
             damage.random_pages(path, pages, seed * 1000 + pages, where)
             before = _digest(path)
             trials += 1
-            if not _one_line(run([tideline, "stats"], env), path):
+            if not _one_line(_in_process(env, "stats"), path):
                 unrefused.append(name)
-            doctor = run([tideline, "doctor", "--json"], env)
+            doctor = _in_process(env, "doctor", "--json")
             report = json.loads(doctor.stdout) if doctor.stdout.strip() else {"ok": True}
             if doctor.returncode == 0 or report.get("ok") or "Traceback" in doctor.stderr:
                 healthy.append(name)
             for args in COMMANDS[::2]:  # search, write
-                if not _one_line(run([tideline, *args], env), path):
+                if not _one_line(_in_process(env, *args), path):
                     bad_refusals.append(f"{name}: {args[0]}")
             if _digest(path) != before:
                 bad_refusals.append(f"{name}: file changed")

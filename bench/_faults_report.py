@@ -64,9 +64,11 @@ BEFORE: dict[str, str] = {
         "recovered; issue 9: no `--repair`"
     ),
     "memory.db with N random pages overwritten: `tideline doctor` calls it damaged": (
+        "main before this branch (cdef28a), `--quick`'s 16 files: **5 of 16** called healthy; "
         "#21: **3 of 7** files with 10 random pages: “all good”, exit 0"
     ),
     "memory.db with N random pages overwritten: the first command refuses it": (
+        "main before this branch (cdef28a), `--quick`'s 16 files: **5 of 16** used by `stats`; "
         "#21: search, stats and one `write` ran on them"
     ),
     "concurrent HTTP bursts (writes, notes, searches; lost answers retried), loopback "
