@@ -26,7 +26,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -160,12 +160,19 @@ def main() -> int:
     parser.add_argument("--only", default="", help=f"comma-separated: {', '.join(SECTIONS)}")
     parser.add_argument("--fuzz", type=int, help="fuzz strings per entry point")
     parser.add_argument("--kills", type=int, help="kills per command (none embedder)")
+    parser.add_argument(
+        "--embedders",
+        help="burst: these embedder kinds only, comma-separated (none, openai, e5; only e5 "
+        "embeds here: run it under `flock /work/embed.lock`)",
+    )
     args = parser.parse_args()
     plan = QUICK if args.quick else FULL
     if args.fuzz or args.kills:
         plan = Plan(
             **{**plan.__dict__, "fuzz": args.fuzz or plan.fuzz, "kills": args.kills or plan.kills}
         )
+    if args.embedders:
+        plan = replace(plan, burst_embedders=tuple(args.embedders.split(",")))
     chosen = [s for s in args.only.split(",") if s] or list(SECTIONS)
     rows: list[Row] = []
     sections: list[Section] = []
