@@ -48,6 +48,7 @@ class Burst:
     errors: list[str] = field(default_factory=list)
     lost: int = 0
     discarded: int = 0  # answers that came and were thrown away: each retry must be replayed
+    dropped: list[str] = field(default_factory=list)  # connections that broke under a request
     replayed: int = 0
     resent: int = 0
     seconds: list[float] = field(default_factory=list)
@@ -89,6 +90,10 @@ async def _send(http: httpx.AsyncClient, i: int, log: Burst, rng: random.Random)
         except TimeoutError:
             log.lost += 1
             continue  # the answer was lost: send it again with the same key
+        except httpx.TransportError as exc:  # the connection dropped (a keep-alive closed by
+            log.lost += 1  # the server as the client reused it): the answer is lost too
+            log.dropped.append(type(exc).__name__)
+            continue
         log.seconds.append(time.perf_counter() - started)
         if answer.status_code >= 300:
             log.errors.append(f"{method} {url}: {answer.status_code} {answer.text[:120]}")
@@ -108,7 +113,15 @@ async def _send(http: httpx.AsyncClient, i: int, log: Burst, rng: random.Random)
 async def _resend(http: httpx.AsyncClient, i: int, log: Burst) -> None:
     """A write sent again after everything: the first answer must come back, `replayed`."""
     kind, method, url, body, headers = _request(i)
-    answer = await http.request(method, url, json=body, headers=headers)
+    for _ in range(6):
+        try:
+            answer = await http.request(method, url, json=body, headers=headers)
+            break
+        except httpx.TransportError as exc:
+            log.dropped.append(type(exc).__name__)
+    else:
+        log.errors.append(f"resent {url} {kind}-{i}: the connection broke 6 times")
+        return
     log.resent += 1
     data = answer.json() if answer.status_code < 300 else {}
     first = log.ids[kind].get(f"{kind}-{i}")
@@ -177,7 +190,9 @@ def burst(work: Path, embedder: str, requests: int, seed: int = 5) -> Row:
         f"tracebacks; {dups} duplicates, {lost_writes} lost (stored {narratives} narratives / "
         f"{said['n']} acknowledged, {turns} turns / {said['t']}, {len(lines)} note lines / "
         f"{said['m']}); {log.lost} answers lost and retried ({log.discarded} thrown away after "
-        f"they came, {log.lost - log.discarded} given up on; {log.replayed} replayed), every "
+        f"they came, {log.lost - log.discarded} given up on or dropped by the connection: "
+        f"{', '.join(f'{n} {k}' for k, n in Counter(log.dropped).items()) or 'none dropped'}; "
+        f"{log.replayed} replayed), every "
         f"one of {log.resent:,} writes sent again: replayed; answer median "
         f"{statistics.median(ms):.0f} ms, p95 {pct(ms, 95):.0f} ms"
         + (f"; e.g. {log.errors[0]}" if log.errors else "")
