@@ -37,7 +37,7 @@ from tideline.memory import (
     write_export,
 )
 from tideline.profile import PROFILE_MIGRATIONS, Profile
-from tideline.search import ANALYSERS, Analyser
+from tideline.search import ANALYSERS, Analyser, VectorOptions
 from tideline.store import (
     Namespace,
     Storage,
@@ -57,6 +57,12 @@ def centring(s: Settings) -> str:
     return s.search_centre
 
 
+def integrity_seconds(s: Settings) -> float | None:
+    """How often memory.db is checked whole without being asked (`integrity_check_hours`;
+    negative: never, only `tideline doctor` checks)."""
+    return None if s.integrity_check_hours < 0 else s.integrity_check_hours * 3600
+
+
 def library_options(s: Settings) -> dict[str, Any]:
     """How a `Library` built from these settings ranks and keeps fresh: pass as
     `Library(root, embedder, **library_options(settings))`."""
@@ -72,6 +78,16 @@ def library_options(s: Settings) -> dict[str, Any]:
         "lex_floor": s.library_lex_floor,
         "busy_timeout_ms": s.busy_timeout_ms,
     }
+
+
+def vector_options(s: Settings) -> VectorOptions:
+    """How memory's indexes find vector candidates at scale."""
+    if s.vector_index_min < 0 or not 0 <= s.vector_ef_search <= 1000:
+        raise ConfigError(
+            f"vector_index_min={s.vector_index_min}, vector_ef_search={s.vector_ef_search}:"
+            " the first must be 0 or more, the second 0 (per query) to 1000"
+        )
+    return VectorOptions(file_min=s.vector_index_min, ef_search=s.vector_ef_search)
 
 
 class Tideline:
@@ -109,6 +125,7 @@ class Tideline:
             PROFILE_MIGRATIONS,  # the profile's tables live in the agent database too
             busy_timeout_ms=self.settings.busy_timeout_ms,
             remember_damage=True,  # the one copy of a memory: stop at the first bad page
+            check_every=integrity_seconds(self.settings),
         )
 
     @cached_property
@@ -153,6 +170,7 @@ class Tideline:
             analyser=cast(Analyser, s.search_analyser),
             turn_levers=TurnLevers(s.turn_date_weight, s.turn_memory_weight, s.turn_session_cap),
             turn_context=s.turn_context,
+            vectors=vector_options(s),
             clock=self.clock,
         )
 

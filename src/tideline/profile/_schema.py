@@ -66,7 +66,7 @@ def _strategy_dream_runs(db: Storage) -> None:
     StrategyStore.add_dream_run(db)
 
 
-@PROFILE_MIGRATIONS.step(6)  # the llm stream's
+@PROFILE_MIGRATIONS.step(6)
 def _runs_may_be_skipped(db: Storage) -> None:
     """A sleep with no LLM to run its LLM steps is recorded `skipped`, not `done`."""
     RunStore.allow_skipped(db)

@@ -99,12 +99,18 @@ def open_database(
     *migrations: Migrations,
     busy_timeout_ms: int = 5000,
     remember_damage: bool = False,
+    check_every: float | None = None,
 ) -> Database:
     """Open (creating if needed) a database and bring its schema up to date: each set of
     migrations in the order given (a later set may build on an earlier one's tables)."""
     if migrations and str(path) != ":memory:" and not Path(path).exists():
         _create(Path(path), migrations, busy_timeout_ms)
-    db = Database(str(path), busy_timeout_ms=busy_timeout_ms, remember_damage=remember_damage)
+    db = Database(
+        str(path),
+        busy_timeout_ms=busy_timeout_ms,
+        remember_damage=remember_damage,
+        check_every=check_every,
+    )
     if migrations:
         try:
             _require_ours(db, migrations[0])
