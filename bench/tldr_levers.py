@@ -31,11 +31,11 @@ from pathlib import Path
 
 import numpy as np
 from library_tldr import DATA, CacheOnly, build_library
+from tideline.library._trust import coverage
 
 from tideline.embed import CachedEmbedder, E5Embedder
 from tideline.library import LIBRARY, Library
 from tideline.library._index import _lexical_text
-from tideline.library._trust import coverage
 from tideline.search import retrieve
 from tideline.search._centre import SHARE, reference_means
 

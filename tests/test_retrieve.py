@@ -13,8 +13,8 @@ from tideline.embed import E5Embedder, OpenAIEmbedder
 from tideline.search import (
     Hit,
     Policy,
-    Retrieval,
     Scope,
+    SearchResult,
     TextIndex,
     literal_dashes,
     open_index,
@@ -118,9 +118,10 @@ def test_no_query_vector_searches_lexically_and_says_so_once(
 ) -> None:
     idx = _index(new_storage(), {1: "the tide turned at noon"})
     found = retrieve(idx, "tide", None, 3, mode, warning=warning)  # type: ignore[arg-type]
-    assert isinstance(found, Retrieval)
+    assert isinstance(found, SearchResult)
     assert found.mode == "lex" and found.warnings == expected
-    assert [h.id for h in found.hits] == [1] and found.hits[0].score == found.hits[0].lex_score
+    assert [h.id for h in found.hits] == [1] and found.hits[0].fused == 1.0  # BM25 / the best
+    assert 0.0 < found.hits[0].score < 1.0  # the relevance, from the lexical calibration
 
 
 def test_a_pending_vector_ranks_as_the_vector_itself(
@@ -160,18 +161,21 @@ def test_weighted_fusion_boosts_verbatim_keywords(
     query = "whale-listen"
     top = retrieve(idx, query, e5.embed_query(query), 2, policy=Policy(fusion="weighted")).top(1)[0]
     assert top.id == 1 and top.keyword_match and top.fusion == "weighted"
-    assert top.score == pytest.approx(1 - (top.vec_distance or 0.0) + 0.3)
+    assert top.fused == pytest.approx(1 - (top.vec_distance or 0.0) + 0.3)
 
 
 def test_explain_names_every_part() -> None:
     hit = Hit(
-        1, 0.0325, lex_rank=1, lex_score=7.123, lex_source="bm25", vec_rank=3, vec_distance=0.2141
+        1, 0.8249, lex_rank=1, lex_score=7.123, lex_source="bm25", vec_rank=3, vec_distance=0.2141
     )
-    hit.fusion = "rrf"
-    assert hit.explain() == "rrf 0.0325 · bm25 #1 7.12 · vec #3 d=0.214"
-    assert Hit(2, 3.5, lex_rank=2, lex_score=3.5, lex_source="trigram").explain() == (
-        "trigram #2 3.50"
+    hit.fusion, hit.keyword_match, hit.lifts = "rrf", True, {"dates": 0.0104, "memory keys": 0.0}
+    assert hit.explain() == (
+        "relevance 0.82 · bm25 #1 7.12 · cosine 0.786 #3 · every word verbatim · dates +0.010"
     )
+    assert Hit(2, 0.35, lex_rank=2, lex_score=3.5, lex_source="trigram").explain() == (
+        "relevance 0.35 · trigram #2 3.50"
+    )
+    assert hit.to_dict()["explain"] == hit.explain()
 
 
 def test_retrieve_ranks_its_own_copies_never_the_index_hits(
@@ -188,17 +192,13 @@ def test_retrieve_ranks_its_own_copies_never_the_index_hits(
     qvec = np.ones(4, dtype=np.float32)
     for _ in range(2):
         found = retrieve(idx, "ferry", qvec, 2, "lex", Policy())
-        assert [(h.id, h.score, h.lex_rank) for h in found.top(2)] == [(2, 3.0, 1), (1, 2.0, 2)]
+        assert [(h.id, h.lex_rank) for h in found.top(2)] == [(2, 1), (1, 2)]
         found = retrieve(idx, "ferry", qvec, 2, "vec", Policy())
         assert [(h.id, h.vec_rank) for h in found.top(2)] == [(1, 1), (2, 2)]
-        assert [h.score for h in found.top(2)] == pytest.approx([0.9, 0.7])
+        assert [h.fused for h in found.top(2)] == pytest.approx([0.9, 0.7])
         found = retrieve(idx, "ferry", qvec, 2, "hybrid", Policy())
         assert {h.id for h in found.top(2)} == {1, 2}
         two = retrieve([Scope(idx), Scope(idx)], "ferry", qvec, 4, "lex", Policy())
-        assert [(h.id, h.source, h.lex_rank) for h in two.top(4)] == [
-            (2, 0, 1),
-            (2, 1, 2),
-            (1, 0, 3),
-            (1, 1, 4),
-        ]
+        assert sorted(h.key for h in two.top(4)) == [(0, 1), (0, 2), (1, 1), (1, 2)]
+        assert [h.lex_rank for h in two.top(4)] == [1, 2, 3, 4]
     assert lex + vec == before

@@ -20,12 +20,13 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from tideline.analysis._store import ScriptTables
-from tideline.memory import Memory, MemoryHit, now, parse_time
+from tideline.memory import Memory, now, parse_time
+from tideline.search import Hit
 
 __all__ = ["ClusterHeat", "Heatmap", "heatmap", "log_hits"]
 
 #: A search hit, or a (narrative id, similarity) pair.
-HitLike = MemoryHit | tuple[int, float]
+HitLike = Hit | tuple[int, float]
 
 
 def _hit_fields(hit: HitLike) -> tuple[int, float] | None:
@@ -50,7 +51,7 @@ def log_hits(
 ) -> int:
     """Record retrieval hits; returns how many rows were written.
 
-    `hits` are `tideline.memory.MemoryHit`s (turn hits are ignored; the similarity is
+    `hits` are search `Hit`s (turn hits are ignored; the similarity is
     1 − vec_distance when the vector part is known, else the fused score) or plain
     `(narrative_id, similarity)` pairs. `at` is an ISO time (default now). Unknown narrative ids
     are skipped. Example, in a prefetch hook::
