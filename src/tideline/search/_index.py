@@ -178,6 +178,7 @@ class TextIndex:
         self._matrix: _Matrix | None = None
         self._count: tuple[tuple[int, int], int] | None = None
         self._records_with: dict[str, int] = {}  # term → its records, as of `_count`'s version
+        self._token_count: int | None = None  # tokens in `N_fts`, as of `_count`'s version
         self._text_writes = 0
         #: How the owner wants `N_fts` made ("analyser" or "analyser;keys") and how it was made.
         self.wanted = f"{analyser};{keys}" if keys else analyser
@@ -477,6 +478,7 @@ class TextIndex:
         if self._count is None or self._count[0] != version:
             self._count = (version, int(self.db.scalar(f"SELECT count(*) FROM {self.name}_fts")))
             self._records_with.clear()
+            self._token_count = None
         return self._count[1]
 
     def term_counts(self, terms: Sequence[str]) -> Counts | None:
@@ -490,12 +492,13 @@ class TextIndex:
 
     def _tokens(self) -> int:
         """Tokens in `N_fts`: FTS5 keeps the total in its averages record (varints: the row
-        count, then the tokens of each column)."""
-        blob = self.db.scalar(f"SELECT block FROM {self.name}_fts_data WHERE id = 1")
-        if not isinstance(blob, bytes):
-            return 0
-        values = _varints(blob)
-        return values[1] if len(values) > 1 else 0
+        count, then the tokens of each column), read again when `_records` counts again."""
+        self._records()
+        if self._token_count is None:
+            blob = self.db.scalar(f"SELECT block FROM {self.name}_fts_data WHERE id = 1")
+            values = _varints(blob) if isinstance(blob, bytes) else []
+            self._token_count = values[1] if len(values) > 1 else 0
+        return self._token_count
 
     def term_freqs(self, parsed: ParsedQuery, ids: Sequence[int]) -> dict[int, Freqs] | None:
         """Each of these records' length in tokens and how often it holds each of the query's

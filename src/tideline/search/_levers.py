@@ -16,7 +16,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from tideline.search._types import SCORE_PLACES, Hit, Policy
 
@@ -49,7 +49,7 @@ def lift(base: Sequence[Hit], extra: Mapping[int, float], weight: float, name: s
         return list(base)
     top = max((h.score for h in base), default=1.0) or 1.0
     scale = weight * top / top_extra
-    out = {h.key: replace(h, lifts=dict(h.lifts)) for h in base}
+    out = {h.key: h.copy() for h in base}
     fusion = base[0].fusion if base else None
     for i, value in extra.items():
         hit = out.setdefault((0, i), Hit(i, fusion=fusion))

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Literal, Protocol
 
 import numpy as np
@@ -104,9 +105,14 @@ def literal_dashes(query: str) -> str:
 
 
 def parsed_for(query: str, policy: Policy, analyser: Analyser = "plain") -> ParsedQuery:
-    """The query as `retrieve` parses it under `policy`."""
-    text = literal_dashes(query) if policy.literal_dashes else query
-    return parse_query(text, analyser, stop_words=policy.stop_words)
+    """The query as `retrieve` parses it under `policy` (a search and its levers' keys parse
+    the same text: parsed once)."""
+    return _parsed(query, policy.literal_dashes, policy.stop_words, analyser)
+
+
+@lru_cache(maxsize=256)
+def _parsed(query: str, dashes: bool, stop_words: bool, analyser: Analyser) -> ParsedQuery:
+    return parse_query(literal_dashes(query) if dashes else query, analyser, stop_words=stop_words)
 
 
 @dataclass
@@ -212,7 +218,7 @@ def _fused(
     if mode in ("hybrid", "vec") and qvec is not None and ("vec" in policy.lists or mode == "vec"):
         for n, s in enumerate(scopes):
             found = s.index.vector(qvec, depth, s.where, s.params)
-            vec.append([replace(h, source=n) for h in found])
+            vec.append([h.copy(source=n) for h in found])
     words = lexicon([s.index for s in scopes], parsed)
     cover = rescore(lex, vec, [s.index for s in scopes], parsed, words) if words else None
     best: dict[tuple[int, int], tuple[int, int]] = {}
@@ -253,7 +259,7 @@ def _lexical(
     out: list[list[Hit]] = []
     for n, s in enumerate(scopes):
         found = s.index.lexical(parsed, depth, s.where, s.params, trigram=policy.trigram)
-        out.append([replace(h, source=n) for h in found])
+        out.append([h.copy(source=n) for h in found])
     return out
 
 
@@ -306,7 +312,7 @@ def _collapsed(
             if group is None or group in seen:  # gone meanwhile, or a later key of one parent
                 continue
             seen.add(group)
-            out.append(replace(h, id=group[1], source=group[0]))
+            out.append(h.copy(id=group[1], source=group[0]))
         return out
 
     return [collapse(x) for x in lex], [collapse(x) for x in vec], best

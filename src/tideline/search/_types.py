@@ -99,6 +99,15 @@ class Hit:
             return f"{self.path}:{self.line or 1}"
         return f"{self.type} {self.id}"
 
+    def copy(self, **changes: Any) -> Hit:
+        """A copy with `changes` (cheaper than `dataclasses.replace`, which runs `__init__` on
+        every field: the candidate stages copy every hit once)."""
+        new = object.__new__(Hit)
+        new.__dict__.update(self.__dict__)
+        new.lifts = dict(self.lifts)
+        new.__dict__.update(changes)
+        return new
+
     def absorb(self, other: Hit) -> None:
         """Copy the score parts `other` knows into this hit."""
         for name in ("lex_rank", "lex_score", "lex_source", "vec_rank", "vec_distance", "lexical"):
