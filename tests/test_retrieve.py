@@ -12,6 +12,7 @@ from tests.openai_stub import OpenAIStub
 from tideline.embed import E5Embedder, OpenAIEmbedder
 from tideline.search import (
     Hit,
+    Key,
     Policy,
     Scope,
     SearchResult,
@@ -202,3 +203,38 @@ def test_retrieve_ranks_its_own_copies_never_the_index_hits(
         assert sorted(h.key for h in two.top(4)) == [(0, 1), (0, 2), (1, 1), (1, 2)]
         assert [h.lex_rank for h in two.top(4)] == [1, 2, 3, 4]
     assert lex + vec == before
+
+
+def test_levers_are_stages_of_retrieve(new_storage: Callable[[], Storage], e5: E5Embedder) -> None:
+    # keys lift the records they point at, the session list lifts a session's turns, and
+    # truncation stops where the relevance falls: each visible in the hits' `lifts`
+    docs = {
+        1: "We drove to the coast in the old van",
+        2: "The van broke down near the lighthouse",
+        3: "A mechanic towed the van to the village",
+        4: "I baked bread for the neighbours",
+        5: "The coast road was closed by the storm",
+    }
+    idx = _index(new_storage(), docs, e5)
+    query = "what happened to the van"
+    qvec = e5.embed_query(query)
+    sessions = {1: "trip", 2: "trip", 3: "trip", 4: "home", 5: "news"}
+
+    def groups(ids: object) -> dict[int, str]:
+        return {i: sessions[i] for i in ids}  # type: ignore[attr-defined]
+
+    plain = retrieve(idx, query, qvec, 5, "hybrid", Policy(fusion="convex"), groups=groups)
+    lifted = retrieve(
+        idx, query, qvec, 5, "hybrid", Policy(fusion="convex", session_weight=1.0), groups=groups
+    )
+    assert all("sessions" not in h.lifts for h in plain.hits)
+    trip = [h for h in lifted.hits if sessions[h.id] == "trip"]
+    assert trip and all(h.lifts.get("sessions", 0) > 0 for h in trip)
+    assert all(sessions[h.id] == "trip" for h in lifted.hits[:3])
+    key = Key("dates", Scope(idx, "rowid = ?", (4,)), 1.0)
+    keyed = retrieve(idx, query, qvec, 5, "hybrid", Policy(fusion="convex"), keys=[key])
+    bread = next(h for h in keyed.hits if h.id == 4)
+    assert bread.lifts["dates"] > 0 and "dates +" in bread.explain()
+    cut = retrieve(idx, query, qvec, 5, "hybrid", Policy(fusion="convex", truncate=0.9))
+    assert cut.hits and all(h.score >= 0.9 * cut.hits[0].score for h in cut.hits)
+    assert len(cut.hits) < len(plain.hits)

@@ -123,8 +123,8 @@ def convex_fuse(
     lo, hi = (min(sims), max(sims)) if sims else (0.0, 0.0)
     for h in merged:
         vec = 0.0
-        if h.vec_distance is not None and hi > lo:
-            vec = max(0.0, (1.0 - h.vec_distance - lo) / (hi - lo))
+        if h.vec_distance is not None:  # one candidate (or all equal): the nearest there is
+            vec = max(0.0, (1.0 - h.vec_distance - lo) / (hi - lo)) if hi > lo else 1.0
         h.score = alpha * lex.get(h.key, 0.0) + (1.0 - alpha) * vec
         h.score += boost if h.keyword_match else 0.0
         h.fusion = "convex"
