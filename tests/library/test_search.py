@@ -61,7 +61,8 @@ def test_hybrid_keeps_the_score_parts(lib: Library) -> None:
     assert top.lex_rank == 1 and top.vec_rank is not None
     k = LIBRARY.rrf_k  # the query is covered: the lexical list keeps its full weight
     assert top.fused == pytest.approx(1 / (k + 1) + 1 / (k + top.vec_rank), abs=1e-6)
-    assert 0.5 < top.score <= 1.0 and top.explain().startswith(f"relevance {top.score:.2f}")
+    assert 0.0 < top.score <= 1.0 and top.explain().startswith(f"relevance {top.score:.2f}")
+    assert all(h.score < top.score for h in result.hits[1:])
 
 
 def test_an_edit_right_before_the_search_is_found_in_the_same_call(lib: Library) -> None:
