@@ -48,6 +48,7 @@ from tideline.search import (
     Policy,
     Scope,
     SearchResult,
+    best_by,
     bound_query,
     check_floor,
     pending_vector,
@@ -521,10 +522,7 @@ class Library:
             hits = self.search(query, "*", k=MAX_K, catch_up=False, min_score=0.0).hits
         except TidelineError:  # no collections on disk yet (the registry is older): as routed
             return candidates
-        content: dict[str, float] = {}
-        for h in hits:
-            name = h.collection or ""
-            content[name] = max(content.get(name, 0.0), h.score)
+        content = best_by(hits, lambda h: h.collection or "")
         scored = [
             replace(c, score=round(max(c.score, content.get(c.path, 0.0)), 6)) for c in candidates
         ]

@@ -35,7 +35,7 @@ from tideline.search._retrieve import (
     parsed_for,
     retrieve,
 )
-from tideline.search._score import auto_floor, check_floor, interleave, resolve_floor
+from tideline.search._score import auto_floor, best_by, check_floor, interleave, resolve_floor
 from tideline.search._text import has_cjk, spaced_cjk, valid_text
 from tideline.search._types import KINDS, MODES, Hit, Mode, Policy, SearchResult
 
@@ -71,6 +71,7 @@ __all__ = [
     "TextLookup",
     "analyse",
     "auto_floor",
+    "best_by",
     "bound_query",
     "check_floor",
     "create_index",

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -166,3 +166,12 @@ def check_floor(value: float) -> float:
             f"min_score={value!r}; pass a relevance from 0 to 1 (0 shows everything)"
         )
     return number
+
+
+def best_by(hits: Sequence[Hit], group: Callable[[Hit], str]) -> dict[str, float]:
+    """Aggregation to groups (a note's collection): each group as relevant as its best hit."""
+    out: dict[str, float] = {}
+    for h in hits:
+        g = group(h)
+        out[g] = max(out.get(g, 0.0), h.score)
+    return out
