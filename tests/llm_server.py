@@ -8,7 +8,12 @@ Failure modes, each a plain attribute or call:
 - down: do not enter the context manager (or use `closed_url()`): connection refused;
 - `fail_next = [429, 429]` with `fail_headers = {"Retry-After": "0"}`, or `[500, 503]`;
 - malformed or schema-invalid JSON: script that text as the answer;
-- `reject_json_schema` / `reject_json_object`: answer 400 "unsupported" to that response_format;
+- `reject_json_schema` / `reject_object_schema` (json_object with a `schema`) /
+  `reject_json_object`: refuse that response_format with `format_status` (400; llama-cpp-python
+  answers json_schema with a 500);
+- `n_ctx`: answer a prompt (in words) over it with llama-cpp-python's overflow error, and
+  `tell_window` to say it at `GET /props` as llama.cpp's llama-server does;
+- a hostile body: `Answer(raw=b"...")` is sent as the body as it is;
 - `delay`: answer after this many seconds (woken early when the server closes); per answer:
   `Answer(..., delay=1.5)`.
 
@@ -21,7 +26,7 @@ from __future__ import annotations
 import json
 import socket
 from collections import defaultdict, deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +46,7 @@ class Answer:
     completion_tokens: int | None = None
     finish_reason: str = "stop"
     delay: float = 0.0
+    raw: bytes | None = None  # sent instead of a completion (a cut or absurd body)
 
 
 def closed_url() -> str:
@@ -57,7 +63,11 @@ class LLMServer(OpenAIStub):
         self.model = model
         self.queues: dict[str, deque[Answer]] = defaultdict(deque)
         self.reject_json_schema = False
+        self.reject_object_schema = False
         self.reject_json_object = False
+        self.format_status = 400
+        self.n_ctx: int | None = None
+        self.tell_window = False
         self.delay = 0.0
         self.defaults: dict[str, Answer] = {}
 
@@ -96,12 +106,41 @@ class LLMServer(OpenAIStub):
     def routes(self) -> dict[str, Route]:
         return {**super().routes(), "/v1/chat/completions": self.chat}
 
-    def chat(self, body: dict[str, Any], headers: Mapping[str, str]) -> Reply:
-        kind = (body.get("response_format") or {}).get("type")
-        if (kind == "json_schema" and self.reject_json_schema) or (
-            kind == "json_object" and self.reject_json_object
+    def get_routes(self) -> dict[str, Callable[[], Reply]]:
+        models = {"object": "list", "data": [{"id": self.model, "object": "model"}]}
+        routes: dict[str, Callable[[], Reply]] = {"/v1/models": lambda: (200, models, {})}
+        if self.tell_window and self.n_ctx:
+            props = {"default_generation_settings": {"n_ctx": self.n_ctx}}
+            routes["/props"] = lambda: (200, props, {})
+        return routes
+
+    def refused(self, body: dict[str, Any]) -> Reply | None:
+        form = body.get("response_format") or {}
+        kind = form.get("type")
+        if kind == "json_object" and "schema" in form:
+            kind = "json_object with a schema" if self.reject_object_schema else None
+        if (
+            (kind == "json_schema" and self.reject_json_schema)
+            or (kind == "json_object" and self.reject_json_object)
+            or kind == "json_object with a schema"
         ):
-            return error(400, f"response_format type {kind!r} is not supported by this server")
+            message = f"response_format type {kind!r} is not supported by this server"
+            return error(self.format_status, message)
+        words = sum(len(m["content"].split()) for m in body["messages"])
+        if self.n_ctx and words > self.n_ctx:  # llama-cpp-python's words, a prompt over n_ctx
+            asked = words + body.get("max_tokens", 0)
+            return error(
+                400,
+                f"This model's maximum context length is {self.n_ctx} tokens. However, you "
+                f"requested {asked} tokens ({words} in the messages, {asked - words} in the "
+                "completion). Please reduce the length of the messages or completion.",
+            )
+        return None
+
+    def chat(self, body: dict[str, Any], headers: Mapping[str, str]) -> Reply:
+        refused = self.refused(body)
+        if refused is not None:
+            return refused
         step = headers.get(STEP_HEADER, "")
         queue = self.queues[step] if self.queues.get(step) else self.queues[""]
         if not queue and step not in self.defaults:
@@ -109,6 +148,8 @@ class LLMServer(OpenAIStub):
         answer = queue.popleft() if queue else self.defaults[step]
         if answer.delay or self.delay:
             self.closing.wait(answer.delay or self.delay)
+        if answer.raw is not None:
+            return 200, answer.raw, {}
         prompt = sum(len(m["content"].split()) for m in body["messages"])
         usage = {
             "prompt_tokens": answer.prompt_tokens if answer.prompt_tokens is not None else prompt,

@@ -17,7 +17,7 @@ from typing import Any, Self
 
 import numpy as np
 
-Reply = tuple[int, dict[str, Any], dict[str, str]]  # status, JSON body, extra headers
+Reply = tuple[int, Any, dict[str, str]]  # status, JSON body (or raw bytes), extra headers
 Route = Callable[[dict[str, Any], Mapping[str, str]], Reply]
 
 
@@ -35,6 +35,7 @@ class OpenAIStub:
         self.dim = dim
         self.api_key = api_key
         self.requests: list[dict[str, Any]] = []
+        self.gets: list[str] = []  # paths of GET requests (a client asking the server about itself)
         self.fail_next: list[int] = []
         self.fail_headers: dict[str, str] = {}
         self.closing = threading.Event()  # set on exit: wakes handlers told to answer slowly
@@ -43,6 +44,11 @@ class OpenAIStub:
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *args: object) -> None:
                 pass
+
+            def do_GET(self) -> None:
+                stub.gets.append(self.path)
+                route = stub.get_routes().get(self.path)
+                self.answer(*(route() if route else error(404, "not found")))
 
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -54,8 +60,10 @@ class OpenAIStub:
                         "headers": self.headers,  # case-insensitive lookups
                     }
                 )
-                status, payload, headers = stub.respond(self.path, body, self.headers)
-                raw = json.dumps(payload).encode()
+                self.answer(*stub.respond(self.path, body, self.headers))
+
+            def answer(self, status: int, payload: Any, headers: dict[str, str]) -> None:
+                raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
                 try:
                     self.send_response(status)
                     for name, value in {"Content-Type": "application/json", **headers}.items():
@@ -75,6 +83,9 @@ class OpenAIStub:
 
     def routes(self) -> dict[str, Route]:
         return {"/v1/embeddings": self.embeddings}
+
+    def get_routes(self) -> dict[str, Callable[[], Reply]]:
+        return {}
 
     def respond(self, path: str, body: dict[str, Any], headers: Mapping[str, str]) -> Reply:
         if self.fail_next:

@@ -1,5 +1,6 @@
 """The architecture, checked: layers point down, no private imports across units, frameworks only
-in the drivers, no stdlib sqlite3, environment only in config, no import cycles inside a unit.
+in the drivers, no stdlib sqlite3, environment only in config, the wall clock only in clock, no
+import cycles inside a unit.
 
 A unit is `tideline.<name>` (a package or a root module). `violations(src)` walks every import of
 every module under `src` — absolute, relative, inside functions and under TYPE_CHECKING — and
@@ -25,6 +26,7 @@ SRC = Path(__file__).parents[1] / "src" / "tideline"
 LAYERS: dict[str, int] = {
     "tideline": 0,
     "tideline.errors": 0,
+    "tideline.clock": 1,  # the clock seam and the one stored time form (errors only)
     "tideline.config": 1,
     "tideline.pathnames": 1,  # path arguments checked as names (errors only)
     "tideline.hookspecs": 2,
@@ -78,6 +80,12 @@ FRAMEWORK_USERS = {
 
 ENVIRON = {"environ", "getenv", "putenv"}
 ENVIRON_OWNER = "tideline.config"
+#: Reading the wall clock: `datetime.now()`, `dt.datetime.utcnow()`, `date.today()`, `time.time()`.
+#: Only the clock seam does; services get a `Clock` passed down (a replay moves it by hand).
+WALL_CLOCK = {"now", "utcnow", "today"}
+WALL_CLOCK_OWNER = "tideline.clock"
+#: File freshness compares with file mtimes, which the real file system sets: the wall clock.
+WALL_CLOCK_FILES = {"tideline.library._heartbeat", "tideline.library._index"}
 
 #: Violations on main that the issue-10 branches remove, without line numbers. Each entry must
 #: still be found (the list only shrinks): when a branch lands and fixes one, delete its line.
@@ -157,6 +165,18 @@ def _environ_uses(path: Path) -> Iterator[int]:
             yield node.lineno
 
 
+def _wall_clock_uses(path: Path) -> Iterator[int]:
+    for node in ast.walk(ast.parse(path.read_text())):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        func, owner = node.func, node.func.value
+        name = owner.id if isinstance(owner, ast.Name) else getattr(owner, "attr", "")
+        if func.attr in WALL_CLOCK and name in ("datetime", "date"):
+            yield node.lineno
+        if func.attr == "time" and name == "time":
+            yield node.lineno
+
+
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     """Strongly connected components with more than one module (Tarjan)."""
     index: dict[str, int] = {}
@@ -231,6 +251,12 @@ def violations(src: Path = SRC) -> list[str]:
             found += [
                 f"{name}:{n} reads the environment (only config does)" for n in _environ_uses(path)
             ]
+    for name, path in modules.items():
+        if _unit(name) != WALL_CLOCK_OWNER and name not in WALL_CLOCK_FILES:
+            found += [
+                f"{name}:{n} reads the wall clock (take a Clock from tideline.clock)"
+                for n in _wall_clock_uses(path)
+            ]
     found += [f"import cycle: {' <-> '.join(c)}" for c in _cycles(graph)]
     return found
 
@@ -300,6 +326,16 @@ PLANTS = {
         "search/_query.py",
         "from os import getenv\n",
         "tideline.search._query:1 reads the environment",
+    ),
+    "wall clock outside the seam": (
+        "profile/_decay.py",
+        "import datetime as dt\nSTART = dt.datetime.now(dt.UTC)\n",
+        "tideline.profile._decay:2 reads the wall clock",
+    ),
+    "time.time outside the seam": (
+        "consolidate/_sleep.py",
+        "import time\nSTART = time.time()\n",
+        "tideline.consolidate._sleep:2 reads the wall clock",
     ),
     "unclassified unit": ("gui/__init__.py", "", "tideline.gui: unit missing from LAYERS"),
 }

@@ -18,13 +18,14 @@ from typing import Any, Literal, TextIO, cast
 
 from tideline import plugins
 from tideline.analysis import ANALYSIS_MIGRATIONS
+from tideline.clock import Clock, now_text, system_clock
 from tideline.config import Settings
 from tideline.consolidate import Dream, SessionMemory, Sleep
 from tideline.embed import Embedder, load_embedder
 from tideline.errors import ConfigError, InvalidInput, TidelineError
 from tideline.inject import InjectConfig, MemoryProvider
 from tideline.library import LIBRARY, Library
-from tideline.llm import LLM, llm_from_settings
+from tideline.llm import LLM, NO_LLM, llm_from_settings
 from tideline.memory import (
     AGENT_MIGRATIONS,
     NARRATIVES,
@@ -33,8 +34,8 @@ from tideline.memory import (
     header,
     write_export,
 )
-from tideline.profile import PROFILE_MIGRATIONS, Profile
-from tideline.search import ANALYSERS, Analyser, resolve_floor
+from tideline.profile import PROFILE_MIGRATIONS, Profile, Rules
+from tideline.search import ANALYSERS, Analyser, VectorOptions, resolve_floor
 from tideline.store import (
     Namespace,
     Storage,
@@ -52,6 +53,12 @@ def centring(s: Settings) -> str:
     if s.search_centre not in ("library", "all", "off"):
         raise ConfigError(f"search_centre={s.search_centre!r} is unknown; use library, all or off")
     return s.search_centre
+
+
+def integrity_seconds(s: Settings) -> float | None:
+    """How often memory.db is checked whole without being asked (`integrity_check_hours`;
+    negative: never, only `tideline doctor` checks)."""
+    return None if s.integrity_check_hours < 0 else s.integrity_check_hours * 3600
 
 
 def library_options(s: Settings) -> dict[str, Any]:
@@ -72,9 +79,23 @@ def library_options(s: Settings) -> dict[str, Any]:
     }
 
 
+def vector_options(s: Settings) -> VectorOptions:
+    """How memory's indexes find vector candidates at scale."""
+    if s.vector_index_min < 0 or not 0 <= s.vector_ef_search <= 1000:
+        raise ConfigError(
+            f"vector_index_min={s.vector_index_min}, vector_ef_search={s.vector_ef_search}:"
+            " the first must be 0 or more, the second 0 (per query) to 1000"
+        )
+    return VectorOptions(file_min=s.vector_index_min, ef_search=s.vector_ef_search)
+
+
 class Tideline:
-    def __init__(self, settings: Settings, embedder: Embedder | None = None):
+    def __init__(
+        self, settings: Settings, embedder: Embedder | None = None, clock: Clock = system_clock
+    ):
         self.settings = settings
+        # The one clock every service reads "now" from (a `ManualClock` replays history).
+        self.clock = clock
         plugins.configure(settings.plugins, settings.trace_plugins)
         # One connection, possibly many threads (MCP workers): its users take turns through this.
         self.db_lock = threading.RLock()
@@ -103,6 +124,7 @@ class Tideline:
             PROFILE_MIGRATIONS,  # the profile's tables live in the agent database too
             busy_timeout_ms=self.settings.busy_timeout_ms,
             remember_damage=True,  # the one copy of a memory: stop at the first bad page
+            check_every=integrity_seconds(self.settings),
         )
 
     @cached_property
@@ -151,11 +173,19 @@ class Tideline:
             lock=self.db_lock,
             analyser=cast(Analyser, s.search_analyser),
             turn_context=s.turn_context,
+            vectors=vector_options(s),
+            clock=self.clock,
         )
 
     @cached_property
     def profile(self) -> Profile:
-        return Profile(self.db, self.memory, lock=self.db_lock)
+        s = self.settings
+        rules = Rules(
+            established_sessions=s.profile_established_sessions,
+            established_days=s.profile_established_days,
+            strategy_days=s.profile_strategy_days,
+        )
+        return Profile(self.db, self.memory, clock=self.clock, lock=self.db_lock, rules=rules)
 
     @cached_property
     def library(self) -> Library:
@@ -163,7 +193,9 @@ class Tideline:
         root = self.settings.memo_root
         if root is None or not str(root):
             raise InvalidInput(
-                "no library root: pass --root PATH or set MEMO_ROOT (memo_root in config.toml)"
+                f"{self.settings.agent_name} has no library root: pass --root PATH or set "
+                "MEMO_ROOT (memo_root in config.toml); a namespace of a shared server gets its "
+                "own from 'library' in its tokens file entry (docs/web.md)"
             )
         return Library(root, self.embedder, **library_options(self.settings))
 
@@ -187,9 +219,9 @@ class Tideline:
         """The Sleep pipeline over the profile and memory, with the configured LLM."""
         return self.sleep_using(llm_from_settings(self.settings))
 
-    def sleep_using(self, llm: LLM | None) -> Sleep:
-        """The Sleep pipeline with another LLM (the MCP client's model, through sampling);
-        the budget and input cap stay the configured ones."""
+    def sleep_using(self, llm: LLM | None, no_llm: str = NO_LLM) -> Sleep:
+        """The Sleep pipeline with another LLM (the MCP client's model, through sampling), or
+        none and why (`no_llm`); the budget and input cap stay the configured ones."""
         s = self.settings
         return Sleep(
             self.profile,
@@ -197,7 +229,9 @@ class Tideline:
             llm,
             embedder=self.embedder,
             run_budget=s.llm_run_budget,
+            run_max_calls=s.llm_run_max_calls,
             max_input_tokens=s.llm_max_input_tokens,
+            no_llm=no_llm,
         )
 
     def export(self, out: TextIO, fmt: str = "jsonl") -> dict[str, int]:
@@ -205,7 +239,9 @@ class Tideline:
         Tideline export (JSONL, which `tideline import` restores, or markdown to read).
         Returns how many records of each type were written."""
         records = chain(
-            [header(self.settings.agent_name)], self.memory.export_records(), self.profile.dump()
+            [header(self.settings.agent_name, now_text(self.clock))],
+            self.memory.export_records(),
+            self.profile.dump(),
         )
         return write_export(records, out, fmt)
 
@@ -215,9 +251,9 @@ class Tideline:
         threads and self-concept, with the configured LLM."""
         return self.dream_using(llm_from_settings(self.settings))
 
-    def dream_using(self, llm: LLM | None) -> Dream:
-        """The DREAM pipeline with another LLM (the MCP client's model, through sampling);
-        the budget and limits stay the configured ones."""
+    def dream_using(self, llm: LLM | None, no_llm: str = NO_LLM) -> Dream:
+        """The DREAM pipeline with another LLM (the MCP client's model, through sampling), or
+        none and why (`no_llm`); the budget and limits stay the configured ones."""
         s = self.settings
         return Dream(
             self.profile,
@@ -225,14 +261,18 @@ class Tideline:
             llm,
             embedder=self.embedder,
             run_budget=s.dream_run_budget,
+            run_max_calls=s.llm_run_max_calls,
             max_input_tokens=s.llm_max_input_tokens,
             comb_memories=s.dream_comb_memories,
             drift_hops=s.dream_drift_hops,
+            no_llm=no_llm,
         )
 
     def close(self) -> None:
         """The library, then the database (whatever was opened)."""
         if "library" in self.__dict__:
             self.library.close()
+        if "memory" in self.__dict__:
+            self.memory.close()
         if "db" in self.__dict__:
             self.db.close()

@@ -54,10 +54,18 @@ SETTINGS: tuple[Setting, ...] = (
         "cache_path",
         "TIDELINE_EMBED_CACHE",
         "",
-        "Embedding cache file (default <home>/../embed-cache.db).",
+        "Embedding cache file (default ~/.tideline/embed-cache.db, shared by the agents there; "
+        "<home>/embed-cache.db for a home elsewhere).",
     ),
     Setting(
         "busy_timeout_ms", "TIDELINE_BUSY_TIMEOUT_MS", 5000, "How long a write waits for a lock."
+    ),
+    Setting(
+        "integrity_check_hours",
+        "TIDELINE_INTEGRITY_CHECK_HOURS",
+        24.0,
+        "How often memory.db is checked whole (quick_check) without being asked: at the first "
+        "open after that long, and by a running server; 0 at every open, -1 never.",
     ),
     Setting("memo_root", "MEMO_ROOT", "", "Root folder of the markdown library."),
     Setting(
@@ -167,6 +175,21 @@ SETTINGS: tuple[Setting, ...] = (
         "TIDELINE_TURN_SESSION_CAP",
         0,
         "Raw-turn search: most turns of one session before other sessions (0: off).",
+    ),
+    # -- vectors at scale (issue 25, docs/memory.md "Vectors at scale", docs/postgresql.md) ----
+    Setting(
+        "vector_index_min",
+        "TIDELINE_VECTOR_INDEX_MIN",
+        50_000,
+        "SQLite: vectors from which a memory index is searched through its vector file "
+        "(`memory.db.vectors/`, HNSW, memory-mapped); fewer are searched exactly in memory.",
+    ),
+    Setting(
+        "vector_ef_search",
+        "TIDELINE_VECTOR_EF_SEARCH",
+        0,
+        "The HNSW walk of a vector search (the vector file; PostgreSQL's hnsw.ef_search): wider "
+        "finds more of the true nearest and costs more. 0: chosen per query from k and the filter.",
     ),
     Setting(
         "turn_session_weight",
@@ -353,8 +376,9 @@ SETTINGS: tuple[Setting, ...] = (
         "llm_structured",
         "TIDELINE_LLM_STRUCTURED",
         "auto",
-        "Structured output: auto (json_schema, else JSON mode, else prompt only), json_schema, "
-        "json_object or prompt.",
+        "Structured output: auto (json_schema, else json_object with a schema, else JSON mode, "
+        "else prompt only; learnt per endpoint), json_schema, json_object_schema, json_object or "
+        "prompt.",
     ),
     Setting(
         "llm_max_input_tokens",
@@ -405,6 +429,13 @@ SETTINGS: tuple[Setting, ...] = (
         0,
         "Tokens (prompt + answer) one pipeline run may spend; 0: no limit.",
     ),
+    Setting(
+        "llm_run_max_calls",
+        "TIDELINE_LLM_RUN_MAX_CALLS",
+        300,
+        "LLM requests one sleep or dream run may make (repairs included); new sessions are "
+        "taken in only under half of it; 0: no limit.",
+    ),
     # -- sleep triggers (docs/sleep.md) ---------------------------------------------------------
     Setting(
         "sleep_on_exit",
@@ -438,6 +469,24 @@ SETTINGS: tuple[Setting, ...] = (
         "Night drift: most steps of the walk away from the seed memory.",
     ),
     Setting(
+        "profile_established_sessions",
+        "TIDELINE_PROFILE_ESTABLISHED_SESSIONS",
+        3,
+        "Established: a confirmed fact backed by at least this many sessions (see the days).",
+    ),
+    Setting(
+        "profile_established_days",
+        "TIDELINE_PROFILE_ESTABLISHED_DAYS",
+        90.0,
+        "Established: ... whose words span at least this many days of the user's time.",
+    ),
+    Setting(
+        "profile_strategy_days",
+        "TIDELINE_PROFILE_STRATEGY_DAYS",
+        90.0,
+        "A question Sleep left (clarify, probe, verify) expires unanswered after these days.",
+    ),
+    Setting(
         "inject_t3_threads",
         "TIDELINE_INJECT_T3_THREADS",
         10,
@@ -463,6 +512,12 @@ SETTINGS: tuple[Setting, ...] = (
         "TOML file giving each bearer token its namespace (agent, optional user): one "
         "`tideline serve --transport http` then answers for several agents (docs/web.md).",
     ),
+    Setting(
+        "panel_session_hours",
+        "TIDELINE_PANEL_SESSION_HOURS",
+        12.0,
+        "Hours a panel login lasts; every login also ends when the server stops (docs/web.md).",
+    ),
 )
 
 _BY_NAME = {s.name: s for s in SETTINGS}
@@ -485,6 +540,7 @@ class Settings:
         default_factory=lambda: Path("~/.tideline/embed-cache.db").expanduser()
     )
     busy_timeout_ms: int = 5000
+    integrity_check_hours: float = 24.0
     memo_root: Path | None = None
     library_rrf_k: int = 20
     library_keys: str = "items"
@@ -505,6 +561,8 @@ class Settings:
     turn_session_cap: int = 0
     turn_session_weight: float = 0.0
     search_truncate: float = 0.0
+    vector_index_min: int = 50_000
+    vector_ef_search: int = 0
     search_min_score: str = "auto"
     plugins: str = "*"
     trace_plugins: bool = False
@@ -553,31 +611,47 @@ class Settings:
     session_recall_max: int = 3
     session_recall_min_score: float = 0.45
     llm_run_budget: int = 0
+    llm_run_max_calls: int = 300
     sleep_on_exit: bool = False
     sleep_on_exit_timeout: float = 900.0
     dream_run_budget: int = 40000
     dream_comb_memories: int = 40
     dream_drift_hops: int = 3
+    profile_established_sessions: int = 3
+    profile_established_days: float = 90.0
+    profile_strategy_days: float = 90.0
     inject_t3_threads: int = 10
     database_url: str = ""
     database_user: str = ""
     tokens_file: str = ""
+    panel_session_hours: float = 12.0
 
     @property
     def db_path(self) -> Path:
         """The agent's memory database."""
         return self.home / "memory.db"
 
-    def for_namespace(self, agent: str, user: str | None = None) -> Settings:
+    def for_namespace(
+        self, agent: str, user: str | None = None, memo_root: Path | None = None
+    ) -> Settings:
         """These settings for another namespace of the same server: on PostgreSQL its schema;
         on SQLite the agent's own home beside this one (`<home>/../<agent>`, a user's under
-        `users/<user>` in it), so each namespace is a database file of its own."""
+        `users/<user>` in it), so each namespace is a database file of its own. What one
+        namespace reads is its own: its library is `memo_root` (None: it has no library, never
+        the server's) and its SOUL.md is the one in its home."""
         if (agent, user or "") == (self.agent_name, self.database_user):
             return self
         home = self.home.parent / agent
         if user and not self.database_url:
             home = home / "users" / user
-        return replace(self, agent_name=agent, database_user=user or "", home=home)
+        return replace(
+            self,
+            agent_name=agent,
+            database_user=user or "",
+            home=home,
+            memo_root=memo_root,
+            soul_file="",
+        )
 
     @property
     def soul_path(self) -> Path:
@@ -613,15 +687,21 @@ class Settings:
             values[f.name] = _coerce(s, merged.get(f.name, s.default))
         values["agent_name"] = agent
         values["home"] = _home(merged.get("home"), agent)
-        values["cache_path"] = (
-            Path(str(merged["cache_path"])).expanduser()
-            if merged.get("cache_path")
-            else values["home"].parent / "embed-cache.db"
-        )
+        values["cache_path"] = _cache_path(merged, values["home"])
         values["memo_root"] = (
             Path(str(merged["memo_root"])).expanduser() if merged.get("memo_root") else None
         )
         return cls(**values)
+
+
+def _cache_path(merged: Mapping[str, Any], home: Path) -> Path:
+    """`cache_path`, else beside the agents' homes under ~/.tideline (one cache for all of
+    them), else — a home set elsewhere with `home` — inside that home: TIDELINE_HOME=/x/fresh
+    never writes into /x."""
+    if merged.get("cache_path"):
+        return Path(str(merged["cache_path"])).expanduser()
+    shared = Path("~/.tideline").expanduser()
+    return shared / "embed-cache.db" if home.parent == shared else home / "embed-cache.db"
 
 
 def _home(value: Any, agent: str) -> Path:

@@ -29,9 +29,9 @@ def run(*args: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
-def run_json(*args: str) -> Any:
-    code, out, err = run(*args, "--json")
-    assert code == 0, err
+def run_json(*args: str, code: int = 0) -> Any:
+    got, out, err = run(*args, "--json")
+    assert got == code, err
     return json.loads(out)
 
 
@@ -115,6 +115,27 @@ def test_reject_and_close_keep_the_row_and_show_on_the_timeline(agent: Tideline)
     assert run("fact", "reject", str(job))[0] == 2  # --why is required
 
 
+def t0_text(block: dict[str, Any]) -> str:
+    """The identity block's T0 (the snapshot) as text."""
+    [t0] = [s for s in block["sections"] if s["tier"] == "T0"]
+    return "\n".join(i["text"] for p in t0["parts"] for i in p["items"])
+
+
+def test_a_correction_leaves_the_identity_block_at_once(agent: Tideline) -> None:
+    assert run("sleep")[0] == 0
+    [city] = agent.profile.facts(category="city")
+    assert "lives in Osaka" in t0_text(run_json("inject"))
+
+    run_json("fact", "reject", str(city.id), "--why", "I moved back to Tokyo")
+
+    identity = run_json("inject")
+    assert "lives in Osaka" not in t0_text(identity) and "works as a nurse" in t0_text(identity)
+    assert "lives in Osaka" not in identity["text"]  # nor anywhere else in the block
+    [job] = agent.profile.facts(category="job")
+    run_json("fact", "close", str(job.id), "--why", "changed jobs")
+    assert "works as a nurse" not in run_json("inject")["text"]
+
+
 def test_without_an_llm_the_rule_steps_run_and_the_skipped_steps_are_named(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -123,10 +144,20 @@ def test_without_an_llm_the_rule_steps_run_and_the_skipped_steps_are_named(
     app.memory.sync_turn(SESSION, "user", USER)
     app.close()
     code, out, err = run("sleep")
-    assert code == 0, err
+    assert code == 6, err  # skipped: not done, not failed (docs/sleep.md)
+    assert out.startswith("sleep skipped in ") and "(run #1): no LLM configured (set" in out
     assert "LLM steps skipped: extract, behaviour, classify; rule parts only: " in out
-    assert "no LLM configured (set TIDELINE_LLM_BASE_URL" in out
-    assert run_json("sleep")["skipped"]["classify"].startswith("skipped: no LLM configured")
+    assert (out + err).count("no LLM configured") == 1  # why, once (it was ~10 times)
+    assert " 4. classify           skipped" in err and "skipped: no LLM" in err
+    report = run_json("sleep", code=6)
+    assert report["status"] == "skipped" and report["reason"].startswith("no LLM configured")
+    assert report["skipped"]["classify"] == "skipped: no LLM"
+    app = Tideline(Settings.load())
+    try:
+        assert [r.status for r in app.profile.runs()] == ["skipped", "skipped"]
+        assert app.profile.processed_sessions() == {}  # the session waits for an LLM
+    finally:
+        app.close()
 
 
 def test_a_second_sleep_is_busy(agent: Tideline, llm: LLMServer) -> None:

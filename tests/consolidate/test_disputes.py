@@ -32,7 +32,9 @@ def test_tokyo_then_osaka_closes_tokyo_with_its_end_time(agent: Agent, server: L
 
     agent.clock.advance(days=30)
     (t3,) = agent.say("s2", ("user", "I moved to Osaka last month."))
-    server.script(extraction(t3, "The user moved to Osaka", "contradiction"), step="extract")
+    moved = extraction(t3, "The user moved to Osaka", "contradiction")
+    moved["events"] = [{"title": "moved to Osaka", "importance": 4, "turns": [t3]}]
+    server.script(moved, step="extract")
     contra = {
         "observation": 1,
         "action": "contradict",
@@ -44,11 +46,20 @@ def test_tokyo_then_osaka_closes_tokyo_with_its_end_time(agent: Agent, server: L
         {"decisions": [{"new_fact_id": -1, "decision": "accept_new", "why": "moved"}]},
         step="arbitrate",
     )
-    trajectory = {"phase": "relocated", "stability": "changing", "anchors": [-1, 999]}
+    trajectory = {
+        "phase": "relocated",
+        "stability": "changing",
+        "anchors": [-1, 999],
+        "unstable_areas": ["home", "friends"],
+    }
     server.script(trajectory, step="trajectory")
     second = agent.sleep().run()
     assert second.status == "done", second.lines()
     assert "arbitrate" in server.asked and "trajectory" in server.asked  # settled + 2 sessions
+    [asked] = [
+        c for c in server.chats if "where a user's life stands" in c["messages"][0]["content"]
+    ]
+    assert "## Active events\n- moved to Osaka" in asked["messages"][1]["content"]  # as promised
 
     old = agent.profile.fact(tokyo.id)
     [osaka] = [f for f in agent.profile.facts() if f.value == "lives in Osaka"]
@@ -59,11 +70,23 @@ def test_tokyo_then_osaka_closes_tokyo_with_its_end_time(agent: Agent, server: L
     assert [e.turn_id for e in osaka.evidence] == [t3]
     timeline = agent.profile.timeline(osaka.id)
     assert [f.value for f in timeline.chain] == ["lives in Tokyo", "lives in Osaka"]
-    assert [s.kind for s in agent.profile.strategies()] == ["probe", "probe"]
+    [open_probe] = agent.profile.strategies()
+    assert (open_probe.kind, open_probe.fact_id) == ("probe", osaka.id)
+    [ended] = agent.profile.strategies(status="resolved")  # Tokyo's probe: its fact is gone
+    assert (ended.fact_id, ended.outcome) == (tokyo.id, "obsolete")
+    assert ended.resolved_why == f"fact #{tokyo.id} closed: superseded by #{osaka.id}: moved"
     assert agent.profile.processed_sessions() == {1: t1 + 1, 2: t3}
     snap = agent.profile.snapshot()
     assert snap is not None and "lives in Osaka" in snap.text and "lives in Tokyo" not in snap.text
     assert snap.data["facts"][0]["id"] == osaka.id
+    # real ids and words only: the new fact's placeholder (-1) never reaches a text
+    closing = [c for c in agent.profile.timeline(tokyo.id).changes if c.to_status == "closed"]
+    assert [c.why for c in closing] == [f"superseded by #{osaka.id}: moved"]
+    trajectory_text = snap.text.split("## Trajectory\n", 1)[1]
+    assert "anchors: city: lives in Osaka" in trajectory_text
+    assert "unstable areas: home; friends" in trajectory_text
+    assert "-1" not in snap.text and "[" not in trajectory_text
+    assert snap.data["trajectory"]["anchors"] == [osaka.id]
     run = agent.profile.runs()[0]
     assert run.status == "done" and run.prompt_versions["arbitrate"] == 1
     assert next(s for s in run.steps if s["name"] == "arbitrate")["prompt"] == "arbitrate@1"

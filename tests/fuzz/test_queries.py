@@ -7,10 +7,10 @@ from hypothesis import strategies as st
 
 from tests.fuzz.conftest import any_char, argv_text, fuzz, only_tideline_errors, query_text
 from tideline.app import Tideline
+from tideline.clock import parse_time
 from tideline.errors import InvalidInput
 from tideline.inject import InjectConfig, MemoryProvider
 from tideline.library import Library
-from tideline.memory._time import parse_time
 from tideline.search import parse_query
 
 #: Times near the ends of the calendar, zones that push them past it, and text that is not a time.

@@ -171,11 +171,21 @@ def test_an_open_question_is_offered_once(fixed: Fixed, known: Known) -> None:
     assert asked["Are the night shifts still keeping you awake?"] == "asked"
     assert asked["Do the tomatoes get enough sun on the balcony?"] == "open"
     assert "T1q" not in p.prefetch_block(SLEEPLESS).tiers  # never the same question twice
-    # The question of a fact no longer live (a verify after expiry) still finds its topic.
+    # A closed fact's clarify is never offered (it ended obsolete with the fact) ...
+    garden = "The tomatoes and basil in the garden are ripe"
     known.profile.close(known.ids["garden"], why="expired")
-    block = p.prefetch_block("The tomatoes and basil in the garden are ripe")
-    assert [i.text for i in section(block, "T1q").items] == [
-        "Do the tomatoes get enough sun on the balcony?"
+    assert "T1q" not in p.prefetch_block(garden).tiers
+    [ended] = [s for s in known.profile.strategies(status="resolved") if s.kind == "clarify"]
+    assert (ended.outcome, ended.resolved_why) == (
+        "obsolete",
+        f"fact #{known.ids['garden']} closed: expired",
+    )
+    # ... but a verify, which asks after an expired fact, still finds its topic.
+    cs = known.profile.read().changeset()
+    cs.add_strategy("verify", known.ids["garden"], "Still growing tomatoes and basil?")
+    known.profile.apply(cs)
+    assert [i.text for i in section(p.prefetch_block(garden), "T1q").items] == [
+        "Still growing tomatoes and basil?"
     ]
 
 

@@ -33,6 +33,7 @@ def test_usage_per_call_and_per_step(server: LLMServer) -> None:
         "total_tokens": 418,
         "estimated": False,
         "budget": None,
+        "max_calls": None,
         "steps": {
             "extract": {"prompt_tokens": 140, "completion_tokens": 23},
             "arbitrate": {"prompt_tokens": 230, "completion_tokens": 25},
@@ -70,9 +71,9 @@ def test_input_cap_refuses_before_sending(server: LLMServer) -> None:
 
 
 def test_input_cap_counts_the_schema_instruction_in_json_mode(server: LLMServer) -> None:
-    server.reject_json_schema = True
+    server.reject_json_schema = server.reject_object_schema = True
     server.script(GOOD)
     llm = client(server.url, llm_max_input_tokens=60)
     with pytest.raises(InputTooLong):  # the schema text pushes the prompt over the cap
         llm.complete(ASK, schema=Facts, step="extract")
-    assert [b["response_format"]["type"] for b in server.chats] == ["json_schema"]
+    assert [b["response_format"]["type"] for b in server.chats] == ["json_schema", "json_object"]

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from tests.llm.conftest import GOOD, Facts, client
 from tests.llm_server import LLMServer
 from tideline.errors import LLMError
+from tideline.llm import JsonSchema
 
 ASK = [
     {"role": "system", "content": "You extract facts about the user."},
@@ -22,7 +21,7 @@ def test_json_schema_is_sent_and_the_answer_validated(server: LLMServer) -> None
     assert result.data == GOOD and (result.mode, result.attempts) == ("json_schema", 1)
     body = server.chats[0]
     assert body["response_format"]["type"] == "json_schema"
-    assert body["response_format"]["json_schema"]["schema"] == Facts.model_json_schema()
+    assert body["response_format"]["json_schema"]["schema"] == JsonSchema.of(Facts).schema
     assert body["messages"] == ASK  # the server enforces the schema: no instruction in the prompt
 
 
@@ -59,21 +58,30 @@ def test_schema_invalid_twice_raises_one_line(server: LLMServer) -> None:
 
 
 def test_json_schema_unsupported_falls_back_to_json_mode_once(server: LLMServer) -> None:
-    server.reject_json_schema = True
-    server.script(GOOD, GOOD)
+    server.reject_json_schema = server.reject_object_schema = True
+    server.script(GOOD, GOOD, GOOD)
     llm = client(server.url)
     first = llm.complete(ASK, schema=Facts, step="extract")
     second = llm.complete(ASK, schema=Facts, step="extract")
     assert first.data == second.data == GOOD and first.mode == second.mode == "json_object"
-    kinds = [b["response_format"]["type"] for b in server.chats]
-    assert kinds == ["json_schema", "json_object", "json_object"]  # remembered per client
-    system = server.chats[1]["messages"][0]
+    forms = [b["response_format"] for b in server.chats]
+    assert [f["type"] for f in forms] == [
+        "json_schema",
+        "json_object",
+        "json_object",
+        "json_object",
+    ]
+    assert "schema" in forms[1] and "schema" not in forms[2]
+    system = server.chats[2]["messages"][0]
     assert system["role"] == "system" and system["content"].startswith(ASK[0]["content"])
-    assert json.dumps(Facts.model_json_schema()) in system["content"]
+    assert JsonSchema.of(Facts).text in system["content"]
+    # remembered for the endpoint: a new client (the next run) starts on the rung that worked
+    assert client(server.url).complete(ASK, schema=Facts, step="extract").mode == "json_object"
+    assert len(server.chats) == 5
 
 
 def test_no_json_mode_either_falls_back_to_the_prompt(server: LLMServer) -> None:
-    server.reject_json_schema = server.reject_json_object = True
+    server.reject_json_schema = server.reject_object_schema = server.reject_json_object = True
     server.script(GOOD)
     result = client(server.url).complete(ASK, schema=Facts, step="extract")
     assert result.data == GOOD and result.mode == "prompt"

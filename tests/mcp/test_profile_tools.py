@@ -55,6 +55,12 @@ async def poll(check: Any, timeout: float = 10.0) -> None:
         await anyio.sleep(0.02)
 
 
+def snapshot_of(identity: str) -> str:
+    """The snapshot's part of the identity block's text (T0)."""
+    assert "# What I know (snapshot " in identity
+    return identity.split("# What I know (snapshot ", 1)[1]
+
+
 def test_sleep_profile_reject_close_and_timeline(llm: LLMServer) -> None:
     app = agent(llm)
 
@@ -74,7 +80,9 @@ def test_sleep_profile_reject_close_and_timeline(llm: LLMServer) -> None:
                 and report["llm"] == "openai:scripted-model"
                 and not report["errors"]
             )
-            assert report["tokens"]["calls"] == 6 and "llm_skipped" not in report
+            assert (
+                report["tokens"]["calls"] == 5 and "llm_skipped" not in report
+            )  # no verify: 1 session
             facts = payload(await c.call_tool("memory_profile", {}))["facts"]
             assert {f["category"]: f["value"] for f in facts} == {
                 "city": "lives in Osaka",
@@ -86,6 +94,8 @@ def test_sleep_profile_reject_close_and_timeline(llm: LLMServer) -> None:
             only = payload(await c.call_tool("memory_profile", {"category": "job"}))["facts"]
             assert [f["id"] for f in only] == [job]
 
+            identity = payload(await c.call_tool("memory_context", {}))["text"]
+            assert "lives in Osaka" in snapshot_of(identity)
             rows = app.profile.counts()
             got = await c.call_tool("fact_reject", {"id": city, "reason": "moved back to Tokyo"})
             rejected = payload(got)["fact"]
@@ -93,6 +103,9 @@ def test_sleep_profile_reject_close_and_timeline(llm: LLMServer) -> None:
                 "rejected",
                 "moved back to Tokyo",
             )
+            identity = payload(await c.call_tool("memory_context", {}))["text"]
+            assert "lives in Osaka" not in identity  # gone from T0 at once, not after a sleep
+            assert "works as a nurse" in snapshot_of(identity)
             closed = payload(await c.call_tool("fact_close", {"fact_id": job}))["fact"]
             assert closed["status"] == "closed" and closed["valid_to"]
             assert app.profile.counts()["facts"] == rows["facts"]  # nothing deleted
@@ -205,7 +218,7 @@ class ClientModel:
         self, context: ClientRequestContext, params: types.CreateMessageRequestParams
     ) -> types.CreateMessageResult:
         system = params.system_prompt or ""
-        step = next(s for title, s in self.schemas.items() if f'"title": "{title}"' in system)
+        step = next(s for title, s in self.schemas.items() if f'"title":"{title}"' in system)
         self.steps.append(step)
         return types.CreateMessageResult(
             role="assistant",
@@ -246,9 +259,31 @@ def test_without_an_endpoint_or_sampling_the_llm_steps_are_skipped_and_it_says_w
                 return dict(payload(await c.call_tool("sleep_run", {})))
 
         report = anyio.run(session)
-        assert report["status"] == "done"
+        assert report["status"] == "skipped"  # not "done": the LLM steps did not run
         assert report["llm_skipped"].startswith("skipped: the MCP client does not offer sampling")
+        assert report["reason"].startswith("the MCP client does not offer sampling")
         assert set(report["skipped"]) == {"extract", "behaviour", "classify"}
         assert app.profile.processed_sessions() == {}  # left for a run with an LLM
+        assert app.profile.runs()[0].status == "skipped"
+    finally:
+        app.close()
+
+
+def test_with_the_sdk_clients_default_connection_sleep_run_samples_in_rounds() -> None:
+    app = agent()
+    try:
+        turn = say(app)
+        model = ClientModel({**QUIET, "extract": extraction(turn)})
+
+        async def session() -> dict[str, Any]:
+            async with Client(build_server(app), sampling_callback=model) as c:  # 2026-07-28
+                return dict(payload(await c.call_tool("sleep_run", {})))
+
+        report = anyio.run(session)
+        assert report["status"] == "done" and "llm_skipped" not in report, report
+        assert report["llm"] == "mcp-sampling" and report["tokens"]["calls"] == len(model.steps)
+        assert model.steps[0] == "extract" and "classify" in model.steps
+        facts = app.profile.facts()
+        assert sorted(f.value for f in facts) == ["lives in Osaka", "works as a nurse"]
     finally:
         app.close()

@@ -6,25 +6,12 @@ import datetime as dt
 
 import pytest
 
+from tideline.clock import ManualClock as Clock  # the tests' name for the moved-by-hand clock
 from tideline.memory import AGENT_MIGRATIONS, Memory
 from tideline.profile import PROFILE_MIGRATIONS, FactDraft, Profile
 from tideline.store import Storage
 
 T0 = dt.datetime(2026, 1, 1, 9, 0, tzinfo=dt.UTC)
-
-
-class Clock:
-    """The profile's clock, moved by hand so thresholds are tested at their exact boundary."""
-
-    def __init__(self, now: dt.datetime = T0):
-        self.now = now
-
-    def __call__(self) -> dt.datetime:
-        return self.now
-
-    def advance(self, **delta: float) -> dt.datetime:
-        self.now += dt.timedelta(**delta)
-        return self.now
 
 
 @pytest.fixture
@@ -37,7 +24,7 @@ def agent_db(storage: Storage) -> Storage:
 
 @pytest.fixture
 def clock() -> Clock:
-    return Clock()
+    return Clock(T0)
 
 
 @pytest.fixture
@@ -66,3 +53,10 @@ def move(profile: Profile, fact_id: int, *statuses: str) -> None:
         cs = profile.read().changeset()
         cs.transition(fact_id, status, why="test")
         profile.apply(cs)
+
+
+def rebuild_snapshot(profile: Profile) -> None:
+    """What Sleep's step 13 does: the snapshot rendered from the profile as it stands."""
+    cs = profile.read().changeset()
+    cs.rebuild_snapshot()
+    profile.apply(cs)

@@ -3,10 +3,12 @@ TestClient, through the same guard `serve` runs) and `tideline serve` as a real 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from starlette.testclient import TestClient
 
@@ -64,7 +66,21 @@ def client(agent: Tideline) -> Iterator[TestClient]:
         yield c
 
 
-def csrf_of(client: TestClient, path: str = "/") -> str:
-    """Open a page so the CSRF cookie is set; its value."""
-    assert client.get(path).status_code == 200
-    return str(client.cookies["tideline_csrf"])
+def t0_of(client: TestClient) -> str:
+    """The identity block's T0 (the snapshot) as `POST /api/context` returns it."""
+    # once a page set the panel's cookies, the API asks for the page's CSRF token
+    headers = {"x-csrf-token": csrf_of(client)} if client.cookies.get("tideline_csrf") else {}
+    answer = client.post("/api/context", json={}, headers=headers)
+    assert answer.status_code == 200, answer.text
+    block = answer.json()["blocks"][0]
+    [t0] = [s for s in block["sections"] if s["tier"] == "T0"]
+    return "\n".join(i["text"] for p in t0["parts"] for i in p["items"])
+
+
+def csrf_of(client: TestClient | httpx.Client, path: str = "/") -> str:
+    """Open a page (so the CSRF nonce cookie is set): the CSRF token its forms carry."""
+    page = client.get(path)
+    assert page.status_code == 200, page.text
+    found = re.search(r'<meta name="csrf-token" content="([^"]+)">', page.text)
+    assert found, page.text
+    return found.group(1)

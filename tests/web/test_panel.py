@@ -33,7 +33,7 @@ def test_search_shows_each_hit_with_its_score_parts(
 ) -> None:
     html = client.get("/", params={"q": "Lisbon", "mode": "lex"}).text
     assert f'href="/trace/{seeded["lisbon"]}"' in html and "bm25 #1" in html
-    assert "no library configured" in html
+    assert "no library here" in html
 
 
 def test_a_bad_page_argument_is_a_page_with_one_line(client: TestClient) -> None:
@@ -62,3 +62,18 @@ def test_a_note_is_rendered_with_the_hit_highlighted(tmp_path: Path) -> None:
             assert "<h1>Title</h1>" in html.split('id="hit"')[0]
     finally:
         app.close()
+
+
+def test_the_runs_page_shows_skipped_runs_and_their_skipped_layers(
+    agent: Tideline, client: TestClient, seeded: dict[str, Any]
+) -> None:
+    assert agent.sleep.run().status == "skipped"  # no LLM configured
+    assert agent.dream.run(date="2026-05-02").status == "skipped"
+    page = client.get("/runs")
+    assert page.status_code == 200
+    html = page.text
+    assert '<tr class="run-skipped"><td>1</td><td>skipped</td>' in html
+    assert "skipped: extract, behaviour, classify" in html
+    dream = html[html.index("<h2>Dream runs</h2>") :]
+    assert "<td>skipped</td>" in dream and "solidify skipped" in dream
+    assert "sleep skipped" in dream and "scripts done" in dream

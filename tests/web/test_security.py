@@ -3,17 +3,22 @@ every path, CSRF on the panel's forms and on cookie-carrying API writes, escaped
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 import re
 from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
 
-from tests.web.conftest import SCRIPT, TOKEN, client_for, csrf_of, seed
+from tests.profile.conftest import add_fact, rebuild_snapshot
+from tests.web.conftest import BASE, SCRIPT, TOKEN, client_for, csrf_of, seed, t0_of
 from tideline.app import Tideline
 from tideline.config import Settings
-from tideline.errors import InvalidInput
+from tideline.errors import ConfigError, InvalidInput
 from tideline.web import http_app
+from tideline.web._session import PanelSessions
 
 HTML = {"accept": "text/html"}
 
@@ -62,11 +67,97 @@ def test_the_login_form_sets_a_cookie_that_opens_the_panel(locked: Any) -> None:
     assert TOKEN not in cookie  # a MAC of the token, not the token
     assert "set-cookie" in done.headers and "HttpOnly" in done.headers["set-cookie"]
     assert "SameSite=strict" in done.headers["set-cookie"]
+    assert "Max-Age=43200" in done.headers["set-cookie"]  # panel_session_hours: 12
     assert client.get("/profile", headers=HTML).status_code == 200
-    # with the cookie, an API write from the browser also needs the CSRF header
+    # with the cookie, an API write from the browser also needs the CSRF header: the token of
+    # this session (the login form's, from before it, no longer passes)
     body = {"session": "s", "role": "user", "text": "from the panel"}
     assert client.post("/api/turns", json=body).status_code == 403
-    assert client.post("/api/turns", json=body, headers={"x-csrf-token": csrf}).status_code == 200
+    assert client.post("/api/turns", json=body, headers={"x-csrf-token": csrf}).status_code == 403
+    mine = {"x-csrf-token": csrf_of(client, "/profile")}
+    assert client.post("/api/turns", json=body, headers=mine).status_code == 200
+
+
+def test_an_attacker_chosen_csrf_cookie_is_refused(client: TestClient) -> None:
+    """A page on another localhost port can set this host's cookies: its own nonce, with the
+    same value in the form, starts nothing (it was #21's: a sleep started)."""
+    client.cookies.set("tideline_csrf", "chosen-by-the-attacker")
+    refused = client.post("/runs/sleep", data={"csrf": "chosen-by-the-attacker"})
+    assert refused.status_code == 403 and "CSRF" in refused.text
+    assert client.get("/api/runs").json()["started"] == []
+    for forged in ("", csrf_of(client) + "x", "chosen-by-the-attacker"):
+        assert client.post("/runs/sleep", data={"csrf": forged}).status_code in (403, 422)
+    assert client.get("/api/runs").json()["started"] == []
+
+
+def login(client: TestClient) -> str:
+    """Log `client` in with TOKEN; the session cookie."""
+    done = client.post("/login", data={"csrf": csrf_of(client, "/login"), "token": TOKEN})
+    assert done.status_code == 200 and done.url.path == "/", done.text
+    return str(client.cookies["tideline_session"])
+
+
+def test_a_csrf_token_is_bound_to_its_session(locked: Any) -> None:
+    client, ids = locked
+    login(client)
+    other = TestClient(client.app, base_url=client.base_url)  # another browser, same server
+    login(other)
+    theirs = csrf_of(other, "/profile")
+    fact = ids["fact"]
+    stolen = client.post(f"/facts/{fact}/close", data={"csrf": theirs})
+    assert stolen.status_code == 403  # a token from another login does not pass
+    client.cookies.set("tideline_csrf", other.cookies["tideline_csrf"])  # not even with its nonce
+    assert client.post(f"/facts/{fact}/close", data={"csrf": theirs}).status_code == 403
+    assert client.post(f"/facts/{fact}/close", data={"csrf": csrf_of(client, "/profile")}).status_code == 200  # fmt: skip
+
+
+def test_the_session_is_this_servers_and_ends(tmp_path: Any) -> None:
+    app = Tideline(Settings.load(overrides={"token": TOKEN, "embedder": "none"}))
+    now = [1_800_000_000.0]
+    sessions = PanelSessions(hours=1, keys={("agent", None)}, clock=lambda: now[0])
+    try:
+        with TestClient(http_app(app, sessions=sessions), base_url=BASE) as client:
+            cookie = login(client)
+            assert client.get("/profile", headers=HTML).status_code == 200
+            payload, mac = cookie.split(".")
+            edited = base64.urlsafe_b64encode(
+                base64.urlsafe_b64decode(payload + "==").replace(b'"agent"', b'"other"')
+            ).rstrip(b"=")
+            old = hmac.new(TOKEN.encode(), b"tideline panel cookie", hashlib.sha256).hexdigest()
+            with TestClient(http_app(app), base_url=BASE) as restarted:  # a new secret
+                for value in (cookie, old, f"{edited.decode()}.{mac}", cookie + "x", "a.b.c"):
+                    restarted.cookies.set("tideline_session", value)
+                    shut = restarted.get("/profile", headers=HTML, follow_redirects=False)
+                    assert shut.status_code == 303 and shut.headers["location"] == "/login"
+                    assert restarted.get("/api/stats").status_code == 401
+            now[0] += 3599
+            assert client.get("/profile", headers=HTML).status_code == 200
+            now[0] += 2  # over: the login form again
+            shut = client.get("/profile", headers=HTML, follow_redirects=False)
+            assert shut.status_code == 303 and shut.headers["location"] == "/login"
+    finally:
+        app.close()
+
+
+def test_log_out(locked: Any) -> None:
+    client, _ = locked
+    login(client)
+    page = client.get("/profile")
+    assert 'action="/logout"' in page.text
+    done = client.post("/logout", data={"csrf": csrf_of(client, "/profile")}, follow_redirects=False)  # fmt: skip
+    assert done.status_code == 303 and done.headers["location"] == "/login"
+    assert "tideline_session" not in client.cookies
+    assert client.get("/profile", headers=HTML, follow_redirects=False).status_code == 303
+
+
+@pytest.mark.parametrize("hours", [0, -1, 10**6])
+def test_a_session_length_that_cannot_work_is_refused(hours: float) -> None:
+    app = Tideline(Settings.load(overrides={"panel_session_hours": hours, "embedder": "none"}))
+    try:
+        with pytest.raises(ConfigError, match="panel_session_hours"):
+            http_app(app)
+    finally:
+        app.close()
 
 
 @pytest.mark.parametrize(
@@ -113,6 +204,9 @@ def test_mark_wrong_and_close_from_the_panel(
     client: TestClient, seeded: dict[str, Any], agent: Tideline
 ) -> None:
     fact = seeded["fact"]
+    second = add_fact(agent.profile, "works as a baker", category="job")
+    rebuild_snapshot(agent.profile)
+    assert "lives in Lisbon" in t0_of(client)
     csrf = csrf_of(client, "/profile")
     done = client.post(
         f"/facts/{fact}/reject",
@@ -126,6 +220,9 @@ def test_mark_wrong_and_close_from_the_panel(
     assert card and "she never lived there" in page  # greyed and kept, with the reason
     assert f'/facts/{fact}/reject"' not in page  # no buttons on a final fact
     assert client.get(f"/facts/{fact}").status_code == 200
+    assert "lives in Lisbon" not in t0_of(client)  # the identity block changed at once
+    closed = client.post(f"/facts/{second}/close", data={"csrf": csrf}, follow_redirects=False)
+    assert closed.status_code == 303 and "works as a baker" not in t0_of(client)
 
 
 def test_stored_markup_renders_as_text(client: TestClient, seeded: dict[str, Any]) -> None:

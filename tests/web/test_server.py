@@ -3,6 +3,9 @@ answer on one port, over the same memory."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +15,8 @@ import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.mcp.conftest import payload, start_http, stop
+from tests.helpers import wait_until
+from tests.mcp.conftest import free_port, payload, server_env, start_http, stop
 
 
 def test_one_port_serves_the_api_the_panel_and_mcp(tmp_path: Path) -> None:
@@ -52,3 +56,43 @@ def test_one_port_serves_the_api_the_panel_and_mcp(tmp_path: Path) -> None:
         assert "Traceback" not in server.stderr()
     finally:
         stop(server.proc)
+
+
+def test_make_run_says_where_the_panel_mcp_and_api_are(tmp_path: Path) -> None:
+    """`make run` (the README's first command) prints the three URLs, not a log line."""
+    port = free_port()
+    env = server_env(tmp_path, TIDELINE_EMBEDDER="none")
+    proc = subprocess.Popen(
+        ["make", "-s", "run", f"PORT={port}"],
+        cwd=Path(__file__).parents[2],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,  # make and the server it starts: one group, stopped together
+    )
+    lines: list[str] = []
+    try:
+        assert proc.stdout is not None
+        os.set_blocking(proc.stdout.fileno(), False)
+
+        def said_all() -> bool:
+            chunk = proc.stdout.read() if proc.stdout else None
+            lines.extend((chunk or b"").decode().splitlines())
+            return any(line.startswith("Stop it with Ctrl-C") for line in lines)
+
+        wait_until(said_all, timeout=60, interval=0.1)
+        base = f"http://127.0.0.1:{port}"
+        assert lines[0] == f"Tideline is serving hui's memory on {base}", lines
+        shown = {line.split()[0]: line.split()[-1] for line in lines[1:] if line.startswith("  ")}
+        assert shown["panel"] == f"{base}/" and shown["MCP"] == f"{base}/mcp"
+        assert any(line.split()[:2] == ["REST", "API"] and line.endswith(f"{base}/api") for line in lines)  # fmt: skip
+        with httpx.Client(timeout=30) as http:  # and each answers there
+            for url in (f"{base}/", f"{base}/api", f"{base}/api/docs"):
+                assert http.get(url).status_code == 200, url
+        assert not any("session manager" in line for line in lines), lines
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)
+        if proc.stdout is not None:
+            proc.stdout.close()

@@ -19,15 +19,14 @@ import json
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
 
-from tideline.memory import now
+from tideline.clock import Clock, now_text, system_clock
 from tideline.store import Migrations, Storage
 
-__all__ = ["ANALYSIS_MIGRATIONS", "Row", "ScriptTables", "as_datetime"]
+__all__ = ["ANALYSIS_MIGRATIONS", "Row", "ScriptTables"]
 
 ANALYSIS_MIGRATIONS = Migrations("analysis")
 
@@ -123,12 +122,6 @@ def _script_layer(db: Storage) -> None:
     )
 
 
-def as_datetime(stamp: str) -> datetime:
-    """A stored `YYYY-MM-DDTHH:MM:SSZ` stamp as an aware datetime."""
-    parsed = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
 def _marks(values: Sequence[object]) -> str:
     return ",".join("?" * len(values))
 
@@ -136,8 +129,9 @@ def _marks(values: Sequence[object]) -> str:
 class ScriptTables:
     """The script layer's tables in one agent database."""
 
-    def __init__(self, db: Storage) -> None:
+    def __init__(self, db: Storage, clock: Clock = system_clock) -> None:
         self.db = db
+        self.clock = clock
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         return [tuple(r) for r in self.db.execute(sql, params)]
@@ -350,6 +344,21 @@ class ScriptTables:
         """
         return self._run(step, pipeline)
 
+    def last_run(self, step: str, pipeline: str = "scripts") -> dict[str, Any] | None:
+        """The latest finished run of `step` (finished_at, summary), or None if it never ran."""
+        row = self.db.one(
+            "SELECT finished_at, summary FROM runs WHERE pipeline = ? AND step = ?"
+            " AND status = 'ok' ORDER BY id DESC LIMIT 1",
+            (pipeline, step),
+        )
+        if row is None:
+            return None
+        try:
+            summary = json.loads(row["summary"] or "{}")
+        except ValueError:
+            summary = {}
+        return {"finished_at": row["finished_at"], "summary": summary}
+
     @contextmanager
     def _run(self, step: str, pipeline: str) -> Iterator[dict[str, Any]]:
         with self.db.transaction():
@@ -357,7 +366,7 @@ class ScriptTables:
                 self.db.scalar(
                     "INSERT INTO runs(pipeline, step, status, started_at)"
                     " VALUES (?, ?, 'running', ?) RETURNING id",
-                    (pipeline, step, now()),
+                    (pipeline, step, now_text(self.clock)),
                 )
             )
         summary: dict[str, Any] = {}
@@ -369,5 +378,10 @@ class ScriptTables:
             with self.db.transaction():
                 self.db.execute(
                     "UPDATE runs SET status = ?, summary = ?, finished_at = ? WHERE id = ?",
-                    (status, json.dumps(summary, ensure_ascii=False, default=str), now(), run_id),
+                    (
+                        status,
+                        json.dumps(summary, ensure_ascii=False, default=str),
+                        now_text(self.clock),
+                        run_id,
+                    ),
                 )

@@ -20,7 +20,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from tideline.analysis._store import ScriptTables
-from tideline.memory import Memory, now, parse_time
+from tideline.clock import now_text, parse_time
+from tideline.memory import Memory
 from tideline.search import Hit
 
 __all__ = ["ClusterHeat", "Heatmap", "heatmap", "log_hits"]
@@ -62,10 +63,10 @@ def log_hits(
     pairs = [p for p in (_hit_fields(h) for h in hits) if p is not None]
     if not pairs:
         return 0
-    stamp = parse_time(at, "at") or now()
+    stamp = parse_time(at, "at") or now_text(memory.clock)
     ids = sorted({nid for nid, _ in pairs})
     known = memory.narratives.existing(ids)
-    tables = ScriptTables(memory.db)
+    tables = ScriptTables(memory.db, memory.clock)
     nearest = tables.nearest_cluster(ids)
     rows = [
         (nid, nearest.get(nid), round(sim, 6), query[:1000], source, stamp)
@@ -109,7 +110,7 @@ class Heatmap:
 def heatmap(memory: Memory, since: str | None = None, until: str | None = None) -> Heatmap:
     """Attention per soft cluster between `since` and `until` (ISO times, both optional)."""
     since_t, until_t = parse_time(since, "since"), parse_time(until, "until", end_of_day=True)
-    tables = ScriptTables(memory.db)
+    tables = ScriptTables(memory.db, memory.clock)
     clusters = {
         cid: ClusterHeat(cid, label or f"cluster {cid}", size)
         for cid, size, _, _, _, label in tables.clusters()

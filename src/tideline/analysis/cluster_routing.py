@@ -30,7 +30,8 @@ import numpy as np
 
 from tideline.analysis._store import ScriptTables
 from tideline.analysis.soft_clusters import build_soft_clusters, nearest_clusters
-from tideline.memory import Memory, Narrative, now
+from tideline.clock import now_text
+from tideline.memory import Memory, Narrative
 
 __all__ = [
     "ClustersReport",
@@ -91,7 +92,7 @@ def rebuild_clusters(
 ) -> ClustersReport:
     """Rebuild the soft clusters from the stored narrative vectors (one transaction)."""
     rows = memory.narratives.all() if narratives is None else narratives
-    tables = ScriptTables(memory.db)
+    tables = ScriptTables(memory.db, memory.clock)
     existing = {n.id for n in rows}
     space = memory.narratives.index.space
     ids, matrix = memory.narratives.index.vectors()
@@ -151,14 +152,14 @@ def rebuild_clusters(
     report.changed = True
     report.added = sorted(new_labels - old_labels)
     report.removed = sorted(old_labels - new_labels)
-    tables.replace_clusters(new_clusters, members, adjacency, now())
+    tables.replace_clusters(new_clusters, members, adjacency, now_text(memory.clock))
     return report
 
 
 def widen(memory: Memory, cluster_ids: Iterable[int], min_shared: int = 1) -> list[int]:
     """The given clusters (in order, no repeats), then every cluster sharing at least
     `min_shared` narratives with one of them, most shared first."""
-    return ScriptTables(memory.db).widen(cluster_ids, min_shared)
+    return ScriptTables(memory.db, memory.clock).widen(cluster_ids, min_shared)
 
 
 def route_clusters(
@@ -166,7 +167,7 @@ def route_clusters(
 ) -> list[int]:
     """Clusters for a query vector: its `top_m` nearest centroids, then (with `wide`) their
     neighbours. Empty when no clusters are built."""
-    tables = ScriptTables(memory.db)
+    tables = ScriptTables(memory.db, memory.clock)
     ids, centroids = tables.centroids()
     if not ids:
         return []
@@ -176,4 +177,4 @@ def route_clusters(
 
 def cluster_narratives(memory: Memory, cluster_ids: Iterable[int], max_rank: int = 3) -> list[int]:
     """Narratives that have one of these clusters among their `max_rank` nearest."""
-    return ScriptTables(memory.db).cluster_narratives(cluster_ids, max_rank)
+    return ScriptTables(memory.db, memory.clock).cluster_narratives(cluster_ids, max_rank)

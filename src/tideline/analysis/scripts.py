@@ -21,12 +21,13 @@ from dataclasses import asdict, dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from tideline.analysis._store import ScriptTables, as_datetime
+from tideline.analysis._store import ScriptTables
 from tideline.analysis.cluster_routing import rebuild_clusters
 from tideline.analysis.entity_graph import EntityGraph, build_entity_graph
 from tideline.analysis.keywords import KeywordExtractor
 from tideline.analysis.scanner import scan_unindexed
 from tideline.analysis.topics import build_topics
+from tideline.clock import from_text, now_text
 from tideline.memory import (
     DEFAULT_CEILING,
     DEFAULT_WINDOW,
@@ -34,7 +35,6 @@ from tideline.memory import (
     Narrative,
     WeightedNarrative,
     deflate_recent,
-    now,
     recompute_weights,
     refresh_recurrence,
 )
@@ -46,6 +46,7 @@ __all__ = [
     "RunReport",
     "TopicsReport",
     "WeightsReport",
+    "last_built",
     "rebuild_entity_graph",
     "rebuild_topics",
     "refresh_weights",
@@ -105,7 +106,7 @@ def rebuild_topics(
     """Rebuild `topic_clusters` / `topic_members` from every narrative's gesture + context +
     cognition direction (rules in `tideline.analysis.topics`)."""
     rows = memory.narratives.all() if narratives is None else narratives
-    tables = ScriptTables(memory.db)
+    tables = ScriptTables(memory.db, memory.clock)
     topics = build_topics(
         _counted(rows, "topics", progress),
         max_df=max_df,
@@ -131,14 +132,19 @@ def rebuild_topics(
     report.resized = sum(
         1 for k in new_by_key if k in old_by_key and new_by_key[k][3] != old_by_key[k][3]
     )
-    tables.replace_topics(new_topics, new_members, now())
+    tables.replace_topics(new_topics, new_members, now_text(memory.clock))
     return report
 
 
 def topic_map(memory: Memory, limit: int) -> tuple[list[dict[str, Any]], int]:
     """The `limit` largest topics (id, label, size, keywords, built_at) and the number of topics
     in all: the memory map of injection tier T3."""
-    return ScriptTables(memory.db).topic_map(limit)
+    return ScriptTables(memory.db, memory.clock).topic_map(limit)
+
+
+def last_built(memory: Memory, step: str) -> dict[str, Any] | None:
+    """When `step` last ran to its end (finished_at, its summary), or None if it never did."""
+    return ScriptTables(memory.db, memory.clock).last_run(step)
 
 
 # -- weights ---------------------------------------------------------------------------------
@@ -170,7 +176,7 @@ def refresh_weights(
     weighted = [
         WeightedNarrative(
             n.id,
-            as_datetime(n.created_at),
+            from_text(n.created_at),
             n.importance,
             n.emotional,
             n.recurrence,
@@ -230,7 +236,7 @@ def rebuild_entity_graph(
     Malformed parts are reported (with the narrative id) and skipped; the rest still counts.
     """
     rows = memory.narratives.all() if narratives is None else narratives
-    tables = ScriptTables(memory.db)
+    tables = ScriptTables(memory.db, memory.clock)
     with_roles = [(n.id, n.entities_role) for n in rows if n.entities_role.strip()]
     graph = build_entity_graph(with_roles, min_memories=min_memories, min_share=min_share)
     stable = {(s.entity, s.role) for s in graph.stable_roles}
@@ -295,7 +301,7 @@ def run_all(
     if unknown:
         raise ValueError(f"unknown step(s) {sorted(unknown)}; the steps are {list(STEPS)}")
     rows = memory.narratives.all()
-    tables = ScriptTables(memory.db)
+    tables = ScriptTables(memory.db, memory.clock)
     report = RunReport(len(rows))
     for step in STEPS:
         if step not in chosen:

@@ -16,19 +16,21 @@ from __future__ import annotations
 
 import datetime as dt
 
+from tideline.clock import to_text
 from tideline.consolidate._context import Ctx, Heard, SessionWork, fit, section
 from tideline.consolidate._outcome import Outcome
-from tideline.consolidate._render import fact_line, person_line, trajectory_lines, turn_line
+from tideline.consolidate._render import fact_line, person_line, trajectory_text, turn_line
 from tideline.consolidate._schemas import Extraction
 from tideline.consolidate._working import Working
 from tideline.embed import estimate_tokens
-from tideline.llm import NO_LLM
+from tideline.llm import NO_LLM_NOTE
 from tideline.memory import Turn
-from tideline.profile import EventDraft, ObservationDraft, PersonMention, to_text
+from tideline.profile import EventDraft, ObservationDraft, PersonMention
 
 NO_USER_TURNS = "tool-only: no user turns"
 MODEL_TOOL_ONLY = "tool-only: the model found nothing personal"
 USER_WORDS = {"user", "the user", "me", "i", "myself"}
+MAX_SUMMARY = 8000  # a session's digest (the profile's limit), however many chunks it took
 
 
 def load(ctx: Ctx) -> Outcome:
@@ -46,6 +48,7 @@ def load(ctx: Ctx) -> Outcome:
             turns = ctx.memory.session_turns(sid, done)
             if turns:
                 ctx.sessions.append(SessionWork(sid, turns[0].session, turns))
+    ctx.work.turns = {t.id: (t.session_id, t.ts) for s in ctx.sessions for t in s.turns}
     return Outcome({"facts": len(view.facts), "sessions": len(ctx.sessions)})
 
 
@@ -58,14 +61,33 @@ def extract(ctx: Ctx) -> Outcome:
             counts["skipped"] += 1
     waiting = [s for s in ctx.sessions if s.skipped is None]
     if ctx.llm is None:
-        note = f"{NO_LLM}; {len(waiting)} session(s) stay unprocessed" if waiting else NO_LLM
+        note = (
+            f"{NO_LLM_NOTE}; {len(waiting)} session(s) stay unprocessed" if waiting else NO_LLM_NOTE
+        )
         return Outcome(counts, note, status="skipped" if waiting else "done")
-    for s in waiting:
-        _extract_session(ctx, s, counts)
+    invented: dict[str, list[int]] = {}
+    cut = ""
+    for n, s in enumerate(waiting):
+        if not ctx.intake_open():
+            wait = len(waiting) - n
+            cut = f"cut at {n} session(s) by the run's call cap or budget; {wait} wait for the next run"
+            break
+        _extract_session(ctx, s, counts, invented)
         s.extracted = True
         counts["sessions"] += 1
         counts["skipped"] += s.skipped is not None
-    return Outcome(counts)
+    counts["invented_turns"] = sum(len(v) for v in invented.values())
+    return Outcome(counts, "; ".join(n for n in (cut, invented_note(invented)) if n))
+
+
+def invented_note(invented: dict[str, list[int]], shown: int = 10) -> str:
+    """Which turn ids the model cited that its session does not hold (they were dropped)."""
+    parts = []
+    for key, found in invented.items():
+        ids = sorted(set(found))
+        more = f" and {len(ids) - shown} more" if len(ids) > shown else ""
+        parts.append(f"{key}: {', '.join(map(str, ids[:shown]))}{more}")
+    return "dropped turn ids the model invented (" + "; ".join(parts) + ")" if parts else ""
 
 
 def _context_block(ctx: Ctx) -> str:
@@ -75,7 +97,7 @@ def _context_block(ctx: Ctx) -> str:
         [
             section("The profile so far (context only; do not repeat it)", facts),
             section("People already known", people),
-            section("Trajectory", trajectory_lines(ctx.work.trajectory)),
+            section("Trajectory", trajectory_text(ctx.work)),
         ]
     )
 
@@ -94,7 +116,9 @@ def chunks(turns: list[Turn], tokens: int) -> list[list[Turn]]:
     return out
 
 
-def _extract_session(ctx: Ctx, s: SessionWork, counts: dict[str, int]) -> None:
+def _extract_session(
+    ctx: Ctx, s: SessionWork, counts: dict[str, int], invented: dict[str, list[int]]
+) -> None:
     head = _context_block(ctx)
     users = {t.speaker.casefold() for t in s.turns if t.role == "user" and t.speaker}
     by_id = {t.id: t for t in s.turns}
@@ -106,12 +130,15 @@ def _extract_session(ctx: Ctx, s: SessionWork, counts: dict[str, int]) -> None:
     if all(a.tool_only for a in answers):
         s.skipped = MODEL_TOOL_ONLY
         return
-    s.summary = " ".join(a.summary.strip() for a in answers if a.summary.strip())
+    s.summary = " ".join(a.summary.strip() for a in answers if a.summary.strip())[:MAX_SUMMARY]
     s.tags = list(dict.fromkeys(t.strip()[:64] for a in answers for t in a.tags if t.strip()))[:8]
+    cited = [i for a in answers for x in (*a.observations, *a.events) for i in x.turns]
+    stray = [i for i in cited if i not in by_id]
+    if stray:
+        invented[s.key] = stray
     for a in answers:
         for o in a.observations:
             turn_ids = tuple(dict.fromkeys(i for i in o.turns if i in by_id))
-            ctx.dropped_links += len(o.turns) - len(turn_ids)
             about = "user" if o.about.strip().casefold() in USER_WORDS | users else o.about
             draft = ObservationDraft(
                 o.text, s.session_id, o.type, o.topic, about.strip() or "user", turn_ids

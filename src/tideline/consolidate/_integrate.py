@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from tideline.consolidate._context import Ctx, Heard, fit, section
 from tideline.consolidate._outcome import Outcome
-from tideline.consolidate._render import fact_line, trajectory_lines
+from tideline.consolidate._render import fact_line, trajectory_text
 from tideline.consolidate._schemas import Behaviour, Classification, Decision
 from tideline.profile import DEFAULT_DECAY_DAYS, Fact, FactDraft, normalise
 
@@ -56,7 +56,7 @@ def _profile_block(ctx: Ctx, share: float) -> str:
     return "\n\n".join(
         [
             section("Profile facts", facts),
-            section("Trajectory", trajectory_lines(ctx.work.trajectory)),
+            section("Trajectory", trajectory_text(ctx.work)),
         ]
     )
 
@@ -117,6 +117,14 @@ def classify(ctx: Ctx) -> Outcome:
     return Outcome(counts)
 
 
+def decay_days(d: Decision | None, default: int | None) -> int | None:
+    """The fact's life as the model gave it: a number of days, `null` for never (an origin, a
+    native language), or — when it said nothing — `default`."""
+    if d is None or "decay_days" not in d.model_fields_set:
+        return default
+    return d.decay_days
+
+
 def _live(ctx: Ctx, fact_id: int | None) -> Fact | None:
     f = None if fact_id is None else ctx.work.fact(fact_id)
     return f if f is not None and f.active else None
@@ -142,7 +150,7 @@ def _integrate(ctx: Ctx, h: Heard, d: Decision | None) -> str | None:
                 category,
                 value,
                 confidence=d.confidence,
-                decay_days=d.decay_days or target.decay_days,
+                decay_days=decay_days(d, target.decay_days),
             )
             fid = ctx.work.new_fact(draft, supersedes=target.id, **evidence)  # type: ignore[arg-type]
             ctx.said[fid] = [h.draft.text]
@@ -158,9 +166,12 @@ def _integrate(ctx: Ctx, h: Heard, d: Decision | None) -> str | None:
     if known is not None:
         ctx.work.support(known.id, **evidence)
         return "support"
-    decay = d.decay_days if d and d.decay_days else DEFAULT_DECAY_DAYS
     draft = FactDraft(
-        subject, category, value, confidence=d.confidence if d else 0.5, decay_days=decay
+        subject,
+        category,
+        value,
+        confidence=d.confidence if d else 0.5,
+        decay_days=decay_days(d, DEFAULT_DECAY_DAYS),
     )
     fid = ctx.work.new_fact(draft, **evidence)  # type: ignore[arg-type]
     ctx.said[fid] = [h.draft.text]

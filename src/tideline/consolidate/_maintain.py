@@ -4,7 +4,9 @@
   typed edges (causes, related_to, supports, contradicts, temporal, hierarchy); ids it invents,
   self-loops and edges to facts no longer live are ignored.
 8 expiry, 9 maturity and 12 dedupe are the profile's pure rules (`plan_expiry`, `plan_maturity`,
-  `plan_dedupe`), run on the working projection so they see this run's earlier decisions.
+  `plan_dedupe`), run on the working projection so they see this run's earlier decisions. Step 8
+  also ends the strategies of earlier runs (`plan_strategies`): answered by what this run heard,
+  or expired; the ones whose fact this run retired ended obsolete when it did.
 """
 
 from __future__ import annotations
@@ -13,8 +15,14 @@ from tideline.consolidate._context import Ctx, fit, section
 from tideline.consolidate._outcome import Outcome
 from tideline.consolidate._render import fact_line
 from tideline.consolidate._schemas import Edges
-from tideline.llm import NO_LLM
-from tideline.profile import plan_dedupe, plan_expiry, plan_maturity
+from tideline.llm import NO_LLM_NOTE
+from tideline.profile import (
+    plan_dedupe,
+    plan_established,
+    plan_expiry,
+    plan_maturity,
+    plan_strategies,
+)
 
 
 def edges(ctx: Ctx) -> Outcome:
@@ -24,7 +32,7 @@ def edges(ctx: Ctx) -> Outcome:
     if not affected:
         return Outcome({"affected": 0, "edges": 0})
     if ctx.llm is None:
-        return Outcome({"affected": len(affected)}, NO_LLM, status="skipped")
+        return Outcome({"affected": len(affected)}, NO_LLM_NOTE, status="skipped")
     others = [f for f in live if f.id not in ctx.work.touched]
     user = "\n\n".join(
         [
@@ -47,15 +55,30 @@ def edges(ctx: Ctx) -> Outcome:
 
 
 def expiry(ctx: Ctx) -> Outcome:
-    """Step 8: expired facts closed (each with a verify strategy); expired events closed."""
-    closed = plan_expiry(ctx.work.live(), ctx.view_events, ctx.now, ctx.work)
-    return Outcome({"closed": len(closed), "verify": len(closed)})
+    """Step 8: expired facts closed (each with a verify strategy); expired events closed; the
+    strategies of earlier runs answered by this run's conversations, or expired."""
+    w = ctx.work
+    closed = plan_expiry(w.live(), ctx.view_events, ctx.now, w)
+    waiting = [s for s in w.strategies.values() if s.status != "resolved"]
+    days = ctx.profile.rules.strategy_days
+    ended = plan_strategies(waiting, w.asked_about(), w.heard, ctx.now, w, days=days)
+    return Outcome(
+        {
+            "closed": len(closed),
+            "verify": len(closed),
+            "answered": len(ended["answered"]),
+            "obsolete": len(w.obsoleted),
+            "expired": len(ended["expired"]),
+        }
+    )
 
 
 def maturity(ctx: Ctx) -> Outcome:
-    """Step 9: longer decay for old, well-evidenced facts (anchors: thresholds −40 %)."""
+    """Step 9: longer decay for old, well-evidenced facts (anchors: thresholds −40 %), and the
+    long-standing, well-evidenced confirmed facts become established."""
     longer = plan_maturity(ctx.work.live(), ctx.now, ctx.work, ctx.anchors)
-    return Outcome({"longer_decay": len(longer)})
+    established = plan_established(ctx.work.live(), ctx.work, ctx.profile.rules)
+    return Outcome({"longer_decay": len(longer), "established": len(established)})
 
 
 def dedupe(ctx: Ctx) -> Outcome:

@@ -14,14 +14,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+from tideline.clock import from_text
 from tideline.consolidate._context import Ctx, fit, section
 from tideline.consolidate._outcome import Outcome
-from tideline.consolidate._render import fact_line, person_line, trajectory_lines, turn_line
+from tideline.consolidate._render import event_line, fact_line, trajectory_text, turn_line
 from tideline.consolidate._schemas import TrajectoryOut, UserModelOut
-from tideline.llm import NO_LLM
-from tideline.profile import Fact, from_text, injection_weight, is_expired
+from tideline.llm import NO_LLM_NOTE
+from tideline.profile import is_expired
 
 TRAJECTORY_SESSIONS = 2  # seed step 11: at least 2 sessions since the last trajectory
 IMPORTANT = {
@@ -36,7 +35,7 @@ def user_model(ctx: Ctx) -> Outcome:
     if not turns:
         return Outcome(note="no user turns digested in this run")
     if ctx.llm is None:
-        return Outcome(note=NO_LLM, status="skipped")
+        return Outcome(note=NO_LLM_NOTE, status="skipped")
     current = [f"{k}: {v}" for k, v in sorted(ctx.work.user_model.items())]
     said = fit([turn_line(t) for t in reversed(turns)], ctx.room(0.5))
     user = section("Current reading", current) + "\n\n" + section("The user's messages", said)
@@ -70,14 +69,19 @@ def trajectory(ctx: Ctx) -> Outcome:
     if sessions < TRAJECTORY_SESSIONS:
         return Outcome(note=f"{why}, but {sessions} session(s) since the last trajectory (needs 2)")
     if ctx.llm is None:
-        return Outcome(note=NO_LLM, status="skipped")
+        return Outcome(note=NO_LLM_NOTE, status="skipped")
     facts = fit([fact_line(f) for f in ctx.work.live()], ctx.room(0.4))
     summaries = [f"{s.key}: {s.summary}" for s in ctx.digested if s.summary]
+    events = [
+        e for e in ctx.view_events if not (e.expires_at and from_text(e.expires_at) <= ctx.now)
+    ]
+    happening = [f"- {event_line(e)}" for e in [*events, *ctx.work.events]]
     user = "\n\n".join(
         [
             section("Live facts", facts),
             section("Recent changes", [why]),
-            section("Previous trajectory", trajectory_lines(ctx.work.trajectory)),
+            section("Active events", fit(happening, ctx.room(0.1))),
+            section("Previous trajectory", trajectory_text(ctx.work)),
             section("This run's conversations", fit(summaries, ctx.room(0.2))),
         ]
     )
@@ -91,68 +95,14 @@ def trajectory(ctx: Ctx) -> Outcome:
 
 
 # -- step 13 --------------------------------------------------------------------------------
-def _who(f: Fact) -> str:
-    return {"user": "About the user", "self": "About me (the agent)"}.get(
-        f.subject, f"About {f.subject}"
-    )
-
-
-def snapshot_of(ctx: Ctx) -> tuple[str, dict[str, Any]]:
-    """The snapshot as text (T0) and JSON; new facts appear as refs, ids once applied."""
-    w, now = ctx.work, ctx.now
-    facts = [f for f in w.live() if not is_expired(f, now)]
-    facts.sort(key=lambda f: (-injection_weight(f, now), -f.mention_count, f.id))
-    events = [e for e in ctx.view_events if not (e.expires_at and from_text(e.expires_at) <= now)]
-    new_events = [e.title + (f": {e.details}" if e.details else "") for e in w.events]
-    old_events = [e.title + (f": {e.details}" if e.details else "") for e in events]
-    value = {f.id: f.value for f in facts}
-    graph = [(k, a, b) for k, a, b in sorted(w.edges) if a in value and b in value]
-    groups: dict[str, list[str]] = {}
-    for f in facts:
-        groups.setdefault(_who(f), []).append(f"- {f.category}: {f.value} ({f.status})")
-    text = [f"# What I know (snapshot {w.stamp[:10]})"]
-    text += [section(title, lines) for title, lines in groups.items()]
-    people = [f"- {person_line(r)}" for r in w.people.values()]
-    parts = (
-        ("People", people),
-        ("Active events", [f"- {e}" for e in old_events + new_events]),
-        ("Communication style", [f"- {k}: {v}" for k, v in sorted(w.user_model.items())]),
-        ("Connections", [f"- {value[a]} —{k}→ {value[b]}" for k, a, b in graph]),
-        ("Trajectory", trajectory_lines(w.trajectory)),
-    )
-    text += [section(title, lines) for title, lines in parts if lines]
-    data = {
-        "facts": [
-            {"id": w.key(f.id), "subject": f.subject, "category": f.category, "value": f.value,
-             "status": f.status, "weight": round(injection_weight(f, now), 3)}
-            for f in facts
-        ],
-        "user_model": dict(sorted(w.user_model.items())),
-        "events": old_events + new_events,
-        "relationships": [r.to_dict() | {"id": None} for r in w.people.values()],
-        "edges": [{"kind": k, "from": w.key(a), "to": w.key(b)} for k, a, b in graph],
-        "trajectory": _with_refs(ctx, w.trajectory),
-    }  # fmt: skip
-    return "\n\n".join(text), data
-
-
-def _with_refs(ctx: Ctx, t: dict[str, Any] | None) -> dict[str, Any] | None:
-    if t is None:
-        return None
-    anchors = [
-        ctx.work.key(a) if isinstance(a, int) and a in ctx.work.facts else a
-        for a in t.get("anchors", [])
-    ]
-    return {**t, "anchors": anchors}
-
-
 def snapshot(ctx: Ctx) -> Outcome:
-    """Step 13: the precompiled memory snapshot for the next conversation."""
+    """Step 13: the precompiled memory snapshot for the next conversation, rendered from the
+    profile as this run leaves it, inside the run's transaction (real ids, no placeholders)."""
     if not len(ctx.work) and ctx.profile.snapshot() is not None:
         return Outcome(note="nothing changed; the last snapshot stands")
-    text, data = snapshot_of(ctx)
-    ctx.work.snapshot(text, data)
-    return Outcome({"facts": len(data["facts"]), "chars": len(text)})
+    ctx.work.rebuild_snapshot()
+    shown = [f for f in ctx.work.live() if not is_expired(f, ctx.now)]
+    return Outcome({"facts": len(shown)})
 
 
 def mark_processed(ctx: Ctx) -> Outcome:

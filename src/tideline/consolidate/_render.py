@@ -1,9 +1,12 @@
-"""How facts, turns, people and the trajectory read in prompts and in the snapshot text."""
+"""How facts, turns, people and the trajectory read in the pipeline's prompts."""
 
 from __future__ import annotations
 
+from tideline.consolidate._working import Working
 from tideline.memory import Turn
-from tideline.profile import Fact, Relationship
+from tideline.profile import Fact, event_line, person_line, trajectory_lines
+
+__all__ = ["event_line", "fact_line", "person_line", "trajectory_text", "turn_line"]
 
 
 def fact_line(f: Fact) -> str:
@@ -20,15 +23,6 @@ def turn_line(t: Turn) -> str:
     return f"[{t.id}] {t.ts[:16]} {who}{role}: {t.text}"
 
 
-def person_line(r: Relationship) -> str:
-    rel = f" — {r.relation}" if r.relation else ""
-    details = f": {r.details}" if r.details else ""
-    status = f" [{r.status}]" if r.status not in ("", "active") else ""
-    return f"{r.name}{rel}{status}{details} ({r.mention_count}× mentioned)"
-
-
-def trajectory_lines(t: dict[str, object] | None) -> list[str]:
-    if not t:
-        return []
-    keys = ("phase", "direction", "stability", "momentum", "unstable_areas", "anchors")
-    return [f"{k}: {t[k]}" for k in keys if t.get(k)]
+def trajectory_text(work: Working) -> list[str]:
+    """The working trajectory for a prompt: anchors as `[id] category: value`."""
+    return trajectory_lines(work.trajectory, work.facts, ids=True)

@@ -21,33 +21,37 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
+from tideline.clock import to_text
 from tideline.profile import (
     ACTIVE_STATUSES,
+    Because,
     Changeset,
     Edge,
     EventDraft,
     Fact,
     FactDraft,
+    ObservationDraft,
     PersonMention,
     ProfileView,
     Ref,
     Relationship,
+    Strategy,
     check_live,
     check_transition,
     expires_at,
     merge_mention,
     person_key,
-    to_text,
 )
 
 FINAL = ("rejected", "closed")
+UNREAD = dt.datetime(1, 1, 1, tzinfo=dt.UTC)  # a placeholder until step 1 reads the profile
 FactRef = int | Ref
 ObservationRef = int | Ref
 
 
 @dataclass
 class Working(Changeset):
-    now: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.UTC))
+    now: dt.datetime = UNREAD  # the time of the read it starts from (`of`)
     facts: dict[int, Fact] = field(default_factory=dict)
     edges: set[tuple[str, int, int]] = field(default_factory=set)
     people: dict[str, Relationship] = field(default_factory=dict)
@@ -55,12 +59,20 @@ class Working(Changeset):
     user_model: dict[str, str] = field(default_factory=dict)
     trajectory: dict[str, Any] | None = None
     touched: set[int] = field(default_factory=set)  # created, supported or moved in this run
+    heard: dict[int, str] = field(default_factory=dict)  # made or given evidence → how, first
+    strategies: dict[int, Strategy] = field(default_factory=dict)  # open and asked, projected
+    questioned: dict[int, Fact] = field(default_factory=dict)  # retired facts they name
+    obsoleted: list[int] = field(default_factory=list)  # strategies whose fact was retired
+    turns: dict[int, tuple[int, str]] = field(default_factory=dict)  # this run's: session, ts
+    observed: dict[Ref, int] = field(default_factory=dict)  # new observation → its session
     _new_refs: dict[int, Ref] = field(default_factory=dict, repr=False)
 
     @classmethod
     def of(cls, view: ProfileView, edges: list[Edge]) -> Working:
         work = cls(base_version=view.version, now=view.now)
         work.facts = {f.id: dataclasses.replace(f) for f in view.facts}
+        work.strategies = {s.id: dataclasses.replace(s) for s in view.strategies}
+        work.questioned = {f.id: f for f in view.questioned}
         work.edges = {(e.kind, e.from_fact, e.to_fact) for e in edges if e.removed_at is None}
         work.people = {person_key(r.name): dataclasses.replace(r) for r in view.relationships}
         work.user_model = {u.dimension: u.value for u in view.user_model}
@@ -129,9 +141,50 @@ class Working(Changeset):
             created_at=self.stamp,
             updated_at=self.stamp,
             evidence_count=len(set(turn_ids)) or int(observation is not None),
+            prior=float(draft.confidence),
         )
+        self._back(self.facts[fid], "support", turn_ids, observation)
         self.touched.add(fid)
+        self._hear(fid, "said", turn_ids)
+        if old is not None:
+            self._hear(old.id, "contradicted", turn_ids)
+            old.disputed_by.append(fid)
         return ref
+
+    def _back(
+        self,
+        f: Fact,
+        polarity: str,
+        turn_ids: tuple[int, ...],
+        observation: ObservationRef | None,
+    ) -> None:
+        """The fact's sessions and valid-time span with this evidence (`profile._backing`):
+        this run's turns by their session and timestamp, else the observation's session."""
+        said = [self.turns[t] for t in turn_ids if t in self.turns]
+        sessions = {session for session, _ in said}
+        if not said and isinstance(observation, Ref) and observation in self.observed:
+            sessions.add(self.observed[observation])
+        support = polarity == "support"
+        known = set(f.session_ids if support else f.against_ids)
+        fresh = sessions - known
+        if support:
+            f.session_ids, f.sessions = sorted(known | fresh), f.sessions + len(fresh)
+            stamps = [ts for _, ts in said]
+            if stamps:
+                f.said_from = min([*stamps, *([f.said_from] if f.said_from else [])])
+                f.said_to = max([*stamps, *([f.said_to] if f.said_to else [])])
+        else:
+            f.against_ids, f.against = sorted(known | fresh), f.against + len(fresh)
+
+    def add_observation(self, draft: ObservationDraft) -> Ref:
+        ref = super().add_observation(draft)
+        if draft.session_id is not None:
+            self.observed[ref] = draft.session_id
+        return ref
+
+    def _hear(self, fact_id: int, how: str, turn_ids: tuple[int, ...]) -> None:
+        """Remember the first way this run heard of a fact (what answers its questions)."""
+        self.heard.setdefault(fact_id, how + (f" (turn {min(turn_ids)})" if turn_ids else ""))
 
     def new_fact(self, draft: FactDraft, **kw: Any) -> int:
         """`add_fact`, returning the projected id the later steps use."""
@@ -151,7 +204,9 @@ class Working(Changeset):
         f.evidence_count += len(set(turn_ids)) or 1
         f.last_seen_at = self.stamp
         f.expires_at = expires_at(self.stamp, f.decay_days)
+        self._back(f, "support", turn_ids, observation)
         self.touched.add(f.id)
+        self._hear(f.id, "heard again", turn_ids)
 
     def against(
         self,
@@ -163,19 +218,42 @@ class Working(Changeset):
         f = self._projected(fact)
         check_live(f, "gain evidence")
         super().against(self.key(f.id), turn_ids=turn_ids, observation=observation)
+        self._back(f, "against", turn_ids, observation)
         self.touched.add(f.id)
+        self._hear(f.id, "doubted", turn_ids)
 
     def transition(
-        self, fact: FactRef, to: str, *, why: str | None = None, at: str | None = None
+        self,
+        fact: FactRef,
+        to: str,
+        *,
+        why: str | None = None,
+        at: str | None = None,
+        because: Because | None = None,
     ) -> None:
         f = self._projected(fact)
         check_transition(f, to)
-        super().transition(self.key(f.id), to, why=why, at=at)
+        if because is not None:
+            cited = self._projected(because.fact)
+            because = Because(because.relation, self.key(cited.id))
+        super().transition(self.key(f.id), to, why=why, at=at, because=because)
         f.status = to
         if to in FINAL:
             f.valid_to = at or self.stamp
-            self.edges = {e for e in self.edges if f.id not in e[1:]}
+            self._retired(f.id)
         self.touched.add(f.id)
+
+    def _retired(self, fact_id: int) -> None:
+        """A fact left the profile: its edges go, and its clarify and probe strategies end
+        obsolete (as `Profile.apply` does to the rows)."""
+        self.edges = {e for e in self.edges if fact_id not in e[1:]}
+        for f in self.facts.values():
+            if fact_id in f.disputed_by:
+                f.disputed_by = [i for i in f.disputed_by if i != fact_id]
+        for s in self.strategies.values():
+            if s.fact_id == fact_id and s.kind != "verify" and s.status != "resolved":
+                s.status, s.outcome = "resolved", "obsolete"
+                self.obsoleted.append(s.id)
 
     def merge(self, keep: int, drop: int) -> None:
         k, d = self._projected(keep), self._projected(drop)
@@ -184,8 +262,15 @@ class Working(Changeset):
         super().merge(self.key(k.id), self.key(d.id))  # type: ignore[arg-type]
         k.mention_count += d.mention_count
         k.evidence_count += d.evidence_count
+        for side in ("session_ids", "against_ids"):
+            mine, theirs = set(getattr(k, side)), set(getattr(d, side))
+            count = "sessions" if side == "session_ids" else "against"
+            setattr(k, count, getattr(k, count) + len(theirs - mine))
+            setattr(k, side, sorted(mine | theirs))
+        said = [x for x in (k.said_from, k.said_to, d.said_from, d.said_to) if x]
+        k.said_from, k.said_to = (min(said), max(said)) if said else (None, None)
         d.status, d.merged_into, d.valid_to = "closed", k.id, self.stamp
-        self.edges = {e for e in self.edges if d.id not in e[1:]}
+        self._retired(d.id)
 
     def set_decay(self, fact: FactRef, decay_days: int) -> None:
         f = self._projected(fact)
@@ -206,6 +291,20 @@ class Working(Changeset):
     def add_strategy(self, kind: str, fact: FactRef | None, question: str) -> None:
         key = None if fact is None else self.key(self._projected(fact).id)
         super().add_strategy(kind, key, question)
+
+    def resolve_strategy(
+        self, strategy_id: int, outcome: str, why: str, *, because: Because | None = None
+    ) -> None:
+        s = self.strategies[strategy_id]
+        if because is not None:
+            because = Because(because.relation, self.key(self._projected(because.fact).id))
+        super().resolve_strategy(strategy_id, outcome, why, because=because)
+        s.status, s.outcome = "resolved", outcome
+
+    def asked_about(self) -> dict[int, Fact]:
+        """Every fact a projected strategy may name: the live and new ones, and the retired ones
+        a verify asks after."""
+        return {**self.questioned, **self.facts}
 
     def mention(self, person: PersonMention) -> None:
         super().mention(person)

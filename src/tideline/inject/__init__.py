@@ -10,7 +10,7 @@ from tideline.inject._block import Block, Item, Part, Section
 from tideline.inject._budget import TokenCounter, trim_to_tokens
 from tideline.inject._config import TIERS, InjectConfig
 from tideline.inject._fence import FENCE_CLOSE, FENCE_TAG, neutralise
-from tideline.inject._provider import MemoryProvider, utc_now
+from tideline.inject._provider import MemoryProvider
 
 __all__ = [
     "FENCE_CLOSE",
@@ -25,5 +25,4 @@ __all__ = [
     "TokenCounter",
     "neutralise",
     "trim_to_tokens",
-    "utc_now",
 ]

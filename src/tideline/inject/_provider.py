@@ -17,13 +17,13 @@ with its traceback. The clock is injected (`clock=`), so tests and replays are d
 
 from __future__ import annotations
 
-import datetime as dt
 import logging
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from tideline.analysis.attention import log_hits
+from tideline.clock import Clock, now_text
 from tideline.consolidate import Dream, SessionMemory
 from tideline.errors import TidelineError
 from tideline.inject._block import Block, Section, Tier, fit, render_block
@@ -45,7 +45,6 @@ from tideline.search import query_vector, valid_text
 
 log = logging.getLogger(__name__)
 
-Clock = Callable[[], dt.datetime]
 IDENTITY_TIERS = ("T0", "T2", "T2b", "T3")
 PREFETCH_TIERS = ("T1", "T1s", "T1p", "T1q", "T4")
 NO_PROFILE = (
@@ -53,16 +52,6 @@ NO_PROFILE = (
     "pass MemoryProvider(..., profile=...)"
 )
 MAX_MESSAGE_CHARS = 4_000  # a query longer than this is cut: the embedder sees 512 tokens anyway
-
-
-def utc_now() -> dt.datetime:
-    return dt.datetime.now(dt.UTC)
-
-
-def _stamp(moment: dt.datetime) -> str:
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=dt.UTC)
-    return moment.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class MemoryProvider:
@@ -76,14 +65,14 @@ class MemoryProvider:
         profile: Profile | None = None,
         session_memory: SessionMemory | None = None,
         dream: Dream | None = None,
-        clock: Clock = utc_now,
+        clock: Clock | None = None,
     ):
         self.memory = memory
         self.config = config or InjectConfig()
         self.profile = profile
         self.session_memory = session_memory
         self.dream = dream
-        self.clock = clock
+        self.clock = clock or memory.clock  # the app's one clock (`tideline.clock`)
         self.count = TokenCounter(memory.embedder)
 
     # -- the hooks -----------------------------------------------------------------------------
@@ -235,7 +224,7 @@ class MemoryProvider:
         block = Block(
             kind=kind,
             agent=self.config.agent_name,
-            at=_stamp(self.clock()),
+            at=now_text(self.clock),
             sections=kept,
             notes=list(dict.fromkeys(notes)),
             token_method=self.count.method,
@@ -270,7 +259,7 @@ class MemoryProvider:
 
     def _log_attention(self, hits: list[tuple[int, float]], query: str, notes: list[str]) -> None:
         try:
-            log_hits(self.memory, hits, query, source="prefetch", at=_stamp(self.clock()))
+            log_hits(self.memory, hits, query, source="prefetch", at=now_text(self.clock))
         except Exception as exc:  # bookkeeping must never cost the agent its turn
             log.warning("attention log not written: %s", exc)
             notes.append(f"attention log not written ({type(exc).__name__})")

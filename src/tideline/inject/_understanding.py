@@ -187,7 +187,7 @@ def t1q_questions(
 ) -> Tier:
     if not config.strategies_k:
         return Tier(None)
-    pending = [s for s in profile.strategies(status="open") if s.fact_id is not None]
+    pending = [s for s in profile.questions() if s.fact_id is not None]
     if not pending:
         return Tier(None)
     rank = {fid: n for n, fid in enumerate(fact_ids)}

@@ -12,7 +12,7 @@ from tideline.library._errors import (
     UnreadableFile,
 )
 from tideline.library._files import read_inside
-from tideline.library._index import CollectionIndex, SyncReport
+from tideline.library._index import MAX_FILE_BYTES, CollectionIndex, SyncReport
 from tideline.library._index_dir import IndexDirRefused
 from tideline.library._layout import Collection, Layout, Problem, list_notes, scan_library
 from tideline.library._library import LIBRARY, MAX_K, Library
@@ -26,6 +26,7 @@ from tideline.library._watcher import Watcher
 __all__ = [
     "CHUNKER_VERSION",
     "LIBRARY",
+    "MAX_FILE_BYTES",
     "MAX_K",
     "MAX_READ_LINES",
     "BadMeta",

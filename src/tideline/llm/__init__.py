@@ -1,11 +1,14 @@
 """The LLM client: OpenAI-compatible chat completions and MCP sampling behind one `LLM` protocol.
 
-Structured output validated with pydantic (one repair retry), bounded retries, an input cap and
-token accounting per call (`Result.usage`) and per run (`TokenMeter`). See docs/llm.md.
+Structured output validated with pydantic (one repair retry; limits declared once for the schema
+and the validation, lists cut to their `Items` caps), bounded retries, answer bodies bounded in
+bytes and seconds, an input cap fitted to the server's context window, and token accounting per
+call (`Result.usage`) and per run (`TokenMeter`). See docs/llm.md.
 """
 
+from tideline.llm._bounds import ID_MAX, Items
 from tideline.llm._client import LLMClient, prompt_tokens
-from tideline.llm._load import NO_LLM, llm_from_sampler, llm_from_settings
+from tideline.llm._load import NO_LLM, NO_LLM_NOTE, llm_from_sampler, llm_from_settings
 from tideline.llm._meter import TokenMeter
 from tideline.llm._openai import STEP_HEADER, OpenAIChat
 from tideline.llm._protocol import LLM, ChatBackend, FormatRefused, Sample, Sampler
@@ -14,11 +17,14 @@ from tideline.llm._structured import JsonSchema
 from tideline.llm._types import Message, Mode, Reply, Result, Usage
 
 __all__ = [
+    "ID_MAX",
     "LLM",
     "NO_LLM",
+    "NO_LLM_NOTE",
     "STEP_HEADER",
     "ChatBackend",
     "FormatRefused",
+    "Items",
     "JsonSchema",
     "LLMClient",
     "Message",

@@ -1,13 +1,22 @@
 """`LLMClient`: the one implementation of `LLM`, over any `ChatBackend`.
 
 Every call goes through the same gate, whichever backend answers:
-1. the input cap: a prompt over `max_input_tokens` (estimated) is refused with `InputTooLong` —
-   the caller knows what matters in its context and must trim it, the client never cuts silently;
+1. the input cap: a prompt over the cap (estimated) is refused with `InputTooLong` — the caller
+   knows what matters in its context and must trim it, the client never cuts silently. The cap
+   is `max_input_tokens`, or less when the server's context window is known: the window (less a
+   margin for the estimate) must hold the prompt AND the answer, whose `max_tokens` is then at
+   most a quarter of the window;
 2. the run's budget: `TokenMeter.check` before each request, so `BudgetExceeded` comes before
    the spend;
 3. structured answers are validated with pydantic; a failure gets ONE repair request that sends
-   the validation error back, and a second failure raises a one-line `LLMError`;
-4. every request's usage is recorded on the meter under its step.
+   the validation error back (and the wrong answer, cut to a few thousand characters), and a
+   second failure raises a one-line `LLMError`. Lists over their `Items` cap are cut, not
+   failed, and the cuts come back in `Result.cuts`;
+4. every request's usage is recorded on the meter under its step, as soon as it is answered.
+
+`room()` tells a step, before it builds its prompt, how many tokens its own context may take
+after the system prompt, the schema (counted while the server's structured-output form is not
+yet known to work) and the framing.
 """
 
 from __future__ import annotations
@@ -21,8 +30,12 @@ from tideline.embed import estimate_tokens
 from tideline.errors import InputTooLong, LLMError
 from tideline.llm._meter import TokenMeter
 from tideline.llm._protocol import ChatBackend, FormatRefused
-from tideline.llm._structured import JsonSchema, describe, parse, repair_request
+from tideline.llm._structured import JsonSchema, describe, echo, parse, repair_request
 from tideline.llm._types import Message, Reply, Result, Usage
+
+WINDOW_SHARE = 0.85  # of a known context window: the estimate is good to ~±30%, templates add
+MIN_ANSWER = 64
+FRAMING = 32  # tokens of chat template and message framing a call adds
 
 
 def prompt_tokens(messages: Sequence[Message]) -> int:
@@ -41,6 +54,25 @@ class LLMClient:
         self.max_input_tokens = max_input_tokens
         self.max_output_tokens = max_output_tokens
 
+    def limits(self, max_tokens: int | None = None) -> tuple[int, int]:
+        """(input cap, answer max_tokens) for a call: the settings, fitted to a known window."""
+        answer = max_tokens or self.max_output_tokens
+        window = self.backend.window()
+        if not window:
+            return self.max_input_tokens, answer
+        answer = min(answer, max(MIN_ANSWER, window // 4))
+        return max(0, min(self.max_input_tokens, int(window * WINDOW_SHARE) - answer)), answer
+
+    def room(
+        self, system: str, schema: type[BaseModel] | None = None, max_tokens: int | None = None
+    ) -> int:
+        cap, _ = self.limits(max_tokens)
+        wire = JsonSchema.of(schema) if schema is not None else None
+        overhead = self.backend.overhead(wire)
+        if wire is not None and not self.backend.settled:
+            overhead = max(overhead, estimate_tokens(wire.instruction))
+        return max(0, cap - estimate_tokens(system) - overhead - FRAMING)
+
     def complete(
         self,
         messages: Sequence[Message],
@@ -51,17 +83,17 @@ class LLMClient:
         meter: TokenMeter | None = None,
     ) -> Result[Any]:
         """One answer for one step; validated against `schema` when given (see the module doc)."""
-        limit = max_tokens or self.max_output_tokens
         wire = JsonSchema.of(schema) if schema is not None else None
         convo = list(messages)
         usage = Usage()
         for attempt in (1, 2):
-            reply = self._send(convo, wire, step, limit, meter)
+            reply, limit = self._send(convo, wire, step, max_tokens, meter)
             usage += reply.usage
             if schema is None or wire is None:
                 return Result(None, reply.text, usage, reply.model, step, reply.mode, attempt)
+            cuts: list[str] = []
             try:
-                data = parse(reply.text, schema)
+                data = parse(reply.text, schema, cuts)
             except ValidationError as exc:
                 problem = describe(exc)
                 if reply.truncated:
@@ -73,11 +105,13 @@ class LLMClient:
                         "the step's max_tokens"
                     ) from None
                 convo += [
-                    {"role": "assistant", "content": reply.text},
+                    {"role": "assistant", "content": echo(reply.text)},
                     repair_request(problem, wire),
                 ]
                 continue
-            return Result(data, reply.text, usage, reply.model, step, reply.mode, attempt)
+            return Result(
+                data, reply.text, usage, reply.model, step, reply.mode, attempt, tuple(cuts)
+            )
         raise AssertionError("unreachable")
 
     def _send(
@@ -85,23 +119,34 @@ class LLMClient:
         messages: list[Message],
         schema: JsonSchema | None,
         step: str,
-        max_tokens: int,
+        max_tokens: int | None,
         meter: TokenMeter | None,
-    ) -> Reply:
+    ) -> tuple[Reply, int]:
         while True:
+            cap, answer = self.limits(max_tokens)
             size = prompt_tokens(messages) + self.backend.overhead(schema)
-            if size > self.max_input_tokens:
-                raise InputTooLong(
-                    f"step {step!r}: the prompt is ~{size} tokens, over the "
-                    f"{self.max_input_tokens}-token input cap (TIDELINE_LLM_MAX_INPUT_TOKENS); send "
-                    "less context per call or raise the cap to what the model's context holds"
-                )
+            if size > cap:
+                raise InputTooLong(self._too_long(step, size, cap, answer))
             if meter is not None:
-                meter.check(step, size, max_tokens)
+                meter.check(step, size, answer)
             try:
-                reply = self.backend.chat(messages, max_tokens=max_tokens, schema=schema, step=step)
+                reply = self.backend.chat(messages, max_tokens=answer, schema=schema, step=step)
             except FormatRefused:
                 continue  # the backend moved to a weaker mode; its prompt may be longer now
             if meter is not None:
                 meter.record(step, reply.usage)
-            return reply
+            return reply, answer
+
+    def _too_long(self, step: str, size: int, cap: int, answer: int) -> str:
+        window = self.backend.window()
+        if window and cap < self.max_input_tokens:
+            return (
+                f"step {step!r}: the prompt is ~{size} tokens, over the {cap}-token input cap "
+                f"that the server's {window}-token context window leaves beside a {answer}-token "
+                "answer; send less context per call or start the server with a larger context"
+            )
+        return (
+            f"step {step!r}: the prompt is ~{size} tokens, over the {cap}-token input cap "
+            "(TIDELINE_LLM_MAX_INPUT_TOKENS); send less context per call or raise the cap to "
+            "what the model's context holds"
+        )

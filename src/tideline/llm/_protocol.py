@@ -49,6 +49,12 @@ class LLM(Protocol):
         meter: TokenMeter | None = None,
     ) -> Result[None]: ...
 
+    def room(
+        self, system: str, schema: type[BaseModel] | None = None, max_tokens: int | None = None
+    ) -> int:
+        """Tokens left for the user message of a call with this system prompt and schema."""
+        ...
+
 
 class FormatRefused(Exception):
     """Raised by a backend that just learnt its server lacks a structured-output mode and moved
@@ -60,6 +66,7 @@ class ChatBackend(Protocol):
     belong here; validation and repair do not."""
 
     name: str
+    settled: bool  # the structured-output mode is known to work (until then, assume the worst)
 
     def chat(
         self,
@@ -72,6 +79,10 @@ class ChatBackend(Protocol):
 
     def overhead(self, schema: JsonSchema | None) -> int:
         """Estimated tokens the backend may add to the prompt (the schema instruction)."""
+        ...
+
+    def window(self) -> int | None:
+        """The model's context window in tokens, when the server tells (None: unknown)."""
         ...
 
 

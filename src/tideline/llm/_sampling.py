@@ -19,12 +19,16 @@ class SamplingChat:
     """A `ChatBackend` that forwards each request to a `Sampler`."""
 
     name = "mcp-sampling"
+    settled = True  # always the prompt: sampling has no JSON mode
 
     def __init__(self, sampler: Sampler) -> None:
         self._sampler = sampler
 
     def overhead(self, schema: JsonSchema | None) -> int:
         return estimate_tokens(schema.instruction) if schema else 0
+
+    def window(self) -> int | None:
+        return None  # the client's model does not say
 
     def chat(
         self,

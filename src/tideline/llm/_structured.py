@@ -1,22 +1,36 @@
 """Structured output shared by every backend: the schema, its prompt, parsing and the repair.
 
-Servers differ in how much they enforce (a JSON schema, JSON mode, nothing at all; MCP sampling
-has no JSON mode), so the answer is always validated here with pydantic, whatever the server
-promised. The schema goes into the prompt only when the server does not enforce it.
+Servers differ in how much they enforce (a JSON schema, a grammar, JSON mode, nothing at all; MCP
+sampling has no JSON mode), so the answer is always validated here with pydantic, whatever the
+server promised. The schema goes into the prompt only when the server does not enforce it, in
+compact form (no titles, no spaces): a small model's context window is small.
+
+Local models have habits the parser forgives: a `<think>…</think>` block before the answer, the
+JSON inside a code fence, a sentence around it.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from tideline.llm._bounds import CUTS
 from tideline.llm._types import Message
 
 M = TypeVar("M", bound=BaseModel)
+_THINK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.DOTALL | re.IGNORECASE)
+_OPEN_THINK = re.compile(r"<(think|thinking|reasoning)>", re.IGNORECASE)
+REPAIR_ECHO = 4000  # characters of a wrong answer sent back with the repair request
+# llama.cpp's grammar builders spell `maxLength: n` as n nested optional characters, and a
+# depth past ~1,000 crashes llama-cpp-python's server (0.3.36: "failed to parse grammar", then
+# the process dies). A grammar gets only the bounds it can hold; the answer is still validated
+# against all of them, and a repair request shows them.
+GRAMMAR_MAX_REPEAT = 256
 
 
 @dataclass(frozen=True)
@@ -28,18 +42,55 @@ class JsonSchema:
 
     @classmethod
     def of(cls, model: type[BaseModel]) -> JsonSchema:
-        return cls(model.__name__, model.model_json_schema())
+        full = model.model_json_schema()
+        return cls(model.__name__, {"title": full.get("title", model.__name__), **_untitled(full)})
+
+    @property
+    def text(self) -> str:
+        return json.dumps(self.schema, separators=(",", ":"), ensure_ascii=False)
 
     @property
     def instruction(self) -> str:
         return (
             "Answer with one JSON object and nothing else (no prose, no code fence). "
-            f"It must validate against this JSON schema:\n{json.dumps(self.schema)}"
+            f"It must validate against this JSON schema:\n{self.text}"
         )
 
     def response_format(self) -> dict[str, Any]:
         """The OpenAI `response_format` for servers that enforce a schema."""
         return {"type": "json_schema", "json_schema": {"name": self.name, "schema": self.schema}}
+
+    def for_grammar(self) -> dict[str, Any]:
+        """The schema without repetition bounds too deep for a grammar (see GRAMMAR_MAX_REPEAT)."""
+        return _shallow(self.schema)
+
+
+def _shallow(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {
+            k: _shallow(v)
+            for k, v in node.items()
+            if not (
+                k in ("maxLength", "maxItems") and isinstance(v, int) and v > GRAMMAR_MAX_REPEAT
+            )
+        }
+    if isinstance(node, list):
+        return [_shallow(v) for v in node]
+    return node
+
+
+def _untitled(node: Any, properties: bool = False) -> Any:
+    """The schema without pydantic's `title` annotations (a field named `title` stays; the
+    caller keeps the root's, the answer's name)."""
+    if isinstance(node, dict):
+        return {
+            k: _untitled(v, k == "properties" and not properties)
+            for k, v in node.items()
+            if properties or k != "title" or not isinstance(v, str)
+        }
+    if isinstance(node, list):
+        return [_untitled(v) for v in node]
+    return node
 
 
 def with_instruction(messages: Sequence[Message], schema: JsonSchema) -> list[Message]:
@@ -52,13 +103,20 @@ def with_instruction(messages: Sequence[Message], schema: JsonSchema) -> list[Me
     return [{"role": "system", "content": schema.instruction}, *out]
 
 
-def parse(text: str, model: type[M]) -> M:
-    """Validate an answer; tolerate a code fence or prose around the one JSON object."""
-    return model.model_validate_json(_json_part(text))
+def parse(text: str, model: type[M], cuts: list[str] | None = None) -> M:
+    """Validate an answer; tolerate a think block, a code fence or prose around the one JSON
+    object. Lists over their `Items` cap are cut, and each cut appended to `cuts`."""
+    return model.model_validate_json(
+        json_part(text), context={CUTS: cuts if cuts is not None else []}
+    )
 
 
-def _json_part(text: str) -> str:
-    body = text.strip()
+def json_part(text: str) -> str:
+    """The JSON object inside an answer: after any reasoning block, inside any fence."""
+    body = _THINK.sub("", text)
+    if _OPEN_THINK.search(body):  # a reasoning block never closed: no answer followed it
+        return ""
+    body = body.strip()
     if body.startswith("```"):
         body = body.split("\n", 1)[1] if "\n" in body else ""
         body = body.rsplit("```", 1)[0]
@@ -69,11 +127,18 @@ def _json_part(text: str) -> str:
 def describe(exc: ValidationError, limit: int = 400) -> str:
     """A pydantic error as one short line the model (and a person) can act on."""
     parts = []
-    for err in exc.errors(include_url=False):
+    for err in exc.errors(include_url=False, include_input=False)[:20]:
         where = ".".join(str(p) for p in err["loc"]) or "the answer"
         parts.append(f"{where}: {err['msg']}")
     line = " ".join("; ".join(parts).split())
     return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def echo(answer: str) -> str:
+    """A wrong answer as the repair request repeats it: a huge one is cut, not sent back whole."""
+    if len(answer) <= REPAIR_ECHO:
+        return answer
+    return f"{answer[:REPAIR_ECHO]} … [cut: the answer had {len(answer):,} characters]"
 
 
 def repair_request(problem: str, schema: JsonSchema) -> Message:
@@ -82,6 +147,6 @@ def repair_request(problem: str, schema: JsonSchema) -> Message:
         "role": "user",
         "content": (
             f"Your answer was not valid: {problem}. Reply again with only the corrected JSON "
-            f"object; it must validate against this JSON schema:\n{json.dumps(schema.schema)}"
+            f"object; it must validate against this JSON schema:\n{schema.text}"
         ),
     }

@@ -7,8 +7,10 @@ from typing import Generic, Literal, TypedDict, TypeVar
 
 T = TypeVar("T")
 
-Mode = Literal["text", "json_schema", "json_object", "prompt"]
-"""How an answer was constrained: free text, server-enforced schema, JSON mode, or prompt only."""
+Mode = Literal["text", "json_schema", "json_object_schema", "json_object", "prompt"]
+"""How an answer was constrained: free text; a schema the server enforces (`json_schema`, or
+`json_object` with a `schema`, llama.cpp's grammar); JSON mode with the schema in the prompt; or
+the prompt only."""
 
 
 class Message(TypedDict):
@@ -54,7 +56,8 @@ class Result(Generic[T]):
     """What a pipeline step gets back: the validated data (None for free text) and its cost.
 
     `usage` sums every request the call made (a repair retry included); `attempts` counts the
-    answers the model gave (1, or 2 after a repair).
+    answers the model gave (1, or 2 after a repair); `cuts` what was cut to the schema's caps
+    (`observations: cut at 50 of 300`).
     """
 
     data: T
@@ -64,3 +67,4 @@ class Result(Generic[T]):
     step: str
     mode: Mode
     attempts: int
+    cuts: tuple[str, ...] = ()

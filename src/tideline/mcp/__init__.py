@@ -6,12 +6,15 @@ which serves the same endpoint beside its REST API and panel under the same rule
 """
 
 from tideline.mcp._base import ToolServer, names, to_dict
+from tideline.mcp._body import KIB, MIB
 from tideline.mcp._fields import annotated
-from tideline.mcp._guard import NAMESPACE, HttpGuard, is_loopback
-from tideline.mcp._tokens import Key, Tokens, cookie_of
+from tideline.mcp._guard import NAMESPACE, HttpGuard, Sessions, is_loopback
+from tideline.mcp._tokens import Key, Tokens
 from tideline.mcp.server import (
     DEFAULT_HOST,
     DEFAULT_PORT,
+    MCP_BODY_LIMIT,
+    MCP_PATH,
     build_server,
     check_bind,
     http_app,
@@ -25,15 +28,19 @@ from tideline.mcp.server import (
 __all__ = [
     "DEFAULT_HOST",
     "DEFAULT_PORT",
+    "KIB",
+    "MCP_BODY_LIMIT",
+    "MCP_PATH",
+    "MIB",
     "NAMESPACE",
     "HttpGuard",
     "Key",
+    "Sessions",
     "Tokens",
     "ToolServer",
     "annotated",
     "build_server",
     "check_bind",
-    "cookie_of",
     "http_app",
     "is_loopback",
     "mcp_app",

@@ -11,11 +11,11 @@ by its timeout and, like any sleep, is all or nothing; one already running makes
 
 from __future__ import annotations
 
-import datetime as dt
 import logging
 import subprocess
 import sys
 
+from tideline.clock import now_text
 from tideline.config import Settings
 
 log = logging.getLogger("tideline.mcp")
@@ -28,7 +28,7 @@ def start_exit_sleep(settings: Settings) -> int:
     command = [sys.executable, "-m", "tideline", "sleep", "--timeout", timeout]
     settings.home.mkdir(parents=True, exist_ok=True)
     with log_path.open("a", encoding="utf-8") as out:
-        now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+        now = now_text()
         out.write(f"--- {now} the MCP client disconnected: sleep on exit (timeout {timeout} s)\n")
         out.flush()
         child = subprocess.Popen(

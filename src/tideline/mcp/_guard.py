@@ -1,6 +1,7 @@
 """The HTTP guard in front of the MCP endpoint: a bearer token, a browser-Origin and a Host check.
 
-Two threats, three checks, all before any request reaches the MCP session manager:
+Two threats, three checks, all before any request reaches the MCP session manager (and a
+fourth for everyone: a body over its route's cap is refused unread, `tideline.mcp._body`):
 
 - Another user or machine on the network. When tokens are configured every request must carry
   `Authorization: Bearer <token>` (`Tokens`: compared in constant time), else 401; the token's
@@ -14,8 +15,9 @@ Two threats, three checks, all before any request reaches the MCP session manage
   127.0.0.0/8 and ::1, with or without a port — the SDK's own check (exact `127.0.0.1:port`,
   `localhost:port`) is switched off because it refused loopback hosts the docs allow.
 
-A browser cannot add a header to a page it navigates to, so the web panel (`tideline.web`) names
-a `cookie` that may carry the token instead (set by its login form, HttpOnly, SameSite=Strict),
+A browser cannot add a header to a page it navigates to, so the web panel (`tideline.web`) gives
+`sessions` whose cookie opens a namespace instead (set by its login form, HttpOnly,
+SameSite=Strict, signed with a secret of the server's and ending),
 `public` path prefixes that need no token (the login form and its stylesheet), and a `login` page
 an unauthorised browser GET is sent to. Host and Origin are checked on every path.
 """
@@ -25,18 +27,33 @@ from __future__ import annotations
 import ipaddress
 import json
 import logging
+from typing import Protocol
 from urllib.parse import urlsplit
 
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from tideline.mcp._tokens import Tokens
+from tideline.mcp._body import BodyLimit, read_capped, too_large
+from tideline.mcp._tokens import Key, Tokens
 
 log = logging.getLogger("tideline.mcp")
 
 LOCAL_NAMES = frozenset({"localhost", "localhost.localdomain"})
 #: The ASGI scope key under which a let-in request carries its namespace (`Tokens` key).
 NAMESPACE = "tideline.namespace"
+
+
+class Sessions(Protocol):
+    """Login sessions carried by a cookie (the web panel's): which namespace one opens."""
+
+    @property
+    def name(self) -> str:
+        """The cookie's name."""
+        ...
+
+    def find(self, value: str | None) -> Key | None:
+        """The namespace the cookie's `value` opens, or None."""
+        ...
 
 
 def is_loopback(host: str) -> bool:
@@ -80,14 +97,16 @@ class HttpGuard:
         tokens: Tokens | None = None,
         *,
         check_host: bool = True,
-        cookie: str | None = None,
+        sessions: Sessions | None = None,
         public: tuple[str, ...] = (),
         login: str | None = None,
+        body_limit: BodyLimit | None = None,
     ) -> None:
         self.app = app
+        self._body_limit = body_limit
         self.tokens = tokens or Tokens()
         self._check_host = check_host
-        self._cookie = cookie
+        self._sessions = sessions
         self._public = public
         self._login = login
 
@@ -131,15 +150,23 @@ class HttpGuard:
                 {"www-authenticate": 'Bearer realm="tideline"'},
             )
             return
+        if self._body_limit is not None:
+            limit = self._body_limit(scope["method"], scope.get("path", ""))
+            capped = await read_capped(scope, headers, receive, limit)
+            if capped is None:
+                log.warning("refused a body over %d bytes for %s", limit, scope.get("path"))
+                await _reject(send, 413, too_large(scope, limit), {"connection": "close"})
+                return
+            receive = capped
         await self.app(scope, receive, send)
 
     def _let_in(self, scope: Scope, headers: Headers) -> bool:
-        """The bearer header or (when named) the cookie opens a namespace, which the request
-        carries on (`scope[NAMESPACE]`); a public path needs none."""
+        """The bearer header or (with `sessions`) a session cookie opens a namespace, which the
+        request carries on (`scope[NAMESPACE]`); a public path needs none."""
         scheme, _, value = headers.get("authorization", "").partition(" ")
         key = self.tokens.find(value.strip()) if scheme.lower() == "bearer" else None
-        if key is None and self._cookie is not None:
-            key = self.tokens.find_cookie(_cookie(headers, self._cookie))
+        if key is None and self._sessions is not None:
+            key = self._sessions.find(_cookie(headers, self._sessions.name))
         if key is not None:
             scope[NAMESPACE] = key
             return True

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import logging
 import socket
+import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import anyio
@@ -22,6 +24,7 @@ from tideline import __version__
 from tideline.app import Tideline
 from tideline.config import Settings
 from tideline.errors import InvalidInput
+from tideline.library import MAX_FILE_BYTES
 from tideline.mcp import (
     analysis_tools,
     dream_tools,
@@ -31,15 +34,19 @@ from tideline.mcp import (
     profile_tools,
 )
 from tideline.mcp._base import ToolServer
+from tideline.mcp._body import KIB
 from tideline.mcp._exit_sleep import start_exit_sleep
 from tideline.mcp._guard import HttpGuard, is_loopback
-from tideline.mcp._tokens import Key, Tokens, read_tokens_file
+from tideline.mcp._tokens import Grant, Key, Tokens, read_tokens_file
 
 log = logging.getLogger("tideline.mcp")
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 MCP_PATH = "/mcp"
+#: The largest JSON-RPC message a client may send: the largest tool argument is a note for
+#: `memo_write` (MAX_FILE_BYTES), and JSON may spell one byte of it as six (`\u0001`).
+MCP_BODY_LIMIT = 6 * MAX_FILE_BYTES + 64 * KIB
 
 
 def build_server(app: Tideline) -> ToolServer:
@@ -112,24 +119,62 @@ def own_key(settings: Settings) -> Key:
 def server_tokens(settings: Settings, host: str, *, file: bool = True) -> Tokens:
     """The tokens a server on `host` accepts: `token` for its own namespace and (with `file`)
     the tokens file's for theirs, each checked by `check_bind`; a token given twice is refused
-    (it could not say which namespace it opens)."""
-    pairs = [(settings.token, own_key(settings))] if settings.token else []
+    (it could not say which namespace it opens), and so are libraries that overlap."""
+    own = own_key(settings)
+    grants = [Grant(settings.token, own)] if settings.token else []
     names = ["TIDELINE_TOKEN"] if settings.token else []
     if file and settings.tokens_file:
         path = Path(settings.tokens_file).expanduser()
         found = read_tokens_file(path)
-        pairs += found
+        grants += found
         names += [f"the token of entry {n} in {path}" for n in range(1, len(found) + 1)]
-    if not pairs:
+        _check_libraries(settings, path, found)
+    if not grants:
         check_bind(host, None)
-    for (token, _), name in zip(pairs, names, strict=True):
-        check_bind(host, token, name)
-    if len({token for token, _ in pairs}) < len(pairs):
+    for grant, name in zip(grants, names, strict=True):
+        check_bind(host, grant.token, name)
+    if len({g.token for g in grants}) < len(grants):
         raise InvalidInput(
             f"TIDELINE_TOKEN is also in the tokens file {settings.tokens_file}; a token opens "
             "one namespace: give the file's entry another token"
         )
-    return Tokens(pairs)
+    return Tokens(grants)
+
+
+def _check_libraries(settings: Settings, path: Path, grants: list[Grant]) -> None:
+    """Each namespace's library is its own: the server's `memo_root` is its own namespace's, and
+    no root may be another's or lie inside it (a search of one would read the other's notes)."""
+    own = own_key(settings)
+    roots: dict[Key, Path] = {}
+    if settings.memo_root:
+        roots[own] = settings.memo_root.expanduser().resolve()
+    for n, grant in enumerate(grants, 1):
+        if grant.key == own:
+            if grant.library is not None and grant.library != roots.get(own):
+                raise InvalidInput(
+                    f"tokens file {path}: entry {n} opens the server's own namespace, whose "
+                    "library is MEMO_ROOT; drop its 'library' or give it another namespace"
+                )
+            continue
+        if grant.library is None:
+            continue
+        for key, root in roots.items():
+            if key != grant.key and _nested(grant.library, root):
+                whose = "MEMO_ROOT" if key == own else f"the library of namespace {_name(key)}"
+                raise InvalidInput(
+                    f"tokens file {path}: entry {n}'s library {grant.library} overlaps {whose} "
+                    f"({root}); give each namespace a folder of its own, none inside another"
+                )
+        roots[grant.key] = grant.library
+
+
+def _nested(a: Path, b: Path) -> bool:
+    return a.is_relative_to(b) or b.is_relative_to(a)
+
+
+def _name(key: Key) -> str:
+    agent, user = key
+    return f"{agent}:{user}" if user else agent
 
 
 def mcp_app(app: Tideline, host: str = DEFAULT_HOST) -> Starlette:
@@ -149,7 +194,12 @@ def http_app(app: Tideline, host: str = DEFAULT_HOST) -> HttpGuard:
     """The MCP endpoint alone behind the guard (the app's `token` setting, Origin, and Host on a
     loopback bind): one namespace, so the tokens file is not read."""
     tokens = server_tokens(app.settings, host, file=False)
-    return HttpGuard(mcp_app(app, host), tokens, check_host=is_loopback(host))
+    return HttpGuard(
+        mcp_app(app, host),
+        tokens,
+        check_host=is_loopback(host),
+        body_limit=lambda _method, _path: MCP_BODY_LIMIT,
+    )
 
 
 def serve_stdio(app: Tideline) -> None:
@@ -161,26 +211,42 @@ def serve_stdio(app: Tideline) -> None:
 
 
 def run_http(
-    guard: HttpGuard, app: Tideline, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT
+    guard: HttpGuard,
+    app: Tideline,
+    host: str = DEFAULT_HOST,
+    port: int = DEFAULT_PORT,
+    paths: Sequence[tuple[str, str]] = (("MCP", MCP_PATH),),
 ) -> None:
     """Run a guarded HTTP app (`http_app`, or the web panel with MCP mounted) until
-    interrupted."""
+    interrupted; once the port is bound, say on stderr where each of `paths` is."""
     sock = _bind(host, port)
     config = uvicorn.Config(guard, host=host, port=port, log_level="warning", lifespan="on")
-    shown = f"[{host}]" if ":" in host else host
-    spaces = sorted(f"{agent}:{user}" if user else agent for agent, user in guard.tokens.keys)
-    log.info(
-        "tideline: %s on http://%s:%d (MCP at %s; token %s)",
-        f"namespaces {', '.join(spaces)}" if spaces else f"{app.settings.agent_name}'s memory",
-        shown,
-        sock.getsockname()[1],
-        MCP_PATH,
-        "required" if guard.tokens else "off",
-    )
+    # the SDK's "session manager started/shutting down" is noise on a person's terminal
+    logging.getLogger("mcp.server.streamable_http_manager").setLevel(logging.WARNING)
+    print(announce(guard, app, host, sock.getsockname()[1], paths), file=sys.stderr, flush=True)
     try:
         anyio.run(uvicorn.Server(config).serve, [sock])
     finally:
         sock.close()
+
+
+def announce(
+    guard: HttpGuard, app: Tideline, host: str, port: int, paths: Sequence[tuple[str, str]]
+) -> str:
+    """What `serve` prints when it listens: whose memory, each path's URL, the token rule."""
+    shown = f"[{host}]" if ":" in host else host
+    base = f"http://{shown}:{port}"
+    spaces = sorted(f"{agent}:{user}" if user else agent for agent, user in guard.tokens.keys)
+    whose = f"namespaces {', '.join(spaces)}" if spaces else f"{app.settings.agent_name}'s memory"
+    width = max(len(name) for name, _ in paths)
+    lines = [f"Tideline is serving {whose} on {base}"]
+    lines += [f"  {name:<{width}}  {base}{path}" for name, path in paths]
+    if guard.tokens:
+        lines.append(f"  {'token':<{width}}  required: send 'Authorization: Bearer <token>'")
+    else:
+        lines.append(f"  {'token':<{width}}  none (loopback only)")
+    lines.append("Stop it with Ctrl-C.")
+    return "\n".join(lines)
 
 
 def _bind(host: str, port: int) -> socket.socket:
@@ -191,6 +257,7 @@ def _bind(host: str, port: int) -> socket.socket:
         sock = socket.socket(family, kind, proto)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(address)
+        sock.listen(2048)  # clients that connect before uvicorn accepts wait in the backlog
     except OSError as exc:
         if sock is not None:
             sock.close()

@@ -9,10 +9,26 @@ from tideline.memory._dates import date_window
 from tideline.memory._entities import MalformedPart, parse_entities_role
 from tideline.memory._forget import DEFAULT_WHY
 from tideline.memory._memory import MAX_K, MAX_WINDOW, NARRATIVES, TURNS, Memory
-from tideline.memory._narratives import KINDS, NARRATIVE_INDEX, NarrativeInput, Narratives
-from tideline.memory._raw import TURN_CONTEXT, TURN_INDEX, NewTurn, RawContext, spelled_day
+from tideline.memory._narratives import (
+    KINDS,
+    MAX_ENTITIES_ROLE,
+    MAX_GESTURE,
+    MAX_TAG,
+    MAX_TAGS,
+    NARRATIVE_INDEX,
+    NarrativeInput,
+    Narratives,
+)
+from tideline.memory._narratives import MAX_TEXT as MAX_NARRATIVE_TEXT
+from tideline.memory._raw import (
+    MAX_TURN_CHARS,
+    TURN_CONTEXT,
+    TURN_INDEX,
+    NewTurn,
+    RawContext,
+    spelled_day,
+)
 from tideline.memory._schema import AGENT_MIGRATIONS
-from tideline.memory._time import now, parse_time
 from tideline.memory._turn_keys import turn_keys
 from tideline.memory._types import (
     FORGOTTEN,
@@ -47,7 +63,13 @@ __all__ = [
     "EXPORT_FORMATS",
     "FORGOTTEN",
     "KINDS",
+    "MAX_ENTITIES_ROLE",
+    "MAX_GESTURE",
     "MAX_K",
+    "MAX_NARRATIVE_TEXT",
+    "MAX_TAG",
+    "MAX_TAGS",
+    "MAX_TURN_CHARS",
     "MAX_WINDOW",
     "NARRATIVES",
     "NARRATIVE_INDEX",
@@ -75,9 +97,7 @@ __all__ = [
     "deflate_recent",
     "header",
     "normalise_tag",
-    "now",
     "parse_entities_role",
-    "parse_time",
     "raw_weight",
     "recompute_weights",
     "recurrence_from_count",

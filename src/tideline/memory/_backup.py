@@ -22,10 +22,10 @@ import json
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, TextIO
 
+from tideline.clock import parse_time
 from tideline.errors import InvalidInput
 from tideline.memory._narratives import NarrativeInput, Narratives
 from tideline.memory._raw import RawContext
-from tideline.memory._time import now, parse_time
 from tideline.memory._types import ImportProblem
 
 EXPORT_TYPE = "tideline-export"
@@ -34,8 +34,13 @@ EXPORT_FORMATS = ("jsonl", "markdown")
 MEMORY_TYPES = ("session", "turn", "narrative")
 
 
-def header(agent: str) -> dict[str, Any]:
-    return {"type": EXPORT_TYPE, "version": EXPORT_VERSION, "exported_at": now(), "agent": agent}
+def header(agent: str, exported_at: str) -> dict[str, Any]:
+    return {
+        "type": EXPORT_TYPE,
+        "version": EXPORT_VERSION,
+        "exported_at": exported_at,
+        "agent": agent,
+    }
 
 
 def memory_records(raw: RawContext, narratives: Narratives) -> Iterator[dict[str, Any]]:

@@ -14,7 +14,7 @@ import calendar
 import datetime as dt
 import re
 
-from tideline.memory._time import FORMAT
+from tideline.clock import to_text
 
 SLACK_DAYS = 3
 _MONTHS = {m.lower(): n for n, m in enumerate(calendar.month_name) if m}
@@ -40,7 +40,7 @@ _RELATIVE = {
 def _window(start: dt.date, end: dt.date, slack: int) -> tuple[str, str]:
     since = dt.datetime.combine(start - dt.timedelta(days=slack), dt.time.min)
     until = dt.datetime.combine(end + dt.timedelta(days=slack), dt.time.max)
-    return since.strftime(FORMAT), until.strftime(FORMAT)
+    return to_text(since), to_text(until)
 
 
 def date_window(

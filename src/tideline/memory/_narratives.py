@@ -28,14 +28,13 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from datetime import datetime
 from typing import Any, cast
 
+from tideline.clock import Clock, from_text, now_text, parse_time, system_clock
 from tideline.errors import InvalidInput, NotFound
 from tideline.memory._entities import parse_entities_role
 from tideline.memory._ids import storable_ids
 from tideline.memory._owner import batches, pending_ids, scope, time_range
-from tideline.memory._time import now, parse_time
 from tideline.memory._types import FORGOTTEN, Narrative
 from tideline.memory._weights import (
     DEFAULT_CEILING,
@@ -211,9 +210,13 @@ _NAMES = tuple(c.strip() for c in _COLUMNS.split(","))
 class Narratives:
     """The narratives of one agent database."""
 
-    def __init__(self, db: Storage, analyser: Analyser = DEFAULT_ANALYSER):
+    def __init__(
+        self, db: Storage, analyser: Analyser = DEFAULT_ANALYSER, clock: Clock = system_clock
+    ):
         self.db = db
+        self.clock = clock
         self.index = open_index(db, NARRATIVE_INDEX, analyser)
+        self.index.lexical_source(lambda ids: dict(self.text_rows(ids)), self.ids)
         if self.index.stale:  # made by another lexical analyser: cut every text anew, once
             self.index.reanalyse(self.text_rows(self.ids()))
 
@@ -285,7 +288,7 @@ class Narratives:
             self.require_live(n.supersedes)
         recurrence = recurrence_from_count(self.tag_sharers(n.tags))
         weight = compute_weight(n.importance, n.emotional, recurrence, n.unresolved)
-        stamp = n.created_at or now()
+        stamp = n.created_at or now_text(self.clock)
         nid: int = self.db.scalar(
             "INSERT INTO narratives(gesture, context, cognition_direction, importance, emotional,"
             " recurrence, unresolved, weight, kind, tags, entities_role, related_entities, created_at,"
@@ -305,7 +308,7 @@ class Narratives:
                 n.entities_role,
                 json.dumps(n.related_entities, ensure_ascii=False),
                 stamp,
-                now(),
+                now_text(self.clock),
                 n.supersedes,
             ),
         )
@@ -338,7 +341,7 @@ class Narratives:
         recent = [
             WeightedNarrative(
                 r["id"],
-                datetime.fromisoformat(r["created_at"].replace("Z", "+00:00")),
+                from_text(r["created_at"]),
                 r["importance"],
                 r["emotional"],
                 r["recurrence"],
@@ -570,7 +573,7 @@ class Narratives:
             self.db.executemany(
                 "UPDATE narratives SET importance = CASE kind WHEN 'dream' THEN 1 ELSE ? END,"
                 " emotional = ?, unresolved = ?, updated_at = ? WHERE id = ?",
-                [(imp, emo, unr, now(), nid) for imp, emo, unr, nid in checked],
+                [(imp, emo, unr, now_text(self.clock), nid) for imp, emo, unr, nid in checked],
             )
 
     def set_weights(self, rows: Sequence[tuple[int, float, int]]) -> None:
@@ -623,7 +626,7 @@ class Narratives:
     def forget(self, ids: Sequence[int], why: str) -> int:
         """Erase these narratives' texts, tags and index rows, leaving tombstones (id, times,
         weight, links); returns how many were forgotten now."""
-        stamp = now()
+        stamp = now_text(self.clock)
         done = 0
         with self.db.transaction():
             for part in batches(ids):

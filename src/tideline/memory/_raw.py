@@ -28,10 +28,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from tideline.clock import Clock, now_text, parse_time, system_clock
 from tideline.errors import InvalidInput, NotFound
 from tideline.memory._ids import storable_ids
 from tideline.memory._owner import batches, pending_ids, scope, time_range
-from tideline.memory._time import now, parse_time
 from tideline.memory._types import FORGOTTEN, TraceTurn, Turn
 from tideline.search import DEFAULT_ANALYSER, Analyser, Scope, create_index, open_index, valid_text
 from tideline.store import Storage
@@ -172,12 +172,18 @@ class RawContext:
     """Sessions and turns of one agent database."""
 
     def __init__(
-        self, db: Storage, analyser: Analyser = DEFAULT_ANALYSER, context: int = TURN_CONTEXT
+        self,
+        db: Storage,
+        analyser: Analyser = DEFAULT_ANALYSER,
+        context: int = TURN_CONTEXT,
+        clock: Clock = system_clock,
     ):
         self.db = db
+        self.clock = clock
         self.context = max(0, int(context))
         keys = f"ctx{self.context}" if self.context else ""
         self.index = open_index(db, TURN_INDEX, analyser, keys)
+        self.index.lexical_source(self.lexical_keys, self.ids)
         if self.index.stale:  # made by another analyser or keys: cut every turn anew, once
             self.index.reanalyse(self.lexical_keys(self.ids()).items())
 
@@ -229,7 +235,7 @@ class RawContext:
             self.db.scalar(
                 "INSERT INTO sessions(key, source, title, created_at) VALUES (?, ?, ?, ?)"
                 " RETURNING id",
-                (key, source, title, created_at or now()),
+                (key, source, title, created_at or now_text(self.clock)),
             )
         )
 
@@ -267,8 +273,17 @@ class RawContext:
                 seq += 1
                 known[digest] = -seq  # new: its id comes back from the insert, by seq
                 when, why = t.forgotten or (None, None)
-                row = (sid, seq, t.role, t.speaker, t.text, ts or now(), digest, t.external_id)
-                rows.append((*row, now(), when, why))
+                row = (
+                    sid,
+                    seq,
+                    t.role,
+                    t.speaker,
+                    t.text,
+                    ts or now_text(self.clock),
+                    digest,
+                    t.external_id,
+                )
+                rows.append((*row, now_text(self.clock), when, why))
             by_seq = self._insert_turns(rows)
             for t, digest in zip(checked, digests, strict=True):
                 tid = known[digest]
@@ -554,7 +569,7 @@ class RawContext:
 
     def forget_turns(self, ids: Sequence[int], why: str) -> int:
         """Erase these turns' words and search rows, leaving tombstones; returns how many."""
-        when = now()
+        when = now_text(self.clock)
         done = 0
         with self.db.transaction():
             for part in batches(list(ids)):
@@ -601,7 +616,7 @@ class RawContext:
             self.db.execute(
                 "UPDATE sessions SET key = ?, title = NULL, forgotten_at = ?, forgotten_why = ?"
                 " WHERE id = ?",
-                (f"forgotten/{secrets.token_hex(8)}", now(), why, session_id),
+                (f"forgotten/{secrets.token_hex(8)}", now_text(self.clock), why, session_id),
             )
         return done
 

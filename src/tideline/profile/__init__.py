@@ -6,7 +6,7 @@ strategies, the user model, trajectory, snapshots and Sleep run records (after R
 """
 
 from tideline.profile._apply import Applied
-from tideline.profile._changeset import Changeset, Ref
+from tideline.profile._changeset import Because, Changeset, Ref
 from tideline.profile._decay import (
     ANCHOR_FACTOR,
     MATURITY,
@@ -19,9 +19,11 @@ from tideline.profile._decay import (
 )
 from tideline.profile._dedupe import Duplicates, duplicates, fact_key, normalise
 from tideline.profile._digests import SessionDigest
-from tideline.profile._disputes import DisputedPair, disputed_pairs, settle
+from tideline.profile._disputes import DisputedPair, disputed_pairs, may_close, settle
 from tideline.profile._drafts import (
     DEFAULT_DECAY_DAYS,
+    MAX_NAME,
+    MAX_TEXT,
     EventDraft,
     FactDraft,
     ObservationDraft,
@@ -32,23 +34,37 @@ from tideline.profile._fact_index import Theme, fact_text
 from tideline.profile._lifecycle import (
     FACT_NEXT,
     FAST_PATH_MENTIONS,
+    RULES,
+    STRATEGY_DAYS,
     STRATEGY_NEXT,
+    Rules,
     check_live,
     check_strategy,
     check_transition,
+    confirmable,
+    establishable,
     fast_path,
+    span_days,
 )
 from tideline.profile._mentions import merge_mention, person_key
 from tideline.profile._plans import (
     plan_dedupe,
+    plan_established,
     plan_expiry,
     plan_fast_path,
     plan_maturity,
+    plan_strategies,
     verify_question,
 )
 from tideline.profile._profile import Profile
 from tideline.profile._schema import PROFILE_MIGRATIONS
-from tideline.profile._time import from_text, to_text
+from tideline.profile._snapshot import (
+    ProfileState,
+    event_line,
+    person_line,
+    render_snapshot,
+    trajectory_lines,
+)
 from tideline.profile._types import (
     ACTIVE_STATUSES,
     EDGE_KINDS,
@@ -80,13 +96,18 @@ __all__ = [
     "FACT_NEXT",
     "FAST_PATH_MENTIONS",
     "MATURITY",
+    "MAX_NAME",
+    "MAX_TEXT",
     "OBSERVATION_TYPES",
     "PROFILE_MIGRATIONS",
+    "RULES",
     "STATUSES",
+    "STRATEGY_DAYS",
     "STRATEGY_KINDS",
     "STRATEGY_NEXT",
     "ActiveFact",
     "Applied",
+    "Because",
     "Changeset",
     "DisputedPair",
     "Duplicates",
@@ -103,9 +124,11 @@ __all__ = [
     "PersonMention",
     "Profile",
     "ProfileChanged",
+    "ProfileState",
     "ProfileView",
     "Ref",
     "Relationship",
+    "Rules",
     "Rung",
     "SessionDigest",
     "SleepRun",
@@ -118,25 +141,33 @@ __all__ = [
     "check_live",
     "check_strategy",
     "check_transition",
+    "confirmable",
     "disputed_pairs",
     "duplicates",
+    "establishable",
+    "event_line",
     "expires_at",
     "fact_key",
     "fact_text",
     "fast_path",
-    "from_text",
     "injection_weight",
     "is_expired",
     "matured_decay",
+    "may_close",
     "merge_mention",
     "normalise",
     "person_key",
+    "person_line",
     "plan_dedupe",
+    "plan_established",
     "plan_expiry",
     "plan_fast_path",
     "plan_maturity",
+    "plan_strategies",
+    "render_snapshot",
     "settle",
+    "span_days",
     "thresholds",
-    "to_text",
+    "trajectory_lines",
     "verify_question",
 ]

@@ -12,8 +12,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from tideline.clock import to_text
 from tideline.errors import NotFound
 from tideline.profile import _changeset as c
+from tideline.profile._backing import TurnInfo, backing, confidence
 from tideline.profile._decay import expires_at
 from tideline.profile._digests import DigestStore
 from tideline.profile._events import EventStore
@@ -26,12 +28,13 @@ from tideline.profile._observations import ObservationStore
 from tideline.profile._people import RelationshipStore
 from tideline.profile._portrait import PortraitStore
 from tideline.profile._runs import RunStore
-from tideline.profile._strategies import StrategyStore
-from tideline.profile._time import to_text
-from tideline.profile._types import FINAL_STATUSES, Fact
+from tideline.profile._snapshot import ProfileState, render_snapshot
+from tideline.profile._strategies import StrategyStore, retired_why
+from tideline.profile._types import ACTIVE_STATUSES, FINAL_STATUSES, Fact
 from tideline.store import Storage
 
 TurnCheck = Callable[[Sequence[int]], object]  # raises NotFound for an unknown turn id
+TurnInfoOf = Callable[[Sequence[int]], TurnInfo]  # each turn's session and valid time
 
 
 @dataclass
@@ -73,8 +76,13 @@ class Applier:
         now: dt.datetime,
         run_id: int | None,
         check_turns: TurnCheck | None,
+        dream_run_id: int | None = None,
+        turn_info: TurnInfoOf | None = None,
     ):
         self.s = stores
+        self.dream_run_id = dream_run_id
+        self.turn_info = turn_info
+        self.at = now
         self.now = to_text(now)
         self.run_id = run_id
         self.check_turns = check_turns
@@ -110,6 +118,30 @@ class Applier:
             return [self._resolve(v) for v in value]
         return value
 
+    def _why(self, op: c.Transition | c.StrategyStatus) -> str | None:
+        """The reason as stored: a cited fact by the id it has in this transaction."""
+        if op.because is None:
+            return op.why
+        cited = f"{op.because.relation} #{self._id(op.because.fact)}"
+        return f"{cited}: {op.why}" if op.why else cited
+
+    def _state(self) -> ProfileState:
+        """The profile as the changes so far left it, inside the transaction."""
+        s = self.s
+        facts = s.facts.list(ACTIVE_STATUSES)
+        challengers = s.facts.challengers()
+        for f in facts:
+            f.disputed_by = challengers.get(f.id, [])
+        return ProfileState(
+            now=self.at,
+            facts=facts,
+            people=s.people.list(),
+            events=s.events.list(active=True),
+            user_model=s.portrait.user_model(),
+            edges=s.edges.list(live=True),
+            trajectory=s.portrait.trajectory(),
+        )
+
     def _turns(self, turn_ids: Sequence[int]) -> None:
         if turn_ids and self.check_turns is not None:
             self.check_turns(turn_ids)
@@ -128,7 +160,7 @@ class Applier:
             case c.Link():
                 self._link(op.fact, op.polarity, op.turn_ids, op.observation)
             case c.Transition():
-                self._transition(self._fact(op.fact), op.to, op.why, op.at)
+                self._transition(self._fact(op.fact), op.to, self._why(op), op.at)
             case c.Merge():
                 self._merge(op)
             case c.SetDecay():
@@ -160,10 +192,19 @@ class Applier:
                 self.s.edges.add(op.kind, a.id, b.id, now=self.now, run_id=self.run_id)
             case c.NewStrategy():
                 fid = None if op.fact is None else self._fact(op.fact).id
-                self.s.strategies.add(op.kind, fid, op.question, now=self.now, run_id=self.run_id)
+                self.s.strategies.add(
+                    op.kind,
+                    fid,
+                    op.question,
+                    now=self.now,
+                    run_id=self.run_id,
+                    dream_run_id=self.dream_run_id,
+                )
             case c.StrategyStatus():
                 check_strategy(self.s.strategies.require(op.strategy_id), op.to)
-                self.s.strategies.set_status(op.strategy_id, op.to, self.now)
+                self.s.strategies.set_status(
+                    op.strategy_id, op.to, self.now, outcome=op.outcome, why=self._why(op)
+                )
             case c.UserModel():
                 self.s.portrait.set_dimension(
                     op.dimension, op.value, list(op.evidence), now=self.now, run_id=self.run_id
@@ -174,6 +215,9 @@ class Applier:
             case c.NewSnapshot():
                 data = self._resolve(op.data)
                 self.s.portrait.add_snapshot(op.text, data, now=self.now, run_id=self.run_id)
+            case c.RebuildSnapshot():
+                text, data = render_snapshot(self._state())
+                self.s.portrait.add_snapshot(text, data, now=self.now, run_id=self.run_id)
             case c.Digest():
                 self.s.digests.add(
                     op.session_id,
@@ -205,6 +249,7 @@ class Applier:
         )
         self.ids[op.ref] = fid
         self._evidence(fid, "support", op.turn_ids, obs)
+        self._reweigh(fid)
 
     def _link(
         self,
@@ -220,6 +265,21 @@ class Applier:
         if polarity == "support" and added:
             ends = expires_at(self.now, fact.decay_days)
             self.s.facts.mention(fact.id, seen_at=self.now, expires_at=ends, now=self.now)
+        if added:
+            self._reweigh(fact.id)
+
+    def _reweigh(self, fact_id: int) -> None:
+        """The fact's confidence from all its evidence now (`_backing.confidence`)."""
+        fact = self.s.facts.require(fact_id)
+        rows = self.s.facts.evidence([fact_id])[fact_id]
+        turns = [e.turn_id for e in rows if e.turn_id is not None]
+        info = self.turn_info(turns) if self.turn_info is not None else {}
+        observed = [e.observation_id for e in rows if e.observation_id is not None]
+        b = backing(rows, info, self.s.observations.sessions(observed))
+        prior = fact.confidence if fact.prior is None else fact.prior
+        value = confidence(prior, b.sessions, b.against)
+        if value != fact.confidence:
+            self.s.facts.set_confidence(fact_id, value, self.now)
 
     def _evidence(
         self, fact_id: int, polarity: str, turn_ids: Sequence[int], observation: int | None
@@ -244,6 +304,10 @@ class Applier:
         )
         if to in FINAL_STATUSES:
             self.s.edges.remove_for(fact.id, end)
+            gone = retired_why(fact.id, to, why)
+            self.counts["StrategyObsolete"] += self.s.strategies.obsolete_for(
+                [fact.id], gone, self.now
+            )
 
     def _merge(self, op: c.Merge) -> None:
         keep, drop = self._fact(op.keep), self._fact(op.drop)
@@ -264,4 +328,5 @@ class Applier:
             now=self.now,
             count=drop.mention_count,
         )
+        self._reweigh(keep.id)
         self._transition(drop, "closed", f"duplicate of #{keep.id}", None, merged_into=keep.id)

@@ -30,6 +30,7 @@ from tideline.profile._types import (
     EDGE_KINDS,
     POLARITIES,
     STRATEGY_KINDS,
+    STRATEGY_OUTCOMES,
     STRATEGY_STATUSES,
 )
 
@@ -66,11 +67,21 @@ class Link:
 
 
 @dataclass(frozen=True)
+class Because:
+    """A reason that names another fact (`superseded by #12`): the fact may be new in this
+    changeset, so its id is written into the reason at apply time, never a placeholder."""
+
+    relation: str  # "superseded by", "arbitration kept", ...
+    fact: FactRef
+
+
+@dataclass(frozen=True)
 class Transition:
     fact: FactRef
     to: str
     why: str | None
     at: str | None  # the end time for closed/rejected; default: the apply time
+    because: Because | None = None
 
 
 @dataclass(frozen=True)
@@ -138,6 +149,9 @@ class NewStrategy:
 class StrategyStatus:
     strategy_id: int
     to: str
+    outcome: str | None = None  # with `resolved`: answered, obsolete or expired
+    why: str | None = None
+    because: Because | None = None  # the fact that answered it, named by its real id
 
 
 @dataclass(frozen=True)
@@ -156,6 +170,11 @@ class NewTrajectory:
 class NewSnapshot:
     text: str
     data: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class RebuildSnapshot:
+    """The snapshot rendered from the rows as they stand at this point of the transaction."""
 
 
 @dataclass(frozen=True)
@@ -193,6 +212,7 @@ Op = (
     | UserModel
     | NewTrajectory
     | NewSnapshot
+    | RebuildSnapshot
     | Digest
     | SessionProcessed
 )
@@ -264,18 +284,31 @@ class Changeset:
         self.ops.append(Link(fact, polarity, ids(turn_ids, "turn_ids"), observation))
 
     def transition(
-        self, fact: FactRef, to: str, *, why: str | None = None, at: str | None = None
+        self,
+        fact: FactRef,
+        to: str,
+        *,
+        why: str | None = None,
+        at: str | None = None,
+        because: Because | None = None,
     ) -> None:
-        self.ops.append(Transition(fact, to, why, stamp(at, "at")))
+        self.ops.append(Transition(fact, to, why, stamp(at, "at"), because))
 
     def confirm(self, fact: FactRef, why: str | None = None) -> None:
         self.transition(fact, "confirmed", why=why)
 
-    def close(self, fact: FactRef, *, why: str | None = None, at: str | None = None) -> None:
-        self.transition(fact, "closed", why=why, at=at)
+    def close(
+        self,
+        fact: FactRef,
+        *,
+        why: str | None = None,
+        at: str | None = None,
+        because: Because | None = None,
+    ) -> None:
+        self.transition(fact, "closed", why=why, at=at, because=because)
 
-    def reject(self, fact: FactRef, why: str) -> None:
-        self.transition(fact, "rejected", why=text(why, "why", 2000))
+    def reject(self, fact: FactRef, why: str, *, because: Because | None = None) -> None:
+        self.transition(fact, "rejected", why=text(why, "why", 2000), because=because)
 
     def merge(self, keep: int, drop: int) -> None:
         if keep == drop:
@@ -320,8 +353,18 @@ class Changeset:
         self.ops.append(NewStrategy(kind, fact, text(question, "question", 2000)))
 
     def set_strategy(self, strategy_id: int, to: str) -> None:
+        """Move a strategy (resolving it by hand counts as answered)."""
         choice(to, "strategy status", STRATEGY_STATUSES)
-        self.ops.append(StrategyStatus(strategy_id, to))
+        self.ops.append(StrategyStatus(strategy_id, to, "answered" if to == "resolved" else None))
+
+    def resolve_strategy(
+        self, strategy_id: int, outcome: str, why: str, *, because: Because | None = None
+    ) -> None:
+        """A strategy ends: answered (by `because`, a fact), obsolete or expired."""
+        choice(outcome, "strategy outcome", STRATEGY_OUTCOMES)
+        self.ops.append(
+            StrategyStatus(strategy_id, "resolved", outcome, text(why, "why", 2000), because)
+        )
 
     # -- outputs -----------------------------------------------------------------------------
     def set_user_model(self, dimension: str, value: str, evidence: tuple[Any, ...] = ()) -> None:
@@ -337,8 +380,14 @@ class Changeset:
         self.ops.append(NewTrajectory(dict(fields)))
 
     def snapshot(self, text_: str, data: dict[str, Any]) -> None:
-        """`data` may hold `Ref`s of facts made in this changeset; apply writes their ids."""
+        """A snapshot written as given; `data` may hold `Ref`s of facts made in this changeset,
+        apply writes their ids."""
         self.ops.append(NewSnapshot(text(text_, "snapshot text", 200_000), dict(data)))
+
+    def rebuild_snapshot(self) -> None:
+        """Seed step 13: the snapshot rebuilt from the profile as this changeset leaves it (every
+        change before this one applied), in the same transaction (`_snapshot.render`)."""
+        self.ops.append(RebuildSnapshot())
 
     def session_processed(self, session_id: int, through_turn_id: int) -> None:
         """Seed step 14: this session's turns up to `through_turn_id` are digested."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from tideline.profile._time import DAY, days_between, from_text, to_text
+from tideline.clock import DAY, days_between, from_text, to_text
 from tideline.profile._types import ACTIVE_STATUSES, Fact
 
 

@@ -3,13 +3,16 @@
 A new fact that `supersedes` an old one while both are still live is a disputed pair. Arbitration
 either accepts the new fact — the old one is closed with its end time set to when the new one
 began — or rejects the new statement. Closing or rejecting retires the loser's edges (in apply).
+An established fact contradicted once is disputed, not closed, until a second session backs the
+new fact (`may_close`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tideline.profile._changeset import Changeset
+from tideline.profile._changeset import Because, Changeset
+from tideline.profile._lifecycle import RULES, Rules
 from tideline.profile._types import ACTIVE_STATUSES, Fact
 
 
@@ -29,11 +32,21 @@ def disputed_pairs(facts: list[Fact]) -> list[DisputedPair]:
     return pairs
 
 
+def may_close(pair: DisputedPair, rules: Rules = RULES) -> bool:
+    """An established fact is not overturned on one conversation's word: accepting the new
+    fact closes it only once the new fact is backed by `confirm_sessions` sessions (a second
+    session agrees). Until then the pair stays disputed, the old fact live."""
+    return pair.old.status != "established" or pair.new.sessions >= rules.confirm_sessions
+
+
 def settle(changeset: Changeset, pair: DisputedPair, *, accept_new: bool, why: str) -> None:
     """Record the arbitration: accept_new closes the old fact, reject_new rejects the new one."""
     if accept_new:
         changeset.close(
-            pair.old.id, why=f"superseded by #{pair.new.id}: {why}", at=pair.new.valid_from
+            pair.old.id,
+            why=why,
+            at=pair.new.valid_from,
+            because=Because("superseded by", pair.new.id),
         )
     else:
-        changeset.reject(pair.new.id, f"arbitration kept #{pair.old.id}: {why}")
+        changeset.reject(pair.new.id, why, because=Because("arbitration kept", pair.old.id))

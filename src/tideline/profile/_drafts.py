@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from tideline.clock import from_text
 from tideline.errors import InvalidInput
-from tideline.profile._time import from_text
 from tideline.profile._types import OBSERVATION_TYPES, SOURCE_TYPES
 
 DEFAULT_DECAY_DAYS = 90  # the shortest rung below the maturity table's 180

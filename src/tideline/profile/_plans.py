@@ -1,24 +1,33 @@
 """The deterministic Sleep steps as changeset planners: read facts in, changes out. No SQL, no LLM.
 
-- step 5 fast path: stated & mention_count ≥ 2 & suspected → confirmed
+- step 5 fast path: stated & mention_count ≥ 2 & 2+ sessions & suspected → confirmed
+- step 9 established: confirmed & N sessions spanning D days of valid time & not disputed
 - step 8 expiry: expires_at passed → closed at expires_at, plus a verify strategy; events likewise
   closed (without a strategy)
 - step 9 maturity: the decay table (`_decay.MATURITY`, anchors × 0.6)
 - step 12 dedupe: duplicates merged into the one kept (`_dedupe`)
+- strategies (with step 8): answered by a later conversation, or expired (`plan_strategies`)
 Each returns the ids it planned for, so the run record can say what changed.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 
-from tideline.profile._changeset import Changeset
+from tideline.clock import days_between, from_text
+from tideline.profile._changeset import Because, Changeset
 from tideline.profile._decay import is_expired, matured_decay
-from tideline.profile._dedupe import duplicates
-from tideline.profile._lifecycle import FAST_PATH_MENTIONS, fast_path
-from tideline.profile._time import from_text
-from tideline.profile._types import ACTIVE_STATUSES, Event, Fact
+from tideline.profile._dedupe import duplicates, fact_key, normalise
+from tideline.profile._lifecycle import (
+    RULES,
+    STRATEGY_DAYS,
+    Rules,
+    establishable,
+    fast_path,
+    span_days,
+)
+from tideline.profile._types import ACTIVE_STATUSES, Event, Fact, Strategy
 
 
 def verify_question(fact: Fact) -> str:
@@ -27,11 +36,30 @@ def verify_question(fact: Fact) -> str:
     return f"Is this still true for {who}? {fact.category}: {fact.value}"
 
 
-def plan_fast_path(facts: Iterable[Fact], changeset: Changeset) -> list[int]:
+def plan_fast_path(facts: Iterable[Fact], changeset: Changeset, rules: Rules = RULES) -> list[int]:
     done = []
     for fact in facts:
-        if fast_path(fact):
-            changeset.confirm(fact.id, f"stated and mentioned {FAST_PATH_MENTIONS}+ times")
+        if fast_path(fact, rules):
+            changeset.confirm(
+                fact.id,
+                f"stated {fact.mention_count} times in {fact.sessions} sessions",
+            )
+            done.append(fact.id)
+    return done
+
+
+def plan_established(
+    facts: Iterable[Fact], changeset: Changeset, rules: Rules = RULES
+) -> list[int]:
+    """Confirmed facts that became long-standing and well-evidenced → established."""
+    done = []
+    for fact in facts:
+        if establishable(fact, rules):
+            changeset.transition(
+                fact.id,
+                "established",
+                why=f"backed by {fact.sessions} sessions over {span_days(fact):.0f} days",
+            )
             done.append(fact.id)
     return done
 
@@ -73,3 +101,78 @@ def plan_dedupe(facts: Iterable[Fact], changeset: Changeset) -> list[int]:
             changeset.merge(group.keep.id, drop.id)
             done.append(drop.id)
     return done
+
+
+def plan_strategies(
+    strategies: Iterable[Strategy],
+    facts: Mapping[int, Fact],
+    heard: Mapping[int, str],
+    now: dt.datetime,
+    changeset: Changeset,
+    *,
+    days: float = STRATEGY_DAYS,
+) -> dict[str, list[int]]:
+    """End the strategies a run's conversations answered, and the ones nobody answered in time.
+
+    `strategies` are the open and asked ones from before this run; `facts` holds every fact they
+    may name (the retired ones a verify asks after included); `heard` maps each fact this run
+    made or gave evidence to → how (`supported (turn 45)`).
+    - a clarify or probe is answered when its fact was heard again (supported, doubted or
+      contradicted);
+    - a verify (its fact expired) is answered by a live fact with the same subject and category
+      that this run made or heard: `still true` when it says the same, else `changed`;
+    - one open or asked `days` after the question arose in the user's time (`asked_since`:
+      valid time, so a question about a fact said in 2023 does not wait for 2026) expires.
+    A clarify or probe about a retired fact is left alone: retiring the fact made it obsolete.
+    """
+    done: dict[str, list[int]] = {"answered": [], "expired": []}
+    for s in strategies:
+        fact = facts.get(s.fact_id) if s.fact_id is not None else None
+        answer = None
+        if fact is not None and s.kind != "verify":
+            if not fact.active:
+                continue
+            if fact.id in heard:
+                changeset.resolve_strategy(s.id, "answered", heard[fact.id])
+                answer = fact
+        elif fact is not None:
+            answer = _verify_answer(fact, facts, heard)
+            if answer is not None:
+                same = fact_key(answer) == fact_key(fact)
+                changeset.resolve_strategy(
+                    s.id,
+                    "answered",
+                    "still true" if same else f"changed: {answer.value}",
+                    because=Because("answered by", answer.id),
+                )
+        if answer is not None:
+            done["answered"].append(s.id)
+        elif days_between(from_text(asked_since(s, fact)), now) >= days:
+            changeset.resolve_strategy(s.id, "expired", f"unanswered for {days:g} days")
+            done["expired"].append(s.id)
+    return done
+
+
+def asked_since(strategy: Strategy, fact: Fact | None) -> str:
+    """When, in the user's time, the question arose: the latest words backing its fact (a
+    verify: when its fact expired); for a strategy about no fact, when it was made."""
+    if fact is not None and strategy.kind == "verify" and fact.expires_at:
+        return fact.expires_at
+    if fact is not None and strategy.kind != "verify":
+        return fact.said_to or fact.valid_from
+    return strategy.created_at
+
+
+def _verify_answer(
+    expired: Fact, facts: Mapping[int, Fact], heard: Mapping[int, str]
+) -> Fact | None:
+    """The live fact this run made or heard about the same subject and category, if any (the
+    same value first)."""
+    key = (normalise(expired.subject), normalise(expired.category))
+    found = [
+        f
+        for f in facts.values()
+        if f.active and f.id in heard and (normalise(f.subject), normalise(f.category)) == key
+    ]
+    found.sort(key=lambda f: (fact_key(f) != fact_key(expired), f.id))
+    return found[0] if found else None

@@ -14,7 +14,7 @@ from tideline.profile._observations import ObservationStore
 from tideline.profile._people import RelationshipStore
 from tideline.profile._portrait import PortraitStore
 from tideline.profile._runs import RunStore
-from tideline.profile._strategies import StrategyStore
+from tideline.profile._strategies import StrategyStore, retired_why
 from tideline.profile._version import VersionStore
 from tideline.store import Migrations, Storage
 
@@ -44,3 +44,31 @@ def _digests_and_fact_index(db: Storage) -> None:
     """What Sleep's extraction says of each session; facts made searchable, and their themes."""
     DigestStore.create_tables(db)
     FactIndex.create_tables(db)
+
+
+@PROFILE_MIGRATIONS.step(4)  # 3 is the clock stream's (valid and record time)
+def _strategy_outcomes(db: Storage) -> None:
+    """How a strategy ended; the ones still open about a fact already retired end obsolete,
+    at the time their fact was retired."""
+    StrategyStore.add_outcomes(db)
+    strategies = StrategyStore(db)
+    for fact_id, status, why, at in FactStore.retired(db, StrategyStore.waiting_facts(db)):
+        strategies.obsolete_for([fact_id], retired_why(fact_id, status, why), at)
+
+
+@PROFILE_MIGRATIONS.step(5)
+def _strategy_dream_runs(db: Storage) -> None:
+    """Which dream run made a strategy (combing's probes had no run id at all)."""
+    StrategyStore.add_dream_run(db)
+
+
+@PROFILE_MIGRATIONS.step(6)
+def _runs_may_be_skipped(db: Storage) -> None:
+    """A sleep with no LLM to run its LLM steps is recorded `skipped`, not `done`."""
+    RunStore.allow_skipped(db)
+
+
+@PROFILE_MIGRATIONS.step(7)
+def _fact_priors(db: Storage) -> None:
+    """The confidence each fact was created with: evidence moves it from there (`_backing`)."""
+    FactStore.add_prior(db)

@@ -1,15 +1,26 @@
 """Owner of `strategies`: questions the agent may ask naturally (clarify, probe, verify).
 
 A strategy moves open → asked → resolved (`_lifecycle.STRATEGY_NEXT`); rows are never removed.
+A resolved strategy says how it ended (`outcome`): `answered` (a later conversation answered
+it), `obsolete` (its fact was rejected or closed first) or `expired` (nobody answered it in
+time), with `resolved_why` and `resolved_at`.
 """
 
 from __future__ import annotations
 
 from tideline.errors import NotFound
-from tideline.profile._types import STRATEGY_KINDS, STRATEGY_STATUSES, Strategy
+from tideline.profile._types import STRATEGY_KINDS, STRATEGY_OUTCOMES, STRATEGY_STATUSES, Strategy
 from tideline.store import Storage
 
-_COLUMNS = "id, kind, fact_id, question, status, created_at, updated_at"
+_COLUMNS = (
+    "id, kind, fact_id, question, status, created_at, updated_at, outcome, resolved_why,"
+    " resolved_at, run_id, dream_run_id"
+)
+
+
+def retired_why(fact_id: int, status: str, why: str | None) -> str:
+    """Why a strategy about a retired fact no longer stands: `fact #12 rejected: wrong city`."""
+    return f"fact #{fact_id} {status}" + (f": {why}" if why else "")
 
 
 class StrategyStore:
@@ -31,14 +42,45 @@ class StrategyStore:
         )
         db.execute("CREATE INDEX strategies_status ON strategies(status, fact_id)")
 
+    @staticmethod
+    def add_outcomes(db: Storage) -> None:
+        """Migration: how each resolved strategy ended."""
+        db.execute(
+            f"ALTER TABLE strategies ADD COLUMN outcome TEXT CHECK (outcome IN {STRATEGY_OUTCOMES!r})"
+        )
+        db.execute("ALTER TABLE strategies ADD COLUMN resolved_why TEXT")
+        db.execute("ALTER TABLE strategies ADD COLUMN resolved_at TEXT")
+
+    @staticmethod
+    def add_dream_run(db: Storage) -> None:
+        """Migration: the dream run that made a strategy (combing's probes), beside `run_id`
+        (the Sleep run's)."""
+        db.execute("ALTER TABLE strategies ADD COLUMN dream_run_id INTEGER")
+
+    @staticmethod
+    def waiting_facts(db: Storage) -> list[int]:
+        """The facts open or asked strategies are about (for migrations: no later column)."""
+        rows = db.execute(
+            "SELECT DISTINCT fact_id FROM strategies WHERE status != 'resolved'"
+            " AND fact_id IS NOT NULL ORDER BY fact_id"
+        )
+        return [int(r[0]) for r in rows]
+
     def add(
-        self, kind: str, fact_id: int | None, question: str, *, now: str, run_id: int | None
+        self,
+        kind: str,
+        fact_id: int | None,
+        question: str,
+        *,
+        now: str,
+        run_id: int | None,
+        dream_run_id: int | None = None,
     ) -> int:
         return int(
             self.db.scalar(
-                "INSERT INTO strategies(kind, fact_id, question, run_id, created_at, updated_at)"
-                " VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
-                (kind, fact_id, question, run_id, now, now),
+                "INSERT INTO strategies(kind, fact_id, question, run_id, dream_run_id, created_at,"
+                " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                (kind, fact_id, question, run_id, dream_run_id, now, now),
             )
         )
 
@@ -61,11 +103,45 @@ class StrategyStore:
         )
         return [Strategy(**r) for r in rows]
 
-    def set_status(self, strategy_id: int, status: str, now: str) -> None:
+    def set_status(
+        self,
+        strategy_id: int,
+        status: str,
+        now: str,
+        *,
+        outcome: str | None = None,
+        why: str | None = None,
+    ) -> None:
+        """Move a strategy; resolving it records how it ended."""
+        resolved = status == "resolved"
         self.db.execute(
-            "UPDATE strategies SET status = ?, updated_at = ? WHERE id = ?",
-            (status, now, strategy_id),
+            "UPDATE strategies SET status = ?, updated_at = ?, outcome = ?, resolved_why = ?,"
+            " resolved_at = ? WHERE id = ?",
+            (
+                status,
+                now,
+                outcome if resolved else None,
+                why if resolved else None,
+                now if resolved else None,
+                strategy_id,
+            ),
         )
+
+    def obsolete_for(self, fact_ids: list[int], why: str, now: str) -> int:
+        """Every open or asked clarify or probe about these facts ends `obsolete`; how many did.
+        A verify strategy asks about a fact that expired — closed by design — so it stands
+        until it is answered or expires itself."""
+        if not fact_ids:
+            return 0
+        marks = ",".join("?" * len(fact_ids))
+        cur = self.db.execute(
+            "UPDATE strategies SET status = 'resolved', outcome = 'obsolete', resolved_why = ?,"
+            " resolved_at = ?, updated_at = ? WHERE status IN ('open', 'asked')"
+            " AND kind != 'verify'"
+            f" AND fact_id IN ({marks}) RETURNING id",
+            (why, now, now, *fact_ids),
+        )
+        return len(cur.fetchall())  # drain: RETURNING blocks COMMIT
 
     def ask(self, strategy_ids: list[int], now: str) -> list[int]:
         """Open strategies among `strategy_ids` become asked; the ids that were still open."""

@@ -32,6 +32,7 @@ class ProfileView:
     user_model: list[UserModelEntry]
     trajectory: Trajectory | None
     processed: dict[int, int] = field(default_factory=dict)  # session → last turn digested
+    questioned: list[Fact] = field(default_factory=list)  # retired facts open strategies name
 
     @property
     def anchors(self) -> set[int]:

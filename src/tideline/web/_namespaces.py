@@ -3,7 +3,8 @@
 The guard in front resolves a request's token (or panel cookie) to a namespace and puts it on
 the request (`tideline.mcp.NAMESPACE`); this ASGI app hands the request to that namespace's web
 app. A namespace's `Tideline` is opened on its first request (on SQLite the agent's own database
-file, on PostgreSQL its schema; the embedder is shared), kept, and closed when the server stops.
+file, on PostgreSQL its schema; its library root the tokens file's, or none; the embedder is
+shared), kept, and closed when the server stops.
 Each namespace app's lifespan (the MCP session manager) runs in one task group for as long as
 the server's lifespan does. A request without a namespace (no token configured, or a public
 path such as the login form) goes to the server's own namespace.
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -29,8 +31,14 @@ log = logging.getLogger("tideline.web")
 class Namespaces:
     """The ASGI app behind the guard (see the module docstring)."""
 
-    def __init__(self, home: Tideline, build: Callable[[Tideline], FastAPI]) -> None:
+    def __init__(
+        self,
+        home: Tideline,
+        build: Callable[[Tideline], FastAPI],
+        libraries: Callable[[Key], Path | None] = lambda _: None,
+    ) -> None:
         self.home = home
+        self._libraries = libraries
         self._build = build
         self._apps: dict[Key, FastAPI] = {}
         self._opened: list[Tideline] = []  # the server's own app is its caller's to close
@@ -66,8 +74,9 @@ class Namespaces:
             return self.home
         agent, user = key
         log.info("opening namespace %s%s", agent, f":{user}" if user else "")
-        # one embedder for every namespace (the model is the same; loaded once)
-        opened = Tideline(self.home.settings.for_namespace(agent, user), self.home.embedder)
+        # its own library (or none), one embedder for every namespace (the same model, loaded once)
+        settings = self.home.settings.for_namespace(agent, user, self._libraries(key))
+        opened = Tideline(settings, self.home.embedder)
         self._opened.append(opened)
         return opened
 

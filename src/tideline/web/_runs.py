@@ -14,15 +14,16 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
 from typing import Any, Literal
 
+from tideline.clock import now_text
 from tideline.consolidate import StepEvent
 from tideline.errors import InvalidInput, TidelineError
 
 log = logging.getLogger("tideline.web")
 
 Kind = Literal["sleep", "dream"]
+_FAILED = ("failed", "aborted", "stopped")
 Work = Callable[[Callable[[StepEvent], None]], dict[str, Any]]
 
 
@@ -37,10 +38,10 @@ class Run:
     id: int
     kind: Kind
     total: int
-    status: str = "running"  # running | done | failed (the report's own status is in `report`)
+    status: str = "running"  # running | done | skipped | failed (as the report says)
     step: str | None = None
     done: int = 0
-    started_at: str = field(default_factory=lambda: _now())
+    started_at: str = field(default_factory=now_text)
     finished_at: str | None = None
     events: list[dict[str, Any]] = field(default_factory=list)
     report: dict[str, Any] | None = None
@@ -98,18 +99,16 @@ class Runs:
         except Exception as exc:  # a crash fails this run, never the server
             log.exception("%s run #%d crashed", run.kind, run.id)
             self._finish(run, "failed", None, f"unexpected {type(exc).__name__}: {exc}")
-        else:
-            self._finish(run, "done", report, None)
+        else:  # the run's own word: a sleep with no LLM is skipped, a failed one failed
+            status = str(report.get("status", "done"))
+            said = "skipped" if status == "skipped" else "failed" if status in _FAILED else "done"
+            self._finish(run, said, report, None)
 
     def _finish(
         self, run: Run, status: str, report: dict[str, Any] | None, error: str | None
     ) -> None:
         with self._lock:
             run.status, run.report, run.error = status, report, error
-            run.finished_at = _now()
-            if status == "done":
+            run.finished_at = now_text()
+            if status != "failed":
                 run.done = run.total
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")

@@ -1,11 +1,11 @@
-"""What every route reaches: the app (`Tideline`, the composition root), the background runs and
-the guard (for the login form), and `call`, which runs one core call under the lock it needs."""
+"""What every route reaches: the app (`Tideline`, the composition root), the background runs,
+the guard and its login sessions (for the login form and CSRF), and `call`, which runs one core call under the lock it needs."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
 from fastapi import Request
@@ -13,6 +13,7 @@ from fastapi import Request
 from tideline.app import Tideline
 from tideline.mcp import HttpGuard
 from tideline.web._runs import Runs
+from tideline.web._session import PanelSessions
 
 T = TypeVar("T")
 Lock = Literal["agent", "library"] | None
@@ -23,6 +24,7 @@ class Web:
     app: Tideline
     runs: Runs
     guard: HttpGuard | None = None  # set once the guard wraps the routes
+    sessions: PanelSessions = field(default_factory=PanelSessions)  # then the guard's
 
     def call(self, fn: Callable[[], T], lock: Lock = "agent") -> T:
         """`fn()` under the app's database lock ("agent"), its library lock, or none (None: the

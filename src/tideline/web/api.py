@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Depends, Path, Query
+from fastapi import APIRouter, Body, Depends, Header, Path, Query
 
 from tideline.analysis.attention import heatmap
 from tideline.analysis.scanner import scan_unindexed
 from tideline.consolidate import STEPS
 from tideline.consolidate.dream import LAYER_NAMES, choose_layers
-from tideline.errors import NotFound
+from tideline.errors import InvalidInput, NotFound
 from tideline.fields import (
     ATTENTION_HEATMAP,
     DREAM_RUN,
@@ -77,6 +77,7 @@ SleepBody = Annotated[request_model(SLEEP_RUN), Body()]
 DreamBody = Annotated[request_model(DREAM_RUN), Body()]
 RunsArgs = Annotated[request_model(RUNS), Query()]
 Id = Annotated[int, Path(ge=1, le=2**62)]
+IdempotencyHeader = Annotated[str | None, Header(alias="Idempotency-Key")]
 
 
 # -- memory ----------------------------------------------------------------------------------
@@ -94,22 +95,35 @@ def trace(w: W, narrative_id: Id, q: TraceArgs) -> Json:
     return to_dict(w.call(lambda: w.app.memory.trace(narrative_id, q.window), lock=None))
 
 
+def keyed(args: Json, header: str | None) -> Json:
+    """The body's arguments with the write's idempotency key: the body's `idempotency_key` or
+    the `Idempotency-Key` header (both: they must agree)."""
+    given = args.get("idempotency_key")
+    if header is not None and given is not None and header != given:
+        raise InvalidInput(
+            "the Idempotency-Key header and the body's idempotency_key differ; send one key"
+        )
+    return {**args, "idempotency_key": given if given is not None else header}
+
+
 @router.post("/narratives", tags=["memory"], status_code=201)
-def write(w: W, body: WriteBody) -> Json:
-    """Write a narrative memory (`memory_write`)."""
-    args = body.model_dump()
+def write(w: W, body: WriteBody, key: IdempotencyHeader = None) -> Json:
+    """Write a narrative memory (`memory_write`); retry with the same idempotency key."""
+    args = keyed(body.model_dump(), key)
     args["tags"], args["related_entities"] = names(args["tags"]), names(args["related_entities"])
     return to_dict(w.call(lambda: w.app.memory.write(**args), lock=None))
 
 
 @router.post("/turns", tags=["memory"])
-def sync_turn(w: W, body: TurnBody) -> Json:
+def sync_turn(w: W, body: TurnBody, key: IdempotencyHeader = None) -> Json:
     """Keep one conversation turn, word for word (idempotent: `created` says if it was new)."""
-    return to_dict(w.call(lambda: w.app.memory.sync_turn(**body.model_dump()), lock=None))
+    args = keyed(body.model_dump(), key)
+    return to_dict(w.call(lambda: w.app.memory.sync_turn(**args), lock=None))
 
 
 @router.get("/stats", tags=["memory"])
 def stats(w: W) -> Json:
+    """How much is remembered: sessions, turns, narratives by kind, vectors, the embedder."""
     return w.call(lambda: w.app.memory.stats(), lock=None)
 
 
@@ -119,9 +133,10 @@ def sessions(w: W, q: SessionsArgs) -> Json:
     return {"sessions": w.call(lambda: w.app.memory.sessions(q.limit), lock=None)}
 
 
-@router.get("/sessions/{session}/turns", tags=["memory"])
+@router.get("/sessions/{session:path}/turns", tags=["memory"])
 def session_turns(w: W, session: str) -> Json:
-    """A session's turns, oldest first."""
+    """A session's turns, oldest first. The key may hold `/`, sent as is or as %2F
+    (`/api/sessions/openai/chat/turns`, `/api/sessions/openai%2Fchat/turns`)."""
     turns = w.call(lambda: w.app.memory.session_turns(session), lock=None)
     if not turns:
         raise NotFound(f"session {session!r} has no turns; list sessions with GET {API}/sessions")
@@ -253,6 +268,7 @@ def library_status(w: W, q: LibStatusArgs) -> Json:
 
 @router.get("/library/route", tags=["library"])
 def library_route(w: W, q: LibRouteArgs) -> Json:
+    """Which collections a question belongs to, best first (`memo_route`)."""
     return to_dict(
         w.call(lambda: w.app.library.route(q.query, k=q.k, prefix=q.prefix), lock="library")
     )
@@ -260,22 +276,23 @@ def library_route(w: W, q: LibRouteArgs) -> Json:
 
 @router.get("/library/read", tags=["library"])
 def library_read(w: W, q: LibReadArgs) -> Json:
+    """Lines of a note, or the lines of a search hit's `path:line` (`memo_read`)."""
     return to_dict(w.call(lambda: w.app.library.read(q.path, q.start, q.end), lock="library"))
 
 
 @router.post("/library/reindex", tags=["library"])
 def library_reindex(w: W, body: ReindexBody) -> Json:
+    """Bring the index up to date with the files, or rebuild it (`memo_reindex`)."""
     reports = w.call(lambda: w.app.library.reindex(body.path, full=body.full), lock="library")
     return {"collections": [r.to_dict() for r in reports]}
 
 
 @router.post("/library/notes", tags=["library"], status_code=201)
-def library_write(w: W, body: NoteBody) -> Json:
-    return to_dict(
-        w.call(
-            lambda: w.app.library.write(body.path, body.text, append=body.append), lock="library"
-        )
-    )
+def library_write(w: W, body: NoteBody, key: IdempotencyHeader = None) -> Json:
+    """Create a note in a collection, or append to one, and index it (`memo_write`); retry
+    with the same idempotency key."""
+    args = keyed(body.model_dump(), key)
+    return to_dict(w.call(lambda: w.app.library.write(**args), lock="library"))
 
 
 # -- runs ------------------------------------------------------------------------------------

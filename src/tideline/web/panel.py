@@ -8,31 +8,60 @@ seed's rule, and the core has no such call. Every value goes through Jinja's aut
 
 from __future__ import annotations
 
+import datetime as dt
 from collections import defaultdict
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, Form, Query, Request
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 from markdown_it import MarkdownIt
 
 from tideline import __version__
+from tideline.analysis import topic_bounds
 from tideline.analysis.attention import heatmap
-from tideline.analysis.scripts import topic_map
+from tideline.analysis.scripts import last_built, topic_map
+from tideline.clock import to_text
 from tideline.errors import InvalidInput, NotFound
 from tideline.fields import LIVE, MEMORY_PROFILE, fact_statuses
 from tideline.mcp import cookie_of
+from tideline.memory import Narrative
 from tideline.search import interleave
 from tideline.web import _csrf
 from tideline.web._graph import graph
-from tideline.web._names import CSRF_FIELD, LOGIN, SESSION_COOKIE
-from tideline.web._pictures import bubbles, circle_layout, heat_bars, weight_dots
+from tideline.web._names import CSRF_FIELD, FAVICON, LOGIN, LOGOUT, SESSION_COOKIE
+from tideline.web._pictures import Moment, bubbles, graph_layout, heat_bars, weight_dots
 from tideline.web._state import Web, web
 from tideline.web.api import start_dream_run, start_sleep_run
 
 TEMPLATES = Jinja2Templates(directory=Path(__file__).parent / "templates")
+
+
+def session_url(key: str, turn: int | None = None) -> str:
+    """A session's page. The key goes into the path whole (`/` as %2F: imported keys hold it,
+    `openai/chat`); a key that is a dot segment (`.`, `..`), which a browser would resolve away,
+    goes into the query instead. With `turn`, that turn is marked and scrolled to."""
+    if key in (".", ".."):
+        url = f"/sessions?key={quote(key, safe='')}"
+        return url + (f"&turn={turn}#turn-{turn}" if turn is not None else "")
+    url = f"/sessions/{quote(key, safe='')}"
+    return url + (f"?turn={turn}#turn-{turn}" if turn is not None else "")
+
+
+def when(value: float | str | None) -> str:
+    """A time as a person reads it, `2026-12-01 10:04 UTC`, from seconds since 1970 (the
+    library's state) or the stored form; nothing for none."""
+    if value is None or value == "":
+        return ""
+    if isinstance(value, int | float):
+        value = to_text(dt.datetime.fromtimestamp(value, dt.UTC))
+    return f"{value[:10]} {value[11:16]} UTC" if len(value) >= 16 else value
+
+
+TEMPLATES.env.globals["session_url"] = session_url
+TEMPLATES.env.filters["when"] = when
 router = APIRouter(include_in_schema=False)
 W = Annotated[Web, Depends(web)]
 Csrf = Annotated[str, Form(alias=CSRF_FIELD)]
@@ -52,6 +81,7 @@ def page(request: Request, template: str, code: int = 200, **context: Any) -> HT
             "agent": state.app.settings.agent_name,
             "version": __version__,
             "token_on": bool(state.guard and state.guard.tokens),
+            "logged_in": SESSION_COOKIE in request.cookies,
             **context,
         },
         status_code=code,
@@ -117,7 +147,7 @@ def search_page(
             except InvalidInput as exc:
                 found["library_note"] = str(exc)
         else:
-            found["library_note"] = "no library configured (memo_root)"
+            found["library_note"] = "no library here (MEMO_ROOT, or the tokens file's library)"
     results = [f for f in (found["memory"], found["library"]) if f is not None]
     hits = interleave(*(f.hits for f in results))
     warnings = list(dict.fromkeys(x for f in results for x in f.warnings))
@@ -145,8 +175,13 @@ def trace_page(request: Request, w: W, narrative_id: int, window: int = 3) -> Re
 
 # -- sessions --------------------------------------------------------------------------------
 @router.get("/sessions", response_class=HTMLResponse)
-def sessions_page(request: Request, w: W, day: str | None = None) -> Response:
-    """Sessions grouped by the day they started; one day's sessions when `day` is given."""
+def sessions_page(
+    request: Request, w: W, day: str | None = None, key: str | None = None, turn: int | None = None
+) -> Response:
+    """Sessions grouped by the day they started; one day's sessions when `day` is given; one
+    session's turns when `key` is (the form of `session_url` for a key the path cannot hold)."""
+    if key is not None:
+        return session_page(request, w, key, turn)
     every = w.call(lambda: w.app.memory.sessions(1000), lock=None)
     days: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for s in every:
@@ -157,8 +192,11 @@ def sessions_page(request: Request, w: W, day: str | None = None) -> Response:
     )
 
 
-@router.get("/sessions/{session}", response_class=HTMLResponse)
+@router.get("/sessions/{session:path}", response_class=HTMLResponse)
 def session_page(request: Request, w: W, session: str, turn: int | None = None) -> Response:
+    """A session's turns in order; its key may hold `/` (`/sessions/openai/chat`)."""
+    if not session:
+        return back("/sessions")
     turns = w.call(lambda: w.app.memory.session_turns(session), lock=None)
     if not turns:
         raise NotFound(f"session {session!r} has no turns; pick one on /sessions")
@@ -172,7 +210,7 @@ def turn_page(w: W, turn_id: int) -> Response:
     if not found:
         raise NotFound(f"there is no turn #{turn_id}; search with include_turns to find turn ids")
     turn = found[0]
-    return back(f"/sessions/{quote(turn.session, safe='')}?turn={turn.id}#turn-{turn.id}")
+    return back(session_url(turn.session, turn.id))
 
 
 # -- profile ---------------------------------------------------------------------------------
@@ -254,24 +292,93 @@ def _local(url: str) -> str:
 def pictures_page(
     request: Request, w: W, since: str | None = None, until: str | None = None
 ) -> Response:
-    """The attention heatmap (deserts marked), the topic map and the entity graph, drawn."""
+    """The attention heatmap (deserts marked), the topic map, the entity graph and the weights
+    over the user's time, drawn; a picture that cannot be drawn yet says why in one sentence."""
     heat = w.call(lambda: heatmap(w.app.memory, since or None, until or None)).to_dict()
+    stats = w.call(lambda: w.app.memory.stats(), lock=None)
     topics, n_topics = w.call(lambda: topic_map(w.app.memory, 40))
+    built = w.call(lambda: last_built(w.app.memory, "topics"))
     g = w.call(lambda: graph(w.app))
-    narratives = w.call(lambda: w.app.memory.narratives.all())
-    points = [(n.id, n.created_at, n.weight, n.gesture) for n in narratives]
+    narratives = w.call(lambda: w.app.memory.narratives.all(links=True))
     return page(
         request,
         "pictures.html",
         heat=heat,
         bars=heat_bars(heat),
+        heat_note=heat_note(heat, stats),
         topics=bubbles(topics),
         n_topics=n_topics,
-        graph=circle_layout(g),
+        topics_note="" if topics else topics_note(len(narratives), built),
+        graph=graph_layout(g),
         fact_edges=g["fact_edges"],
-        weights=weight_dots(points),
+        weights=weight_dots(moments(w, narratives)),
         since=since or "",
         until=until or "",
+    )
+
+
+def moments(w: Web, narratives: list[Narrative]) -> list[Moment]:
+    """Each narrative at when it was said (its source turns' latest time), else when written."""
+    linked = sorted({t for n in narratives for t in n.source_links})
+    said: dict[int, str] = {}
+    for start in range(0, len(linked), 500):
+        part = linked[start : start + 500]
+        said.update((t.id, t.ts) for t in w.call(lambda p=part: w.app.memory.raw.get(p)))
+    out = []
+    for n in narratives:
+        times = [said[t] for t in n.source_links if t in said]
+        at = max(times) if times else n.created_at
+        out.append(Moment(n.id, at, bool(times), n.weight, n.gesture))
+    return out
+
+
+def heat_note(heat: dict[str, Any], stats: dict[str, Any]) -> str:
+    """What the heatmap says when it has no clusters to draw, or no hits, in one sentence."""
+    if heat["clusters"] or heat["deserts"]:
+        return "" if heat["total_hits"] else "No retrieval hit in this window: every cluster is a desert."  # fmt: skip
+    memories = stats["narratives"]
+    if not memories:
+        return "The heatmap shows which clusters of memories retrieval reaches; there are no memories yet."  # fmt: skip
+    if stats["embedder"] == "none":
+        return (
+            f"The heatmap needs clusters of memories by meaning, and this memory has no "
+            f"embedder to give its {memories} memories vectors (TIDELINE_EMBEDDER=none)."
+        )
+    if not stats["narrative_vectors"]:
+        return (
+            f"No clusters yet: `tideline embed` gives the {memories} memories vectors, then "
+            "`tideline scripts clusters` groups them by meaning."
+        )
+    return (
+        f"No clusters yet: `tideline scripts clusters` (or `scripts all`, as a daily cron "
+        f"would) groups the {memories} memories by meaning."
+    )
+
+
+def topics_note(narratives: int, built: dict[str, Any] | None) -> str:
+    """Why there is no topic map, in one sentence."""
+    fewest, most = topic_bounds(narratives)
+    if fewest > most:
+        return (
+            f"A topic map needs 3 memories or more: a topic is a word several memories share "
+            f"but not all of them (there {'is' if narratives == 1 else 'are'} {narratives})."
+        )
+    if built is None:
+        return (
+            f"No topics yet: `tideline scripts topics` (or `scripts all`, as a daily cron "
+            f"would) builds them from the {narratives} memories."
+        )
+    if built["summary"].get("narratives") != narratives:
+        return (
+            f"No topics: they were last built from {built['summary'].get('narratives', 0)} "
+            f"memories ({built['finished_at'][:16].replace('T', ' ')} UTC); "
+            "`tideline scripts topics` builds them again from the "
+            f"{narratives} there are now."
+        )
+    share = f"exactly {fewest}" if fewest == most else f"{fewest} to {most}"
+    return (
+        f"No topics: no word is in {share} of the {narratives} memories, which is what a "
+        "topic is at this size; they appear as memories come back to a theme."
     )
 
 
@@ -357,6 +464,12 @@ def run_page(request: Request, w: W, run_id: int) -> Response:
     return page(request, "run.html", run=found)
 
 
+@router.get(FAVICON)
+def favicon() -> Response:
+    """The icon, for what a browser asks of any page (a JSON answer too)."""
+    return FileResponse(Path(__file__).parent / "static" / "icon.svg", media_type="image/svg+xml")
+
+
 # -- login -----------------------------------------------------------------------------------
 @router.get(LOGIN, response_class=HTMLResponse)
 def login_page(request: Request) -> Response:
@@ -367,17 +480,31 @@ def login_page(request: Request) -> Response:
 def login(
     request: Request, w: W, csrf: Csrf, token: Annotated[str, Form(max_length=1000)]
 ) -> Response:
-    """Check the token once; the browser then keeps its MAC in an HttpOnly cookie, which opens
-    that token's namespace (and no other) from then on."""
+    """Check the token once; the browser then keeps a session cookie (signed with this server's
+    secret, ending after `panel_session_hours`) that opens that token's namespace and no other."""
     _csrf.check(request, csrf)
     guard = w.guard
     if guard is None or not guard.tokens:
         return back("/")
-    given = token.strip()
-    if guard.tokens.find(given) is None:
+    key = guard.tokens.find(token.strip())
+    if key is None:
         return page(request, "login.html", 401, failed=True)
     response = back("/")  # the cookie names the token's namespace, whichever app answered
     response.set_cookie(
-        SESSION_COOKIE, cookie_of(given), httponly=True, samesite="strict", path="/"
+        SESSION_COOKIE,
+        w.sessions.issue(key),
+        max_age=w.sessions.seconds,
+        httponly=True,
+        samesite="strict",
+        path="/",
     )
+    return response
+
+
+@router.post(LOGOUT)
+def logout(request: Request, csrf: Csrf) -> Response:
+    """End this browser's session (the cookie goes; the token still works)."""
+    _csrf.check(request, csrf)
+    response = back(LOGIN)
+    response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="strict")
     return response

@@ -15,13 +15,14 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
+from tideline.clock import Clock, now_text, parse_time, system_clock
 from tideline.consolidate.dream._basis import Basis
-from tideline.consolidate.dream._prompts import render_prompt
+from tideline.consolidate.dream._prompts import dream_prompt, render_prompt
 from tideline.consolidate.dream._runs import DreamRuns
 from tideline.consolidate.dream._threads import Threads
 from tideline.errors import InvalidInput
 from tideline.llm import LLM, TokenMeter
-from tideline.memory import Memory, Narrative, now, parse_time
+from tideline.memory import Memory, Narrative
 from tideline.profile import Profile
 
 M = TypeVar("M", bound=BaseModel)
@@ -30,19 +31,20 @@ MAX_LINKS = 1000  # narratives hold at most 1,000 source links (docs/memory.md)
 
 @dataclass(frozen=True)
 class Day:
-    """One UTC day: the unit a dream run works on and records."""
+    """One UTC day: the unit a dream run works on and records (`clock`: what "now" is)."""
 
     date: dt.date
+    clock: Clock = field(default=system_clock, compare=False, repr=False)
 
     @classmethod
-    def of(cls, value: str | dt.date | None) -> Day:
+    def of(cls, value: str | dt.date | None, clock: Clock = system_clock) -> Day:
         if value is None:
-            return cls(dt.datetime.now(dt.UTC).date())
+            return cls(clock().date(), clock)
         if isinstance(value, dt.date):
-            return cls(value)
+            return cls(value, clock)
         stamp = parse_time(value, "date")
         assert stamp is not None
-        return cls(dt.date.fromisoformat(stamp[:10]))
+        return cls(dt.date.fromisoformat(stamp[:10]), clock)
 
     @property
     def label(self) -> str:
@@ -65,7 +67,7 @@ class Day:
     def stamp(self) -> str:
         """When what a layer writes happened: now, or the day's last second for a past day, so
         the memories of a day belong to it."""
-        return min(now(), f"{self.label}T23:59:59Z")
+        return min(now_text(self.clock), f"{self.label}T23:59:59Z")
 
 
 @dataclass
@@ -134,6 +136,9 @@ class LayerCtx:
     limits: Limits
     run_id: int | None = None
     prompts: dict[str, int] = field(default_factory=dict)
+    step: str | None = None  # the layer's prompt now running, and its answer's schema (`room`)
+    schema: type[BaseModel] | None = None
+    cuts: list[str] = field(default_factory=list)  # what answers had over their caps
 
     def ask(self, name: str, inputs: Mapping[str, str], schema: type[M], max_tokens: int) -> M:
         """One structured call of a dream prompt, rendered with `inputs`."""
@@ -143,11 +148,19 @@ class LayerCtx:
         result = self.llm.complete(
             rendered.messages, schema=schema, step=name, max_tokens=max_tokens, meter=self.meter
         )
+        self.cuts += result.cuts
         data: M = result.data
         return data
 
     def room(self, share: float) -> int:
-        return int(self.limits.max_input_tokens * share)
+        """Tokens a part of one prompt may take: a share of what the input cap leaves once the
+        layer's instructions, schema and framing are counted."""
+        cap = self.limits.max_input_tokens
+        if self.llm is not None and self.step is not None:
+            empty = {name: "" for name in dream_prompt(self.step).inputs}
+            system = render_prompt(self.step, empty).system
+            cap = min(cap, self.llm.room(system, self.schema))
+        return int(cap * share)
 
 
 def grounds_links(narratives: Sequence[Narrative]) -> list[int]:

@@ -37,7 +37,8 @@ class Terrain:
         self.all = {n.id: n for n in ctx.memory.narratives.all() if n.kind != "dream"}
         self.entities = {i: _entities(n) for i, n in self.all.items()}
         self.topics = {
-            i: set(t) for i, t in ScriptTables(ctx.memory.db).topics_by_narrative().items()
+            i: set(t)
+            for i, t in ScriptTables(ctx.memory.db, ctx.memory.clock).topics_by_narrative().items()
         }
         ids, matrix = ctx.memory.narratives.index.vectors()
         keep = [k for k, i in enumerate(ids) if int(i) in self.all]

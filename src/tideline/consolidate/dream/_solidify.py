@@ -14,10 +14,11 @@ a memory whose turns were all linked meanwhile is refused, so re-running a day a
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, cast
+from typing import cast
 
 from tideline.analysis import Chunk
 from tideline.analysis.scanner import Scan, scan_unindexed
+from tideline.clock import to_text
 from tideline.consolidate.dream._answers import MemoryOut, Solidified
 from tideline.consolidate.dream._context import LayerCtx, Plan, Writer
 from tideline.embed import estimate_tokens
@@ -32,15 +33,11 @@ def day_scan(ctx: LayerCtx) -> Scan:
     scan = scan_unindexed(ctx.memory, after=ctx.day.before)
     chunks: list[Chunk] = []
     for c in scan.chunks:
-        turns = tuple(t for t in c.turns if _iso(t.timestamp) < ctx.day.end)
+        turns = tuple(t for t in c.turns if to_text(t.timestamp) < ctx.day.end)
         if turns:
             chunks.append(replace(c, index=len(chunks), turns=turns))
     unlinked = [n for n in scan.unlinked if ctx.day.start <= n["created_at"] < ctx.day.end]
     return replace(scan, cutoff=ctx.day.start, chunks=chunks, unlinked=unlinked)
-
-
-def _iso(value: Any) -> str:
-    return str(value.strftime("%Y-%m-%dT%H:%M:%SZ"))
 
 
 def batches(scan: Scan, room: int) -> list[Scan]:

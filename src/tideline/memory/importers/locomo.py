@@ -14,8 +14,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from tideline.clock import to_text
 from tideline.memory._raw import NewTurn
-from tideline.memory._time import to_iso
 from tideline.memory._types import ImportProblem
 from tideline.memory.importers._base import (
     NOT_JSON,
@@ -115,7 +115,7 @@ class LoCoMoImporter:
                 continue
             speaker = raw.get("speaker")
             try:
-                stamp = to_iso(start + dt.timedelta(minutes=i))
+                stamp = to_text(start + dt.timedelta(minutes=i))
             except OverflowError:
                 batch.problems.append(
                     ImportProblem(None, f"{key} turn {i}: its time falls after the year 9999")

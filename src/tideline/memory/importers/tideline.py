@@ -11,10 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from tideline.clock import parse_time
 from tideline.errors import InvalidInput
 from tideline.memory._backup import EXPORT_TYPE, EXPORT_VERSION
 from tideline.memory._raw import NewTurn
-from tideline.memory._time import parse_time
 from tideline.memory._types import ImportProblem
 from tideline.memory.importers._base import (
     ImportBatch,

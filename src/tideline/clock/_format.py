@@ -1,22 +1,40 @@
-"""Timestamps: parse what callers send, store one sortable UTC form."""
+"""The one stored time form, and reading the times people and clients send into it."""
 
 from __future__ import annotations
 
 import datetime as dt
 
+from tideline.clock._clock import Clock, system_clock
 from tideline.errors import InvalidInput
 
 FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+DAY = dt.timedelta(days=1)
 
 
-def now() -> str:
-    return dt.datetime.now(dt.UTC).strftime(FORMAT)
-
-
-def to_iso(value: dt.datetime) -> str:
+def to_text(value: dt.datetime) -> str:
+    """The stored form of `value` (naive means UTC)."""
     if value.tzinfo is None:
         value = value.replace(tzinfo=dt.UTC)
     return value.astimezone(dt.UTC).strftime(FORMAT)
+
+
+def from_text(value: str) -> dt.datetime:
+    """An aware UTC datetime from the stored form (anything else is a ValueError)."""
+    return dt.datetime.strptime(value, FORMAT).replace(tzinfo=dt.UTC)
+
+
+def maybe(value: str | None) -> dt.datetime | None:
+    return None if value is None else from_text(value)
+
+
+def now_text(clock: Clock = system_clock) -> str:
+    """What `clock` says, in the stored form."""
+    return to_text(clock())
+
+
+def days_between(start: dt.datetime, end: dt.datetime) -> float:
+    """Fractional days, so a threshold of 730 days is met at the exact second, not a day late."""
+    return (end - start) / DAY
 
 
 def parse_time(
@@ -41,7 +59,7 @@ def parse_time(
             f"{field}={value!r} is not an ISO 8601 time; use e.g. 2026-11-30 or 2026-11-30T14:05:00Z"
         ) from None
     try:
-        return to_iso(parsed)
+        return to_text(parsed)
     except OverflowError:  # 0001-01-01T00:00+05:00 is a time in year 0 UTC, which Python lacks
         raise InvalidInput(
             f"{field}={value!r} is outside the years 1–9999 once converted to UTC; "

@@ -1,0 +1,40 @@
+"""Time for the whole package: the one clock seam and the one stored time form.
+
+- **The clock seam.** Every service that needs "now" takes a `Clock` (a callable returning an
+  aware UTC datetime) from the composition root; nothing reads the wall clock by itself. The
+  default is `system_clock`; tests and replays pass a `ManualClock` and move it, so a year of
+  history runs in seconds and every threshold can be met at its exact second.
+- **The stored form.** Every time in a database is `YYYY-MM-DDTHH:MM:SSZ` (UTC, whole
+  seconds): one text form that sorts as it reads, on SQLite and PostgreSQL alike. `to_text` /
+  `from_text` convert; `parse_time` reads what people and clients send (ISO dates or times,
+  any zone) into it, with a one-line error.
+- **Two clocks.** Valid time (when something was said or true in the user's life, from the
+  turns' own timestamps) and record time (when Tideline learned or retired it) are both stored in
+  this form; which column holds which is each owner's docstring (docs/profile.md, "Two clocks").
+"""
+
+from tideline.clock._clock import Clock, ManualClock, system_clock
+from tideline.clock._format import (
+    DAY,
+    FORMAT,
+    days_between,
+    from_text,
+    maybe,
+    now_text,
+    parse_time,
+    to_text,
+)
+
+__all__ = [
+    "DAY",
+    "FORMAT",
+    "Clock",
+    "ManualClock",
+    "days_between",
+    "from_text",
+    "maybe",
+    "now_text",
+    "parse_time",
+    "system_clock",
+    "to_text",
+]
