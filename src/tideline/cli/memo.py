@@ -28,7 +28,6 @@ from tideline.cli._output import (
     print_json,
     printable,
     progress_bar,
-    quoted,
     styled,
 )
 from tideline.cli._version import version_option

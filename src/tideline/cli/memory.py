@@ -15,7 +15,6 @@ from tideline.cli._output import (
     print_fields,
     print_json,
     progress_bar,
-    quoted,
     styled,
 )
 from tideline.fields import IMPORT, MEMORY_SEARCH, MEMORY_TRACE, MEMORY_WRITE, SESSIONS

@@ -13,9 +13,9 @@ from tideline.search._analyse import (
 from tideline.search._fallback import QueryVector, pending_vector, query_vector, resolved
 from tideline.search._fusion import RRF_K, fuse, ranks, rrf_fuse, weighted_fuse
 from tideline.search._index import FillReport, TextIndex, text_key
+from tideline.search._knn import VectorOptions
 from tideline.search._levers import Groups, Key, Targets, diversify, lift
 from tideline.search._lexical import Counts, Freqs
-from tideline.search._knn import VectorOptions
 from tideline.search._open import create_index, open_index
 from tideline.search._pg_index import PgTextIndex
 from tideline.search._query import (

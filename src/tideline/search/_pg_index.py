@@ -29,8 +29,8 @@ import numpy as np
 
 from tideline.search._analyse import DEFAULT_ANALYSER, Analyser, analyse
 from tideline.search._index import TextIndex
-from tideline.search._lexical import Counts, Freqs
 from tideline.search._knn import FILTER_EXACT
+from tideline.search._lexical import Counts, Freqs
 from tideline.search._query import ParsedQuery
 from tideline.search._retrieve import TextLookup
 from tideline.search._terms import FTS_STRING, fts_strings, plain

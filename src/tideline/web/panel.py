@@ -26,7 +26,6 @@ from tideline.analysis.scripts import last_built, topic_map
 from tideline.clock import to_text
 from tideline.errors import InvalidInput, NotFound
 from tideline.fields import LIVE, MEMORY_PROFILE, fact_statuses
-from tideline.mcp import cookie_of
 from tideline.memory import Narrative
 from tideline.search import interleave
 from tideline.web import _csrf
