@@ -544,40 +544,28 @@ class Memory:
         )
 
     def _narrative_hits(self, found: list[Hit]) -> list[Hit]:
+        """The hits that are still narratives, with what each says (gone meanwhile: left out)."""
         by_id = {n.id: n for n in self.narratives.get([h.id for h in found], links=False)}
-        out = []
-        for h in found:
-            n = by_id.get(h.id)
-            if n is not None:
-                out.append(
-                    replace(
-                        h,
-                        type="narrative",
-                        text=n.gesture,
-                        created_at=n.created_at,
-                        weight=n.weight,
-                        tags=list(n.tags),
-                    )
-                )
-        return out
+        return [
+            h.copy(
+                type="narrative",
+                text=n.gesture,
+                created_at=n.created_at,
+                weight=n.weight,
+                tags=list(n.tags),
+            )
+            for h in found
+            if (n := by_id.get(h.id)) is not None
+        ]
 
     def _turn_hits(self, found: list[Hit]) -> list[Hit]:
+        """The hits that are still turns, with their words, time, session and speaker."""
         by_id = {t.id: t for t in self.raw.get([h.id for h in found])}
-        out = []
-        for h in found:
-            t = by_id.get(h.id)
-            if t is not None:
-                out.append(
-                    replace(
-                        h,
-                        type="turn",
-                        text=t.text,
-                        created_at=t.ts,
-                        session=t.session,
-                        speaker=t.speaker,
-                    )
-                )
-        return out
+        return [
+            h.copy(type="turn", text=t.text, created_at=t.ts, session=t.session, speaker=t.speaker)
+            for h in found
+            if (t := by_id.get(h.id)) is not None
+        ]
 
     # -- overview ----------------------------------------------------------------------------
     def stats(self) -> dict[str, Any]:
