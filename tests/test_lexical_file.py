@@ -8,6 +8,8 @@ phrases, and hand the search back to FTS5 whenever it cannot be brought up to da
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.helpers import wait_until
 from tideline.memory import AGENT_MIGRATIONS, NewTurn, RawContext
 from tideline.search import VectorOptions
 from tideline.store import open_database
@@ -124,3 +127,34 @@ def test_a_filtered_search_ranks_the_filters_records_like_fts5(
         want = [h.id for h in fts.index.lexical(query, 10, where, (sid,))]
         assert got and set(got) <= inside
         assert len(set(got) & set(want)) >= 8
+
+
+_BUILDER = """
+import sys
+from tideline.memory import AGENT_MIGRATIONS, RawContext
+from tideline.search import VectorOptions
+from tideline.store import open_database
+raw = RawContext(open_database(sys.argv[1], AGENT_MIGRATIONS), context=0)
+raw.index.configure(VectorOptions(file_min=0))
+raw.index.build_lexical_file()
+"""
+
+
+def test_a_builder_killed_half_way_leaves_answers_right(tmp_path: Path) -> None:
+    raw = _raw(tmp_path / "memory.db")
+    rng = np.random.default_rng(9)
+    for s in range(60):
+        raw.add_turns(f"s{s}", [NewTurn("user", t) for t in _turns(rng, 100)])
+    fts = _raw(tmp_path / "memory.db", file_min=10**9)
+    root = tmp_path / "memory.db.lexical"
+    proc = subprocess.Popen([sys.executable, "-c", _BUILDER, str(tmp_path / "memory.db")])
+    try:
+        wait_until(lambda: any(p.name.endswith(".tmp") for p in root.glob(".*")), timeout=120)
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait()
+    assert raw.index._lexical_file().state() is None  # type: ignore[union-attr]
+    assert _ids(raw, "w1 w7 w30", 20) == _ids(fts, "w1 w7 w30", 20)  # FTS5 answered
+    assert raw.index.build_lexical_file()
+    assert not [p for p in root.iterdir() if p.name.endswith(".tmp")]
+    assert set(_ids(raw, "w7")) <= set(_ids(fts, "w7", 200))
