@@ -8,8 +8,6 @@ phrases, and hand the search back to FTS5 whenever it cannot be brought up to da
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.helpers import wait_until
+from tests.helpers import kill_building
 from tideline.memory import AGENT_MIGRATIONS, NewTurn, RawContext
 from tideline.search import VectorOptions
 from tideline.store import open_database
@@ -147,12 +145,7 @@ def test_a_builder_killed_half_way_leaves_answers_right(tmp_path: Path) -> None:
         raw.add_turns(f"s{s}", [NewTurn("user", t) for t in _turns(rng, 100)])
     fts = _raw(tmp_path / "memory.db", file_min=10**9)
     root = tmp_path / "memory.db.lexical"
-    proc = subprocess.Popen([sys.executable, "-c", _BUILDER, str(tmp_path / "memory.db")])
-    try:
-        wait_until(lambda: any(p.name.endswith(".tmp") for p in root.glob(".*")), timeout=120)
-        os.kill(proc.pid, signal.SIGKILL)
-    finally:
-        proc.wait()
+    kill_building(_BUILDER, tmp_path / "memory.db", root)
     assert raw.index._lexical_file().state() is None  # type: ignore[union-attr]
     assert _ids(raw, "w1 w7 w30", 20) == _ids(fts, "w1 w7 w30", 20)  # FTS5 answered
     assert raw.index.build_lexical_file()
