@@ -179,10 +179,12 @@ def test_a_damaged_or_foreign_generation_is_never_read(
     assert copy.vector_file().stats() == {"ready": False}  # type: ignore[union-attr]
     assert _ids(copy, q) == _exact(vectors, q)
     copy.db.close()
-    # damage: the float32 rows cut short
-    index.vector_file().close()  # type: ignore[union-attr]
+    # damage: the float32 rows cut short, while this process has the file open
+    assert _ids(index, q) == _exact(vectors, q)
     with (folder / "vectors.f32").open("r+b") as f:
         f.truncate(100)
+    assert _ids(index, q) == _exact(vectors, q)
+    assert index.vector_file().stats() == {"ready": False}  # type: ignore[union-attr]
     fresh = _open(tmp_path / "memory.db")
     assert fresh.vector_file().stats() == {"ready": False}  # type: ignore[union-attr]
     assert _ids(fresh, q) == _exact(vectors, q)
