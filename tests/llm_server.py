@@ -11,7 +11,7 @@ Failure modes, each a plain attribute or call:
 - `reject_json_schema` / `reject_object_schema` (json_object with a `schema`) /
   `reject_json_object`: refuse that response_format with `format_status` (400; llama-cpp-python
   answers json_schema with a 500);
-- `n_ctx`: answer a prompt (words) plus max_tokens over it with llama.cpp's overflow error, and
+- `n_ctx`: answer a prompt (in words) over it with llama-cpp-python's overflow error, and
   `tell_window` to say it at `GET /props` as llama.cpp's llama-server does;
 - a hostile body: `Answer(raw=b"...")` is sent as the body as it is;
 - `delay`: answer after this many seconds (woken early when the server closes); per answer:
@@ -127,9 +127,14 @@ class LLMServer(OpenAIStub):
             message = f"response_format type {kind!r} is not supported by this server"
             return error(self.format_status, message)
         words = sum(len(m["content"].split()) for m in body["messages"])
-        if self.n_ctx and words + body.get("max_tokens", 0) > self.n_ctx:
-            message = f"Requested tokens ({words + body['max_tokens']}) exceed context window of"
-            return error(400, f"{message} {self.n_ctx}")
+        if self.n_ctx and words > self.n_ctx:  # llama-cpp-python's words, a prompt over n_ctx
+            asked = words + body.get("max_tokens", 0)
+            return error(
+                400,
+                f"This model's maximum context length is {self.n_ctx} tokens. However, you "
+                f"requested {asked} tokens ({words} in the messages, {asked - words} in the "
+                "completion). Please reduce the length of the messages or completion.",
+            )
         return None
 
     def chat(self, body: dict[str, Any], headers: Mapping[str, str]) -> Reply:

@@ -17,6 +17,17 @@ def test_defaults_follow_agent_name(monkeypatch: pytest.MonkeyPatch) -> None:
     assert s.cache_path == Path("~/.tideline/embed-cache.db").expanduser()
 
 
+def test_a_home_set_elsewhere_keeps_the_embedding_cache_inside(tmp_path: Path) -> None:
+    """TIDELINE_HOME=/x/fresh wrote the cache into /x/ (the home's parent, the user's folder)."""
+    fresh = tmp_path / "x" / "fresh"
+    s = Settings.load(env={"TIDELINE_HOME": str(fresh)})
+    assert s.cache_path == fresh / "embed-cache.db"
+    under = Settings.load(env={"TIDELINE_HOME": "~/.tideline/kai", "AGENT_NAME": "kai"})
+    assert under.cache_path == Path("~/.tideline/embed-cache.db").expanduser()  # shared there
+    chosen = Settings.load(env={"TIDELINE_HOME": str(fresh), "TIDELINE_EMBED_CACHE": "/c/e.db"})
+    assert chosen.cache_path == Path("/c/e.db")
+
+
 def test_precedence_override_env_file_default(tmp_path: Path) -> None:
     cfg = tmp_path / "c.toml"
     cfg.write_text('embedder = "none"\nembed_batch = 8\nbusy_timeout_ms = 100\n')

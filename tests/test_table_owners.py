@@ -42,6 +42,7 @@ OWNERS: dict[str, str | None] = {
         "analysis/_store.py",
     ),
     "_migrations": "store/_migrations.py",
+    "write_keys": "store/_keys.py",  # idempotency keys, in memory.db and the library's writes.db
     # the profile (issue 11), in the agent database too
     "events": "profile/_events.py",
     "facts": "profile/_facts.py",

@@ -25,7 +25,7 @@ from tideline.embed import Embedder, load_embedder
 from tideline.errors import ConfigError, InvalidInput, TidelineError
 from tideline.inject import InjectConfig, MemoryProvider
 from tideline.library import LIBRARY, Library
-from tideline.llm import LLM, llm_from_settings
+from tideline.llm import LLM, NO_LLM, llm_from_settings
 from tideline.memory import (
     AGENT_MIGRATIONS,
     NARRATIVES,
@@ -36,7 +36,7 @@ from tideline.memory import (
     resolve_min_score,
     write_export,
 )
-from tideline.profile import PROFILE_MIGRATIONS, Profile
+from tideline.profile import PROFILE_MIGRATIONS, Profile, Rules
 from tideline.search import ANALYSERS, Analyser, VectorOptions
 from tideline.store import (
     Namespace,
@@ -55,6 +55,12 @@ def centring(s: Settings) -> str:
     if s.search_centre not in ("library", "all", "off"):
         raise ConfigError(f"search_centre={s.search_centre!r} is unknown; use library, all or off")
     return s.search_centre
+
+
+def integrity_seconds(s: Settings) -> float | None:
+    """How often memory.db is checked whole without being asked (`integrity_check_hours`;
+    negative: never, only `tideline doctor` checks)."""
+    return None if s.integrity_check_hours < 0 else s.integrity_check_hours * 3600
 
 
 def library_options(s: Settings) -> dict[str, Any]:
@@ -119,6 +125,7 @@ class Tideline:
             PROFILE_MIGRATIONS,  # the profile's tables live in the agent database too
             busy_timeout_ms=self.settings.busy_timeout_ms,
             remember_damage=True,  # the one copy of a memory: stop at the first bad page
+            check_every=integrity_seconds(self.settings),
         )
 
     @cached_property
@@ -169,7 +176,13 @@ class Tideline:
 
     @cached_property
     def profile(self) -> Profile:
-        return Profile(self.db, self.memory, clock=self.clock, lock=self.db_lock)
+        s = self.settings
+        rules = Rules(
+            established_sessions=s.profile_established_sessions,
+            established_days=s.profile_established_days,
+            strategy_days=s.profile_strategy_days,
+        )
+        return Profile(self.db, self.memory, clock=self.clock, lock=self.db_lock, rules=rules)
 
     @cached_property
     def library(self) -> Library:
@@ -203,9 +216,9 @@ class Tideline:
         """The Sleep pipeline over the profile and memory, with the configured LLM."""
         return self.sleep_using(llm_from_settings(self.settings))
 
-    def sleep_using(self, llm: LLM | None) -> Sleep:
-        """The Sleep pipeline with another LLM (the MCP client's model, through sampling);
-        the budget and input cap stay the configured ones."""
+    def sleep_using(self, llm: LLM | None, no_llm: str = NO_LLM) -> Sleep:
+        """The Sleep pipeline with another LLM (the MCP client's model, through sampling), or
+        none and why (`no_llm`); the budget and input cap stay the configured ones."""
         s = self.settings
         return Sleep(
             self.profile,
@@ -213,7 +226,9 @@ class Tideline:
             llm,
             embedder=self.embedder,
             run_budget=s.llm_run_budget,
+            run_max_calls=s.llm_run_max_calls,
             max_input_tokens=s.llm_max_input_tokens,
+            no_llm=no_llm,
         )
 
     def export(self, out: TextIO, fmt: str = "jsonl") -> dict[str, int]:
@@ -233,9 +248,9 @@ class Tideline:
         threads and self-concept, with the configured LLM."""
         return self.dream_using(llm_from_settings(self.settings))
 
-    def dream_using(self, llm: LLM | None) -> Dream:
-        """The DREAM pipeline with another LLM (the MCP client's model, through sampling);
-        the budget and limits stay the configured ones."""
+    def dream_using(self, llm: LLM | None, no_llm: str = NO_LLM) -> Dream:
+        """The DREAM pipeline with another LLM (the MCP client's model, through sampling), or
+        none and why (`no_llm`); the budget and limits stay the configured ones."""
         s = self.settings
         return Dream(
             self.profile,
@@ -243,14 +258,18 @@ class Tideline:
             llm,
             embedder=self.embedder,
             run_budget=s.dream_run_budget,
+            run_max_calls=s.llm_run_max_calls,
             max_input_tokens=s.llm_max_input_tokens,
             comb_memories=s.dream_comb_memories,
             drift_hops=s.dream_drift_hops,
+            no_llm=no_llm,
         )
 
     def close(self) -> None:
         """The library, then the database (whatever was opened)."""
         if "library" in self.__dict__:
             self.library.close()
+        if "memory" in self.__dict__:
+            self.memory.close()
         if "db" in self.__dict__:
             self.db.close()

@@ -54,10 +54,18 @@ SETTINGS: tuple[Setting, ...] = (
         "cache_path",
         "TIDELINE_EMBED_CACHE",
         "",
-        "Embedding cache file (default <home>/../embed-cache.db).",
+        "Embedding cache file (default ~/.tideline/embed-cache.db, shared by the agents there; "
+        "<home>/embed-cache.db for a home elsewhere).",
     ),
     Setting(
         "busy_timeout_ms", "TIDELINE_BUSY_TIMEOUT_MS", 5000, "How long a write waits for a lock."
+    ),
+    Setting(
+        "integrity_check_hours",
+        "TIDELINE_INTEGRITY_CHECK_HOURS",
+        24.0,
+        "How often memory.db is checked whole (quick_check) without being asked: at the first "
+        "open after that long, and by a running server; 0 at every open, -1 never.",
     ),
     Setting("memo_root", "MEMO_ROOT", "", "Root folder of the markdown library."),
     Setting(
@@ -407,6 +415,13 @@ SETTINGS: tuple[Setting, ...] = (
         0,
         "Tokens (prompt + answer) one pipeline run may spend; 0: no limit.",
     ),
+    Setting(
+        "llm_run_max_calls",
+        "TIDELINE_LLM_RUN_MAX_CALLS",
+        300,
+        "LLM requests one sleep or dream run may make (repairs included); new sessions are "
+        "taken in only under half of it; 0: no limit.",
+    ),
     # -- sleep triggers (docs/sleep.md) ---------------------------------------------------------
     Setting(
         "sleep_on_exit",
@@ -438,6 +453,24 @@ SETTINGS: tuple[Setting, ...] = (
         "TIDELINE_DREAM_DRIFT_HOPS",
         3,
         "Night drift: most steps of the walk away from the seed memory.",
+    ),
+    Setting(
+        "profile_established_sessions",
+        "TIDELINE_PROFILE_ESTABLISHED_SESSIONS",
+        3,
+        "Established: a confirmed fact backed by at least this many sessions (see the days).",
+    ),
+    Setting(
+        "profile_established_days",
+        "TIDELINE_PROFILE_ESTABLISHED_DAYS",
+        90.0,
+        "Established: ... whose words span at least this many days of the user's time.",
+    ),
+    Setting(
+        "profile_strategy_days",
+        "TIDELINE_PROFILE_STRATEGY_DAYS",
+        90.0,
+        "A question Sleep left (clarify, probe, verify) expires unanswered after these days.",
     ),
     Setting(
         "inject_t3_threads",
@@ -493,6 +526,7 @@ class Settings:
         default_factory=lambda: Path("~/.tideline/embed-cache.db").expanduser()
     )
     busy_timeout_ms: int = 5000
+    integrity_check_hours: float = 24.0
     memo_root: Path | None = None
     library_rrf_k: int = 20
     library_keys: str = "items"
@@ -561,11 +595,15 @@ class Settings:
     session_recall_max: int = 3
     session_recall_min_score: float = 0.45
     llm_run_budget: int = 0
+    llm_run_max_calls: int = 300
     sleep_on_exit: bool = False
     sleep_on_exit_timeout: float = 900.0
     dream_run_budget: int = 40000
     dream_comb_memories: int = 40
     dream_drift_hops: int = 3
+    profile_established_sessions: int = 3
+    profile_established_days: float = 90.0
+    profile_strategy_days: float = 90.0
     inject_t3_threads: int = 10
     database_url: str = ""
     database_user: str = ""
@@ -633,15 +671,21 @@ class Settings:
             values[f.name] = _coerce(s, merged.get(f.name, s.default))
         values["agent_name"] = agent
         values["home"] = _home(merged.get("home"), agent)
-        values["cache_path"] = (
-            Path(str(merged["cache_path"])).expanduser()
-            if merged.get("cache_path")
-            else values["home"].parent / "embed-cache.db"
-        )
+        values["cache_path"] = _cache_path(merged, values["home"])
         values["memo_root"] = (
             Path(str(merged["memo_root"])).expanduser() if merged.get("memo_root") else None
         )
         return cls(**values)
+
+
+def _cache_path(merged: Mapping[str, Any], home: Path) -> Path:
+    """`cache_path`, else beside the agents' homes under ~/.tideline (one cache for all of
+    them), else — a home set elsewhere with `home` — inside that home: TIDELINE_HOME=/x/fresh
+    never writes into /x."""
+    if merged.get("cache_path"):
+        return Path(str(merged["cache_path"])).expanduser()
+    shared = Path("~/.tideline").expanduser()
+    return shared / "embed-cache.db" if home.parent == shared else home / "embed-cache.db"
 
 
 def _home(value: Any, agent: str) -> Path:

@@ -248,7 +248,7 @@ def test_scanner_finds_unlinked_narratives_and_chunks_by_gap(memory: Memory, db:
     ]
     other = memory.sync_turn("s2", "user", "other session", timestamp="2026-02-01T09:01:30Z").id
     scan = scan_unindexed(memory)
-    assert scan.cutoff == "2026-01-02T10:00:00Z"
+    assert scan.cutoff is None  # each session from its last linked turn
     assert [n["id"] for n in scan.unlinked] == [lonely.id]
     assert [[t.id for t in c.turns] for c in scan.chunks] == [early, [other], late]
     markdown = scan.to_markdown()
@@ -259,6 +259,25 @@ def test_scanner_finds_unlinked_narratives_and_chunks_by_gap(memory: Memory, db:
     )
     data = scan.to_dict()
     assert data["unindexed_turns"] == 6 and data["chunk_list"][1]["sessions"] == ["s2"]
+
+
+def test_imported_turns_stay_unindexed_whenever_memories_were_written(memory: Memory) -> None:
+    """A year of imported chats (turns of 2025) and memories written today: the turns no memory
+    links to are unindexed, each session from its last linked turn (it said 0 for 437)."""
+    said = [
+        memory.sync_turn(
+            f"openai/chat-{s}", "user", f"chat {s} line {i}", timestamp=f"2025-0{s}-01T10:0{i}:00Z"
+        ).id
+        for s in (1, 2)
+        for i in range(4)
+    ]
+    memory.write(gesture="A memory written today, about something else")  # newer, no links
+    assert scan_unindexed(memory).turns == 8
+    memory.write(gesture="What chat 1 said up to its third line", source_links=[said[2]])
+    scan = scan_unindexed(memory)
+    assert [t.id for c in scan.chunks for t in c.turns] == [said[3], *said[4:]]
+    assert scan.summary()["unindexed_turns"] == 5
+    assert scan_unindexed(memory, after="2025-02-01T10:01:30Z").turns == 2  # said after a time
 
 
 def test_backfill_links_clear_matches_and_leaves_ambiguous_ones(

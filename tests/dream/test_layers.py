@@ -9,6 +9,7 @@ import pytest
 from tests.dream.conftest import CONVERSATION, DAY, Day
 from tests.llm.conftest import llm_settings
 from tests.llm_server import LLMServer
+from tideline.analysis.attention import log_hits
 from tideline.app import Tideline
 from tideline.consolidate import Dream
 from tideline.embed import E5Embedder
@@ -84,6 +85,7 @@ def test_combing_reweighs_within_bounds_and_writes_self_concept_conflicts_and_th
     ]
     probe = [s for s in day.agent.profile.strategies() if s.kind == "probe"]
     assert len(probe) == 1 and probe[0].fact_id == fact
+    assert (probe[0].dream_run_id, probe[0].run_id) == (report.run_id, None)  # the run that made it
     assert [f.value for f in day.agent.profile.facts()] == ["works at the bank"]  # no fact written
     assert sorted(comb.written) == ["reflections", "reweighed", "threads"]
 
@@ -169,7 +171,8 @@ def test_a_dream_has_importance_one_and_never_outweighs_lived_memory(
     report = day.dream().run(date=DAY, layers=["dream"])
 
     [dream] = day.narratives("dream")
-    assert report.layer("dream").written == {"dreams": [dream.id]}
+    [left] = day.narratives("reflection")
+    assert report.layer("dream").written == {"dreams": [dream.id], "reflections": [left.id]}
     assert (dream.importance, dream.emotional, dream.unresolved) == (1, 4, 3)
     assert dream.tags == ["a key", "flour", "a tide"]
     assert day.dream().stores.basis.of([dream.id])[dream.id] == ids
@@ -243,3 +246,72 @@ def test_a_dream_grounds_no_conflict_and_no_question_about_a_fact(
     assert f"memories [{dreamt}] are dreams, not lived memory" in comb.note
     assert day.dream().threads() == []
     assert [s for s in day.agent.profile.strategies() if s.kind == "probe"] == []
+
+
+def test_the_dream_leaves_a_reflection_that_feeds_the_next_days_combing(
+    day: Day, server: LLMServer
+) -> None:
+    a, b, _ = lived(day, day.say("s1", CONVERSATION))
+    server.script(
+        {"symbols": ["a key", "flour", "a tide"], "story": "The harbour filled with flour.",
+         "reflection": "I carry other people's leaps.", "emotional": 4, "unresolved": 3},
+        step="dream_sleep",
+    )  # fmt: skip
+    dream_report = day.dream().run(date=DAY, layers=["dream"])
+    [dream] = day.narratives("dream")
+    [left] = day.narratives("reflection")
+    assert dream_report.layer("dream").written["reflections"] == [left.id]
+    assert (left.gesture, left.importance, left.tags) == (
+        "I carry other people's leaps.",
+        1,
+        ["dream"],
+    )
+    assert day.dream().stores.basis.of([left.id])[left.id] == [dream.id]  # marked: from a dream
+    assert sorted(left.source_links) == sorted(dream.source_links)
+    assert day.dream().self_concept() == []  # imagined: not the waking self-concept (T0)
+
+    # the next day's combing reads it among yesterday's memories, never as a conflict's ground
+    server.script(
+        {"conflicts": [{"a": left.id, "b": a, "why": "dream vs day"}],
+         "self_concept": [{"text": "I carry other people's leaps, and it steadies me.",
+                           "rests_on": [left.id, b]}]},
+        step="dream_digest",
+    )  # fmt: skip
+    report = day.dream().run(date="2026-03-15", layers=["comb"])
+    comb = report.layer("comb")
+    [asked] = [c for c in server.chats if "combing through one day" in c["messages"][0]["content"]]
+    memories, concept = asked["messages"][1]["content"].split("## self concept\n")
+    assert f"[{left.id}] " in memories and "tags: dream" in memories
+    assert "I carry other people's leaps." not in concept.split("## threads")[0]
+    assert (comb.changes["conflicts"], comb.changes["refused"]) == (0, 1)
+    assert "are dreams, not lived memory" in comb.note
+    [waking] = day.dream().self_concept()  # combing, awake, took it up
+    assert waking.narrative.gesture.endswith("and it steadies me.")
+
+
+def test_combing_says_a_self_concept_sentence_once_and_reads_the_heatmap(
+    day: Day, server: LLMServer
+) -> None:
+    a, b, c = lived(day, day.say("s1", CONVERSATION))
+    log_hits(day.memory, [(a, 0.9), (a, 0.8), (b, 0.7)], "the bank", at=f"{DAY}T11:00:00Z")
+    sentence = "I stay with people through big, frightening changes."
+    for night, grounds in (("2026-03-14", [a]), ("2026-03-15", [b])):
+        server.script(
+            {"self_concept": [{"text": sentence, "rests_on": grounds},
+                              {"text": sentence.upper(), "rests_on": [c]}]},
+            step="dream_digest",
+        )  # fmt: skip
+        report = day.dream().run(date=night, layers=["comb"])
+        comb = report.layer("comb")
+        assert comb.status == "done", report.lines()
+
+    assert (comb.changes["self_concept"], comb.changes["self_concept_repeated"]) == (0, 2)
+    [held] = day.dream().self_concept()
+    assert held.narrative.gesture == sentence and held.rests_on == sorted([a, b, c])
+    assert len(day.narratives("reflection")) == 1  # said four times, written once
+    [first, *_] = [
+        c for c in server.chats if "combing through one day" in c["messages"][0]["content"]
+    ]
+    attention = first["messages"][1]["content"].split("## attention\n")[1]
+    assert attention.startswith("3 retrieval hit(s) from 2026-03-08 to 2026-03-14")
+    assert "3 hit(s) on memories in no cluster" in attention  # no soft clusters built here

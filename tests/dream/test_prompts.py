@@ -26,7 +26,7 @@ def test_a_prompt_renders_with_its_inputs_for_the_pipeline_and_by_hand() -> None
     assert auto.user == "## day\n2026-03-14\n\n## memories\n[7] a memory of flour"
     assert "Answer with one JSON object" in auto.system and "memory_write" not in auto.system
     assert "memory_write" in hand.system and "Answer with one JSON" not in hand.system
-    assert hand.text().endswith("[7] a memory of flour") and auto.label == "dream_sleep@1"
+    assert hand.text().endswith("[7] a memory of flour") and auto.label == "dream_sleep@2"
     assert [m["role"] for m in auto.messages] == ["system", "user"]
 
 

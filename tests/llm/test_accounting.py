@@ -33,6 +33,7 @@ def test_usage_per_call_and_per_step(server: LLMServer) -> None:
         "total_tokens": 418,
         "estimated": False,
         "budget": None,
+        "max_calls": None,
         "steps": {
             "extract": {"prompt_tokens": 140, "completion_tokens": 23},
             "arbitrate": {"prompt_tokens": 230, "completion_tokens": 25},

@@ -34,7 +34,8 @@ def test_every_limit_is_in_the_schema_the_model_sees() -> None:
     note = wire.schema["$defs"]["Note"]["properties"]
     assert note["topic"]["maxLength"] == 200 and note["turns"]["maxItems"] == 5
     assert wire.schema["properties"]["notes"]["maxItems"] == 50
-    assert '"maxLength":200' in wire.instruction and '"title"' not in wire.text
+    assert '"maxLength":200' in wire.instruction and '"title":"Topic"' not in wire.text
+    assert wire.text.startswith('{"title":"Notes"')
 
 
 def test_a_string_over_its_limit_gets_the_one_repair(server: LLMServer) -> None:

@@ -25,7 +25,7 @@ def test_a_500_naming_the_format_steps_down_at_once_and_is_remembered(server: LL
     assert first["response_format"]["type"] == "json_schema"  # asked once, not retried 5 times
     assert second["response_format"] == {
         "type": "json_object",
-        "schema": JsonSchema.of(Facts).schema,
+        "schema": JsonSchema.of(Facts).for_grammar(),
     }
     assert second["messages"] == ASK  # the grammar enforces the schema: not in the prompt
     again = client(server.url).complete(ASK, schema=Facts, step="extract")  # the next run

@@ -80,7 +80,9 @@ def test_sleep_profile_reject_close_and_timeline(llm: LLMServer) -> None:
                 and report["llm"] == "openai:scripted-model"
                 and not report["errors"]
             )
-            assert report["tokens"]["calls"] == 6 and "llm_skipped" not in report
+            assert (
+                report["tokens"]["calls"] == 5 and "llm_skipped" not in report
+            )  # no verify: 1 session
             facts = payload(await c.call_tool("memory_profile", {}))["facts"]
             assert {f["category"]: f["value"] for f in facts} == {
                 "city": "lives in Osaka",
@@ -216,7 +218,7 @@ class ClientModel:
         self, context: ClientRequestContext, params: types.CreateMessageRequestParams
     ) -> types.CreateMessageResult:
         system = params.system_prompt or ""
-        step = next(s for title, s in self.schemas.items() if f'"title": "{title}"' in system)
+        step = next(s for title, s in self.schemas.items() if f'"title":"{title}"' in system)
         self.steps.append(step)
         return types.CreateMessageResult(
             role="assistant",
@@ -257,9 +259,31 @@ def test_without_an_endpoint_or_sampling_the_llm_steps_are_skipped_and_it_says_w
                 return dict(payload(await c.call_tool("sleep_run", {})))
 
         report = anyio.run(session)
-        assert report["status"] == "done"
+        assert report["status"] == "skipped"  # not "done": the LLM steps did not run
         assert report["llm_skipped"].startswith("skipped: the MCP client does not offer sampling")
+        assert report["reason"].startswith("the MCP client does not offer sampling")
         assert set(report["skipped"]) == {"extract", "behaviour", "classify"}
         assert app.profile.processed_sessions() == {}  # left for a run with an LLM
+        assert app.profile.runs()[0].status == "skipped"
+    finally:
+        app.close()
+
+
+def test_with_the_sdk_clients_default_connection_sleep_run_samples_in_rounds() -> None:
+    app = agent()
+    try:
+        turn = say(app)
+        model = ClientModel({**QUIET, "extract": extraction(turn)})
+
+        async def session() -> dict[str, Any]:
+            async with Client(build_server(app), sampling_callback=model) as c:  # 2026-07-28
+                return dict(payload(await c.call_tool("sleep_run", {})))
+
+        report = anyio.run(session)
+        assert report["status"] == "done" and "llm_skipped" not in report, report
+        assert report["llm"] == "mcp-sampling" and report["tokens"]["calls"] == len(model.steps)
+        assert model.steps[0] == "extract" and "classify" in model.steps
+        facts = app.profile.facts()
+        assert sorted(f.value for f in facts) == ["lives in Osaka", "works as a nurse"]
     finally:
         app.close()

@@ -24,7 +24,8 @@ def test_import_says_what_it_recognised_and_what_it_left_out() -> None:
     code, out, err = run("import", str(DATA / "chatgpt" / "conversations.json"))
     assert code == 0, err
     assert "as chatgpt" in err
-    assert "2 sessions, 8 turns added, 0 already there, 8 left out (4 system and tool" in out
+    assert "2 sessions, 8 turns added, 0 already there, 9 left out (4 system and tool" in out
+    assert "1 messages on edited or regenerated branches)" in out  # what the user left
     code, out, err = run("import", str(DATA / "claude" / "conversations.json"), "--json")
     summary = json.loads(out)
     assert (code, summary["format"], summary["detected"], summary["turns_added"]) == (

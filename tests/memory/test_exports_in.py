@@ -11,6 +11,7 @@ import pytest
 
 from tideline.errors import InvalidInput
 from tideline.memory import Memory
+from tideline.memory.importers.chatgpt import OTHER_BRANCHES
 
 #: The same tests on SQLite and on PostgreSQL (tests/conftest.py).
 pytestmark = pytest.mark.engines
@@ -40,6 +41,7 @@ def test_chatgpt_export_follows_the_current_branch_and_counts_what_it_leaves_out
         "hidden messages": 1,  # the custom instructions
         "non-text parts": 1,  # the hotel booking screenshot
         "messages to a tool": 2,  # the browser search, the python call
+        OTHER_BRANCHES: 1,  # the regenerated first draft
     }
     assert s.skipped == sum(s.skipped_kinds.values())
     kyoto = texts(memory, "chatgpt/6650f1a2-0c1e-8001-9a1b-kyoto0000001")

@@ -20,6 +20,7 @@ import pytest
 from tests.consolidate import story
 from tests.llm_server import LLMServer
 from tests.mcp.conftest import HttpServer, server_env, start_http, stop
+from tideline.web._layout import Box, overlaps
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(
@@ -39,6 +40,18 @@ MEMORIES = [
     ("Passed the JLPT N4 exam after Kenji's lessons", "Kenji: teacher"),
     ("Moved the home office to the attic", ""),
 ]
+
+
+#: The entity graph's geometry as the browser laid it out (label boxes, node circles).
+GEOMETRY = """() => {
+  const svg = document.querySelector('svg.graph');
+  const labels = [...svg.querySelectorAll('text')].map((t) => {
+    const b = t.getBBox(); return {x: b.x, y: b.y, w: b.width, h: b.height};
+  });
+  const circles = [...svg.querySelectorAll('circle')].map((c) => (
+    {x: c.cx.baseVal.value, y: c.cy.baseVal.value, r: c.r.baseVal.value}));
+  return {labels, circles};
+}"""
 
 
 @pytest.fixture(scope="module")
@@ -158,7 +171,13 @@ def test_the_pictures(page: Any, tmp_path: Path) -> None:
     nodes = page.locator("svg.graph .node")
     assert nodes.count() >= 4
     assert page.locator("svg.weights circle").count() == len(MEMORIES) + 1
-    page.locator("svg.graph .node[data-name=Heron]").click()
+    drawn = page.evaluate(GEOMETRY)  # what Chromium drew: no label over a label or a node
+    assert len(drawn["labels"]) == nodes.count()
+    centres = [(c["x"], c["y"]) for c in drawn["circles"]]
+    radii = [c["r"] for c in drawn["circles"]]
+    boxes = [Box(b["x"], b["y"], b["w"], b["h"]) for b in drawn["labels"]]
+    assert overlaps(centres, radii, boxes) == [], drawn
+    page.locator("svg.graph .node[data-name=Heron] circle").click()
     assert page.locator("svg.graph.focus line.lit").count() >= 1  # its ties lit
     shot(page, "6-pictures")
     page.goto("/sessions")

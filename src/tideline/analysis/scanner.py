@@ -3,8 +3,13 @@
 Two tracks, no LLM:
 - Track A: narratives with no source links (possibly solidified from context that was never kept,
   or written before links existed; `backfill_source_links` can propose links for them).
-- Track B: turns newer than the latest narrative (by `created_at`) that no narrative links to,
-  cut per session into chunks wherever two consecutive turns are more than `max_gap` apart.
+- Track B: in each session, the turns after the last one a narrative links to (all of a session
+  no narrative links to), cut into chunks wherever two consecutive turns are more than `max_gap`
+  apart. "After" is the conversation's own order, never the time a memory was written: an
+  imported year of chats stays unindexed until memories link to it, whenever those memories
+  were written (comparing the turns' time with the memories' write time called 437 imported
+  turns indexed as soon as any memory was newer). With `after`, every turn said after that time
+  that no narrative links to (the dream's day window).
 
 `Scan.to_markdown()` is what the solidify prompt reads (every turn id is named so the model can fill
 `source_links`); `Scan.to_dict()` is for `--json` and MCP. Read only.
@@ -82,29 +87,32 @@ def scan_unindexed(
     max_gap: timedelta = timedelta(minutes=30),
     after: str | None = None,
 ) -> Scan:
-    """Scan both tracks. `after` overrides the cutoff (default: the latest narrative's time)."""
+    """Scan both tracks; `after` (a time) replaces each session's last linked turn as the start."""
     if max_gap < timedelta(0):
         raise InvalidInput(f"max_gap={max_gap}: the gap between chunks cannot be negative")
-    cutoff = parse_time(after, "after") or memory.narratives.latest_created_at()
+    cutoff = parse_time(after, "after")
     unlinked = [
         {"id": n["id"], "gesture": n["gesture"], "created_at": n["created_at"]}
         for n in memory.narratives.unlinked()
     ]
-    after_cutoff = memory.raw.turns_after(cutoff)
-    linked = memory.narratives.linked_turn_ids([t.id for t in after_cutoff])
+    turns = memory.raw.turns_after(cutoff)  # all of them without a cutoff
+    linked = memory.narratives.linked_turn_ids([t.id for t in turns])
     by_session: dict[str, list[Turn]] = defaultdict(list)
     sessions: dict[int, str] = {}
-    for t in after_cutoff:
+    for t in turns:  # in time order, so a session's list is in its own order
         if t.id in linked:
+            if cutoff is None:  # what came before in this session is memory's now
+                by_session[t.session].clear()
             continue
         by_session[t.session].append(Turn(t.id, from_text(t.ts), t.text, t.speaker or t.role))
         sessions[t.id] = t.session
     chunks = [c for turns in by_session.values() for c in chunk_turns(turns, max_gap=max_gap)]
     chunks.sort(key=lambda c: (c.start, str(c.turns[0].id)))
+    kept = {t.id for c in chunks for t in c.turns}
     return Scan(
         cutoff=cutoff,
         max_gap_minutes=max_gap.total_seconds() / 60,
         unlinked=unlinked,
         chunks=[Chunk(i, c.turns) for i, c in enumerate(chunks)],
-        sessions=sessions,
+        sessions={tid: key for tid, key in sessions.items() if tid in kept},
     )

@@ -10,7 +10,8 @@ two emoji, as in 👩‍💻 or 🏳️‍🌈, is kept). Stored text is never c
 
 Exit codes: 0 ok; 1 a check failed / nothing found where something was required; 2 bad input or
 usage; 3 a store problem (locked, not a database, newer schema); 4 the embedder is unavailable;
-5 busy: another sleep is running (try again later).
+5 busy: another sleep is running (try again later); 6 skipped: a sleep or dream had no LLM for
+its LLM steps (they wait for a run with one).
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.console import Console
+from rich.console import Console, ConsoleDimensions
+from rich.progress import Progress, ProgressColumn
 from rich.text import Text
 
 from tideline.consolidate import SleepBusy
@@ -39,16 +41,43 @@ def printable(text: str) -> str:
     return _LOOSE_JOINER.sub("", text) if "\u200d" in text else text
 
 
+#: The width of output that is not a terminal (a pipe, a file, a script's capture) and has no
+#: COLUMNS: wide enough that no table cell is cut to fit 80 columns (`locomo/conv-26/…`).
+UNCUT = 10_000
+
+
 class _Console(Console):
     """A rich console for user text: every plain string it renders (a line, a table cell) goes
-    through `printable`."""
+    through `printable`; off a terminal it is `UNCUT` wide unless COLUMNS says otherwise."""
 
     def render_str(self, text: str, **kwargs: Any) -> Text:
         return super().render_str(printable(text), **kwargs)
 
+    @property
+    def size(self) -> ConsoleDimensions:
+        found = super().size
+        if self.is_terminal or self._environ.get("COLUMNS", "").isdigit():
+            return found
+        return ConsoleDimensions(UNCUT, found.height)
+
+    @size.setter
+    def size(self, new_size: tuple[int, int]) -> None:
+        self._width, self._height = new_size
+
 
 console = _Console(markup=False)
 err_console = _Console(stderr=True, markup=False)
+
+
+def progress_bar(*columns: ProgressColumn | str, quiet: bool = False) -> Progress:
+    """A progress bar on stderr, gone when done; only on a terminal and without `quiet`
+    (--json): in a pipe or a log it would print nothing but a stray empty line."""
+    return Progress(
+        *columns,
+        console=err_console,
+        transient=True,
+        disable=quiet or not err_console.is_terminal,
+    )
 
 
 def styled(*parts: str | tuple[str, str]) -> Text:
@@ -75,8 +104,36 @@ def _default(obj: Any) -> Any:
     return str(obj)
 
 
+def shown(value: Any) -> str:
+    """A value as a person reads it: no `{'narrative': 1}`, `None` or `True` on the screen."""
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.3g}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, dict):
+        return ", ".join(f"{shown(v)} {k}" for k, v in value.items()) or "none"
+    if isinstance(value, list | tuple):
+        return ", ".join(shown(v) for v in value) or "none"
+    return str(value)
+
+
+def print_fields(data: dict[str, Any]) -> None:
+    """`label  value` lines, labels in words and values aligned in one column."""
+    labels = {key: key.replace("_", " ") for key in data}
+    width = max((len(label) for label in labels.values()), default=0)
+    for key, value in data.items():
+        console.print(f"{labels[key]:<{width}}  {shown(value)}", highlight=False)
+
+
 def print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=_default) + "\n")
+
+
+SKIPPED = 6  # a sleep or dream that could not run its LLM steps: not done, not failed
 
 
 def exit_code(exc: TidelineError) -> int:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from tideline.cli._app import open_app
@@ -26,6 +26,7 @@ from tideline.cli._output import (
     errors_to_exit,
     print_json,
     printable,
+    progress_bar,
     quoted,
     styled,
 )
@@ -69,32 +70,23 @@ class _Bar:
     """A rich progress bar on stderr, one task per collection phase."""
 
     def __init__(self, enabled: bool):
-        self.progress = (
-            Progress(
-                TextColumn("{task.description}", markup=False),  # collection names are text
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeElapsedColumn(),
-                console=err_console,
-                transient=True,
-            )
-            if enabled
-            else None
+        self.progress = progress_bar(
+            TextColumn("{task.description}", markup=False),  # collection names are text
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            quiet=not enabled,
         )
         self.tasks: dict[str, Any] = {}
 
     def __enter__(self) -> _Bar:
-        if self.progress is not None:
-            self.progress.__enter__()
+        self.progress.__enter__()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self.progress is not None:
-            self.progress.__exit__(None, None, None)
+        self.progress.__exit__(None, None, None)
 
     def __call__(self, phase: str, done: int, total: int) -> None:
-        if self.progress is None:
-            return
         if phase not in self.tasks:
             self.tasks[phase] = self.progress.add_task(printable(phase), total=total)
         self.progress.update(self.tasks[phase], completed=done, total=total)
@@ -270,18 +262,20 @@ def write(
     path: str = option(MEMO_WRITE, "path"),
     text: str = option(MEMO_WRITE, "text"),
     append: bool = option(MEMO_WRITE, "append"),
+    idempotency_key: str = option(MEMO_WRITE, "idempotency_key"),
     root: Path = RootOpt,
     json_out: bool = JsonOpt,
 ) -> None:
     """Create a note in a collection (or add to one with --append), atomically, and index it."""
     body = sys.stdin.read() if text == "-" else text
     with errors_to_exit(), _library(root) as lib:
-        written = lib.write(path, body, append=append)
+        written = lib.write(path, body, append=append, idempotency_key=idempotency_key)
     if json_out:
         print_json(written.to_dict())
         return
     verb = "created" if written.created else f"appended at line {written.added_at_line}"
-    console.print(f"{written.path} {verb} ({written.bytes:,} bytes)", highlight=False)
+    again = "; already written: nothing was added" if written.replayed else ""
+    console.print(f"{written.path} {verb} ({written.bytes:,} bytes){again}", highlight=False)
 
 
 @app.command("read")
@@ -318,11 +312,17 @@ def init_collection(
 ) -> None:
     """Write PATH/_meta.yaml and register the collection."""
     tag_list = [t.strip() for t in tags.split(",") if t.strip()]
-    with errors_to_exit(), _library(root, embed=False) as lib:
-        c = lib.init_collection(path, description, tags=tag_list, name=name)
+    with errors_to_exit(), open_app(memo_root=root, embedder="none") as app:
+        chosen = app.settings.memo_root
+        made = chosen is not None and not chosen.expanduser().exists()
+        if made and chosen is not None:  # the first collection starts the library
+            chosen.expanduser().mkdir(parents=True)
+        c = app.library.init_collection(path, description, tags=tag_list, name=name)
     if json_out:
-        print_json({"name": c.name, "path": c.rel, "meta": c.meta.to_yaml()})
+        print_json({"name": c.name, "path": c.rel, "meta": c.meta.to_yaml(), "root_created": made})
     else:
+        if made:
+            console.print(f"library root {app.library.root} created", highlight=False)
         console.print(f"collection {c.name} registered ({c.rel}/_meta.yaml)", highlight=False)
 
 

@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from tideline.cli._app import open_app
 from tideline.cli._fields import FREE_TEXT, choice, option
-from tideline.cli._output import console, err_console, print_json, quoted, styled
+from tideline.cli._output import (
+    console,
+    err_console,
+    print_fields,
+    print_json,
+    progress_bar,
+    quoted,
+    styled,
+)
 from tideline.fields import IMPORT, MEMORY_SEARCH, MEMORY_TRACE, MEMORY_WRITE, SESSIONS
 
 JSON = typer.Option(False, "--json", help="Print JSON.")
@@ -29,6 +37,7 @@ def write(
     source_links: list[int] = option(MEMORY_WRITE, "source_links"),
     kind: Kind = option(MEMORY_WRITE, "kind"),
     supersedes: int = option(MEMORY_WRITE, "supersedes"),
+    idempotency_key: str = option(MEMORY_WRITE, "idempotency_key"),
     json_out: bool = JSON,
 ) -> None:
     """Write a narrative memory (with --supersedes, a correction of an older one)."""
@@ -46,13 +55,15 @@ def write(
             source_links=source_links,
             kind=kind,
             supersedes=supersedes,
+            idempotency_key=idempotency_key,
         )
     if json_out:
         print_json(n.to_dict())
     else:
         corrects = f"; it supersedes narrative {n.supersedes}" if n.supersedes else ""
+        done = "already written (the same idempotency key)" if n.replayed else "written"
         console.print(
-            f"narrative {n.id} written (weight {n.weight:.3f}, recurrence {n.recurrence}){corrects}"
+            f"narrative {n.id} {done} (weight {n.weight:.3f}, recurrence {n.recurrence}){corrects}"
         )
 
 
@@ -140,14 +151,12 @@ def import_(
     """Import a ChatGPT or Claude export, a chat or transcript file, or a Tideline backup."""
     with (
         open_app() as app,
-        Progress(
+        progress_bar(
             TextColumn("embedding"),
             BarColumn(),
             MofNCompleteColumn(),
             TimeRemainingColumn(),
-            console=err_console,
-            transient=True,
-            disable=json_out,
+            quiet=json_out,
         ) as bar,
     ):
         task = bar.add_task("embed", total=None)
@@ -211,8 +220,7 @@ def stats(json_out: bool = JSON) -> None:
     if json_out:
         print_json(data)
         return
-    for key, value in data.items():
-        console.print(f"{key:20} {value}")
+    print_fields(data)
 
 
 def embed(json_out: bool = JSON) -> None:

@@ -23,6 +23,7 @@ from tideline.profile import Event, ObservationDraft, Profile, Ref, SessionDiges
 
 M = TypeVar("M", bound=BaseModel)
 SUMMARY_MONTHS_DAYS = 90  # cross-validation sees three months of session summaries
+OBSERVATIONS_PER_CALL = 40  # classification reads observations in batches of this size
 
 
 @dataclass
@@ -74,6 +75,9 @@ class Ctx:
     llm: LLM | None
     meter: TokenMeter
     limits: Limits
+    step: str | None = None  # the LLM step now running, and its answer's schema (for `room`)
+    schema: type[BaseModel] | None = None
+    cuts: list[str] = field(default_factory=list)  # what answers had over their caps, this step
     work: Working = field(default_factory=lambda: Working(0))
     trajectory: Trajectory | None = None
     view_events: list[Event] = field(default_factory=list)
@@ -108,12 +112,22 @@ class Ctx:
             max_tokens=max_tokens,
             meter=self.meter,
         )
+        self.cuts += result.cuts
         data: M = result.data
         return data
 
+    def intake_open(self) -> bool:
+        """May the run take in another session? Only while under half its call cap and budget,
+        counting the calls classification will need for the observations heard so far."""
+        return self.meter.intake_open(calls_ahead=len(self.heard) // OBSERVATIONS_PER_CALL + 8)
+
     def room(self, share: float) -> int:
-        """Tokens a part of one prompt may take: a share of the input cap."""
-        return int(self.limits.max_input_tokens * share)
+        """Tokens a part of one prompt may take: a share of what the input cap leaves once the
+        running step's system prompt, schema and framing are counted."""
+        cap = self.limits.max_input_tokens
+        if self.llm is not None and self.step is not None:
+            cap = min(cap, self.llm.room(prompt(self.step).text, self.schema))
+        return int(cap * share)
 
 
 def fit(lines: Sequence[str], tokens: int) -> list[str]:

@@ -23,13 +23,14 @@ from tideline.consolidate._render import fact_line, person_line, trajectory_text
 from tideline.consolidate._schemas import Extraction
 from tideline.consolidate._working import Working
 from tideline.embed import estimate_tokens
-from tideline.llm import NO_LLM
+from tideline.llm import NO_LLM_NOTE
 from tideline.memory import Turn
 from tideline.profile import EventDraft, ObservationDraft, PersonMention
 
 NO_USER_TURNS = "tool-only: no user turns"
 MODEL_TOOL_ONLY = "tool-only: the model found nothing personal"
 USER_WORDS = {"user", "the user", "me", "i", "myself"}
+MAX_SUMMARY = 8000  # a session's digest (the profile's limit), however many chunks it took
 
 
 def load(ctx: Ctx) -> Outcome:
@@ -47,6 +48,7 @@ def load(ctx: Ctx) -> Outcome:
             turns = ctx.memory.session_turns(sid, done)
             if turns:
                 ctx.sessions.append(SessionWork(sid, turns[0].session, turns))
+    ctx.work.turns = {t.id: (t.session_id, t.ts) for s in ctx.sessions for t in s.turns}
     return Outcome({"facts": len(view.facts), "sessions": len(ctx.sessions)})
 
 
@@ -59,16 +61,23 @@ def extract(ctx: Ctx) -> Outcome:
             counts["skipped"] += 1
     waiting = [s for s in ctx.sessions if s.skipped is None]
     if ctx.llm is None:
-        note = f"{NO_LLM}; {len(waiting)} session(s) stay unprocessed" if waiting else NO_LLM
+        note = (
+            f"{NO_LLM_NOTE}; {len(waiting)} session(s) stay unprocessed" if waiting else NO_LLM_NOTE
+        )
         return Outcome(counts, note, status="skipped" if waiting else "done")
     invented: dict[str, list[int]] = {}
-    for s in waiting:
+    cut = ""
+    for n, s in enumerate(waiting):
+        if not ctx.intake_open():
+            wait = len(waiting) - n
+            cut = f"cut at {n} session(s) by the run's call cap or budget; {wait} wait for the next run"
+            break
         _extract_session(ctx, s, counts, invented)
         s.extracted = True
         counts["sessions"] += 1
         counts["skipped"] += s.skipped is not None
     counts["invented_turns"] = sum(len(v) for v in invented.values())
-    return Outcome(counts, invented_note(invented))
+    return Outcome(counts, "; ".join(n for n in (cut, invented_note(invented)) if n))
 
 
 def invented_note(invented: dict[str, list[int]], shown: int = 10) -> str:
@@ -121,7 +130,7 @@ def _extract_session(
     if all(a.tool_only for a in answers):
         s.skipped = MODEL_TOOL_ONLY
         return
-    s.summary = " ".join(a.summary.strip() for a in answers if a.summary.strip())
+    s.summary = " ".join(a.summary.strip() for a in answers if a.summary.strip())[:MAX_SUMMARY]
     s.tags = list(dict.fromkeys(t.strip()[:64] for a in answers for t in a.tags if t.strip()))[:8]
     cited = [i for a in answers for x in (*a.observations, *a.events) for i in x.turns]
     stray = [i for i in cited if i not in by_id]

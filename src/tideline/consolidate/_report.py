@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -25,17 +27,28 @@ class StepReport:
     note: str = ""
     error: str = ""
     prompt: str | None = None  # `extract@1`: the prompt version an LLM step used
+    cuts: str = ""  # what the model's answers had past their caps ("observations cut at 60 …")
 
     def line(self) -> str:
         label = f"{self.n:>2}. {self.name}" if self.n else f"    {self.name}"
         what = ", ".join(f"{k} {v}" for k, v in self.changes.items() if v)
         tokens = f", {self.tokens_in}+{self.tokens_out} tokens" if self.tokens_in else ""
         tail = self.error or self.note
-        parts = [p for p in (what, tail) if p]
+        parts = [p for p in (what, tail, self.cuts) if p]
         return f"{label:<22} {self.status:<8} {self.seconds:6.2f}s{tokens}  " + " — ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def cut_note(cuts: Sequence[str]) -> str:
+    """The cuts of one step's answers as one line: `cut: observations: cut at 60 of 300; …`."""
+    if not cuts:
+        return ""
+    counted = Counter(cuts)
+    return "cut to the schema's caps: " + "; ".join(
+        c if n == 1 else f"{c} (×{n})" for c, n in counted.items()
+    )
 
 
 @dataclass(frozen=True)
@@ -53,8 +66,9 @@ class StepEvent:
 class SleepReport:
     run_id: int | None
     dry_run: bool = False
-    status: str = "running"  # done | failed | aborted | planned | nothing
+    status: str = "running"  # done | skipped (no LLM) | failed | aborted | planned | nothing
     llm: str = ""
+    reason: str = ""  # why the run was skipped, said once
     steps: list[StepReport] = field(default_factory=list)
     post: list[StepReport] = field(default_factory=list)
     plan: dict[str, int] = field(default_factory=dict)  # the changeset's ops by kind
@@ -78,6 +92,8 @@ class SleepReport:
         head = f"sleep {'(dry run) ' if self.dry_run else ''}{self.status} in {self.seconds:.2f}s"
         if self.run_id is not None:
             head += f" (run #{self.run_id})"
+        if self.reason:
+            head += f": {self.reason}"
         out = [head, *(s.line() for s in self.steps), *(s.line() for s in self.post)]
         if self.plan:
             out.append("changes: " + ", ".join(f"{k} {v}" for k, v in sorted(self.plan.items())))

@@ -12,8 +12,9 @@
   once from a fresh read; a second change aborts it cleanly (recorded, nothing applied).
 - One sleep at a time (`SleepLock`); a run left `running` by a killed process is marked failed
   by the next one.
-- Without an LLM the LLM steps are skipped with the reason; the rule steps (fast path, expiry,
-  maturity, dedupe, snapshot) still run.
+- Without an LLM the LLM steps are skipped and the run is `skipped`, its reason said once; the
+  rule steps (fast path, expiry, maturity, dedupe, snapshot) still run and what they change is
+  applied. A run with nothing new to read is `nothing` (recorded `skipped`: it did nothing).
 """
 
 from __future__ import annotations
@@ -23,15 +24,27 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import BaseModel
+
 from tideline.consolidate import _extract, _integrate, _maintain, _portrait, _post, _validate
 from tideline.consolidate._context import Ctx, Limits
 from tideline.consolidate._lock import SleepLock
 from tideline.consolidate._outcome import Outcome
 from tideline.consolidate._prompts import prompt
-from tideline.consolidate._report import SleepReport, StepEvent, StepReport
+from tideline.consolidate._report import SleepReport, StepEvent, StepReport, cut_note
+from tideline.consolidate._schemas import (
+    Arbitration,
+    Behaviour,
+    Classification,
+    Edges,
+    Extraction,
+    TrajectoryOut,
+    UserModelOut,
+    Verification,
+)
 from tideline.embed import Embedder
-from tideline.errors import TidelineError
-from tideline.llm import LLM, NO_LLM, TokenMeter, Usage
+from tideline.errors import InputTooLong, TidelineError
+from tideline.llm import LLM, NO_LLM, NO_LLM_NOTE, TokenMeter, Usage
 from tideline.memory import Memory
 from tideline.profile import Profile, ProfileChanged
 
@@ -45,20 +58,21 @@ class Step:
     run: Callable[[Ctx], Outcome]
     kind: str  # "rule", "llm" (skipped without one) or "llm+rule" (its rule part always runs)
     llm_step: str | None = None  # the prompt and meter key of its LLM calls
+    schema: type[BaseModel] | None = None  # what its LLM calls answer
 
 
 STEPS: tuple[Step, ...] = (
     Step(1, "load", _extract.load, "rule"),
-    Step(2, "extract", _extract.extract, "llm+rule", "extract"),
-    Step(3, "behaviour", _integrate.behaviour, "llm", "behaviour"),
-    Step(4, "classify", _integrate.classify, "llm", "classify"),
-    Step(5, "cross_validate", _validate.cross_validate, "llm+rule", "verify"),
-    Step(6, "arbitrate", _validate.arbitrate, "llm+rule", "arbitrate"),
-    Step(7, "edges", _maintain.edges, "llm+rule", "edges"),
+    Step(2, "extract", _extract.extract, "llm+rule", "extract", Extraction),
+    Step(3, "behaviour", _integrate.behaviour, "llm", "behaviour", Behaviour),
+    Step(4, "classify", _integrate.classify, "llm", "classify", Classification),
+    Step(5, "cross_validate", _validate.cross_validate, "llm+rule", "verify", Verification),
+    Step(6, "arbitrate", _validate.arbitrate, "llm+rule", "arbitrate", Arbitration),
+    Step(7, "edges", _maintain.edges, "llm+rule", "edges", Edges),
     Step(8, "expiry", _maintain.expiry, "rule"),
     Step(9, "maturity", _maintain.maturity, "rule"),
-    Step(10, "user_model", _portrait.user_model, "llm+rule", "user_model"),
-    Step(11, "trajectory", _portrait.trajectory, "llm+rule", "trajectory"),
+    Step(10, "user_model", _portrait.user_model, "llm+rule", "user_model", UserModelOut),
+    Step(11, "trajectory", _portrait.trajectory, "llm+rule", "trajectory", TrajectoryOut),
     Step(12, "dedupe", _maintain.dedupe, "rule"),
     Step(13, "snapshot", _portrait.snapshot, "rule"),
     Step(14, "mark_processed", _portrait.mark_processed, "rule"),
@@ -86,13 +100,17 @@ class Sleep:
         *,
         embedder: Embedder | None = None,
         run_budget: int = 0,
+        run_max_calls: int = 300,
         max_input_tokens: int = 24000,
+        no_llm: str = NO_LLM,
     ):
         self.profile = profile
         self.memory = memory
         self.llm = llm
         self.embedder = embedder
         self.run_budget = run_budget
+        self.run_max_calls = run_max_calls
+        self.no_llm = no_llm  # why there is no LLM, when `llm` is None (said once in the report)
         self.limits = Limits(max_input_tokens=max_input_tokens)
 
     def run(
@@ -106,18 +124,32 @@ class Sleep:
 
     def _run(self, dry_run: bool, progress: Progress) -> SleepReport:
         started = time.monotonic()
-        meter = TokenMeter(self.run_budget)
+        meter = TokenMeter(self.run_budget, self.run_max_calls)
         if not dry_run:
             self._close_interrupted()
         run_id = None if dry_run else self.profile.start_run(prompt_versions())
+        if run_id is not None:  # what is spent is recorded as it is spent: a kill keeps it
+            meter.on_record = lambda m: self.profile.record_run_tokens(
+                run_id, m.total.prompt_tokens, m.total.completion_tokens
+            )
         report = SleepReport(run_id, dry_run, llm=self.llm.name if self.llm else NO_LLM)
         applied = None
         try:
             for attempt in (1, 2):
                 ctx = Ctx(self.profile, self.memory, self.llm, meter, self.limits)
                 report.steps = ctx.reports
-                for step in STEPS:
-                    self._step(step, ctx, progress)
+                room = self._room()
+                try:
+                    for step in STEPS:
+                        self._step(step, ctx, progress)
+                except StepFailed as exc:
+                    if attempt == 2 or not _window_learnt(exc, room, self._room()):
+                        raise
+                    report.notes.append(
+                        "the LLM server's context window is smaller than the input cap; "
+                        "recomputed once with prompts sized to it"
+                    )
+                    continue
                 report.plan = ctx.work.plan()
                 if dry_run:
                     report.status = "planned"
@@ -138,6 +170,8 @@ class Sleep:
                 report.status, report.version = "done", applied.version
                 report.applied = dict(applied.counts)
                 report.post = self._post(progress)
+            if self.llm is None and report.status in ("done", "nothing"):
+                report.status, report.reason = "skipped", self.no_llm.removeprefix("skipped: ")
         except StepFailed as exc:
             report.status = "failed"
             report.errors.append(str(exc))
@@ -152,13 +186,15 @@ class Sleep:
         rep = StepReport(step.n, step.name, step.kind)
         before = _usage(ctx.meter, step.llm_step)
         t0 = time.monotonic()
+        ctx.step, ctx.schema, ctx.cuts = step.llm_step, step.schema, []
         try:
             progress(StepEvent(step.name, step.n, "start"))
             if step.kind == "llm" and ctx.llm is None:
-                out = Outcome(note=NO_LLM, status="skipped")
+                out = Outcome(note=NO_LLM_NOTE, status="skipped")
             else:
                 out = step.run(ctx)
             rep.changes, rep.note, rep.status = out.changes, out.note, out.status
+            rep.cuts = cut_note(ctx.cuts)
         except Exception as exc:
             rep.status, rep.error = "failed", f"{type(exc).__name__}: {exc}"
             raise StepFailed(f"step {step.n} {step.name} failed, nothing applied: {exc}") from exc
@@ -217,15 +253,19 @@ class Sleep:
         assert report.run_id is not None
         total = meter.total
         errors = report.errors + [f"{s.name}: {s.error}" for s in report.post if s.error]
+        stored = {"done": "done", "nothing": "skipped", "skipped": "skipped"}
         self.profile.finish_run(
             report.run_id,
-            "done" if report.status in ("done", "nothing") else "failed",
+            stored.get(report.status, "failed"),
             steps=[s.to_dict() for s in report.steps + report.post],
             tokens_in=total.prompt_tokens,
             tokens_out=total.completion_tokens,
             errors=errors,
             version=report.version,
         )
+
+    def _room(self) -> int:
+        return self.llm.room("") if self.llm is not None else 0
 
     def _close_interrupted(self) -> None:
         """Runs still `running` while we hold the lock were killed mid-way: say so."""
@@ -235,6 +275,8 @@ class Sleep:
                     run.id,
                     "failed",
                     steps=run.steps,
+                    tokens_in=run.tokens_in,
+                    tokens_out=run.tokens_out,
                     errors=["interrupted: the process ended before the run finished"],
                 )
 
@@ -257,6 +299,11 @@ def _bounded(progress: Progress, timeout: float) -> Progress:
         progress(event)
 
     return check
+
+
+def _window_learnt(exc: StepFailed, room_before: int, room_now: int) -> bool:
+    """A step refused as too long by the server itself, which so taught its smaller window."""
+    return isinstance(exc.__cause__, InputTooLong) and room_now < room_before
 
 
 def _usage(meter: TokenMeter, step: str | None) -> Usage:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import time
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -82,6 +83,7 @@ class OpenAIChat:
         self._known = ENDPOINTS.get(self.url, model)
         self._settled = not self.auto
         self._http = http_client(timeout, max_body)
+        weakref.finalize(self, self._http.close)  # its sockets go with the client
         self._key = api_key or "none"
         # An explicit placeholder key: without one the package would read OPENAI_API_KEY from the
         # environment and send a real OpenAI key to whatever server base_url names.
@@ -176,7 +178,7 @@ class OpenAIChat:
         if schema is not None and mode == "json_schema":
             extra["response_format"] = schema.response_format()
         elif schema is not None and mode == "json_object_schema":
-            extra["response_format"] = {"type": "json_object", "schema": schema.schema}
+            extra["response_format"] = {"type": "json_object", "schema": schema.for_grammar()}
         elif schema is not None:
             sent = with_instruction(messages, schema)
             if mode == "json_object":

@@ -26,6 +26,11 @@ M = TypeVar("M", bound=BaseModel)
 _THINK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.DOTALL | re.IGNORECASE)
 _OPEN_THINK = re.compile(r"<(think|thinking|reasoning)>", re.IGNORECASE)
 REPAIR_ECHO = 4000  # characters of a wrong answer sent back with the repair request
+# llama.cpp's grammar builders spell `maxLength: n` as n nested optional characters, and a
+# depth past ~1,000 crashes llama-cpp-python's server (0.3.36: "failed to parse grammar", then
+# the process dies). A grammar gets only the bounds it can hold; the answer is still validated
+# against all of them, and a repair request shows them.
+GRAMMAR_MAX_REPEAT = 256
 
 
 @dataclass(frozen=True)
@@ -37,7 +42,8 @@ class JsonSchema:
 
     @classmethod
     def of(cls, model: type[BaseModel]) -> JsonSchema:
-        return cls(model.__name__, _untitled(model.model_json_schema()))
+        full = model.model_json_schema()
+        return cls(model.__name__, {"title": full.get("title", model.__name__), **_untitled(full)})
 
     @property
     def text(self) -> str:
@@ -54,9 +60,28 @@ class JsonSchema:
         """The OpenAI `response_format` for servers that enforce a schema."""
         return {"type": "json_schema", "json_schema": {"name": self.name, "schema": self.schema}}
 
+    def for_grammar(self) -> dict[str, Any]:
+        """The schema without repetition bounds too deep for a grammar (see GRAMMAR_MAX_REPEAT)."""
+        return _shallow(self.schema)
+
+
+def _shallow(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {
+            k: _shallow(v)
+            for k, v in node.items()
+            if not (
+                k in ("maxLength", "maxItems") and isinstance(v, int) and v > GRAMMAR_MAX_REPEAT
+            )
+        }
+    if isinstance(node, list):
+        return [_shallow(v) for v in node]
+    return node
+
 
 def _untitled(node: Any, properties: bool = False) -> Any:
-    """The schema without pydantic's `title` annotations (a field named `title` stays)."""
+    """The schema without pydantic's `title` annotations (a field named `title` stays; the
+    caller keeps the root's, the answer's name)."""
     if isinstance(node, dict):
         return {
             k: _untitled(v, k == "properties" and not properties)

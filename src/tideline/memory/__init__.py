@@ -9,7 +9,17 @@ from tideline.memory._dates import date_window
 from tideline.memory._entities import MalformedPart, parse_entities_role
 from tideline.memory._forget import DEFAULT_WHY
 from tideline.memory._memory import MAX_K, MAX_WINDOW, NARRATIVES, TURNS, Memory
-from tideline.memory._narratives import KINDS, NARRATIVE_INDEX, NarrativeInput, Narratives
+from tideline.memory._narratives import (
+    KINDS,
+    MAX_ENTITIES_ROLE,
+    MAX_GESTURE,
+    MAX_TAG,
+    MAX_TAGS,
+    NARRATIVE_INDEX,
+    NarrativeInput,
+    Narratives,
+)
+from tideline.memory._narratives import MAX_TEXT as MAX_NARRATIVE_TEXT
 from tideline.memory._raw import (
     MAX_TURN_CHARS,
     TURN_CONTEXT,
@@ -57,7 +67,12 @@ __all__ = [
     "EXPORT_FORMATS",
     "FORGOTTEN",
     "KINDS",
+    "MAX_ENTITIES_ROLE",
+    "MAX_GESTURE",
     "MAX_K",
+    "MAX_NARRATIVE_TEXT",
+    "MAX_TAG",
+    "MAX_TAGS",
     "MAX_TURN_CHARS",
     "MAX_WINDOW",
     "NARRATIVES",

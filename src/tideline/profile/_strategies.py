@@ -14,7 +14,7 @@ from tideline.store import Storage
 
 _COLUMNS = (
     "id, kind, fact_id, question, status, created_at, updated_at, outcome, resolved_why,"
-    " resolved_at"
+    " resolved_at, run_id, dream_run_id"
 )
 
 
@@ -51,14 +51,36 @@ class StrategyStore:
         db.execute("ALTER TABLE strategies ADD COLUMN resolved_why TEXT")
         db.execute("ALTER TABLE strategies ADD COLUMN resolved_at TEXT")
 
+    @staticmethod
+    def add_dream_run(db: Storage) -> None:
+        """Migration: the dream run that made a strategy (combing's probes), beside `run_id`
+        (the Sleep run's)."""
+        db.execute("ALTER TABLE strategies ADD COLUMN dream_run_id INTEGER")
+
+    @staticmethod
+    def waiting_facts(db: Storage) -> list[int]:
+        """The facts open or asked strategies are about (for migrations: no later column)."""
+        rows = db.execute(
+            "SELECT DISTINCT fact_id FROM strategies WHERE status != 'resolved'"
+            " AND fact_id IS NOT NULL ORDER BY fact_id"
+        )
+        return [int(r[0]) for r in rows]
+
     def add(
-        self, kind: str, fact_id: int | None, question: str, *, now: str, run_id: int | None
+        self,
+        kind: str,
+        fact_id: int | None,
+        question: str,
+        *,
+        now: str,
+        run_id: int | None,
+        dream_run_id: int | None = None,
     ) -> int:
         return int(
             self.db.scalar(
-                "INSERT INTO strategies(kind, fact_id, question, run_id, created_at, updated_at)"
-                " VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
-                (kind, fact_id, question, run_id, now, now),
+                "INSERT INTO strategies(kind, fact_id, question, run_id, dream_run_id, created_at,"
+                " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                (kind, fact_id, question, run_id, dream_run_id, now, now),
             )
         )
 

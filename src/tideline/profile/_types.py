@@ -19,7 +19,8 @@ STRATEGY_KINDS = ("clarify", "probe", "verify")
 STRATEGY_STATUSES = ("open", "asked", "resolved")
 STRATEGY_OUTCOMES = ("answered", "obsolete", "expired")  # how a resolved strategy ended
 EVENT_STATUSES = ("active", "closed")
-RUN_STATUSES = ("running", "done", "failed")
+RUN_STATUSES = ("running", "done", "failed", "skipped")
+RUN_STATUSES_V1 = ("running", "done", "failed")  # before profile migration 6
 
 
 class _Dict:
@@ -60,7 +61,18 @@ class Fact(_Dict):
     created_at: str
     updated_at: str
     evidence_count: int = 0  # supporting evidence rows
+    prior: float | None = None  # the confidence it was created with (`_backing.confidence`)
     evidence: list[Evidence] = field(default_factory=list)
+    # What backs it, filled when its evidence is read (`_backing`): the sessions of its
+    # supporting evidence and of the evidence against it, and the valid time (the turns' own
+    # timestamps) of its first and latest support; the live facts that supersede it.
+    sessions: int = 0
+    against: int = 0
+    session_ids: list[int] = field(default_factory=list)
+    against_ids: list[int] = field(default_factory=list)
+    said_from: str | None = None
+    said_to: str | None = None
+    disputed_by: list[int] = field(default_factory=list)
 
     @property
     def active(self) -> bool:
@@ -157,6 +169,8 @@ class Strategy(_Dict):
     outcome: str | None = None  # once resolved: answered, obsolete or expired
     resolved_why: str | None = None  # what answered it, or why it no longer stands
     resolved_at: str | None = None
+    run_id: int | None = None  # the Sleep run that made it
+    dream_run_id: int | None = None  # or the dream run (combing's probes)
 
 
 @dataclass

@@ -49,20 +49,43 @@ def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+REFERENCE = "see /api/docs for each route's fields"
+
+
 def describe(exc: RequestValidationError) -> str:
-    """`query parameter 'k': input should be ≥ 1 (got '0'); …` in one line."""
+    """`query field 'k': input should be greater than or equal to 1 (got '0'); …` in one line;
+    a body that is not JSON, not an object or missing says so in words."""
     parts = []
     for err in exc.errors():
         where, *path = [str(p) for p in err["loc"]] or ["request"]
         name = ".".join(path) or where
-        if err["type"] == "missing":
+        if err["type"] == "json_invalid":
+            why = err.get("ctx", {}).get("error", "")
+            at = f" at character {path[0]}" if path else ""
+            parts.append(f"the request body is not valid JSON ({why}{at}); send one JSON object")
+        elif where == "body" and not path and err["type"] == "missing":
+            parts.append("the request has no body; send a JSON object")
+        elif where == "body" and not path:
+            got = "a body not sent as JSON" if isinstance(err.get("input"), bytes) else _got(err)
+            parts.append(
+                f"the request body must be a JSON object ({{…}}), got {got}; send it with "
+                "Content-Type: application/json"
+            )
+        elif err["type"] == "missing":
             parts.append(f"missing {where} field {name!r}")
         else:
-            got = repr(err.get("input"))
-            got = got if len(got) <= 60 else got[:57] + "..."
-            msg = err["msg"][:1].lower() + err["msg"][1:]
-            parts.append(f"{where} field {name!r}: {msg} (got {got})")
-    return one_line("; ".join(parts) + "; see /api/openapi.json for the schema")
+            parts.append(f"{where} field {name!r}: {_sentence(err['msg'])} (got {_got(err)})")
+    return one_line("; ".join(parts) + f"; {REFERENCE}")
+
+
+def _got(err: dict[str, Any]) -> str:
+    got = repr(err.get("input"))
+    return got if len(got) <= 60 else got[:57] + "..."
+
+
+def _sentence(msg: str) -> str:
+    """`Input should be …` → `input should be …`; `JSON …` stays `JSON …`."""
+    return msg if msg[1:2].isupper() else msg[:1].lower() + msg[1:]
 
 
 def install(app: FastAPI, page: Any) -> None:

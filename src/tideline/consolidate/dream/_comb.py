@@ -1,19 +1,22 @@
 """Layer 1, combing: structured and rational, over the day's memories.
 
-Reads the day's memories (and yesterday's dream and reflections: dreams feed the next day's
-combing), the heaviest older memories as background, the self-concept, the open threads and the
-profile's live facts, and asks the model for five things, each validated against what it was
-shown (an id it was not shown is refused):
+Reads the day's memories (and yesterday's dream and reflections — the one the dream left
+among them: dreams feed the next day's combing), the heaviest older memories as background, the
+self-concept, the open threads, the profile's live facts and the attention heatmap of the week
+(which topic clusters retrieval lit up, which it never reached), and asks the model for five
+things, each validated against what it was shown (an id it was not shown is refused):
 
 - weight re-evaluation: a score moves at most one step a night, within 1–5, and a dream's
   importance stays 1; then recurrence is refreshed from today's tags and every weight recomputed
   with the anti-inflation rule (`tideline.analysis.scripts.refresh_weights`, the script layer's
   own rules);
 - self-concept updates: narratives of kind `reflection`, each with the memories it rests on
-  (`dream_basis`) and their source turns as links;
+  (`dream_basis`) and their source turns as links; a sentence the self-concept already holds is
+  not written again, its new grounds are added to the one held (`_concept`);
 - conflicts between two memories: a thread of kind `conflict`; with a profile fact: a `probe`
-  strategy on that fact, through the profile's changeset — never a fact written directly; a
-  dream (imagined) grounds neither, so it never becomes a question about a fact;
+  strategy on that fact, through the profile's changeset (carrying this dream run's id) — never a
+  fact written directly; a dream or the reflection it left (imagined) grounds neither, so it
+  never becomes a question about a fact;
 - threads opened (with the memories that raised them), touched and closed.
 """
 
@@ -21,10 +24,12 @@ from __future__ import annotations
 
 import datetime as dt
 
+from tideline.analysis.attention import heatmap
 from tideline.analysis.scripts import refresh_weights
 from tideline.consolidate._context import fit
 from tideline.consolidate._render import fact_line
 from tideline.consolidate.dream._answers import Digest
+from tideline.consolidate.dream._concept import COMPARED, dreamt, held, repeated
 from tideline.consolidate.dream._context import LayerCtx, Plan, Writer, memory_line
 from tideline.memory import Narrative
 
@@ -33,6 +38,8 @@ MAX_TOKENS = 2000
 SELF_CONCEPT = 10
 THREADS = 30
 FACTS = 40
+ATTENTION_DAYS = 7  # the heatmap's window: the week up to the day combed
+HOT, DESERTS = 8, 10  # lit clusters and deserts shown
 
 
 def memories(ctx: LayerCtx) -> list[Narrative]:
@@ -56,7 +63,7 @@ def inputs(ctx: LayerCtx) -> tuple[dict[str, str], list[Narrative], set[int], se
     mems = memories(ctx)
     lines = fit([memory_line(n) for n in mems], ctx.room(0.5))
     mems = mems[: len(lines)]
-    concept = ctx.memory.narratives.latest("reflection", SELF_CONCEPT)
+    concept = [n for n, _ in held(ctx.memory, ctx.stores.basis, SELF_CONCEPT)]
     threads = ctx.stores.threads.select("open", THREADS)
     facts = [a.fact for a in ctx.profile.active()[:FACTS]]
     thread_lines = [
@@ -69,8 +76,30 @@ def inputs(ctx: LayerCtx) -> tuple[dict[str, str], list[Narrative], set[int], se
         "self_concept": "\n".join(memory_line(n, 0) for n in concept),
         "threads": "\n".join(fit(thread_lines, ctx.room(0.1))),
         "profile": "\n".join(fit([fact_line(f) for f in facts], ctx.room(0.15))),
+        "attention": attention(ctx),
     }
     return values, mems, {t.id for t in threads}, {f.id for f in facts}
+
+
+def attention(ctx: LayerCtx) -> str:
+    """The week's attention heatmap in a few lines: the clusters retrieval lit up most, then
+    the deserts it never reached (the seed's input to combing)."""
+    since = (ctx.day.date - dt.timedelta(days=ATTENTION_DAYS - 1)).isoformat()
+    heat = heatmap(ctx.memory, since, ctx.day.label)
+    lines = [f"{heat.total_hits} retrieval hit(s) from {since} to {ctx.day.label}"]
+    lines += [
+        f"- {c.label} ({c.size} memories): {c.hits} hit(s), {c.share:.0%} of them"
+        for c in heat.clusters[:HOT]
+    ]
+    if heat.unclustered_hits:
+        lines.append(f"- {heat.unclustered_hits} hit(s) on memories in no cluster")
+    if heat.deserts:
+        shown = ", ".join(c.label for c in heat.deserts[:DESERTS])
+        more = f" and {len(heat.deserts) - DESERTS} more" if len(heat.deserts) > DESERTS else ""
+        lines.append(f"never reached (attention deserts): {shown}{more}")
+    if not heat.clusters and not heat.deserts:
+        lines.append(f"(no clusters: {heat.note})" if heat.note else "(no clusters)")
+    return "\n".join(lines)
 
 
 def compute(ctx: LayerCtx) -> Plan:
@@ -81,6 +110,7 @@ def compute(ctx: LayerCtx) -> Plan:
             for t in ctx.stores.threads.select("open", 1000)
             if t.kind == "conflict"
         }
+        imagined = dreamt(ctx.memory, ctx.stores.basis, mems)
     if not mems:
         return Plan({"memories": 0}, "no memories to comb")
     by_id = {n.id: n for n in mems}
@@ -94,8 +124,9 @@ def compute(ctx: LayerCtx) -> Plan:
         return not bad
 
     def lived(ids: list[int], what: str) -> bool:
-        """A dream is imagined: it never contradicts a memory or a fact."""
-        dreams = [i for i in ids if by_id[i].kind == "dream"]
+        """A dream, or the reflection it left, is imagined: it never contradicts a memory or a
+        fact."""
+        dreams = [i for i in ids if i in imagined]
         if dreams:
             problems.append(f"{what}: memories {dreams} are dreams, not lived memory")
         return not dreams
@@ -139,8 +170,15 @@ def compute(ctx: LayerCtx) -> Plan:
             ctx.memory.narratives.set_dimensions([(*v, k) for k, v in sorted(dims.items())])
             for nid in sorted(dims):
                 w.add("reweighed", nid)
+        known = [n for n, _ in held(ctx.memory, ctx.stores.basis, COMPARED)]
+        said_again = 0
         for s in concept:
-            w.narrative(
+            again = repeated(s.text, known)
+            if again is not None:  # the same sentence: it gains grounds, not a twin
+                ctx.stores.basis.add(again.id, s.rests_on)
+                said_again += 1
+                continue
+            nid = w.narrative(
                 "reflection",
                 rests_on=s.rests_on,
                 gesture=s.text,
@@ -149,6 +187,7 @@ def compute(ctx: LayerCtx) -> Plan:
                 emotional=s.emotional,
                 unresolved=s.unresolved,
             )
+            known = [*ctx.memory.narratives.get([nid], links=False), *known]
         for c in conflicts:
             pair = tuple(sorted((c.a, c.b)))
             if pair in open_pairs:
@@ -173,9 +212,14 @@ def compute(ctx: LayerCtx) -> Plan:
             cs = ctx.profile.read().changeset()
             for p in probes:
                 cs.add_strategy("probe", p.fact_id, f"{p.question} (memory #{p.memory})")
-            ctx.profile.apply(cs)
+            ctx.profile.apply(cs, dream_run_id=ctx.run_id)
         weights = refresh_weights(ctx.memory)
-        return {"weights_changed": weights.weights_changed, "deflated": weights.deflated}
+        return {
+            "self_concept": len(concept) - said_again,
+            "self_concept_repeated": said_again,
+            "weights_changed": weights.weights_changed,
+            "deflated": weights.deflated,
+        }
 
     changes = {
         "memories": len(mems),

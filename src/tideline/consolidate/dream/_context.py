@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from tideline.clock import Clock, now_text, parse_time, system_clock
 from tideline.consolidate.dream._basis import Basis
-from tideline.consolidate.dream._prompts import render_prompt
+from tideline.consolidate.dream._prompts import dream_prompt, render_prompt
 from tideline.consolidate.dream._runs import DreamRuns
 from tideline.consolidate.dream._threads import Threads
 from tideline.errors import InvalidInput
@@ -136,6 +136,9 @@ class LayerCtx:
     limits: Limits
     run_id: int | None = None
     prompts: dict[str, int] = field(default_factory=dict)
+    step: str | None = None  # the layer's prompt now running, and its answer's schema (`room`)
+    schema: type[BaseModel] | None = None
+    cuts: list[str] = field(default_factory=list)  # what answers had over their caps
 
     def ask(self, name: str, inputs: Mapping[str, str], schema: type[M], max_tokens: int) -> M:
         """One structured call of a dream prompt, rendered with `inputs`."""
@@ -145,11 +148,19 @@ class LayerCtx:
         result = self.llm.complete(
             rendered.messages, schema=schema, step=name, max_tokens=max_tokens, meter=self.meter
         )
+        self.cuts += result.cuts
         data: M = result.data
         return data
 
     def room(self, share: float) -> int:
-        return int(self.limits.max_input_tokens * share)
+        """Tokens a part of one prompt may take: a share of what the input cap leaves once the
+        layer's instructions, schema and framing are counted."""
+        cap = self.limits.max_input_tokens
+        if self.llm is not None and self.step is not None:
+            empty = {name: "" for name in dream_prompt(self.step).inputs}
+            system = render_prompt(self.step, empty).system
+            cap = min(cap, self.llm.room(system, self.schema))
+        return int(cap * share)
 
 
 def grounds_links(narratives: Sequence[Narrative]) -> list[int]:

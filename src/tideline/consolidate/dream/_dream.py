@@ -27,13 +27,17 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from pydantic import BaseModel
+
 from tideline.analysis.scripts import run_all
 from tideline.clock import now_text
 from tideline.consolidate._lock import SleepBusy, SleepLock
-from tideline.consolidate._report import StepEvent
+from tideline.consolidate._report import StepEvent, cut_note
 from tideline.consolidate._sleep import Sleep
 from tideline.consolidate.dream import _comb, _drift, _solidify, _symbolic
+from tideline.consolidate.dream._answers import Digest, DreamOut, DriftOut, Solidified
 from tideline.consolidate.dream._basis import Basis
+from tideline.consolidate.dream._concept import held
 from tideline.consolidate.dream._context import Day, LayerCtx, Limits, Plan, Stores, Writer
 from tideline.consolidate.dream._prompts import dream_prompt
 from tideline.consolidate.dream._report import DreamReport, LayerReport
@@ -42,7 +46,7 @@ from tideline.consolidate.dream._schema import DREAM_MIGRATIONS
 from tideline.consolidate.dream._threads import Thread, Threads
 from tideline.embed import Embedder
 from tideline.errors import BudgetExceeded, InvalidInput, NotFound
-from tideline.llm import LLM, NO_LLM, TokenMeter, Usage
+from tideline.llm import LLM, NO_LLM, NO_LLM_NOTE, TokenMeter, Usage
 from tideline.memory import Memory, Narrative
 from tideline.profile import Profile
 
@@ -60,15 +64,16 @@ class Layer:
     kind: str  # "llm" (skipped without one), "rule", or "llm+rule" (Sleep: its rules always run)
     prompt: str | None = None
     compute: Callable[[LayerCtx], Plan] | None = None
+    schema: type[BaseModel] | None = None  # what its LLM calls answer
 
 
 LAYERS: tuple[Layer, ...] = (
-    Layer(1, "solidify", "llm", _solidify.PROMPT, _solidify.compute),
+    Layer(1, "solidify", "llm", _solidify.PROMPT, _solidify.compute, Solidified),
     Layer(2, "sleep", "llm+rule"),
     Layer(3, "scripts", "rule"),
-    Layer(4, "comb", "llm", _comb.PROMPT, _comb.compute),
-    Layer(5, "drift", "llm", _drift.PROMPT, _drift.compute),
-    Layer(6, "dream", "llm", _symbolic.PROMPT, _symbolic.compute),
+    Layer(4, "comb", "llm", _comb.PROMPT, _comb.compute, Digest),
+    Layer(5, "drift", "llm", _drift.PROMPT, _drift.compute, DriftOut),
+    Layer(6, "dream", "llm", _symbolic.PROMPT, _symbolic.compute, DreamOut),
 )
 LAYER_NAMES = tuple(layer.name for layer in LAYERS)
 
@@ -111,15 +116,19 @@ class Dream:
         *,
         embedder: Embedder | None = None,
         run_budget: int = 0,
+        run_max_calls: int = 300,
         max_input_tokens: int = 24000,
         comb_memories: int = 40,
         drift_hops: int = 3,
+        no_llm: str = NO_LLM,
     ):
         self.profile = profile
         self.memory = memory
         self.llm = llm
         self.embedder = embedder
         self.run_budget = max(0, run_budget)
+        self.run_max_calls = max(0, run_max_calls)
+        self.no_llm = no_llm  # why there is no LLM, when `llm` is None (said once in the report)
         self.limits = Limits(max_input_tokens, comb_memories, drift_hops)
         db = memory.db
         with memory.lock:
@@ -133,11 +142,11 @@ class Dream:
             return self.stores.threads.select(status, limit)
 
     def self_concept(self, limit: int = 5) -> list[SelfConcept]:
-        """The latest reflections, newest first, each with the memories it rests on (T0)."""
+        """The latest distinct waking reflections, newest first, each with the memories it
+        rests on (T0; a dream's reflection feeds combing, not this — see `_concept`)."""
         with self.memory.lock:
-            found = self.memory.narratives.latest("reflection", limit)
-            basis = self.stores.basis.of([n.id for n in found])
-        return [SelfConcept(n, basis.get(n.id, [])) for n in found]
+            found = held(self.memory, self.stores.basis, limit)
+        return [SelfConcept(n, rests_on) for n, rests_on in found]
 
     def open_thread(self, title: str, why: str, memories: Sequence[int]) -> Thread:
         """Open a thread by hand (an MCP client's model combing, a person): like combing's, it
@@ -229,14 +238,14 @@ class Dream:
 
     def _run(self, day: Day, chosen: list[Layer], dry_run: bool, progress: Progress) -> DreamReport:
         started = time.monotonic()
-        meter = TokenMeter(self.run_budget)
+        meter = TokenMeter(self.run_budget, self.run_max_calls)
         runs = self.stores.runs
         run_id = None
         if not dry_run:
             with self.memory.lock:
                 runs.close_interrupted(self._now())
                 prompts = {p: dream_prompt(p).version for p in (x.prompt for x in chosen) if p}
-                llm = self.llm.name if self.llm else NO_LLM
+                llm = self.llm.name if self.llm else "none"
                 run_id = runs.start(
                     day.label, [x.name for x in chosen], self.run_budget, prompts, llm, self._now()
                 )
@@ -247,10 +256,12 @@ class Dream:
             day.label,
             run_id,
             dry_run,
-            llm=self.llm.name if self.llm else NO_LLM,
+            llm=self.llm.name if self.llm else "none",
             budget=self.run_budget,
         )
         ctx = self._ctx(day, meter, run_id)
+        if run_id is not None:  # what is spent is recorded as it is spent: a kill keeps it
+            meter.on_record = lambda m: self._spent(run_id, m)
         stop: LayerReport | None = None
         for layer in chosen:
             if stop is not None:
@@ -279,6 +290,9 @@ class Dream:
                 if rep.status in ("failed", "stopped"):
                     stop = rep
         report.status = "planned" if dry_run else "done" if stop is None else stop.status
+        skipped = any(r.status == "skipped" for r in report.layers)
+        if report.status == "done" and skipped and self.llm is None:  # say why, once
+            report.status, report.reason = "skipped", self.no_llm.removeprefix("skipped: ")
         if stop is not None:
             report.errors.append(f"layer {stop.name} {stop.status}: {stop.error}")
         report.tokens = meter.summary()
@@ -302,8 +316,10 @@ class Dream:
             rep.prompt = f"{layer.prompt}@{dream_prompt(layer.prompt).version}"
         before = ctx.meter.total
         t0 = time.monotonic()
+        ctx.step, ctx.schema, ctx.cuts = layer.prompt, layer.schema, []
 
         def measure() -> None:
+            rep.cuts = cut_note(ctx.cuts)
             spent = ctx.meter.total
             rep.tokens_in = spent.prompt_tokens - before.prompt_tokens
             rep.tokens_out = spent.completion_tokens - before.completion_tokens
@@ -355,7 +371,7 @@ class Dream:
             }
             return Plan({"narratives": found.narratives, **changed})
         if self.llm is None:
-            return Plan(note=NO_LLM, status="skipped")
+            return Plan(note=NO_LLM_NOTE, status="skipped")
         assert layer.compute is not None
         return layer.compute(ctx)
 
@@ -375,10 +391,14 @@ class Dream:
             self.llm,
             embedder=self.embedder,
             run_budget=left,
+            run_max_calls=max(1, self.run_max_calls - ctx.meter.calls) if self.run_max_calls else 0,
             max_input_tokens=self.limits.max_input_tokens,
+            no_llm=self.no_llm,
         )
         found = sleep.run(dry_run=dry_run)
         tokens = found.tokens
+        if found.status == "skipped":  # no LLM: its rule steps ran; retried by the next run
+            return Plan(dict(found.applied), f"sleep run #{found.run_id} {NO_LLM_NOTE}", "skipped")
         ctx.meter.record(
             "sleep",
             Usage(int(tokens.get("prompt_tokens", 0)), int(tokens.get("completion_tokens", 0))),
@@ -395,6 +415,12 @@ class Dream:
             f"; skipped {skipped}" if skipped else ""
         )
         return Plan(dict(found.applied or found.plan), note)
+
+    def _spent(self, run_id: int, meter: TokenMeter) -> None:
+        with self.memory.lock:
+            self.stores.runs.record_tokens(
+                run_id, meter.total.prompt_tokens, meter.total.completion_tokens
+            )
 
     @staticmethod
     def _record(ctx: LayerCtx, rep: LayerReport) -> LayerRecord:

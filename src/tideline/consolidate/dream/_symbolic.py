@@ -3,7 +3,12 @@
 Stored as one narrative of kind `dream`: the symbols in the gesture and as tags, the story as its
 context, the reflection it leaves as its cognition direction, resting on the day's memories.
 Importance is fixed at 1 (the write path forces it too), so a dream never outweighs lived memory;
-emotional charge and openness are scored by the model as usual. Tomorrow's combing reads it.
+emotional charge and openness are scored by the model as usual.
+
+The reflection is also written on its own, as the seed has it: a narrative of kind `reflection`
+resting on the dream (so it is marked as from a dream: `_concept.dreamt`), tagged `dream`,
+importance 1. Tomorrow's combing reads both among yesterday's memories; the self-concept (T0)
+leaves it out until combing, awake, takes it up.
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ def compute(ctx: LayerCtx) -> Plan:
     symbols = [" ".join(s.split())[:60] for s in answer.symbols if s.strip()]
 
     def apply(w: Writer) -> dict[str, int]:
-        w.narrative(
+        dream = w.narrative(
             "dream",
             rests_on=[n.id for n in found],
             gesture=("A dream of " + ", ".join(symbols))[:500],
@@ -46,6 +51,16 @@ def compute(ctx: LayerCtx) -> Plan:
             emotional=answer.emotional,
             unresolved=answer.unresolved,
             tags=symbols,
+        )
+        w.narrative(
+            "reflection",
+            rests_on=[dream],
+            gesture=answer.reflection[:500],
+            context=f"The reflection the dream of {ctx.day.label} left (memory #{dream}).",
+            importance=1,
+            emotional=answer.emotional,
+            unresolved=answer.unresolved,
+            tags=["dream"],
         )
         return {}
 

@@ -6,7 +6,9 @@ starts a branch. What the person last saw is the branch from the root to `curren
 is what is imported (without `current_node`, the newest child at each step). A message is
 `{id, author: {role, name}, create_time, content: {content_type, parts}, recipient, metadata}`.
 
-Left out on purpose and counted: system and tool messages, hidden messages (custom instructions),
+Left out on purpose and counted: the messages of the other branches (a prompt edited away, an
+answer regenerated: what the person said there is not in the branch they saw last, so the
+summary says how many), system and tool messages, hidden messages (custom instructions),
 assistant messages addressed to a tool (`recipient` other than "all"), messages whose content is
 not text (code, browsing results, reasoning) and the non-text parts of a message (images, audio).
 Each conversation becomes session `chatgpt/<conversation id>`; the message id is the turn's
@@ -36,6 +38,7 @@ from tideline.memory.importers._base import (
 
 _TEXT_TYPES = ("text", "multimodal_text")
 _SKIPPED_ROLES = ("system", "tool")
+OTHER_BRANCHES = "messages on edited or regenerated branches"
 
 
 def epoch_time(value: Any) -> str | None:
@@ -72,6 +75,16 @@ def _walk(mapping: dict[str, Any], start: str, step: Callable[[dict[str, Any]], 
         path.append(node)
         node = step(as_dict(mapping[node]))
     return path
+
+
+def _messages(mapping: dict[str, Any], leave_out: set[str]) -> list[tuple[str, dict[str, Any]]]:
+    """The (node id, message) pairs of the nodes not in `leave_out`."""
+    found = []
+    for node_id, node in mapping.items():
+        message = as_dict(node).get("message")
+        if node_id not in leave_out and isinstance(message, dict):
+            found.append((node_id, message))
+    return found
 
 
 class ChatGPTImporter:
@@ -114,7 +127,8 @@ class ChatGPTImporter:
         mapping: dict[str, Any] = conv["mapping"]
         turns: list[NewTurn] = []
         origins: list[Origin] = []
-        for node_id in branch(mapping, conv.get("current_node")):
+        shown = branch(mapping, conv.get("current_node"))
+        for node_id in shown:
             node = mapping[node_id]
             message = node.get("message") if isinstance(node, dict) else None
             if not isinstance(message, dict):
@@ -123,6 +137,12 @@ class ChatGPTImporter:
             if turn is not None:
                 turns.append(turn)
                 origins.append(f"{where} message {node_id}")
+        elsewhere = sum(
+            self._turn(message, node_id, started, ImportBatch()) is not None
+            for node_id, message in _messages(mapping, set(shown))
+        )
+        if elsewhere:
+            batch.skip(OTHER_BRANCHES, elsewhere)
         if turns:
             key = conv.get("conversation_id") or conv.get("id") or f"conversation-{number}"
             batch.sessions.append(ImportedSession(f"chatgpt/{key}", turns, title, origins))
