@@ -54,7 +54,7 @@ FILTER_EXACT = 50_000
 #: Candidates asked of the graph per result, before the exact re-scoring.
 OVERFETCH = 4
 #: The graph walk when the setting leaves it to the query: at least this wide.
-EF_MIN = 160
+EF_MIN = 320
 
 
 @dataclass(frozen=True)
