@@ -44,7 +44,7 @@ from tideline.errors import EmbedderError
 from tideline.search._analyse import DEFAULT_ANALYSER, Analyser, analyse
 from tideline.search._fallback import QueryVector
 from tideline.search._fusion import RRF_K
-from tideline.search._knn import FileSearch, VectorOptions
+from tideline.search._knn import FileSearch, VectorOptions, selected_ids
 from tideline.search._lexical import Counts, Freqs
 from tideline.search._lexical_file import CATCH_UP, FILTERED, LexicalFile, lexical_folder
 from tideline.search._query import ParsedQuery, parse_query
@@ -466,16 +466,14 @@ class TextIndex:
                 return None
         allowed = None
         if where is not None:
-            allowed = [
-                int(r[0])
-                for r in self.db.execute(
-                    f"SELECT id FROM {self.name}_fts_docsize WHERE {where} LIMIT ?",
-                    (*params, FILTERED + 1),
-                )
-            ]
+            allowed = selected_ids(
+                self.db,
+                f"SELECT id AS i FROM {self.name}_fts_docsize WHERE {where} LIMIT ?",
+                (*params, FILTERED + 1),
+            )
             if len(allowed) > FILTERED:
                 return None
-        found = file.search(parsed, k, allowed)
+        found = file.search(parsed, k, None if allowed is None else allowed.tolist())
         return [
             Hit(i, lex_rank=n, lex_score=score, lex_source="bm25")
             for n, (i, score) in enumerate(found, 1)
