@@ -15,9 +15,10 @@ from __future__ import annotations
 from tideline.consolidate._context import Ctx, fit, section
 from tideline.consolidate._outcome import Outcome
 from tideline.consolidate._render import fact_line, trajectory_text
-from tideline.consolidate._schemas import Arbitration, Verification
+from tideline.consolidate._schemas import Arbitration, Ruling, Verification
 from tideline.llm import NO_LLM_NOTE
 from tideline.profile import (
+    DisputedPair,
     Fact,
     confirmable,
     disputed_pairs,
@@ -118,12 +119,16 @@ def arbitrate(ctx: Ctx) -> Outcome:
         )
     user = _context(ctx) + "\n\n" + section("Disputed pairs", fit(blocks, ctx.room(0.5)))
     answer = ctx.ask("arbitrate", user, Arbitration)
-    by_new = {p.new.id: p for p in pairs}
-    held: list[str] = []
+    rulings: dict[int, Ruling] = {}
     for r in answer.decisions:
-        pair = by_new.pop(r.new_fact_id, None)
-        if pair is None or not (_live(ctx, pair.old) and _live(ctx, pair.new)):
-            continue  # unknown, or one side already settled by an earlier ruling of this run
+        rulings.setdefault(r.new_fact_id, r)
+    held: list[str] = []
+    for found in pairs:  # oldest link of a chain first: a run may hold May → June → August
+        r = rulings.get(found.new.id)
+        old = _standing(ctx, found.old)
+        if r is None or old is None or not _live(ctx, found.new):
+            continue
+        pair = DisputedPair(old, ctx.work.facts[found.new.id])
         accept = r.decision == "accept_new"
         if accept and not may_close(pair, ctx.profile.rules):
             counts["deferred"] += 1
@@ -143,3 +148,14 @@ def arbitrate(ctx: Ctx) -> Outcome:
 def _live(ctx: Ctx, fact: Fact) -> bool:
     now = ctx.work.fact(fact.id)
     return now is not None and now.active
+
+
+def _standing(ctx: Ctx, fact: Fact) -> Fact | None:
+    """The fact a new one now disputes: its old side, or — when an earlier ruling of this run
+    rejected that — the nearest live fact it had replaced."""
+    seen: set[int] = set()
+    now = ctx.work.fact(fact.id)
+    while now is not None and not now.active and now.status == "rejected" and now.id not in seen:
+        seen.add(now.id)
+        now = ctx.work.fact(now.supersedes) if now.supersedes is not None else None
+    return now if now is not None and now.active else None

@@ -356,7 +356,8 @@ class Profile:
         vector already and applies its own floor — injection, on every turn."""
         with self.lock:
             scope = self.stores.facts.status_filter(ACTIVE_STATUSES)
-            hits = self.stores.fact_index.search(query, qvec, k, scope)
+            floor = self.memory.min_score if self.memory is not None else 0.0  # one floor
+            hits = self.stores.fact_index.search(query, qvec, k, scope, floor)
             by_id = {f.id: f for f in self.stores.facts.list(ACTIVE_STATUSES)}
         return [(by_id[h.id], h) for h in hits if h.id in by_id]
 
