@@ -7,8 +7,9 @@ editor save patterns, fuzzing and long inputs — real processes, real files, re
 Full mode: 100 SIGKILLs per command with the `none` embedder and 100 more with an embedder (a
 loopback server speaking the OpenAI protocol, so that vectors exist and can go missing), a 60 s
 soak, symlink escapes, the editor save patterns, eight kinds of database damage, 100k fuzz strings
-per core entry point (3k through the CLI's human output, which costs ~50 ms a call), and the
-long-input latency with the bundled e5. `--quick` is a light smoke run of every section (minutes,
+per core entry point (3k through the CLI's human output, which costs ~50 ms a call), seven
+hostile LLM answers against a whole sleep (5 trials each), and the long-input latency with the
+bundled e5. `--quick` is a light smoke run of every section (minutes,
 no e5). `--only kills,soak` runs some sections. Each section prints rows of test, trials,
 failures, figure; `--write` renders docs/reliability.md with the "before" figures beside them.
 """
@@ -36,6 +37,7 @@ from _faults_files import (
     symlink_race,
 )
 from _faults_fuzz import fuzz_all
+from _faults_llm import hostile_answers
 from _faults_mcp import latency, soak
 from _faults_report import Row, Section, table, write_doc
 
@@ -58,10 +60,11 @@ class Plan:
     latency_embedder: str
     latency_deadline: float
     latency_repeats: int
+    llm_trials: int = 1
 
 
-QUICK = Plan(10, 4, 10, 200, 1, 5_000, 1_000, 300, "none", 20, 2)
-FULL = Plan(100, 100, 60, 2_000, 5, 100_000, 100_000, 3_000, "e5", 120, 10)
+QUICK = Plan(10, 4, 10, 200, 1, 5_000, 1_000, 300, "none", 20, 2, 1)
+FULL = Plan(100, 100, 60, 2_000, 5, 100_000, 100_000, 3_000, "e5", 120, 10, 5)
 
 
 def _kill_row(tally: KillTally, embedder: str) -> Row:
@@ -102,6 +105,7 @@ SECTIONS: dict[str, Callable[[Path, Plan], list[Row]]] = {
     ],
     "damage": lambda base, plan: damaged(base),
     "fuzz": lambda base, plan: fuzz_all(base, plan.fuzz, plan.fuzz_imports, plan.fuzz_cli),
+    "llm": lambda base, plan: hostile_answers(base, plan.llm_trials),
     "latency": lambda base, plan: latency(
         base, plan.latency_embedder, plan.latency_deadline, plan.latency_repeats
     ),

@@ -1,26 +1,29 @@
-"""The agent database at scale on SQLite and on PostgreSQL (issue 16), side by side.
+"""The agent database at a million turns, on SQLite and on PostgreSQL (issues 16 and 25).
 
-Synthetic turns and narratives (sentences from a Zipf vocabulary), random 384-dim unit vectors,
-and a planted set: `--planted` turns whose vectors lie near known query vectors while their words
-are ordinary, so only the vector side finds them (recall@10 of the planted set measures the
-vector index, HNSW or exact). Turn `i` is dated `i` seconds after 2025-01-01, so a time window
-is a known slice of the turns: the filtered vector search (`RawContext.filter`) is checked
-against numpy's exact answer over that slice. Substring queries (a fragment inside a rare word,
-which no tsvector / FTS5 term matches) time the substring side: SQLite's trigram table against
-PostgreSQL's `strpos` scan (the pgserver build has no pg_trgm). Everything goes through the
-owners (`RawContext.add_turns` in transactions of `LOAD_SESSIONS` sessions, `Narratives.insert`,
-`TextIndex.set_vectors`) and the one retrieval path (`retrieve` with memory's `TURNS` /
-`NARRATIVES` policies). No embedder is loaded.
+Turns carry real text and real vectors: turn `i` says the `i mod T`-th of the cached texts
+(`bench/_scale_texts.py`: every LoCoMo turn and tldr lines, T ≥ 30,000 distinct) and its vector
+is that text's e5 vector moved by noise of norm 0.15–0.45 — a million vectors with the cluster
+structure of real embeddings (`--vectors random`: uniform unit vectors instead, the worst case
+for a graph). Narratives likewise. Queries are LoCoMo's questions of the four answerable kinds,
+with their e5 vectors. Turn `i` is said `i` seconds after 2025-01-01, so a time window is a known
+slice of the turns.
 
-Then `--processes` `tideline serve --transport http` processes run on the PostgreSQL namespace
-(no embedder: the bench's vectors are random), each driven for `--seconds` by its own client
-process over the REST API: `POST /api/turns` for its own turns and for a stream every client
-writes too (the same words and time: one row in the end), `GET /api/search` (turns included)
-every fifth step; the parent counts what each client was told was stored, what is there, and
-the errors.
+On SQLite: the load (through the owners), the vector and lexical files' builds, then searches
+through the product's own path (`Memory.search_turns` with the bundled e5 embedding each query
+live, the product's policies and levers), the same with the query vector given, vector search
+alone (recall@10 against numpy's exact answer over every turn), narratives, vector and hybrid
+searches inside a 2% and a 0.2% time window; a `tideline serve` process answering REST searches
+(its RSS after them) and `tideline search` from process start to exit. On PostgreSQL: `tideline
+migrate` of that database (the copy and its HNSW build, timed), the same searches, then
+`--processes` `tideline serve` processes on the namespace for `--seconds`, each driven by its own
+client over REST: its own turns, a stream all of them write, a search every fifth step — the
+parent counts what each was told was stored, what is there, and the errors.
 
-    flock /work/embed.lock .venv/bin/python bench/pg_scale.py --turns 1000000 --narratives 100000 --queries 100 --write
-    .venv/bin/python bench/pg_scale.py --turns 5000 --narratives 500 --seconds 10   # a smoke run
+Every phase appends its numbers to `--results` (JSON lines), so a run cut short keeps what it
+measured and `--report-only` writes the tables from them.
+
+    flock /work/embed.lock .venv/bin/python bench/pg_scale.py --turns 1000000 --narratives 100000 --write
+    .venv/bin/python bench/pg_scale.py --turns 20000 --narratives 2000 --seconds 10  # a smoke run
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ import tempfile
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -47,156 +50,75 @@ import numpy as np
 import psycopg
 from _report import machine, ms_stats, write_section
 
+from tideline.app import Tideline
+from tideline.config import Settings
+from tideline.embed import E5Embedder
 from tideline.memory import (
     AGENT_MIGRATIONS,
-    NARRATIVES,
-    TURNS,
     NarrativeInput,
     Narratives,
     NewTurn,
     RawContext,
 )
-from tideline.search import PgTextIndex, Policy, Scope, TextIndex, retrieve
-from tideline.store import Namespace, Storage, open_database, open_postgres
+from tideline.search import PgTextIndex, Scope, retrieve
+from tideline.store import Namespace, open_database, open_postgres
 
+CACHE = Path(os.environ.get("TIDELINE_BENCH_CACHE", "/work/cache")) / "scale-texts.npz"
 DIM = 384
 SESSION_TURNS = 100
-MODEL = "bench-random-unit"
-#: Sessions per load transaction (a commit per 5,000 turns, not per 100).
 LOAD_SESSIONS = 50
-#: Turn `i` is said at START + i seconds.
 START = dt.datetime(2025, 1, 1, tzinfo=dt.UTC)
-#: Time windows for the filtered vector search, as shares of the turns.
 WINDOWS = (0.02, 0.002)
-#: Turns loaded when the bench refreshes PostgreSQL's statistics: the plans psycopg prepares
-#: (after five runs of a statement) are made for an empty table until ANALYZE, and autovacuum's
-#: first pass comes a minute after the load began (lexical_keys went 3 → 325 ms over 10k turns).
 _ANALYZE_AT = {1_000, 10_000, 100_000}
+AGENT = "bench"
 
 
-def _vocabulary(rng: np.random.Generator, size: int = 20_000) -> list[str]:
-    letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
-    return ["".join(rng.choice(letters, rng.integers(3, 10))) for _ in range(size)]
-
-
-def _sentences(rng: np.random.Generator, words: list[str], n: int) -> list[str]:
-    ranks = np.minimum(rng.zipf(1.2, size=(n, 24)), len(words)) - 1
-    lengths = rng.integers(6, 24, size=n)
-    return [
-        " ".join(words[r] for r in row[:length]) for row, length in zip(ranks, lengths, strict=True)
-    ]
-
-
-def _unit(rng: np.random.Generator, n: int) -> np.ndarray:
-    v = rng.standard_normal((n, DIM)).astype(np.float32)
-    return v / np.linalg.norm(v, axis=1, keepdims=True)
-
-
-@dataclass
-class Corpus:
-    turns: list[str]
-    narratives: list[str]
-    turn_vectors: np.ndarray
-    narrative_vectors: np.ndarray
-    planted: dict[int, np.ndarray]  # turn position -> its query vector
-    queries: list[str]
-    substrings: list[str]
-
-
-def corpus(turns: int, narratives: int, planted: int, seed: int = 16) -> Corpus:
-    rng = np.random.default_rng(seed)
-    words = _vocabulary(rng)
-    turn_vectors = _unit(rng, turns)
-    targets = rng.choice(turns, size=min(planted, turns), replace=False)
-    wanted: dict[int, np.ndarray] = {}
-    for t in targets:
-        q = _unit(rng, 1)[0]
-        near = q + 0.35 * _unit(rng, 1)[0]
-        turn_vectors[t] = near / np.linalg.norm(near)
-        wanted[int(t)] = q
-    queries = [" ".join(s.split()[:4]) for s in _sentences(rng, words, 200)]
-    # the inside of a word of Zipf rank 1,000-5,000 (5+ letters): no whole term matches it
-    rare = [w for w in words[1000:5000] if len(w) >= 7]
-    substrings = [w[1:6] for w in rare[:50]]
-    return Corpus(
-        _sentences(rng, words, turns),
-        _sentences(rng, words, narratives),
-        turn_vectors,
-        _unit(rng, narratives),
-        wanted,
-        queries,
-        substrings,
-    )
+def unit(x: np.ndarray) -> np.ndarray:
+    return (x / np.linalg.norm(x, axis=-1, keepdims=True)).astype(np.float32)
 
 
 def said_at(position: int) -> str:
     return (START + dt.timedelta(seconds=position)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-@dataclass
-class Run:
-    engine: str
-    load_turns_s: float = 0.0
-    load_vectors_s: float = 0.0
-    load_narratives_s: float = 0.0
-    ann_build_s: float | None = None
-    rows: list[dict[str, Any]] | None = None
+class Corpus:
+    """The cached texts and vectors, replicated: `text(i)`, `vectors(a, b)` (rows a..b-1)."""
+
+    def __init__(self, kind: str, seed: int = 25):
+        data = np.load(CACHE)
+        self.kind = kind
+        self.texts = [str(t) for t in data["texts"]]
+        self.base = data["vectors"].astype(np.float32)
+        self.queries = [str(q) for q in data["queries"]]
+        self.query_kinds = [str(k) for k in data["query_kinds"]]
+        self.query_vectors = data["query_vectors"].astype(np.float32)
+        self.seed = seed
+        if kind == "random":
+            rng = np.random.default_rng(seed + 1)
+            self.query_vectors = unit(rng.standard_normal(self.query_vectors.shape))
+
+    def text(self, i: int) -> str:
+        return self.texts[i % len(self.texts)]
+
+    def vectors(self, a: int, b: int, salt: int = 0) -> np.ndarray:
+        rng = np.random.default_rng((self.seed, salt, a))
+        if self.kind == "random":
+            return unit(rng.standard_normal((b - a, DIM)))
+        idx = np.arange(a, b) % len(self.base)
+        noise = unit(rng.standard_normal((b - a, DIM)))
+        scale = rng.uniform(0.15, 0.45, size=(b - a, 1)).astype(np.float32)
+        return unit(self.base[idx] + scale * noise)
 
 
-def load(db: Storage, c: Corpus, say: Callable[[str], None]) -> tuple[Run, list[int]]:
-    """Turns (sessions of 100, `LOAD_SESSIONS` to a transaction), their vectors, narratives and
-    theirs; timed separately."""
-    run = Run(db.dialect)
-    raw, narratives = RawContext(db), Narratives(db)
-    ids: list[int] = []
-    began = time.perf_counter()
-    step = SESSION_TURNS * LOAD_SESSIONS
-    for start in range(0, len(c.turns), step):
-        with db.transaction():
-            for s in range(start, min(start + step, len(c.turns)), SESSION_TURNS):
-                batch = [
-                    NewTurn(
-                        "user" if i % 2 else "assistant",
-                        c.turns[i],
-                        timestamp=said_at(i),
-                        external_id=f"t{i}",
-                    )
-                    for i in range(s, min(s + SESSION_TURNS, len(c.turns)))
-                ]
-                results, _, _ = raw.add_turns(f"session-{s // SESSION_TURNS}", batch)
-                ids += [i for i, _ in results]
-                if db.dialect == "postgresql" and len(ids) in _ANALYZE_AT:
-                    db.execute("ANALYZE")  # autovacuum's pass on a table that grew from empty
-        if start % 50_000 == 0:
-            rate = len(ids) / (time.perf_counter() - began)
-            say(f"{db.dialect}: {len(ids):,} turns ({rate:,.0f}/s)")
-    run.load_turns_s = time.perf_counter() - began
-    for index in (raw.index, narratives.index):
-        index.bind_vectors(MODEL, DIM)
-        if isinstance(index, PgTextIndex):
-            index.set_ann(False)  # bulk load first, build the graph once after
-    began = time.perf_counter()
-    for s in range(0, len(ids), 1000):
-        raw.index.set_vectors(zip(ids[s : s + 1000], c.turn_vectors[s : s + 1000], strict=True))
-    run.load_vectors_s = time.perf_counter() - began
-    say(f"{db.dialect}: vectors in {run.load_vectors_s:.0f} s")
-    began = time.perf_counter()
-    nids: list[int] = []
-    for s in range(0, len(c.narratives), 500):
-        with db.transaction():
-            for text in c.narratives[s : s + 500]:
-                nids.append(narratives.insert(NarrativeInput(gesture=text[:500]).validated()))
-    for s in range(0, len(nids), 1000):
-        narratives.index.set_vectors(
-            zip(nids[s : s + 1000], c.narrative_vectors[s : s + 1000], strict=True)
-        )
-    run.load_narratives_s = time.perf_counter() - began
-    say(f"{db.dialect}: narratives in {run.load_narratives_s:.0f} s")
-    return run, ids
+def record(path: Path, phase: str, **data: Any) -> dict[str, Any]:
+    row = {"phase": phase, "at": time.strftime("%H:%M:%S"), "load": os.getloadavg()[0], **data}
+    with path.open("a") as f:
+        f.write(json.dumps(row) + "\n")
+    print(json.dumps(row), file=sys.stderr, flush=True)
+    return row
 
 
 def timed(call: Callable[[int], object], n: int) -> list[float]:
-    """Seconds per call of `call(i)` for i in range(n)."""
     out = []
     for i in range(n):
         began = time.perf_counter()
@@ -205,87 +127,333 @@ def timed(call: Callable[[int], object], n: int) -> list[float]:
     return out
 
 
-def filtered(db: Storage, c: Corpus, ids: list[int], queries: int) -> list[dict[str, Any]]:
-    """Vector search inside a time window (a known slice of the turns), against numpy's exact
-    answer over that slice: records returned per query (k = 10) and recall@10, p50/p95."""
-    raw = RawContext(db)
-    rng = np.random.default_rng(11)
-    out = []
-    for share in WINDOWS:
-        first = int(len(ids) * 0.4)
-        last = first + max(10, int(len(ids) * share))
-        where = raw.filter(said_at(first), said_at(last - 1))
-        inside = c.turn_vectors[first:last]
-        qs = _unit(rng, queries)
-        got: list[list[int]] = []
-        seconds: list[float] = []
-        for q in qs:
-            began = time.perf_counter()
-            hits = retrieve(where, "x", q, 10, "vec", TURNS).top(10)
-            seconds.append(time.perf_counter() - began)
-            got.append([h.id for h in hits])
-        stats = ms_stats(seconds)
-        recall = []
-        for q, hits in zip(qs, got, strict=True):
-            truth = {ids[first + j] for j in np.argsort(-(inside @ q))[:10]}
-            recall.append(len(truth & set(hits)) / 10)
-        out.append(
-            {
-                "share": share,
-                "rows": last - first,
-                "p50": stats[0],
-                "p95": stats[1],
-                "returned": float(np.mean([len(g) for g in got])),
-                "recall": float(np.mean(recall)),
-            }
-        )
+# -- load ----------------------------------------------------------------------------------------
+def load_sqlite(
+    path: Path, c: Corpus, turns: int, narratives: int, say: Callable[[str], None]
+) -> dict[str, Any]:
+    db = open_database(path, AGENT_MIGRATIONS)
+    raw, narr = RawContext(db), Narratives(db)
+    out: dict[str, Any] = {}
+    began = time.perf_counter()
+    step = SESSION_TURNS * LOAD_SESSIONS
+    ids: list[int] = []
+    for start in range(0, turns, step):
+        with db.transaction():
+            for s in range(start, min(start + step, turns), SESSION_TURNS):
+                batch = [
+                    NewTurn(
+                        "user" if i % 2 else "assistant",
+                        c.text(i),
+                        timestamp=said_at(i),
+                        external_id=f"t{i}",
+                    )
+                    for i in range(s, min(s + SESSION_TURNS, turns))
+                ]
+                results, _, _ = raw.add_turns(f"session-{s // SESSION_TURNS}", batch)
+                ids += [i for i, _ in results]
+        if start % 100_000 == 0:
+            say(f"sqlite: {len(ids):,} turns ({len(ids) / (time.perf_counter() - began):,.0f}/s)")
+    out["turns_s"] = time.perf_counter() - began
+    model = E5Embedder.model_id
+    raw.index.bind_vectors(model, DIM)
+    narr.index.bind_vectors(model, DIM)
+    began = time.perf_counter()
+    for s in range(0, len(ids), 2000):
+        part = ids[s : s + 2000]
+        raw.index.set_vectors(zip(part, c.vectors(s, s + len(part)), strict=True))
+    out["vectors_s"] = time.perf_counter() - began
+    say(f"sqlite: turn vectors in {out['vectors_s']:.0f} s")
+    began = time.perf_counter()
+    nids: list[int] = []
+    for s in range(0, narratives, 500):
+        with db.transaction():
+            for n in range(s, min(s + 500, narratives)):
+                text = c.text(n * 7 + 3)[:500]
+                nids.append(narr.insert(NarrativeInput(gesture=text).validated()))
+    for s in range(0, len(nids), 2000):
+        part = nids[s : s + 2000]
+        narr.index.set_vectors(zip(part, c.vectors(s, s + len(part), salt=1), strict=True))
+    out["narratives_s"] = time.perf_counter() - began
+    say(f"sqlite: narratives in {out['narratives_s']:.0f} s")
+    db.close()
     return out
 
 
-def measure(db: Storage, c: Corpus, ids: list[int], label: str, queries: int) -> dict[str, Any]:
-    """Hybrid p50/p95 on turns and on narratives, recall@10 of the planted turns (vec), the
-    filtered vector search, and substring queries (lexical)."""
-    raw, narratives = RawContext(db), Narratives(db)
-    rng = np.random.default_rng(7)
+def build_files(path: Path, say: Callable[[str], None]) -> dict[str, Any]:
+    """The vector and lexical files, each timed (what `tideline embed` does at its end)."""
+    db = open_database(path, AGENT_MIGRATIONS)
+    raw, narr = RawContext(db), Narratives(db)
+    out: dict[str, Any] = {}
+    for name, index in (("turns", raw.index), ("narratives", narr.index)):
+        began = time.perf_counter()
+        index.configure(replace(index.options, file_min=0))
+        assert index.build_vector_file(threads=2)
+        out[f"{name}_vector_file_s"] = time.perf_counter() - began
+        began = time.perf_counter()
+        assert index.build_lexical_file()
+        out[f"{name}_lexical_file_s"] = time.perf_counter() - began
+        say(f"sqlite: {name} files built")
+    db.close()
+    sizes = {}
+    for folder in (path.with_name(path.name + ".vectors"), path.with_name(path.name + ".lexical")):
+        sizes[folder.name] = sum(f.stat().st_size for f in folder.rglob("*") if f.is_file()) / 2**20
+    out["file_mb"] = sizes
+    out["db_mb"] = path.stat().st_size / 2**20
+    return out
 
-    def hybrid(index: TextIndex, policy: Policy) -> Callable[[int], object]:
-        return lambda n: retrieve(
-            Scope(index), c.queries[n % len(c.queries)], _unit(rng, 1)[0], 10, "hybrid", policy
-        ).top(10)
 
-    timed(hybrid(raw.index, TURNS), 10)  # warm-up (caches, the numpy copy on SQLite)
-    turns = ms_stats(timed(hybrid(raw.index, TURNS), queries))
-    narr = ms_stats(timed(hybrid(narratives.index, NARRATIVES), queries))
-    found = 0
-    for position, qvec in c.planted.items():
-        hits = retrieve(Scope(raw.index), "x", qvec, 10, "vec", TURNS).top(10)
-        found += ids[position] in {h.id for h in hits}
-    subs = timed(
-        lambda n: retrieve(
-            Scope(raw.index), c.substrings[n % len(c.substrings)], None, 10, "lex", TURNS
-        ).top(10),
-        min(queries, len(c.substrings)),
+# -- searches ------------------------------------------------------------------------------------
+def app_for(home: Path, url: str = "") -> Tideline:
+    overrides: dict[str, Any] = {"home": str(home), "agent_name": AGENT}
+    if url:
+        overrides["database_url"] = url
+    return Tideline(Settings.load(overrides=overrides))
+
+
+def exact_top(
+    c: Corpus, turns: int, q: np.ndarray, first: int = 0, last: int | None = None
+) -> list[int]:
+    """Positions of the 10 nearest turns (numpy over every vector, in slices)."""
+    last = turns if last is None else last
+    best: list[tuple[float, int]] = []
+    for a in range(first, last, 200_000):
+        b = min(last, a + 200_000)
+        sims = _slice(c, a, b) @ q
+        top = np.argpartition(-sims, min(10, len(sims) - 1))[:10]
+        best += [(float(sims[j]), a + int(j)) for j in top]
+    return [p for _, p in sorted(best, reverse=True)[:10]]
+
+
+_SLICES: dict[tuple[int, int], np.ndarray] = {}
+
+
+def _slice(c: Corpus, a: int, b: int) -> np.ndarray:
+    """The turn vectors a..b-1 as loaded (in the load's batches of 2,000, the same noise)."""
+    key = (a, b)
+    if key not in _SLICES:
+        parts = []
+        s = (a // 2000) * 2000
+        while s < b:
+            block = c.vectors(s, s + 2000)
+            lo, hi = max(a, s) - s, min(b, s + 2000) - s
+            parts.append(block[lo:hi])
+            s += 2000
+        _SLICES[key] = np.concatenate(parts)
+    return _SLICES[key]
+
+
+def searches(app: Tideline, c: Corpus, turns: int, queries: int, label: str) -> dict[str, Any]:
+    memory = app.memory
+    raw = memory.raw
+    ids = raw.ids()
+    qs = list(range(min(queries, len(c.queries))))
+    text = [c.queries[i] for i in qs]
+    vec = [c.query_vectors[i] for i in qs]
+    policy = memory.turn_policy
+    out: dict[str, Any] = {"label": label}
+    memory.search_turns(text[0], 10)  # warm-up: the model, the files, the caches
+    e2e = timed(lambda n: memory.search_turns(text[n], 10), len(qs))
+    out["turns_e2e"] = ms_stats(e2e)
+    by_kind: dict[str, list[float]] = {}
+    for n, s in zip(qs, e2e, strict=True):
+        by_kind.setdefault(c.query_kinds[n], []).append(s)
+    out["turns_e2e_by_kind"] = {k: ms_stats(v) for k, v in sorted(by_kind.items())}
+    out["turns_hybrid"] = ms_stats(
+        timed(
+            lambda n: retrieve(
+                Scope(raw.index), text[n], vec[n], 10, "hybrid", policy, texts=raw.texts
+            ).top(10),
+            len(qs),
+        )
     )
+    out["turns_lex"] = ms_stats(
+        timed(lambda n: raw.index.lexical(text[n], policy.depth_for(10)), len(qs))
+    )
+    got: list[list[int]] = []
+    out["turns_vec"] = ms_stats(
+        timed(lambda n: got.append([h.id for h in raw.index.vector(vec[n], 10)]), len(qs))
+    )
+    recall = []
+    for n, hits in enumerate(got[: min(100, len(got))]):
+        truth = {ids[p] for p in exact_top(c, turns, vec[n]) if p < len(ids)}
+        recall.append(len(truth & set(hits)) / 10)
+    out["vec_recall"] = float(np.mean(recall))
+    out["narr_hybrid"] = ms_stats(
+        timed(
+            lambda n: retrieve(
+                Scope(memory.narratives.index),
+                text[n],
+                vec[n],
+                10,
+                "hybrid",
+                memory.narrative_policy,
+                texts=memory.narratives.texts,
+            ).top(10),
+            len(qs),
+        )
+    )
+    out["windows"] = [window(raw, c, turns, share, text, vec, policy) for share in WINDOWS]
+    return out
+
+
+def window(
+    raw: RawContext,
+    c: Corpus,
+    turns: int,
+    share: float,
+    text: list[str],
+    vec: list[np.ndarray],
+    policy: Any,
+) -> dict[str, Any]:
+    """Vector and hybrid search inside a time window of `share` of the turns."""
+    ids = raw.ids()
+    first = int(turns * 0.4)
+    last = first + max(10, int(turns * share))
+    where = raw.filter(said_at(first), said_at(last - 1))
+    n = min(50, len(text))
+    hits: list[list[int]] = []
+    sv = timed(
+        lambda i: hits.append(
+            [h.id for h in retrieve(where, "x", vec[i], 10, "vec", policy).top(10)]
+        ),
+        n,
+    )
+    sh = timed(
+        lambda i: retrieve(where, text[i], vec[i], 10, "hybrid", policy, texts=raw.texts).top(10),
+        n,
+    )
+    rec = []
+    for i, h in enumerate(hits):
+        truth = {ids[p] for p in exact_top(c, turns, vec[i], first, last)}
+        rec.append(len(truth & set(h)) / 10)
     return {
-        "label": label,
-        "turns_p50": turns[0],
-        "turns_p95": turns[1],
-        "narr_p50": narr[0],
-        "narr_p95": narr[1],
-        "recall": found / max(1, len(c.planted)),
-        "substr": ms_stats(subs),
-        "filtered": filtered(db, c, ids, min(queries, 50)),
+        "share": share,
+        "rows": last - first,
+        "vec": ms_stats(sv),
+        "hybrid": ms_stats(sh),
+        "returned": float(np.mean([len(h) for h in hits])),
+        "recall": float(np.mean(rec)),
     }
 
 
-# -- the concurrent servers --------------------------------------------------------------------
+# -- processes -----------------------------------------------------------------------------------
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def serve(home: Path, url: str = "", embedder: str = "e5") -> tuple[subprocess.Popen[bytes], str]:
+    port = _free_port()
+    env = {
+        **os.environ,
+        "AGENT_NAME": AGENT,
+        "TIDELINE_EMBEDDER": embedder,
+        "TIDELINE_HOME": str(home),
+    }
+    if url:
+        env["TIDELINE_DATABASE_URL"] = url
+    log = (home / f"serve-{port}.log").open("wb")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tideline", "serve", "--transport", "http", "--port", str(port)],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"tideline serve exited {proc.returncode}; see {log.name}")
+        try:
+            if httpx.get(f"{base}/api/stats", timeout=5).status_code == 200:
+                return proc, base
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)  # a bench polling a process it started (tests use wait_until)
+    raise SystemExit(f"tideline serve on port {port} did not answer in 300 s; see {log.name}")
+
+
+def _rss(pid: int) -> dict[str, float]:
+    out = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "RssAnon", "RssFile", "VmHWM"):
+            out[key] = int(value.split()[0]) / 1024
+    return out
+
+
+def server_rss(home: Path, c: Corpus, searches_n: int) -> dict[str, Any]:
+    proc, base = serve(home)
+    try:
+        started = _rss(proc.pid)
+        seconds = []
+        with httpx.Client(base_url=base, timeout=120) as http:
+            for n in range(searches_n):
+                began = time.perf_counter()
+                http.get(
+                    "/api/search",
+                    params={
+                        "query": c.queries[n % len(c.queries)],
+                        "k": 10,
+                        "include_turns": "true",
+                    },
+                ).raise_for_status()
+                seconds.append(time.perf_counter() - began)
+        return {
+            "rss_started": started,
+            "rss_after": _rss(proc.pid),
+            "rest_search": ms_stats(seconds[1:]),
+        }
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)
+
+
+def cli_search(home: Path, c: Corpus, runs: int = 5, url: str = "") -> dict[str, Any]:
+    env = {**os.environ, "AGENT_NAME": AGENT, "TIDELINE_HOME": str(home)}
+    if url:
+        env["TIDELINE_DATABASE_URL"] = url
+    seconds = []
+    for n in range(runs):
+        began = time.perf_counter()
+        subprocess.run(
+            [sys.executable, "-m", "tideline", "search", c.queries[n], "--turns", "--json"],
+            env=env,
+            check=True,
+            capture_output=True,
+        )
+        seconds.append(time.perf_counter() - began)
+    return {"cli_search": ms_stats(seconds), "cli_runs": [round(s, 2) for s in seconds]}
+
+
+def migrate(path: Path, url: str) -> dict[str, Any]:
+    env = {**os.environ, "AGENT_NAME": AGENT}
+    began = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "tideline", "migrate", "--to", url, "--from", str(path), "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    seconds = time.perf_counter() - began
+    report = json.loads(done.stdout) if done.stdout.strip().startswith("{") else {}
+    ok = done.returncode == 0 and all(t.get("ok") for t in report.get("tables", []))
+    return {
+        "migrate_s": seconds,
+        "migrate_rc": done.returncode,
+        "migrate_ok": ok and all(i.get("ok") for i in report.get("indexes", [])),
+        "migrate_err": done.stderr[-500:] if done.returncode else "",
+    }
+
+
 def client(base: str, seconds: float, me: int) -> None:
     """One client of one server (see the module docstring); prints its tally as JSON."""
     acked: list[int] = []
     stream_ticks = 0
     errors: list[str] = []
     writes: list[float] = []
-    searches: list[float] = []
+    searches_s: list[float] = []
     deadline = time.monotonic() + seconds
     step = 0
     with httpx.Client(base_url=base, timeout=60) as http:
@@ -321,7 +489,7 @@ def client(base: str, seconds: float, me: int) -> None:
                         "/api/search",
                         params={"query": "writer step", "k": 10, "include_turns": "true"},
                     ).raise_for_status()
-                    searches.append(time.perf_counter() - began)
+                    searches_s.append(time.perf_counter() - began)
             except Exception as exc:  # counted and shown: the target is zero
                 errors.append(f"{type(exc).__name__}: {exc}")
             step += 1
@@ -333,51 +501,14 @@ def client(base: str, seconds: float, me: int) -> None:
                 "errors": errors[:5],
                 "error_count": len(errors),
                 "write_ms": ms_stats(writes) if writes else ("-", "-"),
-                "search_ms": ms_stats(searches) if searches else ("-", "-"),
+                "search_ms": ms_stats(searches_s) if searches_s else ("-", "-"),
             }
         )
     )
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def serve(url: str, agent: str, home: Path) -> tuple[subprocess.Popen[bytes], str]:
-    """`tideline serve --transport http` on the namespace, ready (its stats answer)."""
-    port = _free_port()
-    env = {
-        **os.environ,
-        "TIDELINE_DATABASE_URL": url,
-        "AGENT_NAME": agent,
-        "TIDELINE_EMBEDDER": "none",
-        "TIDELINE_HOME": str(home),
-    }
-    log = (home / f"serve-{port}.log").open("wb")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "tideline", "serve", "--transport", "http", "--port", str(port)],
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"tideline serve exited {proc.returncode}; see {log.name}")
-        try:
-            if httpx.get(f"{base}/api/stats", timeout=5).status_code == 200:
-                return proc, base
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)  # a bench polling a process it started (tests use wait_until)
-    raise SystemExit(f"tideline serve on port {port} did not answer in 120 s; see {log.name}")
-
-
-def concurrency(url: str, agent: str, processes: int, seconds: float, home: Path) -> dict[str, Any]:
-    servers = [serve(url, agent, home) for _ in range(processes)]
+def concurrency(url: str, processes: int, seconds: float, home: Path) -> dict[str, Any]:
+    servers = [serve(home, url, embedder="none") for _ in range(processes)]
     try:
         clients = [
             subprocess.Popen(
@@ -387,12 +518,12 @@ def concurrency(url: str, agent: str, processes: int, seconds: float, home: Path
             )
             for w, (_, base) in enumerate(servers)
         ]
-        tallies = [json.loads(p.communicate(timeout=seconds + 300)[0]) for p in clients]
+        tallies = [json.loads(p.communicate(timeout=seconds + 600)[0]) for p in clients]
     finally:
         for proc, _ in servers:
             proc.terminate()
             proc.wait(timeout=60)
-    db = open_postgres(url, Namespace(agent), AGENT_MIGRATIONS)
+    db = open_postgres(url, Namespace(AGENT), AGENT_MIGRATIONS)
     try:
         raw = RawContext(db)
         acked = [i for t in tallies for i in t["acked"]]
@@ -401,170 +532,270 @@ def concurrency(url: str, agent: str, processes: int, seconds: float, home: Path
         stream = raw.session_turns(sid) if sid is not None else []
     finally:
         db.close()
-    ticks = max(t["ticks"] for t in tallies)
+    write_p95 = max(float(t["write_ms"][1]) for t in tallies if t["write_ms"][1] != "-")
+    search_p95 = max(float(t["search_ms"][1]) for t in tallies if t["search_ms"][1] != "-")
     return {
         "processes": processes,
         "seconds": seconds,
         "writes": len(acked),
         "lost": len(acked) - len(present),
         "stream_rows": len(stream),
-        "stream_ticks": ticks,
+        "stream_ticks": max(t["ticks"] for t in tallies),
         "stream_duplicates": len(stream) - len({t.text for t in stream}),
         "errors": sum(t["error_count"] for t in tallies),
         "error_lines": [e for t in tallies for e in t["errors"]][:3],
+        "write_p95_worst": write_p95,
+        "search_p95_worst": search_p95,
         "write_ms": [t["write_ms"] for t in tallies],
         "search_ms": [t["search_ms"] for t in tallies],
     }
 
 
-# -- the run -----------------------------------------------------------------------------------
+# -- the run -------------------------------------------------------------------------------------
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--turns", type=int, default=100_000)
     ap.add_argument("--narratives", type=int, default=10_000)
-    ap.add_argument("--planted", type=int, default=100)
     ap.add_argument("--queries", type=int, default=200)
-    ap.add_argument("--processes", type=int, default=4)
+    ap.add_argument("--vectors", choices=("real", "random"), default="real")
+    ap.add_argument("--engines", default="sqlite,postgresql")
+    ap.add_argument("--processes", type=int, default=16)
     ap.add_argument("--seconds", type=float, default=60.0)
+    ap.add_argument("--results", type=Path, default=Path("/work/cache/runs/pg-scale.jsonl"))
+    ap.add_argument("--keep", type=Path, help="work folder to keep (and reuse) the databases in")
     ap.add_argument("--write", action="store_true", help="write docs/benchmarks.md (pg-scale)")
+    ap.add_argument("--report-only", action="store_true")
     ap.add_argument("--client", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.client:
         base, seconds, me = args.client
         client(base, float(seconds), int(me))
         return
+    if args.report_only:
+        rows = [json.loads(line) for line in args.results.read_text().splitlines() if line.strip()]
+        body = report(rows)
+        print(body)
+        if args.write:
+            write_section("pg-scale", body)
+        return
 
     def say(line: str) -> None:
         print(f"{time.strftime('%H:%M:%S')} {line}", file=sys.stderr, flush=True)
 
-    load_before = os.getloadavg()
-    c = corpus(args.turns, args.narratives, args.planted)
-    say("corpus made")
-    work = Path(tempfile.mkdtemp(prefix="tideline-pg-bench-"))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # pgserver: no XDG_RUNTIME_DIR here
-        import pgserver
-
-        server = pgserver.get_server(work / "pg", "delete")
-    url = server.get_uri()
-    # an operator's setting for building HNSW: the graph of 100k 384-dim vectors needs ~200 MB
-    # (the default 64 MB spills to disk and the build took over 13 minutes here)
-    memory = f"{max(1, math.ceil(args.turns / 250_000))}GB"
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(f"ALTER SYSTEM SET maintenance_work_mem = '{memory}'")
-        conn.execute("SELECT pg_reload_conf()")
-    runs: list[Run] = []
+    args.results.parent.mkdir(parents=True, exist_ok=True)
+    c = Corpus(args.vectors)
+    engines = args.engines.split(",")
+    work = args.keep or Path(tempfile.mkdtemp(prefix="tideline-scale-"))
+    home = work / "home"
+    home.mkdir(parents=True, exist_ok=True)
+    path = home / "memory.db"
+    meta = {
+        "turns": args.turns,
+        "narratives": args.narratives,
+        "vectors": args.vectors,
+        "texts": len(c.texts),
+        "queries": min(args.queries, len(c.queries)),
+        "machine": machine(),
+        "command": " ".join(["bench/pg_scale.py", *sys.argv[1:]]),
+    }
+    record(args.results, "start", **meta)
+    server = None
     try:
-        lite = open_database(work / "memory.db", AGENT_MIGRATIONS)
-        run, ids = load(lite, c, say)
-        run.rows = [
-            measure(lite, c, ids, "SQLite (exact KNN: numpy; filtered: sqlite-vec)", args.queries)
-        ]
-        lite.close()
-        runs.append(run)
-        say(f"sqlite done: {json.dumps(run.__dict__)}")
+        if not path.exists():
+            record(
+                args.results,
+                "sqlite-load",
+                **load_sqlite(path, c, args.turns, args.narratives, say),
+            )
+            record(args.results, "sqlite-files", **build_files(path, say))
+        if "sqlite" in engines:
+            app = app_for(home)
+            try:
+                record(
+                    args.results,
+                    "sqlite-search",
+                    **searches(app, c, args.turns, args.queries, "SQLite"),
+                )
+            finally:
+                app.close()
+            record(args.results, "sqlite-cli", **cli_search(home, c))
+            record(args.results, "sqlite-server", **server_rss(home, c, 50))
+        if "postgresql" in engines:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # pgserver: no XDG_RUNTIME_DIR here
+                import pgserver
 
-        pg = open_postgres(url, Namespace("bench"), AGENT_MIGRATIONS)
-        run, ids = load(pg, c, say)
-        pg.execute("ANALYZE")  # what autovacuum does soon after a load: fresh planner statistics
-        exact = measure(pg, c, ids, "PostgreSQL, no HNSW (exact scan)", args.queries)
-        say(f"postgresql exact: {json.dumps(exact)}")
-        began = time.perf_counter()
-        for index in (RawContext(pg).index, Narratives(pg).index):
-            assert isinstance(index, PgTextIndex)
-            index.set_ann(True)
-        run.ann_build_s = time.perf_counter() - began
-        say(f"HNSW built in {run.ann_build_s:.0f} s")
-        run.rows = [
-            exact,
-            measure(pg, c, ids, "PostgreSQL, HNSW (m=16, ef_search=40)", args.queries),
-        ]
-        pg.close()
-        runs.append(run)
-        say(f"postgresql done: {json.dumps(run.__dict__)}")
-        say(f"{args.processes} servers for {args.seconds:g} s")
-        conc = concurrency(url, "bench", args.processes, args.seconds, work)
-        say(json.dumps(conc))
+                server = pgserver.get_server(work / "pg", "delete")
+            url = server.get_uri()
+            memory = f"{max(1, math.ceil(args.turns / 250_000))}GB"
+            with psycopg.connect(url, autocommit=True) as conn:
+                conn.execute(f"ALTER SYSTEM SET maintenance_work_mem = '{memory}'")
+                conn.execute("SELECT pg_reload_conf()")
+            record(args.results, "pg-migrate", maintenance_work_mem=memory, **migrate(path, url))
+            pg = open_postgres(url, Namespace(AGENT), AGENT_MIGRATIONS)
+            pg.execute("ANALYZE")
+            for index in (RawContext(pg).index, Narratives(pg).index):
+                assert isinstance(index, PgTextIndex)
+            pg.close()
+            app = app_for(home, url)
+            try:
+                record(
+                    args.results,
+                    "pg-search",
+                    **searches(app, c, args.turns, args.queries, "PostgreSQL (HNSW)"),
+                )
+            finally:
+                app.close()
+            record(args.results, "pg-cli", **cli_search(home, c, url=url))
+            record(
+                args.results,
+                "pg-concurrency",
+                **concurrency(url, args.processes, args.seconds, home),
+            )
     finally:
-        server.cleanup()
-        shutil.rmtree(work, ignore_errors=True)
-    load_after = os.getloadavg()
-    body = report(args, runs, conc, memory, load_before, load_after)
+        if server is not None:
+            server.cleanup()
+        if args.keep is None:
+            shutil.rmtree(work, ignore_errors=True)
+    record(args.results, "end")
+    rows = [json.loads(line) for line in args.results.read_text().splitlines() if line.strip()]
+    body = report(rows)
     print(body)
     if args.write:
         write_section("pg-scale", body)
 
 
-def report(
-    args: argparse.Namespace,
-    runs: list[Run],
-    conc: dict[str, Any],
-    memory: str,
-    before: tuple[float, float, float],
-    after: tuple[float, float, float],
-) -> str:
-    command = " ".join(["bench/pg_scale.py", *sys.argv[1:]])
+def report(rows: list[dict[str, Any]]) -> str:
+    """The tables, from the last run's phases (the rows after its last `start`)."""
+    starts = [r for r in rows if r["phase"] == "start"]
+    meta = starts[-1] if starts else {}
+    same = (meta.get("turns"), meta.get("vectors"))
+    run: list[dict[str, Any]] = []
+    current = False
+    for r in rows:  # runs of this scale (one engine at a time may be run on kept databases)
+        if r["phase"] == "start":
+            current = (r.get("turns"), r.get("vectors")) == same
+        elif current:
+            run.append(r)
+    got = {r["phase"]: r for r in run}
+    loads = [f"{r['load']:.1f}" for r in run]
     lines = [
-        "## PostgreSQL + pgvector vs SQLite at scale (bench/pg_scale.py)",
+        "## The agent database at scale, SQLite and PostgreSQL (bench/pg_scale.py)",
         "",
-        f"{args.turns:,} turns (sessions of {SESSION_TURNS}), {args.narratives:,} narratives,"
-        f" random {DIM}-dim unit vectors, {args.planted} planted turns;"
-        f" {args.queries} hybrid queries per row (`retrieve`, k=10, memory's policies)."
-        f" PostgreSQL 16.2 + pgvector 0.6.2 from the pgserver wheel, default durability"
-        f" (fsync on), maintenance_work_mem {memory} for the HNSW build, one namespace."
-        f" Machine: {machine()}; load average {before[0]:.2f} before, {after[0]:.2f} after"
-        f" (shared with other engineers' runs). Command: `{command}`.",
+        f"{meta.get('turns', 0):,} turns (sessions of {SESSION_TURNS}), {meta.get('narratives', 0):,}"
+        f" narratives; texts and vectors: {meta.get('vectors')} — the e5 vectors of"
+        f" {meta.get('texts', 0):,} distinct LoCoMo turns and tldr lines replicated with noise"
+        " (norm 0.15–0.45)"
+        + (" replaced by uniform random unit vectors" if meta.get("vectors") == "random" else "")
+        + f"; {meta.get('queries')} LoCoMo questions (four kinds) as queries, k=10."
+        f" Machine: {meta.get('machine')}; load average per phase {', '.join(loads)}"
+        f" (shared with other engineers' runs). Command: `{meta.get('command')}`.",
         "",
-        "| engine | load turns/s | load vectors/s | narratives/s | HNSW build s |",
-        "|---|---:|---:|---:|---:|",
     ]
-    for r in runs:
+    load = got.get("sqlite-load")
+    files = got.get("sqlite-files")
+    if load:
+        t, n = meta["turns"], meta["narratives"]
+        lines += [
+            "| load (SQLite, through the owners) | |",
+            "|---|---:|",
+            f"| turns/s (`add_turns`) | {t / load['turns_s']:,.0f} |",
+            f"| turn vectors/s (`set_vectors`) | {t / load['vectors_s']:,.0f} |",
+            f"| narratives/s (insert + vector) | {n / load['narratives_s']:,.0f} |",
+        ]
+    if files:
+        lines += [
+            f"| vector file build, turns / narratives s | {files['turns_vector_file_s']:.0f} / {files['narratives_vector_file_s']:.0f} |",
+            f"| lexical file build, turns / narratives s | {files['turns_lexical_file_s']:.0f} / {files['narratives_lexical_file_s']:.0f} |",
+            f"| memory.db / vector files / lexical files MB | {files['db_mb']:,.0f} / "
+            + " / ".join(f"{v:,.0f}" for v in files["file_mb"].values())
+            + " |",
+        ]
+    mig = got.get("pg-migrate")
+    if mig:
         lines.append(
-            f"| {r.engine} | {args.turns / r.load_turns_s:,.0f} | {args.turns / r.load_vectors_s:,.0f}"
-            f" | {args.narratives / r.load_narratives_s:,.0f}"
-            f" | {'—' if r.ann_build_s is None else f'{r.ann_build_s:.1f}'} |"
+            f"| `tideline migrate` SQLite → PostgreSQL, copy + HNSW build s | {mig['migrate_s']:,.0f}"
+            f" ({'checked equal' if mig['migrate_ok'] else 'NOT equal: ' + mig['migrate_err']}) |"
         )
     lines += [
         "",
-        "| search | turns hybrid p50 ms | p95 ms | narratives hybrid p50 ms | p95 ms | planted recall@10 (vec) | substring (lex) p50 / p95 ms |",
+        "| search (ms, p50 / p95) | turns, product path with e5 | turns hybrid, vector given | lexical | vector | vector recall@10 vs exact | narratives hybrid |",
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
-    rows = [row for r in runs for row in r.rows or []]
-    for row in rows:
-        lines.append(
-            f"| {row['label']} | {row['turns_p50']} | {row['turns_p95']} | {row['narr_p50']}"
-            f" | {row['narr_p95']} | {row['recall']:.2f} | {row['substr'][0]} / {row['substr'][1]} |"
-        )
+    for phase in ("sqlite-search", "pg-search"):
+        r = got.get(phase)
+        if r:
+            lines.append(
+                f"| {r['label']} | {' / '.join(r['turns_e2e'])} | {' / '.join(r['turns_hybrid'])}"
+                f" | {' / '.join(r['turns_lex'])} | {' / '.join(r['turns_vec'])} | {r['vec_recall']:.3f}"
+                f" | {' / '.join(r['narr_hybrid'])} |"
+            )
     lines += [
         "",
-        "Vector search inside a time window (`RawContext.filter`, k=10), against numpy's exact"
-        " answer over the window's turns:",
+        "| turns, product path, by question kind (p50 / p95 ms) | "
+        + " | ".join(
+            k
+            for k in sorted(
+                (got.get("sqlite-search") or got.get("pg-search") or {}).get(
+                    "turns_e2e_by_kind", {}
+                )
+            )
+        )
+        + " |",
+    ]
+    kinds = sorted(
+        (got.get("sqlite-search") or got.get("pg-search") or {}).get("turns_e2e_by_kind", {})
+    )
+    lines.append("|---|" + "---:|" * len(kinds))
+    for phase in ("sqlite-search", "pg-search"):
+        r = got.get(phase)
+        if r:
+            lines.append(
+                f"| {r['label']} | "
+                + " | ".join(" / ".join(r["turns_e2e_by_kind"][k]) for k in kinds)
+                + " |"
+            )
+    lines += [
         "",
-        "| search | window | p50 ms | p95 ms | records returned (of 10) | recall@10 |",
+        "| inside a time window | window | vector p50 / p95 ms | hybrid p50 / p95 ms | returned (of 10) | recall@10 vs exact |",
         "|---|---:|---:|---:|---:|---:|",
     ]
-    for row in rows:
-        for f in row["filtered"]:
+    for phase in ("sqlite-search", "pg-search"):
+        r = got.get(phase)
+        for w in (r or {}).get("windows", []):
             lines.append(
-                f"| {row['label']} | {f['share']:.1%} ({f['rows']:,} turns) | {f['p50']}"
-                f" | {f['p95']} | {f['returned']:.1f} | {f['recall']:.2f} |"
+                f"| {r['label']} | {w['share']:.1%} ({w['rows']:,} turns) | {' / '.join(w['vec'])}"
+                f" | {' / '.join(w['hybrid'])} | {w['returned']:.1f} | {w['recall']:.2f} |"
             )
-    writes = " · ".join(f"{m[0]}/{m[1]}" for m in conc["write_ms"])
-    searches = " · ".join(f"{m[0]}/{m[1]}" for m in conc["search_ms"])
-    lines += [
-        "",
-        f"**{conc['processes']} `tideline serve` processes, {conc['seconds']:g} s** on the"
-        f" loaded namespace, each driven by its own client over the REST API (its own turns plus"
-        f" a stream all of them write, a search with turns every fifth step):"
-        f" {conc['writes']:,} writes acknowledged"
-        f" ({conc['writes'] / conc['seconds']:,.0f}/s, plus as many stream writes),"
-        f" **{conc['lost']} lost**; the shared stream has {conc['stream_rows']:,} rows for"
-        f" {conc['stream_ticks']:,} ticks (**{conc['stream_duplicates']} duplicated**);"
-        f" **{conc['errors']} errors**. Per client, write (both requests) p50/p95 ms: {writes};"
-        f" search p50/p95 ms: {searches}.",
-    ]
-    if conc["error_lines"]:
-        lines.append(f"First errors: {conc['error_lines']}")
+    lines += ["", "| processes | |", "|---|---|"]
+    for phase, label in (("sqlite-cli", "SQLite"), ("pg-cli", "PostgreSQL")):
+        r = got.get(phase)
+        if r:
+            lines.append(
+                f"| `tideline search … --turns --json` from process start to exit, {label} (p50 / p95 ms of {len(r['cli_runs'])}) | {' / '.join(r['cli_search'])} |"
+            )
+    s = got.get("sqlite-server")
+    if s:
+        lines.append(
+            f"| `tideline serve` (SQLite, e5) RSS after 50 REST searches: VmRSS / of it mapped files / peak MB"
+            f" | {s['rss_after']['VmRSS']:,.0f} / {s['rss_after'].get('RssFile', 0):,.0f} / {s['rss_after'].get('VmHWM', 0):,.0f}"
+            f" (REST search p50 / p95 {' / '.join(s['rest_search'])} ms) |"
+        )
+    cc = got.get("pg-concurrency")
+    if cc:
+        lines += [
+            "",
+            f"**{cc['processes']} `tideline serve` processes on one PostgreSQL, {cc['seconds']:g} s**,"
+            f" each driven by its own REST client (its own turns, a stream all of them write, a search"
+            f" with turns every fifth step): {cc['writes']:,} writes acknowledged"
+            f" ({cc['writes'] / cc['seconds']:,.0f}/s, plus as many stream writes),"
+            f" **{cc['lost']} lost**; the stream has {cc['stream_rows']:,} rows for"
+            f" {cc['stream_ticks']:,} ticks (**{cc['stream_duplicates']} duplicated**);"
+            f" **{cc['errors']} errors**. Worst client's p95: write (both requests)"
+            f" {cc['write_p95_worst']:.0f} ms, search {cc['search_p95_worst']:.0f} ms.",
+        ]
+        if cc["error_lines"]:
+            lines.append(f"First errors: {cc['error_lines']}")
     return "\n".join(lines)
 
 

@@ -96,6 +96,41 @@ KINDS: dict[str, Callable[[Path], None]] = {
 }
 
 
+#: Where `random_pages` puts its pages: anywhere, the first or last tenth of the file's pages in
+#: use, or one contiguous run (a bad stretch of disk).
+POSITIONS = ("anywhere", "front", "back", "run")
+
+
+def pages_in_use(path: Path) -> list[int]:
+    """Every page a table, an index or an overflow chain holds (not the free list), in order."""
+    conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        return sorted({r[0] for r in conn.execute("SELECT pageno FROM dbstat")})
+    finally:
+        conn.close()
+
+
+def random_pages(path: Path, count: int, seed: int, position: str = "anywhere") -> list[int]:
+    """`count` pages in use overwritten with random bytes (several bad sectors, stray writes),
+    chosen by `seed` within `position`; returns the pages hit. Only pages in use are chosen, so
+    every one of these damages changes what SQLite reads: none of them may be called healthy."""
+    used = pages_in_use(path)
+    rng = random.Random(seed)
+    tenth = max(count, len(used) // 10)
+    if position == "run":
+        start = rng.randrange(0, max(1, len(used) - count))
+        hit = used[start : start + count]
+    else:
+        pool = {"anywhere": used, "front": used[:tenth], "back": used[-tenth:]}[position]
+        hit = sorted(rng.sample(pool, min(count, len(pool))))
+    size = page_size(path)
+    with path.open("r+b") as f:
+        for page in hit:
+            f.seek((page - 1) * size)
+            f.write(rng.randbytes(size))
+    return hit
+
+
 def leave_wal(path: Path, rows: int = 20) -> None:
     """Write rows that stay in `<path>-wal`, as a killed process leaves them: the log is copied
     aside while the connection is open (no checkpoint) and put back after it closed."""

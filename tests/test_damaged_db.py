@@ -4,8 +4,10 @@ recovers what can be read into a new file and keeps the damaged one."""
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import hashlib
 import json
+import random
 import shutil
 from pathlib import Path
 
@@ -15,12 +17,15 @@ from mcp import Client
 from typer.testing import CliRunner
 
 from tests import damage
+from tests.helpers import wait_until
 from tests.mcp.conftest import error_text
 from tests.profile.conftest import add_fact
 from tideline.app import Tideline
 from tideline.cli.main import app as cli
+from tideline.clock import from_text, to_text
 from tideline.config import Settings
 from tideline.embed import E5Embedder
+from tideline.errors import DatabaseDamaged, DatabaseReplaced
 from tideline.library import Library
 from tideline.mcp import build_server
 from tideline.store import Database
@@ -91,6 +96,133 @@ def test_doctor_reports_and_every_command_refuses(
     for args in (("search", "Anna garden", "--turns"), ("stats",), ("write", "a new memory")):
         assert_one_line_refusal(path, *args)
     assert digest(path) == before  # judged and refused, never written
+
+
+#: (seed, pages, where): the "N random pages overwritten" family (bench/faults.py runs more).
+RANDOM_PAGES = [
+    (1, 1, "anywhere"),
+    (2, 3, "anywhere"),
+    (3, 10, "anywhere"),
+    (4, 10, "front"),
+    (5, 10, "back"),
+    (6, 4, "run"),
+    (7, 40, "anywhere"),
+    (8, 1, "back"),
+]
+
+
+@pytest.mark.parametrize(("seed", "pages", "where"), RANDOM_PAGES)
+def test_random_pages_overwritten_are_never_called_healthy(
+    seed: int, pages: int, where: str, template: Path, isolated_home: Path
+) -> None:
+    """SQLite answers quick_check with one row, `*** in database main ***` then a line per
+    problem; doctor once dropped that row and said "all good" (#21). The first command on a file
+    never checked refuses it (checked at open), doctor names it, and every later one refuses."""
+    path = damaged(template, isolated_home, "empty")
+    shutil.copyfile(template, path)
+    hit = damage.random_pages(path, pages, seed, where)
+    assert len(hit) == pages
+    before = digest(path)
+    assert_one_line_refusal(path, "stats")
+    code, out, _ = run("doctor", "--json")
+    report = json.loads(out)
+    [agent] = [f for f in report["files"] if f["role"] == "agent database"]
+    assert code == 1 and not agent["ok"] and agent["problems"], report
+    assert "in database main" not in agent["problems"][0]
+    for args in (("search", "Anna garden", "--turns"), ("write", "a new memory")):
+        assert_one_line_refusal(path, *args)
+    assert digest(path) == before
+
+
+def stale_check(path: Path, hours: float) -> None:
+    """Make the last sound check of `path` `hours` older than it is."""
+    note = Path(f"{path}.checked.json")
+    stamp = json.loads(note.read_text())
+    earlier = from_text(stamp["checked"]) - dt.timedelta(hours=hours)
+    note.write_text(json.dumps({**stamp, "checked": to_text(earlier)}))
+
+
+def test_a_file_found_sound_is_checked_again_a_day_later(
+    template: Path, isolated_home: Path
+) -> None:
+    """Damage no query reads (pages of turns a lexical search never visits) is found by the
+    whole-file check that the first command after `integrity_check_hours` runs."""
+    path = damaged(template, isolated_home, "empty")
+    shutil.copyfile(template, path)
+    assert run("stats")[0] == 0  # checked at this first open: sound, noted
+    damage.random_pages(path, 3, 11, "anywhere")
+    stale_check(path, 23)
+    assert run("stats")[0] == 0  # checked 23 hours ago: not yet again
+    stale_check(path, 2)
+    assert_one_line_refusal(path, "stats")
+    assert_one_line_refusal(path, "stats")  # remembered: refused at once from now on
+
+
+def test_a_running_server_stops_using_a_file_doctor_found_damaged(
+    template: Path, isolated_home: Path, settings: Settings
+) -> None:
+    path = damaged(template, isolated_home, "empty")
+    shutil.copyfile(template, path)
+    app = Tideline(settings)
+    try:
+        assert app.memory.stats()["turns"] == TURNS
+        damage.random_pages(path, 5, 12, "back")
+        assert run("doctor")[0] == 1  # another process finds it
+
+        def refused() -> str:
+            try:
+                app.memory.stats()
+            except DatabaseDamaged as exc:
+                return str(exc)
+            return ""
+
+        said = wait_until(refused, timeout=10)
+        assert said.startswith(str(path)) and "tideline doctor --repair" in said
+    finally:
+        app.close()
+
+
+def test_a_running_server_refuses_a_file_replaced_under_it(
+    template: Path, isolated_home: Path, settings: Settings
+) -> None:
+    """A repair or a restored backup swaps memory.db: the server must not go on writing into
+    the old inode, where every later memory would be lost."""
+    path = damaged(template, isolated_home, "empty")
+    shutil.copyfile(template, path)
+    app = Tideline(settings)
+    try:
+        app.memory.write(gesture="before the swap")
+        spare = path.with_name("restored.db")
+        shutil.copyfile(template, spare)
+        for suffix in ("-wal", "-shm"):  # as the repair swaps: the log goes with its file
+            Path(f"{path}{suffix}").replace(f"{path}.old{suffix}")
+        spare.replace(path)
+
+        def refused() -> str:
+            try:
+                app.memory.write(gesture="after the swap")
+            except DatabaseReplaced as exc:
+                return str(exc)
+            return ""
+
+        said = refused()  # the first write after the swap, not a second later
+        assert "was replaced or moved" in said and "restart" in said, said
+
+        def read_refused() -> bool:
+            try:
+                app.memory.stats()
+            except DatabaseReplaced:
+                return True
+            return False
+
+        wait_until(read_refused, timeout=10)  # and reads, within a second
+    finally:
+        app.close()
+    fresh = Tideline(settings)
+    try:
+        assert fresh.memory.stats()["narratives"] == NARRATIVES  # the restored copy, untouched
+    finally:
+        fresh.close()
 
 
 @pytest.mark.parametrize("kind", RECOVERABLE)
@@ -172,7 +304,36 @@ def test_a_memory_cut_to_its_first_page_says_why_nothing_came_back(
     [repaired] = json.loads(out)["repaired"]
     assert code == 1 and repaired["action"] == "failed" and "\n" not in repaired["error"]
     assert "it holds 1 of the" in repaired["error"] and "not one row" in repaired["error"]
+    assert "`tideline import` your last `tideline export`" in repaired["error"]  # what is left
     assert digest(path) == before
+    assert sorted(p.name for p in path.parent.iterdir()) == [
+        "memory.db",
+        "memory.db.damage.json",
+    ]  # no half-built `.memory.db.repaired`, no empty -wal / -shm beside it (#21)
+
+
+@pytest.mark.parametrize("part", ["whole page", "below the header"])
+def test_a_memory_whose_first_page_is_damaged_comes_back_whole(
+    part: str, small: Path, isolated_home: Path
+) -> None:
+    """Page 1 is the root of the list of tables, whose entries sit on leaves elsewhere: the
+    repair finds them there (and the page size from the other pages when the header is gone)."""
+    path = damaged(small, isolated_home, "empty")
+    shutil.copyfile(small, path)
+    size = damage.page_size(small)
+    start = 0 if part == "whole page" else 100
+    with path.open("r+b") as f:
+        f.seek(start)
+        f.write(random.Random(21).randbytes(size - start))
+    code, out, err = run("doctor", "--repair", "--json")
+    assert code == 0, (out, err)
+    [repaired] = json.loads(out)["repaired"]
+    assert repaired["action"] == "recovered" and repaired["lost"] == {}, repaired
+    assert repaired["rows"]["turns"] == TURNS and repaired["rows"]["narratives"] == NARRATIVES
+    assert any("found again on" in n for n in repaired["notes"])
+    stats = json.loads(run("stats", "--json")[1])
+    assert (stats["turns"], stats["narratives"]) == (TURNS, NARRATIVES)
+    assert not [p.name for p in path.parent.iterdir() if p.name.startswith(".")]
 
 
 def test_repair_keeps_the_profiles_tables(small: Path, isolated_home: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -120,6 +121,34 @@ def test_cache_never_embeds_unchanged_text_twice(tmp_path: Path) -> None:
         other_model = CachedEmbedder(OpenAIEmbedder(stub.url, "other"), path)
         other_model.embed_documents(["alpha"])
         assert len(stub.requests) == 3  # the cache key includes the model id
+
+
+def test_one_cache_serves_many_threads_at_once(tmp_path: Path) -> None:
+    """A server embeds outside its memory lock, so threads share one cache file: lookups while
+    another thread commits raised apsw's ThreadingViolationError (#21: 12 of 180 requests)."""
+    errors: list[str] = []
+    with OpenAIStub(dim=8) as stub:
+        cached = CachedEmbedder(OpenAIEmbedder(stub.url, "m"), tmp_path / "cache.db")
+        start = threading.Barrier(16)
+
+        def work(n: int) -> None:
+            start.wait()
+            for i in range(40):
+                try:
+                    docs = cached.embed_documents([f"text {n} {i}", f"shared {i}"])
+                    query = cached.embed_query(f"question {i}")
+                    assert docs.shape == (2, 8) and query.shape == (8,)
+                except Exception as exc:  # any error is the failure this test looks for
+                    errors.append(f"{type(exc).__name__}: {exc}")
+
+        threads = [threading.Thread(target=work, args=(n,)) for n in range(16)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        cached.close()
+    assert errors == []
+    assert cached.stats.hits + cached.stats.misses == 16 * 40 * 3
 
 
 def test_none_backend_is_lexical_only() -> None:

@@ -25,7 +25,7 @@ from tideline.embed import Embedder, load_embedder
 from tideline.errors import ConfigError, InvalidInput, TidelineError
 from tideline.inject import InjectConfig, MemoryProvider
 from tideline.library import LIBRARY, Library
-from tideline.llm import LLM, llm_from_settings
+from tideline.llm import LLM, NO_LLM, llm_from_settings
 from tideline.memory import (
     AGENT_MIGRATIONS,
     NARRATIVES,
@@ -37,7 +37,7 @@ from tideline.memory import (
     write_export,
 )
 from tideline.profile import PROFILE_MIGRATIONS, Profile
-from tideline.search import ANALYSERS, Analyser
+from tideline.search import ANALYSERS, Analyser, VectorOptions
 from tideline.store import (
     Namespace,
     Storage,
@@ -57,6 +57,12 @@ def centring(s: Settings) -> str:
     return s.search_centre
 
 
+def integrity_seconds(s: Settings) -> float | None:
+    """How often memory.db is checked whole without being asked (`integrity_check_hours`;
+    negative: never, only `tideline doctor` checks)."""
+    return None if s.integrity_check_hours < 0 else s.integrity_check_hours * 3600
+
+
 def library_options(s: Settings) -> dict[str, Any]:
     """How a `Library` built from these settings ranks and keeps fresh: pass as
     `Library(root, embedder, **library_options(settings))`."""
@@ -72,6 +78,16 @@ def library_options(s: Settings) -> dict[str, Any]:
         "lex_floor": s.library_lex_floor,
         "busy_timeout_ms": s.busy_timeout_ms,
     }
+
+
+def vector_options(s: Settings) -> VectorOptions:
+    """How memory's indexes find vector candidates at scale."""
+    if s.vector_index_min < 0 or not 0 <= s.vector_ef_search <= 1000:
+        raise ConfigError(
+            f"vector_index_min={s.vector_index_min}, vector_ef_search={s.vector_ef_search}:"
+            " the first must be 0 or more, the second 0 (per query) to 1000"
+        )
+    return VectorOptions(file_min=s.vector_index_min, ef_search=s.vector_ef_search)
 
 
 class Tideline:
@@ -109,6 +125,7 @@ class Tideline:
             PROFILE_MIGRATIONS,  # the profile's tables live in the agent database too
             busy_timeout_ms=self.settings.busy_timeout_ms,
             remember_damage=True,  # the one copy of a memory: stop at the first bad page
+            check_every=integrity_seconds(self.settings),
         )
 
     @cached_property
@@ -153,6 +170,7 @@ class Tideline:
             analyser=cast(Analyser, s.search_analyser),
             turn_levers=TurnLevers(s.turn_date_weight, s.turn_memory_weight, s.turn_session_cap),
             turn_context=s.turn_context,
+            vectors=vector_options(s),
             clock=self.clock,
         )
 
@@ -192,9 +210,9 @@ class Tideline:
         """The Sleep pipeline over the profile and memory, with the configured LLM."""
         return self.sleep_using(llm_from_settings(self.settings))
 
-    def sleep_using(self, llm: LLM | None) -> Sleep:
-        """The Sleep pipeline with another LLM (the MCP client's model, through sampling);
-        the budget and input cap stay the configured ones."""
+    def sleep_using(self, llm: LLM | None, no_llm: str = NO_LLM) -> Sleep:
+        """The Sleep pipeline with another LLM (the MCP client's model, through sampling), or
+        none and why (`no_llm`); the budget and input cap stay the configured ones."""
         s = self.settings
         return Sleep(
             self.profile,
@@ -204,6 +222,7 @@ class Tideline:
             run_budget=s.llm_run_budget,
             run_max_calls=s.llm_run_max_calls,
             max_input_tokens=s.llm_max_input_tokens,
+            no_llm=no_llm,
         )
 
     def export(self, out: TextIO, fmt: str = "jsonl") -> dict[str, int]:
@@ -223,9 +242,9 @@ class Tideline:
         threads and self-concept, with the configured LLM."""
         return self.dream_using(llm_from_settings(self.settings))
 
-    def dream_using(self, llm: LLM | None) -> Dream:
-        """The DREAM pipeline with another LLM (the MCP client's model, through sampling);
-        the budget and limits stay the configured ones."""
+    def dream_using(self, llm: LLM | None, no_llm: str = NO_LLM) -> Dream:
+        """The DREAM pipeline with another LLM (the MCP client's model, through sampling), or
+        none and why (`no_llm`); the budget and limits stay the configured ones."""
         s = self.settings
         return Dream(
             self.profile,
@@ -237,11 +256,14 @@ class Tideline:
             max_input_tokens=s.llm_max_input_tokens,
             comb_memories=s.dream_comb_memories,
             drift_hops=s.dream_drift_hops,
+            no_llm=no_llm,
         )
 
     def close(self) -> None:
         """The library, then the database (whatever was opened)."""
         if "library" in self.__dict__:
             self.library.close()
+        if "memory" in self.__dict__:
+            self.memory.close()
         if "db" in self.__dict__:
             self.db.close()

@@ -60,6 +60,13 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "busy_timeout_ms", "TIDELINE_BUSY_TIMEOUT_MS", 5000, "How long a write waits for a lock."
     ),
+    Setting(
+        "integrity_check_hours",
+        "TIDELINE_INTEGRITY_CHECK_HOURS",
+        24.0,
+        "How often memory.db is checked whole (quick_check) without being asked: at the first "
+        "open after that long, and by a running server; 0 at every open, -1 never.",
+    ),
     Setting("memo_root", "MEMO_ROOT", "", "Root folder of the markdown library."),
     Setting(
         "library_rrf_k",
@@ -168,6 +175,21 @@ SETTINGS: tuple[Setting, ...] = (
         "TIDELINE_TURN_SESSION_CAP",
         0,
         "Raw-turn search: most turns of one session before other sessions (0: off).",
+    ),
+    # -- vectors at scale (issue 25, docs/memory.md "Vectors at scale", docs/postgresql.md) ----
+    Setting(
+        "vector_index_min",
+        "TIDELINE_VECTOR_INDEX_MIN",
+        50_000,
+        "SQLite: vectors from which a memory index is searched through its vector file "
+        "(`memory.db.vectors/`, HNSW, memory-mapped); fewer are searched exactly in memory.",
+    ),
+    Setting(
+        "vector_ef_search",
+        "TIDELINE_VECTOR_EF_SEARCH",
+        0,
+        "The HNSW walk of a vector search (the vector file; PostgreSQL's hnsw.ef_search): wider "
+        "finds more of the true nearest and costs more. 0: chosen per query from k and the filter.",
     ),
     Setting(
         "search_min_score",
@@ -486,6 +508,7 @@ class Settings:
         default_factory=lambda: Path("~/.tideline/embed-cache.db").expanduser()
     )
     busy_timeout_ms: int = 5000
+    integrity_check_hours: float = 24.0
     memo_root: Path | None = None
     library_rrf_k: int = 20
     library_keys: str = "items"
@@ -504,6 +527,8 @@ class Settings:
     turn_date_weight: float = 1.0
     turn_memory_weight: float = 0.25
     turn_session_cap: int = 0
+    vector_index_min: int = 50_000
+    vector_ef_search: int = 0
     search_min_score: str = "auto"
     plugins: str = "*"
     trace_plugins: bool = False

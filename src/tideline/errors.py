@@ -6,6 +6,7 @@
     │   ├── DatabaseDamaged       the file is corrupt: restore a backup or `tideline doctor --repair`
     │   │   └── NotADatabase      the file exists but is not (or no longer) a Tideline SQLite file
     │   ├── RepairFailed          `doctor --repair` could not build a usable copy (the original is kept)
+    │   ├── DatabaseReplaced      the open file was replaced or moved (a repair, a restore): restart
     │   ├── SchemaTooNew          written by a newer Tideline
     │   ├── DatabaseLocked        another process held the lock past the timeout (transient)
     │   └── HomeNotWritable       the home folder cannot be created or written
@@ -47,6 +48,10 @@ class DatabaseDamaged(StoreError):
 
 class NotADatabase(DatabaseDamaged):
     """The file exists but is empty, not SQLite, or SQLite written by something else."""
+
+
+class DatabaseReplaced(StoreError):
+    """The file a long-running process has open was replaced or moved away under it."""
 
 
 class RepairFailed(StoreError):

@@ -103,6 +103,15 @@ SESSION = Field(
     aliases=("session_id", "conversation", "conversation_id"),
 )
 
+IDEMPOTENCY_KEY = Field(
+    "idempotency_key",
+    str,
+    None,
+    "A string unique to this write (a UUID, say), sent again unchanged when retrying it: a "
+    "retry after a lost answer returns the first answer (replayed=true) and stores nothing twice.",
+    aliases=("request_id", "dedupe_key", "idempotency"),
+)
+
 SYNC_TURN = Command(
     "sync_turn",
     None,
@@ -134,6 +143,7 @@ SYNC_TURN = Command(
             "When it was said, ISO 8601 (default: now).",
             aliases=("time", "ts", "created_at"),
         ),
+        IDEMPOTENCY_KEY,
     ),
 )
 
@@ -202,6 +212,7 @@ MEMORY_WRITE = Command(
             "Id of a memory this one corrects; the old one leaves search but stays traceable.",
             aliases=("replaces", "corrects"),
         ),
+        IDEMPOTENCY_KEY,
     ),
 )
 
@@ -458,6 +469,7 @@ MEMO_WRITE = Command(
             "Add to the end of an existing note (created if missing); without it an existing "
             "note is never overwritten.",
         ),
+        IDEMPOTENCY_KEY,
     ),
 )
 

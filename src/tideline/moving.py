@@ -23,7 +23,7 @@ from tideline.analysis import ANALYSIS_MIGRATIONS
 from tideline.errors import InvalidInput
 from tideline.memory import AGENT_MIGRATIONS, NARRATIVE_INDEX, TURN_INDEX, Memory
 from tideline.profile import PROFILE_MIGRATIONS
-from tideline.search import TextIndex, open_index
+from tideline.search import PgTextIndex, TextIndex, open_index
 from tideline.store import (
     Database,
     Migrations,
@@ -42,6 +42,8 @@ from tideline.store import (
 #: The agent database's migration sets, in the order the app opens them.
 AGENT_SETS: tuple[Migrations, ...] = (AGENT_MIGRATIONS, ANALYSIS_MIGRATIONS, PROFILE_MIGRATIONS)
 VECTOR_BATCH = 1000
+#: Vectors from which a copy into PostgreSQL builds the HNSW index once, after the copy.
+ANN_AFTER = 1_000
 TEXT_BATCH = 2000
 
 #: Called with one line of progress (the CLI prints it on stderr).
@@ -192,11 +194,19 @@ def _copy_index(src: Storage, dst: Storage, name: str, say: Progress) -> IndexCo
     owner.index.bind_vectors(*space)
     done = owner.index.vector_ids()
     todo = sorted(source_index.vector_ids() - done)
+    graph = owner.index if isinstance(owner.index, PgTextIndex) else None
+    if graph is not None and len(todo) > ANN_AFTER:
+        graph.set_ann(False)  # one HNSW build after the copy, not one insertion per vector
+    else:
+        graph = None
     for start in range(0, len(todo), VECTOR_BATCH):
         part = todo[start : start + VECTOR_BATCH]
         owner.index.set_vectors(source_index.vectors_of(part).items())
         result.vectors_copied += len(part)
         say(f"{name}: {result.vectors_copied:,}/{len(todo):,} vectors copied")
+    if graph is not None:
+        say(f"{name}: building the HNSW index")
+        graph.set_ann(True)
     return result
 
 

@@ -30,6 +30,7 @@ from tideline.errors import RepairFailed, TidelineError
 from tideline.memory import NARRATIVE_INDEX, TURN_INDEX, Memory
 from tideline.search import PgTextIndex, TextIndex
 from tideline.store import (
+    UNRECOVERABLE,
     Database,
     Namespace,
     Salvage,
@@ -47,7 +48,11 @@ SEARCHED = {TURN_INDEX: "turns", NARRATIVE_INDEX: "narratives"}
 #: Every table the agent database can hold: only tables of the new file are copied into it.
 TABLES = MIGRATION_SETS
 REINDEX_BATCH = 2000
-SIDE_FILES = ("-wal", "-shm", ".damage.json")
+NO_VECTORS = (
+    "vectors are not read from a file whose list of tables SQLite cannot read; "
+    "`tideline embed` makes them again"
+)
+SIDE_FILES = ("-wal", "-shm", ".damage.json", ".checked.json")
 
 
 @dataclass
@@ -143,9 +148,53 @@ def _set_aside(path: Path, replacement: Path | None = None) -> Path:
     return kept
 
 
+def _remove(path: Path) -> None:
+    """A database file of the repair's own and its side files (a failed repair leaves none)."""
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        with contextlib.suppress(FileNotFoundError):
+            Path(f"{path}{suffix}").unlink()
+
+
 def _recover(path: Path, result: Repaired) -> None:
     new = path.with_name(f".{path.name}.repaired")
-    new.unlink(missing_ok=True)
+    _remove(new)
+    try:
+        salvage = _salvage_into(path, new, result)
+    except BaseException:
+        _remove(new)
+        raise
+    result.rows = {t: s.copied for t, s in salvage.tables.items() if s.copied}
+    never = _never_had(salvage.migrated)
+    result.lost = {t: s.damage for t, s in salvage.tables.items() if s.damage and t not in never}
+    if salvage.header_rebuilt:
+        result.notes.append("its header was rebuilt to read it")
+    if salvage.schema_pages:
+        result.notes.append(
+            f"its list of tables was lost with page 1 and found again on {salvage.schema_pages} "
+            "other pages"
+        )
+    result.kept, result.action = str(_set_aside(path, new)), "recovered"
+    forget_damage(path)
+    open_database(path, *TABLES).close()  # the re-check: it opens as a memory again
+
+
+def _never_had(migrated: set[str] | None) -> set[str]:
+    """The tables of migration sets the damaged file never applied (none of its rows can be
+    lost: the sleep's and the dream's tables come with their first run)."""
+    if migrated is None:
+        return set()
+    never: set[str] = set()
+    with open_database(":memory:") as db:
+        for m in TABLES:
+            before = {r[0] for r in db.execute("SELECT name FROM sqlite_schema")}
+            m.apply(db)
+            if m.name not in migrated:
+                never |= {r[0] for r in db.execute("SELECT name FROM sqlite_schema")} - before
+    return never
+
+
+def _salvage_into(path: Path, new: Path, result: Repaired) -> Salvage:
+    """Every readable row of `path` copied into the new file `new`, which is checked."""
     with tempfile.TemporaryDirectory(dir=path.parent, prefix=".repair-") as work:
         src: apsw.Connection | None = None
         salvage = Salvage()
@@ -160,24 +209,18 @@ def _recover(path: Path, result: Repaired) -> None:
                     TextIndex.forget_spaces(db)  # bound again by _copy_vectors
                     salvage.tables.pop("vector_spaces", None)
                     _reindex_text(db)
-                    result.notes += _copy_vectors(src, db)
+                    result.notes += (
+                        _copy_vectors(src, db) if salvage.pages is None else [NO_VECTORS]
+                    )
                 after = [r[0] for r in db.execute("PRAGMA quick_check")]
         finally:
             if src is not None:
                 src.close()
     if after != ["ok"]:
-        new.unlink(missing_ok=True)
         raise RepairFailed(
-            f"the copy recovered from {path} still fails quick_check ({after[0]}); {path} is "
-            "kept unchanged; restore it from a backup"
+            f"the copy recovered from {path} still fails quick_check ({after[0]}); {UNRECOVERABLE}"
         )
-    result.rows = {t: s.copied for t, s in salvage.tables.items() if s.copied}
-    result.lost = {t: s.damage for t, s in salvage.tables.items() if s.damage}
-    if salvage.header_rebuilt:
-        result.notes.append("its header was rebuilt to read it")
-    result.kept, result.action = str(_set_aside(path, new)), "recovered"
-    forget_damage(path)
-    open_database(path, *TABLES).close()  # the re-check: it opens as a memory again
+    return salvage
 
 
 def _reindex_text(db: Database) -> None:

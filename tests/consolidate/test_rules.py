@@ -11,7 +11,7 @@ from tests.consolidate.conftest import Agent
 from tests.llm_server import LLMServer
 from tideline.clock import to_text
 from tideline.consolidate import SleepBusy, StepEvent
-from tideline.llm import NO_LLM
+from tideline.llm import NO_LLM, NO_LLM_NOTE
 from tideline.profile import FactDraft
 
 pytestmark = pytest.mark.engines
@@ -95,13 +95,14 @@ def test_without_an_llm_the_llm_steps_say_why_and_rules_still_run(agent: Agent) 
     agent.say("chat", ("user", "I started learning the cello."))
     agent.clock.advance(days=6)
     report = agent.sleep(llm=False).run()
-    assert report.status == "done"
-    assert report.skipped["behaviour"] == NO_LLM and report.skipped["classify"] == NO_LLM
+    assert report.status == "skipped" and report.reason == NO_LLM.removeprefix("skipped: ")
+    assert report.skipped["behaviour"] == report.skipped["classify"] == NO_LLM_NOTE
     assert "stay unprocessed" in report.skipped["extract"]
-    assert agent.profile.fact(fid).status == "closed"  # expiry (a rule) ran
+    assert agent.profile.fact(fid).status == "closed"  # expiry (a rule) ran, and was applied
     assert agent.profile.snapshot() is not None  # so did the snapshot
     assert 2 not in agent.profile.processed_sessions()  # the conversation waits for an LLM
-    assert any(NO_LLM in line for line in report.lines())
+    assert sum("no LLM configured" in line for line in report.lines()) == 1  # said once
+    assert agent.profile.runs()[0].status == "skipped"
 
 
 def test_dry_run_applies_nothing(agent: Agent, server: LLMServer) -> None:
@@ -135,6 +136,6 @@ def test_a_second_sleep_says_so_and_exits(agent: Agent) -> None:
                 agent.sleep(llm=False).run()
             seen.append(str(exc.value))
 
-    assert agent.sleep(llm=False).run(progress=inner).status in ("done", "nothing")
+    assert agent.sleep(llm=False).run(progress=inner).status == "skipped"
     assert seen and "\n" not in seen[0]
-    assert agent.sleep(llm=False).run().status == "nothing"  # the lock was released
+    assert agent.sleep(llm=False).run().status == "skipped"  # the lock was released

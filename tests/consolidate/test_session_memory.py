@@ -3,17 +3,20 @@ the character budget; without an LLM the summary part is skipped and says so."""
 
 from __future__ import annotations
 
+import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.helpers import wait_until
 from tests.llm.conftest import llm_settings
-from tests.llm_server import LLMServer
+from tests.llm_server import Answer, LLMServer, closed_url
 from tideline.app import Tideline
 from tideline.consolidate import SessionMemory
 from tideline.embed import E5Embedder
-from tideline.llm import NO_LLM, llm_from_settings
+from tideline.llm import NO_LLM_NOTE, llm_from_settings
 
 pytestmark = pytest.mark.engines
 
@@ -40,6 +43,7 @@ def test_summary_recall_and_recent_within_budget(app: Tideline, server: LLMServe
         {"summary": "Mia (the user's daughter) starts violin on Tuesday."}, step="session_summary"
     )
     sm = SessionMemory.from_settings(app.memory, llm_from_settings(app.settings), app.settings)
+    sm.summary_wait = 30  # this test is about the layers: wait for the update
     ctx = sm.context("chat", "When is Mia's violin lesson?")
     assert len(ctx.text) <= 3000 and ctx.notes == []
     assert ctx.text.startswith("[Summary of earlier conversation]\nMia")
@@ -58,7 +62,9 @@ def test_budget_is_a_hard_limit(app: Tideline, server: LLMServer) -> None:
     for i in range(8):
         app.memory.sync_turn("long", "user", f"{i} " + "word " * 150)
     server.script({"summary": "x" * 5000}, step="session_summary")
-    sm = SessionMemory(app.memory, llm_from_settings(app.settings), char_budget=1000)
+    sm = SessionMemory(
+        app.memory, llm_from_settings(app.settings), char_budget=1000, summary_wait=30
+    )
     ctx = sm.context("long", "word")
     assert len(ctx.text) <= 1000 and len(ctx.summary) <= 400 and ctx.recent
 
@@ -67,5 +73,40 @@ def test_without_an_llm_the_summary_is_skipped_and_says_so(app: Tideline) -> Non
     conversation(app)
     sm = SessionMemory(app.memory, None)
     ctx = sm.context("chat", "violin lesson")
-    assert ctx.summary == "" and ctx.notes == [f"summary {NO_LLM}"]
+    assert ctx.summary == "" and ctx.notes == [f"summary {NO_LLM_NOTE}"]
     assert len(ctx.recent) == 5 and ctx.recalled
+
+
+def test_a_hanging_endpoint_holds_the_prefetch_up_a_quarter_second_not_minutes(
+    app: Tideline, server: LLMServer
+) -> None:
+    conversation(app)
+    summary = {"summary": "Mia (the user's daughter) starts violin on Tuesday."}
+    server.script(Answer(json.dumps(summary), delay=4), step="session_summary")
+    sm = SessionMemory.from_settings(app.memory, llm_from_settings(app.settings), app.settings)
+    start = time.monotonic()
+    ctx = sm.context("chat", "When is Mia's violin lesson?")
+    assert time.monotonic() - start < 2  # was the whole answer's wait, up to llm_timeout
+    assert ctx.notes == ["summary: being brought up to date in the background"]
+    assert ctx.summary == "" and len(ctx.recent) > 5  # the turns in full, newest first
+    assert len(ctx.text) <= 3000
+    later = wait_until(lambda: sm.context("chat", "violin?").summary, timeout=30)
+    assert later.startswith("Mia") and server.asked == ["session_summary"]
+
+
+def test_a_failing_endpoint_is_noted_and_tried_again_later(tmp_path: Path) -> None:
+    settings = llm_settings(closed_url(), home=str(tmp_path / "home"), llm_max_retries=1)
+    app = Tideline(settings)
+    try:
+        conversation(app)
+        sm = SessionMemory.from_settings(app.memory, llm_from_settings(settings), settings)
+        notes = wait_until(
+            lambda: [n for n in sm.context("chat", "hi").notes if "not brought up" in n],
+            timeout=30,
+        )
+        assert "failed step 'session_summary' after 2 tries" in notes[0]
+        start = time.monotonic()
+        assert sm.context("chat", "hi").summary == ""  # asked again, not waited on
+        assert time.monotonic() - start < 2
+    finally:
+        app.close()

@@ -160,21 +160,26 @@ def test_a_day_imported_then_dreamt_by_the_cli_is_remembered_and_injected(
     assert again["written"] == {} and again["tokens_in"] == 0
 
 
-def test_without_an_llm_the_cli_says_the_llm_layers_wait_and_exits_zero(
+def test_without_an_llm_the_cli_says_skipped_once_and_exits_six(
     imported: list[int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("TIDELINE_LLM_BASE_URL")
 
     code, out, err = run("dream", "--date", DAY)
 
-    assert code == 0, err
-    skipped = next(line for line in out.splitlines() if line.startswith("LLM layers skipped"))
-    assert "solidify, comb, drift, dream" in skipped and "no LLM configured" in skipped
-    report = run_json("dream", "--date", DAY)
+    assert code == 6, err  # skipped: not done (docs/dream.md)
+    assert out.startswith(f"dream {DAY} skipped in ") and "no LLM configured (set" in out
+    assert (out + err).count("no LLM configured") == 1  # why, once
+    skipped = next(line for line in out.splitlines() if line.startswith("layers skipped"))
+    assert "solidify, sleep, comb, drift, dream" in skipped
+    report = run_json("dream", "--date", DAY, code=6)
+    assert report["status"] == "skipped" and report["reason"].startswith("no LLM configured")
     assert {r["name"]: r["status"] for r in report["layers"]} == {
-        "solidify": "skipped", "sleep": "earlier", "scripts": "earlier",
+        "solidify": "skipped", "sleep": "skipped", "scripts": "earlier",
         "comb": "skipped", "drift": "skipped", "dream": "skipped",
     }  # fmt: skip
+    code, out, _ = run("dream-runs")
+    assert code == 0 and f"{DAY} skipped" in out and "(none)" in out
 
 
 def test_layers_dry_run_and_json(llm: LLMServer, imported: list[int]) -> None:

@@ -113,15 +113,17 @@ def test_without_an_llm_the_llm_layers_wait_for_one(day: Day, server: LLMServer)
 
     report = day.dream(llm=False).run(date=DAY)
 
-    assert report.status == "done"
+    assert report.status == "skipped" and report.reason.startswith("no LLM configured")
     assert {r.name: r.status for r in report.layers} == {
-        "solidify": "skipped", "sleep": "done", "scripts": "done",
+        "solidify": "skipped", "sleep": "skipped", "scripts": "done",
         "comb": "skipped", "drift": "skipped", "dream": "skipped",
     }  # fmt: skip
-    assert "no LLM configured" in report.layer("solidify").note
-    later = day.dream().run(date=DAY)
+    assert report.layer("solidify").note == "skipped: no LLM"  # the reason is the run's, once
+    assert day.dream(llm=False).runs(1)[0].status == "skipped"
+    later = day.dream().run(date=DAY)  # the sleep layer too: its LLM steps never ran
     assert [r.name for r in later.layers if r.status == "done"] == [
         "solidify",
+        "sleep",
         "comb",
         "drift",
         "dream",

@@ -7,31 +7,36 @@ The client's "model" is its `sampling_callback` (scripted answers); the server i
 from __future__ import annotations
 
 import json
+import threading
 from typing import Any
 
 import anyio
 import mcp_types as types
+import pytest
 from mcp import Client
 from mcp.client.session import ClientRequestContext
 from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
 
-from tests.llm.conftest import GOOD, Facts, llm_settings
-from tests.llm_server import LLMServer
+from tests.helpers import wait_until
+from tests.llm.conftest import GOOD, Facts
 from tideline.app import Tideline
 from tideline.config import Settings
-from tideline.errors import TidelineError
-from tideline.llm import JsonSchema, TokenMeter
+from tideline.errors import LLMUnavailable, TidelineError
+from tideline.llm import LLM, JsonSchema, Sampler, TokenMeter
 from tideline.mcp import ToolServer
-from tideline.mcp._sampling import tool_llm
+from tideline.mcp._rounds import ROUNDS, with_llm
 
 
 def extraction_server(settings: Settings) -> ToolServer:
     server = ToolServer(Tideline(settings), name="tideline-test")
 
     @server.tool()
-    def extract(text: str, ctx: Context) -> dict[str, Any]:
+    def extract(text: str, ctx: Context) -> dict[str, Any] | types.InputRequiredResult:
         """Extract facts with whichever LLM this connection offers."""
-        llm, reason = tool_llm(ctx, settings)
+        return with_llm(server, "extract", ctx, lambda llm, reason: work(llm, reason, text))
+
+    def work(llm: LLM | None, reason: str | None, text: str) -> dict[str, Any]:
         if llm is None:
             return {"skipped": reason}
         meter = TokenMeter()
@@ -111,14 +116,38 @@ def test_a_client_without_sampling_is_skipped_with_a_reason(settings: Settings) 
     assert out["skipped"].startswith("skipped: the MCP client does not offer sampling")
 
 
-def test_a_connection_without_back_channel_is_skipped_with_a_reason(settings: Settings) -> None:
-    out = call(extraction_server(settings), "auto", ClientModel())  # 2026-07-28: no back-channel
-    assert "cannot carry sampling requests" in out["skipped"] and "2026-07-28" in out["skipped"]
+def test_the_sdk_clients_default_connection_samples_in_rounds(settings: Settings) -> None:
+    model = ClientModel('{"facts": [{"subject": "user"}]}', GOOD.model_dump_json())
+    out = call(extraction_server(settings), "auto", model)  # 2026-07-28: InputRequiredResult
+    assert out["facts"] == GOOD.model_dump()["facts"] and out["model"] == "client-model-1"
+    assert out["attempts"] == 2 and out["tokens"]["calls"] == 2  # the repair was a round too
+    first, repair = model.asked
+    assert JsonSchema.of(Facts).text in first.system_prompt and first.max_tokens == 300
+    assert [m.role for m in repair.messages] == ["user", "assistant", "user"]
 
 
-def test_a_configured_endpoint_wins_over_sampling() -> None:
-    with LLMServer() as server:
-        server.script(GOOD)
-        model = ClientModel()
-        out = call(extraction_server(llm_settings(server.url)), "legacy", model)
-        assert out["model"] == "scripted-model" and not model.asked and len(server.chats) == 1
+def test_in_rounds_a_client_without_sampling_is_skipped_with_a_reason(settings: Settings) -> None:
+    out = call(extraction_server(settings), "auto", None)
+    assert out["skipped"].startswith("skipped: the MCP client does not offer sampling")
+
+
+def test_an_answer_for_a_run_that_ended_is_one_clean_error() -> None:
+    with pytest.raises(ToolError, match=r"no run waits for this answer .* call the tool again"):
+        ROUNDS.resume("a-run-that-timed-out", {})
+
+
+def test_a_client_that_never_answers_fails_the_run_in_one_line() -> None:
+    gave_up = threading.Event()
+
+    def work(sampler: Sampler) -> dict[str, Any]:
+        try:
+            return {"said": sampler([{"role": "user", "content": "hi"}], system=None, max_tokens=5)}
+        finally:
+            gave_up.set()
+
+    asked = ROUNDS.start(work, timeout=0.2)
+    assert isinstance(asked, types.InputRequiredResult) and asked.request_state
+    wait_until(gave_up.is_set, timeout=10)  # the client did not come back in time
+    with pytest.raises(LLMUnavailable, match=r"did not answer sampling request 1 within 0.2s") as e:
+        ROUNDS.resume(asked.request_state, {})  # ... and comes back late
+    assert "\n" not in str(e.value)

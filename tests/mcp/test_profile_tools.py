@@ -257,9 +257,31 @@ def test_without_an_endpoint_or_sampling_the_llm_steps_are_skipped_and_it_says_w
                 return dict(payload(await c.call_tool("sleep_run", {})))
 
         report = anyio.run(session)
-        assert report["status"] == "done"
+        assert report["status"] == "skipped"  # not "done": the LLM steps did not run
         assert report["llm_skipped"].startswith("skipped: the MCP client does not offer sampling")
+        assert report["reason"].startswith("the MCP client does not offer sampling")
         assert set(report["skipped"]) == {"extract", "behaviour", "classify"}
         assert app.profile.processed_sessions() == {}  # left for a run with an LLM
+        assert app.profile.runs()[0].status == "skipped"
+    finally:
+        app.close()
+
+
+def test_with_the_sdk_clients_default_connection_sleep_run_samples_in_rounds() -> None:
+    app = agent()
+    try:
+        turn = say(app)
+        model = ClientModel({**QUIET, "extract": extraction(turn)})
+
+        async def session() -> dict[str, Any]:
+            async with Client(build_server(app), sampling_callback=model) as c:  # 2026-07-28
+                return dict(payload(await c.call_tool("sleep_run", {})))
+
+        report = anyio.run(session)
+        assert report["status"] == "done" and "llm_skipped" not in report, report
+        assert report["llm"] == "mcp-sampling" and report["tokens"]["calls"] == len(model.steps)
+        assert model.steps[0] == "extract" and "classify" in model.steps
+        facts = app.profile.facts()
+        assert sorted(f.value for f in facts) == ["lives in Osaka", "works as a nurse"]
     finally:
         app.close()

@@ -25,6 +25,7 @@ from tideline.config import Settings
 from tideline.errors import InputTooLong, LLMError, LLMUnavailable
 from tideline.llm import OpenAIChat, TokenMeter, llm_from_settings
 
+pytestmark = pytest.mark.timeout(1800)  # a 135M model on 2 shared cores: minutes, not seconds
 ROOT = Path(__file__).parents[2]
 ASK = [
     {"role": "system", "content": "You list facts about the user as JSON."},
@@ -59,7 +60,8 @@ def test_the_ladder_learns_the_servers_500_and_gets_schema_valid_json(
     result = llm.complete(ASK, schema=Facts, step="extract", max_tokens=120, meter=meter)
     assert result.mode == "json_object_schema" and isinstance(result.data, Facts)
     assert not result.usage.estimated and result.usage.prompt_tokens > 20  # the server's counts
-    assert meter.calls == 1 and meter.total == result.usage  # the refused request cost nothing
+    # the refused request cost nothing; a 135M model may need the one repair
+    assert meter.calls == result.attempts and meter.total == result.usage
     later = client(model_server, "ladder")  # the next run in this process
     assert isinstance(later.backend, OpenAIChat) and later.backend.mode == "json_object_schema"
 

@@ -62,3 +62,18 @@ def test_a_note_is_rendered_with_the_hit_highlighted(tmp_path: Path) -> None:
             assert "<h1>Title</h1>" in html.split('id="hit"')[0]
     finally:
         app.close()
+
+
+def test_the_runs_page_shows_skipped_runs_and_their_skipped_layers(
+    agent: Tideline, client: TestClient, seeded: dict[str, Any]
+) -> None:
+    assert agent.sleep.run().status == "skipped"  # no LLM configured
+    assert agent.dream.run(date="2026-05-02").status == "skipped"
+    page = client.get("/runs")
+    assert page.status_code == 200
+    html = page.text
+    assert '<tr class="run-skipped"><td>1</td><td>skipped</td>' in html
+    assert "skipped: extract, behaviour, classify" in html
+    dream = html[html.index("<h2>Dream runs</h2>") :]
+    assert "<td>skipped</td>" in dream and "solidify skipped" in dream
+    assert "sleep skipped" in dream and "scripts done" in dream

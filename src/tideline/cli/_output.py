@@ -10,7 +10,8 @@ two emoji, as in 👩‍💻 or 🏳️‍🌈, is kept). Stored text is never c
 
 Exit codes: 0 ok; 1 a check failed / nothing found where something was required; 2 bad input or
 usage; 3 a store problem (locked, not a database, newer schema); 4 the embedder is unavailable;
-5 busy: another sleep is running (try again later).
+5 busy: another sleep is running (try again later); 6 skipped: a sleep or dream had no LLM for
+its LLM steps (they wait for a run with one).
 """
 
 from __future__ import annotations
@@ -130,6 +131,9 @@ def print_fields(data: dict[str, Any]) -> None:
 
 def print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=_default) + "\n")
+
+
+SKIPPED = 6  # a sleep or dream that could not run its LLM steps: not done, not failed
 
 
 def exit_code(exc: TidelineError) -> int:

@@ -6,10 +6,10 @@ it keeps, and the record of past runs.
 record — status and run id, what was written by kind, tokens against the budget, what was
 skipped or left pending and why — goes to stdout, or the whole report as JSON with `--json`.
 
-Exit codes, as `tideline sleep`: 0 done (or planned, with --dry-run; also when the LLM layers
-were skipped for want of an LLM, which the output says, and a later run does them); 1 a layer
-failed or the token budget stopped the run (the next run for the day retries from there); 2 bad
-input (an unknown layer, a bad date); 5 another dream is running on this database.
+Exit codes, as `tideline sleep`: 0 done (or planned, with --dry-run); 1 a layer failed or the
+token budget stopped the run (the next run for the day retries from there); 2 bad input (an
+unknown layer, a bad date); 5 another dream is running on this database; 6 skipped: no LLM for
+the LLM layers (the script layer and Sleep's rule steps ran; a later run with an LLM does them).
 """
 
 from __future__ import annotations
@@ -18,11 +18,10 @@ import typer
 
 from tideline.cli._app import open_app
 from tideline.cli._fields import choice, option
-from tideline.cli._output import console, err_console, print_json, styled
+from tideline.cli._output import SKIPPED, console, err_console, print_json, styled
 from tideline.cli.sleep import StepDisplay, step_bar
 from tideline.consolidate.dream import LAYERS, DreamReport, Thread, thread_action
 from tideline.fields import DREAM_RUN, DREAM_RUNS, MEMORY_THREADS
-from tideline.llm import NO_LLM
 
 JSON = typer.Option(False, "--json", help="Print JSON.")
 Action = choice(MEMORY_THREADS, "action")
@@ -46,12 +45,9 @@ def record(report: DreamReport) -> list[str]:
     else:
         out.append(f"wrote: {written}" if written else "wrote nothing")
     out.append(report.tokens_line())
-    if report.llm == NO_LLM:
-        skipped = [r.name for r in report.layers if r.status == "skipped" and r.kind == "llm"]
-        out.append(
-            f"LLM layers skipped: {', '.join(skipped)} — {NO_LLM.removeprefix('skipped: ')}; "
-            "a later run with an LLM does them"
-        )
+    if report.status == "skipped":  # the head line said why, once
+        skipped = [r.name for r in report.layers if r.status == "skipped"]
+        out.append(f"layers skipped: {', '.join(skipped)}; a later run with an LLM does them")
     pending = [r.name for r in report.layers if r.status == "pending"]
     if pending:
         out.append(
@@ -81,6 +77,8 @@ def dream(
             err_console.print(
                 styled(("error:", "red"), f" {error}"), highlight=False, soft_wrap=True
             )
+    if report.status == "skipped":
+        raise typer.Exit(SKIPPED)
     if not report.ok:
         raise typer.Exit(1)
 

@@ -262,18 +262,20 @@ def write(
     path: str = option(MEMO_WRITE, "path"),
     text: str = option(MEMO_WRITE, "text"),
     append: bool = option(MEMO_WRITE, "append"),
+    idempotency_key: str = option(MEMO_WRITE, "idempotency_key"),
     root: Path = RootOpt,
     json_out: bool = JsonOpt,
 ) -> None:
     """Create a note in a collection (or add to one with --append), atomically, and index it."""
     body = sys.stdin.read() if text == "-" else text
     with errors_to_exit(), _library(root) as lib:
-        written = lib.write(path, body, append=append)
+        written = lib.write(path, body, append=append, idempotency_key=idempotency_key)
     if json_out:
         print_json(written.to_dict())
         return
     verb = "created" if written.created else f"appended at line {written.added_at_line}"
-    console.print(f"{written.path} {verb} ({written.bytes:,} bytes)", highlight=False)
+    again = "; already written: nothing was added" if written.replayed else ""
+    console.print(f"{written.path} {verb} ({written.bytes:,} bytes){again}", highlight=False)
 
 
 @app.command("read")

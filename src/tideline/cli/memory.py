@@ -37,6 +37,7 @@ def write(
     source_links: list[int] = option(MEMORY_WRITE, "source_links"),
     kind: Kind = option(MEMORY_WRITE, "kind"),
     supersedes: int = option(MEMORY_WRITE, "supersedes"),
+    idempotency_key: str = option(MEMORY_WRITE, "idempotency_key"),
     json_out: bool = JSON,
 ) -> None:
     """Write a narrative memory (with --supersedes, a correction of an older one)."""
@@ -54,13 +55,15 @@ def write(
             source_links=source_links,
             kind=kind,
             supersedes=supersedes,
+            idempotency_key=idempotency_key,
         )
     if json_out:
         print_json(n.to_dict())
     else:
         corrects = f"; it supersedes narrative {n.supersedes}" if n.supersedes else ""
+        done = "already written (the same idempotency key)" if n.replayed else "written"
         console.print(
-            f"narrative {n.id} written (weight {n.weight:.3f}, recurrence {n.recurrence}){corrects}"
+            f"narrative {n.id} {done} (weight {n.weight:.3f}, recurrence {n.recurrence}){corrects}"
         )
 
 

@@ -43,6 +43,9 @@ def serve(
     HTTP server answers for several agents: each token opens its own namespace."""
     # Imported here so other commands start without loading the MCP SDK or the web framework.
     with open_app() as app, suppress(KeyboardInterrupt):
+        if not app.settings.tokens_file and not app.settings.database_url:
+            # a long-lived process keeps the search files of large indexes up to date itself
+            app.memory.build_search_files(background=True)
         if transport is Transport.stdio:
             from tideline.mcp import serve_stdio
 

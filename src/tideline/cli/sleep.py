@@ -3,7 +3,9 @@ record of past runs.
 
 The steps' lines go to stderr as they finish, under a progress bar over the fourteen steps (a
 cron log keeps the lines; the bar only shows on a terminal); the summary — what changed, tokens,
-what was skipped and why — goes to stdout, or the whole report as JSON with `--json`.
+what was skipped and why (once) — goes to stdout, or the whole report as JSON with `--json`.
+Exit codes: 0 done (or nothing new, or planned); 1 failed; 6 skipped: no LLM to run the LLM steps
+(the rule steps ran; the sessions wait); 5 another sleep is running.
 """
 
 from __future__ import annotations
@@ -21,10 +23,9 @@ from rich.table import Table
 
 from tideline.cli._app import open_app
 from tideline.cli._fields import option
-from tideline.cli._output import console, err_console, print_json, progress_bar, styled
+from tideline.cli._output import SKIPPED, console, err_console, print_json, progress_bar, styled
 from tideline.consolidate import STEPS, SleepReport, StepEvent
 from tideline.fields import RUNS, SLEEP_RUN
-from tideline.llm import NO_LLM
 
 JSON = typer.Option(False, "--json", help="Print JSON.")
 
@@ -77,11 +78,11 @@ def summary(report: SleepReport) -> list[str]:
             f"tokens: {tokens['prompt_tokens']} in, {tokens['completion_tokens']} out in "
             f"{tokens['calls']} call(s){' (estimated)' if tokens.get('estimated') else ''}"
         )
-    if report.llm == NO_LLM:
+    if report.status == "skipped":  # the head line said why, once
         parts = [s.name for s in STEPS if s.kind == "llm+rule" and s.name not in report.skipped]
         out.append(
-            f"LLM steps skipped: {', '.join(report.skipped)}; rule parts only: "
-            f"{', '.join(parts)} — {NO_LLM.removeprefix('skipped: ')}"
+            f"LLM steps skipped: {', '.join(report.skipped)}; rule parts only: {', '.join(parts)};"
+            " the sessions wait for a run with an LLM"
         )
     else:
         out += [f"skipped {name}: {why}" for name, why in report.skipped.items()]
@@ -107,6 +108,8 @@ def sleep(
             err_console.print(
                 styled(("error:", "red"), f" {error}"), highlight=False, soft_wrap=True
             )
+    if report.status == "skipped":
+        raise typer.Exit(SKIPPED)
     if not report.ok:
         raise typer.Exit(1)
 

@@ -23,7 +23,7 @@ from tideline.consolidate._render import fact_line, person_line, trajectory_text
 from tideline.consolidate._schemas import Extraction
 from tideline.consolidate._working import Working
 from tideline.embed import estimate_tokens
-from tideline.llm import NO_LLM
+from tideline.llm import NO_LLM_NOTE
 from tideline.memory import Turn
 from tideline.profile import EventDraft, ObservationDraft, PersonMention
 
@@ -60,7 +60,9 @@ def extract(ctx: Ctx) -> Outcome:
             counts["skipped"] += 1
     waiting = [s for s in ctx.sessions if s.skipped is None]
     if ctx.llm is None:
-        note = f"{NO_LLM}; {len(waiting)} session(s) stay unprocessed" if waiting else NO_LLM
+        note = (
+            f"{NO_LLM_NOTE}; {len(waiting)} session(s) stay unprocessed" if waiting else NO_LLM_NOTE
+        )
         return Outcome(counts, note, status="skipped" if waiting else "done")
     invented: dict[str, list[int]] = {}
     cut = ""

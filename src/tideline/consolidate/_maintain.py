@@ -15,7 +15,7 @@ from tideline.consolidate._context import Ctx, fit, section
 from tideline.consolidate._outcome import Outcome
 from tideline.consolidate._render import fact_line
 from tideline.consolidate._schemas import Edges
-from tideline.llm import NO_LLM
+from tideline.llm import NO_LLM_NOTE
 from tideline.profile import plan_dedupe, plan_expiry, plan_maturity, plan_strategies
 
 
@@ -26,7 +26,7 @@ def edges(ctx: Ctx) -> Outcome:
     if not affected:
         return Outcome({"affected": 0, "edges": 0})
     if ctx.llm is None:
-        return Outcome({"affected": len(affected)}, NO_LLM, status="skipped")
+        return Outcome({"affected": len(affected)}, NO_LLM_NOTE, status="skipped")
     others = [f for f in live if f.id not in ctx.work.touched]
     user = "\n\n".join(
         [

@@ -19,7 +19,7 @@ from tideline.consolidate._context import Ctx, fit, section
 from tideline.consolidate._outcome import Outcome
 from tideline.consolidate._render import event_line, fact_line, trajectory_text, turn_line
 from tideline.consolidate._schemas import TrajectoryOut, UserModelOut
-from tideline.llm import NO_LLM
+from tideline.llm import NO_LLM_NOTE
 from tideline.profile import is_expired
 
 TRAJECTORY_SESSIONS = 2  # seed step 11: at least 2 sessions since the last trajectory
@@ -35,7 +35,7 @@ def user_model(ctx: Ctx) -> Outcome:
     if not turns:
         return Outcome(note="no user turns digested in this run")
     if ctx.llm is None:
-        return Outcome(note=NO_LLM, status="skipped")
+        return Outcome(note=NO_LLM_NOTE, status="skipped")
     current = [f"{k}: {v}" for k, v in sorted(ctx.work.user_model.items())]
     said = fit([turn_line(t) for t in reversed(turns)], ctx.room(0.5))
     user = section("Current reading", current) + "\n\n" + section("The user's messages", said)
@@ -69,7 +69,7 @@ def trajectory(ctx: Ctx) -> Outcome:
     if sessions < TRAJECTORY_SESSIONS:
         return Outcome(note=f"{why}, but {sessions} session(s) since the last trajectory (needs 2)")
     if ctx.llm is None:
-        return Outcome(note=NO_LLM, status="skipped")
+        return Outcome(note=NO_LLM_NOTE, status="skipped")
     facts = fit([fact_line(f) for f in ctx.work.live()], ctx.room(0.4))
     summaries = [f"{s.key}: {s.summary}" for s in ctx.digested if s.summary]
     events = [

@@ -66,8 +66,9 @@ class StepEvent:
 class SleepReport:
     run_id: int | None
     dry_run: bool = False
-    status: str = "running"  # done | failed | aborted | planned | nothing
+    status: str = "running"  # done | skipped (no LLM) | failed | aborted | planned | nothing
     llm: str = ""
+    reason: str = ""  # why the run was skipped, said once
     steps: list[StepReport] = field(default_factory=list)
     post: list[StepReport] = field(default_factory=list)
     plan: dict[str, int] = field(default_factory=dict)  # the changeset's ops by kind
@@ -91,6 +92,8 @@ class SleepReport:
         head = f"sleep {'(dry run) ' if self.dry_run else ''}{self.status} in {self.seconds:.2f}s"
         if self.run_id is not None:
             head += f" (run #{self.run_id})"
+        if self.reason:
+            head += f": {self.reason}"
         out = [head, *(s.line() for s in self.steps), *(s.line() for s in self.post)]
         if self.plan:
             out.append("changes: " + ", ".join(f"{k} {v}" for k, v in sorted(self.plan.items())))

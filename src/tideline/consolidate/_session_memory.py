@@ -4,7 +4,11 @@ Three layers, in this order in the text:
 1. sliding summary — older turns compressed by the LLM, kept in `session_summaries` and brought
    up to date incrementally: once more than 2 × `keep_recent` turns follow the summary, all but
    the last `keep_recent` of them (and only those) are folded into it; until then they are shown
-   in full as recent turns. At most `summary_ratio` of the budget.
+   in full as recent turns. At most `summary_ratio` of the budget. The fold is an LLM call, and
+   this runs inside the per-turn prefetch, so it runs in a background thread: the prefetch waits
+   for it at most `summary_wait` seconds (0.25 s), then goes on with the summary it has and the
+   turns in full (newest first, within the budget); a later prefetch picks the new summary up.
+   A failing or hanging endpoint costs the prefetch that quarter second, and says so in `notes`.
 2. vector recall — up to `recall_max` earlier turns of the same session most similar to the
    current message (cosine ≥ `recall_min_score`, the memory's own turn vectors), not already
    among the recent turns.
@@ -14,6 +18,8 @@ Without an LLM the summary layer is skipped and `notes` says so; without an embe
 
 from __future__ import annotations
 
+import threading
+from concurrent.futures import Future, TimeoutError
 from dataclasses import dataclass, field
 
 from tideline.clock import now_text
@@ -21,10 +27,11 @@ from tideline.config import Settings
 from tideline.consolidate._prompts import prompt
 from tideline.consolidate._schemas import SummaryOut
 from tideline.consolidate._summaries import SummaryStore
-from tideline.llm import LLM, NO_LLM, TokenMeter
+from tideline.llm import LLM, NO_LLM_NOTE, TokenMeter
 from tideline.memory import Memory, Turn
 
 RECALL_CHARS = 400  # longest recalled turn
+SUMMARY_WAIT = 0.25  # seconds a prefetch waits for the summary's update before going on
 
 
 @dataclass
@@ -53,6 +60,7 @@ class SessionMemory:
         recall_max: int = 3,
         recall_min_score: float = 0.45,
         meter: TokenMeter | None = None,
+        summary_wait: float = SUMMARY_WAIT,
     ):
         self.memory = memory
         self.llm = llm
@@ -62,7 +70,10 @@ class SessionMemory:
         self.recall_max = recall_max
         self.recall_min_score = recall_min_score
         self.meter = meter
+        self.summary_wait = summary_wait
         self.store = SummaryStore(memory.db)
+        self._folding: dict[int, Future[tuple[int, str]]] = {}  # session id → its update
+        self._lock = threading.Lock()
 
     @classmethod
     def from_settings(cls, memory: Memory, llm: LLM | None, settings: Settings) -> SessionMemory:
@@ -87,14 +98,18 @@ class SessionMemory:
         if not turns:
             return out
         sid = turns[0].session_id
-        through, summary = self.store.get(sid)
+        with self.memory.lock:
+            through, summary = self.store.get(sid)
         window = [t for t in turns if t.id > through]
-        if len(window) > 2 * self.keep_recent:
-            fold, window = window[: -self.keep_recent], window[-self.keep_recent :]
-            if self.llm is not None:
-                summary = self._update(sid, summary, fold)
+        if len(window) > 2 * self.keep_recent and self.llm is not None:
+            folded = self._fold(sid, summary, window[: -self.keep_recent], out)
+            if folded is not None:
+                through, summary = folded
+                window = [t for t in turns if t.id > through]
+        elif len(window) > 2 * self.keep_recent:
+            window = window[-self.keep_recent :]
         if self.llm is None and len(turns) > len(window):
-            out.notes.append(f"summary {NO_LLM}")
+            out.notes.append(f"summary {NO_LLM_NOTE}")
         out.summary = summary[: self.summary_cap]
         shown = {t.id for t in window}
         near = self.memory.similar_turns(session_key, message, self.recall_max, exclude=list(shown))
@@ -108,7 +123,40 @@ class SessionMemory:
     def summary_cap(self) -> int:
         return int(self.char_budget * self.summary_ratio)
 
-    def _update(self, session_id: int, summary: str, turns: list[Turn]) -> str:
+    def _fold(
+        self, session_id: int, summary: str, turns: list[Turn], out: SessionContext
+    ) -> tuple[int, str] | None:
+        """The summary brought up to date through `turns`, if that takes at most `summary_wait`
+        seconds; else None (the update goes on in the background, or failed: `notes` say)."""
+        with self._lock:
+            job = self._folding.get(session_id)
+            if job is None:
+                job = self._folding[session_id] = Future()
+                threading.Thread(
+                    target=self._update, args=(job, session_id, summary, turns), daemon=True
+                ).start()
+        try:
+            return job.result(timeout=self.summary_wait)
+        except TimeoutError:
+            out.notes.append("summary: being brought up to date in the background")
+            return None
+        except Exception as exc:  # the LLM failed: said here, retried by a later prefetch
+            out.notes.append(f"summary not brought up to date: {' '.join(str(exc).split())}")
+            return None
+        finally:
+            with self._lock:
+                if job.done() and self._folding.get(session_id) is job:
+                    del self._folding[session_id]
+
+    def _update(
+        self, job: Future[tuple[int, str]], session_id: int, summary: str, turns: list[Turn]
+    ) -> None:
+        try:
+            job.set_result(self._summarise(session_id, summary, turns))
+        except Exception as exc:
+            job.set_exception(exc)
+
+    def _summarise(self, session_id: int, summary: str, turns: list[Turn]) -> tuple[int, str]:
         assert self.llm is not None
         p = prompt("session_summary")
         lines = "\n".join(_line(t) for t in turns)
@@ -123,8 +171,9 @@ class SessionMemory:
             meter=self.meter,
         )
         new = result.data.summary.strip()[: self.summary_cap]
-        self.store.put(session_id, turns[-1].id, new, p.label, now_text(self.memory.clock))
-        return new
+        with self.memory.lock:
+            self.store.put(session_id, turns[-1].id, new, p.label, now_text(self.memory.clock))
+        return turns[-1].id, new
 
     def _assemble(self, out: SessionContext, recall: list[Turn], recent: list[Turn]) -> str:
         parts: list[str] = []

@@ -12,8 +12,9 @@
   once from a fresh read; a second change aborts it cleanly (recorded, nothing applied).
 - One sleep at a time (`SleepLock`); a run left `running` by a killed process is marked failed
   by the next one.
-- Without an LLM the LLM steps are skipped with the reason; the rule steps (fast path, expiry,
-  maturity, dedupe, snapshot) still run.
+- Without an LLM the LLM steps are skipped and the run is `skipped`, its reason said once; the
+  rule steps (fast path, expiry, maturity, dedupe, snapshot) still run and what they change is
+  applied. A run with nothing new to read is `nothing` (recorded `skipped`: it did nothing).
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from tideline.consolidate._schemas import (
 )
 from tideline.embed import Embedder
 from tideline.errors import InputTooLong, TidelineError
-from tideline.llm import LLM, NO_LLM, TokenMeter, Usage
+from tideline.llm import LLM, NO_LLM, NO_LLM_NOTE, TokenMeter, Usage
 from tideline.memory import Memory
 from tideline.profile import Profile, ProfileChanged
 
@@ -101,6 +102,7 @@ class Sleep:
         run_budget: int = 0,
         run_max_calls: int = 300,
         max_input_tokens: int = 24000,
+        no_llm: str = NO_LLM,
     ):
         self.profile = profile
         self.memory = memory
@@ -108,6 +110,7 @@ class Sleep:
         self.embedder = embedder
         self.run_budget = run_budget
         self.run_max_calls = run_max_calls
+        self.no_llm = no_llm  # why there is no LLM, when `llm` is None (said once in the report)
         self.limits = Limits(max_input_tokens=max_input_tokens)
 
     def run(
@@ -125,6 +128,10 @@ class Sleep:
         if not dry_run:
             self._close_interrupted()
         run_id = None if dry_run else self.profile.start_run(prompt_versions())
+        if run_id is not None:  # what is spent is recorded as it is spent: a kill keeps it
+            meter.on_record = lambda m: self.profile.record_run_tokens(
+                run_id, m.total.prompt_tokens, m.total.completion_tokens
+            )
         report = SleepReport(run_id, dry_run, llm=self.llm.name if self.llm else NO_LLM)
         applied = None
         try:
@@ -163,6 +170,8 @@ class Sleep:
                 report.status, report.version = "done", applied.version
                 report.applied = dict(applied.counts)
                 report.post = self._post(progress)
+            if self.llm is None and report.status in ("done", "nothing"):
+                report.status, report.reason = "skipped", self.no_llm.removeprefix("skipped: ")
         except StepFailed as exc:
             report.status = "failed"
             report.errors.append(str(exc))
@@ -181,7 +190,7 @@ class Sleep:
         try:
             progress(StepEvent(step.name, step.n, "start"))
             if step.kind == "llm" and ctx.llm is None:
-                out = Outcome(note=NO_LLM, status="skipped")
+                out = Outcome(note=NO_LLM_NOTE, status="skipped")
             else:
                 out = step.run(ctx)
             rep.changes, rep.note, rep.status = out.changes, out.note, out.status
@@ -244,9 +253,10 @@ class Sleep:
         assert report.run_id is not None
         total = meter.total
         errors = report.errors + [f"{s.name}: {s.error}" for s in report.post if s.error]
+        stored = {"done": "done", "nothing": "skipped", "skipped": "skipped"}
         self.profile.finish_run(
             report.run_id,
-            "done" if report.status in ("done", "nothing") else "failed",
+            stored.get(report.status, "failed"),
             steps=[s.to_dict() for s in report.steps + report.post],
             tokens_in=total.prompt_tokens,
             tokens_out=total.completion_tokens,
@@ -265,6 +275,8 @@ class Sleep:
                     run.id,
                     "failed",
                     steps=run.steps,
+                    tokens_in=run.tokens_in,
+                    tokens_out=run.tokens_out,
                     errors=["interrupted: the process ended before the run finished"],
                 )
 

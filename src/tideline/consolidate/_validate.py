@@ -16,7 +16,7 @@ from tideline.consolidate._context import Ctx, fit, section
 from tideline.consolidate._outcome import Outcome
 from tideline.consolidate._render import fact_line, trajectory_text
 from tideline.consolidate._schemas import Arbitration, Verification
-from tideline.llm import NO_LLM
+from tideline.llm import NO_LLM_NOTE
 from tideline.profile import Fact, disputed_pairs, plan_fast_path, settle
 
 
@@ -63,7 +63,7 @@ def cross_validate(ctx: Ctx) -> Outcome:
     if not rest:
         return Outcome(counts)
     if ctx.llm is None:
-        return Outcome(counts, f"LLM part {NO_LLM}")
+        return Outcome(counts, f"LLM part {NO_LLM_NOTE}")
     lines = []
     for f in rest:
         said = "; ".join(_evidence(ctx, f))
@@ -90,7 +90,7 @@ def arbitrate(ctx: Ctx) -> Outcome:
     if not pairs:
         return Outcome(counts)
     if ctx.llm is None:
-        return Outcome(counts, f"{NO_LLM}; {len(pairs)} dispute(s) wait", status="skipped")
+        return Outcome(counts, f"{NO_LLM_NOTE}; {len(pairs)} dispute(s) wait", status="skipped")
     blocks = []
     for p in pairs:
         old_said = "; ".join(_evidence(ctx, p.old)) or "-"

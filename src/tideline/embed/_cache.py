@@ -4,11 +4,18 @@ Keyed by (model id, kind, sha256 of the text) — kind is "d" for documents, "q"
 e5 embeds them differently. One SQLite file can serve every agent and every library collection on
 the machine. `CachedEmbedder` also counts hits, misses and the seconds spent inside the real
 embedder, which the benchmarks report.
+
+Threads: a server embeds outside its memory lock (MCP workers, HTTP requests, the query thread of
+`search.pending_vector`), so many threads share one cache. apsw refuses a connection used by two
+threads at once (`ThreadingViolationError`: 12 of 180 requests in 60-way bursts, #21), so every
+read and write of the cache file takes the cache's own lock; the embedding itself does not, so
+requests to an embedding service still run side by side.
 """
 
 from __future__ import annotations
 
 import hashlib
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -50,6 +57,7 @@ class CachedEmbedder:
         self.max_input_tokens = inner.max_input_tokens
         self.db = open_database(path, _MIGRATIONS)
         self.stats = CacheStats()
+        self._lock = threading.Lock()  # the connection and the counters, one thread at a time
 
     @property
     def dim(self) -> int:
@@ -60,15 +68,16 @@ class CachedEmbedder:
 
     def _lookup(self, kind: str, hashes: list[bytes]) -> dict[bytes, np.ndarray]:
         found: dict[bytes, np.ndarray] = {}
-        for start in range(0, len(hashes), 500):
-            part = hashes[start : start + 500]
-            marks = ",".join("?" * len(part))
-            rows = self.db.execute(
-                f"SELECT hash, vector FROM embeddings WHERE model_id = ? AND kind = ? AND hash IN ({marks})",
-                (self.model_id, kind, *part),
-            )
-            for h, blob in rows:
-                found[h] = np.frombuffer(blob, dtype=np.float32)
+        with self._lock:
+            for start in range(0, len(hashes), 500):
+                part = hashes[start : start + 500]
+                marks = ",".join("?" * len(part))
+                rows = self.db.execute(
+                    f"SELECT hash, vector FROM embeddings WHERE model_id = ? AND kind = ? AND hash IN ({marks})",
+                    (self.model_id, kind, *part),
+                )
+                for h, blob in rows:
+                    found[h] = np.frombuffer(blob, dtype=np.float32)
         return found
 
     def _embed(self, kind: str, texts: Sequence[str]) -> np.ndarray:
@@ -78,8 +87,9 @@ class CachedEmbedder:
         for h, t in zip(hashes, texts, strict=True):
             if h not in found and h not in todo:
                 todo[h] = t
-        self.stats.hits += len(texts) - len(todo)
-        self.stats.misses += len(todo)
+        with self._lock:
+            self.stats.hits += len(texts) - len(todo)
+            self.stats.misses += len(todo)
         if todo:
             started = time.perf_counter()
             items = list(todo.items())
@@ -87,8 +97,8 @@ class CachedEmbedder:
                 vectors = np.stack([self.inner.embed_query(t) for _, t in items])
             else:
                 vectors = self.inner.embed_documents([t for _, t in items])
-            self.stats.embed_seconds += time.perf_counter() - started
-            with self.db.transaction():
+            with self._lock, self.db.transaction():
+                self.stats.embed_seconds += time.perf_counter() - started
                 self.db.executemany(
                     "INSERT OR REPLACE INTO embeddings(model_id, kind, hash, vector) VALUES (?, ?, ?, ?)",
                     [
@@ -114,7 +124,7 @@ class CachedEmbedder:
         survive as cached vectors. Returns how many were dropped."""
         hashes = list({text_hash(t) for t in texts})
         dropped = 0
-        with self.db.transaction():
+        with self._lock, self.db.transaction():
             for start in range(0, len(hashes), 500):
                 part = hashes[start : start + 500]
                 marks = ",".join("?" * len(part))
@@ -125,4 +135,5 @@ class CachedEmbedder:
         return dropped
 
     def close(self) -> None:
-        self.db.close()
+        with self._lock:
+            self.db.close()

@@ -15,11 +15,16 @@ is swapped meanwhile, the no-follow walk refuses it. Opening uses `O_NONBLOCK`, 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno
+import functools
+import hashlib
 import os
 import secrets
 import stat
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from tideline.library._errors import LinkOutside, UnreadableFile
 
@@ -115,7 +120,29 @@ def read_inside(root: Path, path: Path, *, limit: int) -> tuple[bytes, os.stat_r
     return data, st
 
 
-def write_inside(root: Path, path: Path, data: bytes) -> bool:
+@dataclass(frozen=True)
+class Seen:
+    """What a writer read of a file (inode, mtime, size, content hash): the file must still be
+    exactly this when the new version replaces it."""
+
+    ino: int
+    mtime_ns: int
+    size: int
+    sha256: bytes
+
+    @classmethod
+    def of(cls, data: bytes, st: os.stat_result) -> Seen:
+        return cls(st.st_ino, st.st_mtime_ns, st.st_size, hashlib.sha256(data).digest())
+
+
+class FileChanged(UnreadableFile):
+    """The file changed (or appeared) between the writer's read and its replacement."""
+
+    def __init__(self, path: str):
+        super().__init__(path, "changed while it was being written; read it again and retry")
+
+
+def write_inside(root: Path, path: Path, data: bytes, expect: Seen | None = None) -> bool:
     """Write `data` as the file `path` inside `root`, atomically; True when it was created.
 
     The same no-follow walk as reading, from a descriptor of the root: every folder on the way is
@@ -123,6 +150,11 @@ def write_inside(root: Path, path: Path, data: bytes) -> bool:
     target (`O_EXCL`), are flushed with `fsync`, and `rename` puts them in place, so a reader sees
     the old note or the new one, never half, and no link — even one swapped in meanwhile — can
     lead the write out of the root. An existing target must be a regular file, not a link.
+
+    Compare and swap, so a hand edit made meanwhile is never overwritten: with `expect` None the
+    file must not exist (it is linked into place, which fails if it appeared); else it must
+    still be what `expect` saw — inode, mtime, size and the hash of its bytes, checked just
+    before the rename — or `FileChanged` is raised and nothing is written.
     """
     parts = _parts(root, path)
     shown = "/".join(parts)
@@ -138,14 +170,7 @@ def write_inside(root: Path, path: Path, data: bytes) -> bool:
                 nxt = os.open(name, _DIR_FLAGS, dir_fd=fd)
                 os.close(fd)
                 fd = nxt
-            try:
-                st = os.stat(parts[-1], dir_fd=fd, follow_symlinks=False)
-            except FileNotFoundError:
-                created = True
-            else:
-                if not stat.S_ISREG(st.st_mode):
-                    raise UnreadableFile(shown, "is a link or not a regular file; not written")
-                created = False
+            _unchanged(fd, parts[-1], shown, expect)
             out = os.open(
                 tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o644, dir_fd=fd
             )
@@ -154,15 +179,19 @@ def write_inside(root: Path, path: Path, data: bytes) -> bool:
                     fh.write(data)
                     fh.flush()
                     os.fsync(fh.fileno())
-                os.rename(tmp, parts[-1], src_dir_fd=fd, dst_dir_fd=fd)
-            except BaseException:
+                if expect is None:
+                    _link_new(fd, tmp, parts[-1], shown)
+                else:
+                    _swap_in(fd, tmp, parts[-1], shown, expect, hashlib.sha256(data).digest())
+            finally:
                 with contextlib.suppress(OSError):
                     os.unlink(tmp, dir_fd=fd)
-                raise
             os.fsync(fd)  # the rename itself survives a crash
-            return created
+            return expect is None
         finally:
             os.close(fd)
+    except FileChanged:
+        raise
     except OSError as exc:
         if exc.errno not in _LINK_ERRNOS:
             raise UnreadableFile(shown, f"cannot be written ({exc.strerror})") from None
@@ -171,3 +200,107 @@ def write_inside(root: Path, path: Path, data: bytes) -> bool:
         raise UnreadableFile(
             shown, "has a linked folder on its path; write to the real path"
         ) from None
+
+
+def _unchanged(folder: int, name: str, shown: str, expect: Seen | None) -> None:
+    """Raise `FileChanged` unless `folder/name` is still what `expect` saw (None: absent). The
+    bytes are compared first, the stat last: an edit landing after the read of the bytes
+    changes the inode or the mtime, which the stat then sees."""
+    try:
+        if expect is not None and _digest(folder, name, expect.size) != expect.sha256:
+            raise FileChanged(shown)  # same size, same mtime (`touch -r`), other bytes
+        st = os.stat(name, dir_fd=folder, follow_symlinks=False)
+    except FileNotFoundError:
+        if expect is not None:
+            raise FileChanged(shown) from None
+        return
+    if not stat.S_ISREG(st.st_mode):
+        raise UnreadableFile(shown, "is a link or not a regular file; not written")
+    if expect is None or (st.st_ino, st.st_mtime_ns, st.st_size) != (
+        expect.ino,
+        expect.mtime_ns,
+        expect.size,
+    ):
+        raise FileChanged(shown)
+
+
+def _digest(folder: int, name: str, size: int) -> bytes:
+    fd = os.open(name, _FILE_FLAGS, dir_fd=folder)
+    with os.fdopen(fd, "rb") as fh:
+        return hashlib.sha256(fh.read(size + 1)).digest()
+
+
+def _swap_in(folder: int, tmp: str, name: str, shown: str, expect: Seen, ours: bytes) -> None:
+    """Replace `name` by `tmp` only if `name` is still what `expect` saw.
+
+    Checked, then exchanged atomically (`renameat2(RENAME_EXCHANGE)`): `tmp` then names the file
+    that was replaced, which must be the one that was read; if a save slipped in between the
+    check and the exchange, the exchange is undone, so that save is never lost. Where the
+    exchange is missing (not Linux, a filesystem without it) the check comes microseconds before
+    a plain rename. A third writer replacing this write's version during the undo (three saves
+    within microseconds) has its version kept beside the note as `<name>.conflict-<n>.md`.
+    """
+    _unchanged(folder, name, shown, expect)
+    if not _exchange(folder, tmp, name):
+        os.rename(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
+        return
+    try:
+        _unchanged(folder, tmp, shown, expect)
+    except FileChanged:
+        _exchange(folder, tmp, name)
+        if _digest(folder, tmp, 1 << 30) != ours:
+            os.rename(tmp, _conflict_name(folder, name), src_dir_fd=folder, dst_dir_fd=folder)
+        raise
+
+
+def _conflict_name(folder: int, name: str) -> str:
+    stem = name.removesuffix(".md")
+    for n in range(1, 10_000):
+        kept = f"{stem}.conflict-{n}.md"
+        try:
+            os.stat(kept, dir_fd=folder, follow_symlinks=False)
+        except FileNotFoundError:
+            return kept
+    raise UnreadableFile(name, "has 9,999 conflict copies beside it; clear them away")
+
+
+_RENAME_EXCHANGE = 2
+
+
+@functools.cache
+def _renameat2() -> Any:
+    """libc's `renameat2`, or None (not glibc ≥ 2.28)."""
+    try:
+        fn = ctypes.CDLL(None, use_errno=True).renameat2
+    except (AttributeError, OSError):
+        return None
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    return fn
+
+
+def _exchange(folder: int, a: str, b: str) -> bool:
+    """Swap the names `a` and `b` in `folder` atomically; False where that cannot be done."""
+    fn = _renameat2()
+    if fn is None:
+        return False
+    if fn(folder, os.fsencode(a), folder, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP):
+        return False
+    if code == errno.ENOENT:
+        raise FileChanged(b)  # the note was deleted meanwhile
+    raise OSError(code, os.strerror(code))
+
+
+def _link_new(folder: int, tmp: str, name: str, shown: str) -> None:
+    """Put `tmp` in place as `name` only if no `name` exists (a rename would replace one)."""
+    try:
+        os.link(tmp, name, src_dir_fd=folder, dst_dir_fd=folder, follow_symlinks=False)
+    except FileExistsError:
+        raise FileChanged(shown) from None
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP):
+            raise
+        _unchanged(folder, name, shown, None)  # no hard links here: check, then rename
+        os.rename(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)

@@ -7,7 +7,8 @@ safe in a folder memo created. So:
 - a folder memo creates gets a marker, `CACHEDIR.TAG` (the Cache Directory Tagging Specification,
   so backup tools skip the disposable index too); files are only removed from a marked folder;
 - a folder without the marker (written by a version before the marker, or by hand) is adopted
-  only when every name in it is one memo writes (`index.db*`, `state.json*`, `router.db*`); a
+  only when every name in it is one memo writes (`index.db*`, `state.json*`, `router.db*`,
+  `writes.db*`); a
   folder holding anything else is refused, and nothing in it is touched;
 - inside an owned folder, an `index.db` (or `state.json`, ...) that is a symlink is removed as a
   link (its target is never opened), and one that is an empty folder is removed; a non-empty
@@ -29,7 +30,7 @@ _MARKER_TEXT = (
     "# This folder is memo's disposable index (Tideline); delete it any time, it is rebuilt\n"
     "# from the markdown. memo only writes and deletes in a .memo folder carrying this file.\n"
 )
-_DATABASES = ("index.db", "router.db")
+_DATABASES = ("index.db", "router.db", "writes.db")
 OWN_NAMES = frozenset(
     {MARKER, "state.json", "state.json.tmp"}
     | {db + suffix for db in _DATABASES for suffix in ("", "-wal", "-shm", "-journal")}

@@ -35,7 +35,15 @@ from tideline.library._index import MAX_FILE_BYTES, CollectionIndex, Progress, S
 from tideline.library._index_dir import IndexDirRefused, claim_index_dir
 from tideline.library._layout import Collection, Layout, Problem, scan_library, stat_notes
 from tideline.library._meta import CollectionMeta, read_meta, write_meta
-from tideline.library._notes import NoteText, NoteWritten, note_target, read_note, write_note
+from tideline.library._notes import (
+    NoteText,
+    NoteWritten,
+    note_target,
+    open_write_keys,
+    read_note,
+    write_note,
+    write_note_once,
+)
 from tideline.library._paths import INDEX_DIR, MAX_DEPTH, META_FILE, REGISTRY_FILE, resolve_inside
 from tideline.library._registry import (
     load_registry,
@@ -57,6 +65,7 @@ from tideline.search import (
     retrieve,
     valid_text,
 )
+from tideline.store import WriteKeys, check_key
 
 MAX_K = 100  # results per search or route: more is a dump, not an answer
 TEXT_CHARS = 1200
@@ -195,6 +204,7 @@ class Library:
         self._executor: ThreadPoolExecutor | None = None
         self._router: Router | None = None
         self._router_stamp: tuple[int, int, int] | None = None
+        self._keys: WriteKeys | None = None  # opened by the first keyed write
 
     # -- layout and indexes -----------------------------------------------------------------
     def layout(self, *, refresh: bool = False) -> Layout:
@@ -234,6 +244,9 @@ class Library:
         if self._router is not None:
             self._router.close()
             self._router, self._router_stamp = None, None
+        if self._keys is not None:
+            self._keys.db.close()
+            self._keys = None
         if self._executor is not None:
             self._executor.shutdown(wait=True)
             self._executor = None
@@ -514,13 +527,23 @@ class Library:
         return "watcher" if _heartbeat.alive(self.root) else "stat"
 
     # -- one note ---------------------------------------------------------------------------
-    def write(self, path: str, text: str, *, append: bool = False) -> NoteWritten:
+    def write(
+        self, path: str, text: str, *, append: bool = False, idempotency_key: str | None = None
+    ) -> NoteWritten:
         """Create the note `path` in a collection (or append to it), then index it, so the next
-        search finds it (see `_notes` for the rules)."""
+        search finds it (see `_notes` for the rules). Sent again with its idempotency key, the
+        first answer comes back (`replayed`) and nothing is appended twice."""
+        key = check_key(idempotency_key)
         target, collection = note_target(self.root, self.layout(refresh=True), path)
-        written = write_note(
-            self.root, target, collection, text, append=append, max_bytes=self.max_file_bytes
-        )
+        args = (self.root, target, collection, text)
+        if key is None:
+            written = write_note(*args, append=append, max_bytes=self.max_file_bytes)
+        else:
+            if self._keys is None:
+                self._keys = open_write_keys(self.root, self.busy_timeout_ms)
+            written = write_note_once(
+                self._keys, key, *args, append=append, max_bytes=self.max_file_bytes
+            )
         self._sync_note(collection, target)
         return written
 

@@ -9,20 +9,84 @@ existing note is only appended to, and only when asked), and never larger than t
 
 from __future__ import annotations
 
+import random
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from tideline.errors import InvalidInput, NotFound
 from tideline.library._errors import NoCollection, UnreadableFile
-from tideline.library._files import read_inside, write_inside
+from tideline.library._files import FileChanged, Seen, read_inside, write_inside
+from tideline.library._index_dir import claim_index_dir
 from tideline.library._layout import Collection, Layout
-from tideline.library._paths import INBOX_FILE, MAX_DEPTH, META_FILE, is_hidden, resolve_inside
+from tideline.library._paths import (
+    INBOX_FILE,
+    INDEX_DIR,
+    MAX_DEPTH,
+    META_FILE,
+    is_hidden,
+    resolve_inside,
+)
 from tideline.pathnames import shown
 from tideline.search import valid_text
+from tideline.store import Migrations, WriteKeys, open_database
 
 #: Most lines one `read_note` returns; the answer says where to go on.
 MAX_READ_LINES = 400
+#: How often a write is tried again when the note changes under it (a person editing it).
+WRITE_TRIES = 8
+
+
+#: The scope of `memo_write`'s idempotency keys.
+MEMO_WRITE = "memo_write"
+_writes = Migrations("library_writes")
+
+
+@_writes.step(1)
+def _keys_table(db) -> None:  # type: ignore[no-untyped-def]
+    WriteKeys.create_table(db)
+
+
+def open_write_keys(root: Path, busy_timeout_ms: int = 5000) -> WriteKeys:
+    """The idempotency keys of the library's writes, in `<root>/.memo/writes.db` (made on the
+    first keyed write; deleting `.memo/` forgets them, and with them only the retries of writes
+    made before)."""
+    claim_index_dir(root / INDEX_DIR)
+    db = open_database(root / INDEX_DIR / "writes.db", _writes, busy_timeout_ms=busy_timeout_ms)
+    return WriteKeys(db)
+
+
+def write_note_once(
+    keys: WriteKeys,
+    key: str,
+    root: Path,
+    target: Path,
+    collection: Collection,
+    text: str,
+    *,
+    append: bool,
+    max_bytes: int,
+) -> NoteWritten:
+    """`write_note` under an idempotency key: the same key again returns the first answer
+    (`replayed`) and writes nothing. The key is recorded in the transaction that holds the
+    keys' write lock across the note's replacement, so two processes sending one key write once;
+    only a process killed between the rename and the commit (microseconds) leaves a written note
+    whose key is unknown."""
+    request = {"path": target.relative_to(root).as_posix(), "text": text, "append": append}
+    with keys.db.transaction():
+        first = keys.replay(MEMO_WRITE, key, request)
+        if first is not None:
+            return NoteWritten(**{**first, "replayed": True})
+        written = write_note(root, target, collection, text, append=append, max_bytes=max_bytes)
+        keys.record(MEMO_WRITE, key, request, written.to_dict())
+    return written
+
+
+class NoteBusy(UnreadableFile):
+    """A note kept changing while it was being written (transient: retry later)."""
+
+    transient = True
 
 
 @dataclass
@@ -33,6 +97,7 @@ class NoteWritten:
     bytes: int
     lines: int
     added_at_line: int  # where the new text starts (1 for a new note)
+    replayed: bool = False  # the answer of an earlier, identical write, sent again
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -89,28 +154,51 @@ def _nearest(layout: Layout, target: Path) -> Collection | None:
 def write_note(
     root: Path, target: Path, collection: Collection, text: str, *, append: bool, max_bytes: int
 ) -> NoteWritten:
-    """Create the note, or append `text` to it with `append`; whole or not at all."""
+    """Create the note, or append `text` to it with `append`; whole or not at all.
+
+    Read, then compare and swap (`write_inside` with what was read): a note edited by hand (or
+    created) between the read and the write is read again and the text appended to the new
+    version, up to `WRITE_TRIES` times, so an edit made meanwhile is never lost. Creating a note
+    that exists already with exactly this text is answered as the first creation was
+    (`replayed`): a retry whose answer was lost is not an error.
+    """
     if not isinstance(text, str) or not text.strip():
         raise InvalidInput("text is empty; pass the markdown to write")
     text = valid_text(text)
     rel = target.relative_to(root).as_posix()
-    old = ""
+    for attempt in range(WRITE_TRIES):
+        try:
+            return _write_once(root, target, collection, text, append=append, max_bytes=max_bytes)
+        except FileChanged:
+            time.sleep(random.uniform(0, 0.002 * 2**attempt))  # let the other writer finish
+    raise NoteBusy(rel, f"changed {WRITE_TRIES} times while it was being written; try again")
+
+
+def _write_once(
+    root: Path, target: Path, collection: Collection, text: str, *, append: bool, max_bytes: int
+) -> NoteWritten:
+    rel = target.relative_to(root).as_posix()
+    old, seen = "", None
+    body = text.rstrip("\n") + "\n"
     if target.exists() or target.is_symlink():
+        data, st = read_inside(root, target, limit=max_bytes)
+        old, seen = _decode(rel, data), Seen.of(data, st)
+        if not append and old == body:
+            return NoteWritten(rel, collection.rel, True, len(data), old.count("\n"), 1, True)
         if not append:
             raise InvalidInput(
                 f"{rel} already exists; pass append=true (--append) to add to it, or pick a new "
                 "name (an existing note is never overwritten)"
             )
-        old = _decode(rel, read_inside(root, target, limit=max_bytes)[0])
     sep = "" if not old or old.endswith("\n\n") else ("\n" if old.endswith("\n") else "\n\n")
-    new = old + sep + text.rstrip("\n") + "\n"
+    new = old + sep + body
     data = new.encode("utf-8")
     if len(data) > max_bytes:
         raise InvalidInput(
             f"{rel} would be {len(data):,} bytes, more than the {max_bytes:,} a note may have "
             "(larger ones are not indexed); start a new note"
         )
-    created = write_inside(root, target, data)
+    created = write_inside(root, target, data, seen)
     return NoteWritten(
         rel,
         collection.rel,

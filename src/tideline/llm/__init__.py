@@ -8,7 +8,7 @@ call (`Result.usage`) and per run (`TokenMeter`). See docs/llm.md.
 
 from tideline.llm._bounds import ID_MAX, Items
 from tideline.llm._client import LLMClient, prompt_tokens
-from tideline.llm._load import NO_LLM, llm_from_sampler, llm_from_settings
+from tideline.llm._load import NO_LLM, NO_LLM_NOTE, llm_from_sampler, llm_from_settings
 from tideline.llm._meter import TokenMeter
 from tideline.llm._openai import STEP_HEADER, OpenAIChat
 from tideline.llm._protocol import LLM, ChatBackend, FormatRefused, Sample, Sampler
@@ -20,6 +20,7 @@ __all__ = [
     "ID_MAX",
     "LLM",
     "NO_LLM",
+    "NO_LLM_NOTE",
     "STEP_HEADER",
     "ChatBackend",
     "FormatRefused",

@@ -12,7 +12,9 @@ NO_LLM = (
     "skipped: no LLM configured (set TIDELINE_LLM_BASE_URL and TIDELINE_LLM_MODEL, "
     "or run it from an MCP client that supports sampling; see docs/llm.md)"
 )
-"""What a report says for an LLM step when `llm_from_settings` returned None."""
+"""Why a run had no LLM when `llm_from_settings` returned None: the run says it once."""
+NO_LLM_NOTE = "skipped: no LLM"
+"""What each LLM step's own line says then (the reason is the run's, said once)."""
 
 
 def llm_from_settings(settings: Settings) -> LLMClient | None:

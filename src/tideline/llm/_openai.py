@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import time
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -82,6 +83,7 @@ class OpenAIChat:
         self._known = ENDPOINTS.get(self.url, model)
         self._settled = not self.auto
         self._http = http_client(timeout, max_body)
+        weakref.finalize(self, self._http.close)  # its sockets go with the client
         self._key = api_key or "none"
         # An explicit placeholder key: without one the package would read OPENAI_API_KEY from the
         # environment and send a real OpenAI key to whatever server base_url names.

@@ -8,8 +8,9 @@ marked deprecated since protocol 2026-07-28 (SEP-2577) and would warn on every c
 Sampling is a server-to-client request, so it needs (1) a client that declared the `sampling`
 capability and (2) a connection that can carry server-to-client requests: the initialize-
 handshake era (protocol ≤ 2025-11-25) over stdio or streamable HTTP with SSE. Connections on
-2026-07-28 have no such back-channel (their multi-round-trip `InputRequiredResult` flow is not
-supported here yet); the step is then skipped with that reason, never failed.
+2026-07-28 have no such back-channel: there the tool answers with `InputRequiredResult` rounds
+(`tideline.mcp._rounds`), one sampling request per round. A client without the capability gets
+the run skipped with that reason, never failed.
 
 Tools that use it are sync tools: the SDK runs them in a worker thread, and the sampler blocks
 that thread on `anyio.from_thread.run` while the event loop talks to the client.
@@ -38,6 +39,8 @@ from tideline.config import Settings
 from tideline.errors import LLMError
 from tideline.llm import LLMClient, Message, Sample, llm_from_sampler, llm_from_settings
 
+ROUNDS_VERSION = "2026-07-28"  # the first protocol whose tools ask through InputRequiredResult
+
 
 class ClientSampler:
     """A `tideline.llm.Sampler` over one MCP session; call it from a tool's worker thread."""
@@ -51,19 +54,7 @@ class ClientSampler:
         return anyio.from_thread.run(self._ask, list(messages), system, max_tokens)
 
     async def _ask(self, messages: list[Message], system: str | None, max_tokens: int) -> Sample:
-        request = CreateMessageRequest(
-            params=CreateMessageRequestParams(
-                messages=[
-                    SamplingMessage(
-                        role="assistant" if m["role"] == "assistant" else "user",
-                        content=TextContent(type="text", text=m["content"]),
-                    )
-                    for m in messages
-                ],
-                system_prompt=system,
-                max_tokens=max_tokens,
-            )
-        )
+        request = sampling_request(messages, system, max_tokens)
         try:
             result = await self._session.send_request(request, CreateMessageResult)
         except MCPError as exc:
@@ -71,12 +62,41 @@ class ClientSampler:
                 f"the MCP client's model refused the sampling request ({exc.error.message}); "
                 "approve sampling in the client or set TIDELINE_LLM_BASE_URL"
             ) from None
-        if not isinstance(result.content, TextContent):
-            raise LLMError(
-                f"the MCP client's model ({result.model}) answered with {result.content.type} "
-                "content instead of text; use a text model in the client"
-            )
-        return Sample(result.content.text, result.model)
+        return sample_of(result)
+
+
+def sampling_request(
+    messages: Sequence[Message], system: str | None, max_tokens: int
+) -> CreateMessageRequest:
+    """`sampling/createMessage` for these messages (user and assistant turns only)."""
+    return CreateMessageRequest(
+        params=CreateMessageRequestParams(
+            messages=[
+                SamplingMessage(
+                    role="assistant" if m["role"] == "assistant" else "user",
+                    content=TextContent(type="text", text=m["content"]),
+                )
+                for m in messages
+            ],
+            system_prompt=system,
+            max_tokens=max_tokens,
+        )
+    )
+
+
+def sample_of(result: Any) -> Sample:
+    """The client's answer as a `Sample`, or `LLMError` if it is not a text answer."""
+    if not isinstance(result, CreateMessageResult):
+        raise LLMError(
+            f"the MCP client answered the sampling request with {type(result).__name__}, not a "
+            "message; answer it with the model's text"
+        )
+    if not isinstance(result.content, TextContent):
+        raise LLMError(
+            f"the MCP client's model ({result.model}) answered with {result.content.type} "
+            "content instead of text; use a text model in the client"
+        )
+    return Sample(result.content.text, result.model)
 
 
 def sampling_unavailable(ctx: Context[Any]) -> str | None:
@@ -87,13 +107,19 @@ def sampling_unavailable(ctx: Context[Any]) -> str | None:
             "skipped: the MCP client does not offer sampling (no `sampling` capability) and no "
             "LLM is configured (set TIDELINE_LLM_BASE_URL and TIDELINE_LLM_MODEL)"
         )
-    if not session.can_send_request:
+    if not session.can_send_request and not in_rounds(ctx):
         return (
             f"skipped: this MCP connection (protocol {session.protocol_version}) cannot carry "
             "sampling requests to the client; connect with the initialize handshake or set "
             "TIDELINE_LLM_BASE_URL and TIDELINE_LLM_MODEL"
         )
     return None
+
+
+def in_rounds(ctx: Context[Any]) -> bool:
+    """Sampling on this connection goes in rounds: `InputRequiredResult` (tideline.mcp._rounds)."""
+    version = ctx.protocol_version
+    return not ctx.session.can_send_request and bool(version) and version >= ROUNDS_VERSION
 
 
 def tool_llm(ctx: Context[Any], settings: Settings) -> tuple[LLMClient | None, str | None]:
@@ -106,6 +132,6 @@ def tool_llm(ctx: Context[Any], settings: Settings) -> tuple[LLMClient | None, s
     if llm is not None:
         return llm, None
     reason = sampling_unavailable(ctx)
-    if reason is not None:
-        return None, reason
+    if reason is not None or in_rounds(ctx):
+        return None, reason  # in rounds, the tool runs the work through `Rounds`
     return llm_from_sampler(ClientSampler(ctx.session), settings), None

@@ -18,7 +18,7 @@ from typing import Any
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.prompts.base import Prompt
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS, ToolAnnotations
+from mcp_types import INVALID_PARAMS, InputRequiredResult, ToolAnnotations
 
 from tideline.consolidate.dream import (
     LAYERS,
@@ -29,9 +29,10 @@ from tideline.consolidate.dream import (
 )
 from tideline.errors import TidelineError
 from tideline.fields import DREAM_RUN, MEMORY_THREADS
+from tideline.llm import LLM, NO_LLM
 from tideline.mcp._base import ToolServer, error_message, names
 from tideline.mcp._fields import annotated
-from tideline.mcp._sampling import tool_llm
+from tideline.mcp._rounds import with_llm
 from tideline.mcp.profile_tools import step_progress
 
 Date = annotated(DREAM_RUN, "date")
@@ -73,12 +74,12 @@ def register(server: ToolServer) -> None:
             open_world_hint=False,
         ),
     )
-    def dream_run(date: Date, layers: Layers, dry_run: DryRun, ctx: Context) -> dict[str, Any]:
-        llm, reason = tool_llm(ctx, server.app.settings)
-
-        def run() -> dict[str, Any]:
+    def dream_run(
+        date: Date, layers: Layers, dry_run: DryRun, ctx: Context
+    ) -> dict[str, Any] | InputRequiredResult:
+        def run(llm: LLM | None, reason: str | None) -> dict[str, Any]:
             with server.locks["agent"]:  # opens the app's services once, not their work
-                dream = server.app.dream_using(llm)
+                dream = server.app.dream_using(llm, reason or NO_LLM)
             report = dream.run(
                 date=date,
                 layers=names(layers) or None,
@@ -87,7 +88,7 @@ def register(server: ToolServer) -> None:
             )
             return report.to_dict() | ({"llm_skipped": reason} if reason else {})
 
-        return server.call("dream_run", run, lock=None)
+        return with_llm(server, "dream_run", ctx, run)
 
     @server.tool(
         name="memory_threads",

@@ -38,6 +38,7 @@ Prefix = annotated(MEMO_ROUTE, "prefix")
 NotePath = annotated(MEMO_WRITE, "path")
 NoteText = annotated(MEMO_WRITE, "text")
 Append = annotated(MEMO_WRITE, "append")
+NoteKey = annotated(MEMO_WRITE, "idempotency_key")
 ReadPath = annotated(MEMO_READ, "path")
 Start = annotated(MEMO_READ, "start")
 End = annotated(MEMO_READ, "end")
@@ -124,15 +125,20 @@ def register(server: ToolServer) -> None:
             open_world_hint=False,
         ),
     )
-    def memo_write(path: NotePath, text: NoteText, append: Append) -> dict[str, Any]:
+    def memo_write(
+        path: NotePath, text: NoteText, append: Append, idempotency_key: NoteKey
+    ) -> dict[str, Any]:
         """Create a markdown note in a collection of the library, or with append=true add to the
         end of one (an existing note is never overwritten). `path` is relative to the library
         root and lies inside a collection (see memo_status), e.g. "work/jira/2024-06-01.md";
         missing sub-folders are made. The write is atomic and indexed at once, so memo_search
-        finds it on the next call. Returns the path, whether it was created, its size and the
-        line where the new text starts."""
+        finds it on the next call; an edit made to the note meanwhile is kept. Pass an
+        idempotency_key to retry an append safely after a lost answer. Returns the path,
+        whether it was created, its size and the line where the new text starts."""
         return server.call(
-            "memo_write", lambda: app.library.write(path, text, append=append), lock="library"
+            "memo_write",
+            lambda: app.library.write(path, text, append=append, idempotency_key=idempotency_key),
+            lock="library",
         )
 
     @server.tool(

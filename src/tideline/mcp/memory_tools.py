@@ -27,6 +27,7 @@ Role = annotated(SYNC_TURN, "role")
 Text = annotated(SYNC_TURN, "text")
 Speaker = annotated(SYNC_TURN, "speaker")
 Timestamp = annotated(SYNC_TURN, "timestamp")
+TurnKey = annotated(SYNC_TURN, "idempotency_key")
 
 Gesture = annotated(MEMORY_WRITE, "gesture")
 WriteContext = annotated(MEMORY_WRITE, "context")
@@ -40,6 +41,7 @@ Entities = annotated(MEMORY_WRITE, "related_entities")
 SourceLinks = annotated(MEMORY_WRITE, "source_links")
 WriteKind = annotated(MEMORY_WRITE, "kind")
 Supersedes = annotated(MEMORY_WRITE, "supersedes")
+WriteKey = annotated(MEMORY_WRITE, "idempotency_key")
 
 Query = annotated(MEMORY_SEARCH, "query")
 K = annotated(MEMORY_SEARCH, "k")
@@ -75,7 +77,8 @@ def register(server: ToolServer) -> None:
             f"Store one conversation turn in {agent}'s raw context, word for word. Call it for "
             "every user and assistant message so nothing said is ever lost; memories written "
             "with memory_write link back to these turns. Idempotent: sending the same turn "
-            "again returns the existing id with created=false. Returns the turn id."
+            "again returns the existing id with created=false (with the same idempotency_key, "
+            "the first answer with replayed=true). Returns the turn id."
         ),
         annotations=ToolAnnotations(
             title="Keep a conversation turn",
@@ -86,12 +89,22 @@ def register(server: ToolServer) -> None:
         ),
     )
     def sync_turn(
-        session: Session, role: Role, text: Text, speaker: Speaker, timestamp: Timestamp
+        session: Session,
+        role: Role,
+        text: Text,
+        speaker: Speaker,
+        timestamp: Timestamp,
+        idempotency_key: TurnKey,
     ) -> dict[str, Any]:
         return server.call(
             "sync_turn",
             lambda: server.memory.sync_turn(
-                session=session, role=role, text=text, speaker=speaker, timestamp=timestamp
+                session=session,
+                role=role,
+                text=text,
+                speaker=speaker,
+                timestamp=timestamp,
+                idempotency_key=idempotency_key,
             ),
             lock=None,
         )
@@ -106,7 +119,8 @@ def register(server: ToolServer) -> None:
             "conversations — not for small talk. Link the turns it comes from (source_links, "
             "turn ids from sync_turn) so it can be traced. To correct a memory, write the right "
             "version with supersedes=<old id>: the old one leaves search but stays traceable. "
-            "Returns the stored memory with its id and weight."
+            "Pass an idempotency_key to retry safely after a lost answer. Returns the stored "
+            "memory with its id and weight."
         ),
         annotations=ToolAnnotations(
             title="Remember something",
@@ -129,6 +143,7 @@ def register(server: ToolServer) -> None:
         source_links: SourceLinks,
         kind: WriteKind,
         supersedes: Supersedes,
+        idempotency_key: WriteKey,
     ) -> dict[str, Any]:
         return server.call(
             "memory_write",
@@ -145,6 +160,7 @@ def register(server: ToolServer) -> None:
                 source_links=source_links,
                 kind=kind,
                 supersedes=supersedes,
+                idempotency_key=idempotency_key,
             ),
             lock=None,
         )

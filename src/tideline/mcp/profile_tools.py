@@ -15,7 +15,7 @@ from typing import Any
 
 import anyio.from_thread
 from mcp.server.mcpserver import Context
-from mcp_types import ToolAnnotations
+from mcp_types import InputRequiredResult, ToolAnnotations
 
 from tideline.consolidate import STEPS, StepEvent
 from tideline.fields import (
@@ -26,9 +26,10 @@ from tideline.fields import (
     SLEEP_RUN,
     fact_statuses,
 )
+from tideline.llm import LLM, NO_LLM
 from tideline.mcp._base import ToolServer
 from tideline.mcp._fields import annotated
-from tideline.mcp._sampling import tool_llm
+from tideline.mcp._rounds import with_llm
 
 READ_ONLY = {"read_only_hint": True, "destructive_hint": False, "open_world_hint": False}
 # Rejecting or closing changes a fact's status for good (nothing reopens it), yet deletes nothing.
@@ -138,16 +139,16 @@ def register(server: ToolServer) -> None:
             open_world_hint=False,
         ),
     )
-    def sleep_run(dry_run: DryRun, timeout: Timeout, ctx: Context) -> dict[str, Any]:
-        llm, reason = tool_llm(ctx, server.app.settings)
-
-        def run() -> dict[str, Any]:
+    def sleep_run(
+        dry_run: DryRun, timeout: Timeout, ctx: Context
+    ) -> dict[str, Any] | InputRequiredResult:
+        def run(llm: LLM | None, reason: str | None) -> dict[str, Any]:
             with server.locks["agent"]:  # opens the app's services once, not their work
-                sleep = server.app.sleep_using(llm)
+                sleep = server.app.sleep_using(llm, reason or NO_LLM)
             report = sleep.run(dry_run=dry_run, timeout=timeout, progress=step_progress(ctx))
             return report.to_dict() | ({"llm_skipped": reason} if reason else {})
 
-        return server.call("sleep_run", run, lock=None)
+        return with_llm(server, "sleep_run", ctx, run)
 
 
 def step_progress(ctx: Context[Any], total: int = len(STEPS)) -> Any:

@@ -8,6 +8,11 @@ without vectors too, so every call that embeds first fills what is pending: an i
 it, `sync_turn` and `write` up to `PENDING_PER_CALL` older records besides their own (a request
 stays short); `embed_pending` (`tideline embed`) fills everything; `stats` counts what is left.
 
+A write may carry an idempotency key (`tideline.store.WriteKeys`): sent again with the same key,
+`write` and `sync_turn` answer what they answered the first time (`replayed`) and store nothing,
+so a client whose answer was lost after the commit can always retry. `sync_turn` without a key is
+idempotent by content already (the turn's hash).
+
 One `Memory` may serve several threads (the MCP server runs tools in worker threads) over one
 connection. `lock` serialises the database work; embedding — the slow part, up to a second per
 512-token window here — runs outside it, so one client's long text never stalls another's call.
@@ -19,8 +24,8 @@ import logging
 import math
 import threading
 from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
-from dataclasses import replace
+from contextlib import AbstractContextManager, suppress
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any, Literal, cast
 
@@ -65,6 +70,7 @@ from tideline.search import (
     Policy,
     QueryVector,
     Retrieval,
+    VectorOptions,
     bound_query,
     literal_dashes,
     parse_query,
@@ -74,7 +80,7 @@ from tideline.search import (
     retrieve,
     valid_text,
 )
-from tideline.store import Storage
+from tideline.store import Storage, WriteKeys, check_key
 
 log = logging.getLogger(__name__)
 
@@ -98,6 +104,8 @@ MAX_K = 200
 MAX_WINDOW = 50
 EMBED_BATCH = 64
 PENDING_PER_CALL = 64
+#: The scopes of the idempotency keys of memory's writes (the tools' names).
+MEMORY_WRITE, SYNC_TURN = "memory_write", "sync_turn"
 FILL_HINT = "they are embedded on the next write, or run `tideline embed`"
 
 #: What owns an index and can list its records still without a vector (raw turns, narratives).
@@ -119,6 +127,7 @@ class Memory:
         analyser: Analyser = DEFAULT_ANALYSER,
         turn_levers: TurnLevers = TURN_LEVERS,
         turn_context: int = TURN_CONTEXT,
+        vectors: VectorOptions = VectorOptions(),  # noqa: B008 - frozen, so one default is safe
         clock: Clock = system_clock,
     ):
         self.db = db
@@ -131,8 +140,12 @@ class Memory:
         self.turn_levers = turn_levers
         self.raw = RawContext(db, analyser, turn_context, clock)
         self.narratives = Narratives(db, analyser, clock)
+        self.keys = WriteKeys(db, clock)
+        for index in (self.raw.index, self.narratives.index):
+            index.configure(vectors)
         self.warnings: list[str] = []
         self._vectors_ready = False
+        self._closed = threading.Event()
 
     # -- embedding ---------------------------------------------------------------------------
     def _bind(self) -> bool:
@@ -188,7 +201,47 @@ class Memory:
     def embed_pending(self, progress: Progress | None = None) -> int:
         """Embed every turn and narrative that has no vector yet (after an outage, a kill or a
         model change)."""
-        return self._fill(self.narratives) + self._fill(self.raw, progress=progress)
+        done = self._fill(self.narratives) + self._fill(self.raw, progress=progress)
+        self.build_search_files()
+        return done
+
+    def build_search_files(self, *, background: bool = False) -> int:
+        """Bring the vector and lexical files of the large indexes up to date (docs/memory.md,
+        "Search at scale"): now, or (`background`) in a thread of this process, which keeps the
+        vector files up to date after writes too — the server. Returns the files built or
+        started."""
+        if background:
+            for index in (self.raw.index, self.narratives.index):
+                index.configure(replace(index.options, background=True))
+            threading.Thread(
+                target=self._build_in_background, name="search-files", daemon=True
+            ).start()
+            return 0
+        return self._build_files()
+
+    def close(self) -> None:
+        """Stop the background builder's use of the shared connection (it is about to close);
+        a build under way on connections of its own ends at its next turn on the shared one."""
+        with self.lock:
+            self._closed.set()
+
+    def _build_in_background(self) -> None:
+        with suppress(_Closed):
+            self._build_files()
+
+    def _build_files(self) -> int:
+        guard = _OpenGuard(self.lock, self._closed)
+        done = 0
+        for index in (self.raw.index, self.narratives.index):
+            with guard:  # the shared connection: reads take turns with the other threads
+                file = index.large_vector_file()
+                due = file is not None and file.due()
+                lexical = index.lexical_file_due()
+            if file is not None and due:
+                done += file.build()  # on connections of its own
+            if lexical:
+                done += index.build_lexical_file(guard=guard)
+        return done
 
     def pending_vectors(self) -> int:
         """Turns and narratives the configured embedder has not embedded yet."""
@@ -211,13 +264,21 @@ class Memory:
         speaker: str | None = None,
         timestamp: str | None = None,
         external_id: str | None = None,
+        idempotency_key: str | None = None,
     ) -> TurnResult:
-        """Append one turn; the same turn sent twice is stored once."""
-        with self.lock:
-            results, new, sid = self.raw.add_turns(
-                session, [NewTurn(role, text, speaker, timestamp, external_id)]
-            )
+        """Append one turn; the same turn sent twice is stored once, and a turn sent again with
+        its idempotency key gets the first answer back."""
+        key = check_key(idempotency_key)
+        turn = NewTurn(role, text, speaker, timestamp, external_id)
+        request = {"session": session, **asdict(turn)}
+        with self.lock, self.db.transaction():
+            first = self.keys.replay(SYNC_TURN, key, request) if key else None
+            if first is not None:
+                return TurnResult(first["id"], first["session_id"], False, replayed=True)
+            results, new, sid = self.raw.add_turns(session, [turn])
             tid, created = results[0]
+            if key:
+                self.keys.record(SYNC_TURN, key, request, {"id": tid, "session_id": sid})
         self._fill(self.raw, new, PENDING_PER_CALL)
         return TurnResult(tid, sid, created)
 
@@ -331,17 +392,26 @@ class Memory:
             return list(memory_records(self.raw, self.narratives))
 
     # -- narratives --------------------------------------------------------------------------
-    def write(self, **fields: Any) -> Narrative:
-        """Validate and store a narrative (see `NarrativeInput` for fields and limits)."""
+    def write(self, idempotency_key: str | None = None, **fields: Any) -> Narrative:
+        """Validate and store a narrative (see `NarrativeInput` for fields and limits); sent
+        again with its idempotency key, the narrative the first call stored, `replayed`."""
+        key = check_key(idempotency_key)
         data = NarrativeInput.from_mapping(fields).validated()
+        request = asdict(data)
         with self.lock:
             with self.db.transaction():
-                self.raw.require(data.source_links)
-                nid = self.narratives.insert(data)
+                first = self.keys.replay(MEMORY_WRITE, key, request) if key else None
+                if first is None:
+                    self.raw.require(data.source_links)
+                    nid = self.narratives.insert(data)
+                    if key:
+                        self.keys.record(MEMORY_WRITE, key, request, {"id": nid})
+                else:
+                    nid = first["id"]
             narrative = self.narratives.require(nid)
-            new = self.narratives.text_rows([nid])
+            new = self.narratives.text_rows([nid]) if first is None else []
         self._fill(self.narratives, new, PENDING_PER_CALL)
-        return narrative
+        return replace(narrative, replayed=True) if first is not None else narrative
 
     def trace(self, narrative_id: int, window: int = 2) -> Trace:
         """A narrative's source turns, each with `window` neighbouring turns: the texture behind it."""
@@ -636,3 +706,23 @@ def _hit(kind: str, h: Hit, **fields: Any) -> MemoryHit:
         keyword_match=h.keyword_match,
         **fields,
     )
+
+
+class _Closed(Exception):
+    """The memory was closed while a background build waited for the shared connection."""
+
+
+class _OpenGuard:
+    """The shared lock, refused once the memory is closed (the connection is going away)."""
+
+    def __init__(self, lock: AbstractContextManager[object], closed: threading.Event):
+        self.lock, self.closed = lock, closed
+
+    def __enter__(self) -> None:
+        self.lock.__enter__()
+        if self.closed.is_set():
+            self.lock.__exit__(None, None, None)
+            raise _Closed
+
+    def __exit__(self, *exc: object) -> None:
+        self.lock.__exit__(*exc)  # type: ignore[arg-type]

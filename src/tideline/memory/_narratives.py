@@ -216,6 +216,7 @@ class Narratives:
         self.db = db
         self.clock = clock
         self.index = open_index(db, NARRATIVE_INDEX, analyser)
+        self.index.lexical_source(lambda ids: dict(self.text_rows(ids)), self.ids)
         if self.index.stale:  # made by another lexical analyser: cut every text anew, once
             self.index.reanalyse(self.text_rows(self.ids()))
 

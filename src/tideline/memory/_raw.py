@@ -183,6 +183,7 @@ class RawContext:
         self.context = max(0, int(context))
         keys = f"ctx{self.context}" if self.context else ""
         self.index = open_index(db, TURN_INDEX, analyser, keys)
+        self.index.lexical_source(self.lexical_keys, self.ids)
         if self.index.stale:  # made by another analyser or keys: cut every turn anew, once
             self.index.reanalyse(self.lexical_keys(self.ids()).items())
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from tideline.memory._narratives import Narratives
 from tideline.memory._raw import RawContext
-from tideline.store import Migrations, Storage
+from tideline.store import Migrations, Storage, WriteKeys
 
 AGENT_MIGRATIONS = Migrations("agent")
 
@@ -32,3 +32,9 @@ def _tombstones(db: Storage) -> None:
     """Forgetting (tombstones on sessions, turns and narratives) and narrative corrections."""
     RawContext.add_tombstones(db)
     Narratives.add_tombstones(db)
+
+
+@AGENT_MIGRATIONS.step(4)
+def _write_keys(db: Storage) -> None:
+    """Idempotency keys of writes (`tideline.store.WriteKeys`)."""
+    WriteKeys.create_table(db)

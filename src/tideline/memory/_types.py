@@ -21,6 +21,7 @@ class TurnResult(_Dict):
     id: int
     session_id: int
     created: bool
+    replayed: bool = False  # the first answer to this idempotency key, sent again
 
 
 @dataclass
@@ -60,6 +61,7 @@ class Narrative(_Dict):
     superseded_by: int | None = None  # set: out of search and injection, still traceable
     forgotten_at: str | None = None  # a tombstone: the words are gone, the id and time stay
     forgotten_why: str | None = None
+    replayed: bool = False  # a write's answer sent again for its idempotency key
 
 
 @dataclass

@@ -348,6 +348,11 @@ class Profile:
     def start_run(self, prompt_versions: dict[str, Any] | None = None) -> int:
         return self.stores.runs.start(prompt_versions or {}, to_text(self.clock()))
 
+    def record_run_tokens(self, run_id: int, tokens_in: int, tokens_out: int) -> None:
+        """What a running run has spent so far (kept if the process dies before it finishes)."""
+        with self.lock:
+            self.stores.runs.record_tokens(run_id, tokens_in, tokens_out)
+
     def finish_run(
         self,
         run_id: int,
@@ -361,7 +366,7 @@ class Profile:
     ) -> SleepRun:
         choice(status, "run status", RUN_STATUSES)
         if status == "running":
-            raise InvalidInput("finish_run: status must be done or failed")
+            raise InvalidInput("finish_run: status must be done, failed or skipped")
         self.stores.runs.finish(
             run_id,
             status=status,

@@ -12,8 +12,8 @@ import json
 from typing import Any
 
 from tideline.errors import NotFound
-from tideline.profile._types import RUN_STATUSES, SleepRun
-from tideline.store import Storage
+from tideline.profile._types import RUN_STATUSES, RUN_STATUSES_V1, SleepRun
+from tideline.store import Storage, allow_values
 
 _COLUMNS = (
     "id, status, steps, tokens_in, tokens_out, errors, prompt_versions, started_at, finished_at,"
@@ -56,6 +56,10 @@ class RunStore:
                 UNIQUE (session_id, through_turn_id))"""
         )
 
+    @staticmethod
+    def allow_skipped(db: Storage) -> None:
+        allow_values(db, "sleep_runs", "status", RUN_STATUSES_V1, RUN_STATUSES)
+
     # -- runs --------------------------------------------------------------------------------
     def start(self, prompt_versions: dict[str, Any], now: str) -> int:
         with self.db.transaction():
@@ -96,6 +100,14 @@ class RunStore:
             )
             if not cur.fetchall():
                 raise NotFound(f"sleep run #{run_id} does not exist; start one with start_run()")
+
+    def record_tokens(self, run_id: int, tokens_in: int, tokens_out: int) -> None:
+        with self.db.transaction():
+            self.db.execute(
+                "UPDATE sleep_runs SET tokens_in = ?, tokens_out = ? WHERE id = ?"
+                " AND status = 'running'",
+                (tokens_in, tokens_out, run_id),
+            )
 
     def get(self, run_id: int) -> SleepRun | None:
         row = self.db.one(f"SELECT {_COLUMNS} FROM sleep_runs WHERE id = ?", (run_id,))

@@ -64,3 +64,9 @@ def _strategy_outcomes(db: Storage) -> None:
 def _strategy_dream_runs(db: Storage) -> None:
     """Which dream run made a strategy (combing's probes had no run id at all)."""
     StrategyStore.add_dream_run(db)
+
+
+@PROFILE_MIGRATIONS.step(6)
+def _runs_may_be_skipped(db: Storage) -> None:
+    """A sleep with no LLM to run its LLM steps is recorded `skipped`, not `done`."""
+    RunStore.allow_skipped(db)

@@ -19,7 +19,8 @@ STRATEGY_KINDS = ("clarify", "probe", "verify")
 STRATEGY_STATUSES = ("open", "asked", "resolved")
 STRATEGY_OUTCOMES = ("answered", "obsolete", "expired")  # how a resolved strategy ended
 EVENT_STATUSES = ("active", "closed")
-RUN_STATUSES = ("running", "done", "failed")
+RUN_STATUSES = ("running", "done", "failed", "skipped")
+RUN_STATUSES_V1 = ("running", "done", "failed")  # before profile migration 5
 
 
 class _Dict:

@@ -11,6 +11,7 @@ from tideline.search._analyse import (
 from tideline.search._fallback import QueryVector, pending_vector, query_vector, resolved
 from tideline.search._fusion import RRF_K, fuse, ranks, rrf_fuse, weighted_fuse
 from tideline.search._index import FillReport, TextIndex, text_key
+from tideline.search._knn import VectorOptions
 from tideline.search._open import create_index, open_index
 from tideline.search._pg_index import PgTextIndex
 from tideline.search._query import (
@@ -48,6 +49,7 @@ __all__ = [
     "Scope",
     "TextIndex",
     "TextLookup",
+    "VectorOptions",
     "analyse",
     "bound_query",
     "create_index",

@@ -30,9 +30,10 @@ import contextlib
 import hashlib
 import logging
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal, Protocol, cast
 
 import numpy as np
@@ -42,6 +43,8 @@ from tideline.errors import EmbedderError
 from tideline.search._analyse import DEFAULT_ANALYSER, Analyser, analyse
 from tideline.search._fallback import QueryVector
 from tideline.search._fusion import RRF_K
+from tideline.search._knn import FileSearch, VectorOptions
+from tideline.search._lexical_file import CATCH_UP, FILTERED, LexicalFile, lexical_folder
 from tideline.search._query import ParsedQuery, parse_query
 from tideline.search._retrieve import Scope, TextLookup, retrieve
 from tideline.search._text import fold
@@ -59,6 +62,9 @@ class Readable(Protocol):
 
     def execute(self, sql: str, params: Any = ..., /) -> Any: ...
 
+
+#: The owner's lexical keys of records by id (what `N_fts` was given; absent: no record).
+KeyLookup = Callable[[Sequence[int]], Mapping[int, str]]
 
 #: Called after each batch of `TextIndex.fill_vectors` with (records done, records asked for).
 FillProgress = Callable[[int, int], None]
@@ -133,6 +139,11 @@ class TextIndex:
         self.dim: int = row["dim"] if row else 0
         self._writes = 0
         self._matrix: _Matrix | None = None
+        self.options = VectorOptions()
+        self._file: FileSearch | None = None
+        self._vector_count: tuple[tuple[int, int], int] | None = None
+        self._lexfile: LexicalFile | None = None
+        self._keys: tuple[KeyLookup, Callable[[], Sequence[int]]] | None = None
         self._count: tuple[tuple[int, int], int] | None = None
         self._records_with: dict[str, int] = {}  # term → its records, as of `_count`'s version
         self._text_writes = 0
@@ -176,6 +187,7 @@ class TextIndex:
                 "INSERT OR REPLACE INTO lexical_analysers(name, analyser) VALUES (?, ?)",
                 (self.name, self.wanted),
             )
+            self._note_texts(None)
         self.made, self.analyser = self.wanted, analyser
         log.info("index %s: %d texts re-analysed (%s)", self.name, len(rows), self.wanted)
         return len(rows)
@@ -212,6 +224,16 @@ class TextIndex:
             "part INTEGER NOT NULL, embedding BLOB NOT NULL, PRIMARY KEY (record, part)) "
             "WITHOUT ROWID"
         )
+        # the records whose texts changed, in commit order (NULL: all): see `_lexical_file`
+        db.execute(
+            f"CREATE TABLE IF NOT EXISTS {name}_lexlog("
+            "seq INTEGER PRIMARY KEY AUTOINCREMENT, record INTEGER)"
+        )
+        # the records whose vectors changed, in commit order (NULL: all): see `_knn`
+        db.execute(
+            f"CREATE TABLE IF NOT EXISTS {name}_veclog("
+            "seq INTEGER PRIMARY KEY AUTOINCREMENT, record INTEGER)"
+        )
 
     # -- vectors -------------------------------------------------------------------------------
     @property
@@ -243,6 +265,7 @@ class TextIndex:
                 "INSERT OR REPLACE INTO vector_spaces(name, model_id, dim) VALUES (?, ?, ?)",
                 (self.name, model_id, dim),
             )
+            self._note_changes(None)
         if dropped:
             log.warning(
                 "index %s: embedder changed (%s -> %s); vectors will be re-embedded",
@@ -274,6 +297,180 @@ class TextIndex:
             self.db.executemany(
                 f"INSERT INTO {self.name}_vecpart(record, part, embedding) VALUES (?, ?, ?)", rest
             )
+            self._note_changes([i for (i,) in ids])
+
+    def _note_changes(self, ids: Sequence[int] | None) -> None:
+        """Append to the change log (inside the writer's transaction); None: every record."""
+        if self.db.dialect != "sqlite":
+            return
+        if self._file is not None:
+            self._file.writes += 1
+        if ids is None:
+            self.db.execute(f"INSERT INTO {self.name}_veclog(record) VALUES (NULL)")
+        else:
+            self.db.executemany(
+                f"INSERT INTO {self.name}_veclog(record) VALUES (?)", [(int(i),) for i in ids]
+            )
+
+    def _note_texts(self, ids: Sequence[int] | None) -> None:
+        """Append to the text change log (inside the writer's transaction); None: all."""
+        if self.db.dialect != "sqlite":
+            return
+        if ids is None:
+            self.db.execute(f"INSERT INTO {self.name}_lexlog(record) VALUES (NULL)")
+        else:
+            self.db.executemany(
+                f"INSERT INTO {self.name}_lexlog(record) VALUES (?)", [(int(i),) for i in ids]
+            )
+
+    def lexical_source(self, keys: KeyLookup, ids: Callable[[], Sequence[int]]) -> None:
+        """The owner's lexical keys by id and its record ids: what the lexical file is made of
+        (an index without them searches FTS5 only)."""
+        self._keys = (keys, ids)
+
+    def _lexical_file(self) -> LexicalFile | None:
+        path = getattr(self.db, "path", None)
+        if self._lexfile is None and self.db.dialect == "sqlite" and isinstance(path, Path):
+            self._lexfile = LexicalFile(lexical_folder(path), self.name, path)
+        return self._lexfile
+
+    def _lex_position(self) -> int:
+        return int(self.db.scalar(f"SELECT coalesce(max(seq), 0) FROM {self.name}_lexlog") or 0)
+
+    def _analysed_keys(self, ids: Sequence[int]) -> dict[int, str]:
+        """The analysed keys of those of `ids` that `N_fts` holds (the owner keeps some records
+        out of the index: a superseded narrative stays readable by id)."""
+        assert self._keys is not None
+        held: set[int] = set()
+        for start in range(0, len(ids), 500):
+            part = [int(i) for i in ids[start : start + 500]]
+            marks = ",".join("?" * len(part))
+            held.update(
+                int(r[0])
+                for r in self.db.execute(
+                    f"SELECT id FROM {self.name}_fts_docsize WHERE id IN ({marks})", part
+                )
+            )
+        found = self._keys[0](sorted(held))
+        return {int(i): analyse(t, self.analyser) for i, t in found.items() if int(i) in held}
+
+    def build_lexical_file(self, guard: AbstractContextManager[object] | None = None) -> bool:
+        """Build the lexical file from every record's key now; False when this index has no
+        key source, is small, or another process is building it. Only the reads hold `guard`
+        (the owner's lock on a shared connection), a few thousand keys at a time."""
+        file = self._lexical_file()
+        guard = guard or contextlib.nullcontext()
+        with guard:
+            if file is None or self._keys is None or self.stale:
+                return False
+            with self.db.reading():
+                position = self._lex_position()
+                ids = list(self._keys[1]())
+        if not self.options.large(len(ids)):
+            return False
+
+        def items() -> Iterator[tuple[int, str]]:
+            for start in range(0, len(ids), 5000):
+                with guard:
+                    keys = self._analysed_keys(ids[start : start + 5000])
+                yield from keys.items()
+
+        done = file.build(items(), self.made, position)
+        if done:
+            with guard, self.db.transaction():  # what the file includes is needed no more
+                self.db.execute(f"DELETE FROM {self.name}_lexlog WHERE seq < ?", (position,))
+                self.db.execute(
+                    f"UPDATE {self.name}_lexlog SET record = NULL WHERE seq = ?", (position,)
+                )
+        return done
+
+    def _large_lexical_file(self) -> LexicalFile | None:
+        """The lexical file when this index has a key source and is large enough to search it."""
+        if self.options.file_min is None or self._keys is None:
+            return None
+        file = self._lexical_file()
+        return file if file is not None and self.options.large(self._records()) else None
+
+    def lexical_file_due(self) -> bool:
+        """A large index whose lexical file is missing, made otherwise or far behind."""
+        file = self._large_lexical_file()
+        if file is None:
+            return False
+        state = file.open(self.made)
+        return state is None or self._lex_position() - state.position > CATCH_UP
+
+    def _from_lexical_file(
+        self, parsed: ParsedQuery, k: int, where: str | None, params: Sequence[object]
+    ) -> list[Hit] | None:
+        """BM25's top `k` from the lexical file, brought up to date first (within the filter's
+        records, when there are at most `FILTERED`); None when it cannot answer (FTS5 does)."""
+        file = self._large_lexical_file()
+        state = file.open(self.made) if file is not None else None
+        if file is None or state is None:
+            return None
+        if self._lex_position() != state.position:
+            rows = self.db.execute(
+                f"SELECT record FROM {self.name}_lexlog WHERE seq > ?", (state.position,)
+            ).fetchall()
+            if len(rows) > CATCH_UP or any(r[0] is None for r in rows):
+                return None
+            with self.db.reading():
+                position = self._lex_position()
+                changed = sorted({int(r[0]) for r in rows})
+                keys = self._analysed_keys(changed)
+            if not file.apply({i: keys.get(i) for i in changed}, position):
+                return None
+        allowed = None
+        if where is not None:
+            allowed = [
+                int(r[0])
+                for r in self.db.execute(
+                    f"SELECT id FROM {self.name}_fts_docsize WHERE {where} LIMIT ?",
+                    (*params, FILTERED + 1),
+                )
+            ]
+            if len(allowed) > FILTERED:
+                return None
+        found = file.search(parsed, k, allowed)
+        return [
+            Hit(i, lex_rank=n, lex_score=score, lex_source="bm25")
+            for n, (i, score) in enumerate(found, 1)
+        ]
+
+    def configure(self, options: VectorOptions) -> None:
+        """How this index finds vector candidates (the composition root passes the settings)."""
+        self.options = options
+        if self._file is not None:
+            self._file.options = options
+
+    def vector_file(self) -> FileSearch | None:
+        """The vector file beside the database (SQLite on disk only; see `_knn`)."""
+        path = getattr(self.db, "path", None)
+        if self._file is None and self.db.dialect == "sqlite" and isinstance(path, Path):
+            self._file = FileSearch(self, path, self.options)
+        return self._file
+
+    def build_vector_file(self, threads: int = 1) -> bool:
+        """Build the vector file from the stored vectors now (after a bulk fill); False when
+        there is nothing to build or another process is building it."""
+        file = self.vector_file()
+        return file is not None and self.has_vectors and file.build(threads)
+
+    def _vectors_stored(self) -> int:
+        """Records with a vector, counted again after a write."""
+        version = (int(self.db.scalar("PRAGMA data_version")), self._writes)
+        if self._vector_count is None or self._vector_count[0] != version:
+            count = int(self.db.scalar(f"SELECT count(*) FROM {self.name}_vec_rowids") or 0)
+            self._vector_count = (version, count)
+        return self._vector_count[1]
+
+    def large_vector_file(self) -> FileSearch | None:
+        """The vector file when this index is large enough to search it."""
+        if self.options.file_min is None or not self.has_vectors or self.db.dialect != "sqlite":
+            return None
+        if not self.options.large(self._vectors_stored()):
+            return None
+        return self.vector_file()
 
     def text_ids(self) -> set[int]:
         """Records that have their text in the index."""
@@ -285,17 +482,21 @@ class TextIndex:
         return {r[0] for r in self.db.execute(f"SELECT rowid FROM {self.name}_vec")}
 
     def vectors_of(self, ids: Sequence[int]) -> dict[int, np.ndarray]:
-        """Each record's vectors, shape (parts, dim), for copying to a record with the same text."""
+        """Each record's vectors, shape (parts, dim), for copying to a record with the same text.
+        One lookup per record: `rowid IN (…)` makes sqlite-vec scan the whole table (~3 s at
+        100k records)."""
         out: dict[int, list[np.ndarray]] = {}
         if not self.has_vectors:
             return {}
+        for i in ids:
+            row = self.db.execute(
+                f"SELECT embedding FROM {self.name}_vec WHERE rowid = ?", (int(i),)
+            ).fetchone()
+            if row is not None:
+                out[int(i)] = [np.frombuffer(row[0], dtype=np.float32)]
         for start in range(0, len(ids), 500):
             part = [int(i) for i in ids[start : start + 500]]
             marks = ",".join("?" * len(part))
-            for i, blob in self.db.execute(
-                f"SELECT rowid, embedding FROM {self.name}_vec WHERE rowid IN ({marks})", part
-            ):
-                out[i] = [np.frombuffer(blob, dtype=np.float32)]
             for i, blob in self.db.execute(
                 f"SELECT record, embedding FROM {self.name}_vecpart WHERE record IN ({marks})"
                 " ORDER BY record, part",
@@ -326,6 +527,7 @@ class TextIndex:
                 f"INSERT INTO {self.name}_tri(rowid, text) VALUES (?, ?)",
                 [(int(i), fold(t)) for i, t in items],
             )
+            self._note_texts([i for (i,) in ids])
 
     def delete(self, rowids: Iterable[int]) -> None:
         ids = [(int(i),) for i in rowids]
@@ -334,9 +536,11 @@ class TextIndex:
         with self.db.transaction():
             self.db.executemany(f"DELETE FROM {self.name}_fts WHERE rowid = ?", ids)
             self.db.executemany(f"DELETE FROM {self.name}_tri WHERE rowid = ?", ids)
+            self._note_texts([i for (i,) in ids])
             self.db.executemany(f"DELETE FROM {self.name}_vecpart WHERE record = ?", ids)
             if self.has_vectors:
                 self.db.executemany(f"DELETE FROM {self.name}_vec WHERE rowid = ?", ids)
+                self._note_changes([i for (i,) in ids])
 
     # -- reads ---------------------------------------------------------------------------------
     def _parsed(self, query: str | ParsedQuery) -> ParsedQuery | None:
@@ -371,7 +575,10 @@ class TextIndex:
             return []
         extra = f" AND {_post_filter(where)}" if where else ""
         hits: list[Hit] = []
-        if parsed.match:
+        filed = self._from_lexical_file(parsed, k, where, params) if parsed.match else None
+        if filed is not None:
+            hits = filed
+        elif parsed.match:
             rows: list[Row] = self.db.execute(
                 f"SELECT rowid, bm25({self.name}_fts) FROM {self.name}_fts "
                 f"WHERE {self.name}_fts MATCH ?{extra} ORDER BY 2 LIMIT ?",
@@ -438,11 +645,17 @@ class TextIndex:
         """Nearest records by cosine distance (of their nearest part); each record once."""
         if not self.has_vectors or qvec is None or len(qvec) != self.dim:
             return []
-        if where is None:
+        file = self.large_vector_file()
+        if file is not None:
+            found = file.knn(qvec, k, where, params)
+            if found is not None:
+                return [Hit(i, vec_rank=n, vec_distance=d) for n, (i, d) in enumerate(found, 1)]
+        elif where is None:
             return self._vector_numpy(np.asarray(qvec, dtype=np.float32), k)
+        # exact: sqlite-vec's scan (a filter, or a large index whose vector file is not ready)
         knn: list[Row] = self.db.execute(
             f"SELECT rowid, distance FROM {self.name}_vec WHERE embedding MATCH ? AND k = ?"
-            f" AND {where} ORDER BY distance",
+            f"{f' AND {where}' if where else ''} ORDER BY distance",
             (_blob(qvec), k, *params),
         ).fetchall()
         best: dict[int, float] = dict(knn)
@@ -451,7 +664,7 @@ class TextIndex:
             for i, d in self.db.execute(
                 f"SELECT rowid, d FROM (SELECT record AS rowid,"
                 f" min(vec_distance_cosine(embedding, ?)) AS d FROM {self.name}_vecpart"
-                f" GROUP BY record) WHERE {where} ORDER BY d LIMIT ?",
+                f" GROUP BY record){f' WHERE {where}' if where else ''} ORDER BY d LIMIT ?",
                 (_blob(qvec), *params, k),
             ):
                 best[i] = min(d, best.get(i, d))
@@ -537,6 +750,9 @@ class TextIndex:
         ids = list(ids)
         if not self.has_vectors or not ids or len(qvec) != self.dim:
             return {}
+        file = self.large_vector_file()
+        if file is not None:
+            return file.distances(qvec, ids)
         m = self._load_matrix()
         if not len(m.ids):
             return {}

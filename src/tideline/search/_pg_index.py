@@ -21,33 +21,59 @@ from __future__ import annotations
 
 import math
 import re
-import unicodedata
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal, cast
 
 import numpy as np
 
-from tideline.search._analyse import Analyser, analyse
+from tideline.search._analyse import DEFAULT_ANALYSER, Analyser, analyse
 from tideline.search._index import TextIndex
+from tideline.search._knn import FILTER_EXACT
 from tideline.search._query import ParsedQuery
 from tideline.search._retrieve import TextLookup
-from tideline.search._text import fold
+from tideline.search._terms import FTS_STRING, fts_strings, plain
 from tideline.search._types import Hit
 from tideline.store import Storage
 
-_WORD = re.compile(r"[^\W_]+")
-#: `hnsw.ef_search`: pgvector's default walk, and the widest it allows.
-_EF_MIN, _EF_MAX = 40, 1000
+#: `hnsw.ef_search`: the widest walk pgvector allows.
+_EF_MAX = 1000
 
 
-def _plain(text: str) -> str:
-    """Case and diacritics off (what `unicode61 remove_diacritics` and `trigram` do)."""
-    if text.isascii():  # NFKC, NFKD and NFC leave ASCII as it is: skip the per-character walk
-        return text.casefold()
-    plain = "".join(
-        c for c in unicodedata.normalize("NFKD", fold(text)) if not unicodedata.combining(c)
-    )
-    return unicodedata.normalize("NFC", plain).casefold()
+@dataclass(frozen=True)
+class PgFeatures:
+    """What the server's extensions offer, detected at run time: pgvector's version (iterative
+    index scans came in 0.8) and pg_trgm (a trigram GIN index for substring matches). The
+    bundled pgserver build has pgvector 0.6.2 and no pg_trgm: its fallbacks are what the tests
+    run; docs/postgresql.md says what a newer server gains."""
+
+    pgvector: tuple[int, ...]
+    trigram: bool
+
+    @property
+    def iterative_scan(self) -> bool:
+        return self.pgvector >= (0, 8)
+
+    @classmethod
+    def read(cls, db: Storage) -> PgFeatures:
+        version = db.scalar("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
+        parts = tuple(int(p) for p in re.findall(r"\d+", str(version or ""))[:3])
+        trigram = bool(db.scalar("SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm'"))
+        if not trigram and db.scalar(
+            "SELECT 1 FROM pg_available_extensions WHERE name = 'pg_trgm'"
+        ):
+            try:
+                with db.transaction():
+                    db.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
+                trigram = True
+            except Exception:  # no privilege to create it: substrings scan, as without it
+                trigram = False
+        return cls(parts, trigram)
+
+
+def _like(term: str) -> str:
+    """`term` as a literal inside a LIKE pattern (escape character `\\`)."""
+    return term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def _array(value: Any) -> np.ndarray:
@@ -55,17 +81,10 @@ def _array(value: Any) -> np.ndarray:
     return np.asarray(value.to_numpy() if hasattr(value, "to_numpy") else value, dtype=np.float32)
 
 
-#: One FTS5 string of a parsed query: `"a b"` (a phrase of analysed terms), `*` for a prefix.
-_FTS_STRING = re.compile(r'"((?:[^"]|"")*)"(\*?)')
-
-
 def _tsquery_part(fts: str) -> list[tuple[str, str]]:
     """(SQL, parameter) for each FTS5 string in `fts`: the same phrase (or prefix) as a tsquery."""
     out = []
-    for body, star in _FTS_STRING.findall(fts):
-        words = _WORD.findall(_plain(body.replace('""', '"')))
-        if not words:
-            continue
+    for words, star in fts_strings(fts):
         if star:
             out.append(("to_tsquery('simple', ?)", " <-> ".join(f"'{w}'" for w in words) + ":*"))
         else:
@@ -90,6 +109,13 @@ def _tsquery(parsed: ParsedQuery) -> tuple[str, list[object]] | None:
 
 class PgTextIndex(TextIndex):
     """`TextIndex` over PostgreSQL tables (see the module docstring)."""
+
+    def __init__(
+        self, db: Storage, name: str, analyser: Analyser = DEFAULT_ANALYSER, keys: str = ""
+    ):
+        self._features: PgFeatures | None = None
+        self._trigram_index = False
+        super().__init__(db, name, analyser, keys)
 
     @staticmethod
     def create_tables(db: Storage, name: str) -> None:
@@ -139,7 +165,7 @@ class PgTextIndex(TextIndex):
         """Rebuild every `tsv` from (id, lexical key) with the wanted analyser (one
         transaction; `body` and the vectors are untouched). Returns the records done."""
         analyser = cast(Analyser, self.wanted.split(";")[0])
-        rows = [(_plain(analyse(t, analyser)), int(i)) for i, t in items]
+        rows = [(plain(analyse(t, analyser)), int(i)) for i, t in items]
         with self.db.transaction():
             self.db.executemany(
                 f"UPDATE {self.name}_text SET tsv = to_tsvector('simple', ?) WHERE rowid = ?",
@@ -268,8 +294,7 @@ class PgTextIndex(TextIndex):
             return
         keys = keys or {}
         rows = [
-            (int(i), _plain(analyse(keys.get(int(i), t), self.analyser)), _plain(t))
-            for i, t in items
+            (int(i), plain(analyse(keys.get(int(i), t), self.analyser)), plain(t)) for i, t in items
         ]
         with self.db.transaction():
             self.db.executemany(
@@ -320,21 +345,26 @@ class PgTextIndex(TextIndex):
                 for n, r in enumerate(rows, 1)
             ]
         wanted = not hits if trigram == "fallback" else len(hits) < k
-        terms = [_plain(t) for t in parsed.verbatim]
+        terms = [plain(t) for t in parsed.verbatim]
         if wanted and terms:
             skip = [
-                _plain(b.replace('""', '"'))
-                for b, _ in _FTS_STRING.findall(parsed.exclude or "")
+                plain(b.replace('""', '"'))
+                for b, _ in FTS_STRING.findall(parsed.exclude or "")
                 if len(b) >= 3
             ]
             found = " + ".join("(strpos(body, ?) > 0)::int" for _ in terms)
-            anyof = " OR ".join("strpos(body, ?) > 0" for _ in terms)
             noneof = "".join(" AND strpos(body, ?) = 0" for _ in skip)
+            if self._trigrams():  # `LIKE '%…%'` is what a trigram GIN index serves
+                anyof = " OR ".join("body LIKE ? ESCAPE '\\'" for _ in terms)
+                wanted_terms: list[str] = [f"%{_like(t)}%" for t in terms]
+            else:  # no pg_trgm: a scan of the namespace's texts
+                anyof = " OR ".join("strpos(body, ?) > 0" for _ in terms)
+                wanted_terms = terms
             seen = {h.id for h in hits}
             rows = self.db.execute(
                 f"SELECT rowid, {found} AS n FROM {self.name}_text"
                 f" WHERE ({anyof}){noneof}{extra} ORDER BY n DESC, rowid LIMIT ?",
-                (*terms, *terms, *skip, *params, k),
+                (*terms, *wanted_terms, *skip, *params, k),
             ).fetchall()
             for r in rows:
                 if r[0] not in seen and len(hits) < k:
@@ -360,7 +390,7 @@ class PgTextIndex(TextIndex):
         if row is None or row[0] is None:
             return {}
         freqs = dict(zip(row[0], row[1], strict=False))  # the freqs end with min, max, nulls
-        return {w: float(freqs[_plain(w)]) for w in words if _plain(w) in freqs}
+        return {w: float(freqs[plain(w)]) for w in words if plain(w) in freqs}
 
     def vector(
         self, qvec: np.ndarray, k: int, where: str | None = None, params: Sequence[object] = ()
@@ -389,31 +419,67 @@ class PgTextIndex(TextIndex):
     ) -> dict[int, float]:
         """The `k` nearest first vectors that meet `cond`, id → distance (inside a transaction).
 
-        pgvector 0.6 has no iterative index scan: the HNSW walk finds `hnsw.ef_search`
-        candidates and the filter then drops those it rejects, so a filter passing a few percent
-        of the rows can come back short, even empty. Short is asked again with a walk widened
-        by what the last one let through (up to pgvector's 1,000), then exactly (the distances
-        computed in a subquery the index cannot order): short from there means fewer than `k`
-        records meet the filter. When the planner picks the exact plan itself, the first answer
-        is the exact one."""
+        The HNSW walk is `options.ef(k)` wide (the setting, or chosen from `k`). A filter that
+        passes at most `FILTER_EXACT` rows is answered exactly (the distances computed in a
+        subquery the index cannot order): cheaper than a walk that must pass over the rest, and
+        exact. A wider filter walks the graph: with pgvector ≥ 0.8 the scan goes on until `k`
+        rows pass (`hnsw.iterative_scan`); before 0.8 the walk finds `hnsw.ef_search`
+        candidates and the filter then drops those it rejects, so a short answer is asked
+        again with a walk widened by what the last one let through (up to pgvector's 1,000),
+        then exactly: short from there means fewer than `k` records meet the filter."""
+        exact = (
+            f"SELECT rowid, d FROM (SELECT rowid, embedding <=> ? AS d FROM {self.name}_vec"
+            f"{cond} OFFSET 0) AS scanned ORDER BY d LIMIT ?"
+        )
+        if cond and self._passing(cond, params) < FILTER_EXACT:
+            return dict(self.db.execute(exact, (q, *params, k)).fetchall())
         ann = (
             f"SELECT rowid, embedding <=> ? AS d FROM {self.name}_vec{cond}"
             " ORDER BY embedding <=> ? LIMIT ?"
         )
-        ef = min(_EF_MAX, max(_EF_MIN, k))
+        ef = min(_EF_MAX, self.options.ef(k))
+        if cond and self.server().iterative_scan:
+            self.db.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
         while True:
-            self.db.execute(f"SET LOCAL hnsw.ef_search = {ef}")
+            self.db.execute(f"SET LOCAL hnsw.ef_search = {int(ef)}")
             rows = self.db.execute(ann, (q, *params, q, k)).fetchall()
             if len(rows) >= k or (not cond and ef >= k) or ef >= _EF_MAX:
                 break
             ef = min(_EF_MAX, max(2 * ef, math.ceil(1.5 * ef * k / max(1, len(rows)))))
         if len(rows) < k and (cond or ef < k):
-            rows = self.db.execute(
-                f"SELECT rowid, d FROM (SELECT rowid, embedding <=> ? AS d FROM {self.name}_vec"
-                f"{cond} OFFSET 0) AS scanned ORDER BY d LIMIT ?",
-                (q, *params, k),
-            ).fetchall()
+            rows = self.db.execute(exact, (q, *params, k)).fetchall()
         return dict(rows)
+
+    def _passing(self, cond: str, params: Sequence[object]) -> int:
+        """Rows with a vector that meet `cond`, counted up to `FILTER_EXACT`."""
+        return int(
+            self.db.scalar(
+                f"SELECT count(*) FROM (SELECT 1 FROM {self.name}_vec{cond} LIMIT ?) AS passing",
+                (*params, FILTER_EXACT),
+            )
+            or 0
+        )
+
+    def _trigrams(self) -> bool:
+        """Substrings through a trigram index: pg_trgm is there and `N_text` has the index
+        (built on first use; a build another process started is waited for by the DDL)."""
+        if not self._trigram_index and self.server().trigram:
+            if not self.db.scalar(
+                "SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() AND indexname = ?",
+                (f"{self.name}_text_trgm",),
+            ):
+                self.db.execute(
+                    f"CREATE INDEX IF NOT EXISTS {self.name}_text_trgm ON {self.name}_text"
+                    " USING gin (body gin_trgm_ops)"
+                )
+            self._trigram_index = True
+        return self._trigram_index
+
+    def server(self) -> PgFeatures:
+        """What this server's extensions offer, read once (see `PgFeatures`)."""
+        if self._features is None:
+            self._features = PgFeatures.read(self.db)
+        return self._features
 
     def keyword_matches(
         self, parsed: ParsedQuery, ids: Iterable[int], texts: TextLookup | None = None
@@ -422,7 +488,7 @@ class PgTextIndex(TextIndex):
         ids = list(ids)
         if texts is not None or not parsed.verbatim or not ids:
             return super().keyword_matches(parsed, ids, texts)
-        terms = [_plain(t) for t in parsed.verbatim]
+        terms = [plain(t) for t in parsed.verbatim]
         every = "".join(" AND strpos(body, ?) > 0" for _ in terms)
         rows = self.db.execute(
             f"SELECT rowid FROM {self.name}_text WHERE rowid = ANY(?){every}",
@@ -432,7 +498,7 @@ class PgTextIndex(TextIndex):
 
     def containing(self, parsed: ParsedQuery) -> list[int]:
         """Every record whose text contains each typed term (3+ chars) verbatim, by id."""
-        terms = [_plain(t) for t in parsed.verbatim]
+        terms = [plain(t) for t in parsed.verbatim]
         if not terms:
             return []
         every = " AND ".join("strpos(body, ?) > 0" for _ in terms)

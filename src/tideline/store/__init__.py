@@ -13,14 +13,23 @@ from tideline.store._health import (
     remember_damage,
     remembered_damage,
 )
-from tideline.store._migrations import Migrations, open_database, open_postgres
+from tideline.store._keys import MAX_KEY, WriteKeys, check_key
+from tideline.store._migrations import Migrations, allow_values, open_database, open_postgres
 from tideline.store._names import Namespace, is_postgres_url, shown_url
 from tideline.store._pg_health import PgHealth, check_namespace, connect_error
-from tideline.store._salvage import Salvage, TableSalvage, copy_rows, open_damaged
+from tideline.store._salvage import (
+    UNRECOVERABLE,
+    Salvage,
+    TableSalvage,
+    copy_rows,
+    open_damaged,
+)
 from tideline.store._storage import Dialect, Rows, Storage
 
 __all__ = [
+    "MAX_KEY",
     "REPAIR_HINT",
+    "UNRECOVERABLE",
     "Database",
     "Dialect",
     "Migrations",
@@ -32,7 +41,10 @@ __all__ = [
     "TableCopy",
     "TableSalvage",
     "TableShape",
+    "WriteKeys",
+    "allow_values",
     "check_file",
+    "check_key",
     "check_namespace",
     "connect_error",
     "copy_rows",

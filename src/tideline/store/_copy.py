@@ -27,7 +27,7 @@ from tideline.store._database import Database
 from tideline.store._storage import Storage
 
 #: Tables of the search side (their owners rebuild them) and bookkeeping each end keeps itself.
-_INDEX_SUFFIXES = ("_fts", "_tri", "_vec", "_vecpart")
+_INDEX_SUFFIXES = ("_fts", "_tri", "_vec", "_vecpart", "_veclog", "_lexlog")
 _SKIPPED = {"_migrations", "vector_spaces"}
 
 #: Called after each batch with (table, rows copied so far, rows in the source).

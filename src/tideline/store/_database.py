@@ -9,6 +9,10 @@ Invariants:
 - Damage is never silent and never a traceback: an existing file is checked below SQLite first
   (`_health.header_damage`: empty, not SQLite, truncated, garbage log), and every cursor turns
   SQLite's corrupt / not-a-database errors into `DatabaseDamaged` naming the file and the fix.
+- A database that asks for it (the agent's `memory.db`, `check_every`) is checked whole at open
+  when its last sound check is older than that, and a long-running process looks again while it
+  works (`_watch`, at most once a second: damage another process found, the file replaced by a
+  repair or a restore, the next check due), so a damaged or swapped file never stays in use.
 - sqlite-vec is loaded when it can be. When it cannot (a Python without extension loading),
   `vec_enabled` is False and search degrades to lexical with a single warning.
 """
@@ -17,7 +21,9 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -27,15 +33,26 @@ import apsw
 from tideline.errors import (
     DatabaseDamaged,
     DatabaseLocked,
+    DatabaseReplaced,
     HomeNotWritable,
     NotADatabase,
 )
-from tideline.store._health import REPAIR_HINT, header_damage, remember_damage, remembered_damage
+from tideline.store._health import (
+    REPAIR_HINT,
+    check_due,
+    deep_damage,
+    header_damage,
+    note_checked,
+    remember_damage,
+    remembered_damage,
+)
 from tideline.store._storage import Reads
 
 log = logging.getLogger(__name__)
 
 Params = Sequence[Any] | dict[str, Any]
+#: How often a long-running process looks at its file again (`Database._watch`), in seconds.
+WATCH_SECONDS = 1.0
 
 
 def _load_vec(conn: apsw.Connection) -> bool:
@@ -121,7 +138,9 @@ class _Cursor(apsw.Cursor):
 
 
 class Database(Reads):
-    """One open SQLite file. Thread-safe for the simple calls below (apsw serialises)."""
+    """One open SQLite file, one connection. apsw refuses two threads using it at the same
+    moment (`ThreadingViolationError`), so callers that share one across threads take turns
+    through a lock of their own (the app's `db_lock`, the embedding cache's)."""
 
     dialect: Literal["sqlite"] = "sqlite"
 
@@ -132,18 +151,26 @@ class Database(Reads):
         busy_timeout_ms: int = 5000,
         readonly: bool = False,
         remember_damage: bool = False,
+        check_every: float | None = None,
     ):
-        """`remember_damage`: damage found once refuses every later open (see `_health`)."""
+        """`remember_damage`: damage found once refuses every later open (see `_health`).
+        `check_every`: seconds between whole-file checks of it (None: only `doctor` checks)."""
         self.path = Path(path) if str(path) != ":memory:" else None
         flags = (
             apsw.SQLITE_OPEN_READONLY
             if readonly
             else apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
         )
+        self._check_every = check_every
+        self._watched = remember_damage and self.path is not None
+        self._next_watch = 0.0
+        self._inode: int | None = None
         if self.path is not None:
             damage = header_damage(self.path) or (
                 remembered_damage(self.path) if remember_damage else None
             )
+            if damage is None and self.path.exists():
+                damage = self._due_check()
             if damage is not None:
                 raise damaged(self.path, damage)
         if self.path is not None and not readonly:
@@ -179,10 +206,58 @@ class Database(Reads):
             ) from exc
         self.conn.execute("PRAGMA foreign_keys=ON")
         self.vec_enabled = _load_vec(self.conn)
+        if self.path is not None:
+            with contextlib.suppress(OSError):
+                self._inode = self.path.stat().st_ino
+
+    # -- health ------------------------------------------------------------------------------
+    def _due_check(self) -> str | None:
+        """The whole-file check when it is due: the damage found (remembered), or None."""
+        if self.path is None or self._check_every is None:
+            return None
+        if not check_due(self.path, self._check_every):
+            return None
+        damage = deep_damage(self.path)
+        if damage is None:
+            note_checked(self.path)
+        elif self._watched:
+            remember_damage(self.path, damage)
+        return damage
+
+    def _watch(self) -> None:
+        """What a long-running process must notice about its open file, looked at once a second:
+        damage recorded since (by `doctor` or another process), the file replaced or moved
+        away (a repair, a restored backup), or the next whole-file check."""
+        now = time.monotonic()
+        if not self._watched or now < self._next_watch or self.path is None:
+            return
+        self._next_watch = now + WATCH_SECONDS
+        self._same_file()
+        damage = remembered_damage(self.path)
+        if damage is None and self._check_every:  # 0 means at every open, not every second
+            damage = self._due_check()
+        if damage is not None:
+            raise damaged(self.path, damage)
+
+    def _same_file(self) -> None:
+        """Refuse to go on once the path names another file: what this connection writes would
+        land in its log, which the new file at the path would read as its own."""
+        if not self._watched or self.path is None:
+            return
+        try:
+            inode: int | None = os.stat(self.path).st_ino
+        except OSError:
+            inode = None
+        if inode != self._inode:
+            raise DatabaseReplaced(
+                f"{self.path} was replaced or moved while this process had it open (by "
+                "`tideline doctor --repair` or a restored backup); restart this process"
+            )
 
     # -- queries -----------------------------------------------------------------------------
     def execute(self, sql: str, params: Params = ()) -> apsw.Cursor:
         """Run one statement; translate a lock timeout into `DatabaseLocked`."""
+        self._watch()
         try:
             return self.conn.execute(sql, params)
         except apsw.BusyError as exc:
@@ -192,6 +267,7 @@ class Database(Reads):
             ) from exc
 
     def executemany(self, sql: str, seq: Sequence[Params]) -> None:
+        self._watch()
         try:
             self.conn.executemany(sql, seq)
         except apsw.BusyError as exc:
@@ -220,6 +296,7 @@ class Database(Reads):
                 with self.conn:  # apsw: savepoint, rolled back on exception
                     yield self
                 return
+            self._same_file()  # every write, not once a second: a stat costs microseconds
             try:
                 self.conn.execute("BEGIN IMMEDIATE")
             except apsw.BusyError as exc:
@@ -250,7 +327,7 @@ class Database(Reads):
         try:
             yield
         finally:
-            self.execute("COMMIT")
+            self.conn.execute("COMMIT")  # a read ends whatever `_watch` says meanwhile
 
     def lock(self, key: str) -> None:
         """Serialise the writers of `key`: `BEGIN IMMEDIATE` already serialises every writer

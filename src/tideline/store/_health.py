@@ -12,18 +12,21 @@ Every check here only reads; none of them opens the database for writing. Damage
 remembered next to the file (`<file>.damage.json`, keyed by its inode) for databases that ask for
 it, so a bad page that one command tripped over stops every later command too, until a backup is
 restored (a new inode), `doctor --repair` moves the file aside, or `doctor` finds it sound again.
+Such databases are also checked whole every so often without being asked (`check_due`; the last
+sound check is noted in `<file>.checked.json`), so a bad page no query reads is found within a day.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import struct
 from pathlib import Path
 from typing import BinaryIO
 
 import apsw
 
-from tideline.clock import now_text
+from tideline.clock import from_text, now_text, system_clock
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 WAL_MAGICS = {0x377F0682: "<", 0x377F0683: ">"}  # low bit: checksums in big-endian words
@@ -139,32 +142,51 @@ def _frames_damage(
 
 
 def quick_check(path: Path, *, max_errors: int = 5) -> list[str]:
-    """SQLite's `PRAGMA quick_check` on a read-only connection: [] when the pages are sound.
+    """SQLite's `PRAGMA quick_check`: [] when the pages are sound.
 
-    Read-only, so doctor never checkpoints, truncates or deletes a log it is judging.
+    Read-only while a log lies beside the file, so doctor never checkpoints, truncates or
+    deletes a log it is judging. Without one, a read-only connection to a WAL file would leave
+    an empty `-wal` and `-shm` behind (it cannot remove what it creates), so the connection may
+    write but its statements may not (`query_only`): closing it removes both again.
     """
+    logged = any(Path(f"{path}{s}").exists() for s in ("-wal", "-journal"))
+    flags = apsw.SQLITE_OPEN_READONLY if logged else apsw.SQLITE_OPEN_READWRITE
     try:
-        conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+        conn = apsw.Connection(str(path), flags=flags)
     except apsw.Error as exc:
         return [f"cannot be opened ({exc})"]
     try:
-        rows = [" ".join(r[0].split()) for r in conn.execute(f"PRAGMA quick_check({max_errors})")]
-        return [] if rows == ["ok"] else [r for r in rows if not r.startswith("*** in database")]
+        conn.execute("PRAGMA query_only=ON")
+        rows = [str(r[0]) for r in conn.execute(f"PRAGMA quick_check({max_errors})")]
     except apsw.Error as exc:
-        return [str(exc)]
+        return [" ".join(str(exc).split())]
     finally:
         conn.close()
+    return [] if rows == ["ok"] else quick_check_problems(rows)
+
+
+def quick_check_problems(rows: list[str]) -> list[str]:
+    """The problems in `quick_check`'s rows, one line each. SQLite puts them all in one row,
+    lines headed `*** in database main ***`; the header goes, the lines stay, and rows that say
+    anything but "ok" are never read as healthy (unknown wording is kept whole)."""
+    lines = [" ".join(line.split()) for row in rows for line in row.splitlines()]
+    found = [line for line in lines if line and not line.startswith("*** in database")]
+    return found or [" ".join(" ".join(rows).split()) or "no answer"]
 
 
 def check_file(path: Path) -> list[str]:
     """Everything wrong with an existing database file ([] = healthy): header, log, pages."""
-    damage = header_damage(path)
-    if damage is None:
-        damage = wal_damage(path, deep=True)
+    damage = header_damage(path) or deep_damage(path)
+    return [damage] if damage else []
+
+
+def deep_damage(path: Path) -> str | None:
+    """The checks that read the whole file: every frame of the log, then `quick_check`."""
+    damage = wal_damage(path, deep=True)
     if damage is not None:
-        return [damage]
+        return damage
     found = quick_check(path)
-    return [f"fails quick_check ({'; '.join(found)})"] if found else []
+    return f"fails quick_check ({'; '.join(found)})" if found else None
 
 
 def damage_note(path: Path) -> Path:
@@ -197,3 +219,31 @@ def remembered_damage(path: Path) -> str | None:
 
 def forget_damage(path: Path) -> None:
     damage_note(path).unlink(missing_ok=True)
+
+
+def checked_note(path: Path) -> Path:
+    return Path(f"{path}.checked.json")
+
+
+def note_checked(path: Path) -> None:
+    """Record that this very file (its inode) was just found sound (best effort)."""
+    try:
+        note = {"inode": path.stat().st_ino, "checked": now_text()}
+        tmp = checked_note(path).with_name(f".{checked_note(path).name}.{os.getpid()}")
+        tmp.write_text(json.dumps(note) + "\n", encoding="utf-8")
+        os.replace(tmp, checked_note(path))
+    except OSError:
+        pass
+
+
+def check_due(path: Path, every: float) -> bool:
+    """Whether `path` was last found sound more than `every` seconds ago (or never, or that
+    check was of another file at the same path)."""
+    try:
+        note = json.loads(checked_note(path).read_text(encoding="utf-8"))
+        if note["inode"] != path.stat().st_ino:
+            return True
+        age = system_clock() - from_text(str(note["checked"]))
+        return bool(age.total_seconds() >= every)
+    except (OSError, ValueError, KeyError, TypeError):
+        return True

@@ -99,12 +99,18 @@ def open_database(
     *migrations: Migrations,
     busy_timeout_ms: int = 5000,
     remember_damage: bool = False,
+    check_every: float | None = None,
 ) -> Database:
     """Open (creating if needed) a database and bring its schema up to date: each set of
     migrations in the order given (a later set may build on an earlier one's tables)."""
     if migrations and str(path) != ":memory:" and not Path(path).exists():
         _create(Path(path), migrations, busy_timeout_ms)
-    db = Database(str(path), busy_timeout_ms=busy_timeout_ms, remember_damage=remember_damage)
+    db = Database(
+        str(path),
+        busy_timeout_ms=busy_timeout_ms,
+        remember_damage=remember_damage,
+        check_every=check_every,
+    )
     if migrations:
         try:
             _require_ours(db, migrations[0])
@@ -164,3 +170,41 @@ def _require_ours(db: Database, migrations: Migrations) -> None:
         f"{db.path} is an SQLite database but not Tideline's (it has no {migrations.name} "
         "schema); move it aside or use another path, and Tideline creates a new one there"
     )
+
+
+def allow_values(
+    db: Storage, table: str, column: str, old: Sequence[str], new: Sequence[str]
+) -> None:
+    """Widen a `CHECK (column IN old)` constraint to `new` (a superset), keeping every row.
+
+    Only loosening, so no row can break it. PostgreSQL drops and re-adds the named constraint.
+    SQLite cannot alter a constraint: the table's stored CREATE statement is rewritten in place
+    (`writable_schema`, the way SQLite's ALTER TABLE documentation gives for changes that leave
+    the stored rows as they are) and the schema version bumped, so every connection re-reads it.
+    """
+    if not set(old) <= set(new):
+        raise ValueError(f"allow_values({table}.{column}): {list(new)} must include {list(old)}")
+    values = ", ".join(f"'{v}'" for v in new)
+    if db.dialect == "postgresql":
+        name = f"{table}_{column}_check"
+        db.execute(f"ALTER TABLE {table} DROP CONSTRAINT IF EXISTS {name}")
+        db.execute(f"ALTER TABLE {table} ADD CONSTRAINT {name} CHECK ({column} IN ({values}))")
+        return
+    before, after = f"CHECK ({column} IN {tuple(old)!r})", f"CHECK ({column} IN ({values}))"
+    sql = str(
+        db.scalar("SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?", (table,))
+    )
+    if after in sql:  # made by a Tideline that knew the new values already
+        return
+    if before not in sql:
+        raise ValueError(f"allow_values: {table} has no {before}")
+    version = int(db.scalar("PRAGMA schema_version"))
+    db.execute("PRAGMA writable_schema = ON")
+    try:
+        db.execute(
+            "UPDATE sqlite_schema SET sql = replace(sql, ?, ?) WHERE type = 'table' AND name = ?",
+            (before, after, table),
+        )
+        db.execute(f"PRAGMA schema_version = {version + 1}")
+    finally:
+        db.execute("PRAGMA writable_schema = OFF")

@@ -14,7 +14,7 @@ The format: https://www.sqlite.org/fileformat2.html (b-tree pages, cells, record
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
@@ -51,6 +51,36 @@ class PageFile:
             return None
         start = (number - 1) * self.page_size
         return self.data[start : start + self.page_size]
+
+    def schema(self, wanted: set[str]) -> tuple[dict[str, tuple[int, str]], int]:
+        """name -> (root page, `CREATE TABLE`) of each table whose entry can be read, and how
+        many pages had to be searched for it. Entries are read from the b-tree rooted at page
+        1; when some of `wanted` are missing there (page 1 itself is damaged: it is the root,
+        the entries mostly sit on leaves elsewhere), every leaf page holding such entries is
+        read too, as SQLite's `.recover` does."""
+        found = _tables(v for _, v in self.rows(1))
+        if not wanted - set(found):
+            return found, 0
+        leaves = [n for n in range(2, self.pages + 1) if self._schema_leaf(n)]
+        for number in leaves:
+            for name, entry in _tables(v for _, v in self._leaf_rows(number)).items():
+                found.setdefault(name, entry)
+        return found, len(leaves)
+
+    def _schema_leaf(self, number: int) -> bool:
+        page = self.page(number)
+        return page is not None and page[0] == LEAF and b"CREATE TABLE" in page
+
+    def _leaf_rows(self, number: int) -> Iterator[Row]:
+        page = self.page(number)
+        if page is None:
+            return
+        cells = int.from_bytes(page[3:5], "big")
+        for i in range(min(cells, self.page_size // 2)):
+            try:
+                yield self._cell(page, int.from_bytes(page[8 + 2 * i : 10 + 2 * i], "big"))
+            except (IndexError, ValueError, struct.error, UnicodeDecodeError):
+                continue
 
     def rows(self, root: int) -> Iterator[Row]:
         """Every readable row of the table b-tree rooted at `root`, in rowid order."""
@@ -119,6 +149,41 @@ class PageFile:
             out, left = out + chunk, left - len(chunk)
             number = int.from_bytes(page[:4], "big")
         return out
+
+
+def _tables(entries: Iterable[list[object]]) -> dict[str, tuple[int, str]]:
+    """The tables among `sqlite_schema` rows: (type, name, tbl_name, rootpage, sql)."""
+    found: dict[str, tuple[int, str]] = {}
+    for v in entries:
+        if len(v) == 5 and v[0] == "table" and isinstance(v[3], int) and v[4]:
+            found.setdefault(str(v[1]), (v[3], str(v[4])))
+    return found
+
+
+def page_size_of(data: bytes) -> int | None:
+    """The page size of a file whose header is lost, told by its pages: the smallest size at
+    whose every multiple most pages start with a b-tree page header (a larger multiple of it
+    samples the same pages, a smaller one lands mid-page)."""
+    scores = {}
+    for size in (512, 1024, 2048, 4096, 8192, 16384, 32768, 65536):
+        starts = range(size, len(data) - size + 1, size)
+        if len(data) % size or not starts:
+            continue
+        scores[size] = sum(_looks_like_btree(data, at, size) for at in starts) / len(starts)
+    best = max(scores.values(), default=0.0)
+    if best < 0.3:
+        return None
+    return min(size for size, score in scores.items() if score >= best - 0.1)
+
+
+def _looks_like_btree(data: bytes, at: int, size: int) -> bool:
+    kind = data[at]
+    if kind not in (0x02, 0x05, 0x0A, 0x0D):
+        return False
+    head = 12 if kind in (0x02, 0x05) else 8
+    cells = int.from_bytes(data[at + 3 : at + 5], "big")
+    content = int.from_bytes(data[at + 5 : at + 7], "big") or 65536
+    return head + 2 * cells <= content <= size and data[at + 7] <= 60
 
 
 def _varint(data: bytes, at: int) -> tuple[int, int]:

@@ -30,9 +30,14 @@ import apsw
 from tideline.errors import RepairFailed
 from tideline.store._database import Database, _load_vec
 from tideline.store._health import SQLITE_MAGIC, wal_damage, wal_path
-from tideline.store._pages import PageFile
+from tideline.store._pages import PageFile, page_size_of
 
 PAGE_SIZES = (4096, 1024, 2048, 8192, 16384, 32768, 65536)
+#: What is left to do when nothing can be recovered (the file itself is never changed).
+UNRECOVERABLE = (
+    "it is kept unchanged; what you can still do: copy a backup of it in its place, or move it "
+    "aside and `tideline import` your last `tideline export` (JSONL) into the new memory"
+)
 SQLITE_VERSION = 3054001
 MAX_ROWID = 2**63 - 1
 
@@ -53,6 +58,8 @@ class Salvage:
     source: Path | None = None  # the damaged file, as the user named it
     pages: PageFile | None = None  # set when SQLite cannot read the list of tables
     unreadable: str = ""  # why not
+    schema_pages: int = 0  # pages searched for the list of tables (its root page was lost)
+    migrated: set[str] | None = None  # the migration sets the file had applied, when readable
 
     @property
     def copied(self) -> int:
@@ -60,20 +67,22 @@ class Salvage:
 
 
 def _rebuilt_header(data: bytes) -> bytes | None:
-    """A valid 100-byte header for a file whose own is gone, when the page size can be told."""
-    for size in PAGE_SIZES:
-        if len(data) % size == 0 and len(data) > 100 and data[100] in (0x05, 0x0D):
-            header = bytearray(100)
-            header[:16] = SQLITE_MAGIC
-            header[16:18] = (size if size < 65536 else 1).to_bytes(2, "big")
-            header[18:24] = bytes([1, 1, 0, 64, 32, 32])  # rollback journal, no reserved bytes
-            header[24:28] = header[92:96] = (1).to_bytes(4, "big")
-            header[28:32] = (len(data) // size).to_bytes(4, "big")
-            header[40:48] = (1).to_bytes(4, "big") + (4).to_bytes(4, "big")  # cookie, format
-            header[56:60] = (1).to_bytes(4, "big")  # UTF-8
-            header[96:100] = SQLITE_VERSION.to_bytes(4, "big")
-            return bytes(header)
-    return None
+    """A valid 100-byte header for a file whose own is gone, when the page size can be told:
+    from page 1 when it still looks like the schema's page, else from the other pages."""
+    sizes = [s for s in PAGE_SIZES if len(data) % s == 0 and len(data) > 100]
+    size = next((s for s in sizes if data[100] in (0x05, 0x0D)), None) or page_size_of(data)
+    if size is None:
+        return None
+    header = bytearray(100)
+    header[:16] = SQLITE_MAGIC
+    header[16:18] = (size if size < 65536 else 1).to_bytes(2, "big")
+    header[18:24] = bytes([1, 1, 0, 64, 32, 32])  # rollback journal, no reserved bytes
+    header[24:28] = header[92:96] = (1).to_bytes(4, "big")
+    header[28:32] = (len(data) // size).to_bytes(4, "big")
+    header[40:48] = (1).to_bytes(4, "big") + (4).to_bytes(4, "big")  # cookie, format
+    header[56:60] = (1).to_bytes(4, "big")  # UTF-8
+    header[96:100] = SQLITE_VERSION.to_bytes(4, "big")
+    return bytes(header)
 
 
 def open_damaged(path: Path, workdir: Path) -> tuple[apsw.Connection, Salvage]:
@@ -91,8 +100,7 @@ def open_damaged(path: Path, workdir: Path) -> tuple[apsw.Connection, Salvage]:
         if header is None:
             raise RepairFailed(
                 f"{path} cannot be recovered: it is not SQLite and no SQLite page was found in "
-                "it; it is kept unchanged; restore it from a backup, or move it aside to start "
-                "a new memory"
+                f"it; {UNRECOVERABLE}"
             )
         with copy.open("r+b") as f:
             f.write(header)
@@ -234,12 +242,11 @@ def copy_rows(src: apsw.Connection, dst: Database, report: Salvage) -> None:
 
 def _copy_pages(pages: PageFile, dst: Database, report: Salvage) -> None:
     """`copy_rows` for a file whose list of tables SQLite cannot read: page by page."""
-    schema = {
-        str(v[1]): (v[3], str(v[4]))
-        for _, v in pages.rows(1)
-        if len(v) == 5 and v[0] == "table" and isinstance(v[3], int) and v[4]
-    }
-    for table, rowid in _plain_tables(dst):
+    tables = _plain_tables(dst)
+    schema, report.schema_pages = pages.schema({name for name, _ in tables} | {"_migrations"})
+    if "_migrations" in schema:  # which tables the file ever had: a missing one may be lost
+        report.migrated = {str(v[0]) for _, v in pages.rows(schema["_migrations"][0]) if v}
+    for table, rowid in tables:
         result = report.tables.setdefault(table, TableSalvage())
         if table not in schema:
             result.damage = "its entry in the list of tables is lost"
@@ -271,7 +278,8 @@ def _copy_pages(pages: PageFile, dst: Database, report: Salvage) -> None:
             )
     if not report.copied:
         raise RepairFailed(
-            f"{report.source} cannot be recovered: {_why(pages, report)}, and not one row could be read from what is left; it is kept unchanged; restore it from a backup"
+            f"{report.source} cannot be recovered: {_why(pages, report)}, and not one row "
+            f"could be read from what is left; {UNRECOVERABLE}"
         )
 
 

@@ -23,6 +23,7 @@ from tideline.errors import InvalidInput, TidelineError
 log = logging.getLogger("tideline.web")
 
 Kind = Literal["sleep", "dream"]
+_FAILED = ("failed", "aborted", "stopped")
 Work = Callable[[Callable[[StepEvent], None]], dict[str, Any]]
 
 
@@ -37,7 +38,7 @@ class Run:
     id: int
     kind: Kind
     total: int
-    status: str = "running"  # running | done | failed (the report's own status is in `report`)
+    status: str = "running"  # running | done | skipped | failed (as the report says)
     step: str | None = None
     done: int = 0
     started_at: str = field(default_factory=now_text)
@@ -98,8 +99,10 @@ class Runs:
         except Exception as exc:  # a crash fails this run, never the server
             log.exception("%s run #%d crashed", run.kind, run.id)
             self._finish(run, "failed", None, f"unexpected {type(exc).__name__}: {exc}")
-        else:
-            self._finish(run, "done", report, None)
+        else:  # the run's own word: a sleep with no LLM is skipped, a failed one failed
+            status = str(report.get("status", "done"))
+            said = "skipped" if status == "skipped" else "failed" if status in _FAILED else "done"
+            self._finish(run, said, report, None)
 
     def _finish(
         self, run: Run, status: str, report: dict[str, Any] | None, error: str | None
@@ -107,5 +110,5 @@ class Runs:
         with self._lock:
             run.status, run.report, run.error = status, report, error
             run.finished_at = now_text()
-            if status == "done":
+            if status != "failed":
                 run.done = run.total

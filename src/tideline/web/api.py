@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Depends, Path, Query
+from fastapi import APIRouter, Body, Depends, Header, Path, Query
 
 from tideline.analysis.attention import heatmap
 from tideline.analysis.scanner import scan_unindexed
 from tideline.consolidate import STEPS
 from tideline.consolidate.dream import LAYER_NAMES, choose_layers
-from tideline.errors import NotFound
+from tideline.errors import InvalidInput, NotFound
 from tideline.fields import (
     ATTENTION_HEATMAP,
     DREAM_RUN,
@@ -77,6 +77,7 @@ SleepBody = Annotated[request_model(SLEEP_RUN), Body()]
 DreamBody = Annotated[request_model(DREAM_RUN), Body()]
 RunsArgs = Annotated[request_model(RUNS), Query()]
 Id = Annotated[int, Path(ge=1, le=2**62)]
+IdempotencyHeader = Annotated[str | None, Header(alias="Idempotency-Key")]
 
 
 # -- memory ----------------------------------------------------------------------------------
@@ -94,18 +95,30 @@ def trace(w: W, narrative_id: Id, q: TraceArgs) -> Json:
     return to_dict(w.call(lambda: w.app.memory.trace(narrative_id, q.window), lock=None))
 
 
+def keyed(args: Json, header: str | None) -> Json:
+    """The body's arguments with the write's idempotency key: the body's `idempotency_key` or
+    the `Idempotency-Key` header (both: they must agree)."""
+    given = args.get("idempotency_key")
+    if header is not None and given is not None and header != given:
+        raise InvalidInput(
+            "the Idempotency-Key header and the body's idempotency_key differ; send one key"
+        )
+    return {**args, "idempotency_key": given if given is not None else header}
+
+
 @router.post("/narratives", tags=["memory"], status_code=201)
-def write(w: W, body: WriteBody) -> Json:
-    """Write a narrative memory (`memory_write`)."""
-    args = body.model_dump()
+def write(w: W, body: WriteBody, key: IdempotencyHeader = None) -> Json:
+    """Write a narrative memory (`memory_write`); retry with the same idempotency key."""
+    args = keyed(body.model_dump(), key)
     args["tags"], args["related_entities"] = names(args["tags"]), names(args["related_entities"])
     return to_dict(w.call(lambda: w.app.memory.write(**args), lock=None))
 
 
 @router.post("/turns", tags=["memory"])
-def sync_turn(w: W, body: TurnBody) -> Json:
+def sync_turn(w: W, body: TurnBody, key: IdempotencyHeader = None) -> Json:
     """Keep one conversation turn, word for word (idempotent: `created` says if it was new)."""
-    return to_dict(w.call(lambda: w.app.memory.sync_turn(**body.model_dump()), lock=None))
+    args = keyed(body.model_dump(), key)
+    return to_dict(w.call(lambda: w.app.memory.sync_turn(**args), lock=None))
 
 
 @router.get("/stats", tags=["memory"])
@@ -265,13 +278,11 @@ def library_reindex(w: W, body: ReindexBody) -> Json:
 
 
 @router.post("/library/notes", tags=["library"], status_code=201)
-def library_write(w: W, body: NoteBody) -> Json:
-    """Create a note in a collection, or append to one, and index it (`memo_write`)."""
-    return to_dict(
-        w.call(
-            lambda: w.app.library.write(body.path, body.text, append=body.append), lock="library"
-        )
-    )
+def library_write(w: W, body: NoteBody, key: IdempotencyHeader = None) -> Json:
+    """Create a note in a collection, or append to one, and index it (`memo_write`); retry
+    with the same idempotency key."""
+    args = keyed(body.model_dump(), key)
+    return to_dict(w.call(lambda: w.app.library.write(**args), lock="library"))
 
 
 # -- runs ------------------------------------------------------------------------------------

@@ -46,7 +46,7 @@ from tideline.consolidate.dream._schema import DREAM_MIGRATIONS
 from tideline.consolidate.dream._threads import Thread, Threads
 from tideline.embed import Embedder
 from tideline.errors import BudgetExceeded, InvalidInput, NotFound
-from tideline.llm import LLM, NO_LLM, TokenMeter, Usage
+from tideline.llm import LLM, NO_LLM, NO_LLM_NOTE, TokenMeter, Usage
 from tideline.memory import Memory, Narrative
 from tideline.profile import Profile
 
@@ -120,6 +120,7 @@ class Dream:
         max_input_tokens: int = 24000,
         comb_memories: int = 40,
         drift_hops: int = 3,
+        no_llm: str = NO_LLM,
     ):
         self.profile = profile
         self.memory = memory
@@ -127,6 +128,7 @@ class Dream:
         self.embedder = embedder
         self.run_budget = max(0, run_budget)
         self.run_max_calls = max(0, run_max_calls)
+        self.no_llm = no_llm  # why there is no LLM, when `llm` is None (said once in the report)
         self.limits = Limits(max_input_tokens, comb_memories, drift_hops)
         db = memory.db
         with memory.lock:
@@ -243,7 +245,7 @@ class Dream:
             with self.memory.lock:
                 runs.close_interrupted(self._now())
                 prompts = {p: dream_prompt(p).version for p in (x.prompt for x in chosen) if p}
-                llm = self.llm.name if self.llm else NO_LLM
+                llm = self.llm.name if self.llm else "none"
                 run_id = runs.start(
                     day.label, [x.name for x in chosen], self.run_budget, prompts, llm, self._now()
                 )
@@ -254,10 +256,12 @@ class Dream:
             day.label,
             run_id,
             dry_run,
-            llm=self.llm.name if self.llm else NO_LLM,
+            llm=self.llm.name if self.llm else "none",
             budget=self.run_budget,
         )
         ctx = self._ctx(day, meter, run_id)
+        if run_id is not None:  # what is spent is recorded as it is spent: a kill keeps it
+            meter.on_record = lambda m: self._spent(run_id, m)
         stop: LayerReport | None = None
         for layer in chosen:
             if stop is not None:
@@ -286,6 +290,9 @@ class Dream:
                 if rep.status in ("failed", "stopped"):
                     stop = rep
         report.status = "planned" if dry_run else "done" if stop is None else stop.status
+        skipped = any(r.status == "skipped" for r in report.layers)
+        if report.status == "done" and skipped and self.llm is None:  # say why, once
+            report.status, report.reason = "skipped", self.no_llm.removeprefix("skipped: ")
         if stop is not None:
             report.errors.append(f"layer {stop.name} {stop.status}: {stop.error}")
         report.tokens = meter.summary()
@@ -364,7 +371,7 @@ class Dream:
             }
             return Plan({"narratives": found.narratives, **changed})
         if self.llm is None:
-            return Plan(note=NO_LLM, status="skipped")
+            return Plan(note=NO_LLM_NOTE, status="skipped")
         assert layer.compute is not None
         return layer.compute(ctx)
 
@@ -386,9 +393,12 @@ class Dream:
             run_budget=left,
             run_max_calls=max(1, self.run_max_calls - ctx.meter.calls) if self.run_max_calls else 0,
             max_input_tokens=self.limits.max_input_tokens,
+            no_llm=self.no_llm,
         )
         found = sleep.run(dry_run=dry_run)
         tokens = found.tokens
+        if found.status == "skipped":  # no LLM: its rule steps ran; retried by the next run
+            return Plan(dict(found.applied), f"sleep run #{found.run_id} {NO_LLM_NOTE}", "skipped")
         ctx.meter.record(
             "sleep",
             Usage(int(tokens.get("prompt_tokens", 0)), int(tokens.get("completion_tokens", 0))),
@@ -405,6 +415,12 @@ class Dream:
             f"; skipped {skipped}" if skipped else ""
         )
         return Plan(dict(found.applied or found.plan), note)
+
+    def _spent(self, run_id: int, meter: TokenMeter) -> None:
+        with self.memory.lock:
+            self.stores.runs.record_tokens(
+                run_id, meter.total.prompt_tokens, meter.total.completion_tokens
+            )
 
     @staticmethod
     def _record(ctx: LayerCtx, rep: LayerReport) -> LayerRecord:

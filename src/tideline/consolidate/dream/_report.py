@@ -30,8 +30,9 @@ class DreamReport:
     day: str
     run_id: int | None
     dry_run: bool = False
-    status: str = "running"  # done | failed | stopped (budget) | planned (dry run)
+    status: str = "running"  # done | skipped (no LLM) | failed | stopped (budget) | planned
     llm: str = ""
+    reason: str = ""  # why the run was skipped, said once
     layers: list[LayerReport] = field(default_factory=list)
     budget: int = 0
     tokens: dict[str, Any] = field(default_factory=dict)
@@ -67,6 +68,8 @@ class DreamReport:
         head += f" in {self.seconds:.2f}s"
         if self.run_id is not None:
             head += f" (run #{self.run_id})"
+        if self.reason:
+            head += f": {self.reason}"
         return [
             head,
             *(r.line() for r in self.layers),

@@ -14,9 +14,10 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from tideline.errors import NotFound
-from tideline.store import Database
+from tideline.store import Database, allow_values
 
-RUN_STATUSES = ("running", "done", "failed", "stopped")
+RUN_STATUSES = ("running", "done", "failed", "stopped", "skipped")
+RUN_STATUSES_V1 = ("running", "done", "failed", "stopped")  # before dream migration 4
 LAYER_STATUSES = ("done", "skipped", "failed", "stopped")
 _RUN_COLUMNS = (
     "id, day, status, layers, tokens_in, tokens_out, budget, seconds, errors, prompt_versions,"
@@ -107,6 +108,10 @@ class DreamRuns:
         )
         db.execute("CREATE INDEX dream_layers_day ON dream_layers(day, layer, status)")
 
+    @staticmethod
+    def allow_skipped(db: Database) -> None:
+        allow_values(db, "dream_runs", "status", RUN_STATUSES_V1, RUN_STATUSES)
+
     def start(
         self, day: str, layers: list[str], budget: int, prompts: dict[str, int], llm: str, now: str
     ) -> int:
@@ -169,6 +174,15 @@ class DreamRuns:
             ).fetchall()
             if not found:
                 raise NotFound(f"dream run #{run_id} does not exist")
+
+    def record_tokens(self, run_id: int, tokens_in: int, tokens_out: int) -> None:
+        """What a running run has spent so far (kept if the process dies before it finishes)."""
+        with self.db.transaction():
+            self.db.execute(
+                "UPDATE dream_runs SET tokens_in = ?, tokens_out = ? WHERE id = ?"
+                " AND status = 'running'",
+                (tokens_in, tokens_out, run_id),
+            )
 
     def close_interrupted(self, now: str) -> list[int]:
         """Runs left `running` (the process died; we hold the dream lock now) → failed."""

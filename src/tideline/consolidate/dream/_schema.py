@@ -27,3 +27,9 @@ def _threads(db: Database) -> None:
 @DREAM_MIGRATIONS.step(3)
 def _basis(db: Database) -> None:
     Basis.create_tables(db)
+
+
+@DREAM_MIGRATIONS.step(4)
+def _runs_may_be_skipped(db: Database) -> None:
+    """A dream with no LLM for its LLM layers is recorded `skipped`, not `done`."""
+    DreamRuns.allow_skipped(db)

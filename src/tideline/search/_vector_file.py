@@ -1,0 +1,253 @@
+"""The vector file beside an SQLite database: one index's vectors as a process maps them, with an
+approximate (HNSW) index over them, instead of a copy every process loads (issue 25).
+
+A folder `<database>.vectors/` beside the file holds, for an index named `N`:
+- `N.current`: the name of the generation in use (replaced by a rename, so it is always whole);
+- `N.lock`: held (`flock`) by the one process building a generation;
+- `N-<position>-<nonce>/`: a generation, never changed once published:
+  `meta.json` what it was made of (format, model id, dimension, the database file's identity, the
+  position in the index's change log it includes, rows); `ids.npy` the record of each row (rows in
+  record order, a record's parts together); `vectors.f32` each row's unit float32 vector, read
+  with `pread` for the exact re-scoring, so a search never maps the whole matrix; `graph.usearch`
+  usearch's HNSW graph over int8 copies of the rows, searched as a memory-mapped view.
+Everything in it is disposable: it is made again from the vectors in the database whenever it is
+missing, damaged, of another model or database, or behind the change log (see `_knn`). A build
+writes a folder of its own and publishes it by renaming `N.current` into place; a process killed
+half way leaves an unpublished folder that the next build deletes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import secrets
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+#: What a generation's files look like; another number is rebuilt, never read.
+FORMAT = 1
+#: The HNSW graph: links per node, and the walk while building (usearch's own names).
+CONNECTIVITY = 16
+EXPANSION_ADD = 128
+_ROW_BYTES_LIMIT = 1 << 26  # rows read in one `pread` at most (64 MB)
+
+
+def vector_folder(database: Path) -> Path:
+    """Where the vector files of the database at `database` live."""
+    return database.with_name(database.name + ".vectors")
+
+
+def database_identity(database: Path) -> list[int]:
+    """The file's device and inode: a database restored or replaced by another file is a new one
+    even where its change log reads the same."""
+    st = database.stat()
+    return [int(st.st_dev), int(st.st_ino)]
+
+
+@dataclass(frozen=True)
+class Meta:
+    """What a generation was made of (`meta.json`)."""
+
+    model_id: str
+    dim: int
+    database: list[int]
+    position: int
+    rows: int
+    records: int
+    format: int = FORMAT
+
+    def fits(self, model_id: str | None, dim: int, database: list[int]) -> bool:
+        return (self.format, self.model_id, self.dim, self.database) == (
+            FORMAT,
+            model_id,
+            dim,
+            database,
+        )
+
+
+class VectorFile:
+    """One published generation, open for searching (see the module docstring)."""
+
+    def __init__(self, folder: Path, meta: Meta, ids: np.ndarray, graph: Any, fd: int):
+        self.folder = folder
+        self.meta = meta
+        #: The record of each row, ascending (a record's parts are consecutive rows).
+        self.ids = ids
+        self._graph = graph
+        self._fd = fd
+
+    # -- opening -------------------------------------------------------------------------------
+    @staticmethod
+    def current(root: Path, name: str) -> str | None:
+        """The folder name `N.current` holds, if it is one a build writes."""
+        try:
+            current = (root / f"{name}.current").read_text("utf-8").strip()
+        except (OSError, UnicodeDecodeError):
+            return None
+        if not current.startswith(f"{name}-") or "/" in current or len(current) > 200:
+            return None
+        return current
+
+    @classmethod
+    def open_current(cls, root: Path, name: str) -> VectorFile | None:
+        """The generation `N.current` names, checked whole; None when there is none or it is
+        damaged (a damaged one is never read: the caller searches exactly and rebuilds)."""
+        current = cls.current(root, name)
+        return None if current is None else cls.open(root / current)
+
+    @classmethod
+    def open(cls, folder: Path) -> VectorFile | None:
+        try:
+            raw = json.loads((folder / "meta.json").read_text("utf-8"))
+            meta = Meta(**raw)
+            ids = np.load(folder / "ids.npy", mmap_mode="r", allow_pickle=False)
+            size = (folder / "vectors.f32").stat().st_size
+            graph_path = folder / "graph.usearch"
+            if (
+                ids.dtype != np.int64
+                or ids.shape != (meta.rows,)
+                or size != meta.rows * meta.dim * 4
+                or (meta.rows and not graph_path.is_file())
+            ):
+                return None
+            graph = None
+            if meta.rows:
+                from usearch.index import Index
+
+                graph = Index.restore(str(graph_path), view=True)
+                if graph is None or graph.size != meta.rows or graph.ndim != meta.dim:
+                    return None
+            fd = os.open(folder / "vectors.f32", os.O_RDONLY)
+        except (OSError, ValueError, TypeError, RuntimeError, json.JSONDecodeError):
+            return None
+        return cls(folder, meta, ids, graph, fd)
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            os.close(self._fd)
+        self._graph = None
+
+    # -- reading -------------------------------------------------------------------------------
+    def candidates(self, q: np.ndarray, n: int, ef: int) -> np.ndarray:
+        """Up to `n` rows nearest to `q` by the graph (int8: approximate), walking `ef` wide."""
+        if self._graph is None or n <= 0:
+            return np.zeros(0, dtype=np.int64)
+        self._graph.expansion_search = max(ef, n)
+        found = self._graph.search(
+            np.asarray(q, dtype=np.float32), min(n, self.meta.rows), threads=1
+        )
+        rows = np.asarray(found.keys, dtype=np.int64)
+        return rows[(rows >= 0) & (rows < self.meta.rows)]
+
+    def rows(self, rows: np.ndarray) -> np.ndarray:
+        """The float32 vectors of these rows (any order), read from the file: runs of adjacent
+        rows are one read each, so a time window (adjacent records) costs a few reads."""
+        rows = np.asarray(rows, dtype=np.int64)
+        out = np.empty((len(rows), self.meta.dim), dtype=np.float32)
+        if not len(rows):
+            return out
+        order = np.argsort(rows, kind="stable")
+        ordered = rows[order]
+        width = self.meta.dim * 4
+        breaks = np.flatnonzero(np.diff(ordered) > 1) + 1
+        starts = np.r_[0, breaks]
+        ends = np.r_[breaks, len(ordered)]
+        per_read = max(1, _ROW_BYTES_LIMIT // width)
+        for a, b in zip(starts.tolist(), ends.tolist(), strict=True):
+            for s in range(a, b, per_read):
+                e = min(b, s + per_read)
+                first = int(ordered[s])
+                count = int(ordered[e - 1]) - first + 1
+                data = os.pread(self._fd, count * width, first * width)
+                block = np.frombuffer(data, dtype=np.float32).reshape(count, self.meta.dim)
+                out[order[s:e]] = block[ordered[s:e] - first]
+        return out
+
+    def rows_of(self, records: np.ndarray) -> np.ndarray:
+        """Every row (each part) of these records; records without one are left out."""
+        records = np.asarray(records, dtype=np.int64)
+        lo = np.searchsorted(self.ids, records, side="left")
+        hi = np.searchsorted(self.ids, records, side="right")
+        present = hi > lo
+        lo, hi = lo[present], hi[present]
+        if not len(lo):
+            return np.zeros(0, dtype=np.int64)
+        if bool((hi - lo == 1).all()):
+            return lo.astype(np.int64)
+        return np.concatenate([np.arange(a, b) for a, b in zip(lo, hi, strict=True)])
+
+
+# -- building ----------------------------------------------------------------------------------
+@contextlib.contextmanager
+def build_lock(root: Path, name: str) -> Iterator[bool]:
+    """The one builder of `name`'s generation: yields False when another process holds it."""
+    root.mkdir(parents=True, exist_ok=True)
+    fd = os.open(root / f"{name}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_generation(
+    root: Path, name: str, meta: Meta, ids: np.ndarray, matrix: np.ndarray, threads: int = 1
+) -> Path:
+    """Write and publish a generation of `ids` (ascending) and their unit `matrix` rows; the
+    caller holds `build_lock`. Earlier generations and unpublished folders are removed."""
+    from usearch.index import Index
+
+    folder = root / f"{name}-{meta.position}-{secrets.token_hex(4)}"
+    tmp = root / f".{folder.name}.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    np.save(tmp / "ids.npy", np.ascontiguousarray(ids, dtype=np.int64))
+    np.ascontiguousarray(matrix, dtype=np.float32).tofile(tmp / "vectors.f32")
+    if len(ids):
+        graph = Index(
+            ndim=meta.dim,
+            metric="cos",
+            dtype="i8",
+            connectivity=CONNECTIVITY,
+            expansion_add=EXPANSION_ADD,
+        )
+        for start in range(0, len(ids), 65536):
+            stop = min(len(ids), start + 65536)
+            graph.add(np.arange(start, stop), matrix[start:stop], threads=threads)
+        graph.save(str(tmp / "graph.usearch"))
+    (tmp / "meta.json").write_text(json.dumps(meta.__dict__), "utf-8")
+    for f in tmp.iterdir():
+        _fsync(f)
+    tmp.rename(folder)
+    pointer = root / f".{name}.current.tmp"
+    pointer.write_text(folder.name, "utf-8")
+    _fsync(pointer)
+    pointer.replace(root / f"{name}.current")
+    _fsync(root)
+    for old in root.iterdir():
+        stale = old.name.startswith((f"{name}-", f".{name}-")) and old.name != folder.name
+        if stale and old.is_dir() and not old.is_symlink():
+            shutil.rmtree(old, ignore_errors=True)  # a process still mapping it keeps its pages
+    return folder

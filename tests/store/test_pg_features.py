@@ -1,0 +1,65 @@
+"""PostgreSQL's vector search keeps its recall (issue 25): the HNSW walk is a setting (or chosen
+per query), a narrow filter is answered exactly, and what the server's extensions offer
+(pgvector's iterative scans from 0.8, pg_trgm) is read from the server itself."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tideline.memory import AGENT_MIGRATIONS, NewTurn, RawContext
+from tideline.search import PgTextIndex, VectorOptions
+from tideline.search._pg_index import PgFeatures, _like
+from tideline.store import Storage
+
+DIM = 24
+
+
+def _unit(v: np.ndarray) -> np.ndarray:
+    return (v / np.linalg.norm(v, axis=-1, keepdims=True)).astype(np.float32)
+
+
+@pytest.fixture
+def pg(new_storage) -> Storage:  # type: ignore[no-untyped-def]
+    db = new_storage()
+    if db.dialect != "postgresql":
+        pytest.skip("PostgreSQL only")
+    AGENT_MIGRATIONS.apply(db)
+    return db
+
+
+@pytest.mark.parametrize("engine", ["postgresql"], indirect=True)
+def test_the_server_says_what_it_offers(pg: Storage) -> None:
+    features = PgFeatures.read(pg)
+    version = str(pg.scalar("SELECT extversion FROM pg_extension WHERE extname = 'vector'"))
+    assert ".".join(map(str, features.pgvector)) == version
+    assert features.iterative_scan == (features.pgvector >= (0, 8))
+    available = bool(pg.scalar("SELECT 1 FROM pg_available_extensions WHERE name = 'pg_trgm'"))
+    assert features.trigram == available  # the bundled server: neither (its fallbacks run)
+
+
+@pytest.mark.parametrize("engine", ["postgresql"], indirect=True)
+def test_the_walk_width_is_a_setting_and_wide_walks_are_exact(pg: Storage) -> None:
+    raw = RawContext(pg)
+    done, _, _ = raw.add_turns("s", [NewTurn("user", f"turn {i}") for i in range(3000)])
+    ids = [i for i, _ in done]
+    rng = np.random.default_rng(25)
+    vectors = _unit(rng.standard_normal((len(ids), 64)))  # random: the graph's worst case
+    raw.index.bind_vectors("random", 64)
+    raw.index.set_vectors(zip(ids, vectors, strict=True))
+    pg.execute("ANALYZE")
+    assert isinstance(raw.index, PgTextIndex)
+    queries = _unit(rng.standard_normal((20, 64)))
+    truth = [[ids[j] for j in np.argsort(-(vectors @ q))[:10]] for q in queries]
+
+    def recall(ef: int) -> float:
+        raw.index.configure(VectorOptions(ef_search=ef))
+        got = [[h.id for h in raw.index.vector(q, 10)] for q in queries]
+        return float(np.mean([len(set(g) & set(t)) / 10 for g, t in zip(got, truth, strict=True)]))
+
+    assert recall(10) < 0.9  # pgvector's narrowest walks miss neighbours here
+    assert recall(1000) == 1.0
+
+
+def test_like_patterns_take_substrings_literally() -> None:
+    assert _like("50%_off\\") == "50\\%\\_off\\\\"

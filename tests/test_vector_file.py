@@ -1,0 +1,240 @@
+"""The vector file beside memory.db (issue 25): approximate candidates, exact answers.
+
+A real SQLite file and real vector files on disk; vectors in clusters (like real embeddings).
+Every check compares with numpy's exact answer over the vectors the database holds *now*: after
+writes the file has not seen (this process's and another's), deletions, a new model, a damaged
+or foreign generation, and a builder killed half way.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.helpers import wait_until
+from tideline.embed import E5Embedder
+from tideline.memory import AGENT_MIGRATIONS, Memory
+from tideline.search import TextIndex, VectorOptions
+from tideline.store import Database, open_database
+
+DIM = 32
+N = 4000
+ON = VectorOptions(file_min=0)
+
+
+def _unit(v: np.ndarray) -> np.ndarray:
+    return (v / np.linalg.norm(v, axis=-1, keepdims=True)).astype(np.float32)
+
+
+def _clustered(rng: np.random.Generator, n: int) -> np.ndarray:
+    centres = _unit(rng.standard_normal((40, DIM)))
+    return _unit(centres[rng.integers(0, 40, n)] + 0.35 * _unit(rng.standard_normal((n, DIM))))
+
+
+def _open(path: Path, options: VectorOptions = ON) -> TextIndex:
+    db = Database(path)
+    db.execute("CREATE TABLE IF NOT EXISTS items(id INTEGER PRIMARY KEY, grp INTEGER NOT NULL)")
+    index = TextIndex(db, "t")
+    index.configure(options)
+    return index
+
+
+def _fill(index: TextIndex, vectors: np.ndarray, first: int = 1) -> list[int]:
+    index.bind_vectors("clusters", DIM)
+    ids = list(range(first, first + len(vectors)))
+    with index.db.transaction():
+        index.db.executemany(
+            "INSERT OR REPLACE INTO items(id, grp) VALUES (?, ?)", [(i, i % 10) for i in ids]
+        )
+        index.set_vectors(zip(ids, vectors, strict=True))
+    return ids
+
+
+def _exact(vectors: dict[int, np.ndarray], q: np.ndarray, k: int = 10) -> list[int]:
+    ids = sorted(vectors)
+    sims = np.array([float(vectors[i] @ q) for i in ids])
+    return [ids[j] for j in np.argsort(-sims, kind="stable")[:k]]
+
+
+def _ids(index: TextIndex, q: np.ndarray, k: int = 10, **kw: object) -> list[int]:
+    return [h.id for h in index.vector(q, k, **kw)]  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def built(tmp_path: Path) -> tuple[TextIndex, dict[int, np.ndarray]]:
+    rng = np.random.default_rng(25)
+    index = _open(tmp_path / "memory.db")
+    vectors = _clustered(rng, N)
+    ids = _fill(index, vectors)
+    assert index.build_vector_file()
+    return index, dict(zip(ids, vectors, strict=True))
+
+
+def test_the_file_answers_like_exact_search_without_loading_the_vectors(
+    built: tuple[TextIndex, dict[int, np.ndarray]],
+) -> None:
+    index, vectors = built
+    rng = np.random.default_rng(1)
+    recall = []
+    for q in _clustered(rng, 30):
+        got = _ids(index, q)
+        recall.append(len(set(got) & set(_exact(vectors, q))) / 10)
+        hits = index.vector(q, 10)
+        # the distances are exact (re-scored from float32), in order
+        for h in hits:
+            assert h.vec_distance == pytest.approx(1 - float(vectors[h.id] @ q), abs=1e-5)
+        assert [h.vec_distance for h in hits] == sorted(h.vec_distance or 0 for h in hits)
+    assert np.mean(recall) >= 0.95
+    assert index._matrix is None  # the in-process copy of every vector was never made
+    maps = Path("/proc/self/maps").read_text()
+    folder = index.vector_file().stats()["folder"]  # type: ignore[union-attr]
+    assert f"{folder}/graph.usearch" in maps  # the graph is mapped, not loaded
+    assert f"{folder}/vectors.f32" not in maps  # the float32 rows are read, never mapped
+    some = list(vectors)[:50]
+    got = index.distances(q, some)
+    assert got == pytest.approx({i: 1 - float(vectors[i] @ q) for i in some}, abs=1e-5)
+
+
+def test_writes_after_the_build_are_found_and_deleted_records_never(
+    built: tuple[TextIndex, dict[int, np.ndarray]],
+) -> None:
+    index, vectors = built
+    rng = np.random.default_rng(2)
+    q = _clustered(rng, 1)[0]
+    before = _exact(vectors, q)
+    # new records right on the query, a changed one, and the old nearest deleted
+    near = _unit(q + 0.01 * rng.standard_normal((3, DIM)))
+    new = _fill(index, near, first=N + 1)
+    vectors.update(zip(new, near, strict=True))
+    index.set_vectors([(before[1], _unit(-q))])
+    vectors[before[1]] = _unit(-q)
+    index.delete([before[0]])
+    del vectors[before[0]]
+    got = _ids(index, q)
+    assert got[:3] == _exact(vectors, q)[:3] and set(new) == set(got[:3])
+    assert before[0] not in got and before[1] not in got
+    assert index.vector_file().stats()["delta"] == 5  # type: ignore[union-attr]
+    # a rebuild takes the changes in; the answer stays the same
+    assert index.build_vector_file()
+    assert index.vector_file().stats()["delta"] == 0  # type: ignore[union-attr]
+    assert _ids(index, q)[:3] == got[:3]
+
+
+def test_another_process_writes_and_this_one_sees_it(
+    built: tuple[TextIndex, dict[int, np.ndarray]], tmp_path: Path
+) -> None:
+    index, vectors = built
+    q = _clustered(np.random.default_rng(3), 1)[0]
+    assert _ids(index, q) == _exact(vectors, q)  # the file is open and read
+    other = _open(tmp_path / "memory.db")
+    planted = _unit(q + 0.001 * np.random.default_rng(4).standard_normal(DIM))
+    _fill(other, planted[None, :], first=10 * N)
+    other.db.close()
+    assert _ids(index, q)[0] == 10 * N
+
+
+def test_a_new_model_makes_the_file_unusable_until_rebuilt(
+    built: tuple[TextIndex, dict[int, np.ndarray]],
+) -> None:
+    index, _ = built
+    rng = np.random.default_rng(5)
+    assert index.bind_vectors("another-model", DIM)  # every old vector dropped
+    fresh = _clustered(rng, 200)
+    ids = list(range(1, 201))
+    index.set_vectors(zip(ids, fresh, strict=True))
+    q = fresh[7]
+    assert index.vector_file().stats() == {"ready": False}  # type: ignore[union-attr]
+    assert _ids(index, q) == _exact(dict(zip(ids, fresh, strict=True)), q)
+    assert index.build_vector_file()
+    assert index.vector_file().stats()["rows"] == 200  # type: ignore[union-attr]
+    assert _ids(index, q)[0] == 8
+
+
+def test_filtered_searches_are_exact(built: tuple[TextIndex, dict[int, np.ndarray]]) -> None:
+    index, vectors = built
+    rng = np.random.default_rng(6)
+    where = "rowid IN (SELECT id FROM items WHERE grp = ?)"
+    for q in _clustered(rng, 5):
+        inside = {i: v for i, v in vectors.items() if i % 10 == 3}
+        assert _ids(index, q, where=where, params=(3,)) == _exact(inside, q)
+        window = {i: v for i, v in vectors.items() if 1000 <= i <= 1080}
+        got = _ids(index, q, where="rowid BETWEEN ? AND ?", params=(1000, 1080))
+        assert got == _exact(window, q)
+
+
+def test_a_damaged_or_foreign_generation_is_never_read(
+    built: tuple[TextIndex, dict[int, np.ndarray]], tmp_path: Path
+) -> None:
+    index, vectors = built
+    folder = tmp_path / "memory.db.vectors" / index.vector_file().stats()["folder"]  # type: ignore[union-attr]
+    q = _clustered(np.random.default_rng(7), 1)[0]
+    # a copy of the database elsewhere, with the vector files beside it: another file
+    index.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    shutil.copy(tmp_path / "memory.db", tmp_path / "copy.db")
+    shutil.copytree(tmp_path / "memory.db.vectors", tmp_path / "copy.db.vectors")
+    copy = _open(tmp_path / "copy.db")
+    assert copy.vector_file().stats() == {"ready": False}  # type: ignore[union-attr]
+    assert _ids(copy, q) == _exact(vectors, q)
+    copy.db.close()
+    # damage: the float32 rows cut short
+    index.vector_file().close()  # type: ignore[union-attr]
+    with (folder / "vectors.f32").open("r+b") as f:
+        f.truncate(100)
+    fresh = _open(tmp_path / "memory.db")
+    assert fresh.vector_file().stats() == {"ready": False}  # type: ignore[union-attr]
+    assert _ids(fresh, q) == _exact(vectors, q)
+
+
+_BUILDER = """
+import sys
+from tideline.search import TextIndex, VectorOptions
+from tideline.store import Database
+index = TextIndex(Database(sys.argv[1]), "t")
+index.configure(VectorOptions(file_min=0))
+index.build_vector_file()
+"""
+
+
+def test_a_builder_killed_half_way_leaves_answers_right(tmp_path: Path) -> None:
+    rng = np.random.default_rng(8)
+    index = _open(tmp_path / "memory.db")
+    vectors = _clustered(rng, 60_000)
+    ids = _fill(index, vectors)
+    exact = dict(zip(ids, vectors, strict=True))
+    root = tmp_path / "memory.db.vectors"
+    proc = subprocess.Popen([sys.executable, "-c", _BUILDER, str(tmp_path / "memory.db")])
+    try:
+        wait_until(lambda: any(p.name.endswith(".tmp") for p in root.glob(".*")), timeout=120)
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait()
+    q = vectors[123]
+    assert index.vector_file().stats() == {"ready": False}  # type: ignore[union-attr]
+    assert _ids(index, q) == _exact(exact, q)  # exact meanwhile
+    assert index.build_vector_file()  # the lock died with the builder; its leftovers go
+    assert not [p for p in root.iterdir() if p.name.endswith(".tmp")]
+    assert _ids(index, q)[0] == 124
+
+
+def test_memory_builds_its_vector_files_when_it_embeds(tmp_path: Path, e5: E5Embedder) -> None:
+    db = open_database(tmp_path / "memory.db", AGENT_MIGRATIONS)
+    memory = Memory(db, e5, vectors=VectorOptions(file_min=20))
+    words = ["kayak", "violin", "garden", "python", "paris", "marathon"]
+    for n, w in enumerate(words * 5):
+        memory.sync_turn("s1", "user", f"turn {n}: I spent the day on my {w}")
+    memory.embed_pending()
+    file = memory.raw.index.large_vector_file()
+    assert file is not None and file.stats()["rows"] == 30 and file.stats()["delta"] == 0
+    hits = memory.search_turns("playing the violin", 5, mode="vec")
+    assert all("violin" in h.text for h in hits[:5])
+    exact = Memory(db, e5, vectors=VectorOptions(file_min=10**9))
+    assert [h.id for h in exact.search_turns("playing the violin", 5, mode="vec")] == [
+        h.id for h in hits
+    ]
