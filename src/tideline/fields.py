@@ -216,6 +216,18 @@ MEMORY_WRITE = Command(
     ),
 )
 
+#: The relevance floor of a search, memory or library (`tideline.search._score`).
+MIN_SCORE = Field(
+    "min_score",
+    float,
+    None,
+    "Relevance floor, 0–1 (each result's score is its estimated probability of being relevant): "
+    "leave out results below it; default the search_min_score setting, 0 shows everything.",
+    ge=0,
+    le=1,
+    aliases=("threshold", "min_similarity", "min_relevance"),
+)
+
 MEMORY_SEARCH = Command(
     "memory_search",
     "search",
@@ -250,17 +262,7 @@ MEMORY_SEARCH = Command(
             aliases=("include_raw", "with_turns", "turns"),
         ),
         MODE,
-        Field(
-            "min_score",
-            float,
-            None,
-            "Relevance floor: leave out results whose cosine similarity to the query is lower "
-            "(verbatim matches of every word are kept); default the search_min_score setting, "
-            "0 shows everything.",
-            ge=-1,
-            le=1,
-            aliases=("threshold", "min_similarity", "min_relevance"),
-        ),
+        MIN_SCORE,
     ),
 )
 
@@ -372,11 +374,12 @@ MEMO_SEARCH = Command(
             str,
             "*",
             "A collection folder (e.g. work/jira), a sub-folder or one file; '*' searches every "
-            "collection (slow: prefer a folder from memo_route or memo_status).",
+            "collection.",
             aliases=_PATH,
         ),
         Field("k", int, 8, "How many results.", ge=1, le=LIBRARY_MAX_K, flag="--k", aliases=_K),
         MODE,
+        MIN_SCORE,
     ),
 )
 

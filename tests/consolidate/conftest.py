@@ -52,12 +52,13 @@ def server() -> Iterator[LLMServer]:
 
 
 class Agent:
-    """One agent home: the app (memory, embedder none), a profile on a hand-moved clock."""
+    """One agent home: the app (memory, embedder none) and a profile on one hand-moved clock,
+    so turns are stamped (valid time) and the profile ages them on the same time line."""
 
     def __init__(self, home: Path, url: str | None, clock: Clock, **overrides: Any):
         values = {"home": str(home), "embedder": "none", **overrides}
         self.settings = llm_settings(url, **values) if url else Settings.load(overrides=values)
-        self.app = Tideline(self.settings)
+        self.app = Tideline(self.settings, clock=clock)  # turns are said on the same clock
         self.memory = self.app.memory
         self.clock = clock
         self.profile = Profile(self.app.db, self.memory, clock=clock, lock=self.app.db_lock)

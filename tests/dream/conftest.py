@@ -4,19 +4,21 @@ layers it is about (the Sleep steps answer "nothing found", as in tests/consolid
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.consolidate.conftest import QUIET, T0, Agent
+from tests.consolidate.conftest import QUIET, Agent
 from tests.llm_server import LLMServer
 from tests.profile.conftest import Clock
 from tideline.consolidate import Dream
 from tideline.llm import llm_from_settings
 
 DAY = "2026-03-14"
+AWAKE = dt.datetime(2026, 3, 20, 6, 0, tzinfo=dt.UTC)  # the clock: after the days dreamt of
 DREAM_QUIET: dict[str, dict[str, Any]] = {
     "dream_solidify": {"memories": []},
     "dream_digest": {},
@@ -51,7 +53,7 @@ class Day:
     """One agent with a day of conversation and a dream for it."""
 
     def __init__(self, home: Path, url: str | None, **overrides: Any):
-        self.agent = Agent(home, url, Clock(T0), **overrides)
+        self.agent = Agent(home, url, Clock(AWAKE), **overrides)
         self.memory = self.agent.memory
         self.app = self.agent.app
 

@@ -116,7 +116,7 @@ def test_find_trace_sleep_and_mark_a_fact_wrong(page: Any, tmp_path: Path) -> No
     page.click("form.search button")
     first = page.locator("li.hit.narrative a.text").first
     assert "Osaka" in first.inner_text()
-    assert "score" in page.locator("li.hit.narrative .parts").first.inner_text()
+    assert "relevance" in page.locator("li.hit.narrative .parts").first.inner_text()
     shot(page, "1-search")
     first.click()
     page.wait_for_url("**/trace/*")

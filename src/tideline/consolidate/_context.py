@@ -66,6 +66,7 @@ class Heard:
 
     ref: Ref
     draft: ObservationDraft
+    said_at: str = ""  # valid time: its first turn's own timestamp (the session's, without one)
 
 
 @dataclass

@@ -48,6 +48,8 @@ def load(ctx: Ctx) -> Outcome:
             turns = ctx.memory.session_turns(sid, done)
             if turns:
                 ctx.sessions.append(SessionWork(sid, turns[0].session, turns))
+    ctx.sessions.sort(key=lambda s: (s.turns[0].ts, s.session_id))  # in the user's time
+    ctx.work.turns = {t.id: (t.session_id, t.ts) for s in ctx.sessions for t in s.turns}
     return Outcome({"facts": len(view.facts), "sessions": len(ctx.sessions)})
 
 
@@ -75,6 +77,7 @@ def extract(ctx: Ctx) -> Outcome:
         s.extracted = True
         counts["sessions"] += 1
         counts["skipped"] += s.skipped is not None
+    ctx.heard.sort(key=lambda h: h.said_at)  # stable: a session's own order within a time
     counts["invented_turns"] = sum(len(v) for v in invented.values())
     return Outcome(counts, "; ".join(n for n in (cut, invented_note(invented)) if n))
 
@@ -142,7 +145,8 @@ def _extract_session(
             draft = ObservationDraft(
                 o.text, s.session_id, o.type, o.topic, about.strip() or "user", turn_ids
             )
-            ctx.heard.append(Heard(ctx.work.add_observation(draft), draft))
+            said = min((by_id[i].ts for i in turn_ids), default=s.turns[0].ts)
+            ctx.heard.append(Heard(ctx.work.add_observation(draft), draft, said))
             counts["observations"] += 1
         for p in a.relationships:
             ctx.work.mention(PersonMention(p.name, p.relation, p.details, p.status))

@@ -30,6 +30,7 @@ from tideline.profile import (
     EventDraft,
     Fact,
     FactDraft,
+    ObservationDraft,
     PersonMention,
     ProfileView,
     Ref,
@@ -62,6 +63,8 @@ class Working(Changeset):
     strategies: dict[int, Strategy] = field(default_factory=dict)  # open and asked, projected
     questioned: dict[int, Fact] = field(default_factory=dict)  # retired facts they name
     obsoleted: list[int] = field(default_factory=list)  # strategies whose fact was retired
+    turns: dict[int, tuple[int, str]] = field(default_factory=dict)  # this run's: session, ts
+    observed: dict[Ref, int] = field(default_factory=dict)  # new observation → its session
     _new_refs: dict[int, Ref] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -138,11 +141,45 @@ class Working(Changeset):
             created_at=self.stamp,
             updated_at=self.stamp,
             evidence_count=len(set(turn_ids)) or int(observation is not None),
+            prior=float(draft.confidence),
         )
+        self._back(self.facts[fid], "support", turn_ids, observation)
         self.touched.add(fid)
         self._hear(fid, "said", turn_ids)
         if old is not None:
             self._hear(old.id, "contradicted", turn_ids)
+            old.disputed_by.append(fid)
+        return ref
+
+    def _back(
+        self,
+        f: Fact,
+        polarity: str,
+        turn_ids: tuple[int, ...],
+        observation: ObservationRef | None,
+    ) -> None:
+        """The fact's sessions and valid-time span with this evidence (`profile._backing`):
+        this run's turns by their session and timestamp, else the observation's session."""
+        said = [self.turns[t] for t in turn_ids if t in self.turns]
+        sessions = {session for session, _ in said}
+        if not said and isinstance(observation, Ref) and observation in self.observed:
+            sessions.add(self.observed[observation])
+        support = polarity == "support"
+        known = set(f.session_ids if support else f.against_ids)
+        fresh = sessions - known
+        if support:
+            f.session_ids, f.sessions = sorted(known | fresh), f.sessions + len(fresh)
+            stamps = [ts for _, ts in said]
+            if stamps:
+                f.said_from = min([*stamps, *([f.said_from] if f.said_from else [])])
+                f.said_to = max([*stamps, *([f.said_to] if f.said_to else [])])
+        else:
+            f.against_ids, f.against = sorted(known | fresh), f.against + len(fresh)
+
+    def add_observation(self, draft: ObservationDraft) -> Ref:
+        ref = super().add_observation(draft)
+        if draft.session_id is not None:
+            self.observed[ref] = draft.session_id
         return ref
 
     def _hear(self, fact_id: int, how: str, turn_ids: tuple[int, ...]) -> None:
@@ -167,6 +204,7 @@ class Working(Changeset):
         f.evidence_count += len(set(turn_ids)) or 1
         f.last_seen_at = self.stamp
         f.expires_at = expires_at(self.stamp, f.decay_days)
+        self._back(f, "support", turn_ids, observation)
         self.touched.add(f.id)
         self._hear(f.id, "heard again", turn_ids)
 
@@ -180,6 +218,7 @@ class Working(Changeset):
         f = self._projected(fact)
         check_live(f, "gain evidence")
         super().against(self.key(f.id), turn_ids=turn_ids, observation=observation)
+        self._back(f, "against", turn_ids, observation)
         self.touched.add(f.id)
         self._hear(f.id, "doubted", turn_ids)
 
@@ -208,6 +247,9 @@ class Working(Changeset):
         """A fact left the profile: its edges go, and its clarify and probe strategies end
         obsolete (as `Profile.apply` does to the rows)."""
         self.edges = {e for e in self.edges if fact_id not in e[1:]}
+        for f in self.facts.values():
+            if fact_id in f.disputed_by:
+                f.disputed_by = [i for i in f.disputed_by if i != fact_id]
         for s in self.strategies.values():
             if s.fact_id == fact_id and s.kind != "verify" and s.status != "resolved":
                 s.status, s.outcome = "resolved", "obsolete"
@@ -220,6 +262,13 @@ class Working(Changeset):
         super().merge(self.key(k.id), self.key(d.id))  # type: ignore[arg-type]
         k.mention_count += d.mention_count
         k.evidence_count += d.evidence_count
+        for side in ("session_ids", "against_ids"):
+            mine, theirs = set(getattr(k, side)), set(getattr(d, side))
+            count = "sessions" if side == "session_ids" else "against"
+            setattr(k, count, getattr(k, count) + len(theirs - mine))
+            setattr(k, side, sorted(mine | theirs))
+        said = [x for x in (k.said_from, k.said_to, d.said_from, d.said_to) if x]
+        k.said_from, k.said_to = (min(said), max(said)) if said else (None, None)
         d.status, d.merged_into, d.valid_to = "closed", k.id, self.stamp
         self._retired(d.id)
 

@@ -207,3 +207,11 @@ def names(value: list[str] | str | None) -> list[str] | None:
     if value is None or isinstance(value, list):
         return value
     return [part.strip() for part in value.split(",") if part.strip()]
+
+
+def searched(tool: str, answer: dict[str, Any]) -> dict[str, Any]:
+    """A search tool's answer: an empty list keeps its `reason`, and when the relevance floor
+    left results out the reason says how this tool shows them."""
+    if not answer.get("hits") and answer.get("left_out"):
+        answer["reason"] = f"{answer['reason']}; call {tool} again with min_score=0 to see them"
+    return answer

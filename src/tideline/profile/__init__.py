@@ -19,7 +19,7 @@ from tideline.profile._decay import (
 )
 from tideline.profile._dedupe import Duplicates, duplicates, fact_key, normalise
 from tideline.profile._digests import SessionDigest
-from tideline.profile._disputes import DisputedPair, disputed_pairs, settle
+from tideline.profile._disputes import DisputedPair, disputed_pairs, may_close, settle
 from tideline.profile._drafts import (
     DEFAULT_DECAY_DAYS,
     MAX_NAME,
@@ -34,16 +34,22 @@ from tideline.profile._fact_index import Theme, fact_text
 from tideline.profile._lifecycle import (
     FACT_NEXT,
     FAST_PATH_MENTIONS,
+    RULES,
     STRATEGY_DAYS,
     STRATEGY_NEXT,
+    Rules,
     check_live,
     check_strategy,
     check_transition,
+    confirmable,
+    establishable,
     fast_path,
+    span_days,
 )
 from tideline.profile._mentions import merge_mention, person_key
 from tideline.profile._plans import (
     plan_dedupe,
+    plan_established,
     plan_expiry,
     plan_fast_path,
     plan_maturity,
@@ -94,6 +100,7 @@ __all__ = [
     "MAX_TEXT",
     "OBSERVATION_TYPES",
     "PROFILE_MIGRATIONS",
+    "RULES",
     "STATUSES",
     "STRATEGY_DAYS",
     "STRATEGY_KINDS",
@@ -121,6 +128,7 @@ __all__ = [
     "ProfileView",
     "Ref",
     "Relationship",
+    "Rules",
     "Rung",
     "SessionDigest",
     "SleepRun",
@@ -133,8 +141,10 @@ __all__ = [
     "check_live",
     "check_strategy",
     "check_transition",
+    "confirmable",
     "disputed_pairs",
     "duplicates",
+    "establishable",
     "event_line",
     "expires_at",
     "fact_key",
@@ -143,17 +153,20 @@ __all__ = [
     "injection_weight",
     "is_expired",
     "matured_decay",
+    "may_close",
     "merge_mention",
     "normalise",
     "person_key",
     "person_line",
     "plan_dedupe",
+    "plan_established",
     "plan_expiry",
     "plan_fast_path",
     "plan_maturity",
     "plan_strategies",
     "render_snapshot",
     "settle",
+    "span_days",
     "thresholds",
     "trajectory_lines",
     "verify_question",

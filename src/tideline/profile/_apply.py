@@ -15,6 +15,7 @@ from typing import Any
 from tideline.clock import to_text
 from tideline.errors import NotFound
 from tideline.profile import _changeset as c
+from tideline.profile._backing import TurnInfo, backing, confidence
 from tideline.profile._decay import expires_at
 from tideline.profile._digests import DigestStore
 from tideline.profile._events import EventStore
@@ -33,6 +34,7 @@ from tideline.profile._types import ACTIVE_STATUSES, FINAL_STATUSES, Fact
 from tideline.store import Storage
 
 TurnCheck = Callable[[Sequence[int]], object]  # raises NotFound for an unknown turn id
+TurnInfoOf = Callable[[Sequence[int]], TurnInfo]  # each turn's session and valid time
 
 
 @dataclass
@@ -75,9 +77,11 @@ class Applier:
         run_id: int | None,
         check_turns: TurnCheck | None,
         dream_run_id: int | None = None,
+        turn_info: TurnInfoOf | None = None,
     ):
         self.s = stores
         self.dream_run_id = dream_run_id
+        self.turn_info = turn_info
         self.at = now
         self.now = to_text(now)
         self.run_id = run_id
@@ -124,9 +128,13 @@ class Applier:
     def _state(self) -> ProfileState:
         """The profile as the changes so far left it, inside the transaction."""
         s = self.s
+        facts = s.facts.list(ACTIVE_STATUSES)
+        challengers = s.facts.challengers()
+        for f in facts:
+            f.disputed_by = challengers.get(f.id, [])
         return ProfileState(
             now=self.at,
-            facts=s.facts.list(ACTIVE_STATUSES),
+            facts=facts,
             people=s.people.list(),
             events=s.events.list(active=True),
             user_model=s.portrait.user_model(),
@@ -241,6 +249,7 @@ class Applier:
         )
         self.ids[op.ref] = fid
         self._evidence(fid, "support", op.turn_ids, obs)
+        self._reweigh(fid)
 
     def _link(
         self,
@@ -256,6 +265,21 @@ class Applier:
         if polarity == "support" and added:
             ends = expires_at(self.now, fact.decay_days)
             self.s.facts.mention(fact.id, seen_at=self.now, expires_at=ends, now=self.now)
+        if added:
+            self._reweigh(fact.id)
+
+    def _reweigh(self, fact_id: int) -> None:
+        """The fact's confidence from all its evidence now (`_backing.confidence`)."""
+        fact = self.s.facts.require(fact_id)
+        rows = self.s.facts.evidence([fact_id])[fact_id]
+        turns = [e.turn_id for e in rows if e.turn_id is not None]
+        info = self.turn_info(turns) if self.turn_info is not None else {}
+        observed = [e.observation_id for e in rows if e.observation_id is not None]
+        b = backing(rows, info, self.s.observations.sessions(observed))
+        prior = fact.confidence if fact.prior is None else fact.prior
+        value = confidence(prior, b.sessions, b.against)
+        if value != fact.confidence:
+            self.s.facts.set_confidence(fact_id, value, self.now)
 
     def _evidence(
         self, fact_id: int, polarity: str, turn_ids: Sequence[int], observation: int | None
@@ -304,4 +328,5 @@ class Applier:
             now=self.now,
             count=drop.mention_count,
         )
+        self._reweigh(keep.id)
         self._transition(drop, "closed", f"duplicate of #{keep.id}", None, merged_into=keep.id)

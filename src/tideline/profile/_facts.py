@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from tideline.errors import NotFound
 from tideline.profile._drafts import FactDraft
 from tideline.profile._types import (
+    ACTIVE_STATUSES,
     FINAL_STATUSES,
     POLARITIES,
     SOURCE_TYPES,
@@ -32,7 +33,7 @@ _COLUMNS = (
     "f.mention_count, f.decay_days, f.expires_at, f.valid_from, f.valid_to, f.supersedes, "
     "f.merged_into, f.last_seen_at, f.rejected_why, f.created_at, f.updated_at, "
     "(SELECT COUNT(*) FROM fact_evidence e WHERE e.fact_id = f.id AND e.polarity = 'support')"
-    " AS evidence_count"
+    " AS evidence_count, f.prior"
 )
 
 
@@ -102,6 +103,28 @@ class FactStore:
             "(fact_id, polarity, COALESCE(turn_id, 0), COALESCE(observation_id, 0))"
         )
 
+    @staticmethod
+    def retired(db: Storage, fact_ids: Sequence[int]) -> list[tuple[int, str, str | None, str]]:
+        """For migrations (the first schema's columns only): the retired ones among these
+        facts, as (id, status, reason, when)."""
+        out = []
+        for start in range(0, len(fact_ids), 500):
+            part = list(fact_ids[start : start + 500])
+            rows = db.execute(
+                "SELECT id, status, rejected_why, COALESCE(valid_to, updated_at) FROM facts"
+                f" WHERE id IN ({_marks(len(part))}) AND status IN ({_marks(len(FINAL_STATUSES))})"
+                " ORDER BY id",
+                (*part, *FINAL_STATUSES),
+            )
+            out += [(int(i), str(st), why, str(at)) for i, st, why, at in rows]
+        return out
+
+    @staticmethod
+    def add_prior(db: Storage) -> None:
+        """Migration: the confidence a fact was created with, from which evidence moves it."""
+        db.execute("ALTER TABLE facts ADD COLUMN prior REAL CHECK (prior BETWEEN 0 AND 1)")
+        db.execute("UPDATE facts SET prior = confidence")
+
     # -- reads -------------------------------------------------------------------------------
     def get(self, fact_id: int) -> Fact | None:
         row = self.db.one(f"SELECT {_COLUMNS} FROM facts f WHERE f.id = ?", (fact_id,))
@@ -131,6 +154,19 @@ class FactStore:
             params.append(subject)
         sql = f"SELECT {_COLUMNS} FROM facts f WHERE {' AND '.join(where)} ORDER BY f.id"
         return [Fact(**r) for r in self.db.rows(sql, params)]
+
+    def challengers(self) -> dict[int, list[int]]:
+        """Each live fact that live facts supersede → those facts (a disputed pair's old side)."""
+        marks = _marks(len(ACTIVE_STATUSES))
+        rows = self.db.execute(
+            f"SELECT n.supersedes, n.id FROM facts n JOIN facts o ON o.id = n.supersedes"
+            f" WHERE n.status IN ({marks}) AND o.status IN ({marks}) ORDER BY n.id",
+            (*ACTIVE_STATUSES, *ACTIVE_STATUSES),
+        )
+        out: dict[int, list[int]] = {}
+        for old, new in rows:
+            out.setdefault(int(old), []).append(int(new))
+        return out
 
     def superseded_by(self, fact_id: int) -> list[int]:
         rows = self.db.execute("SELECT id FROM facts WHERE supersedes = ? ORDER BY id", (fact_id,))
@@ -178,14 +214,15 @@ class FactStore:
         valid_from = draft.valid_from or now
         fid = int(
             self.db.scalar(
-                """INSERT INTO facts(subject, category, value, status, confidence, source_type,
-                    mention_count, decay_days, expires_at, valid_from, supersedes, last_seen_at,
-                    created_at, updated_at)
-                VALUES (?, ?, ?, 'suspected', ?, ?, 1, ?, ?, ?, ?, ?, ?, ?) RETURNING id""",
+                """INSERT INTO facts(subject, category, value, status, confidence, prior,
+                    source_type, mention_count, decay_days, expires_at, valid_from, supersedes,
+                    last_seen_at, created_at, updated_at)
+                VALUES (?, ?, ?, 'suspected', ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?) RETURNING id""",
                 (
                     draft.subject,
                     draft.category,
                     draft.value,
+                    float(draft.confidence),
                     float(draft.confidence),
                     draft.source_type,
                     draft.decay_days,

@@ -86,7 +86,7 @@ def search(w: W, q: SearchArgs) -> Json:
     """Narratives (and with include_turns, turns) best first, with the parts of each score."""
     args = q.model_dump()
     args["tags"] = names(args["tags"])
-    return to_dict(w.call(lambda: w.app.memory.search(**args), lock=None))
+    return _searched(to_dict(w.call(lambda: w.app.memory.search(**args), lock=None)))
 
 
 @router.get("/narratives/{narrative_id}/trace", tags=["memory"])
@@ -244,10 +244,20 @@ def fact_close(w: W, fact_id: Id, body: CloseBody) -> Json:
 # -- library ---------------------------------------------------------------------------------
 @router.get("/library/search", tags=["library"])
 def library_search(w: W, q: LibSearchArgs) -> Json:
-    """Search the notes by meaning and exact words (`memo_search`), hits as `path:line`."""
-    return to_dict(
-        w.call(lambda: w.app.library.search(q.query, q.path, k=q.k, mode=q.mode), lock="library")
+    """Chunks best first by relevance, each with `location` (path:line) and `explain`."""
+    found = w.call(
+        lambda: w.app.library.search(q.query, q.path, k=q.k, mode=q.mode, min_score=q.min_score),
+        lock="library",
     )
+    return _searched(to_dict(found))
+
+
+def _searched(answer: Json) -> Json:
+    """A search's answer: an empty list keeps its `reason`, and when the relevance floor left
+    results out the reason says how to see them over this API."""
+    if not answer.get("hits") and answer.get("left_out"):
+        answer["reason"] = f"{answer['reason']}; pass min_score=0 to see them"
+    return answer
 
 
 @router.get("/library/status", tags=["library"])

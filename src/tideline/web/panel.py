@@ -27,6 +27,7 @@ from tideline.clock import to_text
 from tideline.errors import InvalidInput, NotFound
 from tideline.fields import LIVE, MEMORY_PROFILE, fact_statuses
 from tideline.memory import Narrative
+from tideline.search import interleave
 from tideline.web import _csrf
 from tideline.web._graph import graph
 from tideline.web._names import CSRF_FIELD, FAVICON, LOGIN, LOGOUT, SESSION_COOKIE
@@ -97,30 +98,71 @@ def back(url: str) -> RedirectResponse:
 
 
 # -- search and trace ------------------------------------------------------------------------
+#: The relevance floor as the search forms send it: empty for the default (`auto`).
+Floor = Annotated[str, Query(max_length=20)]
+
+
+def _floor(value: str) -> float | None:
+    """The form's floor: None when empty (the setting), else a number the search checks."""
+    if not value.strip():
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        raise InvalidInput(
+            f"floor {value!r}: give a relevance from 0 to 1, or leave it empty"
+        ) from None
+
+
+def _more(url: str, **params: str) -> str:
+    """The same search with the relevance floor off (the notice's "show them" link)."""
+    query = "&".join(f"{k}={quote(v)}" for k, v in params.items())
+    return f"{url}?{query}&min_score=0"
+
+
 @router.get("/", response_class=HTMLResponse)
 def search_page(
     request: Request,
     w: W,
     q: Annotated[str, Query(max_length=2000)] = "",
     mode: Annotated[str, Query(pattern="^(hybrid|lex|vec)$")] = "hybrid",
+    min_score: Floor = "",
 ) -> Response:
-    """The search box over narratives, turns and the library, with each hit's score parts."""
+    """The search box over narratives, turns and the library: one list, best first by
+    relevance, each hit with how its score was made."""
     found: dict[str, Any] = {"memory": None, "library": None, "library_note": ""}
+    floor = _floor(min_score)
     if q.strip():
         found["memory"] = w.call(
-            lambda: w.app.memory.search(q, k=20, include_turns=True, mode=mode), lock=None
+            lambda: w.app.memory.search(q, k=20, include_turns=True, mode=mode, min_score=floor),
+            lock=None,
         )
         if w.app.settings.memo_root:
             try:
                 found["library"] = w.call(
-                    lambda: w.app.library.search(q, "*", k=8, mode=mode), lock="library"
+                    lambda: w.app.library.search(q, "*", k=8, mode=mode, min_score=floor),
+                    lock="library",
                 )
             except InvalidInput as exc:
                 found["library_note"] = str(exc)
         else:
             found["library_note"] = "no library here (MEMO_ROOT, or the tokens file's library)"
+    results = [f for f in (found["memory"], found["library"]) if f is not None]
+    hits = interleave(*(f.hits for f in results))
+    warnings = list(dict.fromkeys(x for f in results for x in f.warnings))
     stats = w.call(lambda: w.app.memory.stats(), lock=None)
-    return page(request, "search.html", q=q, mode=mode, stats=stats, **found)
+    return page(
+        request,
+        "search.html",
+        q=q,
+        mode=mode,
+        min_score=min_score,
+        stats=stats,
+        hits=hits,
+        warnings=warnings,
+        more_url=_more("/", q=q, mode=mode),
+        **found,
+    )
 
 
 @router.get("/trace/{narrative_id}", response_class=HTMLResponse)
@@ -342,16 +384,28 @@ def topics_note(narratives: int, built: dict[str, Any] | None) -> str:
 # -- library ---------------------------------------------------------------------------------
 @router.get("/library", response_class=HTMLResponse)
 def library_page(
-    request: Request, w: W, q: str = "", path: str = "*", mode: str = "hybrid"
+    request: Request,
+    w: W,
+    q: str = "",
+    path: str = "*",
+    mode: str = "hybrid",
+    min_score: Floor = "",
 ) -> Response:
     """Collections and their status (what lags, what was skipped and why), and a search."""
+    shown = {"q": q, "path": path, "mode": mode, "min_score": min_score}
+    more = _more("/library", q=q, path=path, mode=mode)
     if not w.app.settings.memo_root:
-        return page(request, "library.html", status=None, q=q, path=path, mode=mode, hits=None)
+        return page(request, "library.html", status=None, hits=None, more_url=more, **shown)
     status = w.call(lambda: w.app.library.status(None), lock="library")
     hits = None
     if q.strip():
-        hits = w.call(lambda: w.app.library.search(q, path or "*", k=10, mode=mode), lock="library")
-    return page(request, "library.html", status=status, q=q, path=path, mode=mode, hits=hits)
+        hits = w.call(
+            lambda: w.app.library.search(
+                q, path or "*", k=10, mode=mode, min_score=_floor(min_score)
+            ),
+            lock="library",
+        )
+    return page(request, "library.html", status=status, hits=hits, more_url=more, **shown)
 
 
 @router.get("/library/note", response_class=HTMLResponse)
