@@ -216,7 +216,7 @@ def test_rich_markup_in_user_text_is_printed_as_typed(
     found = runner.invoke(memo_cli, ["search", "harbour", "--mode", "lex"], catch_exceptions=False)
     assert found.exit_code == 0 and "Tides [/z]" in found.stdout
     none = runner.invoke(memo_cli, ["search", "[/x]", "--mode", "lex"], catch_exceptions=False)
-    assert none.exit_code == 1 and "no results for '[/x]'" in none.stderr
+    assert none.exit_code == 1 and "nothing relevant found for '[/x]'" in none.stderr
 
 
 def test_cli_consoles_never_parse_markup() -> None:
