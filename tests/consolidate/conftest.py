@@ -52,7 +52,8 @@ def server() -> Iterator[LLMServer]:
 
 
 class Agent:
-    """One agent home: the app (memory, embedder none) on a hand-moved clock."""
+    """One agent home: the app (memory, embedder none) and a profile on one hand-moved clock,
+    so turns are stamped (valid time) and the profile ages them on the same time line."""
 
     def __init__(self, home: Path, url: str | None, clock: Clock, **overrides: Any):
         values = {"home": str(home), "embedder": "none", **overrides}

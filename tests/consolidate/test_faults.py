@@ -64,8 +64,8 @@ def test_reruns_reach_a_fixed_point(tmp_path: Path, server: LLMServer) -> None:
     agent = fresh(tmp_path, server, "fixpoint")
     try:
         statuses = [agent.sleep().run().status for _ in range(3)]
-        # the second run confirms the merged duplicate (2 mentions now) by the fast path
-        assert statuses == ["done", "done", "nothing"]
+        # the merged duplicate has 2 mentions but no session behind them: nothing to confirm
+        assert statuses == ["done", "nothing", "nothing"]
     finally:
         agent.close()
 
@@ -73,7 +73,7 @@ def test_reruns_reach_a_fixed_point(tmp_path: Path, server: LLMServer) -> None:
 def test_reference_run_touches_every_step(reference: dict[str, Any]) -> None:
     facts = {f[0]: f for f in reference["facts"]}
     assert facts["user/city/lives in Tokyo"][1] == "closed"
-    assert facts["user/job/nurse"][1] == "confirmed"
+    assert facts["user/job/nurse"][1] == "suspected"  # one session: the LLM may not confirm it
     assert facts["user/habits/night owl"][2] == "inferred"
     assert facts["user/mood/tired this week"][1] == "closed"
     assert sum(1 for f in reference["facts"] if f[7]) == 1  # one duplicate merged
@@ -151,7 +151,7 @@ def test_kill_9_mid_sleep_then_rerun_converges(
     try:
         if stop == "index_facts":  # killed after its changes were applied: they are whole
             assert state(again.profile) == reference
-            assert again.sleep().run().status == "done"
+            assert again.sleep().run().status == "nothing"  # it was whole: nothing left to do
         else:
             assert 2 not in again.profile.processed_sessions()  # nothing of the run is in
             assert again.sleep().run().status == "done"

@@ -85,7 +85,8 @@ def test_an_expired_event_is_never_listed_as_active(later: Agent, server: LLMSer
     snap = later.profile.snapshot()
     assert snap is not None and "camping" not in snap.text and snap.data["events"] == []
     [camping] = later.profile.events(active=None)
-    assert (camping.status, camping.closed_at) == ("closed", "2023-07-11T10:37:00Z")
+    # no time words: dated the day it was told, relevant 14 days after that day
+    assert (camping.status, camping.closed_at) == ("closed", "2023-07-11T23:59:59Z")
     assert (camping.said_at, camping.retired_at) == ("2023-06-27T10:37:00Z", to_text(LATER))
 
 
@@ -126,8 +127,9 @@ def test_a_closed_fact_ends_when_its_successor_begins(agent: Agent, server: LLMS
 
 def test_a_year_replays_night_by_night_in_valid_time(agent: Agent, server: LLMServer) -> None:
     """A year of monthly sessions, each slept on the night after through the clock seam: the
-    fact heard every month is confirmed by the second session and matures (≥ 90 days, ≥ 3
-    evidence) in the conversation's time; a passing mood expires within its week."""
+    fact heard every month is confirmed by the second session, matures (≥ 90 days, ≥ 3
+    evidence) and is established (3+ sessions spanning 90 days) in the conversation's time; a
+    passing mood expires within its week."""
     clock = agent.clock
     months = [dt.datetime(2023, m, 8, 13, 0, tzinfo=dt.UTC) for m in range(1, 13)]
     pottery = None
@@ -153,9 +155,10 @@ def test_a_year_replays_night_by_night_in_valid_time(agent: Agent, server: LLMSe
 
     hobby = agent.profile.fact(pottery)
     assert (hobby.valid_from, hobby.last_seen_at) == (to_text(months[0]), to_text(months[-1]))
-    assert hobby.status == "confirmed" and hobby.decay_days == 180  # matured in 2023
+    assert hobby.status == "established" and hobby.decay_days == 180  # matured in 2023
     changes = {c.to_status: c.at for c in agent.profile.timeline(pottery).changes}
     assert changes["confirmed"] == to_text(months[1])  # when the second session said it
+    assert changes["established"] == to_text(months[3])  # 8 April: 90 days after 8 January
     [mood] = agent.profile.facts(category="mood")
     assert (mood.status, mood.valid_to) == ("closed", "2023-02-15T13:00:00Z")  # its week, 2023
     everything = [hobby, mood, *agent.profile.events(active=None)]

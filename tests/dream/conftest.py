@@ -18,7 +18,7 @@ from tideline.consolidate import Dream
 from tideline.llm import llm_from_settings
 
 DAY = "2026-03-14"
-AFTER = dt.datetime(2026, 4, 1, 9, 0, tzinfo=dt.UTC)  # "now": after every day the tests dream
+AWAKE = dt.datetime(2026, 3, 20, 6, 0, tzinfo=dt.UTC)  # the clock: after the days dreamt of
 DREAM_QUIET: dict[str, dict[str, Any]] = {
     "dream_solidify": {"memories": []},
     "dream_digest": {},
@@ -53,7 +53,7 @@ class Day:
     """One agent with a day of conversation and a dream for it."""
 
     def __init__(self, home: Path, url: str | None, **overrides: Any):
-        self.agent = Agent(home, url, Clock(AFTER), **overrides)
+        self.agent = Agent(home, url, Clock(AWAKE), **overrides)
         self.memory = self.agent.memory
         self.app = self.agent.app
 

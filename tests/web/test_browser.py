@@ -7,7 +7,6 @@ error. Skipped, with the reason, where no Chromium is installed (`.ci/run` insta
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -20,13 +19,10 @@ import pytest
 from tests.consolidate import story
 from tests.llm_server import LLMServer
 from tests.mcp.conftest import HttpServer, server_env, start_http, stop
+from tests.web.chromium import needs_chromium
 from tideline.web._layout import Box, overlaps
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None,
-    reason="no Chromium here: install Debian's package (apt-get install chromium), as .ci/run does",
-)
+pytestmark = needs_chromium
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is a dev dependency")
 
 #: Memories about a few themes, so the script layer finds clusters (and deserts) and an entity graph.
@@ -87,17 +83,6 @@ def panel(tmp_path_factory: pytest.TempPathFactory, llm: LLMServer) -> Iterator[
         stop(server.proc)
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with sync_api.sync_playwright() as p:
-        chromium = p.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
-        )
-        yield chromium
-        chromium.close()
-
-
 @pytest.fixture
 def page(browser: Any, panel: HttpServer, tmp_path: Path) -> Iterator[Any]:
     """A fresh page; console errors and page errors are collected and must stay empty."""
@@ -131,7 +116,7 @@ def test_find_trace_sleep_and_mark_a_fact_wrong(page: Any, tmp_path: Path) -> No
     page.click("form.search button")
     first = page.locator("li.hit.narrative a.text").first
     assert "Osaka" in first.inner_text()
-    assert "score" in page.locator("li.hit.narrative .parts").first.inner_text()
+    assert "relevance" in page.locator("li.hit.narrative .parts").first.inner_text()
     shot(page, "1-search")
     first.click()
     page.wait_for_url("**/trace/*")

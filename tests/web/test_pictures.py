@@ -5,6 +5,7 @@ memory; graph labels overlap nothing; the weights' axis is the user's time, not 
 from __future__ import annotations
 
 import html
+import itertools
 import re
 
 import pytest
@@ -146,3 +147,17 @@ def test_memories_said_at_once_are_each_a_dot(agent: Tideline, client: TestClien
     part = sections(client.get("/pictures").text)["Weights over time"]
     spots = re.findall(r'<circle class="written" cx="([\d.]+)" cy="([\d.]+)"', part)
     assert len(spots) == 9 and len(set(spots)) == 9
+
+
+def test_tick_labels_never_touch() -> None:
+    from tideline.web._pictures import Moment, weight_dots
+
+    for start, end in (("2026-11-02", "2026-12-01"), ("2024-01-01", "2024-12-31"), ("2019-05-05", "2026-01-01")):  # fmt: skip
+        drawn = weight_dots([Moment(1, f"{start}T10:00:00Z", True, 0.5, "a"), Moment(2, f"{end}T10:00:00Z", True, 0.5, "b")])  # fmt: skip
+        spans = []
+        for t in drawn["ticks"]:
+            w = text_width(t["label"])
+            left = {"start": t["x"], "middle": t["x"] - w / 2, "end": t["x"] - w}[t["anchor"]]
+            assert left >= 0 and left + w <= drawn["width"], t
+            spans.append((left, left + w))
+        assert all(a[1] < b[0] for a, b in itertools.pairwise(spans)), spans

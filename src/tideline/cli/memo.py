@@ -20,6 +20,7 @@ from rich.table import Table
 
 from tideline.cli._app import open_app
 from tideline.cli._fields import FREE_TEXT, choice, option
+from tideline.cli._hits import floor_note, nothing, warn
 from tideline.cli._output import (
     console,
     err_console,
@@ -27,7 +28,6 @@ from tideline.cli._output import (
     print_json,
     printable,
     progress_bar,
-    quoted,
     styled,
 )
 from tideline.cli._version import version_option
@@ -169,34 +169,28 @@ def search(
     path: str = option(MEMO_SEARCH, "path", "-p"),
     k: int = option(MEMO_SEARCH, "k", "-k"),
     mode: Mode = option(MEMO_SEARCH, "mode"),
+    min_score: float = option(MEMO_SEARCH, "min_score"),
     root: Path = RootOpt,
     json_out: bool = JsonOpt,
 ) -> None:
-    """Search notes; results are `path:line`, heading, score parts and the chunk text."""
+    """Search notes, best first by relevance: `path:line`, heading, why, and the chunk text;
+    an empty answer means nothing relevant."""
     with errors_to_exit(), _library(root, embed=mode != "lex") as lib:
-        result = lib.search(query, path, k=k, mode=mode)
+        result = lib.search(query, path, k=k, mode=mode, min_score=min_score)
     if json_out:
         print_json(result.to_dict())
         return
-    for w in result.warnings:
-        err_console.print(styled(("note:", "yellow"), f" {w}"), highlight=False, soft_wrap=True)
+    warn(result)
     if not result.hits:
-        err_console.print(
-            f"no results for {quoted(query)} in {result.scope}", highlight=False, soft_wrap=True
-        )
-        raise typer.Exit(1)
+        nothing(result, query, k)
     for n, h in enumerate(result.hits, 1):
-        parts = f"rrf {h.score:.4f}"
-        if h.lex_rank is not None:
-            parts += f" · bm25 #{h.lex_rank} {h.lex_score:.2f}"
-        if h.vec_rank is not None:
-            parts += f" · vec #{h.vec_rank} d={h.vec_distance:.3f}"
         console.print(
-            styled((f"{n}. {h.location}", "bold"), f"  {h.heading}  ", (parts, "dim")),
+            styled((f"{n}. {h.location}", "bold"), f"  {h.heading}  ", (h.explain(), "dim")),
             highlight=False,
         )
         console.print(h.text, highlight=False)
         console.print()
+    floor_note(result, len(result.hits), k)
 
 
 #: Folders of notes `memo status` lists as rows although they are not collections.

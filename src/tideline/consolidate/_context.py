@@ -77,6 +77,11 @@ class Heard:
     ref: Ref
     draft: ObservationDraft
 
+    @property
+    def said_at(self) -> str:
+        """Valid time: its first turn's own timestamp (extraction always sets it)."""
+        return self.draft.said_at or ""
+
 
 @dataclass
 class Ctx:

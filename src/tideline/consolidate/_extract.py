@@ -46,8 +46,9 @@ def load(ctx: Ctx) -> Outcome:
             turns = ctx.memory.session_turns(sid, done)
             if turns:
                 ctx.sessions.append(SessionWork(sid, turns[0].session, turns))
+    ctx.sessions.sort(key=lambda s: (s.turns[0].ts, s.session_id))  # in the user's time
     ctx.turns = {t.id: t for s in ctx.sessions for t in s.turns}
-    ctx.work.times = {i: t.ts for i, t in ctx.turns.items()}
+    ctx.work.read(ctx.turns.values())
     # the summaries of the three months before the conversation's present (valid time)
     since = from_text(ctx.work.present) - dt.timedelta(days=SUMMARY_MONTHS_DAYS)
     ctx.digests = ctx.profile.digests(to_text(since))
@@ -78,6 +79,7 @@ def extract(ctx: Ctx) -> Outcome:
         s.extracted = True
         counts["sessions"] += 1
         counts["skipped"] += s.skipped is not None
+    ctx.heard.sort(key=lambda h: h.said_at)  # stable: a session's own order within a time
     counts["invented_turns"] = sum(len(v) for v in invented.values())
     return Outcome(counts, "; ".join(n for n in (cut, invented_note(invented)) if n))
 

@@ -3,7 +3,11 @@
 Step 3 infers behaviour patterns from this run's observations about the user (source_type
 `inferred`); one backed by 3 or more observations gets a `clarify` strategy.
 
-Step 4 classifies each observation against the profile, in batches:
+Step 4 classifies each observation against the profile, in batches, in the order the user said
+them (valid time: the turns' own timestamps, the date shown on each), so sessions digested in the
+same run can contradict one another: a decision may name, instead of a fact id, an `earlier`
+observation of the same list whose fact has no id yet (facts of earlier batches show with their
+placeholder ids):
 - support → evidence linked, mention_count + 1 (and the fact's life restarts);
 - contradict → a new fact that `supersedes` the old one: a disputed pair for step 6;
 - evidence_against → evidence linked with polarity `against`;
@@ -44,13 +48,12 @@ def _find(ctx: Ctx, subject: str, category: str, value: str) -> Fact | None:
 
 
 def _observations(ctx: Ctx, heard: list[Heard]) -> list[str]:
-    """Each observation numbered, with the day it was said and the user's own words behind it
-    (its turns, dated and cut: `Ctx.observation_words`)."""
+    """Each observation numbered in the order they were said (valid time), with the day it was
+    said and the user's own words behind it (its turns, dated and cut: `Ctx.observation_words`)."""
     out = []
     for n, h in enumerate(heard, 1):
         d = h.draft
-        said = f", said {d.said_at[:10]}" if d.said_at else ""
-        line = f"{n}. ({d.type}, {d.topic or '-'}, about {d.about}{said}) {d.text}"
+        line = f"{n}. [{h.said_at[:10]}] ({d.type}, {d.topic or '-'}, about {d.about}) {d.text}"
         out.append("\n    ".join([line, *ctx.observation_words(d)]))
     return out
 
@@ -119,8 +122,13 @@ def classify(ctx: Ctx) -> Outcome:
         for d in answer.decisions:
             if 0 < d.observation <= len(batch):
                 decided.setdefault(d.observation - 1, d)
+        made: dict[int, int] = {}  # observation (0-based) → the fact it became or spoke of
         for i, heard in enumerate(batch):
-            action = _integrate(ctx, heard, decided.get(i))
+            d = decided.get(i)
+            earlier = made.get(d.earlier - 1) if d and d.earlier and d.earlier <= i else None
+            action, fact = _integrate(ctx, heard, d, earlier)
+            if fact is not None:
+                made[i] = fact
             if action:
                 counts[action] += 1
                 counts["probe"] += action in ("new", "contradict")
@@ -141,16 +149,22 @@ def _live(ctx: Ctx, fact_id: int | None) -> Fact | None:
     return f if f is not None and f.active else None
 
 
-def _integrate(ctx: Ctx, h: Heard, d: Decision | None) -> str | None:
-    """One observation into the profile; returns the action taken (None: kept as observation)."""
+def _integrate(
+    ctx: Ctx, h: Heard, d: Decision | None, earlier: int | None = None
+) -> tuple[str | None, int | None]:
+    """One observation into the profile: the action taken (None: kept as observation) and the
+    fact it became or spoke of. The fact may be named by id, or — made moments ago from an
+    earlier observation of the same list, so without an id the model could know — by that
+    observation (`earlier`): how one run holds "researching adoption" in May, then "applied"
+    in June as a change, not as two facts side by side."""
     evidence = {"turn_ids": h.draft.turn_ids, "observation": h.ref}
-    target = _live(ctx, d.fact_id) if d else None
+    target = (_live(ctx, d.fact_id) or _live(ctx, earlier)) if d else None
     if d and d.action == "support" and target:
         ctx.work.support(target.id, **evidence)
-        return "support"
+        return "support", target.id
     if d and d.action == "evidence_against" and target:
         ctx.work.against(target.id, **evidence)
-        return "evidence_against"
+        return "evidence_against", target.id
     if d and d.action == "contradict" and target:
         subject = d.subject.strip() or target.subject
         category = d.category.strip() or target.category
@@ -167,16 +181,16 @@ def _integrate(ctx: Ctx, h: Heard, d: Decision | None) -> str | None:
             ctx.said[fid] = [h.draft.text]
             ctx.contradicted.append(fid)
             ctx.work.add_strategy("probe", fid, probe_question(ctx.work.facts[fid]))
-            return "contradict"
+            return "contradict", fid
     if d is None and h.draft.type not in AUTO_NEW:
-        return None
+        return None, None
     subject = (d.subject.strip() if d else "") or h.draft.about
     category = (d.category.strip() if d else "") or h.draft.topic or "general"
     value = (d.value.strip() if d else "") or h.draft.text
     known = _find(ctx, subject, category, value)
     if known is not None:
         ctx.work.support(known.id, **evidence)
-        return "support"
+        return "support", known.id
     draft = FactDraft(
         subject,
         category,
@@ -187,4 +201,4 @@ def _integrate(ctx: Ctx, h: Heard, d: Decision | None) -> str | None:
     fid = ctx.work.new_fact(draft, **evidence)  # type: ignore[arg-type]
     ctx.said[fid] = [h.draft.text]
     ctx.work.add_strategy("probe", fid, probe_question(ctx.work.facts[fid]))
-    return "new"
+    return "new", fid

@@ -16,7 +16,13 @@ from tideline.consolidate._outcome import Outcome
 from tideline.consolidate._render import fact_line
 from tideline.consolidate._schemas import Edges
 from tideline.llm import NO_LLM_NOTE
-from tideline.profile import plan_dedupe, plan_expiry, plan_maturity, plan_strategies
+from tideline.profile import (
+    plan_dedupe,
+    plan_established,
+    plan_expiry,
+    plan_maturity,
+    plan_strategies,
+)
 
 
 def edges(ctx: Ctx) -> Outcome:
@@ -54,7 +60,8 @@ def expiry(ctx: Ctx) -> Outcome:
     w = ctx.work
     closed = plan_expiry(w.live(), ctx.view_events, ctx.now, w, w.events)
     waiting = [s for s in w.strategies.values() if s.status != "resolved"]
-    ended = plan_strategies(waiting, w.asked_about(), w.heard, ctx.now, w)
+    days = ctx.profile.rules.strategy_days
+    ended = plan_strategies(waiting, w.asked_about(), w.heard, ctx.now, w, days=days)
     return Outcome(
         {
             "closed": len(closed),
@@ -67,9 +74,11 @@ def expiry(ctx: Ctx) -> Outcome:
 
 
 def maturity(ctx: Ctx) -> Outcome:
-    """Step 9: longer decay for old, well-evidenced facts (anchors: thresholds −40 %)."""
+    """Step 9: longer decay for old, well-evidenced facts (anchors: thresholds −40 %), and the
+    long-standing, well-evidenced confirmed facts become established."""
     longer = plan_maturity(ctx.work.live(), ctx.now, ctx.work, ctx.anchors)
-    return Outcome({"longer_decay": len(longer)})
+    established = plan_established(ctx.work.live(), ctx.work, ctx.profile.rules)
+    return Outcome({"longer_decay": len(longer), "established": len(established)})
 
 
 def dedupe(ctx: Ctx) -> Outcome:

@@ -83,6 +83,7 @@ class Decision(BaseModel):
     observation: Index
     action: Literal["support", "contradict", "evidence_against", "new"]
     fact_id: FactId | None = None
+    earlier: Index | None = None  # an earlier observation of the list whose fact this one is about
     subject: Name = ""
     category: Name = ""
     value: Text = ""

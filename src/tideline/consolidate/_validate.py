@@ -15,9 +15,17 @@ from __future__ import annotations
 from tideline.consolidate._context import Ctx, fit, section
 from tideline.consolidate._outcome import Outcome
 from tideline.consolidate._render import fact_line, trajectory_text
-from tideline.consolidate._schemas import Arbitration, Verification
+from tideline.consolidate._schemas import Arbitration, Ruling, Verification
 from tideline.llm import NO_LLM_NOTE
-from tideline.profile import Fact, disputed_pairs, plan_fast_path, settle
+from tideline.profile import (
+    DisputedPair,
+    Fact,
+    confirmable,
+    disputed_pairs,
+    may_close,
+    plan_fast_path,
+    settle,
+)
 
 
 def _summaries(ctx: Ctx, share: float) -> list[str]:
@@ -31,7 +39,11 @@ def _summaries(ctx: Ctx, share: float) -> list[str]:
 
 
 def _timeline(ctx: Ctx, f: Fact) -> str:
-    parts = [f"first said {f.valid_from[:10]}", f"last said {f.last_seen_at[:10]}"]
+    parts = [
+        f"first said {f.valid_from[:10]}",
+        f"last said {f.last_seen_at[:10]}",
+        f"said in {f.sessions} session(s)",
+    ]
     old = ctx.work.fact(f.supersedes) if f.supersedes is not None else None
     if old is not None:
         parts.append(f"replaces [{old.id}] {old.value} ({old.status})")
@@ -49,15 +61,20 @@ def _context(ctx: Ctx) -> str:
 
 def cross_validate(ctx: Ctx) -> Outcome:
     """Step 5: fast path by rule, then the LLM for the remaining suspected facts."""
-    fast = plan_fast_path(ctx.work.live(), ctx.work)
+    rules = ctx.profile.rules
+    fast = plan_fast_path(ctx.work.live(), ctx.work, rules)
     ctx.confirmed += fast
-    counts = {"fast_path": len(fast), "llm_confirmed": 0, "checked": 0}
-    rest = [f for f in ctx.work.live() if f.status == "suspected"]
+    suspected = [f for f in ctx.work.live() if f.status == "suspected"]
+    rest = [f for f in suspected if confirmable(f, rules)]
+    waiting = len(suspected) - len(rest)
+    counts = {"fast_path": len(fast), "llm_confirmed": 0, "checked": 0, "waiting": waiting}
+    need = rules.confirm_sessions
+    note = f"{waiting} backed by fewer than {need} sessions wait for another" if waiting else ""
     rest = sorted(rest, key=lambda f: (-f.mention_count, f.id))[: ctx.limits.max_verify]
     if not rest:
-        return Outcome(counts)
+        return Outcome(counts, note)
     if ctx.llm is None:
-        return Outcome(counts, f"LLM part {NO_LLM_NOTE}")
+        return Outcome(counts, "; ".join(x for x in (note, f"LLM part {NO_LLM_NOTE}") if x))
     lines = []
     for f in rest:
         said = "".join(f"\n    {q}" for q in ctx.words(f))
@@ -72,13 +89,13 @@ def cross_validate(ctx: Ctx) -> Outcome:
             ctx.work.confirm(f.id, v.why.strip() or "cross-validated")
             ctx.confirmed.append(f.id)
             counts["llm_confirmed"] += 1
-    return Outcome(counts)
+    return Outcome(counts, note)
 
 
 def arbitrate(ctx: Ctx) -> Outcome:
     """Step 6: settle every disputed pair; the loser is closed or rejected."""
     pairs = disputed_pairs(ctx.work.live())
-    counts = {"disputes": len(pairs), "accept_new": 0, "reject_new": 0}
+    counts = {"disputes": len(pairs), "accept_new": 0, "reject_new": 0, "deferred": 0}
     if not pairs:
         return Outcome(counts)
     if ctx.llm is None:
@@ -94,13 +111,43 @@ def arbitrate(ctx: Ctx) -> Outcome:
         )
     user = _context(ctx) + "\n\n" + section("Disputed pairs", fit(blocks, ctx.room(0.5)))
     answer = ctx.ask("arbitrate", user, Arbitration)
-    by_new = {p.new.id: p for p in pairs}
+    rulings: dict[int, Ruling] = {}
     for r in answer.decisions:
-        pair = by_new.pop(r.new_fact_id, None)
-        if pair is None:
+        rulings.setdefault(r.new_fact_id, r)
+    held: list[str] = []
+    for found in pairs:  # oldest link of a chain first: a run may hold May → June → August
+        r = rulings.get(found.new.id)
+        old = _standing(ctx, found.old)
+        if r is None or old is None or not _live(ctx, found.new):
             continue
+        pair = DisputedPair(old, ctx.work.facts[found.new.id])
         accept = r.decision == "accept_new"
+        if accept and not may_close(pair, ctx.profile.rules):
+            counts["deferred"] += 1
+            held.append(f"#{pair.old.id}")
+            continue
         settle(ctx.work, pair, accept_new=accept, why=r.why.strip() or "arbitration")
         ctx.disputes_settled += 1
         counts[r.decision] += 1
-    return Outcome(counts)
+    note = (
+        f"established {', '.join(held)} stay(s), disputed, until a second session backs the new fact"
+        if held
+        else ""
+    )
+    return Outcome(counts, note)
+
+
+def _live(ctx: Ctx, fact: Fact) -> bool:
+    now = ctx.work.fact(fact.id)
+    return now is not None and now.active
+
+
+def _standing(ctx: Ctx, fact: Fact) -> Fact | None:
+    """The fact a new one now disputes: its old side, or — when an earlier ruling of this run
+    rejected that — the nearest live fact it had replaced."""
+    seen: set[int] = set()
+    now = ctx.work.fact(fact.id)
+    while now is not None and not now.active and now.status == "rejected" and now.id not in seen:
+        seen.add(now.id)
+        now = ctx.work.fact(now.supersedes) if now.supersedes is not None else None
+    return now if now is not None and now.active else None

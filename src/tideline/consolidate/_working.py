@@ -14,7 +14,7 @@ transaction. Because the class is a `Changeset`, the profile's planners (`plan_f
 `plan_expiry`, `plan_maturity`, `plan_dedupe`, `settle`) run on it unchanged.
 
 Two clocks: `now` is the read's time (record time, and the present the rules measure ages and
-expiry against); valid times come from `times`, the run's turns' own timestamps. Every change the
+expiry against); valid times come from `times`, the run's turns' own timestamps (`read`). Every change the
 projection makes carries its valid time explicitly in the op (`valid_from`, `seen_at`, `at`), so a
 fact's start that a later step compares with (an arbitration closing its predecessor at it) is
 the start stored — never a second read of the clock.
@@ -24,10 +24,12 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from tideline.clock import to_text
+from tideline.memory import Turn
 from tideline.profile import (
     ACTIVE_STATUSES,
     Because,
@@ -75,6 +77,8 @@ class Working(Changeset):
     strategies: dict[int, Strategy] = field(default_factory=dict)  # open and asked, projected
     questioned: dict[int, Fact] = field(default_factory=dict)  # retired facts they name
     obsoleted: list[int] = field(default_factory=list)  # strategies whose fact was retired
+    turns: dict[int, tuple[int, str]] = field(default_factory=dict)  # this run's: session, ts
+    observed: dict[Ref, int] = field(default_factory=dict)  # new observation → its session
     _new_refs: dict[int, Ref] = field(default_factory=dict, repr=False)
     _said: dict[Ref, str] = field(default_factory=dict, repr=False)  # observation → said_at
 
@@ -101,6 +105,12 @@ class Working(Changeset):
         """The conversation's present: the latest turn this run reads (else the read's time)."""
         return max(self.times.values(), default=self.stamp)
 
+    def read(self, turns: Iterable[Turn]) -> None:
+        """The turns this run reads: each one's session and own timestamp (valid time)."""
+        for t in turns:
+            self.turns[t.id] = (t.session_id, t.ts)
+            self.times[t.id] = t.ts
+
     def _heard(self, observation: ObservationRef | None) -> list[str | None]:
         """When an observation of this run was said (its evidence time), as `also` for `_valid`."""
         return [self._said.get(observation) if isinstance(observation, Ref) else None]
@@ -111,6 +121,8 @@ class Working(Changeset):
         draft = dataclasses.replace(draft, said_at=said)
         ref = super().add_observation(draft)
         self._said[ref] = said
+        if draft.session_id is not None:
+            self.observed[ref] = draft.session_id
         return ref
 
     def live(self) -> list[Fact]:
@@ -173,13 +185,41 @@ class Working(Changeset):
             created_at=self.stamp,
             updated_at=self.stamp,
             evidence_count=len(set(turn_ids)) or int(observation is not None),
+            prior=float(draft.confidence),
         )
         self.heard_in[fid] = list(turn_ids)
+        self._back(self.facts[fid], "support", turn_ids, observation)
         self.touched.add(fid)
         self._hear(fid, "said", turn_ids)
         if old is not None:
             self._hear(old.id, "contradicted", turn_ids)
+            old.disputed_by.append(fid)
         return ref
+
+    def _back(
+        self,
+        f: Fact,
+        polarity: str,
+        turn_ids: tuple[int, ...],
+        observation: ObservationRef | None,
+    ) -> None:
+        """The fact's sessions and valid-time span with this evidence (`profile._backing`):
+        this run's turns by their session and timestamp, else the observation's session."""
+        said = [self.turns[t] for t in turn_ids if t in self.turns]
+        sessions = {session for session, _ in said}
+        if not said and isinstance(observation, Ref) and observation in self.observed:
+            sessions.add(self.observed[observation])
+        support = polarity == "support"
+        known = set(f.session_ids if support else f.against_ids)
+        fresh = sessions - known
+        if support:
+            f.session_ids, f.sessions = sorted(known | fresh), f.sessions + len(fresh)
+            stamps = [ts for _, ts in said] or [a for a in self._heard(observation) if a]
+            if stamps:
+                f.said_from = min([*stamps, *([f.said_from] if f.said_from else [])])
+                f.said_to = max([*stamps, *([f.said_to] if f.said_to else [])])
+        else:
+            f.against_ids, f.against = sorted(known | fresh), f.against + len(fresh)
 
     def _hear(self, fact_id: int, how: str, turn_ids: tuple[int, ...]) -> None:
         """Remember the first way this run heard of a fact (what answers its questions)."""
@@ -205,6 +245,7 @@ class Working(Changeset):
         f.last_seen_at = max(f.last_seen_at, seen)  # an older session heard late never shortens
         f.expires_at = expires_at(f.last_seen_at, f.decay_days)
         self.heard_in.setdefault(f.id, []).extend(turn_ids)
+        self._back(f, "support", turn_ids, observation)
         self.touched.add(f.id)
         self._hear(f.id, "heard again", turn_ids)
 
@@ -219,6 +260,7 @@ class Working(Changeset):
         check_live(f, "gain evidence")
         seen = last_said(turn_ids, self.times, self._heard(observation)) or self.present
         super().against(self.key(f.id), turn_ids=turn_ids, observation=observation, seen_at=seen)
+        self._back(f, "against", turn_ids, observation)
         self.touched.add(f.id)
         self._hear(f.id, "doubted", turn_ids)
 
@@ -250,6 +292,9 @@ class Working(Changeset):
         """A fact left the profile: its edges go, and its clarify and probe strategies end
         obsolete (as `Profile.apply` does to the rows)."""
         self.edges = {e for e in self.edges if fact_id not in e[1:]}
+        for f in self.facts.values():
+            if fact_id in f.disputed_by:
+                f.disputed_by = [i for i in f.disputed_by if i != fact_id]
         for s in self.strategies.values():
             if s.fact_id == fact_id and s.kind != "verify" and s.status != "resolved":
                 s.status, s.outcome = "resolved", "obsolete"
@@ -265,6 +310,13 @@ class Working(Changeset):
         k.valid_from = min(k.valid_from, d.valid_from)
         k.last_seen_at = max(k.last_seen_at, d.last_seen_at)
         k.expires_at = expires_at(k.last_seen_at, k.decay_days)
+        for side in ("session_ids", "against_ids"):
+            mine, theirs = set(getattr(k, side)), set(getattr(d, side))
+            count = "sessions" if side == "session_ids" else "against"
+            setattr(k, count, getattr(k, count) + len(theirs - mine))
+            setattr(k, side, sorted(mine | theirs))
+        said = [x for x in (k.said_from, k.said_to, d.said_from, d.said_to) if x]
+        k.said_from, k.said_to = (min(said), max(said)) if said else (None, None)
         d.status, d.merged_into, d.valid_to = "closed", k.id, d.last_seen_at
         self._retired(d.id)
 

@@ -21,7 +21,7 @@ from tideline.profile._decay import (
 )
 from tideline.profile._dedupe import Duplicates, duplicates, fact_key, normalise
 from tideline.profile._digests import SessionDigest
-from tideline.profile._disputes import DisputedPair, disputed_pairs, settle
+from tideline.profile._disputes import DisputedPair, disputed_pairs, may_close, settle
 from tideline.profile._drafts import (
     DEFAULT_DECAY_DAYS,
     MAX_NAME,
@@ -36,17 +36,23 @@ from tideline.profile._fact_index import Theme, fact_text
 from tideline.profile._lifecycle import (
     FACT_NEXT,
     FAST_PATH_MENTIONS,
+    RULES,
     STRATEGY_DAYS,
     STRATEGY_NEXT,
+    Rules,
     check_live,
     check_strategy,
     check_transition,
+    confirmable,
+    establishable,
     fast_path,
+    span_days,
 )
 from tideline.profile._mentions import merge_mention, person_key
 from tideline.profile._plans import (
     event_expiry,
     plan_dedupe,
+    plan_established,
     plan_expiry,
     plan_fast_path,
     plan_maturity,
@@ -98,6 +104,7 @@ __all__ = [
     "MAX_TEXT",
     "OBSERVATION_TYPES",
     "PROFILE_MIGRATIONS",
+    "RULES",
     "STATUSES",
     "STRATEGY_DAYS",
     "STRATEGY_KINDS",
@@ -126,6 +133,7 @@ __all__ = [
     "ProfileView",
     "Ref",
     "Relationship",
+    "Rules",
     "Rung",
     "SessionDigest",
     "SleepRun",
@@ -138,10 +146,12 @@ __all__ = [
     "check_live",
     "check_strategy",
     "check_transition",
+    "confirmable",
     "content_words",
     "disputed_pairs",
     "duplicates",
     "end_at",
+    "establishable",
     "event_expiry",
     "event_line",
     "event_window",
@@ -154,11 +164,13 @@ __all__ = [
     "is_expired",
     "last_said",
     "matured_decay",
+    "may_close",
     "merge_mention",
     "normalise",
     "person_key",
     "person_line",
     "plan_dedupe",
+    "plan_established",
     "plan_expiry",
     "plan_fast_path",
     "plan_maturity",
@@ -166,6 +178,7 @@ __all__ = [
     "question_time",
     "render_snapshot",
     "settle",
+    "span_days",
     "thresholds",
     "time_window",
     "trajectory_lines",

@@ -21,6 +21,7 @@ from typing import Any
 from tideline.clock import to_text
 from tideline.errors import NotFound
 from tideline.profile import _changeset as c
+from tideline.profile._backing import TurnInfo, backing, confidence
 from tideline.profile._decay import expires_at
 from tideline.profile._digests import DigestStore
 from tideline.profile._events import EventStore
@@ -41,7 +42,7 @@ from tideline.profile._valid import end_at, first_said, last_said, question_time
 from tideline.store import Storage
 
 TurnCheck = Callable[[Sequence[int]], object]  # raises NotFound for an unknown turn id
-TurnTimes = Callable[[Sequence[int]], dict[int, str]]  # turn id → when it was said
+TurnInfoOf = Callable[[Sequence[int]], TurnInfo]  # each turn's session and valid time
 
 
 @dataclass
@@ -83,16 +84,16 @@ class Applier:
         now: dt.datetime,
         run_id: int | None,
         check_turns: TurnCheck | None,
-        turn_times: TurnTimes | None = None,
         dream_run_id: int | None = None,
+        turn_info: TurnInfoOf | None = None,
     ):
         self.s = stores
         self.dream_run_id = dream_run_id
+        self.turn_info = turn_info
         self.at = now
         self.now = to_text(now)
         self.run_id = run_id
         self.check_turns = check_turns
-        self.turn_times = turn_times
         self.ids: dict[c.Ref, int] = {}
         self.counts: Counter[str] = Counter()
 
@@ -135,9 +136,13 @@ class Applier:
     def _state(self) -> ProfileState:
         """The profile as the changes so far left it, inside the transaction."""
         s = self.s
+        facts = s.facts.list(ACTIVE_STATUSES)
+        challengers = s.facts.challengers()
+        for f in facts:
+            f.disputed_by = challengers.get(f.id, [])
         return ProfileState(
             now=self.at,
-            facts=s.facts.list(ACTIVE_STATUSES),
+            facts=facts,
             people=s.people.list(),
             events=s.events.list(active=True, now=self.now),
             user_model=s.portrait.user_model(),
@@ -150,7 +155,10 @@ class Applier:
             self.check_turns(turn_ids)
 
     def _times(self, turn_ids: Sequence[int]) -> dict[int, str]:
-        return self.turn_times(turn_ids) if turn_ids and self.turn_times else {}
+        """When each of these turns was said (their own timestamps)."""
+        if not turn_ids or self.turn_info is None:
+            return {}
+        return {t: ts for t, (_, ts) in self.turn_info(turn_ids).items()}
 
     def _said(self, observation: int | None) -> str | None:
         return None if observation is None else self.s.observations.said_at(observation)
@@ -297,6 +305,7 @@ class Applier:
         )
         self.ids[op.ref] = fid
         self._evidence(fid, "support", op.turn_ids, obs, times, start)
+        self._reweigh(fid)
 
     def _link(self, op: c.Link) -> None:
         fact = self._fact(op.fact)
@@ -310,6 +319,21 @@ class Applier:
             last = max(fact.last_seen_at, seen)  # a session heard out of order never shortens
             ends = expires_at(last, fact.decay_days)
             self.s.facts.mention(fact.id, seen_at=last, expires_at=ends, now=self.now)
+        if added:
+            self._reweigh(fact.id)
+
+    def _reweigh(self, fact_id: int) -> None:
+        """The fact's confidence from all its evidence now (`_backing.confidence`)."""
+        fact = self.s.facts.require(fact_id)
+        rows = self.s.facts.evidence([fact_id])[fact_id]
+        turns = [e.turn_id for e in rows if e.turn_id is not None]
+        info = self.turn_info(turns) if self.turn_info is not None and turns else {}
+        observed = [e.observation_id for e in rows if e.observation_id is not None]
+        b = backing(rows, info, self.s.observations.sessions(observed))
+        prior = fact.confidence if fact.prior is None else fact.prior
+        value = confidence(prior, b.sessions, b.against)
+        if value != fact.confidence:
+            self.s.facts.set_confidence(fact_id, value, self.now)
 
     def _evidence(
         self,
@@ -374,6 +398,7 @@ class Applier:
             count=drop.mention_count,
         )
         self.s.facts.set_valid_from(keep.id, drop.valid_from, self.now)  # heard first as `drop`
+        self._reweigh(keep.id)
         self._transition(
             drop, "closed", f"duplicate of #{keep.id}", drop.last_seen_at, merged_into=keep.id
         )

@@ -24,6 +24,7 @@ from tideline.errors import NotFound
 from tideline.profile._decay import expires_at
 from tideline.profile._drafts import FactDraft
 from tideline.profile._types import (
+    ACTIVE_STATUSES,
     FINAL_STATUSES,
     POLARITIES,
     SOURCE_TYPES,
@@ -32,14 +33,14 @@ from tideline.profile._types import (
     Fact,
     StatusChange,
 )
-from tideline.store import Storage
+from tideline.store import Storage, storable
 
 _COLUMNS = (
     "f.id, f.subject, f.category, f.value, f.status, f.confidence, f.source_type, "
     "f.mention_count, f.decay_days, f.expires_at, f.valid_from, f.valid_to, f.supersedes, "
     "f.merged_into, f.last_seen_at, f.rejected_why, f.created_at, f.updated_at, f.retired_at, "
     "(SELECT COUNT(*) FROM fact_evidence e WHERE e.fact_id = f.id AND e.polarity = 'support')"
-    " AS evidence_count"
+    " AS evidence_count, f.prior"
 )
 
 
@@ -182,8 +183,32 @@ class FactStore:
             out.append((at, c["at"], c["id"]))
         self.db.executemany("UPDATE fact_changes SET at = ?, recorded_at = ? WHERE id = ?", out)
 
+    @staticmethod
+    def retired(db: Storage, fact_ids: Sequence[int]) -> list[tuple[int, str, str | None, str]]:
+        """For migrations (the first schema's columns only): the retired ones among these
+        facts, as (id, status, reason, when)."""
+        out = []
+        for start in range(0, len(fact_ids), 500):
+            part = list(fact_ids[start : start + 500])
+            rows = db.execute(
+                "SELECT id, status, rejected_why, COALESCE(valid_to, updated_at) FROM facts"
+                f" WHERE id IN ({_marks(len(part))}) AND status IN ({_marks(len(FINAL_STATUSES))})"
+                " ORDER BY id",
+                (*part, *FINAL_STATUSES),
+            )
+            out += [(int(i), str(st), why, str(at)) for i, st, why, at in rows]
+        return out
+
+    @staticmethod
+    def add_prior(db: Storage) -> None:
+        """Migration: the confidence a fact was created with, from which evidence moves it."""
+        db.execute("ALTER TABLE facts ADD COLUMN prior REAL CHECK (prior BETWEEN 0 AND 1)")
+        db.execute("UPDATE facts SET prior = confidence")
+
     # -- reads -------------------------------------------------------------------------------
     def get(self, fact_id: int) -> Fact | None:
+        if not storable(fact_id):
+            return None
         row = self.db.one(f"SELECT {_COLUMNS} FROM facts f WHERE f.id = ?", (fact_id,))
         return None if row is None else Fact(**row)
 
@@ -224,6 +249,19 @@ class FactStore:
                 "SELECT DISTINCT turn_id FROM fact_evidence WHERE turn_id IS NOT NULL"
             )
         }
+
+    def challengers(self) -> dict[int, list[int]]:
+        """Each live fact that live facts supersede → those facts (a disputed pair's old side)."""
+        marks = _marks(len(ACTIVE_STATUSES))
+        rows = self.db.execute(
+            f"SELECT n.supersedes, n.id FROM facts n JOIN facts o ON o.id = n.supersedes"
+            f" WHERE n.status IN ({marks}) AND o.status IN ({marks}) ORDER BY n.id",
+            (*ACTIVE_STATUSES, *ACTIVE_STATUSES),
+        )
+        out: dict[int, list[int]] = {}
+        for old, new in rows:
+            out.setdefault(int(old), []).append(int(new))
+        return out
 
     def superseded_by(self, fact_id: int) -> list[int]:
         rows = self.db.execute("SELECT id FROM facts WHERE supersedes = ? ORDER BY id", (fact_id,))
@@ -275,14 +313,15 @@ class FactStore:
         time), learnt `now` (record time)."""
         fid = int(
             self.db.scalar(
-                """INSERT INTO facts(subject, category, value, status, confidence, source_type,
-                    mention_count, decay_days, expires_at, valid_from, supersedes, last_seen_at,
-                    created_at, updated_at)
-                VALUES (?, ?, ?, 'suspected', ?, ?, 1, ?, ?, ?, ?, ?, ?, ?) RETURNING id""",
+                """INSERT INTO facts(subject, category, value, status, confidence, prior,
+                    source_type, mention_count, decay_days, expires_at, valid_from, supersedes,
+                    last_seen_at, created_at, updated_at)
+                VALUES (?, ?, ?, 'suspected', ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?) RETURNING id""",
                 (
                     draft.subject,
                     draft.category,
                     draft.value,
+                    float(draft.confidence),
                     float(draft.confidence),
                     draft.source_type,
                     draft.decay_days,

@@ -11,6 +11,10 @@ as a new fact (that `supersedes` the old one), never by editing or reopening the
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from tideline.clock import days_between, from_text
+from tideline.errors import ConfigError
 from tideline.profile._errors import IllegalTransition
 from tideline.profile._types import FINAL_STATUSES, STATUSES, Fact, Strategy
 
@@ -28,6 +32,37 @@ STRATEGY_NEXT: dict[str, tuple[str, ...]] = {
 }
 FAST_PATH_MENTIONS = 2  # seed step 5: stated and mentioned at least twice → confirmed
 STRATEGY_DAYS = 90  # a question nobody answered in this many days expires
+
+
+@dataclass(frozen=True)
+class Rules:
+    """The lifecycle's numbers; the last three are settings (`profile_*`, docs/profile.md).
+
+    - confirmed: consistent in `confirm_sessions` sessions (the seed's 2+), never on the word
+      of the one conversation that created it;
+    - established: confirmed, backed by `established_sessions` sessions whose words span
+      `established_days` days of valid time, and not disputed;
+    - a strategy nobody answered in `strategy_days` days of valid time expires.
+    """
+
+    confirm_sessions: int = 2
+    established_sessions: int = 3
+    established_days: float = 90.0
+    strategy_days: float = STRATEGY_DAYS
+
+    def __post_init__(self) -> None:
+        if not self.confirm_sessions <= self.established_sessions <= 10_000:
+            raise ConfigError(
+                f"profile_established_sessions={self.established_sessions}: use a whole number "
+                f"from {self.confirm_sessions} (what confirms a fact) to 10000"
+            )
+        for name in ("established_days", "strategy_days"):
+            days = getattr(self, name)
+            if not 0 <= days <= 36_500:
+                raise ConfigError(f"profile_{name}={days}: use a number of days from 0 to 36500")
+
+
+RULES = Rules()
 
 
 def check_transition(fact: Fact, to: str) -> None:
@@ -67,10 +102,33 @@ def check_strategy(strategy: Strategy, to: str) -> None:
         )
 
 
-def fast_path(fact: Fact) -> bool:
-    """Seed step 5's rule: a stated fact heard twice is confirmed without asking the LLM."""
+def confirmable(fact: Fact, rules: Rules = RULES) -> bool:
+    """Suspected, and consistent in enough sessions to be confirmed (by rule or by the LLM)."""
+    return fact.status == "suspected" and fact.sessions >= rules.confirm_sessions
+
+
+def fast_path(fact: Fact, rules: Rules = RULES) -> bool:
+    """Seed step 5's rule: a stated fact heard twice, in two sessions or more, is confirmed
+    without asking the LLM."""
     return (
-        fact.status == "suspected"
+        confirmable(fact, rules)
         and fact.source_type == "stated"
         and fact.mention_count >= FAST_PATH_MENTIONS
+    )
+
+
+def span_days(fact: Fact) -> float:
+    """Days of valid time between the first and the latest words backing the fact."""
+    if fact.said_from is None or fact.said_to is None:
+        return 0.0
+    return days_between(from_text(fact.said_from), from_text(fact.said_to))
+
+
+def establishable(fact: Fact, rules: Rules = RULES) -> bool:
+    """Long-standing and well-evidenced: the rule that promotes confirmed → established."""
+    return (
+        fact.status == "confirmed"
+        and not fact.disputed_by
+        and fact.sessions >= rules.established_sessions
+        and span_days(fact) >= rules.established_days
     )

@@ -102,6 +102,18 @@ class ObservationStore:
         found = self.db.scalar("SELECT said_at FROM observations WHERE id = ?", (observation_id,))
         return None if found is None else str(found)
 
+    def sessions(self, ids: Sequence[int]) -> dict[int, int | None]:
+        """Each observation's session (None: it was made outside one)."""
+        out: dict[int, int | None] = {}
+        for start in range(0, len(ids), 500):
+            part = list(ids[start : start + 500])
+            marks = ",".join("?" * len(part))
+            for oid, sid in self.db.execute(
+                f"SELECT id, session_id FROM observations WHERE id IN ({marks})", part
+            ):
+                out[int(oid)] = None if sid is None else int(sid)
+        return out
+
     def exists(self, observation_id: int) -> bool:
         return bool(self.db.scalar("SELECT 1 FROM observations WHERE id = ?", (observation_id,)))
 

@@ -1,6 +1,7 @@
 """The deterministic Sleep steps as changeset planners: read facts in, changes out. No SQL, no LLM.
 
-- step 5 fast path: stated & mention_count ≥ 2 & suspected → confirmed
+- step 5 fast path: stated & mention_count ≥ 2 & 2+ sessions & suspected → confirmed
+- step 9 established: confirmed & N sessions spanning D days of valid time & not disputed
 - step 8 expiry: expires_at passed → closed at expires_at, plus a verify strategy; events likewise
   closed (without a strategy), the ones this changeset makes too: an event mentioned long after
   it ended is recorded and closed in the same run, never listed as active
@@ -20,7 +21,14 @@ from tideline.profile._changeset import Because, Changeset, Ref
 from tideline.profile._decay import expires_at, is_expired, matured_decay
 from tideline.profile._dedupe import duplicates, fact_key, normalise
 from tideline.profile._drafts import EventDraft
-from tideline.profile._lifecycle import FAST_PATH_MENTIONS, STRATEGY_DAYS, fast_path
+from tideline.profile._lifecycle import (
+    RULES,
+    STRATEGY_DAYS,
+    Rules,
+    establishable,
+    fast_path,
+    span_days,
+)
 from tideline.profile._types import ACTIVE_STATUSES, Event, Fact, Strategy
 
 
@@ -30,11 +38,30 @@ def verify_question(fact: Fact) -> str:
     return f"Is this still true for {who}? {fact.category}: {fact.value}"
 
 
-def plan_fast_path(facts: Iterable[Fact], changeset: Changeset) -> list[int]:
+def plan_fast_path(facts: Iterable[Fact], changeset: Changeset, rules: Rules = RULES) -> list[int]:
     done = []
     for fact in facts:
-        if fast_path(fact):
-            changeset.confirm(fact.id, f"stated and mentioned {FAST_PATH_MENTIONS}+ times")
+        if fast_path(fact, rules):
+            changeset.confirm(
+                fact.id,
+                f"stated {fact.mention_count} times in {fact.sessions} sessions",
+            )
+            done.append(fact.id)
+    return done
+
+
+def plan_established(
+    facts: Iterable[Fact], changeset: Changeset, rules: Rules = RULES
+) -> list[int]:
+    """Confirmed facts that became long-standing and well-evidenced → established."""
+    done = []
+    for fact in facts:
+        if establishable(fact, rules):
+            changeset.transition(
+                fact.id,
+                "established",
+                why=f"backed by {fact.sessions} sessions over {span_days(fact):.0f} days",
+            )
             done.append(fact.id)
     return done
 
@@ -112,7 +139,8 @@ def plan_strategies(
       contradicted);
     - a verify (its fact expired) is answered by a live fact with the same subject and category
       that this run made or heard: `still true` when it says the same, else `changed`;
-    - one open or asked `days` after it was made expires.
+    - one open or asked `days` after the question arose in the user's time (`asked_since`:
+      valid time, so a question about a fact said in 2023 does not wait for 2026) expires.
     A clarify or probe about a retired fact is left alone: retiring the fact made it obsolete.
     """
     done: dict[str, list[int]] = {"answered": [], "expired": []}
@@ -137,10 +165,21 @@ def plan_strategies(
                 )
         if answer is not None:
             done["answered"].append(s.id)
-        elif days_between(from_text(s.created_at), now) >= days:
+        elif days_between(from_text(asked_since(s, fact)), now) >= days:
             changeset.resolve_strategy(s.id, "expired", f"unanswered for {days:g} days")
             done["expired"].append(s.id)
     return done
+
+
+def asked_since(strategy: Strategy, fact: Fact | None) -> str:
+    """Since when, in the user's time, the question stands: the latest words backing its fact
+    (a verify: when its fact expired); otherwise when it arose (its stored `valid_from`,
+    `_valid.question_time`), and only for a row that has none, when it was made."""
+    if fact is not None and strategy.kind == "verify" and fact.expires_at:
+        return fact.expires_at
+    if fact is not None and strategy.kind != "verify":
+        return fact.said_to or strategy.valid_from or fact.valid_from
+    return strategy.valid_from or strategy.created_at
 
 
 def _verify_answer(

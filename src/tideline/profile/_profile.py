@@ -42,6 +42,7 @@ from tideline.profile._as_of import (
     people_at,
     strategies_at,
 )
+from tideline.profile._backing import apply_backing, backing
 from tideline.profile._calendar import time_window
 from tideline.profile._changeset import Changeset
 from tideline.profile._decay import injection_weight, is_expired
@@ -49,6 +50,7 @@ from tideline.profile._digests import SessionDigest
 from tideline.profile._drafts import choice
 from tideline.profile._errors import ProfileChanged
 from tideline.profile._fact_index import Theme
+from tideline.profile._lifecycle import RULES, Rules
 from tideline.profile._snapshot import ProfileState, render_snapshot
 from tideline.profile._types import (
     ACTIVE_STATUSES,
@@ -69,7 +71,7 @@ from tideline.profile._types import (
 )
 from tideline.profile._version import VersionStore
 from tideline.profile._view import ProfileView
-from tideline.search import Hit, bound_query, query_vector
+from tideline.search import Hit, bound_query, query_vector, valid_text
 from tideline.store import Storage
 
 
@@ -83,10 +85,12 @@ class Profile:
         *,
         clock: Clock = system_clock,
         lock: AbstractContextManager[object] | None = None,
+        rules: Rules = RULES,
     ):
         self.db = db
         self.memory = memory
         self.clock = clock
+        self.rules = rules  # the lifecycle's numbers, for the Sleep steps (`_lifecycle.Rules`)
         self.lock = lock or threading.RLock()
         self.stores = Stores(db)
         self.versions = VersionStore(db)
@@ -99,7 +103,7 @@ class Profile:
         """One consistent picture (no write lock held) to compute a changeset against."""
         s = self.stores
         with self.lock, self.versions.reading():
-            facts = s.facts.list(ACTIVE_STATUSES)
+            facts = self._with_evidence(s.facts.list(ACTIVE_STATUSES), texts=False)
             strategies = [x for x in s.strategies.list() if x.status != "resolved"]
             live = {f.id for f in facts}
             named = sorted({x.fact_id for x in strategies if x.fact_id and x.fact_id not in live})
@@ -132,9 +136,8 @@ class Profile:
         check: bool,
         dream_run_id: int | None = None,
     ) -> Applied:
-        times = None if self.memory is None else self.memory.raw.times
         applier = Applier(
-            self.stores, self.clock(), run_id, self._check_turns(), times, dream_run_id
+            self.stores, self.clock(), run_id, self._check_turns(), dream_run_id, self._turn_info
         )
         with self.lock, self.db.transaction():
             current = self.versions.current()
@@ -179,6 +182,9 @@ class Profile:
         evidence: bool = True,
     ) -> list[Fact]:
         statuses = self._statuses(status)
+        # a lone surrogate (JSON's "\ud800") cannot be bound to SQL; it names nothing stored
+        category = None if category is None else valid_text(category)
+        subject = None if subject is None else valid_text(subject)
         with self.lock:
             found = self.stores.facts.list(statuses or None, category, subject)
             return self._with_evidence(found) if evidence else found
@@ -252,17 +258,31 @@ class Profile:
             fact = self.stores.facts.require(fact_id)
             return self._with_evidence([fact])[0] if evidence else fact
 
-    def _with_evidence(self, facts: list[Fact]) -> list[Fact]:
+    def _with_evidence(self, facts: list[Fact], *, texts: bool = True) -> list[Fact]:
+        """Facts with their evidence rows (and the turns' words) and what backs them."""
         links = self.stores.facts.evidence([f.id for f in facts])
         turn_ids = sorted({e.turn_id for es in links.values() for e in es if e.turn_id})
-        texts = {}
-        if self.memory is not None and turn_ids:
-            texts = {t.id: t.text for t in self.memory.raw.get(turn_ids)}
+        turns = self.memory.raw.get(turn_ids) if self.memory is not None and turn_ids else []
+        said = {t.id: t.text for t in turns}
+        info = {t.id: (t.session_id, t.ts) for t in turns}
+        observed = sorted(
+            {e.observation_id for es in links.values() for e in es if e.observation_id}
+        )
+        sessions = self.stores.observations.sessions(observed)
+        challengers = self.stores.facts.challengers()
         for fact in facts:
             fact.evidence = links[fact.id]
             for ev in fact.evidence:
-                ev.text = texts.get(ev.turn_id) if ev.turn_id else None
+                ev.text = said.get(ev.turn_id) if ev.turn_id and texts else None
+            apply_backing(fact, backing(fact.evidence, info, sessions))
+            fact.disputed_by = challengers.get(fact.id, [])
         return facts
+
+    def _turn_info(self, turn_ids: Sequence[int]) -> dict[int, tuple[int, str]]:
+        """Each turn's session and valid time (the applier recomputes confidence with it)."""
+        if self.memory is None or not turn_ids:
+            return {}
+        return {t.id: (t.session_id, t.ts) for t in self.memory.raw.get(turn_ids)}
 
     def timeline(self, fact_id: int) -> FactTimeline:
         """The fact, its whole supersedes chain (oldest first) and every status change in it."""
@@ -441,7 +461,8 @@ class Profile:
         vector already and applies its own floor — injection, on every turn."""
         with self.lock:
             scope = self.stores.facts.status_filter(ACTIVE_STATUSES)
-            hits = self.stores.fact_index.search(query, qvec, k, scope)
+            floor = self.memory.min_score if self.memory is not None else 0.0  # one floor
+            hits = self.stores.fact_index.search(query, qvec, k, scope, floor)
             by_id = {f.id: f for f in self.stores.facts.list(ACTIVE_STATUSES)}
         return [(by_id[h.id], h) for h in hits if h.id in by_id]
 

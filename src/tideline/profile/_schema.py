@@ -16,7 +16,6 @@ from tideline.profile._people import RelationshipStore
 from tideline.profile._portrait import PortraitStore
 from tideline.profile._runs import RunStore
 from tideline.profile._strategies import StrategyStore, retired_why
-from tideline.profile._types import FINAL_STATUSES
 from tideline.profile._version import VersionStore
 from tideline.store import Migrations, Storage
 
@@ -79,12 +78,9 @@ def _strategy_outcomes(db: Storage) -> None:
     """How a strategy ended; the ones still open about a fact already retired end obsolete,
     at the time their fact was retired."""
     StrategyStore.add_outcomes(db)
-    strategies, facts = StrategyStore(db), FactStore(db)
-    for fact_id in StrategyStore.waiting_facts(db):
-        fact = facts.require(fact_id)
-        if fact.status in FINAL_STATUSES:
-            why = retired_why(fact.id, fact.status, fact.rejected_why)
-            strategies.obsolete_for([fact.id], why, fact.valid_to or fact.updated_at)
+    strategies = StrategyStore(db)
+    for fact_id, status, why, at in FactStore.retired(db, StrategyStore.waiting_facts(db)):
+        strategies.obsolete_for([fact_id], retired_why(fact_id, status, why), at)
 
 
 @PROFILE_MIGRATIONS.step(5)
@@ -97,3 +93,9 @@ def _strategy_dream_runs(db: Storage) -> None:
 def _runs_may_be_skipped(db: Storage) -> None:
     """A sleep with no LLM to run its LLM steps is recorded `skipped`, not `done`."""
     RunStore.allow_skipped(db)
+
+
+@PROFILE_MIGRATIONS.step(7)
+def _fact_priors(db: Storage) -> None:
+    """The confidence each fact was created with: evidence moves it from there (`_backing`)."""
+    FactStore.add_prior(db)

@@ -104,7 +104,8 @@ def render_snapshot(state: ProfileState, title: str | None = None) -> tuple[str,
 
     groups: dict[str, list[str]] = {}
     for f in facts:
-        groups.setdefault(_who(f), []).append(f"- {f.category}: {f.value} ({f.status})")
+        how = f"{f.status}, disputed" if f.disputed_by else f.status
+        groups.setdefault(_who(f), []).append(f"- {f.category}: {f.value} ({how})")
     text = [f"# {title or f'What I know (snapshot {to_text(now)[:10]})'}"]
     text += [_section(title, lines) for title, lines in groups.items()]
     parts = (
@@ -121,7 +122,7 @@ def render_snapshot(state: ProfileState, title: str | None = None) -> tuple[str,
     data = {
         "facts": [
             {"id": f.id, "subject": f.subject, "category": f.category, "value": f.value,
-             "status": f.status, "weight": round(weight[f.id], 3)}
+             "status": f.status, "disputed_by": f.disputed_by, "weight": round(weight[f.id], 3)}
             for f in facts
         ],
         "user_model": {u.dimension: u.value for u in model},

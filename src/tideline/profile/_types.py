@@ -24,7 +24,7 @@ STRATEGY_STATUSES = ("open", "asked", "resolved")
 STRATEGY_OUTCOMES = ("answered", "obsolete", "expired")  # how a resolved strategy ended
 EVENT_STATUSES = ("active", "closed")
 RUN_STATUSES = ("running", "done", "failed", "skipped")
-RUN_STATUSES_V1 = ("running", "done", "failed")  # before profile migration 5
+RUN_STATUSES_V1 = ("running", "done", "failed")  # before profile migration 6
 
 
 class _Dict:
@@ -67,7 +67,18 @@ class Fact(_Dict):
     updated_at: str
     retired_at: str | None = None  # record time: when it was closed or rejected
     evidence_count: int = 0  # supporting evidence rows
+    prior: float | None = None  # the confidence it was created with (`_backing.confidence`)
     evidence: list[Evidence] = field(default_factory=list)
+    # What backs it, filled when its evidence is read (`_backing`): the sessions of its
+    # supporting evidence and of the evidence against it, and the valid time (the turns' own
+    # timestamps) of its first and latest support; the live facts that supersede it.
+    sessions: int = 0
+    against: int = 0
+    session_ids: list[int] = field(default_factory=list)
+    against_ids: list[int] = field(default_factory=list)
+    said_from: str | None = None
+    said_to: str | None = None
+    disputed_by: list[int] = field(default_factory=list)
 
     @property
     def active(self) -> bool:

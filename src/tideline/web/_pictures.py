@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tideline.clock import from_text
-from tideline.web._layout import FONT, WIDTH, fit, force_layout, place
+from tideline.web._layout import FONT, WIDTH, fit, force_layout, place, text_width
 
 BAR_H = 22
 BAR_W = 420
@@ -133,11 +133,30 @@ def weight_dots(moments: list[Moment], width: int = 720, height: int = 240) -> d
         for m, t in zip(moments, times, strict=True)
     ]  # fmt: skip
     _apart(dots, left, width - pad)
-    ticks = [{"x": x_of(t), "label": label} for t, label in marks]
+    ticks = _spaced([(x_of(t), label) for t, label in marks], width)
     return {"dots": dots, "width": width, "height": height, "pad": pad, "left": left,
             "ticks": ticks, "first": moments[times.index(first)].at[:10],
             "last": moments[times.index(last)].at[:10],
             "written": sum(not m.said for m in moments)}  # fmt: skip
+
+
+def _spaced(marks: list[tuple[float, str]], width: float) -> list[dict[str, Any]]:
+    """Tick labels that fit: centred on their tick, kept inside the picture, and a tick whose
+    label would touch the one before it left out."""
+    out: list[dict[str, Any]] = []
+    end = -1.0
+    for x, label in marks:
+        w = text_width(label)
+        anchor, left = "middle", x - w / 2
+        if left < 0:
+            anchor, left = "start", x
+        elif left + w > width:
+            anchor, left = "end", x - w
+        if left < end + 8:
+            continue
+        out.append({"x": x, "label": label, "anchor": anchor})
+        end = left + w
+    return out
 
 
 def _apart(dots: list[dict[str, Any]], low: float, high: float, r: float = 5.0) -> None:

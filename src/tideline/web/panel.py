@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, Form, Query, Request
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 from markdown_it import MarkdownIt
 
@@ -27,9 +27,11 @@ from tideline.clock import to_text
 from tideline.errors import InvalidInput, NotFound
 from tideline.fields import LIVE, MEMORY_PROFILE, fact_statuses
 from tideline.memory import Narrative
+from tideline.search import interleave
 from tideline.web import _csrf
 from tideline.web._graph import graph
-from tideline.web._names import CSRF_FIELD, LOGIN, LOGOUT, SESSION_COOKIE
+from tideline.web._models import RecordId
+from tideline.web._names import CSRF_FIELD, FAVICON, LOGIN, LOGOUT, SESSION_COOKIE
 from tideline.web._pictures import Moment, bubbles, graph_layout, heat_bars, weight_dots
 from tideline.web._state import Web, web
 from tideline.web.api import start_dream_run, start_sleep_run
@@ -97,34 +99,75 @@ def back(url: str) -> RedirectResponse:
 
 
 # -- search and trace ------------------------------------------------------------------------
+#: The relevance floor as the search forms send it: empty for the default (`auto`).
+Floor = Annotated[str, Query(max_length=20)]
+
+
+def _floor(value: str) -> float | None:
+    """The form's floor: None when empty (the setting), else a number the search checks."""
+    if not value.strip():
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        raise InvalidInput(
+            f"floor {value!r}: give a relevance from 0 to 1, or leave it empty"
+        ) from None
+
+
+def _more(url: str, **params: str) -> str:
+    """The same search with the relevance floor off (the notice's "show them" link)."""
+    query = "&".join(f"{k}={quote(v)}" for k, v in params.items())
+    return f"{url}?{query}&min_score=0"
+
+
 @router.get("/", response_class=HTMLResponse)
 def search_page(
     request: Request,
     w: W,
     q: Annotated[str, Query(max_length=2000)] = "",
     mode: Annotated[str, Query(pattern="^(hybrid|lex|vec)$")] = "hybrid",
+    min_score: Floor = "",
 ) -> Response:
-    """The search box over narratives, turns and the library, with each hit's score parts."""
+    """The search box over narratives, turns and the library: one list, best first by
+    relevance, each hit with how its score was made."""
     found: dict[str, Any] = {"memory": None, "library": None, "library_note": ""}
+    floor = _floor(min_score)
     if q.strip():
         found["memory"] = w.call(
-            lambda: w.app.memory.search(q, k=20, include_turns=True, mode=mode), lock=None
+            lambda: w.app.memory.search(q, k=20, include_turns=True, mode=mode, min_score=floor),
+            lock=None,
         )
         if w.app.settings.memo_root:
             try:
                 found["library"] = w.call(
-                    lambda: w.app.library.search(q, "*", k=8, mode=mode), lock="library"
+                    lambda: w.app.library.search(q, "*", k=8, mode=mode, min_score=floor),
+                    lock="library",
                 )
             except InvalidInput as exc:
                 found["library_note"] = str(exc)
         else:
             found["library_note"] = "no library here (MEMO_ROOT, or the tokens file's library)"
+    results = [f for f in (found["memory"], found["library"]) if f is not None]
+    hits = interleave(*(f.hits for f in results))
+    warnings = list(dict.fromkeys(x for f in results for x in f.warnings))
     stats = w.call(lambda: w.app.memory.stats(), lock=None)
-    return page(request, "search.html", q=q, mode=mode, stats=stats, **found)
+    return page(
+        request,
+        "search.html",
+        q=q,
+        mode=mode,
+        min_score=min_score,
+        stats=stats,
+        hits=hits,
+        warnings=warnings,
+        more_url=_more("/", q=q, mode=mode),
+        **found,
+    )
 
 
 @router.get("/trace/{narrative_id}", response_class=HTMLResponse)
-def trace_page(request: Request, w: W, narrative_id: int, window: int = 3) -> Response:
+def trace_page(request: Request, w: W, narrative_id: RecordId, window: int = 3) -> Response:
     """A narrative and its source turns, each in its conversation."""
     found = w.call(lambda: w.app.memory.trace(narrative_id, min(max(window, 0), 10)), lock=None)
     return page(request, "trace.html", trace=found)
@@ -161,7 +204,7 @@ def session_page(request: Request, w: W, session: str, turn: int | None = None) 
 
 
 @router.get("/turns/{turn_id}")
-def turn_page(w: W, turn_id: int) -> Response:
+def turn_page(w: W, turn_id: RecordId) -> Response:
     """A turn (e.g. a fact's evidence) shown in its conversation."""
     found = w.call(lambda: w.app.memory.raw.get([turn_id]))
     if not found:
@@ -215,7 +258,7 @@ def profile_page(
 
 
 @router.get("/facts/{fact_id}", response_class=HTMLResponse)
-def fact_page(request: Request, w: W, fact_id: int) -> Response:
+def fact_page(request: Request, w: W, fact_id: RecordId) -> Response:
     """A fact's timeline: evidence, supersedes chain, every status change."""
     return page(request, "fact.html", timeline=w.call(lambda: w.app.profile.timeline(fact_id)))
 
@@ -224,7 +267,7 @@ def fact_page(request: Request, w: W, fact_id: int) -> Response:
 def reject(
     request: Request,
     w: W,
-    fact_id: int,
+    fact_id: RecordId,
     csrf: Csrf,
     why: Annotated[str, Form(min_length=1, max_length=2000)],
     then: Annotated[str, Form()] = "/profile",
@@ -239,7 +282,7 @@ def reject(
 def close(
     request: Request,
     w: W,
-    fact_id: int,
+    fact_id: RecordId,
     csrf: Csrf,
     why: Annotated[str, Form(max_length=2000)] = "",
     then: Annotated[str, Form()] = "/profile",
@@ -343,25 +386,38 @@ def topics_note(narratives: int, built: dict[str, Any] | None) -> str:
             "`tideline scripts topics` builds them again from the "
             f"{narratives} there are now."
         )
+    share = f"exactly {fewest}" if fewest == most else f"{fewest} to {most}"
     return (
-        f"No topics: no word is in {fewest} to {most} of the {narratives} memories, which is "
-        "what a topic is at this size; they appear as memories come back to a theme."
+        f"No topics: no word is in {share} of the {narratives} memories, which is what a "
+        "topic is at this size; they appear as memories come back to a theme."
     )
 
 
 # -- library ---------------------------------------------------------------------------------
 @router.get("/library", response_class=HTMLResponse)
 def library_page(
-    request: Request, w: W, q: str = "", path: str = "*", mode: str = "hybrid"
+    request: Request,
+    w: W,
+    q: str = "",
+    path: str = "*",
+    mode: str = "hybrid",
+    min_score: Floor = "",
 ) -> Response:
     """Collections and their status (what lags, what was skipped and why), and a search."""
+    shown = {"q": q, "path": path, "mode": mode, "min_score": min_score}
+    more = _more("/library", q=q, path=path, mode=mode)
     if not w.app.settings.memo_root:
-        return page(request, "library.html", status=None, q=q, path=path, mode=mode, hits=None)
+        return page(request, "library.html", status=None, hits=None, more_url=more, **shown)
     status = w.call(lambda: w.app.library.status(None), lock="library")
     hits = None
     if q.strip():
-        hits = w.call(lambda: w.app.library.search(q, path or "*", k=10, mode=mode), lock="library")
-    return page(request, "library.html", status=status, q=q, path=path, mode=mode, hits=hits)
+        hits = w.call(
+            lambda: w.app.library.search(
+                q, path or "*", k=10, mode=mode, min_score=_floor(min_score)
+            ),
+            lock="library",
+        )
+    return page(request, "library.html", status=status, hits=hits, more_url=more, **shown)
 
 
 @router.get("/library/note", response_class=HTMLResponse)
@@ -411,12 +467,18 @@ def start_run(
 
 
 @router.get("/runs/{run_id}", response_class=HTMLResponse)
-def run_page(request: Request, w: W, run_id: int) -> Response:
+def run_page(request: Request, w: W, run_id: RecordId) -> Response:
     """One run's progress; the page polls /api/runs/{id} until it is over."""
     found = w.runs.get(run_id)
     if found is None:
         raise NotFound(f"no run #{run_id} was started by this server; see /runs")
     return page(request, "run.html", run=found)
+
+
+@router.get(FAVICON)
+def favicon() -> Response:
+    """The icon, for what a browser asks of any page (a JSON answer too)."""
+    return FileResponse(Path(__file__).parent / "static" / "icon.svg", media_type="image/svg+xml")
 
 
 # -- login -----------------------------------------------------------------------------------
