@@ -46,7 +46,7 @@ from _faults_fuzz import fuzz_all
 from _faults_llm import hostile_answers
 from _faults_mcp import latency, soak
 from _faults_mcp_fuzz import fuzz_mcp
-from _faults_report import Row, Section, table, write_doc
+from _faults_report import Row, Section, render_saved, save_section, table, write_doc
 
 from tests.kills import KILLERS, KillTally, cli_env, stub_env
 from tests.openai_stub import OpenAIStub
@@ -161,11 +161,28 @@ def main() -> int:
     parser.add_argument("--fuzz", type=int, help="fuzz strings per entry point")
     parser.add_argument("--kills", type=int, help="kills per command (none embedder)")
     parser.add_argument(
+        "--set",
+        default="",
+        help="change the plan, e.g. vector_kills=20,mcp_fuzz=50000 (a fraction of a full run)",
+    )
+    parser.add_argument(
+        "--save", type=Path, help="keep each section's rows as JSON in this folder as it ends"
+    )
+    parser.add_argument(
+        "--render",
+        type=Path,
+        nargs="+",
+        help="only rewrite docs/reliability.md from sections kept by --save (no run)",
+    )
+    parser.add_argument(
         "--embedders",
         help="burst: these embedder kinds only, comma-separated (none, openai, e5; only e5 "
         "embeds here: run it under `flock /work/embed.lock`)",
     )
     args = parser.parse_args()
+    if args.render:
+        render_saved(args.render, list(SECTIONS))
+        return 0
     plan = QUICK if args.quick else FULL
     if args.fuzz or args.kills:
         plan = Plan(
@@ -173,6 +190,10 @@ def main() -> int:
         )
     if args.embedders:
         plan = replace(plan, burst_embedders=tuple(args.embedders.split(",")))
+    for change in filter(None, args.set.split(",")):
+        name, value = change.split("=", 1)
+        kind = type(getattr(plan, name))
+        plan = replace(plan, **{name: kind(value)})
     chosen = [s for s in args.only.split(",") if s] or list(SECTIONS)
     rows: list[Row] = []
     sections: list[Section] = []
@@ -183,7 +204,10 @@ def main() -> int:
             print(f"== {name}", flush=True)
             started, load = time.monotonic(), os.getloadavg()[0]
             section = SECTIONS[name](work, plan)
-            sections.append(Section(name, time.monotonic() - started, load, os.getloadavg()[0]))
+            label = f"{name} ({args.embedders})" if name == "burst" and args.embedders else name
+            sections.append(Section(label, time.monotonic() - started, load, os.getloadavg()[0]))
+            if args.save:
+                save_section(args.save, section, sections[-1], plan.__dict__)
             if name != "kills":
                 for row in section:
                     print(row.line(), flush=True)
