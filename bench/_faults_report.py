@@ -86,6 +86,16 @@ BEFORE: dict[str, str] = {
         "fact_timeline); this branch before its surrogate fixes: **47 of 6,000** "
         "(UnicodeEncodeError in memory_profile, memory_forget, memo_route)"
     ),
+    "namespaces: three tokens on one server, REST + MCP + panel, memory + library (sqlite)": (
+        "#21: with `TIDELINE_TOKENS_FILE`, **token B read the note token A wrote**, and wrote "
+        "notes A then saw (one library for every namespace)"
+    ),
+    "namespaces: three tokens on one server, REST + MCP + panel, memory + library "
+    "(postgresql)": "#21: the same on PostgreSQL (`Settings.for_namespace` kept `memo_root`)",
+    "request bodies of 300 MB to every capped route (declared and chunked)": (
+        "#21: a 300 MB `POST /api/narratives` **read and parsed for 20 s, the server 205 → "
+        "750 MB**, before the 500-character limit refused it"
+    ),
     "damaged library index.db (8 kinds): the next `memo search`": (
         "issue: 7 of 8 rebuilt; index.db replaced by a folder failed every memo command"
     ),

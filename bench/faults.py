@@ -47,6 +47,7 @@ from _faults_llm import hostile_answers
 from _faults_mcp import latency, soak
 from _faults_mcp_fuzz import fuzz_mcp
 from _faults_report import Row, Section, render_saved, save_section, table, write_doc
+from _faults_web import body_caps, namespaces
 
 from tests.kills import KILLERS, KillTally, cli_env, stub_env
 from tests.openai_stub import OpenAIStub
@@ -73,6 +74,8 @@ class Plan:
     burst_embedders: tuple[str, ...] = ("none", "openai")
     mcp_fuzz: int = 2_000  # MCP tool calls with random arguments
     race_seconds: float = 5.0  # `memo write --append` against a person's saves
+    namespace_rounds: int = 2  # rounds of writes and reads by three tokens, per engine
+    body_repeats: int = 1  # 300 MB bodies to each capped route, declared and chunked
 
 
 QUICK = Plan(10, 4, 10, 200, 1, 5_000, 1_000, 300, "none", 20, 2, 1)
@@ -94,6 +97,8 @@ FULL = Plan(
     burst_embedders=("none", "openai", "e5"),
     mcp_fuzz=100_000,
     race_seconds=40.0,
+    namespace_rounds=10,
+    body_repeats=3,
 )
 
 
@@ -141,6 +146,10 @@ SECTIONS: dict[str, Callable[[Path, Plan], list[Row]]] = {
     "fuzz": lambda base, plan: [
         *fuzz_all(base, plan.fuzz, plan.fuzz_imports, plan.fuzz_cli),
         fuzz_mcp(base, plan.mcp_fuzz),
+    ],
+    "web": lambda base, plan: [
+        *namespaces(base, plan.namespace_rounds),
+        body_caps(base / "bodies", plan.body_repeats),
     ],
     "llm": lambda base, plan: hostile_answers(base, plan.llm_trials),
     "latency": lambda base, plan: latency(
