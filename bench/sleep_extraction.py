@@ -135,15 +135,22 @@ def reference(conv: dict[str, Any], n: int) -> list[Item]:
     return out
 
 
-def score(produced: Sequence[Item], gold: Sequence[Item], embedder: Embedder) -> Tally:
-    t = Tally(produced=len(produced), reference=len(gold))
-    if not produced or not gold:
-        return t
+def similarity(
+    produced: Sequence[Item | Dated], gold: Sequence[Item | Dated], embedder: Embedder
+) -> np.ndarray:
+    """Cosine of every produced text against every reference text (bundled e5)."""
     a = np.asarray(embedder.embed_documents([p.text for p in produced]), dtype=np.float32)
     b = np.asarray(embedder.embed_documents([g.text for g in gold]), dtype=np.float32)
     a /= np.linalg.norm(a, axis=1, keepdims=True)
     b /= np.linalg.norm(b, axis=1, keepdims=True)
-    sim = a @ b.T
+    return a @ b.T
+
+
+def score(produced: Sequence[Item], gold: Sequence[Item], embedder: Embedder) -> Tally:
+    t = Tally(produced=len(produced), reference=len(gold))
+    if not produced or not gold:
+        return t
+    sim = similarity(produced, gold, embedder)
     match = sim >= THRESHOLD
     share = np.array([[bool(p.dia_ids & g.dia_ids) for g in gold] for p in produced])
     t.emb_precise, t.emb_recalled = int(match.any(1).sum()), int(match.any(0).sum())
@@ -178,11 +185,7 @@ def score_events(produced: Sequence[Dated], gold: Sequence[Dated], embedder: Emb
     t = Tally(events_produced=len(produced), events_reference=len(gold))
     if not produced or not gold:
         return t
-    a = np.asarray(embedder.embed_documents([p.text for p in produced]), dtype=np.float32)
-    b = np.asarray(embedder.embed_documents([g.text for g in gold]), dtype=np.float32)
-    a /= np.linalg.norm(a, axis=1, keepdims=True)
-    b /= np.linalg.norm(b, axis=1, keepdims=True)
-    same = (a @ b.T) >= EVENT_THRESHOLD
+    same = similarity(produced, gold, embedder) >= EVENT_THRESHOLD
     strict = np.array([[p.first <= g.first <= p.last for g in gold] for p in produced])
     week = np.array(
         [[p.first <= g.last and p.last >= g.first - WEEK for g in gold] for p in produced]
