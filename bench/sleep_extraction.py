@@ -321,7 +321,7 @@ TIME = ["facts_in_session", "events_produced", "events_reference", "event_date_p
 def table(result: dict[str, Any], cols: Sequence[str] = EXTRACTION) -> str:
     head = "| conversation | " + " | ".join(cols) + " |\n|---|" + "---:|" * len(cols)
     rows = [
-        f"| {name} | " + " | ".join(str(r[c]) for c in cols) + " |"
+        f"| {name} | " + " | ".join("—" if r[c] is None else str(r[c]) for c in cols) + " |"
         for name, r in [*result["conversations"].items(), ("all", result["total"])]
     ]
     return "\n".join([head, *rows])
