@@ -271,10 +271,10 @@ class Applier:
     def _reweigh(self, fact_id: int) -> None:
         """The fact's confidence from all its evidence now (`_backing.confidence`)."""
         fact = self.s.facts.require(fact_id)
-        rows = self.s.facts.evidence([fact_id])[fact_id]
-        turns = [e.turn_id for e in rows if e.turn_id is not None]
+        rows = self.s.facts.links([fact_id])[fact_id]
+        turns = [t for t, _, _ in rows if t is not None]
         info = self.turn_info(turns) if self.turn_info is not None else {}
-        observed = [e.observation_id for e in rows if e.observation_id is not None]
+        observed = [o for _, o, _ in rows if o is not None]
         b = backing(rows, info, self.s.observations.sessions(observed))
         prior = fact.confidence if fact.prior is None else fact.prior
         value = confidence(prior, b.sessions, b.against)

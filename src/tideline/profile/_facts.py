@@ -37,6 +37,9 @@ _COLUMNS = (
 )
 
 
+Link = tuple[int | None, int | None, str]  # an evidence row: turn id, observation id, polarity
+
+
 def _marks(n: int) -> str:
     return ",".join("?" * n)
 
@@ -183,6 +186,20 @@ class FactStore:
         )
         for r in rows:
             out[r["fact_id"]].append(Evidence(**r))
+        return out
+
+    def links(self, fact_ids: Sequence[int]) -> dict[int, list[Link]]:
+        """Each fact's evidence as (turn id, observation id, polarity): what `_backing` counts,
+        lighter than `evidence` for a whole profile."""
+        out: dict[int, list[Link]] = {i: [] for i in fact_ids}
+        for start in range(0, len(fact_ids), 500):
+            part = list(fact_ids[start : start + 500])
+            for fid, turn, obs, polarity in self.db.execute(
+                "SELECT fact_id, turn_id, observation_id, polarity FROM fact_evidence"
+                f" WHERE fact_id IN ({_marks(len(part))}) ORDER BY id",
+                part,
+            ):
+                out[int(fid)].append((turn, obs, str(polarity)))
         return out
 
     def changes(self, fact_ids: Sequence[int]) -> list[StatusChange]:
