@@ -18,7 +18,7 @@ import numpy as np
 
 from tideline.embed import Embedder
 from tideline.errors import EmbedderUnavailable
-from tideline.search import Analyser, Hit, ParsedQuery, TextIndex, TextLookup
+from tideline.search import Analyser, Counts, Freqs, Hit, ParsedQuery, TextIndex, TextLookup
 
 
 @dataclass
@@ -68,6 +68,12 @@ class Mixed:
 
     def distances(self, qvec: np.ndarray, ids: Sequence[int]) -> dict[int, float]:
         return self.vec.distances(qvec, ids)
+
+    def term_counts(self, terms: Sequence[str]) -> Counts | None:
+        return self.lex.term_counts(terms)
+
+    def term_freqs(self, parsed: ParsedQuery, ids: Sequence[int]) -> dict[int, Freqs] | None:
+        return self.lex.term_freqs(parsed, ids)
 
 
 def window_text(turns: Sequence[Turn], n: int, width: int = 1, date: str | None = None) -> str:

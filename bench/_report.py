@@ -13,6 +13,12 @@ import subprocess
 from pathlib import Path
 
 DOC = Path(__file__).parents[1] / "docs" / "benchmarks.md"
+#: ../shared/data beside the checkout; `TIDELINE_SHARED_DATA` names it for a checkout elsewhere
+#: (a worktree under /work/wt).
+SHARED = Path(
+    os.environ.get("TIDELINE_SHARED_DATA")
+    or Path(__file__).resolve().parents[2] / "shared" / "data"
+)
 
 
 def machine() -> str:

@@ -228,7 +228,7 @@ CANDIDATES: dict[str, tuple[Callable[[np.ndarray, Path], None], Callable[[Path],
         "faiss-ivf",
     ),
     "faiss HNSW-SQ8 (M 16, ef 64), mmap": (_faiss_hnsw_build, _faiss_hnsw_open(64), "faiss-hnsw"),
-    "sqlite-vec bit[384] scan, 8k re-scored": (_vec_bit_build, _vec_bit_open, "sqlite-vec-bit"),
+    "sqlite-vec bit[384] scan, 8× re-scored": (_vec_bit_build, _vec_bit_open, "sqlite-vec-bit"),
 }
 
 
@@ -332,7 +332,8 @@ def report(args: argparse.Namespace, rows: list[dict[str, Any]], before: Any, af
         "",
         f"{args.n:,} vectors of 384 dims, {args.queries} queries, k={K}; every candidate's"
         f" {OVERFETCH * K} candidates re-scored exactly from float32. *real*: the e5 vectors of"
-        " 32,000 distinct LoCoMo turns and tldr lines replicated with noise (norm 0.15–0.45),"
+        f" {len(np.load(CACHE)['texts']):,} distinct LoCoMo turns and tldr lines replicated with"
+        " noise (norm 0.15–0.45),"
         " queried by LoCoMo questions (four kinds); *random*: uniform unit vectors. Query p50/p95"
         " include the re-scoring; RSS is what the searching process (a fresh one) gained by"
         " opening the index and answering every query, *mapped* the part of its RSS that is the"

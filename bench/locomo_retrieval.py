@@ -23,58 +23,72 @@ from pathlib import Path
 
 import numpy as np
 from _locomo_levers import CacheOnly, Mixed, Turn, context_vectors, lexical_index, window_text
-from _report import machine, ms_stats, write_section
+from _report import SHARED, machine, ms_stats, write_section
 
 from tideline.analysis.cluster_routing import cluster_narratives, rebuild_clusters, route_clusters
 from tideline.app import Tideline
 from tideline.config import Settings
 from tideline.embed import CachedEmbedder
 from tideline.errors import EmbedderError
-from tideline.memory import NarrativeInput, TurnLevers, search_turns, spelled_day
-from tideline.search import Hit, Policy, Scope, TextIndex
+from tideline.memory import NarrativeInput, spelled_day, turn_keys
+from tideline.search import Hit, Policy, Scope, TextIndex, retrieve
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo"
+DATA = SHARED / "locomo"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 _ID = re.compile(r"D:?(\d+):(\d+)")
-OLD = Policy(rrf_k=10, stop_words=False)  # the default before issue 12
-OFF = TurnLevers()
-CONVEX = Policy(fusion="convex", alpha=0.5)
+OLD = Policy(rrf_k=10, stop_words=False, kind="turn")  # the default before issue 12
+CONVEX = Policy(fusion="convex", alpha=0.5, kind="turn")
 CENTRED = replace(CONVEX, centre=True)  # query centring (search/_centre.py, `search_centre=all`)
-DATES = TurnLevers(date_weight=1.0)
+DATES = replace(CONVEX, date_weight=1.0)
+KEYS = replace(DATES, memory_weight=0.25)  # the product's default (memory keys need narratives)
 #: The context-vector lever embeds every turn a second time (in its window): `--context-vectors`.
 CONTEXT_VECTORS = False
 #: `--cache-only` (no embedding, so no lock: for a quick look while others embed) and `--only`.
 CACHE_ONLY = False
 ONLY: set[str] = set()
-NEW = Policy(rrf_k=10)
+#: `--rows`: only the variants whose name holds one of these; `--dump`: the calibration data.
+ROWS: list[str] = []
+DUMP: list[dict[str, object]] | None = None
+NEW = Policy(rrf_k=10, kind="turn")
 NEW_CENTRED = replace(NEW, centre=True)
+
+
+def levers(base: Policy = CONVEX, dates: float = 0.0, memory: float = 0.0, **kw: object) -> Policy:
+    """`base` with the turn levers set (`Policy.date_weight`, `memory_weight`, the rest)."""
+    return replace(base, date_weight=dates, memory_weight=memory, **kw)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
 class Variant:
     """One row: lexical index (`plain`, `snow`: no context; `ctx`: the product's turn index,
-    with context keys ±2; `ctx1`, `ctxnodate`: ±1 with and without the date), vector index (`own`, `ctxvec`), mode,
-    policy, and the re-ordering levers (dates: weight of the date-restricted search; diverse:
-    the per-session cap)."""
+    with context keys ±2; `ctx1`, `ctxnodate`: ±1 with and without the date), vector index
+    (`own`, `ctxvec`), mode, and the policy with its levers (`levers`)."""
 
     lex: str = "ctx"
     vec: str = "own"
     mode: str = "hybrid"
     policy: Policy = NEW
-    levers: TurnLevers = OFF
     route: str = ""
 
 
 VARIANTS: dict[str, Variant] = {
     "before: plain analyser, rrf k=10 (the old default)": Variant("plain", policy=OLD),
-    "default, turns alone: convex α=0.5, context ±2, dates": Variant(policy=CONVEX, levers=DATES),
-    "default with memory keys ×0.25 ¹": Variant(policy=CONVEX, levers=TurnLevers(1.0, 0.25)),
-    "default + query centring (search_centre = all)": Variant(policy=CENTRED, levers=DATES),
-    "default + query centring, memory keys ×0.25 ¹": Variant(
-        policy=CENTRED, levers=TurnLevers(1.0, 0.25)
-    ),
+    "default, turns alone: convex α=0.5, context ±2, dates": Variant(policy=DATES),
+    "default with memory keys ×0.25 ¹": Variant(policy=KEYS),
+    "default + query centring (search_centre = all)": Variant(policy=levers(CENTRED, 1.0)),
+    "default + query centring, memory keys ×0.25 ¹": Variant(policy=levers(CENTRED, 1.0, 0.25)),
     "vec + query centring": Variant(mode="vec", policy=NEW_CENTRED),
     "hybrid: + context ±2, rrf k=10, + query centring": Variant(policy=NEW_CENTRED),
+    "default + sessions ×0.25 (session-level list)": Variant(
+        policy=levers(dates=1.0, session_weight=0.25)
+    ),
+    "default + sessions ×0.5": Variant(policy=levers(dates=1.0, session_weight=0.5)),
+    "default + sessions ×1": Variant(policy=levers(dates=1.0, session_weight=1.0)),
+    "default + diversity 2/session": Variant(policy=levers(dates=1.0, session_cap=2)),
+    "default + truncation at ½ of the best": Variant(policy=levers(dates=1.0, truncate=0.5)),
+    "default with memory keys + sessions ×0.5 ¹": Variant(
+        policy=levers(dates=1.0, memory=0.25, session_weight=0.5)
+    ),
     "lex: plain (before)": Variant("plain", mode="lex", policy=OLD),
     "lex: plain + stop words": Variant("plain", mode="lex"),
     "lex: snowball": Variant("snow", mode="lex", policy=OLD),
@@ -82,50 +96,46 @@ VARIANTS: dict[str, Variant] = {
     "lex: + context keys ±1 turn, spelled date": Variant("ctx1", mode="lex"),
     "lex: + context keys ±1, no date": Variant("ctxnodate", mode="lex"),
     "lex: + context keys ±2 (default)": Variant(mode="lex"),
-    "lex: + context keys ±2 + dates": Variant(mode="lex", levers=DATES),
+    "lex: + context keys ±2 + dates": Variant(mode="lex", policy=levers(NEW, 1.0)),
     "lex: + context keys ±2 + diversity (3/session)": Variant(
-        mode="lex", levers=TurnLevers(session_cap=3)
+        mode="lex", policy=levers(NEW, session_cap=3)
     ),
     "lex: + context keys ±2 + memory keys ×0.5 ¹": Variant(
-        mode="lex", levers=TurnLevers(memory_weight=0.5)
+        mode="lex", policy=levers(NEW, memory=0.5)
     ),
     "vec": Variant(mode="vec"),
     "vec: + context vectors (2nd part: the turn in its window)": Variant(vec="ctxvec", mode="vec"),
     "hybrid: snowball + stop, no context, rrf k=10": Variant("snow"),
     "hybrid: + context ±1, rrf k=10": Variant("ctx1"),
     "hybrid: + context ±2, rrf k=10": Variant(),
-    "hybrid: + context ±2, rrf k=60": Variant(policy=Policy(rrf_k=60)),
+    "hybrid: + context ±2, rrf k=60": Variant(policy=Policy(rrf_k=60, kind="turn")),
     "hybrid: + context ±2, rrf k=10, vec ×0.5": Variant(
-        policy=Policy(rrf_k=10, weights=(1.0, 0.5))
+        policy=Policy(rrf_k=10, weights=(1.0, 0.5), kind="turn")
     ),
-    "hybrid: + context ±2, convex α=0.3": Variant(policy=Policy(fusion="convex", alpha=0.3)),
-    "hybrid: + context ±2, convex α=0.4": Variant(policy=Policy(fusion="convex", alpha=0.4)),
+    "hybrid: + context ±2, convex α=0.3": Variant(policy=replace(CONVEX, alpha=0.3)),
+    "hybrid: + context ±2, convex α=0.4": Variant(policy=replace(CONVEX, alpha=0.4)),
     "hybrid: + context ±2, convex α=0.5": Variant(policy=CONVEX),
-    "hybrid: + context ±2, convex α=0.6": Variant(policy=Policy(fusion="convex", alpha=0.6)),
-    "hybrid: + context ±2, convex α=0.7": Variant(policy=Policy(fusion="convex", alpha=0.7)),
+    "hybrid: + context ±2, convex α=0.6": Variant(policy=replace(CONVEX, alpha=0.6)),
+    "hybrid: + context ±2, convex α=0.7": Variant(policy=replace(CONVEX, alpha=0.7)),
     "hybrid: + context ±2, convex α=0.5, no keyword boost": Variant(
-        policy=Policy(fusion="convex", alpha=0.5, boost=0.0)
+        policy=replace(CONVEX, boost=0.0)
     ),
     "hybrid: + context ±1, convex α=0.5": Variant("ctx1", policy=CONVEX),
     "hybrid: + context ±2 + context vectors, convex": Variant(vec="ctxvec", policy=CONVEX),
-    "hybrid: convex + dates ×0.5": Variant(policy=CONVEX, levers=TurnLevers(date_weight=0.5)),
+    "hybrid: convex + dates ×0.5": Variant(policy=levers(dates=0.5)),
     "hybrid: convex + dates + diversity (3/session)": Variant(
-        policy=CONVEX, levers=TurnLevers(date_weight=1.0, session_cap=3)
+        policy=levers(dates=1.0, session_cap=3)
     ),
     "hybrid: convex + dates + diversity (5/session)": Variant(
-        policy=CONVEX, levers=TurnLevers(date_weight=1.0, session_cap=5)
+        policy=levers(dates=1.0, session_cap=5)
     ),
-    "hybrid: convex + dates + memory keys ×0.5 ¹": Variant(
-        policy=CONVEX, levers=TurnLevers(1.0, 0.5)
-    ),
-    "hybrid: convex + dates + memory keys ×1 ¹": Variant(
-        policy=CONVEX, levers=TurnLevers(1.0, 1.0)
-    ),
+    "hybrid: convex + dates + memory keys ×0.5 ¹": Variant(policy=levers(dates=1.0, memory=0.5)),
+    "hybrid: convex + dates + memory keys ×1 ¹": Variant(policy=levers(dates=1.0, memory=1.0)),
     "hybrid: convex + dates + memory keys ×0.5, routed clusters + adjacent ¹": Variant(
-        policy=CONVEX, levers=TurnLevers(1.0, 0.5), route="routed+adjacent"
+        policy=levers(dates=1.0, memory=0.5), route="routed+adjacent"
     ),
     "hybrid: convex + dates + memory keys ×0.5, routed clusters only ¹": Variant(
-        policy=CONVEX, levers=TurnLevers(1.0, 0.5), route="routed"
+        policy=levers(dates=1.0, memory=0.5), route="routed"
     ),
 }
 
@@ -185,22 +195,105 @@ def _search(
     k: int,
     routes: dict[str, Scope | None],
 ) -> list[Hit]:
-    scope = Scope(Mixed(indexes[v.lex], indexes[v.vec]))
+    """The product's turn retrieval (`Memory._turn_retrieval`: `retrieve` with the turn keys
+    and sessions), over this variant's indexes and policy, with no relevance floor."""
     memory = app.memory
-    found = search_turns(
+    narratives = replace(memory.narrative_policy, centre=v.policy.centre)
+    keys = turn_keys(
         memory.raw,
         memory.narratives,
+        question,
+        v.policy,
+        narratives,
+        memory_scope=routes.get(v.route),
+    )
+    found = retrieve(
+        Scope(Mixed(indexes[v.lex], indexes[v.vec])),
         question,
         qvec,
         k,
         v.mode,  # type: ignore[arg-type]
         v.policy,
-        v.levers,
-        scope=scope,
-        narrative_policy=replace(memory.narrative_policy, centre=v.policy.centre),
-        memory_scope=routes.get(v.route),
+        texts=memory.raw.texts,
+        keys=keys,
+        groups=memory.raw.sessions_of,
     )
     return found.hits[:k]
+
+
+def _near(turns: list[Turn], ext: dict[int, str], gold: set[str]) -> set[int]:
+    """The evidence turns and the turns next to them in their session: what a person reading
+    a hit in its conversation finds the answer at (the calibration's "relevant")."""
+    out: set[int] = set()
+    for n, t in enumerate(turns):
+        if ext.get(t.id) in gold:
+            out |= {x.id for x in turns[max(0, n - 1) : n + 2] if x.session == t.session}
+    return out
+
+
+def _dump(
+    app: Tideline,
+    question: str,
+    qvec: np.ndarray | None,
+    gold: set[str],
+    ext: dict[int, str],
+    qid: str,
+    near: set[int],
+) -> None:
+    """The calibration data of one question (`bench/calibrate.py`): every candidate of the
+    default turn search and of the narrative search, hybrid and lexical, with its score parts,
+    whether it is at the answer (`label`: evidence or next to it; a narrative: linking to such
+    a turn) and whether it is evidence itself (`evidence`, for recall). A question of another
+    conversation (`gold` empty) has neither."""
+    assert DUMP is not None
+    memory = app.memory
+    links = {n.id: n.source_links for n in memory.narratives.get(memory.narratives.ids())}
+    for mode in ("hybrid", "lex"):
+        vector = qvec if mode == "hybrid" else None
+        turns = retrieve(
+            memory.raw.index,
+            question,
+            vector,
+            10,
+            mode,
+            DATES,  # type: ignore[arg-type]
+            texts=memory.raw.texts,
+            keys=turn_keys(memory.raw, memory.narratives, question, DATES, memory.narrative_policy),
+        )
+        narratives = retrieve(
+            memory.narratives.index,
+            question,
+            vector,
+            10,
+            mode,  # type: ignore[arg-type]
+            memory.narrative_policy,
+            texts=memory.narratives.texts,
+        )
+        for kind, hits, rel, exact in (
+            ("turn", turns.hits, lambda h: h.id in near, lambda h: ext.get(h.id) in gold),
+            (
+                "narrative",
+                narratives.hits,
+                lambda h: any(t in near for t in links.get(h.id, ())),
+                lambda h: any(ext.get(t) in gold for t in links.get(h.id, ())),
+            ),
+        ):
+            for rank, h in enumerate(hits, 1):
+                DUMP.append(
+                    {
+                        "q": qid,
+                        "kind": kind,
+                        "mode": mode,
+                        "rank": rank,
+                        "fused": h.fused,
+                        "cos": None if h.vec_distance is None else 1.0 - h.vec_distance,
+                        "lexical": h.lexical,
+                        "keyword": h.keyword_match,
+                        "label": bool(rel(h)),
+                        "evidence": bool(exact(h)),
+                        "gold": len(gold),
+                    }
+                )
 
 
 def _observations(app: Tideline, data: dict[str, object], ids: dict[str, int]) -> int:
@@ -242,7 +335,9 @@ def run(cache: Path | None, k_max: int = 10, lex_only: bool = False) -> str:
     variants = {
         n: v
         for n, v in VARIANTS.items()
-        if (v.mode == "lex" or not lex_only) and (v.vec != "ctxvec" or CONTEXT_VECTORS)
+        if (v.mode == "lex" or not lex_only)
+        and (v.vec != "ctxvec" or CONTEXT_VECTORS)
+        and (not ROWS or any(r in n for r in ROWS))
     }
     recall: dict[str, dict[int, dict[int, list[float]]]] = {
         m: {c: {5: [], 10: []} for c in CATEGORIES} for m in variants
@@ -252,6 +347,8 @@ def run(cache: Path | None, k_max: int = 10, lex_only: bool = False) -> str:
     end_to_end: list[float] = []
     turns_total, import_seconds, dropped, questions, narratives = 0, 0.0, 0, 0, 0
     skipped, conversations = 0, 0
+    asked: list[tuple[str, np.ndarray | None]] = []
+    strangers: list[tuple[str, np.ndarray | None]] = []
     for path in sorted(DATA.glob("*.json")):
         if ONLY and path.stem not in ONLY:
             continue
@@ -310,11 +407,21 @@ def run(cache: Path | None, k_max: int = 10, lex_only: bool = False) -> str:
                     skipped, questions = skipped + 1, questions - 1  # --cache-only: not cached
                     continue
                 routes = _routes(app, qvec)
+                if DUMP is not None:
+                    near = _near(turns, ext, gold)
+                    _dump(app, qa["question"], qvec, gold, ext, f"{path.stem}:{questions}", near)
+                    asked.append((qa["question"], qvec))
                 for name, v in variants.items():
                     hits = _search(v, indexes, app, qa["question"], qvec, k_max, routes)
                     got = [ext.get(h.id) for h in hits]
                     for k in (5, 10):
                         recall[name][cat][k].append(len(gold & set(got[:k])) / len(gold))
+            if (
+                DUMP is not None
+            ):  # the last conversation's questions, asked here: nothing is relevant
+                for n, (question, vector) in enumerate(strangers):
+                    _dump(app, question, vector, set(), ext, f"stranger:{path.stem}:{n}", set())
+                strangers, asked = asked, []
             app.close()
             if uncached is not None:
                 uncached.close()
@@ -383,12 +490,17 @@ def main() -> None:
     ap.add_argument(
         "--context-vectors", action="store_true", help="embed every turn in its window too"
     )
+    ap.add_argument("--rows", nargs="*", default=[], help="only variants whose name holds one")
+    ap.add_argument("--dump", type=Path, default=None, help="write calibration data here")
     args = ap.parse_args()
     if not DATA.is_dir():
         raise SystemExit(f"LoCoMo data not found at {DATA}")
-    global CONTEXT_VECTORS, CACHE_ONLY, ONLY
+    global CONTEXT_VECTORS, CACHE_ONLY, ONLY, ROWS, DUMP
     CONTEXT_VECTORS, CACHE_ONLY, ONLY = args.context_vectors, args.cache_only, set(args.only)
+    ROWS, DUMP = args.rows, [] if args.dump else None
     body = run(args.cache, lex_only=args.lex_only)
+    if args.dump and DUMP is not None:
+        args.dump.write_text("".join(json.dumps(d) + "\n" for d in DUMP), encoding="utf-8")
     print(body)
     if not args.no_write:
         write_section("locomo-retrieval", body)

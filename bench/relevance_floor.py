@@ -23,15 +23,16 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-from _report import machine, pct, write_section
+from _report import SHARED, machine, pct, write_section
 
 from tideline.app import Tideline
 from tideline.config import Settings
 from tideline.search import query_vector
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo"
+DATA = SHARED / "locomo"
 CALIBRATION = ("conv-26", "conv-30")
-FLOORS = (0.0, 0.74, 0.76, 0.77, 0.78, 0.79, 0.80, 0.81, 0.82)
+#: Relevance floors (issue 26: a floor is a relevance, 0–1, `tideline.search._score`).
+FLOORS = (0.0, 0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08, 0.10)
 K = 10
 
 from locomo_retrieval import evidence_ids  # noqa: E402  (the same id normalisation)

@@ -35,12 +35,21 @@ from library_tldr import DATA, CacheOnly, build_library
 from tideline.embed import CachedEmbedder, E5Embedder
 from tideline.library import LIBRARY, Library
 from tideline.library._index import _lexical_text
-from tideline.library._trust import coverage
-from tideline.search import retrieve
+from tideline.search import STOP_WORDS, analyse, retrieve
 from tideline.search._centre import SHARE, reference_means
 
 Key = tuple[int, int]
 Ranker = Callable[[int], list[Key]]
+
+
+def coverage(query: str, text: str) -> float:
+    """The share of the query's content terms `text` holds (the library's trust, offline; in the
+    product `_lexical.rescore` reads it from the best hit's term frequencies)."""
+    stops = {t for w in STOP_WORDS for t in analyse(w).split()}
+    content = set(analyse(query).split()) - stops
+    if not content:
+        return 1.0
+    return len(content & set(analyse(text).split())) / len(content)
 
 
 class Dump:

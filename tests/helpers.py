@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -32,3 +36,14 @@ def wait_until(check: Callable[[], T], timeout: float = 5.0, interval: float = 0
         if time.monotonic() > deadline:
             raise AssertionError(f"condition not met within {timeout}s: {check}")
         time.sleep(interval)
+
+
+def kill_building(script: str, database: Path, folder: Path) -> None:
+    """Run `script` (python source; argv[1] is the database) and SIGKILL it as soon as it has
+    begun writing an unpublished build in `folder` (a `.….tmp` entry)."""
+    proc = subprocess.Popen([sys.executable, "-c", script, str(database)])
+    try:
+        wait_until(lambda: any(p.name.endswith(".tmp") for p in folder.glob(".*")), timeout=120)
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait()

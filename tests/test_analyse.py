@@ -33,8 +33,9 @@ def test_a_query_drops_stop_words_only_when_two_content_words_remain() -> None:
     assert q.match == '"carolin" OR "research"'
     assert parse_query("go build", "snowball", stop_words=True).match == '"go" OR "build"'
     assert '"all"' in (parse_query("git log --all", "snowball", stop_words=True).match or "")
-    # the trigram side (verbatim checks) is untouched
-    assert "what" in q.verbatim
+    # nor on the trigram side: a dropped word is no substring to find nor to require verbatim
+    assert "what" not in q.verbatim and "caroline" in q.verbatim
+    assert "what" not in (q.trigram or "")
 
 
 def test_inflected_words_meet_and_a_stale_index_is_reanalysed(tmp_path: Path) -> None:
@@ -78,6 +79,8 @@ def test_date_window_reads_the_dates_questions_name() -> None:
 
 def test_lift_and_diversify_reorder() -> None:
     base = [Hit(1, score=0.5), Hit(2, score=0.4), Hit(3, score=0.3)]
-    assert [h.id for h in lift(base, {3: 0.5, 4: 0.1}, 1.0)] == [3, 1, 2, 4]
+    lifted = lift(base, {3: 0.5, 4: 0.1}, 1.0, "dates")
+    assert [h.id for h in lifted] == [3, 1, 2, 4]
+    assert lifted[0].lifts == {"dates": 0.5} and base[2].lifts == {}
     same = {1: "a", 2: "a", 3: "b"}
     assert [h.id for h in diversify(base, same, 1)] == [1, 3, 2]

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.helpers import kill_building
 from tideline.memory import AGENT_MIGRATIONS, NewTurn, RawContext
 from tideline.search import VectorOptions
 from tideline.store import open_database
@@ -124,3 +125,29 @@ def test_a_filtered_search_ranks_the_filters_records_like_fts5(
         want = [h.id for h in fts.index.lexical(query, 10, where, (sid,))]
         assert got and set(got) <= inside
         assert len(set(got) & set(want)) >= 8
+
+
+_BUILDER = """
+import sys
+from tideline.memory import AGENT_MIGRATIONS, RawContext
+from tideline.search import VectorOptions
+from tideline.store import open_database
+raw = RawContext(open_database(sys.argv[1], AGENT_MIGRATIONS), context=0)
+raw.index.configure(VectorOptions(file_min=0))
+raw.index.build_lexical_file()
+"""
+
+
+def test_a_builder_killed_half_way_leaves_answers_right(tmp_path: Path) -> None:
+    raw = _raw(tmp_path / "memory.db")
+    rng = np.random.default_rng(9)
+    for s in range(60):
+        raw.add_turns(f"s{s}", [NewTurn("user", t) for t in _turns(rng, 100)])
+    fts = _raw(tmp_path / "memory.db", file_min=10**9)
+    root = tmp_path / "memory.db.lexical"
+    kill_building(_BUILDER, tmp_path / "memory.db", root)
+    assert raw.index._lexical_file().state() is None  # type: ignore[union-attr]
+    assert _ids(raw, "w1 w7 w30", 20) == _ids(fts, "w1 w7 w30", 20)  # FTS5 answered
+    assert raw.index.build_lexical_file()
+    assert not [p for p in root.iterdir() if p.name.endswith(".tmp")]
+    assert set(_ids(raw, "w7")) <= set(_ids(fts, "w7", 200))

@@ -12,9 +12,10 @@ from tests.openai_stub import OpenAIStub
 from tideline.embed import E5Embedder, OpenAIEmbedder
 from tideline.search import (
     Hit,
+    Key,
     Policy,
-    Retrieval,
     Scope,
+    SearchResult,
     TextIndex,
     literal_dashes,
     open_index,
@@ -118,9 +119,10 @@ def test_no_query_vector_searches_lexically_and_says_so_once(
 ) -> None:
     idx = _index(new_storage(), {1: "the tide turned at noon"})
     found = retrieve(idx, "tide", None, 3, mode, warning=warning)  # type: ignore[arg-type]
-    assert isinstance(found, Retrieval)
+    assert isinstance(found, SearchResult)
     assert found.mode == "lex" and found.warnings == expected
-    assert [h.id for h in found.hits] == [1] and found.hits[0].score == found.hits[0].lex_score
+    assert [h.id for h in found.hits] == [1] and found.hits[0].fused == 1.0  # BM25 / the best
+    assert 0.0 < found.hits[0].score < 1.0  # the relevance, from the lexical calibration
 
 
 def test_a_pending_vector_ranks_as_the_vector_itself(
@@ -160,18 +162,21 @@ def test_weighted_fusion_boosts_verbatim_keywords(
     query = "whale-listen"
     top = retrieve(idx, query, e5.embed_query(query), 2, policy=Policy(fusion="weighted")).top(1)[0]
     assert top.id == 1 and top.keyword_match and top.fusion == "weighted"
-    assert top.score == pytest.approx(1 - (top.vec_distance or 0.0) + 0.3)
+    assert top.fused == pytest.approx(1 - (top.vec_distance or 0.0) + 0.3)
 
 
 def test_explain_names_every_part() -> None:
     hit = Hit(
-        1, 0.0325, lex_rank=1, lex_score=7.123, lex_source="bm25", vec_rank=3, vec_distance=0.2141
+        1, 0.8249, lex_rank=1, lex_score=7.123, lex_source="bm25", vec_rank=3, vec_distance=0.2141
     )
-    hit.fusion = "rrf"
-    assert hit.explain() == "rrf 0.0325 · bm25 #1 7.12 · vec #3 d=0.214"
-    assert Hit(2, 3.5, lex_rank=2, lex_score=3.5, lex_source="trigram").explain() == (
-        "trigram #2 3.50"
+    hit.fusion, hit.keyword_match, hit.lifts = "rrf", True, {"dates": 0.0104, "memory keys": 0.0}
+    assert hit.explain() == (
+        "relevance 0.82 · bm25 #1 7.12 · cosine 0.786 #3 · every word verbatim · dates +0.010"
     )
+    assert Hit(2, 0.35, lex_rank=2, lex_score=3.5, lex_source="trigram").explain() == (
+        "relevance 0.35 · trigram #2 3.50"
+    )
+    assert hit.to_dict()["explain"] == hit.explain()
 
 
 def test_retrieve_ranks_its_own_copies_never_the_index_hits(
@@ -188,17 +193,48 @@ def test_retrieve_ranks_its_own_copies_never_the_index_hits(
     qvec = np.ones(4, dtype=np.float32)
     for _ in range(2):
         found = retrieve(idx, "ferry", qvec, 2, "lex", Policy())
-        assert [(h.id, h.score, h.lex_rank) for h in found.top(2)] == [(2, 3.0, 1), (1, 2.0, 2)]
+        assert [(h.id, h.lex_rank) for h in found.top(2)] == [(2, 1), (1, 2)]
         found = retrieve(idx, "ferry", qvec, 2, "vec", Policy())
         assert [(h.id, h.vec_rank) for h in found.top(2)] == [(1, 1), (2, 2)]
-        assert [h.score for h in found.top(2)] == pytest.approx([0.9, 0.7])
+        assert [h.fused for h in found.top(2)] == pytest.approx([0.9, 0.7])
         found = retrieve(idx, "ferry", qvec, 2, "hybrid", Policy())
         assert {h.id for h in found.top(2)} == {1, 2}
         two = retrieve([Scope(idx), Scope(idx)], "ferry", qvec, 4, "lex", Policy())
-        assert [(h.id, h.source, h.lex_rank) for h in two.top(4)] == [
-            (2, 0, 1),
-            (2, 1, 2),
-            (1, 0, 3),
-            (1, 1, 4),
-        ]
+        assert sorted(h.key for h in two.top(4)) == [(0, 1), (0, 2), (1, 1), (1, 2)]
+        assert [h.lex_rank for h in two.top(4)] == [1, 2, 3, 4]
     assert lex + vec == before
+
+
+def test_levers_are_stages_of_retrieve(new_storage: Callable[[], Storage], e5: E5Embedder) -> None:
+    # keys lift the records they point at, the session list lifts a session's turns, and
+    # truncation stops where the relevance falls: each visible in the hits' `lifts`
+    docs = {
+        1: "We drove to the coast in the old van",
+        2: "The van broke down near the lighthouse",
+        3: "A mechanic towed the van to the village",
+        4: "I baked bread for the neighbours",
+        5: "The coast road was closed by the storm",
+    }
+    idx = _index(new_storage(), docs, e5)
+    query = "what happened to the van"
+    qvec = e5.embed_query(query)
+    sessions = {1: "trip", 2: "trip", 3: "trip", 4: "home", 5: "news"}
+
+    def groups(ids: object) -> dict[int, str]:
+        return {i: sessions[i] for i in ids}  # type: ignore[attr-defined]
+
+    plain = retrieve(idx, query, qvec, 5, "hybrid", Policy(fusion="convex"), groups=groups)
+    lifted = retrieve(
+        idx, query, qvec, 5, "hybrid", Policy(fusion="convex", session_weight=1.0), groups=groups
+    )
+    assert all("sessions" not in h.lifts for h in plain.hits)
+    trip = [h for h in lifted.hits if sessions[h.id] == "trip"]
+    assert trip and all(h.lifts.get("sessions", 0) > 0 for h in trip)
+    assert all(sessions[h.id] == "trip" for h in lifted.hits[:3])
+    key = Key("dates", Scope(idx, "rowid = ?", (4,)), 1.0)
+    keyed = retrieve(idx, query, qvec, 5, "hybrid", Policy(fusion="convex"), keys=[key])
+    bread = next(h for h in keyed.hits if h.id == 4)
+    assert bread.lifts["dates"] > 0 and "dates +" in bread.explain()
+    cut = retrieve(idx, query, qvec, 5, "hybrid", Policy(fusion="convex", truncate=0.9))
+    assert cut.hits and all(h.score >= 0.9 * cut.hits[0].score for h in cut.hits)
+    assert len(cut.hits) < len(plain.hits)

@@ -14,6 +14,7 @@ import threading
 from dataclasses import replace
 from functools import cached_property
 from itertools import chain
+from pathlib import Path
 from typing import Any, Literal, TextIO, cast
 
 from tideline import plugins
@@ -31,13 +32,11 @@ from tideline.memory import (
     NARRATIVES,
     TURNS,
     Memory,
-    TurnLevers,
     header,
-    resolve_min_score,
     write_export,
 )
 from tideline.profile import PROFILE_MIGRATIONS, Profile, Rules
-from tideline.search import ANALYSERS, Analyser, VectorOptions
+from tideline.search import ANALYSERS, Analyser, VectorOptions, resolve_floor
 from tideline.store import (
     Namespace,
     Storage,
@@ -72,10 +71,11 @@ def library_options(s: Settings) -> dict[str, Any]:
             rrf_k=s.library_rrf_k,
             weights=(1.0, s.library_vector_weight),
             centre=centring(s) != "off",
+            trust_floor=s.library_lex_floor,
         ),
         "keys": s.library_keys,
         "catch_up": s.library_catch_up,
-        "lex_floor": s.library_lex_floor,
+        "min_score": s.search_min_score,
         "busy_timeout_ms": s.busy_timeout_ms,
     }
 
@@ -162,13 +162,17 @@ class Tideline:
                 stop_words=stop,
                 alpha=s.turn_alpha,
                 centre=centring(s) == "all",
+                date_weight=s.turn_date_weight,
+                memory_weight=s.turn_memory_weight,
+                session_weight=s.turn_session_weight,
+                session_cap=s.turn_session_cap,
+                truncate=s.search_truncate,
             ),
-            min_score=resolve_min_score(
+            min_score=resolve_floor(
                 s.search_min_score, self.embedder.model_id if self.embedder else None
             ),
             lock=self.db_lock,
             analyser=cast(Analyser, s.search_analyser),
-            turn_levers=TurnLevers(s.turn_date_weight, s.turn_memory_weight, s.turn_session_cap),
             turn_context=s.turn_context,
             vectors=vector_options(s),
             clock=self.clock,
@@ -265,9 +269,20 @@ class Tideline:
             no_llm=no_llm,
         )
 
+    def private_paths(self) -> list[tuple[Path, str]]:
+        """The server's folders and the names a token holder sees instead (`hide_paths`): an
+        error sent over HTTP must not show where the server keeps its files."""
+        s = self.settings
+        found = [(s.home.expanduser(), "<home>"), (s.cache_path.expanduser(), "<embedding cache>")]
+        if s.memo_root is not None and str(s.memo_root):
+            found.append((s.memo_root.expanduser(), "<library>"))
+        return [(p.resolve(), label) for p, label in found] + found
+
     def close(self) -> None:
         """The library, then the database (whatever was opened)."""
         if "library" in self.__dict__:
             self.library.close()
+        if "memory" in self.__dict__:
+            self.memory.close()
         if "db" in self.__dict__:
             self.db.close()

@@ -192,12 +192,26 @@ SETTINGS: tuple[Setting, ...] = (
         "finds more of the true nearest and costs more. 0: chosen per query from k and the filter.",
     ),
     Setting(
+        "turn_session_weight",
+        "TIDELINE_TURN_SESSION_WEIGHT",
+        0.0,
+        "Raw-turn search: weight of the session-level list (a session as near as its best turns; "
+        "0: off).",
+    ),
+    Setting(
+        "search_truncate",
+        "TIDELINE_SEARCH_TRUNCATE",
+        0.0,
+        "Search: score-adaptive truncation, the share of the best hit's relevance below which "
+        "results stop (0: off).",
+    ),
+    Setting(
         "search_min_score",
         "TIDELINE_SEARCH_MIN_SCORE",
         "auto",
-        "Memory search: the relevance floor, a cosine similarity; weaker results are left out. "
-        "`auto`: 0.79 for the bundled e5 (calibrated on LoCoMo, docs/search.md), none for "
-        "other embedders; 0: off.",
+        "Search (memory and library): the relevance floor, 0–1; a result less likely relevant is "
+        "left out and an empty answer means nothing relevant. `auto`: the calibrated floor of "
+        "the embedder (docs/search.md); 0: off.",
     ),
     Setting(
         "plugins",
@@ -545,6 +559,8 @@ class Settings:
     turn_date_weight: float = 1.0
     turn_memory_weight: float = 0.25
     turn_session_cap: int = 0
+    turn_session_weight: float = 0.0
+    search_truncate: float = 0.0
     vector_index_min: int = 50_000
     vector_ef_search: int = 0
     search_min_score: str = "auto"

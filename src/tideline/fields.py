@@ -10,7 +10,7 @@ dataclasses: the core layers below know nothing of typer or pydantic.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Final
+from typing import Any, Final
 
 from tideline.consolidate.dream import LAYER_NAMES, THREAD_ACTIONS
 from tideline.consolidate.dream import THREAD_STATUSES as THREAD_STATUS_NAMES
@@ -19,6 +19,7 @@ from tideline.library import MAX_READ_LINES
 from tideline.memory import EXPORT_FORMATS, KINDS, MAX_K, MAX_WINDOW
 from tideline.profile import ACTIVE_STATUSES, STATUSES
 from tideline.search import MODES
+from tideline.store import MAX_ID
 
 
 class _Required:
@@ -76,6 +77,14 @@ class Command:
     def aliases(self) -> dict[str, str]:
         """alias -> argument, for the MCP server's renaming."""
         return {a: f.name for f in self.fields for a in f.aliases}
+
+
+def id_field(name: str, default: object = REQUIRED, help: str = "", **more: Any) -> Field:
+    """A record id (turn, memory, fact, thread, run), the one id type of every entry point:
+    1 … `MAX_ID` (2^63 − 1, what SQLite and PostgreSQL store). The CLI, the MCP schemas and the
+    REST API take these bounds from the spec, so an id of 2^63 is refused in one line there,
+    never sent to SQL (#21: `OverflowError` from `fact_reject`, a 500 from `/facts/2^63`)."""
+    return Field(name, int, default, help, ge=1, le=MAX_ID, **more)
 
 
 _SINCE = ("after", "from", "start")
@@ -189,9 +198,8 @@ MEMORY_WRITE = Command(
             flag="--entity",
             aliases=("entities",),
         ),
-        Field(
+        id_field(
             "source_links",
-            int,
             NO_ITEMS,
             "Ids of the turns this memory comes from (from sync_turn).",
             many=True,
@@ -205,15 +213,26 @@ MEMORY_WRITE = Command(
             "narrative (default), reflection or dream (imagined).",
             choices=KINDS,
         ),
-        Field(
+        id_field(
             "supersedes",
-            int,
             None,
             "Id of a memory this one corrects; the old one leaves search but stays traceable.",
             aliases=("replaces", "corrects"),
         ),
         IDEMPOTENCY_KEY,
     ),
+)
+
+#: The relevance floor of a search, memory or library (`tideline.search._score`).
+MIN_SCORE = Field(
+    "min_score",
+    float,
+    None,
+    "Relevance floor, 0–1 (each result's score is its estimated probability of being relevant): "
+    "leave out results below it; default the search_min_score setting, 0 shows everything.",
+    ge=0,
+    le=1,
+    aliases=("threshold", "min_similarity", "min_relevance"),
 )
 
 MEMORY_SEARCH = Command(
@@ -250,17 +269,7 @@ MEMORY_SEARCH = Command(
             aliases=("include_raw", "with_turns", "turns"),
         ),
         MODE,
-        Field(
-            "min_score",
-            float,
-            None,
-            "Relevance floor: leave out results whose cosine similarity to the query is lower "
-            "(verbatim matches of every word are kept); default the search_min_score setting, "
-            "0 shows everything.",
-            ge=-1,
-            le=1,
-            aliases=("threshold", "min_similarity", "min_relevance"),
-        ),
+        MIN_SCORE,
     ),
 )
 
@@ -268,9 +277,8 @@ MEMORY_TRACE = Command(
     "memory_trace",
     "trace",
     (
-        Field(
+        id_field(
             "narrative_id",
-            int,
             help="Memory id, from memory_search.",
             positional=True,
             aliases=("id", "memory_id", "narrative"),
@@ -372,11 +380,12 @@ MEMO_SEARCH = Command(
             str,
             "*",
             "A collection folder (e.g. work/jira), a sub-folder or one file; '*' searches every "
-            "collection (slow: prefer a folder from memo_route or memo_status).",
+            "collection.",
             aliases=_PATH,
         ),
         Field("k", int, 8, "How many results.", ge=1, le=LIBRARY_MAX_K, flag="--k", aliases=_K),
         MODE,
+        MIN_SCORE,
     ),
 )
 
@@ -543,9 +552,8 @@ MEMORY_FORGET = Command(
             positional=True,
             aliases=("q", "text", "matching"),
         ),
-        Field(
+        id_field(
             "turns",
-            int,
             NO_ITEMS,
             "Ids of conversation turns to forget.",
             many=True,
@@ -559,9 +567,8 @@ MEMORY_FORGET = Command(
             "A whole conversation to forget, by its session id.",
             aliases=("session_id", "conversation", "conversation_id"),
         ),
-        Field(
+        id_field(
             "narratives",
-            int,
             NO_ITEMS,
             "Ids of memories to forget.",
             many=True,
@@ -598,12 +605,10 @@ def fact_statuses(status: str) -> tuple[str, ...] | None:
     return ACTIVE_STATUSES if status == LIVE else (status,)
 
 
-FACT_ID = Field(
+FACT_ID = id_field(
     "fact_id",
-    int,
     help="Fact id, from memory_profile (`tideline profile`).",
     positional=True,
-    ge=1,
     aliases=("id", "fact"),
 )
 
@@ -760,12 +765,10 @@ MEMORY_THREADS = Command(
             "ended, resolved (default) or dropped.",
             choices=THREAD_STATUSES,
         ),
-        Field(
+        id_field(
             "thread_id",
-            int,
             None,
             "The thread to touch or close, from the listing.",
-            ge=1,
             flag="--id",
             aliases=("id", "thread"),
         ),
@@ -778,9 +781,8 @@ MEMORY_THREADS = Command(
             aliases=("reason", "because"),
         ),
         Field("note", str, None, "touch: what moved it.", aliases=("text",)),
-        Field(
+        id_field(
             "memories",
-            int,
             NO_ITEMS,
             "open: the memories that raised it (at least one); touch: memories that moved it.",
             many=True,

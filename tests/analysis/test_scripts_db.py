@@ -172,7 +172,7 @@ def test_heatmap_lights_the_retrieved_theme_and_shows_deserts(memory: Memory, db
     planted = plant(memory)
     run_all(memory, steps=["topics", "clusters"])
     for query in ("watering the tomatoes", "weeding the garden beds"):
-        hits = memory.search(query, k=3).hits
+        hits = memory.search(query, k=3, min_score=0).hits  # the theme's three, however near
         assert log_hits(memory, hits, query=query) == 3
     garden = sorted(planted["garden"])
     log_hits(memory, [(garden[0], 0.9)], at="2020-01-01")

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from tests.helpers import wait_until
 from tests.inject.conftest import Fixed, clock
 from tests.llm.conftest import llm_settings
 from tests.llm_server import LLMServer
@@ -21,7 +22,7 @@ from tideline.app import Tideline
 from tideline.consolidate import SessionMemory
 from tideline.embed import E5Embedder
 from tideline.inject import Block, InjectConfig, MemoryProvider, Section
-from tideline.llm import NO_LLM, llm_from_settings
+from tideline.llm import NO_LLM_NOTE, llm_from_settings
 from tideline.profile import FactDraft, Profile, Ref
 
 pytestmark = pytest.mark.engines
@@ -154,7 +155,7 @@ def test_a_topic_pulls_in_its_causes_from_the_graph(fixed: Fixed, known: Known) 
     assert linked.title == "linked to them in the knowledge graph (causes, related_to, supports)"
     quiet = provider(fixed, known).prefetch_block(UNRELATED)
     assert "T1p" not in quiet.tiers
-    assert any(n.startswith("T1p: no profile fact reaches cosine 0.83") for n in quiet.notes)
+    assert any(n.startswith("T1p: no profile fact is relevant") for n in quiet.notes)
 
 
 def test_an_open_question_is_offered_once(fixed: Fixed, known: Known) -> None:
@@ -212,7 +213,7 @@ def test_session_memory_with_a_session_key(fixed: Fixed, known: Known) -> None:
     assert f"t:{first.id}" in [i.ref for i in t1s.items]
     t1_turns = {i.ref for i in section(block, "T1").items if i.ref.startswith("t:")}
     assert not t1_turns & {i.ref for i in t1s.items}  # T1's recent turns are not repeated
-    assert f"T1s: summary {NO_LLM}" in block.notes
+    assert f"T1s: summary {NO_LLM_NOTE}" in block.notes
     # Without a session key there is no session memory.
     assert "T1s" not in p.prefetch_block("When is Mia's violin lesson?").tiers
 
@@ -243,9 +244,15 @@ def test_session_summary_from_the_llm(
             session_memory=sessions,
             clock=clock,
         )
-        block = p.prefetch_block("When is Mia's violin lesson?", session="chat")
+
+        def summarised() -> Block | None:
+            # the fold runs in the background; a prefetch waits for it only a quarter second
+            block = p.prefetch_block("When is Mia's violin lesson?", session="chat")
+            title = section(block, "T1s").parts[0].title
+            return block if title == "summary of this session so far" else None
+
+        block = wait_until(summarised, timeout=60, interval=0.1)
         t1s = section(block, "T1s")
-        assert t1s.parts[0].title == "summary of this session so far"
         assert t1s.items[0].text == "Mia, the user's daughter, starts violin."
         assert server.asked == ["session_summary"]
         assert not any(n.startswith("T1s:") for n in block.notes)

@@ -99,14 +99,14 @@ def test_no_results_for_a_long_query_quotes_only_its_start(memo, lib_root: Path)
     query = "q" * 131_000
     result = memo("search", query, "--mode", "lex", code=1)
     assert result.stdout == ""
-    (line,) = [x for x in result.stderr.splitlines() if x.startswith("no results")]
+    (line,) = [x for x in result.stderr.splitlines() if x.startswith("nothing relevant found")]
     assert "131,000 characters" in line and len(line) < 200
 
 
 def test_no_results_for_a_short_query_quotes_it_whole(memo, lib_root: Path) -> None:
     make_collection(lib_root, "c", "One note", {"n.md": "# n\n\nharbour lanterns\n"})
     result = memo("search", "zeppelin", "--mode", "lex", code=1)
-    assert "no results for 'zeppelin' in *" in result.stderr
+    assert "nothing relevant found for 'zeppelin' in *" in result.stderr
 
 
 def test_no_root_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -72,7 +72,7 @@ def test_keys_off_indexes_pages_only(lib_root: Path) -> None:
     with Library(lib_root, None, keys="off") as lib:
         assert lib.index()[0].keys_written == 0
         (hit,) = lib.search("extract verbosely", "cmds", k=5, mode="lex").hits
-        assert hit.line == 1 and hit.match == ""
+        assert hit.line == 1 and hit.match is None
 
 
 def test_changing_the_key_mode_rebuilds_the_index(lib_root: Path) -> None:

@@ -49,16 +49,16 @@ def filled(memory: Memory) -> Memory:
 
 
 def test_verbatim_keyword_gets_the_boost(filled: Memory) -> None:
-    hits = filled.search("whale-listen").hits
+    hits = filled.search("whale-listen", min_score=0).hits
     assert hits[0].text == "The user named the project whale-listen"
     assert hits[0].keyword_match and not hits[1].keyword_match
-    assert hits[0].score == pytest.approx(1 - hits[0].vec_distance + 0.3, abs=1e-5)
+    assert hits[0].fused == pytest.approx(1 - hits[0].vec_distance + 0.3, abs=1e-5)
 
 
 def test_boost_is_configurable(app: Tideline, filled: Memory) -> None:
     no_boost = Memory(filled.db, app.embedder, narrative_policy=replace(NARRATIVES, boost=0.0))
     top = no_boost.search("whale-listen").hits[0]
-    assert top.score == pytest.approx(1 - top.vec_distance, abs=1e-5)
+    assert top.fused == pytest.approx(1 - top.vec_distance, abs=1e-5)
 
 
 def test_filters(filled: Memory) -> None:

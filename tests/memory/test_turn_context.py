@@ -3,7 +3,9 @@ day, an old plain index is re-analysed on open, narratives lift their source tur
 
 from __future__ import annotations
 
-from tideline.memory import Memory, TurnLevers
+from dataclasses import replace
+
+from tideline.memory import TURNS, Memory
 from tideline.search import TextIndex
 from tideline.store import Database
 
@@ -54,5 +56,5 @@ def test_memory_keys_lift_their_source_turns(db: Database) -> None:
     garden = plain.search_turns("garden", 1, mode="lex")[0].id
     plain.write(gesture="Ann tends roses and tomatoes", source_links=[garden])
     assert plain.search_turns("roses", 1, mode="lex")[0].id == garden  # on by default
-    off = Memory(db, None, turn_levers=TurnLevers())
+    off = Memory(db, None, turn_policy=replace(TURNS, date_weight=0.0, memory_weight=0.0))
     assert off.search_turns("roses", 1, mode="lex") == []

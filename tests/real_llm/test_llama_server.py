@@ -19,7 +19,7 @@ import pytest
 from pydantic import BaseModel, Field
 
 from tests.helpers import shared_data
-from tests.real_llm.conftest import N_CTX, ModelServer
+from tests.llama_server import N_CTX, ModelServer
 from tideline.app import Tideline
 from tideline.config import Settings
 from tideline.errors import InputTooLong, LLMError, LLMUnavailable
@@ -107,9 +107,13 @@ def test_the_cli_imports_a_chat_and_sleeps_on_it(model_server: ModelServer, tmp_
     subprocess.run([*cli, "import", chat, "--format", "openai"], env=env, check=True)
     done = subprocess.run([*cli, "sleep", "--json"], env=env, capture_output=True, text=True)
     report = json.loads(done.stdout)
-    assert done.returncode == 0 and report["status"] == "done", (report["errors"], done.stderr)
     assert report["tokens"]["calls"] >= 1 and not report["tokens"]["estimated"]
-    assert next(s for s in report["steps"] if s["name"] == "extract")["status"] == "done"
+    if report["status"] == "done":  # the grammar makes the answers schema-valid: the usual case
+        assert done.returncode == 0
+        assert next(s for s in report["steps"] if s["name"] == "extract")["status"] == "done"
+    else:  # a 135M model may still break a limit twice: a clean failure, exit 1, one line
+        assert (report["status"], done.returncode) == ("failed", 1), done.stderr
+        assert all("\n" not in e for e in report["errors"]) and "Traceback" not in done.stderr
 
 
 def test_a_sleep_over_two_locomo_sessions_completes_or_fails_cleanly(

@@ -7,7 +7,6 @@ error. Skipped, with the reason, where no Chromium is installed (`.ci/run` insta
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -20,12 +19,10 @@ import pytest
 from tests.consolidate import story
 from tests.llm_server import LLMServer
 from tests.mcp.conftest import HttpServer, server_env, start_http, stop
+from tests.web.chromium import needs_chromium
+from tideline.web._layout import Box, overlaps
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None,
-    reason="no Chromium here: install Debian's package (apt-get install chromium), as .ci/run does",
-)
+pytestmark = needs_chromium
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is a dev dependency")
 
 #: Memories about a few themes, so the script layer finds clusters (and deserts) and an entity graph.
@@ -39,6 +36,18 @@ MEMORIES = [
     ("Passed the JLPT N4 exam after Kenji's lessons", "Kenji: teacher"),
     ("Moved the home office to the attic", ""),
 ]
+
+
+#: The entity graph's geometry as the browser laid it out (label boxes, node circles).
+GEOMETRY = """() => {
+  const svg = document.querySelector('svg.graph');
+  const labels = [...svg.querySelectorAll('text')].map((t) => {
+    const b = t.getBBox(); return {x: b.x, y: b.y, w: b.width, h: b.height};
+  });
+  const circles = [...svg.querySelectorAll('circle')].map((c) => (
+    {x: c.cx.baseVal.value, y: c.cy.baseVal.value, r: c.r.baseVal.value}));
+  return {labels, circles};
+}"""
 
 
 @pytest.fixture(scope="module")
@@ -74,17 +83,6 @@ def panel(tmp_path_factory: pytest.TempPathFactory, llm: LLMServer) -> Iterator[
         stop(server.proc)
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with sync_api.sync_playwright() as p:
-        chromium = p.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
-        )
-        yield chromium
-        chromium.close()
-
-
 @pytest.fixture
 def page(browser: Any, panel: HttpServer, tmp_path: Path) -> Iterator[Any]:
     """A fresh page; console errors and page errors are collected and must stay empty."""
@@ -118,7 +116,7 @@ def test_find_trace_sleep_and_mark_a_fact_wrong(page: Any, tmp_path: Path) -> No
     page.click("form.search button")
     first = page.locator("li.hit.narrative a.text").first
     assert "Osaka" in first.inner_text()
-    assert "score" in page.locator("li.hit.narrative .parts").first.inner_text()
+    assert "relevance" in page.locator("li.hit.narrative .parts").first.inner_text()
     shot(page, "1-search")
     first.click()
     page.wait_for_url("**/trace/*")
@@ -158,7 +156,13 @@ def test_the_pictures(page: Any, tmp_path: Path) -> None:
     nodes = page.locator("svg.graph .node")
     assert nodes.count() >= 4
     assert page.locator("svg.weights circle").count() == len(MEMORIES) + 1
-    page.locator("svg.graph .node[data-name=Heron]").click()
+    drawn = page.evaluate(GEOMETRY)  # what Chromium drew: no label over a label or a node
+    assert len(drawn["labels"]) == nodes.count()
+    centres = [(c["x"], c["y"]) for c in drawn["circles"]]
+    radii = [c["r"] for c in drawn["circles"]]
+    boxes = [Box(b["x"], b["y"], b["w"], b["h"]) for b in drawn["labels"]]
+    assert overlaps(centres, radii, boxes) == [], drawn
+    page.locator("svg.graph .node[data-name=Heron] circle").click()
     assert page.locator("svg.graph.focus line.lit").count() >= 1  # its ties lit
     shot(page, "6-pictures")
     page.goto("/sessions")

@@ -32,7 +32,7 @@ def test_search_shows_each_hit_with_its_score_parts(
     client: TestClient, seeded: dict[str, Any]
 ) -> None:
     html = client.get("/", params={"q": "Lisbon", "mode": "lex"}).text
-    assert f'href="/trace/{seeded["lisbon"]}"' in html and "lex #1" in html
+    assert f'href="/trace/{seeded["lisbon"]}"' in html and "bm25 #1" in html
     assert "no library here" in html
 
 

@@ -32,7 +32,7 @@ from tideline.analysis.timeline import (
     chunks_to_json,
     chunks_to_markdown,
 )
-from tideline.analysis.topics import TopicCluster, build_topics, merge_topics
+from tideline.analysis.topics import TopicCluster, build_topics, merge_topics, topic_bounds
 
 __all__ = [
     "ANALYSIS_MIGRATIONS",
@@ -59,4 +59,5 @@ __all__ = [
     "nearest_clusters",
     "neighbours",
     "to_dot",
+    "topic_bounds",
 ]

@@ -344,6 +344,21 @@ class ScriptTables:
         """
         return self._run(step, pipeline)
 
+    def last_run(self, step: str, pipeline: str = "scripts") -> dict[str, Any] | None:
+        """The latest finished run of `step` (finished_at, summary), or None if it never ran."""
+        row = self.db.one(
+            "SELECT finished_at, summary FROM runs WHERE pipeline = ? AND step = ?"
+            " AND status = 'ok' ORDER BY id DESC LIMIT 1",
+            (pipeline, step),
+        )
+        if row is None:
+            return None
+        try:
+            summary = json.loads(row["summary"] or "{}")
+        except ValueError:
+            summary = {}
+        return {"finished_at": row["finished_at"], "summary": summary}
+
     @contextmanager
     def _run(self, step: str, pipeline: str) -> Iterator[dict[str, Any]]:
         with self.db.transaction():

@@ -21,12 +21,13 @@ from typing import Any
 
 from tideline.analysis._store import ScriptTables
 from tideline.clock import now_text, parse_time
-from tideline.memory import Memory, MemoryHit
+from tideline.memory import Memory
+from tideline.search import Hit
 
 __all__ = ["ClusterHeat", "Heatmap", "heatmap", "log_hits"]
 
 #: A search hit, or a (narrative id, similarity) pair.
-HitLike = MemoryHit | tuple[int, float]
+HitLike = Hit | tuple[int, float]
 
 
 def _hit_fields(hit: HitLike) -> tuple[int, float] | None:
@@ -51,7 +52,7 @@ def log_hits(
 ) -> int:
     """Record retrieval hits; returns how many rows were written.
 
-    `hits` are `tideline.memory.MemoryHit`s (turn hits are ignored; the similarity is
+    `hits` are search `Hit`s (turn hits are ignored; the similarity is
     1 − vec_distance when the vector part is known, else the fused score) or plain
     `(narrative_id, similarity)` pairs. `at` is an ISO time (default now). Unknown narrative ids
     are skipped. Example, in a prefetch hook::

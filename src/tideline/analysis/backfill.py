@@ -3,7 +3,8 @@
 For each narrative without links that has a vector:
 1. candidates = the `candidates` (20) turns that best match its gesture + context lexically (BM25
    over the turn index);
-2. score(turn) = cosine(narrative vector, turn vector) + `lexical_weight` (0.3) · bm25 / best bm25;
+2. score(turn) = cosine(narrative vector, turn vector) + `lexical_weight` (0.3) · bm25 / best bm25
+   (`retrieve` with the lexical candidate list only and the weighted fusion's lexical share);
 3. the best turn is linked when it beats the runner-up by at least `margin` (0.1). A narrow win
    means the evidence is ambiguous, and a wrong link is worse than none, so nothing is linked.
 
@@ -15,13 +16,19 @@ candidates, no candidate, no vector); with `dry_run` nothing is written.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from tideline.errors import InvalidInput
 from tideline.memory import Memory
+from tideline.search import Policy, Scope, retrieve
+
+#: The backfill's ranking: lexical candidates only, cosine + 0.3 × BM25 / best (see above).
+BACKFILL = Policy(
+    fusion="weighted", boost=0.0, lex_share=0.3, lists=("lex",), stop_words=False, kind="turn"
+)
 
 __all__ = ["BackfillReport", "LinkDecision", "backfill_source_links"]
 
@@ -73,7 +80,7 @@ def backfill_source_links(
         return report
     nids, nmat = memory.narratives.index.vectors([r["id"] for r in rows])
     nvec = dict(zip(nids.tolist(), _unit(nmat), strict=True))
-    turns = memory.raw.index
+    policy = replace(BACKFILL, lex_share=lexical_weight, depth=candidates)
     links: list[tuple[int, int]] = []
     for r in rows:
         decision = LinkDecision(r["id"], r["gesture"], "no_vector")
@@ -82,20 +89,10 @@ def backfill_source_links(
         if vector is None:
             report.no_vector += 1
             continue
-        hits = turns.lexical(f"{r['gesture']} {r['context']}"[:2000], candidates)
-        tids, tmat = turns.vectors([h.id for h in hits])
-        sims = (
-            dict(zip(tids.tolist(), (_unit(tmat) @ vector).tolist(), strict=True))
-            if len(tids)
-            else {}
-        )
-        best_bm25 = max((h.lex_score or 0.0 for h in hits), default=0.0) or 1.0
+        text = f"{r['gesture']} {r['context']}"[:2000]
+        found = retrieve(Scope(memory.raw.index), text, vector, candidates, "hybrid", policy)
         scored = sorted(
-            (
-                (round(sims[h.id] + lexical_weight * (h.lex_score or 0.0) / best_bm25, 6), h.id)
-                for h in hits
-                if h.id in sims
-            ),
+            ((round(h.fused or 0.0, 6), h.id) for h in found.hits if h.vec_distance is not None),
             key=lambda s: (-s[0], s[1]),
         )
         if not scored:

@@ -46,6 +46,7 @@ __all__ = [
     "RunReport",
     "TopicsReport",
     "WeightsReport",
+    "last_built",
     "rebuild_entity_graph",
     "rebuild_topics",
     "refresh_weights",
@@ -139,6 +140,11 @@ def topic_map(memory: Memory, limit: int) -> tuple[list[dict[str, Any]], int]:
     """The `limit` largest topics (id, label, size, keywords, built_at) and the number of topics
     in all: the memory map of injection tier T3."""
     return ScriptTables(memory.db, memory.clock).topic_map(limit)
+
+
+def last_built(memory: Memory, step: str) -> dict[str, Any] | None:
+    """When `step` last ran to its end (finished_at, its summary), or None if it never did."""
+    return ScriptTables(memory.db, memory.clock).last_run(step)
 
 
 # -- weights ---------------------------------------------------------------------------------

@@ -2,7 +2,10 @@
 
 A keyword found in more than `max_df` (a share, default 20%) of the narratives is generic and
 dropped; one found in fewer than `min_df` narratives (default 3) is noise and dropped. Both count
-narratives, not occurrences, because a topic is only useful if it groups several memories. The
+narratives, not occurrences, because a topic is only useful if it groups several memories.
+The seed's numbers assume a few hundred memories: below `min_df / max_df` (15) narratives no
+word could pass both, so a small memory's rule is scaled (`topic_bounds`): a word in at least 2
+and at most half of the narratives (2 of 3 or 4; fewer than 3 narratives have no topic). The
 members of a topic are the narratives that contain its keyword, so one narrative belongs to as many
 topics as it has surviving keywords. This is the IDF half of TF-IDF: deterministic and free.
 
@@ -24,7 +27,7 @@ import numpy as np
 
 from tideline.analysis.keywords import KeywordExtractor
 
-__all__ = ["TopicCluster", "build_topics", "merge_topics"]
+__all__ = ["TopicCluster", "build_topics", "merge_topics", "topic_bounds"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +63,15 @@ def _choose_label(surfaces: Counter[str]) -> str:
     return min(surfaces.items(), key=lambda kv: (-kv[1], len(kv[0]), kv[0]))[0]
 
 
+def topic_bounds(n_docs: int, min_df: int = 3, max_df: float = 0.2) -> tuple[int, int]:
+    """The fewest and most narratives a topic's keyword may be in, for `n_docs` narratives
+    (empty when fewest > most: no topic can exist; see the module docstring)."""
+    ceiling = int(max_df * n_docs + 1e-9)
+    if ceiling >= min_df:
+        return min_df, ceiling
+    return min(2, min_df), max(2, n_docs // 2) if n_docs >= 3 else 0
+
+
 def build_topics(
     documents: Iterable[tuple[Hashable, str]],
     *,
@@ -90,8 +102,7 @@ def build_topics(
                 found.add(kw.key)
                 postings[kw.key].append(nid)
 
-    n_docs = len(seen_ids)
-    ceiling = max_df * n_docs
+    fewest, most = topic_bounds(len(seen_ids), min_df, max_df)
     topics = [
         TopicCluster(
             keyword=key,
@@ -101,7 +112,7 @@ def build_topics(
             keywords=(key,),
         )
         for key, members in postings.items()
-        if min_df <= len(members) <= ceiling
+        if fewest <= len(members) <= most
     ]
     topics = _sort_topics(topics)
     if merge:

@@ -26,6 +26,7 @@ from typing import Any
 
 import typer
 from rich.console import Console, ConsoleDimensions
+from rich.progress import Progress, ProgressColumn
 from rich.text import Text
 
 from tideline.consolidate import SleepBusy
@@ -66,6 +67,17 @@ class _Console(Console):
 
 console = _Console(markup=False)
 err_console = _Console(stderr=True, markup=False)
+
+
+def progress_bar(*columns: ProgressColumn | str, quiet: bool = False) -> Progress:
+    """A progress bar on stderr, gone when done; only on a terminal and without `quiet`
+    (--json): in a pipe or a log it would print nothing but a stray empty line."""
+    return Progress(
+        *columns,
+        console=err_console,
+        transient=True,
+        disable=quiet or not err_console.is_terminal,
+    )
 
 
 def styled(*parts: str | tuple[str, str]) -> Text:

@@ -15,18 +15,19 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from tideline.cli._app import open_app
 from tideline.cli._fields import FREE_TEXT, choice, option
+from tideline.cli._hits import floor_note, nothing, warn
 from tideline.cli._output import (
     console,
     err_console,
     errors_to_exit,
     print_json,
     printable,
-    quoted,
+    progress_bar,
     styled,
 )
 from tideline.cli._version import version_option
@@ -69,32 +70,23 @@ class _Bar:
     """A rich progress bar on stderr, one task per collection phase."""
 
     def __init__(self, enabled: bool):
-        self.progress = (
-            Progress(
-                TextColumn("{task.description}", markup=False),  # collection names are text
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeElapsedColumn(),
-                console=err_console,
-                transient=True,
-            )
-            if enabled
-            else None
+        self.progress = progress_bar(
+            TextColumn("{task.description}", markup=False),  # collection names are text
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            quiet=not enabled,
         )
         self.tasks: dict[str, Any] = {}
 
     def __enter__(self) -> _Bar:
-        if self.progress is not None:
-            self.progress.__enter__()
+        self.progress.__enter__()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self.progress is not None:
-            self.progress.__exit__(None, None, None)
+        self.progress.__exit__(None, None, None)
 
     def __call__(self, phase: str, done: int, total: int) -> None:
-        if self.progress is None:
-            return
         if phase not in self.tasks:
             self.tasks[phase] = self.progress.add_task(printable(phase), total=total)
         self.progress.update(self.tasks[phase], completed=done, total=total)
@@ -177,34 +169,28 @@ def search(
     path: str = option(MEMO_SEARCH, "path", "-p"),
     k: int = option(MEMO_SEARCH, "k", "-k"),
     mode: Mode = option(MEMO_SEARCH, "mode"),
+    min_score: float = option(MEMO_SEARCH, "min_score"),
     root: Path = RootOpt,
     json_out: bool = JsonOpt,
 ) -> None:
-    """Search notes; results are `path:line`, heading, score parts and the chunk text."""
+    """Search notes, best first by relevance: `path:line`, heading, why, and the chunk text;
+    an empty answer means nothing relevant."""
     with errors_to_exit(), _library(root, embed=mode != "lex") as lib:
-        result = lib.search(query, path, k=k, mode=mode)
+        result = lib.search(query, path, k=k, mode=mode, min_score=min_score)
     if json_out:
         print_json(result.to_dict())
         return
-    for w in result.warnings:
-        err_console.print(styled(("note:", "yellow"), f" {w}"), highlight=False, soft_wrap=True)
+    warn(result)
     if not result.hits:
-        err_console.print(
-            f"no results for {quoted(query)} in {result.scope}", highlight=False, soft_wrap=True
-        )
-        raise typer.Exit(1)
+        nothing(result, query, k)
     for n, h in enumerate(result.hits, 1):
-        parts = f"rrf {h.score:.4f}"
-        if h.lex_rank is not None:
-            parts += f" · bm25 #{h.lex_rank} {h.lex_score:.2f}"
-        if h.vec_rank is not None:
-            parts += f" · vec #{h.vec_rank} d={h.vec_distance:.3f}"
         console.print(
-            styled((f"{n}. {h.location}", "bold"), f"  {h.heading}  ", (parts, "dim")),
+            styled((f"{n}. {h.location}", "bold"), f"  {h.heading}  ", (h.explain(), "dim")),
             highlight=False,
         )
         console.print(h.text, highlight=False)
         console.print()
+    floor_note(result, len(result.hits), k)
 
 
 #: Folders of notes `memo status` lists as rows although they are not collections.
@@ -320,11 +306,17 @@ def init_collection(
 ) -> None:
     """Write PATH/_meta.yaml and register the collection."""
     tag_list = [t.strip() for t in tags.split(",") if t.strip()]
-    with errors_to_exit(), _library(root, embed=False) as lib:
-        c = lib.init_collection(path, description, tags=tag_list, name=name)
+    with errors_to_exit(), open_app(memo_root=root, embedder="none") as app:
+        chosen = app.settings.memo_root
+        made = chosen is not None and not chosen.expanduser().exists()
+        if made and chosen is not None:  # the first collection starts the library
+            chosen.expanduser().mkdir(parents=True)
+        c = app.library.init_collection(path, description, tags=tag_list, name=name)
     if json_out:
-        print_json({"name": c.name, "path": c.rel, "meta": c.meta.to_yaml()})
+        print_json({"name": c.name, "path": c.rel, "meta": c.meta.to_yaml(), "root_created": made})
     else:
+        if made:
+            console.print(f"library root {app.library.root} created", highlight=False)
         console.print(f"collection {c.name} registered ({c.rel}/_meta.yaml)", highlight=False)
 
 

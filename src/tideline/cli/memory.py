@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from tideline.cli._app import open_app
 from tideline.cli._fields import FREE_TEXT, choice, option
-from tideline.cli._output import console, err_console, print_fields, print_json, quoted, styled
+from tideline.cli._hits import floor_note, nothing, warn
+from tideline.cli._output import (
+    console,
+    err_console,
+    print_fields,
+    print_json,
+    progress_bar,
+    styled,
+)
 from tideline.fields import IMPORT, MEMORY_SEARCH, MEMORY_TRACE, MEMORY_WRITE, SESSIONS
 
 JSON = typer.Option(False, "--json", help="Print JSON.")
@@ -89,20 +97,24 @@ def search(
             mode=mode,
             min_score=min_score,
         )
-    for warning in result.warnings:
-        err_console.print(styled(("warning:", "yellow"), f" {warning}"), soft_wrap=True)
+    warn(result)
     if json_out:
         print_json(result.to_dict())
         return
     if not result.hits:
-        err_console.print(
-            f"nothing relevant found for {quoted(query)}", highlight=False, soft_wrap=True
-        )
-        raise typer.Exit(1)
-    table = Table("type", "id", "score", "when", "text")
+        nothing(result, query, k)
+    table = Table("type", "id", "relevance", "when", "text", "why")
     for h in result.hits:
-        table.add_row(h.type, str(h.id), f"{h.score:.3f}", h.created_at[:10], h.text[:100])
+        table.add_row(
+            h.type,
+            str(h.id),
+            f"{h.score:.2f}",
+            (h.created_at or "")[:10],
+            h.text[:100],
+            h.explain(),
+        )
     console.print(table)
+    floor_note(result, len(result.hits), k)
 
 
 def trace(
@@ -143,14 +155,12 @@ def import_(
     """Import a ChatGPT or Claude export, a chat or transcript file, or a Tideline backup."""
     with (
         open_app() as app,
-        Progress(
+        progress_bar(
             TextColumn("embedding"),
             BarColumn(),
             MofNCompleteColumn(),
             TimeRemainingColumn(),
-            console=err_console,
-            transient=True,
-            disable=json_out,
+            quiet=json_out,
         ) as bar,
     ):
         task = bar.add_task("embed", total=None)

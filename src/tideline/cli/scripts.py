@@ -20,7 +20,7 @@ from tideline.analysis.scanner import scan_unindexed
 from tideline.analysis.scripts import rebuild_entity_graph, run_all
 from tideline.cli._app import open_app
 from tideline.cli._fields import option
-from tideline.cli._output import console, err_console, print_json, styled
+from tideline.cli._output import console, err_console, print_json, progress_bar, styled
 from tideline.fields import ATTENTION_HEATMAP, SCAN_UNINDEXED
 
 app = typer.Typer(
@@ -33,14 +33,12 @@ GAP = option(SCAN_UNINDEXED, "max_gap_minutes")
 
 
 def _bar(disabled: bool) -> Progress:
-    return Progress(
+    return progress_bar(
         TextColumn("{task.description:10}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
-        console=err_console,
-        transient=True,
-        disable=disabled,
+        quiet=disabled,
     )
 
 

@@ -23,7 +23,7 @@ from rich.table import Table
 
 from tideline.cli._app import open_app
 from tideline.cli._fields import option
-from tideline.cli._output import SKIPPED, console, err_console, print_json, styled
+from tideline.cli._output import SKIPPED, console, err_console, print_json, progress_bar, styled
 from tideline.consolidate import STEPS, SleepReport, StepEvent
 from tideline.fields import RUNS, SLEEP_RUN
 
@@ -33,15 +33,13 @@ JSON = typer.Option(False, "--json", help="Print JSON.")
 def step_bar(what: str, quiet: bool) -> Progress:
     """A progress bar on stderr for a run of steps (`what`: sleep, dream); shown only on a
     terminal and without `quiet` (--json): a log gets the step lines only."""
-    return Progress(
+    return progress_bar(
         SpinnerColumn(),
         TextColumn(f"{what}: {{task.description:<16}}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
-        console=err_console,
-        transient=True,
-        disable=quiet or not err_console.is_terminal,
+        quiet=quiet,
     )
 
 

@@ -314,9 +314,10 @@ def t4_active_retrieval(
     qvec: np.ndarray | None,
     exclude: Sequence[int] = (),
 ) -> Tier:
-    """Memory search over narratives and raw turns, merged by rank: narratives fused by
-    `config.t4_fusion` (RRF by default: the weighted fusion's verbatim check and exact distances
-    cost ~40 ms over 50k turns), turns by the tuned turn policy. T1's memories are left out."""
+    """Memory search over narratives and raw turns, in one list by relevance (the relevance
+    floor leaves out what is not): narratives fused by `config.t4_fusion` (RRF by default: the
+    weighted fusion's verbatim check and exact distances cost ~40 ms over 50k turns), turns by
+    the tuned turn policy. T1's memories are left out."""
     if not message.strip() or not config.t4_k:
         return Tier(None)
     skip = set(exclude)

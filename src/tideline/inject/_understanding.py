@@ -119,7 +119,11 @@ def t1p_profile_bridge(
     notes: list[str] = []
     if not matched:
         if hits:
-            notes.append(f"T1p: no profile fact reaches cosine {config.facts_min_similarity}")
+            notes.append(
+                f"T1p: no profile fact is relevant enough (cosine {config.facts_min_similarity})"
+            )
+        elif qvec is not None:
+            notes.append("T1p: no profile fact is relevant (below the relevance floor)")
         return Tier(None, notes)
     linked = _linked(profile, config, [f for f, _, _ in matched], now)
     parts = [

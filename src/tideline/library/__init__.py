@@ -15,7 +15,7 @@ from tideline.library._files import read_inside
 from tideline.library._index import MAX_FILE_BYTES, CollectionIndex, SyncReport
 from tideline.library._index_dir import IndexDirRefused
 from tideline.library._layout import Collection, Layout, Problem, list_notes, scan_library
-from tideline.library._library import LIBRARY, MAX_K, Library, SearchHit, SearchResult
+from tideline.library._library import LIBRARY, MAX_K, Library
 from tideline.library._meta import CollectionMeta, read_meta
 from tideline.library._notes import MAX_READ_LINES, NoteText, NoteWritten
 from tideline.library._paths import resolve_inside
@@ -48,8 +48,6 @@ __all__ = [
     "RegistryEntry",
     "RouteResult",
     "Router",
-    "SearchHit",
-    "SearchResult",
     "SyncReport",
     "UnreadableFile",
     "Watcher",

@@ -651,13 +651,6 @@ class CollectionIndex:
             )
         )
 
-    def lexical_text(self, rowid: int) -> str:
-        """What BM25 saw for one chunk or key (file name, heading, text); "" when gone."""
-        row = self.db.execute(
-            "SELECT path, heading, text FROM chunks WHERE id = ?", (rowid,)
-        ).fetchone()
-        return _lexical_text(row[0], row[1], row[2]) if row else ""
-
     def chunk_rows(self, ids: Iterable[int]) -> dict[int, dict[str, Any]]:
         ids = list(ids)
         if not ids:

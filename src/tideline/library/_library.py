@@ -18,9 +18,8 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterable
-from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
 from functools import wraps
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -29,7 +28,6 @@ from tideline.clock import now_text
 from tideline.embed import Embedder
 from tideline.errors import DatabaseDamaged, InvalidInput, TidelineError
 from tideline.library import _heartbeat
-from tideline.library._aggregate import by_chunk
 from tideline.library._errors import BadMeta, LinkOutside, NoCollection
 from tideline.library._index import MAX_FILE_BYTES, CollectionIndex, Progress, SyncReport
 from tideline.library._index_dir import IndexDirRefused, claim_index_dir
@@ -51,17 +49,19 @@ from tideline.library._registry import (
     save_registry,
 )
 from tideline.library._router import Candidate, Router, RouteResult
-from tideline.library._trust import lexical_weight
 from tideline.pathnames import shown
 from tideline.search import (
     MODES,
     Hit,
     Mode,
     Policy,
-    Retrieval,
     Scope,
+    SearchResult,
+    best_by,
     bound_query,
-    query_vector,
+    check_floor,
+    pending_vector,
+    resolve_floor,
     retrieve,
     valid_text,
 )
@@ -71,60 +71,21 @@ MAX_K = 100  # results per search or route: more is a dump, not an answer
 TEXT_CHARS = 1200
 LAYOUT_TTL = 10.0
 CATCH_UP = ("auto", "stat")
-LEX_FLOOR = 0.0  # the lexical list's weight when its best hit shares no content word (`_trust`)
 
 #: How the library ranks (the composition root builds it from Settings): RRF where equal raw
 #: scores share a rank, so identical notes tie and the fresher wins; trigram only when BM25 finds
-#: nothing (cheaper on large collections); `-t` and `--clean` are words to find; k = 20 (with
-#: the squared lexical trust, the fusion never falls below its best list on tldr, benchmarks.md);
-#: the query vector centred (`search/_centre.py`).
-LIBRARY = Policy(ties="competition", trigram="fallback", literal_dashes=True, rrf_k=20, centre=True)
-
-
-@dataclass
-class SearchHit:
-    """One chunk found: where it is, what it says, and how its score was made."""
-
-    collection: str
-    path: str
-    line: int
-    heading: str
-    text: str
-    score: float
-    mtime: float
-    lex_rank: int | None = None
-    lex_score: float | None = None
-    vec_rank: int | None = None
-    vec_distance: float | None = None
-    match: str = ""  # the item key that found the chunk (an example of a list), when one did
-
-    @property
-    def location(self) -> str:
-        return f"{self.path}:{self.line}"
-
-    def to_dict(self) -> dict[str, Any]:
-        d = dict(self.__dict__)
-        d["location"] = self.location
-        return d
-
-
-@dataclass
-class SearchResult:
-    query: str
-    mode: str
-    scope: str
-    collections: list[str]
-    hits: list[SearchHit]
-    expensive: bool = False
-    caught_up: int = 0
-    fresh_by: str = "stat"  # how the index was brought up to date: stat, watcher or none
-    seconds: float = 0.0
-    warnings: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        d = dict(self.__dict__)
-        d["hits"] = [h.to_dict() for h in self.hits]
-        return d
+#: nothing (cheaper on large collections); `-t` and `--clean` are words to find; k = 20 with the
+#: lexical list trusted by the coverage² of its best hit, floor 0 (the fusion never falls below
+#: its best list on tldr, benchmarks.md); the query vector centred (`search/_centre.py`).
+LIBRARY = Policy(
+    ties="competition",
+    trigram="fallback",
+    literal_dashes=True,
+    rrf_k=20,
+    centre=True,
+    trust=True,
+    kind="note",
+)
 
 
 @dataclass
@@ -177,7 +138,7 @@ class Library:
         policy: Policy = LIBRARY,
         keys: str = "items",
         catch_up: str = "auto",
-        lex_floor: float = LEX_FLOOR,
+        min_score: str | float = "auto",
     ):
         self.root = Path(root).expanduser().resolve()
         if not self.root.is_dir():
@@ -194,14 +155,16 @@ class Library:
         if catch_up not in CATCH_UP:
             raise InvalidInput(f"catch_up={catch_up!r}; use one of {', '.join(CATCH_UP)}")
         self.catch_up = catch_up
-        if not 0.0 <= lex_floor <= 1.0:
-            raise InvalidInput(f"lex_floor={lex_floor!r}; use a weight from 0 to 1")
-        self.lex_floor = lex_floor
+        if not 0.0 <= policy.trust_floor <= 1.0:
+            raise InvalidInput(
+                f"library_lex_floor={policy.trust_floor!r}; use a weight from 0 to 1"
+            )
+        model = self.embedder.model_id if self.embedder is not None else None
+        self.min_score = resolve_floor(min_score, model)
         self.watcher: Any = None  # a running `Watcher` registers itself here
         self._layout: Layout | None = None
         self._layout_at = 0.0
         self._indexes: dict[str, CollectionIndex] = {}
-        self._executor: ThreadPoolExecutor | None = None
         self._router: Router | None = None
         self._router_stamp: tuple[int, int, int] | None = None
         self._keys: WriteKeys | None = None  # opened by the first keyed write
@@ -232,11 +195,6 @@ class Library:
             self._indexes[collection.rel] = idx
         return idx
 
-    def _pool(self) -> ThreadPoolExecutor:
-        if self._executor is None:
-            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memo-query")
-        return self._executor
-
     def close(self) -> None:
         for idx in self._indexes.values():
             idx.close()
@@ -247,9 +205,6 @@ class Library:
         if self._keys is not None:
             self._keys.db.close()
             self._keys = None
-        if self._executor is not None:
-            self._executor.shutdown(wait=True)
-            self._executor = None
 
     def __enter__(self) -> Library:
         return self
@@ -390,8 +345,10 @@ class Library:
         k: int = 8,
         mode: str = "hybrid",
         catch_up: bool = True,
+        min_score: float | None = None,
     ) -> SearchResult:
-        """Search `path` (a file, a folder, or "*" for every collection).
+        """Search `path` (a file, a folder, or "*" for every collection): the chunks best first
+        by relevance, none below the relevance floor (`min_score`, default the library's).
 
         With `catch_up` (the default) the index is brought up to date first, so an edit made
         just before the call is found: by a running watcher when the library's `catch_up` is
@@ -402,119 +359,91 @@ class Library:
             raise InvalidInput(f"mode {mode!r} is not one of {', '.join(MODES)}")
         if not query or not query.strip():
             raise InvalidInput("query is empty; pass the words or the question to search for")
+        floor = self.min_score if min_score is None else check_floor(min_score)
         query = valid_text(query)
         _check_k(k)
         target = self._target(path)
         query, cut = bound_query(query)
-        result = SearchResult(query, mode, target.scope, [], [], expensive=target.expensive)
-        if cut:
-            result.warnings.append(cut)
+        warnings = [cut] if cut else []
         if target.expensive:
-            result.warnings.append(
-                f"searched all {len(target.parts)} collection{'s' * (len(target.parts) != 1)} "
-                "(path '*'): the expensive path; "
-                "pass a collection folder to search one"
-            )
-            result.warnings += [f"not searched: {p.message}" for p in self.unseen()]
+            warnings += [f"not searched: {p.message}" for p in self.unseen()]
         # The query embedding (C code, GIL released) overlaps the stat catch-up; an embedder
         # that is down becomes a warning and a lexical search, never an error.
-        pending = (
-            self._pool().submit(query_vector, self.embedder, query)
-            if mode != "lex" and self.embedder is not None
-            else None
-        )
+        pending = pending_vector(self.embedder if mode != "lex" else None, query)
         owners: list[CollectionIndex] = []
         scopes: list[Scope] = []
         reports: list[SyncReport] = []
-        result.fresh_by = self._watched() if catch_up else "none"
+        fresh_by = self._watched() if catch_up else "none"
+        caught_up = 0
         for c, kind, rel in target.parts:
             idx = self.index_of(c)
-            if result.fresh_by == "stat":
+            if fresh_by == "stat":
                 embed = _embedding(reports)
                 if kind == "file":
                     report = idx.sync([self.root / rel], embed=embed)
                 else:
                     report = idx.sync(under=rel if kind == "under" else None, embed=embed)
                 reports.append(report)
-                result.caught_up += report.changed + report.removed
-                result.warnings.extend(report.warnings)
-            result.collections.append(c.rel)
+                caught_up += report.changed + report.removed
+                warnings.extend(report.warnings)
             owners.append(idx)
             scopes.append(idx.path_filter(kind, rel))
-        lists = self._lists(scopes, query, k, mode, pending, result.warnings)
-        parent: dict[tuple[int, int], tuple[int, int]] = {}
-        for n, idx in enumerate(owners):
-            ids = {h.id for hits in lists for h in hits if h.source == n}
-            parent.update(((n, i), (n, p)) for i, p in idx.parents(ids).items())
-        lists = [[h for h in hits if h.key in parent] for hits in lists]  # replaced meanwhile
-        grouped = by_chunk(lists, parent, self._policy_for(query, lists, owners))
-        found = Retrieval(grouped.hits, cast(Mode, mode))
         rows: dict[tuple[int, int], dict[str, Any]] = {}
-        for n, idx in enumerate(owners):
-            ids = {h.id for h in found.hits[: k * 4] if h.source == n}
-            ids |= {grouped.best[(n, i)][1] for i in ids}
-            rows.update(((n, i), row) for i, row in idx.chunk_rows(ids).items())
-        found.hits = [h for h in found.hits if h.key in rows]
-        for h in found.top(k, recency={key: row["mtime"] for key, row in rows.items()}):
-            row = rows[h.key]
-            key = rows.get(grouped.best[h.key], row)
-            result.hits.append(
-                SearchHit(
+
+        def recency(keys: Sequence[tuple[int, int]]) -> dict[tuple[int, int], float]:
+            """The chunks' rows (kept for the hits), their mtimes for equal scores."""
+            for n, idx in enumerate(owners):
+                ids = {i for s, i in keys if s == n and (s, i) not in rows}
+                rows.update(((n, i), row) for i, row in idx.chunk_rows(ids).items())
+            return {key: rows[key]["mtime"] for key in keys if key in rows}
+
+        found = retrieve(
+            scopes,
+            query,
+            pending,
+            k,
+            cast(Mode, mode),
+            replace(self.policy, floor=floor),
+            parents=lambda n, ids: owners[n].parents(ids),
+            recency=recency,
+        )
+        hits: list[Hit] = []
+        for h in found.hits:
+            row = rows.get(h.key)
+            if row is None:  # replaced meanwhile
+                continue
+            key = rows.get((h.source, h.part)) if h.part is not None else None
+            if key is None and h.part is not None:
+                key = owners[h.source].chunk_rows([h.part]).get(h.part)
+            hits.append(
+                replace(
+                    h,
+                    type="note",
                     collection=owners[h.source].collection.rel,
                     path=row["path"],
-                    line=key["line"],
+                    line=(key or row)["line"],
                     heading=row["heading"],
-                    match=_clip(key["text"]) if key is not row else "",
+                    match=_clip(key["text"]) if key is not None else None,
                     text=_clip(row["text"]),
-                    score=round(h.score, 6),
                     mtime=row["mtime"],
-                    lex_rank=h.lex_rank,
-                    lex_score=None if h.lex_score is None else round(h.lex_score, 6),
-                    vec_rank=h.vec_rank,
-                    vec_distance=None if h.vec_distance is None else round(h.vec_distance, 6),
                 )
             )
-        result.seconds = round(time.perf_counter() - started, 4)
-        return result
-
-    def _lists(
-        self,
-        scopes: list[Scope],
-        query: str,
-        k: int,
-        mode: str,
-        pending: Future[tuple[Any, str | None]] | None,
-        warnings: list[str],
-    ) -> list[list[Hit]]:
-        """The ranked key lists to fuse: in hybrid mode the lexical list is searched while the
-        query is still being embedded, then the vector list; one list otherwise (lexical when
-        the vector cannot be had, with the reason in `warnings`)."""
-        if mode == "hybrid" and pending is not None:
-            lex = retrieve(scopes, query, None, k, "lex", self.policy)
-            qvec, down = pending.result()
-            if qvec is None:
-                warnings.extend(lex.warnings + ([down] if down else []))
-                return [lex.hits]
-            vec = retrieve(scopes, query, qvec, k, "vec", self.policy)
-            warnings.extend(lex.warnings + vec.warnings)
-            return [lex.hits, vec.hits]
-        qvec, down = pending.result() if pending is not None else (None, None)
-        found = retrieve(scopes, query, qvec, k, cast(Mode, mode), self.policy, warning=down)
-        warnings.extend(found.warnings)
-        return [found.hits]
-
-    def _policy_for(
-        self, query: str, lists: list[list[Hit]], owners: list[CollectionIndex]
-    ) -> Policy:
-        """The library's policy, its lexical weight scaled by how much of the query the best
-        lexical hit covers (`_trust`; `lex_floor` 1.0 keeps the weights as they are)."""
-        if self.lex_floor >= 1.0 or len(lists) < 2 or not lists[0]:
-            return self.policy
-        top = lists[0][0]
-        text = owners[top.source].lexical_text(top.id)
-        w = lexical_weight(query, text, self.lex_floor)
-        lex, vec = self.policy.weights
-        return replace(self.policy, weights=(lex * w, vec))
+            if len(hits) == k:
+                break
+        return SearchResult(
+            hits,
+            found.mode,
+            list(dict.fromkeys(warnings + found.warnings)),
+            floor,
+            found.left_out,
+            query=query,
+            scope=target.scope,
+            collections=[c.rel for c, _, _ in target.parts],
+            expensive=target.expensive,
+            caught_up=caught_up,
+            fresh_by=fresh_by,
+            seconds=round(time.perf_counter() - started, 4),
+        )
 
     def _watched(self) -> str:
         """ "watcher" when a running watcher keeps the index current (this process's has synced
@@ -603,30 +532,26 @@ class Library:
     def route(self, query: str, *, k: int = 10, prefix: str = "") -> RouteResult:
         """Which collections to search for `query` (see `Router`)."""
         _check_k(k)
+        query, prefix = valid_text(query), valid_text(prefix or "")  # lone surrogates: U+FFFD
         result = self._routes().route(query, k=k, prefix=prefix)
         if result.strategy == "flat" and query.strip() and len(result.candidates) > 1:
             result.candidates = self._by_content(query, result.candidates)
         return result
 
     def _by_content(self, query: str, candidates: list[Candidate]) -> list[Candidate]:
-        """Flat routing, re-ranked by description and content: the description rank and the
-        rank of each collection's best chunk in one search of every note, fused by RRF (k=60).
-        A handful of collections makes that search cheap, and a question answered by a note
-        whose collection's description never says so still finds it."""
+        """Flat routing, re-ranked by content: a collection is as relevant as its description
+        or its most relevant note, whichever is more (one search of every note, which a
+        handful of collections makes cheap), so a question answered by a note whose
+        collection's description never says so still finds it."""
         try:
-            hits = self.search(query, "*", k=MAX_K, catch_up=False).hits
+            hits = self.search(query, "*", k=MAX_K, catch_up=False, min_score=0.0).hits
         except TidelineError:  # no collections on disk yet (the registry is older): as routed
             return candidates
-        content = list(dict.fromkeys(h.collection for h in hits))
-        described = [c.path for c in candidates if c.score > 0]
-
-        def fused(c: Candidate) -> float:
-            return sum(
-                1.0 / (60 + r.index(c.path) + 1) for r in (described, content) if c.path in r
-            )
-
-        ranked = sorted(candidates, key=lambda c: -fused(c))  # stable: ties keep the route order
-        return [replace(c, score=round(fused(c), 6)) for c in ranked]
+        content = best_by(hits, lambda h: h.collection or "")
+        scored = [
+            replace(c, score=round(max(c.score, content.get(c.path, 0.0)), 6)) for c in candidates
+        ]
+        return sorted(scored, key=lambda c: -c.score)  # stable: ties keep the route order
 
     def _routes(self) -> Router:
         """The router, kept between calls: parsing `_registry.yaml` is most of a route at 5,000

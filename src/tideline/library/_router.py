@@ -160,7 +160,7 @@ class Router:
             qvec,
             depth,
             mode,
-            Policy(depth=depth, centre=self.centre),
+            Policy(depth=depth, centre=self.centre, kind="collection"),
             warning=down,
         )
         by_id = {r["id"]: r for r in db.rows("SELECT id, name, path, description FROM routes")}

@@ -22,13 +22,14 @@ from tideline.fields import (
     MEMO_STATUS,
     MEMO_WRITE,
 )
-from tideline.mcp._base import ToolServer
+from tideline.mcp._base import ToolServer, searched
 from tideline.mcp._fields import annotated
 
 Query = annotated(MEMO_SEARCH, "query")
 SearchPath = annotated(MEMO_SEARCH, "path")
 K = annotated(MEMO_SEARCH, "k")
 Mode = annotated(MEMO_SEARCH, "mode")
+MinScore = annotated(MEMO_SEARCH, "min_score")
 StatusPath = annotated(MEMO_STATUS, "path")
 ReindexPath = annotated(MEMO_REINDEX, "path")
 Full = annotated(MEMO_REINDEX, "full")
@@ -55,18 +56,27 @@ def register(server: ToolServer) -> None:
             title="Search the notes library", read_only_hint=True, open_world_hint=False
         ),
     )
-    def memo_search(query: Query, path: SearchPath, k: K, mode: Mode) -> dict[str, Any]:
+    def memo_search(
+        query: Query, path: SearchPath, k: K, mode: Mode, min_score: MinScore
+    ) -> dict[str, Any]:
         """Search the markdown notes by meaning and by exact words (BM25 + vectors, fused).
 
         `path` is a collection folder (e.g. "work/jira"), a sub-folder or one file; "*" searches
-        every collection and is slow — prefer a folder (see memo_route or memo_status). Use
-        mode "lex" for exact numbers, versions, host names and abbreviations, "vec" for
-        paraphrases. Each hit gives `location` (path:line) to read further with your file tools,
-        the heading, the score parts and up to ~1,200 characters of the section. Edits made just
-        before the call are already included.
+        every collection. Use mode "lex" for exact numbers, versions, host names and
+        abbreviations, "vec" for paraphrases. Hits come best first; each `score` is its
+        relevance, 0–1 (an estimated probability of being relevant), `explain` says how it was
+        made, `location` (path:line) is where to read further with your file tools, with the
+        heading and up to ~1,200 characters of the section. Results below the relevance floor
+        are left out, so an empty list (with its `reason`) means no note is relevant. Edits
+        made just before the call are already included.
         """
-        return server.call(
-            "memo_search", lambda: app.library.search(query, path, k=k, mode=mode), lock="library"
+        return searched(
+            "memo_search",
+            server.call(
+                "memo_search",
+                lambda: app.library.search(query, path, k=k, mode=mode, min_score=min_score),
+                lock="library",
+            ),
         )
 
     @server.tool(

@@ -17,7 +17,7 @@ from typing import Any
 from mcp_types import ToolAnnotations
 
 from tideline.fields import MEMORY_FORGET, MEMORY_SEARCH, MEMORY_TRACE, MEMORY_WRITE, SYNC_TURN
-from tideline.mcp._base import ToolServer, names
+from tideline.mcp._base import ToolServer, names, searched
 from tideline.mcp._fields import annotated
 
 READ_ONLY = {"read_only_hint": True, "destructive_hint": False, "open_world_hint": False}
@@ -172,9 +172,11 @@ def register(server: ToolServer) -> None:
             f"Search {agent}'s long-term memory by meaning and by exact words. Call it before "
             "answering anything about the past, the user or earlier decisions. Returns memories "
             "(type 'narrative', with id and weight) best first; with include_turns=true also the "
-            "raw conversation turns (type 'turn', with id). Results less similar than a "
-            "calibrated relevance floor are left out, so an empty list means nothing relevant is "
-            "remembered. Follow a memory to its source turns with memory_trace."
+            "raw conversation turns (type 'turn', with id), all in one list by relevance: each "
+            "`score` is an estimated probability (0–1) of being relevant and `explain` says how "
+            "it was made. Results below a calibrated relevance floor are left out, so an empty "
+            "list (with its `reason`) means nothing relevant is remembered. Follow a memory to "
+            "its source turns with memory_trace."
         ),
         annotations=ToolAnnotations(title="Search memory", idempotent_hint=True, **READ_ONLY),
     )
@@ -190,21 +192,24 @@ def register(server: ToolServer) -> None:
         mode: Mode,
         min_score: MinScore,
     ) -> dict[str, Any]:
-        return server.call(
+        return searched(
             "memory_search",
-            lambda: server.memory.search(
-                query=query,
-                k=k,
-                since=since,
-                until=until,
-                min_weight=min_weight,
-                tags=names(tags),
-                kind=kind,
-                include_turns=include_turns,
-                mode=mode,
-                min_score=min_score,
+            server.call(
+                "memory_search",
+                lambda: server.memory.search(
+                    query=query,
+                    k=k,
+                    since=since,
+                    until=until,
+                    min_weight=min_weight,
+                    tags=names(tags),
+                    kind=kind,
+                    include_turns=include_turns,
+                    mode=mode,
+                    min_score=min_score,
+                ),
+                lock=None,
             ),
-            lock=None,
         )
 
     @server.tool(

@@ -28,17 +28,14 @@ from tideline.memory._raw import (
     RawContext,
     spelled_day,
 )
-from tideline.memory._relevance import AUTO_MIN_SCORES, resolve_min_score
 from tideline.memory._schema import AGENT_MIGRATIONS
-from tideline.memory._turn_search import TurnLevers, search_turns
+from tideline.memory._turn_keys import turn_keys
 from tideline.memory._types import (
     FORGOTTEN,
     Forgetting,
     ImportProblem,
     ImportSummary,
-    MemoryHit,
     Narrative,
-    SearchResult,
     Trace,
     TraceTurn,
     Turn,
@@ -60,7 +57,6 @@ from tideline.memory._weights import (
 
 __all__ = [
     "AGENT_MIGRATIONS",
-    "AUTO_MIN_SCORES",
     "DEFAULT_CEILING",
     "DEFAULT_WHY",
     "DEFAULT_WINDOW",
@@ -85,17 +81,14 @@ __all__ = [
     "ImportSummary",
     "MalformedPart",
     "Memory",
-    "MemoryHit",
     "Narrative",
     "NarrativeInput",
     "Narratives",
     "NewTurn",
     "RawContext",
-    "SearchResult",
     "Trace",
     "TraceTurn",
     "Turn",
-    "TurnLevers",
     "TurnResult",
     "WeightedNarrative",
     "compute_weight",
@@ -109,8 +102,7 @@ __all__ = [
     "recompute_weights",
     "recurrence_from_count",
     "refresh_recurrence",
-    "resolve_min_score",
-    "search_turns",
     "spelled_day",
+    "turn_keys",
     "write_export",
 ]

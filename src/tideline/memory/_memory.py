@@ -24,7 +24,7 @@ import logging
 import math
 import threading
 from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, suppress
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -45,15 +45,12 @@ from tideline.memory._raw import (
     usable_turns,
     validate_session_key,
 )
-from tideline.memory._relevance import above_floor, check_min_score
-from tideline.memory._turn_search import TurnLevers, search_turns
+from tideline.memory._turn_keys import turn_keys
 from tideline.memory._types import (
     Forgetting,
     ImportProblem,
     ImportSummary,
-    MemoryHit,
     Narrative,
-    SearchResult,
     Trace,
     Turn,
     TurnResult,
@@ -66,14 +63,14 @@ from tideline.search import (
     Analyser,
     Hit,
     Mode,
-    ParsedQuery,
     Policy,
     QueryVector,
-    Retrieval,
+    Scope,
+    SearchResult,
     VectorOptions,
     bound_query,
-    literal_dashes,
-    parse_query,
+    check_floor,
+    interleave,
     pending_vector,
     query_vector,
     resolved,
@@ -89,14 +86,14 @@ Progress = Callable[[int, int], None]
 
 #: Narrative search: cosine + a boost for a verbatim keyword hit (`keyword_boost`), so an exact
 #: hit beats semantic neighbours.
-NARRATIVES = Policy(fusion="weighted", boost=0.3)
+NARRATIVES = Policy(fusion="weighted", boost=0.3, kind="narrative")
 #: Raw-turn search, chosen on LoCoMo dev (docs/benchmarks.md): fusion by score (α = 0.5 of
 #: BM25/best + 0.5 of min–max cosine) keeps a strong lexical hit ahead of near-equal neighbours,
 #: which RRF (k = 10 before issue 12: recall@5 0.546) flattened; `turn_fusion`, `turn_alpha`, and
-#: `turn_rrf_k` / `turn_vector_weight` for RRF set it.
-TURNS = Policy("convex", rrf_k=10, alpha=0.5)
-#: The raw-turn re-ordering levers (`_turn_search`), chosen on LoCoMo dev (docs/benchmarks.md).
-TURN_LEVERS = TurnLevers(date_weight=1.0, memory_weight=0.25)
+#: `turn_rrf_k` / `turn_vector_weight` for RRF set it. The levers (`_turn_keys`): dates and
+#: memory keys, `turn_date_weight`, `turn_memory_weight`, `turn_session_weight`,
+#: `turn_session_cap`.
+TURNS = Policy("convex", rrf_k=10, alpha=0.5, kind="turn", date_weight=1.0, memory_weight=0.25)
 
 
 MAX_K = 200
@@ -125,19 +122,17 @@ class Memory:
         min_score: float = 0.0,
         lock: AbstractContextManager[object] | None = None,
         analyser: Analyser = DEFAULT_ANALYSER,
-        turn_levers: TurnLevers = TURN_LEVERS,
         turn_context: int = TURN_CONTEXT,
         vectors: VectorOptions = VectorOptions(),  # noqa: B008 - frozen, so one default is safe
         clock: Clock = system_clock,
     ):
         self.db = db
         self.clock = clock
-        self.min_score = check_min_score(min_score)
+        self.min_score = check_floor(min_score)
         self.lock = lock or threading.RLock()
         self.embedder = embedder
         self.narrative_policy = narrative_policy
         self.turn_policy = turn_policy
-        self.turn_levers = turn_levers
         self.raw = RawContext(db, analyser, turn_context, clock)
         self.narratives = Narratives(db, analyser, clock)
         self.keys = WriteKeys(db, clock)
@@ -145,6 +140,7 @@ class Memory:
             index.configure(vectors)
         self.warnings: list[str] = []
         self._vectors_ready = False
+        self._closed = threading.Event()
 
     # -- embedding ---------------------------------------------------------------------------
     def _bind(self) -> bool:
@@ -212,21 +208,34 @@ class Memory:
         if background:
             for index in (self.raw.index, self.narratives.index):
                 index.configure(replace(index.options, background=True))
-            threading.Thread(target=self._build_files, name="search-files", daemon=True).start()
+            threading.Thread(
+                target=self._build_in_background, name="search-files", daemon=True
+            ).start()
             return 0
         return self._build_files()
 
+    def close(self) -> None:
+        """Stop the background builder's use of the shared connection (it is about to close);
+        a build under way on connections of its own ends at its next turn on the shared one."""
+        with self.lock:
+            self._closed.set()
+
+    def _build_in_background(self) -> None:
+        with suppress(_Closed):
+            self._build_files()
+
     def _build_files(self) -> int:
+        guard = _OpenGuard(self.lock, self._closed)
         done = 0
         for index in (self.raw.index, self.narratives.index):
-            with self.lock:  # the shared connection: reads take turns with the other threads
+            with guard:  # the shared connection: reads take turns with the other threads
                 file = index.large_vector_file()
                 due = file is not None and file.due()
                 lexical = index.lexical_file_due()
             if file is not None and due:
                 done += file.build()  # on connections of its own
             if lexical:
-                done += index.build_lexical_file(guard=self.lock)
+                done += index.build_lexical_file(guard=guard)
         return done
 
     def pending_vectors(self) -> int:
@@ -429,11 +438,11 @@ class Memory:
         min_score: float | None = None,
     ) -> SearchResult:
         """Hybrid search over narratives (by the narrative policy) and optionally raw turns (by
-        the turn policy), merged by rank. `qvec` is the query's vector when the caller has it
-        already (injection); `narrative_fusion` overrides the narrative policy's fusion;
-        `min_score` overrides the relevance floor (`search_min_score`, see `_relevance`)."""
+        the turn policy), in one list by relevance. `qvec` is the query's vector when the caller
+        has it already (injection); `narrative_fusion` overrides the narrative policy's fusion;
+        `min_score` overrides the relevance floor (`search_min_score`)."""
         k = _check_k(k)
-        floor = self.min_score if min_score is None else check_min_score(min_score)
+        floor = self.min_score if min_score is None else check_floor(min_score)
         min_weight = _check_min_weight(min_weight)
         if mode not in MODES:
             raise InvalidInput(f"mode={mode!r}; use one of {list(MODES)}")
@@ -445,11 +454,10 @@ class Memory:
         since_t, until_t = parse_time(since, "since"), parse_time(until, "until", end_of_day=True)
         query, cut = bound_query(query)
         warnings: list[str] = [cut] if cut else []
-        warning = None
         pending: QueryVector = qvec
         if qvec is None and mode != "lex":
             pending = self._pending_vector(query)
-        policy = self.narrative_policy
+        policy = replace(self.narrative_policy, floor=floor)
         if narrative_fusion is not None:
             policy = replace(policy, fusion=narrative_fusion)
         with self.lock:
@@ -463,43 +471,28 @@ class Memory:
                 texts=self.narratives.texts,
             )
             qvec, warning = resolved(pending) if mode != "lex" else (None, None)
-            warnings += found.warnings
-            found.hits, cut_n = above_floor(
-                found.hits,
-                self.narratives.index,
-                _parsed(query, policy),
-                qvec if found.mode != "lex" else None,
-                floor,
-                self.narratives.texts,
-            )
             hits = self._narrative_hits(found.top(k))
+            left_out = found.left_out
+            warnings += found.warnings
             if include_turns:
-                turns = self._turn_retrieval(query, qvec, k, mode, since_t, until_t, warning)
+                turns = self._turn_retrieval(query, qvec, k, mode, since_t, until_t, warning, floor)
                 warnings += turns.warnings
-                turns.hits, cut_t = above_floor(
-                    turns.hits,
-                    self.raw.index,
-                    _parsed(query, self.turn_policy),
-                    qvec if turns.mode != "lex" else None,
-                    floor,
-                    self.raw.texts,
-                )
-                cut_n += cut_t
-                hits = _interleave(hits, self._turn_hits(turns.top(k)))
-        if cut_n and len(hits) < k:
-            warnings.append(
-                f"{cut_n} result(s) less similar than the relevance floor {floor:.2f} left out; "
-                "pass min_score=0 (--min-score 0) to see them"
-            )
-        return SearchResult(hits[:k], list(dict.fromkeys(warnings)))
+                left_out += turns.left_out
+                hits = interleave(hits, self._turn_hits(turns.top(k)))
+        return SearchResult(hits[:k], found.mode, list(dict.fromkeys(warnings)), floor, left_out)
 
-    def search_turns(self, query: str, k: int = 10, mode: str = "hybrid") -> list[MemoryHit]:
-        """Raw-turn retrieval on its own, by the turn policy (used by the LoCoMo benchmark)."""
+    def search_turns(
+        self, query: str, k: int = 10, mode: str = "hybrid", policy: Policy | None = None
+    ) -> list[Hit]:
+        """Raw-turn retrieval on its own, by the turn policy or `policy` (the LoCoMo
+        benchmark's ablations), the relevance floor included."""
         k = _check_k(k)
         query = bound_query(query)[0]
         qvec = self._pending_vector(query) if mode != "lex" else None
         with self.lock:
-            found = self._turn_retrieval(query, qvec, k, mode, None, None, None)
+            found = self._turn_retrieval(
+                query, qvec, k, mode, None, None, None, self.min_score, policy
+            )
             return self._turn_hits(found.top(k))
 
     def similar(self, qvec: np.ndarray, k: int) -> list[tuple[int, float]]:
@@ -523,49 +516,55 @@ class Memory:
         since: str | None,
         until: str | None,
         warning: str | None,
-    ) -> Retrieval:
-        return search_turns(
-            self.raw,
-            self.narratives,
+        floor: float,
+        policy: Policy | None = None,
+        scope: Scope | None = None,
+    ) -> SearchResult:
+        """The turns for `query` within the time filter, with the levers' keys when nothing is
+        filtered (a filtered search must not gain turns from outside it)."""
+        policy = replace(policy or self.turn_policy, floor=floor)
+        scope = scope or self.raw.filter(since, until)
+        unfiltered = scope.where is None
+        keys = (
+            turn_keys(self.raw, self.narratives, query, policy, self.narrative_policy)
+            if unfiltered
+            else []
+        )
+        return retrieve(
+            scope,
             query,
             qvec,
             k,
             cast(Mode, mode),
-            self.turn_policy,
-            self.turn_levers,
-            scope=self.raw.filter(since, until),
-            narrative_policy=self.narrative_policy,
+            policy,
+            texts=self.raw.texts,
             warning=warning,
+            keys=keys,
+            groups=self.raw.sessions_of,
         )
 
-    def _narrative_hits(self, found: list[Hit]) -> list[MemoryHit]:
+    def _narrative_hits(self, found: list[Hit]) -> list[Hit]:
+        """The hits that are still narratives, with what each says (gone meanwhile: left out)."""
         by_id = {n.id: n for n in self.narratives.get([h.id for h in found], links=False)}
         return [
-            _hit(
-                "narrative",
-                h,
-                text=by_id[h.id].gesture,
-                created_at=by_id[h.id].created_at,
-                weight=by_id[h.id].weight,
-                tags=by_id[h.id].tags,
+            h.copy(
+                type="narrative",
+                text=n.gesture,
+                created_at=n.created_at,
+                weight=n.weight,
+                tags=list(n.tags),
             )
             for h in found
-            if h.id in by_id
+            if (n := by_id.get(h.id)) is not None
         ]
 
-    def _turn_hits(self, found: list[Hit]) -> list[MemoryHit]:
+    def _turn_hits(self, found: list[Hit]) -> list[Hit]:
+        """The hits that are still turns, with their words, time, session and speaker."""
         by_id = {t.id: t for t in self.raw.get([h.id for h in found])}
         return [
-            _hit(
-                "turn",
-                h,
-                text=by_id[h.id].text,
-                created_at=by_id[h.id].ts,
-                session=by_id[h.id].session,
-                speaker=by_id[h.id].speaker,
-            )
+            h.copy(type="turn", text=t.text, created_at=t.ts, session=t.session, speaker=t.speaker)
             for h in found
-            if h.id in by_id
+            if (t := by_id.get(h.id)) is not None
         ]
 
     # -- overview ----------------------------------------------------------------------------
@@ -635,11 +634,6 @@ def _require_file(path: Path, fmt: str) -> None:
         raise NotFound(f"{shown(path)} is not a file; pass the path of {article} {fmt} export")
 
 
-def _parsed(query: str, policy: Policy) -> ParsedQuery:
-    """The query as `retrieve` parsed it under `policy` (for the floor's verbatim check)."""
-    return parse_query(literal_dashes(query) if policy.literal_dashes else query)
-
-
 def _nothing_found(path: Path, summary: ImportSummary) -> str:
     """Why an import stored nothing, and what to try."""
     skipped = ", ".join(f"{n} {kind}" for kind, n in summary.skipped_kinds.items())
@@ -649,16 +643,6 @@ def _nothing_found(path: Path, summary: ImportSummary) -> str:
         f"nothing to import from {path.name}: tideline {how} {summary.format} and found no "
         f"turns to keep{left}; check it is the export you meant, or pass --format"
     )
-
-
-def _interleave(narratives: list[MemoryHit], turns: list[MemoryHit]) -> list[MemoryHit]:
-    """Merge the two result lists by rank (narrative first at equal rank): their scores come
-    from different fusions (cosine + boost vs reciprocal rank) and are not comparable."""
-    out: list[MemoryHit] = []
-    for pair in zip(narratives, turns, strict=False):
-        out += pair
-    longer = narratives if len(narratives) > len(turns) else turns
-    return out + longer[min(len(narratives), len(turns)) :]
 
 
 def _check_k(k: int) -> int:
@@ -680,15 +664,21 @@ def _check_min_weight(value: float | None) -> float | None:
     return number
 
 
-def _hit(kind: str, h: Hit, **fields: Any) -> MemoryHit:
-    return MemoryHit(
-        type=kind,
-        id=h.id,
-        score=round(h.score, 6),
-        lex_rank=h.lex_rank,
-        lex_score=h.lex_score,
-        vec_rank=h.vec_rank,
-        vec_distance=h.vec_distance,
-        keyword_match=h.keyword_match,
-        **fields,
-    )
+class _Closed(Exception):
+    """The memory was closed while a background build waited for the shared connection."""
+
+
+class _OpenGuard:
+    """The shared lock, refused once the memory is closed (the connection is going away)."""
+
+    def __init__(self, lock: AbstractContextManager[object], closed: threading.Event):
+        self.lock, self.closed = lock, closed
+
+    def __enter__(self) -> None:
+        self.lock.__enter__()
+        if self.closed.is_set():
+            self.lock.__exit__(None, None, None)
+            raise _Closed
+
+    def __exit__(self, *exc: object) -> None:
+        self.lock.__exit__(*exc)  # type: ignore[arg-type]

@@ -65,32 +65,6 @@ class Narrative(_Dict):
 
 
 @dataclass
-class MemoryHit(_Dict):
-    """One search result: a narrative or a turn, its text, and the parts of its score."""
-
-    type: str  # "narrative" | "turn"
-    id: int
-    text: str
-    score: float
-    created_at: str
-    weight: float | None = None
-    tags: list[str] = field(default_factory=list)
-    session: str | None = None
-    speaker: str | None = None
-    lex_rank: int | None = None
-    lex_score: float | None = None
-    vec_rank: int | None = None
-    vec_distance: float | None = None
-    keyword_match: bool = False
-
-
-@dataclass
-class SearchResult(_Dict):
-    hits: list[MemoryHit]
-    warnings: list[str] = field(default_factory=list)
-
-
-@dataclass
 class TraceTurn(_Dict):
     """A turn in a trace window; `source` marks the turns the narrative links to."""
 

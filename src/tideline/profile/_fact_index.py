@@ -11,16 +11,18 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from tideline.embed import Embedder
 from tideline.profile._types import Fact, _Dict
-from tideline.search import FillReport, Hit, create_index, open_index
+from tideline.search import FillReport, Hit, Policy, Scope, create_index, open_index, retrieve
 from tideline.store import Storage
 
 FACT_INDEX = "fact_text"
+#: Fact search: the default fusion, scored as facts (`tideline.search._score`).
+FACTS = Policy(kind="fact")
 
 
 def fact_text(fact: Fact) -> str:
@@ -78,12 +80,20 @@ class FactIndex:
         return {i: v[0] for i, v in self.index.vectors_of(list(ids)).items()}
 
     def search(
-        self, query: str, qvec: np.ndarray | None, k: int, scope: tuple[str, list[object]]
+        self,
+        query: str,
+        qvec: np.ndarray | None,
+        k: int,
+        scope: tuple[str, list[object]],
+        floor: float = 0.0,
     ) -> list[Hit]:
-        """Hybrid (lexical without `qvec`) over the facts `scope` selects (their owner's filter)."""
+        """Hybrid (lexical without `qvec`) over the facts `scope` selects (their owner's
+        filter), none less relevant than `floor`."""
         where, params = scope
         mode = "hybrid" if qvec is not None else "lex"
-        return self.index.search(query, qvec, k, mode, where=where, params=params)
+        policy = replace(FACTS, floor=floor)
+        found = retrieve(Scope(self.index, where, tuple(params)), query, qvec, k, mode, policy)
+        return found.top(k)
 
     # -- themes ------------------------------------------------------------------------------
     def replace_themes(self, themes: Sequence[tuple[str, list[int]]], now: str) -> None:

@@ -53,7 +53,7 @@ from tideline.profile._types import (
 )
 from tideline.profile._version import VersionStore
 from tideline.profile._view import ProfileView
-from tideline.search import Hit, bound_query, query_vector
+from tideline.search import Hit, bound_query, query_vector, valid_text
 from tideline.store import Storage
 
 BACKING_SLICE = 100  # facts whose backing one locked read fetches (`read`; bench/profile_read.py)
@@ -175,6 +175,9 @@ class Profile:
         statuses = [status] if isinstance(status, str) else list(status or [])
         for st in statuses:
             choice(st, "status", STATUSES)
+        # a lone surrogate (JSON's "\ud800") cannot be bound to SQL; it names nothing stored
+        category = None if category is None else valid_text(category)
+        subject = None if subject is None else valid_text(subject)
         with self.lock:
             found = self.stores.facts.list(statuses or None, category, subject)
             return self._with_evidence(found) if evidence else found
@@ -379,7 +382,8 @@ class Profile:
         vector already and applies its own floor — injection, on every turn."""
         with self.lock:
             scope = self.stores.facts.status_filter(ACTIVE_STATUSES)
-            hits = self.stores.fact_index.search(query, qvec, k, scope)
+            floor = self.memory.min_score if self.memory is not None else 0.0  # one floor
+            hits = self.stores.fact_index.search(query, qvec, k, scope, floor)
             by_id = {f.id: f for f in self.stores.facts.list(ACTIVE_STATUSES)}
         return [(by_id[h.id], h) for h in hits if h.id in by_id]
 

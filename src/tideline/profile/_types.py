@@ -20,7 +20,7 @@ STRATEGY_STATUSES = ("open", "asked", "resolved")
 STRATEGY_OUTCOMES = ("answered", "obsolete", "expired")  # how a resolved strategy ended
 EVENT_STATUSES = ("active", "closed")
 RUN_STATUSES = ("running", "done", "failed", "skipped")
-RUN_STATUSES_V1 = ("running", "done", "failed")  # before profile migration 5
+RUN_STATUSES_V1 = ("running", "done", "failed")  # before profile migration 6
 
 
 class _Dict:

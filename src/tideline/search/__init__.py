@@ -1,5 +1,7 @@
 """Hybrid search: safe FTS5 queries, BM25 + trigram, sqlite-vec KNN (or, on PostgreSQL, tsvector
-and pgvector), and one retrieval path (`retrieve`) that fuses them by a per-use `Policy`."""
+and pgvector), and one retrieval path (`retrieve`) whose every ranking stage — candidates,
+lexical statistics, aggregation, fusion, levers, the relevance score, the floor, diversity and
+truncation — a per-use `Policy` configures. Every search returns `Hit`s in a `SearchResult`."""
 
 from tideline.search._analyse import (
     ANALYSERS,
@@ -12,6 +14,8 @@ from tideline.search._fallback import QueryVector, pending_vector, query_vector,
 from tideline.search._fusion import RRF_K, fuse, ranks, rrf_fuse, weighted_fuse
 from tideline.search._index import FillReport, TextIndex, text_key
 from tideline.search._knn import VectorOptions
+from tideline.search._levers import Groups, Key, Targets, diversify, lift
+from tideline.search._lexical import Counts, Freqs
 from tideline.search._open import create_index, open_index
 from tideline.search._pg_index import PgTextIndex
 from tideline.search._query import (
@@ -22,14 +26,24 @@ from tideline.search._query import (
     bound_query,
     parse_query,
 )
-from tideline.search._rerank import diversify, lift
-from tideline.search._retrieve import Candidates, Scope, TextLookup, literal_dashes, retrieve
+from tideline.search._retrieve import (
+    Candidates,
+    Parents,
+    Recency,
+    Scope,
+    TextLookup,
+    literal_dashes,
+    parsed_for,
+    retrieve,
+)
+from tideline.search._score import auto_floor, best_by, check_floor, interleave, resolve_floor
 from tideline.search._text import has_cjk, spaced_cjk, valid_text
-from tideline.search._types import MODES, Hit, Mode, Policy, Retrieval
+from tideline.search._types import KINDS, MODES, Hit, Mode, Policy, SearchResult
 
 __all__ = [
     "ANALYSERS",
     "DEFAULT_ANALYSER",
+    "KINDS",
     "MAX_QUERY_CHARS",
     "MAX_TERMS",
     "MAX_TERM_CHARS",
@@ -38,31 +52,44 @@ __all__ = [
     "STOP_WORDS",
     "Analyser",
     "Candidates",
+    "Counts",
     "FillReport",
+    "Freqs",
+    "Groups",
     "Hit",
+    "Key",
     "Mode",
+    "Parents",
     "ParsedQuery",
     "PgTextIndex",
     "Policy",
     "QueryVector",
-    "Retrieval",
+    "Recency",
     "Scope",
+    "SearchResult",
+    "Targets",
     "TextIndex",
     "TextLookup",
     "VectorOptions",
     "analyse",
+    "auto_floor",
+    "best_by",
     "bound_query",
+    "check_floor",
     "create_index",
     "diversify",
     "fuse",
     "has_cjk",
+    "interleave",
     "lift",
     "literal_dashes",
     "open_index",
     "parse_query",
+    "parsed_for",
     "pending_vector",
     "query_vector",
     "ranks",
+    "resolve_floor",
     "resolved",
     "retrieve",
     "rrf_fuse",

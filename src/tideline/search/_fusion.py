@@ -3,7 +3,8 @@
 - `rrf_fuse`: reciprocal rank fusion, score = Σ w/(k + rank) over the lists a record appears in
   (k = 60, ranks from 1). Robust to the incomparable scales of BM25 and cosine distance.
 - `weighted_fuse`: cosine similarity plus a fixed boost when the record contains the query words
-  verbatim (the narratives' rule: an exact keyword hit should win over semantic neighbours).
+  verbatim (the narratives' rule: an exact keyword hit should win over semantic neighbours), plus
+  optionally a share of BM25 / the best BM25 (the source-link backfill's rule).
 - `convex_fuse`: fusion by score, not rank: α · lexical + (1 − α) · vector, each normalised on
   this query's candidates (BM25 / the best BM25; cosine min–max), plus the keyword boost. A
   strong lexical hit keeps its lead over a list of near-equal neighbours, which RRF flattens.
@@ -75,18 +76,21 @@ def rrf_fuse(
     return _ordered(merged.values())
 
 
-def weighted_fuse(hits: Iterable[Hit], boost: float = 0.3) -> list[Hit]:
-    """Score = cosine similarity (0 when unknown) + `boost` for a verbatim keyword match."""
-    out = []
-    for hit in hits:
+def weighted_fuse(hits: Iterable[Hit], boost: float = 0.3, lex_share: float = 0.0) -> list[Hit]:
+    """Score = cosine similarity (0 when unknown) + `boost` for a verbatim keyword match +
+    `lex_share` × BM25 / the best BM25 (a graded lexical bonus: the backfill's rule)."""
+    out = list(hits)
+    best = max((h.lex_score or 0.0 for h in out if h.lex_source != "trigram"), default=0.0)
+    for hit in out:
         sim = 1.0 - hit.vec_distance if hit.vec_distance is not None else 0.0
         hit.score = sim + (boost if hit.keyword_match else 0.0)
+        if lex_share and best > 0 and hit.lex_source != "trigram":
+            hit.score += lex_share * (hit.lex_score or 0.0) / best
         hit.fusion = "weighted"
-        out.append(hit)
     return _ordered(out)
 
 
-def _lex_norm(hits: Iterable[Hit]) -> dict[tuple[int, int], float]:
+def lex_norm(hits: Iterable[Hit]) -> dict[tuple[int, int], float]:
     """Each lexical hit's BM25 over the best BM25 (0–1]; trigram top-ups rank below the weakest
     BM25 hit, scaled the same way within their own list."""
     by_source: dict[str, list[Hit]] = {}
@@ -114,13 +118,13 @@ def convex_fuse(
     missing from a list scores 0 on it.
     """
     merged = rrf_fuse(lists)
-    lex = _lex_norm(merged)
+    lex = lex_norm(merged)
     sims = [1.0 - h.vec_distance for h in merged if h.vec_distance is not None]
     lo, hi = (min(sims), max(sims)) if sims else (0.0, 0.0)
     for h in merged:
         vec = 0.0
-        if h.vec_distance is not None and hi > lo:
-            vec = max(0.0, (1.0 - h.vec_distance - lo) / (hi - lo))
+        if h.vec_distance is not None:  # one candidate (or all equal): the nearest there is
+            vec = max(0.0, (1.0 - h.vec_distance - lo) / (hi - lo)) if hi > lo else 1.0
         h.score = alpha * lex.get(h.key, 0.0) + (1.0 - alpha) * vec
         h.score += boost if h.keyword_match else 0.0
         h.fusion = "convex"
@@ -131,7 +135,7 @@ def fuse(lists: Sequence[Sequence[Hit]], policy: Policy) -> list[Hit]:
     """Fuse (lexical, vector) lists by the policy. `weighted` and `convex` expect the hits'
     keyword_match and vec_distance already filled in (see `retrieve`)."""
     if policy.fusion == "weighted":
-        return weighted_fuse(rrf_fuse(lists, policy.rrf_k), policy.boost)
+        return weighted_fuse(rrf_fuse(lists, policy.rrf_k), policy.boost, policy.lex_share)
     if policy.fusion == "convex":
         return convex_fuse(lists, policy.alpha, policy.boost)
     return rrf_fuse(lists, policy.rrf_k, policy.weights, policy.ties)

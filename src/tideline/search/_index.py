@@ -30,6 +30,7 @@ import contextlib
 import hashlib
 import logging
 import time
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -43,7 +44,8 @@ from tideline.errors import EmbedderError
 from tideline.search._analyse import DEFAULT_ANALYSER, Analyser, analyse
 from tideline.search._fallback import QueryVector
 from tideline.search._fusion import RRF_K
-from tideline.search._knn import FileSearch, VectorOptions
+from tideline.search._knn import FileSearch, VectorOptions, selected_ids
+from tideline.search._lexical import Counts, Freqs
 from tideline.search._lexical_file import CATCH_UP, FILTERED, LexicalFile, lexical_folder
 from tideline.search._query import ParsedQuery, parse_query
 from tideline.search._retrieve import Scope, TextLookup, retrieve
@@ -89,12 +91,53 @@ def _post_filter(where: str) -> str:
     return f"+({where})"
 
 
+#: Indexes from this many records drop a query's terms found in over half of them
+#: (`_weightless`): in a handful of records "half" is one or two, and the term may be the match.
+WEIGHTLESS_FROM = 200
+
 #: Terms whose record counts an index keeps (`_shares`); past it the memo starts again.
 _KNOWN_TERMS = 20_000
 
 
 def _blob(vector: np.ndarray) -> bytes:
     return np.asarray(vector, dtype=np.float32).tobytes()
+
+
+def _varints(blob: bytes) -> list[int]:
+    """SQLite varints (big-endian, 7 bits a byte, the ninth byte whole), as FTS5 writes them."""
+    out: list[int] = []
+    value, n = 0, 0
+    for byte in blob:
+        n += 1
+        if n == 9:
+            out.append((value << 8) | byte)
+            value, n = 0, 0
+        elif byte & 0x80:
+            value = (value << 7) | (byte & 0x7F)
+        else:
+            out.append((value << 7) | byte)
+            value, n = 0, 0
+    return out
+
+
+def _tf(api: Any, *args: Any) -> str:
+    """FTS5 auxiliary function: the row's length in tokens, then each phrase of the query with
+    its count in the row, separated by control characters (never in analysed text)."""
+    parts = [str(api.column_size(0))]
+    for i, tokens in enumerate(api.phrases):
+        parts.append(f"{' '.join(tokens)}\x1e{len(api.phrase_column_offsets(i, 0))}")
+    return "\x1f".join(parts)
+
+
+_with_tf: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def _register_tf(db: Storage) -> None:
+    """Register `tideline_tf` on this database's connection, once."""
+    conn = getattr(db, "conn", None)
+    if conn is not None and conn not in _with_tf:
+        conn.register_fts5_function("tideline_tf", _tf)
+        _with_tf.add(conn)
 
 
 @dataclass
@@ -146,6 +189,7 @@ class TextIndex:
         self._keys: tuple[KeyLookup, Callable[[], Sequence[int]]] | None = None
         self._count: tuple[tuple[int, int], int] | None = None
         self._records_with: dict[str, int] = {}  # term → its records, as of `_count`'s version
+        self._token_count: int | None = None  # tokens in `N_fts`, as of `_count`'s version
         self._text_writes = 0
         #: How the owner wants `N_fts` made ("analyser" or "analyser;keys") and how it was made.
         self.wanted = f"{analyser};{keys}" if keys else analyser
@@ -422,16 +466,14 @@ class TextIndex:
                 return None
         allowed = None
         if where is not None:
-            allowed = [
-                int(r[0])
-                for r in self.db.execute(
-                    f"SELECT id FROM {self.name}_fts_docsize WHERE {where} LIMIT ?",
-                    (*params, FILTERED + 1),
-                )
-            ]
+            allowed = selected_ids(
+                self.db,
+                f"SELECT id AS i FROM {self.name}_fts_docsize WHERE {where} LIMIT ?",
+                (*params, FILTERED + 1),
+            )
             if len(allowed) > FILTERED:
                 return None
-        found = file.search(parsed, k, allowed)
+        found = file.search(parsed, k, None if allowed is None else allowed.tolist())
         return [
             Hit(i, lex_rank=n, lex_score=score, lex_source="bm25")
             for n, (i, score) in enumerate(found, 1)
@@ -554,7 +596,7 @@ class TextIndex:
         )
         if parsed.empty:
             return None
-        if len(parsed.terms) > 1:
+        if len(parsed.terms) > 1 and self._many_records():
             parsed = parsed.without(self._weightless(parsed.terms))
         return parsed
 
@@ -603,6 +645,10 @@ class TextIndex:
                     )
         return hits
 
+    def _many_records(self) -> bool:
+        """Enough records for `_weightless` to be safe (`WEIGHTLESS_FROM`)."""
+        return self._records() >= WEIGHTLESS_FROM
+
     def _weightless(self, terms: Sequence[str]) -> set[str]:
         """The single-word terms in more than half of the records: FTS5's BM25 gives them an
         IDF of ~0 (they cannot change the order) while they cost the most to score — at 100k
@@ -637,7 +683,52 @@ class TextIndex:
         if self._count is None or self._count[0] != version:
             self._count = (version, int(self.db.scalar(f"SELECT count(*) FROM {self.name}_fts")))
             self._records_with.clear()
+            self._token_count = None
         return self._count[1]
+
+    def term_counts(self, terms: Sequence[str]) -> Counts | None:
+        """The records, their tokens and the records holding each word of `terms` (for BM25
+        over several indexes, `_lexical`)."""
+        words = list(dict.fromkeys(w for t in terms for w in t.split()))
+        self._shares(words)
+        return Counts(
+            self._records(), self._tokens(), {w: self._records_with.get(w, 0) for w in words}
+        )
+
+    def _tokens(self) -> int:
+        """Tokens in `N_fts`: FTS5 keeps the total in its averages record (varints: the row
+        count, then the tokens of each column), read again when `_records` counts again."""
+        self._records()
+        if self._token_count is None:
+            blob = self.db.scalar(f"SELECT block FROM {self.name}_fts_data WHERE id = 1")
+            values = _varints(blob) if isinstance(blob, bytes) else []
+            self._token_count = values[1] if len(values) > 1 else 0
+        return self._token_count
+
+    def term_freqs(self, parsed: ParsedQuery, ids: Sequence[int]) -> dict[int, Freqs] | None:
+        """Each of these records' length in tokens and how often it holds each of the query's
+        terms (a phrase's words space-separated), from FTS5 itself (the `tideline_tf`
+        auxiliary function) on the query's own matches, checked against `ids` after the match
+        (`_post_filter`)."""
+        match = self._parsed(parsed)
+        if match is None or not match.match or not ids:
+            return {}
+        _register_tf(self.db)
+        marks = ",".join(str(int(i)) for i in ids)
+        rows: list[Row] = self.db.execute(
+            f"SELECT rowid, tideline_tf({self.name}_fts) FROM {self.name}_fts "
+            f"WHERE {self.name}_fts MATCH ? AND {_post_filter(f'rowid IN ({marks})')}",
+            (match.match,),
+        ).fetchall()
+        out: dict[int, Freqs] = {}
+        for rowid, packed in rows:
+            length, *pairs = str(packed).split("\x1f")
+            tf: dict[str, int] = {}
+            for pair in pairs:
+                phrase, _, n = pair.rpartition("\x1e")
+                tf[phrase] = tf.get(phrase, 0) + int(n)
+            out[int(rowid)] = (int(length), tf)
+        return out
 
     def vector(
         self, qvec: np.ndarray, k: int, where: str | None = None, params: Sequence[object] = ()

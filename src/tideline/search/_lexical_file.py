@@ -216,10 +216,6 @@ class LexicalFile:
         found = searcher.search(query, k, count=False)
         return [(int(searcher.doc(a)["id"][0]), float(score)) for score, a in found.hits]
 
-    def close(self) -> None:
-        self._index = None
-        self._state = None
-
 
 def _analyzer() -> Any:
     import tantivy

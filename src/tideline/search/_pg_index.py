@@ -30,6 +30,7 @@ import numpy as np
 from tideline.search._analyse import DEFAULT_ANALYSER, Analyser, analyse
 from tideline.search._index import TextIndex
 from tideline.search._knn import FILTER_EXACT
+from tideline.search._lexical import Counts, Freqs
 from tideline.search._query import ParsedQuery
 from tideline.search._retrieve import TextLookup
 from tideline.search._terms import FTS_STRING, fts_strings, plain
@@ -377,6 +378,19 @@ class PgTextIndex(TextIndex):
                         )
                     )
         return hits
+
+    def _many_records(self) -> bool:
+        """PostgreSQL's statistics (`_shares`) only know the most common lexemes of a
+        table ANALYZE has seen: enough to judge by."""
+        return True
+
+    def term_counts(self, terms: Sequence[str]) -> Counts | None:
+        """Not counted on PostgreSQL (yet): hits keep `ts_rank`, and their lexical evidence is
+        the verbatim keyword check alone (`_lexical`, `_score`)."""
+        return None
+
+    def term_freqs(self, parsed: ParsedQuery, ids: Sequence[int]) -> dict[int, Freqs] | None:
+        return None
 
     def _shares(self, words: Sequence[str]) -> dict[str, float]:
         """The share of the records that hold each term, from PostgreSQL's own statistics of

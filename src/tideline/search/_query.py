@@ -142,9 +142,10 @@ def parse_query(
         (neg_chunks if negate else chunks).append(body.casefold())
         if not negate:
             words.extend(_WORD.findall(body))
-    if stop_words:
+    if stop_words:  # stop and question words then never carry a match, substrings included
         drop = droppable([s for s, _ in positive])
         positive = [(s, t) for s, t in positive if s not in drop]
+        chunks = [c for c in chunks if c not in drop]
     terms = list(dict.fromkeys(t for _, t in positive))[:MAX_TERMS]
     if not terms:
         return ParsedQuery(None, None, text=raw_text, analyser=analyser, stop_words=stop_words)

@@ -1,19 +1,31 @@
-"""`retrieve`: the one retrieval path. Memory, the library, its router and injection all call it.
+"""`retrieve`: the one retrieval path. Memory, the library, its router, the profile, injection
+and the backfill all call it; every ranking stage is here, each configured by the `Policy`:
 
-Steps: parse the query; take lexical candidates from every scope (`depth` each), then vector
-ones (so a query vector still being embedded on the query thread arrives meanwhile);
-merge several scopes by raw score (BM25 descending, distance ascending) while one scope keeps
-its own order; fuse the two lists by the `Policy`. When the mode needs vectors but there is no
-query vector (no embedder, or it is down) the search runs lexically and says so once.
+1. parse the query (stop and question words never carry a match, `_query`);
+2. candidates: each scope's lexical list, then its vector list (so a query vector still being
+   embedded on the query thread arrives meanwhile; `Policy.lists`, `depth`, `centre`);
+3. lexical statistics: BM25 again with the term statistics of every scope searched, and each
+   candidate's lexical evidence (`_lexical`);
+4. aggregation: a part is already its record (the index keeps a record's nearest part); keys
+   collapse to their parent records (`parents`: a note's examples to their chunk), per list;
+5. merge the scopes (BM25 descending, distance ascending) and fuse the two lists (`_fusion`),
+   the lexical list weighted by how much of the query its best hit covers (`trust`);
+6. levers: keys that lift the records they point at (dates, memory keys) and the session-level
+   list (`_levers`);
+7. score: each hit's relevance, 0–1 (`_score`), which orders the list (equal scores: the more
+   recent record first, `recency`);
+8. the floor (`Policy.floor`), diversity (`session_cap`) and score-adaptive truncation.
 
-The index is typed by the `Candidates` protocol, which `TextIndex` satisfies, so this module does
-not import `_index` (whose `search` delegates here).
+When the mode needs vectors but there is no query vector (no embedder, or it is down) the search
+runs lexically and says so once. The index is typed by the `Candidates` protocol, which
+`TextIndex` satisfies, so this module does not import `_index` (whose `search` delegates here).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Literal, Protocol
 
 import numpy as np
@@ -21,12 +33,19 @@ import numpy as np
 from tideline.search._analyse import Analyser
 from tideline.search._centre import centre_query, raw_distances
 from tideline.search._fallback import QueryVector, resolved
-from tideline.search._fusion import fuse, ranks
+from tideline.search._fusion import fuse, lex_norm, ranks
+from tideline.search._levers import Groups, Key, diversify, lift, session_scores
+from tideline.search._lexical import Counts, Freqs, lexicon, rescore, trust
 from tideline.search._query import ParsedQuery, parse_query
-from tideline.search._types import Hit, Mode, Policy, Retrieval
+from tideline.search._score import score, truncated
+from tideline.search._types import SCORE_PLACES, Hit, Mode, Policy, SearchResult
 
 #: The owner's lookup of record texts by id (for verbatim keyword checks on a few candidates).
 TextLookup = Callable[[Sequence[int]], Mapping[int, str]]
+#: Aggregation: (scope number, ids) → each id's parent record (a key's chunk; itself if none).
+Parents = Callable[[int, Sequence[int]], Mapping[int, int]]
+#: The owner's recency of records, by (source, id): the more recent wins among equal scores.
+Recency = Callable[[Sequence[tuple[int, int]]], Mapping[tuple[int, int], float]]
 
 NO_EMBEDDER = "no embedder configured: vector search is off, showing lexical results"
 
@@ -40,7 +59,7 @@ class Candidates(Protocol):
     @property
     def model_id(self) -> str | None:
         """The model behind the index's vectors (None before any are bound): picks the query
-        centring (`_centre`)."""
+        centring (`_centre`) and the calibration (`_score`)."""
         ...
 
     def lexical(
@@ -63,6 +82,10 @@ class Candidates(Protocol):
 
     def distances(self, qvec: np.ndarray, ids: Sequence[int]) -> dict[int, float]: ...
 
+    def term_counts(self, terms: Sequence[str]) -> Counts | None: ...
+
+    def term_freqs(self, parsed: ParsedQuery, ids: Sequence[int]) -> dict[int, Freqs] | None: ...
+
 
 @dataclass(frozen=True)
 class Scope:
@@ -81,6 +104,35 @@ def literal_dashes(query: str) -> str:
     return " ".join(w.lstrip("-") if w.startswith("-") else w for w in query.split())
 
 
+def parsed_for(query: str, policy: Policy, analyser: Analyser = "plain") -> ParsedQuery:
+    """The query as `retrieve` parses it under `policy` (a search and its levers' keys parse
+    the same text: parsed once)."""
+    return _parsed(query, policy.literal_dashes, policy.stop_words, analyser)
+
+
+@lru_cache(maxsize=256)
+def _parsed(query: str, dashes: bool, stop_words: bool, analyser: Analyser) -> ParsedQuery:
+    return parse_query(literal_dashes(query) if dashes else query, analyser, stop_words=stop_words)
+
+
+@dataclass
+class _Fused:
+    """Stages 1–5 of one search: the fused candidates, what ran, and the query vector."""
+
+    hits: list[Hit]
+    mode: Mode
+    warnings: list[str]
+    vector: np.ndarray | None
+
+
+def _scopes(scopes: Candidates | Scope | Sequence[Scope]) -> list[Scope]:
+    if isinstance(scopes, Scope):
+        return [scopes]
+    if isinstance(scopes, Sequence):
+        return list(scopes)
+    return [Scope(scopes)]
+
+
 def retrieve(
     scopes: Candidates | Scope | Sequence[Scope],
     query: str,
@@ -91,60 +143,113 @@ def retrieve(
     *,
     texts: TextLookup | None = None,
     warning: str | None = None,
-) -> Retrieval:
-    """Search `scopes` for `query` (and its vector `qvec`); see the module docstring.
+    keys: Sequence[Key] = (),
+    parents: Parents | None = None,
+    groups: Groups | None = None,
+    recency: Recency | None = None,
+) -> SearchResult:
+    """Search `scopes` for `query` (and its vector `qvec`) through every stage (see the module
+    docstring) and return the hits that clear the floor, best first by relevance.
 
-    `k` sets the candidate depth (see `Policy.depth`); every fused candidate is returned and the
-    caller takes `Retrieval.top(k, …)`. `texts` (one scope only) lets the weighted fusion check
-    verbatim keywords in Python instead of on the trigram table. `warning` is what the caller's
-    `query_vector` said when the embedder was down. `qvec` may still be under way
-    (`pending_vector`): the lexical lists are searched before it is waited for.
+    `k` is how many results the caller shows: it sets the candidate depth (`Policy.depth`) and
+    which hits count as "left out" by the floor; every hit that clears it is returned.
+    `texts` (one scope only) lets the fusions check verbatim keywords in Python instead of on
+    the trigram table. `warning` is what the caller's `query_vector` said when the embedder was
+    down. `qvec` may still be under way (`pending_vector`): the lexical lists are searched
+    before it is waited for. `keys`, `groups` (a record's session) and `parents` are the
+    owner's knowledge for the levers and the aggregation; `recency` (of (source, id) keys)
+    orders equal scores.
     """
-    if isinstance(scopes, Scope):
-        scopes = [scopes]
-    elif not isinstance(scopes, Sequence):
-        scopes = [Scope(scopes)]
-    parsed = parse_query(
-        literal_dashes(query) if policy.literal_dashes else query,
-        scopes[0].index.analyser if scopes else "plain",
-        stop_words=policy.stop_words,
-    )
+    found = _fused(_scopes(scopes), query, qvec, k, mode, policy, texts, warning, parents)
+    hits = found.hits
+    for key in keys:
+        if key.weight:
+            hits = _keyed(hits, key, query, found, k, policy)
+    if policy.session_weight and groups is not None and hits:
+        hits = _sessions(hits, groups, policy)
+    indexes = [s.index for s in _scopes(scopes)]
+    model = indexes[0].model_id if indexes else None
+    _distances(indexes, hits, found.vector)
+    score(hits, policy.kind, model, found.vector is not None)
+    hits = _ordered(hits, recency([h.key for h in hits]) if recency is not None else None)
+    kept = [h for h in hits if h.score >= policy.floor] if policy.floor > 0 else hits
+    left_out = sum(1 for h in hits[:k] if h.score < policy.floor) if policy.floor > 0 else 0
+    if policy.session_cap and groups is not None:
+        head = kept[: k * 2]
+        kept = diversify(head, groups([h.id for h in head]), policy.session_cap)
+    kept = truncated(kept, policy.truncate)
+    return SearchResult(kept, found.mode, found.warnings, policy.floor, left_out)
+
+
+def _ordered(hits: list[Hit], recency: Mapping[tuple[int, int], float] | None) -> list[Hit]:
+    """By relevance; equal ones the more recent first, then as the fusion ordered them."""
+    recent = recency or {}
+    return sorted(hits, key=lambda h: (-round(h.score, SCORE_PLACES), -recent.get(h.key, 0.0)))
+
+
+def _fused(
+    scopes: list[Scope],
+    query: str,
+    qvec: QueryVector,
+    k: int,
+    mode: Mode,
+    policy: Policy,
+    texts: TextLookup | None,
+    warning: str | None,
+    parents: Parents | None,
+) -> _Fused:
+    """Stages 1–5: parse, candidates, lexical statistics, aggregation, merge and fusion."""
+    parsed = parsed_for(query, policy, scopes[0].index.analyser if scopes else "plain")
     depth = policy.depth_for(k)
+    lexical = mode != "vec" and ("lex" in policy.lists or mode == "lex")
     # The lexical lists first: a vector still being computed (`pending_vector`) arrives meanwhile.
-    lex = _lexical(scopes, parsed, depth, policy) if mode != "vec" else []
+    lex = _lexical(scopes, parsed, depth, policy) if lexical else []
     qvec, down = resolved(qvec) if mode != "lex" else (None, None)
     warnings: list[str] = []
     if mode != "lex" and qvec is None:
         note = warning or down or (NO_EMBEDDER if mode == "vec" else None)
         warnings += [note] if note else []
-        lex = lex if mode == "hybrid" else _lexical(scopes, parsed, depth, policy)
+        lex = lex if mode == "hybrid" and lexical else _lexical(scopes, parsed, depth, policy)
         mode = "lex"
     raw = qvec
     if policy.centre and qvec is not None and scopes:
         qvec = centre_query(qvec, scopes[0].index.model_id)
     vec: list[list[Hit]] = []
-    for n, s in enumerate(scopes):
-        if mode in ("hybrid", "vec") and qvec is not None:
+    if mode in ("hybrid", "vec") and qvec is not None and ("vec" in policy.lists or mode == "vec"):
+        for n, s in enumerate(scopes):
             found = s.index.vector(qvec, depth, s.where, s.params)
-            vec.append([replace(h, source=n) for h in found])
+            vec.append([h.copy(source=n) for h in found])
+    words = lexicon([s.index for s in scopes], parsed)
+    cover = rescore(lex, vec, [s.index for s in scopes], parsed, words) if words else None
+    best: dict[tuple[int, int], tuple[int, int]] = {}
+    if parents is not None:
+        lex, vec, best = _collapsed(lex, vec, parents, policy)
     lex_all = _merged(lex, lambda h: -(h.lex_score or 0.0), "lex_rank", policy)
     vec_all = _merged(vec, lambda h: h.vec_distance or 0.0, "vec_rank", policy)
     if mode == "lex":
         hits = lex_all
+        norm = lex_norm(hits)  # BM25 / the best, substring top-ups below the weakest BM25 hit
         for h in hits:
-            h.score = h.lex_score or 0.0
+            h.score = norm.get(h.key, 0.0)
     elif mode == "vec":
         hits = vec_all
         for h in hits:
-            h.score = 1.0 - (h.vec_distance or 0.0)
+            h.score = 1.0 - (h.vec_distance or 0.0)  # by the query as searched (centred or not)
     else:
         if policy.fusion in ("weighted", "convex"):
             assert qvec is not None
             _annotate(scopes, parsed, qvec, lex_all + vec_all, texts)
-        hits = fuse([lex_all, vec_all], policy)
-    if raw is not None and qvec is not raw:
+        lists = [lex_all, vec_all] if lex_all or "lex" in policy.lists else [vec_all]
+        if policy.trust and len(lists) == 2:
+            w_lex, w_vec = policy.weights
+            policy = replace(policy, weights=(w_lex * trust(cover, policy.trust_floor), w_vec))
+        hits = fuse(lists, policy)
+    if raw is not None and qvec is not raw:  # hits show (and the score reads) the raw cosine
         raw_distances([s.index for s in scopes], hits, raw)
-    return Retrieval(hits, mode, warnings)
+    for h in hits:
+        part = best.get(h.key)
+        h.part = part[1] if part is not None and part != h.key else None
+    return _Fused(hits, mode, warnings, raw)
 
 
 def _lexical(
@@ -154,7 +259,7 @@ def _lexical(
     out: list[list[Hit]] = []
     for n, s in enumerate(scopes):
         found = s.index.lexical(parsed, depth, s.where, s.params, trigram=policy.trigram)
-        out.append([replace(h, source=n) for h in found])
+        out.append([h.copy(source=n) for h in found])
     return out
 
 
@@ -164,13 +269,53 @@ def _merged(
     rank_field: Literal["lex_rank", "vec_rank"],
     policy: Policy,
 ) -> list[Hit]:
-    """One list from the scopes' lists: a single scope keeps its order, several are merged by raw
+    """One list from the scopes' lists: a single scope keeps its order, several are merged by
     score (stable: scope order breaks ties); ranks are renumbered by the policy's tie rule."""
+    if not lists:
+        return []
     merged = lists[0] if len(lists) == 1 else sorted((h for x in lists for h in x), key=order)
     # The hits are retrieve's own copies (made once per hit, with `source`): ranked in place.
     for hit, rank in zip(merged, ranks(merged, policy.ties), strict=True):
         setattr(hit, rank_field, rank)
     return list(merged)
+
+
+def _collapsed(
+    lex: list[list[Hit]], vec: list[list[Hit]], parents: Parents, policy: Policy
+) -> tuple[list[list[Hit]], list[list[Hit]], dict[tuple[int, int], tuple[int, int]]]:
+    """Aggregation: each scope's lists with every key replaced by its parent record (the
+    first, best key of each parent kept), and each parent's best key — the one with the best
+    reciprocal-rank score of its own across both lists (a note's `match`)."""
+    n_scopes = max(len(lex), len(vec))
+    parent: dict[tuple[int, int], tuple[int, int]] = {}
+    for n in range(n_scopes):
+        ids = {h.id for x in (lex, vec) if n < len(x) for h in x[n]}
+        parent.update(((n, i), (n, p)) for i, p in parents(n, sorted(ids)).items())
+    own: dict[tuple[int, int], float] = {}
+    for lists in (lex, vec):
+        for hits in lists:
+            for pos, h in enumerate(hits, 1):
+                own[h.key] = own.get(h.key, 0.0) + 1.0 / (policy.rrf_k + pos)
+    best: dict[tuple[int, int], tuple[int, int]] = {}
+    for key, value in own.items():
+        if key not in parent:
+            continue
+        group = parent[key]
+        if group not in best or value > own[best[group]]:
+            best[group] = key
+
+    def collapse(hits: list[Hit]) -> list[Hit]:
+        seen: set[tuple[int, int]] = set()
+        out: list[Hit] = []
+        for h in hits:
+            group = parent.get(h.key)
+            if group is None or group in seen:  # gone meanwhile, or a later key of one parent
+                continue
+            seen.add(group)
+            out.append(h.copy(id=group[1], source=group[0]))
+        return out
+
+    return [collapse(x) for x in lex], [collapse(x) for x in vec], best
 
 
 def _annotate(
@@ -180,8 +325,8 @@ def _annotate(
     hits: list[Hit],
     texts: TextLookup | None,
 ) -> None:
-    """For the weighted fusion: mark verbatim keyword matches and fill in the distance of
-    lexical-only candidates, per scope."""
+    """For the weighted and convex fusions: mark verbatim keyword matches and fill in the
+    distance of lexical-only candidates, per scope."""
     for n, s in enumerate(scopes):
         mine = [h for h in hits if h.source == n]
         ids = sorted({h.id for h in mine})
@@ -192,3 +337,62 @@ def _annotate(
             h.keyword_match = h.id in matches
             if h.vec_distance is None and h.id in dist:
                 h.vec_distance = dist[h.id]
+
+
+def _distances(indexes: Sequence[Candidates], hits: list[Hit], qvec: np.ndarray | None) -> None:
+    """Every hit that has a vector gets its distance to the query (the score reads it)."""
+    if qvec is None:
+        return
+    by_source: dict[int, list[Hit]] = {}
+    for h in hits:
+        if h.vec_distance is None:
+            by_source.setdefault(h.source, []).append(h)
+    for n, mine in by_source.items():
+        if n < len(indexes):
+            known = indexes[n].distances(qvec, [h.id for h in mine])
+            for h in mine:
+                h.vec_distance = known.get(h.id)
+
+
+def _keyed(
+    hits: list[Hit], key: Key, query: str, found: _Fused, k: int, policy: Policy
+) -> list[Hit]:
+    """Lift `hits` by a key's search (see `_levers`)."""
+    scope = key.scope
+    if not isinstance(scope, Scope):
+        raise TypeError(f"key {key.name}: scope must be a Scope")
+    mode: Mode = "lex" if found.vector is None else found.mode
+    sub = _fused(
+        [scope], query, found.vector, k, mode, key.policy or policy, key.texts, None, None
+    ).hits[:k]
+    extra: dict[int, float] = {}
+    if key.targets is None:
+        extra = {h.id: h.score for h in sub}
+    else:
+        score_of = {h.id: h.score for h in sub}
+        for i, targets in key.targets([h.id for h in sub]).items():
+            for t in targets:
+                extra[t] = max(extra.get(t, 0.0), score_of.get(i, 0.0))
+    return lift(hits, extra, key.weight, key.name)
+
+
+def _sessions(hits: list[Hit], groups: Groups, policy: Policy) -> list[Hit]:
+    """The session-level list (see `_levers`): sessions ranked by their best turns, fused like
+    the turns, lift each turn by its session's fused score."""
+    group: Mapping[int, Hashable] = groups([h.id for h in hits])
+    stand_in = session_scores(hits, group)
+    lex = sorted(
+        (h for h in stand_in.values() if h.lex_score is not None), key=lambda h: -(h.lex_score or 0)
+    )
+    vec = sorted(
+        (h for h in stand_in.values() if h.vec_distance is not None),
+        key=lambda h: h.vec_distance or 0.0,
+    )
+    for n, h in enumerate(lex, 1):
+        h.lex_rank = n
+    for n, h in enumerate(vec, 1):
+        h.vec_rank = n
+    fused = {h.id: h.score for h in fuse([lex, vec], policy)}
+    by_group = {group.get(i, i): s for i, s in fused.items()}
+    extra = {h.id: by_group.get(group.get(h.id, h.id), 0.0) for h in hits}
+    return lift(hits, extra, policy.session_weight, "sessions")

@@ -1,88 +1,173 @@
-"""Search result types: every hit carries the parts its score was made of, and the per-use policy
-that decides how the parts are fused."""
+"""Search result types: the one hit type every search returns (memory, library, router,
+profile), the per-use policy that ranks it, and the result of one search.
+
+A `Hit` carries its source (a record id, or `path:line` for a note), what it says, and the
+parts its score was made of; `score` is its relevance, 0–1, the estimated probability that it is
+relevant (`_score`), which orders, cuts and is shown. The parts (BM25, cosine, ranks, what each
+lever added) are for the explanation only (`Hit.explain`), which every driver prints as it is.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from itertools import groupby
 from typing import Any, Literal
 
 Mode = Literal["hybrid", "lex", "vec"]
 MODES: tuple[str, ...] = ("hybrid", "lex", "vec")
 
-#: Fused scores are compared at this many places, so float noise never breaks a tie.
+#: Scores are compared at this many places, so float noise never breaks a tie.
 SCORE_PLACES = 12
+
+#: What a hit can be: a conversation turn, a narrative memory, a profile fact, a library note
+#: (a chunk of one), a collection (routing); `record` is any other owner's record.
+KINDS: tuple[str, ...] = ("turn", "narrative", "fact", "note", "collection", "record")
+
+#: The fields of `Hit` that say what the record is (the owner fills them); the rest are the
+#: score and its parts. `to_dict` leaves out the ones a kind does not have.
+_ABOUT = (
+    "text",
+    "created_at",
+    "weight",
+    "tags",
+    "session",
+    "speaker",
+    "collection",
+    "path",
+    "line",
+    "heading",
+    "match",
+    "part",
+    "mtime",
+)
 
 
 @dataclass
 class Hit:
-    """One record found. `id` is the record's rowid in its owner table.
+    """One record found. `id` is the record's rowid in its owner table; `source` the `Scope` it
+    came from (ids are unique only inside one); `type` its kind (`KINDS`).
 
-    lex_rank / lex_score: position and BM25 score (higher is better) in the lexical list;
-    lex_source: "bm25" or "trigram" (substring fallback); vec_rank / vec_distance: position and
-    cosine distance in the vector list; keyword_match: the record contains every query word
-    verbatim; score: the fused score that ordered the results; source: which `Scope` of a
-    several-collection search the record came from (ids are unique only inside one);
-    fusion: "rrf" or "weighted" when `score` fused two lists, None when it is one list's own.
+    score: the relevance, 0–1 (see the module docstring); until `retrieve` scores the hits it
+    is the working score of the fusion. Parts: lex_rank / lex_score (position and BM25, higher
+    is better; library-wide term statistics when several collections are searched), lex_source
+    ("bm25" or "trigram": a substring top-up), vec_rank / vec_distance (position and cosine
+    distance to the query as embedded), keyword_match (every typed word verbatim), fusion and
+    fused (the fusion that ranked the lists and its score, levers included), lexical (how much
+    of the query's BM25 weight the record holds, 0–1), lifts (what each lever added to `fused`).
+    part: the key that found a record found through its parts (a note's example, `parents`).
     """
 
     id: int
     score: float = 0.0
+    type: str = "record"
+    source: int = 0
     lex_rank: int | None = None
     lex_score: float | None = None
     lex_source: str | None = None
     vec_rank: int | None = None
     vec_distance: float | None = None
     keyword_match: bool = False
-    source: int = 0
     fusion: str | None = None
+    fused: float | None = None
+    lexical: float | None = None
+    lifts: dict[str, float] = field(default_factory=dict)
+    # what the record is, filled by its owner after ranking
+    text: str = ""
+    created_at: str | None = None
+    weight: float | None = None
+    tags: list[str] | None = None
+    session: str | None = None
+    speaker: str | None = None
+    collection: str | None = None
+    path: str | None = None
+    line: int | None = None
+    heading: str | None = None
+    match: str | None = None
+    part: int | None = None
+    mtime: float | None = None
 
     @property
     def key(self) -> tuple[int, int]:
         """(source, id): unique across the scopes of one search."""
         return self.source, self.id
 
+    @property
+    def location(self) -> str:
+        """Where the hit is: `path:line` for a note, else `<type> <id>`."""
+        if self.path is not None:
+            return f"{self.path}:{self.line or 1}"
+        return f"{self.type} {self.id}"
+
+    def copy(self, **changes: Any) -> Hit:
+        """A copy with `changes` (cheaper than `dataclasses.replace`, which runs `__init__` on
+        every field: the candidate stages copy every hit once)."""
+        new = object.__new__(Hit)
+        new.__dict__.update(self.__dict__)
+        new.lifts = dict(self.lifts)
+        new.__dict__.update(changes)
+        return new
+
     def absorb(self, other: Hit) -> None:
         """Copy the score parts `other` knows into this hit."""
-        for name in ("lex_rank", "lex_score", "lex_source", "vec_rank", "vec_distance"):
+        for name in ("lex_rank", "lex_score", "lex_source", "vec_rank", "vec_distance", "lexical"):
             value = getattr(other, name)
             if value is not None and getattr(self, name) is None:
                 setattr(self, name, value)
         self.keyword_match = self.keyword_match or other.keyword_match
 
-    def parts(self) -> dict[str, Any]:
-        return asdict(self)
-
     def explain(self) -> str:
-        """How the score was made, for people: "rrf 0.0325 · bm25 #1 7.12 · vec #3 d=0.214"."""
-        out = [f"{self.fusion} {self.score:.4f}"] if self.fusion else []
+        """How the relevance was made, for people, the same in every driver:
+        "relevance 0.82 · bm25 #1 7.12 · cosine 0.861 #3 · keyword · dates +0.010"."""
+        out = [f"relevance {self.score:.2f}"]
         if self.lex_rank is not None:
             out.append(f"{self.lex_source or 'bm25'} #{self.lex_rank} {self.lex_score or 0.0:.2f}")
-        if self.vec_rank is not None or self.vec_distance is not None:
-            rank = f"#{self.vec_rank} " if self.vec_rank is not None else ""
-            out.append(f"vec {rank}d={self.vec_distance or 0.0:.3f}")
+        if self.vec_distance is not None:
+            rank = f" #{self.vec_rank}" if self.vec_rank is not None else ""
+            out.append(f"cosine {1.0 - self.vec_distance:.3f}{rank}")
         if self.keyword_match:
-            out.append("keyword")
-        return " · ".join(out) or f"score {self.score:.4f}"
+            out.append("every word verbatim")
+        out += [f"{name} +{value:.3f}" for name, value in self.lifts.items() if value > 0]
+        return " · ".join(out)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The hit for JSON: its score, parts and explanation, and the fields its kind has."""
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name in _ABOUT and value is None:
+                continue
+            out[f.name] = list(value) if isinstance(value, list) else value
+        out["lifts"] = dict(self.lifts)
+        if self.path is not None:
+            out["location"] = self.location
+        out["explain"] = self.explain()
+        return out
 
 
 @dataclass(frozen=True)
 class Policy:
     """How one use of search ranks: built from `Settings` by the composition root, never copied.
+    Every stage of `retrieve` reads its setting here.
 
-    fusion: "rrf" (reciprocal rank, robust to BM25 and cosine scales) or "weighted" (cosine +
-    `boost` for a verbatim keyword match: an exact hit beats semantic neighbours); rrf_k and
-    weights (lexical, vector) tune RRF; ties "competition" lets equal raw scores share a rank, so
-    identical notes fuse to equal scores and recency can decide; depth is the candidates taken
-    from each list (None: max(4k, 40)); trigram "top_up" adds substring matches when BM25 finds
-    too few, "fallback" only when it finds none (cheaper on large collections); literal_dashes
-    reads '-t' and '--clean' as words to find, not exclusions (notes are full of command lines);
-    stop_words drops a query's stop and question words when two other words remain (lexical
-    list only; the vector sees the whole query); alpha is the lexical share of the "convex"
-    fusion (α · BM25/best + (1 − α) · min–max cosine, + `boost` for a verbatim keyword match);
-    centre ranks the vector list by the query less its language's mean query vector
-    (`_centre`; hits keep their distance to the query as embedded).
+    Candidates: lists ("lex", "vec": which candidate lists to take; a list left out still has
+    its parts filled in for the fusion), depth (candidates per list; None: max(4k, 40)),
+    trigram ("top_up": substring matches when BM25 finds too few, "fallback": only when it finds
+    none), literal_dashes ('-t', '--clean' are words to find, not exclusions), stop_words (a
+    query's stop and question words never carry a match when two other words remain), centre
+    (rank the vector list by the query less its language's mean, `_centre`).
+    Fusion: "rrf" (Σ w/(rrf_k + rank) with `weights` (lexical, vector); ties "competition" lets
+    equal raw scores share a rank), "weighted" (cosine + `boost` for a verbatim keyword match +
+    `lex_share` × BM25/best), "convex" (α · BM25/best + (1 − α) · min–max cosine + `boost`);
+    trust scales the lexical list's weight by the coverage² of the query by its best hit, never
+    below `trust_floor` (`_lexical`).
+    Levers (0 = off): date_weight, memory_weight (keys the owner passes: the turns said at the
+    time a question names; the source turns of matching memories), session_weight (the
+    session-level list: a session as near as its nearest turns), session_cap (diversity: at
+    most that many hits of one group before every other group had its turn).
+    Score: kind (whose calibration turns the parts into a relevance, `_score`); floor (the
+    relevance below which a hit is left out; 0 = none); truncate (score-adaptive truncation:
+    stop where the relevance falls below this share of the best hit's; 0 = off).
     """
 
     fusion: Literal["rrf", "weighted", "convex"] = "rrf"
@@ -96,23 +181,57 @@ class Policy:
     stop_words: bool = True
     alpha: float = 0.5
     centre: bool = False
+    lists: tuple[str, ...] = ("lex", "vec")
+    lex_share: float = 0.0
+    trust: bool = False
+    trust_floor: float = 0.0
+    date_weight: float = 0.0
+    memory_weight: float = 0.0
+    session_weight: float = 0.0
+    session_cap: int = 0
+    kind: str = "record"
+    floor: float = 0.0
+    truncate: float = 0.0
 
     def depth_for(self, k: int) -> int:
         return self.depth or max(k * 4, 40)
 
 
 @dataclass
-class Retrieval:
-    """Everything one search found, best first, and what it could not do.
+class SearchResult:
+    """What one search found, best first by relevance, and what it could not do.
 
-    hits: every candidate; fused results are ordered by (-score, source, id), a single list (mode
-    lex or vec, or no query vector) keeps its own order. mode: what ran ("lex" when there was no
-    query vector). warnings: one line each, for the user.
+    hits: the results (every kind in one list, by `score`); mode: what ran ("lex" when there was
+    no query vector); warnings: one line each, for the user; floor / left_out: the relevance
+    floor and how many hits it left out (an empty list then means "nothing relevant": see
+    `reason`). The library fills in what it searched: query, scope, collections, whether it
+    caught up with edits first (caught_up, fresh_by) and how long it took.
     """
 
     hits: list[Hit]
-    mode: Mode
+    mode: str = "hybrid"
     warnings: list[str] = field(default_factory=list)
+    floor: float = 0.0
+    left_out: int = 0
+    query: str = ""
+    scope: str = ""
+    collections: list[str] = field(default_factory=list)
+    expensive: bool = False
+    caught_up: int = 0
+    fresh_by: str = ""
+    seconds: float = 0.0
+
+    @property
+    def reason(self) -> str | None:
+        """Why the list is empty, in one line (None when it is not)."""
+        if self.hits:
+            return None
+        if self.left_out:
+            return (
+                f"nothing relevant: {self.left_out} result(s) less relevant than the "
+                f"relevance floor {self.floor:.2f}"
+            )
+        return "nothing relevant: no record matches the query's words or meaning"
 
     def top(self, k: int, recency: Mapping[tuple[int, int], float] | None = None) -> list[Hit]:
         """The first `k` hits; among hits with equal scores the more recent (by `recency`, keyed
@@ -125,3 +244,24 @@ class Retrieval:
             if len(out) >= k:
                 break
         return out[:k]
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "hits": [h.to_dict() for h in self.hits],
+            "warnings": list(self.warnings),
+            "mode": self.mode,
+            "floor": self.floor,
+            "left_out": self.left_out,
+            "reason": self.reason,
+        }
+        if self.scope:  # a library search: what it searched and how fresh
+            out.update(
+                query=self.query,
+                scope=self.scope,
+                collections=list(self.collections),
+                expensive=self.expensive,
+                caught_up=self.caught_up,
+                fresh_by=self.fresh_by,
+                seconds=self.seconds,
+            )
+        return out

@@ -150,12 +150,16 @@ class VectorFile:
         """The float32 vectors of these rows (any order), read from the file: runs of adjacent
         rows are one read each, so a time window (adjacent records) costs a few reads."""
         rows = np.asarray(rows, dtype=np.int64)
+        width = self.meta.dim * 4
+        if (
+            len(rows) and len(rows) * width <= _ROW_BYTES_LIMIT and bool((np.diff(rows) == 1).all())
+        ):  # one run in order (a time window): the read itself, no copy
+            return self._read(int(rows[0]), len(rows))
         out = np.empty((len(rows), self.meta.dim), dtype=np.float32)
         if not len(rows):
             return out
         order = np.argsort(rows, kind="stable")
         ordered = rows[order]
-        width = self.meta.dim * 4
         breaks = np.flatnonzero(np.diff(ordered) > 1) + 1
         starts = np.r_[0, breaks]
         ends = np.r_[breaks, len(ordered)]
@@ -165,10 +169,17 @@ class VectorFile:
                 e = min(b, s + per_read)
                 first = int(ordered[s])
                 count = int(ordered[e - 1]) - first + 1
-                data = os.pread(self._fd, count * width, first * width)
-                block = np.frombuffer(data, dtype=np.float32).reshape(count, self.meta.dim)
+                block = self._read(first, count)
                 out[order[s:e]] = block[ordered[s:e] - first]
         return out
+
+    def _read(self, first: int, count: int) -> np.ndarray:
+        """Rows first..first+count-1; `OSError` when the file was cut short since it opened."""
+        width = self.meta.dim * 4
+        data = os.pread(self._fd, count * width, first * width)
+        if len(data) != count * width:
+            raise OSError(f"{self.folder / 'vectors.f32'} is shorter than its rows")
+        return np.frombuffer(data, dtype=np.float32).reshape(count, self.meta.dim)
 
     def rows_of(self, records: np.ndarray) -> np.ndarray:
         """Every row (each part) of these records; records without one are left out."""

@@ -4,6 +4,7 @@ API = "/api"
 API_DOCS = "/api/docs"  # the API reference page, rendered here from the OpenAPI schema
 STATIC = "/static"
 LOGIN = "/login"
+FAVICON = "/favicon.ico"
 LOGOUT = "/logout"
 SESSION_COOKIE = "tideline_session"  # a signed login session (`_session`), set by the login form
 CSRF_COOKIE = "tideline_csrf"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Depends, Header, Path, Query
+from fastapi import APIRouter, Body, Depends, Header, Query
 
 from tideline.analysis.attention import heatmap
 from tideline.analysis.scanner import scan_unindexed
@@ -46,7 +46,7 @@ from tideline.fields import (
 from tideline.mcp import names, to_dict
 from tideline.web import _csrf
 from tideline.web._graph import graph
-from tideline.web._models import request_model
+from tideline.web._models import RecordId, request_model
 from tideline.web._names import API
 from tideline.web._state import Web, web
 
@@ -76,7 +76,7 @@ NoteBody = Annotated[request_model(MEMO_WRITE), Body()]
 SleepBody = Annotated[request_model(SLEEP_RUN), Body()]
 DreamBody = Annotated[request_model(DREAM_RUN), Body()]
 RunsArgs = Annotated[request_model(RUNS), Query()]
-Id = Annotated[int, Path(ge=1, le=2**62)]
+Id = RecordId
 IdempotencyHeader = Annotated[str | None, Header(alias="Idempotency-Key")]
 
 
@@ -86,7 +86,7 @@ def search(w: W, q: SearchArgs) -> Json:
     """Narratives (and with include_turns, turns) best first, with the parts of each score."""
     args = q.model_dump()
     args["tags"] = names(args["tags"])
-    return to_dict(w.call(lambda: w.app.memory.search(**args), lock=None))
+    return _searched(to_dict(w.call(lambda: w.app.memory.search(**args), lock=None)))
 
 
 @router.get("/narratives/{narrative_id}/trace", tags=["memory"])
@@ -244,10 +244,20 @@ def fact_close(w: W, fact_id: Id, body: CloseBody) -> Json:
 # -- library ---------------------------------------------------------------------------------
 @router.get("/library/search", tags=["library"])
 def library_search(w: W, q: LibSearchArgs) -> Json:
-    """Search the notes by meaning and exact words (`memo_search`), hits as `path:line`."""
-    return to_dict(
-        w.call(lambda: w.app.library.search(q.query, q.path, k=q.k, mode=q.mode), lock="library")
+    """Chunks best first by relevance, each with `location` (path:line) and `explain`."""
+    found = w.call(
+        lambda: w.app.library.search(q.query, q.path, k=q.k, mode=q.mode, min_score=q.min_score),
+        lock="library",
     )
+    return _searched(to_dict(found))
+
+
+def _searched(answer: Json) -> Json:
+    """A search's answer: an empty list keeps its `reason`, and when the relevance floor left
+    results out the reason says how to see them over this API."""
+    if not answer.get("hits") and answer.get("left_out"):
+        answer["reason"] = f"{answer['reason']}; pass min_score=0 to see them"
+    return answer
 
 
 @router.get("/library/status", tags=["library"])

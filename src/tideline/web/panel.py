@@ -8,25 +8,31 @@ seed's rule, and the core has no such call. Every value goes through Jinja's aut
 
 from __future__ import annotations
 
+import datetime as dt
 from collections import defaultdict
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, Form, Query, Request
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 from markdown_it import MarkdownIt
 
 from tideline import __version__
+from tideline.analysis import topic_bounds
 from tideline.analysis.attention import heatmap
-from tideline.analysis.scripts import topic_map
+from tideline.analysis.scripts import last_built, topic_map
+from tideline.clock import to_text
 from tideline.errors import InvalidInput, NotFound
 from tideline.fields import LIVE, MEMORY_PROFILE, fact_statuses
+from tideline.memory import Narrative
+from tideline.search import interleave
 from tideline.web import _csrf
 from tideline.web._graph import graph
-from tideline.web._names import CSRF_FIELD, LOGIN, LOGOUT, SESSION_COOKIE
-from tideline.web._pictures import bubbles, circle_layout, heat_bars, weight_dots
+from tideline.web._models import RecordId
+from tideline.web._names import CSRF_FIELD, FAVICON, LOGIN, LOGOUT, SESSION_COOKIE
+from tideline.web._pictures import Moment, bubbles, graph_layout, heat_bars, weight_dots
 from tideline.web._state import Web, web
 from tideline.web.api import start_dream_run, start_sleep_run
 
@@ -44,7 +50,18 @@ def session_url(key: str, turn: int | None = None) -> str:
     return url + (f"?turn={turn}#turn-{turn}" if turn is not None else "")
 
 
+def when(value: float | str | None) -> str:
+    """A time as a person reads it, `2026-12-01 10:04 UTC`, from seconds since 1970 (the
+    library's state) or the stored form; nothing for none."""
+    if value is None or value == "":
+        return ""
+    if isinstance(value, int | float):
+        value = to_text(dt.datetime.fromtimestamp(value, dt.UTC))
+    return f"{value[:10]} {value[11:16]} UTC" if len(value) >= 16 else value
+
+
 TEMPLATES.env.globals["session_url"] = session_url
+TEMPLATES.env.filters["when"] = when
 router = APIRouter(include_in_schema=False)
 W = Annotated[Web, Depends(web)]
 Csrf = Annotated[str, Form(alias=CSRF_FIELD)]
@@ -82,34 +99,75 @@ def back(url: str) -> RedirectResponse:
 
 
 # -- search and trace ------------------------------------------------------------------------
+#: The relevance floor as the search forms send it: empty for the default (`auto`).
+Floor = Annotated[str, Query(max_length=20)]
+
+
+def _floor(value: str) -> float | None:
+    """The form's floor: None when empty (the setting), else a number the search checks."""
+    if not value.strip():
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        raise InvalidInput(
+            f"floor {value!r}: give a relevance from 0 to 1, or leave it empty"
+        ) from None
+
+
+def _more(url: str, **params: str) -> str:
+    """The same search with the relevance floor off (the notice's "show them" link)."""
+    query = "&".join(f"{k}={quote(v)}" for k, v in params.items())
+    return f"{url}?{query}&min_score=0"
+
+
 @router.get("/", response_class=HTMLResponse)
 def search_page(
     request: Request,
     w: W,
     q: Annotated[str, Query(max_length=2000)] = "",
     mode: Annotated[str, Query(pattern="^(hybrid|lex|vec)$")] = "hybrid",
+    min_score: Floor = "",
 ) -> Response:
-    """The search box over narratives, turns and the library, with each hit's score parts."""
+    """The search box over narratives, turns and the library: one list, best first by
+    relevance, each hit with how its score was made."""
     found: dict[str, Any] = {"memory": None, "library": None, "library_note": ""}
+    floor = _floor(min_score)
     if q.strip():
         found["memory"] = w.call(
-            lambda: w.app.memory.search(q, k=20, include_turns=True, mode=mode), lock=None
+            lambda: w.app.memory.search(q, k=20, include_turns=True, mode=mode, min_score=floor),
+            lock=None,
         )
         if w.app.settings.memo_root:
             try:
                 found["library"] = w.call(
-                    lambda: w.app.library.search(q, "*", k=8, mode=mode), lock="library"
+                    lambda: w.app.library.search(q, "*", k=8, mode=mode, min_score=floor),
+                    lock="library",
                 )
             except InvalidInput as exc:
                 found["library_note"] = str(exc)
         else:
             found["library_note"] = "no library here (MEMO_ROOT, or the tokens file's library)"
+    results = [f for f in (found["memory"], found["library"]) if f is not None]
+    hits = interleave(*(f.hits for f in results))
+    warnings = list(dict.fromkeys(x for f in results for x in f.warnings))
     stats = w.call(lambda: w.app.memory.stats(), lock=None)
-    return page(request, "search.html", q=q, mode=mode, stats=stats, **found)
+    return page(
+        request,
+        "search.html",
+        q=q,
+        mode=mode,
+        min_score=min_score,
+        stats=stats,
+        hits=hits,
+        warnings=warnings,
+        more_url=_more("/", q=q, mode=mode),
+        **found,
+    )
 
 
 @router.get("/trace/{narrative_id}", response_class=HTMLResponse)
-def trace_page(request: Request, w: W, narrative_id: int, window: int = 3) -> Response:
+def trace_page(request: Request, w: W, narrative_id: RecordId, window: int = 3) -> Response:
     """A narrative and its source turns, each in its conversation."""
     found = w.call(lambda: w.app.memory.trace(narrative_id, min(max(window, 0), 10)), lock=None)
     return page(request, "trace.html", trace=found)
@@ -146,7 +204,7 @@ def session_page(request: Request, w: W, session: str, turn: int | None = None) 
 
 
 @router.get("/turns/{turn_id}")
-def turn_page(w: W, turn_id: int) -> Response:
+def turn_page(w: W, turn_id: RecordId) -> Response:
     """A turn (e.g. a fact's evidence) shown in its conversation."""
     found = w.call(lambda: w.app.memory.raw.get([turn_id]))
     if not found:
@@ -189,7 +247,7 @@ def profile_page(
 
 
 @router.get("/facts/{fact_id}", response_class=HTMLResponse)
-def fact_page(request: Request, w: W, fact_id: int) -> Response:
+def fact_page(request: Request, w: W, fact_id: RecordId) -> Response:
     """A fact's timeline: evidence, supersedes chain, every status change."""
     return page(request, "fact.html", timeline=w.call(lambda: w.app.profile.timeline(fact_id)))
 
@@ -198,7 +256,7 @@ def fact_page(request: Request, w: W, fact_id: int) -> Response:
 def reject(
     request: Request,
     w: W,
-    fact_id: int,
+    fact_id: RecordId,
     csrf: Csrf,
     why: Annotated[str, Form(min_length=1, max_length=2000)],
     then: Annotated[str, Form()] = "/profile",
@@ -213,7 +271,7 @@ def reject(
 def close(
     request: Request,
     w: W,
-    fact_id: int,
+    fact_id: RecordId,
     csrf: Csrf,
     why: Annotated[str, Form(max_length=2000)] = "",
     then: Annotated[str, Form()] = "/profile",
@@ -234,40 +292,121 @@ def _local(url: str) -> str:
 def pictures_page(
     request: Request, w: W, since: str | None = None, until: str | None = None
 ) -> Response:
-    """The attention heatmap (deserts marked), the topic map and the entity graph, drawn."""
+    """The attention heatmap (deserts marked), the topic map, the entity graph and the weights
+    over the user's time, drawn; a picture that cannot be drawn yet says why in one sentence."""
     heat = w.call(lambda: heatmap(w.app.memory, since or None, until or None)).to_dict()
+    stats = w.call(lambda: w.app.memory.stats(), lock=None)
     topics, n_topics = w.call(lambda: topic_map(w.app.memory, 40))
+    built = w.call(lambda: last_built(w.app.memory, "topics"))
     g = w.call(lambda: graph(w.app))
-    narratives = w.call(lambda: w.app.memory.narratives.all())
-    points = [(n.id, n.created_at, n.weight, n.gesture) for n in narratives]
+    narratives = w.call(lambda: w.app.memory.narratives.all(links=True))
     return page(
         request,
         "pictures.html",
         heat=heat,
         bars=heat_bars(heat),
+        heat_note=heat_note(heat, stats),
         topics=bubbles(topics),
         n_topics=n_topics,
-        graph=circle_layout(g),
+        topics_note="" if topics else topics_note(len(narratives), built),
+        graph=graph_layout(g),
         fact_edges=g["fact_edges"],
-        weights=weight_dots(points),
+        weights=weight_dots(moments(w, narratives)),
         since=since or "",
         until=until or "",
+    )
+
+
+def moments(w: Web, narratives: list[Narrative]) -> list[Moment]:
+    """Each narrative at when it was said (its source turns' latest time), else when written."""
+    linked = sorted({t for n in narratives for t in n.source_links})
+    said: dict[int, str] = {}
+    for start in range(0, len(linked), 500):
+        part = linked[start : start + 500]
+        said.update((t.id, t.ts) for t in w.call(lambda p=part: w.app.memory.raw.get(p)))
+    out = []
+    for n in narratives:
+        times = [said[t] for t in n.source_links if t in said]
+        at = max(times) if times else n.created_at
+        out.append(Moment(n.id, at, bool(times), n.weight, n.gesture))
+    return out
+
+
+def heat_note(heat: dict[str, Any], stats: dict[str, Any]) -> str:
+    """What the heatmap says when it has no clusters to draw, or no hits, in one sentence."""
+    if heat["clusters"] or heat["deserts"]:
+        return "" if heat["total_hits"] else "No retrieval hit in this window: every cluster is a desert."  # fmt: skip
+    memories = stats["narratives"]
+    if not memories:
+        return "The heatmap shows which clusters of memories retrieval reaches; there are no memories yet."  # fmt: skip
+    if stats["embedder"] == "none":
+        return (
+            f"The heatmap needs clusters of memories by meaning, and this memory has no "
+            f"embedder to give its {memories} memories vectors (TIDELINE_EMBEDDER=none)."
+        )
+    if not stats["narrative_vectors"]:
+        return (
+            f"No clusters yet: `tideline embed` gives the {memories} memories vectors, then "
+            "`tideline scripts clusters` groups them by meaning."
+        )
+    return (
+        f"No clusters yet: `tideline scripts clusters` (or `scripts all`, as a daily cron "
+        f"would) groups the {memories} memories by meaning."
+    )
+
+
+def topics_note(narratives: int, built: dict[str, Any] | None) -> str:
+    """Why there is no topic map, in one sentence."""
+    fewest, most = topic_bounds(narratives)
+    if fewest > most:
+        return (
+            f"A topic map needs 3 memories or more: a topic is a word several memories share "
+            f"but not all of them (there {'is' if narratives == 1 else 'are'} {narratives})."
+        )
+    if built is None:
+        return (
+            f"No topics yet: `tideline scripts topics` (or `scripts all`, as a daily cron "
+            f"would) builds them from the {narratives} memories."
+        )
+    if built["summary"].get("narratives") != narratives:
+        return (
+            f"No topics: they were last built from {built['summary'].get('narratives', 0)} "
+            f"memories ({built['finished_at'][:16].replace('T', ' ')} UTC); "
+            "`tideline scripts topics` builds them again from the "
+            f"{narratives} there are now."
+        )
+    share = f"exactly {fewest}" if fewest == most else f"{fewest} to {most}"
+    return (
+        f"No topics: no word is in {share} of the {narratives} memories, which is what a "
+        "topic is at this size; they appear as memories come back to a theme."
     )
 
 
 # -- library ---------------------------------------------------------------------------------
 @router.get("/library", response_class=HTMLResponse)
 def library_page(
-    request: Request, w: W, q: str = "", path: str = "*", mode: str = "hybrid"
+    request: Request,
+    w: W,
+    q: str = "",
+    path: str = "*",
+    mode: str = "hybrid",
+    min_score: Floor = "",
 ) -> Response:
     """Collections and their status (what lags, what was skipped and why), and a search."""
+    shown = {"q": q, "path": path, "mode": mode, "min_score": min_score}
+    more = _more("/library", q=q, path=path, mode=mode)
     if not w.app.settings.memo_root:
-        return page(request, "library.html", status=None, q=q, path=path, mode=mode, hits=None)
+        return page(request, "library.html", status=None, hits=None, more_url=more, **shown)
     status = w.call(lambda: w.app.library.status(None), lock="library")
     hits = None
     if q.strip():
-        hits = w.call(lambda: w.app.library.search(q, path or "*", k=10, mode=mode), lock="library")
-    return page(request, "library.html", status=status, q=q, path=path, mode=mode, hits=hits)
+        hits = w.call(
+            lambda: w.app.library.search(
+                q, path or "*", k=10, mode=mode, min_score=_floor(min_score)
+            ),
+            lock="library",
+        )
+    return page(request, "library.html", status=status, hits=hits, more_url=more, **shown)
 
 
 @router.get("/library/note", response_class=HTMLResponse)
@@ -317,12 +456,18 @@ def start_run(
 
 
 @router.get("/runs/{run_id}", response_class=HTMLResponse)
-def run_page(request: Request, w: W, run_id: int) -> Response:
+def run_page(request: Request, w: W, run_id: RecordId) -> Response:
     """One run's progress; the page polls /api/runs/{id} until it is over."""
     found = w.runs.get(run_id)
     if found is None:
         raise NotFound(f"no run #{run_id} was started by this server; see /runs")
     return page(request, "run.html", run=found)
+
+
+@router.get(FAVICON)
+def favicon() -> Response:
+    """The icon, for what a browser asks of any page (a JSON answer too)."""
+    return FileResponse(Path(__file__).parent / "static" / "icon.svg", media_type="image/svg+xml")
 
 
 # -- login -----------------------------------------------------------------------------------

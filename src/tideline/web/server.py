@@ -32,7 +32,7 @@ from tideline.mcp import (
 )
 from tideline.web import _errors, api, panel, reference
 from tideline.web._limits import body_limit
-from tideline.web._names import API, API_DOCS, LOGIN, STATIC
+from tideline.web._names import API, API_DOCS, FAVICON, LOGIN, STATIC
 from tideline.web._namespaces import Namespaces
 from tideline.web._runs import Runs
 from tideline.web._session import PanelSessions
@@ -93,7 +93,7 @@ def http_app(
         tokens,
         check_host=is_loopback(host),
         sessions=sessions,
-        public=(LOGIN, STATIC),
+        public=(LOGIN, STATIC, FAVICON),
         login=LOGIN,
         body_limit=body_limit,
     )

@@ -1,0 +1,56 @@
+"""What memory knows about turns beyond the turn index, handed to `retrieve` as levers.
+
+Memory owns the knowledge, `tideline.search` the ranking (every formula is a stage there):
+- dates (`Policy.date_weight`): a question naming a time ("on 16 November, 2023", "in May
+  2023") is also searched among the turns said then (widened by a few days, `_dates`);
+- memory keys (`Policy.memory_weight`): the narratives that match the query point at their
+  source turns (a memory says in other words what its turns said);
+- sessions (`Policy.session_weight`, `session_cap`): `RawContext.sessions_of` says which
+  session each turn belongs to, for the session-level list and for diversity.
+The keys only apply to an unfiltered search (a filtered one must not gain turns from outside).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping, Sequence
+
+from tideline.memory._dates import date_window
+from tideline.memory._narratives import Narratives
+from tideline.memory._raw import RawContext
+from tideline.search import Key, Policy, Scope
+
+
+def turn_keys(
+    raw: RawContext,
+    narratives: Narratives,
+    query: str,
+    policy: Policy,
+    narrative_policy: Policy,
+    *,
+    memory_scope: Scope | None = None,
+) -> list[Key]:
+    """The levers' keys for `query` (see the module docstring); `memory_scope` narrows the
+    narratives searched for memory keys (default: all)."""
+    keys: list[Key] = []
+    if policy.date_weight:
+        latest = raw.latest_day()
+        window = date_window(query, dt.date.fromisoformat(latest) if latest else None)
+        if window:
+            keys.append(Key("dates", raw.filter(*window), policy.date_weight, texts=raw.texts))
+    if policy.memory_weight and not narratives.empty():
+
+        def sources(ids: Sequence[int]) -> Mapping[int, Sequence[int]]:
+            return {n.id: n.source_links for n in narratives.get(list(ids))}
+
+        keys.append(
+            Key(
+                "memory keys",
+                memory_scope or Scope(narratives.index),
+                policy.memory_weight,
+                policy=narrative_policy,
+                targets=sources,
+                texts=narratives.texts,
+            )
+        )
+    return keys

@@ -1,0 +1,89 @@
+"""The levers: what the owner knows and the candidate lists do not, as stages of `retrieve`.
+
+- `Key`: another way to the records. Its scope is searched with the same query and each hit
+  found there lifts the records it points at (`targets`; default: the same ids) — the turns said
+  at the time a question names (the same index narrowed to those days), the source turns of the
+  memories that match (the narratives' index). `lift` adds the second search's scores to the
+  first's, rescaled so its best equals `weight` × the first's best, whatever fusion made either;
+  records only the key found join the list.
+- `sessions`: a session is as near as its nearest turns (the session-level late interaction of
+  arXiv 2606.04194): the best BM25 and the best cosine of each session's candidate turns make a
+  list of sessions, fused like the turns, and each turn is lifted by its session's score.
+- `diversify`: at most `cap` hits of one group (a session, a file) before every other group had
+  its turn (multi-hop questions need evidence from several).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass
+
+from tideline.search._types import SCORE_PLACES, Hit, Policy
+
+#: The owner's grouping of record ids (a turn's session): for `sessions` and `diversify`.
+Groups = Callable[[Sequence[int]], Mapping[int, Hashable]]
+#: The records a key's hits point at: key id → the owner's record ids.
+Targets = Callable[[Sequence[int]], Mapping[int, Sequence[int]]]
+
+
+@dataclass(frozen=True)
+class Key:
+    """A lever's way to the records (see the module docstring). `scope` is a `Scope` (typed
+    loosely here: `_retrieve` owns that type); `policy` ranks the key's own index (None: the
+    search's); `texts` looks its texts up for the verbatim check."""
+
+    name: str
+    scope: object
+    weight: float
+    policy: Policy | None = None
+    targets: Targets | None = None
+    texts: Callable[[Sequence[int]], Mapping[int, str]] | None = None
+
+
+def lift(base: Sequence[Hit], extra: Mapping[int, float], weight: float, name: str) -> list[Hit]:
+    """`base` with each `extra[id]`, scaled to `weight` × base's best at extra's best, added to
+    its score (new ids join with that alone; what was added is in `lifts[name]`); re-ordered by
+    score (then id)."""
+    top_extra = max(extra.values(), default=0.0)
+    if top_extra <= 0 or weight == 0:
+        return list(base)
+    top = max((h.score for h in base), default=1.0) or 1.0
+    scale = weight * top / top_extra
+    out = {h.key: h.copy() for h in base}
+    fusion = base[0].fusion if base else None
+    for i, value in extra.items():
+        hit = out.setdefault((0, i), Hit(i, fusion=fusion))
+        hit.score += scale * value
+        hit.lifts[name] = hit.lifts.get(name, 0.0) + scale * value
+    return sorted(out.values(), key=lambda h: (-round(h.score, SCORE_PLACES), h.key))
+
+
+def session_scores(hits: Sequence[Hit], group: Mapping[int, Hashable]) -> dict[int, Hit]:
+    """Per group, a hit holding its best BM25 and its nearest distance among `hits`, keyed by
+    a stand-in id (the group's first hit's id)."""
+    best: dict[Hashable, Hit] = {}
+    for h in hits:
+        g = group.get(h.id, h.id)
+        s = best.setdefault(g, Hit(h.id))
+        if h.lex_score is not None and (s.lex_score is None or h.lex_score > s.lex_score):
+            s.lex_score, s.lex_source = h.lex_score, h.lex_source
+        if h.vec_distance is not None and (
+            s.vec_distance is None or h.vec_distance < s.vec_distance
+        ):
+            s.vec_distance = h.vec_distance
+    return {s.id: s for s in best.values()}
+
+
+def diversify(hits: Sequence[Hit], group: Mapping[int, Hashable], cap: int) -> list[Hit]:
+    """The hits with no group holding more than `cap` places ahead of a hit of a group that has
+    fewer; order is otherwise kept. cap <= 0: unchanged."""
+    if cap <= 0:
+        return list(hits)
+    seen: dict[Hashable, int] = {}
+    first: list[Hit] = []
+    later: list[Hit] = []
+    for h in hits:
+        g = group.get(h.id, h.id)
+        seen[g] = seen.get(g, 0) + 1
+        (first if seen[g] <= cap else later).append(h)
+    return first + later

@@ -1,0 +1,188 @@
+"""The lexical side after the candidates: BM25 with term statistics of everything searched, the
+lexical evidence of each candidate, and how far to trust the lexical list.
+
+Why not FTS5's own BM25: its IDF is log((N − n + 0.5)/(n + 0.5)), clamped to 1e-6 when a word is
+in half the records or more. In a collection of two notes a word found in one of them weighs
+nothing, while "the" in one of three notes weighs 0.51, and scores of collections of different
+sizes cannot be compared at all. So FTS5 only picks each index's candidates; `rescore` then
+computes BM25 again (k1 = 1.2, b = 0.75, as FTS5) with the positive IDF log(1 + (N − n + 0.5) /
+(n + 0.5)) from the record and token counts of every index searched together (a library's
+collections), from each candidate's term frequencies (`TermCounts.term_freqs`, read by an FTS5
+auxiliary function). That BM25 is the one ranked, merged across collections, fused and shown.
+
+`lexical` evidence, 0–1: the candidate's BM25 over the query's `Σ idf` — what a record that holds
+every query word once, at the average length, would score. It says how much of the query's
+lexical weight the record holds, whatever the index size (`_score` reads it).
+
+Trust: when a query's words are in the records (a command line, a name) its best lexical hit
+holds most of them and the lexical list is the sharpest signal; when they are not (a question
+in Russian over English notes) the best hit shares one stray token and the list is noise that
+would pull good vector hits down. The lexical list's weight in the fusion is therefore
+`floor + (1 − floor) · coverage²`, coverage being the share of the query's terms its best hit
+holds (the square: a query half covered is most often a translated one that kept a name; on the
+tldr library the linear rule made the fusion lose to the vector list on translated summaries).
+"""
+
+from __future__ import annotations
+
+import math
+import unicodedata
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from tideline.search._query import ParsedQuery
+from tideline.search._types import Hit
+
+K1 = 1.2
+B = 0.75
+
+
+@dataclass(frozen=True)
+class Counts:
+    """What an index knows about a query's terms: its records, their tokens, and the records
+    holding each term."""
+
+    records: int
+    tokens: int
+    df: Mapping[str, int]
+
+
+#: One candidate's length in tokens and the frequency of each of the query's terms in it.
+Freqs = tuple[int, Mapping[str, int]]
+
+
+class TermCounts(Protocol):
+    """What `rescore` needs from an index (`TextIndex` has it; None: the engine cannot say)."""
+
+    def term_counts(self, terms: Sequence[str]) -> Counts | None: ...
+
+    def term_freqs(self, parsed: ParsedQuery, ids: Sequence[int]) -> dict[int, Freqs] | None: ...
+
+
+def fts_form(text: str) -> str:
+    """`text` as FTS5's `unicode61 remove_diacritics 2` stores it (analysed text is case-folded
+    already): diacritics of Latin letters removed, others (й, ё) kept."""
+    out: list[str] = []
+    for ch in unicodedata.normalize("NFD", text):
+        if unicodedata.combining(ch) and out and out[-1] < "\u0250":
+            continue
+        out.append(ch)
+    return unicodedata.normalize("NFC", "".join(out))
+
+
+def positive_terms(parsed: ParsedQuery) -> list[str]:
+    """The query's positive terms as the index stored them: each FTS5 string unquoted (a
+    phrase's words space-separated), prefix marks dropped."""
+    out = []
+    for term in parsed.terms:
+        body = term.rstrip("*")
+        if body.startswith('"') and body.endswith('"'):
+            body = body[1:-1].replace('""', '"')
+        if body.strip():
+            out.append(fts_form(" ".join(body.split())))
+    return list(dict.fromkeys(out))
+
+
+def idf(n: int, records: int) -> float:
+    """The positive BM25 IDF of a term in `n` of `records` records."""
+    return math.log(1.0 + (records - n + 0.5) / (n + 0.5))
+
+
+def pooled(counts: Sequence[Counts]) -> Counts:
+    """The term statistics of several indexes searched together."""
+    df: dict[str, int] = {}
+    for c in counts:
+        for term, n in c.df.items():
+            df[term] = df.get(term, 0) + n
+    return Counts(sum(c.records for c in counts), sum(c.tokens for c in counts), df)
+
+
+def weights(terms: Sequence[str], stats: Counts) -> dict[str, float]:
+    """Each term's IDF in `stats` (a phrase counts as its rarest word: an upper bound on the
+    records holding it)."""
+    out = {}
+    for term in terms:
+        words = term.split()
+        n = min((stats.df.get(w, 0) for w in words), default=0)
+        out[term] = idf(n, max(stats.records, 1))
+    return out
+
+
+def bm25(freqs: Freqs, idfs: Mapping[str, float], avgdl: float) -> float:
+    """BM25 of one record from its term frequencies."""
+    length, tf = freqs
+    norm = K1 * (1.0 - B + B * length / avgdl) if avgdl > 0 else K1
+    return sum(w * tf[t] * (K1 + 1.0) / (tf[t] + norm) for t, w in idfs.items() if tf.get(t))
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    """The query's terms weighted by the term statistics of every index searched together."""
+
+    terms: list[str]
+    idfs: dict[str, float]
+    total: float
+    avgdl: float
+
+
+def lexicon(indexes: Sequence[TermCounts], parsed: ParsedQuery) -> Lexicon | None:
+    """The pooled term weights of `parsed` over `indexes`; None when there is nothing to weigh
+    or an index cannot count its terms (then hits keep their index's own BM25)."""
+    terms = positive_terms(parsed)
+    if not terms or not indexes:
+        return None
+    counts = [ix.term_counts(terms) for ix in indexes]
+    if any(c is None for c in counts):
+        return None
+    stats = pooled([c for c in counts if c is not None])
+    idfs = weights(terms, stats)
+    avgdl = stats.tokens / stats.records if stats.records else 0.0
+    return Lexicon(terms, idfs, sum(idfs.values()) or 1.0, avgdl)
+
+
+def rescore(
+    lex: Sequence[list[Hit]],
+    vec: Sequence[list[Hit]],
+    indexes: Sequence[TermCounts],
+    parsed: ParsedQuery,
+    words: Lexicon,
+) -> float | None:
+    """Give the BM25 hits of each lexical list (one list per index, in place) the BM25 of the
+    pooled statistics as `lex_score` and re-order the list by it (trigram top-ups stay after the
+    BM25 hits); give every candidate of either list its `lexical` evidence. Returns the share of
+    the query's terms its best lexical hit holds (for `trust`), None without one."""
+    best: tuple[float, float] = (-1.0, 1.0)  # (bm25, coverage) of the best hit
+    for n, ix in enumerate(indexes):
+        mine = (lex[n] if n < len(lex) else []) + (vec[n] if n < len(vec) else [])
+        ids = sorted({h.id for h in mine})
+        freqs = ix.term_freqs(parsed, ids) if ids else {}
+        for h in mine:
+            f = (freqs or {}).get(h.id)
+            h.lexical = (
+                0.0 if f is None else min(1.0, bm25(f, words.idfs, words.avgdl) / words.total)
+            )
+        if n >= len(lex):
+            continue
+        hits = lex[n]
+        for h in hits:
+            f = (freqs or {}).get(h.id)
+            if f is None or h.lex_source == "trigram":
+                continue
+            h.lex_score = bm25(f, words.idfs, words.avgdl)
+            cover = sum(1 for t in words.terms if f[1].get(t)) / len(words.terms)
+            best = max(best, (h.lex_score, cover))
+        bm = sorted(
+            (h for h in hits if h.lex_source != "trigram"), key=lambda h: -(h.lex_score or 0.0)
+        )
+        hits[:] = bm + [h for h in hits if h.lex_source == "trigram"]
+        for rank, h in enumerate(hits, 1):
+            h.lex_rank = rank
+    return best[1] if best[0] >= 0 else None
+
+
+def trust(coverage: float | None, floor: float) -> float:
+    """The lexical list's weight for a query whose best lexical hit covers `coverage` of it."""
+    if coverage is None:
+        return 1.0
+    return floor + (1.0 - floor) * coverage**2

