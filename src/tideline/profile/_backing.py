@@ -8,8 +8,9 @@ session of its own. Over a fact's evidence:
 - `sessions` — distinct sessions of the supporting evidence; `against` — of the evidence
   against it. "Consistent in 2+ sessions" (the seed's confirmed) and "well-evidenced" count these,
   never rows: a fact said five times in one conversation is still one session's word.
-- `said_from` / `said_to` — the earliest and latest valid time of the supporting evidence: the
-  turns' own timestamps, so an imported 2023 conversation backs its facts in 2023.
+- `said_from` / `said_to` — the earliest and latest valid time of the supporting evidence: each
+  row's `said_at` (stored when it was linked, from its turn's own timestamp: `_valid`), else its
+  turn's timestamp, so an imported 2023 conversation backs its facts in 2023.
 - confidence — a Beta estimate: the draft's confidence `prior` (the model's reading of the first
   mention) counts as `PRIOR_WEIGHT` sessions, every further supporting session as one success,
   every session against as one failure:
@@ -45,24 +46,26 @@ class Backing:
 
 
 def links_of(evidence: Sequence[Evidence]) -> list[Link]:
-    return [(e.turn_id, e.observation_id, e.polarity) for e in evidence]
+    return [(e.turn_id, e.observation_id, e.polarity, e.said_at) for e in evidence]
 
 
 def backing(
     links: Sequence[Link], turns: TurnInfo, observations: Mapping[int, int | None]
 ) -> Backing:
-    """Sessions and valid-time span of one fact's evidence rows (turn, observation, polarity)."""
+    """Sessions and valid-time span of one fact's evidence rows (turn, observation, polarity,
+    said at)."""
     known: dict[str, set[int]] = {"support": set(), "against": set()}
     unknown = {"support": 0, "against": 0}
     said: list[str] = []
-    for turn_id, observation_id, polarity in links:
-        session = None
+    for turn_id, observation_id, polarity, said_at in links:
+        session, ts = None, said_at
         if turn_id is not None and turn_id in turns:
-            session, ts = turns[turn_id]
-            if polarity == "support":
-                said.append(ts)
+            session, turn_ts = turns[turn_id]
+            ts = ts or turn_ts
         elif observation_id is not None:
             session = observations.get(observation_id)
+        if ts and polarity == "support":
+            said.append(ts)
         if session is None:
             unknown[polarity] += 1
         else:
