@@ -1,6 +1,6 @@
 """The architecture, checked: layers point down, drivers never import each other, no private
-imports across units, frameworks only in the drivers, no stdlib sqlite3, environment only in config, the wall clock only in clock, no
-import cycles inside a unit.
+imports across units, frameworks only in the drivers, no stdlib sqlite3, environment only in
+config, the wall clock only in clock, no import cycles inside a unit.
 
 A unit is `tideline.<name>` (a package or a root module). `violations(src)` walks every import of
 every module under `src` — absolute, relative, inside functions and under TYPE_CHECKING — and
@@ -26,6 +26,7 @@ SRC = Path(__file__).parents[1] / "src" / "tideline"
 LAYERS: dict[str, int] = {
     "tideline": 0,
     "tideline.errors": 0,
+    "tideline.lazy": 0,  # package exports imported on first use (stdlib only)
     "tideline.clock": 1,  # the clock seam and the one stored time form (errors only)
     "tideline.config": 1,
     "tideline.http": 1,  # the one client of OpenAI-compatible APIs (embeddings, chat): httpx only

@@ -55,3 +55,7 @@ def serve(
             from tideline.web import serve as serve_http
 
             serve_http(app, host=host, port=port, endpoints=(MCP_ENDPOINT,))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("serve")(serve)
