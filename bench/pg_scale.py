@@ -622,6 +622,7 @@ def main() -> None:
     ap.add_argument("--keep", type=Path, help="work folder to keep (and reuse) the databases in")
     ap.add_argument("--write", action="store_true", help="write docs/benchmarks.md (pg-scale)")
     ap.add_argument("--report-only", action="store_true")
+    ap.add_argument("--sqlite-phases", default="search,cli,server", help="SQLite phases to run")
     ap.add_argument(
         "--pg-phases",
         default="migrate,search,cli,concurrency",
@@ -648,6 +649,7 @@ def main() -> None:
     c = Corpus(args.vectors)
     engines = args.engines.split(",")
     phases = set(args.pg_phases.split(","))
+    lite_phases = set(args.sqlite_phases.split(","))
     work = args.keep or Path(tempfile.mkdtemp(prefix="tideline-scale-"))
     home = work / "home"
     home.mkdir(parents=True, exist_ok=True)
@@ -672,17 +674,20 @@ def main() -> None:
             )
             record(args.results, "sqlite-files", **build_files(path, say))
         if "sqlite" in engines:
-            app = app_for(home)
-            try:
-                record(
-                    args.results,
-                    "sqlite-search",
-                    **searches(app, c, args.turns, args.queries, "SQLite"),
-                )
-            finally:
-                app.close()
-            record(args.results, "sqlite-cli", **cli_search(home, c))
-            record(args.results, "sqlite-server", **server_rss(home, c, 50))
+            if "search" in lite_phases:
+                app = app_for(home)
+                try:
+                    record(
+                        args.results,
+                        "sqlite-search",
+                        **searches(app, c, args.turns, args.queries, "SQLite"),
+                    )
+                finally:
+                    app.close()
+            if "cli" in lite_phases:
+                record(args.results, "sqlite-cli", **cli_search(home, c))
+            if "server" in lite_phases:
+                record(args.results, "sqlite-server", **server_rss(home, c, 50))
         if "postgresql" in engines:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # pgserver: no XDG_RUNTIME_DIR here
