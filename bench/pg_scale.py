@@ -356,15 +356,19 @@ def window(
     where = raw.filter(said_at(first), said_at(last - 1))
     n = min(50, len(text))
     hits: list[list[int]] = []
+    cv: list[float] = []
+    ch: list[float] = []
     sv = timed(
         lambda i: hits.append(
             [h.id for h in retrieve(where, "x", vec[i], 10, "vec", policy).top(10)]
         ),
         n,
+        cv,
     )
     sh = timed(
         lambda i: retrieve(where, text[i], vec[i], 10, "hybrid", policy, texts=raw.texts).top(10),
         n,
+        ch,
     )
     rec = []
     for i, h in enumerate(hits):
@@ -375,6 +379,8 @@ def window(
         "rows": last - first,
         "vec": ms_stats(sv),
         "hybrid": ms_stats(sh),
+        "vec_cpu": ms_stats(cv),
+        "hybrid_cpu": ms_stats(ch),
         "returned": float(np.mean([len(h) for h in hits])),
         "recall": float(np.mean(rec)),
     }
@@ -855,15 +861,16 @@ def report(rows: list[dict[str, Any]]) -> str:
             )
     lines += [
         "",
-        "| inside a time window | window | vector p50 / p95 ms | hybrid p50 / p95 ms | returned (of 10) | recall@10 vs exact |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| inside a time window | window | vector p50 / p95 ms | hybrid p50 / p95 ms | CPU ms, vector / hybrid p50 | returned (of 10) | recall@10 vs exact |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for phase in ("sqlite-search", "pg-search"):
         r = got.get(phase)
         for w in (r or {}).get("windows", []):
+            cpu = f"{w['vec_cpu'][0]} / {w['hybrid_cpu'][0]}" if "vec_cpu" in w else "—"
             lines.append(
                 f"| {r['label']} | {w['share']:.1%} ({w['rows']:,} turns) | {' / '.join(w['vec'])}"
-                f" | {' / '.join(w['hybrid'])} | {w['returned']:.1f} | {w['recall']:.2f} |"
+                f" | {' / '.join(w['hybrid'])} | {cpu} | {w['returned']:.1f} | {w['recall']:.2f} |"
             )
     lx = got.get("pg-lexical")
     if lx:
