@@ -61,7 +61,7 @@ from tideline.memory import (
     NewTurn,
     RawContext,
 )
-from tideline.search import PgTextIndex, Scope, retrieve
+from tideline.search import PgTextIndex, Scope, TextIndex, retrieve
 from tideline.store import Namespace, open_database, open_postgres
 
 CACHE = Path(os.environ.get("TIDELINE_BENCH_CACHE", "/work/cache")) / "scale-texts.npz"
@@ -306,13 +306,32 @@ def searches(app: Tideline, c: Corpus, turns: int, queries: int, label: str) -> 
     return out
 
 
-def lexical_change(pg: Tideline, sqlite: Tideline, text: list[str], n: int = 30) -> dict[str, Any]:
+def lexical_copy(lite: Tideline, url: str, say: Callable[[str], None]) -> PgTextIndex:
+    """The turns' text index alone, copied into its own namespace as `migrate` copies it (texts
+    and lexical keys from SQLite), analysed: the lexical side measured without the rest."""
+    db = open_postgres(url, Namespace("lexical"), AGENT_MIGRATIONS)
+    index = RawContext(db).index
+    assert isinstance(index, PgTextIndex)
+    if not db.scalar(f"SELECT 1 FROM {index.name}_text LIMIT 1"):
+        raw = lite.memory.raw
+        ids = raw.ids()
+        began = time.perf_counter()
+        for a in range(0, len(ids), 2000):
+            part = ids[a : a + 2000]
+            index.upsert_many(sorted(raw.texts(part).items()), raw.lexical_keys(part))
+        db.execute("ANALYZE")
+        say(f"lexical copy: {len(ids):,} turns in {time.perf_counter() - began:.0f} s")
+    return index
+
+
+def lexical_change(
+    index: TextIndex, lite: TextIndex, text: list[str], n: int = 30
+) -> dict[str, Any]:
     """PostgreSQL's lexical top-10 against ranking every match (`ts_rank` over all of them: the
     query before issue 25, got by calling no term frequent) and against SQLite's BM25 (its
     lexical file) on the same turns: the share of each top-10 in common, and the time."""
     from tideline.search import _pg_index
 
-    index, lite = pg.memory.raw.index, sqlite.memory.raw.index
     rows: list[tuple[float, float, float]] = []
     bounded, every = [], []
     for q in text[:n]:
@@ -703,7 +722,17 @@ def main() -> None:
                 server = pgserver.get_server(work / "pg", "stop" if args.keep else "delete")
             url = server.get_uri()
             migrated = work / "pg-migrated"
-            if "migrate" in phases or not migrated.exists():
+            if "lexical" in phases:  # the text index alone, in a namespace of its own
+                lite = app_for(home)
+                try:
+                    copied = lexical_copy(lite, url, say)
+                    text = list(c.queries[: args.queries])
+                    change = lexical_change(copied, lite.memory.raw.index, text, len(text))
+                    record(args.results, "pg-lexical", **change)
+                finally:
+                    lite.close()
+            agent = bool(phases & {"migrate", "search", "cli", "concurrency"})
+            if agent and ("migrate" in phases or not migrated.exists()):
                 memory = f"{max(1, math.ceil(args.turns / 250_000))}GB"
                 with psycopg.connect(url, autocommit=True) as conn:
                     conn.execute(f"ALTER SYSTEM SET maintenance_work_mem = '{memory}'")
@@ -728,7 +757,8 @@ def main() -> None:
                     lite = app_for(home)
                     try:
                         text = list(c.queries[: args.queries])
-                        record(args.results, "pg-lexical", **lexical_change(app, lite, text))
+                        change = lexical_change(app.memory.raw.index, lite.memory.raw.index, text)
+                        record(args.results, "pg-lexical", **change)
                     finally:
                         lite.close()
                 finally:
