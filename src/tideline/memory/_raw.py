@@ -401,6 +401,18 @@ class RawContext:
         found = self.db.scalar("SELECT ts FROM turns WHERE id = ?", (turn_id,))
         return None if found is None else str(found)
 
+    def speakers_of(self, ids: Sequence[int]) -> dict[int, str]:
+        """Each turn's speaker, for the turns that name one (the speaker lever)."""
+        out: dict[int, str] = {}
+        for part in batches(ids):
+            marks = ",".join("?" * len(part))
+            rows = self.db.execute(
+                f"SELECT id, speaker FROM turns WHERE id IN ({marks}) AND speaker IS NOT NULL",
+                part,
+            )
+            out.update((int(i), str(s)) for i, s in rows)
+        return out
+
     def sessions_of(self, ids: Sequence[int]) -> dict[int, int]:
         """Each turn's session id (search keeps one session from filling a top k)."""
         out: dict[int, int] = {}
