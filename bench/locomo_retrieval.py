@@ -74,9 +74,7 @@ class Variant:
 
 VARIANTS: dict[str, Variant] = {
     "before: plain analyser, rrf k=10 (the old default)": Variant("plain", policy=OLD),
-    "default, turns alone: convex α=0.5, context ±2, dates, speaker ×0.25": Variant(
-        policy=DEFAULT
-    ),
+    "default, turns alone: convex α=0.5, context ±2, dates, speaker ×0.25": Variant(policy=DEFAULT),
     "default with memory keys ×0.25 ¹": Variant(policy=KEYS),
     "default without the speaker lever": Variant(policy=DATES),
     "default with memory keys, without the speaker lever ¹": Variant(
@@ -267,7 +265,9 @@ def _dump(
             mode,
             DEFAULT,  # type: ignore[arg-type]
             texts=memory.raw.texts,
-            keys=turn_keys(memory.raw, memory.narratives, question, DEFAULT, memory.narrative_policy),
+            keys=turn_keys(
+                memory.raw, memory.narratives, question, DEFAULT, memory.narrative_policy
+            ),
         )
         narratives = retrieve(
             memory.narratives.index,

@@ -26,8 +26,10 @@ SRC = Path(__file__).parents[1] / "src" / "tideline"
 LAYERS: dict[str, int] = {
     "tideline": 0,
     "tideline.errors": 0,
+    "tideline.lazy": 0,  # package exports imported on first use (stdlib only)
     "tideline.clock": 1,  # the clock seam and the one stored time form (errors only)
     "tideline.config": 1,
+    "tideline.http": 1,  # the one client of OpenAI-compatible APIs (embeddings, chat): httpx only
     "tideline.pathnames": 1,  # path arguments checked as names (errors only)
     "tideline.hookspecs": 2,
     "tideline.plugins": 3,
@@ -72,9 +74,10 @@ FRAMEWORKS = {
     "openai",
 }
 DRIVERS = {"tideline.cli", "tideline.mcp", "tideline.web", "tideline.__main__"}
-#: Besides the drivers, the LLM client speaks the OpenAI protocol and validates with pydantic.
+#: Besides the drivers, the LLM client validates with pydantic (it speaks the OpenAI protocol
+#: through `tideline.http`, not the openai package).
 FRAMEWORK_USERS = {
-    "tideline.llm": {"openai", "pydantic"},
+    "tideline.llm": {"pydantic"},
     "tideline.consolidate": {"pydantic"},  # the schemas of the LLM steps' answers
 }
 

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from tests.hostile_llm import HostileServer, Kind
 from tests.openai_stub import OpenAIStub
 from tideline.config import Settings
 from tideline.embed import (
@@ -102,6 +103,35 @@ def test_openai_backend_errors_are_one_line() -> None:
     with pytest.raises(EmbedderUnavailable, match="unreachable") as info:
         OpenAIEmbedder("http://127.0.0.1:9/v1", "m", retries=0, timeout=0.5).embed_query("x")
     assert "\n" not in str(info.value)
+
+
+def test_openai_backend_waits_the_retry_after_the_server_asks() -> None:
+    with OpenAIStub() as stub:
+        stub.fail_next = [429]
+        stub.fail_headers = {"Retry-After": "1"}
+        start = time.monotonic()
+        OpenAIEmbedder(stub.url, "m", retries=1, backoff=0.001).embed_query("x")
+        assert time.monotonic() - start >= 1 and len(stub.requests) == 2
+
+
+@pytest.mark.parametrize(
+    ("kind", "expected", "tries"),
+    [
+        ("body_50mb", r"answered with a body over 5,242,880 bytes, which was not read", 1),
+        ("truncated_json", r"unreachable after 2 tries \(the answer body was not complete JSON", 2),
+        ("endless", r"did not answer within 1s; raise TIDELINE_EMBED_TIMEOUT", 1),
+    ],
+)
+def test_openai_backend_answers_are_bounded_like_the_llm_clients(
+    kind: Kind, expected: str, tries: int
+) -> None:
+    """One client under both: a huge, cut or endless body fails in one line, in bounded time."""
+    with HostileServer(kind) as server:
+        start = time.monotonic()
+        with pytest.raises(EmbedderUnavailable, match=expected) as err:
+            OpenAIEmbedder(server.url, "m", retries=1, backoff=0.01, timeout=1.0).embed_query("x")
+        assert time.monotonic() - start < 6 and server.served == tries
+    assert "\n" not in str(err.value) and server.url in str(err.value)
 
 
 def test_cache_never_embeds_unchanged_text_twice(tmp_path: Path) -> None:

@@ -112,11 +112,9 @@ def test_turns_pickle_finds_nothing_in_the_readme_home() -> None:
     found = runner.invoke(cli, ["search", "when does my passport expire", "--turns", "--json"])
     hits = json.loads(found.stdout)["hits"]
     assert "passport" in hits[0]["text"] and _ordered([h["score"] for h in hits])
-    cat = json.loads(runner.invoke(cli, ["search", "my cat", "--turns", "--json"]).stdout)
-    assert {h["type"] for h in cat["hits"]} == {"narrative", "turn"}
-    assert _ordered([h["score"] for h in cat["hits"]])  # across kinds, one order
-    dog = runner.invoke(cli, ["search", "what is my dog called", "--turns"])
-    assert dog.exit_code == 1 and "nothing relevant found" in dog.stderr  # the cat is no dog
+    kitten = json.loads(runner.invoke(cli, ["search", "kitten", "--turns", "--json"]).stdout)
+    assert {h["type"] for h in kitten["hits"]} == {"narrative", "turn"}
+    assert _ordered([h["score"] for h in kitten["hits"]])  # across kinds, one order
 
 
 def test_turns_and_narratives_are_in_one_order(diary: Memory) -> None:

@@ -285,9 +285,7 @@ def test_one_score_means_the_same_on_sqlite_and_postgresql(
     for query in PARITY_QUERIES:
         qvec = e5.embed_query(query)
         for mode in ("hybrid", "lex"):
-            lite, pg = (
-                retrieve(Scope(idx), query, qvec, 10, mode, policy).hits for idx in indexes
-            )
+            lite, pg = (retrieve(Scope(idx), query, qvec, 10, mode, policy).hits for idx in indexes)
             assert lite and [h.id for h in pg] == [h.id for h in lite], (query, mode)
             for a, b in zip(lite, pg, strict=True):
                 assert b.score == pytest.approx(a.score, abs=0.01), (query, mode, a.id)

@@ -3,6 +3,7 @@ TestClient, through the same guard `serve` runs) and `tideline serve` as a real 
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,11 +14,14 @@ import pytest
 from starlette.testclient import TestClient
 
 from tests.profile.conftest import add_fact
+from tests.web.chromium import chromium
 from tideline.app import Tideline
+from tideline.clock import ManualClock
 from tideline.config import Settings
 from tideline.web import http_app
 
 BASE = "http://127.0.0.1:8765"
+SEEDED_AT = dt.datetime(2026, 5, 3, 12, 0, tzinfo=dt.UTC)  # the day after the trip was told
 SCRIPT = "<script>alert('stored')</script>"
 TOKEN = "web-test-token-0123456789abcdef"
 
@@ -45,7 +49,8 @@ def seed(app: Tideline) -> dict[str, Any]:
 
 @pytest.fixture
 def agent(tmp_path: Path) -> Iterator[Tideline]:
-    app = Tideline(Settings.load(overrides={"agent_name": "hui", "embedder": "none"}))
+    settings = Settings.load(overrides={"agent_name": "hui", "embedder": "none"})
+    app = Tideline(settings, clock=ManualClock(SEEDED_AT))  # "now" is the seeded data's time
     yield app
     app.close()
 
@@ -53,6 +58,13 @@ def agent(tmp_path: Path) -> Iterator[Tideline]:
 @pytest.fixture
 def seeded(agent: Tideline) -> dict[str, Any]:
     return seed(agent)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Headless Chromium for the module (tests.web.chromium: skipped without it)."""
+    with chromium() as launched:
+        yield launched
 
 
 def client_for(app: Tideline) -> TestClient:

@@ -1,7 +1,10 @@
 """Any OpenAI-compatible `/v1/embeddings` endpoint (ollama, TEI, vLLM, llama.cpp, hosted APIs).
 
-Batches requests, times out, retries transient failures (connection errors, 429, 5xx) with
-exponential backoff, and raises `EmbedderUnavailable` with one line when the endpoint stays down.
+Batches requests and sends them through `tideline.http.JsonApi`, the one client of the model
+servers' APIs, so its policy is the LLM client's: connection errors, 429, 5xx and bodies cut
+short are retried `retries` times (Retry-After honoured, backoff doubling, each wait capped at
+`BACKOFF_MAX`: a search is waiting), a timeout fails at once, and an answer is read at most to a
+size its batch could honestly need. `EmbedderUnavailable` says in one line what went wrong.
 Every input is cut to `max_input_tokens` (estimated tokens; 512 by default, the limit of the small
 local models), a query to at most 256 as for e5 (`fit_query`), so an endpoint is never sent a text
 it would reject or spend seconds on.
@@ -9,15 +12,18 @@ it would reject or spend seconds on.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 
-import httpx
 import numpy as np
 
 from tideline.embed._fit import fit_prefix, fit_query
 from tideline.embed._protocol import estimate_tokens, normalise
 from tideline.errors import ConfigError, EmbedderUnavailable
+from tideline.http import JsonApi, Retries, Unanswered
+
+BACKOFF_MAX = 5.0  # seconds: the most one retry waits, whatever the server's Retry-After says
+# An answer's bound: JSON floats take up to ~20 bytes, so 128 KiB a text holds 6,000 dimensions.
+BODY_BASE, BODY_PER_TEXT = 1024 * 1024, 128 * 1024
 
 
 class OpenAIEmbedder:
@@ -41,15 +47,19 @@ class OpenAIEmbedder:
                 "the openai embedder needs TIDELINE_EMBED_URL (e.g. http://127.0.0.1:11434/v1) "
                 "and TIDELINE_EMBED_MODEL"
             )
-        self.url = base_url.rstrip("/") + "/embeddings"
         self.model = model
         self.model_id = f"openai:{model}"
         self.batch = max(1, batch)
         self.max_input_tokens = max(16, max_input_tokens)
-        self.retries = max(0, retries)
-        self.backoff = backoff
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._client = httpx.Client(timeout=timeout, headers=headers)
+        self.timeout = timeout
+        self._api = JsonApi(
+            base_url,
+            api_key,
+            timeout=timeout,
+            retries=Retries(max(0, retries), max(0.0, backoff), BACKOFF_MAX),
+            max_body=BODY_BASE + self.batch * BODY_PER_TEXT,
+        )
+        self.url = self._api.url + "/embeddings"
         self._dim = dim  # None: learned from the first answer (or a probe request)
 
     @property
@@ -76,32 +86,36 @@ class OpenAIEmbedder:
         return estimate_tokens(text)
 
     def _post(self, batch: list[str]) -> np.ndarray:
-        last = ""
-        for attempt in range(self.retries + 1):
-            if attempt:
-                time.sleep(self.backoff * 2 ** (attempt - 1))
-            try:
-                resp = self._client.post(self.url, json={"model": self.model, "input": batch})
-            except httpx.HTTPError as exc:
-                last = f"{type(exc).__name__}: {exc}"
-                continue
-            if resp.status_code == 429 or resp.status_code >= 500:
-                last = f"HTTP {resp.status_code}"
-                continue
-            if resp.status_code >= 400:
-                raise EmbedderUnavailable(
-                    f"embeddings endpoint {self.url} refused the request (HTTP {resp.status_code}: "
-                    f"{resp.text[:200]}); check TIDELINE_EMBED_MODEL and TIDELINE_EMBED_API_KEY"
-                )
-            try:
-                data = sorted(resp.json()["data"], key=lambda d: d["index"])
-                return normalise(np.array([d["embedding"] for d in data], dtype=np.float32))
-            except (ValueError, KeyError, TypeError) as exc:
-                raise EmbedderUnavailable(
-                    f"embeddings endpoint {self.url} answered with an unexpected body ({exc}); "
-                    "is it OpenAI-compatible?"
-                ) from exc
-        raise EmbedderUnavailable(
-            f"embeddings endpoint {self.url} is unreachable after {self.retries + 1} tries ({last}); "
+        got = self._api.post("/embeddings", {"model": self.model, "input": batch})
+        if isinstance(got, Unanswered):
+            raise EmbedderUnavailable(self._unanswered(got))
+        if not got.ok:
+            raise EmbedderUnavailable(
+                f"embeddings endpoint {self.url} refused the request (HTTP {got.status}: "
+                f"{got.detail()}); check TIDELINE_EMBED_MODEL and TIDELINE_EMBED_API_KEY"
+            )
+        try:
+            data = sorted(got.data["data"], key=lambda d: d["index"])
+            return normalise(np.array([d["embedding"] for d in data], dtype=np.float32))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise EmbedderUnavailable(
+                f"embeddings endpoint {self.url} answered with an unexpected body ({exc}); "
+                "is it OpenAI-compatible?"
+            ) from exc
+
+    def _unanswered(self, got: Unanswered) -> str:
+        if got.why == "timeout":
+            return (
+                f"embeddings endpoint {self.url} did not answer within {self.timeout:g}s; "
+                "raise TIDELINE_EMBED_TIMEOUT or start it on faster hardware"
+            )
+        if got.why == "too_large":
+            return (
+                f"embeddings endpoint {self.url} answered with a body over "
+                f"{self._api.max_body:,} bytes, which was not read further; lower "
+                "TIDELINE_EMBED_BATCH or check that it is an embeddings API"
+            )
+        return (
+            f"embeddings endpoint {self.url} is unreachable after {got.tries} tries ({got.last}); "
             "start it or set TIDELINE_EMBEDDER=none"
         )

@@ -6,7 +6,7 @@ bytes and seconds, an input cap fitted to the server's context window, and token
 call (`Result.usage`) and per run (`TokenMeter`). See docs/llm.md.
 """
 
-from tideline.llm._bounds import ID_MAX, Items
+from tideline.llm._bounds import Items
 from tideline.llm._client import LLMClient, prompt_tokens
 from tideline.llm._load import NO_LLM, NO_LLM_NOTE, llm_from_sampler, llm_from_settings
 from tideline.llm._meter import TokenMeter
@@ -17,7 +17,6 @@ from tideline.llm._structured import JsonSchema
 from tideline.llm._types import Message, Mode, Reply, Result, Usage
 
 __all__ = [
-    "ID_MAX",
     "LLM",
     "NO_LLM",
     "NO_LLM_NOTE",

@@ -1,11 +1,11 @@
 """Any OpenAI-compatible chat completions endpoint (ollama, vLLM, llama.cpp server, hosted APIs).
 
-Through the `openai` package with its own retries off, because ours must be bounded and tunable:
-429, 5xx, connection errors and bodies that are not complete JSON are retried `max_retries`
-times, waiting Retry-After when the server sends one, else `backoff` doubling, every wait capped
-at `backoff_max`. A timeout is not retried (a model too slow once is slow again); it fails at
-once with the setting to raise. Answer bodies are bounded in bytes and seconds before they are
-parsed (`tideline.llm._http`).
+Through `tideline.http.JsonApi`, the one client of the model servers' APIs, so its policy is the
+embedder's: 429, 5xx, connection errors and bodies that are not complete JSON are retried
+`max_retries` times, waiting Retry-After when the server sends one, else `backoff` doubling,
+every wait capped at `backoff_max`. A timeout is not retried (a model too slow once is slow
+again); it fails at once with the setting to raise. Answer bodies are bounded in bytes (2 MiB)
+and seconds before they are parsed.
 
 Structured output climbs down a ladder: `json_schema` (the server enforces the schema) →
 `json_object_schema` (`{"type": "json_object", "schema": …}`: llama.cpp's grammar enforces it) →
@@ -21,19 +21,13 @@ window, and the window is remembered so later prompts are sized to it.
 
 from __future__ import annotations
 
-import json
-import time
-import weakref
 from collections.abc import Sequence
 from typing import Any
 
-import httpx2
-import openai
-
 from tideline.embed import estimate_tokens
 from tideline.errors import ConfigError, InputTooLong, LLMError, LLMUnavailable
+from tideline.http import MAX_BODY, Answer, JsonApi, Retries, Unanswered
 from tideline.llm._endpoint import ENDPOINTS, LADDER, names_format, overflow_window, window_of
-from tideline.llm._http import MAX_BODY, AnswerTooLarge, AnswerTooSlow, http_client
 from tideline.llm._protocol import FormatRefused
 from tideline.llm._structured import JsonSchema, with_instruction
 from tideline.llm._types import Message, Mode, Reply, Usage
@@ -71,29 +65,16 @@ class OpenAIChat:
                 "TIDELINE_LLM_STRUCTURED must be auto, json_schema, json_object_schema, "
                 f"json_object or prompt, got {structured!r}"
             )
-        self.url = base_url.rstrip("/")
+        retries = Retries(max(0, max_retries), max(0.0, backoff), max(0.0, backoff_max))
+        self._api = JsonApi(base_url, api_key, timeout=timeout, retries=retries, max_body=max_body)
+        self.url = self._api.url
         self.model = model
         self.name = f"openai:{model}"
-        self.max_retries = max(0, max_retries)
-        self.backoff = max(0.0, backoff)
-        self.backoff_max = max(0.0, backoff_max)
         self.timeout = timeout
         self.auto = structured == "auto"
         self._pinned: Mode | None = None if self.auto else structured  # type: ignore[assignment]
         self._known = ENDPOINTS.get(self.url, model)
         self._settled = not self.auto
-        self._http = http_client(timeout, max_body)
-        weakref.finalize(self, self._http.close)  # its sockets go with the client
-        self._key = api_key or "none"
-        # An explicit placeholder key: without one the package would read OPENAI_API_KEY from the
-        # environment and send a real OpenAI key to whatever server base_url names.
-        self._client = openai.OpenAI(
-            base_url=self.url,
-            api_key=self._key,
-            timeout=timeout,
-            max_retries=0,
-            http_client=self._http,
-        )
 
     @property
     def mode(self) -> Mode:
@@ -113,20 +94,10 @@ class OpenAIChat:
         known = self._known
         if not known.probed:
             known.probed = True
-            models, props = self._probe(self.url + "/models"), self._probe(_root(self.url))
+            models = self._api.get(self.url + "/models", timeout=PROBE_SECONDS)
+            props = self._api.get(_root(self.url), timeout=PROBE_SECONDS)
             known.window = known.window or window_of(models, props, self.model)
         return known.window
-
-    def _probe(self, url: str) -> Any:
-        try:
-            response = self._http.get(
-                url,
-                headers={"Authorization": f"Bearer {self._key}"},
-                timeout=min(self.timeout, PROBE_SECONDS),
-            )
-            return response.json() if response.status_code == 200 else None
-        except (httpx2.HTTPError, openai.OpenAIError, ValueError):
-            return None
 
     def chat(
         self,
@@ -137,23 +108,52 @@ class OpenAIChat:
         step: str,
     ) -> Reply:
         mode: Mode = self.mode if schema else "text"
-        try:
-            reply = self._request(messages, max_tokens, schema, mode, step)
-        except openai.APIStatusError as exc:
-            detail = _detail(exc)
-            if schema and self.auto and mode != "prompt" and names_format(exc.status_code, detail):
+        sent, extra = _body(messages, schema, mode)
+
+        def final(answer: Answer) -> bool:  # the server lacks this form: retrying won't help
+            return "response_format" in extra and names_format(answer.status, answer.detail())
+
+        got = self._api.post(
+            "/chat/completions",
+            {"model": self.model, "messages": sent, "max_tokens": max_tokens, **extra},
+            headers={STEP_HEADER: step},
+            final=final,
+        )
+        if isinstance(got, Unanswered):
+            raise self._unanswered(got, step, max_tokens)
+        if not got.ok:
+            detail = got.detail()
+            if schema and self.auto and mode != "prompt" and names_format(got.status, detail):
                 ENDPOINTS.step_down(self.url, self.model, mode)
-                raise FormatRefused(mode) from None
+                raise FormatRefused(mode)
             window = overflow_window(detail)
             if window is not None:
-                raise self._overflow(step, window, max_tokens, detail) from None
+                raise self._overflow(step, window, max_tokens, detail)
             raise LLMError(
-                f"LLM endpoint {self.url} refused step {step!r} (HTTP {exc.status_code}: "
+                f"LLM endpoint {self.url} refused step {step!r} (HTTP {got.status}: "
                 f"{detail}); check TIDELINE_LLM_MODEL and TIDELINE_LLM_API_KEY"
-            ) from None
+            )
+        reply = self._reply(got.data, sent, mode, step)
         if schema:
             self._settled = True
         return reply
+
+    def _unanswered(self, got: Unanswered, step: str, max_tokens: int) -> LLMError:
+        if got.why == "timeout":
+            return LLMUnavailable(
+                f"LLM endpoint {self.url} did not answer step {step!r} within "
+                f"{self.timeout:g}s; raise TIDELINE_LLM_TIMEOUT or use a faster model"
+            )
+        if got.why == "too_large":
+            return LLMError(
+                f"LLM endpoint {self.url} answered step {step!r} with a body over "
+                f"{self._api.max_body:,} bytes (max_tokens was {max_tokens}), which was not "
+                "read further; check that the server honours max_tokens"
+            )
+        return LLMUnavailable(
+            f"LLM endpoint {self.url} failed step {step!r} after {got.tries} tries "
+            f"({got.last}); start the server, check TIDELINE_LLM_BASE_URL, or retry the run later"
+        )
 
     def _overflow(self, step: str, window: int, max_tokens: int, detail: str) -> InputTooLong:
         if window:
@@ -165,89 +165,40 @@ class OpenAIChat:
             "larger context (llama.cpp: --n_ctx) or lower TIDELINE_LLM_MAX_INPUT_TOKENS"
         )
 
-    def _request(
-        self,
-        messages: Sequence[Message],
-        max_tokens: int,
-        schema: JsonSchema | None,
-        mode: Mode,
-        step: str,
-    ) -> Reply:
-        extra: dict[str, Any] = {}
-        sent = list(messages)
-        if schema is not None and mode == "json_schema":
-            extra["response_format"] = schema.response_format()
-        elif schema is not None and mode == "json_object_schema":
-            extra["response_format"] = {"type": "json_object", "schema": schema.for_grammar()}
-        elif schema is not None:
-            sent = with_instruction(messages, schema)
-            if mode == "json_object":
-                extra["response_format"] = {"type": "json_object"}
-        resp = self._create(sent, max_tokens, step, extra)
+    def _reply(self, data: Any, sent: list[Message], mode: Mode, step: str) -> Reply:
         try:
-            choice = resp.choices[0]
-            text = choice.message.content or ""
+            choice = data["choices"][0]
+            text = choice["message"]["content"] or ""
             if not isinstance(text, str):
                 raise TypeError(type(text).__name__)
-        except (IndexError, AttributeError, TypeError, KeyError):
+        except (IndexError, TypeError, KeyError):
             raise LLMError(
                 f"LLM endpoint {self.url} answered step {step!r} without a message; is it an "
                 "OpenAI-compatible chat completions API?"
             ) from None
-        usage = _usage(resp.usage)
+        usage = _usage(data.get("usage"))
         if usage is None:  # some servers omit usage; count what we sent and got, and say so
             est = sum(estimate_tokens(m["content"]) for m in sent)
             usage = Usage(est, estimate_tokens(text), estimated=True)
-        model = resp.model if isinstance(resp.model, str) and resp.model else self.model
-        return Reply(text, usage, model[:200], mode, choice.finish_reason == "length")
+        model = data.get("model")
+        model = model if isinstance(model, str) and model else self.model
+        return Reply(text, usage, model[:200], mode, choice.get("finish_reason") == "length")
 
-    def _create(
-        self, messages: list[Message], max_tokens: int, step: str, extra: dict[str, Any]
-    ) -> Any:
-        last = ""
-        for attempt in range(self.max_retries + 1):
-            try:
-                return self._client.chat.completions.create(
-                    model=self.model,
-                    messages=messages,  # type: ignore[arg-type]
-                    max_tokens=max_tokens,
-                    extra_headers={STEP_HEADER: step},
-                    **extra,
-                )
-            except (openai.APITimeoutError, AnswerTooSlow):
-                raise LLMUnavailable(
-                    f"LLM endpoint {self.url} did not answer step {step!r} within "
-                    f"{self.timeout:g}s; raise TIDELINE_LLM_TIMEOUT or use a faster model"
-                ) from None
-            except AnswerTooLarge as exc:
-                raise LLMError(
-                    f"LLM endpoint {self.url} answered step {step!r} with a body over "
-                    f"{exc.size:,} bytes (max_tokens was {max_tokens}), which was not read "
-                    "further; check that the server honours max_tokens"
-                ) from None
-            except openai.APIConnectionError as exc:
-                last = f"connection failed: {type(exc.__cause__ or exc).__name__}"
-                wait = self._backoff(attempt)
-            except json.JSONDecodeError as exc:  # the body ended inside the JSON: cut short
-                last = f"the answer body was not complete JSON ({exc.msg} at byte {exc.pos})"
-                wait = self._backoff(attempt)
-            except openai.APIStatusError as exc:
-                if exc.status_code != 429 and exc.status_code < 500:
-                    raise
-                if "response_format" in extra and names_format(exc.status_code, _detail(exc)):
-                    raise  # the server lacks this structured-output form: retrying won't help
-                last = f"HTTP {exc.status_code}"
-                wait = _retry_after(exc)
-                wait = self._backoff(attempt) if wait is None else min(wait, self.backoff_max)
-            if attempt < self.max_retries:
-                time.sleep(wait)
-        raise LLMUnavailable(
-            f"LLM endpoint {self.url} failed step {step!r} after {self.max_retries + 1} tries "
-            f"({last}); start the server, check TIDELINE_LLM_BASE_URL, or retry the run later"
-        )
 
-    def _backoff(self, attempt: int) -> float:
-        return min(self.backoff * 2**attempt, self.backoff_max)
+def _body(
+    messages: Sequence[Message], schema: JsonSchema | None, mode: Mode
+) -> tuple[list[Message], dict[str, Any]]:
+    """The messages to send and the request's `response_format`, for the structured-output rung."""
+    if schema is None:
+        return list(messages), {}
+    if mode == "json_schema":
+        return list(messages), {"response_format": schema.response_format()}
+    if mode == "json_object_schema":
+        return list(messages), {
+            "response_format": {"type": "json_object", "schema": schema.for_grammar()}
+        }
+    sent = with_instruction(messages, schema)
+    return sent, {"response_format": {"type": "json_object"}} if mode == "json_object" else {}
 
 
 def _root(url: str) -> str:
@@ -257,32 +208,11 @@ def _root(url: str) -> str:
 
 def _usage(usage: Any) -> Usage | None:
     """The server's token counts, if it sent believable ones."""
-    if usage is None:
+    if not isinstance(usage, dict):
         return None
-    counts = (getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None))
+    counts = (usage.get("prompt_tokens"), usage.get("completion_tokens"))
     if not all(
         isinstance(n, int) and not isinstance(n, bool) and 0 <= n < _USAGE_MAX for n in counts
     ):
         return None
     return Usage(counts[0] or 0, counts[1] or 0)
-
-
-def _retry_after(exc: openai.APIStatusError) -> float | None:
-    """Seconds the server asked us to wait (Retry-After or retry-after-ms), if it said."""
-    headers = exc.response.headers
-    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-        try:
-            return max(0.0, float(headers[name]) * scale)
-        except (KeyError, ValueError):
-            continue
-    return None
-
-
-def _detail(exc: openai.APIStatusError) -> str:
-    body = exc.body
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        message = inner.get("message") if isinstance(inner, dict) else inner
-        if message:
-            return " ".join(str(message).split())[:300]
-    return " ".join(exc.message.split())[:300]

@@ -30,11 +30,10 @@ from typing import Any
 
 from tideline.clock import Clock, now_text, parse_time, system_clock
 from tideline.errors import InvalidInput, NotFound
-from tideline.memory._ids import storable_ids
 from tideline.memory._owner import batches, pending_ids, scope, time_range
 from tideline.memory._types import FORGOTTEN, TraceTurn, Turn
 from tideline.search import DEFAULT_ANALYSER, Analyser, Scope, create_index, open_index, valid_text
-from tideline.store import Storage
+from tideline.store import Storage, storable_ids
 
 TURN_INDEX = "turn_text"
 #: Neighbouring turns on each side that join a turn's lexical key (see `lexical_keys`).
@@ -679,6 +678,34 @@ class RawContext:
                 )
             )
         return found
+
+    def times(self, ids: Sequence[int]) -> dict[int, str]:
+        return turn_times(self.db, ids)
+
+
+def turn_times(db: Storage, ids: Sequence[int]) -> dict[int, str]:
+    """When each turn was said (its own timestamp), by id: the valid time of what is learnt from
+    it. A function over the database (not the service) so a migration can backfill with it."""
+    found: dict[int, str] = {}
+    for part in batches(list(ids)):
+        marks = ",".join("?" * len(part))
+        found.update(
+            (int(i), str(ts))
+            for i, ts in db.execute(f"SELECT id, ts FROM turns WHERE id IN ({marks})", part)
+        )
+    return found
+
+
+def session_span(
+    db: Storage, session_id: int, after_id: int, through_id: int
+) -> tuple[str, str] | None:
+    """The first and last time said of a session's turns with ids in (after_id, through_id]."""
+    row = db.one(
+        "SELECT min(ts) AS first, max(ts) AS last FROM turns"
+        " WHERE session_id = ? AND id > ? AND id <= ?",
+        (session_id, after_id, through_id),
+    )
+    return None if row is None or row["first"] is None else (str(row["first"]), str(row["last"]))
 
 
 def _tombstone_hash() -> str:

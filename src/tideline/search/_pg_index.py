@@ -12,10 +12,12 @@ For an index named `N` (in the namespace's schema):
 - `N_vec(rowid, embedding vector(dim))` with an HNSW index (`vector_cosine_ops`), and
   `N_vecpart(record, part, embedding)` for long texts' later parts, created when the vector
   space is bound — the same layout and the same "nearest part" rule as on SQLite.
-Ranks: `ts_rank` picks the tsvector list's candidates; `term_counts` / `term_freqs` give
-`_lexical` the same term statistics as FTS5 gives on SQLite (records holding a word through the
-GIN index, each candidate's positions), so BM25, the lexical evidence and the relevance are the
-same numbers on both engines. Cosine distance for vectors (the same numbers as sqlite-vec's). The fill (`fill_vectors`) and `search`
+Ranks: `ts_rank` picks the tsvector list's candidates, over a bounded candidate set when the
+query holds frequent words (`_ranked`); `term_counts` / `term_freqs` give `_lexical` the same
+term statistics as FTS5 gives on SQLite (records holding a word through the GIN index, each
+candidate's positions), so BM25, the lexical evidence and the relevance are the same numbers on
+both engines. Cosine distance for vectors (the same numbers as sqlite-vec's). The fill
+(`fill_vectors`) and `search`
 are `TextIndex`'s own: this class only changes where the rows go.
 """
 
@@ -113,19 +115,28 @@ def _tsquery_part(fts: str) -> list[tuple[str, str]]:
     return out
 
 
-def _tsquery(parsed: ParsedQuery) -> tuple[str, list[object]] | None:
+def _tsquery(
+    parsed: ParsedQuery, terms: Sequence[str] | None = None, joined: str = " || "
+) -> tuple[str, list[object]] | None:
     """SQL for the tsquery of `parsed` (its terms OR-ed, minus the excluded), with parameters;
-    `parsed.terms` are the analysed FTS5 strings SQLite's `N_fts` is asked for."""
-    positive = [p for t in parsed.terms for p in _tsquery_part(t)]
+    `parsed.terms` are the analysed FTS5 strings SQLite's `N_fts` is asked for. `terms`: only
+    these of them; `joined=" && "`: all of them."""
+    positive = [p for t in (parsed.terms if terms is None else terms) for p in _tsquery_part(t)]
     if not positive:
         return None
-    query = "(" + " || ".join(sql for sql, _ in positive) + ")"
+    query = "(" + joined.join(sql for sql, _ in positive) + ")"
     params: list[object] = [v for _, v in positive]
     negative = _tsquery_part(parsed.exclude or "")
     if negative:
         query += " && !!(" + " || ".join(sql for sql, _ in negative) + ")"
         params += [v for _, v in negative]
     return query, params
+
+
+#: A term in more of the records than this is *frequent*: its matches are not all ranked.
+FREQUENT_SHARE = 0.01
+#: Matches of the whole query ranked, newest first, when the stages before found too few.
+FREQUENT_SAMPLE = 1_000
 
 
 class PgTextIndex(TextIndex):
@@ -355,20 +366,10 @@ class PgTextIndex(TextIndex):
         if parsed is None:
             return []
         extra = f" AND {where}" if where else ""
-        hits: list[Hit] = []
-        ts = _tsquery(parsed)
-        if ts is not None:
-            q, qparams = ts
-            rows = self.db.execute(
-                f"SELECT rowid, ts_rank(tsv, query.q) AS r FROM {self.name}_text"
-                f" CROSS JOIN (SELECT {q} AS q) AS query"
-                f" WHERE tsv @@ query.q{extra} ORDER BY r DESC, rowid LIMIT ?",
-                (*qparams, *params, k),
-            ).fetchall()
-            hits = [
-                Hit(r[0], lex_rank=n, lex_score=float(r[1]), lex_source="bm25")
-                for n, r in enumerate(rows, 1)
-            ]
+        hits = [
+            Hit(i, lex_rank=n, lex_score=r, lex_source="bm25")
+            for n, (i, r) in enumerate(self._ranked(parsed, k, extra, params), 1)
+        ]
         wanted = not hits if trigram == "fallback" else len(hits) < k
         terms = [plain(t) for t in parsed.verbatim]
         if wanted and terms:
@@ -403,6 +404,67 @@ class PgTextIndex(TextIndex):
                     )
         return hits
 
+    def _ranked(
+        self, parsed: ParsedQuery, k: int, extra: str, params: Sequence[object]
+    ) -> list[tuple[int, float]]:
+        """The `k` best tsvector matches by `ts_rank` of the whole query, without ranking every
+        match of a frequent word (`ts_rank` reads each match's tsvector: 2.2 s p50 at 200k
+        turns when it ranked them all). Terms in over `FREQUENT_SHARE` of the records
+        (PostgreSQL's statistics, `_shares`) are *frequent*; the matches of the others are
+        ranked first (the GIN index gives only those), then the records holding every frequent
+        term, then — only while fewer than `k` were found — the newest `FREQUENT_SAMPLE`
+        matches of the whole query. A record that holds nothing but frequent words is ranked
+        only from that bounded set: under BM25 (the pipeline's `rescore`) their weight is low."""
+        full = _tsquery(parsed)
+        if full is None:
+            return []
+        frequent = self._frequent(parsed.terms)
+        rare = [t for t in parsed.terms if t not in frequent]
+        stages: list[tuple[str, list[object]] | None]
+        if not frequent:
+            stages = [full]
+        else:
+            stages = [
+                _tsquery(parsed, rare) if rare else None,
+                _tsquery(parsed, frequent, " && ") if len(frequent) > 1 else None,
+                full,
+            ]
+        found: dict[int, float] = {}
+        for stage in stages:
+            if stage is None or len(found) >= k:
+                continue
+            sample = bool(frequent) and stage is full
+            q, qparams = full
+            m, mparams = stage
+            seen = " AND rowid <> ALL(?)" if found else ""
+            source = (
+                f"(SELECT rowid, tsv FROM {self.name}_text WHERE tsv @@ ({m}){extra}{seen}"
+                f" ORDER BY rowid DESC LIMIT ?)"
+                if sample
+                else f"(SELECT rowid, tsv FROM {self.name}_text WHERE tsv @@ ({m}){extra}{seen})"
+            )
+            rows = self.db.execute(
+                f"SELECT rowid, ts_rank(tsv, ({q})) AS r FROM {source} AS matched"
+                " ORDER BY r DESC, rowid LIMIT ?",
+                (
+                    *qparams,
+                    *mparams,
+                    *params,
+                    *([list(found)] if found else []),
+                    *([FREQUENT_SAMPLE] if sample else []),
+                    k - len(found),
+                ),
+            ).fetchall()
+            found.update((int(r[0]), float(r[1])) for r in rows)
+        return sorted(found.items(), key=lambda x: (-x[1], x[0]))[:k]
+
+    def _frequent(self, terms: Sequence[str]) -> list[str]:
+        """The single-word terms in over `FREQUENT_SHARE` of the records."""
+        words = {t: t[1:-1] for t in terms if t.startswith('"') and t.endswith('"')}
+        words = {t: w for t, w in words.items() if w and " " not in w and '""' not in w}
+        share = self._shares(list(words.values())) if words else {}
+        return [t for t, w in words.items() if share.get(w, 0.0) > FREQUENT_SHARE]
+
     def _many_records(self) -> bool:
         """PostgreSQL's statistics (`_shares`) only know the most common lexemes of a
         table ANALYZE has seen: enough to judge by."""
@@ -417,10 +479,11 @@ class PgTextIndex(TextIndex):
             "SELECT reltuples FROM pg_class WHERE oid = to_regclass(?)", (f"{self.name}_text",)
         )
         if estimate is not None and float(estimate) >= _ESTIMATE_FROM:
-            records = int(float(estimate))
+            records, writes = int(float(estimate)), -1  # counts kept until the estimate moves
         else:
             records = int(self.db.scalar(f"SELECT count(*) FROM {self.name}_text") or 0)
-        version = (records, self._text_writes)
+            writes = self._text_writes
+        version = (records, writes)
         if self._count is None or self._count[0] != version:
             self._count = (version, records)
             self._records_with.clear()
@@ -451,10 +514,19 @@ class PgTextIndex(TextIndex):
         """The records, their tokens and the records holding each word of `terms`, as on
         SQLite (BM25 over several indexes, `_lexical`): a word's records are counted by the
         GIN index (`@@`), every word of a query in one pass, and kept until the index
-        changes (`_stats_records`)."""
+        changes (`_stats_records`). From `_ESTIMATE_FROM` records a frequent word's
+        (`FREQUENT_SHARE`, PostgreSQL's statistics) are its share of the estimate: counting
+        them reads each match, the cost `_ranked` avoids."""
         words = list(dict.fromkeys(w for t in terms for w in t.split()))
         records = self._stats_records()
         todo = [w for w in words if w not in self._records_with and tokens(w)]
+        if todo and records >= _ESTIMATE_FROM:  # a frequent word's records: PostgreSQL's share
+            share = self._shares(todo)
+            frequent = {
+                w: round(share[w] * records) for w in todo if share.get(w, 0.0) > FREQUENT_SHARE
+            }
+            self._records_with.update(frequent)
+            todo = [w for w in todo if w not in frequent]
         if todo:
             one = "phraseto_tsquery('simple', ?)"
             counts = ", ".join(f"count(*) FILTER (WHERE tsv @@ {one})" for _ in todo)
@@ -465,7 +537,9 @@ class PgTextIndex(TextIndex):
             ).fetchone()
             if len(self._records_with) > _KNOWN_TERMS:
                 self._records_with.clear()
-            self._records_with.update(zip(todo, (int(n) for n in row or [0] * len(todo))))
+            self._records_with.update(
+                zip(todo, (int(n) for n in row or [0] * len(todo)), strict=True)
+            )
         return Counts(
             records, self._stats_tokens(records), {w: self._records_with.get(w, 0) for w in words}
         )
@@ -477,7 +551,9 @@ class PgTextIndex(TextIndex):
         SQLite. (A tsvector keeps at most 256 positions of a word: a longer record's count
         stops there.)"""
         ts = _tsquery(parsed)
-        phrases = [(key, tokens(key), t.endswith("*")) for t in parsed.terms if (key := term_key(t))]
+        phrases = [
+            (key, tokens(key), t.endswith("*")) for t in parsed.terms if (key := term_key(t))
+        ]
         phrases = [p for p in phrases if p[1]]
         if ts is None or not ids or not phrases:
             return {}

@@ -163,10 +163,12 @@ def retrieve(
     found = _fused(_scopes(scopes), query, qvec, k, mode, policy, texts, warning, parents)
     hits = found.hits
     for key in keys:
-        if key.weight and isinstance(key, Mark):
+        if not key.weight:
+            continue
+        if isinstance(key, Mark):
             marked = key.marked([h.id for h in hits if h.source == 0])
             hits = boost(hits, marked, key.weight, key.name)
-        elif key.weight:
+        else:
             hits = _keyed(hits, key, query, found, k, policy)
     if policy.session_weight and groups is not None and hits:
         hits = _sessions(hits, groups, policy)

@@ -18,7 +18,8 @@ the order is the best the parts give: fitted instead on "at the answer" (the evi
 turn next to it) it lifted the neighbours of an answer over a second piece of evidence and cost
 multi-hop and temporal questions 1–2 points. The search's own evidence — C: the best cosine of
 this search (a question nothing answers has no near record at all), B: the best lexical evidence
-of its hits — is the same for every hit of one search: it moves them together, so it never
+of its hits (0 in the shipped fit: `bench/calibrate.py` explains why) — is the same for every
+hit of one search: it moves them together, so it never
 changes their order, only how likely the best of them is. Those weights, and the scale of the
 hit's own part, are fitted second, on whether a hit is *at the answer* (the evidence or the turn
 next to it: what a person reading it in its conversation finds), on the ten hits a search shows

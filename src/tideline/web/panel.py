@@ -30,6 +30,7 @@ from tideline.memory import Narrative
 from tideline.search import interleave
 from tideline.web import _csrf
 from tideline.web._graph import graph
+from tideline.web._models import RecordId
 from tideline.web._names import CSRF_FIELD, FAVICON, LOGIN, LOGOUT, SESSION_COOKIE
 from tideline.web._pictures import Moment, bubbles, graph_layout, heat_bars, weight_dots
 from tideline.web._state import Web, web
@@ -166,7 +167,7 @@ def search_page(
 
 
 @router.get("/trace/{narrative_id}", response_class=HTMLResponse)
-def trace_page(request: Request, w: W, narrative_id: int, window: int = 3) -> Response:
+def trace_page(request: Request, w: W, narrative_id: RecordId, window: int = 3) -> Response:
     """A narrative and its source turns, each in its conversation."""
     found = w.call(lambda: w.app.memory.trace(narrative_id, min(max(window, 0), 10)), lock=None)
     return page(request, "trace.html", trace=found)
@@ -203,7 +204,7 @@ def session_page(request: Request, w: W, session: str, turn: int | None = None) 
 
 
 @router.get("/turns/{turn_id}")
-def turn_page(w: W, turn_id: int) -> Response:
+def turn_page(w: W, turn_id: RecordId) -> Response:
     """A turn (e.g. a fact's evidence) shown in its conversation."""
     found = w.call(lambda: w.app.memory.raw.get([turn_id]))
     if not found:
@@ -220,15 +221,24 @@ def profile_page(
     status: str = "all",
     subject: str | None = None,
     category: str | None = None,
+    as_of: str | None = None,
 ) -> Response:
-    """Facts by subject and category, every status shown (closed and rejected greyed)."""
+    """Facts by subject and category, every status shown (closed and rejected greyed); with
+    `as_of` (a date), the profile as it stood that day in the user's time, and its events."""
     if status not in PROFILE_STATUSES:
         raise InvalidInput(f"status={status!r}: use one of {', '.join(PROFILE_STATUSES)}")
-    facts = w.call(
-        lambda: w.app.profile.facts(
-            status=fact_statuses(status), subject=subject or None, category=category or None
+    statuses, subject, category = fact_statuses(status), subject or None, category or None
+    view = None
+    if as_of:
+        day = as_of
+        view = w.call(
+            lambda: w.app.profile.as_of(day, status=statuses, subject=subject, category=category)
         )
-    )
+        facts = view.facts
+    else:
+        facts = w.call(
+            lambda: w.app.profile.facts(status=statuses, subject=subject, category=category)
+        )
     grouped: dict[str, dict[str, list[Any]]] = defaultdict(lambda: defaultdict(list))
     for f in facts:
         grouped[f.subject][f.category].append(f)
@@ -242,11 +252,13 @@ def profile_page(
         subject=subject or "",
         category=category or "",
         live=LIVE,
+        as_of=as_of or "",
+        view=view,
     )
 
 
 @router.get("/facts/{fact_id}", response_class=HTMLResponse)
-def fact_page(request: Request, w: W, fact_id: int) -> Response:
+def fact_page(request: Request, w: W, fact_id: RecordId) -> Response:
     """A fact's timeline: evidence, supersedes chain, every status change."""
     return page(request, "fact.html", timeline=w.call(lambda: w.app.profile.timeline(fact_id)))
 
@@ -255,7 +267,7 @@ def fact_page(request: Request, w: W, fact_id: int) -> Response:
 def reject(
     request: Request,
     w: W,
-    fact_id: int,
+    fact_id: RecordId,
     csrf: Csrf,
     why: Annotated[str, Form(min_length=1, max_length=2000)],
     then: Annotated[str, Form()] = "/profile",
@@ -270,7 +282,7 @@ def reject(
 def close(
     request: Request,
     w: W,
-    fact_id: int,
+    fact_id: RecordId,
     csrf: Csrf,
     why: Annotated[str, Form(max_length=2000)] = "",
     then: Annotated[str, Form()] = "/profile",
@@ -455,7 +467,7 @@ def start_run(
 
 
 @router.get("/runs/{run_id}", response_class=HTMLResponse)
-def run_page(request: Request, w: W, run_id: int) -> Response:
+def run_page(request: Request, w: W, run_id: RecordId) -> Response:
     """One run's progress; the page polls /api/runs/{id} until it is over."""
     found = w.runs.get(run_id)
     if found is None:
