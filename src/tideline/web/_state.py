@@ -26,6 +26,11 @@ class Web:
     guard: HttpGuard | None = None  # set once the guard wraps the routes
     sessions: PanelSessions = field(default_factory=PanelSessions)  # then the guard's
 
+    @property
+    def tokens_on(self) -> bool:
+        """Whether callers hold a token (a guard with tokens): then they see no server paths."""
+        return bool(self.guard and self.guard.tokens)
+
     def call(self, fn: Callable[[], T], lock: Lock = "agent") -> T:
         """`fn()` under the app's database lock ("agent"), its library lock, or none (None: the
         service locks for itself, as `Memory` does, so embedding never blocks other clients).
