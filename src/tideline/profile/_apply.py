@@ -118,17 +118,17 @@ class Applier:
             raise NotFound(f"observation #{oid} does not exist")
         return oid
 
-    def _resolve(self, value: Any) -> Any:
-        """A JSON value with every `Ref` replaced by the id it got in this transaction (and
-        every text's placeholder ids, `_named`)."""
+    def _resolve(self, value: Any, *, words: bool = False) -> Any:
+        """A JSON value with every `Ref` replaced by the id it got in this transaction; with
+        `words` (a model's texts, not the user's values), its texts' placeholder ids too."""
         if isinstance(value, c.Ref):
             return self._id(value)
         if isinstance(value, str):
-            return self._named(value)
+            return self._named(value) if words else value
         if isinstance(value, dict):
-            return {k: self._resolve(v) for k, v in value.items()}
+            return {k: self._resolve(v, words=words) for k, v in value.items()}
         if isinstance(value, list | tuple):
-            return [self._resolve(v) for v in value]
+            return [self._resolve(v, words=words) for v in value]
         return value
 
     def _why(self, op: c.Transition | c.StrategyStatus) -> str | None:
@@ -268,7 +268,7 @@ class Applier:
                     run_id=self.run_id,
                 )
             case c.NewTrajectory():
-                fields = self._resolve(op.fields)
+                fields = self._resolve(op.fields, words=True)  # the trajectory step's words
                 self.s.portrait.add_trajectory(
                     fields, valid_at=op.valid_at or self.now, now=self.now, run_id=self.run_id
                 )
