@@ -30,7 +30,6 @@ from _report import machine, ms_stats, write_section
 
 from tideline.app import Tideline
 from tideline.config import Settings
-from tideline.consolidate import SessionMemory
 from tideline.embed import E5Embedder
 from tideline.inject import InjectConfig, MemoryProvider
 from tideline.memory import compute_weight
@@ -244,7 +243,7 @@ def main() -> None:
         base = InjectConfig.from_settings(app.settings)
         config = InjectConfig(**{**base.__dict__, "t1_min_similarity": FLOOR})
         t = time.perf_counter()
-        sessions = SessionMemory.from_settings(app.memory, None, app.settings)
+        sessions = app.session_memory
 
         def make() -> MemoryProvider:
             return MemoryProvider(app.memory, config, profile=app.profile, session_memory=sessions)

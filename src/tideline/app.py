@@ -1,8 +1,9 @@
 """`Tideline`: the composition root's product — one agent's database, embedder and services.
 
 Drivers (CLI, MCP server, provider hooks) build one `Tideline` from `Settings` and call its
-services; this is the only place that turns settings into services (search policies, the
-library, the injection provider), and nothing here reads the environment. Everything opens
+services; this is the only place that turns settings into services (the embedder, the one LLM
+client, search policies, the library, session memory, the injection provider, the Sleep that a
+dream runs), and nothing here reads the environment. Everything opens
 lazily: a command that only lists sessions never loads the embedding model, and a server
 without a library root still starts.
 """
@@ -21,11 +22,12 @@ from tideline.analysis import ANALYSIS_MIGRATIONS
 from tideline.clock import Clock, now_text, system_clock
 from tideline.config import Settings
 from tideline.consolidate import Dream, SessionMemory, Sleep
-from tideline.embed import Embedder, load_embedder
-from tideline.errors import ConfigError, InvalidInput, TidelineError
+from tideline.embed import CachedEmbedder, Embedder, embedder_factories
+from tideline.errors import ConfigError, InvalidInput, TidelineError, UnknownEmbedder
+from tideline.http import Retries
 from tideline.inject import InjectConfig, MemoryProvider
 from tideline.library import LIBRARY, Library
-from tideline.llm import LLM, NO_LLM, llm_from_settings
+from tideline.llm import LLM, NO_LLM, ChatBackend, LLMClient, OpenAIChat, Sampler, SamplingChat
 from tideline.memory import (
     AGENT_MIGRATIONS,
     NARRATIVES,
@@ -77,6 +79,19 @@ def library_options(s: Settings) -> dict[str, Any]:
         "min_score": s.search_min_score,
         "busy_timeout_ms": s.busy_timeout_ms,
     }
+
+
+def embedder_from(s: Settings, *, cache: bool = True) -> Embedder:
+    """The embedder named by `embedder` (a built-in or a plugin's), in the persistent cache."""
+    factories = embedder_factories()
+    if s.embedder not in factories:
+        raise UnknownEmbedder(
+            f"unknown embedder {s.embedder!r}; set TIDELINE_EMBEDDER to one of {sorted(factories)}"
+        )
+    inner: Embedder = factories[s.embedder](s)
+    if not cache or inner.model_id == "none":
+        return inner
+    return CachedEmbedder(inner, s.cache_path)
 
 
 def vector_options(s: Settings) -> VectorOptions:
@@ -131,10 +146,38 @@ class Tideline:
     def embedder(self) -> Embedder | None:
         """The configured embedder, or None (with a logged reason) when it cannot be built."""
         try:
-            return load_embedder(self.settings)
+            return embedder_from(self.settings)
         except TidelineError as exc:
             log.warning("no embedder, search is lexical only: %s", exc)
             return None
+
+    @cached_property
+    def llm(self) -> LLMClient | None:
+        """The configured OpenAI-compatible endpoint's client — one per app, for its sleep, dream
+        and session memory — or None: runs then skip, saying `NO_LLM`."""
+        s = self.settings
+        if not s.llm_base_url:
+            return None
+        retries = Retries(s.llm_max_retries, s.llm_backoff, s.llm_backoff_max)
+        chat = OpenAIChat(s.llm_base_url, s.llm_model, s.llm_api_key, timeout=s.llm_timeout,
+                          retries=retries, structured=s.llm_structured)  # fmt: skip
+        return self._llm_client(chat)
+
+    def llm_for(self, sampler: Sampler | None) -> LLMClient | None:
+        """The LLM of a run an MCP client started: the configured endpoint wins (the one the user
+        chose and pays for), else the client's own model through `sampler` (None: the connection
+        cannot be asked), with the same caps; else None."""
+        if self.llm is not None or sampler is None:
+            return self.llm
+        return self._llm_client(SamplingChat(sampler))
+
+    def _llm_client(self, backend: ChatBackend) -> LLMClient:
+        s = self.settings
+        return LLMClient(
+            backend,
+            max_input_tokens=s.llm_max_input_tokens,
+            max_output_tokens=s.llm_max_output_tokens,
+        )
 
     @cached_property
     def memory(self) -> Memory:
@@ -208,28 +251,48 @@ class Tideline:
             self.memory,
             InjectConfig.from_settings(self.settings, model_id),
             profile=self.profile,
-            session_memory=SessionMemory.from_settings(
-                self.memory, llm_from_settings(self.settings), self.settings
-            ),
+            session_memory=self.session_memory,
             dream=self.dream,  # the self-concept with its grounds (T0), open threads (T3)
+        )
+
+    @cached_property
+    def session_memory(self) -> SessionMemory:
+        """The running summary and recall of each session (T1s), folded by the app's LLM."""
+        s = self.settings
+        return SessionMemory(
+            self.memory,
+            self.llm,
+            char_budget=s.session_char_budget,
+            keep_recent=s.session_keep_recent,
+            summary_ratio=s.session_summary_ratio,
+            recall_max=s.session_recall_max,
+            recall_min_score=s.session_recall_min_score,
         )
 
     @cached_property
     def sleep(self) -> Sleep:
         """The Sleep pipeline over the profile and memory, with the configured LLM."""
-        return self.sleep_using(llm_from_settings(self.settings))
+        return self.sleep_using(self.llm)
 
-    def sleep_using(self, llm: LLM | None, no_llm: str = NO_LLM) -> Sleep:
+    def sleep_using(
+        self,
+        llm: LLM | None,
+        no_llm: str = NO_LLM,
+        *,
+        run_budget: int | None = None,
+        run_max_calls: int | None = None,
+    ) -> Sleep:
         """The Sleep pipeline with another LLM (the MCP client's model, through sampling), or
-        none and why (`no_llm`); the budget and input cap stay the configured ones."""
+        none and why (`no_llm`); the input cap stays the configured one, the budget and the call
+        cap too unless given (a dream's sleep gets what is left of the dream's)."""
         s = self.settings
         return Sleep(
             self.profile,
             self.memory,
             llm,
             embedder=self.embedder,
-            run_budget=s.llm_run_budget,
-            run_max_calls=s.llm_run_max_calls,
+            run_budget=s.llm_run_budget if run_budget is None else run_budget,
+            run_max_calls=s.llm_run_max_calls if run_max_calls is None else run_max_calls,
             max_input_tokens=s.llm_max_input_tokens,
             no_llm=no_llm,
         )
@@ -249,16 +312,21 @@ class Tideline:
     def dream(self) -> Dream:
         """The DREAM pipeline (solidify → sleep → scripts → comb → drift → dream), its
         threads and self-concept, with the configured LLM."""
-        return self.dream_using(llm_from_settings(self.settings))
+        return self.dream_using(self.llm)
 
     def dream_using(self, llm: LLM | None, no_llm: str = NO_LLM) -> Dream:
         """The DREAM pipeline with another LLM (the MCP client's model, through sampling), or
         none and why (`no_llm`); the budget and limits stay the configured ones."""
         s = self.settings
+
+        def sleep(run_budget: int, run_max_calls: int) -> Sleep:
+            return self.sleep_using(llm, no_llm, run_budget=run_budget, run_max_calls=run_max_calls)
+
         return Dream(
             self.profile,
             self.memory,
             llm,
+            sleep=sleep,
             embedder=self.embedder,
             run_budget=s.dream_run_budget,
             run_max_calls=s.llm_run_max_calls,

@@ -109,11 +109,11 @@ def _probe_sqlite(report: Report) -> None:
 
 
 def _probe_embedder(report: Report, settings: Settings) -> None:
-    from tideline.embed import load_embedder
+    from tideline.app import embedder_from
 
     report.facts["embedder"] = settings.embedder
     try:
-        emb = load_embedder(settings, cache=False)
+        emb = embedder_from(settings, cache=False)
         report.facts["embedder_model"] = emb.model_id
         report.facts["embedder_dim"] = emb.dim
         if emb.dim:

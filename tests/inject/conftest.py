@@ -13,7 +13,6 @@ import pytest
 
 from tideline.app import Tideline
 from tideline.config import Settings
-from tideline.consolidate import SessionMemory
 from tideline.embed import E5Embedder
 from tideline.inject import InjectConfig, MemoryProvider
 
@@ -44,7 +43,7 @@ class Fixed:
             self.app.memory,
             InjectConfig(**values),
             profile=self.app.profile,
-            session_memory=SessionMemory.from_settings(self.app.memory, None, self.app.settings),
+            session_memory=self.app.session_memory,  # no LLM configured: no summaries
             dream=self.app.dream,
             clock=clock,
         )

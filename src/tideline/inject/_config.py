@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from tideline.config import Settings
 from tideline.errors import ConfigError
@@ -12,7 +12,8 @@ from tideline.profile import EDGE_KINDS
 
 TIERS = ("T0", "T1", "T1s", "T1p", "T1q", "T2", "T2b", "T3", "T4")
 #: How T4 fuses the narratives' lexical and vector lists (`tideline.search.Policy.fusion`).
-FUSIONS = ("rrf", "weighted")
+Fusion = Literal["rrf", "weighted"]
+FUSIONS: tuple[Fusion, ...] = ("rrf", "weighted")
 #: The T1 cosine floor when the setting is `auto`. Embedders spread cosines differently: the
 #: bundled e5 puts unrelated texts at 0.72–0.77 and related ones at 0.78–0.9 (measured on LoCoMo),
 #: where bge-m3 — the design's model — spreads them so that 0.25 separates them.
@@ -73,7 +74,7 @@ class InjectConfig:
     t1_min_similarity: float = 0.25
     t4_trigger: int = 2
     t4_k: int = 5
-    t4_fusion: Literal["rrf", "weighted"] = "rrf"
+    t4_fusion: Fusion = "rrf"
     t2_min_weight: float = 0.6
     t2_k: int = 3
     t3_clusters: int = 25
@@ -162,7 +163,7 @@ class InjectConfig:
             t1_min_similarity=resolve_floor(settings.inject_t1_min_similarity, model_id),
             t4_trigger=settings.inject_t4_trigger,
             t4_k=settings.inject_t4_k,
-            t4_fusion=settings.inject_t4_fusion,
+            t4_fusion=cast(Fusion, settings.inject_t4_fusion),  # checked in __post_init__
             t2_min_weight=settings.inject_t2_min_weight,
             t2_k=settings.inject_t2_k,
             t3_clusters=settings.inject_t3_clusters,

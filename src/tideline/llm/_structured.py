@@ -62,7 +62,8 @@ class JsonSchema:
 
     def for_grammar(self) -> dict[str, Any]:
         """The schema without repetition bounds too deep for a grammar (see GRAMMAR_MAX_REPEAT)."""
-        return _shallow(self.schema)
+        shallow: dict[str, Any] = _shallow(self.schema)
+        return shallow
 
 
 def _shallow(node: Any) -> Any:
