@@ -1,6 +1,6 @@
-"""Damaged databases (issue 9 item 7), through real CLI processes: the eight kinds of damage of
-tests/damage.py on an agent's memory.db, and the same on a library index, which is disposable
-and must be rebuilt from the notes.
+"""Damaged databases (issue 9 item 7, #21), through real CLI processes: the kinds of damage of
+tests/damage.py on an agent's memory.db, the "N random pages overwritten" family, and the same
+kinds on a library index, which is disposable and must be rebuilt from the notes.
 """
 
 from __future__ import annotations
@@ -12,10 +12,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from _faults_report import Row
+from typer.testing import CliRunner
 
 from tests import damage
 from tests.kills import BIN, Run, cli_env, run
 from tideline.app import Tideline
+from tideline.cli.main import app as cli
 from tideline.config import Settings
 from tideline.library import Library
 
@@ -113,6 +115,93 @@ def agent_database(base: Path) -> list[Row]:
     ]
 
 
+def _big_template(base: Path) -> Path:
+    """A memory.db of some size (2,000 turns, 200 narratives, several hundred pages), so random
+    pages land in turns, narratives, indexes, full-text tables and the list of tables alike."""
+    home = base / "big-template"
+    app = Tideline(Settings.load(env={}, overrides={"home": str(home), "embedder": "none"}))
+    try:
+        for s in range(20):
+            for i in range(100):
+                app.memory.sync_turn(
+                    f"s{s}", "user", f"turn {s}-{i}: Anna talks about plot {i * 7} in Porto"
+                )
+        for i in range(200):
+            app.memory.write(gesture=f"memory {i}: Anna's garden in Porto", tags=[f"t{i % 9}"])
+    finally:
+        app.close()
+    return home / "memory.db"
+
+
+#: (pages, position) of the "N random pages overwritten" family; each is run with `seeds` seeds.
+PAGE_DAMAGE = [(n, where) for n in (1, 3, 10, 40) for where in damage.POSITIONS]
+
+
+def _in_process(env: dict[str, str], *args: str) -> Run:
+    """The CLI run in this process (typer's runner, the same code as the `tideline` binary
+    without the seconds of a process start on a loaded machine), as a `Run`."""
+    result = CliRunner().invoke(cli, list(args), env=env)
+    crashed = result.exception is not None and not isinstance(result.exception, SystemExit)
+    return Run(False, result.exit_code, result.stdout, result.stderr + "Traceback" * crashed, 0.0)
+
+
+def random_pages(base: Path, seeds: int) -> list[Row]:
+    """N random pages of a memory.db overwritten (1, 3, 10, 40 pages; anywhere, the front, the
+    back, one run; `seeds` seeds each): the first command (`stats`, checked at open) refuses
+    it, `tideline doctor` calls it damaged, and then `search` and `write` refuse it too, in one
+    line, the file untouched; the commands run in this process (`_in_process`). #21: 3 of 7
+    such files were "all good", and used."""
+    template = _big_template(base)
+    healthy, unrefused, bad_refusals = [], [], []
+    trials = 0
+    for seed in range(1, seeds + 1):
+        for pages, where in PAGE_DAMAGE:
+            name = f"{pages}-{where}-{seed}"
+            env = cli_env(base / f"pages-{name}")
+            path = Path(env["TIDELINE_HOME"]) / "memory.db"
+            path.parent.mkdir(parents=True)
+            shutil.copyfile(template, path)
+            damage.random_pages(path, pages, seed * 1000 + pages, where)
+            before = _digest(path)
+            trials += 1
+            if not _one_line(_in_process(env, "stats"), path):
+                unrefused.append(name)
+            doctor = _in_process(env, "doctor", "--json")
+            report = json.loads(doctor.stdout) if doctor.stdout.strip() else {"ok": True}
+            if doctor.returncode == 0 or report.get("ok") or "Traceback" in doctor.stderr:
+                healthy.append(name)
+            for args in COMMANDS[::2]:  # search, write
+                if not _one_line(_in_process(env, *args), path):
+                    bad_refusals.append(f"{name}: {args[0]}")
+            if _digest(path) != before:
+                bad_refusals.append(f"{name}: file changed")
+    family = f"{len(PAGE_DAMAGE)} cases (1, 3, 10, 40 pages × {', '.join(damage.POSITIONS)}) × {seeds} seeds"
+    return [
+        Row(
+            "memory.db with N random pages overwritten: `tideline doctor` calls it damaged",
+            trials,
+            len(healthy),
+            f"{len(healthy)} of {trials} called healthy ({family})"
+            + (f"; e.g. {', '.join(healthy[:4])}" if healthy else ""),
+        ),
+        Row(
+            "memory.db with N random pages overwritten: the first command refuses it",
+            trials,
+            len(unrefused),
+            f"{trials - len(unrefused)} of {trials} refused by `stats` in one line before "
+            "doctor ran (a file never checked is checked whole at open)"
+            + (f"; used: {', '.join(unrefused[:4])}" if unrefused else ""),
+        ),
+        Row(
+            "memory.db with N random pages overwritten: search, write refuse, file untouched",
+            trials * 2,
+            len(bad_refusals),
+            f"{len(bad_refusals)} tracebacks, other exits or changed files"
+            + (f" ({', '.join(bad_refusals[:4])})" if bad_refusals else ""),
+        ),
+    ]
+
+
 def _as_empty_folder(path: Path) -> None:
     path.unlink()
     path.mkdir()
@@ -190,5 +279,5 @@ def library_index(base: Path) -> list[Row]:
     ]
 
 
-def damaged(base: Path) -> list[Row]:
-    return [*agent_database(base), *library_index(base)]
+def damaged(base: Path, seeds: int) -> list[Row]:
+    return [*agent_database(base), *random_pages(base, seeds), *library_index(base)]

@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -372,3 +373,48 @@ def same_size_catch_up(base: Path, repeats: int) -> Row:
         f"({', '.join(RESTORES)}, each {repeats}×)"
     )
     return Row("same size, same mtime, no watcher: next search", trials, lost + not_behind, figure)
+
+
+def append_race(base: Path, seconds: float, saves_per_second: float = 50.0) -> Row:
+    """`memo write --append` (the library's write, in-process for volume) while a person's
+    editor saves the same note `saves_per_second` times a second (read, add a line, atomic
+    replace): every line saved by hand must still be in the note at the end. #21: 1 of 216 hand
+    edits in 40 s was overwritten (read, then replace, without a check). An editor's own
+    read-modify-write may drop an agent's line (the editor's race, not memo's): not counted."""
+    root = base / "append-race"
+    _collection(root, "log", {"day.md": "# Day\n"})
+    note = root / "log" / "day.md"
+    stop, saved = threading.Event(), []
+
+    def edit() -> None:
+        while not stop.wait(1 / saves_per_second):
+            line = f"hand {len(saved) + 1}"
+            tmp = note.with_name(".day.md.swp")
+            tmp.write_text(note.read_text() + line + "\n")
+            tmp.replace(note)
+            saved.append(line)
+
+    editor = threading.Thread(target=edit)
+    editor.start()
+    appends, busy = 0, 0
+    deadline = time.monotonic() + seconds
+    try:
+        with Library(root) as lib:
+            while time.monotonic() < deadline:
+                try:
+                    lib.write("log/day.md", f"agent {appends}", append=True)
+                except TidelineError:
+                    busy += 1  # "changed 8 times while it was being written; try again"
+                appends += 1
+    finally:
+        stop.set()
+        editor.join()
+    lines = set(note.read_text().splitlines())
+    lost = [s for s in saved if s not in lines]
+    return Row(
+        "`memo write --append` while a person's editor saves the note",
+        len(saved),
+        len(lost),
+        f"{len(lost)} of {len(saved)} hand saves lost ({saves_per_second:.0f} saves/s for "
+        f"{seconds:.0f} s) beside {appends:,} appends ({busy} refused as busy, to retry)",
+    )

@@ -51,7 +51,7 @@ BEFORE: dict[str, str] = {
     "same size, same mtime, no watcher: next search": (
         "issue: **4 of 4 lost**, `memo status` said behind 0"
     ),
-    "damaged memory.db (8 kinds): `tideline doctor` names it": (
+    "damaged memory.db (9 kinds): `tideline doctor` names it": (
         "issue: **0 of 8**: “all good” (doctor never opened memory.db)"
     ),
     "damaged memory.db: search, stats, write refuse in one line, file untouched": (
@@ -59,8 +59,30 @@ BEFORE: dict[str, str] = {
         "empty memory"
     ),
     "damaged memory.db: `tideline doctor --repair`": (
-        "first full run (f1c3089): 6 of 8 recovered; truncated: “its list of tables is "
-        "unreadable” (nothing read); issue: no `--repair`"
+        "#21: a damaged first page: “not one row could be read”, a hidden .memory.db.repaired "
+        "and empty -wal / -shm left behind; issue 9's first full run (f1c3089): 6 of 8 "
+        "recovered; issue 9: no `--repair`"
+    ),
+    "memory.db with N random pages overwritten: `tideline doctor` calls it damaged": (
+        "main before this branch (cdef28a), `--quick`'s 16 files: **5 of 16** called healthy; "
+        "#21: **3 of 7** files with 10 random pages: “all good”, exit 0"
+    ),
+    "memory.db with N random pages overwritten: the first command refuses it": (
+        "main before this branch (cdef28a), `--quick`'s 16 files: **5 of 16** used by `stats`; "
+        "#21: search, stats and one `write` ran on them"
+    ),
+    "concurrent HTTP bursts (writes, notes, searches; lost answers retried), loopback "
+    "OpenAI-protocol embedder": (
+        "#21: **12 of 180** requests in 60-way bursts answered 500 (`ThreadingViolationError`); "
+        "120 stored, 117 acknowledged: **3 duplicated** by a retry"
+    ),
+    "`memo write --append` while a person's editor saves the note": (
+        "#21: **1 of 216** hand edits lost in 40 s"
+    ),
+    "fuzz: MCP tool arguments (every tool; ids past 2^63, idempotency keys, wrong types)": (
+        "#21: **194 of 12,000** “unexpected OverflowError” (fact_reject / fact_close / "
+        "fact_timeline); this branch before its surrogate fixes: **47 of 6,000** "
+        "(UnicodeEncodeError in memory_profile, memory_forget, memo_route)"
     ),
     "damaged library index.db (8 kinds): the next `memo search`": (
         "issue: 7 of 8 rebuilt; index.db replaced by a folder failed every memo command"

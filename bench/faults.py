@@ -6,8 +6,12 @@ editor save patterns, fuzzing and long inputs — real processes, real files, re
 
 Full mode: 100 SIGKILLs per command with the `none` embedder and 100 more with an embedder (a
 loopback server speaking the OpenAI protocol, so that vectors exist and can go missing), a 60 s
-soak, symlink escapes, the editor save patterns, eight kinds of database damage, 100k fuzz strings
-per core entry point (3k through the CLI's human output, which costs ~50 ms a call), seven
+soak, symlink escapes, the editor save patterns (and `memo write --append` against a person's
+saves for 40 s), nine kinds of database damage and the "N random pages overwritten" family
+(112 files), concurrent HTTP bursts (1,200 requests per embedder kind: none, the loopback
+OpenAI-protocol server, e5; every write retried after a lost answer), 100k fuzz strings
+per core entry point (3k through the CLI's human output, which costs ~50 ms a call) and 100k MCP
+tool calls with random arguments, seven
 hostile LLM answers against a whole sleep (5 trials each), and the long-input latency with the
 bundled e5. `--quick` is a light smoke run of every section (minutes,
 no e5). `--only kills,soak` runs some sections. Each section prints rows of test, trials,
@@ -22,14 +26,16 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parents[1]))
 
+from _faults_burst import burst
 from _faults_damage import damaged
 from _faults_files import (
+    append_race,
     editor_patterns,
     memo_dir_symlink,
     meta_symlink,
@@ -39,6 +45,7 @@ from _faults_files import (
 from _faults_fuzz import fuzz_all
 from _faults_llm import hostile_answers
 from _faults_mcp import latency, soak
+from _faults_mcp_fuzz import fuzz_mcp
 from _faults_report import Row, Section, table, write_doc
 
 from tests.kills import KILLERS, KillTally, cli_env, stub_env
@@ -61,10 +68,33 @@ class Plan:
     latency_deadline: float
     latency_repeats: int
     llm_trials: int = 1
+    page_seeds: int = 1  # the random-pages damage family: 16 cases × this many seeds
+    burst_requests: int = 240  # concurrent HTTP requests per embedder kind
+    burst_embedders: tuple[str, ...] = ("none", "openai")
+    mcp_fuzz: int = 2_000  # MCP tool calls with random arguments
+    race_seconds: float = 5.0  # `memo write --append` against a person's saves
 
 
 QUICK = Plan(10, 4, 10, 200, 1, 5_000, 1_000, 300, "none", 20, 2, 1)
-FULL = Plan(100, 100, 60, 2_000, 5, 100_000, 100_000, 3_000, "e5", 120, 10, 5)
+FULL = Plan(
+    100,
+    100,
+    60,
+    2_000,
+    5,
+    100_000,
+    100_000,
+    3_000,
+    "e5",
+    120,
+    10,
+    5,
+    page_seeds=7,
+    burst_requests=1_200,
+    burst_embedders=("none", "openai", "e5"),
+    mcp_fuzz=100_000,
+    race_seconds=40.0,
+)
 
 
 def _kill_row(tally: KillTally, embedder: str) -> Row:
@@ -102,9 +132,16 @@ SECTIONS: dict[str, Callable[[Path, Plan], list[Row]]] = {
     "editors": lambda base, plan: [
         *editor_patterns(base, plan.edit_repeats),
         same_size_catch_up(base, plan.edit_repeats),
+        append_race(base, plan.race_seconds),
     ],
-    "damage": lambda base, plan: damaged(base),
-    "fuzz": lambda base, plan: fuzz_all(base, plan.fuzz, plan.fuzz_imports, plan.fuzz_cli),
+    "damage": lambda base, plan: damaged(base, plan.page_seeds),
+    "burst": lambda base, plan: [
+        burst(base / kind, kind, plan.burst_requests) for kind in plan.burst_embedders
+    ],
+    "fuzz": lambda base, plan: [
+        *fuzz_all(base, plan.fuzz, plan.fuzz_imports, plan.fuzz_cli),
+        fuzz_mcp(base, plan.mcp_fuzz),
+    ],
     "llm": lambda base, plan: hostile_answers(base, plan.llm_trials),
     "latency": lambda base, plan: latency(
         base, plan.latency_embedder, plan.latency_deadline, plan.latency_repeats
@@ -123,12 +160,19 @@ def main() -> int:
     parser.add_argument("--only", default="", help=f"comma-separated: {', '.join(SECTIONS)}")
     parser.add_argument("--fuzz", type=int, help="fuzz strings per entry point")
     parser.add_argument("--kills", type=int, help="kills per command (none embedder)")
+    parser.add_argument(
+        "--embedders",
+        help="burst: these embedder kinds only, comma-separated (none, openai, e5; only e5 "
+        "embeds here: run it under `flock /work/embed.lock`)",
+    )
     args = parser.parse_args()
     plan = QUICK if args.quick else FULL
     if args.fuzz or args.kills:
         plan = Plan(
             **{**plan.__dict__, "fuzz": args.fuzz or plan.fuzz, "kills": args.kills or plan.kills}
         )
+    if args.embedders:
+        plan = replace(plan, burst_embedders=tuple(args.embedders.split(",")))
     chosen = [s for s in args.only.split(",") if s] or list(SECTIONS)
     rows: list[Row] = []
     sections: list[Section] = []

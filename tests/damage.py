@@ -1,4 +1,4 @@
-"""Real damage on real database files: the eight kinds `doctor` and every command must name.
+"""Real damage on real database files: the nine kinds `doctor` and every command must name.
 
 Each maker takes the path of a closed, healthy database and breaks it the way disks, crashes,
 copies and people do. Pages are found with SQLite's own `dbstat` before the damage.
@@ -80,6 +80,12 @@ def wal_garbage(path: Path) -> None:
         f.write(random.Random(SEED).randbytes(4096))
 
 
+def first_page(path: Path) -> None:
+    """Page 1 overwritten whole: the header and the root of the list of tables (#21)."""
+    with path.open("r+b") as f:
+        f.write(random.Random(SEED).randbytes(page_size(path)))
+
+
 def not_sqlite(path: Path) -> None:
     path.write_text("these are my notes, not a database\n" * 200)
 
@@ -92,6 +98,7 @@ KINDS: dict[str, Callable[[Path], None]] = {
     "index-page": index_page,
     "fts-shadow": fts_shadow,
     "wal-garbage": wal_garbage,
+    "first-page": first_page,
     "not-sqlite": not_sqlite,
 }
 

@@ -95,6 +95,7 @@ def mcp_problems(cmd: Command, schema: dict[str, Any], aliases: dict[str, str]) 
         if prop is None:
             continue
         variants = prop.get("anyOf", [prop])
+        variants += [v["items"] for v in variants if "items" in v]  # a list's bounds: per item
         if f.required != (f.name in required):
             problems.append(f"{f.name}: required {f.name in required} != {f.required}")
         default = None if f.default in (None, NO_ITEMS) else f.default

@@ -15,6 +15,7 @@ import threading
 from dataclasses import replace
 from functools import cached_property
 from itertools import chain
+from pathlib import Path
 from typing import Any, Literal, TextIO, cast
 
 from tideline import plugins
@@ -335,6 +336,15 @@ class Tideline:
             drift_hops=s.dream_drift_hops,
             no_llm=no_llm,
         )
+
+    def private_paths(self) -> list[tuple[Path, str]]:
+        """The server's folders and the names a token holder sees instead (`hide_paths`): an
+        error sent over HTTP must not show where the server keeps its files."""
+        s = self.settings
+        found = [(s.home.expanduser(), "<home>"), (s.cache_path.expanduser(), "<embedding cache>")]
+        if s.memo_root is not None and str(s.memo_root):
+            found.append((s.memo_root.expanduser(), "<library>"))
+        return [(p.resolve(), label) for p, label in found] + found
 
     def close(self) -> None:
         """The library, then the database (whatever was opened)."""

@@ -10,7 +10,7 @@ dataclasses: the core layers below know nothing of typer or pydantic.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Final
+from typing import Any, Final
 
 from tideline.consolidate.dream import LAYER_NAMES, THREAD_ACTIONS
 from tideline.consolidate.dream import THREAD_STATUSES as THREAD_STATUS_NAMES
@@ -19,6 +19,7 @@ from tideline.library import MAX_READ_LINES
 from tideline.memory import EXPORT_FORMATS, KINDS, MAX_K, MAX_WINDOW
 from tideline.profile import ACTIVE_STATUSES, STATUSES
 from tideline.search import MODES
+from tideline.store import MAX_ID
 
 
 class _Required:
@@ -76,6 +77,14 @@ class Command:
     def aliases(self) -> dict[str, str]:
         """alias -> argument, for the MCP server's renaming."""
         return {a: f.name for f in self.fields for a in f.aliases}
+
+
+def id_field(name: str, default: object = REQUIRED, help: str = "", **more: Any) -> Field:
+    """A record id (turn, memory, fact, thread, run), the one id type of every entry point:
+    1 … `MAX_ID` (2^63 − 1, what SQLite and PostgreSQL store). The CLI, the MCP schemas and the
+    REST API take these bounds from the spec, so an id of 2^63 is refused in one line there,
+    never sent to SQL (#21: `OverflowError` from `fact_reject`, a 500 from `/facts/2^63`)."""
+    return Field(name, int, default, help, ge=1, le=MAX_ID, **more)
 
 
 _SINCE = ("after", "from", "start")
@@ -189,9 +198,8 @@ MEMORY_WRITE = Command(
             flag="--entity",
             aliases=("entities",),
         ),
-        Field(
+        id_field(
             "source_links",
-            int,
             NO_ITEMS,
             "Ids of the turns this memory comes from (from sync_turn).",
             many=True,
@@ -205,9 +213,8 @@ MEMORY_WRITE = Command(
             "narrative (default), reflection or dream (imagined).",
             choices=KINDS,
         ),
-        Field(
+        id_field(
             "supersedes",
-            int,
             None,
             "Id of a memory this one corrects; the old one leaves search but stays traceable.",
             aliases=("replaces", "corrects"),
@@ -270,9 +277,8 @@ MEMORY_TRACE = Command(
     "memory_trace",
     "trace",
     (
-        Field(
+        id_field(
             "narrative_id",
-            int,
             help="Memory id, from memory_search.",
             positional=True,
             aliases=("id", "memory_id", "narrative"),
@@ -546,9 +552,8 @@ MEMORY_FORGET = Command(
             positional=True,
             aliases=("q", "text", "matching"),
         ),
-        Field(
+        id_field(
             "turns",
-            int,
             NO_ITEMS,
             "Ids of conversation turns to forget.",
             many=True,
@@ -562,9 +567,8 @@ MEMORY_FORGET = Command(
             "A whole conversation to forget, by its session id.",
             aliases=("session_id", "conversation", "conversation_id"),
         ),
-        Field(
+        id_field(
             "narratives",
-            int,
             NO_ITEMS,
             "Ids of memories to forget.",
             many=True,
@@ -601,12 +605,10 @@ def fact_statuses(status: str) -> tuple[str, ...] | None:
     return ACTIVE_STATUSES if status == LIVE else (status,)
 
 
-FACT_ID = Field(
+FACT_ID = id_field(
     "fact_id",
-    int,
     help="Fact id, from memory_profile (`tideline profile`).",
     positional=True,
-    ge=1,
     aliases=("id", "fact"),
 )
 
@@ -763,12 +765,10 @@ MEMORY_THREADS = Command(
             "ended, resolved (default) or dropped.",
             choices=THREAD_STATUSES,
         ),
-        Field(
+        id_field(
             "thread_id",
-            int,
             None,
             "The thread to touch or close, from the listing.",
-            ge=1,
             flag="--id",
             aliases=("id", "thread"),
         ),
@@ -781,9 +781,8 @@ MEMORY_THREADS = Command(
             aliases=("reason", "because"),
         ),
         Field("note", str, None, "touch: what moved it.", aliases=("text",)),
-        Field(
+        id_field(
             "memories",
-            int,
             NO_ITEMS,
             "open: the memories that raised it (at least one); touch: memories that moved it.",
             many=True,

@@ -8,6 +8,8 @@ which argument was wrong. `check_path_name` turns each into one `InvalidInput` n
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Sequence
 from pathlib import Path
 
 from tideline.errors import InvalidInput
@@ -40,3 +42,29 @@ def check_path_name(path: str | Path, what: str = "path") -> None:
             f"{what} {shown(text)} is longer than the OS allows ({NAME_MAX} bytes a name, "
             f"{PATH_MAX} a path); fix the {what}"
         )
+
+
+#: An absolute path in a message: a `/` at the start or after a space, quote, `(` or `=` (so not
+#: the path of a URL), up to a space, quote, comma, semicolon or parenthesis.
+_ABSOLUTE = re.compile(r"(?:(?<=^)|(?<=[\s'\"(=]))/[^\s'\",;()]+")
+
+
+def hide_paths(text: str, roots: Sequence[tuple[Path, str]]) -> str:
+    """`text` with the server's file system paths hidden, for someone who only holds a token
+    (the REST API, MCP over HTTP): a path under one of `roots` becomes its label and the rest
+    (`/srv/agents/ana/notes/work/x.md` → `<library>/work/x.md`), any other absolute path of the
+    file system `<server path>`. Route paths (`/api/docs`) and URLs are left as they are."""
+    known = sorted(
+        ((str(r), label) for r, label in roots if str(r) not in ("", "/")), key=lambda x: -len(x[0])
+    )
+
+    def swap(match: re.Match[str]) -> str:
+        path = match.group().rstrip(".:")  # the sentence's punctuation stays
+        tail = match.group()[len(path) :]
+        for root, label in known:
+            if path == root or path.startswith(root.rstrip("/") + "/"):
+                return label + path[len(root.rstrip("/")) :] + tail
+        top = path.split("/")[1]
+        return ("<server path>" if top and os.path.exists(f"/{top}") else path) + tail
+
+    return _ABSOLUTE.sub(swap, text)

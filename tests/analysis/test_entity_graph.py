@@ -37,6 +37,26 @@ def test_malformed_parts_are_reported_and_skipped() -> None:
     ]
 
 
+def test_a_name_with_a_colon_is_read_when_the_roles_follow_an_equals_sign() -> None:
+    """#21: "Dr. Who: the doctor=friend" was refused ("more than one '='")."""
+    assert parse_entities_role("Dr. Who: the doctor=friend; Ana: companion") == (
+        {"Dr. Who: the doctor": ["friend"], "Ana": ["companion"]},
+        [],
+    )
+    assert parse_entities_role("Ana=lead: design+review") == (
+        {"Ana": ["lead: design", "review"]},
+        [],
+    )
+    _, bad = parse_entities_role("Dr. Who: the doctor: friend", narrative_id=7)
+    assert bad == [
+        MalformedPart(
+            7,
+            "Dr. Who: the doctor: friend",
+            "more than one ':'; put '=' between the entity and its roles",
+        )
+    ]
+
+
 def planted_graph_input() -> list[tuple[int, str | None]]:
     """照照 reviews in 4 of 5 memories; 甜心 changes role; 阿洄 executes in 3 of 6 (50%)."""
     return [

@@ -28,7 +28,7 @@ def test_an_old_database_keeps_its_script_tables_and_records_analysis_1(tmp_path
             pass
         # What a database written before analysis#1 existed looks like: agent#2 made the tables.
         db.execute("DELETE FROM _migrations WHERE name = 'analysis'")
-    assert _applied(path) == [("agent", 1), ("agent", 2), ("agent", 3)]
+    assert _applied(path) == [("agent", 1), ("agent", 2), ("agent", 3), ("agent", 4)]
 
     with open_database(path, AGENT_MIGRATIONS, ANALYSIS_MIGRATIONS) as db:
         memory = Memory(db, None)
@@ -38,7 +38,13 @@ def test_an_old_database_keeps_its_script_tables_and_records_analysis_1(tmp_path
         assert tables.attention(None, None)[0] == 1
         assert db.scalar("SELECT status FROM runs") == "ok"
         assert memory.narratives.get([nid])[0].gesture == "The tide came in early"
-    assert _applied(path) == [("agent", 1), ("agent", 2), ("agent", 3), ("analysis", 1)]
+    assert _applied(path) == [
+        ("agent", 1),
+        ("agent", 2),
+        ("agent", 3),
+        ("agent", 4),
+        ("analysis", 1),
+    ]
 
 
 def test_a_new_database_gets_the_script_tables_from_analysis_1(tmp_path: Path) -> None:

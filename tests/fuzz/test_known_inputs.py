@@ -86,8 +86,11 @@ def test_times_outside_the_calendar_in_utc() -> None:
 
 
 def test_a_link_past_sqlite_integers() -> None:
+    """Past 2^63 − 1 an id is refused by the option's range (`fields.id_field`), as `-k 0` is."""
     code, err = cli("write", "x", "--link", "9223372036854775808")
-    assert code == 2 and "turn 9223372036854775808 does not exist" in _one_error_line(err)
+    assert code == 2 and "Invalid value for '--link'" in err and "Traceback" not in err
+    code, err = cli("write", "x", "--link", "9223372036854775807")
+    assert code == 2 and "turn 9223372036854775807 does not exist" in _one_error_line(err)
 
 
 def test_deep_nesting_and_huge_numbers_are_import_problems(tmp_path: Path) -> None:
@@ -176,7 +179,9 @@ def test_over_mcp_bad_times_ids_and_surrogates_are_tool_errors() -> None:
             )
             assert msg.startswith(f"since={since!r} is outside"), msg
             msg = error_text(await client.call_tool("memory_trace", {"narrative_id": 2**63}))
-            assert "narrative 9223372036854775808 does not exist" in msg
+            assert "less than or equal to 9223372036854775807" in msg
+            msg = error_text(await client.call_tool("memory_trace", {"narrative_id": 2**63 - 1}))
+            assert "narrative 9223372036854775807 does not exist" in msg
             turn = {"session": "s\ud800", "role": "user", "text": "tar\udcff", "speaker": "\ud800"}
             assert payload(await client.call_tool("sync_turn", turn))["created"] is True
             found = payload(await client.call_tool("memory_search", {"query": "tar\ud800"}))
@@ -211,7 +216,7 @@ def test_rich_markup_in_user_text_is_printed_as_typed(
     found = runner.invoke(memo_cli, ["search", "harbour", "--mode", "lex"], catch_exceptions=False)
     assert found.exit_code == 0 and "Tides [/z]" in found.stdout
     none = runner.invoke(memo_cli, ["search", "[/x]", "--mode", "lex"], catch_exceptions=False)
-    assert none.exit_code == 1 and "no results for '[/x]'" in none.stderr
+    assert none.exit_code == 1 and "nothing relevant found for '[/x]'" in none.stderr
 
 
 def test_cli_consoles_never_parse_markup() -> None:
@@ -271,3 +276,32 @@ def test_no_driver_writes_rich_markup_tags() -> None:
         if tag.search(line)
     ]
     assert found == []
+
+
+def test_lone_surrogates_in_filters_and_prefixes_are_answers_not_crashes(
+    tmp_path: Path,
+) -> None:
+    """Found by bench/faults.py's MCP argument fuzz (#21): a lone surrogate in
+    memory_profile's subject, memory_forget's session and memo_route's prefix crashed the tool
+    (UnicodeEncodeError binding it to SQL, or PydanticSerializationError echoing it back)."""
+    root = tmp_path / "lib"
+    make_collection(root, "log", "A running log", {"day.md": "# Day\n"})
+    app = Tideline(Settings.load(overrides={"embedder": "none", "memo_root": str(root)}))
+
+    async def scenario() -> None:
+        async with Client(build_server(app)) as client:
+            found = await client.call_tool(
+                "memory_profile", {"subject": "\ud800", "category": "\udfff"}
+            )
+            assert payload(found) == {"facts": []}
+            msg = error_text(await client.call_tool("memory_forget", {"session": "s\ud805"}))
+            assert "does not exist" in msg
+            route = payload(
+                await client.call_tool("memo_route", {"query": "x", "prefix": "\ud808"})
+            )
+            assert route["candidates"] == []
+
+    try:
+        anyio.run(scenario)
+    finally:
+        app.close()

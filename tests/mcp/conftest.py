@@ -103,9 +103,11 @@ class HttpServer:
         return self.log.read_text(errors="replace")
 
 
-def start_http(tmp_path: Path, token: str | None = None, **env: str) -> HttpServer:
+def start_http(
+    tmp_path: Path, token: str | None = None, *, ready_within: float = 30, **env: str
+) -> HttpServer:
     """Start `tideline serve --transport http` on a free port (`env`: more variables); return
-    once it accepts connections."""
+    once it accepts connections (within `ready_within` seconds)."""
     port = free_port()
     log = tmp_path / f"server-{port}.log"
     extra = ({"TIDELINE_TOKEN": token} if token else {}) | env
@@ -127,7 +129,7 @@ def start_http(tmp_path: Path, token: str | None = None, **env: str) -> HttpServ
         except OSError:
             return False
 
-    wait_until(ready, timeout=30, interval=0.05)
+    wait_until(ready, timeout=ready_within, interval=0.05)
     return HttpServer(f"http://127.0.0.1:{port}/mcp", port, proc, log)
 
 

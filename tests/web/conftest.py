@@ -13,6 +13,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from tests.profile.conftest import add_fact
+from tests.web.chromium import chromium
 from tideline.app import Tideline
 from tideline.config import Settings
 from tideline.web import http_app
@@ -53,6 +54,13 @@ def agent(tmp_path: Path) -> Iterator[Tideline]:
 @pytest.fixture
 def seeded(agent: Tideline) -> dict[str, Any]:
     return seed(agent)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Headless Chromium for the module (tests.web.chromium: skipped without it)."""
+    with chromium() as launched:
+        yield launched
 
 
 def client_for(app: Tideline) -> TestClient:

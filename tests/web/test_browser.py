@@ -7,7 +7,6 @@ error. Skipped, with the reason, where no Chromium is installed (`.ci/run` insta
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -20,13 +19,10 @@ import pytest
 from tests.consolidate import story
 from tests.llm_server import LLMServer
 from tests.mcp.conftest import HttpServer, server_env, start_http, stop
+from tests.web.chromium import needs_chromium
 from tideline.web._layout import Box, overlaps
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None,
-    reason="no Chromium here: install Debian's package (apt-get install chromium), as .ci/run does",
-)
+pytestmark = needs_chromium
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is a dev dependency")
 
 #: Memories about a few themes, so the script layer finds clusters (and deserts) and an entity graph.
@@ -85,17 +81,6 @@ def panel(tmp_path_factory: pytest.TempPathFactory, llm: LLMServer) -> Iterator[
         yield server
     finally:
         stop(server.proc)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with sync_api.sync_playwright() as p:
-        chromium = p.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
-        )
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture

@@ -27,16 +27,12 @@ import pytest
 
 from tests.mcp.conftest import HttpServer, start_http, stop
 from tests.profile.conftest import add_fact
+from tests.web.chromium import needs_chromium
 from tideline.analysis.scripts import run_all
 from tideline.app import Tideline
 from tideline.config import Settings
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None,
-    reason="no Chromium here: install Debian's package (apt-get install chromium), as .ci/run does",
-)
-sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is a dev dependency")
+pytestmark = needs_chromium
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "chat.json"
@@ -113,17 +109,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
         yield started
     finally:
         stop(started.proc)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with sync_api.sync_playwright() as p:
-        chromium = p.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
-        )
-        yield chromium
-        chromium.close()
 
 
 def screenshots() -> Path:

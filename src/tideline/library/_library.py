@@ -532,6 +532,7 @@ class Library:
     def route(self, query: str, *, k: int = 10, prefix: str = "") -> RouteResult:
         """Which collections to search for `query` (see `Router`)."""
         _check_k(k)
+        query, prefix = valid_text(query), valid_text(prefix or "")  # lone surrogates: U+FFFD
         result = self._routes().route(query, k=k, prefix=prefix)
         if result.strategy == "flat" and query.strip() and len(result.candidates) > 1:
             result.candidates = self._by_content(query, result.candidates)

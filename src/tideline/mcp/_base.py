@@ -29,6 +29,7 @@ from tideline.errors import NotFound, TidelineError
 from tideline.fields import Command
 from tideline.library import PathOutsideLibrary
 from tideline.memory import Memory
+from tideline.pathnames import hide_paths
 
 log = logging.getLogger("tideline.mcp")
 
@@ -71,12 +72,14 @@ class ToolServer(MCPServer[Any]):
     """`MCPServer` bound to one `Tideline`, with synonyms and one way to call the core.
 
     Two locks: "agent" for the agent database (the app's `db_lock`, shared with `Memory`, which
-    takes it only around database work) and "library" for the markdown library.
+    takes it only around database work) and "library" for the markdown library. `remote`: the
+    clients hold only a token (MCP over HTTP), so errors never show the server's paths.
     """
 
-    def __init__(self, app: Tideline, **kwargs: Any) -> None:
+    def __init__(self, app: Tideline, *, remote: bool = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.app = app
+        self.remote = remote
         self.aliases: dict[str, dict[str, str]] = {}  # tool -> alias -> argument
         self.locks: dict[Lock, AbstractContextManager[object]] = {
             "agent": app.db_lock,
@@ -121,7 +124,10 @@ class ToolServer(MCPServer[Any]):
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
-            raise ToolError(_message(name, exc)) from None
+            message = _message(name, exc)
+            if self.remote:
+                message = hide_paths(message, self.app.private_paths())
+            raise ToolError(message) from None
 
     def _normalise(
         self, name: str, arguments: dict[str, Any], schema: Mapping[str, Any]

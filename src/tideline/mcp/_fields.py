@@ -20,7 +20,11 @@ def annotated(cmd: Command, name: str) -> Any:
     f = cmd.field(name)
     kind: Any = Literal[f.choices] if f.choices else f.kind
     description = f.help
+    bounds: dict[str, Any] = {"ge": f.ge, "le": f.le}
     if f.many:
+        if f.ge is not None or f.le is not None:  # the bounds hold for each item (ids)
+            kind = Annotated[kind, Schema(**bounds)]
+            bounds = {}
         kind = list[kind] | str if f.kind is str else list[kind]
         if f.kind is str:
             description += " A list, or one string 'a, b'."
@@ -29,4 +33,4 @@ def annotated(cmd: Command, name: str) -> Any:
         extra["default"] = None if f.default in (None, NO_ITEMS) else f.default
         if extra["default"] is None:
             kind = kind | None
-    return Annotated[kind, Schema(description=description, ge=f.ge, le=f.le, **extra)]
+    return Annotated[kind, Schema(description=description, **bounds, **extra)]

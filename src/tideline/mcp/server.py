@@ -49,12 +49,13 @@ MCP_PATH = "/mcp"
 MCP_BODY_LIMIT = 6 * MAX_FILE_BYTES + 64 * KIB
 
 
-def build_server(app: Tideline) -> ToolServer:
+def build_server(app: Tideline, *, remote: bool = False) -> ToolServer:
     """All tools on one server: memory, script layer, injection, the library, the profile and
-    dreaming (with the dream prompts)."""
+    dreaming (with the dream prompts). `remote` (MCP over HTTP): errors hide the server's paths."""
     agent = app.settings.agent_name
     server = ToolServer(
         app,
+        remote=remote,
         name="tideline",
         version=__version__,  # serverInfo.version in the initialize result
         title=f"Tideline — {agent}'s memory",
@@ -183,7 +184,7 @@ def mcp_app(app: Tideline, host: str = DEFAULT_HOST) -> Starlette:
     its routes beside the REST API and the panel."""
     # HttpGuard checks Host and Origin with one loopback rule; the SDK's exact lists refused
     # loopback names the docs allow (127.0.0.2, a.localhost, a Host without a port).
-    return build_server(app).streamable_http_app(
+    return build_server(app, remote=True).streamable_http_app(
         streamable_http_path=MCP_PATH,
         host=host,
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),

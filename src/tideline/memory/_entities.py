@@ -2,9 +2,11 @@
 graph of the script layer counts with.
 
 `entities_role` is semi-structured text such as ``A=判断+执行; B=审查``. Parts are separated by
-``;``, ``,`` or a line break, an entity and its roles by ``=`` or ``:``, roles by ``+``,
-``/`` or ``、``. Full-width forms (；，＝：＋／) are accepted: the text is NFKC
-normalised first. A part that cannot be read is reported with its narrative id and skipped.
+``;``, ``,`` or a line break, an entity and its roles by ``=`` — or by ``:`` in a part without
+``=`` (``Ana: companion``), so a part with ``=`` may hold ``:`` in its names
+(``Dr. Who: the doctor=friend``) — and roles by ``+``, ``/`` or ``、``. Full-width forms
+(；，＝：＋／) are accepted: the text is NFKC normalised first. A part that cannot be read is
+reported with its narrative id and skipped.
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 
 _PART_SEPARATORS = re.compile(r"[;,\n]")
-_ASSIGN = re.compile(r"[=:]")
 _ROLE_SEPARATORS = re.compile(r"[+/、]")
 
 
@@ -47,9 +48,15 @@ def parse_entities_role(
         part = _clean(raw_part)
         if not part:
             continue
-        pieces = _ASSIGN.split(part)
+        assign = "=" if "=" in part else ":"
+        pieces = part.split(assign)
         if len(pieces) != 2:
-            reason = "no '=' between entity and roles" if len(pieces) == 1 else "more than one '='"
+            reason = (
+                "no '=' between entity and roles"
+                if len(pieces) == 1
+                else f"more than one {assign!r}"
+                + ("; put '=' between the entity and its roles" * (assign == ":"))
+            )
             bad.append(MalformedPart(narrative_id, part, reason))
             continue
         entity = _clean(pieces[0])

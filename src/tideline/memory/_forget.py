@@ -46,6 +46,7 @@ def plan(
         narratives.require(nid)
     sessions = []
     if session is not None:
+        session = valid_text(session)  # a lone surrogate cannot be bound to SQL
         found = raw.live_session(session)
         if found is None:
             raise NotFound(

@@ -33,7 +33,6 @@ from typing import Any, cast
 from tideline.clock import Clock, from_text, now_text, parse_time, system_clock
 from tideline.errors import InvalidInput, NotFound
 from tideline.memory._entities import parse_entities_role
-from tideline.memory._ids import storable_ids
 from tideline.memory._owner import batches, pending_ids, scope, time_range
 from tideline.memory._types import FORGOTTEN, Narrative
 from tideline.memory._weights import (
@@ -47,7 +46,7 @@ from tideline.memory._weights import (
     recurrence_from_count,
 )
 from tideline.search import DEFAULT_ANALYSER, Analyser, Scope, create_index, open_index, valid_text
-from tideline.store import Storage
+from tideline.store import Storage, storable_ids
 
 NARRATIVE_INDEX = "narrative_text"
 KINDS = ("narrative", "dream", "reflection")

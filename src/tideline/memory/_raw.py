@@ -30,11 +30,10 @@ from typing import Any
 
 from tideline.clock import Clock, now_text, parse_time, system_clock
 from tideline.errors import InvalidInput, NotFound
-from tideline.memory._ids import storable_ids
 from tideline.memory._owner import batches, pending_ids, scope, time_range
 from tideline.memory._types import FORGOTTEN, TraceTurn, Turn
 from tideline.search import DEFAULT_ANALYSER, Analyser, Scope, create_index, open_index, valid_text
-from tideline.store import Storage
+from tideline.store import Storage, storable_ids
 
 TURN_INDEX = "turn_text"
 #: Neighbouring turns on each side that join a turn's lexical key (see `lexical_keys`).

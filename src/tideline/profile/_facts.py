@@ -26,7 +26,7 @@ from tideline.profile._types import (
     Fact,
     StatusChange,
 )
-from tideline.store import Storage
+from tideline.store import Storage, storable
 
 _COLUMNS = (
     "f.id, f.subject, f.category, f.value, f.status, f.confidence, f.source_type, "
@@ -127,6 +127,8 @@ class FactStore:
 
     # -- reads -------------------------------------------------------------------------------
     def get(self, fact_id: int) -> Fact | None:
+        if not storable(fact_id):
+            return None
         row = self.db.one(f"SELECT {_COLUMNS} FROM facts f WHERE f.id = ?", (fact_id,))
         return None if row is None else Fact(**row)
 

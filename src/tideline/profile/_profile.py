@@ -52,7 +52,7 @@ from tideline.profile._types import (
 )
 from tideline.profile._version import VersionStore
 from tideline.profile._view import ProfileView
-from tideline.search import Hit, bound_query, query_vector
+from tideline.search import Hit, bound_query, query_vector, valid_text
 from tideline.store import Storage
 
 
@@ -165,6 +165,9 @@ class Profile:
         statuses = [status] if isinstance(status, str) else list(status or [])
         for st in statuses:
             choice(st, "status", STATUSES)
+        # a lone surrogate (JSON's "\ud800") cannot be bound to SQL; it names nothing stored
+        category = None if category is None else valid_text(category)
+        subject = None if subject is None else valid_text(subject)
         with self.lock:
             found = self.stores.facts.list(statuses or None, category, subject)
             return self._with_evidence(found) if evidence else found

@@ -13,7 +13,7 @@ from typing import Any
 
 from tideline.errors import NotFound
 from tideline.profile._types import RUN_STATUSES, RUN_STATUSES_V1, SleepRun
-from tideline.store import Storage, allow_values
+from tideline.store import Storage, allow_values, storable
 
 _COLUMNS = (
     "id, status, steps, tokens_in, tokens_out, errors, prompt_versions, started_at, finished_at,"
@@ -110,6 +110,8 @@ class RunStore:
             )
 
     def get(self, run_id: int) -> SleepRun | None:
+        if not storable(run_id):
+            return None
         row = self.db.one(f"SELECT {_COLUMNS} FROM sleep_runs WHERE id = ?", (run_id,))
         return None if row is None else _run(row)
 

@@ -13,6 +13,7 @@ from tideline.store._health import (
     remember_damage,
     remembered_damage,
 )
+from tideline.store._ids import MAX_ID, storable, storable_ids
 from tideline.store._keys import MAX_KEY, WriteKeys, check_key
 from tideline.store._migrations import Migrations, allow_values, open_database, open_postgres
 from tideline.store._names import Namespace, is_postgres_url, shown_url
@@ -27,6 +28,7 @@ from tideline.store._salvage import (
 from tideline.store._storage import Dialect, Rows, Storage
 
 __all__ = [
+    "MAX_ID",
     "MAX_KEY",
     "REPAIR_HINT",
     "UNRECOVERABLE",
@@ -60,6 +62,8 @@ __all__ = [
     "remember_damage",
     "remembered_damage",
     "shown_url",
+    "storable",
+    "storable_ids",
     "table_shapes",
     "to_postgres",
 ]

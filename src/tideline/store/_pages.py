@@ -162,18 +162,23 @@ def _tables(entries: Iterable[list[object]]) -> dict[str, tuple[int, str]]:
 
 def page_size_of(data: bytes) -> int | None:
     """The page size of a file whose header is lost, told by its pages: the smallest size at
-    whose every multiple most pages start with a b-tree page header (a larger multiple of it
-    samples the same pages, a smaller one lands mid-page)."""
-    scores = {}
+    whose multiples about as large a share of places start with a b-tree page header as at the
+    best size (a multiple of the true size samples the same pages, so its share is the same; a
+    smaller one lands mid-page half the time or more, so its share falls by half). Overflow
+    pages (vectors, long texts) hold no header, so the share itself may be small."""
+    scores: dict[int, float] = {}
+    found: dict[int, int] = {}
     for size in (512, 1024, 2048, 4096, 8192, 16384, 32768, 65536):
         starts = range(size, len(data) - size + 1, size)
         if len(data) % size or not starts:
             continue
-        scores[size] = sum(_looks_like_btree(data, at, size) for at in starts) / len(starts)
+        found[size] = sum(_looks_like_btree(data, at, size) for at in starts)
+        scores[size] = found[size] / len(starts)
     best = max(scores.values(), default=0.0)
-    if best < 0.3:
+    chosen = [size for size, score in scores.items() if score >= 0.8 * best]
+    if not chosen or found[min(chosen)] < 3:
         return None
-    return min(size for size, score in scores.items() if score >= best - 0.1)
+    return min(chosen)
 
 
 def _looks_like_btree(data: bytes, at: int, size: int) -> bool:

@@ -30,6 +30,7 @@ import apsw
 from tideline.errors import RepairFailed
 from tideline.store._database import Database, _load_vec
 from tideline.store._health import SQLITE_MAGIC, wal_damage, wal_path
+from tideline.store._ids import MAX_ID
 from tideline.store._pages import PageFile, page_size_of
 
 PAGE_SIZES = (4096, 1024, 2048, 8192, 16384, 32768, 65536)
@@ -39,7 +40,6 @@ UNRECOVERABLE = (
     "aside and `tideline import` your last `tideline export` (JSONL) into the new memory"
 )
 SQLITE_VERSION = 3054001
-MAX_ROWID = 2**63 - 1
 
 
 @dataclass
@@ -148,12 +148,12 @@ def _first_readable(conn: apsw.Connection, table: str, after: int) -> int | None
     """The smallest reachable rowid > `after`, skipping a damaged stretch of the b-tree."""
     bad, step = after, 1
     while True:  # gallop past the damage ...
-        good = min(after + step, MAX_ROWID)
+        good = min(after + step, MAX_ID)
         try:
             found = _probe(conn, table, good)
             break
         except apsw.Error:
-            if good == MAX_ROWID:
+            if good == MAX_ID:
                 return None
             bad, step = good, step * 2
     while good - bad > 1:  # ... then narrow down to where it ends
@@ -188,7 +188,7 @@ def _rows(
             except apsw.Error as exc:
                 report.damage = report.damage or str(exc)
         return
-    last, resumed_at = -MAX_ROWID - 1, None
+    last, resumed_at = -MAX_ID - 1, None
     while True:
         progressed = False
         try:

@@ -25,6 +25,7 @@ from tideline.errors import (
     StoreError,
     TidelineError,
 )
+from tideline.pathnames import hide_paths
 from tideline.web._runs import RunBusy
 
 log = logging.getLogger("tideline.web")
@@ -92,6 +93,9 @@ def install(app: FastAPI, page: Any) -> None:
     """Register the handlers; `page(request, status, message)` renders an error for the panel."""
 
     def answer(request: Request, status: int, message: str) -> Response:
+        """The error in one line, the server's paths hidden: whoever sent the request may hold
+        only a token and must not learn where the server keeps its files."""
+        message = hide_paths(message, request.app.state.web.app.private_paths())
         if request.url.path.startswith("/api"):
             return JSONResponse({"error": message}, status_code=status)
         response: Response = page(request, status, message)

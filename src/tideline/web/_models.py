@@ -4,11 +4,17 @@ choice of `/api/search?k=` is the one of `tideline search -k` and `memory_search
 from __future__ import annotations
 
 from functools import cache
+from typing import Annotated
 
+from fastapi import Path
 from pydantic import BaseModel, ConfigDict, create_model
 
-from tideline.fields import Command
+from tideline.fields import MAX_ID, Command
 from tideline.mcp import annotated
+
+#: A record id in a path (`/api/facts/{id}`, `/facts/{id}`, …): the bounds of `fields.id_field`,
+#: so `/facts/9223372036854775808` is a one-line 422, never an `OverflowError` (#21).
+RecordId = Annotated[int, Path(ge=1, le=MAX_ID)]
 
 
 @cache

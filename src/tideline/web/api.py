@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Depends, Header, Path, Query
+from fastapi import APIRouter, Body, Depends, Header, Query
 
 from tideline.analysis.attention import heatmap
 from tideline.analysis.scanner import scan_unindexed
@@ -46,7 +46,7 @@ from tideline.fields import (
 from tideline.mcp import names, to_dict
 from tideline.web import _csrf
 from tideline.web._graph import graph
-from tideline.web._models import request_model
+from tideline.web._models import RecordId, request_model
 from tideline.web._names import API
 from tideline.web._state import Web, web
 
@@ -76,7 +76,7 @@ NoteBody = Annotated[request_model(MEMO_WRITE), Body()]
 SleepBody = Annotated[request_model(SLEEP_RUN), Body()]
 DreamBody = Annotated[request_model(DREAM_RUN), Body()]
 RunsArgs = Annotated[request_model(RUNS), Query()]
-Id = Annotated[int, Path(ge=1, le=2**62)]
+Id = RecordId
 IdempotencyHeader = Annotated[str | None, Header(alias="Idempotency-Key")]
 
 

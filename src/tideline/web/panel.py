@@ -30,6 +30,7 @@ from tideline.memory import Narrative
 from tideline.search import interleave
 from tideline.web import _csrf
 from tideline.web._graph import graph
+from tideline.web._models import RecordId
 from tideline.web._names import CSRF_FIELD, FAVICON, LOGIN, LOGOUT, SESSION_COOKIE
 from tideline.web._pictures import Moment, bubbles, graph_layout, heat_bars, weight_dots
 from tideline.web._state import Web, web
@@ -166,7 +167,7 @@ def search_page(
 
 
 @router.get("/trace/{narrative_id}", response_class=HTMLResponse)
-def trace_page(request: Request, w: W, narrative_id: int, window: int = 3) -> Response:
+def trace_page(request: Request, w: W, narrative_id: RecordId, window: int = 3) -> Response:
     """A narrative and its source turns, each in its conversation."""
     found = w.call(lambda: w.app.memory.trace(narrative_id, min(max(window, 0), 10)), lock=None)
     return page(request, "trace.html", trace=found)
@@ -203,7 +204,7 @@ def session_page(request: Request, w: W, session: str, turn: int | None = None) 
 
 
 @router.get("/turns/{turn_id}")
-def turn_page(w: W, turn_id: int) -> Response:
+def turn_page(w: W, turn_id: RecordId) -> Response:
     """A turn (e.g. a fact's evidence) shown in its conversation."""
     found = w.call(lambda: w.app.memory.raw.get([turn_id]))
     if not found:
@@ -246,7 +247,7 @@ def profile_page(
 
 
 @router.get("/facts/{fact_id}", response_class=HTMLResponse)
-def fact_page(request: Request, w: W, fact_id: int) -> Response:
+def fact_page(request: Request, w: W, fact_id: RecordId) -> Response:
     """A fact's timeline: evidence, supersedes chain, every status change."""
     return page(request, "fact.html", timeline=w.call(lambda: w.app.profile.timeline(fact_id)))
 
@@ -255,7 +256,7 @@ def fact_page(request: Request, w: W, fact_id: int) -> Response:
 def reject(
     request: Request,
     w: W,
-    fact_id: int,
+    fact_id: RecordId,
     csrf: Csrf,
     why: Annotated[str, Form(min_length=1, max_length=2000)],
     then: Annotated[str, Form()] = "/profile",
@@ -270,7 +271,7 @@ def reject(
 def close(
     request: Request,
     w: W,
-    fact_id: int,
+    fact_id: RecordId,
     csrf: Csrf,
     why: Annotated[str, Form(max_length=2000)] = "",
     then: Annotated[str, Form()] = "/profile",
@@ -455,7 +456,7 @@ def start_run(
 
 
 @router.get("/runs/{run_id}", response_class=HTMLResponse)
-def run_page(request: Request, w: W, run_id: int) -> Response:
+def run_page(request: Request, w: W, run_id: RecordId) -> Response:
     """One run's progress; the page polls /api/runs/{id} until it is over."""
     found = w.runs.get(run_id)
     if found is None:

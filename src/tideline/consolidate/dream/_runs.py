@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from tideline.errors import NotFound
-from tideline.store import Database, allow_values
+from tideline.store import Database, allow_values, storable
 
 RUN_STATUSES = ("running", "done", "failed", "stopped", "skipped")
 RUN_STATUSES_V1 = ("running", "done", "failed", "stopped")  # before dream migration 4
@@ -220,7 +220,11 @@ class DreamRuns:
         ]
 
     def get(self, run_id: int) -> DreamRun:
-        rows = self.db.rows(f"SELECT {_RUN_COLUMNS} FROM dream_runs WHERE id = ?", (run_id,))
+        rows = (
+            self.db.rows(f"SELECT {_RUN_COLUMNS} FROM dream_runs WHERE id = ?", (run_id,))
+            if storable(run_id)
+            else []
+        )
         if not rows:
             raise NotFound(f"dream run #{run_id} does not exist; list them with Dream.runs()")
         return self._runs(rows)[0]

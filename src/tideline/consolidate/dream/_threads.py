@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from tideline.errors import InvalidInput, NotFound
-from tideline.store import Database
+from tideline.store import Database, storable
 
 STATUSES = ("open", "resolved", "dropped")
 KINDS = ("direction", "conflict")
@@ -130,7 +130,11 @@ class Threads:
         return self._with_memories(rows)
 
     def require(self, thread_id: int) -> Thread:
-        rows = self.db.rows(f"SELECT {_COLUMNS} FROM threads WHERE id = ?", (thread_id,))
+        rows = (
+            self.db.rows(f"SELECT {_COLUMNS} FROM threads WHERE id = ?", (thread_id,))
+            if storable(thread_id)
+            else []
+        )
         if not rows:
             raise NotFound(f"thread {thread_id} does not exist; list them with memory_threads")
         return self._with_memories(rows)[0]
