@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import replace
 from functools import cached_property
 from itertools import chain
@@ -26,8 +27,16 @@ from tideline.consolidate import Dream, SessionMemory, Sleep
 from tideline.embed import CachedEmbedder, Embedder, embedder_factories
 from tideline.errors import ConfigError, InvalidInput, TidelineError, UnknownEmbedder
 from tideline.http import Retries
-from tideline.inject import InjectConfig, MemoryProvider
-from tideline.library import LIBRARY, Library
+from tideline.inject import (
+    AUTO_FACT_FLOORS,
+    DEFAULT_FACT_FLOOR,
+    Fusion,
+    InjectConfig,
+    MemoryProvider,
+    cosine_floor,
+    edge_kinds,
+)
+from tideline.library import LIBRARY, Library, SyncReport, Watcher
 from tideline.llm import LLM, NO_LLM, ChatBackend, LLMClient, OpenAIChat, Sampler, SamplingChat
 from tideline.memory import (
     AGENT_MIGRATIONS,
@@ -95,6 +104,51 @@ def embedder_from(s: Settings, *, cache: bool = True) -> Embedder:
     return CachedEmbedder(inner, s.cache_path)
 
 
+def inject_config(s: Settings, model_id: str | None = None) -> InjectConfig:
+    """The injection tiers' thresholds and budgets; `model_id` (the embedder's) picks the
+    `auto` floors."""
+    return InjectConfig(
+        soul_path=s.soul_path,
+        agent_name=s.agent_name,
+        t0_reflections=s.inject_t0_reflections,
+        t1_recent_turns=s.inject_t1_recent_turns,
+        t1_k=s.inject_t1_k,
+        t1_min_similarity=cosine_floor(s.inject_t1_min_similarity, model_id),
+        t4_trigger=s.inject_t4_trigger,
+        t4_k=s.inject_t4_k,
+        t4_fusion=cast(Fusion, s.inject_t4_fusion),  # checked by InjectConfig
+        t2_min_weight=s.inject_t2_min_weight,
+        t2_k=s.inject_t2_k,
+        t3_clusters=s.inject_t3_clusters,
+        t3_threads=s.inject_t3_threads,
+        item_tokens=s.inject_item_tokens,
+        t0_snapshot_tokens=s.inject_t0_snapshot_tokens,
+        t3_facts=s.inject_t3_facts,
+        facts_k=s.inject_facts_k,
+        facts_min_similarity=cosine_floor(
+            s.inject_facts_min_similarity,
+            model_id,
+            setting="inject_facts_min_similarity",
+            floors=AUTO_FACT_FLOORS,
+            default=DEFAULT_FACT_FLOOR,
+        ),
+        graph_edges=edge_kinds(s.inject_graph_edges),
+        graph_k=s.inject_graph_k,
+        strategies_k=s.inject_strategies_k,
+        budgets={
+            "T0": s.inject_budget_t0,
+            "T1": s.inject_budget_t1,
+            "T1s": s.inject_budget_t1s,
+            "T1p": s.inject_budget_t1p,
+            "T1q": s.inject_budget_t1q,
+            "T2": s.inject_budget_t2,
+            "T2b": s.inject_budget_t2b,
+            "T3": s.inject_budget_t3,
+            "T4": s.inject_budget_t4,
+        },
+    )
+
+
 def vector_options(s: Settings) -> VectorOptions:
     """How memory's indexes find vector candidates at scale."""
     if s.vector_index_min < 0 or not 0 <= s.vector_ef_search <= 1000:
@@ -119,6 +173,14 @@ class Tideline:
         self.library_lock = threading.Lock()
         if embedder is not None:
             self.__dict__["embedder"] = embedder
+
+    def for_namespace(
+        self, agent: str, user: str | None = None, memo_root: Path | None = None
+    ) -> Tideline:
+        """Another namespace of the same server (`Settings.for_namespace`: its own database and
+        library, or none), with this app's embedder (the same model, loaded once) and clock."""
+        settings = self.settings.for_namespace(agent, user, memo_root)
+        return Tideline(settings, self.embedder, self.clock)
 
     @cached_property
     def db(self) -> Storage:
@@ -243,6 +305,19 @@ class Tideline:
             )
         return Library(root, self.embedder, **library_options(self.settings))
 
+    def watcher(
+        self,
+        *,
+        debounce: float,
+        reconcile_every: float,
+        on_sync: Callable[[list[SyncReport]], None] | None = None,
+    ) -> Watcher:
+        """A watcher of the library's root: hand edits indexed after `debounce` seconds of
+        quiet, everything stat-scanned every `reconcile_every` seconds."""
+        return Watcher(
+            self.library, debounce=debounce, reconcile_every=reconcile_every, on_sync=on_sync
+        )
+
     @cached_property
     def provider(self) -> MemoryProvider:
         """The injection hooks (T0–T4) over this memory, its profile, session memory and
@@ -250,7 +325,7 @@ class Tideline:
         model_id = self.embedder.model_id if self.embedder is not None else None
         return MemoryProvider(
             self.memory,
-            InjectConfig.from_settings(self.settings, model_id),
+            inject_config(self.settings, model_id),
             profile=self.profile,
             session_memory=self.session_memory,
             dream=self.dream,  # the self-concept with its grounds (T0), open threads (T3)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tideline.app import Tideline
+from tideline.app import Tideline, inject_config
 from tideline.config import Settings
 from tideline.embed import E5Embedder
 from tideline.inject import InjectConfig, MemoryProvider
@@ -35,7 +35,7 @@ class Fixed:
     memories: dict[str, int] = field(default_factory=dict)
 
     def provider(self, **changes: object) -> MemoryProvider:
-        base = InjectConfig.from_settings(self.app.settings, self.app.embedder.model_id)
+        base = inject_config(self.app.settings, self.app.embedder.model_id)
         budgets = dict(base.budgets)
         budgets.update(changes.pop("budgets", {}))  # type: ignore[arg-type]
         values = {**base.__dict__, "budgets": budgets, **changes}

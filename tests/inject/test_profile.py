@@ -18,9 +18,9 @@ from tests.inject.conftest import Fixed, clock
 from tests.llm.conftest import llm_settings
 from tests.llm_server import LLMServer
 from tests.profile.conftest import Clock
-from tideline.app import Tideline
+from tideline.app import Tideline, inject_config
 from tideline.embed import E5Embedder
-from tideline.inject import Block, InjectConfig, MemoryProvider, Section
+from tideline.inject import Block, MemoryProvider, Section
 from tideline.llm import NO_LLM_NOTE
 from tideline.profile import FactDraft, Profile, Ref
 
@@ -237,7 +237,7 @@ def test_session_summary_from_the_llm(
         sessions = app.session_memory
         p = MemoryProvider(
             app.memory,
-            InjectConfig.from_settings(app.settings, e5.model_id),
+            inject_config(app.settings, e5.model_id),
             session_memory=sessions,
             clock=clock,
         )

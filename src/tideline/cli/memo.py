@@ -39,7 +39,7 @@ from tideline.fields import (
     MEMO_STATUS,
     MEMO_WRITE,
 )
-from tideline.library import Library, Problem, SyncReport, Watcher
+from tideline.library import Library, Problem, SyncReport
 
 app = typer.Typer(
     name="memo",
@@ -344,10 +344,8 @@ def watch(
                     highlight=False,
                 )
 
-    with errors_to_exit(), _library(root_arg or root) as lib:
-        report(lib.index())
+    with errors_to_exit(), open_app(memo_root=root_arg or root) as app:
+        report(app.library.index())
         if not json_out:
-            err_console.print(f"watching {lib.root} (Ctrl-C to stop)", highlight=False)
-        Watcher(
-            lib, debounce=debounce, reconcile_every=reconcile * 60, on_sync=report
-        ).run_forever()
+            err_console.print(f"watching {app.library.root} (Ctrl-C to stop)", highlight=False)
+        app.watcher(debounce=debounce, reconcile_every=reconcile * 60, on_sync=report).run_forever()

@@ -1,12 +1,12 @@
-"""`InjectConfig`: the thresholds and per-tier token budgets, resolved once from `Settings`."""
+"""`InjectConfig`: the thresholds and per-tier token budgets (the composition root resolves them
+from `Settings`: `tideline.app.inject_config`)."""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
-from tideline.config import Settings
 from tideline.errors import ConfigError
 from tideline.profile import EDGE_KINDS
 
@@ -27,7 +27,7 @@ DEFAULT_FACT_FLOOR = 0.45
 MAX_STRATEGIES = 2  # more than two questions in one turn crowd out the conversation
 
 
-def resolve_floor(
+def cosine_floor(
     value: str | float,
     model_id: str | None,
     *,
@@ -150,50 +150,6 @@ class InjectConfig:
         missing = set(TIERS) - set(self.budgets)
         if missing:
             raise ConfigError(f"budgets for {sorted(missing)} are missing; give one per tier")
-
-    @classmethod
-    def from_settings(cls, settings: Settings, model_id: str | None = None) -> InjectConfig:
-        """Resolve from settings; `model_id` (the embedder's) picks the `auto` T1 floor."""
-        return cls(
-            soul_path=settings.soul_path,
-            agent_name=settings.agent_name,
-            t0_reflections=settings.inject_t0_reflections,
-            t1_recent_turns=settings.inject_t1_recent_turns,
-            t1_k=settings.inject_t1_k,
-            t1_min_similarity=resolve_floor(settings.inject_t1_min_similarity, model_id),
-            t4_trigger=settings.inject_t4_trigger,
-            t4_k=settings.inject_t4_k,
-            t4_fusion=cast(Fusion, settings.inject_t4_fusion),  # checked in __post_init__
-            t2_min_weight=settings.inject_t2_min_weight,
-            t2_k=settings.inject_t2_k,
-            t3_clusters=settings.inject_t3_clusters,
-            t3_threads=settings.inject_t3_threads,
-            item_tokens=settings.inject_item_tokens,
-            t0_snapshot_tokens=settings.inject_t0_snapshot_tokens,
-            t3_facts=settings.inject_t3_facts,
-            facts_k=settings.inject_facts_k,
-            facts_min_similarity=resolve_floor(
-                settings.inject_facts_min_similarity,
-                model_id,
-                setting="inject_facts_min_similarity",
-                floors=AUTO_FACT_FLOORS,
-                default=DEFAULT_FACT_FLOOR,
-            ),
-            graph_edges=edge_kinds(settings.inject_graph_edges),
-            graph_k=settings.inject_graph_k,
-            strategies_k=settings.inject_strategies_k,
-            budgets={
-                "T0": settings.inject_budget_t0,
-                "T1": settings.inject_budget_t1,
-                "T1s": settings.inject_budget_t1s,
-                "T1p": settings.inject_budget_t1p,
-                "T1q": settings.inject_budget_t1q,
-                "T2": settings.inject_budget_t2,
-                "T2b": settings.inject_budget_t2b,
-                "T3": settings.inject_budget_t3,
-                "T4": settings.inject_budget_t4,
-            },
-        )
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
