@@ -25,7 +25,7 @@ from tideline.clock import Clock, now_text, system_clock
 from tideline.config import Settings
 from tideline.consolidate import Dream, SessionMemory, Sleep
 from tideline.embed import CachedEmbedder, Embedder, embedder_factories
-from tideline.errors import ConfigError, InvalidInput, TidelineError, UnknownEmbedder
+from tideline.errors import InvalidInput, TidelineError, UnknownEmbedder
 from tideline.http import Retries
 from tideline.inject import (
     AUTO_FACT_FLOORS,
@@ -33,6 +33,7 @@ from tideline.inject import (
     Fusion,
     InjectConfig,
     MemoryProvider,
+    budgets_of,
     cosine_floor,
     edge_kinds,
 )
@@ -47,7 +48,7 @@ from tideline.memory import (
     write_export,
 )
 from tideline.profile import PROFILE_MIGRATIONS, Profile, Rules
-from tideline.search import ANALYSERS, Analyser, VectorOptions, resolve_floor
+from tideline.search import Analyser, VectorOptions, resolve_floor
 from tideline.store import (
     Namespace,
     Storage,
@@ -57,14 +58,6 @@ from tideline.store import (
 )
 
 log = logging.getLogger(__name__)
-
-
-def centring(s: Settings) -> str:
-    """Which searches centre the query vector (`search_centre`): the library only (the default:
-    on LoCoMo's conversations centring is a wash, docs/benchmarks.md), all, or none."""
-    if s.search_centre not in ("library", "all", "off"):
-        raise ConfigError(f"search_centre={s.search_centre!r} is unknown; use library, all or off")
-    return s.search_centre
 
 
 def integrity_seconds(s: Settings) -> float | None:
@@ -81,7 +74,7 @@ def library_options(s: Settings) -> dict[str, Any]:
             LIBRARY,
             rrf_k=s.library_rrf_k,
             weights=(1.0, s.library_vector_weight),
-            centre=centring(s) != "off",
+            centre=s.search_centre != "off",
             trust_floor=s.library_lex_floor,
         ),
         "keys": s.library_keys,
@@ -116,7 +109,7 @@ def inject_config(s: Settings, model_id: str | None = None) -> InjectConfig:
         t1_min_similarity=cosine_floor(s.inject_t1_min_similarity, model_id),
         t4_trigger=s.inject_t4_trigger,
         t4_k=s.inject_t4_k,
-        t4_fusion=cast(Fusion, s.inject_t4_fusion),  # checked by InjectConfig
+        t4_fusion=cast(Fusion, s.inject_t4_fusion),  # one of its `choices`
         t2_min_weight=s.inject_t2_min_weight,
         t2_k=s.inject_t2_k,
         t3_clusters=s.inject_t3_clusters,
@@ -135,27 +128,12 @@ def inject_config(s: Settings, model_id: str | None = None) -> InjectConfig:
         graph_edges=edge_kinds(s.inject_graph_edges),
         graph_k=s.inject_graph_k,
         strategies_k=s.inject_strategies_k,
-        budgets={
-            "T0": s.inject_budget_t0,
-            "T1": s.inject_budget_t1,
-            "T1s": s.inject_budget_t1s,
-            "T1p": s.inject_budget_t1p,
-            "T1q": s.inject_budget_t1q,
-            "T2": s.inject_budget_t2,
-            "T2b": s.inject_budget_t2b,
-            "T3": s.inject_budget_t3,
-            "T4": s.inject_budget_t4,
-        },
+        budgets=budgets_of(s),
     )
 
 
 def vector_options(s: Settings) -> VectorOptions:
     """How memory's indexes find vector candidates at scale."""
-    if s.vector_index_min < 0 or not 0 <= s.vector_ef_search <= 1000:
-        raise ConfigError(
-            f"vector_index_min={s.vector_index_min}, vector_ef_search={s.vector_ef_search}:"
-            " the first must be 0 or more, the second 0 (per query) to 1000"
-        )
     return VectorOptions(file_min=s.vector_index_min, ef_search=s.vector_ef_search)
 
 
@@ -245,28 +223,22 @@ class Tideline:
     @cached_property
     def memory(self) -> Memory:
         s = self.settings
-        if s.search_analyser not in ANALYSERS:
-            raise ConfigError(
-                f"search_analyser={s.search_analyser!r} is unknown; use one of {list(ANALYSERS)}"
-            )
-        if s.turn_fusion not in ("rrf", "convex"):
-            raise ConfigError(f"turn_fusion={s.turn_fusion!r} is unknown; use rrf or convex")
         stop = s.search_stop_words
         return Memory(
             self.db,
             self.embedder,
             # the settings tune memory's policies (docs/configuration.md, docs/search.md)
             narrative_policy=replace(
-                NARRATIVES, boost=s.keyword_boost, stop_words=stop, centre=centring(s) == "all"
+                NARRATIVES, boost=s.keyword_boost, stop_words=stop, centre=s.search_centre == "all"
             ),
             turn_policy=replace(
                 TURNS,
-                fusion=cast(Literal["rrf", "convex"], s.turn_fusion),
+                fusion=cast(Literal["rrf", "convex"], s.turn_fusion),  # one of its `choices`
                 rrf_k=s.turn_rrf_k,
                 weights=(1.0, s.turn_vector_weight),
                 stop_words=stop,
                 alpha=s.turn_alpha,
-                centre=centring(s) == "all",
+                centre=s.search_centre == "all",
                 date_weight=s.turn_date_weight,
                 memory_weight=s.turn_memory_weight,
                 session_weight=s.turn_session_weight,
@@ -277,7 +249,7 @@ class Tideline:
                 s.search_min_score, self.embedder.model_id if self.embedder else None
             ),
             lock=self.db_lock,
-            analyser=cast(Analyser, s.search_analyser),
+            analyser=cast(Analyser, s.search_analyser),  # one of its `choices`
             turn_context=s.turn_context,
             vectors=vector_options(s),
             clock=self.clock,

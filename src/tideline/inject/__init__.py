@@ -14,6 +14,7 @@ from tideline.inject._config import (
     TIERS,
     Fusion,
     InjectConfig,
+    budgets_of,
     cosine_floor,
     edge_kinds,
 )
@@ -34,6 +35,7 @@ __all__ = [
     "Part",
     "Section",
     "TokenCounter",
+    "budgets_of",
     "cosine_floor",
     "edge_kinds",
     "neutralise",
