@@ -29,9 +29,9 @@ from tideline.config import DEFAULTS as D
 from tideline.embed import Embedder
 from tideline.errors import DatabaseDamaged, InvalidInput, TidelineError
 from tideline.library import _heartbeat
-from tideline.library._errors import BadMeta, LinkOutside, NoCollection
+from tideline.library._errors import BadMeta, IndexDirRefused, LinkOutside, NoCollection
 from tideline.library._index import MAX_FILE_BYTES, CollectionIndex, Progress, SyncReport
-from tideline.library._index_dir import IndexDirRefused, claim_index_dir
+from tideline.library._index_dir import claim_index_dir
 from tideline.library._layout import Collection, Layout, Problem, scan_library, stat_notes
 from tideline.library._meta import CollectionMeta, read_meta, write_meta
 from tideline.library._notes import (

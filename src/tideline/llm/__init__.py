@@ -7,6 +7,7 @@ call (`Result.usage`) and per run (`TokenMeter`). The composition root (`tidelin
 the one client of an app from the settings. See docs/llm.md.
 """
 
+from tideline.errors import FormatRefused
 from tideline.llm._bounds import ID_MAX, Items
 from tideline.llm._client import LLMClient, prompt_tokens
 from tideline.llm._meter import TokenMeter
@@ -16,7 +17,6 @@ from tideline.llm._protocol import (
     NO_LLM,
     NO_LLM_NOTE,
     ChatBackend,
-    FormatRefused,
     Sample,
     Sampler,
 )

@@ -25,10 +25,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from tideline.embed import estimate_tokens
-from tideline.errors import ConfigError, InputTooLong, LLMError, LLMUnavailable
+from tideline.errors import ConfigError, FormatRefused, InputTooLong, LLMError, LLMUnavailable
 from tideline.http import MAX_BODY, Answer, JsonApi, Retries, Unanswered
 from tideline.llm._endpoint import ENDPOINTS, LADDER, names_format, overflow_window, window_of
-from tideline.llm._protocol import FormatRefused
 from tideline.llm._structured import JsonSchema, with_instruction
 from tideline.llm._types import Message, Mode, Reply, Usage
 

@@ -64,11 +64,6 @@ class LLM(Protocol):
         ...
 
 
-class FormatRefused(Exception):
-    """Raised by a backend that just learnt its server lacks a structured-output mode and moved
-    down to the next one: the client asks again, re-checking the input cap for the new prompt."""
-
-
 class ChatBackend(Protocol):
     """One request: send the messages, return the raw answer. Retries of transport errors
     belong here; validation and repair do not."""
