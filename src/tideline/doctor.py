@@ -98,7 +98,7 @@ def _probe_sqlite(report: Report) -> None:
 
         conn.enable_load_extension(True)
         conn.load_extension(sqlite_vec.loadable_path())
-        report.facts["sqlite_vec"] = conn.execute("SELECT vec_version()").fetchone()[0]
+        report.facts["sqlite_vec"] = conn.execute("SELECT vec_version()").fetchall()[0][0]
     except Exception as exc:
         report.facts["sqlite_vec"] = None
         report.problems.append(

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
@@ -50,7 +50,10 @@ app = typer.Typer(
 
 RootOpt = typer.Option(None, "--root", help="Library root (default: MEMO_ROOT).")
 JsonOpt = typer.Option(False, "--json", help="Print JSON.")
-Mode = choice(MEMO_SEARCH, "mode")
+if TYPE_CHECKING:  # typer needs the enum at run time; to the type checker a choice is text
+    Mode = str
+else:
+    Mode = choice(MEMO_SEARCH, "mode")
 RootArg = typer.Argument(None, metavar="ROOT", help="Library root (default: --root or MEMO_ROOT).")
 
 

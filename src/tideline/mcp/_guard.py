@@ -75,7 +75,7 @@ def host_allowed(host: str | None) -> bool:
         name = urlsplit(f"//{host.strip()}").hostname
     except ValueError:  # an unbalanced `[` in the header
         return False
-    return bool(name) and is_loopback(name)
+    return name is not None and bool(name) and is_loopback(name)
 
 
 def origin_allowed(origin: str | None) -> bool:

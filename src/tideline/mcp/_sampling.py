@@ -119,7 +119,7 @@ def sampling_unavailable(ctx: Context[Any]) -> str | None:
 def in_rounds(ctx: Context[Any]) -> bool:
     """Sampling on this connection goes in rounds: `InputRequiredResult` (tideline.mcp._rounds)."""
     version = ctx.protocol_version
-    return not ctx.session.can_send_request and bool(version) and version >= ROUNDS_VERSION
+    return not ctx.session.can_send_request and version is not None and version >= ROUNDS_VERSION
 
 
 def tool_llm(ctx: Context[Any], app: Tideline) -> tuple[LLMClient | None, str | None]:
