@@ -6,9 +6,11 @@ notes written by hand below it stay.
 
 from __future__ import annotations
 
+import json
 import shlex
 import sys
-from dataclasses import dataclass
+import time
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +85,16 @@ BEFORE: dict[str, str] = {
         "#21: **194 of 12,000** “unexpected OverflowError” (fact_reject / fact_close / "
         "fact_timeline); this branch before its surrogate fixes: **47 of 6,000** "
         "(UnicodeEncodeError in memory_profile, memory_forget, memo_route)"
+    ),
+    "namespaces: three tokens on one server, REST + MCP + panel, memory + library (sqlite)": (
+        "#21: with `TIDELINE_TOKENS_FILE`, **token B read the note token A wrote**, and wrote "
+        "notes A then saw (one library for every namespace)"
+    ),
+    "namespaces: three tokens on one server, REST + MCP + panel, memory + library "
+    "(postgresql)": "#21: the same on PostgreSQL (`Settings.for_namespace` kept `memo_root`)",
+    "request bodies of 300 MB to every capped route (declared and chunked)": (
+        "#21: a 300 MB `POST /api/narratives` **read and parsed for 20 s, the server 205 → "
+        "750 MB**, before the 500-character limit refused it"
     ),
     "damaged library index.db (8 kinds): the next `memo search`": (
         "issue: 7 of 8 rebuilt; index.db replaced by a folder failed every memo command"
@@ -262,3 +274,53 @@ def _skeleton() -> str:
         "vector still missing after a re-run, a file outside the library read or written, a lost "
         "edit, an uncaught non-Tideline exception, or a request over the latency bound.\n"
     )
+
+
+def save_section(folder: Path, rows: list[Row], section: Section, plan: dict[str, Any]) -> None:
+    """Keep one section's rows as JSON in `folder` (`--save`), as soon as the section ends, so a
+    long run interrupted later loses nothing and runs made apart (an e5 part under the embedding
+    lock, a fraction re-run) can be rendered into one table (`--render`)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    record = {
+        "machine": machine(),
+        "command": command_line(),
+        "finished": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "plan": plan,
+        "section": asdict(section),
+        "rows": [asdict(r) for r in rows],
+    }
+    (folder / f"{section.name.replace(' ', '')}.json").write_text(
+        json.dumps(record, indent=1) + "\n"
+    )
+
+
+def render_saved(folders: list[Path], order: list[str]) -> None:
+    """Rewrite the block of docs/reliability.md from sections saved by `--save` (the last one
+    saved under a name wins), with the command, commit and time of each."""
+    saved: dict[str, dict[str, Any]] = {}
+    for folder in folders:
+        for path in sorted(folder.glob("*.json")):
+            record = json.loads(path.read_text())
+            saved[record["section"]["name"]] = record
+    names = sorted(saved, key=lambda n: (order.index(n.split()[0]), n))  # "burst (e5)" too
+    records = [saved[n] for n in names]
+    cpu = records[0]["machine"].rsplit("; ", 1)[0]
+    header = [f"Machine: {cpu}."]
+    by_command: dict[str, list[dict[str, Any]]] = {}
+    for record in records:
+        by_command.setdefault(record["command"], []).append(record)
+    for command, group in by_command.items():
+        commits = sorted({r["machine"].rsplit("commit ", 1)[-1] for r in group})
+        sections = ", ".join(r["section"]["name"] for r in group)
+        plan = ", ".join(
+            f"{k}={v:,}" if isinstance(v, int) else f"{k}={v}" for k, v in group[0]["plan"].items()
+        )
+        header.append(
+            f"Command: `{command}` — sections {sections}; commit {', '.join(commits)}; finished "
+            f"{group[-1]['finished']} (plan: {plan})."
+        )
+    rows = [Row(**row) for record in records for row in record["rows"]]
+    sections = [Section(**record["section"]) for record in records]
+    text = DOC.read_text() if DOC.exists() else _skeleton()
+    head, rest = text.split(START, 1) if START in text else (text.rstrip() + "\n\n", END)
+    DOC.write_text(head + _block(header, rows, sections) + rest.split(END, 1)[1])

@@ -46,7 +46,8 @@ from _faults_fuzz import fuzz_all
 from _faults_llm import hostile_answers
 from _faults_mcp import latency, soak
 from _faults_mcp_fuzz import fuzz_mcp
-from _faults_report import Row, Section, table, write_doc
+from _faults_report import Row, Section, render_saved, save_section, table, write_doc
+from _faults_web import body_caps, namespaces
 
 from tests.kills import KILLERS, KillTally, cli_env, stub_env
 from tests.openai_stub import OpenAIStub
@@ -73,6 +74,8 @@ class Plan:
     burst_embedders: tuple[str, ...] = ("none", "openai")
     mcp_fuzz: int = 2_000  # MCP tool calls with random arguments
     race_seconds: float = 5.0  # `memo write --append` against a person's saves
+    namespace_rounds: int = 2  # rounds of writes and reads by three tokens, per engine
+    body_repeats: int = 1  # 300 MB bodies to each capped route, declared and chunked
 
 
 QUICK = Plan(10, 4, 10, 200, 1, 5_000, 1_000, 300, "none", 20, 2, 1)
@@ -94,6 +97,8 @@ FULL = Plan(
     burst_embedders=("none", "openai", "e5"),
     mcp_fuzz=100_000,
     race_seconds=40.0,
+    namespace_rounds=10,
+    body_repeats=3,
 )
 
 
@@ -142,6 +147,10 @@ SECTIONS: dict[str, Callable[[Path, Plan], list[Row]]] = {
         *fuzz_all(base, plan.fuzz, plan.fuzz_imports, plan.fuzz_cli),
         fuzz_mcp(base, plan.mcp_fuzz),
     ],
+    "web": lambda base, plan: [
+        *namespaces(base, plan.namespace_rounds),
+        body_caps(base / "bodies", plan.body_repeats),
+    ],
     "llm": lambda base, plan: hostile_answers(base, plan.llm_trials),
     "latency": lambda base, plan: latency(
         base, plan.latency_embedder, plan.latency_deadline, plan.latency_repeats
@@ -161,11 +170,28 @@ def main() -> int:
     parser.add_argument("--fuzz", type=int, help="fuzz strings per entry point")
     parser.add_argument("--kills", type=int, help="kills per command (none embedder)")
     parser.add_argument(
+        "--set",
+        default="",
+        help="change the plan, e.g. vector_kills=20,mcp_fuzz=50000 (a fraction of a full run)",
+    )
+    parser.add_argument(
+        "--save", type=Path, help="keep each section's rows as JSON in this folder as it ends"
+    )
+    parser.add_argument(
+        "--render",
+        type=Path,
+        nargs="+",
+        help="only rewrite docs/reliability.md from sections kept by --save (no run)",
+    )
+    parser.add_argument(
         "--embedders",
         help="burst: these embedder kinds only, comma-separated (none, openai, e5; only e5 "
         "embeds here: run it under `flock /work/embed.lock`)",
     )
     args = parser.parse_args()
+    if args.render:
+        render_saved(args.render, list(SECTIONS))
+        return 0
     plan = QUICK if args.quick else FULL
     if args.fuzz or args.kills:
         plan = Plan(
@@ -173,6 +199,10 @@ def main() -> int:
         )
     if args.embedders:
         plan = replace(plan, burst_embedders=tuple(args.embedders.split(",")))
+    for change in filter(None, args.set.split(",")):
+        name, value = change.split("=", 1)
+        kind = type(getattr(plan, name))
+        plan = replace(plan, **{name: kind(value)})
     chosen = [s for s in args.only.split(",") if s] or list(SECTIONS)
     rows: list[Row] = []
     sections: list[Section] = []
@@ -183,7 +213,10 @@ def main() -> int:
             print(f"== {name}", flush=True)
             started, load = time.monotonic(), os.getloadavg()[0]
             section = SECTIONS[name](work, plan)
-            sections.append(Section(name, time.monotonic() - started, load, os.getloadavg()[0]))
+            label = f"{name} ({args.embedders})" if name == "burst" and args.embedders else name
+            sections.append(Section(label, time.monotonic() - started, load, os.getloadavg()[0]))
+            if args.save:
+                save_section(args.save, section, sections[-1], plan.__dict__)
             if name != "kills":
                 for row in section:
                     print(row.line(), flush=True)

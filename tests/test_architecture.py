@@ -26,6 +26,7 @@ SRC = Path(__file__).parents[1] / "src" / "tideline"
 LAYERS: dict[str, int] = {
     "tideline": 0,
     "tideline.errors": 0,
+    "tideline.lazy": 0,  # package exports imported on first use (stdlib only)
     "tideline.clock": 1,  # the clock seam and the one stored time form (errors only)
     "tideline.config": 1,
     "tideline.http": 1,  # the one client of OpenAI-compatible APIs (embeddings, chat): httpx only

@@ -5,7 +5,8 @@ services; this is the only place that turns settings into services (the embedder
 client, search policies, the library, session memory, the injection provider, the Sleep that a
 dream runs), and nothing here reads the environment. Everything opens
 lazily: a command that only lists sessions never loads the embedding model, and a server
-without a library root still starts.
+without a library root still starts. So do the imports of what a command may not need (Sleep,
+DREAM, the LLM clients, the library, injection): a `tideline search` pays for none of them.
 """
 
 from __future__ import annotations
@@ -17,28 +18,14 @@ from dataclasses import replace
 from functools import cached_property
 from itertools import chain
 from pathlib import Path
-from typing import Any, Literal, TextIO, cast
+from typing import TYPE_CHECKING, Any, Literal, TextIO, cast
 
 from tideline import plugins
 from tideline.analysis import ANALYSIS_MIGRATIONS
 from tideline.clock import Clock, now_text, system_clock
 from tideline.config import Settings
-from tideline.consolidate import Dream, SessionMemory, Sleep
 from tideline.embed import CachedEmbedder, Embedder, embedder_factories
 from tideline.errors import InvalidInput, TidelineError, UnknownEmbedder
-from tideline.http import Retries
-from tideline.inject import (
-    AUTO_FACT_FLOORS,
-    DEFAULT_FACT_FLOOR,
-    Fusion,
-    InjectConfig,
-    MemoryProvider,
-    budgets_of,
-    cosine_floor,
-    edge_kinds,
-)
-from tideline.library import LIBRARY, Library, SyncReport, Watcher
-from tideline.llm import LLM, NO_LLM, ChatBackend, LLMClient, OpenAIChat, Sampler, SamplingChat
 from tideline.memory import (
     AGENT_MIGRATIONS,
     NARRATIVES,
@@ -57,6 +44,12 @@ from tideline.store import (
     open_postgres,
 )
 
+if TYPE_CHECKING:
+    from tideline.consolidate import Dream, SessionMemory, Sleep
+    from tideline.inject import InjectConfig, MemoryProvider
+    from tideline.library import Library, SyncReport, Watcher
+    from tideline.llm import LLM, ChatBackend, LLMClient, Sampler
+
 log = logging.getLogger(__name__)
 
 
@@ -69,6 +62,8 @@ def integrity_seconds(s: Settings) -> float | None:
 def library_options(s: Settings) -> dict[str, Any]:
     """How a `Library` built from these settings ranks and keeps fresh: pass as
     `Library(root, embedder, **library_options(settings))`."""
+    from tideline.library import LIBRARY
+
     return {
         "policy": replace(
             LIBRARY,
@@ -100,6 +95,16 @@ def embedder_from(s: Settings, *, cache: bool = True) -> Embedder:
 def inject_config(s: Settings, model_id: str | None = None) -> InjectConfig:
     """The injection tiers' thresholds and budgets; `model_id` (the embedder's) picks the
     `auto` floors."""
+    from tideline.inject import (
+        AUTO_FACT_FLOORS,
+        DEFAULT_FACT_FLOOR,
+        Fusion,
+        InjectConfig,
+        budgets_of,
+        cosine_floor,
+        edge_kinds,
+    )
+
     return InjectConfig(
         soul_path=s.soul_path,
         agent_name=s.agent_name,
@@ -196,6 +201,9 @@ class Tideline:
     def llm(self) -> LLMClient | None:
         """The configured OpenAI-compatible endpoint's client — one per app, for its sleep, dream
         and session memory — or None: runs then skip, saying `NO_LLM`."""
+        from tideline.http import Retries
+        from tideline.llm import OpenAIChat
+
         s = self.settings
         if not s.llm_base_url:
             return None
@@ -208,11 +216,15 @@ class Tideline:
         """The LLM of a run an MCP client started: the configured endpoint wins (the one the user
         chose and pays for), else the client's own model through `sampler` (None: the connection
         cannot be asked), with the same caps; else None."""
+        from tideline.llm import SamplingChat
+
         if self.llm is not None or sampler is None:
             return self.llm
         return self._llm_client(SamplingChat(sampler))
 
     def _llm_client(self, backend: ChatBackend) -> LLMClient:
+        from tideline.llm import LLMClient
+
         s = self.settings
         return LLMClient(
             backend,
@@ -268,6 +280,8 @@ class Tideline:
     @cached_property
     def library(self) -> Library:
         """The markdown library at `memo_root`; its own databases live under the root."""
+        from tideline.library import Library
+
         root = self.settings.memo_root
         if root is None or not str(root):
             raise InvalidInput(
@@ -286,6 +300,8 @@ class Tideline:
     ) -> Watcher:
         """A watcher of the library's root: hand edits indexed after `debounce` seconds of
         quiet, everything stat-scanned every `reconcile_every` seconds."""
+        from tideline.library import Watcher
+
         return Watcher(
             self.library, debounce=debounce, reconcile_every=reconcile_every, on_sync=on_sync
         )
@@ -294,6 +310,8 @@ class Tideline:
     def provider(self) -> MemoryProvider:
         """The injection hooks (T0–T4) over this memory, its profile, session memory and
         dreaming."""
+        from tideline.inject import MemoryProvider
+
         model_id = self.embedder.model_id if self.embedder is not None else None
         return MemoryProvider(
             self.memory,
@@ -306,6 +324,8 @@ class Tideline:
     @cached_property
     def session_memory(self) -> SessionMemory:
         """The running summary and recall of each session (T1s), folded by the app's LLM."""
+        from tideline.consolidate import SessionMemory
+
         s = self.settings
         return SessionMemory(
             self.memory,
@@ -325,14 +345,18 @@ class Tideline:
     def sleep_using(
         self,
         llm: LLM | None,
-        no_llm: str = NO_LLM,
+        no_llm: str | None = None,
         *,
         run_budget: int | None = None,
         run_max_calls: int | None = None,
     ) -> Sleep:
         """The Sleep pipeline with another LLM (the MCP client's model, through sampling), or
-        none and why (`no_llm`); the input cap stays the configured one, the budget and the call
-        cap too unless given (a dream's sleep gets what is left of the dream's)."""
+        none and why (`no_llm`, by default `NO_LLM`); the input cap stays the configured one, the
+        budget and the call cap too unless given (a dream's sleep gets what is left of the
+        dream's)."""
+        from tideline.consolidate import Sleep
+        from tideline.llm import NO_LLM
+
         s = self.settings
         return Sleep(
             self.profile,
@@ -342,7 +366,7 @@ class Tideline:
             run_budget=s.llm_run_budget if run_budget is None else run_budget,
             run_max_calls=s.llm_run_max_calls if run_max_calls is None else run_max_calls,
             max_input_tokens=s.llm_max_input_tokens,
-            no_llm=no_llm,
+            no_llm=NO_LLM if no_llm is None else no_llm,
         )
 
     def export(self, out: TextIO, fmt: str = "jsonl") -> dict[str, int]:
@@ -362,9 +386,13 @@ class Tideline:
         threads and self-concept, with the configured LLM."""
         return self.dream_using(self.llm)
 
-    def dream_using(self, llm: LLM | None, no_llm: str = NO_LLM) -> Dream:
+    def dream_using(self, llm: LLM | None, no_llm: str | None = None) -> Dream:
         """The DREAM pipeline with another LLM (the MCP client's model, through sampling), or
-        none and why (`no_llm`); the budget and limits stay the configured ones."""
+        none and why (`no_llm`, by default `NO_LLM`); the budget and limits stay the
+        configured ones."""
+        from tideline.consolidate import Dream
+        from tideline.llm import NO_LLM
+
         s = self.settings
 
         def sleep(run_budget: int, run_max_calls: int) -> Sleep:
@@ -381,7 +409,7 @@ class Tideline:
             max_input_tokens=s.llm_max_input_tokens,
             comb_memories=s.dream_comb_memories,
             drift_hops=s.dream_drift_hops,
-            no_llm=no_llm,
+            no_llm=NO_LLM if no_llm is None else no_llm,
         )
 
     def private_paths(self) -> list[tuple[Path, str]]:

@@ -654,6 +654,15 @@ MEMORY_PROFILE = Command(
             "Only facts about this subject: user, self, or a person's name.",
             aliases=("about", "person"),
         ),
+        Field(
+            "as_of",
+            str,
+            None,
+            "The profile as it stood on this date in the user's own time (ISO date or time, e.g."
+            " 2023-06-15; a date means its end): the facts believed then, with their status and"
+            " evidence then, and the events and people of that time.",
+            aliases=("at", "on", "date", "as_at"),
+        ),
     ),
 )
 

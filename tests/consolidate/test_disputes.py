@@ -88,8 +88,8 @@ def test_tokyo_then_osaka_closes_tokyo_with_its_end_time(agent: Agent, server: L
     assert "-1" not in snap.text and "[" not in trajectory_text
     assert snap.data["trajectory"]["anchors"] == [osaka.id]
     run = agent.profile.runs()[0]
-    assert run.status == "done" and run.prompt_versions["arbitrate"] == 1
-    assert next(s for s in run.steps if s["name"] == "arbitrate")["prompt"] == "arbitrate@1"
+    assert run.status == "done" and run.prompt_versions["arbitrate"] == 2
+    assert next(s for s in run.steps if s["name"] == "arbitrate")["prompt"] == "arbitrate@2"
 
 
 def test_stated_twice_is_confirmed_by_the_fast_path(agent: Agent, server: LLMServer) -> None:

@@ -29,7 +29,6 @@ from rich.console import Console, ConsoleDimensions
 from rich.progress import Progress, ProgressColumn
 from rich.text import Text
 
-from tideline.consolidate import SleepBusy
 from tideline.errors import EmbedderError, InvalidInput, StoreError, TidelineError
 
 _EMOJI = "\U0001f000-\U0001faff\u2600-\u27bf"
@@ -143,6 +142,8 @@ def exit_code(exc: TidelineError) -> int:
         return 3
     if isinstance(exc, EmbedderError):
         return 4
+    from tideline.consolidate import SleepBusy  # here: a search does not import Sleep
+
     if isinstance(exc, SleepBusy):
         return 5
     return 1

@@ -54,3 +54,7 @@ def serve(
             from tideline.web import serve as serve_http
 
             serve_http(app, host=host, port=port)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("serve")(serve)

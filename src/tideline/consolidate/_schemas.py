@@ -14,8 +14,9 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from tideline.llm import ID_MAX, Items
+from tideline.llm import Items
 from tideline.profile import MAX_NAME, MAX_TEXT
+from tideline.store import MAX_ID
 
 ObservationType = Literal["statement", "contradiction", "preference", "behaviour", "other"]
 EdgeKind = Literal["causes", "related_to", "supports", "contradicts", "temporal", "hierarchy"]
@@ -24,8 +25,8 @@ Name = Annotated[str, Field(max_length=MAX_NAME)]
 Text = Annotated[str, Field(max_length=MAX_TEXT)]
 Why = Annotated[str, Field(max_length=2000)]  # a reason or a question the profile stores
 Tag = Annotated[str, Field(max_length=64)]
-TurnId = Annotated[int, Field(ge=1, le=ID_MAX)]
-FactId = Annotated[int, Field(ge=-ID_MAX, le=ID_MAX)]  # new facts of a run are negative
+TurnId = Annotated[int, Field(ge=1, le=MAX_ID)]
+FactId = Annotated[int, Field(ge=-MAX_ID, le=MAX_ID)]  # new facts of a run are negative
 Index = Annotated[int, Field(ge=1, le=10_000)]  # 1-based, into a list the prompt numbered
 DecayDays = Annotated[int, Field(ge=1, le=36_500)]
 
@@ -55,6 +56,7 @@ class EventOut(BaseModel):
     importance: int = Field(3, ge=1, le=5)
     decay_days: DecayDays | None = 30
     turns: Annotated[list[TurnId], Items(MAX_LINKS)] = []
+    when: Name = ""  # the time expression as said ("last weekend"), read against its turn
 
 
 class Extraction(BaseModel):

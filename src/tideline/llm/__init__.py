@@ -8,7 +8,7 @@ the one client of an app from the settings. See docs/llm.md.
 """
 
 from tideline.errors import FormatRefused
-from tideline.llm._bounds import ID_MAX, Items
+from tideline.llm._bounds import Items
 from tideline.llm._client import LLMClient, prompt_tokens
 from tideline.llm._meter import TokenMeter
 from tideline.llm._openai import STEP_HEADER, OpenAIChat
@@ -25,7 +25,6 @@ from tideline.llm._structured import JsonSchema
 from tideline.llm._types import Message, Mode, Reply, Result, Usage
 
 __all__ = [
-    "ID_MAX",
     "LLM",
     "NO_LLM",
     "NO_LLM_NOTE",

@@ -18,7 +18,6 @@ from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import core_schema
 
-ID_MAX = 2**63 - 1  # the largest id any store holds (SQLite INTEGER, PostgreSQL bigint)
 CUTS = "cuts"  # the validation-context key where `Items` records what it cut
 
 

@@ -667,6 +667,34 @@ class RawContext:
             )
         return found
 
+    def times(self, ids: Sequence[int]) -> dict[int, str]:
+        return turn_times(self.db, ids)
+
+
+def turn_times(db: Storage, ids: Sequence[int]) -> dict[int, str]:
+    """When each turn was said (its own timestamp), by id: the valid time of what is learnt from
+    it. A function over the database (not the service) so a migration can backfill with it."""
+    found: dict[int, str] = {}
+    for part in batches(list(ids)):
+        marks = ",".join("?" * len(part))
+        found.update(
+            (int(i), str(ts))
+            for i, ts in db.execute(f"SELECT id, ts FROM turns WHERE id IN ({marks})", part)
+        )
+    return found
+
+
+def session_span(
+    db: Storage, session_id: int, after_id: int, through_id: int
+) -> tuple[str, str] | None:
+    """The first and last time said of a session's turns with ids in (after_id, through_id]."""
+    row = db.one(
+        "SELECT min(ts) AS first, max(ts) AS last FROM turns"
+        " WHERE session_id = ? AND id > ? AND id <= ?",
+        (session_id, after_id, through_id),
+    )
+    return None if row is None or row["first"] is None else (str(row["first"]), str(row["last"]))
+
 
 def _tombstone_hash() -> str:
     """A random stand-in for a forgotten turn's hash: unique, and says nothing of the words."""

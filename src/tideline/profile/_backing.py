@@ -8,8 +8,9 @@ session of its own. Over a fact's evidence:
 - `sessions` — distinct sessions of the supporting evidence; `against` — of the evidence
   against it. "Consistent in 2+ sessions" (the seed's confirmed) and "well-evidenced" count these,
   never rows: a fact said five times in one conversation is still one session's word.
-- `said_from` / `said_to` — the earliest and latest valid time of the supporting evidence: the
-  turns' own timestamps, so an imported 2023 conversation backs its facts in 2023.
+- `said_from` / `said_to` — the earliest and latest valid time of the supporting evidence: each
+  row's `said_at` (stored when it was linked, from its turn's own timestamp: `_valid`), else its
+  turn's timestamp, so an imported 2023 conversation backs its facts in 2023.
 - confidence — a Beta estimate: the draft's confidence `prior` (the model's reading of the first
   mention) counts as `PRIOR_WEIGHT` sessions, every further supporting session as one success,
   every session against as one failure:
@@ -51,13 +52,14 @@ def backing(
     unknown = {"support": 0, "against": 0}
     said: list[str] = []
     for ev in evidence:
-        session = None
+        session, ts = None, ev.said_at
         if ev.turn_id is not None and ev.turn_id in turns:
-            session, ts = turns[ev.turn_id]
-            if ev.polarity == "support":
-                said.append(ts)
+            session, turn_ts = turns[ev.turn_id]
+            ts = ts or turn_ts
         elif ev.observation_id is not None:
             session = observations.get(ev.observation_id)
+        if ts and ev.polarity == "support":
+            said.append(ts)
         if session is None:
             unknown[ev.polarity] += 1
         else:

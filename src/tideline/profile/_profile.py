@@ -20,12 +20,30 @@ from typing import Any
 
 import numpy as np
 
-from tideline.clock import Clock, system_clock, to_text
+from tideline.clock import (
+    EARLIEST,
+    LATEST,
+    Clock,
+    Window,
+    from_text,
+    parse_time,
+    system_clock,
+    to_text,
+)
 from tideline.embed import Embedder
 from tideline.errors import InvalidInput
 from tideline.memory import Memory
 from tideline.profile._apply import Applied, Applier, Stores, TurnCheck
+from tideline.profile._as_of import (
+    ProfileAt,
+    edges_at,
+    events_at,
+    facts_at,
+    people_at,
+    strategies_at,
+)
 from tideline.profile._backing import apply_backing, backing
+from tideline.profile._calendar import time_window
 from tideline.profile._changeset import Changeset
 from tideline.profile._decay import injection_weight, is_expired
 from tideline.profile._digests import SessionDigest
@@ -33,6 +51,7 @@ from tideline.profile._drafts import choice
 from tideline.profile._errors import ProfileChanged
 from tideline.profile._fact_index import Theme
 from tideline.profile._lifecycle import RULES, Rules
+from tideline.profile._snapshot import ProfileState, render_snapshot
 from tideline.profile._types import (
     ACTIVE_STATUSES,
     RUN_STATUSES,
@@ -92,7 +111,7 @@ class Profile:
                 version=self.versions.current(),
                 now=self.clock(),
                 facts=facts,
-                events=s.events.list(active=True),
+                events=s.events.list(active=True),  # expired ones too: step 8 closes them
                 relationships=s.people.list(),
                 strategies=strategies,
                 user_model=s.portrait.user_model(),
@@ -162,15 +181,77 @@ class Profile:
         subject: str | None = None,
         evidence: bool = True,
     ) -> list[Fact]:
-        statuses = [status] if isinstance(status, str) else list(status or [])
-        for st in statuses:
-            choice(st, "status", STATUSES)
+        statuses = self._statuses(status)
         # a lone surrogate (JSON's "\ud800") cannot be bound to SQL; it names nothing stored
         category = None if category is None else valid_text(category)
         subject = None if subject is None else valid_text(subject)
         with self.lock:
             found = self.stores.facts.list(statuses or None, category, subject)
             return self._with_evidence(found) if evidence else found
+
+    @staticmethod
+    def _statuses(status: str | Sequence[str] | None) -> list[str]:
+        statuses = [status] if isinstance(status, str) else list(status or [])
+        for st in statuses:
+            choice(st, "status", STATUSES)
+        return statuses
+
+    def as_of(
+        self,
+        when: str,
+        *,
+        status: str | Sequence[str] | None = None,
+        category: str | None = None,
+        subject: str | None = None,
+    ) -> ProfileAt:
+        """The profile as it stood on `when` (an ISO date or time; a bare date means its last
+        second) in the user's time: the facts believed then, each as it stood — its status,
+        mentions and evidence by then (`_as_of`; `status`, `category`, `subject` filter them) —
+        the events, people, open questions and links then, and the snapshot as it would have
+        read."""
+        at = parse_time(when, "as_of", end_of_day=True)
+        if at is None:
+            raise InvalidInput(
+                "as_of is empty; give a date like 2023-06-15 or 2023-06-15T18:00:00Z"
+            )
+        statuses = self._statuses(status)
+        s = self.stores
+        with self.lock, self.versions.reading():
+            found = self._with_evidence(s.facts.list())
+            changes = s.facts.changes([f.id for f in found])
+            events = s.events.list()
+            people = s.people.list()
+            strategies = s.strategies.list()
+            edges = s.edges.list(live=False)
+            model = s.portrait.user_model_at(at)
+            trajectory = s.portrait.trajectory(at)
+        facts = facts_at(found, changes, at)
+        shown = {f.id for f in facts}
+        state = ProfileState(
+            now=from_text(at),
+            facts=facts,
+            people=people_at(people, at),
+            events=events_at(events, at),
+            user_model=model,
+            edges=edges_at(edges, at, shown),
+            trajectory=trajectory,
+        )
+        text, _ = render_snapshot(state, f"What I knew as of {at[:10]} (the user's time)")
+        return ProfileAt(
+            at,
+            [
+                f
+                for f in facts
+                if (not statuses or f.status in statuses)
+                and category in (None, f.category)
+                and subject in (None, f.subject)
+            ],
+            list(state.events),
+            list(state.people),
+            [x for x in strategies_at(strategies, at) if x.fact_id is None or x.fact_id in shown],
+            list(state.edges),
+            text,
+        )
 
     def fact(self, fact_id: int, *, evidence: bool = True) -> Fact:
         with self.lock:
@@ -233,7 +314,31 @@ class Profile:
         return self.stores.people.list()
 
     def events(self, *, active: bool | None = True) -> list[Event]:
-        return self.stores.events.list(active=active)
+        """Events by start. `active=True`: neither closed nor past their expiry now (an expired
+        event Sleep has not closed yet is not active); False: the others; None: all."""
+        return self.stores.events.list(active=active, now=to_text(self.clock()))
+
+    def calendar(self, since: str | None = None, until: str | None = None) -> list[Event]:
+        """The events whose date range (valid time) overlaps [since, until] (ISO dates or times;
+        a bare `until` date means its end), by start — closed and expired ones too: the calendar
+        says what happened when, not what is still relevant."""
+        start = parse_time(since, "since") or to_text(EARLIEST)
+        end = parse_time(until, "until", end_of_day=True) or to_text(LATEST)
+        with self.lock:
+            return self.stores.events.between(start, end)
+
+    def time_window(self, question: str, today: str | None = None) -> Window | None:
+        """The stretch of valid time a question asks about, or None when it names none
+        (`_calendar`): "what did I do last May" → that May; "before the trip" → up to the start
+        of the event that best matches "trip". Relative phrases are read against `today` (ISO),
+        by default the day of the latest turn (the conversation's present), else the clock."""
+        if today:
+            reference = from_text(parse_time(today, "today") or "")
+        elif self.memory is not None and (day := self.memory.raw.latest_day()):
+            reference = from_text(f"{day}T12:00:00Z")
+        else:
+            reference = self.clock()
+        return time_window(question, reference, self.calendar)
 
     def edges(self, *, fact_id: int | None = None, live: bool = True) -> list[Edge]:
         return self.stores.edges.list(fact_id=fact_id, live=live)

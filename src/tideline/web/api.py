@@ -214,11 +214,18 @@ def prefetch(w: W, q: PrefetchArgs) -> Json:
 # -- profile ---------------------------------------------------------------------------------
 @router.get("/profile", tags=["profile"])
 def profile(w: W, q: ProfileArgs) -> Json:
-    """Facts with their evidence turns, filtered by status, category and subject."""
-    found = w.call(
-        lambda: w.app.profile.facts(
-            status=fact_statuses(q.status), category=q.category, subject=q.subject
+    """Facts with their evidence turns, filtered by status, category and subject; with `as_of`
+    (an ISO date or time), the profile as it stood then in the user's time: the facts believed
+    then with their status then, and the events, people and open questions of then."""
+    statuses = fact_statuses(q.status)
+    if q.as_of is not None:
+        at = q.as_of
+        view = w.call(
+            lambda: w.app.profile.as_of(at, status=statuses, category=q.category, subject=q.subject)
         )
+        return view.to_dict()
+    found = w.call(
+        lambda: w.app.profile.facts(status=statuses, category=q.category, subject=q.subject)
     )
     return {"facts": [f.to_dict() for f in found]}
 

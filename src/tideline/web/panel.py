@@ -221,15 +221,24 @@ def profile_page(
     status: str = "all",
     subject: str | None = None,
     category: str | None = None,
+    as_of: str | None = None,
 ) -> Response:
-    """Facts by subject and category, every status shown (closed and rejected greyed)."""
+    """Facts by subject and category, every status shown (closed and rejected greyed); with
+    `as_of` (a date), the profile as it stood that day in the user's time, and its events."""
     if status not in PROFILE_STATUSES:
         raise InvalidInput(f"status={status!r}: use one of {', '.join(PROFILE_STATUSES)}")
-    facts = w.call(
-        lambda: w.app.profile.facts(
-            status=fact_statuses(status), subject=subject or None, category=category or None
+    statuses, subject, category = fact_statuses(status), subject or None, category or None
+    view = None
+    if as_of:
+        day = as_of
+        view = w.call(
+            lambda: w.app.profile.as_of(day, status=statuses, subject=subject, category=category)
         )
-    )
+        facts = view.facts
+    else:
+        facts = w.call(
+            lambda: w.app.profile.facts(status=statuses, subject=subject, category=category)
+        )
     grouped: dict[str, dict[str, list[Any]]] = defaultdict(lambda: defaultdict(list))
     for f in facts:
         grouped[f.subject][f.category].append(f)
@@ -243,6 +252,8 @@ def profile_page(
         subject=subject or "",
         category=category or "",
         live=LIVE,
+        as_of=as_of or "",
+        view=view,
     )
 
 

@@ -12,10 +12,11 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from tideline.llm import ID_MAX, Items
+from tideline.llm import Items
 from tideline.memory import MAX_ENTITIES_ROLE, MAX_GESTURE, MAX_NARRATIVE_TEXT, MAX_TAG, MAX_TAGS
+from tideline.store import MAX_ID
 
-Id = Annotated[int, Field(ge=-ID_MAX, le=ID_MAX)]
+Id = Annotated[int, Field(ge=-MAX_ID, le=MAX_ID)]
 Ids = Annotated[list[Id], Items(100)]
 Text = Annotated[str, Field(max_length=MAX_NARRATIVE_TEXT)]
 Why = Annotated[str, Field(max_length=2000)]
