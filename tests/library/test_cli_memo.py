@@ -147,6 +147,7 @@ def test_watch_indexes_a_hand_edit_and_says_so_in_json(lib_root: Path, tmp_path:
             wait_until(lambda: lines or proc.poll() is not None, timeout=60)
             assert lines, errors.read_text()
             assert lines[0]["collection"] == "notes" and lines[0]["changed"] == 1
+            wait_until(lambda: (lib_root / ".memo-watch").exists(), timeout=60)  # it watches
             write(lib_root, "notes/b.md", "# B\n\nA zipline across the valley.\n")
             wait_until(lambda: len(lines) > 1, timeout=30)
             assert lines[1]["collection"] == "notes" and lines[1]["changed"] == 1
