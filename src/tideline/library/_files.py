@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tideline.library._errors import FileChanged, LinkOutside, UnreadableFile
+from tideline.errors import FileChanged, LinkOutside, UnreadableFile
 
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)

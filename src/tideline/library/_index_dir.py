@@ -22,7 +22,7 @@ import os
 import stat
 from pathlib import Path
 
-from tideline.errors import IndexDirRefused as IndexDirRefused  # still importable from here
+from tideline.errors import IndexDirRefused
 
 MARKER = "CACHEDIR.TAG"
 _MARKER_TEXT = (

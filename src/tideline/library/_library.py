@@ -27,9 +27,16 @@ from typing import Any, TypeVar, cast
 from tideline.clock import now_text
 from tideline.config import DEFAULTS as D
 from tideline.embed import Embedder
-from tideline.errors import DatabaseDamaged, InvalidInput, TidelineError
+from tideline.errors import (
+    BadMeta,
+    DatabaseDamaged,
+    IndexDirRefused,
+    InvalidInput,
+    LinkOutside,
+    NoCollection,
+    TidelineError,
+)
 from tideline.library import _heartbeat
-from tideline.library._errors import BadMeta, IndexDirRefused, LinkOutside, NoCollection
 from tideline.library._index import MAX_FILE_BYTES, CollectionIndex, Progress, SyncReport
 from tideline.library._index_dir import claim_index_dir
 from tideline.library._layout import Collection, Layout, Problem, scan_library, stat_notes

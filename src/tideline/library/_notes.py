@@ -15,8 +15,14 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from tideline.errors import InvalidInput, NotFound
-from tideline.library._errors import FileChanged, NoCollection, NoteBusy, UnreadableFile
+from tideline.errors import (
+    FileChanged,
+    InvalidInput,
+    NoCollection,
+    NoteBusy,
+    NotFound,
+    UnreadableFile,
+)
 from tideline.library._files import Seen, read_inside, write_inside
 from tideline.library._index_dir import claim_index_dir
 from tideline.library._layout import Collection, Layout
