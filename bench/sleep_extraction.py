@@ -50,9 +50,11 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parents[1]))  # tests.llama_server (--small-model)
 from _report import machine, write_section
 from locomo_retrieval import evidence_ids
 
+from tests.llama_server import llama_server
 from tideline.app import Tideline
 from tideline.clock import ManualClock
 from tideline.config import Settings
@@ -328,13 +330,30 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=None, help="first N sessions of each")
     parser.add_argument("--base-url", help="an OpenAI-compatible endpoint (default: settings)")
     parser.add_argument("--model", help="the model to ask there (default: settings)")
+    parser.add_argument(
+        "--small-model",
+        action="store_true",
+        help="a plumbing check: start llama.cpp's server with SmolLM2-135M (`make test-llm`)",
+    )
     parser.add_argument("--write", action="store_true", help="write docs/benchmarks.md")
     args = parser.parse_args()
     endpoint = {"llm_base_url": args.base_url, "llm_model": args.model}
-    settings = Settings.load(overrides={k: v for k, v in endpoint.items() if v})
-    result = run(settings, conversations=args.conversations, sessions=args.sessions)
+    if args.small_model:
+        with tempfile.TemporaryDirectory() as tmp, llama_server(Path(tmp) / "server.log") as srv:
+            small = {"llm_base_url": srv.url, "llm_model": srv.model, "llm_timeout": 600.0}
+            result = run(
+                Settings.load(overrides=small),
+                conversations=args.conversations,
+                sessions=args.sessions,
+            )
+    else:
+        settings = Settings.load(overrides={k: v for k, v in endpoint.items() if v})
+        result = run(settings, conversations=args.conversations, sessions=args.sessions)
+    title = "Sleep extraction on LoCoMo (bench/sleep_extraction.py)"
+    if args.small_model:
+        title += ", a plumbing check with SmolLM2-135M"
     body = (
-        "## Sleep extraction on LoCoMo (bench/sleep_extraction.py)\n\n"
+        f"## {title}\n\n"
         f"Machine: {machine()}. Model: `{result['model']}`. Embedding match: bundled e5 cosine ≥ "
         f"{result['threshold']}.\n\n{table(result)}\n\n"
         f"Time (each session slept on the night after it, in the conversation's own time; event "
@@ -342,7 +361,7 @@ def main() -> None:
     )
     print(body)
     if args.write:
-        write_section("sleep-extraction", body)
+        write_section("sleep-extraction-small" if args.small_model else "sleep-extraction", body)
 
 
 if __name__ == "__main__":
