@@ -42,7 +42,7 @@ from tideline.profile._as_of import (
     people_at,
     strategies_at,
 )
-from tideline.profile._backing import apply_backing, backing, links_of
+from tideline.profile._backing import apply_backing, backing, confidence, links_of
 from tideline.profile._calendar import time_window
 from tideline.profile._changeset import Changeset
 from tideline.profile._decay import injection_weight, is_expired
@@ -235,7 +235,7 @@ class Profile:
             edges = s.edges.list(live=False)
             model = s.portrait.user_model_at(at)
             trajectory = s.portrait.trajectory(at)
-        facts = facts_at(found, changes, at)
+            facts = self._backed_then(facts_at(found, changes, at))
         shown = {f.id for f in facts}
         state = ProfileState(
             now=from_text(at),
@@ -302,6 +302,21 @@ class Profile:
         for fact in facts:
             apply_backing(fact, backing(links[fact.id], info, sessions))
             fact.disputed_by = challengers.get(fact.id, [])
+        return facts
+
+    def _backed_then(self, facts: list[Fact]) -> list[Fact]:
+        """Facts as of a date (`facts_at`: their evidence said by then) with what backed them
+        then: sessions, the span said, the confidence those give, the disputes of then."""
+        turn_ids = sorted({e.turn_id for f in facts for e in f.evidence if e.turn_id})
+        observed = sorted({e.observation_id for f in facts for e in f.evidence if e.observation_id})
+        info, sessions = self._turn_info(turn_ids), self.stores.observations.sessions(observed)
+        shown = {f.id for f in facts}
+        for f in facts:
+            b = backing(links_of(f.evidence), info, sessions)
+            apply_backing(f, b)
+            if f.prior is not None:
+                f.confidence = confidence(f.prior, b.sessions, b.against)
+            f.disputed_by = [i for i in f.disputed_by if i in shown]
         return facts
 
     def _turn_info(self, turn_ids: Sequence[int]) -> dict[int, tuple[int, str]]:

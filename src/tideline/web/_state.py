@@ -11,7 +11,7 @@ from typing import Any, Literal, TypeVar
 from fastapi import Request
 
 from tideline.app import Tideline
-from tideline.mcp import HttpGuard
+from tideline.serve import HttpGuard
 from tideline.web._runs import Runs
 from tideline.web._session import PanelSessions
 
