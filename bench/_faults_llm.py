@@ -28,7 +28,6 @@ from tests.llm_server import LLMServer
 from tideline.app import Tideline
 from tideline.config import Settings
 from tideline.consolidate import SleepReport
-from tideline.llm import llm_from_settings
 
 SECONDS = 60.0
 PEAK_MB = 64.0
@@ -63,7 +62,7 @@ def _sleep(base: Path, url: str, name: str) -> Trial:
     app = Tideline(settings)
     try:
         app.memory.sync_turn("s1", "user", "I live in Kyoto and I work as a nurse.")
-        sleep = app.sleep_using(llm_from_settings(settings))
+        sleep = app.sleep
         tracemalloc.start()
         started = time.monotonic()
         report = sleep.run()

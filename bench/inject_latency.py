@@ -28,9 +28,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))
 from _report import machine, ms_stats, write_section
 
-from tideline.app import Tideline
+from tideline.app import Tideline, inject_config
 from tideline.config import Settings
-from tideline.consolidate import SessionMemory
 from tideline.embed import E5Embedder
 from tideline.inject import InjectConfig, MemoryProvider
 from tideline.memory import compute_weight
@@ -241,10 +240,10 @@ def main() -> None:
         app = build(Path(tmp) / "home", e5)
         # e5 cosines are compressed (unrelated texts score 0.72-0.77 here), so the 0.25 default
         # (chosen for bge-m3) would let every planted memory through; 0.78 separates them.
-        base = InjectConfig.from_settings(app.settings)
+        base = inject_config(app.settings)
         config = InjectConfig(**{**base.__dict__, "t1_min_similarity": FLOOR})
         t = time.perf_counter()
-        sessions = SessionMemory.from_settings(app.memory, None, app.settings)
+        sessions = app.session_memory
 
         def make() -> MemoryProvider:
             return MemoryProvider(app.memory, config, profile=app.profile, session_memory=sessions)

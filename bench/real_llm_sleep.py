@@ -30,7 +30,7 @@ from _report import machine, write_section
 from tests.llama_server import llama_server, why_not
 from tideline.app import Tideline
 from tideline.config import Settings
-from tideline.llm import OpenAIChat, llm_from_settings
+from tideline.llm import OpenAIChat
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo"
 
@@ -55,10 +55,10 @@ def one_sleep(url: str, conv: Path, model: str) -> dict[str, Any]:
         app = Tideline(settings)
         try:
             found = app.memory.import_file(conv, "locomo")
-            llm = llm_from_settings(settings)
+            llm = app.llm
             assert llm is not None and isinstance(llm.backend, OpenAIChat)
             started = time.monotonic()
-            report = app.sleep_using(llm).run()
+            report = app.sleep.run()
             seconds = time.monotonic() - started
             return {
                 "turns": found.turns_added,

@@ -9,8 +9,8 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+from tideline.app import embedder_from
 from tideline.config import Settings
-from tideline.embed import load_embedder
 from tideline.search import TextIndex
 from tideline.store import open_database
 
@@ -28,7 +28,7 @@ def main() -> None:
     for path in sorted(SAMPLE.glob("*.md")):
         sections += [s.strip() for s in path.read_text().split("\n## ")[1:]]
     with tempfile.TemporaryDirectory() as tmp:
-        embedder = load_embedder(Settings.load(overrides={"home": tmp}))
+        embedder = embedder_from(Settings.load(overrides={"home": tmp}))
         db = open_database(Path(tmp) / "demo.db")
         index = TextIndex(db, "demo")
         index.upsert_many(list(enumerate(sections, 1)))

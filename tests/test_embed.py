@@ -13,6 +13,7 @@ import pytest
 
 from tests.hostile_llm import HostileServer, Kind
 from tests.openai_stub import OpenAIStub
+from tideline.app import embedder_from
 from tideline.config import Settings
 from tideline.embed import (
     MAX_PARTS,
@@ -25,7 +26,6 @@ from tideline.embed import (
     estimate_tokens,
     fit_prefix,
     fit_query,
-    load_embedder,
     split_to_fit,
 )
 from tideline.errors import EmbedderUnavailable, UnknownEmbedder
@@ -188,22 +188,20 @@ def test_none_backend_is_lexical_only() -> None:
         emb.embed_query("x")
 
 
-def test_load_embedder_by_env_and_config_file(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    assert isinstance(load_embedder(Settings.load(), cache=False), E5Embedder)
+def test_embedder_from_env_and_config_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert isinstance(embedder_from(Settings.load(), cache=False), E5Embedder)
     monkeypatch.setenv("TIDELINE_EMBEDDER", "none")
-    assert load_embedder(Settings.load()).model_id == "none"
+    assert embedder_from(Settings.load()).model_id == "none"
     monkeypatch.delenv("TIDELINE_EMBEDDER")
     (tmp_path / "cfg.toml").write_text(
         'embedder = "openai"\nembed_url = "http://127.0.0.1:9/v1"\nembed_model = "x"\n'
     )
     monkeypatch.setenv("TIDELINE_CONFIG", str(tmp_path / "cfg.toml"))
-    emb = load_embedder(Settings.load())
+    emb = embedder_from(Settings.load())
     assert isinstance(emb, CachedEmbedder) and emb.model_id == "openai:x"
     monkeypatch.setenv("TIDELINE_EMBEDDER", "nonsense")
     with pytest.raises(UnknownEmbedder, match="TIDELINE_EMBEDDER to one of"):
-        load_embedder(Settings.load())
+        embedder_from(Settings.load())
 
 
 class _ConstantEmbedder:
@@ -233,7 +231,7 @@ def test_third_party_backend_through_the_plugin_hook(monkeypatch: pytest.MonkeyP
     pm.register(plugin, "test-constant")
     try:
         monkeypatch.setenv("TIDELINE_EMBEDDER", "constant")
-        emb = load_embedder(Settings.load())
+        emb = embedder_from(Settings.load())
         assert emb.model_id == "test:constant" and emb.embed_query("x").tolist() == [1, 0, 0]
     finally:
         pm.unregister(plugin)

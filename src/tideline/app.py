@@ -1,8 +1,9 @@
 """`Tideline`: the composition root's product — one agent's database, embedder and services.
 
 Drivers (CLI, MCP server, provider hooks) build one `Tideline` from `Settings` and call its
-services; this is the only place that turns settings into services (search policies, the
-library, the injection provider), and nothing here reads the environment. Everything opens
+services; this is the only place that turns settings into services (the embedder, the one LLM
+client, search policies, the library, session memory, the injection provider, the Sleep that a
+dream runs), and nothing here reads the environment. Everything opens
 lazily: a command that only lists sessions never loads the embedding model, and a server
 without a library root still starts. So do the imports of what a command may not need (Sleep,
 DREAM, the LLM clients, the library, injection): a `tideline search` pays for none of them.
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import replace
 from functools import cached_property
 from itertools import chain
@@ -22,8 +24,8 @@ from tideline import plugins
 from tideline.analysis import ANALYSIS_MIGRATIONS
 from tideline.clock import Clock, now_text, system_clock
 from tideline.config import Settings
-from tideline.embed import Embedder, load_embedder
-from tideline.errors import ConfigError, InvalidInput, TidelineError
+from tideline.embed import CachedEmbedder, Embedder, embedder_factories
+from tideline.errors import InvalidInput, TidelineError, UnknownEmbedder
 from tideline.memory import (
     AGENT_MIGRATIONS,
     NARRATIVES,
@@ -33,7 +35,7 @@ from tideline.memory import (
     write_export,
 )
 from tideline.profile import PROFILE_MIGRATIONS, Profile, Rules
-from tideline.search import ANALYSERS, Analyser, VectorOptions, resolve_floor
+from tideline.search import Analyser, VectorOptions, resolve_floor
 from tideline.store import (
     Namespace,
     Storage,
@@ -43,20 +45,12 @@ from tideline.store import (
 )
 
 if TYPE_CHECKING:
-    from tideline.consolidate import Dream, Sleep
-    from tideline.inject import MemoryProvider
-    from tideline.library import Library
-    from tideline.llm import LLM
+    from tideline.consolidate import Dream, SessionMemory, Sleep
+    from tideline.inject import InjectConfig, MemoryProvider
+    from tideline.library import Library, SyncReport, Watcher
+    from tideline.llm import LLM, ChatBackend, LLMClient, Sampler
 
 log = logging.getLogger(__name__)
-
-
-def centring(s: Settings) -> str:
-    """Which searches centre the query vector (`search_centre`): the library only (the default:
-    on LoCoMo's conversations centring is a wash, docs/benchmarks.md), all, or none."""
-    if s.search_centre not in ("library", "all", "off"):
-        raise ConfigError(f"search_centre={s.search_centre!r} is unknown; use library, all or off")
-    return s.search_centre
 
 
 def integrity_seconds(s: Settings) -> float | None:
@@ -75,7 +69,7 @@ def library_options(s: Settings) -> dict[str, Any]:
             LIBRARY,
             rrf_k=s.library_rrf_k,
             weights=(1.0, s.library_vector_weight),
-            centre=centring(s) != "off",
+            centre=s.search_centre != "off",
             trust_floor=s.library_lex_floor,
         ),
         "keys": s.library_keys,
@@ -85,13 +79,66 @@ def library_options(s: Settings) -> dict[str, Any]:
     }
 
 
+def embedder_from(s: Settings, *, cache: bool = True) -> Embedder:
+    """The embedder named by `embedder` (a built-in or a plugin's), in the persistent cache."""
+    factories = embedder_factories()
+    if s.embedder not in factories:
+        raise UnknownEmbedder(
+            f"unknown embedder {s.embedder!r}; set TIDELINE_EMBEDDER to one of {sorted(factories)}"
+        )
+    inner: Embedder = factories[s.embedder](s)
+    if not cache or inner.model_id == "none":
+        return inner
+    return CachedEmbedder(inner, s.cache_path)
+
+
+def inject_config(s: Settings, model_id: str | None = None) -> InjectConfig:
+    """The injection tiers' thresholds and budgets; `model_id` (the embedder's) picks the
+    `auto` floors."""
+    from tideline.inject import (
+        AUTO_FACT_FLOORS,
+        DEFAULT_FACT_FLOOR,
+        Fusion,
+        InjectConfig,
+        budgets_of,
+        cosine_floor,
+        edge_kinds,
+    )
+
+    return InjectConfig(
+        soul_path=s.soul_path,
+        agent_name=s.agent_name,
+        t0_reflections=s.inject_t0_reflections,
+        t1_recent_turns=s.inject_t1_recent_turns,
+        t1_k=s.inject_t1_k,
+        t1_min_similarity=cosine_floor(s.inject_t1_min_similarity, model_id),
+        t4_trigger=s.inject_t4_trigger,
+        t4_k=s.inject_t4_k,
+        t4_fusion=cast(Fusion, s.inject_t4_fusion),  # one of its `choices`
+        t2_min_weight=s.inject_t2_min_weight,
+        t2_k=s.inject_t2_k,
+        t3_clusters=s.inject_t3_clusters,
+        t3_threads=s.inject_t3_threads,
+        item_tokens=s.inject_item_tokens,
+        t0_snapshot_tokens=s.inject_t0_snapshot_tokens,
+        t3_facts=s.inject_t3_facts,
+        facts_k=s.inject_facts_k,
+        facts_min_similarity=cosine_floor(
+            s.inject_facts_min_similarity,
+            model_id,
+            setting="inject_facts_min_similarity",
+            floors=AUTO_FACT_FLOORS,
+            default=DEFAULT_FACT_FLOOR,
+        ),
+        graph_edges=edge_kinds(s.inject_graph_edges),
+        graph_k=s.inject_graph_k,
+        strategies_k=s.inject_strategies_k,
+        budgets=budgets_of(s),
+    )
+
+
 def vector_options(s: Settings) -> VectorOptions:
     """How memory's indexes find vector candidates at scale."""
-    if s.vector_index_min < 0 or not 0 <= s.vector_ef_search <= 1000:
-        raise ConfigError(
-            f"vector_index_min={s.vector_index_min}, vector_ef_search={s.vector_ef_search}:"
-            " the first must be 0 or more, the second 0 (per query) to 1000"
-        )
     return VectorOptions(file_min=s.vector_index_min, ef_search=s.vector_ef_search)
 
 
@@ -109,6 +156,14 @@ class Tideline:
         self.library_lock = threading.Lock()
         if embedder is not None:
             self.__dict__["embedder"] = embedder
+
+    def for_namespace(
+        self, agent: str, user: str | None = None, memo_root: Path | None = None
+    ) -> Tideline:
+        """Another namespace of the same server (`Settings.for_namespace`: its own database and
+        library, or none), with this app's embedder (the same model, loaded once) and clock."""
+        settings = self.settings.for_namespace(agent, user, memo_root)
+        return Tideline(settings, self.embedder, self.clock)
 
     @cached_property
     def db(self) -> Storage:
@@ -137,36 +192,65 @@ class Tideline:
     def embedder(self) -> Embedder | None:
         """The configured embedder, or None (with a logged reason) when it cannot be built."""
         try:
-            return load_embedder(self.settings)
+            return embedder_from(self.settings)
         except TidelineError as exc:
             log.warning("no embedder, search is lexical only: %s", exc)
             return None
 
     @cached_property
+    def llm(self) -> LLMClient | None:
+        """The configured OpenAI-compatible endpoint's client — one per app, for its sleep, dream
+        and session memory — or None: runs then skip, saying `NO_LLM`."""
+        from tideline.http import Retries
+        from tideline.llm import OpenAIChat
+
+        s = self.settings
+        if not s.llm_base_url:
+            return None
+        retries = Retries(s.llm_max_retries, s.llm_backoff, s.llm_backoff_max)
+        chat = OpenAIChat(s.llm_base_url, s.llm_model, s.llm_api_key, timeout=s.llm_timeout,
+                          retries=retries, structured=s.llm_structured)  # fmt: skip
+        return self._llm_client(chat)
+
+    def llm_for(self, sampler: Sampler | None) -> LLMClient | None:
+        """The LLM of a run an MCP client started: the configured endpoint wins (the one the user
+        chose and pays for), else the client's own model through `sampler` (None: the connection
+        cannot be asked), with the same caps; else None."""
+        from tideline.llm import SamplingChat
+
+        if self.llm is not None or sampler is None:
+            return self.llm
+        return self._llm_client(SamplingChat(sampler))
+
+    def _llm_client(self, backend: ChatBackend) -> LLMClient:
+        from tideline.llm import LLMClient
+
+        s = self.settings
+        return LLMClient(
+            backend,
+            max_input_tokens=s.llm_max_input_tokens,
+            max_output_tokens=s.llm_max_output_tokens,
+        )
+
+    @cached_property
     def memory(self) -> Memory:
         s = self.settings
-        if s.search_analyser not in ANALYSERS:
-            raise ConfigError(
-                f"search_analyser={s.search_analyser!r} is unknown; use one of {list(ANALYSERS)}"
-            )
-        if s.turn_fusion not in ("rrf", "convex"):
-            raise ConfigError(f"turn_fusion={s.turn_fusion!r} is unknown; use rrf or convex")
         stop = s.search_stop_words
         return Memory(
             self.db,
             self.embedder,
             # the settings tune memory's policies (docs/configuration.md, docs/search.md)
             narrative_policy=replace(
-                NARRATIVES, boost=s.keyword_boost, stop_words=stop, centre=centring(s) == "all"
+                NARRATIVES, boost=s.keyword_boost, stop_words=stop, centre=s.search_centre == "all"
             ),
             turn_policy=replace(
                 TURNS,
-                fusion=cast(Literal["rrf", "convex"], s.turn_fusion),
+                fusion=cast(Literal["rrf", "convex"], s.turn_fusion),  # one of its `choices`
                 rrf_k=s.turn_rrf_k,
                 weights=(1.0, s.turn_vector_weight),
                 stop_words=stop,
                 alpha=s.turn_alpha,
-                centre=centring(s) == "all",
+                centre=s.search_centre == "all",
                 date_weight=s.turn_date_weight,
                 memory_weight=s.turn_memory_weight,
                 speaker_weight=s.turn_speaker_weight,
@@ -178,7 +262,7 @@ class Tideline:
                 s.search_min_score, self.embedder.model_id if self.embedder else None
             ),
             lock=self.db_lock,
-            analyser=cast(Analyser, s.search_analyser),
+            analyser=cast(Analyser, s.search_analyser),  # one of its `choices`
             turn_context=s.turn_context,
             vectors=vector_options(s),
             clock=self.clock,
@@ -208,36 +292,69 @@ class Tideline:
             )
         return Library(root, self.embedder, **library_options(self.settings))
 
+    def watcher(
+        self,
+        *,
+        debounce: float,
+        reconcile_every: float,
+        on_sync: Callable[[list[SyncReport]], None] | None = None,
+    ) -> Watcher:
+        """A watcher of the library's root: hand edits indexed after `debounce` seconds of
+        quiet, everything stat-scanned every `reconcile_every` seconds."""
+        from tideline.library import Watcher
+
+        return Watcher(
+            self.library, debounce=debounce, reconcile_every=reconcile_every, on_sync=on_sync
+        )
+
     @cached_property
     def provider(self) -> MemoryProvider:
         """The injection hooks (T0–T4) over this memory, its profile, session memory and
         dreaming."""
-        from tideline.consolidate import SessionMemory
-        from tideline.inject import InjectConfig, MemoryProvider
-        from tideline.llm import llm_from_settings
+        from tideline.inject import MemoryProvider
 
         model_id = self.embedder.model_id if self.embedder is not None else None
         return MemoryProvider(
             self.memory,
-            InjectConfig.from_settings(self.settings, model_id),
+            inject_config(self.settings, model_id),
             profile=self.profile,
-            session_memory=SessionMemory.from_settings(
-                self.memory, llm_from_settings(self.settings), self.settings
-            ),
+            session_memory=self.session_memory,
             dream=self.dream,  # the self-concept with its grounds (T0), open threads (T3)
+        )
+
+    @cached_property
+    def session_memory(self) -> SessionMemory:
+        """The running summary and recall of each session (T1s), folded by the app's LLM."""
+        from tideline.consolidate import SessionMemory
+
+        s = self.settings
+        return SessionMemory(
+            self.memory,
+            self.llm,
+            char_budget=s.session_char_budget,
+            keep_recent=s.session_keep_recent,
+            summary_ratio=s.session_summary_ratio,
+            recall_max=s.session_recall_max,
+            recall_min_score=s.session_recall_min_score,
         )
 
     @cached_property
     def sleep(self) -> Sleep:
         """The Sleep pipeline over the profile and memory, with the configured LLM."""
-        from tideline.llm import llm_from_settings
+        return self.sleep_using(self.llm)
 
-        return self.sleep_using(llm_from_settings(self.settings))
-
-    def sleep_using(self, llm: LLM | None, no_llm: str | None = None) -> Sleep:
+    def sleep_using(
+        self,
+        llm: LLM | None,
+        no_llm: str | None = None,
+        *,
+        run_budget: int | None = None,
+        run_max_calls: int | None = None,
+    ) -> Sleep:
         """The Sleep pipeline with another LLM (the MCP client's model, through sampling), or
-        none and why (`no_llm`, by default `NO_LLM`); the budget and input cap stay the
-        configured ones."""
+        none and why (`no_llm`, by default `NO_LLM`); the input cap stays the configured one, the
+        budget and the call cap too unless given (a dream's sleep gets what is left of the
+        dream's)."""
         from tideline.consolidate import Sleep
         from tideline.llm import NO_LLM
 
@@ -247,8 +364,8 @@ class Tideline:
             self.memory,
             llm,
             embedder=self.embedder,
-            run_budget=s.llm_run_budget,
-            run_max_calls=s.llm_run_max_calls,
+            run_budget=s.llm_run_budget if run_budget is None else run_budget,
+            run_max_calls=s.llm_run_max_calls if run_max_calls is None else run_max_calls,
             max_input_tokens=s.llm_max_input_tokens,
             no_llm=NO_LLM if no_llm is None else no_llm,
         )
@@ -268,9 +385,7 @@ class Tideline:
     def dream(self) -> Dream:
         """The DREAM pipeline (solidify → sleep → scripts → comb → drift → dream), its
         threads and self-concept, with the configured LLM."""
-        from tideline.llm import llm_from_settings
-
-        return self.dream_using(llm_from_settings(self.settings))
+        return self.dream_using(self.llm)
 
     def dream_using(self, llm: LLM | None, no_llm: str | None = None) -> Dream:
         """The DREAM pipeline with another LLM (the MCP client's model, through sampling), or
@@ -280,10 +395,15 @@ class Tideline:
         from tideline.llm import NO_LLM
 
         s = self.settings
+
+        def sleep(run_budget: int, run_max_calls: int) -> Sleep:
+            return self.sleep_using(llm, no_llm, run_budget=run_budget, run_max_calls=run_max_calls)
+
         return Dream(
             self.profile,
             self.memory,
             llm,
+            sleep=sleep,
             embedder=self.embedder,
             run_budget=s.dream_run_budget,
             run_max_calls=s.llm_run_max_calls,

@@ -11,16 +11,17 @@ from __future__ import annotations
 import os
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from tideline.errors import ConfigError
 
 
 @dataclass(frozen=True)
 class Setting:
-    """One setting: its name, env var, default and the help shown in docs and `doctor`.
+    """One setting: its name, env var, default, the help shown in docs and `doctor`, and what values
+    it takes (`choices`, `bounds`: checked when the settings are loaded, the one place).
 
     `keep_empty`: an empty env value means "empty" (e.g. no plugins), not "unset".
     `secret`: the generated docs show no default (a value never belongs in a document).
@@ -32,6 +33,23 @@ class Setting:
     help: str
     keep_empty: bool = False
     secret: bool = False
+    choices: tuple[str, ...] = ()
+    bounds: tuple[float, float] | None = None
+
+    def check(self, value: Any) -> Any:
+        """`value` if this setting allows it; else the one-line error that says what would do."""
+        if self.choices and value not in self.choices:
+            allowed = ", ".join(self.choices[:-1]) + f" or {self.choices[-1]}"
+            raise ConfigError(
+                f"setting {self.name}={value!r} is unknown; {self.env} must be {allowed}"
+            )
+        if self.bounds is not None and not self.bounds[0] <= value <= self.bounds[1]:
+            low, high = (f"{b:g}" for b in self.bounds)
+            raise ConfigError(
+                f"setting {self.name}={value!r} is out of range; {self.env} must be from {low} "
+                f"to {high}"
+            )
+        return value
 
 
 SETTINGS: tuple[Setting, ...] = (
@@ -81,6 +99,7 @@ SETTINGS: tuple[Setting, ...] = (
         "items",
         "Library: `items` gives each list item (with its code block) of a note its own search key "
         "under the note's chunk; `off` indexes whole chunks only. Changing it rebuilds indexes.",
+        choices=("items", "off"),
     ),
     Setting(
         "library_catch_up",
@@ -88,6 +107,7 @@ SETTINGS: tuple[Setting, ...] = (
         "auto",
         "Library search: `auto` trusts a running `memo watch` instead of stat-ing every note "
         "before each search; `stat` always stats.",
+        choices=("auto", "stat"),
     ),
     Setting(
         "library_vector_weight",
@@ -101,6 +121,7 @@ SETTINGS: tuple[Setting, ...] = (
         0.0,
         "Library search: the lexical list's weight is floor + (1 - floor) x the square of the "
         "share of the query's content words its best hit contains; 1.0 turns this trust off.",
+        bounds=(0.0, 1.0),
     ),
     Setting(
         "keyword_boost",
@@ -126,6 +147,7 @@ SETTINGS: tuple[Setting, ...] = (
         "TIDELINE_SEARCH_ANALYSER",
         "snowball",
         "Lexical analyser of memory indexes: snowball (stems en/ru, jieba words) or plain.",
+        choices=("snowball", "plain"),
     ),
     Setting(
         "search_stop_words",
@@ -139,6 +161,7 @@ SETTINGS: tuple[Setting, ...] = (
         "library",
         "Where search ranks by the query vector less the mean query vector of its language "
         "(bundled e5 only; docs/search.md): library, all (memory too) or off.",
+        choices=("library", "all", "off"),
     ),
     Setting(
         "turn_context",
@@ -151,6 +174,7 @@ SETTINGS: tuple[Setting, ...] = (
         "TIDELINE_TURN_FUSION",
         "convex",
         "Raw-turn search: rrf (by rank) or convex (by score, see turn_alpha).",
+        choices=("rrf", "convex"),
     ),
     Setting(
         "turn_alpha",
@@ -190,6 +214,7 @@ SETTINGS: tuple[Setting, ...] = (
         50_000,
         "SQLite: vectors from which a memory index is searched through its vector file "
         "(`memory.db.vectors/`, HNSW, memory-mapped); fewer are searched exactly in memory.",
+        bounds=(0, 10**12),
     ),
     Setting(
         "vector_ef_search",
@@ -197,6 +222,7 @@ SETTINGS: tuple[Setting, ...] = (
         0,
         "The HNSW walk of a vector search (the vector file; PostgreSQL's hnsw.ef_search): wider "
         "finds more of the true nearest and costs more. 0: chosen per query from k and the filter.",
+        bounds=(0, 1000),
     ),
     Setting(
         "turn_session_weight",
@@ -278,12 +304,14 @@ SETTINGS: tuple[Setting, ...] = (
         "TIDELINE_INJECT_T4_FUSION",
         "rrf",
         "T4: how narratives fuse their two lists, rrf or weighted (turns keep the turn fusion).",
+        choices=("rrf", "weighted"),
     ),
     Setting(
         "inject_t2_min_weight",
         "TIDELINE_INJECT_T2_MIN_WEIGHT",
         0.6,
         "T2: only memories heavier than this enter the prefetch pool.",
+        bounds=(0.0, 1.0),
     ),
     Setting("inject_t2_k", "TIDELINE_INJECT_T2_K", 3, "T2: how many pool memories to show."),
     Setting(
@@ -386,6 +414,7 @@ SETTINGS: tuple[Setting, ...] = (
         "Structured output: auto (json_schema, else json_object with a schema, else JSON mode, "
         "else prompt only; learnt per endpoint), json_schema, json_object_schema, json_object or "
         "prompt.",
+        choices=("auto", "json_schema", "json_object_schema", "json_object", "prompt"),
     ),
     Setting(
         "llm_max_input_tokens",
@@ -528,178 +557,7 @@ SETTINGS: tuple[Setting, ...] = (
 )
 
 _BY_NAME = {s.name: s for s in SETTINGS}
-
-
-@dataclass(frozen=True)
-class Settings:
-    """Resolved settings. Build with `Settings.load()`; tests pass `env=` and `overrides=`."""
-
-    agent_name: str = "agent"
-    home: Path = field(default_factory=lambda: Path("~/.tideline/agent").expanduser())
-    embedder: str = "e5"
-    embed_url: str = ""
-    embed_model: str = ""
-    embed_api_key: str = ""
-    embed_batch: int = 32
-    embed_timeout: float = 30.0
-    embed_retries: int = 2
-    cache_path: Path = field(
-        default_factory=lambda: Path("~/.tideline/embed-cache.db").expanduser()
-    )
-    busy_timeout_ms: int = 5000
-    integrity_check_hours: float = 24.0
-    memo_root: Path | None = None
-    library_rrf_k: int = 20
-    library_keys: str = "items"
-    library_catch_up: str = "auto"
-    library_vector_weight: float = 1.0
-    library_lex_floor: float = 0.0
-    keyword_boost: float = 0.3
-    turn_rrf_k: int = 10
-    turn_vector_weight: float = 1.0
-    search_analyser: str = "snowball"
-    search_stop_words: bool = True
-    search_centre: str = "library"
-    turn_context: int = 2
-    turn_fusion: str = "convex"
-    turn_alpha: float = 0.5
-    turn_date_weight: float = 1.0
-    turn_memory_weight: float = 0.25
-    turn_speaker_weight: float = 0.25
-    turn_session_cap: int = 0
-    turn_session_weight: float = 0.0
-    search_truncate: float = 0.0
-    vector_index_min: int = 50_000
-    vector_ef_search: int = 0
-    search_min_score: str = "auto"
-    plugins: str = "*"
-    trace_plugins: bool = False
-    token: str = ""
-    soul_file: str = ""
-    inject_t0_reflections: int = 5
-    inject_t1_recent_turns: int = 6
-    inject_t1_k: int = 5
-    inject_t1_min_similarity: str = "auto"
-    inject_t4_trigger: int = 2
-    inject_t4_k: int = 5
-    inject_t4_fusion: str = "rrf"
-    inject_t2_min_weight: float = 0.6
-    inject_t2_k: int = 3
-    inject_t3_clusters: int = 25
-    inject_item_tokens: int = 300
-    inject_budget_t0: int = 3000
-    inject_budget_t1: int = 1500
-    inject_budget_t2: int = 1500
-    inject_budget_t2b: int = 3000
-    inject_budget_t3: int = 1500
-    inject_budget_t4: int = 1500
-    inject_t0_snapshot_tokens: int = 1200
-    inject_t3_facts: int = 30
-    inject_facts_k: int = 3
-    inject_facts_min_similarity: str = "auto"
-    inject_graph_edges: str = "causes,related_to,supports"
-    inject_graph_k: int = 4
-    inject_strategies_k: int = 1
-    inject_budget_t1s: int = 800
-    inject_budget_t1p: int = 500
-    inject_budget_t1q: int = 150
-    llm_base_url: str = ""
-    llm_api_key: str = ""
-    llm_model: str = ""
-    llm_timeout: float = 120.0
-    llm_max_retries: int = 4
-    llm_backoff: float = 1.0
-    llm_backoff_max: float = 30.0
-    llm_structured: str = "auto"
-    llm_max_input_tokens: int = 24000
-    llm_max_output_tokens: int = 2000
-    session_char_budget: int = 3000
-    session_keep_recent: int = 5
-    session_summary_ratio: float = 0.4
-    session_recall_max: int = 3
-    session_recall_min_score: float = 0.45
-    llm_run_budget: int = 0
-    llm_run_max_calls: int = 300
-    sleep_on_exit: bool = False
-    sleep_on_exit_timeout: float = 900.0
-    dream_run_budget: int = 40000
-    dream_comb_memories: int = 40
-    dream_drift_hops: int = 3
-    profile_established_sessions: int = 3
-    profile_established_days: float = 90.0
-    profile_strategy_days: float = 90.0
-    inject_t3_threads: int = 10
-    database_url: str = ""
-    database_user: str = ""
-    tokens_file: str = ""
-    panel_session_hours: float = 12.0
-
-    @property
-    def db_path(self) -> Path:
-        """The agent's memory database."""
-        return self.home / "memory.db"
-
-    def for_namespace(
-        self, agent: str, user: str | None = None, memo_root: Path | None = None
-    ) -> Settings:
-        """These settings for another namespace of the same server: on PostgreSQL its schema;
-        on SQLite the agent's own home beside this one (`<home>/../<agent>`, a user's under
-        `users/<user>` in it), so each namespace is a database file of its own. What one
-        namespace reads is its own: its library is `memo_root` (None: it has no library, never
-        the server's) and its SOUL.md is the one in its home."""
-        if (agent, user or "") == (self.agent_name, self.database_user):
-            return self
-        home = self.home.parent / agent
-        if user and not self.database_url:
-            home = home / "users" / user
-        return replace(
-            self,
-            agent_name=agent,
-            database_user=user or "",
-            home=home,
-            memo_root=memo_root,
-            soul_file="",
-        )
-
-    @property
-    def soul_path(self) -> Path:
-        """The agent's identity file, read into T0 (`soul_file`, default `<home>/SOUL.md`)."""
-        return Path(self.soul_file).expanduser() if self.soul_file else self.home / "SOUL.md"
-
-    @classmethod
-    def load(
-        cls,
-        env: Mapping[str, str] | None = None,
-        overrides: Mapping[str, Any] | None = None,
-    ) -> Settings:
-        """Resolve every setting from overrides, env, the config file and defaults."""
-        env = os.environ if env is None else env
-        overrides = dict(overrides or {})
-        unknown = set(overrides) - set(_BY_NAME)
-        if unknown:
-            raise ConfigError(f"unknown setting(s) {sorted(unknown)}; known: {sorted(_BY_NAME)}")
-        raw: dict[str, Any] = {}
-        for s in SETTINGS:
-            if s.env in env and (env[s.env] != "" or s.keep_empty):
-                raw[s.name] = env[s.env]
-        raw.update({k: v for k, v in overrides.items() if v is not None})
-        agent = str(raw.get("agent_name") or "agent")
-        home = _home(raw.get("home"), agent)
-        file_values = _read_config_file(
-            Path(env["TIDELINE_CONFIG"]) if env.get("TIDELINE_CONFIG") else home / "config.toml"
-        )
-        merged = {**file_values, **raw}
-        values: dict[str, Any] = {}
-        for f in fields(cls):
-            s = _BY_NAME[f.name]
-            values[f.name] = _coerce(s, merged.get(f.name, s.default))
-        values["agent_name"] = agent
-        values["home"] = _home(merged.get("home"), agent)
-        values["cache_path"] = _cache_path(merged, values["home"])
-        values["memo_root"] = (
-            Path(str(merged["memo_root"])).expanduser() if merged.get("memo_root") else None
-        )
-        return cls(**values)
+T = TypeVar("T")
 
 
 def _cache_path(merged: Mapping[str, Any], home: Path) -> Path:
@@ -764,3 +622,190 @@ def _boolean(setting: Setting, value: Any) -> bool:
         f"setting {setting.name} ({setting.env}) must be true or false (1/0, yes/no, on/off), "
         f"got {value!r}"
     )
+
+
+def _resolve(merged: Mapping[str, Any]) -> dict[str, Any]:
+    """Every setting's value: the one in `merged` (else its default) converted and checked; the
+    paths made from theirs (`home`, `cache_path`, `memo_root`)."""
+    values = {s.name: s.check(_coerce(s, merged.get(s.name, s.default))) for s in SETTINGS}
+    values["agent_name"] = values["agent_name"] or "agent"
+    values["home"] = _home(values["home"], values["agent_name"])
+    values["cache_path"] = _cache_path(merged, values["home"])
+    values["memo_root"] = Path(values["memo_root"]).expanduser() if values["memo_root"] else None
+    return values
+
+
+def _defaults_from_settings(cls: type[T]) -> type[T]:
+    """Give each field its `Setting`'s default (resolved as `Settings.load` would, without env or
+    config file): the defaults are written once, in `SETTINGS`."""
+    for name, value in _resolve({}).items():
+        setattr(cls, name, value)
+    return cls
+
+
+@dataclass(frozen=True)
+@_defaults_from_settings
+class Settings:
+    """Resolved settings. Build with `Settings.load()`; tests pass `env=` and `overrides=`.
+
+    Only the names and types are written here: each default is its `Setting`'s in `SETTINGS`
+    (`Settings()` holds them all; tests/test_config.py checks that the two agree)."""
+
+    agent_name: str
+    home: Path
+    embedder: str
+    embed_url: str
+    embed_model: str
+    embed_api_key: str
+    embed_batch: int
+    embed_timeout: float
+    embed_retries: int
+    cache_path: Path
+    busy_timeout_ms: int
+    integrity_check_hours: float
+    memo_root: Path | None
+    library_rrf_k: int
+    library_keys: str
+    library_catch_up: str
+    library_vector_weight: float
+    library_lex_floor: float
+    keyword_boost: float
+    turn_rrf_k: int
+    turn_vector_weight: float
+    search_analyser: str
+    search_stop_words: bool
+    search_centre: str
+    turn_context: int
+    turn_fusion: str
+    turn_alpha: float
+    turn_date_weight: float
+    turn_memory_weight: float
+    turn_speaker_weight: float
+    turn_session_cap: int
+    turn_session_weight: float
+    search_truncate: float
+    vector_index_min: int
+    vector_ef_search: int
+    search_min_score: str
+    plugins: str
+    trace_plugins: bool
+    token: str
+    soul_file: str
+    inject_t0_reflections: int
+    inject_t1_recent_turns: int
+    inject_t1_k: int
+    inject_t1_min_similarity: str
+    inject_t4_trigger: int
+    inject_t4_k: int
+    inject_t4_fusion: str
+    inject_t2_min_weight: float
+    inject_t2_k: int
+    inject_t3_clusters: int
+    inject_item_tokens: int
+    inject_budget_t0: int
+    inject_budget_t1: int
+    inject_budget_t2: int
+    inject_budget_t2b: int
+    inject_budget_t3: int
+    inject_budget_t4: int
+    inject_t0_snapshot_tokens: int
+    inject_t3_facts: int
+    inject_facts_k: int
+    inject_facts_min_similarity: str
+    inject_graph_edges: str
+    inject_graph_k: int
+    inject_strategies_k: int
+    inject_budget_t1s: int
+    inject_budget_t1p: int
+    inject_budget_t1q: int
+    llm_base_url: str
+    llm_api_key: str
+    llm_model: str
+    llm_timeout: float
+    llm_max_retries: int
+    llm_backoff: float
+    llm_backoff_max: float
+    llm_structured: str
+    llm_max_input_tokens: int
+    llm_max_output_tokens: int
+    session_char_budget: int
+    session_keep_recent: int
+    session_summary_ratio: float
+    session_recall_max: int
+    session_recall_min_score: float
+    llm_run_budget: int
+    llm_run_max_calls: int
+    sleep_on_exit: bool
+    sleep_on_exit_timeout: float
+    dream_run_budget: int
+    dream_comb_memories: int
+    dream_drift_hops: int
+    profile_established_sessions: int
+    profile_established_days: float
+    profile_strategy_days: float
+    inject_t3_threads: int
+    database_url: str
+    database_user: str
+    tokens_file: str
+    panel_session_hours: float
+
+    @property
+    def db_path(self) -> Path:
+        """The agent's memory database."""
+        return self.home / "memory.db"
+
+    def for_namespace(
+        self, agent: str, user: str | None = None, memo_root: Path | None = None
+    ) -> Settings:
+        """These settings for another namespace of the same server: on PostgreSQL its schema;
+        on SQLite the agent's own home beside this one (`<home>/../<agent>`, a user's under
+        `users/<user>` in it), so each namespace is a database file of its own. What one
+        namespace reads is its own: its library is `memo_root` (None: it has no library, never
+        the server's) and its SOUL.md is the one in its home."""
+        if (agent, user or "") == (self.agent_name, self.database_user):
+            return self
+        home = self.home.parent / agent
+        if user and not self.database_url:
+            home = home / "users" / user
+        return replace(
+            self,
+            agent_name=agent,
+            database_user=user or "",
+            home=home,
+            memo_root=memo_root,
+            soul_file="",
+        )
+
+    @property
+    def soul_path(self) -> Path:
+        """The agent's identity file, read into T0 (`soul_file`, default `<home>/SOUL.md`)."""
+        return Path(self.soul_file).expanduser() if self.soul_file else self.home / "SOUL.md"
+
+    @classmethod
+    def load(
+        cls,
+        env: Mapping[str, str] | None = None,
+        overrides: Mapping[str, Any] | None = None,
+    ) -> Settings:
+        """Resolve every setting from overrides, env, the config file and defaults."""
+        env = os.environ if env is None else env
+        overrides = dict(overrides or {})
+        unknown = set(overrides) - set(_BY_NAME)
+        if unknown:
+            raise ConfigError(f"unknown setting(s) {sorted(unknown)}; known: {sorted(_BY_NAME)}")
+        raw: dict[str, Any] = {}
+        for s in SETTINGS:
+            if s.env in env and (env[s.env] != "" or s.keep_empty):
+                raw[s.name] = env[s.env]
+        raw.update({k: v for k, v in overrides.items() if v is not None})
+        agent = str(raw.get("agent_name") or "agent")
+        home = _home(raw.get("home"), agent)
+        file_values = _read_config_file(
+            Path(env["TIDELINE_CONFIG"]) if env.get("TIDELINE_CONFIG") else home / "config.toml"
+        )
+        return cls(**_resolve({**file_values, **raw, "agent_name": agent}))
+
+
+DEFAULTS = Settings(**_resolve({}))
+"""Every setting's default, for the core's own defaults (`InjectConfig`, the search policies): a
+service built without settings behaves as one built from none."""

@@ -98,7 +98,7 @@ def _probe_sqlite(report: Report) -> None:
 
         conn.enable_load_extension(True)
         conn.load_extension(sqlite_vec.loadable_path())
-        report.facts["sqlite_vec"] = conn.execute("SELECT vec_version()").fetchone()[0]
+        report.facts["sqlite_vec"] = conn.execute("SELECT vec_version()").fetchall()[0][0]
     except Exception as exc:
         report.facts["sqlite_vec"] = None
         report.problems.append(
@@ -109,11 +109,11 @@ def _probe_sqlite(report: Report) -> None:
 
 
 def _probe_embedder(report: Report, settings: Settings) -> None:
-    from tideline.embed import load_embedder
+    from tideline.app import embedder_from
 
     report.facts["embedder"] = settings.embedder
     try:
-        emb = load_embedder(settings, cache=False)
+        emb = embedder_from(settings, cache=False)
         report.facts["embedder_model"] = emb.model_id
         report.facts["embedder_dim"] = emb.dim
         if emb.dim:

@@ -9,7 +9,8 @@
     │   ├── DatabaseReplaced      the open file was replaced or moved (a repair, a restore): restart
     │   ├── SchemaTooNew          written by a newer Tideline
     │   ├── DatabaseLocked        another process held the lock past the timeout (transient)
-    │   └── HomeNotWritable       the home folder cannot be created or written
+    │   ├── HomeNotWritable       the home folder cannot be created or written
+    │   └── IndexDirRefused       a library `.memo` folder memo cannot safely write into or delete from
     ├── EmbedderError             embedding failed
     │   ├── EmbedderUnavailable   backend down or not configured (transient: search falls back to lexical)
     │   └── UnknownEmbedder       no backend of that name is registered
@@ -18,7 +19,17 @@
     │   ├── BudgetExceeded        the next call would take a run past its token budget
     │   └── InputTooLong          a prompt is larger than the input cap; the caller must send less
     └── InvalidInput              a caller sent something that breaks a rule (permanent)
-        └── NotFound              an id or path that does not exist
+        ├── NotFound              an id or path that does not exist
+        │   └── NoCollection      a library path inside no collection
+        ├── PathOutsideLibrary    a path escapes the library root
+        ├── BadMeta               a collection's `_meta.yaml` cannot be used
+        └── UnreadableFile        a note that is not a regular file, too large or unreadable
+            ├── LinkOutside       ... a link leading out of the library root
+            ├── FileChanged       ... changed between a writer's read and its replacement
+            └── NoteBusy          ... kept changing while it was being written (transient)
+
+    Signal                        control flow inside one component, never shown (not a TidelineError)
+    └── FormatRefused             a chat backend moved down its structured-output ladder: ask again
 
 `transient` tells a scheduler whether retrying later can help.
 """
@@ -110,3 +121,66 @@ class InvalidInput(TidelineError):
 
 class NotFound(InvalidInput):
     """An id or a path that does not exist."""
+
+
+# -- the library's (`tideline.library`) ----------------------------------------------------
+
+
+class PathOutsideLibrary(InvalidInput):
+    """A path points outside the library root."""
+
+
+class BadMeta(InvalidInput):
+    """A collection's `_meta.yaml` cannot be used."""
+
+
+class NoCollection(NotFound):
+    """A path is not inside any collection."""
+
+
+class UnreadableFile(InvalidInput):
+    """A file of the library that is not read: not a regular file, too large or unreadable."""
+
+    def __init__(self, path: str, reason: str):
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+class LinkOutside(UnreadableFile, PathOutsideLibrary):
+    """A file is, or was swapped for, a link that leads out of the library root."""
+
+    REASON = "links outside the library; not indexed"
+
+    def __init__(self, path: str):
+        super().__init__(path, self.REASON)
+
+
+class FileChanged(UnreadableFile):
+    """The file changed (or appeared) between the writer's read and its replacement."""
+
+    def __init__(self, path: str):
+        super().__init__(path, "changed while it was being written; read it again and retry")
+
+
+class NoteBusy(UnreadableFile):
+    """A note kept changing while it was being written (transient: retry later)."""
+
+    transient = True
+
+
+class IndexDirRefused(StoreError):
+    """A `.memo` folder memo cannot safely write into or delete from."""
+
+
+# -- signals: raised and caught inside one component, never shown to a person ----------------
+
+
+class Signal(Exception):
+    """Base of the exceptions that steer control flow inside one component (a backend tells its
+    client to ask again); not a `TidelineError`, so no error handler ever reports one."""
+
+
+class FormatRefused(Signal):
+    """Raised by a backend that just learnt its server lacks a structured-output mode and moved
+    down to the next one: the client asks again, re-checking the input cap for the new prompt."""

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from tideline.analysis import Keyword, KeywordExtractor, extract_keywords
+from tideline.analysis import Keyword, KeywordExtractor
+
+EXTRACTOR = KeywordExtractor()  # the default settings
 
 
 def keys(text: str) -> list[str]:
-    return [k.key for k in extract_keywords(text)]
+    return [k.key for k in EXTRACTOR.extract(text)]
 
 
 def test_chinese_keeps_nouns_verbs_and_adjectives() -> None:
@@ -20,7 +22,7 @@ def test_chinese_keeps_nouns_verbs_and_adjectives() -> None:
 
 
 def test_english_stems_and_drops_stop_words() -> None:
-    kws = extract_keywords("I was remembering the paintings; she remembered a painting.")
+    kws = EXTRACTOR.extract("I was remembering the paintings; she remembered a painting.")
     assert [k.key for k in kws] == ["rememb", "paint", "rememb", "paint"]
     assert [k.surface for k in kws] == ["remembering", "paintings", "remembered", "painting"]
 
@@ -38,7 +40,7 @@ def test_mixed_scripts_in_one_text() -> None:
 
 
 def test_numbers_possessives_and_short_words() -> None:
-    kws = extract_keywords("Caroline's 2023 gpt4 x AI")
+    kws = EXTRACTOR.extract("Caroline's 2023 gpt4 x AI")
     assert Keyword("carolin", "Caroline") in kws
     assert "2023" not in [k.key for k in kws]
     assert "gpt4" in [k.key for k in kws]
@@ -57,5 +59,5 @@ def test_configurable_extractor() -> None:
 
 
 def test_empty_text() -> None:
-    assert extract_keywords("") == ()
-    assert extract_keywords("，。!?") == ()
+    assert EXTRACTOR.extract("") == ()
+    assert EXTRACTOR.extract("，。!?") == ()

@@ -8,7 +8,6 @@ import pytest
 from tideline.analysis import (
     build_soft_clusters,
     choose_k,
-    expand_clusters,
     nearest_clusters,
     neighbours,
 )
@@ -141,7 +140,5 @@ def test_nearest_clusters_and_routing() -> None:
     adjacency = np.array([[0, 5, 1, 0], [5, 0, 0, 2], [1, 0, 0, 0], [0, 2, 0, 0]])
     assert neighbours(0, adjacency) == [1, 2]
     assert neighbours(0, adjacency, min_shared=2) == [1]
-    assert expand_clusters([0], adjacency, min_shared=2) == [0, 1]
-    assert expand_clusters([2, 0, 2], adjacency) == [2, 0, 1]
     with pytest.raises(ValueError, match="does not exist"):
         neighbours(9, adjacency)

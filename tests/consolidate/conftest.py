@@ -20,7 +20,6 @@ from tideline.app import Tideline
 from tideline.config import Settings
 from tideline.consolidate import Sleep
 from tideline.embed import Embedder
-from tideline.llm import llm_from_settings
 from tideline.profile import Profile
 
 T0 = dt.datetime(2026, 1, 1, 9, 0, tzinfo=dt.UTC)
@@ -64,7 +63,7 @@ class Agent:
         self.profile = self.app.profile
 
     def sleep(self, *, llm: bool = True, embedder: Embedder | None = None, **kw: Any) -> Sleep:
-        llm_client = llm_from_settings(self.settings) if llm else None
+        llm_client = self.app.llm if llm else None
         return Sleep(self.profile, self.memory, llm_client, embedder=embedder, **kw)
 
     def say(self, session: str, *turns: tuple[str, str]) -> list[int]:

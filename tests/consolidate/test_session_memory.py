@@ -16,7 +16,7 @@ from tests.llm_server import Answer, LLMServer, closed_url
 from tideline.app import Tideline
 from tideline.consolidate import SessionMemory
 from tideline.embed import E5Embedder
-from tideline.llm import NO_LLM_NOTE, llm_from_settings
+from tideline.llm import NO_LLM_NOTE
 
 pytestmark = pytest.mark.engines
 
@@ -42,7 +42,7 @@ def test_summary_recall_and_recent_within_budget(app: Tideline, server: LLMServe
     server.script(
         {"summary": "Mia (the user's daughter) starts violin on Tuesday."}, step="session_summary"
     )
-    sm = SessionMemory.from_settings(app.memory, llm_from_settings(app.settings), app.settings)
+    sm = app.session_memory
     sm.summary_wait = 30  # this test is about the layers: wait for the update
     ctx = sm.context("chat", "When is Mia's violin lesson?")
     assert len(ctx.text) <= 3000 and ctx.notes == []
@@ -62,9 +62,7 @@ def test_budget_is_a_hard_limit(app: Tideline, server: LLMServer) -> None:
     for i in range(8):
         app.memory.sync_turn("long", "user", f"{i} " + "word " * 150)
     server.script({"summary": "x" * 5000}, step="session_summary")
-    sm = SessionMemory(
-        app.memory, llm_from_settings(app.settings), char_budget=1000, summary_wait=30
-    )
+    sm = SessionMemory(app.memory, app.llm, char_budget=1000, summary_wait=30)
     ctx = sm.context("long", "word")
     assert len(ctx.text) <= 1000 and len(ctx.summary) <= 400 and ctx.recent
 
@@ -83,7 +81,7 @@ def test_a_hanging_endpoint_holds_the_prefetch_up_a_quarter_second_not_minutes(
     conversation(app)
     summary = {"summary": "Mia (the user's daughter) starts violin on Tuesday."}
     server.script(Answer(json.dumps(summary), delay=4), step="session_summary")
-    sm = SessionMemory.from_settings(app.memory, llm_from_settings(app.settings), app.settings)
+    sm = app.session_memory
     start = time.monotonic()
     ctx = sm.context("chat", "When is Mia's violin lesson?")
     assert time.monotonic() - start < 2  # was the whole answer's wait, up to llm_timeout
@@ -99,7 +97,7 @@ def test_a_failing_endpoint_is_noted_and_tried_again_later(tmp_path: Path) -> No
     app = Tideline(settings)
     try:
         conversation(app)
-        sm = SessionMemory.from_settings(app.memory, llm_from_settings(settings), settings)
+        sm = app.session_memory
         notes = wait_until(
             lambda: [n for n in sm.context("chat", "hi").notes if "not brought up" in n],
             timeout=30,

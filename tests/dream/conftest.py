@@ -14,8 +14,7 @@ import pytest
 from tests.consolidate.conftest import QUIET, Agent
 from tests.llm_server import LLMServer
 from tests.profile.conftest import Clock
-from tideline.consolidate import Dream
-from tideline.llm import llm_from_settings
+from tideline.consolidate import Dream, Sleep
 
 DAY = "2026-03-14"
 AWAKE = dt.datetime(2026, 3, 20, 6, 0, tzinfo=dt.UTC)  # the clock: after the days dreamt of
@@ -66,8 +65,11 @@ class Day:
         ]
 
     def dream(self, *, llm: bool = True, budget: int = 0, **kw: Any) -> Dream:
-        client = llm_from_settings(self.agent.settings) if llm else None
-        return Dream(self.agent.profile, self.memory, client, run_budget=budget, **kw)
+        def sleep(left: int, calls: int) -> Sleep:  # the app's wiring, on the agent's profile
+            return self.agent.sleep(llm=llm, run_budget=left, run_max_calls=calls)
+
+        client = self.app.llm if llm else None
+        return Dream(self.agent.profile, self.memory, client, sleep=sleep, run_budget=budget, **kw)
 
     def narratives(self, kind: str | None = None) -> list[Any]:
         return [n for n in self.memory.narratives.all(links=True) if kind is None or n.kind == kind]

@@ -11,9 +11,7 @@ from tests.llm.conftest import llm_settings
 from tests.llm_server import LLMServer
 from tideline.analysis.attention import log_hits
 from tideline.app import Tideline
-from tideline.consolidate import Dream
 from tideline.embed import E5Embedder
-from tideline.llm import llm_from_settings
 from tideline.memory import compute_weight
 from tideline.profile import FactDraft
 
@@ -209,7 +207,7 @@ def test_drift_walks_by_embeddings_to_the_least_similar_memory(
             ("The tax office rejected the quarterly filing.", 1),
         ]
         ids = [app.memory.write(gesture=g, importance=imp, created_at=stamp).id for g, imp in texts]
-        dream = Dream(app.profile, app.memory, llm_from_settings(settings))
+        dream = app.dream
 
         report = dream.run(date=DAY, layers=["drift"])
 

@@ -6,10 +6,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.fuzz.conftest import any_char, argv_text, fuzz, only_tideline_errors, query_text
-from tideline.app import Tideline
+from tideline.app import Tideline, inject_config
 from tideline.clock import parse_time
 from tideline.errors import InvalidInput
-from tideline.inject import InjectConfig, MemoryProvider
+from tideline.inject import MemoryProvider
 from tideline.library import Library
 from tideline.search import parse_query
 
@@ -88,7 +88,7 @@ def test_library_search(library: Library, query: str, path: str, mode: str) -> N
 @fuzz(400)
 @given(query_text)
 def test_inject_prefetch(agent: Tideline, message: str) -> None:
-    provider = MemoryProvider(agent.memory, InjectConfig.from_settings(agent.settings, "none"))
+    provider = MemoryProvider(agent.memory, inject_config(agent.settings, "none"))
     block = provider.prefetch_block(message)  # the hook must always produce a block
     block.text.encode("utf-8")
 

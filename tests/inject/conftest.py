@@ -11,9 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tideline.app import Tideline
+from tideline.app import Tideline, inject_config
 from tideline.config import Settings
-from tideline.consolidate import SessionMemory
 from tideline.embed import E5Embedder
 from tideline.inject import InjectConfig, MemoryProvider
 
@@ -36,7 +35,7 @@ class Fixed:
     memories: dict[str, int] = field(default_factory=dict)
 
     def provider(self, **changes: object) -> MemoryProvider:
-        base = InjectConfig.from_settings(self.app.settings, self.app.embedder.model_id)
+        base = inject_config(self.app.settings, self.app.embedder.model_id)
         budgets = dict(base.budgets)
         budgets.update(changes.pop("budgets", {}))  # type: ignore[arg-type]
         values = {**base.__dict__, "budgets": budgets, **changes}
@@ -44,7 +43,7 @@ class Fixed:
             self.app.memory,
             InjectConfig(**values),
             profile=self.app.profile,
-            session_memory=SessionMemory.from_settings(self.app.memory, None, self.app.settings),
+            session_memory=self.app.session_memory,  # no LLM configured: no summaries
             dream=self.app.dream,
             clock=clock,
         )

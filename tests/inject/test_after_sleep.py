@@ -13,7 +13,8 @@ from tests.consolidate.scenario import script, seed_profile
 from tests.inject.conftest import clock
 from tests.llm_server import LLMServer
 from tests.profile.conftest import Clock
-from tideline.inject import InjectConfig, MemoryProvider
+from tideline.app import inject_config
+from tideline.inject import MemoryProvider
 
 pytestmark = pytest.mark.engines
 
@@ -29,7 +30,7 @@ def test_a_sleep_run_shows_in_t0_t3_and_the_prefetch(tmp_path: Path, engine_env:
             assert report.status == "done", report.errors
             provider = MemoryProvider(
                 agent.memory,
-                InjectConfig.from_settings(agent.settings),
+                inject_config(agent.settings),
                 profile=agent.profile,
                 clock=clock,
             )

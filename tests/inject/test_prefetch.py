@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from tests.inject.conftest import Fixed, clock
-from tideline.app import Tideline
+from tideline.app import Tideline, inject_config
 from tideline.config import Settings
 from tideline.embed import E5Embedder, OpenAIEmbedder
-from tideline.inject import InjectConfig, MemoryProvider, TokenCounter, neutralise, trim_to_tokens
+from tideline.inject import MemoryProvider, TokenCounter, neutralise, trim_to_tokens
 from tideline.memory import Memory
 from tideline.search import Policy
 
@@ -92,7 +92,7 @@ def test_dead_embedder_gives_a_lexical_block_with_a_note(tmp_path: Path) -> None
         tid = app.memory.sync_turn("s1", "user", "Anna opened a bakery in Lisbon.").id
         app.memory.write(gesture="Anna opened a bakery in Lisbon", source_links=[tid])
         provider = MemoryProvider(
-            app.memory, InjectConfig.from_settings(app.settings, dead.model_id), clock=clock
+            app.memory, inject_config(app.settings, dead.model_id), clock=clock
         )
         block = provider.prefetch_block("Lisbon bakery")
         assert any(n.startswith("embedder unavailable: vector search skipped") for n in block.notes)
@@ -151,7 +151,7 @@ def test_t4_ranks_turns_by_the_memory_turn_policy(fixed: Fixed, e5: E5Embedder) 
     orders = []
     for weights in ((1.0, 0.0), (0.0, 1.0)):  # words only, then meaning only
         memory = Memory(fixed.app.db, e5, turn_policy=Policy(weights=weights))
-        config = InjectConfig.from_settings(fixed.app.settings, e5.model_id)
+        config = inject_config(fixed.app.settings, e5.model_id)
         block = MemoryProvider(memory, replace(config, t1_k=0, t4_k=8), clock=clock).prefetch_block(
             MESSAGE
         )

@@ -18,11 +18,10 @@ from tests.inject.conftest import Fixed, clock
 from tests.llm.conftest import llm_settings
 from tests.llm_server import LLMServer
 from tests.profile.conftest import Clock
-from tideline.app import Tideline
-from tideline.consolidate import SessionMemory
+from tideline.app import Tideline, inject_config
 from tideline.embed import E5Embedder
-from tideline.inject import Block, InjectConfig, MemoryProvider, Section
-from tideline.llm import NO_LLM_NOTE, llm_from_settings
+from tideline.inject import Block, MemoryProvider, Section
+from tideline.llm import NO_LLM_NOTE
 from tideline.profile import FactDraft, Profile, Ref
 
 pytestmark = pytest.mark.engines
@@ -236,12 +235,10 @@ def test_session_summary_from_the_llm(
         server.script(
             {"summary": "Mia, the user's daughter, starts violin."}, step="session_summary"
         )
-        sessions = SessionMemory.from_settings(
-            app.memory, llm_from_settings(app.settings), app.settings
-        )
+        sessions = app.session_memory
         p = MemoryProvider(
             app.memory,
-            InjectConfig.from_settings(app.settings, e5.model_id),
+            inject_config(app.settings, e5.model_id),
             session_memory=sessions,
             clock=clock,
         )

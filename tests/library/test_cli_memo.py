@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
+import sys
+import threading
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+from tests.helpers import wait_until
 from tests.library.corpus import build
 from tests.library.notes import make_collection, write
 from tideline.cli.memo import app
@@ -113,3 +118,41 @@ def test_no_root_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("MEMO_ROOT", raising=False)
     result = CliRunner().invoke(app, ["status"])
     assert result.exit_code == 2 and "MEMO_ROOT" in result.stderr
+
+
+def test_watch_indexes_a_hand_edit_and_says_so_in_json(lib_root: Path, tmp_path: Path) -> None:
+    """`memo watch --json` (the app's watcher over its library): the first catch-up and then a
+    note saved by hand each come out as one JSON line, until Ctrl-C."""
+    make_collection(lib_root, "notes", "Hand notes", {"a.md": "# A\n\nThe first note.\n"})
+    env = dict(os.environ, TIDELINE_HOME=str(tmp_path / "home"), TIDELINE_EMBEDDER="none")
+    argv = [sys.executable, "-c", "from tideline.cli.memo import app; app(prog_name='memo')"]
+    errors = tmp_path / "stderr.txt"
+    lines: list[dict[str, object]] = []
+    with (
+        errors.open("w") as stderr,
+        subprocess.Popen(
+            [*argv, "watch", str(lib_root), "--json", "--debounce", "0.2"],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+        ) as proc,
+    ):
+        reader = threading.Thread(
+            target=lambda: lines.extend(json.loads(line) for line in proc.stdout or ()),
+            daemon=True,
+        )
+        reader.start()
+        try:
+            wait_until(lambda: lines or proc.poll() is not None, timeout=60)
+            assert lines, errors.read_text()
+            assert lines[0]["collection"] == "notes" and lines[0]["changed"] == 1
+            wait_until(lambda: (lib_root / ".memo-watch").exists(), timeout=60)  # it watches
+            write(lib_root, "notes/b.md", "# B\n\nA zipline across the valley.\n")
+            wait_until(lambda: len(lines) > 1, timeout=30)
+            assert lines[1]["collection"] == "notes" and lines[1]["changed"] == 1
+        finally:
+            proc.send_signal(signal.SIGINT)
+            proc.wait(timeout=30)
+            reader.join(timeout=5)
+    assert len(lines) == 2, lines  # nothing changed after the edit: no more lines

@@ -6,10 +6,15 @@ from pathlib import Path
 import pytest
 
 from tests.library.notes import make_collection, write
-from tideline.library._errors import BadMeta, PathOutsideLibrary
-from tideline.library._layout import list_notes, scan_library
+from tideline.errors import BadMeta, PathOutsideLibrary
+from tideline.library._layout import Collection, Problem, scan_library, stat_notes
 from tideline.library._meta import read_meta
 from tideline.library._paths import resolve_inside
+
+
+def list_notes(collection: Collection, problems: list[Problem] | None = None) -> list[Path]:
+    """Every note file of one collection, sorted (what `stat_notes` finds, by path)."""
+    return [Path(row[1]) for row in sorted(stat_notes(collection, problems))]
 
 
 def test_collections_found_at_depth_one_and_two(lib_root: Path) -> None:

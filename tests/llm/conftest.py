@@ -9,8 +9,9 @@ import pytest
 from pydantic import BaseModel, Field
 
 from tests.llm_server import LLMServer
+from tideline.app import Tideline
 from tideline.config import Settings
-from tideline.llm import LLMClient, llm_from_settings
+from tideline.llm import LLMClient
 
 
 class Fact(BaseModel):
@@ -47,7 +48,7 @@ def llm_settings(url: str, **overrides: Any) -> Settings:
 
 
 def client(url: str, **overrides: Any) -> LLMClient:
-    llm = llm_from_settings(llm_settings(url, **overrides))
+    llm = Tideline(llm_settings(url, **overrides)).llm
     assert llm is not None
     return llm
 

@@ -23,7 +23,7 @@ from tests.llama_server import N_CTX, ModelServer
 from tideline.app import Tideline
 from tideline.config import Settings
 from tideline.errors import InputTooLong, LLMError, LLMUnavailable
-from tideline.llm import OpenAIChat, TokenMeter, llm_from_settings
+from tideline.llm import OpenAIChat, TokenMeter
 
 pytestmark = pytest.mark.timeout(1800)  # a 135M model on 2 shared cores: minutes, not seconds
 ROOT = Path(__file__).parents[2]
@@ -48,7 +48,7 @@ def settings(server: ModelServer, model: str, **overrides: object) -> Settings:
 
 
 def client(server: ModelServer, model: str, **overrides: object):  # type: ignore[no-untyped-def]
-    llm = llm_from_settings(settings(server, model, **overrides))
+    llm = Tideline(settings(server, model, **overrides)).llm
     assert llm is not None
     return llm
 

@@ -15,13 +15,12 @@ own names: `tideline.analysis.scripts` (topics, recurrence, entity graph, `topic
 
 from tideline.analysis._store import ANALYSIS_MIGRATIONS, ScriptTables
 from tideline.analysis.entity_graph import EntityGraph, StableRole, build_entity_graph, to_dot
-from tideline.analysis.keywords import Keyword, KeywordExtractor, extract_keywords
+from tideline.analysis.keywords import Keyword, KeywordExtractor
 from tideline.analysis.soft_clusters import (
     Membership,
     SoftClustering,
     build_soft_clusters,
     choose_k,
-    expand_clusters,
     nearest_clusters,
     neighbours,
 )
@@ -53,8 +52,6 @@ __all__ = [
     "chunk_turns",
     "chunks_to_json",
     "chunks_to_markdown",
-    "expand_clusters",
-    "extract_keywords",
     "merge_topics",
     "nearest_clusters",
     "neighbours",

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, SupportsInt, cast
 
 import numpy as np
 
@@ -120,7 +120,7 @@ def rebuild_clusters(
     nearest_member: dict[int, tuple[float, int]] = {}
     members = []
     for m in result.memberships:
-        cid, nid = m.cluster + 1, int(m.item_id)
+        cid, nid = m.cluster + 1, int(cast(SupportsInt, m.item_id))
         members.append((nid, cid, m.rank + 1, m.similarity))
         if m.rank == 0:
             hard[cid].append(nid)

@@ -29,7 +29,6 @@ __all__ = [
     "DEFAULT_CJK_POS_PREFIXES",
     "Keyword",
     "KeywordExtractor",
-    "extract_keywords",
 ]
 
 #: jieba POS flags kept: nouns (n, nr, ns, nz, vn...), verbs (v, vd...) and adjectives (a, ad, an).
@@ -155,14 +154,3 @@ class KeywordExtractor:
         if len(stem) < self.min_word_length:
             return None
         return Keyword(stem, token)
-
-
-_default: KeywordExtractor | None = None
-
-
-def extract_keywords(text: str) -> tuple[Keyword, ...]:
-    """Keywords of `text` with the default settings (a shared, cached extractor)."""
-    global _default
-    if _default is None:
-        _default = KeywordExtractor()
-    return _default.extract(text)

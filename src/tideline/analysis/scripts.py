@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import timedelta
-from typing import Any
+from typing import Any, SupportsInt, cast
 
 from tideline.analysis._store import ScriptTables
 from tideline.analysis.cluster_routing import rebuild_clusters
@@ -62,7 +62,8 @@ STEPS = ("topics", "weights", "clusters", "graph", "scan")
 
 class _Report:
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)  # type: ignore[call-overload]
+        data: dict[str, Any] = asdict(self)  # type: ignore[call-overload]  # (its subclasses)
+        return data
 
 
 # -- topics ----------------------------------------------------------------------------------
@@ -119,7 +120,9 @@ def rebuild_topics(
         (i, t.keyword, t.label, t.df, json.dumps(list(t.keywords), ensure_ascii=False))
         for i, t in enumerate(topics, 1)
     ]
-    new_members = sorted((i, int(nid)) for i, t in enumerate(topics, 1) for nid in t.member_ids)
+    new_members = sorted(
+        (i, int(cast(SupportsInt, nid))) for i, t in enumerate(topics, 1) for nid in t.member_ids
+    )
     old_topics, old_members = tables.topics(), tables.topic_members()
     report = TopicsReport(len(rows), len(topics), changed=False)
     if new_topics == old_topics and new_members == old_members:

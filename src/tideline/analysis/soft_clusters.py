@@ -26,7 +26,6 @@ __all__ = [
     "SoftClustering",
     "build_soft_clusters",
     "choose_k",
-    "expand_clusters",
     "nearest_clusters",
     "neighbours",
 ]
@@ -220,16 +219,3 @@ def neighbours(cluster: int, adjacency: np.ndarray, min_shared: int = 1) -> list
     row = adjacency[cluster]
     found = [int(c) for c in np.flatnonzero(row >= max(1, min_shared)) if c != cluster]
     return sorted(found, key=lambda c: (-int(row[c]), c))
-
-
-def expand_clusters(hits: Iterable[int], adjacency: np.ndarray, min_shared: int = 1) -> list[int]:
-    """Route a query: the clusters it hit, in order, then their neighbours (no repeats)."""
-    hit_list = list(dict.fromkeys(hits))
-    out = list(hit_list)
-    seen = set(out)
-    for c in hit_list:
-        for nb in neighbours(c, adjacency, min_shared):
-            if nb not in seen:
-                seen.add(nb)
-                out.append(nb)
-    return out

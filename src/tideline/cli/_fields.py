@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 from functools import cache
-from typing import Any
+from typing import Any, cast
 
 import typer
 
@@ -43,4 +43,4 @@ def choice(cmd: Command, name: str) -> type[StrEnum]:
 
 @cache
 def _enum(choices: tuple[str, ...]) -> type[StrEnum]:
-    return StrEnum("Choice", [(c, c) for c in choices])
+    return cast(type[StrEnum], StrEnum("Choice", [(c, c) for c in choices]))

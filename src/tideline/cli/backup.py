@@ -8,7 +8,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import typer
 
@@ -19,7 +19,10 @@ from tideline.errors import InvalidInput
 from tideline.fields import EXPORT
 
 JSON = typer.Option(False, "--json", help="Print what was written as JSON (on stderr with -o -).")
-Format = choice(EXPORT, "format")
+if TYPE_CHECKING:  # typer needs the enum at run time; to the type checker a choice is text
+    Format = str
+else:
+    Format = choice(EXPORT, "format")
 
 
 def export(

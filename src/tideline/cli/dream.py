@@ -14,6 +14,8 @@ the LLM layers (the script layer and Sleep's rule steps ran; a later run with an
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 
 from tideline.cli._app import open_app
@@ -24,8 +26,12 @@ from tideline.consolidate.dream import LAYERS, DreamReport, Thread, thread_actio
 from tideline.fields import DREAM_RUN, DREAM_RUNS, MEMORY_THREADS
 
 JSON = typer.Option(False, "--json", help="Print JSON.")
-Action = choice(MEMORY_THREADS, "action")
-ThreadStatus = choice(MEMORY_THREADS, "status")
+if TYPE_CHECKING:  # typer needs the enum at run time; to the type checker a choice is text
+    Action = str
+    ThreadStatus = str
+else:
+    Action = choice(MEMORY_THREADS, "action")
+    ThreadStatus = choice(MEMORY_THREADS, "status")
 
 
 def _say(line: str) -> None:

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
@@ -39,7 +39,7 @@ from tideline.fields import (
     MEMO_STATUS,
     MEMO_WRITE,
 )
-from tideline.library import Library, Problem, SyncReport, Watcher
+from tideline.library import Library, Problem, SyncReport
 
 app = typer.Typer(
     name="memo",
@@ -50,7 +50,10 @@ app = typer.Typer(
 
 RootOpt = typer.Option(None, "--root", help="Library root (default: MEMO_ROOT).")
 JsonOpt = typer.Option(False, "--json", help="Print JSON.")
-Mode = choice(MEMO_SEARCH, "mode")
+if TYPE_CHECKING:  # typer needs the enum at run time; to the type checker a choice is text
+    Mode = str
+else:
+    Mode = choice(MEMO_SEARCH, "mode")
 RootArg = typer.Argument(None, metavar="ROOT", help="Library root (default: --root or MEMO_ROOT).")
 
 
@@ -344,10 +347,8 @@ def watch(
                     highlight=False,
                 )
 
-    with errors_to_exit(), _library(root_arg or root) as lib:
-        report(lib.index())
+    with errors_to_exit(), open_app(memo_root=root_arg or root) as app:
+        report(app.library.index())
         if not json_out:
-            err_console.print(f"watching {lib.root} (Ctrl-C to stop)", highlight=False)
-        Watcher(
-            lib, debounce=debounce, reconcile_every=reconcile * 60, on_sync=report
-        ).run_forever()
+            err_console.print(f"watching {app.library.root} (Ctrl-C to stop)", highlight=False)
+        app.watcher(debounce=debounce, reconcile_every=reconcile * 60, on_sync=report).run_forever()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 from rich.table import Table
 
@@ -19,8 +21,12 @@ from tideline.cli._output import (
 from tideline.fields import IMPORT, MEMORY_SEARCH, MEMORY_TRACE, MEMORY_WRITE, SESSIONS
 
 JSON = typer.Option(False, "--json", help="Print JSON.")
-Kind = choice(MEMORY_WRITE, "kind")
-Mode = choice(MEMORY_SEARCH, "mode")
+if TYPE_CHECKING:  # typer needs the enum at run time; to the type checker a choice is text
+    Kind = str
+    Mode = str
+else:
+    Kind = choice(MEMORY_WRITE, "kind")
+    Mode = choice(MEMORY_SEARCH, "mode")
 
 
 def write(

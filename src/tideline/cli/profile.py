@@ -10,6 +10,7 @@ and when Tideline recorded it.
 from __future__ import annotations
 
 from itertools import groupby
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -20,7 +21,10 @@ from tideline.fields import FACT_CLOSE, FACT_REJECT, FACT_TIMELINE, MEMORY_PROFI
 from tideline.profile import Fact, FactTimeline
 
 JSON = typer.Option(False, "--json", help="Print JSON.")
-Status = choice(MEMORY_PROFILE, "status")
+if TYPE_CHECKING:  # typer needs the enum at run time; to the type checker a choice is text
+    Status = str
+else:
+    Status = choice(MEMORY_PROFILE, "status")
 TEXT = 100  # characters of an evidence turn shown
 
 fact_app = typer.Typer(

@@ -23,7 +23,6 @@ from concurrent.futures import Future, TimeoutError
 from dataclasses import dataclass, field
 
 from tideline.clock import now_text
-from tideline.config import Settings
 from tideline.consolidate._prompts import prompt
 from tideline.consolidate._schemas import SummaryOut
 from tideline.consolidate._summaries import SummaryStore
@@ -74,19 +73,6 @@ class SessionMemory:
         self.store = SummaryStore(memory.db)
         self._folding: dict[int, Future[tuple[int, str]]] = {}  # session id → its update
         self._lock = threading.Lock()
-
-    @classmethod
-    def from_settings(cls, memory: Memory, llm: LLM | None, settings: Settings) -> SessionMemory:
-        s = settings
-        return cls(
-            memory,
-            llm,
-            char_budget=s.session_char_budget,
-            keep_recent=s.session_keep_recent,
-            summary_ratio=s.session_summary_ratio,
-            recall_max=s.session_recall_max,
-            recall_min_score=s.session_recall_min_score,
-        )
 
     def session_context(self, session_key: str, message: str) -> str:
         """The text the injection layer adds for this session, within `char_budget`."""

@@ -17,7 +17,7 @@ from tideline.embed._fit import (
     forget_embeddings,
     split_to_fit,
 )
-from tideline.embed._load import embedder_factories, load_embedder
+from tideline.embed._load import embedder_factories
 from tideline.embed._none import NoneEmbedder
 from tideline.embed._protocol import Embedder, estimate_tokens, normalise
 from tideline.lazy import lazy_exports
@@ -40,7 +40,6 @@ __all__ = [
     "fit_prefix",
     "fit_query",
     "forget_embeddings",
-    "load_embedder",
     "normalise",
     "split_to_fit",
     "text_hash",

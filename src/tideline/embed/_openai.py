@@ -56,7 +56,7 @@ class OpenAIEmbedder:
             base_url,
             api_key,
             timeout=timeout,
-            retries=Retries(max(0, retries), max(0.0, backoff), BACKOFF_MAX),
+            retries=Retries(retries, backoff, BACKOFF_MAX),
             max_body=BODY_BASE + self.batch * BODY_PER_TEXT,
         )
         self.url = self._api.url + "/embeddings"

@@ -88,7 +88,10 @@ class JsonApi:
         max_body: int = MAX_BODY,
     ) -> None:
         self.url = base_url.rstrip("/")
-        self.timeout, self.retries, self.max_body = timeout, retries, max_body
+        self.timeout, self.max_body = timeout, max_body
+        self.retries = Retries(
+            max(0, retries.retries), max(0.0, retries.backoff), max(0.0, retries.backoff_max)
+        )
         auth = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._http = httpx.Client(timeout=timeout, headers=auth, follow_redirects=True)
         weakref.finalize(self, self._http.close)  # its sockets go with the client

@@ -1,18 +1,22 @@
-"""`InjectConfig`: the thresholds and per-tier token budgets, resolved once from `Settings`."""
+"""`InjectConfig`: the thresholds and per-tier token budgets (the composition root resolves them
+from `Settings`: `tideline.app.inject_config`)."""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
+from tideline.config import DEFAULTS as D
 from tideline.config import Settings
 from tideline.errors import ConfigError
 from tideline.profile import EDGE_KINDS
 
 TIERS = ("T0", "T1", "T1s", "T1p", "T1q", "T2", "T2b", "T3", "T4")
 #: How T4 fuses the narratives' lexical and vector lists (`tideline.search.Policy.fusion`).
-FUSIONS = ("rrf", "weighted")
+Fusion = Literal["rrf", "weighted"]
+FUSIONS: tuple[Fusion, ...] = ("rrf", "weighted")
+DEFAULT_FUSION = cast(Fusion, D.inject_t4_fusion)  # one of the setting's `choices`
 #: The T1 cosine floor when the setting is `auto`. Embedders spread cosines differently: the
 #: bundled e5 puts unrelated texts at 0.72–0.77 and related ones at 0.78–0.9 (measured on LoCoMo),
 #: where bge-m3 — the design's model — spreads them so that 0.25 separates them.
@@ -26,7 +30,7 @@ DEFAULT_FACT_FLOOR = 0.45
 MAX_STRATEGIES = 2  # more than two questions in one turn crowd out the conversation
 
 
-def resolve_floor(
+def cosine_floor(
     value: str | float,
     model_id: str | None,
     *,
@@ -58,47 +62,41 @@ def edge_kinds(value: str | tuple[str, ...]) -> tuple[str, ...]:
     return out
 
 
+def budgets_of(s: Settings) -> dict[str, int]:
+    """Each tier's token budget, from its `inject_budget_<tier>` setting."""
+    budgets: dict[str, int] = {t: getattr(s, f"inject_budget_{t.lower()}") for t in TIERS}
+    return budgets
+
+
 MIN_ITEM_TOKENS = 8  # an item trimmed below this says nothing; it is dropped instead
 
 
 @dataclass(frozen=True)
 class InjectConfig:
-    """Every knob of T0–T4 (see docs/inject.md); defaults match the settings' defaults."""
+    """Every knob of T0–T4 (see docs/inject.md); the defaults are the settings'."""
 
     soul_path: Path | None = None
-    agent_name: str = "agent"
-    t0_reflections: int = 5
-    t1_recent_turns: int = 6
-    t1_k: int = 5
-    t1_min_similarity: float = 0.25
-    t4_trigger: int = 2
-    t4_k: int = 5
-    t4_fusion: Literal["rrf", "weighted"] = "rrf"
-    t2_min_weight: float = 0.6
-    t2_k: int = 3
-    t3_clusters: int = 25
-    t3_threads: int = 10
-    item_tokens: int = 300
-    t0_snapshot_tokens: int = 1200
-    t3_facts: int = 30
-    facts_k: int = 3
+    agent_name: str = D.agent_name
+    t0_reflections: int = D.inject_t0_reflections
+    t1_recent_turns: int = D.inject_t1_recent_turns
+    t1_k: int = D.inject_t1_k
+    t1_min_similarity: float = DEFAULT_FLOOR  # `auto` for an embedder without a floor of its own
+    t4_trigger: int = D.inject_t4_trigger
+    t4_k: int = D.inject_t4_k
+    t4_fusion: Fusion = DEFAULT_FUSION
+    t2_min_weight: float = D.inject_t2_min_weight
+    t2_k: int = D.inject_t2_k
+    t3_clusters: int = D.inject_t3_clusters
+    t3_threads: int = D.inject_t3_threads
+    item_tokens: int = D.inject_item_tokens
+    t0_snapshot_tokens: int = D.inject_t0_snapshot_tokens
+    t3_facts: int = D.inject_t3_facts
+    facts_k: int = D.inject_facts_k
     facts_min_similarity: float = DEFAULT_FACT_FLOOR
-    graph_edges: tuple[str, ...] = ("causes", "related_to", "supports")
-    graph_k: int = 4
-    strategies_k: int = 1
-    budgets: dict[str, int] = field(
-        default_factory=lambda: {
-            "T0": 3000,
-            "T1": 1500,
-            "T1s": 800,
-            "T1p": 500,
-            "T1q": 150,
-            "T2": 1500,
-            "T2b": 3000,
-            "T3": 1500,
-            "T4": 1500,
-        }
-    )
+    graph_edges: tuple[str, ...] = edge_kinds(D.inject_graph_edges)
+    graph_k: int = D.inject_graph_k
+    strategies_k: int = D.inject_strategies_k
+    budgets: dict[str, int] = field(default_factory=lambda: budgets_of(D))
 
     def __post_init__(self) -> None:
         counts = {
@@ -149,50 +147,6 @@ class InjectConfig:
         missing = set(TIERS) - set(self.budgets)
         if missing:
             raise ConfigError(f"budgets for {sorted(missing)} are missing; give one per tier")
-
-    @classmethod
-    def from_settings(cls, settings: Settings, model_id: str | None = None) -> InjectConfig:
-        """Resolve from settings; `model_id` (the embedder's) picks the `auto` T1 floor."""
-        return cls(
-            soul_path=settings.soul_path,
-            agent_name=settings.agent_name,
-            t0_reflections=settings.inject_t0_reflections,
-            t1_recent_turns=settings.inject_t1_recent_turns,
-            t1_k=settings.inject_t1_k,
-            t1_min_similarity=resolve_floor(settings.inject_t1_min_similarity, model_id),
-            t4_trigger=settings.inject_t4_trigger,
-            t4_k=settings.inject_t4_k,
-            t4_fusion=settings.inject_t4_fusion,
-            t2_min_weight=settings.inject_t2_min_weight,
-            t2_k=settings.inject_t2_k,
-            t3_clusters=settings.inject_t3_clusters,
-            t3_threads=settings.inject_t3_threads,
-            item_tokens=settings.inject_item_tokens,
-            t0_snapshot_tokens=settings.inject_t0_snapshot_tokens,
-            t3_facts=settings.inject_t3_facts,
-            facts_k=settings.inject_facts_k,
-            facts_min_similarity=resolve_floor(
-                settings.inject_facts_min_similarity,
-                model_id,
-                setting="inject_facts_min_similarity",
-                floors=AUTO_FACT_FLOORS,
-                default=DEFAULT_FACT_FLOOR,
-            ),
-            graph_edges=edge_kinds(settings.inject_graph_edges),
-            graph_k=settings.inject_graph_k,
-            strategies_k=settings.inject_strategies_k,
-            budgets={
-                "T0": settings.inject_budget_t0,
-                "T1": settings.inject_budget_t1,
-                "T1s": settings.inject_budget_t1s,
-                "T1p": settings.inject_budget_t1p,
-                "T1q": settings.inject_budget_t1q,
-                "T2": settings.inject_budget_t2,
-                "T2b": settings.inject_budget_t2b,
-                "T3": settings.inject_budget_t3,
-                "T4": settings.inject_budget_t4,
-            },
-        )
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

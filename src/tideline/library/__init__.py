@@ -9,18 +9,18 @@ from tideline.lazy import lazy_exports
 from tideline.library._limits import MAX_K, MAX_READ_LINES
 
 if TYPE_CHECKING:
-    from tideline.library._chunker import CHUNKER_VERSION, Chunk, ChunkedNote, chunk_markdown
-    from tideline.library._errors import (
+    from tideline.errors import (
         BadMeta,
+        IndexDirRefused,
         LinkOutside,
         NoCollection,
         PathOutsideLibrary,
         UnreadableFile,
     )
+    from tideline.library._chunker import CHUNKER_VERSION, Chunk, ChunkedNote, chunk_markdown
     from tideline.library._files import read_inside
     from tideline.library._index import MAX_FILE_BYTES, CollectionIndex, SyncReport
-    from tideline.library._index_dir import IndexDirRefused
-    from tideline.library._layout import Collection, Layout, Problem, list_notes, scan_library
+    from tideline.library._layout import Collection, Layout, Problem, scan_library
     from tideline.library._library import LIBRARY, Library
     from tideline.library._meta import CollectionMeta, read_meta
     from tideline.library._notes import NoteText, NoteWritten
@@ -58,7 +58,6 @@ __all__ = [
     "UnreadableFile",
     "Watcher",
     "chunk_markdown",
-    "list_notes",
     "load_registry",
     "read_inside",
     "read_meta",

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tideline.library._errors import LinkOutside, UnreadableFile
+from tideline.errors import FileChanged, LinkOutside, UnreadableFile
 
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -133,13 +133,6 @@ class Seen:
     @classmethod
     def of(cls, data: bytes, st: os.stat_result) -> Seen:
         return cls(st.st_ino, st.st_mtime_ns, st.st_size, hashlib.sha256(data).digest())
-
-
-class FileChanged(UnreadableFile):
-    """The file changed (or appeared) between the writer's read and its replacement."""
-
-    def __init__(self, path: str):
-        super().__init__(path, "changed while it was being written; read it again and retry")
 
 
 def write_inside(root: Path, path: Path, data: bytes, expect: Seen | None = None) -> bool:

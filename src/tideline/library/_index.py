@@ -49,9 +49,8 @@ from typing import Any, cast
 import apsw
 
 from tideline.embed import Embedder, estimate_tokens
-from tideline.errors import DatabaseDamaged, StoreError
+from tideline.errors import DatabaseDamaged, LinkOutside, StoreError, UnreadableFile
 from tideline.library._chunker import CHUNKER_VERSION, ChunkedNote, chunk_markdown, embed_text
-from tideline.library._errors import LinkOutside, UnreadableFile
 from tideline.library._files import read_inside
 from tideline.library._index_dir import claim_index_dir, remove_own
 from tideline.library._keys import chunk_keys

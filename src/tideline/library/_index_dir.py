@@ -22,7 +22,7 @@ import os
 import stat
 from pathlib import Path
 
-from tideline.errors import StoreError
+from tideline.errors import IndexDirRefused
 
 MARKER = "CACHEDIR.TAG"
 _MARKER_TEXT = (
@@ -38,10 +38,6 @@ OWN_NAMES = frozenset(
 
 
 _WRITABLE = "make the collection folder writable, or delete .memo, and run again"
-
-
-class IndexDirRefused(StoreError):
-    """A `.memo` folder memo cannot safely write into or delete from."""
 
 
 def _refuse(folder: Path, what: str, fix: str) -> IndexDirRefused:

@@ -17,7 +17,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tideline.library._errors import BadMeta
+from tideline.errors import BadMeta
 from tideline.library._meta import CollectionMeta, read_meta
 from tideline.library._paths import INBOX_FILE, INDEX_DIR, MAX_DEPTH, META_FILE, is_hidden
 
@@ -90,11 +90,6 @@ def scan_library(root: Path) -> Layout:
     _walk(root, root, 0, None, layout, notes=None)
     layout.collections.sort(key=lambda c: c.rel)
     return layout
-
-
-def list_notes(collection: Collection, problems: list[Problem] | None = None) -> list[Path]:
-    """Every note file of one collection (sorted), applying the same rules as `scan_library`."""
-    return [Path(row[1]) for row in sorted(stat_notes(collection, problems))]
 
 
 NoteStat = tuple[str, str, float, int, int, int]  # (rel, absolute path, mtime, size, ctime_ns, ino)

@@ -25,12 +25,20 @@ from pathlib import Path
 from typing import Any, TypeVar, cast
 
 from tideline.clock import now_text
+from tideline.config import DEFAULTS as D
 from tideline.embed import Embedder
-from tideline.errors import DatabaseDamaged, InvalidInput, TidelineError
+from tideline.errors import (
+    BadMeta,
+    DatabaseDamaged,
+    IndexDirRefused,
+    InvalidInput,
+    LinkOutside,
+    NoCollection,
+    TidelineError,
+)
 from tideline.library import _heartbeat
-from tideline.library._errors import BadMeta, LinkOutside, NoCollection
 from tideline.library._index import MAX_FILE_BYTES, CollectionIndex, Progress, SyncReport
-from tideline.library._index_dir import IndexDirRefused, claim_index_dir
+from tideline.library._index_dir import claim_index_dir
 from tideline.library._layout import Collection, Layout, Problem, scan_library, stat_notes
 from tideline.library._limits import MAX_K
 from tideline.library._meta import CollectionMeta, read_meta, write_meta
@@ -81,8 +89,8 @@ LIBRARY = Policy(
     ties="competition",
     trigram="fallback",
     literal_dashes=True,
-    rrf_k=20,
-    centre=True,
+    rrf_k=D.library_rrf_k,
+    centre=D.search_centre != "off",
     trust=True,
     kind="note",
 )
@@ -134,11 +142,11 @@ class Library:
         embedder: Embedder | None = None,
         *,
         max_file_bytes: int = MAX_FILE_BYTES,
-        busy_timeout_ms: int = 5000,
+        busy_timeout_ms: int = D.busy_timeout_ms,
         policy: Policy = LIBRARY,
-        keys: str = "items",
-        catch_up: str = "auto",
-        min_score: str | float = "auto",
+        keys: str = D.library_keys,
+        catch_up: str = D.library_catch_up,
+        min_score: str | float = D.search_min_score,
     ):
         self.root = Path(root).expanduser().resolve()
         if not self.root.is_dir():

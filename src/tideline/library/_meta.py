@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from tideline.library._errors import BadMeta, UnreadableFile
+from tideline.errors import BadMeta, UnreadableFile
 from tideline.library._files import read_inside
 from tideline.library._paths import META_FILE
 

@@ -15,9 +15,15 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from tideline.errors import InvalidInput, NotFound
-from tideline.library._errors import NoCollection, UnreadableFile
-from tideline.library._files import FileChanged, Seen, read_inside, write_inside
+from tideline.errors import (
+    FileChanged,
+    InvalidInput,
+    NoCollection,
+    NoteBusy,
+    NotFound,
+    UnreadableFile,
+)
+from tideline.library._files import Seen, read_inside, write_inside
 from tideline.library._index_dir import claim_index_dir
 from tideline.library._layout import Collection, Layout
 from tideline.library._limits import MAX_READ_LINES
@@ -81,12 +87,6 @@ def write_note_once(
         written = write_note(root, target, collection, text, append=append, max_bytes=max_bytes)
         keys.record(MEMO_WRITE, key, request, written.to_dict())
     return written
-
-
-class NoteBusy(UnreadableFile):
-    """A note kept changing while it was being written (transient: retry later)."""
-
-    transient = True
 
 
 @dataclass

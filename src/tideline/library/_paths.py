@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tideline.errors import InvalidInput
-from tideline.library._errors import PathOutsideLibrary
+from tideline.errors import InvalidInput, PathOutsideLibrary
 from tideline.pathnames import check_path_name, shown
 
 META_FILE = "_meta.yaml"

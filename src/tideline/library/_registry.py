@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from tideline.library._errors import BadMeta, UnreadableFile
+from tideline.errors import BadMeta, UnreadableFile
 from tideline.library._files import read_inside
 from tideline.library._layout import Layout
 from tideline.library._meta import dump_yaml, load_yaml, scalar_text, write_text_atomic

@@ -3,15 +3,23 @@
 Structured output validated with pydantic (one repair retry; limits declared once for the schema
 and the validation, lists cut to their `Items` caps), bounded retries, answer bodies bounded in
 bytes and seconds, an input cap fitted to the server's context window, and token accounting per
-call (`Result.usage`) and per run (`TokenMeter`). See docs/llm.md.
+call (`Result.usage`) and per run (`TokenMeter`). The composition root (`tideline.app`) builds
+the one client of an app from the settings. See docs/llm.md.
 """
 
+from tideline.errors import FormatRefused
 from tideline.llm._bounds import Items
 from tideline.llm._client import LLMClient, prompt_tokens
-from tideline.llm._load import NO_LLM, NO_LLM_NOTE, llm_from_sampler, llm_from_settings
 from tideline.llm._meter import TokenMeter
 from tideline.llm._openai import STEP_HEADER, OpenAIChat
-from tideline.llm._protocol import LLM, ChatBackend, FormatRefused, Sample, Sampler
+from tideline.llm._protocol import (
+    LLM,
+    NO_LLM,
+    NO_LLM_NOTE,
+    ChatBackend,
+    Sample,
+    Sampler,
+)
 from tideline.llm._sampling import SamplingChat
 from tideline.llm._structured import JsonSchema
 from tideline.llm._types import Message, Mode, Reply, Result, Usage
@@ -36,7 +44,5 @@ __all__ = [
     "SamplingChat",
     "TokenMeter",
     "Usage",
-    "llm_from_sampler",
-    "llm_from_settings",
     "prompt_tokens",
 ]

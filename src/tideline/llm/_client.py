@@ -28,9 +28,9 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from tideline.embed import estimate_tokens
-from tideline.errors import InputTooLong, LLMError
+from tideline.errors import FormatRefused, InputTooLong, LLMError
 from tideline.llm._meter import TokenMeter
-from tideline.llm._protocol import ChatBackend, FormatRefused
+from tideline.llm._protocol import ChatBackend
 from tideline.llm._structured import (
     JsonSchema,
     describe,

@@ -91,13 +91,15 @@ def window_of(models: Any, props: Any, model: str) -> int | None:
         for where in (settings, props):
             if isinstance(where, dict) and _positive(where.get("n_ctx")):
                 return int(where["n_ctx"])
-    data = models.get("data") if isinstance(models, dict) else None
-    for entry in data if isinstance(data, list) else []:
+    found = models.get("data") if isinstance(models, dict) else None
+    data: list[Any] = found if isinstance(found, list) else []
+    for entry in data:
         if not isinstance(entry, dict) or (entry.get("id") not in (model, None) and len(data) > 1):
             continue
-        meta = entry.get("meta") if isinstance(entry.get("meta"), dict) else {}
+        meta = entry.get("meta")
+        places: tuple[dict[str, Any], ...] = (entry, meta if isinstance(meta, dict) else {})
         for key in ("max_model_len", "context_length", "context_window", "n_ctx"):
-            for where in (entry, meta):
+            for where in places:
                 if _positive(where.get(key)):
                     return int(where[key])
     return None

@@ -2,7 +2,7 @@
 
 Through `tideline.http.JsonApi`, the one client of the model servers' APIs, so its policy is the
 embedder's: 429, 5xx, connection errors and bodies that are not complete JSON are retried
-`max_retries` times, waiting Retry-After when the server sends one, else `backoff` doubling,
+`retries.retries` times, waiting Retry-After when the server sends one, else `backoff` doubling,
 every wait capped at `backoff_max`. A timeout is not retried (a model too slow once is slow
 again); it fails at once with the setting to raise. Answer bodies are bounded in bytes (2 MiB)
 and seconds before they are parsed.
@@ -25,10 +25,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from tideline.embed import estimate_tokens
-from tideline.errors import ConfigError, InputTooLong, LLMError, LLMUnavailable
+from tideline.errors import ConfigError, FormatRefused, InputTooLong, LLMError, LLMUnavailable
 from tideline.http import MAX_BODY, Answer, JsonApi, Retries, Unanswered
 from tideline.llm._endpoint import ENDPOINTS, LADDER, names_format, overflow_window, window_of
-from tideline.llm._protocol import FormatRefused
 from tideline.llm._structured import JsonSchema, with_instruction
 from tideline.llm._types import Message, Mode, Reply, Usage
 
@@ -37,6 +36,7 @@ IN_PROMPT: tuple[Mode, ...] = ("json_object", "prompt")  # the rungs that send t
 STEP_HEADER = "X-Tideline-Step"
 PROBE_SECONDS = 5.0  # asking a server its context window must not hold a run up
 _USAGE_MAX = 10**9  # a usage count past this is not a count
+RETRIES = Retries(4, 1.0, 30.0)  # the settings' defaults (llm_max_retries, llm_backoff, …)
 
 
 class OpenAIChat:
@@ -49,9 +49,7 @@ class OpenAIChat:
         api_key: str = "",
         *,
         timeout: float = 120.0,
-        max_retries: int = 4,
-        backoff: float = 1.0,
-        backoff_max: float = 30.0,
+        retries: Retries = RETRIES,
         structured: str = "auto",
         max_body: int = MAX_BODY,
     ) -> None:
@@ -65,7 +63,6 @@ class OpenAIChat:
                 "TIDELINE_LLM_STRUCTURED must be auto, json_schema, json_object_schema, "
                 f"json_object or prompt, got {structured!r}"
             )
-        retries = Retries(max(0, max_retries), max(0.0, backoff), max(0.0, backoff_max))
         self._api = JsonApi(base_url, api_key, timeout=timeout, retries=retries, max_body=max_body)
         self.url = self._api.url
         self.model = model

@@ -21,6 +21,14 @@ if TYPE_CHECKING:
 
 M = TypeVar("M", bound=BaseModel)
 
+NO_LLM = (
+    "skipped: no LLM configured (set TIDELINE_LLM_BASE_URL and TIDELINE_LLM_MODEL, "
+    "or run it from an MCP client that supports sampling; see docs/llm.md)"
+)
+"""Why a run had no LLM (the app's `llm` is None without an endpoint): the run says it once."""
+NO_LLM_NOTE = "skipped: no LLM"
+"""What each LLM step's own line says then (the reason is the run's, said once)."""
+
 
 class LLM(Protocol):
     """What the sleep and dream pipelines call; `name` is recorded with what each run produced."""
@@ -56,17 +64,16 @@ class LLM(Protocol):
         ...
 
 
-class FormatRefused(Exception):
-    """Raised by a backend that just learnt its server lacks a structured-output mode and moved
-    down to the next one: the client asks again, re-checking the input cap for the new prompt."""
-
-
 class ChatBackend(Protocol):
     """One request: send the messages, return the raw answer. Retries of transport errors
     belong here; validation and repair do not."""
 
     name: str
-    settled: bool  # the structured-output mode is known to work (until then, assume the worst)
+
+    @property
+    def settled(self) -> bool:
+        """The structured-output mode is known to work (until then, assume the worst)."""
+        ...
 
     def chat(
         self,

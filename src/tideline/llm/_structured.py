@@ -62,7 +62,8 @@ class JsonSchema:
 
     def for_grammar(self) -> dict[str, Any]:
         """The schema without repetition bounds too deep for a grammar (see GRAMMAR_MAX_REPEAT)."""
-        return _shallow(self.schema)
+        shallow: dict[str, Any] = _shallow(self.schema)
+        return shallow
 
 
 def _shallow(node: Any) -> Any:
@@ -126,7 +127,7 @@ def parse_cutting_strings(text: str, model: type[M], cuts: list[str]) -> M:
         if any(e["type"] != "string_too_long" for e in errors) or None in limits:
             raise
         answer = json.loads(json_part(text))  # valid JSON: pydantic got as far as the strings
-        found = [_cut(answer, e["loc"], int(n)) for e, n in zip(errors, limits, strict=True)]
+        found = [_cut(answer, e["loc"], int(n or 0)) for e, n in zip(errors, limits, strict=True)]
         if not all(found):
             raise
         validated = model.model_validate(answer, context={CUTS: cuts})
@@ -143,11 +144,11 @@ def _cut(answer: Any, loc: tuple[int | str, ...], limit: int) -> str | None:
         indexed = isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
         if not (keyed or indexed):
             continue  # a branch of a union (`str` of `str | None`), not a place in the answer
-        parent, key, node = node, part, node[part]  # type: ignore[index]
+        parent, key, node = node, part, node[part]
         path.append(str(part))
     if parent is None or not isinstance(node, str) or len(node) <= limit:
         return None
-    parent[key] = node[:limit]  # type: ignore[index]
+    parent[key] = node[:limit]
     return f"{'.'.join(path)}: cut at {limit} of {len(node)} characters"
 
 

@@ -29,7 +29,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CreateMessageRequest, InputRequiredResult
 
 from tideline.errors import LLMError, LLMUnavailable
-from tideline.llm import LLM, Message, Sample, llm_from_sampler
+from tideline.llm import LLM, Message, Sample
 from tideline.mcp._sampling import sample_of, sampling_request, tool_llm
 
 if TYPE_CHECKING:
@@ -163,13 +163,11 @@ def with_llm(
     (a retried call carries the answer in `request_state`) — else none and why."""
     if ctx.request_state is not None:
         return ROUNDS.resume(ctx.request_state, ctx.input_responses)
-    settings = server.app.settings
-    llm, reason = tool_llm(ctx, settings)
+    app = server.app
+    llm, reason = tool_llm(ctx, app)
     if llm is None and reason is None:
         return ROUNDS.start(
-            lambda sampler: server.call(
-                tool, lambda: work(llm_from_sampler(sampler, settings), None), lock=None
-            ),
-            settings.llm_timeout,
+            lambda sampler: server.call(tool, lambda: work(app.llm_for(sampler), None), lock=None),
+            app.settings.llm_timeout,
         )
     return server.call(tool, lambda: work(llm, reason), lock=None)

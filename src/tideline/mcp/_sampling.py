@@ -35,9 +35,9 @@ from mcp_types import (
     TextContent,
 )
 
-from tideline.config import Settings
+from tideline.app import Tideline
 from tideline.errors import LLMError
-from tideline.llm import LLMClient, Message, Sample, llm_from_sampler, llm_from_settings
+from tideline.llm import LLMClient, Message, Sample
 
 ROUNDS_VERSION = "2026-07-28"  # the first protocol whose tools ask through InputRequiredResult
 
@@ -119,19 +119,14 @@ def sampling_unavailable(ctx: Context[Any]) -> str | None:
 def in_rounds(ctx: Context[Any]) -> bool:
     """Sampling on this connection goes in rounds: `InputRequiredResult` (tideline.mcp._rounds)."""
     version = ctx.protocol_version
-    return not ctx.session.can_send_request and bool(version) and version >= ROUNDS_VERSION
+    return not ctx.session.can_send_request and version is not None and version >= ROUNDS_VERSION
 
 
-def tool_llm(ctx: Context[Any], settings: Settings) -> tuple[LLMClient | None, str | None]:
-    """The LLM a tool should use, and the skip reason when there is none.
-
-    A configured endpoint wins (it is the one the user chose and pays for); otherwise the
-    client's model through sampling; otherwise (None, reason).
-    """
-    llm = llm_from_settings(settings)
-    if llm is not None:
-        return llm, None
+def tool_llm(ctx: Context[Any], app: Tideline) -> tuple[LLMClient | None, str | None]:
+    """The LLM a tool should use (`Tideline.llm_for`: the endpoint, else the client's model over
+    this connection), and the skip reason when there is none. (None, None): the connection is
+    in rounds, and the tool runs the work through `Rounds`."""
     reason = sampling_unavailable(ctx)
-    if reason is not None or in_rounds(ctx):
-        return None, reason  # in rounds, the tool runs the work through `Rounds`
-    return llm_from_sampler(ClientSampler(ctx.session), settings), None
+    sampler = ClientSampler(ctx.session) if reason is None and not in_rounds(ctx) else None
+    llm = app.llm_for(sampler)
+    return llm, None if llm is not None else reason

@@ -34,8 +34,13 @@ MaxChars = annotated(SCAN_UNINDEXED, "max_chars")
 
 def register(server: ToolServer) -> None:
     """Add the script-layer tools to `server`, reading the app's memory."""
-    agent = server.app.settings.agent_name
     server.accept(ATTENTION_HEATMAP, SCAN_UNINDEXED)
+    for add in (_memory_attention_heatmap, _memory_scan_unindexed):
+        add(server)
+
+
+def _memory_attention_heatmap(server: ToolServer) -> None:
+    agent = server.app.settings.agent_name
 
     @server.tool(
         name="memory_attention_heatmap",
@@ -52,6 +57,10 @@ def register(server: ToolServer) -> None:
         return server.call(
             "memory_attention_heatmap", lambda: heatmap(server.app.memory, since, until)
         )
+
+
+def _memory_scan_unindexed(server: ToolServer) -> None:
+    agent = server.app.settings.agent_name
 
     @server.tool(
         name="memory_scan_unindexed",

@@ -50,8 +50,15 @@ Limit = annotated(MEMORY_THREADS, "limit")
 
 def register(server: ToolServer) -> None:
     """Add the dream tools and the dream prompts to `server`."""
-    agent = server.app.settings.agent_name
     server.accept(DREAM_RUN, MEMORY_THREADS)
+    for add in (_dream_run, _memory_threads):
+        add(server)
+    for info in list_prompts():
+        server.add_prompt(_prompt(server, info))
+
+
+def _dream_run(server: ToolServer) -> None:
+    agent = server.app.settings.agent_name
 
     @server.tool(
         name="dream_run",
@@ -89,6 +96,10 @@ def register(server: ToolServer) -> None:
             return report.to_dict() | ({"llm_skipped": reason} if reason else {})
 
         return with_llm(server, "dream_run", ctx, run)
+
+
+def _memory_threads(server: ToolServer) -> None:
+    agent = server.app.settings.agent_name
 
     @server.tool(
         name="memory_threads",
@@ -135,9 +146,6 @@ def register(server: ToolServer) -> None:
             )
 
         return server.call("memory_threads", call, lock=None)
-
-    for info in list_prompts():
-        server.add_prompt(_prompt(server, info))
 
 
 def _prompt(server: ToolServer, info: PromptInfo) -> Prompt:

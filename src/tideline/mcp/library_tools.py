@@ -48,6 +48,11 @@ End = annotated(MEMO_READ, "end")
 def register(server: ToolServer) -> None:
     """Add the library tools to `server`, all calling the app's library."""
     server.accept(MEMO_SEARCH, MEMO_STATUS, MEMO_REINDEX, MEMO_ROUTE, MEMO_WRITE, MEMO_READ)
+    for add in (_memo_search, _memo_status, _memo_reindex, _memo_route, _memo_write, _memo_read):
+        add(server)
+
+
+def _memo_search(server: ToolServer) -> None:
     app = server.app
 
     @server.tool(
@@ -79,6 +84,10 @@ def register(server: ToolServer) -> None:
             ),
         )
 
+
+def _memo_status(server: ToolServer) -> None:
+    app = server.app
+
     @server.tool(
         name="memo_status",
         annotations=ToolAnnotations(
@@ -90,6 +99,10 @@ def register(server: ToolServer) -> None:
         index lags behind) and the folders that are not indexed and why (no _meta.yaml, too deep,
         unreadable files). `path` limits it to one collection or folder."""
         return server.call("memo_status", lambda: app.library.status(path), lock="library")
+
+
+def _memo_reindex(server: ToolServer) -> None:
+    app = server.app
 
     @server.tool(
         name="memo_reindex",
@@ -111,6 +124,10 @@ def register(server: ToolServer) -> None:
             lock="library",
         )
 
+
+def _memo_route(server: ToolServer) -> None:
+    app = server.app
+
     @server.tool(
         name="memo_route",
         annotations=ToolAnnotations(
@@ -124,6 +141,10 @@ def register(server: ToolServer) -> None:
         return server.call(
             "memo_route", lambda: app.library.route(query, k=k, prefix=prefix), lock="library"
         )
+
+
+def _memo_write(server: ToolServer) -> None:
+    app = server.app
 
     @server.tool(
         name="memo_write",
@@ -150,6 +171,10 @@ def register(server: ToolServer) -> None:
             lambda: app.library.write(path, text, append=append, idempotency_key=idempotency_key),
             lock="library",
         )
+
+
+def _memo_read(server: ToolServer) -> None:
+    app = server.app
 
     @server.tool(
         name="memo_read",

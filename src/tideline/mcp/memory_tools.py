@@ -67,8 +67,20 @@ Confirm = annotated(MEMORY_FORGET, "confirm")
 
 def register(server: ToolServer) -> None:
     """Add the memory tools to `server`, all calling the app's memory."""
-    agent = server.app.settings.agent_name
     server.accept(SYNC_TURN, MEMORY_WRITE, MEMORY_SEARCH, MEMORY_TRACE, MEMORY_FORGET)
+    for add in (
+        _sync_turn,
+        _memory_write,
+        _memory_search,
+        _memory_trace,
+        _memory_stats,
+        _memory_forget,
+    ):
+        add(server)
+
+
+def _sync_turn(server: ToolServer) -> None:
+    agent = server.app.settings.agent_name
 
     @server.tool(
         name="sync_turn",
@@ -108,6 +120,10 @@ def register(server: ToolServer) -> None:
             ),
             lock=None,
         )
+
+
+def _memory_write(server: ToolServer) -> None:
+    agent = server.app.settings.agent_name
 
     @server.tool(
         name="memory_write",
@@ -165,6 +181,10 @@ def register(server: ToolServer) -> None:
             lock=None,
         )
 
+
+def _memory_search(server: ToolServer) -> None:
+    agent = server.app.settings.agent_name
+
     @server.tool(
         name="memory_search",
         title="Search memory",
@@ -212,6 +232,10 @@ def register(server: ToolServer) -> None:
             ),
         )
 
+
+def _memory_trace(server: ToolServer) -> None:
+    agent = server.app.settings.agent_name
+
     @server.tool(
         name="memory_trace",
         title="Trace a memory to its conversation",
@@ -231,6 +255,10 @@ def register(server: ToolServer) -> None:
             lock=None,
         )
 
+
+def _memory_stats(server: ToolServer) -> None:
+    agent = server.app.settings.agent_name
+
     @server.tool(
         name="memory_stats",
         title="Memory statistics",
@@ -242,6 +270,10 @@ def register(server: ToolServer) -> None:
     )
     def memory_stats() -> dict[str, Any]:
         return server.call("memory_stats", lambda: server.memory.stats(), lock=None)
+
+
+def _memory_forget(server: ToolServer) -> None:
+    agent = server.app.settings.agent_name
 
     @server.tool(
         name="memory_forget",

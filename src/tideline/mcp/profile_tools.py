@@ -48,8 +48,13 @@ Timeout = annotated(SLEEP_RUN, "timeout")
 
 def register(server: ToolServer) -> None:
     """Add the profile and sleep tools to `server`."""
-    agent = server.app.settings.agent_name
     server.accept(MEMORY_PROFILE, FACT_REJECT, FACT_CLOSE, FACT_TIMELINE, SLEEP_RUN)
+    for add in (_memory_profile, _fact_reject, _fact_close, _fact_timeline, _sleep_run):
+        add(server)
+
+
+def _memory_profile(server: ToolServer) -> None:
+    agent = server.app.settings.agent_name
 
     @server.tool(
         name="memory_profile",
@@ -80,6 +85,10 @@ def register(server: ToolServer) -> None:
 
         return server.call("memory_profile", facts)
 
+
+def _fact_reject(server: ToolServer) -> None:
+    agent = server.app.settings.agent_name
+
     @server.tool(
         name="fact_reject",
         title="Mark a fact wrong",
@@ -95,6 +104,10 @@ def register(server: ToolServer) -> None:
         return server.call(
             "fact_reject", lambda: {"fact": server.app.profile.reject(fact_id, why).to_dict()}
         )
+
+
+def _fact_close(server: ToolServer) -> None:
+    agent = server.app.settings.agent_name
 
     @server.tool(
         name="fact_close",
@@ -114,6 +127,10 @@ def register(server: ToolServer) -> None:
             lambda: {"fact": server.app.profile.close(fact_id, why=why).to_dict()},
         )
 
+
+def _fact_timeline(server: ToolServer) -> None:
+    agent = server.app.settings.agent_name
+
     @server.tool(
         name="fact_timeline",
         title="A fact's history",
@@ -126,6 +143,10 @@ def register(server: ToolServer) -> None:
     )
     def fact_timeline(fact_id: FactId) -> dict[str, Any]:
         return server.call("fact_timeline", lambda: server.app.profile.timeline(fact_id))
+
+
+def _sleep_run(server: ToolServer) -> None:
+    agent = server.app.settings.agent_name
 
     @server.tool(
         name="sleep_run",

@@ -32,6 +32,7 @@ from typing import Any, Literal, cast
 import numpy as np
 
 from tideline.clock import Clock, parse_time, system_clock
+from tideline.config import DEFAULTS as D
 from tideline.embed import Embedder, forget_embeddings
 from tideline.errors import EmbedderError, InvalidInput, NotFound
 from tideline.memory import _forget
@@ -86,7 +87,7 @@ Progress = Callable[[int, int], None]
 
 #: Narrative search: cosine + a boost for a verbatim keyword hit (`keyword_boost`), so an exact
 #: hit beats semantic neighbours.
-NARRATIVES = Policy(fusion="weighted", boost=0.3, kind="narrative")
+NARRATIVES = Policy(fusion="weighted", boost=D.keyword_boost, kind="narrative")
 #: Raw-turn search, chosen on LoCoMo dev (docs/benchmarks.md): fusion by score (α = 0.5 of
 #: BM25/best + 0.5 of min–max cosine) keeps a strong lexical hit ahead of near-equal neighbours,
 #: which RRF (k = 10 before issue 12: recall@5 0.546) flattened; `turn_fusion`, `turn_alpha`, and
@@ -94,13 +95,13 @@ NARRATIVES = Policy(fusion="weighted", boost=0.3, kind="narrative")
 #: memory keys, `turn_date_weight`, `turn_memory_weight`, `turn_session_weight`,
 #: `turn_session_cap`.
 TURNS = Policy(
-    "convex",
-    rrf_k=10,
-    alpha=0.5,
+    cast(Literal["rrf", "convex"], D.turn_fusion),
+    rrf_k=D.turn_rrf_k,
+    alpha=D.turn_alpha,
     kind="turn",
-    date_weight=1.0,
-    memory_weight=0.25,
-    speaker_weight=0.25,
+    date_weight=D.turn_date_weight,
+    memory_weight=D.turn_memory_weight,
+    speaker_weight=D.turn_speaker_weight,
 )
 
 

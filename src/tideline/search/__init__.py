@@ -37,7 +37,7 @@ from tideline.search._retrieve import (
     retrieve,
 )
 from tideline.search._score import auto_floor, best_by, check_floor, interleave, resolve_floor
-from tideline.search._text import has_cjk, spaced_cjk, valid_text
+from tideline.search._text import spaced_cjk, valid_text
 from tideline.search._types import KINDS, MODES, Hit, Mode, Policy, SearchResult
 
 __all__ = [
@@ -80,7 +80,6 @@ __all__ = [
     "create_index",
     "diversify",
     "fuse",
-    "has_cjk",
     "interleave",
     "lift",
     "literal_dashes",

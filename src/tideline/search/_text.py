@@ -26,10 +26,6 @@ def spaced_cjk(text: str) -> str:
     return _CJK.sub(r" \1 ", text)
 
 
-def has_cjk(text: str) -> bool:
-    return _CJK.search(text) is not None
-
-
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 

@@ -74,9 +74,7 @@ class Namespaces:
             return self.home
         agent, user = key
         log.info("opening namespace %s%s", agent, f":{user}" if user else "")
-        # its own library (or none), one embedder for every namespace (the same model, loaded once)
-        settings = self.home.settings.for_namespace(agent, user, self._libraries(key))
-        opened = Tideline(settings, self.home.embedder)
+        opened = self.home.for_namespace(agent, user, self._libraries(key))
         self._opened.append(opened)
         return opened
 

@@ -116,6 +116,7 @@ class Dream:
         memory: Memory,
         llm: LLM | None,
         *,
+        sleep: Callable[[int, int], Sleep],
         embedder: Embedder | None = None,
         run_budget: int = 0,
         run_max_calls: int = 300,
@@ -127,6 +128,8 @@ class Dream:
         self.profile = profile
         self.memory = memory
         self.llm = llm
+        # The sleep layer's pipeline, built by the composition root for (tokens, calls) left.
+        self.sleep_for = sleep
         self.embedder = embedder
         self.run_budget = max(0, run_budget)
         self.run_max_calls = max(0, run_max_calls)
@@ -387,16 +390,8 @@ class Dream:
                     f"sleep: the run's {self.run_budget}-token budget is spent; raise "
                     "TIDELINE_DREAM_RUN_BUDGET"
                 )
-        sleep = Sleep(
-            self.profile,
-            self.memory,
-            self.llm,
-            embedder=self.embedder,
-            run_budget=left,
-            run_max_calls=max(1, self.run_max_calls - ctx.meter.calls) if self.run_max_calls else 0,
-            max_input_tokens=self.limits.max_input_tokens,
-            no_llm=self.no_llm,
-        )
+        calls = max(1, self.run_max_calls - ctx.meter.calls) if self.run_max_calls else 0
+        sleep = self.sleep_for(left, calls)
         found = sleep.run(dry_run=dry_run)
         tokens = found.tokens
         if found.status == "skipped":  # no LLM: its rule steps ran; retried by the next run

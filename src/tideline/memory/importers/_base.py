@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -119,6 +119,33 @@ def parse_json(text: str, batch: ImportBatch, line: int | None = None) -> Any:
         problem = ImportProblem(line, "JSON number too long to read; write it as a string")
     batch.problems.append(problem)
     return NOT_JSON
+
+
+def read_conversations(
+    path: Path, export: str, marker: str, conversation: Callable[[int, Any, ImportBatch], None]
+) -> ImportBatch:
+    """A chat service's `conversations.json` (ChatGPT's, Claude's): a list of conversations, or
+    one on its own (an object with its `marker` key), each handed to `conversation(number,
+    conv, batch)` with its 1-based number."""
+    batch = ImportBatch()
+    data = parse_json(read_text(path), batch)
+    if data is NOT_JSON:
+        return batch
+    if isinstance(data, dict) and marker in data:
+        data = [data]
+    if not isinstance(data, list):
+        batch.problems.append(
+            ImportProblem(None, f"not a {export} export: expected a list of conversations")
+        )
+        return batch
+    for number, conv in enumerate(data, 1):
+        conversation(number, conv, batch)
+    return batch
+
+
+def place(number: int, title: str | None) -> str:
+    """Where a conversation is, for what its messages' problems say: "conversation 3 ('Trip')"."""
+    return f"conversation {number}" + (f" ({title[:60]!r})" if title else "")
 
 
 def json_lines(path: Path, batch: ImportBatch) -> Iterator[tuple[int, Any]]:

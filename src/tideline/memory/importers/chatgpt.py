@@ -26,14 +26,13 @@ from tideline.clock import to_text
 from tideline.memory._raw import NewTurn
 from tideline.memory._types import ImportProblem
 from tideline.memory.importers._base import (
-    NOT_JSON,
     ImportBatch,
     ImportedSession,
     Origin,
     as_dict,
     as_list,
-    parse_json,
-    read_text,
+    place,
+    read_conversations,
 )
 
 _TEXT_TYPES = ("text", "multimodal_text")
@@ -100,20 +99,7 @@ class ChatGPTImporter:
         return 0
 
     def read(self, path: Path) -> ImportBatch:
-        batch = ImportBatch()
-        data = parse_json(read_text(path), batch)
-        if data is NOT_JSON:
-            return batch
-        if isinstance(data, dict) and "mapping" in data:
-            data = [data]  # one conversation on its own
-        if not isinstance(data, list):
-            batch.problems.append(
-                ImportProblem(None, "not a ChatGPT export: expected a list of conversations")
-            )
-            return batch
-        for number, conv in enumerate(data, 1):
-            self._conversation(number, conv, batch)
-        return batch
+        return read_conversations(path, "ChatGPT", "mapping", self._conversation)
 
     def _conversation(self, number: int, conv: Any, batch: ImportBatch) -> None:
         if not isinstance(conv, dict) or not isinstance(conv.get("mapping"), dict):
@@ -122,7 +108,7 @@ class ChatGPTImporter:
             )
             return
         title = conv.get("title") if isinstance(conv.get("title"), str) else None
-        where = f"conversation {number}" + (f" ({title[:60]!r})" if title else "")
+        where = place(number, title)
         started = epoch_time(conv.get("create_time"))
         mapping: dict[str, Any] = conv["mapping"]
         turns: list[NewTurn] = []

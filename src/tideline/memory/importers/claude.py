@@ -16,13 +16,12 @@ from typing import Any
 from tideline.memory._raw import NewTurn
 from tideline.memory._types import ImportProblem
 from tideline.memory.importers._base import (
-    NOT_JSON,
     ImportBatch,
     ImportedSession,
     Origin,
     as_list,
-    parse_json,
-    read_text,
+    place,
+    read_conversations,
 )
 
 _ROLES = {"human": "user", "assistant": "assistant"}
@@ -36,20 +35,7 @@ class ClaudeImporter:
         return 90 if head.lstrip().startswith("[") and '"chat_messages"' in head else 0
 
     def read(self, path: Path) -> ImportBatch:
-        batch = ImportBatch()
-        data = parse_json(read_text(path), batch)
-        if data is NOT_JSON:
-            return batch
-        if isinstance(data, dict) and "chat_messages" in data:
-            data = [data]  # one conversation on its own
-        if not isinstance(data, list):
-            batch.problems.append(
-                ImportProblem(None, "not a Claude export: expected a list of conversations")
-            )
-            return batch
-        for number, conv in enumerate(data, 1):
-            self._conversation(number, conv, batch)
-        return batch
+        return read_conversations(path, "Claude", "chat_messages", self._conversation)
 
     def _conversation(self, number: int, conv: Any, batch: ImportBatch) -> None:
         if not isinstance(conv, dict) or not isinstance(conv.get("chat_messages"), list):
@@ -58,7 +44,7 @@ class ClaudeImporter:
             )
             return
         name = conv.get("name") if isinstance(conv.get("name"), str) and conv["name"] else None
-        where = f"conversation {number}" + (f" ({name[:60]!r})" if name else "")
+        where = place(number, name)
         turns: list[NewTurn] = []
         origins: list[Origin] = []
         for index, message in enumerate(conv["chat_messages"], 1):
