@@ -61,7 +61,7 @@ from tideline.memory import (
     NewTurn,
     RawContext,
 )
-from tideline.search import PgTextIndex, Scope, retrieve
+from tideline.search import PgTextIndex, Scope, TextIndex, retrieve
 from tideline.store import Namespace, open_database, open_postgres
 
 CACHE = Path(os.environ.get("TIDELINE_BENCH_CACHE", "/work/cache")) / "scale-texts.npz"
@@ -306,13 +306,32 @@ def searches(app: Tideline, c: Corpus, turns: int, queries: int, label: str) -> 
     return out
 
 
-def lexical_change(pg: Tideline, sqlite: Tideline, text: list[str], n: int = 30) -> dict[str, Any]:
+def lexical_copy(lite: Tideline, url: str, say: Callable[[str], None]) -> PgTextIndex:
+    """The turns' text index alone, copied into its own namespace as `migrate` copies it (texts
+    and lexical keys from SQLite), analysed: the lexical side measured without the rest."""
+    db = open_postgres(url, Namespace("lexical"), AGENT_MIGRATIONS)
+    index = RawContext(db).index
+    assert isinstance(index, PgTextIndex)
+    if not db.scalar(f"SELECT 1 FROM {index.name}_text LIMIT 1"):
+        raw = lite.memory.raw
+        ids = raw.ids()
+        began = time.perf_counter()
+        for a in range(0, len(ids), 2000):
+            part = ids[a : a + 2000]
+            index.upsert_many(sorted(raw.texts(part).items()), raw.lexical_keys(part))
+        db.execute("ANALYZE")
+        say(f"lexical copy: {len(ids):,} turns in {time.perf_counter() - began:.0f} s")
+    return index
+
+
+def lexical_change(
+    index: TextIndex, lite: TextIndex, text: list[str], n: int = 30
+) -> dict[str, Any]:
     """PostgreSQL's lexical top-10 against ranking every match (`ts_rank` over all of them: the
     query before issue 25, got by calling no term frequent) and against SQLite's BM25 (its
     lexical file) on the same turns: the share of each top-10 in common, and the time."""
     from tideline.search import _pg_index
 
-    index, lite = pg.memory.raw.index, sqlite.memory.raw.index
     rows: list[tuple[float, float, float]] = []
     bounded, every = [], []
     for q in text[:n]:
@@ -356,15 +375,19 @@ def window(
     where = raw.filter(said_at(first), said_at(last - 1))
     n = min(50, len(text))
     hits: list[list[int]] = []
+    cv: list[float] = []
+    ch: list[float] = []
     sv = timed(
         lambda i: hits.append(
             [h.id for h in retrieve(where, "x", vec[i], 10, "vec", policy).top(10)]
         ),
         n,
+        cv,
     )
     sh = timed(
         lambda i: retrieve(where, text[i], vec[i], 10, "hybrid", policy, texts=raw.texts).top(10),
         n,
+        ch,
     )
     rec = []
     for i, h in enumerate(hits):
@@ -375,6 +398,8 @@ def window(
         "rows": last - first,
         "vec": ms_stats(sv),
         "hybrid": ms_stats(sh),
+        "vec_cpu": ms_stats(cv),
+        "hybrid_cpu": ms_stats(ch),
         "returned": float(np.mean([len(h) for h in hits])),
         "recall": float(np.mean(rec)),
     }
@@ -622,6 +647,7 @@ def main() -> None:
     ap.add_argument("--keep", type=Path, help="work folder to keep (and reuse) the databases in")
     ap.add_argument("--write", action="store_true", help="write docs/benchmarks.md (pg-scale)")
     ap.add_argument("--report-only", action="store_true")
+    ap.add_argument("--sqlite-phases", default="search,cli,server", help="SQLite phases to run")
     ap.add_argument(
         "--pg-phases",
         default="migrate,search,cli,concurrency",
@@ -648,6 +674,7 @@ def main() -> None:
     c = Corpus(args.vectors)
     engines = args.engines.split(",")
     phases = set(args.pg_phases.split(","))
+    lite_phases = set(args.sqlite_phases.split(","))
     work = args.keep or Path(tempfile.mkdtemp(prefix="tideline-scale-"))
     home = work / "home"
     home.mkdir(parents=True, exist_ok=True)
@@ -672,17 +699,20 @@ def main() -> None:
             )
             record(args.results, "sqlite-files", **build_files(path, say))
         if "sqlite" in engines:
-            app = app_for(home)
-            try:
-                record(
-                    args.results,
-                    "sqlite-search",
-                    **searches(app, c, args.turns, args.queries, "SQLite"),
-                )
-            finally:
-                app.close()
-            record(args.results, "sqlite-cli", **cli_search(home, c))
-            record(args.results, "sqlite-server", **server_rss(home, c, 50))
+            if "search" in lite_phases:
+                app = app_for(home)
+                try:
+                    record(
+                        args.results,
+                        "sqlite-search",
+                        **searches(app, c, args.turns, args.queries, "SQLite"),
+                    )
+                finally:
+                    app.close()
+            if "cli" in lite_phases:
+                record(args.results, "sqlite-cli", **cli_search(home, c))
+            if "server" in lite_phases:
+                record(args.results, "sqlite-server", **server_rss(home, c, 50))
         if "postgresql" in engines:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # pgserver: no XDG_RUNTIME_DIR here
@@ -692,7 +722,17 @@ def main() -> None:
                 server = pgserver.get_server(work / "pg", "stop" if args.keep else "delete")
             url = server.get_uri()
             migrated = work / "pg-migrated"
-            if "migrate" in phases or not migrated.exists():
+            if "lexical" in phases:  # the text index alone, in a namespace of its own
+                lite = app_for(home)
+                try:
+                    copied = lexical_copy(lite, url, say)
+                    text = list(c.queries[: args.queries])
+                    change = lexical_change(copied, lite.memory.raw.index, text, len(text))
+                    record(args.results, "pg-lexical", **change)
+                finally:
+                    lite.close()
+            agent = bool(phases & {"migrate", "search", "cli", "concurrency"})
+            if agent and ("migrate" in phases or not migrated.exists()):
                 memory = f"{max(1, math.ceil(args.turns / 250_000))}GB"
                 with psycopg.connect(url, autocommit=True) as conn:
                     conn.execute(f"ALTER SYSTEM SET maintenance_work_mem = '{memory}'")
@@ -717,7 +757,8 @@ def main() -> None:
                     lite = app_for(home)
                     try:
                         text = list(c.queries[: args.queries])
-                        record(args.results, "pg-lexical", **lexical_change(app, lite, text))
+                        change = lexical_change(app.memory.raw.index, lite.memory.raw.index, text)
+                        record(args.results, "pg-lexical", **change)
                     finally:
                         lite.close()
                 finally:
@@ -850,15 +891,16 @@ def report(rows: list[dict[str, Any]]) -> str:
             )
     lines += [
         "",
-        "| inside a time window | window | vector p50 / p95 ms | hybrid p50 / p95 ms | returned (of 10) | recall@10 vs exact |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| inside a time window | window | vector p50 / p95 ms | hybrid p50 / p95 ms | CPU ms, vector / hybrid p50 | returned (of 10) | recall@10 vs exact |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for phase in ("sqlite-search", "pg-search"):
         r = got.get(phase)
         for w in (r or {}).get("windows", []):
+            cpu = f"{w['vec_cpu'][0]} / {w['hybrid_cpu'][0]}" if "vec_cpu" in w else "—"
             lines.append(
                 f"| {r['label']} | {w['share']:.1%} ({w['rows']:,} turns) | {' / '.join(w['vec'])}"
-                f" | {' / '.join(w['hybrid'])} | {w['returned']:.1f} | {w['recall']:.2f} |"
+                f" | {' / '.join(w['hybrid'])} | {cpu} | {w['returned']:.1f} | {w['recall']:.2f} |"
             )
     lx = got.get("pg-lexical")
     if lx:

@@ -32,6 +32,7 @@ NOT_FOR_SEARCH = (
     "uvicorn",
     "starlette",
     "httpx",
+    "rich.progress",
 )
 
 

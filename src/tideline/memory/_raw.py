@@ -662,6 +662,20 @@ class RawContext:
             )
         return found
 
+    def times(self, ids: Sequence[int]) -> dict[int, tuple[int, str]]:
+        """Each turn's session id and own timestamp, by id — what the profile needs to count
+        sessions and date evidence in valid time, without reading the words."""
+        found: dict[int, tuple[int, str]] = {}
+        for part in batches(storable_ids(ids)):
+            marks = ",".join("?" * len(part))
+            found.update(
+                (int(i), (int(sid), str(ts)))
+                for i, sid, ts in self.db.execute(
+                    f"SELECT id, session_id, ts FROM turns WHERE id IN ({marks})", part
+                )
+            )
+        return found
+
     def hashes(self, ids: Sequence[int]) -> dict[int, str]:
         """The stored hash of these turns, by id (an export names source turns by hash)."""
         found: dict[int, str] = {}
@@ -674,9 +688,6 @@ class RawContext:
                 )
             )
         return found
-
-    def times(self, ids: Sequence[int]) -> dict[int, str]:
-        return turn_times(self.db, ids)
 
 
 def turn_times(db: Storage, ids: Sequence[int]) -> dict[int, str]:
