@@ -9,6 +9,7 @@ schema gets 422 with the fields named. The panel's pages get the same message in
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -89,7 +90,7 @@ def _sentence(msg: str) -> str:
     return msg if msg[1:2].isupper() else msg[:1].lower() + msg[1:]
 
 
-def install(app: FastAPI, page: Any) -> None:
+def install(app: FastAPI, page: Callable[[Request, int, str], Response]) -> None:
     """Register the handlers; `page(request, status, message)` renders an error for the panel."""
 
     def answer(request: Request, status: int, message: str) -> Response:
@@ -98,8 +99,7 @@ def install(app: FastAPI, page: Any) -> None:
         message = hide_paths(message, request.app.state.web.app.private_paths())
         if request.url.path.startswith("/api"):
             return JSONResponse({"error": message}, status_code=status)
-        response: Response = page(request, status, message)
-        return response
+        return page(request, status, message)
 
     @app.exception_handler(TidelineError)
     async def core_error(request: Request, exc: TidelineError) -> Response:

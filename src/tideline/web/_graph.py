@@ -7,6 +7,7 @@ from typing import Any
 
 from tideline.analysis import build_entity_graph
 from tideline.app import Tideline
+from tideline.profile import Fact
 
 
 def graph(app: Tideline) -> dict[str, Any]:
@@ -26,5 +27,5 @@ def graph(app: Tideline) -> dict[str, Any]:
     return out
 
 
-def _label(fact: Any) -> str:
+def _label(fact: Fact | None) -> str:
     return f"{fact.subject}/{fact.category}: {fact.value}" if fact is not None else "?"

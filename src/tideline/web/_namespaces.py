@@ -15,7 +15,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import anyio
 import anyio.abc
@@ -78,7 +77,7 @@ class Namespaces:
         self._opened.append(opened)
         return opened
 
-    async def _run(self, app: FastAPI, *, task_status: Any) -> None:
+    async def _run(self, app: FastAPI, *, task_status: anyio.abc.TaskStatus[None]) -> None:
         """A namespace app's lifespan, from its start until the server stops."""
         assert self._stop is not None
         async with app.router.lifespan_context(app):

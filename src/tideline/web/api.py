@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Depends, Header, Query
+from fastapi import APIRouter, Depends, Header
 
 from tideline.analysis.attention import heatmap
 from tideline.analysis.scanner import scan_unindexed
@@ -46,7 +46,7 @@ from tideline.fields import (
 from tideline.serve import names, to_dict
 from tideline.web import _csrf
 from tideline.web._graph import graph
-from tideline.web._models import RecordId, request_model
+from tideline.web._models import Args, RecordId, body, query
 from tideline.web._names import API
 from tideline.web._state import Web, web
 
@@ -54,28 +54,28 @@ router = APIRouter(prefix=API, dependencies=[Depends(_csrf.check_api)])
 W = Annotated[Web, Depends(web)]
 Json = dict[str, Any]
 
-SearchArgs = Annotated[request_model(MEMORY_SEARCH), Query()]
-TraceArgs = Annotated[request_model(MEMORY_TRACE, "narrative_id"), Query()]
-SessionsArgs = Annotated[request_model(SESSIONS), Query()]
-TurnBody = Annotated[request_model(SYNC_TURN), Body()]
-WriteBody = Annotated[request_model(MEMORY_WRITE), Body()]
-ForgetBody = Annotated[request_model(MEMORY_FORGET), Body()]
-HeatmapArgs = Annotated[request_model(ATTENTION_HEATMAP), Query()]
-ScanArgs = Annotated[request_model(SCAN_UNINDEXED), Query()]
-ContextBody = Annotated[request_model(MEMORY_CONTEXT), Body()]
-PrefetchArgs = Annotated[request_model(PREFETCH), Query()]
-ProfileArgs = Annotated[request_model(MEMORY_PROFILE), Query()]
-RejectBody = Annotated[request_model(FACT_REJECT, "fact_id"), Body()]
-CloseBody = Annotated[request_model(FACT_CLOSE, "fact_id"), Body()]
-LibSearchArgs = Annotated[request_model(MEMO_SEARCH), Query()]
-LibStatusArgs = Annotated[request_model(MEMO_STATUS), Query()]
-LibRouteArgs = Annotated[request_model(MEMO_ROUTE), Query()]
-LibReadArgs = Annotated[request_model(MEMO_READ), Query()]
-ReindexBody = Annotated[request_model(MEMO_REINDEX), Body()]
-NoteBody = Annotated[request_model(MEMO_WRITE), Body()]
-SleepBody = Annotated[request_model(SLEEP_RUN), Body()]
-DreamBody = Annotated[request_model(DREAM_RUN), Body()]
-RunsArgs = Annotated[request_model(RUNS), Query()]
+SearchArgs = Annotated[Args, Depends(query(MEMORY_SEARCH))]
+TraceArgs = Annotated[Args, Depends(query(MEMORY_TRACE, "narrative_id"))]
+SessionsArgs = Annotated[Args, Depends(query(SESSIONS))]
+TurnBody = Annotated[Args, Depends(body(SYNC_TURN))]
+WriteBody = Annotated[Args, Depends(body(MEMORY_WRITE))]
+ForgetBody = Annotated[Args, Depends(body(MEMORY_FORGET))]
+HeatmapArgs = Annotated[Args, Depends(query(ATTENTION_HEATMAP))]
+ScanArgs = Annotated[Args, Depends(query(SCAN_UNINDEXED))]
+ContextBody = Annotated[Args, Depends(body(MEMORY_CONTEXT))]
+PrefetchArgs = Annotated[Args, Depends(query(PREFETCH))]
+ProfileArgs = Annotated[Args, Depends(query(MEMORY_PROFILE))]
+RejectBody = Annotated[Args, Depends(body(FACT_REJECT, "fact_id"))]
+CloseBody = Annotated[Args, Depends(body(FACT_CLOSE, "fact_id"))]
+LibSearchArgs = Annotated[Args, Depends(query(MEMO_SEARCH))]
+LibStatusArgs = Annotated[Args, Depends(query(MEMO_STATUS))]
+LibRouteArgs = Annotated[Args, Depends(query(MEMO_ROUTE))]
+LibReadArgs = Annotated[Args, Depends(query(MEMO_READ))]
+ReindexBody = Annotated[Args, Depends(body(MEMO_REINDEX))]
+NoteBody = Annotated[Args, Depends(body(MEMO_WRITE))]
+SleepBody = Annotated[Args, Depends(body(SLEEP_RUN))]
+DreamBody = Annotated[Args, Depends(body(DREAM_RUN))]
+RunsArgs = Annotated[Args, Depends(query(RUNS))]
 Id = RecordId
 IdempotencyHeader = Annotated[str | None, Header(alias="Idempotency-Key")]
 
@@ -84,7 +84,7 @@ IdempotencyHeader = Annotated[str | None, Header(alias="Idempotency-Key")]
 @router.get("/search", tags=["memory"])
 def search(w: W, q: SearchArgs) -> Json:
     """Narratives (and with include_turns, turns) best first, with the parts of each score."""
-    args = q.model_dump()
+    args = q
     args["tags"] = names(args["tags"])
     return _searched(to_dict(w.call(lambda: w.app.memory.search(**args), lock=None)))
 
@@ -92,7 +92,7 @@ def search(w: W, q: SearchArgs) -> Json:
 @router.get("/narratives/{narrative_id}/trace", tags=["memory"])
 def trace(w: W, narrative_id: Id, q: TraceArgs) -> Json:
     """A narrative's source turns, each with its neighbours: where the memory came from."""
-    return to_dict(w.call(lambda: w.app.memory.trace(narrative_id, q.window), lock=None))
+    return to_dict(w.call(lambda: w.app.memory.trace(narrative_id, q["window"]), lock=None))
 
 
 def keyed(args: Json, header: str | None) -> Json:
@@ -107,17 +107,17 @@ def keyed(args: Json, header: str | None) -> Json:
 
 
 @router.post("/narratives", tags=["memory"], status_code=201)
-def write(w: W, body: WriteBody, key: IdempotencyHeader = None) -> Json:
+def write(w: W, given: WriteBody, key: IdempotencyHeader = None) -> Json:
     """Write a narrative memory (`memory_write`); retry with the same idempotency key."""
-    args = keyed(body.model_dump(), key)
+    args = keyed(given, key)
     args["tags"], args["related_entities"] = names(args["tags"]), names(args["related_entities"])
     return to_dict(w.call(lambda: w.app.memory.write(**args), lock=None))
 
 
 @router.post("/turns", tags=["memory"])
-def sync_turn(w: W, body: TurnBody, key: IdempotencyHeader = None) -> Json:
+def sync_turn(w: W, given: TurnBody, key: IdempotencyHeader = None) -> Json:
     """Keep one conversation turn, word for word (idempotent: `created` says if it was new)."""
-    args = keyed(body.model_dump(), key)
+    args = keyed(given, key)
     return to_dict(w.call(lambda: w.app.memory.sync_turn(**args), lock=None))
 
 
@@ -130,7 +130,7 @@ def stats(w: W) -> Json:
 @router.get("/sessions", tags=["memory"])
 def sessions(w: W, q: SessionsArgs) -> Json:
     """The sessions, most recent first, with their turn counts."""
-    return {"sessions": w.call(lambda: w.app.memory.sessions(q.limit), lock=None)}
+    return {"sessions": w.call(lambda: w.app.memory.sessions(q["limit"]), lock=None)}
 
 
 @router.get("/sessions/{session:path}/turns", tags=["memory"])
@@ -144,18 +144,17 @@ def session_turns(w: W, session: str) -> Json:
 
 
 @router.post("/forget", tags=["memory"])
-def forget(w: W, body: ForgetBody) -> Json:
+def forget(w: W, b: ForgetBody) -> Json:
     """Show what would be forgotten; with confirm=true, erase it (tombstones stay)."""
-    b = body
 
     def run() -> Json:
         found = w.app.memory.forget(
-            turns=b.turns or (),
-            session=b.session,
-            narratives=b.narratives or (),
-            query=b.query,
-            why=b.why,
-            confirm=bool(b.confirm),
+            turns=b["turns"] or (),
+            session=b["session"],
+            narratives=b["narratives"] or (),
+            query=b["query"],
+            why=b["why"],
+            confirm=bool(b["confirm"]),
         )
         return {**found.to_dict(), "done": found.done, "empty": found.empty}
 
@@ -166,7 +165,7 @@ def forget(w: W, body: ForgetBody) -> Json:
 @router.get("/heatmap", tags=["analysis"])
 def attention(w: W, q: HeatmapArgs) -> Json:
     """Retrieval hits per memory cluster in a window, and the deserts (never retrieved)."""
-    return w.call(lambda: heatmap(w.app.memory, q.since, q.until)).to_dict()
+    return w.call(lambda: heatmap(w.app.memory, q["since"], q["until"])).to_dict()
 
 
 @router.get("/graph", tags=["analysis"])
@@ -181,25 +180,25 @@ def scan(w: W, q: ScanArgs) -> Json:
     from datetime import timedelta
 
     def run() -> Json:
-        gap = timedelta(minutes=q.max_gap_minutes)
-        result = scan_unindexed(w.app.memory, max_gap=gap, after=q.after)
-        return {**result.summary(), "markdown": result.to_markdown(max_chars=q.max_chars)}
+        gap = timedelta(minutes=q["max_gap_minutes"])
+        result = scan_unindexed(w.app.memory, max_gap=gap, after=q["after"])
+        return {**result.summary(), "markdown": result.to_markdown(max_chars=q["max_chars"])}
 
     return w.call(run)
 
 
 # -- injection -------------------------------------------------------------------------------
 @router.post("/context", tags=["inject"])
-def context(w: W, body: ContextBody) -> Json:
+def context(w: W, given: ContextBody) -> Json:
     """The identity block, and with a message the turn's block (`memory_context`)."""
 
     def blocks() -> Json:
         provider = w.app.provider
         found = []
-        if not body.message or body.include_identity:
+        if not given["message"] or given["include_identity"]:
             found.append(provider.identity())
-        if body.message:
-            found.append(provider.prefetch_block(body.message, body.session))
+        if given["message"]:
+            found.append(provider.prefetch_block(given["message"], given["session"]))
         return {"text": "\n\n".join(b.text for b in found), "blocks": [b.to_dict() for b in found]}
 
     return w.call(blocks)
@@ -208,7 +207,7 @@ def context(w: W, body: ContextBody) -> Json:
 @router.get("/prefetch", tags=["inject"])
 def prefetch(w: W, q: PrefetchArgs) -> Json:
     """The memory block injected for one message (T1, T4); logs the hits' attention."""
-    return w.call(lambda: w.app.provider.prefetch_block(q.message, q.session)).to_dict()
+    return w.call(lambda: w.app.provider.prefetch_block(q["message"], q["session"])).to_dict()
 
 
 # -- profile ---------------------------------------------------------------------------------
@@ -217,15 +216,17 @@ def profile(w: W, q: ProfileArgs) -> Json:
     """Facts with their evidence turns, filtered by status, category and subject; with `as_of`
     (an ISO date or time), the profile as it stood then in the user's time: the facts believed
     then with their status then, and the events, people and open questions of then."""
-    statuses = fact_statuses(q.status)
-    if q.as_of is not None:
-        at = q.as_of
+    statuses = fact_statuses(q["status"])
+    if q["as_of"] is not None:
+        at = q["as_of"]
         view = w.call(
-            lambda: w.app.profile.as_of(at, status=statuses, category=q.category, subject=q.subject)
+            lambda: w.app.profile.as_of(
+                at, status=statuses, category=q["category"], subject=q["subject"]
+            )
         )
         return view.to_dict()
     found = w.call(
-        lambda: w.app.profile.facts(status=statuses, category=q.category, subject=q.subject)
+        lambda: w.app.profile.facts(status=statuses, category=q["category"], subject=q["subject"])
     )
     return {"facts": [f.to_dict() for f in found]}
 
@@ -237,15 +238,15 @@ def fact_timeline(w: W, fact_id: Id) -> Json:
 
 
 @router.post("/facts/{fact_id}/reject", tags=["profile"])
-def fact_reject(w: W, fact_id: Id, body: RejectBody) -> Json:
+def fact_reject(w: W, fact_id: Id, given: RejectBody) -> Json:
     """Mark a fact wrong, with why; it stays, greyed, with the reason on its timeline."""
-    return {"fact": w.call(lambda: w.app.profile.reject(fact_id, body.why)).to_dict()}
+    return {"fact": w.call(lambda: w.app.profile.reject(fact_id, given["why"])).to_dict()}
 
 
 @router.post("/facts/{fact_id}/close", tags=["profile"])
-def fact_close(w: W, fact_id: Id, body: CloseBody) -> Json:
+def fact_close(w: W, fact_id: Id, given: CloseBody) -> Json:
     """Mark a fact no longer true; it stays, with an end time."""
-    return {"fact": w.call(lambda: w.app.profile.close(fact_id, why=body.why)).to_dict()}
+    return {"fact": w.call(lambda: w.app.profile.close(fact_id, why=given["why"])).to_dict()}
 
 
 # -- library ---------------------------------------------------------------------------------
@@ -253,7 +254,9 @@ def fact_close(w: W, fact_id: Id, body: CloseBody) -> Json:
 def library_search(w: W, q: LibSearchArgs) -> Json:
     """Chunks best first by relevance, each with `location` (path:line) and `explain`."""
     found = w.call(
-        lambda: w.app.library.search(q.query, q.path, k=q.k, mode=q.mode, min_score=q.min_score),
+        lambda: w.app.library.search(
+            q["query"], q["path"], k=q["k"], mode=q["mode"], min_score=q["min_score"]
+        ),
         lock="library",
     )
     return _searched(to_dict(found))
@@ -270,50 +273,56 @@ def _searched(answer: Json) -> Json:
 @router.get("/library/status", tags=["library"])
 def library_status(w: W, q: LibStatusArgs) -> Json:
     """Collections, what the index lags behind, and the folders skipped and why."""
-    return w.call(lambda: w.app.library.status(q.path), lock="library")
+    return w.call(lambda: w.app.library.status(q["path"]), lock="library")
 
 
 @router.get("/library/route", tags=["library"])
 def library_route(w: W, q: LibRouteArgs) -> Json:
     """Which collections a question belongs to, best first (`memo_route`)."""
     return to_dict(
-        w.call(lambda: w.app.library.route(q.query, k=q.k, prefix=q.prefix), lock="library")
+        w.call(
+            lambda: w.app.library.route(q["query"], k=q["k"], prefix=q["prefix"]), lock="library"
+        )
     )
 
 
 @router.get("/library/read", tags=["library"])
 def library_read(w: W, q: LibReadArgs) -> Json:
     """Lines of a note, or the lines of a search hit's `path:line` (`memo_read`)."""
-    return to_dict(w.call(lambda: w.app.library.read(q.path, q.start, q.end), lock="library"))
+    return to_dict(
+        w.call(lambda: w.app.library.read(q["path"], q["start"], q["end"]), lock="library")
+    )
 
 
 @router.post("/library/reindex", tags=["library"])
-def library_reindex(w: W, body: ReindexBody) -> Json:
+def library_reindex(w: W, given: ReindexBody) -> Json:
     """Bring the index up to date with the files, or rebuild it (`memo_reindex`)."""
-    reports = w.call(lambda: w.app.library.reindex(body.path, full=body.full), lock="library")
+    reports = w.call(
+        lambda: w.app.library.reindex(given["path"], full=given["full"]), lock="library"
+    )
     return {"collections": [r.to_dict() for r in reports]}
 
 
 @router.post("/library/notes", tags=["library"], status_code=201)
-def library_write(w: W, body: NoteBody, key: IdempotencyHeader = None) -> Json:
+def library_write(w: W, given: NoteBody, key: IdempotencyHeader = None) -> Json:
     """Create a note in a collection, or append to one, and index it (`memo_write`); retry
     with the same idempotency key."""
-    args = keyed(body.model_dump(), key)
+    args = keyed(given, key)
     return to_dict(w.call(lambda: w.app.library.write(**args), lock="library"))
 
 
 # -- runs ------------------------------------------------------------------------------------
 @router.post("/sleep", tags=["runs"], status_code=202)
-def start_sleep(w: W, body: SleepBody) -> Json:
+def start_sleep(w: W, given: SleepBody) -> Json:
     """Start a sleep in the background; poll GET /api/runs/{id} for its progress."""
-    return start_sleep_run(w, body.dry_run, body.timeout)
+    return start_sleep_run(w, given["dry_run"], given["timeout"])
 
 
 @router.post("/dream", tags=["runs"], status_code=202)
-def start_dream(w: W, body: DreamBody) -> Json:
+def start_dream(w: W, given: DreamBody) -> Json:
     """Start a dream (default: today; `layers`: only these) in the background; poll
     GET /api/runs/{id}."""
-    return start_dream_run(w, body.date, body.dry_run, body.layers)
+    return start_dream_run(w, given["date"], given["dry_run"], given["layers"])
 
 
 @router.get("/runs", tags=["runs"])
@@ -321,8 +330,8 @@ def runs(w: W, q: RunsArgs) -> Json:
     """The runs this server started (with progress), and the recorded sleep and dream runs."""
     return {
         "started": [r.to_dict() for r in w.runs.list()],
-        "sleep": [r.to_dict() for r in w.call(lambda: w.app.profile.runs(q.limit))],
-        "dream": [r.to_dict() for r in w.call(lambda: w.app.dream.runs(q.limit))],
+        "sleep": [r.to_dict() for r in w.call(lambda: w.app.profile.runs(q["limit"]))],
+        "dream": [r.to_dict() for r in w.call(lambda: w.app.dream.runs(q["limit"]))],
     }
 
 

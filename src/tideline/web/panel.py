@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import defaultdict
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import quote
@@ -69,7 +70,7 @@ _MARKDOWN = MarkdownIt("commonmark", {"html": False})  # raw HTML in a note is s
 PROFILE_STATUSES = MEMORY_PROFILE.field("status").choices
 
 
-def page(request: Request, template: str, code: int = 200, **context: Any) -> HTMLResponse:
+def page(request: Request, template: str, code: int = 200, /, **context: object) -> HTMLResponse:
     """Render `template` with the CSRF token and the agent's name; set the CSRF cookie."""
     state: Web = request.app.state.web
     response = TEMPLATES.TemplateResponse(
@@ -334,7 +335,7 @@ def moments(w: Web, narratives: list[Narrative]) -> list[Moment]:
     said: dict[int, str] = {}
     for start in range(0, len(linked), 500):
         part = linked[start : start + 500]
-        said.update((t.id, t.ts) for t in w.call(lambda p=part: w.app.memory.raw.get(p)))
+        said.update((t.id, t.ts) for t in w.call(partial(w.app.memory.raw.get, part)))
     out = []
     for n in narratives:
         times = [said[t] for t in n.source_links if t in said]
@@ -404,10 +405,10 @@ def library_page(
     min_score: Floor = "",
 ) -> Response:
     """Collections and their status (what lags, what was skipped and why), and a search."""
-    shown = {"q": q, "path": path, "mode": mode, "min_score": min_score}
     more = _more("/library", q=q, path=path, mode=mode)
+    shown = {"q": q, "path": path, "mode": mode, "min_score": min_score, "more_url": more}
     if not w.app.settings.memo_root:
-        return page(request, "library.html", status=None, hits=None, more_url=more, **shown)
+        return page(request, "library.html", status=None, hits=None, **shown)
     status = w.call(lambda: w.app.library.status(None), lock="library")
     root = _shown_root(status, w.tokens_on)
     hits = None
@@ -418,9 +419,7 @@ def library_page(
             ),
             lock="library",
         )
-    return page(
-        request, "library.html", status=status, root=root, hits=hits, more_url=more, **shown
-    )
+    return page(request, "library.html", status=status, root=root, hits=hits, **shown)
 
 
 def _shown_root(status: dict[str, Any], tokens_on: bool) -> str:
