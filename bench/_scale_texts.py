@@ -8,7 +8,12 @@ queries with their own prefixes, and are written to `/work/cache/scale-texts.npz
 `texts`, `vectors` (float32, unit), `queries`, `query_kinds`, `query_vectors`.
 
     flock /work/embed.lock .venv/bin/python bench/_scale_texts.py    # ~15 min of e5, once
+    flock /work/embed.lock .venv/bin/python bench/_scale_texts.py --slices 2   # 2 more slices
     .venv/bin/python bench/_scale_texts.py --finish    # the cache from the slices done so far
+
+`--slices N` embeds at most N slices of 1,024 texts and writes the cache: on a shared machine take
+the lock per run and let other benchmarks in between, e.g.
+`until [ -f /work/cache/scale-texts.part31.npy ]; do flock … --slices 1; sleep 60; done`.
 """
 
 from __future__ import annotations
@@ -20,18 +25,17 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _report import SHARED
 
-DATA = Path(__file__).resolve().parents[1].parent.parent / "shared" / "data"
 CACHE = Path(os.environ.get("TIDELINE_BENCH_CACHE", "/work/cache")) / "scale-texts.npz"
 TEXTS = 32_000
 KINDS = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 
 
 def _data() -> Path:
-    for base in (DATA, Path(__file__).resolve().parents[1] / ".." / "shared" / "data"):
-        if (base / "locomo").is_dir():
-            return base
-    raise SystemExit(f"../shared/data not found (looked in {DATA})")
+    if (SHARED / "locomo").is_dir():
+        return SHARED
+    raise SystemExit(f"../shared/data not found (looked in {SHARED}; set TIDELINE_SHARED_DATA)")
 
 
 def texts_and_queries(limit: int = TEXTS) -> tuple[list[str], list[str], list[str]]:
@@ -81,6 +85,7 @@ def main() -> None:
         print(f"{len(questions)} questions embedded", flush=True)
     qvecs = np.load(asked)
     finish = "--finish" in sys.argv  # write the cache from the slices done so far
+    budget = int(sys.argv[sys.argv.index("--slices") + 1]) if "--slices" in sys.argv else None
     parts = []
     for start in range(0, len(passages), 1024):
         # each slice is kept as it is done: a run cut short resumes where it stopped
@@ -88,8 +93,10 @@ def main() -> None:
         if part.exists():
             parts.append(np.load(part))
             continue
-        if finish:
+        if finish or budget == 0:
             break
+        if budget is not None:
+            budget -= 1
         parts.append(e5.embed_documents(passages[start : start + 1024]))
         np.save(part, parts[-1])
         done = start + len(parts[-1])

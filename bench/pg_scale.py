@@ -33,6 +33,7 @@ import datetime as dt
 import json
 import math
 import os
+import resource
 import shutil
 import socket
 import subprocess
@@ -60,7 +61,7 @@ from tideline.memory import (
     NewTurn,
     RawContext,
 )
-from tideline.search import PgTextIndex, Scope, retrieve
+from tideline.search import PgTextIndex, Scope, TextIndex, retrieve
 from tideline.store import Namespace, open_database, open_postgres
 
 CACHE = Path(os.environ.get("TIDELINE_BENCH_CACHE", "/work/cache")) / "scale-texts.npz"
@@ -118,12 +119,16 @@ def record(path: Path, phase: str, **data: Any) -> dict[str, Any]:
     return row
 
 
-def timed(call: Callable[[int], object], n: int) -> list[float]:
+def timed(call: Callable[[int], object], n: int, cpu: list[float] | None = None) -> list[float]:
+    """Each call's wall seconds; with `cpu`, its CPU seconds in this process (every thread)
+    are appended there: on a loaded machine the wall time is mostly waiting for a core."""
     out = []
     for i in range(n):
-        began = time.perf_counter()
+        began, used = time.perf_counter(), time.process_time()
         call(i)
         out.append(time.perf_counter() - began)
+        if cpu is not None:
+            cpu.append(time.process_time() - used)
     return out
 
 
@@ -252,20 +257,25 @@ def searches(app: Tideline, c: Corpus, turns: int, queries: int, label: str) -> 
     policy = memory.turn_policy
     out: dict[str, Any] = {"label": label}
     memory.search_turns(text[0], 10)  # warm-up: the model, the files, the caches
-    e2e = timed(lambda n: memory.search_turns(text[n], 10), len(qs))
+    e2e_cpu: list[float] = []
+    e2e = timed(lambda n: memory.search_turns(text[n], 10), len(qs), e2e_cpu)
     out["turns_e2e"] = ms_stats(e2e)
+    out["turns_e2e_cpu"] = ms_stats(e2e_cpu)
     by_kind: dict[str, list[float]] = {}
     for n, s in zip(qs, e2e, strict=True):
         by_kind.setdefault(c.query_kinds[n], []).append(s)
     out["turns_e2e_by_kind"] = {k: ms_stats(v) for k, v in sorted(by_kind.items())}
+    hybrid_cpu: list[float] = []
     out["turns_hybrid"] = ms_stats(
         timed(
             lambda n: retrieve(
                 Scope(raw.index), text[n], vec[n], 10, "hybrid", policy, texts=raw.texts
             ).top(10),
             len(qs),
+            hybrid_cpu,
         )
     )
+    out["turns_hybrid_cpu"] = ms_stats(hybrid_cpu)
     out["turns_lex"] = ms_stats(
         timed(lambda n: raw.index.lexical(text[n], policy.depth_for(10)), len(qs))
     )
@@ -296,6 +306,59 @@ def searches(app: Tideline, c: Corpus, turns: int, queries: int, label: str) -> 
     return out
 
 
+def lexical_copy(lite: Tideline, url: str, say: Callable[[str], None]) -> PgTextIndex:
+    """The turns' text index alone, copied into its own namespace as `migrate` copies it (texts
+    and lexical keys from SQLite), analysed: the lexical side measured without the rest."""
+    db = open_postgres(url, Namespace("lexical"), AGENT_MIGRATIONS)
+    index = RawContext(db).index
+    assert isinstance(index, PgTextIndex)
+    if not db.scalar(f"SELECT 1 FROM {index.name}_text LIMIT 1"):
+        raw = lite.memory.raw
+        ids = raw.ids()
+        began = time.perf_counter()
+        for a in range(0, len(ids), 2000):
+            part = ids[a : a + 2000]
+            index.upsert_many(sorted(raw.texts(part).items()), raw.lexical_keys(part))
+        db.execute("ANALYZE")
+        say(f"lexical copy: {len(ids):,} turns in {time.perf_counter() - began:.0f} s")
+    return index
+
+
+def lexical_change(
+    index: TextIndex, lite: TextIndex, text: list[str], n: int = 30
+) -> dict[str, Any]:
+    """PostgreSQL's lexical top-10 against ranking every match (`ts_rank` over all of them: the
+    query before issue 25, got by calling no term frequent) and against SQLite's BM25 (its
+    lexical file) on the same turns: the share of each top-10 in common, and the time."""
+    from tideline.search import _pg_index
+
+    rows: list[tuple[float, float, float]] = []
+    bounded, every = [], []
+    for q in text[:n]:
+        began = time.perf_counter()
+        new = {h.id for h in index.lexical(q, 10)}
+        bounded.append(time.perf_counter() - began)
+        share = _pg_index.FREQUENT_SHARE
+        _pg_index.FREQUENT_SHARE = 2.0  # no term is frequent: every match ranked
+        try:
+            began = time.perf_counter()
+            old = {h.id for h in index.lexical(q, 10)}
+            every.append(time.perf_counter() - began)
+        finally:
+            _pg_index.FREQUENT_SHARE = share
+        bm25 = {h.id for h in lite.lexical(q, 10)}
+        rows.append((len(new & old) / 10, len(new & bm25) / 10, len(old & bm25) / 10))
+    got = np.mean(np.array(rows), axis=0) if rows else np.zeros(3)
+    return {
+        "queries": len(rows),
+        "bounded": ms_stats(bounded),
+        "every_match": ms_stats(every),
+        "same_as_every_match": float(got[0]),
+        "bounded_vs_bm25": float(got[1]),
+        "every_match_vs_bm25": float(got[2]),
+    }
+
+
 def window(
     raw: RawContext,
     c: Corpus,
@@ -312,15 +375,19 @@ def window(
     where = raw.filter(said_at(first), said_at(last - 1))
     n = min(50, len(text))
     hits: list[list[int]] = []
+    cv: list[float] = []
+    ch: list[float] = []
     sv = timed(
         lambda i: hits.append(
             [h.id for h in retrieve(where, "x", vec[i], 10, "vec", policy).top(10)]
         ),
         n,
+        cv,
     )
     sh = timed(
         lambda i: retrieve(where, text[i], vec[i], 10, "hybrid", policy, texts=raw.texts).top(10),
         n,
+        ch,
     )
     rec = []
     for i, h in enumerate(hits):
@@ -331,6 +398,8 @@ def window(
         "rows": last - first,
         "vec": ms_stats(sv),
         "hybrid": ms_stats(sh),
+        "vec_cpu": ms_stats(cv),
+        "hybrid_cpu": ms_stats(ch),
         "returned": float(np.mean([len(h) for h in hits])),
         "recall": float(np.mean(rec)),
     }
@@ -411,20 +480,33 @@ def server_rss(home: Path, c: Corpus, searches_n: int) -> dict[str, Any]:
 
 
 def cli_search(home: Path, c: Corpus, runs: int = 5, url: str = "") -> dict[str, Any]:
+    """`tideline search` from process start to exit, and the CPU seconds it used (on a loaded
+    machine the wall time is mostly waiting for a core). Bytecode is written as an installed
+    package has it (one uncounted call first); each query is new to the embedding cache."""
     env = {**os.environ, "AGENT_NAME": AGENT, "TIDELINE_HOME": str(home)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     if url:
         env["TIDELINE_DATABASE_URL"] = url
-    seconds = []
-    for n in range(runs):
+    seconds, cpu = [], []
+    for n in range(runs + 1):
+        query = f"{c.queries[n]} ({time.time_ns()})"  # never in the embedding cache
+        used = resource.getrusage(resource.RUSAGE_CHILDREN)
         began = time.perf_counter()
         subprocess.run(
-            [sys.executable, "-m", "tideline", "search", c.queries[n], "--turns", "--json"],
+            [sys.executable, "-m", "tideline", "search", query, "--turns", "--json"],
             env=env,
             check=True,
             capture_output=True,
         )
-        seconds.append(time.perf_counter() - began)
-    return {"cli_search": ms_stats(seconds), "cli_runs": [round(s, 2) for s in seconds]}
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if n:
+            seconds.append(time.perf_counter() - began)
+            cpu.append(after.ru_utime - used.ru_utime + after.ru_stime - used.ru_stime)
+    return {
+        "cli_search": ms_stats(seconds),
+        "cli_cpu": ms_stats(cpu),
+        "cli_runs": [round(s, 2) for s in seconds],
+    }
 
 
 def migrate(path: Path, url: str) -> dict[str, Any]:
@@ -565,6 +647,12 @@ def main() -> None:
     ap.add_argument("--keep", type=Path, help="work folder to keep (and reuse) the databases in")
     ap.add_argument("--write", action="store_true", help="write docs/benchmarks.md (pg-scale)")
     ap.add_argument("--report-only", action="store_true")
+    ap.add_argument("--sqlite-phases", default="search,cli,server", help="SQLite phases to run")
+    ap.add_argument(
+        "--pg-phases",
+        default="migrate,search,cli,concurrency",
+        help="PostgreSQL phases to run (with --keep, a database migrated before is reused)",
+    )
     ap.add_argument("--client", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.client:
@@ -585,6 +673,8 @@ def main() -> None:
     args.results.parent.mkdir(parents=True, exist_ok=True)
     c = Corpus(args.vectors)
     engines = args.engines.split(",")
+    phases = set(args.pg_phases.split(","))
+    lite_phases = set(args.sqlite_phases.split(","))
     work = args.keep or Path(tempfile.mkdtemp(prefix="tideline-scale-"))
     home = work / "home"
     home.mkdir(parents=True, exist_ok=True)
@@ -609,49 +699,78 @@ def main() -> None:
             )
             record(args.results, "sqlite-files", **build_files(path, say))
         if "sqlite" in engines:
-            app = app_for(home)
-            try:
-                record(
-                    args.results,
-                    "sqlite-search",
-                    **searches(app, c, args.turns, args.queries, "SQLite"),
-                )
-            finally:
-                app.close()
-            record(args.results, "sqlite-cli", **cli_search(home, c))
-            record(args.results, "sqlite-server", **server_rss(home, c, 50))
+            if "search" in lite_phases:
+                app = app_for(home)
+                try:
+                    record(
+                        args.results,
+                        "sqlite-search",
+                        **searches(app, c, args.turns, args.queries, "SQLite"),
+                    )
+                finally:
+                    app.close()
+            if "cli" in lite_phases:
+                record(args.results, "sqlite-cli", **cli_search(home, c))
+            if "server" in lite_phases:
+                record(args.results, "sqlite-server", **server_rss(home, c, 50))
         if "postgresql" in engines:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # pgserver: no XDG_RUNTIME_DIR here
                 import pgserver
 
-                server = pgserver.get_server(work / "pg", "delete")
+                # a kept work folder keeps the migrated database too (`--pg-phases` reuses it)
+                server = pgserver.get_server(work / "pg", "stop" if args.keep else "delete")
             url = server.get_uri()
-            memory = f"{max(1, math.ceil(args.turns / 250_000))}GB"
-            with psycopg.connect(url, autocommit=True) as conn:
-                conn.execute(f"ALTER SYSTEM SET maintenance_work_mem = '{memory}'")
-                conn.execute("SELECT pg_reload_conf()")
-            record(args.results, "pg-migrate", maintenance_work_mem=memory, **migrate(path, url))
-            pg = open_postgres(url, Namespace(AGENT), AGENT_MIGRATIONS)
-            pg.execute("ANALYZE")
-            for index in (RawContext(pg).index, Narratives(pg).index):
-                assert isinstance(index, PgTextIndex)
-            pg.close()
-            app = app_for(home, url)
-            try:
+            migrated = work / "pg-migrated"
+            if "lexical" in phases:  # the text index alone, in a namespace of its own
+                lite = app_for(home)
+                try:
+                    copied = lexical_copy(lite, url, say)
+                    text = list(c.queries[: args.queries])
+                    change = lexical_change(copied, lite.memory.raw.index, text, len(text))
+                    record(args.results, "pg-lexical", **change)
+                finally:
+                    lite.close()
+            agent = bool(phases & {"migrate", "search", "cli", "concurrency"})
+            if agent and ("migrate" in phases or not migrated.exists()):
+                memory = f"{max(1, math.ceil(args.turns / 250_000))}GB"
+                with psycopg.connect(url, autocommit=True) as conn:
+                    conn.execute(f"ALTER SYSTEM SET maintenance_work_mem = '{memory}'")
+                    conn.execute("SELECT pg_reload_conf()")
+                record(
+                    args.results, "pg-migrate", maintenance_work_mem=memory, **migrate(path, url)
+                )
+                pg = open_postgres(url, Namespace(AGENT), AGENT_MIGRATIONS)
+                pg.execute("ANALYZE")
+                for index in (RawContext(pg).index, Narratives(pg).index):
+                    assert isinstance(index, PgTextIndex)
+                pg.close()
+                migrated.touch()
+            if "search" in phases:
+                app = app_for(home, url)
+                try:
+                    record(
+                        args.results,
+                        "pg-search",
+                        **searches(app, c, args.turns, args.queries, "PostgreSQL (HNSW)"),
+                    )
+                    lite = app_for(home)
+                    try:
+                        text = list(c.queries[: args.queries])
+                        change = lexical_change(app.memory.raw.index, lite.memory.raw.index, text)
+                        record(args.results, "pg-lexical", **change)
+                    finally:
+                        lite.close()
+                finally:
+                    app.close()
+            if "cli" in phases:
+                record(args.results, "pg-cli", **cli_search(home, c, url=url))
+            if "concurrency" in phases:
                 record(
                     args.results,
-                    "pg-search",
-                    **searches(app, c, args.turns, args.queries, "PostgreSQL (HNSW)"),
+                    "pg-concurrency",
+                    **concurrency(url, args.processes, args.seconds, home),
                 )
-            finally:
-                app.close()
-            record(args.results, "pg-cli", **cli_search(home, c, url=url))
-            record(
-                args.results,
-                "pg-concurrency",
-                **concurrency(url, args.processes, args.seconds, home),
-            )
     finally:
         if server is not None:
             server.cleanup()
@@ -730,6 +849,21 @@ def report(rows: list[dict[str, Any]]) -> str:
                 f" | {' / '.join(r['turns_lex'])} | {' / '.join(r['turns_vec'])} | {r['vec_recall']:.3f}"
                 f" | {' / '.join(r['narr_hybrid'])} |"
             )
+    cpu_rows = [
+        f"| {r['label']} | {' / '.join(r['turns_e2e_cpu'])} | {' / '.join(r['turns_hybrid_cpu'])} |"
+        for r in (got.get(p) for p in ("sqlite-search", "pg-search"))
+        if r and "turns_e2e_cpu" in r
+    ]
+    if cpu_rows:
+        lines += [
+            "",
+            "CPU time of the searching process for the same searches (all its threads; on"
+            " PostgreSQL the server's own processes are not counted):",
+            "",
+            "| CPU ms, p50 / p95 | turns, product path with e5 | turns hybrid, vector given |",
+            "|---|---:|---:|",
+            *cpu_rows,
+        ]
     lines += [
         "",
         "| turns, product path, by question kind (p50 / p95 ms) | "
@@ -757,16 +891,33 @@ def report(rows: list[dict[str, Any]]) -> str:
             )
     lines += [
         "",
-        "| inside a time window | window | vector p50 / p95 ms | hybrid p50 / p95 ms | returned (of 10) | recall@10 vs exact |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| inside a time window | window | vector p50 / p95 ms | hybrid p50 / p95 ms | CPU ms, vector / hybrid p50 | returned (of 10) | recall@10 vs exact |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for phase in ("sqlite-search", "pg-search"):
         r = got.get(phase)
         for w in (r or {}).get("windows", []):
+            cpu = f"{w['vec_cpu'][0]} / {w['hybrid_cpu'][0]}" if "vec_cpu" in w else "—"
             lines.append(
                 f"| {r['label']} | {w['share']:.1%} ({w['rows']:,} turns) | {' / '.join(w['vec'])}"
-                f" | {' / '.join(w['hybrid'])} | {w['returned']:.1f} | {w['recall']:.2f} |"
+                f" | {' / '.join(w['hybrid'])} | {cpu} | {w['returned']:.1f} | {w['recall']:.2f} |"
             )
+    lx = got.get("pg-lexical")
+    if lx:
+        lines += [
+            "",
+            f"PostgreSQL lexical top-10 ({lx['queries']} queries): the bounded candidates (issue 25)"
+            " against ranking every match with `ts_rank`, and each against SQLite's BM25 top-10"
+            " (its lexical file) on the same turns:",
+            "",
+            "| lexical on PostgreSQL | p50 / p95 ms | top-10 in common with every-match ranking"
+            " | with SQLite's BM25 |",
+            "|---|---:|---:|---:|",
+            f"| bounded candidates (rare terms first) | {' / '.join(lx['bounded'])}"
+            f" | {lx['same_as_every_match']:.2f} | {lx['bounded_vs_bm25']:.2f} |",
+            f"| every match ranked (before) | {' / '.join(lx['every_match'])} | 1.00"
+            f" | {lx['every_match_vs_bm25']:.2f} |",
+        ]
     lines += ["", "| processes | |", "|---|---|"]
     for phase, label in (("sqlite-cli", "SQLite"), ("pg-cli", "PostgreSQL")):
         r = got.get(phase)
@@ -774,6 +925,10 @@ def report(rows: list[dict[str, Any]]) -> str:
             lines.append(
                 f"| `tideline search … --turns --json` from process start to exit, {label} (p50 / p95 ms of {len(r['cli_runs'])}) | {' / '.join(r['cli_search'])} |"
             )
+            if "cli_cpu" in r:
+                lines.append(
+                    f"| of it CPU time of the process (user + system), {label} (p50 / p95 ms) | {' / '.join(r['cli_cpu'])} |"
+                )
     s = got.get("sqlite-server")
     if s:
         lines.append(

@@ -37,6 +37,7 @@ def test_the_manual_clock_moves_only_when_told() -> None:
 def test_the_stored_form_round_trips_and_parses_what_people_send() -> None:
     assert to_text(START) == "2023-05-08T13:56:00Z" == START.strftime(FORMAT)
     assert from_text("2023-05-08T13:56:00Z") == START
+    assert to_text(dt.datetime(1, 1, 1, tzinfo=dt.UTC)) == "0001-01-01T00:00:00Z"  # sorts first
     assert parse_time("2023-05-08T15:56:00+02:00") == "2023-05-08T13:56:00Z"
     assert parse_time("2023-05-08", end_of_day=True) == "2023-05-08T23:59:59Z"
     with pytest.raises(InvalidInput, match="not an ISO 8601 time"):

@@ -18,6 +18,7 @@ from tests.helpers import kill_building
 from tideline.embed import E5Embedder
 from tideline.memory import AGENT_MIGRATIONS, Memory
 from tideline.search import TextIndex, VectorOptions
+from tideline.search._index import SCANS_BEFORE_COPY
 from tideline.store import Database, open_database
 
 DIM = 32
@@ -231,3 +232,23 @@ def test_memory_builds_its_vector_files_when_it_embeds(tmp_path: Path, e5: E5Emb
     assert [h.id for h in exact.search_turns("playing the violin", 5, mode="vec")] == [
         h.id for h in hits
     ]
+
+
+def test_a_small_index_scans_until_its_copy_pays(tmp_path: Path) -> None:
+    """Below `file_min` a process answers its first searches with sqlite-vec's scan (a CLI call
+    never reads every vector into a copy) and loads the copy after `SCANS_BEFORE_COPY`; both
+    answers are the exact ones."""
+    rng = np.random.default_rng(7)
+    index = _open(tmp_path / "memory.db", VectorOptions(file_min=10**9))
+    vectors = _clustered(rng, 600)
+    stored = dict(zip(_fill(index, vectors), vectors, strict=True))
+    for n, q in enumerate(_clustered(rng, SCANS_BEFORE_COPY + 2)):
+        hits = index.vector(q, 10)
+        assert {h.id for h in hits} == set(_exact(stored, q)), n
+        for h in hits:
+            assert h.vec_distance == pytest.approx(1 - float(stored[h.id] @ q), abs=1e-5)
+        assert (index._matrix is None) == (n < SCANS_BEFORE_COPY), n
+    some = list(stored)[:20]
+    assert index.distances(q, some) == pytest.approx(
+        {i: 1 - float(stored[i] @ q) for i in some}, abs=1e-5
+    )

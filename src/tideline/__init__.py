@@ -4,11 +4,24 @@ The core is usable as a library with no server running; the CLI (`tideline`, `me
 server are thin drivers over it.
 """
 
-from importlib import metadata as _metadata
-
-try:
-    __version__ = _metadata.version("tideline")
-except _metadata.PackageNotFoundError:  # running from a source tree
-    __version__ = "0.0.0"
+from functools import cache
 
 __all__ = ["__version__"]
+
+
+@cache
+def _version() -> str:
+    """The installed package's version (importlib.metadata costs ~0.1 s to import: only on
+    first use, so a CLI search never pays it)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("tideline")
+    except metadata.PackageNotFoundError:  # running from a source tree
+        return "0.0.0"
+
+
+def __getattr__(name: str) -> str:
+    if name == "__version__":
+        return _version()
+    raise AttributeError(f"module 'tideline' has no attribute {name!r}")

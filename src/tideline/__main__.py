@@ -1,5 +1,5 @@
 """`python -m tideline …` runs the same CLI as the `tideline` command."""
 
-from tideline.cli.main import app
+from tideline.cli.registry import run
 
-app(prog_name="tideline")
+run()

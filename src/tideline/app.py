@@ -4,7 +4,8 @@ Drivers (CLI, MCP server, provider hooks) build one `Tideline` from `Settings` a
 services; this is the only place that turns settings into services (search policies, the
 library, the injection provider), and nothing here reads the environment. Everything opens
 lazily: a command that only lists sessions never loads the embedding model, and a server
-without a library root still starts.
+without a library root still starts. So do the imports of what a command may not need (Sleep,
+DREAM, the LLM clients, the library, injection): a `tideline search` pays for none of them.
 """
 
 from __future__ import annotations
@@ -15,18 +16,14 @@ from dataclasses import replace
 from functools import cached_property
 from itertools import chain
 from pathlib import Path
-from typing import Any, Literal, TextIO, cast
+from typing import TYPE_CHECKING, Any, Literal, TextIO, cast
 
 from tideline import plugins
 from tideline.analysis import ANALYSIS_MIGRATIONS
 from tideline.clock import Clock, now_text, system_clock
 from tideline.config import Settings
-from tideline.consolidate import Dream, SessionMemory, Sleep
 from tideline.embed import Embedder, load_embedder
 from tideline.errors import ConfigError, InvalidInput, TidelineError
-from tideline.inject import InjectConfig, MemoryProvider
-from tideline.library import LIBRARY, Library
-from tideline.llm import LLM, NO_LLM, llm_from_settings
 from tideline.memory import (
     AGENT_MIGRATIONS,
     NARRATIVES,
@@ -44,6 +41,12 @@ from tideline.store import (
     open_database,
     open_postgres,
 )
+
+if TYPE_CHECKING:
+    from tideline.consolidate import Dream, Sleep
+    from tideline.inject import MemoryProvider
+    from tideline.library import Library
+    from tideline.llm import LLM
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +68,8 @@ def integrity_seconds(s: Settings) -> float | None:
 def library_options(s: Settings) -> dict[str, Any]:
     """How a `Library` built from these settings ranks and keeps fresh: pass as
     `Library(root, embedder, **library_options(settings))`."""
+    from tideline.library import LIBRARY
+
     return {
         "policy": replace(
             LIBRARY,
@@ -164,6 +169,7 @@ class Tideline:
                 centre=centring(s) == "all",
                 date_weight=s.turn_date_weight,
                 memory_weight=s.turn_memory_weight,
+                speaker_weight=s.turn_speaker_weight,
                 session_weight=s.turn_session_weight,
                 session_cap=s.turn_session_cap,
                 truncate=s.search_truncate,
@@ -191,6 +197,8 @@ class Tideline:
     @cached_property
     def library(self) -> Library:
         """The markdown library at `memo_root`; its own databases live under the root."""
+        from tideline.library import Library
+
         root = self.settings.memo_root
         if root is None or not str(root):
             raise InvalidInput(
@@ -204,6 +212,10 @@ class Tideline:
     def provider(self) -> MemoryProvider:
         """The injection hooks (T0–T4) over this memory, its profile, session memory and
         dreaming."""
+        from tideline.consolidate import SessionMemory
+        from tideline.inject import InjectConfig, MemoryProvider
+        from tideline.llm import llm_from_settings
+
         model_id = self.embedder.model_id if self.embedder is not None else None
         return MemoryProvider(
             self.memory,
@@ -218,11 +230,17 @@ class Tideline:
     @cached_property
     def sleep(self) -> Sleep:
         """The Sleep pipeline over the profile and memory, with the configured LLM."""
+        from tideline.llm import llm_from_settings
+
         return self.sleep_using(llm_from_settings(self.settings))
 
-    def sleep_using(self, llm: LLM | None, no_llm: str = NO_LLM) -> Sleep:
+    def sleep_using(self, llm: LLM | None, no_llm: str | None = None) -> Sleep:
         """The Sleep pipeline with another LLM (the MCP client's model, through sampling), or
-        none and why (`no_llm`); the budget and input cap stay the configured ones."""
+        none and why (`no_llm`, by default `NO_LLM`); the budget and input cap stay the
+        configured ones."""
+        from tideline.consolidate import Sleep
+        from tideline.llm import NO_LLM
+
         s = self.settings
         return Sleep(
             self.profile,
@@ -232,7 +250,7 @@ class Tideline:
             run_budget=s.llm_run_budget,
             run_max_calls=s.llm_run_max_calls,
             max_input_tokens=s.llm_max_input_tokens,
-            no_llm=no_llm,
+            no_llm=NO_LLM if no_llm is None else no_llm,
         )
 
     def export(self, out: TextIO, fmt: str = "jsonl") -> dict[str, int]:
@@ -250,11 +268,17 @@ class Tideline:
     def dream(self) -> Dream:
         """The DREAM pipeline (solidify → sleep → scripts → comb → drift → dream), its
         threads and self-concept, with the configured LLM."""
+        from tideline.llm import llm_from_settings
+
         return self.dream_using(llm_from_settings(self.settings))
 
-    def dream_using(self, llm: LLM | None, no_llm: str = NO_LLM) -> Dream:
+    def dream_using(self, llm: LLM | None, no_llm: str | None = None) -> Dream:
         """The DREAM pipeline with another LLM (the MCP client's model, through sampling), or
-        none and why (`no_llm`); the budget and limits stay the configured ones."""
+        none and why (`no_llm`, by default `NO_LLM`); the budget and limits stay the
+        configured ones."""
+        from tideline.consolidate import Dream
+        from tideline.llm import NO_LLM
+
         s = self.settings
         return Dream(
             self.profile,
@@ -266,7 +290,7 @@ class Tideline:
             max_input_tokens=s.llm_max_input_tokens,
             comb_memories=s.dream_comb_memories,
             drift_hops=s.dream_drift_hops,
-            no_llm=no_llm,
+            no_llm=NO_LLM if no_llm is None else no_llm,
         )
 
     def private_paths(self) -> list[tuple[Path, str]]:

@@ -1,7 +1,7 @@
 """The arguments of every command and tool, declared once for both drivers.
 
-The CLI (`cli/_fields.py`) and the MCP server (`mcp/_fields.py`) build their options and
-argument schemas from these specs, so a bound, a default or a set of choices cannot differ
+The CLI (`cli/_fields.py`) and the MCP server and REST API (`serve/_fields.py`) build their
+options and argument schemas from these specs, so a bound, a default or a set of choices cannot differ
 between `tideline search -k` and `memory_search(k=…)`; `tests/test_fields.py` checks both
 against them. Bounds come from the core's own constants where the core enforces one. Plain
 dataclasses: the core layers below know nothing of typer or pydantic.
@@ -653,6 +653,15 @@ MEMORY_PROFILE = Command(
             None,
             "Only facts about this subject: user, self, or a person's name.",
             aliases=("about", "person"),
+        ),
+        Field(
+            "as_of",
+            str,
+            None,
+            "The profile as it stood on this date in the user's own time (ISO date or time, e.g."
+            " 2023-06-15; a date means its end): the facts believed then, with their status and"
+            " evidence then, and the events and people of that time.",
+            aliases=("at", "on", "date", "as_at"),
         ),
     ),
 )

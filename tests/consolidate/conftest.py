@@ -58,10 +58,10 @@ class Agent:
     def __init__(self, home: Path, url: str | None, clock: Clock, **overrides: Any):
         values = {"home": str(home), "embedder": "none", **overrides}
         self.settings = llm_settings(url, **values) if url else Settings.load(overrides=values)
-        self.app = Tideline(self.settings, clock=clock)  # turns are said on the same clock
+        self.app = Tideline(self.settings, clock=clock)  # one clock: turns, profile, runs
         self.memory = self.app.memory
         self.clock = clock
-        self.profile = Profile(self.app.db, self.memory, clock=clock, lock=self.app.db_lock)
+        self.profile = self.app.profile
 
     def sleep(self, *, llm: bool = True, embedder: Embedder | None = None, **kw: Any) -> Sleep:
         llm_client = llm_from_settings(self.settings) if llm else None

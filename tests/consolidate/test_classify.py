@@ -3,6 +3,8 @@ it creates (a life of `null` days is forever), and what it cited that does not e
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
 
 from tests.consolidate.conftest import Agent
@@ -80,11 +82,13 @@ ADOPTION = (
 
 
 def import_adoption(agent: Agent) -> list[int]:
-    """Three sessions a season apart, imported newest first (their ids run backwards)."""
+    """Three sessions a season apart, imported newest first (their ids run backwards), slept
+    on the night after the last (in the user's time: facts of 2023 slept on in 2026 expire)."""
     turns = {
         n: agent.memory.sync_turn(f"adoption-{n}", "user", said, timestamp=ts).id
         for n, (ts, said, _) in reversed(list(enumerate(ADOPTION, 1)))
     }
+    agent.clock.set(dt.datetime(2023, 8, 31, 2, 0, tzinfo=dt.UTC))
     return [turns[n] for n in (1, 2, 3)]
 
 
@@ -117,11 +121,12 @@ def test_sessions_of_one_run_contradict_one_another_in_the_users_time(
     assert report.status == "done", report.lines()
     [asked] = [c for c in server.chats if "compare new observations" in c["messages"][0]["content"]]
     listed = asked["messages"][1]["content"].split("## Observations\n")[1].splitlines()
-    assert [line[:15] for line in listed] == [
+    assert [line[:15] for line in listed if not line.startswith(" ")] == [
         "1. [2023-05-08]",
         "2. [2023-06-20]",
         "3. [2023-08-30]",
-    ]
+    ]  # each followed by the user's own words behind it, dated
+    assert listed[1] == "    2023-05-08 user: “We're researching adoption agencies.”"
     [live] = agent.profile.facts(category="adoption", status=LIVE)  # one, not three side by side
     assert live.value == "passed the interviews"
     chain = agent.profile.timeline(live.id).chain

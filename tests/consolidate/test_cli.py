@@ -70,7 +70,8 @@ def test_dry_run_applies_nothing_then_sleep_forms_facts_with_evidence(agent: Tid
     turn = facts[0]["evidence"][0]["turn_id"]
     assert all([e["text"] for e in f["evidence"]] == [USER] for f in facts)
     code, out, _ = run("profile", "--category", "city")
-    assert code == 0 and "user\n  city\n" in out and f"turn {turn}: {USER}" in out
+    said = facts[0]["evidence"][0]["said_at"][:10]  # the evidence line says when it was said
+    assert code == 0 and "user\n  city\n" in out and f"turn {turn}, said {said}: {USER}" in out
     assert run_json("profile", "--subject", "Aiko")["facts"] == []
 
     (record,) = run_json("runs")

@@ -91,7 +91,7 @@ def test_tokens_are_recorded_per_step_and_per_run(agent: Agent, server: LLMServe
     )
     report = agent.sleep().run()
     step = next(s for s in report.steps if s.name == "extract")
-    assert (step.tokens_in, step.tokens_out, step.prompt) == (120, 7, "extract@1")
+    assert (step.tokens_in, step.tokens_out, step.prompt) == (120, 7, "extract@2")
     run = agent.profile.runs()[0]
     assert run.tokens_in == sum(s.tokens_in for s in report.steps) > 120
     assert run.tokens_out == sum(s.tokens_out for s in report.steps) > 7

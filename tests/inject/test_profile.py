@@ -46,9 +46,10 @@ def build_profile(fixed: Fixed) -> Known:
     profile = Profile(app.db, app.memory, clock=profile_clock, lock=app.db_lock)
     cs = profile.read().changeset()
     refs: dict[str, Ref] = {
+        # said a month before the rest (valid time follows the evidence, and no turn of the
+        # fixed memory is that old: this one rests on none, so it starts at the clock's time)
         "mood": cs.add_fact(
-            FactDraft("user", "mood", "nervous about moving abroad", decay_days=40),
-            turn_ids=(turns["t6"],),
+            FactDraft("user", "mood", "nervous about moving abroad", decay_days=40)
         ),
     }
     profile.apply(cs)

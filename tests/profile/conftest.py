@@ -28,8 +28,9 @@ def clock() -> Clock:
 
 
 @pytest.fixture
-def memory(agent_db: Storage) -> Memory:
-    return Memory(agent_db, None)
+def memory(agent_db: Storage, clock: Clock) -> Memory:
+    """Memory on the profile's clock: a turn said "now" is said at the clock's time."""
+    return Memory(agent_db, None, clock=clock)
 
 
 @pytest.fixture

@@ -54,18 +54,22 @@ def test_accept_new_closes_the_old_fact_with_its_end_time(profile: Profile, memo
     assert profile.read().disputed_pairs() == []
     assert profile.edges(fact_id=tokyo) == []  # the loser's edges are retired ...
     retired = profile.edges(fact_id=tokyo, live=False)
-    assert [e.removed_at for e in retired] == ["2026-02-03T09:00:00Z"]  # ... not deleted
+    # ... not deleted: the link ended when Tokyo did (valid time), removed when settled (record)
+    assert [(e.valid_to, e.removed_at) for e in retired] == [
+        ("2026-02-03T09:00:00Z", "2026-02-10T09:00:00Z")
+    ]
     assert len(profile.edges(fact_id=osaka)) == 1
     assert profile.counts()["facts"] == before["facts"]
     assert profile.counts()["edges"] == before["edges"]
 
     timeline = profile.timeline(osaka)
     assert [f.value for f in timeline.chain] == ["Tokyo", "Osaka"]
-    changes = [(c.fact_id, c.to_status, c.at) for c in timeline.changes]  # by effective time
+    # by valid time (when each change took effect), with the record time beside it
+    changes = [(c.fact_id, c.to_status, c.at, c.recorded_at) for c in timeline.changes]
     assert changes == [
-        (tokyo, "suspected", "2026-01-01T09:00:00Z"),
-        (tokyo, "closed", "2026-02-03T09:00:00Z"),
-        (osaka, "suspected", "2026-02-10T09:00:00Z"),
+        (tokyo, "suspected", "2026-01-01T09:00:00Z", "2026-01-01T09:00:00Z"),
+        (osaka, "suspected", "2026-02-03T09:00:00Z", "2026-02-10T09:00:00Z"),
+        (tokyo, "closed", "2026-02-03T09:00:00Z", "2026-02-10T09:00:00Z"),
     ]
     assert profile.timeline(tokyo).chain == timeline.chain
 

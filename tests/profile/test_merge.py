@@ -33,14 +33,32 @@ def test_a_person_mentioned_again_is_merged(profile: Profile, clock) -> None:
     assert aiko.details == "works at a bakery; loves hiking"
     assert aiko.status == "married"
     assert aiko.history == [
-        {"status": "dating", "at": "2026-01-01T09:00:00Z"},
-        {"status": "married", "at": "2026-07-30T09:00:00Z", "was": "dating"},
+        {"status": "dating", "at": "2026-01-01T09:00:00Z", "recorded_at": "2026-01-01T09:00:00Z"},
+        {
+            "status": "married",
+            "at": "2026-07-30T09:00:00Z",
+            "recorded_at": "2026-07-30T09:00:00Z",
+            "was": "dating",
+        },
     ]
     assert (aiko.first_seen_at, aiko.last_seen_at) == (
         "2026-01-01T09:00:00Z",
         "2026-07-30T09:00:00Z",
     )
     assert profile.counts()["relationships"] == 1
+
+
+def test_a_mention_heard_late_widens_the_seen_times_in_valid_time(profile: Profile, clock) -> None:
+    """A session imported later but said earlier moves first-seen back; never last-seen in."""
+    mention(profile, PersonMention("Aiko", "sister", said_at="2025-06-01T10:00:00Z"))
+    clock.advance(days=3)
+    mention(profile, PersonMention("Aiko", "", "moved to Kyoto", said_at="2024-03-05T10:00:00Z"))
+    [aiko] = profile.relationships()
+    assert (aiko.first_seen_at, aiko.last_seen_at) == (
+        "2024-03-05T10:00:00Z",
+        "2025-06-01T10:00:00Z",
+    )
+    assert (aiko.created_at, aiko.updated_at) == ("2026-01-01T09:00:00Z", "2026-01-04T09:00:00Z")
 
 
 def test_people_with_different_names_stay_apart(profile: Profile) -> None:

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from tideline.memory import AGENT_MIGRATIONS, NewTurn, RawContext
-from tideline.search import PgTextIndex, VectorOptions
-from tideline.search._pg_index import PgFeatures, _like
+from tideline.search import PgTextIndex, VectorOptions, create_index, open_index
+from tideline.search._pg_index import FREQUENT_SAMPLE, PgFeatures, _like
 from tideline.store import Storage
 
 DIM = 24
@@ -63,3 +63,37 @@ def test_the_walk_width_is_a_setting_and_wide_walks_are_exact(pg: Storage) -> No
 
 def test_like_patterns_take_substrings_literally() -> None:
     assert _like("50%_off\\") == "50\\%\\_off\\\\"
+
+
+@pytest.mark.parametrize("engine", ["postgresql"], indirect=True)
+def test_lexical_ranks_the_rare_terms_matches_not_every_match_of_a_frequent_word(
+    pg: Storage,
+) -> None:
+    create_index(pg, "notes")
+    index = open_index(pg, "notes")
+    assert isinstance(index, PgTextIndex)
+    texts = ["harbour harbour harbour harbour"]  # the oldest: the best ts_rank for "harbour"
+    texts += [
+        f"the harbour at dusk, number {i}" if i % 5 < 2 else f"a quiet street, number {i}"
+        for i in range(4000)
+    ]
+    texts += [f"a lantern by the door, number {i}" for i in range(12)]
+    index.upsert_many(list(enumerate(texts, 1)))
+    planted, lanterns = 1, set(range(len(texts) - 11, len(texts) + 1))
+    # no statistics yet: every match is ranked, and the planted record is the best of them
+    assert index.lexical("harbour", 5)[0].id == planted
+    pg.execute("ANALYZE")
+    # "harbour" is in 40% of the records: only "lantern"'s matches are ranked
+    hits = index.lexical("harbour lantern", 10)
+    assert len(hits) == 10 and {h.id for h in hits} <= lanterns
+    assert [h.lex_rank for h in hits] == list(range(1, 11))
+    # fewer than k: the rest come from the newest matches of the whole query, never the oldest
+    hits = index.lexical("harbour lantern", 30)
+    got = [h.id for h in hits]
+    assert len(got) == 30 and lanterns <= set(got) and planted not in got
+    harbours = [n for n, t in enumerate(texts, 1) if "harbour" in t]
+    assert set(got) - lanterns <= set(harbours[-FREQUENT_SAMPLE:])
+    scores = [h.lex_score for h in hits]
+    assert scores == sorted(scores, reverse=True)  # one order, by the score shown
+    # a query of rare terms only is ranked whole, as before
+    assert {h.id for h in index.lexical("lantern door", 50)} == lanterns

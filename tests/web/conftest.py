@@ -3,6 +3,7 @@ TestClient, through the same guard `serve` runs) and `tideline serve` as a real 
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,10 +16,13 @@ from starlette.testclient import TestClient
 from tests.profile.conftest import add_fact
 from tests.web.chromium import chromium
 from tideline.app import Tideline
+from tideline.clock import ManualClock
 from tideline.config import Settings
+from tideline.mcp import MCP_ENDPOINT
 from tideline.web import http_app
 
 BASE = "http://127.0.0.1:8765"
+SEEDED_AT = dt.datetime(2026, 5, 3, 12, 0, tzinfo=dt.UTC)  # the day after the trip was told
 SCRIPT = "<script>alert('stored')</script>"
 TOKEN = "web-test-token-0123456789abcdef"
 
@@ -46,7 +50,8 @@ def seed(app: Tideline) -> dict[str, Any]:
 
 @pytest.fixture
 def agent(tmp_path: Path) -> Iterator[Tideline]:
-    app = Tideline(Settings.load(overrides={"agent_name": "hui", "embedder": "none"}))
+    settings = Settings.load(overrides={"agent_name": "hui", "embedder": "none"})
+    app = Tideline(settings, clock=ManualClock(SEEDED_AT))  # "now" is the seeded data's time
     yield app
     app.close()
 
@@ -65,7 +70,8 @@ def browser() -> Iterator[Any]:
 
 def client_for(app: Tideline) -> TestClient:
     """The guarded app in process, as a loopback client (no cookies unless a test sets them)."""
-    return TestClient(http_app(app), base_url=BASE, raise_server_exceptions=False)
+    served = http_app(app, endpoints=(MCP_ENDPOINT,))  # what `serve` runs: MCP beside the panel
+    return TestClient(served, base_url=BASE, raise_server_exceptions=False)
 
 
 @pytest.fixture

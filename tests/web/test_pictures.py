@@ -1,4 +1,4 @@
-"""Pictures that say something at every size: for 0 to 15 memories each picture on /pictures
+"""Pictures that say something at every size: for 0 to 50 memories each picture on /pictures
 draws something or says in one sentence what it needs; the topic map appears for a small
 memory; graph labels overlap nothing; the weights' axis is the user's time, not the import's."""
 
@@ -57,7 +57,7 @@ def explains(part: str) -> str:
     return sentence
 
 
-@pytest.mark.parametrize("n", [0, 1, 2, 3, 5, 11, 15])
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 5, 11, 15, 50])
 def test_every_picture_draws_or_says_why(agent: Tideline, client: TestClient, n: int) -> None:
     remember(agent, n)
     before = sections(client.get("/pictures").text)

@@ -22,14 +22,15 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console, ConsoleDimensions
-from rich.progress import Progress, ProgressColumn
 from rich.text import Text
 
-from tideline.consolidate import SleepBusy
+if TYPE_CHECKING:
+    from rich.progress import Progress, ProgressColumn
+
 from tideline.errors import EmbedderError, InvalidInput, StoreError, TidelineError
 
 _EMOJI = "\U0001f000-\U0001faff\u2600-\u27bf"
@@ -72,6 +73,8 @@ err_console = _Console(stderr=True, markup=False)
 def progress_bar(*columns: ProgressColumn | str, quiet: bool = False) -> Progress:
     """A progress bar on stderr, gone when done; only on a terminal and without `quiet`
     (--json): in a pipe or a log it would print nothing but a stray empty line."""
+    from rich.progress import Progress  # here: a search does not import the progress bar
+
     return Progress(
         *columns,
         console=err_console,
@@ -143,6 +146,8 @@ def exit_code(exc: TidelineError) -> int:
         return 3
     if isinstance(exc, EmbedderError):
         return 4
+    from tideline.consolidate import SleepBusy  # here: a search does not import Sleep
+
     if isinstance(exc, SleepBusy):
         return 5
     return 1

@@ -6,11 +6,11 @@ from typing import Any
 
 import typer
 
-from tideline import __version__
-
 
 def _show(value: bool) -> None:
     if value:
+        from tideline import __version__
+
         typer.echo(f"tideline {__version__}")
         raise typer.Exit()
 

@@ -63,3 +63,7 @@ def _target(output: str) -> Iterator[TextIO]:
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("export")(export)

@@ -77,3 +77,7 @@ def _print_repaired(r: Repaired) -> None:
         console.print(f"  {table}: some rows were unreadable ({damage})", soft_wrap=True)
     for note in r.notes:
         console.print(f"  {note}", soft_wrap=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("doctor")(doctor)

@@ -70,3 +70,7 @@ def _show(found: Forgetting) -> None:
 
 def _title(title: str | None) -> str:
     return f" — {title}" if title else ""
+
+
+def register(app: typer.Typer) -> None:
+    app.command("forget")(forget)

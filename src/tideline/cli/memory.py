@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from tideline.cli._app import open_app
@@ -153,6 +152,9 @@ def import_(
     json_out: bool = JSON,
 ) -> None:
     """Import a ChatGPT or Claude export, a chat or transcript file, or a Tideline backup."""
+    # here: a search does not import the progress bar (rich.progress: ~0.1 s)
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
+
     with (
         open_app() as app,
         progress_bar(

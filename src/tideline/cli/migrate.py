@@ -74,3 +74,7 @@ def _print(report: MoveReport) -> None:
         err_console.print(
             styled(("the copy differs from its source; run the command again", "red"))
         )
+
+
+def register(app: typer.Typer) -> None:
+    app.command("migrate")(migrate_command)

@@ -2,6 +2,9 @@
 
 A person may reject a fact (wrong) or close it (no longer true), never delete or edit it — the
 seed's rule; both keep the row, its evidence and its end time, and show on the fact's timeline.
+`tideline profile --as-of DATE` shows the profile as it stood on that date in the user's time;
+the timeline (`fact show`) gives both clocks: when each change took effect in the user's life,
+and when Tideline recorded it.
 """
 
 from __future__ import annotations
@@ -39,15 +42,18 @@ def _short(text: str | None) -> str:
 def _facts_line(f: Fact) -> str:
     until = f" → {f.valid_to[:10]}" if f.valid_to else ""
     why = f" — {f.rejected_why}" if f.rejected_why else ""
+    disputed = f", disputed by {', '.join(f'#{i}' for i in f.disputed_by)}" if f.disputed_by else ""
     return (
-        f"#{f.id} [{f.status}] {f.value}  ({f.source_type}, confidence {f.confidence:g}, "
-        f"{f.mention_count} mention(s), {f.valid_from[:10]}{until}){why}"
+        f"#{f.id} [{f.status}{disputed}] {f.value}  ({f.source_type}, confidence "
+        f"{f.confidence:g}, {f.mention_count} mention(s) in {f.sessions} session(s), "
+        f"{f.valid_from[:10]}{until}){why}"
     )
 
 
 def _evidence(f: Fact, indent: str) -> None:
     for ev in f.evidence:
         where = f"turn {ev.turn_id}" if ev.turn_id else f"observation {ev.observation_id}"
+        where += f", said {ev.said_at[:10]}" if ev.said_at else ""
         against = " (against)" if ev.polarity == "against" else ""
         _say(f"{indent}{where}{against}: {_short(ev.text)}" if ev.text else f"{indent}{where}")
 
@@ -56,17 +62,43 @@ def profile(
     status: Status = option(MEMORY_PROFILE, "status"),
     category: str = option(MEMORY_PROFILE, "category"),
     subject: str = option(MEMORY_PROFILE, "subject"),
+    as_of: str = option(MEMORY_PROFILE, "as_of"),
     json_out: bool = JSON,
 ) -> None:
-    """The facts Sleep formed, by subject and category, each with its evidence turns."""
+    """The facts Sleep formed, by subject and category, each with its evidence turns; with
+    --as-of DATE, as they stood on that date in the user's time."""
+    statuses = fact_statuses(status)
     with open_app() as app:
-        facts = app.profile.facts(status=fact_statuses(status), category=category, subject=subject)
+        if as_of is not None:
+            view = app.profile.as_of(as_of, status=statuses, category=category, subject=subject)
+            facts = view.facts
+        else:
+            facts = app.profile.facts(status=statuses, category=category, subject=subject)
     if json_out:
-        print_json({"facts": [f.to_dict() for f in facts]})
+        print_json(view.to_dict() if as_of is not None else {"facts": [f.to_dict() for f in facts]})
         return
+    if as_of is not None:
+        _say(f"as of {view.as_of} (the user's time): {len(facts)} fact(s) believed then")
     if not facts:
-        _say("no facts match; run `tideline sleep` to form them from conversations")
+        hint = "" if as_of is not None else "; run `tideline sleep` to form them from conversations"
+        _say(f"no facts match{hint}")
         raise typer.Exit(1)
+    _facts(facts)
+    if as_of is not None:
+        for e in view.events:
+            to = (
+                f" → {e.valid_to[:10]}"
+                if e.valid_to and e.valid_to[:10] != e.valid_from[:10]
+                else ""
+            )
+            _say(f"event {e.valid_from[:10]}{to}: {e.title}")
+        for r in view.relationships:
+            _say(
+                f"person: {r.name}" + (f" ({r.relation})" if r.relation else "") + f" [{r.status}]"
+            )
+
+
+def _facts(facts: list[Fact]) -> None:
     facts.sort(key=lambda f: (f.subject.casefold(), f.category.casefold(), f.id))
     for subj, about in groupby(facts, key=lambda f: f.subject):
         _say(subj)
@@ -83,8 +115,10 @@ def _timeline(t: FactTimeline) -> None:
     expires = f", expires {f.expires_at[:10]}" if f.expires_at else ", never expires"
     _say(
         f"  {f.source_type}, confidence {f.confidence:g}, {f.mention_count} mention(s), "
-        f"from {f.valid_from[:10]} to {(f.valid_to or '—')[:10]}{expires}"
+        f"true from {f.valid_from[:10]} to {(f.valid_to or '—')[:10]}{expires} (the user's time)"
     )
+    retired = f", retired {f.retired_at[:16]}" if f.retired_at else ""
+    _say(f"  learnt {f.created_at[:16]}{retired} (Tideline's time)")
     if f.merged_into:
         _say(f"  merged into #{f.merged_into}")
     if f.evidence:
@@ -94,12 +128,13 @@ def _timeline(t: FactTimeline) -> None:
         _say("  supersedes chain (oldest first):")
         for c in t.chain:
             _say(f"  {'▶' if c.id == f.id else ' '} {_facts_line(c)}")
-    _say("  changes:")
+    _say("  changes (took effect, the user's time · recorded, Tideline's time):")
     for ch in t.changes:
         move = f"{ch.from_status} → {ch.to_status}" if ch.from_status else f"new, {ch.to_status}"
         run = f" (run {ch.run_id})" if ch.run_id else " (by hand)"
         why = f": {ch.why}" if ch.why else ""
-        _say(f"    {ch.at}  #{ch.fact_id} {move}{why}{run}")
+        recorded = f" · {ch.recorded_at[:16]}" if ch.recorded_at else ""
+        _say(f"    {ch.at[:16]}{recorded}  #{ch.fact_id} {move}{why}{run}")
 
 
 @fact_app.command("show")

@@ -11,6 +11,10 @@
 - **Two clocks.** Valid time (when something was said or true in the user's life, from the
   turns' own timestamps) and record time (when Tideline learned or retired it) are both stored in
   this form; which column holds which is each owner's docstring (docs/profile.md, "Two clocks").
+- **Time expressions.** `when(text, reference)` reads "last week", "yesterday", "last May",
+  "вчера", "上个月" against when they were said into a `Window` of valid time: what an event's
+  date range comes from, and what a time question ("what did I do last May") asks about;
+  `anchor(text)` finds a question tied to something else ("before the trip").
 """
 
 from tideline.clock._clock import Clock, ManualClock, system_clock
@@ -24,12 +28,18 @@ from tideline.clock._format import (
     parse_time,
     to_text,
 )
+from tideline.clock._phrases import EARLIEST, LATEST, Anchor, Window, anchor, when
 
 __all__ = [
     "DAY",
+    "EARLIEST",
     "FORMAT",
+    "LATEST",
+    "Anchor",
     "Clock",
     "ManualClock",
+    "Window",
+    "anchor",
     "days_between",
     "from_text",
     "maybe",
@@ -37,4 +47,5 @@ __all__ = [
     "parse_time",
     "system_clock",
     "to_text",
+    "when",
 ]

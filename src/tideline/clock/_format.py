@@ -12,10 +12,12 @@ DAY = dt.timedelta(days=1)
 
 
 def to_text(value: dt.datetime) -> str:
-    """The stored form of `value` (naive means UTC)."""
+    """The stored form of `value` (naive means UTC). Written out by hand: `strftime("%Y")`
+    drops the zeros of a year before 1000 on glibc, and the form must sort as text."""
     if value.tzinfo is None:
         value = value.replace(tzinfo=dt.UTC)
-    return value.astimezone(dt.UTC).strftime(FORMAT)
+    v = value.astimezone(dt.UTC)
+    return f"{v.year:04d}-{v.month:02d}-{v.day:02d}T{v.hour:02d}:{v.minute:02d}:{v.second:02d}Z"
 
 
 def from_text(value: str) -> dt.datetime:

@@ -3,21 +3,26 @@ session memory, and the DREAM layers (`tideline.consolidate.dream`). Sits above 
 `analysis` and `llm`; see docs/sleep.md and docs/dream.md.
 """
 
-from tideline.consolidate._lock import SleepBusy
-from tideline.consolidate._prompts import Prompt, prompt
-from tideline.consolidate._report import SleepReport, StepEvent, StepReport
-from tideline.consolidate._session_memory import SessionContext, SessionMemory
-from tideline.consolidate._sleep import LLM_STEPS, STEPS, Sleep, Step, prompt_versions
-from tideline.consolidate._summaries import CONSOLIDATE_MIGRATIONS
-from tideline.consolidate.dream import (
-    DREAM_MIGRATIONS,
-    Dream,
-    DreamBusy,
-    DreamReport,
-    Thread,
-    list_prompts,
-    render_prompt,
-)
+from typing import TYPE_CHECKING
+
+from tideline.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from tideline.consolidate._lock import SleepBusy
+    from tideline.consolidate._prompts import Prompt, prompt
+    from tideline.consolidate._report import SleepReport, StepEvent, StepReport
+    from tideline.consolidate._session_memory import SessionContext, SessionMemory
+    from tideline.consolidate._sleep import LLM_STEPS, STEPS, Sleep, Step, prompt_versions
+    from tideline.consolidate._summaries import CONSOLIDATE_MIGRATIONS
+    from tideline.consolidate.dream import (
+        DREAM_MIGRATIONS,
+        Dream,
+        DreamBusy,
+        DreamReport,
+        Thread,
+        list_prompts,
+        render_prompt,
+    )
 
 __all__ = [
     "CONSOLIDATE_MIGRATIONS",
@@ -42,3 +47,5 @@ __all__ = [
     "prompt_versions",
     "render_prompt",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__)

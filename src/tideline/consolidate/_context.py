@@ -19,11 +19,21 @@ from tideline.consolidate._working import Working
 from tideline.embed import estimate_tokens
 from tideline.llm import LLM, TokenMeter
 from tideline.memory import Memory, Turn
-from tideline.profile import Event, ObservationDraft, Profile, Ref, SessionDigest, Trajectory
+from tideline.profile import (
+    Event,
+    Fact,
+    ObservationDraft,
+    Profile,
+    Ref,
+    SessionDigest,
+    Trajectory,
+)
 
 M = TypeVar("M", bound=BaseModel)
 SUMMARY_MONTHS_DAYS = 90  # cross-validation sees three months of session summaries
 OBSERVATIONS_PER_CALL = 40  # classification reads observations in batches of this size
+WORDS = 3  # quotes of the user's own words per fact or observation in a prompt
+QUOTE_CHARS = 240  # each quote cut to this many characters
 
 
 @dataclass
@@ -66,7 +76,11 @@ class Heard:
 
     ref: Ref
     draft: ObservationDraft
-    said_at: str = ""  # valid time: its first turn's own timestamp (the session's, without one)
+
+    @property
+    def said_at(self) -> str:
+        """Valid time: its first turn's own timestamp (extraction always sets it)."""
+        return self.draft.said_at or ""
 
 
 @dataclass
@@ -92,6 +106,7 @@ class Ctx:
     prompts: dict[str, int] = field(default_factory=dict)
     said: dict[int, list[str]] = field(default_factory=dict)  # fact → observation texts behind it
     reports: list[StepReport] = field(default_factory=list)
+    turns: dict[int, Turn] = field(default_factory=dict)  # this run's turns, by id
 
     @property
     def now(self) -> dt.datetime:
@@ -122,6 +137,28 @@ class Ctx:
         counting the calls classification will need for the observations heard so far."""
         return self.meter.intake_open(calls_ahead=len(self.heard) // OBSERVATIONS_PER_CALL + 8)
 
+    def words(self, fact: Fact, limit: int = WORDS) -> list[str]:
+        """The words behind a fact, with the day each was said (valid time): the turns that
+        support it, latest first — this run's, then the stored evidence; each quote bounded.
+        Without any turn text, this run's observations of it (marked as a paraphrase)."""
+        found: dict[int, tuple[str, str, str]] = {}
+        for tid in reversed(self.work.heard_in.get(fact.id, [])):
+            if (t := self.turns.get(tid)) is not None:
+                found.setdefault(tid, (t.ts, t.speaker or t.role, t.text))
+        if fact.id > 0 and len(found) < limit:
+            for ev in reversed(self.profile.fact(fact.id).evidence):
+                if ev.polarity == "support" and ev.turn_id and ev.text:
+                    found.setdefault(ev.turn_id, (ev.said_at or ev.created_at, "", ev.text))
+        quotes = [quote(*found[t]) for t in list(found)[:limit]]
+        if quotes:
+            return quotes
+        return [f"(paraphrase) {s}" for s in self.said.get(fact.id, [])[:limit]]
+
+    def observation_words(self, draft: ObservationDraft, limit: int = WORDS) -> list[str]:
+        """The turns an observation of this run was heard in, dated and bounded."""
+        turns = [self.turns[t] for t in draft.turn_ids if t in self.turns][:limit]
+        return [quote(t.ts, t.speaker or t.role, t.text) for t in turns]
+
     def room(self, share: float) -> int:
         """Tokens a part of one prompt may take: a share of what the input cap leaves once the
         running step's system prompt, schema and framing are counted."""
@@ -129,6 +166,14 @@ class Ctx:
         if self.llm is not None and self.step is not None:
             cap = min(cap, self.llm.room(prompt(self.step).text, self.schema))
         return int(cap * share)
+
+
+def quote(said_at: str, who: str, text: str) -> str:
+    """`2023-05-08 Caroline: “I went to a support group yesterday…”`: a turn's own words, with
+    the day it was said, cut at `QUOTE_CHARS`."""
+    flat = " ".join(text.split())
+    cut = flat if len(flat) <= QUOTE_CHARS else flat[: QUOTE_CHARS - 1] + "…"
+    return f"{said_at[:10]} {who + ': ' if who else ''}“{cut}”"
 
 
 def fit(lines: Sequence[str], tokens: int) -> list[str]:

@@ -16,16 +16,16 @@ from __future__ import annotations
 
 import datetime as dt
 
-from tideline.clock import to_text
-from tideline.consolidate._context import Ctx, Heard, SessionWork, fit, section
+from tideline.clock import Window, from_text, to_text, when
+from tideline.consolidate._context import SUMMARY_MONTHS_DAYS, Ctx, Heard, SessionWork, fit, section
 from tideline.consolidate._outcome import Outcome
 from tideline.consolidate._render import fact_line, person_line, trajectory_text, turn_line
-from tideline.consolidate._schemas import Extraction
+from tideline.consolidate._schemas import EventOut, Extraction
 from tideline.consolidate._working import Working
 from tideline.embed import estimate_tokens
 from tideline.llm import NO_LLM_NOTE
 from tideline.memory import Turn
-from tideline.profile import EventDraft, ObservationDraft, PersonMention
+from tideline.profile import EventDraft, ObservationDraft, PersonMention, first_said
 
 NO_USER_TURNS = "tool-only: no user turns"
 MODEL_TOOL_ONLY = "tool-only: the model found nothing personal"
@@ -40,8 +40,6 @@ def load(ctx: Ctx) -> Outcome:
     ctx.view_events = view.events
     ctx.anchors = view.anchors
     ctx.trajectory = view.trajectory
-    since = to_text(view.now - dt.timedelta(days=90))
-    ctx.digests = ctx.profile.digests(since)
     for sid, head in sorted(ctx.memory.session_heads().items()):
         done = view.processed.get(sid, 0)
         if head > done:
@@ -49,7 +47,11 @@ def load(ctx: Ctx) -> Outcome:
             if turns:
                 ctx.sessions.append(SessionWork(sid, turns[0].session, turns))
     ctx.sessions.sort(key=lambda s: (s.turns[0].ts, s.session_id))  # in the user's time
-    ctx.work.turns = {t.id: (t.session_id, t.ts) for s in ctx.sessions for t in s.turns}
+    ctx.turns = {t.id: t for s in ctx.sessions for t in s.turns}
+    ctx.work.read(ctx.turns.values())
+    # the summaries of the three months before the conversation's present (valid time)
+    since = from_text(ctx.work.present) - dt.timedelta(days=SUMMARY_MONTHS_DAYS)
+    ctx.digests = ctx.profile.digests(to_text(since))
     return Outcome({"facts": len(view.facts), "sessions": len(ctx.sessions)})
 
 
@@ -125,7 +127,8 @@ def _extract_session(
     users = {t.speaker.casefold() for t in s.turns if t.role == "user" and t.speaker}
     by_id = {t.id: t for t in s.turns}
     answers: list[Extraction] = []
-    for part in chunks(s.turns, ctx.room(0.5)):
+    parts = chunks(s.turns, ctx.room(0.5))
+    for part in parts:
         lines = [turn_line(t) for t in part]
         user = f"{head}\n\n" + section(f"Session {s.key}", lines)
         answers.append(ctx.ask("extract", user, Extraction))
@@ -138,21 +141,46 @@ def _extract_session(
     stray = [i for i in cited if i not in by_id]
     if stray:
         invented[s.key] = stray
-    for a in answers:
+    for a, part in zip(answers, parts, strict=True):
         for o in a.observations:
             turn_ids = tuple(dict.fromkeys(i for i in o.turns if i in by_id))
             about = "user" if o.about.strip().casefold() in USER_WORDS | users else o.about
+            said = first_said(turn_ids, ctx.work.times) or part[-1].ts  # said by then
             draft = ObservationDraft(
-                o.text, s.session_id, o.type, o.topic, about.strip() or "user", turn_ids
+                o.text, s.session_id, o.type, o.topic, about.strip() or "user", turn_ids, said
             )
-            said = min((by_id[i].ts for i in turn_ids), default=s.turns[0].ts)
-            ctx.heard.append(Heard(ctx.work.add_observation(draft), draft, said))
+            ctx.heard.append(Heard(ctx.work.add_observation(draft), draft))
             counts["observations"] += 1
         for p in a.relationships:
-            ctx.work.mention(PersonMention(p.name, p.relation, p.details, p.status))
+            said = mentioned_at(p.name, part)
+            ctx.work.mention(PersonMention(p.name, p.relation, p.details, p.status, said))
             counts["people"] += 1
         for e in a.events:
             cited = [by_id[i] for i in e.turns if i in by_id]
-            when = cited[0].ts if cited else None
-            ctx.work.add_event(EventDraft(e.title, e.details, e.importance, e.decay_days, when))
+            said = cited[0].ts if cited else part[0].ts
+            ctx.work.add_event(event_draft(e, said))
             counts["events"] += 1
+
+
+def event_draft(e: EventOut, said: str) -> EventDraft:
+    """The event in the user's time: the date range its time expression names, read against the
+    turn that mentioned it ("last weekend" said on Tuesday 27 June 2023 is 24–25 June); without
+    one, or one not understood, the day it was mentioned."""
+    at = from_text(said)
+    window = (when(e.when, at) if e.when.strip() else None) or Window.day_of(at)
+    return EventDraft(
+        e.title,
+        e.details,
+        e.importance,
+        e.decay_days,
+        valid_from=window.since,
+        valid_to=window.until,
+        said_at=said,
+        phrase=e.when.strip()[:200],
+    )
+
+
+def mentioned_at(name: str, part: list[Turn]) -> str:
+    """When a person was first named in this part of the session (else when the part began)."""
+    key = name.casefold().strip()
+    return next((t.ts for t in part if key and key in t.text.casefold()), part[0].ts)

@@ -20,14 +20,13 @@ New and contradicting facts get a `probe` strategy. Every observation is then ma
 
 from __future__ import annotations
 
-from tideline.consolidate._context import Ctx, Heard, fit, section
+from tideline.consolidate._context import OBSERVATIONS_PER_CALL, Ctx, Heard, fit, section
 from tideline.consolidate._outcome import Outcome
 from tideline.consolidate._render import fact_line, trajectory_text
 from tideline.consolidate._schemas import Behaviour, Classification, Decision
 from tideline.profile import DEFAULT_DECAY_DAYS, Fact, FactDraft, normalise
 
 CLARIFY_EVIDENCE = 3  # seed step 3: a clarify strategy once an inferred fact has 3+ evidence
-BATCH = 40  # observations per classification call
 AUTO_NEW = ("statement", "contradiction")
 
 
@@ -48,13 +47,15 @@ def _find(ctx: Ctx, subject: str, category: str, value: str) -> Fact | None:
     return None
 
 
-def _observations(heard: list[Heard]) -> list[str]:
-    """Numbered in the order they were said (valid time), each with its day."""
-    return [
-        f"{n}. [{h.said_at[:10]}] ({h.draft.type}, {h.draft.topic or '-'}, about "
-        f"{h.draft.about}) {h.draft.text}"
-        for n, h in enumerate(heard, 1)
-    ]
+def _observations(ctx: Ctx, heard: list[Heard]) -> list[str]:
+    """Each observation numbered in the order they were said (valid time), with the day it was
+    said and the user's own words behind it (its turns, dated and cut: `Ctx.observation_words`)."""
+    out = []
+    for n, h in enumerate(heard, 1):
+        d = h.draft
+        line = f"{n}. [{h.said_at[:10]}] ({d.type}, {d.topic or '-'}, about {d.about}) {d.text}"
+        out.append("\n    ".join([line, *ctx.observation_words(d)]))
+    return out
 
 
 def _profile_block(ctx: Ctx, share: float) -> str:
@@ -73,7 +74,7 @@ def behaviour(ctx: Ctx) -> Outcome:
     about_user = [h for h in ctx.heard if h.draft.about == "user"]
     if not about_user:
         return Outcome(note="no new observations about the user")
-    body = fit(_observations(about_user), ctx.room(0.4))
+    body = fit(_observations(ctx, about_user), ctx.room(0.4))
     user = _profile_block(ctx, 0.2) + "\n\n" + section("Observations", body)
     answer = ctx.ask("behaviour", user, Behaviour)
     counts = {"inferred": 0, "supported": 0, "clarify": 0}
@@ -106,9 +107,16 @@ def classify(ctx: Ctx) -> Outcome:
     counts = {"support": 0, "contradict": 0, "evidence_against": 0, "new": 0, "probe": 0}
     if not ctx.heard:
         return Outcome(counts, "no new observations")
-    for start in range(0, len(ctx.heard), BATCH):
-        batch = ctx.heard[start : start + BATCH]
-        user = _profile_block(ctx, 0.35) + "\n\n" + section("Observations", _observations(batch))
+    start = 0
+    while start < len(ctx.heard):
+        # as many observations (each with its words) as fit in their share, up to OBSERVATIONS_PER_CALL
+        lines = fit(
+            _observations(ctx, ctx.heard[start : start + OBSERVATIONS_PER_CALL]), ctx.room(0.4)
+        )
+        batch = ctx.heard[start : start + max(1, len(lines))]
+        start += len(batch)
+        body = "\n".join(lines or _observations(ctx, batch))
+        user = _profile_block(ctx, 0.35) + "\n\n" + f"## Observations\n{body}"
         answer = ctx.ask("classify", user, Classification)
         decided: dict[int, Decision] = {}
         for d in answer.decisions:

@@ -55,10 +55,10 @@ def edges(ctx: Ctx) -> Outcome:
 
 
 def expiry(ctx: Ctx) -> Outcome:
-    """Step 8: expired facts closed (each with a verify strategy); expired events closed; the
-    strategies of earlier runs answered by this run's conversations, or expired."""
+    """Step 8: expired facts closed (each with a verify strategy); expired events closed (this
+    run's too); the strategies of earlier runs answered by this run's conversations, or expired."""
     w = ctx.work
-    closed = plan_expiry(w.live(), ctx.view_events, ctx.now, w)
+    closed = plan_expiry(w.live(), ctx.view_events, ctx.now, w, w.events)
     waiting = [s for s in w.strategies.values() if s.status != "resolved"]
     days = ctx.profile.rules.strategy_days
     ended = plan_strategies(waiting, w.asked_about(), w.heard, ctx.now, w, days=days)

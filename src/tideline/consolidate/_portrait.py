@@ -14,13 +14,13 @@
 
 from __future__ import annotations
 
-from tideline.clock import from_text
+from tideline.clock import to_text
 from tideline.consolidate._context import Ctx, fit, section
 from tideline.consolidate._outcome import Outcome
 from tideline.consolidate._render import event_line, fact_line, trajectory_text, turn_line
 from tideline.consolidate._schemas import TrajectoryOut, UserModelOut
 from tideline.llm import NO_LLM_NOTE
-from tideline.profile import is_expired
+from tideline.profile import Event, EventDraft, event_expiry, is_expired
 
 TRAJECTORY_SESSIONS = 2  # seed step 11: at least 2 sessions since the last trajectory
 IMPORTANT = {
@@ -64,7 +64,7 @@ def trajectory(ctx: Ctx) -> Outcome:
     why = major_change(ctx)
     if why is None:
         return Outcome(note="no major change")
-    since = ctx.trajectory.made_at if ctx.trajectory else ""
+    since = (ctx.trajectory.valid_at or ctx.trajectory.made_at) if ctx.trajectory else ""
     sessions = ctx.profile.sessions_digested_since(since) + len(ctx.digested)
     if sessions < TRAJECTORY_SESSIONS:
         return Outcome(note=f"{why}, but {sessions} session(s) since the last trajectory (needs 2)")
@@ -72,10 +72,7 @@ def trajectory(ctx: Ctx) -> Outcome:
         return Outcome(note=NO_LLM_NOTE, status="skipped")
     facts = fit([fact_line(f) for f in ctx.work.live()], ctx.room(0.4))
     summaries = [f"{s.key}: {s.summary}" for s in ctx.digested if s.summary]
-    events = [
-        e for e in ctx.view_events if not (e.expires_at and from_text(e.expires_at) <= ctx.now)
-    ]
-    happening = [f"- {event_line(e)}" for e in [*events, *ctx.work.events]]
+    happening = [f"- {event_line(e)}" for e in active_events(ctx)]
     user = "\n\n".join(
         [
             section("Live facts", facts),
@@ -94,13 +91,25 @@ def trajectory(ctx: Ctx) -> Outcome:
     return Outcome({"trajectory": 1, "anchors": len(anchors)}, why)
 
 
+def active_events(ctx: Ctx) -> list[Event | EventDraft]:
+    """The events still relevant now: the profile's active ones and this run's, none expired
+    (an event mentioned long after it ended is not active, however new its row)."""
+    now = to_text(ctx.now)
+
+    def live(ends: str | None) -> bool:
+        return ends is None or ends > now  # the stored form sorts as text
+
+    known = [e for e in ctx.view_events if live(e.expires_at)]
+    return [*known, *(d for _, d in ctx.work.events if live(event_expiry(d)))]
+
+
 # -- step 13 --------------------------------------------------------------------------------
 def snapshot(ctx: Ctx) -> Outcome:
     """Step 13: the precompiled memory snapshot for the next conversation, rendered from the
     profile as this run leaves it, inside the run's transaction (real ids, no placeholders)."""
     if not len(ctx.work) and ctx.profile.snapshot() is not None:
         return Outcome(note="nothing changed; the last snapshot stands")
-    ctx.work.rebuild_snapshot()
+    ctx.work.rebuild_snapshot(ctx.work.present)
     shown = [f for f in ctx.work.live() if not is_expired(f, ctx.now)]
     return Outcome({"facts": len(shown)})
 
@@ -109,9 +118,11 @@ def mark_processed(ctx: Ctx) -> Outcome:
     """Step 14: sessions digested or skipped count as processed through their last turn read."""
     done = [s for s in ctx.sessions if s.processed]
     for s in done:
+        said = [t.ts for t in s.turns]
         ctx.work.digest(
-            s.session_id, s.through, summary=s.summary, tags=tuple(s.tags), skipped=s.skipped
-        )
+            s.session_id, s.through, summary=s.summary, tags=tuple(s.tags), skipped=s.skipped,
+            valid_from=min(said), valid_to=max(said),
+        )  # fmt: skip
         ctx.work.session_processed(s.session_id, s.through)
     left = len(ctx.sessions) - len(done)
     note = f"{left} session(s) left for a run with an LLM" if left else ""

@@ -10,10 +10,15 @@ __all__ = ["event_line", "fact_line", "person_line", "trajectory_text", "turn_li
 
 
 def fact_line(f: Fact) -> str:
+    """`[3] city: lives in Osaka — suspected, 2× mentioned, said 2023-05-08 … 2023-06-09`: the
+    days are valid time, when it was first and last said."""
     who = "" if f.subject == "user" else f" (about {f.subject})"
     extra = f", {f.source_type}" if f.source_type != "stated" else ""
+    first, last = f.valid_from[:10], f.last_seen_at[:10]
+    said = f"said {first}" + (f" … {last}" if last != first else "")
     return (
-        f"[{f.id}] {f.category}: {f.value}{who} — {f.status}, {f.mention_count}× mentioned{extra}"
+        f"[{f.id}] {f.category}: {f.value}{who} — {f.status}, {f.mention_count}× mentioned"
+        f"{extra}, {said}"
     )
 
 

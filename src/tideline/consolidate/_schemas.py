@@ -56,6 +56,7 @@ class EventOut(BaseModel):
     importance: int = Field(3, ge=1, le=5)
     decay_days: DecayDays | None = 30
     turns: Annotated[list[TurnId], Items(MAX_LINKS)] = []
+    when: Name = ""  # the time expression as said ("last weekend"), read against its turn
 
 
 class Extraction(BaseModel):

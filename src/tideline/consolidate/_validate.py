@@ -29,31 +29,25 @@ from tideline.profile import (
 
 
 def _summaries(ctx: Ctx, share: float) -> list[str]:
-    older = [f"{d.made_at[:10]}: {d.summary}" for d in reversed(ctx.digests) if d.summary]
-    fresh = [f"(this run) {s.key}: {s.summary}" for s in ctx.digested if s.summary]
+    older = [
+        f"{(d.valid_from or d.made_at)[:10]}: {d.summary}"
+        for d in reversed(ctx.digests)
+        if d.summary
+    ]
+    fresh = [f"{s.turns[0].ts[:10]} (this run): {s.summary}" for s in ctx.digested if s.summary]
     return fit(fresh + older, ctx.room(share))
 
 
 def _timeline(ctx: Ctx, f: Fact) -> str:
     parts = [
-        f"first seen {f.valid_from[:10]}",
-        f"last seen {f.last_seen_at[:10]}",
+        f"first said {f.valid_from[:10]}",
+        f"last said {f.last_seen_at[:10]}",
         f"said in {f.sessions} session(s)",
     ]
     old = ctx.work.fact(f.supersedes) if f.supersedes is not None else None
     if old is not None:
         parts.append(f"replaces [{old.id}] {old.value} ({old.status})")
     return "; ".join(parts)
-
-
-def _evidence(ctx: Ctx, f: Fact, limit: int = 3) -> list[str]:
-    """The words behind a fact: this run's observations, else its stored evidence turns."""
-    if f.id in ctx.said:
-        return ctx.said[f.id][:limit]
-    if f.id < 0:
-        return []
-    texts = [e.text for e in ctx.profile.fact(f.id).evidence if e.text and e.polarity == "support"]
-    return texts[-limit:]
 
 
 def _context(ctx: Ctx) -> str:
@@ -83,10 +77,8 @@ def cross_validate(ctx: Ctx) -> Outcome:
         return Outcome(counts, "; ".join(x for x in (note, f"LLM part {NO_LLM_NOTE}") if x))
     lines = []
     for f in rest:
-        said = "; ".join(_evidence(ctx, f))
-        lines.append(
-            f"{fact_line(f)}\n    {_timeline(ctx, f)}" + (f"\n    said: {said}" if said else "")
-        )
+        said = "".join(f"\n    {q}" for q in ctx.words(f))
+        lines.append(f"{fact_line(f)}\n    {_timeline(ctx, f)}{said}")
     user = _context(ctx) + "\n\n" + section("Suspected facts", fit(lines, ctx.room(0.4)))
     answer = ctx.ask("verify", user, Verification)
     counts["checked"] = len(rest)
@@ -110,12 +102,12 @@ def arbitrate(ctx: Ctx) -> Outcome:
         return Outcome(counts, f"{NO_LLM_NOTE}; {len(pairs)} dispute(s) wait", status="skipped")
     blocks = []
     for p in pairs:
-        old_said = "; ".join(_evidence(ctx, p.old)) or "-"
-        new_said = "; ".join(_evidence(ctx, p.new)) or "-"
+        old_said = "".join(f"\n      {q}" for q in ctx.words(p.old)) or "\n      -"
+        new_said = "".join(f"\n      {q}" for q in ctx.words(p.new)) or "\n      -"
         blocks.append(
             f"new_fact_id {p.new.id}\n  old: {fact_line(p.old)}\n    {_timeline(ctx, p.old)}\n"
-            f"    said: {old_said}\n  new: {fact_line(p.new)}\n    {_timeline(ctx, p.new)}\n"
-            f"    said: {new_said}"
+            f"    in the user's words:{old_said}\n  new: {fact_line(p.new)}\n"
+            f"    {_timeline(ctx, p.new)}\n    in the user's words:{new_said}"
         )
     user = _context(ctx) + "\n\n" + section("Disputed pairs", fit(blocks, ctx.room(0.5)))
     answer = ctx.ask("arbitrate", user, Arbitration)

@@ -12,16 +12,24 @@ and the LLM steps see them like any id. Each change is checked against the proje
 profile's own lifecycle rules, so an illegal decision fails while computing, not inside the
 transaction. Because the class is a `Changeset`, the profile's planners (`plan_fast_path`,
 `plan_expiry`, `plan_maturity`, `plan_dedupe`, `settle`) run on it unchanged.
+
+Two clocks: `now` is the read's time (record time, and the present the rules measure ages and
+expiry against); valid times come from `times`, the run's turns' own timestamps (`read`). Every change the
+projection makes carries its valid time explicitly in the op (`valid_from`, `seen_at`, `at`), so a
+fact's start that a later step compares with (an arbitration closing its predecessor at it) is
+the start stored — never a second read of the clock.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from tideline.clock import to_text
+from tideline.memory import Turn
 from tideline.profile import (
     ACTIVE_STATUSES,
     Because,
@@ -38,9 +46,13 @@ from tideline.profile import (
     Strategy,
     check_live,
     check_transition,
+    end_at,
     expires_at,
+    first_said,
+    last_said,
     merge_mention,
     person_key,
+    question_time,
 )
 
 FINAL = ("rejected", "closed")
@@ -55,10 +67,12 @@ class Working(Changeset):
     facts: dict[int, Fact] = field(default_factory=dict)
     edges: set[tuple[str, int, int]] = field(default_factory=set)
     people: dict[str, Relationship] = field(default_factory=dict)
-    events: list[EventDraft] = field(default_factory=list)
+    events: list[tuple[Ref, EventDraft]] = field(default_factory=list)  # made in this run
     user_model: dict[str, str] = field(default_factory=dict)
     trajectory: dict[str, Any] | None = None
     touched: set[int] = field(default_factory=set)  # created, supported or moved in this run
+    times: dict[int, str] = field(default_factory=dict)  # turn id → when it was said
+    heard_in: dict[int, list[int]] = field(default_factory=dict)  # fact → this run's turns
     heard: dict[int, str] = field(default_factory=dict)  # made or given evidence → how, first
     strategies: dict[int, Strategy] = field(default_factory=dict)  # open and asked, projected
     questioned: dict[int, Fact] = field(default_factory=dict)  # retired facts they name
@@ -66,6 +80,7 @@ class Working(Changeset):
     turns: dict[int, tuple[int, str]] = field(default_factory=dict)  # this run's: session, ts
     observed: dict[Ref, int] = field(default_factory=dict)  # new observation → its session
     _new_refs: dict[int, Ref] = field(default_factory=dict, repr=False)
+    _said: dict[Ref, str] = field(default_factory=dict, repr=False)  # observation → said_at
 
     @classmethod
     def of(cls, view: ProfileView, edges: list[Edge]) -> Working:
@@ -84,6 +99,31 @@ class Working(Changeset):
     @property
     def stamp(self) -> str:
         return to_text(self.now)
+
+    @property
+    def present(self) -> str:
+        """The conversation's present: the latest turn this run reads (else the read's time)."""
+        return max(self.times.values(), default=self.stamp)
+
+    def read(self, turns: Iterable[Turn]) -> None:
+        """The turns this run reads: each one's session and own timestamp (valid time)."""
+        for t in turns:
+            self.turns[t.id] = (t.session_id, t.ts)
+            self.times[t.id] = t.ts
+
+    def _heard(self, observation: ObservationRef | None) -> list[str | None]:
+        """When an observation of this run was said (its evidence time), as `also` for `_valid`."""
+        return [self._said.get(observation) if isinstance(observation, Ref) else None]
+
+    def add_observation(self, draft: ObservationDraft) -> Ref:
+        """An observation said when its earliest turn was (its draft may say otherwise)."""
+        said = draft.said_at or first_said(draft.turn_ids, self.times) or self.present
+        draft = dataclasses.replace(draft, said_at=said)
+        ref = super().add_observation(draft)
+        self._said[ref] = said
+        if draft.session_id is not None:
+            self.observed[ref] = draft.session_id
+        return ref
 
     def live(self) -> list[Fact]:
         return [f for f in self.facts.values() if f.status in ACTIVE_STATUSES]
@@ -113,6 +153,10 @@ class Working(Changeset):
         old = None if supersedes is None else self._projected(supersedes)
         if old is not None:
             check_live(old)
+        heard = self._heard(observation)
+        start = draft.valid_from or first_said(turn_ids, self.times, heard) or self.present
+        seen = max(start, last_said(turn_ids, self.times, heard) or start)
+        draft = dataclasses.replace(draft, valid_from=start)
         ref = super().add_fact(
             draft,
             turn_ids=turn_ids,
@@ -131,18 +175,19 @@ class Working(Changeset):
             source_type=draft.source_type,
             mention_count=1,
             decay_days=draft.decay_days,
-            expires_at=expires_at(self.stamp, draft.decay_days),
-            valid_from=draft.valid_from or self.stamp,
+            expires_at=expires_at(seen, draft.decay_days),
+            valid_from=start,
             valid_to=None,
             supersedes=None if old is None else old.id,
             merged_into=None,
-            last_seen_at=self.stamp,
+            last_seen_at=seen,
             rejected_why=None,
             created_at=self.stamp,
             updated_at=self.stamp,
             evidence_count=len(set(turn_ids)) or int(observation is not None),
             prior=float(draft.confidence),
         )
+        self.heard_in[fid] = list(turn_ids)
         self._back(self.facts[fid], "support", turn_ids, observation)
         self.touched.add(fid)
         self._hear(fid, "said", turn_ids)
@@ -169,18 +214,12 @@ class Working(Changeset):
         fresh = sessions - known
         if support:
             f.session_ids, f.sessions = sorted(known | fresh), f.sessions + len(fresh)
-            stamps = [ts for _, ts in said]
+            stamps = [ts for _, ts in said] or [a for a in self._heard(observation) if a]
             if stamps:
                 f.said_from = min([*stamps, *([f.said_from] if f.said_from else [])])
                 f.said_to = max([*stamps, *([f.said_to] if f.said_to else [])])
         else:
             f.against_ids, f.against = sorted(known | fresh), f.against + len(fresh)
-
-    def add_observation(self, draft: ObservationDraft) -> Ref:
-        ref = super().add_observation(draft)
-        if draft.session_id is not None:
-            self.observed[ref] = draft.session_id
-        return ref
 
     def _hear(self, fact_id: int, how: str, turn_ids: tuple[int, ...]) -> None:
         """Remember the first way this run heard of a fact (what answers its questions)."""
@@ -199,11 +238,13 @@ class Working(Changeset):
     ) -> None:
         f = self._projected(fact)
         check_live(f, "gain evidence")
-        super().support(self.key(f.id), turn_ids=turn_ids, observation=observation)
+        seen = last_said(turn_ids, self.times, self._heard(observation)) or self.present
+        super().support(self.key(f.id), turn_ids=turn_ids, observation=observation, seen_at=seen)
         f.mention_count += 1
         f.evidence_count += len(set(turn_ids)) or 1
-        f.last_seen_at = self.stamp
-        f.expires_at = expires_at(self.stamp, f.decay_days)
+        f.last_seen_at = max(f.last_seen_at, seen)  # an older session heard late never shortens
+        f.expires_at = expires_at(f.last_seen_at, f.decay_days)
+        self.heard_in.setdefault(f.id, []).extend(turn_ids)
         self._back(f, "support", turn_ids, observation)
         self.touched.add(f.id)
         self._hear(f.id, "heard again", turn_ids)
@@ -217,7 +258,8 @@ class Working(Changeset):
     ) -> None:
         f = self._projected(fact)
         check_live(f, "gain evidence")
-        super().against(self.key(f.id), turn_ids=turn_ids, observation=observation)
+        seen = last_said(turn_ids, self.times, self._heard(observation)) or self.present
+        super().against(self.key(f.id), turn_ids=turn_ids, observation=observation, seen_at=seen)
         self._back(f, "against", turn_ids, observation)
         self.touched.add(f.id)
         self._hear(f.id, "doubted", turn_ids)
@@ -236,10 +278,13 @@ class Working(Changeset):
         if because is not None:
             cited = self._projected(because.fact)
             because = Because(because.relation, self.key(cited.id))
-        super().transition(self.key(f.id), to, why=why, at=at, because=because)
+        # valid time: an end given (a successor's start, an expiry), else the present; a
+        # promotion when the evidence that earned it was said
+        when = end_at(f.valid_from, at or self.present) if to in FINAL else at or f.last_seen_at
+        super().transition(self.key(f.id), to, why=why, at=when, because=because)
         f.status = to
         if to in FINAL:
-            f.valid_to = at or self.stamp
+            f.valid_to = when
             self._retired(f.id)
         self.touched.add(f.id)
 
@@ -262,6 +307,9 @@ class Working(Changeset):
         super().merge(self.key(k.id), self.key(d.id))  # type: ignore[arg-type]
         k.mention_count += d.mention_count
         k.evidence_count += d.evidence_count
+        k.valid_from = min(k.valid_from, d.valid_from)
+        k.last_seen_at = max(k.last_seen_at, d.last_seen_at)
+        k.expires_at = expires_at(k.last_seen_at, k.decay_days)
         for side in ("session_ids", "against_ids"):
             mine, theirs = set(getattr(k, side)), set(getattr(d, side))
             count = "sessions" if side == "session_ids" else "against"
@@ -269,7 +317,7 @@ class Working(Changeset):
             setattr(k, side, sorted(mine | theirs))
         said = [x for x in (k.said_from, k.said_to, d.said_from, d.said_to) if x]
         k.said_from, k.said_to = (min(said), max(said)) if said else (None, None)
-        d.status, d.merged_into, d.valid_to = "closed", k.id, self.stamp
+        d.status, d.merged_into, d.valid_to = "closed", k.id, d.last_seen_at
         self._retired(d.id)
 
     def set_decay(self, fact: FactRef, decay_days: int) -> None:
@@ -279,18 +327,24 @@ class Working(Changeset):
         f.expires_at = expires_at(f.last_seen_at, decay_days)
 
     # -- graph, strategies, people, events, portrait -----------------------------------------
-    def add_edge(self, kind: str, from_fact: FactRef, to_fact: FactRef) -> None:
+    def add_edge(
+        self, kind: str, from_fact: FactRef, to_fact: FactRef, valid_from: str | None = None
+    ) -> None:
         a, b = self._projected(from_fact), self._projected(to_fact)
         for f in (a, b):
             check_live(f, "join the knowledge graph")
         if (kind, a.id, b.id) in self.edges:
             return
-        super().add_edge(kind, self.key(a.id), self.key(b.id))
+        since = valid_from or max(a.valid_from, b.valid_from)
+        super().add_edge(kind, self.key(a.id), self.key(b.id), since)
         self.edges.add((kind, a.id, b.id))
 
-    def add_strategy(self, kind: str, fact: FactRef | None, question: str) -> None:
-        key = None if fact is None else self.key(self._projected(fact).id)
-        super().add_strategy(kind, key, question)
+    def add_strategy(
+        self, kind: str, fact: FactRef | None, question: str, valid_from: str | None = None
+    ) -> None:
+        f = None if fact is None else self._projected(fact)
+        arose = valid_from or (question_time(kind, f) if f else self.present)
+        super().add_strategy(kind, None if f is None else self.key(f.id), question, arose)
 
     def resolve_strategy(
         self, strategy_id: int, outcome: str, why: str, *, because: Because | None = None
@@ -307,21 +361,33 @@ class Working(Changeset):
         return {**self.questioned, **self.facts}
 
     def mention(self, person: PersonMention) -> None:
+        person = dataclasses.replace(person, said_at=person.said_at or self.present)
         super().mention(person)
         key = person_key(person.name)
-        self.people[key] = merge_mention(self.people.get(key), person, self.stamp)
+        self.people[key] = merge_mention(
+            self.people.get(key), person, person.said_at or self.present, self.stamp
+        )
 
-    def add_event(self, draft: EventDraft) -> None:
-        super().add_event(draft)
-        self.events.append(draft)
+    def add_event(self, draft: EventDraft) -> Ref:
+        start = draft.valid_from or draft.said_at or self.present
+        draft = dataclasses.replace(draft, valid_from=start, said_at=draft.said_at or start)
+        ref = super().add_event(draft)
+        self.events.append((ref, draft))
+        return ref
 
-    def set_user_model(self, dimension: str, value: str, evidence: tuple[Any, ...] = ()) -> None:
-        super().set_user_model(dimension, value, evidence)
+    def set_user_model(
+        self,
+        dimension: str,
+        value: str,
+        evidence: tuple[Any, ...] = (),
+        valid_at: str | None = None,
+    ) -> None:
+        super().set_user_model(dimension, value, evidence, valid_at or self.present)
         self.user_model[dimension] = value
 
-    def set_trajectory(self, **fields: Any) -> None:
+    def set_trajectory(self, valid_at: str | None = None, **fields: Any) -> None:
         anchors = [self.key(a) for a in fields.get("anchors", []) if a in self.facts]
-        super().set_trajectory(**{**fields, "anchors": anchors})
+        super().set_trajectory(valid_at or self.present, **{**fields, "anchors": anchors})
         self.trajectory = {
             **fields,
             "anchors": [a for a in fields.get("anchors", []) if a in self.facts],

@@ -1,4 +1,10 @@
-"""Embedders: the `Embedder` protocol, the bundled e5 backend, OpenAI-compatible HTTP, none, a cache."""
+"""Embedders: the `Embedder` protocol, the bundled e5 backend, OpenAI-compatible HTTP, none, a cache.
+
+The HTTP client (httpx) loads on first use of `OpenAIEmbedder` (`tideline.lazy`): a search with the
+bundled model never imports it.
+"""
+
+from typing import TYPE_CHECKING
 
 from tideline.embed._cache import CachedEmbedder, CacheStats, text_hash
 from tideline.embed._e5 import E5Embedder
@@ -13,8 +19,11 @@ from tideline.embed._fit import (
 )
 from tideline.embed._load import embedder_factories, load_embedder
 from tideline.embed._none import NoneEmbedder
-from tideline.embed._openai import OpenAIEmbedder
 from tideline.embed._protocol import Embedder, estimate_tokens, normalise
+from tideline.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from tideline.embed._openai import OpenAIEmbedder
 
 __all__ = [
     "MAX_PARTS",
@@ -36,3 +45,5 @@ __all__ = [
     "split_to_fit",
     "text_hash",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__)

@@ -7,22 +7,25 @@ from typing import Any
 
 from tideline.embed._e5 import E5Embedder
 from tideline.embed._none import NoneEmbedder
-from tideline.embed._openai import OpenAIEmbedder
 from tideline.hookspecs import hookimpl
 
 
 @hookimpl
 def register_embedders(register: Callable[[str, Callable[[Any], Any]], None]) -> None:
     register("e5", lambda s: E5Embedder(batch=s.embed_batch))
-    register(
-        "openai",
-        lambda s: OpenAIEmbedder(
-            s.embed_url,
-            s.embed_model,
-            s.embed_api_key,
-            batch=s.embed_batch,
-            timeout=s.embed_timeout,
-            retries=s.embed_retries,
-        ),
-    )
+    register("openai", _openai)
     register("none", lambda s: NoneEmbedder())
+
+
+def _openai(s: Any) -> Any:
+    """The HTTP backend, imported when chosen: httpx costs a search with e5 ~0.3 s to import."""
+    from tideline.embed._openai import OpenAIEmbedder
+
+    return OpenAIEmbedder(
+        s.embed_url,
+        s.embed_model,
+        s.embed_api_key,
+        batch=s.embed_batch,
+        timeout=s.embed_timeout,
+        retries=s.embed_retries,
+    )

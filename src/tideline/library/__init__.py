@@ -3,25 +3,31 @@
 See docs/library.md for the note format and how indexing, search, the watcher and routing work.
 """
 
-from tideline.library._chunker import CHUNKER_VERSION, Chunk, ChunkedNote, chunk_markdown
-from tideline.library._errors import (
-    BadMeta,
-    LinkOutside,
-    NoCollection,
-    PathOutsideLibrary,
-    UnreadableFile,
-)
-from tideline.library._files import read_inside
-from tideline.library._index import MAX_FILE_BYTES, CollectionIndex, SyncReport
-from tideline.library._index_dir import IndexDirRefused
-from tideline.library._layout import Collection, Layout, Problem, list_notes, scan_library
-from tideline.library._library import LIBRARY, MAX_K, Library
-from tideline.library._meta import CollectionMeta, read_meta
-from tideline.library._notes import MAX_READ_LINES, NoteText, NoteWritten
-from tideline.library._paths import resolve_inside
-from tideline.library._registry import RegistryEntry, load_registry, save_registry
-from tideline.library._router import Candidate, Router, RouteResult
-from tideline.library._watcher import Watcher
+from typing import TYPE_CHECKING
+
+from tideline.lazy import lazy_exports
+from tideline.library._limits import MAX_K, MAX_READ_LINES
+
+if TYPE_CHECKING:
+    from tideline.library._chunker import CHUNKER_VERSION, Chunk, ChunkedNote, chunk_markdown
+    from tideline.library._errors import (
+        BadMeta,
+        LinkOutside,
+        NoCollection,
+        PathOutsideLibrary,
+        UnreadableFile,
+    )
+    from tideline.library._files import read_inside
+    from tideline.library._index import MAX_FILE_BYTES, CollectionIndex, SyncReport
+    from tideline.library._index_dir import IndexDirRefused
+    from tideline.library._layout import Collection, Layout, Problem, list_notes, scan_library
+    from tideline.library._library import LIBRARY, Library
+    from tideline.library._meta import CollectionMeta, read_meta
+    from tideline.library._notes import NoteText, NoteWritten
+    from tideline.library._paths import resolve_inside
+    from tideline.library._registry import RegistryEntry, load_registry, save_registry
+    from tideline.library._router import Candidate, Router, RouteResult
+    from tideline.library._watcher import Watcher
 
 __all__ = [
     "CHUNKER_VERSION",
@@ -60,3 +66,5 @@ __all__ = [
     "save_registry",
     "scan_library",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__)

@@ -32,6 +32,7 @@ from tideline.library._errors import BadMeta, LinkOutside, NoCollection
 from tideline.library._index import MAX_FILE_BYTES, CollectionIndex, Progress, SyncReport
 from tideline.library._index_dir import IndexDirRefused, claim_index_dir
 from tideline.library._layout import Collection, Layout, Problem, scan_library, stat_notes
+from tideline.library._limits import MAX_K
 from tideline.library._meta import CollectionMeta, read_meta, write_meta
 from tideline.library._notes import (
     NoteText,
@@ -67,7 +68,6 @@ from tideline.search import (
 )
 from tideline.store import WriteKeys, check_key
 
-MAX_K = 100  # results per search or route: more is a dump, not an answer
 TEXT_CHARS = 1200
 LAYOUT_TTL = 10.0
 CATCH_UP = ("auto", "stat")

@@ -20,6 +20,7 @@ from tideline.library._errors import NoCollection, UnreadableFile
 from tideline.library._files import FileChanged, Seen, read_inside, write_inside
 from tideline.library._index_dir import claim_index_dir
 from tideline.library._layout import Collection, Layout
+from tideline.library._limits import MAX_READ_LINES
 from tideline.library._paths import (
     INBOX_FILE,
     INDEX_DIR,
@@ -33,7 +34,6 @@ from tideline.search import valid_text
 from tideline.store import Migrations, WriteKeys, open_database
 
 #: Most lines one `read_note` returns; the answer says where to go on.
-MAX_READ_LINES = 400
 #: How often a write is tried again when the note changes under it (a person editing it).
 WRITE_TRIES = 8
 

@@ -28,8 +28,8 @@ from tideline.fields import (
 )
 from tideline.llm import LLM, NO_LLM
 from tideline.mcp._base import ToolServer
-from tideline.mcp._fields import annotated
 from tideline.mcp._rounds import with_llm
+from tideline.serve import annotated
 
 READ_ONLY = {"read_only_hint": True, "destructive_hint": False, "open_world_hint": False}
 # Rejecting or closing changes a fact's status for good (nothing reopens it), yet deletes nothing.
@@ -38,6 +38,7 @@ CORRECTS = {"read_only_hint": False, "destructive_hint": False, "open_world_hint
 Status = annotated(MEMORY_PROFILE, "status")
 Category = annotated(MEMORY_PROFILE, "category")
 Subject = annotated(MEMORY_PROFILE, "subject")
+AsOf = annotated(MEMORY_PROFILE, "as_of")
 FactId = annotated(FACT_REJECT, "fact_id")
 RejectWhy = annotated(FACT_REJECT, "why")
 CloseWhy = annotated(FACT_CLOSE, "why")
@@ -59,17 +60,22 @@ def register(server: ToolServer) -> None:
             "established; rejected and closed ones with status='all'), confidence, and the "
             "conversation turns it rests on (evidence, with their text). Use it to check what "
             "is believed and why before relying on it; correct a wrong fact with fact_reject, an "
-            "outdated one with fact_close."
+            "outdated one with fact_close. as_of='2023-06-15' answers what was believed on that "
+            "date in the user's own time (facts then, with the events and people of then)."
         ),
         annotations=ToolAnnotations(
             title="What is known about the user", idempotent_hint=True, **READ_ONLY
         ),
     )
-    def memory_profile(status: Status, category: Category, subject: Subject) -> dict[str, Any]:
+    def memory_profile(
+        status: Status, category: Category, subject: Subject, as_of: AsOf
+    ) -> dict[str, Any]:
         def facts() -> dict[str, Any]:
-            found = server.app.profile.facts(
-                status=fact_statuses(status), category=category, subject=subject
-            )
+            profile, statuses = server.app.profile, fact_statuses(status)
+            if as_of is not None:
+                view = profile.as_of(as_of, status=statuses, category=category, subject=subject)
+                return view.to_dict()
+            found = profile.facts(status=statuses, category=category, subject=subject)
             return {"facts": [f.to_dict() for f in found]}
 
         return server.call("memory_profile", facts)

@@ -26,7 +26,9 @@ from tideline.memory._raw import (
     TURN_INDEX,
     NewTurn,
     RawContext,
+    session_span,
     spelled_day,
+    turn_times,
 )
 from tideline.memory._schema import AGENT_MIGRATIONS
 from tideline.memory._turn_keys import turn_keys
@@ -102,7 +104,9 @@ __all__ = [
     "recompute_weights",
     "recurrence_from_count",
     "refresh_recurrence",
+    "session_span",
     "spelled_day",
     "turn_keys",
+    "turn_times",
     "write_export",
 ]

@@ -6,6 +6,8 @@ strategies, the user model, trajectory, snapshots and Sleep run records (after R
 """
 
 from tideline.profile._apply import Applied
+from tideline.profile._as_of import ProfileAt
+from tideline.profile._calendar import content_words, event_window, time_window
 from tideline.profile._changeset import Because, Changeset, Ref
 from tideline.profile._decay import (
     ANCHOR_FACTOR,
@@ -48,6 +50,7 @@ from tideline.profile._lifecycle import (
 )
 from tideline.profile._mentions import merge_mention, person_key
 from tideline.profile._plans import (
+    event_expiry,
     plan_dedupe,
     plan_established,
     plan_expiry,
@@ -86,6 +89,7 @@ from tideline.profile._types import (
     Trajectory,
     UserModelEntry,
 )
+from tideline.profile._valid import end_at, first_said, last_said, question_time
 from tideline.profile._view import ProfileView
 
 __all__ = [
@@ -123,6 +127,7 @@ __all__ = [
     "ObservationDraft",
     "PersonMention",
     "Profile",
+    "ProfileAt",
     "ProfileChanged",
     "ProfileState",
     "ProfileView",
@@ -142,16 +147,22 @@ __all__ = [
     "check_strategy",
     "check_transition",
     "confirmable",
+    "content_words",
     "disputed_pairs",
     "duplicates",
+    "end_at",
     "establishable",
+    "event_expiry",
     "event_line",
+    "event_window",
     "expires_at",
     "fact_key",
     "fact_text",
     "fast_path",
+    "first_said",
     "injection_weight",
     "is_expired",
+    "last_said",
     "matured_decay",
     "may_close",
     "merge_mention",
@@ -164,10 +175,12 @@ __all__ = [
     "plan_fast_path",
     "plan_maturity",
     "plan_strategies",
+    "question_time",
     "render_snapshot",
     "settle",
     "span_days",
     "thresholds",
+    "time_window",
     "trajectory_lines",
     "verify_question",
 ]

@@ -2,11 +2,18 @@
 
 Runs inside the single write transaction `Profile.apply` opens; any exception rolls back every
 change of the changeset.
+
+Two clocks: record time is the apply time (`now`); valid time comes with each change. A change
+that does not say its valid time (a hand-made changeset) gets it from its evidence turns' own
+timestamps (`_valid`), else from the apply time — the pipeline always says it, so what it
+compared with while computing is what is stored.
 """
 
 from __future__ import annotations
 
+import dataclasses as dc
 import datetime as dt
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -26,13 +33,16 @@ from tideline.profile._lifecycle import check_live, check_strategy, check_transi
 from tideline.profile._mentions import merge_mention, person_key
 from tideline.profile._observations import ObservationStore
 from tideline.profile._people import RelationshipStore
+from tideline.profile._plans import event_expiry
 from tideline.profile._portrait import PortraitStore
 from tideline.profile._runs import RunStore
 from tideline.profile._snapshot import ProfileState, render_snapshot
 from tideline.profile._strategies import StrategyStore, retired_why
 from tideline.profile._types import ACTIVE_STATUSES, FINAL_STATUSES, Fact
+from tideline.profile._valid import end_at, first_said, last_said, question_time
 from tideline.store import Storage
 
+_PLACEHOLDER = re.compile(r"(\[|#|\bfacts? )-(\d{1,18})\b", re.IGNORECASE)
 TurnCheck = Callable[[Sequence[int]], object]  # raises NotFound for an unknown turn id
 TurnInfoOf = Callable[[Sequence[int]], TurnInfo]  # each turn's session and valid time
 
@@ -108,22 +118,36 @@ class Applier:
             raise NotFound(f"observation #{oid} does not exist")
         return oid
 
-    def _resolve(self, value: Any) -> Any:
-        """A JSON value with every `Ref` replaced by the id it got in this transaction."""
+    def _resolve(self, value: Any, *, words: bool = False) -> Any:
+        """A JSON value with every `Ref` replaced by the id it got in this transaction; with
+        `words` (a model's texts, not the user's values), its texts' placeholder ids too."""
         if isinstance(value, c.Ref):
             return self._id(value)
+        if isinstance(value, str):
+            return self._named(value) if words else value
         if isinstance(value, dict):
-            return {k: self._resolve(v) for k, v in value.items()}
+            return {k: self._resolve(v, words=words) for k, v in value.items()}
         if isinstance(value, list | tuple):
-            return [self._resolve(v) for v in value]
+            return [self._resolve(v, words=words) for v in value]
         return value
 
     def _why(self, op: c.Transition | c.StrategyStatus) -> str | None:
         """The reason as stored: a cited fact by the id it has in this transaction."""
+        why = None if op.why is None else self._named(op.why)
         if op.because is None:
-            return op.why
+            return why
         cited = f"{op.because.relation} #{self._id(op.because.fact)}"
-        return f"{cited}: {op.why}" if op.why else cited
+        return f"{cited}: {why}" if why else cited
+
+    def _named(self, text: str) -> str:
+        """A model's words with the placeholder ids it was shown for this run's new facts
+        (`[-3]`, `#-3`, `fact -3`) given the ids those facts got; an unknown one is left."""
+
+        def real(m: re.Match[str]) -> str:
+            fid = self.ids.get(c.Ref("fact", int(m[2])))
+            return m[0] if fid is None else f"{m[1]}{fid}"
+
+        return _PLACEHOLDER.sub(real, text)
 
     def _state(self) -> ProfileState:
         """The profile as the changes so far left it, inside the transaction."""
@@ -136,7 +160,7 @@ class Applier:
             now=self.at,
             facts=facts,
             people=s.people.list(),
-            events=s.events.list(active=True),
+            events=s.events.list(active=True, now=self.now),
             user_model=s.portrait.user_model(),
             edges=s.edges.list(live=True),
             trajectory=s.portrait.trajectory(),
@@ -145,6 +169,15 @@ class Applier:
     def _turns(self, turn_ids: Sequence[int]) -> None:
         if turn_ids and self.check_turns is not None:
             self.check_turns(turn_ids)
+
+    def _times(self, turn_ids: Sequence[int]) -> dict[int, str]:
+        """When each of these turns was said (their own timestamps)."""
+        if not turn_ids or self.turn_info is None:
+            return {}
+        return {t: ts for t, (_, ts) in self.turn_info(turn_ids).items()}
+
+    def _said(self, observation: int | None) -> str | None:
+        return None if observation is None else self.s.observations.said_at(observation)
 
     # -- the changes -------------------------------------------------------------------------
     def run(self, ops: Sequence[c.Op]) -> None:
@@ -158,7 +191,7 @@ class Applier:
             case c.NewFact():
                 self._new_fact(op)
             case c.Link():
-                self._link(op.fact, op.polarity, op.turn_ids, op.observation)
+                self._link(op)
             case c.Transition():
                 self._transition(self._fact(op.fact), op.to, self._why(op), op.at)
             case c.Merge():
@@ -170,32 +203,47 @@ class Applier:
             case c.SetConfidence():
                 self.s.facts.set_confidence(self._fact(op.fact).id, op.confidence, self.now)
             case c.NewObservation():
-                self._turns(op.draft.turn_ids)
-                oid = self.s.observations.insert(op.draft, now=self.now, run_id=self.run_id)
+                turns = op.draft.turn_ids
+                self._turns(turns)
+                said = op.draft.said_at or first_said(turns, self._times(turns)) or self.now
+                oid = self.s.observations.insert(
+                    op.draft, said_at=said, now=self.now, run_id=self.run_id
+                )
                 self.ids[op.ref] = oid
             case c.ObservationsProcessed():
                 self.s.observations.mark_processed([self._id(o) for o in op.observations])
             case c.Mention():
                 key = person_key(op.person.name)
-                merged = merge_mention(self.s.people.find(key), op.person, self.now)
+                at = op.person.said_at or self.now
+                merged = merge_mention(self.s.people.find(key), op.person, at, self.now)
                 self.s.people.save(merged, key)
             case c.NewEvent():
-                start = op.draft.happened_at or self.now
-                ends = expires_at(start, op.draft.decay_days)
-                self.s.events.insert(op.draft, now=self.now, expires_at=ends, run_id=self.run_id)
+                start = op.draft.valid_from or op.draft.said_at or self.now
+                self.ids[op.ref] = self.s.events.insert(
+                    op.draft,
+                    valid_from=start,
+                    expires_at=event_expiry(dc.replace(op.draft, valid_from=start)),
+                    now=self.now,
+                    run_id=self.run_id,
+                )
             case c.CloseEvent():
-                self.s.events.close(op.event_id, op.at or self.now)
+                self.s.events.close(self._id(op.event_id), at=op.at or self.now, now=self.now)
             case c.NewEdge():
                 a, b = self._fact(op.from_fact), self._fact(op.to_fact)
                 for f in (a, b):
                     check_live(f, "join the knowledge graph")
-                self.s.edges.add(op.kind, a.id, b.id, now=self.now, run_id=self.run_id)
+                since = op.valid_from or max(a.valid_from, b.valid_from)
+                self.s.edges.add(
+                    op.kind, a.id, b.id, valid_from=since, now=self.now, run_id=self.run_id
+                )
             case c.NewStrategy():
-                fid = None if op.fact is None else self._fact(op.fact).id
+                fact = None if op.fact is None else self._fact(op.fact)
+                arose = op.valid_from or (question_time(op.kind, fact) if fact else self.now)
                 self.s.strategies.add(
                     op.kind,
-                    fid,
+                    None if fact is None else fact.id,
                     op.question,
+                    valid_from=arose,
                     now=self.now,
                     run_id=self.run_id,
                     dream_run_id=self.dream_run_id,
@@ -203,21 +251,39 @@ class Applier:
             case c.StrategyStatus():
                 check_strategy(self.s.strategies.require(op.strategy_id), op.to)
                 self.s.strategies.set_status(
-                    op.strategy_id, op.to, self.now, outcome=op.outcome, why=self._why(op)
+                    op.strategy_id,
+                    op.to,
+                    self.now,
+                    outcome=op.outcome,
+                    why=self._why(op),
+                    at=op.at,
                 )
             case c.UserModel():
                 self.s.portrait.set_dimension(
-                    op.dimension, op.value, list(op.evidence), now=self.now, run_id=self.run_id
+                    op.dimension,
+                    op.value,
+                    list(op.evidence),
+                    valid_at=op.valid_at or self.now,
+                    now=self.now,
+                    run_id=self.run_id,
                 )
             case c.NewTrajectory():
-                fields = self._resolve(op.fields)
-                self.s.portrait.add_trajectory(fields, now=self.now, run_id=self.run_id)
+                fields = self._resolve(op.fields, words=True)  # the trajectory step's words
+                self.s.portrait.add_trajectory(
+                    fields, valid_at=op.valid_at or self.now, now=self.now, run_id=self.run_id
+                )
             case c.NewSnapshot():
                 data = self._resolve(op.data)
-                self.s.portrait.add_snapshot(op.text, data, now=self.now, run_id=self.run_id)
+                self.s.portrait.add_snapshot(
+                    op.text, data, valid_at=op.valid_at or self.now, now=self.now,
+                    run_id=self.run_id,
+                )  # fmt: skip
             case c.RebuildSnapshot():
                 text, data = render_snapshot(self._state())
-                self.s.portrait.add_snapshot(text, data, now=self.now, run_id=self.run_id)
+                self.s.portrait.add_snapshot(
+                    text, data, valid_at=op.valid_at or self.now, now=self.now,
+                    run_id=self.run_id,
+                )  # fmt: skip
             case c.Digest():
                 self.s.digests.add(
                     op.session_id,
@@ -225,6 +291,8 @@ class Applier:
                     summary=op.summary,
                     tags=list(op.tags),
                     skipped=op.skipped,
+                    valid_from=op.valid_from,
+                    valid_to=op.valid_to,
                     now=self.now,
                     run_id=self.run_id,
                 )
@@ -239,42 +307,44 @@ class Applier:
             check_live(old)
         self._turns(op.turn_ids)
         obs = self._observation(op.observation)
-        ends = expires_at(self.now, op.draft.decay_days)
+        times, said = self._times(op.turn_ids), [self._said(obs)]
+        start = op.draft.valid_from or first_said(op.turn_ids, times, said) or self.now
+        seen = max(start, last_said(op.turn_ids, times, said) or start)
         fid = self.s.facts.insert(
             op.draft,
             now=self.now,
-            expires_at=ends,
+            valid_from=start,
+            last_seen_at=seen,
+            expires_at=expires_at(seen, op.draft.decay_days),
             supersedes=None if old is None else old.id,
             run_id=self.run_id,
         )
         self.ids[op.ref] = fid
-        self._evidence(fid, "support", op.turn_ids, obs)
+        self._evidence(fid, "support", op.turn_ids, obs, times, start)
         self._reweigh(fid)
 
-    def _link(
-        self,
-        ref: int | c.Ref,
-        polarity: str,
-        turn_ids: Sequence[int],
-        observation: int | c.Ref | None,
-    ) -> None:
-        fact = self._fact(ref)
+    def _link(self, op: c.Link) -> None:
+        fact = self._fact(op.fact)
         check_live(fact, "gain evidence")
-        self._turns(turn_ids)
-        added = self._evidence(fact.id, polarity, turn_ids, self._observation(observation))
-        if polarity == "support" and added:
-            ends = expires_at(self.now, fact.decay_days)
-            self.s.facts.mention(fact.id, seen_at=self.now, expires_at=ends, now=self.now)
+        self._turns(op.turn_ids)
+        obs = self._observation(op.observation)
+        times = self._times(op.turn_ids)
+        seen = op.seen_at or last_said(op.turn_ids, times, [self._said(obs)]) or self.now
+        added = self._evidence(fact.id, op.polarity, op.turn_ids, obs, times, seen)
+        if op.polarity == "support" and added:
+            last = max(fact.last_seen_at, seen)  # a session heard out of order never shortens
+            ends = expires_at(last, fact.decay_days)
+            self.s.facts.mention(fact.id, seen_at=last, expires_at=ends, now=self.now)
         if added:
             self._reweigh(fact.id)
 
     def _reweigh(self, fact_id: int) -> None:
         """The fact's confidence from all its evidence now (`_backing.confidence`)."""
         fact = self.s.facts.require(fact_id)
-        rows = self.s.facts.evidence([fact_id])[fact_id]
-        turns = [e.turn_id for e in rows if e.turn_id is not None]
-        info = self.turn_info(turns) if self.turn_info is not None else {}
-        observed = [e.observation_id for e in rows if e.observation_id is not None]
+        rows = self.s.facts.links([fact_id])[fact_id]
+        turns = [x[0] for x in rows if x[0] is not None]
+        info = self.turn_info(turns) if self.turn_info is not None and turns else {}
+        observed = [x[1] for x in rows if x[1] is not None]
         b = backing(rows, info, self.s.observations.sessions(observed))
         prior = fact.confidence if fact.prior is None else fact.prior
         value = confidence(prior, b.sessions, b.against)
@@ -282,14 +352,25 @@ class Applier:
             self.s.facts.set_confidence(fact_id, value, self.now)
 
     def _evidence(
-        self, fact_id: int, polarity: str, turn_ids: Sequence[int], observation: int | None
+        self,
+        fact_id: int,
+        polarity: str,
+        turn_ids: Sequence[int],
+        observation: int | None,
+        times: dict[int, str],
+        said: str,
     ) -> int:
         links: list[tuple[int | None, int | None]] = [(t, observation) for t in turn_ids]
         if not links and observation is not None:
             links = [(None, observation)]
         return sum(
             self.s.facts.add_evidence(
-                fact_id, turn_id=t, observation_id=o, polarity=polarity, now=self.now
+                fact_id,
+                turn_id=t,
+                observation_id=o,
+                polarity=polarity,
+                said_at=times.get(t or 0, said),
+                now=self.now,
             )
             for t, o in links
         )
@@ -297,16 +378,19 @@ class Applier:
     def _transition(
         self, fact: Fact, to: str, why: str | None, at: str | None, merged_into: int | None = None
     ) -> None:
+        """`at` is valid time; without it a final change ends the fact now (a person's close),
+        and a promotion happens when its latest evidence was said."""
         check_transition(fact, to)
-        end = at or self.now
+        final = to in FINAL_STATUSES
+        when = end_at(fact.valid_from, at or self.now) if final else at or fact.last_seen_at
         self.s.facts.set_status(
-            fact, to, now=self.now, at=end, why=why, run_id=self.run_id, merged_into=merged_into
+            fact, to, now=self.now, at=when, why=why, run_id=self.run_id, merged_into=merged_into
         )
-        if to in FINAL_STATUSES:
-            self.s.edges.remove_for(fact.id, end)
+        if final:
+            self.s.edges.remove_for(fact.id, at=when, now=self.now)
             gone = retired_why(fact.id, to, why)
             self.counts["StrategyObsolete"] += self.s.strategies.obsolete_for(
-                [fact.id], gone, self.now
+                [fact.id], gone, self.now, at=when
             )
 
     def _merge(self, op: c.Merge) -> None:
@@ -318,6 +402,7 @@ class Applier:
                 turn_id=ev.turn_id,
                 observation_id=ev.observation_id,
                 polarity=ev.polarity,
+                said_at=ev.said_at,
                 now=self.now,
             )
         seen = max(keep.last_seen_at, drop.last_seen_at)  # the stored form sorts as text
@@ -328,5 +413,8 @@ class Applier:
             now=self.now,
             count=drop.mention_count,
         )
+        self.s.facts.set_valid_from(keep.id, drop.valid_from, self.now)  # heard first as `drop`
         self._reweigh(keep.id)
-        self._transition(drop, "closed", f"duplicate of #{keep.id}", None, merged_into=keep.id)
+        self._transition(
+            drop, "closed", f"duplicate of #{keep.id}", drop.last_seen_at, merged_into=keep.id
+        )

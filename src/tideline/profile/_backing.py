@@ -8,8 +8,9 @@ session of its own. Over a fact's evidence:
 - `sessions` — distinct sessions of the supporting evidence; `against` — of the evidence
   against it. "Consistent in 2+ sessions" (the seed's confirmed) and "well-evidenced" count these,
   never rows: a fact said five times in one conversation is still one session's word.
-- `said_from` / `said_to` — the earliest and latest valid time of the supporting evidence: the
-  turns' own timestamps, so an imported 2023 conversation backs its facts in 2023.
+- `said_from` / `said_to` — the earliest and latest valid time of the supporting evidence: each
+  row's `said_at` (stored when it was linked, from its turn's own timestamp: `_valid`), else its
+  turn's timestamp, so an imported 2023 conversation backs its facts in 2023.
 - confidence — a Beta estimate: the draft's confidence `prior` (the model's reading of the first
   mention) counts as `PRIOR_WEIGHT` sessions, every further supporting session as one success,
   every session against as one failure:
@@ -25,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from tideline.profile._facts import Link
 from tideline.profile._types import Evidence, Fact
 
 PRIOR_WEIGHT = 2.0
@@ -43,25 +45,31 @@ class Backing:
     said_to: str | None
 
 
+def links_of(evidence: Sequence[Evidence]) -> list[Link]:
+    return [(e.turn_id, e.observation_id, e.polarity, e.said_at) for e in evidence]
+
+
 def backing(
-    evidence: Sequence[Evidence], turns: TurnInfo, observations: Mapping[int, int | None]
+    links: Sequence[Link], turns: TurnInfo, observations: Mapping[int, int | None]
 ) -> Backing:
-    """Sessions and valid-time span of one fact's evidence rows."""
+    """Sessions and valid-time span of one fact's evidence rows (turn, observation, polarity,
+    said at)."""
     known: dict[str, set[int]] = {"support": set(), "against": set()}
     unknown = {"support": 0, "against": 0}
     said: list[str] = []
-    for ev in evidence:
-        session = None
-        if ev.turn_id is not None and ev.turn_id in turns:
-            session, ts = turns[ev.turn_id]
-            if ev.polarity == "support":
-                said.append(ts)
-        elif ev.observation_id is not None:
-            session = observations.get(ev.observation_id)
+    for turn_id, observation_id, polarity, said_at in links:
+        session, ts = None, said_at
+        if turn_id is not None and turn_id in turns:
+            session, turn_ts = turns[turn_id]
+            ts = ts or turn_ts
+        elif observation_id is not None:
+            session = observations.get(observation_id)
+        if ts and polarity == "support":
+            said.append(ts)
         if session is None:
-            unknown[ev.polarity] += 1
+            unknown[polarity] += 1
         else:
-            known[ev.polarity].add(session)
+            known[polarity].add(session)
     return Backing(
         tuple(sorted(known["support"])),
         len(known["support"]) + unknown["support"],

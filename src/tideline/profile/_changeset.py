@@ -7,6 +7,10 @@ or nothing: it refuses when the profile's version moved since the read (`Profile
 New facts and observations get a `Ref` (a placeholder) so later changes in the same changeset can
 point at them before they have ids. Lifecycle rules are checked at apply time, against the rows
 as they are inside the transaction.
+
+Valid times travel with the changes (`valid_from`, `seen_at`, `at`, `valid_at`: when it was said
+or true in the user's life). A change that leaves one out gets it at apply time from its
+evidence turns, else the apply time (`_apply`); the Sleep pipeline always gives them.
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ from tideline.profile._types import (
 class Ref:
     """A fact or observation created earlier in the same changeset."""
 
-    kind: str  # "fact" | "observation"
+    kind: str  # "fact" | "observation" | "event"
     n: int
 
 
@@ -64,6 +68,7 @@ class Link:
     polarity: str
     turn_ids: tuple[int, ...]
     observation: ObservationRef | None
+    seen_at: str | None = None  # valid time of this evidence; default: its latest turn's
 
 
 @dataclass(frozen=True)
@@ -122,12 +127,13 @@ class Mention:
 
 @dataclass(frozen=True)
 class NewEvent:
+    ref: Ref
     draft: EventDraft
 
 
 @dataclass(frozen=True)
 class CloseEvent:
-    event_id: int
+    event_id: int | Ref
     at: str | None
 
 
@@ -136,6 +142,7 @@ class NewEdge:
     kind: str
     from_fact: FactRef
     to_fact: FactRef
+    valid_from: str | None = None  # default: the later of the two facts' starts
 
 
 @dataclass(frozen=True)
@@ -143,6 +150,7 @@ class NewStrategy:
     kind: str
     fact: FactRef | None
     question: str
+    valid_from: str | None = None  # when the question arose; default: from its fact
 
 
 @dataclass(frozen=True)
@@ -152,6 +160,7 @@ class StrategyStatus:
     outcome: str | None = None  # with `resolved`: answered, obsolete or expired
     why: str | None = None
     because: Because | None = None  # the fact that answered it, named by its real id
+    at: str | None = None  # valid time the question was settled; default: the apply time
 
 
 @dataclass(frozen=True)
@@ -159,22 +168,27 @@ class UserModel:
     dimension: str
     value: str
     evidence: tuple[Any, ...]
+    valid_at: str | None = None
 
 
 @dataclass(frozen=True)
 class NewTrajectory:
     fields: dict[str, Any]
+    valid_at: str | None = None
 
 
 @dataclass(frozen=True)
 class NewSnapshot:
     text: str
     data: dict[str, Any]
+    valid_at: str | None = None
 
 
 @dataclass(frozen=True)
 class RebuildSnapshot:
     """The snapshot rendered from the rows as they stand at this point of the transaction."""
+
+    valid_at: str | None = None
 
 
 @dataclass(frozen=True)
@@ -186,6 +200,8 @@ class Digest:
     summary: str
     tags: tuple[str, ...]
     skipped: str | None
+    valid_from: str | None = None  # when the digested turns were said
+    valid_to: str | None = None
 
 
 @dataclass(frozen=True)
@@ -257,9 +273,11 @@ class Changeset:
         *,
         turn_ids: tuple[int, ...] = (),
         observation: ObservationRef | None = None,
+        seen_at: str | None = None,
     ) -> None:
-        """One more mention: evidence linked, mention_count + 1, expiry restarted."""
-        self._link(fact, "support", turn_ids, observation)
+        """One more mention: evidence linked, mention_count + 1, expiry restarted from when it
+        was said (`seen_at`, default: its latest turn's time)."""
+        self._link(fact, "support", turn_ids, observation, seen_at)
 
     def against(
         self,
@@ -267,9 +285,10 @@ class Changeset:
         *,
         turn_ids: tuple[int, ...] = (),
         observation: ObservationRef | None = None,
+        seen_at: str | None = None,
     ) -> None:
         """Evidence that weakens a fact without proposing another value."""
-        self._link(fact, "against", turn_ids, observation)
+        self._link(fact, "against", turn_ids, observation, seen_at)
 
     def _link(
         self,
@@ -277,11 +296,14 @@ class Changeset:
         polarity: str,
         turn_ids: tuple[int, ...],
         observation: ObservationRef | None,
+        seen_at: str | None,
     ) -> None:
         choice(polarity, "polarity", POLARITIES)
         if not turn_ids and observation is None:
             raise InvalidInput(f"evidence for fact {fact}: give turn_ids and/or an observation")
-        self.ops.append(Link(fact, polarity, ids(turn_ids, "turn_ids"), observation))
+        self.ops.append(
+            Link(fact, polarity, ids(turn_ids, "turn_ids"), observation, stamp(seen_at, "seen_at"))
+        )
 
     def transition(
         self,
@@ -335,59 +357,98 @@ class Changeset:
     def mention(self, person: PersonMention) -> None:
         self.ops.append(Mention(person))
 
-    def add_event(self, draft: EventDraft) -> None:
-        self.ops.append(NewEvent(draft))
+    def add_event(self, draft: EventDraft) -> Ref:
+        ref = self._ref("event")
+        self.ops.append(NewEvent(ref, draft))
+        return ref
 
-    def close_event(self, event_id: int, at: str | None = None) -> None:
-        self.ops.append(CloseEvent(event_id, stamp(at, "at")))
+    def close_event(self, event: int | Ref, at: str | None = None) -> None:
+        """Close an event (one made in this changeset too) at `at`, valid time."""
+        self.ops.append(CloseEvent(event, stamp(at, "at")))
 
     # -- graph and strategies ----------------------------------------------------------------
-    def add_edge(self, kind: str, from_fact: FactRef, to_fact: FactRef) -> None:
+    def add_edge(
+        self, kind: str, from_fact: FactRef, to_fact: FactRef, valid_from: str | None = None
+    ) -> None:
         choice(kind, "edge kind", EDGE_KINDS)
         if from_fact == to_fact:
             raise InvalidInput(f"edge {kind}: a fact cannot point at itself ({from_fact})")
-        self.ops.append(NewEdge(kind, from_fact, to_fact))
+        self.ops.append(NewEdge(kind, from_fact, to_fact, stamp(valid_from, "valid_from")))
 
-    def add_strategy(self, kind: str, fact: FactRef | None, question: str) -> None:
+    def add_strategy(
+        self, kind: str, fact: FactRef | None, question: str, valid_from: str | None = None
+    ) -> None:
         choice(kind, "strategy kind", STRATEGY_KINDS)
-        self.ops.append(NewStrategy(kind, fact, text(question, "question", 2000)))
+        self.ops.append(
+            NewStrategy(
+                kind, fact, text(question, "question", 2000), stamp(valid_from, "valid_from")
+            )
+        )
 
-    def set_strategy(self, strategy_id: int, to: str) -> None:
-        """Move a strategy (resolving it by hand counts as answered)."""
+    def set_strategy(self, strategy_id: int, to: str, at: str | None = None) -> None:
+        """Move a strategy (resolving it by hand counts as answered; settled at `at`, valid
+        time)."""
         choice(to, "strategy status", STRATEGY_STATUSES)
-        self.ops.append(StrategyStatus(strategy_id, to, "answered" if to == "resolved" else None))
+        outcome = "answered" if to == "resolved" else None
+        self.ops.append(StrategyStatus(strategy_id, to, outcome, at=stamp(at, "at")))
 
     def resolve_strategy(
-        self, strategy_id: int, outcome: str, why: str, *, because: Because | None = None
+        self,
+        strategy_id: int,
+        outcome: str,
+        why: str,
+        *,
+        because: Because | None = None,
+        at: str | None = None,
     ) -> None:
-        """A strategy ends: answered (by `because`, a fact), obsolete or expired."""
+        """A strategy ends: answered (by `because`, a fact), obsolete or expired — settled at
+        `at` (valid time: when the answer was said, or when it lapsed)."""
         choice(outcome, "strategy outcome", STRATEGY_OUTCOMES)
         self.ops.append(
-            StrategyStatus(strategy_id, "resolved", outcome, text(why, "why", 2000), because)
+            StrategyStatus(
+                strategy_id, "resolved", outcome, text(why, "why", 2000), because, stamp(at, "at")
+            )
         )
 
     # -- outputs -----------------------------------------------------------------------------
-    def set_user_model(self, dimension: str, value: str, evidence: tuple[Any, ...] = ()) -> None:
+    def set_user_model(
+        self,
+        dimension: str,
+        value: str,
+        evidence: tuple[Any, ...] = (),
+        valid_at: str | None = None,
+    ) -> None:
         self.ops.append(
-            UserModel(text(dimension, "dimension", 200), text(value, "value", 2000), evidence)
+            UserModel(
+                text(dimension, "dimension", 200),
+                text(value, "value", 2000),
+                evidence,
+                stamp(valid_at, "valid_at"),
+            )
         )
 
-    def set_trajectory(self, **fields: Any) -> None:
+    def set_trajectory(self, valid_at: str | None = None, **fields: Any) -> None:
         known = {"phase", "direction", "stability", "anchors", "unstable_areas", "momentum"}
         unknown = set(fields) - known - {"sessions_since"}
         if unknown:
-            raise InvalidInput(f"trajectory: unknown fields {sorted(unknown)}; use {sorted(known)}")
-        self.ops.append(NewTrajectory(dict(fields)))
+            raise InvalidInput(
+                f"trajectory: unknown field(s) {', '.join(sorted(unknown))}; "
+                f"use {', '.join(sorted(known))}"
+            )
+        self.ops.append(NewTrajectory(dict(fields), stamp(valid_at, "valid_at")))
 
-    def snapshot(self, text_: str, data: dict[str, Any]) -> None:
+    def snapshot(self, text_: str, data: dict[str, Any], valid_at: str | None = None) -> None:
         """A snapshot written as given; `data` may hold `Ref`s of facts made in this changeset,
         apply writes their ids."""
-        self.ops.append(NewSnapshot(text(text_, "snapshot text", 200_000), dict(data)))
+        self.ops.append(
+            NewSnapshot(text(text_, "snapshot text", 200_000), dict(data), stamp(valid_at, "at"))
+        )
 
-    def rebuild_snapshot(self) -> None:
+    def rebuild_snapshot(self, valid_at: str | None = None) -> None:
         """Seed step 13: the snapshot rebuilt from the profile as this changeset leaves it (every
-        change before this one applied), in the same transaction (`_snapshot.render`)."""
-        self.ops.append(RebuildSnapshot())
+        change before this one applied), in the same transaction (`_snapshot.render`);
+        `valid_at`: the conversation's present it shows (default: the apply time)."""
+        self.ops.append(RebuildSnapshot(stamp(valid_at, "valid_at")))
 
     def session_processed(self, session_id: int, through_turn_id: int) -> None:
         """Seed step 14: this session's turns up to `through_turn_id` are digested."""
@@ -402,6 +463,8 @@ class Changeset:
         summary: str = "",
         tags: tuple[str, ...] = (),
         skipped: str | None = None,
+        valid_from: str | None = None,
+        valid_to: str | None = None,
     ) -> None:
         """Step 2's record of one session (its summary and tags, or why it held nothing)."""
         ids((session_id, through_turn_id), "session/turn id")
@@ -413,5 +476,7 @@ class Changeset:
                 text(summary, "summary", 8000, empty=True),
                 tags,
                 skipped,
+                stamp(valid_from, "valid_from"),
+                stamp(valid_to, "valid_to"),
             )
         )

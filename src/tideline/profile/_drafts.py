@@ -60,7 +60,10 @@ def stamp(value: str | None, name: str) -> str | None:
 def ids(values: Any, name: str) -> tuple[int, ...]:
     out = tuple(values)
     if any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in out):
-        raise InvalidInput(f"{name} must be positive integer ids, got {list(out)!r}")
+        bad = ", ".join(
+            str(v) for v in out if isinstance(v, bool) or not isinstance(v, int) or v < 1
+        )
+        raise InvalidInput(f"{name} must be positive integer ids, got {bad[:200]}")
     return out
 
 
@@ -97,8 +100,10 @@ class ObservationDraft:
     topic: str = ""
     about: str = "user"
     turn_ids: tuple[int, ...] = ()
+    said_at: str | None = None  # valid time; default: when its earliest turn was said
 
     def __post_init__(self) -> None:
+        stamp(self.said_at, "said_at")
         object.__setattr__(self, "text", text(self.text, "observation text", MAX_TEXT))
         object.__setattr__(self, "topic", text(self.topic, "topic", MAX_NAME, empty=True))
         object.__setattr__(self, "about", text(self.about, "about", MAX_NAME))
@@ -114,8 +119,10 @@ class PersonMention:
     relation: str = ""
     details: str = ""
     status: str | None = None  # e.g. "dating" → "married"; None keeps the current one
+    said_at: str | None = None  # valid time of the mention; default: when it is recorded
 
     def __post_init__(self) -> None:
+        stamp(self.said_at, "said_at")
         object.__setattr__(self, "name", text(self.name, "name", MAX_NAME))
         object.__setattr__(self, "relation", text(self.relation, "relation", MAX_NAME, empty=True))
         object.__setattr__(self, "details", text(self.details, "details", MAX_TEXT, empty=True))
@@ -125,13 +132,18 @@ class PersonMention:
 
 @dataclass(frozen=True)
 class EventDraft:
-    """A dated happening (a move, a new job, surgery) that expires after `decay_days`."""
+    """A dated happening (a move, a new job, surgery) that expires `decay_days` after its range
+    ends. The range is valid time (`valid_from`–`valid_to`, default: the moment it is recorded);
+    `said_at` is when it was mentioned and `phrase` the time expression it was said with."""
 
     title: str
     details: str = ""
     importance: int = 3
     decay_days: int | None = 30
-    happened_at: str | None = None
+    valid_from: str | None = None
+    valid_to: str | None = None
+    said_at: str | None = None
+    phrase: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "title", text(self.title, "title", MAX_NAME))
@@ -139,4 +151,8 @@ class EventDraft:
         if self.importance not in range(1, 6):
             raise InvalidInput(f"importance={self.importance!r}: use 1–5")
         days(self.decay_days)
-        stamp(self.happened_at, "happened_at")
+        for name in ("valid_from", "valid_to", "said_at"):
+            stamp(getattr(self, name), name)
+        if self.valid_to and self.valid_from and self.valid_to < self.valid_from:
+            raise InvalidInput(f"event {self.title!r}: valid_to is before valid_from")
+        object.__setattr__(self, "phrase", text(self.phrase, "phrase", MAX_NAME, empty=True))

@@ -8,6 +8,12 @@ Invariants:
 - `fact_evidence` points at a turn (the raw context) and/or an observation, with a polarity.
   The same link is stored once (a unique index over the coalesced ids).
 - Callers enforce the lifecycle (`_lifecycle`) before calling; this module only stores.
+
+Two clocks (migration 3): valid time — `valid_from` (its first evidence was said), `valid_to`,
+`last_seen_at` (its latest supporting evidence), `expires_at`, each change's `at` and each
+evidence row's `said_at` — comes from the turns' own timestamps, worked out by the caller; record
+time — `created_at`, `updated_at`, `retired_at`, a change's `recorded_at`, an evidence row's
+`created_at` — is the apply time. This module invents no valid time.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from tideline.errors import NotFound
+from tideline.profile._decay import expires_at
 from tideline.profile._drafts import FactDraft
 from tideline.profile._types import (
     ACTIVE_STATUSES,
@@ -31,10 +38,14 @@ from tideline.store import Storage, storable
 _COLUMNS = (
     "f.id, f.subject, f.category, f.value, f.status, f.confidence, f.source_type, "
     "f.mention_count, f.decay_days, f.expires_at, f.valid_from, f.valid_to, f.supersedes, "
-    "f.merged_into, f.last_seen_at, f.rejected_why, f.created_at, f.updated_at, "
+    "f.merged_into, f.last_seen_at, f.rejected_why, f.created_at, f.updated_at, f.retired_at, "
     "(SELECT COUNT(*) FROM fact_evidence e WHERE e.fact_id = f.id AND e.polarity = 'support')"
     " AS evidence_count, f.prior"
 )
+
+
+#: an evidence row as `_backing` counts it: turn id, observation id, polarity, said at
+Link = tuple[int | None, int | None, str, str | None]
 
 
 def _marks(n: int) -> str:
@@ -104,6 +115,79 @@ class FactStore:
         )
 
     @staticmethod
+    def add_two_clocks(db: Storage) -> None:
+        """Migration 3: record time of retirement, of each change, valid time of each evidence."""
+        db.execute("ALTER TABLE facts ADD COLUMN retired_at TEXT")
+        db.execute("ALTER TABLE fact_changes ADD COLUMN recorded_at TEXT")
+        db.execute("ALTER TABLE fact_evidence ADD COLUMN said_at TEXT")
+
+    def backfill_two_clocks(self, turn_at: dict[int, str], observation_at: dict[int, str]) -> None:
+        """Migration 3: valid time from the evidence, for rows written when every time was the
+        processing time. Each evidence row is said when its turn was (else its observation);
+        a fact is valid from its earliest supporting evidence and last seen at its latest, its
+        expiry recomputed from that; a fact closed as superseded ends when its successor began,
+        one closed as expired at its (new) expiry; the old change times become record times."""
+        rows = self.db.rows(
+            "SELECT id, fact_id, turn_id, observation_id, polarity, created_at FROM fact_evidence"
+        )
+        said: dict[int, list[tuple[str, str]]] = {}
+        for r in rows:
+            when = turn_at.get(r["turn_id"] or 0) or observation_at.get(r["observation_id"] or 0)
+            r["said_at"] = when or r["created_at"]
+            if r["polarity"] == "support":
+                said.setdefault(r["fact_id"], []).append((r["said_at"], r["created_at"]))
+        self.db.executemany(
+            "UPDATE fact_evidence SET said_at = ? WHERE id = ?",
+            [(r["said_at"], r["id"]) for r in rows],
+        )
+        # the columns as they are at migration 3 (later migrations may add more)
+        facts = {
+            r["id"]: r
+            for r in self.db.rows(
+                "SELECT id, status, decay_days, valid_from, valid_to, supersedes, last_seen_at,"
+                " updated_at FROM facts"
+            )
+        }
+        for f in facts.values():
+            times = [t for t, _ in said.get(f["id"], [])]
+            if times:
+                f["valid_from"] = min(f["valid_from"], min(times))
+                f["last_seen_at"] = max(times)
+            f["expires_at"] = (
+                None if f["decay_days"] is None else expires_at(f["last_seen_at"], f["decay_days"])
+            )
+            f["retired_at"] = f["updated_at"] if f["status"] in FINAL_STATUSES else None
+        successor = {f["supersedes"]: f for f in facts.values() if f["supersedes"] is not None}
+        changes = self.db.rows(
+            "SELECT id, fact_id, from_status, to_status, at, why FROM fact_changes"
+        )
+        closing = {c["fact_id"]: c["why"] or "" for c in changes if c["to_status"] == "closed"}
+        for f in facts.values():
+            why = closing.get(f["id"], "")
+            if f["status"] == "closed" and why.startswith("superseded by") and f["id"] in successor:
+                f["valid_to"] = max(f["valid_from"], successor[f["id"]]["valid_from"])
+            elif f["status"] == "closed" and why == "expired" and f["expires_at"]:
+                f["valid_to"] = f["expires_at"]
+        keys = ("valid_from", "last_seen_at", "expires_at", "valid_to", "retired_at", "id")
+        self.db.executemany(
+            "UPDATE facts SET valid_from = ?, last_seen_at = ?, expires_at = ?, valid_to = ?,"
+            " retired_at = ? WHERE id = ?",
+            [tuple(f[k] for k in keys) for f in facts.values()],
+        )
+        out = []
+        for c in changes:
+            f = facts[c["fact_id"]]
+            if c["from_status"] is None:
+                at = f["valid_from"]
+            elif c["to_status"] in FINAL_STATUSES and f["valid_to"]:
+                at = f["valid_to"]
+            else:  # confirmed or established by the evidence heard until then
+                known = [t for t, made in said.get(f["id"], []) if made <= c["at"]]
+                at = max(known) if known else f["valid_from"]
+            out.append((at, c["at"], c["id"]))
+        self.db.executemany("UPDATE fact_changes SET at = ?, recorded_at = ? WHERE id = ?", out)
+
+    @staticmethod
     def retired(db: Storage, fact_ids: Sequence[int]) -> list[tuple[int, str, str | None, str]]:
         """For migrations (the first schema's columns only): the retired ones among these
         facts, as (id, status, reason, when)."""
@@ -157,6 +241,19 @@ class FactStore:
         sql = f"SELECT {_COLUMNS} FROM facts f WHERE {' AND '.join(where)} ORDER BY f.id"
         return [Fact(**r) for r in self.db.rows(sql, params)]
 
+    def spans(self) -> dict[int, tuple[str, str | None]]:
+        """Each fact's valid time (valid_from, valid_to): what its edges and strategies hold by."""
+        rows = self.db.execute("SELECT id, valid_from, valid_to FROM facts")
+        return {int(i): (str(a), None if b is None else str(b)) for i, a, b in rows}
+
+    def evidence_turn_ids(self) -> set[int]:
+        return {
+            int(r[0])
+            for r in self.db.execute(
+                "SELECT DISTINCT turn_id FROM fact_evidence WHERE turn_id IS NOT NULL"
+            )
+        }
+
     def challengers(self) -> dict[int, list[int]]:
         """Each live fact that live facts supersede → those facts (a disputed pair's old side)."""
         marks = _marks(len(ACTIVE_STATUSES))
@@ -179,7 +276,8 @@ class FactStore:
         if not fact_ids:
             return out
         rows = self.db.rows(
-            "SELECT fact_id, turn_id, observation_id, polarity, created_at FROM fact_evidence"
+            "SELECT fact_id, turn_id, observation_id, polarity, created_at, said_at"
+            " FROM fact_evidence"
             f" WHERE fact_id IN ({_marks(len(fact_ids))}) ORDER BY id",
             list(fact_ids),
         )
@@ -187,12 +285,26 @@ class FactStore:
             out[r["fact_id"]].append(Evidence(**r))
         return out
 
+    def links(self, fact_ids: Sequence[int]) -> dict[int, list[Link]]:
+        """Each fact's evidence as (turn id, observation id, polarity, said at): what `_backing`
+        counts, lighter than `evidence` for a whole profile."""
+        out: dict[int, list[Link]] = {i: [] for i in fact_ids}
+        for start in range(0, len(fact_ids), 500):
+            part = list(fact_ids[start : start + 500])
+            for fid, turn, obs, polarity, said_at in self.db.execute(
+                "SELECT fact_id, turn_id, observation_id, polarity, said_at FROM fact_evidence"
+                f" WHERE fact_id IN ({_marks(len(part))}) ORDER BY id",
+                part,
+            ):
+                out[int(fid)].append((turn, obs, str(polarity), said_at))
+        return out
+
     def changes(self, fact_ids: Sequence[int]) -> list[StatusChange]:
         if not fact_ids:
             return []
         rows = self.db.rows(
-            "SELECT fact_id, from_status, to_status, at, why, run_id FROM fact_changes"
-            f" WHERE fact_id IN ({_marks(len(fact_ids))}) ORDER BY at, id",
+            "SELECT fact_id, from_status, to_status, at, why, run_id, recorded_at"
+            f" FROM fact_changes WHERE fact_id IN ({_marks(len(fact_ids))}) ORDER BY at, id",
             list(fact_ids),
         )
         return [StatusChange(**r) for r in rows]
@@ -209,11 +321,14 @@ class FactStore:
         draft: FactDraft,
         *,
         now: str,
+        valid_from: str,
+        last_seen_at: str,
         expires_at: str | None,
         supersedes: int | None = None,
         run_id: int | None = None,
     ) -> int:
-        valid_from = draft.valid_from or now
+        """A new suspected fact: true from `valid_from`, last heard at `last_seen_at` (valid
+        time), learnt `now` (record time)."""
         fid = int(
             self.db.scalar(
                 """INSERT INTO facts(subject, category, value, status, confidence, prior,
@@ -231,13 +346,13 @@ class FactStore:
                     expires_at,
                     valid_from,
                     supersedes,
-                    now,
+                    last_seen_at,
                     now,
                     now,
                 ),
             )
         )
-        self._log(fid, None, "suspected", now, None, run_id)
+        self._log(fid, None, "suspected", valid_from, None, run_id, now)
         return fid
 
     def add_evidence(
@@ -247,20 +362,23 @@ class FactStore:
         turn_id: int | None,
         observation_id: int | None,
         polarity: str,
+        said_at: str | None,
         now: str,
     ) -> bool:
-        """Link evidence once; False when this exact link already existed."""
+        """Link evidence once (said at `said_at`, valid time); False when this exact link already
+        existed."""
         cur = self.db.execute(
-            """INSERT INTO fact_evidence(fact_id, turn_id, observation_id, polarity, created_at)
-            VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id""",
-            (fact_id, turn_id, observation_id, polarity, now),
+            """INSERT INTO fact_evidence(fact_id, turn_id, observation_id, polarity, created_at,
+                said_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id""",
+            (fact_id, turn_id, observation_id, polarity, now, said_at),
         )
         return bool(cur.fetchall())  # drain: a pending RETURNING blocks COMMIT
 
     def mention(
         self, fact_id: int, *, seen_at: str, expires_at: str | None, now: str, count: int = 1
     ) -> None:
-        """More mentions: the count grows and the fact's life restarts from `seen_at`."""
+        """More mentions: the count grows and the fact's life restarts from `seen_at` (valid
+        time: the latest supporting evidence, which the caller takes as the later of the two)."""
         self.db.execute(
             "UPDATE facts SET mention_count = mention_count + ?, last_seen_at = ?, expires_at = ?,"
             " updated_at = ? WHERE id = ?",
@@ -278,21 +396,31 @@ class FactStore:
         run_id: int | None,
         merged_into: int | None = None,
     ) -> None:
-        """Move a fact; final statuses record their end time `at` and the reason."""
+        """Move a fact at `at` (valid time); final statuses record it as their end (`valid_to`),
+        the reason, and when Tideline retired it (`retired_at`, record time)."""
         final = to in FINAL_STATUSES
         self.db.execute(
             """UPDATE facts SET status = ?, valid_to = ?, rejected_why = ?,
-                merged_into = COALESCE(?, merged_into), updated_at = ? WHERE id = ?""",
+                merged_into = COALESCE(?, merged_into), updated_at = ?,
+                retired_at = COALESCE(?, retired_at) WHERE id = ?""",
             (
                 to,
                 at if final else fact.valid_to,
                 why if to == "rejected" else fact.rejected_why,
                 merged_into,
                 now,
+                now if final else None,
                 fact.id,
             ),
         )
-        self._log(fact.id, fact.status, to, at, why, run_id)
+        self._log(fact.id, fact.status, to, at, why, run_id, now)
+
+    def set_valid_from(self, fact_id: int, valid_from: str, now: str) -> None:
+        """An earlier start (a merged duplicate was heard before the fact kept)."""
+        self.db.execute(
+            "UPDATE facts SET valid_from = ?, updated_at = ? WHERE id = ? AND valid_from > ?",
+            (valid_from, now, fact_id, valid_from),
+        )
 
     def set_decay(self, fact_id: int, decay_days: int, expires_at: str | None, now: str) -> None:
         self.db.execute(
@@ -314,9 +442,10 @@ class FactStore:
         at: str,
         why: str | None,
         run_id: int | None,
+        now: str,
     ) -> None:
         self.db.execute(
-            "INSERT INTO fact_changes(fact_id, from_status, to_status, at, why, run_id)"
-            " VALUES (?, ?, ?, ?, ?, ?)",
-            (fact_id, from_status, to, at, why, run_id),
+            "INSERT INTO fact_changes(fact_id, from_status, to_status, at, why, run_id,"
+            " recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (fact_id, from_status, to, at, why, run_id, now),
         )

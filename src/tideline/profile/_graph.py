@@ -2,6 +2,8 @@
 
 Removing an edge stamps `removed_at`; the row stays, so the graph's history can be replayed.
 At most one live edge of a kind joins two facts (a partial unique index on live rows).
+Two clocks (migration 3): `valid_from`–`valid_to` is when the link held in the user's life (from
+the later of its facts' starts to the first end); `created_at`/`removed_at` is record time.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 from tideline.profile._types import EDGE_KINDS, Edge
 from tideline.store import Storage
 
-_COLUMNS = "id, kind, from_fact, to_fact, created_at, removed_at"
+_COLUMNS = "id, kind, from_fact, to_fact, created_at, removed_at, valid_from, valid_to"
 
 
 class EdgeStore:
@@ -35,21 +37,44 @@ class EdgeStore:
         )
         db.execute("CREATE INDEX edges_to ON edges(to_fact)")
 
-    def add(self, kind: str, from_fact: int, to_fact: int, *, now: str, run_id: int | None) -> bool:
-        """A live edge; False when the same live edge already exists."""
+    @staticmethod
+    def add_two_clocks(db: Storage) -> None:
+        """Migration 3: when each link held, in valid time."""
+        db.execute("ALTER TABLE edges ADD COLUMN valid_from TEXT")
+        db.execute("ALTER TABLE edges ADD COLUMN valid_to TEXT")
+
+    def backfill_two_clocks(self, facts: dict[int, tuple[str, str | None]]) -> None:
+        """Migration 3: an edge holds from the later start of its two facts (id → (valid_from,
+        valid_to)) until the earlier end, for a removed edge."""
+        out = []
+        for e in self.db.rows("SELECT id, from_fact, to_fact, removed_at FROM edges"):
+            a, b = facts.get(e["from_fact"]), facts.get(e["to_fact"])
+            if a is None or b is None:
+                continue
+            ends = [t for t in (a[1], b[1]) if t]
+            end = min(ends) if ends and e["removed_at"] else None
+            out.append((max(a[0], b[0]), end, e["id"]))
+        self.db.executemany("UPDATE edges SET valid_from = ?, valid_to = ? WHERE id = ?", out)
+
+    def add(
+        self, kind: str, from_fact: int, to_fact: int, *, valid_from: str, now: str,
+        run_id: int | None,
+    ) -> bool:  # fmt: skip
+        """A live edge holding from `valid_from`; False when the same live edge already exists."""
         cur = self.db.execute(
-            "INSERT INTO edges(kind, from_fact, to_fact, run_id, created_at)"
-            " VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id",
-            (kind, from_fact, to_fact, run_id, now),
+            "INSERT INTO edges(kind, from_fact, to_fact, run_id, created_at, valid_from)"
+            " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id",
+            (kind, from_fact, to_fact, run_id, now, valid_from),
         )
         return bool(cur.fetchall())  # drain: a pending RETURNING blocks COMMIT
 
-    def remove_for(self, fact_id: int, at: str) -> int:
-        """Retire every live edge touching a fact (when it is closed or rejected)."""
+    def remove_for(self, fact_id: int, *, at: str, now: str) -> int:
+        """Retire every live edge touching a fact (when it is closed or rejected): the link
+        ended at `at` (valid time), and Tideline removed it `now`."""
         cur = self.db.execute(
-            "UPDATE edges SET removed_at = ? WHERE removed_at IS NULL"
+            "UPDATE edges SET removed_at = ?, valid_to = ? WHERE removed_at IS NULL"
             " AND (from_fact = ? OR to_fact = ?) RETURNING id",
-            (at, fact_id, fact_id),
+            (now, at, fact_id, fact_id),
         )
         return len(cur.fetchall())
 

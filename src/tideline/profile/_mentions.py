@@ -2,7 +2,9 @@
 
 Seed step 2: an existing relationship is merged, not duplicated: the mention count grows, new
 details are appended (details already known are not repeated), a given relation replaces the old
-one, and a status change is appended to the history with its time.
+one, and a status change is appended to the history with its time. Times: `at` is when the
+mention was said (valid time), `now` when it is recorded; mentions heard out of order (an older
+session imported later) widen first/last seen without moving them inwards.
 """
 
 from __future__ import annotations
@@ -22,8 +24,10 @@ def person_key(name: str) -> str:
     return re.sub(r"\s+", " ", unicodedata.normalize("NFKC", name)).strip().casefold()
 
 
-def merge_mention(known: Relationship | None, mention: PersonMention, now: str) -> Relationship:
-    """The relationship after this mention (id 0 when the person is new)."""
+def merge_mention(
+    known: Relationship | None, mention: PersonMention, at: str, now: str
+) -> Relationship:
+    """The relationship after this mention said at `at` (id 0 when the person is new)."""
     if known is None:
         status = mention.status or "active"
         return Relationship(
@@ -33,9 +37,11 @@ def merge_mention(known: Relationship | None, mention: PersonMention, now: str) 
             details=mention.details,
             mention_count=1,
             status=status,
-            history=[{"status": status, "at": now}],
-            first_seen_at=now,
-            last_seen_at=now,
+            history=[{"status": status, "at": at, "recorded_at": now}],
+            first_seen_at=at,
+            last_seen_at=at,
+            created_at=now,
+            updated_at=now,
         )
     details = known.details
     parts = [p.strip() for p in details.split(DETAIL_SEPARATOR) if p.strip()]
@@ -46,7 +52,7 @@ def merge_mention(known: Relationship | None, mention: PersonMention, now: str) 
     status = known.status
     if mention.status and mention.status != known.status:
         status = mention.status
-        history.append({"status": status, "at": now, "was": known.status})
+        history.append({"status": status, "at": at, "recorded_at": now, "was": known.status})
     return replace(
         known,
         relation=mention.relation or known.relation,
@@ -54,5 +60,7 @@ def merge_mention(known: Relationship | None, mention: PersonMention, now: str) 
         mention_count=known.mention_count + 1,
         status=status,
         history=history,
-        last_seen_at=now,
+        first_seen_at=min(known.first_seen_at, at),
+        last_seen_at=max(known.last_seen_at, at),
+        updated_at=now,
     )

@@ -2,6 +2,7 @@
 
 Observations are append-only; `processed` flips once the integration step has classified them.
 Third-party observations (`about` ≠ "user") are stored the same way, apart by that column.
+Two clocks: `said_at` (valid time: when its first turn was said) and `created_at` (record time).
 """
 
 from __future__ import annotations
@@ -42,11 +43,34 @@ class ObservationStore:
         )
         db.execute("CREATE INDEX observations_open ON observations(processed, session_id)")
 
-    def insert(self, draft: ObservationDraft, *, now: str, run_id: int | None) -> int:
+    @staticmethod
+    def add_two_clocks(db: Storage) -> None:
+        """Migration 3: when each observation was said (valid time)."""
+        db.execute("ALTER TABLE observations ADD COLUMN said_at TEXT")
+
+    def backfill_two_clocks(self, turn_at: dict[int, str]) -> dict[int, str]:
+        """Migration 3: each observation said when its earliest turn was (else when it was
+        recorded); returns observation id → said_at for the evidence that cites it."""
+        out = {}
+        for o in self.db.rows("SELECT id, turn_ids, created_at FROM observations"):
+            times = [turn_at[t] for t in json.loads(o["turn_ids"]) if t in turn_at]
+            out[o["id"]] = min(times) if times else o["created_at"]
+        self.db.executemany(
+            "UPDATE observations SET said_at = ? WHERE id = ?", [(t, i) for i, t in out.items()]
+        )
+        return out
+
+    def turn_ids(self) -> set[int]:
+        """Every turn an observation cites (what the backfill looks up)."""
+        rows = self.db.rows("SELECT turn_ids FROM observations")
+        return {t for r in rows for t in json.loads(r["turn_ids"])}
+
+    def insert(self, draft: ObservationDraft, *, said_at: str, now: str, run_id: int | None) -> int:
         return int(
             self.db.scalar(
                 """INSERT INTO observations(session_id, turn_ids, type, topic, text, about,
-                    run_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id""",
+                    run_id, created_at, said_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    RETURNING id""",
                 (
                     draft.session_id,
                     json.dumps(list(draft.turn_ids)),
@@ -56,6 +80,7 @@ class ObservationStore:
                     draft.about,
                     run_id,
                     now,
+                    said_at,
                 ),
             )
         )
@@ -72,6 +97,10 @@ class ObservationStore:
             f"SELECT * FROM observations WHERE {' AND '.join(where)} ORDER BY id", params
         )
         return [_observation(r) for r in rows]
+
+    def said_at(self, observation_id: int) -> str | None:
+        found = self.db.scalar("SELECT said_at FROM observations WHERE id = ?", (observation_id,))
+        return None if found is None else str(found)
 
     def sessions(self, ids: Sequence[int]) -> dict[int, int | None]:
         """Each observation's session (None: it was made outside one)."""

@@ -2,7 +2,9 @@
 
 A person is found by `name_key` (see `_mentions.person_key`); each mention updates the row in
 place (count, details, relation) and a status change is appended to the JSON `history`, so the
-row never loses what it was.
+row never loses what it was. Two clocks: `first_seen_at`, `last_seen_at` and a history entry's
+`at` are valid time (when the person was mentioned); `created_at`, `updated_at` and an entry's
+`recorded_at` are record time (migration 3).
 """
 
 from __future__ import annotations
@@ -40,6 +42,13 @@ class RelationshipStore:
                 last_seen_at TEXT NOT NULL)"""
         )
 
+    @staticmethod
+    def add_two_clocks(db: Storage) -> None:
+        """Migration 3: record time. The old seen times were processing times too: they stand."""
+        db.execute("ALTER TABLE relationships ADD COLUMN created_at TEXT")
+        db.execute("ALTER TABLE relationships ADD COLUMN updated_at TEXT")
+        db.execute("UPDATE relationships SET created_at = first_seen_at, updated_at = last_seen_at")
+
     def find(self, name_key: str) -> Relationship | None:
         row = self.db.one("SELECT * FROM relationships WHERE name_key = ?", (name_key,))
         return None if row is None else _relationship(row)
@@ -57,20 +66,23 @@ class RelationshipStore:
             rel.mention_count,
             rel.status,
             json.dumps(rel.history, ensure_ascii=False),
+            rel.first_seen_at,
             rel.last_seen_at,
+            rel.updated_at,
         )
         if rel.id == 0:
             return int(
                 self.db.scalar(
                     """INSERT INTO relationships(name, relation, details, mention_count, status,
-                        history, last_seen_at, name_key, first_seen_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id""",
-                    (*values, name_key, rel.first_seen_at),
+                        history, first_seen_at, last_seen_at, updated_at, name_key, created_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id""",
+                    (*values, name_key, rel.created_at),
                 )
             )
         self.db.execute(
             """UPDATE relationships SET name = ?, relation = ?, details = ?, mention_count = ?,
-                status = ?, history = ?, last_seen_at = ? WHERE id = ?""",
+                status = ?, history = ?, first_seen_at = ?, last_seen_at = ?, updated_at = ?
+                WHERE id = ?""",
             (*values, rel.id),
         )
         return rel.id

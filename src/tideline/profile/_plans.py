@@ -3,7 +3,8 @@
 - step 5 fast path: stated & mention_count ≥ 2 & 2+ sessions & suspected → confirmed
 - step 9 established: confirmed & N sessions spanning D days of valid time & not disputed
 - step 8 expiry: expires_at passed → closed at expires_at, plus a verify strategy; events likewise
-  closed (without a strategy)
+  closed (without a strategy), the ones this changeset makes too: an event mentioned long after
+  it ended is recorded and closed in the same run, never listed as active
 - step 9 maturity: the decay table (`_decay.MATURITY`, anchors × 0.6)
 - step 12 dedupe: duplicates merged into the one kept (`_dedupe`)
 - strategies (with step 8): answered by a later conversation, or expired (`plan_strategies`)
@@ -16,9 +17,10 @@ import datetime as dt
 from collections.abc import Collection, Iterable, Mapping
 
 from tideline.clock import days_between, from_text
-from tideline.profile._changeset import Because, Changeset
-from tideline.profile._decay import is_expired, matured_decay
+from tideline.profile._changeset import Because, Changeset, Ref
+from tideline.profile._decay import expires_at, is_expired, matured_decay
 from tideline.profile._dedupe import duplicates, fact_key, normalise
+from tideline.profile._drafts import EventDraft
 from tideline.profile._lifecycle import (
     RULES,
     STRATEGY_DAYS,
@@ -64,8 +66,20 @@ def plan_established(
     return done
 
 
+def event_expiry(draft: EventDraft) -> str | None:
+    """When an event stops being relevant: `decay_days` after its range ends (valid time)."""
+    start = draft.valid_from or draft.said_at
+    return (
+        None if start is None else expires_at(max(draft.valid_to or start, start), draft.decay_days)
+    )
+
+
 def plan_expiry(
-    facts: Iterable[Fact], events: Iterable[Event], now: dt.datetime, changeset: Changeset
+    facts: Iterable[Fact],
+    events: Iterable[Event],
+    now: dt.datetime,
+    changeset: Changeset,
+    new_events: Iterable[tuple[Ref, EventDraft]] = (),
 ) -> list[int]:
     done = []
     for fact in facts:
@@ -76,6 +90,10 @@ def plan_expiry(
     for event in events:
         if event.status == "active" and event.expires_at and from_text(event.expires_at) <= now:
             changeset.close_event(event.id, at=event.expires_at)
+    for ref, draft in new_events:
+        ends = event_expiry(draft)
+        if ends is not None and from_text(ends) <= now:
+            changeset.close_event(ref, at=ends)
     return done
 
 
@@ -154,13 +172,14 @@ def plan_strategies(
 
 
 def asked_since(strategy: Strategy, fact: Fact | None) -> str:
-    """When, in the user's time, the question arose: the latest words backing its fact (a
-    verify: when its fact expired); for a strategy about no fact, when it was made."""
+    """Since when, in the user's time, the question stands: the latest words backing its fact
+    (a verify: when its fact expired); otherwise when it arose (its stored `valid_from`,
+    `_valid.question_time`), and only for a row that has none, when it was made."""
     if fact is not None and strategy.kind == "verify" and fact.expires_at:
         return fact.expires_at
     if fact is not None and strategy.kind != "verify":
-        return fact.said_to or fact.valid_from
-    return strategy.created_at
+        return fact.said_to or strategy.valid_from or fact.valid_from
+    return strategy.valid_from or strategy.created_at
 
 
 def _verify_answer(

@@ -5,6 +5,7 @@ Each owner creates its own tables (`create_tables`); this module only fixes thei
 
 from __future__ import annotations
 
+from tideline.memory import session_span, turn_times
 from tideline.profile._digests import DigestStore
 from tideline.profile._events import EventStore
 from tideline.profile._fact_index import FactIndex
@@ -44,6 +45,32 @@ def _digests_and_fact_index(db: Storage) -> None:
     """What Sleep's extraction says of each session; facts made searchable, and their themes."""
     DigestStore.create_tables(db)
     FactIndex.create_tables(db)
+
+
+@PROFILE_MIGRATIONS.step(3)
+def _two_clocks(db: Storage) -> None:
+    """Valid time (when it was said or true, from the turns' own timestamps) beside record time
+    (when Tideline learnt or retired it) on everything the profile holds; rows written before,
+    when every time was the processing time, get their valid times from their evidence turns."""
+    owners = (
+        FactStore,
+        ObservationStore,
+        EventStore,
+        RelationshipStore,
+        EdgeStore,
+        StrategyStore,
+        PortraitStore,
+        DigestStore,
+    )
+    for owner in owners:
+        owner.add_two_clocks(db)
+    observations, facts = ObservationStore(db), FactStore(db)
+    turn_at = turn_times(db, sorted(observations.turn_ids() | facts.evidence_turn_ids()))
+    facts.backfill_two_clocks(turn_at, observations.backfill_two_clocks(turn_at))
+    spans = facts.spans()
+    EdgeStore(db).backfill_two_clocks(spans)
+    StrategyStore(db).backfill_two_clocks(spans)
+    DigestStore(db).backfill_two_clocks(lambda s, a, t: session_span(db, s, a, t))
 
 
 @PROFILE_MIGRATIONS.step(4)  # 3 is the clock stream's (valid and record time)

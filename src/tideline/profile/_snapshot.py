@@ -83,8 +83,8 @@ def trajectory_lines(
     return out
 
 
-def render_snapshot(state: ProfileState) -> tuple[str, dict[str, Any]]:
-    """The snapshot as text (T0) and as JSON."""
+def render_snapshot(state: ProfileState, title: str | None = None) -> tuple[str, dict[str, Any]]:
+    """The snapshot as text (T0) and as JSON; `title` replaces its first line's heading."""
     now = state.now
     facts = [f for f in state.facts if f.active and not is_expired(f, now)]
     weight = {f.id: injection_weight(f, now) for f in facts}
@@ -106,7 +106,7 @@ def render_snapshot(state: ProfileState) -> tuple[str, dict[str, Any]]:
     for f in facts:
         how = f"{f.status}, disputed" if f.disputed_by else f.status
         groups.setdefault(_who(f), []).append(f"- {f.category}: {f.value} ({how})")
-    text = [f"# What I know (snapshot {to_text(now)[:10]})"]
+    text = [f"# {title or f'What I know (snapshot {to_text(now)[:10]})'}"]
     text += [_section(title, lines) for title, lines in groups.items()]
     parts = (
         ("People", [f"- {person_line(r)}" for r in state.people]),

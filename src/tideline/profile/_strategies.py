@@ -4,6 +4,9 @@ A strategy moves open → asked → resolved (`_lifecycle.STRATEGY_NEXT`); rows 
 A resolved strategy says how it ended (`outcome`): `answered` (a later conversation answered
 it), `obsolete` (its fact was rejected or closed first) or `expired` (nobody answered it in
 time), with `resolved_why` and `resolved_at`.
+Two clocks (migration 3): `valid_from` is when the question arose in the user's life (its fact's
+start, or its expiry for a verify question) and `valid_to` when it was settled; `created_at` and
+`updated_at` are record time.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from tideline.store import Storage
 
 _COLUMNS = (
     "id, kind, fact_id, question, status, created_at, updated_at, outcome, resolved_why,"
-    " resolved_at, run_id, dream_run_id"
+    " resolved_at, run_id, dream_run_id, valid_from, valid_to"
 )
 
 
@@ -41,6 +44,25 @@ class StrategyStore:
                 updated_at TEXT NOT NULL)"""
         )
         db.execute("CREATE INDEX strategies_status ON strategies(status, fact_id)")
+
+    @staticmethod
+    def add_two_clocks(db: Storage) -> None:
+        """Migration 3: when each question arose and was settled, in valid time."""
+        db.execute("ALTER TABLE strategies ADD COLUMN valid_from TEXT")
+        db.execute("ALTER TABLE strategies ADD COLUMN valid_to TEXT")
+
+    def backfill_two_clocks(self, facts: dict[int, tuple[str, str | None]]) -> None:
+        """Migration 3: a question arose when its fact began (a verify question: when the fact
+        ended); one without a fact, when it was recorded. Settled ones: when recorded settled."""
+        out = []
+        for x in self.db.rows(  # the columns as they are at migration 3
+            "SELECT id, kind, fact_id, status, created_at, updated_at FROM strategies"
+        ):
+            start, end = facts.get(x["fact_id"] or 0, (x["created_at"], None))
+            begun = (end or start) if x["kind"] == "verify" else start
+            settled = x["updated_at"] if x["status"] == "resolved" else None
+            out.append((begun, settled, x["id"]))
+        self.db.executemany("UPDATE strategies SET valid_from = ?, valid_to = ? WHERE id = ?", out)
 
     @staticmethod
     def add_outcomes(db: Storage) -> None:
@@ -72,6 +94,7 @@ class StrategyStore:
         fact_id: int | None,
         question: str,
         *,
+        valid_from: str,
         now: str,
         run_id: int | None,
         dream_run_id: int | None = None,
@@ -79,8 +102,8 @@ class StrategyStore:
         return int(
             self.db.scalar(
                 "INSERT INTO strategies(kind, fact_id, question, run_id, dream_run_id, created_at,"
-                " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
-                (kind, fact_id, question, run_id, dream_run_id, now, now),
+                " updated_at, valid_from) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                (kind, fact_id, question, run_id, dream_run_id, now, now, valid_from),
             )
         )
 
@@ -111,35 +134,39 @@ class StrategyStore:
         *,
         outcome: str | None = None,
         why: str | None = None,
+        at: str | None = None,
     ) -> None:
-        """Move a strategy; resolving it records how it ended."""
+        """Move a strategy, recorded `now`; resolving it records how it ended and when it was
+        settled in the user's life (`at`, valid time; default: now)."""
         resolved = status == "resolved"
         self.db.execute(
             "UPDATE strategies SET status = ?, updated_at = ?, outcome = ?, resolved_why = ?,"
-            " resolved_at = ? WHERE id = ?",
+            " resolved_at = ?, valid_to = ? WHERE id = ?",
             (
                 status,
                 now,
                 outcome if resolved else None,
                 why if resolved else None,
                 now if resolved else None,
+                (at or now) if resolved else None,
                 strategy_id,
             ),
         )
 
-    def obsolete_for(self, fact_ids: list[int], why: str, now: str) -> int:
-        """Every open or asked clarify or probe about these facts ends `obsolete`; how many did.
-        A verify strategy asks about a fact that expired — closed by design — so it stands
-        until it is answered or expires itself."""
+    def obsolete_for(self, fact_ids: list[int], why: str, now: str, at: str | None = None) -> int:
+        """Every open or asked clarify or probe about these facts ends `obsolete` (recorded
+        `now`; settled at `at`, valid time: when the fact ended); how many did. A verify
+        strategy asks about a fact that expired — closed by design — so it stands until it is
+        answered or expires itself."""
         if not fact_ids:
             return 0
         marks = ",".join("?" * len(fact_ids))
         cur = self.db.execute(
             "UPDATE strategies SET status = 'resolved', outcome = 'obsolete', resolved_why = ?,"
-            " resolved_at = ?, updated_at = ? WHERE status IN ('open', 'asked')"
+            " resolved_at = ?, updated_at = ?, valid_to = ? WHERE status IN ('open', 'asked')"
             " AND kind != 'verify'"
             f" AND fact_id IN ({marks}) RETURNING id",
-            (why, now, now, *fact_ids),
+            (why, now, now, at or now, *fact_ids),
         )
         return len(cur.fetchall())  # drain: RETURNING blocks COMMIT
 

@@ -1,6 +1,10 @@
 """The profile's records and vocabularies. Each record has `to_dict()` for JSON drivers.
 
-Times are the stored UTC text form (`YYYY-MM-DDTHH:MM:SSZ`); rules parse them with `_time`.
+Times are the stored UTC text form (`YYYY-MM-DDTHH:MM:SSZ`, `tideline.clock`). Two clocks:
+*valid time* (when it was said or true in the user's life, from the turns' own timestamps:
+`valid_from`, `valid_to`, `said_at`, `last_seen_at`, `expires_at`, `valid_at`, a change's `at`)
+and *record time* (when Tideline learnt, changed or retired it: `created_at`, `updated_at`,
+`retired_at`, `recorded_at`, `made_at`). Rules about age, decay and recency read valid time.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ class Evidence(_Dict):
     observation_id: int | None
     polarity: str
     created_at: str
+    said_at: str | None = None  # valid time: when the turn (or observation) was said
     text: str | None = None  # the turn's text, filled through memory's public API
 
 
@@ -52,14 +57,15 @@ class Fact(_Dict):
     mention_count: int
     decay_days: int | None  # None: never expires
     expires_at: str | None
-    valid_from: str
-    valid_to: str | None  # the end time of a closed or rejected fact
+    valid_from: str  # valid time: its first evidence was said (or when it became true)
+    valid_to: str | None  # valid time: the end of a closed or rejected fact
     supersedes: int | None
     merged_into: int | None
-    last_seen_at: str
+    last_seen_at: str  # valid time: its latest supporting evidence was said
     rejected_why: str | None
-    created_at: str
+    created_at: str  # record time: when Tideline learnt it
     updated_at: str
+    retired_at: str | None = None  # record time: when it was closed or rejected
     evidence_count: int = 0  # supporting evidence rows
     prior: float | None = None  # the confidence it was created with (`_backing.confidence`)
     evidence: list[Evidence] = field(default_factory=list)
@@ -84,9 +90,10 @@ class StatusChange(_Dict):
     fact_id: int
     from_status: str | None  # None: the fact was created
     to_status: str
-    at: str
+    at: str  # valid time: when the change took effect in the user's life
     why: str | None
     run_id: int | None
+    recorded_at: str = ""  # record time: when Tideline made the change
 
 
 @dataclass
@@ -118,6 +125,7 @@ class Observation(_Dict):
     processed: bool
     run_id: int | None
     created_at: str
+    said_at: str | None = None  # valid time: when its first turn was said
 
 
 @dataclass
@@ -128,9 +136,11 @@ class Relationship(_Dict):
     details: str
     mention_count: int
     status: str
-    history: list[dict[str, Any]]  # [{"status", "at"}], oldest first
-    first_seen_at: str
+    history: list[dict[str, Any]]  # [{"status", "at" (valid), "recorded_at"}], oldest first
+    first_seen_at: str  # valid time: the first and the latest mention
     last_seen_at: str
+    created_at: str = ""  # record time
+    updated_at: str = ""
 
 
 @dataclass
@@ -140,11 +150,15 @@ class Event(_Dict):
     details: str
     importance: int
     decay_days: int | None
-    happened_at: str
-    expires_at: str | None
+    valid_from: str  # valid time: the event's date range (a day, a week, a month, ...)
+    valid_to: str | None
+    expires_at: str | None  # valid time: the end of its range + decay_days
     status: str
-    closed_at: str | None
-    created_at: str
+    closed_at: str | None  # valid time of the close (its expiry, or when a person closed it)
+    created_at: str  # record time
+    said_at: str | None = None  # valid time: when it was mentioned (what "last week" is read from)
+    phrase: str = ""  # the time expression as said ("last week"), when there was one
+    retired_at: str | None = None  # record time of the close
 
 
 @dataclass
@@ -153,8 +167,10 @@ class Edge(_Dict):
     kind: str
     from_fact: int
     to_fact: int
-    created_at: str
+    created_at: str  # record time
     removed_at: str | None
+    valid_from: str | None = None  # valid time: both facts hold from then ...
+    valid_to: str | None = None  # ... until the first of them ended
 
 
 @dataclass
@@ -164,13 +180,15 @@ class Strategy(_Dict):
     fact_id: int | None
     question: str
     status: str
-    created_at: str
+    created_at: str  # record time
     updated_at: str
     outcome: str | None = None  # once resolved: answered, obsolete or expired
     resolved_why: str | None = None  # what answered it, or why it no longer stands
     resolved_at: str | None = None
     run_id: int | None = None  # the Sleep run that made it
     dream_run_id: int | None = None  # or the dream run (combing's probes)
+    valid_from: str | None = None  # valid time: when the question arose (its fact's time)
+    valid_to: str | None = None  # valid time: when it was settled
 
 
 @dataclass
@@ -178,7 +196,8 @@ class UserModelEntry(_Dict):
     dimension: str
     value: str
     evidence: list[Any]
-    made_at: str
+    made_at: str  # record time
+    valid_at: str | None = None  # valid time: the conversation's present it was read at
 
 
 @dataclass
@@ -190,8 +209,9 @@ class Trajectory(_Dict):
     anchors: list[Any]  # entries: a fact id, {"fact_id": n, ...} or free text
     unstable_areas: list[Any]
     momentum: str
-    made_at: str
+    made_at: str  # record time
     sessions_since: int
+    valid_at: str | None = None  # valid time: the conversation's present it describes
 
     @property
     def anchor_fact_ids(self) -> set[int]:
@@ -210,8 +230,9 @@ class Snapshot(_Dict):
     id: int
     text: str
     data: dict[str, Any]
-    made_at: str
+    made_at: str  # record time
     run_id: int | None
+    valid_at: str | None = None  # valid time: the conversation's present it shows
 
 
 @dataclass

@@ -44,7 +44,7 @@ from tideline.errors import EmbedderError
 from tideline.search._analyse import DEFAULT_ANALYSER, Analyser, analyse
 from tideline.search._fallback import QueryVector
 from tideline.search._fusion import RRF_K
-from tideline.search._knn import FileSearch, VectorOptions, selected_ids
+from tideline.search._knn import FileSearch, VectorOptions, exact_distances, selected_ids
 from tideline.search._lexical import Counts, Freqs
 from tideline.search._lexical_file import CATCH_UP, FILTERED, LexicalFile, lexical_folder
 from tideline.search._query import ParsedQuery, parse_query
@@ -95,6 +95,9 @@ def _post_filter(where: str) -> str:
 #: (`_weightless`): in a handful of records "half" is one or two, and the term may be the match.
 WEIGHTLESS_FROM = 200
 
+#: Vector searches of an index answered by sqlite-vec's scan before this process loads its copy
+#: of every vector (`TextIndex._copy_pays`): more than one CLI search makes.
+SCANS_BEFORE_COPY = 8
 #: Terms whose record counts an index keeps (`_shares`); past it the memo starts again.
 _KNOWN_TERMS = 20_000
 
@@ -182,6 +185,7 @@ class TextIndex:
         self.dim: int = row["dim"] if row else 0
         self._writes = 0
         self._matrix: _Matrix | None = None
+        self._scans = 0  # vector searches answered without the copy (`_copy_pays`)
         self.options = VectorOptions()
         self._file: FileSearch | None = None
         self._vector_count: tuple[tuple[int, int], int] | None = None
@@ -741,7 +745,7 @@ class TextIndex:
             found = file.knn(qvec, k, where, params)
             if found is not None:
                 return [Hit(i, vec_rank=n, vec_distance=d) for n, (i, d) in enumerate(found, 1)]
-        elif where is None:
+        elif where is None and self._copy_pays():
             return self._vector_numpy(np.asarray(qvec, dtype=np.float32), k)
         # exact: sqlite-vec's scan (a filter, or a large index whose vector file is not ready)
         knn: list[Row] = self.db.execute(
@@ -761,6 +765,17 @@ class TextIndex:
                 best[i] = min(d, best.get(i, d))
         rows = sorted(best.items(), key=lambda r: (r[1], r[0]))[:k]
         return [Hit(i, vec_rank=n, vec_distance=d) for n, (i, d) in enumerate(rows, 1)]
+
+    def _copy_pays(self) -> bool:
+        """Whether to search the in-process copy of every vector rather than sqlite-vec's scan.
+        Loading the copy reads each vector through `vec0` (~50 µs a row: a second at 20k
+        records) while a scan costs milliseconds, so the copy is loaded only once this process
+        has searched the index `SCANS_BEFORE_COPY` times: a CLI call scans, a server (or a
+        benchmark) soon searches its copy."""
+        if self._matrix is not None:
+            return True
+        self._scans += 1
+        return self._scans > SCANS_BEFORE_COPY
 
     def _load_matrix(self) -> _Matrix:
         version = (int(self.db.scalar("PRAGMA data_version")), self._writes)
@@ -844,6 +859,8 @@ class TextIndex:
         file = self.large_vector_file()
         if file is not None:
             return file.distances(qvec, ids)
+        if not self._copy_pays():
+            return exact_distances(self, qvec, ids)
         m = self._load_matrix()
         if not len(m.ids):
             return {}

@@ -127,6 +127,14 @@ def selected_ids(db: Storage, sql: str, params: Sequence[object] = ()) -> np.nda
     return np.array(str(text).split(","), dtype=np.int64)
 
 
+def exact_distances(index: _Index, q: np.ndarray, ids: Sequence[int]) -> dict[int, float]:
+    """Cosine distance of each record (its nearest part) to `q`, by one lookup per record."""
+    q = np.asarray(q, dtype=np.float32)
+    q = q / max(float(np.linalg.norm(q)), 1e-12)
+    found = index.vectors_of(ids)
+    return {i: 1.0 - float((normalise(v) @ q).max()) for i, v in found.items()}
+
+
 def _best(ids: np.ndarray, sims: np.ndarray) -> dict[int, float]:
     """Each record's best similarity over its rows."""
     out: dict[int, float] = {}
@@ -458,8 +466,7 @@ class FileSearch:
                 return {i: 1.0 - s for i, s in best.items()}
             except OSError:  # changed under this process: never read again
                 self._forget()
-        found = self.index.vectors_of(ids)
-        return {i: 1.0 - float((normalise(v) @ q).max()) for i, v in found.items()}
+        return exact_distances(self.index, q, ids)
 
     def stats(self) -> dict[str, Any]:
         """What `doctor` and the benchmark show: the generation's rows and the delta."""

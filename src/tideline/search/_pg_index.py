@@ -12,8 +12,12 @@ For an index named `N` (in the namespace's schema):
 - `N_vec(rowid, embedding vector(dim))` with an HNSW index (`vector_cosine_ops`), and
   `N_vecpart(record, part, embedding)` for long texts' later parts, created when the vector
   space is bound — the same layout and the same "nearest part" rule as on SQLite.
-Ranks: `ts_rank` for the tsvector list (another scale than BM25; fusion reads ranks), cosine
-distance for vectors (the same numbers as sqlite-vec's). The fill (`fill_vectors`) and `search`
+Ranks: `ts_rank` picks the tsvector list's candidates, over a bounded candidate set when the
+query holds frequent words (`_ranked`); `term_counts` / `term_freqs` give `_lexical` the same
+term statistics as FTS5 gives on SQLite (records holding a word through the GIN index, each
+candidate's positions), so BM25, the lexical evidence and the relevance are the same numbers on
+both engines. Cosine distance for vectors (the same numbers as sqlite-vec's). The fill
+(`fill_vectors`) and `search`
 are `TextIndex`'s own: this class only changes where the rows go.
 """
 
@@ -30,15 +34,22 @@ import numpy as np
 from tideline.search._analyse import DEFAULT_ANALYSER, Analyser, analyse
 from tideline.search._index import TextIndex
 from tideline.search._knn import FILTER_EXACT
-from tideline.search._lexical import Counts, Freqs
+from tideline.search._lexical import Counts, Freqs, term_key
 from tideline.search._query import ParsedQuery
 from tideline.search._retrieve import TextLookup
-from tideline.search._terms import FTS_STRING, fts_strings, plain
+from tideline.search._terms import FTS_STRING, fts_strings, plain, tokens
 from tideline.search._types import Hit
 from tideline.store import Storage
 
 #: `hnsw.ef_search`: the widest walk pgvector allows.
 _EF_MAX = 1000
+#: Term statistics (`term_counts`): from this many records the record count is PostgreSQL's
+#: estimate and the mean record length a sample's (~`_SAMPLE` records), measured again when
+#: the records moved by `_TOKENS_DRIFT`; terms whose record counts are kept, `_KNOWN_TERMS`.
+_ESTIMATE_FROM = 50_000
+_SAMPLE = 20_000
+_TOKENS_DRIFT = 0.01
+_KNOWN_TERMS = 20_000
 
 
 @dataclass(frozen=True)
@@ -82,6 +93,17 @@ def _array(value: Any) -> np.ndarray:
     return np.asarray(value.to_numpy() if hasattr(value, "to_numpy") else value, dtype=np.float32)
 
 
+def _occurrences(at: Mapping[str, set[int]], words: Sequence[str], prefix: bool) -> int:
+    """How often the phrase `words` (its last word a prefix when `prefix`) is in a record whose
+    lexemes are at the positions `at`."""
+    if prefix:
+        last = {p for lexeme, ps in at.items() if lexeme.startswith(words[-1]) for p in ps}
+    else:
+        last = at.get(words[-1], set())
+    sets = [at.get(w, set()) for w in words[:-1]] + [last]
+    return sum(1 for p in sets[0] if all(p + i in sets[i] for i in range(1, len(sets))))
+
+
 def _tsquery_part(fts: str) -> list[tuple[str, str]]:
     """(SQL, parameter) for each FTS5 string in `fts`: the same phrase (or prefix) as a tsquery."""
     out = []
@@ -93,19 +115,28 @@ def _tsquery_part(fts: str) -> list[tuple[str, str]]:
     return out
 
 
-def _tsquery(parsed: ParsedQuery) -> tuple[str, list[object]] | None:
+def _tsquery(
+    parsed: ParsedQuery, terms: Sequence[str] | None = None, joined: str = " || "
+) -> tuple[str, list[object]] | None:
     """SQL for the tsquery of `parsed` (its terms OR-ed, minus the excluded), with parameters;
-    `parsed.terms` are the analysed FTS5 strings SQLite's `N_fts` is asked for."""
-    positive = [p for t in parsed.terms for p in _tsquery_part(t)]
+    `parsed.terms` are the analysed FTS5 strings SQLite's `N_fts` is asked for. `terms`: only
+    these of them; `joined=" && "`: all of them."""
+    positive = [p for t in (parsed.terms if terms is None else terms) for p in _tsquery_part(t)]
     if not positive:
         return None
-    query = "(" + " || ".join(sql for sql, _ in positive) + ")"
+    query = "(" + joined.join(sql for sql, _ in positive) + ")"
     params: list[object] = [v for _, v in positive]
     negative = _tsquery_part(parsed.exclude or "")
     if negative:
         query += " && !!(" + " || ".join(sql for sql, _ in negative) + ")"
         params += [v for _, v in negative]
     return query, params
+
+
+#: A term in more of the records than this is *frequent*: its matches are not all ranked.
+FREQUENT_SHARE = 0.01
+#: Matches of the whole query ranked, newest first, when the stages before found too few.
+FREQUENT_SAMPLE = 1_000
 
 
 class PgTextIndex(TextIndex):
@@ -116,6 +147,7 @@ class PgTextIndex(TextIndex):
     ):
         self._features: PgFeatures | None = None
         self._trigram_index = False
+        self._mean_length: tuple[int, float] | None = None  # (records then, tokens a record)
         super().__init__(db, name, analyser, keys)
 
     @staticmethod
@@ -178,6 +210,7 @@ class PgTextIndex(TextIndex):
                 (self.name, self.wanted),
             )
         self.made, self.analyser = self.wanted, analyser
+        self._text_writes, self._mean_length = self._text_writes + 1, None
         return len(rows)
 
     # -- vectors -------------------------------------------------------------------------------
@@ -304,6 +337,7 @@ class PgTextIndex(TextIndex):
                 " ON CONFLICT (rowid) DO UPDATE SET tsv = excluded.tsv, body = excluded.body",
                 rows,
             )
+        self._text_writes += 1
 
     def delete(self, rowids: Iterable[int]) -> None:
         ids = [int(i) for i in rowids]
@@ -314,6 +348,7 @@ class PgTextIndex(TextIndex):
             if self.has_vectors:
                 self.db.execute(f"DELETE FROM {self.name}_vec WHERE rowid = ANY(?)", (ids,))
                 self.db.execute(f"DELETE FROM {self.name}_vecpart WHERE record = ANY(?)", (ids,))
+        self._text_writes += 1
 
     # -- reads ---------------------------------------------------------------------------------
     def lexical(
@@ -331,20 +366,10 @@ class PgTextIndex(TextIndex):
         if parsed is None:
             return []
         extra = f" AND {where}" if where else ""
-        hits: list[Hit] = []
-        ts = _tsquery(parsed)
-        if ts is not None:
-            q, qparams = ts
-            rows = self.db.execute(
-                f"SELECT rowid, ts_rank(tsv, query.q) AS r FROM {self.name}_text"
-                f" CROSS JOIN (SELECT {q} AS q) AS query"
-                f" WHERE tsv @@ query.q{extra} ORDER BY r DESC, rowid LIMIT ?",
-                (*qparams, *params, k),
-            ).fetchall()
-            hits = [
-                Hit(r[0], lex_rank=n, lex_score=float(r[1]), lex_source="bm25")
-                for n, r in enumerate(rows, 1)
-            ]
+        hits = [
+            Hit(i, lex_rank=n, lex_score=r, lex_source="bm25")
+            for n, (i, r) in enumerate(self._ranked(parsed, k, extra, params), 1)
+        ]
         wanted = not hits if trigram == "fallback" else len(hits) < k
         terms = [plain(t) for t in parsed.verbatim]
         if wanted and terms:
@@ -379,18 +404,183 @@ class PgTextIndex(TextIndex):
                     )
         return hits
 
+    def _ranked(
+        self, parsed: ParsedQuery, k: int, extra: str, params: Sequence[object]
+    ) -> list[tuple[int, float]]:
+        """The `k` best tsvector matches by `ts_rank` of the whole query, without ranking every
+        match of a frequent word (`ts_rank` reads each match's tsvector: 2.2 s p50 at 200k
+        turns when it ranked them all). Terms in over `FREQUENT_SHARE` of the records
+        (PostgreSQL's statistics, `_shares`) are *frequent*; the matches of the others are
+        ranked first (the GIN index gives only those), then the records holding every frequent
+        term, then — only while fewer than `k` were found — the newest `FREQUENT_SAMPLE`
+        matches of the whole query. A record that holds nothing but frequent words is ranked
+        only from that bounded set: under BM25 (the pipeline's `rescore`) their weight is low."""
+        full = _tsquery(parsed)
+        if full is None:
+            return []
+        frequent = self._frequent(parsed.terms)
+        rare = [t for t in parsed.terms if t not in frequent]
+        stages: list[tuple[str, list[object]] | None]
+        if not frequent:
+            stages = [full]
+        else:
+            stages = [
+                _tsquery(parsed, rare) if rare else None,
+                _tsquery(parsed, frequent, " && ") if len(frequent) > 1 else None,
+                full,
+            ]
+        found: dict[int, float] = {}
+        for stage in stages:
+            if stage is None or len(found) >= k:
+                continue
+            sample = bool(frequent) and stage is full
+            q, qparams = full
+            m, mparams = stage
+            seen = " AND rowid <> ALL(?)" if found else ""
+            source = (
+                f"(SELECT rowid, tsv FROM {self.name}_text WHERE tsv @@ ({m}){extra}{seen}"
+                f" ORDER BY rowid DESC LIMIT ?)"
+                if sample
+                else f"(SELECT rowid, tsv FROM {self.name}_text WHERE tsv @@ ({m}){extra}{seen})"
+            )
+            rows = self.db.execute(
+                f"SELECT rowid, ts_rank(tsv, ({q})) AS r FROM {source} AS matched"
+                " ORDER BY r DESC, rowid LIMIT ?",
+                (
+                    *qparams,
+                    *mparams,
+                    *params,
+                    *([list(found)] if found else []),
+                    *([FREQUENT_SAMPLE] if sample else []),
+                    k - len(found),
+                ),
+            ).fetchall()
+            found.update((int(r[0]), float(r[1])) for r in rows)
+        return sorted(found.items(), key=lambda x: (-x[1], x[0]))[:k]
+
+    def _frequent(self, terms: Sequence[str]) -> list[str]:
+        """The single-word terms in over `FREQUENT_SHARE` of the records."""
+        words = {t: t[1:-1] for t in terms if t.startswith('"') and t.endswith('"')}
+        words = {t: w for t, w in words.items() if w and " " not in w and '""' not in w}
+        share = self._shares(list(words.values())) if words else {}
+        return [t for t, w in words.items() if share.get(w, 0.0) > FREQUENT_SHARE]
+
     def _many_records(self) -> bool:
         """PostgreSQL's statistics (`_shares`) only know the most common lexemes of a
         table ANALYZE has seen: enough to judge by."""
         return True
 
+    def _stats_records(self) -> int:
+        """Records in `N_text` for the term statistics: counted below `_ESTIMATE_FROM`, from
+        there PostgreSQL's own estimate (`pg_class.reltuples`, kept by autovacuum / ANALYZE),
+        as a count scans the table on every search. A change of it, or a write through this
+        handle, forgets the terms' record counts (`_records_with`)."""
+        estimate = self.db.scalar(
+            "SELECT reltuples FROM pg_class WHERE oid = to_regclass(?)", (f"{self.name}_text",)
+        )
+        if estimate is not None and float(estimate) >= _ESTIMATE_FROM:
+            records, writes = int(float(estimate)), -1  # counts kept until the estimate moves
+        else:
+            records = int(self.db.scalar(f"SELECT count(*) FROM {self.name}_text") or 0)
+            writes = self._text_writes
+        version = (records, writes)
+        if self._count is None or self._count[0] != version:
+            self._count = (version, records)
+            self._records_with.clear()
+        return records
+
+    def _stats_tokens(self, records: int) -> int:
+        """Tokens in `N_text` (each record's positions in its tsvector: FTS5's column size),
+        as `records` × their mean length. The mean is measured again once the records moved by
+        `_TOKENS_DRIFT` since: exactly on a table below `_ESTIMATE_FROM`, on a block sample of
+        ~`_SAMPLE` records above (the whole table would be unnested)."""
+        at, mean = self._mean_length or (-1, 0.0)
+        if at < 0 or abs(records - at) > _TOKENS_DRIFT * max(at, 1):
+            sample = (
+                f" TABLESAMPLE SYSTEM ({min(100.0, 100.0 * _SAMPLE / records):.4f})"
+                if records >= _ESTIMATE_FROM
+                else ""
+            )
+            row = self.db.execute(
+                "SELECT count(*), coalesce(sum((SELECT sum(cardinality(u.positions))"
+                f" FROM unnest(t.tsv) u)), 0) FROM {self.name}_text t{sample}"
+            ).fetchone()
+            counted, tokens = (int(row[0]), int(row[1])) if row else (0, 0)
+            mean = tokens / counted if counted else 0.0
+            self._mean_length = (records, mean)
+        return round(records * mean)
+
     def term_counts(self, terms: Sequence[str]) -> Counts | None:
-        """Not counted on PostgreSQL (yet): hits keep `ts_rank`, and their lexical evidence is
-        the verbatim keyword check alone (`_lexical`, `_score`)."""
-        return None
+        """The records, their tokens and the records holding each word of `terms`, as on
+        SQLite (BM25 over several indexes, `_lexical`): a word's records are counted by the
+        GIN index (`@@`), every word of a query in one pass, and kept until the index
+        changes (`_stats_records`). From `_ESTIMATE_FROM` records a frequent word's
+        (`FREQUENT_SHARE`, PostgreSQL's statistics) are its share of the estimate: counting
+        them reads each match, the cost `_ranked` avoids."""
+        words = list(dict.fromkeys(w for t in terms for w in t.split()))
+        records = self._stats_records()
+        todo = [w for w in words if w not in self._records_with and tokens(w)]
+        if todo and records >= _ESTIMATE_FROM:  # a frequent word's records: PostgreSQL's share
+            share = self._shares(todo)
+            frequent = {
+                w: round(share[w] * records) for w in todo if share.get(w, 0.0) > FREQUENT_SHARE
+            }
+            self._records_with.update(frequent)
+            todo = [w for w in todo if w not in frequent]
+        if todo:
+            one = "phraseto_tsquery('simple', ?)"
+            counts = ", ".join(f"count(*) FILTER (WHERE tsv @@ {one})" for _ in todo)
+            anyof = " || ".join(one for _ in todo)
+            forms = [plain(w) for w in todo]
+            row = self.db.execute(
+                f"SELECT {counts} FROM {self.name}_text WHERE tsv @@ ({anyof})", (*forms, *forms)
+            ).fetchone()
+            if len(self._records_with) > _KNOWN_TERMS:
+                self._records_with.clear()
+            self._records_with.update(
+                zip(todo, (int(n) for n in row or [0] * len(todo)), strict=True)
+            )
+        return Counts(
+            records, self._stats_tokens(records), {w: self._records_with.get(w, 0) for w in words}
+        )
 
     def term_freqs(self, parsed: ParsedQuery, ids: Sequence[int]) -> dict[int, Freqs] | None:
-        return None
+        """Each of these records' length in tokens and how often it holds each of the query's
+        terms (a phrase: its words at consecutive positions), from the tsvector's positions,
+        for the records among `ids` the query matches — what FTS5's `tideline_tf` gives on
+        SQLite. (A tsvector keeps at most 256 positions of a word: a longer record's count
+        stops there.)"""
+        ts = _tsquery(parsed)
+        phrases = [
+            (key, tokens(key), t.endswith("*")) for t in parsed.terms if (key := term_key(t))
+        ]
+        phrases = [p for p in phrases if p[1]]
+        if ts is None or not ids or not phrases:
+            return {}
+        exact = sorted({w for _, words, star in phrases for w in (words[:-1] if star else words)})
+        prefixes = sorted({_like(words[-1]) + "%" for _, words, star in phrases if star})
+        wanted = "u.lexeme = ANY(?::text[]) OR u.lexeme LIKE ANY(?::text[])"
+        q, qparams = ts
+        rows = self.db.execute(
+            "SELECT t.rowid, (SELECT coalesce(sum(cardinality(u.positions)), 0)"
+            " FROM unnest(t.tsv) u), ARRAY(SELECT u.lexeme || ':' || array_to_string(u.positions,"
+            f" ',') FROM unnest(t.tsv) u WHERE {wanted}) FROM {self.name}_text t"
+            f" WHERE t.rowid = ANY(?) AND t.tsv @@ ({q})",
+            (exact, prefixes, [int(i) for i in ids], *qparams),
+        ).fetchall()
+        out: dict[int, Freqs] = {}
+        for rowid, length, packed in rows:
+            at: dict[str, set[int]] = {}
+            for item in packed:
+                lexeme, _, positions = str(item).rpartition(":")
+                at[lexeme] = {int(p) for p in positions.split(",") if p}
+            tf: dict[str, int] = {}
+            for key, words, star in phrases:
+                n = _occurrences(at, words, star)
+                if n:
+                    tf[key] = tf.get(key, 0) + n
+            out[int(rowid)] = (int(length), tf)
+        return out
 
     def _shares(self, words: Sequence[str]) -> dict[str, float]:
         """The share of the records that hold each term, from PostgreSQL's own statistics of

@@ -43,7 +43,7 @@ from tideline.fields import (
     SYNC_TURN,
     fact_statuses,
 )
-from tideline.mcp import names, to_dict
+from tideline.serve import names, to_dict
 from tideline.web import _csrf
 from tideline.web._graph import graph
 from tideline.web._models import RecordId, request_model
@@ -214,11 +214,18 @@ def prefetch(w: W, q: PrefetchArgs) -> Json:
 # -- profile ---------------------------------------------------------------------------------
 @router.get("/profile", tags=["profile"])
 def profile(w: W, q: ProfileArgs) -> Json:
-    """Facts with their evidence turns, filtered by status, category and subject."""
-    found = w.call(
-        lambda: w.app.profile.facts(
-            status=fact_statuses(q.status), category=q.category, subject=q.subject
+    """Facts with their evidence turns, filtered by status, category and subject; with `as_of`
+    (an ISO date or time), the profile as it stood then in the user's time: the facts believed
+    then with their status then, and the events, people and open questions of then."""
+    statuses = fact_statuses(q.status)
+    if q.as_of is not None:
+        at = q.as_of
+        view = w.call(
+            lambda: w.app.profile.as_of(at, status=statuses, category=q.category, subject=q.subject)
         )
+        return view.to_dict()
+    found = w.call(
+        lambda: w.app.profile.facts(status=statuses, category=q.category, subject=q.subject)
     )
     return {"facts": [f.to_dict() for f in found]}
 

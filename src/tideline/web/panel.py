@@ -80,7 +80,7 @@ def page(request: Request, template: str, code: int = 200, **context: Any) -> HT
             "csrf_field": CSRF_FIELD,
             "agent": state.app.settings.agent_name,
             "version": __version__,
-            "token_on": bool(state.guard and state.guard.tokens),
+            "token_on": state.tokens_on,
             "logged_in": SESSION_COOKIE in request.cookies,
             **context,
         },
@@ -221,15 +221,24 @@ def profile_page(
     status: str = "all",
     subject: str | None = None,
     category: str | None = None,
+    as_of: str | None = None,
 ) -> Response:
-    """Facts by subject and category, every status shown (closed and rejected greyed)."""
+    """Facts by subject and category, every status shown (closed and rejected greyed); with
+    `as_of` (a date), the profile as it stood that day in the user's time, and its events."""
     if status not in PROFILE_STATUSES:
         raise InvalidInput(f"status={status!r}: use one of {', '.join(PROFILE_STATUSES)}")
-    facts = w.call(
-        lambda: w.app.profile.facts(
-            status=fact_statuses(status), subject=subject or None, category=category or None
+    statuses, subject, category = fact_statuses(status), subject or None, category or None
+    view = None
+    if as_of:
+        day = as_of
+        view = w.call(
+            lambda: w.app.profile.as_of(day, status=statuses, subject=subject, category=category)
         )
-    )
+        facts = view.facts
+    else:
+        facts = w.call(
+            lambda: w.app.profile.facts(status=statuses, subject=subject, category=category)
+        )
     grouped: dict[str, dict[str, list[Any]]] = defaultdict(lambda: defaultdict(list))
     for f in facts:
         grouped[f.subject][f.category].append(f)
@@ -243,6 +252,8 @@ def profile_page(
         subject=subject or "",
         category=category or "",
         live=LIVE,
+        as_of=as_of or "",
+        view=view,
     )
 
 
@@ -398,6 +409,7 @@ def library_page(
     if not w.app.settings.memo_root:
         return page(request, "library.html", status=None, hits=None, more_url=more, **shown)
     status = w.call(lambda: w.app.library.status(None), lock="library")
+    root = _shown_root(status, w.tokens_on)
     hits = None
     if q.strip():
         hits = w.call(
@@ -406,7 +418,18 @@ def library_page(
             ),
             lock="library",
         )
-    return page(request, "library.html", status=status, hits=hits, more_url=more, **shown)
+    return page(
+        request, "library.html", status=status, root=root, hits=hits, more_url=more, **shown
+    )
+
+
+def _shown_root(status: dict[str, Any], tokens_on: bool) -> str:
+    """The library's heading: its folder for the owner at the keyboard (no token), its
+    collections for a token holder, who must not learn where the server keeps its files."""
+    if not tokens_on:
+        return str(status["root"])
+    names = [str(c["name"]) for c in status["collections"]]
+    return f"the library: {', '.join(names)}" if names else "the library"
 
 
 @router.get("/library/note", response_class=HTMLResponse)

@@ -3,29 +3,34 @@ self — solidify → sleep → scripts → comb → drift → dream, with run r
 threads and the self-concept. See docs/dream.md.
 """
 
-from tideline.consolidate.dream._dream import (
-    LAYER_NAMES,
-    LAYERS,
-    Dream,
-    DreamBusy,
-    Layer,
-    SelfConcept,
-    choose_layers,
-)
-from tideline.consolidate.dream._prompts import (
-    PromptInfo,
-    RenderedPrompt,
-    dream_prompt,
-    list_prompts,
-    render_prompt,
-)
-from tideline.consolidate.dream._report import DreamReport, LayerReport
-from tideline.consolidate.dream._runs import DreamRun, LayerRecord
-from tideline.consolidate.dream._schema import DREAM_MIGRATIONS
-from tideline.consolidate.dream._thread_actions import ACTIONS as THREAD_ACTIONS
-from tideline.consolidate.dream._thread_actions import thread_action
-from tideline.consolidate.dream._threads import STATUSES as THREAD_STATUSES
-from tideline.consolidate.dream._threads import Thread
+from typing import TYPE_CHECKING
+
+from tideline.consolidate.dream._names import LAYER_NAMES
+from tideline.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from tideline.consolidate.dream._dream import (
+        LAYERS,
+        Dream,
+        DreamBusy,
+        Layer,
+        SelfConcept,
+        choose_layers,
+    )
+    from tideline.consolidate.dream._prompts import (
+        PromptInfo,
+        RenderedPrompt,
+        dream_prompt,
+        list_prompts,
+        render_prompt,
+    )
+    from tideline.consolidate.dream._report import DreamReport, LayerReport
+    from tideline.consolidate.dream._runs import DreamRun, LayerRecord
+    from tideline.consolidate.dream._schema import DREAM_MIGRATIONS
+    from tideline.consolidate.dream._thread_actions import ACTIONS as THREAD_ACTIONS
+    from tideline.consolidate.dream._thread_actions import thread_action
+    from tideline.consolidate.dream._threads import STATUSES as THREAD_STATUSES
+    from tideline.consolidate.dream._threads import Thread
 
 __all__ = [
     "DREAM_MIGRATIONS",
@@ -50,3 +55,5 @@ __all__ = [
     "render_prompt",
     "thread_action",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__)

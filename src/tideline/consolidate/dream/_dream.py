@@ -39,6 +39,7 @@ from tideline.consolidate.dream._answers import Digest, DreamOut, DriftOut, Soli
 from tideline.consolidate.dream._basis import Basis
 from tideline.consolidate.dream._concept import held
 from tideline.consolidate.dream._context import Day, LayerCtx, Limits, Plan, Stores, Writer
+from tideline.consolidate.dream._names import LAYER_NAMES
 from tideline.consolidate.dream._prompts import dream_prompt
 from tideline.consolidate.dream._report import DreamReport, LayerReport
 from tideline.consolidate.dream._runs import DreamRun, DreamRuns, LayerRecord
@@ -75,7 +76,8 @@ LAYERS: tuple[Layer, ...] = (
     Layer(5, "drift", "llm", _drift.PROMPT, _drift.compute, DriftOut),
     Layer(6, "dream", "llm", _symbolic.PROMPT, _symbolic.compute, DreamOut),
 )
-LAYER_NAMES = tuple(layer.name for layer in LAYERS)
+if tuple(layer.name for layer in LAYERS) != LAYER_NAMES:  # the drivers offer `_names`' list
+    raise ImportError(f"DREAM's layers {[layer.name for layer in LAYERS]} differ from LAYER_NAMES")
 
 
 @dataclass

@@ -8,10 +8,12 @@ that belongs to another action is refused rather than silently ignored.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tideline.consolidate.dream._dream import Dream
 from tideline.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from tideline.consolidate.dream._dream import Dream
 
 ACTIONS = ("list", "open", "touch", "close")
 ALL = "all"
