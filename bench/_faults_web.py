@@ -40,6 +40,7 @@ from tests.mcp.conftest import HttpServer, payload, start_http, stop
 from tests.web.conftest import csrf_of
 from tests.web.test_limits import HUGE, post_raw, rss_mb
 from tests.web.test_namespaces import api, collection
+from tideline.mcp import MCP_BODY_LIMIT
 from tideline.web._limits import FORM, JSON, ROUTES
 
 WORDS = "the heron counts lanterns by the boat shed"
@@ -241,7 +242,7 @@ CAPPED = [
     ("/api/narratives", "", JSON),
     ("/api/turns", "", ROUTES["/api/turns"]),
     ("/api/library/notes", "", ROUTES["/api/library/notes"]),
-    ("/mcp", "accept: application/json, text/event-stream\r\n", ROUTES["/mcp"]),
+    ("/mcp", "accept: application/json, text/event-stream\r\n", MCP_BODY_LIMIT),
     ("/login", "", FORM),
 ]
 
