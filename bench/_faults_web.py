@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import secrets
+import shutil
 import tempfile
 import time
 import warnings
@@ -64,7 +65,8 @@ def _postgres(work: Path) -> Iterator[str]:
         warnings.simplefilter("ignore")  # pgserver: no XDG_RUNTIME_DIR here
         import pgserver
 
-        server = pgserver.get_server(Path(tempfile.mkdtemp(prefix="tideline-pg-")) / "d", "delete")
+        folder = Path(tempfile.mkdtemp(prefix="tideline-pg-"))  # not under `work` (mode 0700)
+        server = pgserver.get_server(folder / "d", "delete")
     try:
         yield server.get_uri()
     finally:  # a throwaway server: stop at once (a clean shutdown waits for its checkpoint)
@@ -72,6 +74,7 @@ def _postgres(work: Path) -> Iterator[str]:
             ["-m", "immediate", "-w", "stop"], pgdata=server.pgdata, user=server.system_user
         )
         server.cleanup()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _tokens(work: Path, user: str) -> tuple[dict[str, str], Path]:
