@@ -13,6 +13,7 @@ keep it small.
 
 from __future__ import annotations
 
+import logging
 import random
 from collections import Counter
 from pathlib import Path
@@ -154,6 +155,7 @@ def _agent(base: Path, n: int) -> Tideline:
 def fuzz_mcp(base: Path, n: int, seed: int = 21) -> Row:
     """`n` tool calls with random arguments, on a fresh agent every `PER_AGENT` calls."""
     rng, tally = random.Random(seed), Tally()
+    logging.getLogger("mcp").setLevel(logging.WARNING)  # the SDK logs every refused call (INFO)
     for part, start in enumerate(range(0, n, PER_AGENT)):
         app = _agent(base, part)
         try:

@@ -276,13 +276,15 @@ def _skeleton() -> str:
     )
 
 
-def save_section(folder: Path, rows: list[Row], section: Section, plan: dict[str, Any]) -> None:
+def save_section(
+    folder: Path, rows: list[Row], section: Section, plan: dict[str, Any], started_on: str
+) -> None:
     """Keep one section's rows as JSON in `folder` (`--save`), as soon as the section ends, so a
     long run interrupted later loses nothing and runs made apart (an e5 part under the embedding
     lock, a fraction re-run) can be rendered into one table (`--render`)."""
     folder.mkdir(parents=True, exist_ok=True)
     record = {
-        "machine": machine(),
+        "machine": started_on,
         "command": command_line(),
         "finished": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "plan": plan,
@@ -302,7 +304,7 @@ def render_saved(folders: list[Path], order: list[str]) -> None:
         for path in sorted(folder.glob("*.json")):
             record = json.loads(path.read_text())
             saved[record["section"]["name"]] = record
-    names = sorted(saved, key=lambda n: (order.index(n.split()[0]), n))  # "burst (e5)" too
+    names = sorted(saved, key=lambda n: (order.index(n.split()[0]), saved[n]["finished"]))
     records = [saved[n] for n in names]
     cpu = records[0]["machine"].rsplit("; ", 1)[0]
     header = [f"Machine: {cpu}."]
@@ -316,7 +318,7 @@ def render_saved(folders: list[Path], order: list[str]) -> None:
             f"{k}={v:,}" if isinstance(v, int) else f"{k}={v}" for k, v in group[0]["plan"].items()
         )
         header.append(
-            f"Command: `{command}` — sections {sections}; commit {', '.join(commits)}; finished "
+            f"Command: `{command}` — sections {sections}; begun on commit {', '.join(commits)}; finished "
             f"{group[-1]['finished']} (plan: {plan})."
         )
     rows = [Row(**row) for record in records for row in record["rows"]]

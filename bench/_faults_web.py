@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import secrets
+import shutil
 import tempfile
 import time
 import warnings
@@ -40,6 +41,7 @@ from tests.mcp.conftest import HttpServer, payload, start_http, stop
 from tests.web.conftest import csrf_of
 from tests.web.test_limits import HUGE, post_raw, rss_mb
 from tests.web.test_namespaces import api, collection
+from tideline.mcp import MCP_BODY_LIMIT
 from tideline.web._limits import FORM, JSON, ROUTES
 
 WORDS = "the heron counts lanterns by the boat shed"
@@ -63,7 +65,8 @@ def _postgres(work: Path) -> Iterator[str]:
         warnings.simplefilter("ignore")  # pgserver: no XDG_RUNTIME_DIR here
         import pgserver
 
-        server = pgserver.get_server(Path(tempfile.mkdtemp(prefix="tideline-pg-")) / "d", "delete")
+        folder = Path(tempfile.mkdtemp(prefix="tideline-pg-"))  # not under `work` (mode 0700)
+        server = pgserver.get_server(folder / "d", "delete")
     try:
         yield server.get_uri()
     finally:  # a throwaway server: stop at once (a clean shutdown waits for its checkpoint)
@@ -71,6 +74,7 @@ def _postgres(work: Path) -> Iterator[str]:
             ["-m", "immediate", "-w", "stop"], pgdata=server.pgdata, user=server.system_user
         )
         server.cleanup()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _tokens(work: Path, user: str) -> tuple[dict[str, str], Path]:
@@ -241,7 +245,7 @@ CAPPED = [
     ("/api/narratives", "", JSON),
     ("/api/turns", "", ROUTES["/api/turns"]),
     ("/api/library/notes", "", ROUTES["/api/library/notes"]),
-    ("/mcp", "accept: application/json, text/event-stream\r\n", ROUTES["/mcp"]),
+    ("/mcp", "accept: application/json, text/event-stream\r\n", MCP_BODY_LIMIT),
     ("/login", "", FORM),
 ]
 

@@ -48,6 +48,7 @@ from _faults_mcp import latency, soak
 from _faults_mcp_fuzz import fuzz_mcp
 from _faults_report import Row, Section, render_saved, save_section, table, write_doc
 from _faults_web import body_caps, namespaces
+from _report import machine
 
 from tests.kills import KILLERS, KillTally, cli_env, stub_env
 from tests.openai_stub import OpenAIStub
@@ -206,6 +207,7 @@ def main() -> int:
     chosen = [s for s in args.only.split(",") if s] or list(SECTIONS)
     rows: list[Row] = []
     sections: list[Section] = []
+    started_on = machine()  # the commit the run began on (a section may end after another)
     with tempfile.TemporaryDirectory(prefix="tideline-faults-") as tmp:
         for name in chosen:
             work = Path(tmp) / name
@@ -216,7 +218,7 @@ def main() -> int:
             label = f"{name} ({args.embedders})" if name == "burst" and args.embedders else name
             sections.append(Section(label, time.monotonic() - started, load, os.getloadavg()[0]))
             if args.save:
-                save_section(args.save, section, sections[-1], plan.__dict__)
+                save_section(args.save, section, sections[-1], plan.__dict__, started_on)
             if name != "kills":
                 for row in section:
                     print(row.line(), flush=True)

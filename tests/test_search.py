@@ -17,7 +17,7 @@ from tideline.search import (
     query_vector,
     rrf_fuse,
 )
-from tideline.search._index import WEIGHTLESS_FROM
+from tideline.search._index import _KNOWN_TERMS, WEIGHTLESS_FROM
 from tideline.search._types import Hit
 from tideline.store import Database, Storage, open_database
 
@@ -225,6 +225,21 @@ def test_a_huge_query_is_bounded_on_the_lexical_side(index: TextIndex) -> None:
     assert len(cut) == MAX_QUERY_CHARS and notice and "2,000 of 4,000 characters" in notice
     assert bound_query("tar xf") == ("tar xf", None)
     assert index.search("tar " * 1_000, None, k=1, mode="lex")[0].id == 1
+
+
+def test_term_counts_survive_the_cache_of_terms_filling_up(tmp_path: Path) -> None:
+    """The cache of terms' record counts is cleared when it passes `_KNOWN_TERMS`; it was cleared
+    after the terms already known were set aside, so their lookup raised KeyError (the library
+    search fuzz of #21 met it after 11,443 queries, as a long-running server would)."""
+    index = TextIndex(open_database(tmp_path / "terms.db"), "docs")
+    index.upsert_many([(1, "harbour lanterns and the ferry")])
+    many = [f"w{i}" for i in range(_KNOWN_TERMS + 1)]
+    first = index.term_counts(["harbour", *many])
+    assert first is not None and first.df["harbour"] == 1
+    counts = index.term_counts(["harbour", "ferry"])  # one known, one new
+    assert (
+        counts is not None and counts.df["harbour"] == 1 and set(counts.df) == {"harbour", "ferry"}
+    )
 
 
 #: Statements like LoCoMo conv-26's observations (what Sleep writes about two friends).

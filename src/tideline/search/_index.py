@@ -669,6 +669,8 @@ class TextIndex:
         the index changes: `N_vocab` counts a term's records by reading its whole posting list
         (p50 1.2 ms a query at 100k records, for the same frequent words again and again)."""
         total = self._records()
+        if len(self._records_with) > _KNOWN_TERMS:  # before the known ones are set aside
+            self._records_with.clear()
         todo = [w for w in dict.fromkeys(words) if w not in self._records_with]
         if todo:
             marks = ",".join("?" * len(todo))
@@ -676,8 +678,6 @@ class TextIndex:
                 f"SELECT term, doc FROM {self.name}_vocab WHERE term IN ({marks})", todo
             ).fetchall()
             found = {str(r[0]): int(r[1]) for r in rows}
-            if len(self._records_with) > _KNOWN_TERMS:
-                self._records_with.clear()
             self._records_with.update((w, found.get(w, 0)) for w in todo)
         return {w: self._records_with[w] / total for w in words} if total else {}
 
