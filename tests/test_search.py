@@ -225,3 +225,73 @@ def test_a_huge_query_is_bounded_on_the_lexical_side(index: TextIndex) -> None:
     assert len(cut) == MAX_QUERY_CHARS and notice and "2,000 of 4,000 characters" in notice
     assert bound_query("tar xf") == ("tar xf", None)
     assert index.search("tar " * 1_000, None, k=1, mode="lex")[0].id == 1
+
+
+#: Statements like LoCoMo conv-26's observations (what Sleep writes about two friends).
+PARITY_DOCS = (
+    "Caroline painted a vivid sunset inspired by a beach visit.",
+    "Melanie painted a lake sunrise last year which holds special meaning to her.",
+    "Painting is a fun way for Melanie to express her feelings and relax after a long day.",
+    "Caroline treasures a hand-painted bowl made by a friend for her 18th birthday.",
+    "Melanie and her kids enjoy nature-inspired painting projects.",
+    "Caroline is planning an LGBTQ art show with her paintings for next month.",
+    "Caroline painted a piece inspired by a visit to an LGBTQ center.",
+    "Melanie shared a photo of her horse painting that she recently did.",
+    "Melanie loves painting landscapes and still life.",
+    "Melanie has been into art for seven years, painting and pottery.",
+    "Melanie uses pottery as a calming and satisfying creative outlet.",
+    "Melanie took her kids camping in the mountains last weekend.",
+    "Caroline attended an LGBTQ support group and found it powerful.",
+    "Caroline is researching adoption agencies to build a family.",
+    "Caroline wants to pursue a career in counseling and mental health.",
+    "Melanie ran a charity race for mental health awareness.",
+    "Melanie's family went camping at the beach and watched the sunset together.",
+    "Caroline gave a talk at a school about her transgender journey.",
+    "Melanie signed up for a pottery class and made a black and white bowl.",
+    "Caroline's friends from the support group came to her birthday party.",
+    "Melanie reads books to her kids before bed every night.",
+    "Caroline moved from Sweden four years ago with her grandmother's necklace.",
+    "The art show next month will show paintings by LGBTQ artists.",
+    "Melanie's husband surprised her with tickets to a concert.",
+)
+#: Questions whose words are in them (stems, a phrase, a prefix, a name): the lexical
+#: evidence must weigh the same on both engines.
+PARITY_QUERIES = (
+    "painting a sunset",
+    "What did Caroline paint for the LGBTQ art show?",
+    '"art show" next month',
+    "pott* and camping with her kids",
+)
+
+
+@pytest.mark.parametrize("engine", ["postgresql"], indirect=True)
+def test_one_score_means_the_same_on_sqlite_and_postgresql(
+    storage: Storage, tmp_path: Path, e5: E5Embedder
+) -> None:
+    """The bug: PostgreSQL gave no term statistics, so its hits had no lexical evidence and the
+    same memories scored 0.229 there against 0.866 on SQLite ("painting a sunset")."""
+    from tideline.search import Policy, Scope, retrieve
+
+    docs = list(PARITY_DOCS)
+    vectors = e5.embed_documents(docs)
+    sqlite = open_database(tmp_path / "parity.db")
+    indexes = [open_index(db, "obs") for db in (sqlite, storage)]
+    assert type(indexes[0]) is not type(indexes[1])
+    for idx in indexes:
+        idx.upsert_many(list(enumerate(docs, 1)))
+        idx.bind_vectors(e5.model_id, e5.dim)
+        idx.set_vectors(zip(range(1, len(docs) + 1), vectors, strict=True))
+    policy = Policy(fusion="convex", alpha=0.5, kind="narrative")
+    for query in PARITY_QUERIES:
+        qvec = e5.embed_query(query)
+        for mode in ("hybrid", "lex"):
+            lite, pg = (retrieve(Scope(idx), query, qvec, 10, mode, policy).hits for idx in indexes)
+            assert lite and [h.id for h in pg] == [h.id for h in lite], (query, mode)
+            for a, b in zip(lite, pg, strict=True):
+                assert b.score == pytest.approx(a.score, abs=0.01), (query, mode, a.id)
+                assert b.lexical == pytest.approx(a.lexical, abs=0.01), (query, mode, a.id)
+                if a.lex_source == "bm25":
+                    assert b.lex_score == pytest.approx(a.lex_score, rel=0.02), (query, a.id)
+            if mode == "hybrid" and query == PARITY_QUERIES[0]:
+                assert pg[0].lexical and pg[0].score > 0.5, [(h.id, h.score) for h in pg]
+    sqlite.close()

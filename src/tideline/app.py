@@ -169,6 +169,7 @@ class Tideline:
                 centre=centring(s) == "all",
                 date_weight=s.turn_date_weight,
                 memory_weight=s.turn_memory_weight,
+                speaker_weight=s.turn_speaker_weight,
                 session_weight=s.turn_session_weight,
                 session_cap=s.turn_session_cap,
                 truncate=s.search_truncate,

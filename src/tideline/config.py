@@ -171,6 +171,13 @@ SETTINGS: tuple[Setting, ...] = (
         "Raw-turn search: weight of the source turns of matching narratives (0: off).",
     ),
     Setting(
+        "turn_speaker_weight",
+        "TIDELINE_TURN_SPEAKER_WEIGHT",
+        0.25,
+        "Raw-turn search: lift of the turns of a speaker the question names, a share of their "
+        "own score (0: off).",
+    ),
+    Setting(
         "turn_session_cap",
         "TIDELINE_TURN_SESSION_CAP",
         0,
@@ -558,6 +565,7 @@ class Settings:
     turn_alpha: float = 0.5
     turn_date_weight: float = 1.0
     turn_memory_weight: float = 0.25
+    turn_speaker_weight: float = 0.25
     turn_session_cap: int = 0
     turn_session_weight: float = 0.0
     search_truncate: float = 0.0

@@ -57,6 +57,24 @@ def test_a_topic_over_its_limit_gets_the_repair_and_the_sleep_completes(
     assert [o.topic for o in agent.profile.observations()] == ["city"]
 
 
+def test_a_topic_still_too_long_after_the_repair_is_cut_and_the_night_kept(
+    agent: Agent, server: LLMServer
+) -> None:
+    """A model that loops in one field (a 1 MB topic, twice) costs that field, not the sleep."""
+    (t,) = agent.say("s1", ("user", "I live in Kyoto."))
+    looping = {"observations": [{**OBS, "topic": "t" * 2**20, "turns": [t]}]}
+    server.script(looping, looping, step="extract")
+    report = agent.sleep().run()
+    assert report.status == "done", report.errors
+    extract = next(s for s in report.steps if s.name == "extract")
+    assert extract.cuts == (
+        "cut to the schema's caps: observations.0.topic: cut at 200 of 1048576 characters"
+    )
+    [seen] = agent.profile.observations()
+    assert (seen.text, seen.topic) == ("The user lives in Kyoto", "t" * 200)
+    assert "cut at 200 of 1048576" in agent.profile.runs()[0].steps[1]["cuts"]
+
+
 def test_ten_thousand_observations_are_cut_with_a_record_not_a_failure(
     agent: Agent, server: LLMServer
 ) -> None:

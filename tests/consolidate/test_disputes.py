@@ -11,6 +11,9 @@ from tests.llm_server import LLMServer
 pytestmark = pytest.mark.engines
 
 
+WHY = "moved: fact -1 is newer than #{old}"  # the model cites the new fact by its placeholder
+
+
 def extraction(turn: int, text: str, type_: str = "statement") -> dict[str, object]:
     obs = {"type": type_, "topic": "city", "text": text, "about": "user", "turns": [turn]}
     return {"summary": text, "tags": ["city"], "observations": [obs]}
@@ -43,11 +46,15 @@ def test_tokyo_then_osaka_closes_tokyo_with_its_end_time(agent: Agent, server: L
     }
     server.script({"decisions": [contra]}, step="classify")
     server.script(
-        {"decisions": [{"new_fact_id": -1, "decision": "accept_new", "why": "moved"}]},
+        {
+            "decisions": [
+                {"new_fact_id": -1, "decision": "accept_new", "why": WHY.format(old=tokyo.id)}
+            ]
+        },
         step="arbitrate",
     )
     trajectory = {
-        "phase": "relocated",
+        "phase": "relocated, see #-1",
         "stability": "changing",
         "anchors": [-1, 999],
         "unstable_areas": ["home", "friends"],
@@ -66,7 +73,8 @@ def test_tokyo_then_osaka_closes_tokyo_with_its_end_time(agent: Agent, server: L
     assert old.status == "closed" and old.valid_to == osaka.valid_from == "2026-01-31T09:00:00Z"
     assert osaka.supersedes == tokyo.id and osaka.status == "suspected"
     traj = agent.profile.trajectory()
-    assert traj is not None and traj.anchors == [osaka.id] and traj.phase == "relocated"
+    assert traj is not None and traj.anchors == [osaka.id]
+    assert traj.phase == f"relocated, see #{osaka.id}"  # the model's words, with real ids
     assert [e.turn_id for e in osaka.evidence] == [t3]
     timeline = agent.profile.timeline(osaka.id)
     assert [f.value for f in timeline.chain] == ["lives in Tokyo", "lives in Osaka"]
@@ -74,14 +82,15 @@ def test_tokyo_then_osaka_closes_tokyo_with_its_end_time(agent: Agent, server: L
     assert (open_probe.kind, open_probe.fact_id) == ("probe", osaka.id)
     [ended] = agent.profile.strategies(status="resolved")  # Tokyo's probe: its fact is gone
     assert (ended.fact_id, ended.outcome) == (tokyo.id, "obsolete")
-    assert ended.resolved_why == f"fact #{tokyo.id} closed: superseded by #{osaka.id}: moved"
+    moved = f"moved: fact {osaka.id} is newer than #{tokyo.id}"
+    assert ended.resolved_why == f"fact #{tokyo.id} closed: superseded by #{osaka.id}: {moved}"
     assert agent.profile.processed_sessions() == {1: t1 + 1, 2: t3}
     snap = agent.profile.snapshot()
     assert snap is not None and "lives in Osaka" in snap.text and "lives in Tokyo" not in snap.text
     assert snap.data["facts"][0]["id"] == osaka.id
     # real ids and words only: the new fact's placeholder (-1) never reaches a text
     closing = [c for c in agent.profile.timeline(tokyo.id).changes if c.to_status == "closed"]
-    assert [c.why for c in closing] == [f"superseded by #{osaka.id}: moved"]
+    assert [c.why for c in closing] == [f"superseded by #{osaka.id}: {moved}"]
     trajectory_text = snap.text.split("## Trajectory\n", 1)[1]
     assert "anchors: city: lives in Osaka" in trajectory_text
     assert "unstable areas: home; friends" in trajectory_text

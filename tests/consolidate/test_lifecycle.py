@@ -7,11 +7,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
 from tests.consolidate.conftest import Agent
 from tests.llm_server import LLMServer
 from tests.profile.conftest import move
 from tideline.app import Tideline
+from tideline.cli.main import app as cli
 from tideline.config import Settings
 from tideline.errors import ConfigError
 from tideline.profile import FactDraft, Rules
@@ -130,7 +132,7 @@ def _processed(agent: Agent, session: int, turn: int) -> Any:
 
 
 def test_an_established_fact_contradicted_once_is_disputed_until_a_second_session_agrees(
-    agent: Agent, server: LLMServer
+    agent: Agent, server: LLMServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     tokyo = establish(agent)
     (t1,) = agent.say("s1", ("user", "I moved to Osaka."))
@@ -150,6 +152,10 @@ def test_an_established_fact_contradicted_once_is_disputed_until_a_second_sessio
     )
     snap = agent.profile.snapshot()
     assert snap is not None and "- city: lives in Tokyo (established, disputed)" in snap.text
+    monkeypatch.setenv("TIDELINE_HOME", str(agent.settings.home))  # the CLI opens this agent
+    shown = CliRunner().invoke(cli, ["profile", "--category", "city"], catch_exceptions=False)
+    assert f"#{tokyo} [established, disputed by #{osaka.id}] lives in Tokyo" in shown.stdout
+    assert "1 mention(s) in 1 session(s)" in shown.stdout  # Osaka, so far
 
     agent.clock.advance(days=3)
     (t2,) = agent.say("s2", ("user", "Osaka is great, the flat is nearly unpacked."))

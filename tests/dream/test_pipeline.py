@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from tests.dream.conftest import CONVERSATION, DAY, Day
+from tests.helpers import wait_until
 from tests.llm_server import LLMServer
 from tideline.consolidate import StepEvent
 from tideline.consolidate.dream import LAYER_NAMES
@@ -146,3 +153,44 @@ def test_layers_are_chosen_by_name_and_run_in_order(day: Day) -> None:
     assert [r.name for r in report.layers] == ["solidify", "dream"]
     with pytest.raises(InvalidInput, match="choose from"):
         day.dream().run(date=DAY, layers=["nap"])
+
+
+def test_a_dream_killed_mid_run_keeps_what_it_spent_and_the_next_run_says_so(
+    tmp_path: Path, server: LLMServer, engine_env: str
+) -> None:
+    """kill -9 after the solidify and sleep layers asked the model: the run row holds their
+    tokens (recorded as they are spent), and the next run closes it as interrupted."""
+    home = tmp_path / "agent"
+    day = Day(home, server.url)
+    keep_first_turn(server, day.say("s1", CONVERSATION))
+    day.agent.close()
+    root = Path(__file__).resolve().parents[2]
+    marker, log = tmp_path / "marker", tmp_path / "child.log"
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(root)}
+    args = [sys.executable, "-m", "tests.dream.dreamer", str(home), server.url, "scripts"]
+    with log.open("wb") as err:
+        child = subprocess.Popen(
+            [*args, str(marker)], cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=err
+        )
+        try:
+            wait_until(lambda: marker.exists() or child.poll() is not None, timeout=120)
+            assert marker.exists(), log.read_text()
+            os.kill(child.pid, signal.SIGKILL)
+            child.wait(timeout=30)
+        finally:
+            if child.poll() is None:
+                child.kill()
+                child.wait(timeout=30)
+    asked = len(server.chats)
+    assert asked >= 2  # solidify and the sleep layer's extraction, at least
+    again = Day(home, server.url)
+    try:
+        [killed] = again.dream().runs()
+        assert killed.status == "running" and killed.tokens_in > 0 and killed.tokens_out > 0
+        spent = (killed.tokens_in, killed.tokens_out)
+        assert again.dream().run(date=DAY).status == "done"
+        first = next(r for r in again.dream().runs() if r.id == killed.id)
+        assert first.status == "failed" and first.errors[0].startswith("interrupted")
+        assert (first.tokens_in, first.tokens_out) == spent
+    finally:
+        again.agent.close()

@@ -46,6 +46,44 @@ def test_a_string_over_its_limit_gets_the_one_repair(server: LLMServer) -> None:
     assert "notes.0.topic: String should have at most 200 characters" in repair
 
 
+class Person(BaseModel):
+    name: str = Field(min_length=1, max_length=20)
+    status: str | None = Field(None, max_length=10)
+
+
+class Seen(BaseModel):
+    notes: Annotated[list[Note], Items(3)] = []
+    people: list[Person] = []
+
+
+def test_a_string_still_too_long_after_the_repair_is_cut_with_a_record(
+    server: LLMServer,
+) -> None:
+    """A looping field (a 1 MB topic, twice) must not fail the step: it is cut to its limit,
+    the rest of the answer kept, and the cut said — list cuts are said once, not twice."""
+    looping = {
+        "notes": [{"topic": "adoption"}, {"topic": "x" * 1_048_576}, *({"topic": "ok"},) * 3],
+        "people": [{"name": "Caroline", "status": "s" * 11}],
+    }
+    server.script(looping, looping)
+    result = client(server.url).complete(ASK, schema=Seen, step="extract")
+    assert result.attempts == 2
+    assert [len(n.topic) for n in result.data.notes] == [8, 200, 2]
+    assert result.data.people[0].status == "s" * 10  # through `str | None`
+    assert result.cuts == (
+        "notes: cut at 3 of 5",
+        "notes.1.topic: cut at 200 of 1048576 characters",
+        "people.0.status: cut at 10 of 11 characters",
+    )
+
+
+def test_a_repaired_answer_wrong_in_more_than_length_still_fails(server: LLMServer) -> None:
+    wrong = {"notes": [{"topic": "x" * 500}], "people": [{"name": ""}]}
+    server.script(wrong, wrong)
+    with pytest.raises(LLMError, match=r"answered twice .*people\.0\.name"):
+        client(server.url).complete(ASK, schema=Seen, step="extract")
+
+
 def test_items_over_the_cap_are_cut_and_recorded_not_failed(server: LLMServer) -> None:
     many = {"notes": [{"topic": f"t{i}", "turns": list(range(1, 9))} for i in range(10_000)]}
     server.script(many)

@@ -7,8 +7,8 @@ import secrets
 import pytest
 
 from tideline.errors import InvalidInput
-from tideline.mcp import check_bind
-from tideline.mcp._guard import host_allowed, is_loopback, origin_allowed
+from tideline.serve import check_bind
+from tideline.serve._guard import host_allowed, is_loopback, origin_allowed
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "127.8.9.10", "localhost", "::1", "[::1]"])

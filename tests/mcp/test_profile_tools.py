@@ -106,6 +106,14 @@ def test_sleep_profile_reject_close_and_timeline(llm: LLMServer) -> None:
             identity = payload(await c.call_tool("memory_context", {}))["text"]
             assert "lives in Osaka" not in identity  # gone from T0 at once, not after a sleep
             assert "works as a nurse" in snapshot_of(identity)
+            # the rejected fact's probe is never offered; the live one's still is
+            about = {"message": "Osaka is home, I started as a nurse there"}
+            offered = payload(await c.call_tool("memory_context", about))["blocks"][0]
+            [t1q] = [x for x in offered["sections"] if x["tier"] == "T1q"]
+            [question] = [i for p in t1q["parts"] for i in p["items"]]
+            assert question["extra"] == f"probe f:{job}" and "nurse" in question["text"]
+            ended = {x.fact_id: x.outcome for x in app.profile.strategies(status="resolved")}
+            assert ended == {city: "obsolete"}
             closed = payload(await c.call_tool("fact_close", {"fact_id": job}))["fact"]
             assert closed["status"] == "closed" and closed["valid_to"]
             assert app.profile.counts()["facts"] == rows["facts"]  # nothing deleted

@@ -58,3 +58,32 @@ def test_memory_keys_lift_their_source_turns(db: Database) -> None:
     assert plain.search_turns("roses", 1, mode="lex")[0].id == garden  # on by default
     off = Memory(db, None, turn_policy=replace(TURNS, date_weight=0.0, memory_weight=0.0))
     assert off.search_turns("roses", 1, mode="lex") == []
+
+
+def test_a_speaker_the_question_names_lifts_their_turns(db: Database) -> None:
+    memory = Memory(db, None)
+    for n, text in enumerate(FILLER * 2):
+        memory.sync_turn("s0", "user", text, "Cy", f"2022-01-0{n + 1}T09:00:00Z")
+    said = [
+        ("Bo", "I went hiking in the hills with my brother."),
+        ("Caroline", "I went hiking near the lake this weekend."),
+    ]
+    for n, (speaker, text) in enumerate(said):
+        memory.sync_turn("s2", "user", text, speaker, f"2023-06-0{n + 1}T10:00:00Z")
+    hits = memory.search_turns("Where did Caroline go hiking?", 2, mode="lex")
+    assert hits[0].speaker == "Caroline" and hits[0].lifts.get("speaker", 0.0) > 0
+    assert "speaker" not in hits[1].lifts  # Bo is not named
+    # a part of a name, or another person's, names no one
+    for question in ("Where did Carol go hiking?", "Where did Cy go hiking?"):
+        assert all("speaker" not in h.lifts for h in memory.search_turns(question, 2, mode="lex"))
+    off = Memory(db, None, turn_policy=replace(TURNS, speaker_weight=0.0))
+    assert all("speaker" not in h.lifts for h in off.search_turns("Caroline hiking", 2, "lex"))
+
+
+def test_named_matches_whole_names_case_folded() -> None:
+    from tideline.memory._speakers import named
+
+    speakers = ["Caroline", "Melanie", "Jo Ann", "X"]
+    assert named("what did caroline's sister say?", speakers) == {"Caroline"}
+    assert named("Did JO  ANN meet Melanie?", speakers) == {"Jo Ann", "Melanie"}
+    assert named("Carol and Mel went out, x marks it", speakers) == set()

@@ -72,6 +72,18 @@ def test_as_of_shows_what_was_believed_then(profile: Profile, memory: Memory) ->
     assert values(profile, "2023-06-09T08:59:59Z") == {"Tokyo": ("confirmed", 2)}
 
 
+def test_as_of_a_fact_is_backed_by_what_was_said_by_then(profile: Profile, memory: Memory) -> None:
+    """Its span, sessions and confidence are those of the evidence said by then, not today's."""
+    spring(profile, memory)
+    [early] = [f for f in profile.as_of("2023-05-09").facts if f.value == "Tokyo"]
+    assert (early.said_from, early.said_to, early.sessions) == (
+        "2023-05-08T09:00:00Z", "2023-05-08T09:00:00Z", 1,
+    )  # fmt: skip
+    [later] = [f for f in profile.as_of("2023-05-21").facts if f.value == "Tokyo"]
+    assert later.said_to == "2023-05-20T09:00:00Z"
+    assert early.confidence == later.confidence == profile.fact(later.id).confidence  # one session
+
+
 def test_as_of_shows_the_events_people_and_text_of_then(profile: Profile, memory: Memory) -> None:
     spring(profile, memory)
     may = profile.as_of("2023-05-09")

@@ -66,6 +66,34 @@ def test_a_changeset_applies_every_kind_of_change(profile: Profile, memory) -> N
     assert profile.processed_sessions() == {1: turn}
 
 
+def test_placeholder_ids_are_named_in_a_models_words_only(profile: Profile) -> None:
+    """A reason or trajectory citing `fact -1` gets the id; a user's own value that happens to
+    read like one (a snapshot's data) is kept as said."""
+    cs = profile.read().changeset()
+    ref = cs.add_fact(FactDraft("user", "home", "room #-1 at the hostel"))
+    cs.set_trajectory(phase="settling in, see #-1", anchors=[ref])
+    cs.snapshot("home", {"facts": [{"id": ref, "value": "room #-1 at the hostel"}]})
+    fid = profile.apply(cs).ids[ref]
+    trajectory = profile.trajectory()
+    assert trajectory is not None and trajectory.phase == f"settling in, see #{fid}"
+    snapshot = profile.snapshot()
+    assert snapshot is not None
+    assert snapshot.data == {"facts": [{"id": fid, "value": "room #-1 at the hostel"}]}
+
+
+def test_a_wrong_argument_is_named_in_words_not_a_python_list(profile: Profile) -> None:
+    cs = profile.read().changeset()
+    with pytest.raises(InvalidInput) as bad:
+        cs.set_trajectory(phase="x", mood="sunny")
+    assert str(bad.value) == (
+        "trajectory: unknown field(s) mood; "
+        "use anchors, direction, momentum, phase, stability, unstable_areas"
+    )
+    with pytest.raises(InvalidInput) as bad:
+        cs.add_fact(FactDraft("user", "city", "Tokyo"), turn_ids=(3, -2, 0))
+    assert str(bad.value).endswith("must be positive integer ids, got -2, 0")
+
+
 def test_a_failure_mid_apply_leaves_nothing(profile: Profile, memory) -> None:
     turn = memory.sync_turn("s1", "user", "hello").id
     closed = add_fact(profile, "old")

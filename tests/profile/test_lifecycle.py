@@ -14,6 +14,7 @@ from tideline.profile import (
     Profile,
     plan_fast_path,
 )
+from tideline.profile._profile import BACKING_SLICE
 
 from .conftest import add_fact, move
 
@@ -124,6 +125,39 @@ def test_same_evidence_twice_is_one_mention(profile: Profile, memory) -> None:
     cs.support(fid, turn_ids=(t1,))
     profile.apply(cs)
     assert profile.fact(fid).mention_count == 1
+
+
+def test_the_read_counts_what_backs_every_fact_past_one_slice(profile: Profile, memory) -> None:
+    """Sleep's read counts backing in slices (`BACKING_SLICE`); every slice must be counted and
+    agree with the one-fact read: sessions, the valid-time span, the sessions against."""
+    n = BACKING_SLICE + 7
+    cs = profile.read().changeset()
+    refs = []
+    for i in range(n):
+        said = [
+            memory.sync_turn(
+                f"s{i}-{k}", "user", f"fact {i}", timestamp=f"2025-0{k + 1}-0{1 + i % 9}T10:00:00Z"
+            )
+            for k in range(2)
+        ]
+        refs.append(
+            cs.add_fact(FactDraft("user", f"c{i}", f"v{i}"), turn_ids=(said[0].id, said[1].id))
+        )
+    ids = profile.apply(cs).ids
+    last = ids[refs[-1]]
+    cs = profile.read().changeset()
+    cs.against(last, turn_ids=(memory.sync_turn("later", "user", "not so").id,))
+    profile.apply(cs)
+
+    view = {f.id: f for f in profile.read().facts}
+    assert len(view) == n
+    for ref in refs:
+        got, one = view[ids[ref]], profile.fact(ids[ref])
+        assert got.sessions == 2
+        seen = (got.sessions, got.session_ids, got.said_from, got.said_to, got.against)
+        assert seen == (one.sessions, one.session_ids, one.said_from, one.said_to, one.against)
+    assert view[last].against == 1
+    assert view[last].said_from.startswith("2025-01-") and view[last].said_to.startswith("2025-02-")
 
 
 @pytest.mark.parametrize(("start", "to"), [(a, b) for a, n in STRATEGY_NEXT.items() for b in n])

@@ -18,6 +18,7 @@ from tests.web.chromium import chromium
 from tideline.app import Tideline
 from tideline.clock import ManualClock
 from tideline.config import Settings
+from tideline.mcp import MCP_ENDPOINT
 from tideline.web import http_app
 
 BASE = "http://127.0.0.1:8765"
@@ -69,7 +70,8 @@ def browser() -> Iterator[Any]:
 
 def client_for(app: Tideline) -> TestClient:
     """The guarded app in process, as a loopback client (no cookies unless a test sets them)."""
-    return TestClient(http_app(app), base_url=BASE, raise_server_exceptions=False)
+    served = http_app(app, endpoints=(MCP_ENDPOINT,))  # what `serve` runs: MCP beside the panel
+    return TestClient(served, base_url=BASE, raise_server_exceptions=False)
 
 
 @pytest.fixture

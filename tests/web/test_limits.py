@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from tests.mcp.conftest import HttpServer, start_http, stop
+from tideline.mcp import MCP_BODY_LIMIT
 from tideline.web._limits import FORM, JSON, ROUTES
 
 HUGE = 300 * 1024 * 1024
@@ -79,7 +80,7 @@ def post_raw(server: HttpServer, path: str, headers: str, chunked: bool) -> tupl
     [
         ("/api/narratives", "", JSON),
         ("/api/library/notes", "", ROUTES["/api/library/notes"]),
-        ("/mcp", "accept: application/json, text/event-stream\r\n", ROUTES["/mcp"]),
+        ("/mcp", "accept: application/json, text/event-stream\r\n", MCP_BODY_LIMIT),
         ("/login", "", FORM),
     ],
 )

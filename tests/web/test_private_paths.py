@@ -80,3 +80,24 @@ def test_mcp_over_http_hides_them_and_stdio_shows_them(tmp_path: Path) -> None:
         app.close()
     assert _leaks(remote, root, tmp_path) == [] and "<library>" in remote, remote
     assert str(root) in local  # the person at the server's own terminal sees where
+
+
+def test_the_library_page_names_its_root_only_to_the_owner(tmp_path: Path) -> None:
+    """A token holder sees the collections, not the folder the server keeps them in; the owner
+    at the keyboard (no token) sees the folder, which tells them which library is open."""
+    _, root = _agent(tmp_path)
+    pages = {}
+    for token in ("", "t" * 32):
+        app = Tideline(
+            Settings.load(overrides={"embedder": "none", "memo_root": str(root), "token": token})
+        )
+        try:
+            with TestClient(http_app(app), base_url="http://127.0.0.1:8765") as http:
+                answer = http.get("/library", headers={"authorization": f"Bearer {token}"})
+        finally:
+            app.close()
+        assert answer.status_code == 200, answer.text
+        pages[token] = answer.text.split("<h1>")[1].split("</h1>")[0]
+    assert str(root) in pages[""]
+    shared = pages["t" * 32]
+    assert "the library: log" in shared and _leaks(shared, root, tmp_path) == [], shared

@@ -42,9 +42,11 @@ def _short(text: str | None) -> str:
 def _facts_line(f: Fact) -> str:
     until = f" → {f.valid_to[:10]}" if f.valid_to else ""
     why = f" — {f.rejected_why}" if f.rejected_why else ""
+    disputed = f", disputed by {', '.join(f'#{i}' for i in f.disputed_by)}" if f.disputed_by else ""
     return (
-        f"#{f.id} [{f.status}] {f.value}  ({f.source_type}, confidence {f.confidence:g}, "
-        f"{f.mention_count} mention(s), {f.valid_from[:10]}{until}){why}"
+        f"#{f.id} [{f.status}{disputed}] {f.value}  ({f.source_type}, confidence "
+        f"{f.confidence:g}, {f.mention_count} mention(s) in {f.sessions} session(s), "
+        f"{f.valid_from[:10]}{until}){why}"
     )
 
 

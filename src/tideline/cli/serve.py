@@ -51,9 +51,10 @@ def serve(
 
             serve_stdio(app)
         else:
+            from tideline.mcp import MCP_ENDPOINT
             from tideline.web import serve as serve_http
 
-            serve_http(app, host=host, port=port)
+            serve_http(app, host=host, port=port, endpoints=(MCP_ENDPOINT,))
 
 
 def register(app: typer.Typer) -> None:

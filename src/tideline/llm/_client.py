@@ -10,8 +10,9 @@ Every call goes through the same gate, whichever backend answers:
    the spend;
 3. structured answers are validated with pydantic; a failure gets ONE repair request that sends
    the validation error back (and the wrong answer, cut to a few thousand characters), and a
-   second failure raises a one-line `LLMError`. Lists over their `Items` cap are cut, not
-   failed, and the cuts come back in `Result.cuts`;
+   second failure raises a one-line `LLMError` — unless all that is still wrong is strings over
+   their `maxLength`: those are cut to it. Lists over their `Items` cap are cut at once, not
+   failed. Every cut comes back in `Result.cuts`;
 4. every request's usage is recorded on the meter under its step, as soon as it is answered.
 
 `room()` tells a step, before it builds its prompt, how many tokens its own context may take
@@ -30,7 +31,14 @@ from tideline.embed import estimate_tokens
 from tideline.errors import InputTooLong, LLMError
 from tideline.llm._meter import TokenMeter
 from tideline.llm._protocol import ChatBackend, FormatRefused
-from tideline.llm._structured import JsonSchema, describe, echo, parse, repair_request
+from tideline.llm._structured import (
+    JsonSchema,
+    describe,
+    echo,
+    parse,
+    parse_cutting_strings,
+    repair_request,
+)
 from tideline.llm._types import Message, Reply, Result, Usage
 
 WINDOW_SHARE = 0.85  # of a known context window: the estimate is good to ~±30%, templates add
@@ -93,7 +101,10 @@ class LLMClient:
                 return Result(None, reply.text, usage, reply.model, step, reply.mode, attempt)
             cuts: list[str] = []
             try:
-                data = parse(reply.text, schema, cuts)
+                if attempt == 1:
+                    data = parse(reply.text, schema, cuts)
+                else:  # the repair did not help: cut what is only too long, fail on the rest
+                    data = parse_cutting_strings(reply.text, schema, cuts)
             except ValidationError as exc:
                 problem = describe(exc)
                 if reply.truncated:

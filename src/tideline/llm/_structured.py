@@ -111,6 +111,46 @@ def parse(text: str, model: type[M], cuts: list[str] | None = None) -> M:
     )
 
 
+def parse_cutting_strings(text: str, model: type[M], cuts: list[str]) -> M:
+    """`parse`, once a repaired answer still fails: strings over their `maxLength` are cut to it
+    (one looping field — a 1 MB topic — must not cost a night's extraction), each cut appended
+    to `cuts` ("observations.0.topic: cut at 200 of 1048576 characters"). Raises the
+    ValidationError when anything else is wrong, or the answer has none to cut."""
+    before = len(cuts)
+    try:
+        return parse(text, model, cuts)
+    except ValidationError as exc:
+        del cuts[before:]  # the lists cut on the way are cut again below
+        errors = exc.errors(include_url=False)
+        limits = [(e.get("ctx") or {}).get("max_length") for e in errors]
+        if any(e["type"] != "string_too_long" for e in errors) or None in limits:
+            raise
+        answer = json.loads(json_part(text))  # valid JSON: pydantic got as far as the strings
+        found = [_cut(answer, e["loc"], int(n)) for e, n in zip(errors, limits, strict=True)]
+        if not all(found):
+            raise
+        validated = model.model_validate(answer, context={CUTS: cuts})
+        cuts += [c for c in found if c]
+        return validated
+
+
+def _cut(answer: Any, loc: tuple[int | str, ...], limit: int) -> str | None:
+    """Cut the string at `loc` (pydantic's path; a union's branch names are not keys) to
+    `limit` characters; what was cut, or None when the path leads to no over-long string."""
+    parent, key, node, path = None, None, answer, []
+    for part in loc:
+        keyed = isinstance(node, dict) and isinstance(part, str) and part in node
+        indexed = isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
+        if not (keyed or indexed):
+            continue  # a branch of a union (`str` of `str | None`), not a place in the answer
+        parent, key, node = node, part, node[part]  # type: ignore[index]
+        path.append(str(part))
+    if parent is None or not isinstance(node, str) or len(node) <= limit:
+        return None
+    parent[key] = node[:limit]  # type: ignore[index]
+    return f"{'.'.join(path)}: cut at {limit} of {len(node)} characters"
+
+
 def json_part(text: str) -> str:
     """The JSON object inside an answer: after any reasoning block, inside any fence."""
     body = _THINK.sub("", text)

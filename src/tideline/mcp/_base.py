@@ -11,7 +11,6 @@ Imports run one way: this module ← the `*_tools` modules (each `register(serve
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import re
 from collections.abc import Callable, Mapping
@@ -30,6 +29,7 @@ from tideline.fields import Command
 from tideline.library import PathOutsideLibrary
 from tideline.memory import Memory
 from tideline.pathnames import hide_paths
+from tideline.serve import to_dict
 
 log = logging.getLogger("tideline.mcp")
 
@@ -195,24 +195,6 @@ def describe_validation(tool: str, exc: ValidationError) -> str:
 
 def _one_line(text: str) -> str:
     return " ".join(text.split())
-
-
-def to_dict(result: Any) -> dict[str, Any]:
-    """A tool's JSON object: a dict, a `to_dict()`, a dataclass, else `{"result": value}`."""
-    if isinstance(result, dict):
-        return result
-    if hasattr(result, "to_dict"):
-        return dict(result.to_dict())
-    if dataclasses.is_dataclass(result) and not isinstance(result, type):
-        return dataclasses.asdict(result)
-    return {"result": result}
-
-
-def names(value: list[str] | str | None) -> list[str] | None:
-    """Models send lists, JSON strings (pre-parsed by the SDK) or 'a, b'; the core gets a list."""
-    if value is None or isinstance(value, list):
-        return value
-    return [part.strip() for part in value.split(",") if part.strip()]
 
 
 def searched(tool: str, answer: dict[str, Any]) -> dict[str, Any]:

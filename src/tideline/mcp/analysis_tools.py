@@ -16,7 +16,7 @@ from tideline.analysis.attention import heatmap
 from tideline.analysis.scanner import scan_unindexed
 from tideline.fields import ATTENTION_HEATMAP, SCAN_UNINDEXED
 from tideline.mcp._base import ToolServer
-from tideline.mcp._fields import annotated
+from tideline.serve import annotated
 
 READ_ONLY = {
     "read_only_hint": True,

@@ -15,7 +15,7 @@ from mcp_types import ToolAnnotations
 
 from tideline.fields import MEMORY_CONTEXT
 from tideline.mcp._base import ToolServer
-from tideline.mcp._fields import annotated
+from tideline.serve import annotated
 
 IDENTITY_URI = "tideline://identity"
 

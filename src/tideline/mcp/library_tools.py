@@ -23,7 +23,7 @@ from tideline.fields import (
     MEMO_WRITE,
 )
 from tideline.mcp._base import ToolServer, searched
-from tideline.mcp._fields import annotated
+from tideline.serve import annotated
 
 Query = annotated(MEMO_SEARCH, "query")
 SearchPath = annotated(MEMO_SEARCH, "path")

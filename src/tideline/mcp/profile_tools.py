@@ -28,8 +28,8 @@ from tideline.fields import (
 )
 from tideline.llm import LLM, NO_LLM
 from tideline.mcp._base import ToolServer
-from tideline.mcp._fields import annotated
 from tideline.mcp._rounds import with_llm
+from tideline.serve import annotated
 
 READ_ONLY = {"read_only_hint": True, "destructive_hint": False, "open_world_hint": False}
 # Rejecting or closing changes a fact's status for good (nothing reopens it), yet deletes nothing.

@@ -93,7 +93,15 @@ NARRATIVES = Policy(fusion="weighted", boost=0.3, kind="narrative")
 #: `turn_rrf_k` / `turn_vector_weight` for RRF set it. The levers (`_turn_keys`): dates and
 #: memory keys, `turn_date_weight`, `turn_memory_weight`, `turn_session_weight`,
 #: `turn_session_cap`.
-TURNS = Policy("convex", rrf_k=10, alpha=0.5, kind="turn", date_weight=1.0, memory_weight=0.25)
+TURNS = Policy(
+    "convex",
+    rrf_k=10,
+    alpha=0.5,
+    kind="turn",
+    date_weight=1.0,
+    memory_weight=0.25,
+    speaker_weight=0.25,
+)
 
 
 MAX_K = 200

@@ -400,13 +400,21 @@ class RawContext:
         found = self.db.scalar("SELECT ts FROM turns WHERE id = ?", (turn_id,))
         return None if found is None else str(found)
 
+    def speakers_of(self, ids: Sequence[int]) -> dict[int, str]:
+        """Each turn's speaker, for the turns that name one (the speaker lever)."""
+        return {i: str(s) for i, s in self._column_of(ids, "speaker").items() if s is not None}
+
     def sessions_of(self, ids: Sequence[int]) -> dict[int, int]:
         """Each turn's session id (search keeps one session from filling a top k)."""
-        out: dict[int, int] = {}
+        return {i: int(s) for i, s in self._column_of(ids, "session_id").items()}
+
+    def _column_of(self, ids: Sequence[int], column: str) -> dict[int, Any]:
+        """One column of these turns, by id (`column` is ours, never the caller's input)."""
+        out: dict[int, Any] = {}
         for part in batches(ids):
             marks = ",".join("?" * len(part))
-            rows = self.db.execute(f"SELECT id, session_id FROM turns WHERE id IN ({marks})", part)
-            out.update((int(i), int(s)) for i, s in rows)
+            rows = self.db.execute(f"SELECT id, {column} FROM turns WHERE id IN ({marks})", part)
+            out.update((int(i), value) for i, value in rows)
         return out
 
     def require(self, ids: Iterable[int]) -> list[int]:
@@ -654,6 +662,20 @@ class RawContext:
             )
         return found
 
+    def times(self, ids: Sequence[int]) -> dict[int, tuple[int, str]]:
+        """Each turn's session id and own timestamp, by id — what the profile needs to count
+        sessions and date evidence in valid time, without reading the words."""
+        found: dict[int, tuple[int, str]] = {}
+        for part in batches(storable_ids(ids)):
+            marks = ",".join("?" * len(part))
+            found.update(
+                (int(i), (int(sid), str(ts)))
+                for i, sid, ts in self.db.execute(
+                    f"SELECT id, session_id, ts FROM turns WHERE id IN ({marks})", part
+                )
+            )
+        return found
+
     def hashes(self, ids: Sequence[int]) -> dict[int, str]:
         """The stored hash of these turns, by id (an export names source turns by hash)."""
         found: dict[int, str] = {}
@@ -666,9 +688,6 @@ class RawContext:
                 )
             )
         return found
-
-    def times(self, ids: Sequence[int]) -> dict[int, str]:
-        return turn_times(self.db, ids)
 
 
 def turn_times(db: Storage, ids: Sequence[int]) -> dict[int, str]:

@@ -5,6 +5,8 @@ Memory owns the knowledge, `tideline.search` the ranking (every formula is a sta
   2023") is also searched among the turns said then (widened by a few days, `_dates`);
 - memory keys (`Policy.memory_weight`): the narratives that match the query point at their
   source turns (a memory says in other words what its turns said);
+- speakers (`Policy.speaker_weight`): the candidates spoken by a person the question names
+  (`_speakers`);
 - sessions (`Policy.session_weight`, `session_cap`): `RawContext.sessions_of` says which
   session each turn belongs to, for the session-level list and for diversity.
 The keys only apply to an unfiltered search (a filtered one must not gain turns from outside).
@@ -18,7 +20,8 @@ from collections.abc import Mapping, Sequence
 from tideline.memory._dates import date_window
 from tideline.memory._narratives import Narratives
 from tideline.memory._raw import RawContext
-from tideline.search import Key, Policy, Scope
+from tideline.memory._speakers import named
+from tideline.search import Key, Mark, Policy, Scope
 
 
 def turn_keys(
@@ -29,10 +32,10 @@ def turn_keys(
     narrative_policy: Policy,
     *,
     memory_scope: Scope | None = None,
-) -> list[Key]:
+) -> list[Key | Mark]:
     """The levers' keys for `query` (see the module docstring); `memory_scope` narrows the
     narratives searched for memory keys (default: all)."""
-    keys: list[Key] = []
+    keys: list[Key | Mark] = []
     if policy.date_weight:
         latest = raw.latest_day()
         window = date_window(query, dt.date.fromisoformat(latest) if latest else None)
@@ -53,4 +56,12 @@ def turn_keys(
                 texts=narratives.texts,
             )
         )
+    if policy.speaker_weight:
+
+        def spoken(ids: Sequence[int]) -> set[int]:
+            by = raw.speakers_of(ids)
+            names = named(query, by.values())
+            return {i for i, speaker in by.items() if speaker in names}
+
+        keys.append(Mark("speaker", policy.speaker_weight, spoken))
     return keys

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses as dc
 import datetime as dt
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -41,6 +42,7 @@ from tideline.profile._types import ACTIVE_STATUSES, FINAL_STATUSES, Fact
 from tideline.profile._valid import end_at, first_said, last_said, question_time
 from tideline.store import Storage
 
+_PLACEHOLDER = re.compile(r"(\[|#|\bfacts? )-(\d{1,18})\b", re.IGNORECASE)
 TurnCheck = Callable[[Sequence[int]], object]  # raises NotFound for an unknown turn id
 TurnInfoOf = Callable[[Sequence[int]], TurnInfo]  # each turn's session and valid time
 
@@ -116,22 +118,36 @@ class Applier:
             raise NotFound(f"observation #{oid} does not exist")
         return oid
 
-    def _resolve(self, value: Any) -> Any:
-        """A JSON value with every `Ref` replaced by the id it got in this transaction."""
+    def _resolve(self, value: Any, *, words: bool = False) -> Any:
+        """A JSON value with every `Ref` replaced by the id it got in this transaction; with
+        `words` (a model's texts, not the user's values), its texts' placeholder ids too."""
         if isinstance(value, c.Ref):
             return self._id(value)
+        if isinstance(value, str):
+            return self._named(value) if words else value
         if isinstance(value, dict):
-            return {k: self._resolve(v) for k, v in value.items()}
+            return {k: self._resolve(v, words=words) for k, v in value.items()}
         if isinstance(value, list | tuple):
-            return [self._resolve(v) for v in value]
+            return [self._resolve(v, words=words) for v in value]
         return value
 
     def _why(self, op: c.Transition | c.StrategyStatus) -> str | None:
         """The reason as stored: a cited fact by the id it has in this transaction."""
+        why = None if op.why is None else self._named(op.why)
         if op.because is None:
-            return op.why
+            return why
         cited = f"{op.because.relation} #{self._id(op.because.fact)}"
-        return f"{cited}: {op.why}" if op.why else cited
+        return f"{cited}: {why}" if why else cited
+
+    def _named(self, text: str) -> str:
+        """A model's words with the placeholder ids it was shown for this run's new facts
+        (`[-3]`, `#-3`, `fact -3`) given the ids those facts got; an unknown one is left."""
+
+        def real(m: re.Match[str]) -> str:
+            fid = self.ids.get(c.Ref("fact", int(m[2])))
+            return m[0] if fid is None else f"{m[1]}{fid}"
+
+        return _PLACEHOLDER.sub(real, text)
 
     def _state(self) -> ProfileState:
         """The profile as the changes so far left it, inside the transaction."""
@@ -252,7 +268,7 @@ class Applier:
                     run_id=self.run_id,
                 )
             case c.NewTrajectory():
-                fields = self._resolve(op.fields)
+                fields = self._resolve(op.fields, words=True)  # the trajectory step's words
                 self.s.portrait.add_trajectory(
                     fields, valid_at=op.valid_at or self.now, now=self.now, run_id=self.run_id
                 )
@@ -325,10 +341,10 @@ class Applier:
     def _reweigh(self, fact_id: int) -> None:
         """The fact's confidence from all its evidence now (`_backing.confidence`)."""
         fact = self.s.facts.require(fact_id)
-        rows = self.s.facts.evidence([fact_id])[fact_id]
-        turns = [e.turn_id for e in rows if e.turn_id is not None]
+        rows = self.s.facts.links([fact_id])[fact_id]
+        turns = [x[0] for x in rows if x[0] is not None]
         info = self.turn_info(turns) if self.turn_info is not None and turns else {}
-        observed = [e.observation_id for e in rows if e.observation_id is not None]
+        observed = [x[1] for x in rows if x[1] is not None]
         b = backing(rows, info, self.s.observations.sessions(observed))
         prior = fact.confidence if fact.prior is None else fact.prior
         value = confidence(prior, b.sessions, b.against)

@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from tideline.profile._facts import Link
 from tideline.profile._types import Evidence, Fact
 
 PRIOR_WEIGHT = 2.0
@@ -44,26 +45,31 @@ class Backing:
     said_to: str | None
 
 
+def links_of(evidence: Sequence[Evidence]) -> list[Link]:
+    return [(e.turn_id, e.observation_id, e.polarity, e.said_at) for e in evidence]
+
+
 def backing(
-    evidence: Sequence[Evidence], turns: TurnInfo, observations: Mapping[int, int | None]
+    links: Sequence[Link], turns: TurnInfo, observations: Mapping[int, int | None]
 ) -> Backing:
-    """Sessions and valid-time span of one fact's evidence rows."""
+    """Sessions and valid-time span of one fact's evidence rows (turn, observation, polarity,
+    said at)."""
     known: dict[str, set[int]] = {"support": set(), "against": set()}
     unknown = {"support": 0, "against": 0}
     said: list[str] = []
-    for ev in evidence:
-        session, ts = None, ev.said_at
-        if ev.turn_id is not None and ev.turn_id in turns:
-            session, turn_ts = turns[ev.turn_id]
+    for turn_id, observation_id, polarity, said_at in links:
+        session, ts = None, said_at
+        if turn_id is not None and turn_id in turns:
+            session, turn_ts = turns[turn_id]
             ts = ts or turn_ts
-        elif ev.observation_id is not None:
-            session = observations.get(ev.observation_id)
-        if ts and ev.polarity == "support":
+        elif observation_id is not None:
+            session = observations.get(observation_id)
+        if ts and polarity == "support":
             said.append(ts)
         if session is None:
-            unknown[ev.polarity] += 1
+            unknown[polarity] += 1
         else:
-            known[ev.polarity].add(session)
+            known[polarity].add(session)
     return Backing(
         tuple(sorted(known["support"])),
         len(known["support"]) + unknown["support"],

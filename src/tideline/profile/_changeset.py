@@ -431,7 +431,10 @@ class Changeset:
         known = {"phase", "direction", "stability", "anchors", "unstable_areas", "momentum"}
         unknown = set(fields) - known - {"sessions_since"}
         if unknown:
-            raise InvalidInput(f"trajectory: unknown fields {sorted(unknown)}; use {sorted(known)}")
+            raise InvalidInput(
+                f"trajectory: unknown field(s) {', '.join(sorted(unknown))}; "
+                f"use {', '.join(sorted(known))}"
+            )
         self.ops.append(NewTrajectory(dict(fields), stamp(valid_at, "valid_at")))
 
     def snapshot(self, text_: str, data: dict[str, Any], valid_at: str | None = None) -> None:

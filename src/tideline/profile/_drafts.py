@@ -60,7 +60,10 @@ def stamp(value: str | None, name: str) -> str | None:
 def ids(values: Any, name: str) -> tuple[int, ...]:
     out = tuple(values)
     if any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in out):
-        raise InvalidInput(f"{name} must be positive integer ids, got {list(out)!r}")
+        bad = ", ".join(
+            str(v) for v in out if isinstance(v, bool) or not isinstance(v, int) or v < 1
+        )
+        raise InvalidInput(f"{name} must be positive integer ids, got {bad[:200]}")
     return out
 
 

@@ -42,7 +42,7 @@ from tideline.profile._as_of import (
     people_at,
     strategies_at,
 )
-from tideline.profile._backing import apply_backing, backing
+from tideline.profile._backing import apply_backing, backing, confidence, links_of
 from tideline.profile._calendar import time_window
 from tideline.profile._changeset import Changeset
 from tideline.profile._decay import injection_weight, is_expired
@@ -50,6 +50,7 @@ from tideline.profile._digests import SessionDigest
 from tideline.profile._drafts import choice
 from tideline.profile._errors import ProfileChanged
 from tideline.profile._fact_index import Theme
+from tideline.profile._facts import Link
 from tideline.profile._lifecycle import RULES, Rules
 from tideline.profile._snapshot import ProfileState, render_snapshot
 from tideline.profile._types import (
@@ -73,6 +74,8 @@ from tideline.profile._version import VersionStore
 from tideline.profile._view import ProfileView
 from tideline.search import Hit, bound_query, query_vector, valid_text
 from tideline.store import Storage
+
+BACKING_SLICE = 100  # facts whose backing one locked read fetches (`read`; bench/profile_read.py)
 
 
 class Profile:
@@ -103,11 +106,11 @@ class Profile:
         """One consistent picture (no write lock held) to compute a changeset against."""
         s = self.stores
         with self.lock, self.versions.reading():
-            facts = self._with_evidence(s.facts.list(ACTIVE_STATUSES), texts=False)
+            facts = s.facts.list(ACTIVE_STATUSES)
             strategies = [x for x in s.strategies.list() if x.status != "resolved"]
             live = {f.id for f in facts}
             named = sorted({x.fact_id for x in strategies if x.fact_id and x.fact_id not in live})
-            return ProfileView(
+            view = ProfileView(
                 version=self.versions.current(),
                 now=self.clock(),
                 facts=facts,
@@ -119,6 +122,13 @@ class Profile:
                 processed=s.runs.processed(),
                 questioned=[s.facts.require(i) for i in named],
             )
+            challengers = s.facts.challengers()
+        # What backs the facts is read in slices, each under the lock on its own, so a large
+        # profile never holds writers for the whole count. Evidence written meanwhile can only
+        # come from an apply, which moves the version: this view's changeset is then refused.
+        for start in range(0, len(facts), BACKING_SLICE):
+            self._backed(facts[start : start + BACKING_SLICE], challengers=challengers)
+        return view
 
     def apply(
         self, changeset: Changeset, *, run_id: int | None = None, dream_run_id: int | None = None
@@ -225,7 +235,7 @@ class Profile:
             edges = s.edges.list(live=False)
             model = s.portrait.user_model_at(at)
             trajectory = s.portrait.trajectory(at)
-        facts = facts_at(found, changes, at)
+            facts = self._backed_then(facts_at(found, changes, at))
         shown = {f.id for f in facts}
         state = ProfileState(
             now=from_text(at),
@@ -258,31 +268,62 @@ class Profile:
             fact = self.stores.facts.require(fact_id)
             return self._with_evidence([fact])[0] if evidence else fact
 
-    def _with_evidence(self, facts: list[Fact], *, texts: bool = True) -> list[Fact]:
-        """Facts with their evidence rows (and the turns' words) and what backs them."""
+    def _with_evidence(self, facts: list[Fact]) -> list[Fact]:
+        """Facts with their evidence rows, the turns' words and what backs them."""
         links = self.stores.facts.evidence([f.id for f in facts])
         turn_ids = sorted({e.turn_id for es in links.values() for e in es if e.turn_id})
         turns = self.memory.raw.get(turn_ids) if self.memory is not None and turn_ids else []
         said = {t.id: t.text for t in turns}
-        info = {t.id: (t.session_id, t.ts) for t in turns}
-        observed = sorted(
-            {e.observation_id for es in links.values() for e in es if e.observation_id}
-        )
-        sessions = self.stores.observations.sessions(observed)
-        challengers = self.stores.facts.challengers()
         for fact in facts:
             fact.evidence = links[fact.id]
             for ev in fact.evidence:
-                ev.text = said.get(ev.turn_id) if ev.turn_id and texts else None
-            apply_backing(fact, backing(fact.evidence, info, sessions))
+                ev.text = said.get(ev.turn_id) if ev.turn_id else None
+        info = {t.id: (t.session_id, t.ts) for t in turns}
+        return self._backed(facts, {f.id: links_of(f.evidence) for f in facts}, info)
+
+    def _backed(
+        self,
+        facts: list[Fact],
+        links: dict[int, list[Link]] | None = None,
+        info: dict[int, tuple[int, str]] | None = None,
+        challengers: dict[int, list[int]] | None = None,
+    ) -> list[Fact]:
+        """What backs each fact (`_backing`): its sessions, valid-time span, challengers; what
+        is not given is read here, under the lock (the counting is not)."""
+        with self.lock:
+            if links is None:
+                links = self.stores.facts.links([f.id for f in facts])
+            if info is None:
+                info = self._turn_info(sorted({x[0] for ls in links.values() for x in ls if x[0]}))
+            observed = sorted({x[1] for ls in links.values() for x in ls if x[1]})
+            sessions = self.stores.observations.sessions(observed)
+            if challengers is None:
+                challengers = self.stores.facts.challengers()
+        for fact in facts:
+            apply_backing(fact, backing(links[fact.id], info, sessions))
             fact.disputed_by = challengers.get(fact.id, [])
+        return facts
+
+    def _backed_then(self, facts: list[Fact]) -> list[Fact]:
+        """Facts as of a date (`facts_at`: their evidence said by then) with what backed them
+        then: sessions, the span said, the confidence those give, the disputes of then."""
+        turn_ids = sorted({e.turn_id for f in facts for e in f.evidence if e.turn_id})
+        observed = sorted({e.observation_id for f in facts for e in f.evidence if e.observation_id})
+        info, sessions = self._turn_info(turn_ids), self.stores.observations.sessions(observed)
+        shown = {f.id for f in facts}
+        for f in facts:
+            b = backing(links_of(f.evidence), info, sessions)
+            apply_backing(f, b)
+            if f.prior is not None:
+                f.confidence = confidence(f.prior, b.sessions, b.against)
+            f.disputed_by = [i for i in f.disputed_by if i in shown]
         return facts
 
     def _turn_info(self, turn_ids: Sequence[int]) -> dict[int, tuple[int, str]]:
         """Each turn's session and valid time (the applier recomputes confidence with it)."""
         if self.memory is None or not turn_ids:
             return {}
-        return {t.id: (t.session_id, t.ts) for t in self.memory.raw.get(turn_ids)}
+        return self.memory.raw.times(turn_ids)
 
     def timeline(self, fact_id: int) -> FactTimeline:
         """The fact, its whole supersedes chain (oldest first) and every status change in it."""

@@ -14,7 +14,7 @@ from tideline.search._fallback import QueryVector, pending_vector, query_vector,
 from tideline.search._fusion import RRF_K, fuse, ranks, rrf_fuse, weighted_fuse
 from tideline.search._index import FillReport, TextIndex, text_key
 from tideline.search._knn import VectorOptions
-from tideline.search._levers import Groups, Key, Targets, diversify, lift
+from tideline.search._levers import Groups, Key, Mark, Targets, diversify, lift
 from tideline.search._lexical import Counts, Freqs
 from tideline.search._open import create_index, open_index
 from tideline.search._pg_index import PgTextIndex
@@ -58,6 +58,7 @@ __all__ = [
     "Groups",
     "Hit",
     "Key",
+    "Mark",
     "Mode",
     "Parents",
     "ParsedQuery",

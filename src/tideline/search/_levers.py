@@ -6,6 +6,10 @@
   memories that match (the narratives' index). `lift` adds the second search's scores to the
   first's, rescaled so its best equals `weight` × the first's best, whatever fusion made either;
   records only the key found join the list.
+- `Mark`: a lever without a search. The owner marks the candidates that hold something the
+  question names (the turns of a speaker it names: "What did Caroline research?" — on LoCoMo
+  97% of the evidence of a question naming one speaker is that speaker's), and `boost` lifts
+  each by `weight` × its own score.
 - `sessions`: a session is as near as its nearest turns (the session-level late interaction of
   arXiv 2606.04194): the best BM25 and the best cosine of each session's candidate turns make a
   list of sessions, fused like the turns, and each turn is lifted by its session's score.
@@ -38,6 +42,27 @@ class Key:
     policy: Policy | None = None
     targets: Targets | None = None
     texts: Callable[[Sequence[int]], Mapping[int, str]] | None = None
+
+
+@dataclass(frozen=True)
+class Mark:
+    """A lever's marks (see the module docstring): `marked(ids)` is the subset of the
+    candidates' ids the question names."""
+
+    name: str
+    weight: float
+    marked: Callable[[Sequence[int]], set[int]]
+
+
+def boost(base: Sequence[Hit], marked: set[int], weight: float, name: str) -> list[Hit]:
+    """`base` with each marked hit's score raised by `weight` × itself (in `lifts[name]`);
+    re-ordered by score (then key). Only the first scope's ids are marked."""
+    out = [h.copy() for h in base]
+    for h in out:
+        if h.source == 0 and h.id in marked and h.score > 0:
+            h.lifts[name] = h.lifts.get(name, 0.0) + weight * h.score
+            h.score += weight * h.score
+    return sorted(out, key=lambda h: (-round(h.score, SCORE_PLACES), h.key))
 
 
 def lift(base: Sequence[Hit], extra: Mapping[int, float], weight: float, name: str) -> list[Hit]:

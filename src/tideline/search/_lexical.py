@@ -74,14 +74,15 @@ def fts_form(text: str) -> str:
 def positive_terms(parsed: ParsedQuery) -> list[str]:
     """The query's positive terms as the index stored them: each FTS5 string unquoted (a
     phrase's words space-separated), prefix marks dropped."""
-    out = []
-    for term in parsed.terms:
-        body = term.rstrip("*")
-        if body.startswith('"') and body.endswith('"'):
-            body = body[1:-1].replace('""', '"')
-        if body.strip():
-            out.append(fts_form(" ".join(body.split())))
-    return list(dict.fromkeys(out))
+    return list(dict.fromkeys(k for k in map(term_key, parsed.terms) if k))
+
+
+def term_key(term: str) -> str:
+    """One FTS5 string of a query as `positive_terms` names it (empty: nothing to weigh)."""
+    body = term.rstrip("*")
+    if body.startswith('"') and body.endswith('"'):
+        body = body[1:-1].replace('""', '"')
+    return fts_form(" ".join(body.split())) if body.strip() else ""
 
 
 def idf(n: int, records: int) -> float:

@@ -12,9 +12,12 @@ For an index named `N` (in the namespace's schema):
 - `N_vec(rowid, embedding vector(dim))` with an HNSW index (`vector_cosine_ops`), and
   `N_vecpart(record, part, embedding)` for long texts' later parts, created when the vector
   space is bound — the same layout and the same "nearest part" rule as on SQLite.
-Ranks: `ts_rank` for the tsvector list (another scale than BM25; fusion reads ranks) over a
-bounded candidate set when the query holds frequent words (`_ranked`), cosine
-distance for vectors (the same numbers as sqlite-vec's). The fill (`fill_vectors`) and `search`
+Ranks: `ts_rank` picks the tsvector list's candidates, over a bounded candidate set when the
+query holds frequent words (`_ranked`); `term_counts` / `term_freqs` give `_lexical` the same
+term statistics as FTS5 gives on SQLite (records holding a word through the GIN index, each
+candidate's positions), so BM25, the lexical evidence and the relevance are the same numbers on
+both engines. Cosine distance for vectors (the same numbers as sqlite-vec's). The fill
+(`fill_vectors`) and `search`
 are `TextIndex`'s own: this class only changes where the rows go.
 """
 
@@ -31,15 +34,22 @@ import numpy as np
 from tideline.search._analyse import DEFAULT_ANALYSER, Analyser, analyse
 from tideline.search._index import TextIndex
 from tideline.search._knn import FILTER_EXACT
-from tideline.search._lexical import Counts, Freqs
+from tideline.search._lexical import Counts, Freqs, term_key
 from tideline.search._query import ParsedQuery
 from tideline.search._retrieve import TextLookup
-from tideline.search._terms import FTS_STRING, fts_strings, plain
+from tideline.search._terms import FTS_STRING, fts_strings, plain, tokens
 from tideline.search._types import Hit
 from tideline.store import Storage
 
 #: `hnsw.ef_search`: the widest walk pgvector allows.
 _EF_MAX = 1000
+#: Term statistics (`term_counts`): from this many records the record count is PostgreSQL's
+#: estimate and the mean record length a sample's (~`_SAMPLE` records), measured again when
+#: the records moved by `_TOKENS_DRIFT`; terms whose record counts are kept, `_KNOWN_TERMS`.
+_ESTIMATE_FROM = 50_000
+_SAMPLE = 20_000
+_TOKENS_DRIFT = 0.01
+_KNOWN_TERMS = 20_000
 
 
 @dataclass(frozen=True)
@@ -81,6 +91,17 @@ def _like(term: str) -> str:
 def _array(value: Any) -> np.ndarray:
     """A stored vector as float32 numpy (pgvector's adapter hands back its own `Vector`)."""
     return np.asarray(value.to_numpy() if hasattr(value, "to_numpy") else value, dtype=np.float32)
+
+
+def _occurrences(at: Mapping[str, set[int]], words: Sequence[str], prefix: bool) -> int:
+    """How often the phrase `words` (its last word a prefix when `prefix`) is in a record whose
+    lexemes are at the positions `at`."""
+    if prefix:
+        last = {p for lexeme, ps in at.items() if lexeme.startswith(words[-1]) for p in ps}
+    else:
+        last = at.get(words[-1], set())
+    sets = [at.get(w, set()) for w in words[:-1]] + [last]
+    return sum(1 for p in sets[0] if all(p + i in sets[i] for i in range(1, len(sets))))
 
 
 def _tsquery_part(fts: str) -> list[tuple[str, str]]:
@@ -126,6 +147,7 @@ class PgTextIndex(TextIndex):
     ):
         self._features: PgFeatures | None = None
         self._trigram_index = False
+        self._mean_length: tuple[int, float] | None = None  # (records then, tokens a record)
         super().__init__(db, name, analyser, keys)
 
     @staticmethod
@@ -188,6 +210,7 @@ class PgTextIndex(TextIndex):
                 (self.name, self.wanted),
             )
         self.made, self.analyser = self.wanted, analyser
+        self._text_writes, self._mean_length = self._text_writes + 1, None
         return len(rows)
 
     # -- vectors -------------------------------------------------------------------------------
@@ -314,6 +337,7 @@ class PgTextIndex(TextIndex):
                 " ON CONFLICT (rowid) DO UPDATE SET tsv = excluded.tsv, body = excluded.body",
                 rows,
             )
+        self._text_writes += 1
 
     def delete(self, rowids: Iterable[int]) -> None:
         ids = [int(i) for i in rowids]
@@ -324,6 +348,7 @@ class PgTextIndex(TextIndex):
             if self.has_vectors:
                 self.db.execute(f"DELETE FROM {self.name}_vec WHERE rowid = ANY(?)", (ids,))
                 self.db.execute(f"DELETE FROM {self.name}_vecpart WHERE record = ANY(?)", (ids,))
+        self._text_writes += 1
 
     # -- reads ---------------------------------------------------------------------------------
     def lexical(
@@ -445,13 +470,117 @@ class PgTextIndex(TextIndex):
         table ANALYZE has seen: enough to judge by."""
         return True
 
+    def _stats_records(self) -> int:
+        """Records in `N_text` for the term statistics: counted below `_ESTIMATE_FROM`, from
+        there PostgreSQL's own estimate (`pg_class.reltuples`, kept by autovacuum / ANALYZE),
+        as a count scans the table on every search. A change of it, or a write through this
+        handle, forgets the terms' record counts (`_records_with`)."""
+        estimate = self.db.scalar(
+            "SELECT reltuples FROM pg_class WHERE oid = to_regclass(?)", (f"{self.name}_text",)
+        )
+        if estimate is not None and float(estimate) >= _ESTIMATE_FROM:
+            records, writes = int(float(estimate)), -1  # counts kept until the estimate moves
+        else:
+            records = int(self.db.scalar(f"SELECT count(*) FROM {self.name}_text") or 0)
+            writes = self._text_writes
+        version = (records, writes)
+        if self._count is None or self._count[0] != version:
+            self._count = (version, records)
+            self._records_with.clear()
+        return records
+
+    def _stats_tokens(self, records: int) -> int:
+        """Tokens in `N_text` (each record's positions in its tsvector: FTS5's column size),
+        as `records` × their mean length. The mean is measured again once the records moved by
+        `_TOKENS_DRIFT` since: exactly on a table below `_ESTIMATE_FROM`, on a block sample of
+        ~`_SAMPLE` records above (the whole table would be unnested)."""
+        at, mean = self._mean_length or (-1, 0.0)
+        if at < 0 or abs(records - at) > _TOKENS_DRIFT * max(at, 1):
+            sample = (
+                f" TABLESAMPLE SYSTEM ({min(100.0, 100.0 * _SAMPLE / records):.4f})"
+                if records >= _ESTIMATE_FROM
+                else ""
+            )
+            row = self.db.execute(
+                "SELECT count(*), coalesce(sum((SELECT sum(cardinality(u.positions))"
+                f" FROM unnest(t.tsv) u)), 0) FROM {self.name}_text t{sample}"
+            ).fetchone()
+            counted, tokens = (int(row[0]), int(row[1])) if row else (0, 0)
+            mean = tokens / counted if counted else 0.0
+            self._mean_length = (records, mean)
+        return round(records * mean)
+
     def term_counts(self, terms: Sequence[str]) -> Counts | None:
-        """Not counted on PostgreSQL (yet): hits keep `ts_rank`, and their lexical evidence is
-        the verbatim keyword check alone (`_lexical`, `_score`)."""
-        return None
+        """The records, their tokens and the records holding each word of `terms`, as on
+        SQLite (BM25 over several indexes, `_lexical`): a word's records are counted by the
+        GIN index (`@@`), every word of a query in one pass, and kept until the index
+        changes (`_stats_records`). From `_ESTIMATE_FROM` records a frequent word's
+        (`FREQUENT_SHARE`, PostgreSQL's statistics) are its share of the estimate: counting
+        them reads each match, the cost `_ranked` avoids."""
+        words = list(dict.fromkeys(w for t in terms for w in t.split()))
+        records = self._stats_records()
+        todo = [w for w in words if w not in self._records_with and tokens(w)]
+        if todo and records >= _ESTIMATE_FROM:  # a frequent word's records: PostgreSQL's share
+            share = self._shares(todo)
+            frequent = {
+                w: round(share[w] * records) for w in todo if share.get(w, 0.0) > FREQUENT_SHARE
+            }
+            self._records_with.update(frequent)
+            todo = [w for w in todo if w not in frequent]
+        if todo:
+            one = "phraseto_tsquery('simple', ?)"
+            counts = ", ".join(f"count(*) FILTER (WHERE tsv @@ {one})" for _ in todo)
+            anyof = " || ".join(one for _ in todo)
+            forms = [plain(w) for w in todo]
+            row = self.db.execute(
+                f"SELECT {counts} FROM {self.name}_text WHERE tsv @@ ({anyof})", (*forms, *forms)
+            ).fetchone()
+            if len(self._records_with) > _KNOWN_TERMS:
+                self._records_with.clear()
+            self._records_with.update(
+                zip(todo, (int(n) for n in row or [0] * len(todo)), strict=True)
+            )
+        return Counts(
+            records, self._stats_tokens(records), {w: self._records_with.get(w, 0) for w in words}
+        )
 
     def term_freqs(self, parsed: ParsedQuery, ids: Sequence[int]) -> dict[int, Freqs] | None:
-        return None
+        """Each of these records' length in tokens and how often it holds each of the query's
+        terms (a phrase: its words at consecutive positions), from the tsvector's positions,
+        for the records among `ids` the query matches — what FTS5's `tideline_tf` gives on
+        SQLite. (A tsvector keeps at most 256 positions of a word: a longer record's count
+        stops there.)"""
+        ts = _tsquery(parsed)
+        phrases = [
+            (key, tokens(key), t.endswith("*")) for t in parsed.terms if (key := term_key(t))
+        ]
+        phrases = [p for p in phrases if p[1]]
+        if ts is None or not ids or not phrases:
+            return {}
+        exact = sorted({w for _, words, star in phrases for w in (words[:-1] if star else words)})
+        prefixes = sorted({_like(words[-1]) + "%" for _, words, star in phrases if star})
+        wanted = "u.lexeme = ANY(?::text[]) OR u.lexeme LIKE ANY(?::text[])"
+        q, qparams = ts
+        rows = self.db.execute(
+            "SELECT t.rowid, (SELECT coalesce(sum(cardinality(u.positions)), 0)"
+            " FROM unnest(t.tsv) u), ARRAY(SELECT u.lexeme || ':' || array_to_string(u.positions,"
+            f" ',') FROM unnest(t.tsv) u WHERE {wanted}) FROM {self.name}_text t"
+            f" WHERE t.rowid = ANY(?) AND t.tsv @@ ({q})",
+            (exact, prefixes, [int(i) for i in ids], *qparams),
+        ).fetchall()
+        out: dict[int, Freqs] = {}
+        for rowid, length, packed in rows:
+            at: dict[str, set[int]] = {}
+            for item in packed:
+                lexeme, _, positions = str(item).rpartition(":")
+                at[lexeme] = {int(p) for p in positions.split(",") if p}
+            tf: dict[str, int] = {}
+            for key, words, star in phrases:
+                n = _occurrences(at, words, star)
+                if n:
+                    tf[key] = tf.get(key, 0) + n
+            out[int(rowid)] = (int(length), tf)
+        return out
 
     def _shares(self, words: Sequence[str]) -> dict[str, float]:
         """The share of the records that hold each term, from PostgreSQL's own statistics of

@@ -10,8 +10,8 @@ and the backfill all call it; every ranking stage is here, each configured by th
    collapse to their parent records (`parents`: a note's examples to their chunk), per list;
 5. merge the scopes (BM25 descending, distance ascending) and fuse the two lists (`_fusion`),
    the lexical list weighted by how much of the query its best hit covers (`trust`);
-6. levers: keys that lift the records they point at (dates, memory keys) and the session-level
-   list (`_levers`);
+6. levers: keys that lift the records they point at (dates, memory keys), marks that lift the
+   candidates the question names (a speaker), and the session-level list (`_levers`);
 7. score: each hit's relevance, 0–1 (`_score`), which orders the list (equal scores: the more
    recent record first, `recency`);
 8. the floor (`Policy.floor`), diversity (`session_cap`) and score-adaptive truncation.
@@ -34,7 +34,7 @@ from tideline.search._analyse import Analyser
 from tideline.search._centre import centre_query, raw_distances
 from tideline.search._fallback import QueryVector, resolved
 from tideline.search._fusion import fuse, lex_norm, ranks
-from tideline.search._levers import Groups, Key, diversify, lift, session_scores
+from tideline.search._levers import Groups, Key, Mark, boost, diversify, lift, session_scores
 from tideline.search._lexical import Counts, Freqs, lexicon, rescore, trust
 from tideline.search._query import ParsedQuery, parse_query
 from tideline.search._score import score, truncated
@@ -143,7 +143,7 @@ def retrieve(
     *,
     texts: TextLookup | None = None,
     warning: str | None = None,
-    keys: Sequence[Key] = (),
+    keys: Sequence[Key | Mark] = (),
     parents: Parents | None = None,
     groups: Groups | None = None,
     recency: Recency | None = None,
@@ -163,7 +163,12 @@ def retrieve(
     found = _fused(_scopes(scopes), query, qvec, k, mode, policy, texts, warning, parents)
     hits = found.hits
     for key in keys:
-        if key.weight:
+        if not key.weight:
+            continue
+        if isinstance(key, Mark):
+            marked = key.marked([h.id for h in hits if h.source == 0])
+            hits = boost(hits, marked, key.weight, key.name)
+        else:
             hits = _keyed(hits, key, query, found, k, policy)
     if policy.session_weight and groups is not None and hits:
         hits = _sessions(hits, groups, policy)

@@ -6,17 +6,26 @@ turn 0.500, scores went above 1. The score stage turns each hit's evidence into 
 per kind of record, with a logistic calibration fitted on the development data
 (`bench/calibrate.py`: LoCoMo's evidence turns and observations, the tldr pages):
 
-    relevance = σ(bias + cos · cosine + search_cos · C + lexical · L + keyword · K + fused · F)
+    relevance = σ(bias + search_cos · C + best_lexical · B                  (the search's)
+                  + cos · cosine + lexical · L + keyword · K + fused · F)    (the hit's own)
 
-cosine: the hit's cosine similarity to the query as embedded (absolute: the model's scale);
-C: the best cosine of this search (how near anything stored comes to the question: a question
-nothing answers has no near record at all); L: the hit's lexical evidence, 0–1 (`_lexical`: its
-BM25 over the query's Σ IDF); K: 1 when it holds every typed word verbatim; F: its fused score
-over the best of this search (levers included), which keeps the fusion's order inside the
-relevance. Relevant, for the fit, is "at the answer": a LoCoMo evidence turn or the turn next
-to it, a narrative linking to one, the tldr page a query asks for. A kind without its own fit uses `record`;
-a hit without a vector (none yet, or a lexical search) and an embedder without a fit use the
-lexical calibration, fitted without the cosine.
+The hit's own evidence — cosine: its cosine similarity to the query as embedded (the model's
+scale); L: its lexical evidence, 0–1 (`_lexical`: its BM25 over the query's Σ IDF); K: 1 when it
+holds every typed word verbatim; F: its fused score over the best of this search (the levers
+included) — is what orders a search's hits. Its weights are fitted first, on whether a hit *is*
+the evidence (a LoCoMo evidence turn, a narrative linking to one, the tldr page asked for), so
+the order is the best the parts give: fitted instead on "at the answer" (the evidence or the
+turn next to it) it lifted the neighbours of an answer over a second piece of evidence and cost
+multi-hop and temporal questions 1–2 points. The search's own evidence — C: the best cosine of
+this search (a question nothing answers has no near record at all), B: the best lexical evidence
+of its hits (0 in the shipped fit: `bench/calibrate.py` explains why) — is the same for every
+hit of one search: it moves them together, so it never
+changes their order, only how likely the best of them is. Those weights, and the scale of the
+hit's own part, are fitted second, on whether a hit is *at the answer* (the evidence or the turn
+next to it: what a person reading it in its conversation finds), on the ten hits a search shows
+and on questions of another conversation, where nothing is relevant. A kind without its own fit
+uses `record`; a hit without a vector (none yet, or a lexical search) and an embedder without a
+fit use the lexical calibration, fitted without the cosines.
 
 The same relevance orders every list (across kinds too: a narrative at 0.62 and a turn at 0.71
 are comparable), is cut by the one floor, and is shown. The floor is a probability too
@@ -49,13 +58,17 @@ class Calibration:
     bias: float
     cos: float = 0.0
     search_cos: float = 0.0
+    best_lexical: float = 0.0
     lexical: float = 0.0
     keyword: float = 0.0
     fused: float = 0.0
 
-    def relevance(self, hit: Hit, best: float, search_cos: float | None) -> float:
-        """`search_cos` None: a calibration without the cosine (see the module docstring)."""
-        z = self.bias + self.lexical * (hit.lexical or 0.0)
+    def relevance(
+        self, hit: Hit, best: float, search_cos: float | None, best_lexical: float
+    ) -> float:
+        """`search_cos` None: a calibration without the cosine (see the module docstring);
+        `best` and `best_lexical`: the search's best fused score and lexical evidence."""
+        z = self.bias + self.best_lexical * best_lexical + self.lexical * (hit.lexical or 0.0)
         z += self.keyword * float(hit.keyword_match)
         z += self.fused * (max(hit.fused or 0.0, 0.0) / best if best > 0 else 0.0)
         if search_cos is not None and hit.vec_distance is not None:
@@ -112,6 +125,7 @@ def score(hits: Sequence[Hit], kind: str, model_id: str | None, vectors: bool) -
         if h.fused is None:
             h.fused = h.score
     best = max((h.fused or 0.0) for h in hits)
+    lexical = max((h.lexical or 0.0) for h in hits)
     nearest = max((1.0 - h.vec_distance for h in hits if h.vec_distance is not None), default=0.0)
     fit, reads_cos = fit_for(model_id if vectors else None)
     cal = fit.of(kind)
@@ -119,9 +133,9 @@ def score(hits: Sequence[Hit], kind: str, model_id: str | None, vectors: bool) -
     for h in hits:
         h.type = kind if h.type == "record" else h.type
         if reads_cos and h.vec_distance is not None:
-            h.score = cal.relevance(h, best, nearest)
+            h.score = cal.relevance(h, best, nearest, lexical)
         else:
-            h.score = plain.relevance(h, best, None)
+            h.score = plain.relevance(h, best, None, lexical)
 
 
 def truncated(hits: list[Hit], share: float) -> list[Hit]:

@@ -162,7 +162,8 @@ class Policy:
     trust scales the lexical list's weight by the coverage² of the query by its best hit, never
     below `trust_floor` (`_lexical`).
     Levers (0 = off): date_weight, memory_weight (keys the owner passes: the turns said at the
-    time a question names; the source turns of matching memories), session_weight (the
+    time a question names; the source turns of matching memories), speaker_weight (a mark: the
+    turns of a speaker the question names, lifted by that share of their score), session_weight (the
     session-level list: a session as near as its nearest turns), session_cap (diversity: at
     most that many hits of one group before every other group had its turn).
     Score: kind (whose calibration turns the parts into a relevance, `_score`); floor (the
@@ -187,6 +188,7 @@ class Policy:
     trust_floor: float = 0.0
     date_weight: float = 0.0
     memory_weight: float = 0.0
+    speaker_weight: float = 0.0
     session_weight: float = 0.0
     session_cap: int = 0
     kind: str = "record"

@@ -7,9 +7,11 @@ spell one character as up to twelve bytes (`\\ud83d\\ude00`) and one byte of a n
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 from tideline.library import MAX_FILE_BYTES
-from tideline.mcp import KIB, MCP_BODY_LIMIT, MIB
 from tideline.memory import MAX_TURN_CHARS
+from tideline.serve import KIB, MIB, Endpoint
 from tideline.web._names import API
 
 FORM = 64 * KIB  # a panel form: the token, a reason, a button
@@ -17,13 +19,17 @@ JSON = 1 * MIB  # any other API body: a message, a query, lists of ids, a narrat
 ROUTES = {
     f"{API}/library/notes": 6 * MAX_FILE_BYTES + 64 * KIB,  # a whole note
     f"{API}/turns": 12 * MAX_TURN_CHARS + 64 * KIB,  # a whole turn
-    "/mcp": MCP_BODY_LIMIT,
 }
 
 
-def body_limit(method: str, path: str) -> int:
-    """The cap of `method path`, in bytes."""
-    path = path.rstrip("/") or "/"
-    if path in ROUTES:
-        return ROUTES[path]
-    return JSON if path == API or path.startswith(API + "/") else FORM
+def body_limits(endpoints: Sequence[Endpoint]) -> Callable[[str, str], int]:
+    """The cap of `method path`, in bytes, with each endpoint served beside (MCP) its own."""
+    routes = ROUTES | {e.path: e.body_limit for e in endpoints}
+
+    def body_limit(method: str, path: str) -> int:
+        path = path.rstrip("/") or "/"
+        if path in routes:
+            return routes[path]
+        return JSON if path == API or path.startswith(API + "/") else FORM
+
+    return body_limit

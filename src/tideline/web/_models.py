@@ -10,7 +10,7 @@ from fastapi import Path
 from pydantic import BaseModel, ConfigDict, create_model
 
 from tideline.fields import MAX_ID, Command
-from tideline.mcp import annotated
+from tideline.serve import annotated
 
 #: A record id in a path (`/api/facts/{id}`, `/facts/{id}`, …): the bounds of `fields.id_field`,
 #: so `/facts/9223372036854775808` is a one-line 422, never an `OverflowError` (#21).

@@ -1,7 +1,7 @@
 """One server, several namespaces: each namespace's own app (API, panel, MCP), picked per request.
 
 The guard in front resolves a request's token (or panel cookie) to a namespace and puts it on
-the request (`tideline.mcp.NAMESPACE`); this ASGI app hands the request to that namespace's web
+the request (`tideline.serve.NAMESPACE`); this ASGI app hands the request to that namespace's web
 app. A namespace's `Tideline` is opened on its first request (on SQLite the agent's own database
 file, on PostgreSQL its schema; its library root the tokens file's, or none; the embedder is
 shared), kept, and closed when the server stops.
@@ -23,7 +23,7 @@ from fastapi import FastAPI
 from starlette.types import Receive, Scope, Send
 
 from tideline.app import Tideline
-from tideline.mcp import NAMESPACE, Key, own_key
+from tideline.serve import NAMESPACE, Key, own_key
 
 log = logging.getLogger("tideline.web")
 

@@ -11,7 +11,7 @@ from typing import Any, Literal, TypeVar
 from fastapi import Request
 
 from tideline.app import Tideline
-from tideline.mcp import HttpGuard
+from tideline.serve import HttpGuard
 from tideline.web._runs import Runs
 from tideline.web._session import PanelSessions
 
@@ -25,6 +25,11 @@ class Web:
     runs: Runs
     guard: HttpGuard | None = None  # set once the guard wraps the routes
     sessions: PanelSessions = field(default_factory=PanelSessions)  # then the guard's
+
+    @property
+    def tokens_on(self) -> bool:
+        """Whether callers hold a token (a guard with tokens): then they see no server paths."""
+        return bool(self.guard and self.guard.tokens)
 
     def call(self, fn: Callable[[], T], lock: Lock = "agent") -> T:
         """`fn()` under the app's database lock ("agent"), its library lock, or none (None: the

@@ -43,7 +43,7 @@ from tideline.fields import (
     SYNC_TURN,
     fact_statuses,
 )
-from tideline.mcp import names, to_dict
+from tideline.serve import names, to_dict
 from tideline.web import _csrf
 from tideline.web._graph import graph
 from tideline.web._models import RecordId, request_model

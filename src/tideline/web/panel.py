@@ -80,7 +80,7 @@ def page(request: Request, template: str, code: int = 200, **context: Any) -> HT
             "csrf_field": CSRF_FIELD,
             "agent": state.app.settings.agent_name,
             "version": __version__,
-            "token_on": bool(state.guard and state.guard.tokens),
+            "token_on": state.tokens_on,
             "logged_in": SESSION_COOKIE in request.cookies,
             **context,
         },
@@ -409,6 +409,7 @@ def library_page(
     if not w.app.settings.memo_root:
         return page(request, "library.html", status=None, hits=None, more_url=more, **shown)
     status = w.call(lambda: w.app.library.status(None), lock="library")
+    root = _shown_root(status, w.tokens_on)
     hits = None
     if q.strip():
         hits = w.call(
@@ -417,7 +418,18 @@ def library_page(
             ),
             lock="library",
         )
-    return page(request, "library.html", status=status, hits=hits, more_url=more, **shown)
+    return page(
+        request, "library.html", status=status, root=root, hits=hits, more_url=more, **shown
+    )
+
+
+def _shown_root(status: dict[str, Any], tokens_on: bool) -> str:
+    """The library's heading: its folder for the owner at the keyboard (no token), its
+    collections for a token holder, who must not learn where the server keeps its files."""
+    if not tokens_on:
+        return str(status["root"])
+    names = [str(c["name"]) for c in status["collections"]]
+    return f"the library: {', '.join(names)}" if names else "the library"
 
 
 @router.get("/library/note", response_class=HTMLResponse)

@@ -1,18 +1,19 @@
 """One HTTP app for `tideline serve --transport http`: the MCP endpoint (/mcp), the REST API
 (/api, OpenAPI at /api/openapi.json) and the panel (/), in one process on one port.
 
-The MCP endpoint's routes and its session manager's lifespan are the MCP driver's own
-(`tideline.mcp.mcp_app`); this module puts them beside the API and panel routes and puts the one
-guard (`tideline.mcp.HttpGuard`: Host, Origin, token, body size) in front of all three. The
+The MCP endpoint's routes and its session manager's lifespan are the MCP driver's own: `serve`
+hands them in as an `Endpoint` (`tideline.mcp.MCP_ENDPOINT`; this driver never imports that
+one). This module puts each endpoint's routes beside the API and panel routes and puts the one
+guard (`tideline.serve.HttpGuard`: Host, Origin, token, body size) in front of all of them. The
 panel's browser may carry a login session instead of the token (`_session`); /login and /static
 need none. One server may answer for several
-namespaces: each token opens its own (`tideline.mcp.Tokens`), served by that namespace's app.
+namespaces: each token opens its own (`tideline.serve.Tokens`), served by that namespace's app.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 
 from fastapi import FastAPI
@@ -20,41 +21,43 @@ from fastapi.staticfiles import StaticFiles
 
 from tideline import __version__
 from tideline.app import Tideline
-from tideline.mcp import (
+from tideline.serve import (
     DEFAULT_HOST,
     DEFAULT_PORT,
-    MCP_PATH,
+    Endpoint,
     HttpGuard,
     is_loopback,
-    mcp_app,
     run_http,
     server_tokens,
 )
 from tideline.web import _errors, api, panel, reference
-from tideline.web._limits import body_limit
+from tideline.web._limits import body_limits
 from tideline.web._names import API, API_DOCS, FAVICON, LOGIN, STATIC
 from tideline.web._namespaces import Namespaces
 from tideline.web._runs import Runs
 from tideline.web._session import PanelSessions
 from tideline.web._state import Web
 
-#: What `serve` says it serves, and where.
-PATHS = (
-    ("panel", "/"),
-    ("MCP", MCP_PATH),
-    ("REST API", API),
-    ("API reference", API_DOCS),
-)
+
+def paths(endpoints: Sequence[Endpoint]) -> list[tuple[str, str]]:
+    """What `serve` says it serves, and where: the panel, each endpoint beside it, the API."""
+    return [("panel", "/"), *((e.name, e.path) for e in endpoints),
+            ("REST API", API), ("API reference", API_DOCS)]  # fmt: skip
 
 
-def web_app(app: Tideline, host: str = DEFAULT_HOST) -> FastAPI:
-    """The API, the panel and the MCP routes, unguarded (tests call it through `http_app`)."""
-    mcp = mcp_app(app, host)
+def web_app(
+    app: Tideline, host: str = DEFAULT_HOST, *, endpoints: Sequence[Endpoint] = ()
+) -> FastAPI:
+    """The API, the panel and each endpoint's routes (MCP), unguarded (tests call it through
+    `http_app`)."""
+    beside = [endpoint.build(app, host) for endpoint in endpoints]
     state = Web(app, Runs())
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        async with mcp.router.lifespan_context(mcp):
+        async with AsyncExitStack() as stack:
+            for routes in beside:
+                await stack.enter_async_context(routes.router.lifespan_context(routes))
             yield
 
     root = FastAPI(
@@ -70,32 +73,39 @@ def web_app(app: Tideline, host: str = DEFAULT_HOST) -> FastAPI:
     root.include_router(api.router)
     root.include_router(panel.router)
     root.mount(STATIC, StaticFiles(directory=Path(__file__).parent / "static"), name="static")
-    root.router.routes.extend(mcp.routes)
+    for routes in beside:
+        root.router.routes.extend(routes.routes)
     _errors.install(root, panel.error_page)
     return root
 
 
 def http_app(
-    app: Tideline, host: str = DEFAULT_HOST, sessions: PanelSessions | None = None
+    app: Tideline,
+    host: str = DEFAULT_HOST,
+    sessions: PanelSessions | None = None,
+    *,
+    endpoints: Sequence[Endpoint] = (),
 ) -> HttpGuard:
-    """Each namespace's `web_app` behind the one guard: what `serve` runs. The guard lets in
-    the server's own token (`token`) and the tokens file's (`tokens_file`), and the panel's
-    login sessions (`sessions`, by default new ones with this server's own secret); each request
-    reaches the app of its token's namespace (`Namespaces`). Refuses a public `host` without a
-    token and a bad tokens file."""
+    """Each namespace's `web_app` (with `endpoints` beside it) behind the one guard: what
+    `serve` runs. The guard lets in the server's own token (`token`) and the tokens file's
+    (`tokens_file`), and the panel's login sessions (`sessions`, by default new ones with this
+    server's own secret); each request reaches the app of its token's namespace (`Namespaces`).
+    Refuses a public `host` without a token and a bad tokens file."""
     tokens = server_tokens(app.settings, host)
     if sessions is None:
         sessions = PanelSessions(app.settings.panel_session_hours, tokens.keys)
+
+    def opened_app(opened: Tideline) -> FastAPI:
+        return _guarded(web_app(opened, host, endpoints=endpoints), guard, sessions)
+
     guard = HttpGuard(
-        Namespaces(
-            app, lambda opened: _guarded(web_app(opened, host), guard, sessions), tokens.library
-        ),
+        Namespaces(app, opened_app, tokens.library),
         tokens,
         check_host=is_loopback(host),
         sessions=sessions,
         public=(LOGIN, STATIC, FAVICON),
         login=LOGIN,
-        body_limit=body_limit,
+        body_limit=body_limits(endpoints),
     )
     return guard
 
@@ -106,6 +116,13 @@ def _guarded(root: FastAPI, guard: HttpGuard, sessions: PanelSessions) -> FastAP
     return root
 
 
-def serve(app: Tideline, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> None:
-    """Serve MCP, the API and the panel until interrupted."""
-    run_http(http_app(app, host), app, host, port, PATHS)
+def serve(
+    app: Tideline,
+    host: str = DEFAULT_HOST,
+    port: int = DEFAULT_PORT,
+    *,
+    endpoints: Sequence[Endpoint] = (),
+) -> None:
+    """Serve the API, the panel and `endpoints` (MCP) until interrupted."""
+    guard = http_app(app, host, endpoints=endpoints)
+    run_http(guard, app, paths(endpoints), host, port)

@@ -1,7 +1,8 @@
-"""The HTTP guard in front of the MCP endpoint: a bearer token, a browser-Origin and a Host check.
+"""The HTTP guard in front of what `serve` answers on HTTP (the MCP endpoint, the REST API, the
+panel): a bearer token, a browser-Origin and a Host check.
 
 Two threats, three checks, all before any request reaches the MCP session manager (and a
-fourth for everyone: a body over its route's cap is refused unread, `tideline.mcp._body`):
+fourth for everyone: a body over its route's cap is refused unread, `tideline.serve._body`):
 
 - Another user or machine on the network. When tokens are configured every request must carry
   `Authorization: Bearer <token>` (`Tokens`: compared in constant time), else 401; the token's
@@ -33,10 +34,10 @@ from urllib.parse import urlsplit
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from tideline.mcp._body import BodyLimit, read_capped, too_large
-from tideline.mcp._tokens import Key, Tokens
+from tideline.serve._body import BodyLimit, read_capped, too_large
+from tideline.serve._tokens import Key, Tokens
 
-log = logging.getLogger("tideline.mcp")
+log = logging.getLogger("tideline.serve")
 
 LOCAL_NAMES = frozenset({"localhost", "localhost.localdomain"})
 #: The ASGI scope key under which a let-in request carries its namespace (`Tokens` key).
@@ -75,7 +76,7 @@ def host_allowed(host: str | None) -> bool:
         name = urlsplit(f"//{host.strip()}").hostname
     except ValueError:  # an unbalanced `[` in the header
         return False
-    return bool(name) and is_loopback(name)
+    return name is not None and name != "" and is_loopback(name)
 
 
 def origin_allowed(origin: str | None) -> bool:

@@ -1,4 +1,5 @@
-"""The MCP server's reading of `tideline.fields`: pydantic-annotated argument types.
+"""The drivers' reading of `tideline.fields`: pydantic-annotated argument types (the MCP tools'
+arguments, the REST API's request models).
 
 `K = annotated(MEMORY_SEARCH, "k")` is `Annotated[int, Field(default=10, ge=1, le=200,
 description=…)]`; a tool declares `k: K` with no default of its own, so the schema's default,
