@@ -4,12 +4,12 @@ The core is usable as a library with no server running; the CLI (`tideline`, `me
 server are thin drivers over it.
 """
 
-from functools import cache
+from functools import cache as _cache
 
 __all__ = ["__version__"]
 
 
-@cache
+@_cache
 def _version() -> str:
     """The installed package's version (importlib.metadata costs ~0.1 s to import: only on
     first use, so a CLI search never pays it)."""

@@ -1,8 +1,9 @@
 """Package exports imported on first use (PEP 562), so a command pays only for what it touches.
 
-A package lists what it exports lazily as ordinary imports under `if TYPE_CHECKING:` (so mypy
-and readers see the real names and types) and ends with
-`__getattr__, __dir__ = lazy_exports(__name__)`: those imports, read from the package's own
+A package lists what it exports lazily as ordinary imports under `if _typing.TYPE_CHECKING:`
+(so mypy and readers see the real names and types; `typing` and this function are imported under
+private names, as they are no export) and ends with
+`__getattr__, __dir__ = _lazy_exports(__name__)`: those imports, read from the package's own
 source, are the table `__getattr__` answers from, importing the submodule on the first access.
 `from tideline.consolidate import Sleep` works as before; `import tideline.consolidate` alone
 no longer loads Sleep, DREAM, pydantic and the LLM client (issue 25: a CLI search's start-up).

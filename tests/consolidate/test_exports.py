@@ -8,8 +8,7 @@ from tideline.consolidate import LLM_STEPS, prompt, prompt_versions
 
 def test_all_matches_public_names() -> None:
     """Eager and lazy exports alike (`tideline.lazy`: `dir()` lists both); each one resolves."""
-    plumbing = {"TYPE_CHECKING", "lazy_exports"}  # what the lazy table itself imports
-    public = {n for n in dir(consolidate) if not n.startswith("_")} - plumbing
+    public = {n for n in dir(consolidate) if not n.startswith("_")}
     submodules = {n for n in public if type(getattr(consolidate, n)).__name__ == "module"}
     assert set(consolidate.__all__) == public - submodules
 

@@ -3,11 +3,11 @@ session memory, and the DREAM layers (`tideline.consolidate.dream`). Sits above 
 `analysis` and `llm`; see docs/sleep.md and docs/dream.md.
 """
 
-from typing import TYPE_CHECKING
+import typing as _typing
 
-from tideline.lazy import lazy_exports
+from tideline.lazy import lazy_exports as _lazy_exports
 
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from tideline.consolidate._lock import SleepBusy
     from tideline.consolidate._prompts import Prompt, prompt
     from tideline.consolidate._report import SleepReport, StepEvent, StepReport
@@ -48,4 +48,4 @@ __all__ = [
     "render_prompt",
 ]
 
-__getattr__, __dir__ = lazy_exports(__name__)
+__getattr__, __dir__ = _lazy_exports(__name__)

@@ -4,7 +4,7 @@ The HTTP client (httpx) loads on first use of `OpenAIEmbedder` (`tideline.lazy`)
 bundled model never imports it.
 """
 
-from typing import TYPE_CHECKING
+import typing as _typing
 
 from tideline.embed._cache import CachedEmbedder, CacheStats, text_hash
 from tideline.embed._e5 import E5Embedder
@@ -20,9 +20,9 @@ from tideline.embed._fit import (
 from tideline.embed._load import embedder_factories
 from tideline.embed._none import NoneEmbedder
 from tideline.embed._protocol import Embedder, estimate_tokens, normalise
-from tideline.lazy import lazy_exports
+from tideline.lazy import lazy_exports as _lazy_exports
 
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from tideline.embed._openai import OpenAIEmbedder
 
 __all__ = [
@@ -45,4 +45,4 @@ __all__ = [
     "text_hash",
 ]
 
-__getattr__, __dir__ = lazy_exports(__name__)
+__getattr__, __dir__ = _lazy_exports(__name__)

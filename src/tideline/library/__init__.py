@@ -3,12 +3,12 @@
 See docs/library.md for the note format and how indexing, search, the watcher and routing work.
 """
 
-from typing import TYPE_CHECKING
+import typing as _typing
 
-from tideline.lazy import lazy_exports
+from tideline.lazy import lazy_exports as _lazy_exports
 from tideline.library._limits import MAX_K, MAX_READ_LINES
 
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from tideline.errors import (
         BadMeta,
         IndexDirRefused,
@@ -66,4 +66,4 @@ __all__ = [
     "scan_library",
 ]
 
-__getattr__, __dir__ = lazy_exports(__name__)
+__getattr__, __dir__ = _lazy_exports(__name__)

@@ -3,12 +3,12 @@ self — solidify → sleep → scripts → comb → drift → dream, with run r
 threads and the self-concept. See docs/dream.md.
 """
 
-from typing import TYPE_CHECKING
+import typing as _typing
 
 from tideline.consolidate.dream._names import LAYER_NAMES
-from tideline.lazy import lazy_exports
+from tideline.lazy import lazy_exports as _lazy_exports
 
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from tideline.consolidate.dream._dream import (
         LAYERS,
         Dream,
@@ -56,4 +56,4 @@ __all__ = [
     "thread_action",
 ]
 
-__getattr__, __dir__ = lazy_exports(__name__)
+__getattr__, __dir__ = _lazy_exports(__name__)
