@@ -347,12 +347,18 @@ class Working(Changeset):
         super().add_strategy(kind, None if f is None else self.key(f.id), question, arose)
 
     def resolve_strategy(
-        self, strategy_id: int, outcome: str, why: str, *, because: Because | None = None
+        self,
+        strategy_id: int,
+        outcome: str,
+        why: str,
+        *,
+        because: Because | None = None,
+        at: str | None = None,
     ) -> None:
         s = self.strategies[strategy_id]
         if because is not None:
             because = Because(because.relation, self.key(self._projected(because.fact).id))
-        super().resolve_strategy(strategy_id, outcome, why, because=because)
+        super().resolve_strategy(strategy_id, outcome, why, because=because, at=at)
         s.status, s.outcome = "resolved", outcome
 
     def asked_about(self) -> dict[int, Fact]:
