@@ -10,7 +10,7 @@ from pathlib import Path
 from mypy import api
 
 ROOT = Path(__file__).parents[1]
-NOT_YET = {"src/tideline/consolidate", "src/tideline/profile"}
+NOT_YET = {"src/tideline/consolidate"}
 
 
 def checked() -> set[str]:
