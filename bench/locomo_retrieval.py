@@ -46,7 +46,7 @@ DEFAULT = replace(DATES, speaker_weight=0.25)  # the product's default on turns 
 KEYS = replace(DEFAULT, memory_weight=0.25)  # the product's default (memory keys need narratives)
 #: The time-window stage (`search/_time_window.py`, `search_time_window`); anchors read the
 #: calendar, loaded with LoCoMo's own `events_session_N` (`_events`).
-WINDOWS = {"×0.25": 0.25, "×0.5": 0.5, "×1": 1.0, "restrict": "restrict"}
+WINDOWS = {"×0.25": 0.25, "×0.5": 0.5, "×1": 1.0, "×2": 2.0, "restrict": "restrict"}
 #: The context-vector lever embeds every turn a second time (in its window): `--context-vectors`.
 CONTEXT_VECTORS = False
 #: `--cache-only` (no embedding, so no lock: for a quick look while others embed) and `--only`.
@@ -357,7 +357,12 @@ def _events(app: Tideline, data: dict[str, object]) -> int:
                 if speaker == "date" or not isinstance(said, list):
                     continue
                 for title in said:
-                    draft = EventDraft(str(title), valid_from=start, valid_to=end, said_at=start)
+                    words = str(title).strip()  # a title holds 200 characters, details the rest
+                    if not words:
+                        continue
+                    draft = EventDraft(
+                        words[:200], words, valid_from=start, valid_to=end, said_at=start
+                    )
                     stores.events.insert(
                         draft, valid_from=start, expires_at=None, now=start, run_id=None
                     )

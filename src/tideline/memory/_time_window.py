@@ -6,9 +6,10 @@ Memory owns the knowledge, `tideline.search` the ranking (its time-window stage,
   event of the calendar). Relative words are read against the caller's `today` when given, else
   against the newest turn's time — the conversation's present: an imported 2023 conversation's
   "last May" is May 2023, whatever the wall clock says;
-- the records of that time: the turns said in it (a window of days widened by
-  `_dates.SLACK_DAYS`: a thing is told a few days after it happened; an open-ended one, "before
-  the trip", is not widened), and the narratives whose valid time (`created_at`) falls in it.
+- the records of that time: the turns said in it (each bounded end widened by
+  `_dates.SLACK_DAYS`: a thing is told a few days after it happened, and what came after the
+  trip is often told on the trip's last day), and the narratives whose valid time
+  (`created_at`) falls in it.
 """
 
 from __future__ import annotations
@@ -55,7 +56,9 @@ def plain_resolver(raw: RawContext, clock: Callable[[], dt.datetime]) -> Resolve
 
 
 def turns_in(raw: RawContext, window: Window) -> TimeWindow:
-    """The turns said in `window` (widened when it is bounded on both sides)."""
-    bounded = window.start > EARLIEST and window.end < LATEST
-    said = window.widened(SLACK_DAYS) if bounded else window
+    """The turns said in `window`, each bounded end widened by `SLACK_DAYS`."""
+    slack = dt.timedelta(days=SLACK_DAYS)
+    start = window.start - slack if window.start > EARLIEST else window.start
+    end = window.end + slack if window.end < LATEST else window.end
+    said = Window(start, end, window.phrase)
     return TimeWindow(window, raw.filter(said.since, said.until), raw.texts)
