@@ -8,12 +8,20 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
+import anyio
 import pytest
+from mcp import Client
+from typer.testing import CliRunner
 
+from tests.mcp.conftest import payload
+from tests.web.conftest import client_for
 from tideline.app import Tideline
+from tideline.cli.main import app as main
 from tideline.config import Settings
 from tideline.errors import ConfigError
+from tideline.mcp import build_server
 from tideline.memory import Memory
 from tideline.profile import EventDraft
 
@@ -138,3 +146,49 @@ def test_the_setting_says_what_it_takes(engine_env: str) -> None:
             _ = app.memory
     finally:
         app.close()
+
+
+def test_every_driver_searches_in_the_window_and_takes_today(
+    home: Open, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """CLI, MCP and REST reach the stage through `Memory.search`: the same first turn, the
+    window named in the explanation, and `today` moving "last May" to May 2024 (nothing then)."""
+    monkeypatch.setenv("TIDELINE_EMBEDDER", "none")
+    monkeypatch.setenv("TIDELINE_SEARCH_TIME_WINDOW", "0.5")
+    question = "where did I hike last May?"
+    may = "Went on a hike up the canyon loop with my sister"
+    ridge = "I love to hike: we hiked the ridge trail, my favourite hike"
+
+    def turns(found: dict[str, Any]) -> list[dict[str, Any]]:
+        return [h for h in found["hits"] if h["type"] == "turn"]
+
+    # the CLI
+    cli = CliRunner()
+    args = ["search", question, "--turns", "--mode", "lex", "--min-score", "0", "--json"]
+    first = turns(json.loads(cli.invoke(main, args, catch_exceptions=False).stdout))[0]
+    assert first["text"] == may and "in last May: 1–31 May 2023" in first["explain"]
+    later = cli.invoke(main, [*args, "--today", "2024-06-10"], catch_exceptions=False).stdout
+    assert turns(json.loads(later))[0]["text"] == ridge
+    app = home("0.5")
+    # MCP, with the real SDK client
+    server = build_server(app)
+
+    async def ask(**extra: str) -> dict[str, Any]:
+        async with Client(server) as client:
+            result = await client.call_tool(
+                "memory_search",
+                {"query": question, "include_turns": True, "mode": "lex", "min_score": 0, **extra},
+            )
+            found: dict[str, Any] = payload(result)
+            return found
+
+    first = turns(anyio.run(ask))[0]
+    assert first["text"] == may and first["window"] == "last May: 1–31 May 2023"
+    assert turns(anyio.run(lambda: ask(today="2024-06-10")))[0]["text"] == ridge
+    # REST
+    with client_for(app) as rest:
+        params = {"query": question, "include_turns": "true", "mode": "lex", "min_score": "0"}
+        found = rest.get("/api/search", params=params).json()
+        assert turns(found)[0]["text"] == may and "in last May" in turns(found)[0]["explain"]
+        moved = rest.get("/api/search", params={**params, "today": "2024-06-10"}).json()
+        assert turns(moved)[0]["text"] == ridge
