@@ -542,13 +542,6 @@ class Memory:
         """The stretch of the user's time `query` names (`_time_window`), or None."""
         return self.time_window(query, today) if names_time(query) else None
 
-    def similar(self, qvec: np.ndarray, k: int) -> list[tuple[int, float]]:
-        """The `k` narratives nearest to a query vector, as (id, cosine similarity), nearest
-        first (injection's T1)."""
-        with self.lock:
-            found = self.narratives.index.vector(qvec, k)
-        return [(h.id, 1.0 - float(h.vec_distance or 0.0)) for h in found]
-
     def _pending_vector(self, query: str) -> QueryVector:
         """The query's vector, embedded on the query thread while the caller searches (the
         memory lock is let go while the search waits for it)."""
