@@ -242,7 +242,7 @@ class Applier:
                 self.s.strategies.add(
                     op.kind,
                     None if about is None else about.id,
-                    op.question,
+                    self._named(op.question),  # the model's words
                     valid_from=arose,
                     now=self.now,
                     run_id=self.run_id,
@@ -261,7 +261,7 @@ class Applier:
             case c.UserModel():
                 self.s.portrait.set_dimension(
                     op.dimension,
-                    op.value,
+                    self._named(op.value),  # the user-model step's words
                     list(op.evidence),
                     valid_at=op.valid_at or self.now,
                     now=self.now,

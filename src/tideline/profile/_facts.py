@@ -64,6 +64,13 @@ class FactStore:
         return f"rowid IN (SELECT id FROM facts WHERE status IN ({marks}))", list(statuses)
 
     @staticmethod
+    def ids_filter(fact_ids: Sequence[int]) -> tuple[str, list[object]]:
+        """A search filter (on an index keyed by fact id) for these facts, whatever their
+        status."""
+        marks = ",".join("?" * len(fact_ids)) or "NULL"
+        return f"rowid IN ({marks})", [int(i) for i in fact_ids]
+
+    @staticmethod
     def create_tables(db: Storage) -> None:
         db.execute(
             f"""CREATE TABLE facts(
