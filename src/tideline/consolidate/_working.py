@@ -225,9 +225,19 @@ class Working(Changeset):
         """Remember the first way this run heard of a fact (what answers its questions)."""
         self.heard.setdefault(fact_id, how + (f" (turn {min(turn_ids)})" if turn_ids else ""))
 
-    def new_fact(self, draft: FactDraft, **kw: Any) -> int:
+    def new_fact(
+        self,
+        draft: FactDraft,
+        *,
+        turn_ids: tuple[int, ...] = (),
+        observation: ObservationRef | None = None,
+        supersedes: FactRef | None = None,
+    ) -> int:
         """`add_fact`, returning the projected id the later steps use."""
-        return -self.add_fact(draft, **kw).n
+        ref = self.add_fact(
+            draft, turn_ids=turn_ids, observation=observation, supersedes=supersedes
+        )
+        return -ref.n
 
     def support(
         self,
@@ -235,10 +245,12 @@ class Working(Changeset):
         *,
         turn_ids: tuple[int, ...] = (),
         observation: ObservationRef | None = None,
+        seen_at: str | None = None,
     ) -> None:
         f = self._projected(fact)
         check_live(f, "gain evidence")
-        seen = last_said(turn_ids, self.times, self._heard(observation)) or self.present
+        heard = self._heard(observation)
+        seen = seen_at or last_said(turn_ids, self.times, heard) or self.present
         super().support(self.key(f.id), turn_ids=turn_ids, observation=observation, seen_at=seen)
         f.mention_count += 1
         f.evidence_count += len(set(turn_ids)) or 1
@@ -255,10 +267,12 @@ class Working(Changeset):
         *,
         turn_ids: tuple[int, ...] = (),
         observation: ObservationRef | None = None,
+        seen_at: str | None = None,
     ) -> None:
         f = self._projected(fact)
         check_live(f, "gain evidence")
-        seen = last_said(turn_ids, self.times, self._heard(observation)) or self.present
+        heard = self._heard(observation)
+        seen = seen_at or last_said(turn_ids, self.times, heard) or self.present
         super().against(self.key(f.id), turn_ids=turn_ids, observation=observation, seen_at=seen)
         self._back(f, "against", turn_ids, observation)
         self.touched.add(f.id)
@@ -300,11 +314,11 @@ class Working(Changeset):
                 s.status, s.outcome = "resolved", "obsolete"
                 self.obsoleted.append(s.id)
 
-    def merge(self, keep: int, drop: int) -> None:
+    def merge(self, keep: FactRef, drop: FactRef) -> None:
         k, d = self._projected(keep), self._projected(drop)
         check_live(k, "absorb a duplicate")
         check_transition(d, "closed")
-        super().merge(self.key(k.id), self.key(d.id))  # type: ignore[arg-type]
+        super().merge(self.key(k.id), self.key(d.id))
         k.mention_count += d.mention_count
         k.evidence_count += d.evidence_count
         k.valid_from = min(k.valid_from, d.valid_from)

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, cast
+from typing import Any
 
 #: What a forgotten turn or narrative reads as wherever it is still shown (trace, evidence).
 FORGOTTEN = "[forgotten]"
 
 
+@dataclass
 class _Dict:
+    """A result as JSON (a field-less dataclass, so `asdict` knows `self` is one)."""
+
     def to_dict(self) -> dict[str, Any]:
-        return cast(dict[str, Any], asdict(self))  # type: ignore[call-overload]
+        return asdict(self)
 
 
 @dataclass

@@ -237,11 +237,11 @@ class Applier:
                     op.kind, a.id, b.id, valid_from=since, now=self.now, run_id=self.run_id
                 )
             case c.NewStrategy():
-                fact = None if op.fact is None else self._fact(op.fact)
-                arose = op.valid_from or (question_time(op.kind, fact) if fact else self.now)
+                about = None if op.fact is None else self._fact(op.fact)
+                arose = op.valid_from or (question_time(op.kind, about) if about else self.now)
                 self.s.strategies.add(
                     op.kind,
-                    None if fact is None else fact.id,
+                    None if about is None else about.id,
                     self._named(op.question),  # the model's words
                     valid_from=arose,
                     now=self.now,

@@ -50,7 +50,7 @@ from tideline.profile._decay import injection_weight, is_expired
 from tideline.profile._digests import SessionDigest
 from tideline.profile._drafts import choice
 from tideline.profile._errors import ProfileChanged
-from tideline.profile._fact_index import Theme
+from tideline.profile._fact_index import Indexed, Theme
 from tideline.profile._facts import Link
 from tideline.profile._lifecycle import RULES, Rules
 from tideline.profile._snapshot import ProfileState, render_snapshot
@@ -486,7 +486,7 @@ class Profile:
             return self.stores.digests.count_since(at)
 
     # -- facts as a search index, and their themes (derived; filled after a run) --------------
-    def index_facts(self, embedder: Embedder | None) -> dict[str, Any]:
+    def index_facts(self, embedder: Embedder | None) -> Indexed:
         """Index facts not indexed yet (text; vectors when an embedder is given)."""
         with self.lock:
             facts = self.stores.facts.list()
@@ -494,7 +494,7 @@ class Profile:
             texts = index.unindexed(facts)
             if texts:
                 index.add_texts(texts)
-        out: dict[str, Any] = {"indexed": len(texts), "embedded": 0}
+        out: Indexed = {"indexed": len(texts), "embedded": 0}
         if embedder is None or not self.db.vec_enabled or not embedder.dim:
             return out
         with self.lock:
@@ -505,7 +505,7 @@ class Profile:
             out["error"] = report.error
         return out
 
-    def fact_vectors(self, fact_ids: Sequence[int]) -> dict[int, Any]:
+    def fact_vectors(self, fact_ids: Sequence[int]) -> dict[int, np.ndarray]:
         """Each fact's vector (numpy), for the ones embedded."""
         with self.lock:
             return self.stores.fact_index.vectors(fact_ids)
@@ -515,15 +515,27 @@ class Profile:
         qvec = query_vector(embedder, bound_query(query)[0])[0] if embedder else None
         return [fact for fact, _ in self.fact_hits(query, qvec, k)]
 
-    def fact_hits(self, query: str, qvec: np.ndarray | None, k: int = 10) -> list[tuple[Fact, Hit]]:
-        """`search_facts` with each fact's hit (its score parts), for a caller that made the query
-        vector already and applies its own floor — injection, on every turn."""
+    def fact_hits(
+        self,
+        query: str,
+        qvec: np.ndarray | None,
+        k: int = 10,
+        *,
+        fact_ids: Sequence[int] | None = None,
+    ) -> list[tuple[Fact, Hit]]:
+        """`search_facts` with each fact's hit (its relevance and parts), for a caller that made
+        the query vector already — injection, on every turn. The one floor of every search
+        (the memory's `search_min_score`) cuts it. `fact_ids`: only these facts, whatever
+        their status (an expired fact's open question, T1q), instead of the live ones."""
         with self.lock:
-            scope = self.stores.facts.status_filter(ACTIVE_STATUSES)
+            if fact_ids is None:
+                scope = self.stores.facts.status_filter(ACTIVE_STATUSES)
+            else:
+                scope = self.stores.facts.ids_filter(fact_ids)
             floor = self.memory.min_score if self.memory is not None else 0.0  # one floor
             hits = self.stores.fact_index.search(query, qvec, k, scope, floor)
-            by_id = {f.id: f for f in self.stores.facts.list(ACTIVE_STATUSES)}
-        return [(by_id[h.id], h) for h in hits if h.id in by_id]
+            facts = [(self.stores.facts.get(h.id), h) for h in hits]
+        return [(fact, h) for fact, h in facts if fact is not None]
 
     def set_themes(self, themes: Sequence[tuple[str, list[int]]]) -> None:
         with self.lock:
