@@ -35,7 +35,7 @@ from tideline.memory import (
     write_export,
 )
 from tideline.profile import PROFILE_MIGRATIONS, Profile, Rules
-from tideline.search import Analyser, VectorOptions, resolve_floor
+from tideline.search import Analyser, VectorOptions, resolve_floor, window_setting
 from tideline.store import (
     Namespace,
     Storage,
@@ -220,12 +220,17 @@ class Tideline:
     def memory(self) -> Memory:
         s = self.settings
         stop = s.search_stop_words
+        window = window_setting(s.search_time_window)
         return Memory(
             self.db,
             self.embedder,
             # the settings tune memory's policies (docs/configuration.md, docs/search.md)
             narrative_policy=replace(
-                NARRATIVES, boost=s.keyword_boost, stop_words=stop, centre=s.search_centre == "all"
+                NARRATIVES,
+                boost=s.keyword_boost,
+                stop_words=stop,
+                centre=s.search_centre == "all",
+                window=window,
             ),
             turn_policy=replace(
                 TURNS,
@@ -241,6 +246,7 @@ class Tideline:
                 session_weight=s.turn_session_weight,
                 session_cap=s.turn_session_cap,
                 truncate=s.search_truncate,
+                window=window,
             ),
             min_score=resolve_floor(
                 s.search_min_score, self.embedder.model_id if self.embedder else None
@@ -250,6 +256,8 @@ class Tideline:
             turn_context=s.turn_context,
             vectors=vector_options(s),
             clock=self.clock,
+            # a time question's window, with the calendar's events ("before the trip")
+            time_window=lambda question, today: self.profile.time_window(question, today),
         )
 
     @cached_property

@@ -202,6 +202,14 @@ SETTINGS: tuple[Setting, ...] = (
         "own score (0: off).",
     ),
     Setting(
+        "search_time_window",
+        "TIDELINE_SEARCH_TIME_WINDOW",
+        "off",
+        'Memory search: a question that names a time ("last May", "before the trip": the '
+        "calendar's events) lifts the turns and memories of that time by this weight, 0–4; "
+        "`restrict` keeps only them (any time when none is relevant); off: 0.",
+    ),
+    Setting(
         "turn_session_cap",
         "TIDELINE_TURN_SESSION_CAP",
         0,
@@ -677,6 +685,7 @@ class Settings:
     turn_date_weight: float
     turn_memory_weight: float
     turn_speaker_weight: float
+    search_time_window: str
     turn_session_cap: int
     turn_session_weight: float
     search_truncate: float

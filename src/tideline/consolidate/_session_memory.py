@@ -69,7 +69,8 @@ class SessionMemory:
         self.recall_max = recall_max
         self.meter = meter
         self.summary_wait = summary_wait
-        self.store = SummaryStore(memory.db)
+        with memory.lock:  # its migration runs on the connection other threads are using
+            self.store = SummaryStore(memory.db)
         self._folding: dict[int, Future[tuple[int, str]]] = {}  # session id → its update
         self._lock = threading.Lock()
 

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from tideline.errors import NotFound
-from tideline.store import Database, allow_values, storable
+from tideline.store import Storage, allow_values, storable
 
 RUN_STATUSES = ("running", "done", "failed", "stopped", "skipped")
 RUN_STATUSES_V1 = ("running", "done", "failed", "stopped")  # before dream migration 4
@@ -68,11 +68,11 @@ class DreamRun:
 
 
 class DreamRuns:
-    def __init__(self, db: Database):
+    def __init__(self, db: Storage):
         self.db = db
 
     @staticmethod
-    def create_tables(db: Database) -> None:
+    def create_tables(db: Storage) -> None:
         db.execute(
             f"""CREATE TABLE dream_runs(
                 id INTEGER PRIMARY KEY,
@@ -109,7 +109,7 @@ class DreamRuns:
         db.execute("CREATE INDEX dream_layers_day ON dream_layers(day, layer, status)")
 
     @staticmethod
-    def allow_skipped(db: Database) -> None:
+    def allow_skipped(db: Storage) -> None:
         allow_values(db, "dream_runs", "status", RUN_STATUSES_V1, RUN_STATUSES)
 
     def start(
