@@ -476,12 +476,12 @@ def run(cache: Path | None, k_max: int = 10, lex_only: bool = False) -> str:
                     skipped, questions = skipped + 1, questions - 1  # --cache-only: not cached
                     continue
                 routes = _routes(app, qvec)
+                if app.memory.window_for(qa["question"]) is not None:
+                    fired[cat] = fired.get(cat, 0) + 1
                 if plain is not None and qvec is not None:
                     got = [ext.get(i) for i in plain.search(qa["question"], qvec, k_max)]
                     for k in (5, 10):
                         plain_recall[cat][k].append(len(gold & set(got[:k])) / len(gold))
-                if app.memory.window_for(qa["question"]) is not None:
-                    fired[cat] = fired.get(cat, 0) + 1
                 if DUMP is not None:
                     near = _near(turns, ext, gold)
                     _dump(app, qa["question"], qvec, gold, ext, f"{path.stem}:{questions}", near)

@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, suppress
 from dataclasses import asdict, replace
 from pathlib import Path
+from types import TracebackType
 from typing import Any, Literal, cast
 
 import numpy as np
@@ -727,5 +728,10 @@ class _OpenGuard:
             self.lock.__exit__(None, None, None)
             raise _Closed
 
-    def __exit__(self, *exc: object) -> None:
-        self.lock.__exit__(*exc)  # type: ignore[arg-type]
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self.lock.__exit__(kind, error, trace)
