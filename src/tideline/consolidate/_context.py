@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from pydantic import BaseModel
 
@@ -190,9 +190,3 @@ def fit(lines: Sequence[str], tokens: int) -> list[str]:
 
 def section(title: str, lines: Sequence[str], empty: str = "(none)") -> str:
     return f"## {title}\n" + ("\n".join(lines) if lines else empty)
-
-
-def as_json(value: Any) -> str:
-    import json
-
-    return json.dumps(value, ensure_ascii=False)

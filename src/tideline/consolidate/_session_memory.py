@@ -74,11 +74,8 @@ class SessionMemory:
         self._folding: dict[int, Future[tuple[int, str]]] = {}  # session id → its update
         self._lock = threading.Lock()
 
-    def session_context(self, session_key: str, message: str) -> str:
-        """The text the injection layer adds for this session, within `char_budget`."""
-        return self.context(session_key, message).text
-
     def context(self, session_key: str, message: str) -> SessionContext:
+        """What the injection layer adds for this session (`.text`, within `char_budget`)."""
         turns = self.memory.session_turns(session_key)
         out = SessionContext("")
         if not turns:

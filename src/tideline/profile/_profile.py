@@ -72,7 +72,7 @@ from tideline.profile._types import (
 )
 from tideline.profile._version import VersionStore
 from tideline.profile._view import ProfileView
-from tideline.search import Hit, bound_query, query_vector, valid_text
+from tideline.search import Hit, valid_text
 from tideline.store import Storage
 
 BACKING_SLICE = 100  # facts whose backing one locked read fetches (`read`; bench/profile_read.py)
@@ -492,14 +492,10 @@ class Profile:
         with self.lock:
             return self.stores.fact_index.vectors(fact_ids)
 
-    def search_facts(self, query: str, embedder: Embedder | None = None, k: int = 10) -> list[Fact]:
-        """Live facts nearest to `query` (hybrid with an embedder, else lexical)."""
-        qvec = query_vector(embedder, bound_query(query)[0])[0] if embedder else None
-        return [fact for fact, _ in self.fact_hits(query, qvec, k)]
-
     def fact_hits(self, query: str, qvec: np.ndarray | None, k: int = 10) -> list[tuple[Fact, Hit]]:
-        """`search_facts` with each fact's hit (its score parts), for a caller that made the query
-        vector already and applies its own floor — injection, on every turn."""
+        """Live facts nearest to `query` (hybrid with `qvec`, else lexical), each with its hit
+        (its score parts), for a caller that made the query vector already — injection, on
+        every turn."""
         with self.lock:
             scope = self.stores.facts.status_filter(ACTIVE_STATUSES)
             floor = self.memory.min_score if self.memory is not None else 0.0  # one floor

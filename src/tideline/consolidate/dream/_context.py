@@ -20,7 +20,6 @@ from tideline.consolidate.dream._basis import Basis
 from tideline.consolidate.dream._prompts import dream_prompt, render_prompt
 from tideline.consolidate.dream._runs import DreamRuns
 from tideline.consolidate.dream._threads import Threads
-from tideline.errors import InvalidInput
 from tideline.llm import LLM, TokenMeter
 from tideline.memory import Memory, Narrative
 from tideline.profile import Profile
@@ -176,14 +175,3 @@ def memory_line(n: Narrative, text_chars: int = 300) -> str:
         f"[{n.id}] {n.created_at[:10]} {n.kind} w={n.weight:.2f} (imp {n.importance}, emo "
         f"{n.emotional}, unr {n.unresolved}) {n.gesture}" + (f" — {ctx}" if ctx else "") + tags
     )
-
-
-def refused(kind: str, ident: object, why: str) -> str:
-    return f"{kind} {ident}: {why}"
-
-
-def check_ids(wanted: Sequence[int], shown: set[int], what: str) -> None:
-    """The model may only use ids it was shown; anything else is refused."""
-    bad = [i for i in wanted if i not in shown]
-    if bad:
-        raise InvalidInput(f"{what} {bad} were not in the input")
