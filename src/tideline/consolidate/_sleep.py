@@ -269,16 +269,7 @@ class Sleep:
 
     def _close_interrupted(self) -> None:
         """Runs still `running` while we hold the lock were killed mid-way: say so."""
-        for run in self.profile.runs(limit=50):
-            if run.status == "running":
-                self.profile.finish_run(
-                    run.id,
-                    "failed",
-                    steps=run.steps,
-                    tokens_in=run.tokens_in,
-                    tokens_out=run.tokens_out,
-                    errors=["interrupted: the process ended before the run finished"],
-                )
+        self.profile.close_interrupted_runs()
 
 
 class SleepTimeout(TidelineError):

@@ -547,6 +547,12 @@ class Profile:
         assert run is not None
         return run
 
+    def close_interrupted_runs(self) -> list[int]:
+        """Runs left `running` while the caller holds the Sleep lock were killed mid-way: they
+        become `failed`, saying so."""
+        with self.lock:
+            return self.stores.runs.close_interrupted(to_text(self.clock()))
+
     def runs(self, limit: int = 20) -> list[SleepRun]:
         return self.stores.runs.list(limit)
 
