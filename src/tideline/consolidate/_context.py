@@ -13,6 +13,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel
 
+from tideline.config import DEFAULTS as D
 from tideline.consolidate._prompts import prompt
 from tideline.consolidate._report import StepReport
 from tideline.consolidate._working import Working
@@ -40,7 +41,7 @@ QUOTE_CHARS = 240  # each quote cut to this many characters
 class Limits:
     """The numbers of one run that come from settings."""
 
-    max_input_tokens: int = 24000
+    max_input_tokens: int = D.llm_max_input_tokens
     max_verify: int = 80  # seed step 5: at most 80 suspected facts go to the LLM
 
 

@@ -23,6 +23,7 @@ from concurrent.futures import Future, TimeoutError
 from dataclasses import dataclass, field
 
 from tideline.clock import now_text
+from tideline.config import DEFAULTS as D
 from tideline.consolidate._prompts import prompt
 from tideline.consolidate._schemas import SummaryOut
 from tideline.consolidate._summaries import SummaryStore
@@ -53,11 +54,11 @@ class SessionMemory:
         memory: Memory,
         llm: LLM | None,
         *,
-        char_budget: int = 3000,
-        keep_recent: int = 5,
-        summary_ratio: float = 0.4,
-        recall_max: int = 3,
-        recall_min_score: float = 0.45,
+        char_budget: int = D.session_char_budget,
+        keep_recent: int = D.session_keep_recent,
+        summary_ratio: float = D.session_summary_ratio,
+        recall_max: int = D.session_recall_max,
+        recall_min_score: float = D.session_recall_min_score,
         meter: TokenMeter | None = None,
         summary_wait: float = SUMMARY_WAIT,
     ):

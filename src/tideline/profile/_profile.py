@@ -31,7 +31,7 @@ from tideline.clock import (
     to_text,
 )
 from tideline.embed import Embedder
-from tideline.errors import InvalidInput
+from tideline.errors import InvalidInput, ProfileChanged
 from tideline.memory import Memory
 from tideline.profile._apply import Applied, Applier, Stores, TurnCheck
 from tideline.profile._as_of import (
@@ -48,7 +48,6 @@ from tideline.profile._changeset import Changeset
 from tideline.profile._decay import injection_weight, is_expired
 from tideline.profile._digests import SessionDigest
 from tideline.profile._drafts import choice
-from tideline.profile._errors import ProfileChanged
 from tideline.profile._fact_index import Theme
 from tideline.profile._facts import Link
 from tideline.profile._lifecycle import RULES, Rules

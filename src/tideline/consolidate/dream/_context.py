@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from tideline.clock import Clock, now_text, parse_time, system_clock
+from tideline.config import DEFAULTS as D
 from tideline.consolidate.dream._basis import Basis
 from tideline.consolidate.dream._prompts import dream_prompt, render_prompt
 from tideline.consolidate.dream._runs import DreamRuns
@@ -78,9 +79,9 @@ class Stores:
 
 @dataclass
 class Limits:
-    max_input_tokens: int = 24000
-    comb_memories: int = 40
-    drift_hops: int = 3
+    max_input_tokens: int = D.llm_max_input_tokens
+    comb_memories: int = D.dream_comb_memories
+    drift_hops: int = D.dream_drift_hops
 
 
 @dataclass
