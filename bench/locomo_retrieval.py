@@ -13,6 +13,7 @@ counted.
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 import re
 import statistics
@@ -30,7 +31,8 @@ from tideline.app import Tideline
 from tideline.config import Settings
 from tideline.embed import CachedEmbedder
 from tideline.errors import EmbedderError
-from tideline.memory import NarrativeInput, spelled_day, turn_keys
+from tideline.memory import NarrativeInput, spelled_day, turn_keys, turns_in
+from tideline.profile import EventDraft
 from tideline.search import Hit, Policy, Scope, TextIndex, retrieve
 
 DATA = SHARED / "locomo"
@@ -42,6 +44,9 @@ CENTRED = replace(CONVEX, centre=True)  # query centring (search/_centre.py, `se
 DATES = replace(CONVEX, date_weight=1.0)
 DEFAULT = replace(DATES, speaker_weight=0.25)  # the product's default on turns alone
 KEYS = replace(DEFAULT, memory_weight=0.25)  # the product's default (memory keys need narratives)
+#: The time-window stage (`search/_time_window.py`, `search_time_window`); anchors read the
+#: calendar, loaded with LoCoMo's own `events_session_N` (`_events`).
+WINDOWS = {"×0.25": 0.25, "×0.5": 0.5, "×1": 1.0, "×2": 2.0, "restrict": "restrict"}
 #: The context-vector lever embeds every turn a second time (in its window): `--context-vectors`.
 CONTEXT_VECTORS = False
 #: `--cache-only` (no embedding, so no lock: for a quick look while others embed) and `--only`.
@@ -96,6 +101,14 @@ VARIANTS: dict[str, Variant] = {
     "default with memory keys + sessions ×0.5 ¹": Variant(
         policy=levers(dates=1.0, memory=0.25, session_weight=0.5)
     ),
+    **{
+        f"time window {name} (search_time_window)": Variant(policy=replace(DEFAULT, window=w))  # type: ignore[arg-type]
+        for name, w in WINDOWS.items()
+    },
+    "time window ×0.5 without the date lever": Variant(
+        policy=replace(DEFAULT, window=0.5, date_weight=0.0)
+    ),
+    "time window ×0.5, memory keys ×0.25 ¹": Variant(policy=replace(KEYS, window=0.5)),
     "lex: plain (before)": Variant("plain", mode="lex", policy=OLD),
     "lex: plain + stop words": Variant("plain", mode="lex"),
     "lex: snowball": Variant("snow", mode="lex", policy=OLD),
@@ -214,6 +227,7 @@ def _search(
         narratives,
         memory_scope=routes.get(v.route),
     )
+    asked = memory.window_for(question) if v.policy.window else None
     found = retrieve(
         Scope(Mixed(indexes[v.lex], indexes[v.vec])),
         question,
@@ -224,6 +238,7 @@ def _search(
         texts=memory.raw.texts,
         keys=keys,
         groups=memory.raw.sessions_of,
+        window=turns_in(memory.raw, asked) if asked else None,
     )
     return found.hits[:k]
 
@@ -326,6 +341,35 @@ def _observations(app: Tideline, data: dict[str, object], ids: dict[str, int]) -
     return added
 
 
+def _events(app: Tideline, data: dict[str, object]) -> int:
+    """LoCoMo's own `events_session_N` annotations ("Melanie's family takes a roadtrip to the
+    Grand Canyon", on the session's date) as events of the calendar, so a question tied to one
+    ("after the roadtrip") has it to read: a stand-in for what Sleep's extraction writes."""
+    stores = app.profile.stores
+    added = 0
+    with app.db_lock, app.db.transaction():
+        for key, value in data.items():
+            if not key.startswith("events_session_") or not isinstance(value, dict):
+                continue
+            day = dt.datetime.strptime(str(value.get("date", "")), "%d %B, %Y").date()
+            start, end = f"{day}T00:00:00Z", f"{day}T23:59:59Z"
+            for speaker, said in value.items():
+                if speaker == "date" or not isinstance(said, list):
+                    continue
+                for title in said:
+                    words = str(title).strip()  # a title holds 200 characters, details the rest
+                    if not words:
+                        continue
+                    draft = EventDraft(
+                        words[:200], words, valid_from=start, valid_to=end, said_at=start
+                    )
+                    stores.events.insert(
+                        draft, valid_from=start, expires_at=None, now=start, run_id=None
+                    )
+                    added += 1
+    return added
+
+
 def _routes(app: Tideline, qvec: np.ndarray | None) -> dict[str, Scope | None]:
     """Narrative scopes for the memory keys: all, or only the soft clusters routed to (with
     and without their adjacent clusters)."""
@@ -355,7 +399,8 @@ def run(cache: Path | None, k_max: int = 10, lex_only: bool = False) -> str:
     embedding: list[float] = []
     end_to_end: list[float] = []
     turns_total, import_seconds, dropped, questions, narratives = 0, 0.0, 0, 0, 0
-    skipped, conversations = 0, 0
+    skipped, conversations, events = 0, 0, 0
+    fired: dict[int, int] = {}  # questions the time window was found in, by category
     asked: list[tuple[str, np.ndarray | None]] = []
     strangers: list[tuple[str, np.ndarray | None]] = []
     for path in sorted(DATA.glob("*.json")):
@@ -382,6 +427,7 @@ def run(cache: Path | None, k_max: int = 10, lex_only: bool = False) -> str:
             indexes = _indexes(app, turns, not lex_only)
             by_dia = {e: i for i, e in ext.items() if e}
             narratives += _observations(app, data, by_dia)
+            events += _events(app, data)
             if not lex_only:
                 rebuild_clusters(app.memory)
             print(f"{path.name}: {len(turns)} turns", flush=True)
@@ -416,6 +462,8 @@ def run(cache: Path | None, k_max: int = 10, lex_only: bool = False) -> str:
                     skipped, questions = skipped + 1, questions - 1  # --cache-only: not cached
                     continue
                 routes = _routes(app, qvec)
+                if app.memory.window_for(qa["question"]) is not None:
+                    fired[cat] = fired.get(cat, 0) + 1
                 if DUMP is not None:
                     near = _near(turns, ext, gold)
                     _dump(app, qa["question"], qvec, gold, ext, f"{path.stem}:{questions}", near)
@@ -478,6 +526,11 @@ def run(cache: Path | None, k_max: int = 10, lex_only: bool = False) -> str:
             f"¹ with LoCoMo's {narratives:,} session observations stored as narratives linked to "
             "their turns (a stand-in for what the Sleep pipeline writes); every other row searches "
             "the turns alone.",
+            "",
+            f"The calendar holds LoCoMo's {events:,} session events (`events_session_N`); "
+            f"a time window was found in {sum(fired.values())} of {questions} questions ("
+            + ", ".join(f"{CATEGORIES[c]} {fired.get(c, 0)}" for c in CATEGORIES)
+            + "): the time-window rows differ from the default only there.",
             "",
             f"Turn search with default settings (`Memory.search_turns`, {len(latency)} questions): "
             f"search alone (query vector from the cache) p50 {p50} ms, p95 {p95} ms; with the "

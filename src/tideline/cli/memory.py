@@ -83,6 +83,7 @@ def search(
     include_turns: bool = option(MEMORY_SEARCH, "include_turns"),
     mode: Mode = option(MEMORY_SEARCH, "mode"),
     min_score: float = option(MEMORY_SEARCH, "min_score"),
+    today: str = option(MEMORY_SEARCH, "today"),
     json_out: bool = JSON,
 ) -> None:
     """Search narratives (and raw turns with --turns); an empty answer means nothing relevant.
@@ -101,6 +102,7 @@ def search(
             include_turns=include_turns,
             mode=mode,
             min_score=min_score,
+            today=today,
         )
     warn(result)
     if json_out:

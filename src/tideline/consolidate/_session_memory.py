@@ -71,7 +71,8 @@ class SessionMemory:
         self.recall_min_score = recall_min_score
         self.meter = meter
         self.summary_wait = summary_wait
-        self.store = SummaryStore(memory.db)
+        with memory.lock:  # its migration runs on the connection other threads are using
+            self.store = SummaryStore(memory.db)
         self._folding: dict[int, Future[tuple[int, str]]] = {}  # session id → its update
         self._lock = threading.Lock()
 

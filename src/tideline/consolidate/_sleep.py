@@ -22,7 +22,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from pydantic import BaseModel
 
@@ -47,7 +46,7 @@ from tideline.embed import Embedder
 from tideline.errors import InputTooLong, ProfileChanged, SleepTimeout, StepFailed
 from tideline.llm import LLM, NO_LLM, NO_LLM_NOTE, TokenMeter, Usage
 from tideline.memory import Memory
-from tideline.profile import Profile
+from tideline.profile import Applied, Profile
 
 Progress = Callable[[StepEvent], None]
 
@@ -208,7 +207,7 @@ class Sleep:
         except Exception as exc:
             raise StepFailed(f"after step {step.n} {step.name}, nothing applied: {exc}") from exc
 
-    def _apply(self, ctx: Ctx, run_id: int | None, progress: Progress) -> Any:
+    def _apply(self, ctx: Ctx, run_id: int | None, progress: Progress) -> Applied:
         try:
             progress(StepEvent("apply", 0, "start"))
         except Exception as exc:

@@ -225,9 +225,19 @@ class Working(Changeset):
         """Remember the first way this run heard of a fact (what answers its questions)."""
         self.heard.setdefault(fact_id, how + (f" (turn {min(turn_ids)})" if turn_ids else ""))
 
-    def new_fact(self, draft: FactDraft, **kw: Any) -> int:
+    def new_fact(
+        self,
+        draft: FactDraft,
+        *,
+        turn_ids: tuple[int, ...] = (),
+        observation: ObservationRef | None = None,
+        supersedes: FactRef | None = None,
+    ) -> int:
         """`add_fact`, returning the projected id the later steps use."""
-        return -self.add_fact(draft, **kw).n
+        ref = self.add_fact(
+            draft, turn_ids=turn_ids, observation=observation, supersedes=supersedes
+        )
+        return -ref.n
 
     def support(
         self,
@@ -235,10 +245,12 @@ class Working(Changeset):
         *,
         turn_ids: tuple[int, ...] = (),
         observation: ObservationRef | None = None,
+        seen_at: str | None = None,
     ) -> None:
         f = self._projected(fact)
         check_live(f, "gain evidence")
-        seen = last_said(turn_ids, self.times, self._heard(observation)) or self.present
+        heard = self._heard(observation)
+        seen = seen_at or last_said(turn_ids, self.times, heard) or self.present
         super().support(self.key(f.id), turn_ids=turn_ids, observation=observation, seen_at=seen)
         f.mention_count += 1
         f.evidence_count += len(set(turn_ids)) or 1
@@ -255,10 +267,12 @@ class Working(Changeset):
         *,
         turn_ids: tuple[int, ...] = (),
         observation: ObservationRef | None = None,
+        seen_at: str | None = None,
     ) -> None:
         f = self._projected(fact)
         check_live(f, "gain evidence")
-        seen = last_said(turn_ids, self.times, self._heard(observation)) or self.present
+        heard = self._heard(observation)
+        seen = seen_at or last_said(turn_ids, self.times, heard) or self.present
         super().against(self.key(f.id), turn_ids=turn_ids, observation=observation, seen_at=seen)
         self._back(f, "against", turn_ids, observation)
         self.touched.add(f.id)
@@ -347,12 +361,18 @@ class Working(Changeset):
         super().add_strategy(kind, None if f is None else self.key(f.id), question, arose)
 
     def resolve_strategy(
-        self, strategy_id: int, outcome: str, why: str, *, because: Because | None = None
+        self,
+        strategy_id: int,
+        outcome: str,
+        why: str,
+        *,
+        because: Because | None = None,
+        at: str | None = None,
     ) -> None:
         s = self.strategies[strategy_id]
         if because is not None:
             because = Because(because.relation, self.key(self._projected(because.fact).id))
-        super().resolve_strategy(strategy_id, outcome, why, because=because)
+        super().resolve_strategy(strategy_id, outcome, why, because=because, at=at)
         s.status, s.outcome = "resolved", outcome
 
     def asked_about(self) -> dict[int, Fact]:

@@ -31,7 +31,7 @@ from typing import Any, Literal, cast
 
 import numpy as np
 
-from tideline.clock import Clock, parse_time, system_clock
+from tideline.clock import Clock, Window, parse_time, system_clock
 from tideline.config import DEFAULTS as D
 from tideline.embed import Embedder, forget_embeddings
 from tideline.errors import EmbedderError, InvalidInput, MemoryClosed, NotFound
@@ -46,6 +46,7 @@ from tideline.memory._raw import (
     usable_turns,
     validate_session_key,
 )
+from tideline.memory._time_window import Resolver, names_time, plain_resolver, turns_in
 from tideline.memory._turn_keys import turn_keys
 from tideline.memory._types import (
     Forgetting,
@@ -68,6 +69,7 @@ from tideline.search import (
     QueryVector,
     Scope,
     SearchResult,
+    TimeWindow,
     VectorOptions,
     bound_query,
     check_floor,
@@ -134,6 +136,7 @@ class Memory:
         turn_context: int = TURN_CONTEXT,
         vectors: VectorOptions = VectorOptions(),  # noqa: B008 - frozen, so one default is safe
         clock: Clock = system_clock,
+        time_window: Resolver | None = None,
     ):
         self.db = db
         self.clock = clock
@@ -145,6 +148,9 @@ class Memory:
         self.raw = RawContext(db, analyser, turn_context, clock)
         self.narratives = Narratives(db, analyser, clock)
         self.keys = WriteKeys(db, clock)
+        #: A question's window of the user's time (`_time_window`): the composition root passes
+        #: the profile's, which also knows the calendar's events ("before the trip").
+        self.time_window: Resolver = time_window or plain_resolver(self.raw, clock)
         for index in (self.raw.index, self.narratives.index):
             index.configure(vectors)
         self.warnings: list[str] = []
@@ -445,11 +451,13 @@ class Memory:
         qvec: np.ndarray | None = None,
         narrative_fusion: Literal["rrf", "weighted"] | None = None,
         min_score: float | None = None,
+        today: str | None = None,
     ) -> SearchResult:
         """Hybrid search over narratives (by the narrative policy) and optionally raw turns (by
         the turn policy), in one list by relevance. `qvec` is the query's vector when the caller
         has it already (injection); `narrative_fusion` overrides the narrative policy's fusion;
-        `min_score` overrides the relevance floor (`search_min_score`)."""
+        `min_score` overrides the relevance floor (`search_min_score`); `today` (ISO) is what a
+        question's relative time words are read against (default: the newest turn's day)."""
         k = _check_k(k)
         floor = self.min_score if min_score is None else check_floor(min_score)
         min_weight = _check_min_weight(min_weight)
@@ -470,6 +478,13 @@ class Memory:
         if narrative_fusion is not None:
             policy = replace(policy, fusion=narrative_fusion)
         with self.lock:
+            # the time a question names, unless the caller filtered by time already
+            timed = policy.window or (include_turns and self.turn_policy.window)
+            asked = self.window_for(query, today) if timed and not (since_t or until_t) else None
+            window = None
+            if asked is not None and policy.window:
+                narrowed = self.narratives.filter(asked.since, asked.until, min_weight, tags, kind)
+                window = TimeWindow(asked, narrowed, self.narratives.texts)
             found = retrieve(
                 self.narratives.filter(since_t, until_t, min_weight, tags, kind),
                 query,
@@ -478,20 +493,28 @@ class Memory:
                 cast(Mode, mode),
                 policy,
                 texts=self.narratives.texts,
+                window=window,
             )
             qvec, warning = resolved(pending) if mode != "lex" else (None, None)
             hits = self._narrative_hits(found.top(k))
             left_out = found.left_out
             warnings += found.warnings
             if include_turns:
-                turns = self._turn_retrieval(query, qvec, k, mode, since_t, until_t, warning, floor)
+                turns = self._turn_retrieval(
+                    query, qvec, k, mode, since_t, until_t, warning, floor, asked=asked
+                )
                 warnings += turns.warnings
                 left_out += turns.left_out
                 hits = interleave(hits, self._turn_hits(turns.top(k)))
         return SearchResult(hits[:k], found.mode, list(dict.fromkeys(warnings)), floor, left_out)
 
     def search_turns(
-        self, query: str, k: int = 10, mode: str = "hybrid", policy: Policy | None = None
+        self,
+        query: str,
+        k: int = 10,
+        mode: str = "hybrid",
+        policy: Policy | None = None,
+        today: str | None = None,
     ) -> list[Hit]:
         """Raw-turn retrieval on its own, by the turn policy or `policy` (the LoCoMo
         benchmark's ablations), the relevance floor included."""
@@ -500,16 +523,24 @@ class Memory:
         qvec = self._pending_vector(query) if mode != "lex" else None
         with self.lock:
             found = self._turn_retrieval(
-                query, qvec, k, mode, None, None, None, self.min_score, policy
+                query,
+                qvec,
+                k,
+                mode,
+                None,
+                None,
+                None,
+                self.min_score,
+                policy,
+                asked=self.window_for(query, today)
+                if (policy or self.turn_policy).window
+                else None,
             )
             return self._turn_hits(found.top(k))
 
-    def similar(self, qvec: np.ndarray, k: int) -> list[tuple[int, float]]:
-        """The `k` narratives nearest to a query vector, as (id, cosine similarity), nearest
-        first (injection's T1)."""
-        with self.lock:
-            found = self.narratives.index.vector(qvec, k)
-        return [(h.id, 1.0 - float(h.vec_distance or 0.0)) for h in found]
+    def window_for(self, query: str, today: str | None = None) -> Window | None:
+        """The stretch of the user's time `query` names (`_time_window`), or None."""
+        return self.time_window(query, today) if names_time(query) else None
 
     def _pending_vector(self, query: str) -> QueryVector:
         """The query's vector, embedded on the query thread while the caller searches (the
@@ -528,9 +559,11 @@ class Memory:
         floor: float,
         policy: Policy | None = None,
         scope: Scope | None = None,
+        asked: Window | None = None,
     ) -> SearchResult:
-        """The turns for `query` within the time filter, with the levers' keys when nothing is
-        filtered (a filtered search must not gain turns from outside it)."""
+        """The turns for `query` within the time filter, with the levers' keys and the time
+        the question names (`asked`) when nothing is filtered (a filtered search must not gain
+        turns from outside it)."""
         policy = replace(policy or self.turn_policy, floor=floor)
         scope = scope or self.raw.filter(since, until)
         unfiltered = scope.where is None
@@ -550,6 +583,7 @@ class Memory:
             warning=warning,
             keys=keys,
             groups=self.raw.sessions_of,
+            window=turns_in(self.raw, asked) if asked and unfiltered and policy.window else None,
         )
 
     def _narrative_hits(self, found: list[Hit]) -> list[Hit]:

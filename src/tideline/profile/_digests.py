@@ -66,7 +66,8 @@ class DigestStore:
             "SELECT id, session_id, through_turn_id, made_at FROM session_digests"
             " ORDER BY session_id, through_turn_id"
         )
-        out, after = [], {}
+        out: list[tuple[str, str, int]] = []
+        after: dict[int, int] = {}
         for r in rows:
             sid = r["session_id"]
             found = span(sid, after.get(sid, 0), r["through_turn_id"]) or (r["made_at"],) * 2

@@ -17,7 +17,16 @@ import numpy as np
 
 from tideline.embed import Embedder
 from tideline.profile._types import Fact, _Dict
-from tideline.search import FillReport, Hit, Policy, Scope, create_index, open_index, retrieve
+from tideline.search import (
+    FillReport,
+    Hit,
+    Mode,
+    Policy,
+    Scope,
+    create_index,
+    open_index,
+    retrieve,
+)
 from tideline.store import Storage
 
 FACT_INDEX = "fact_text"
@@ -90,7 +99,7 @@ class FactIndex:
         """Hybrid (lexical without `qvec`) over the facts `scope` selects (their owner's
         filter), none less relevant than `floor`."""
         where, params = scope
-        mode = "hybrid" if qvec is not None else "lex"
+        mode: Mode = "hybrid" if qvec is not None else "lex"
         policy = replace(FACTS, floor=floor)
         found = retrieve(Scope(self.index, where, tuple(params)), query, qvec, k, mode, policy)
         return found.top(k)

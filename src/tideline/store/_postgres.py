@@ -229,10 +229,14 @@ class PgDatabase(Reads):
             )
         except psycopg.OperationalError as exc:
             raise self._unavailable(exc) from exc
-        with conn:  # closing the connection releases the lock
+        with conn:
             row = conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()
             if row and row[0]:
-                yield None
+                try:
+                    yield None
+                finally:  # released now: the server drops a closed connection's locks only
+                    with contextlib.suppress(psycopg.Error):  # when its backend has exited
+                        conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
                 return
             unsigned = key & 0xFFFFFFFFFFFFFFFF  # pg_locks shows the key as two 32-bit oids
             holder = conn.execute(

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from tideline.errors import NotFound
-from tideline.store import Database, RunLog, allow_values
+from tideline.store import RunLog, Storage, allow_values
 
 RUN_STATUSES = ("running", "done", "failed", "stopped", "skipped")
 RUN_STATUSES_V1 = ("running", "done", "failed", "stopped")  # before dream migration 4
@@ -79,12 +79,12 @@ class DreamRun:
 
 
 class DreamRuns:
-    def __init__(self, db: Database):
+    def __init__(self, db: Storage):
         self.db = db
         self.log = RunLog(db, "dream_runs", _RUN_COLUMNS, ("layers", "errors", "prompt_versions"))
 
     @staticmethod
-    def create_tables(db: Database) -> None:
+    def create_tables(db: Storage) -> None:
         db.execute(
             f"""CREATE TABLE dream_runs(
                 id INTEGER PRIMARY KEY,
@@ -121,7 +121,7 @@ class DreamRuns:
         db.execute("CREATE INDEX dream_layers_day ON dream_layers(day, layer, status)")
 
     @staticmethod
-    def allow_skipped(db: Database) -> None:
+    def allow_skipped(db: Storage) -> None:
         allow_values(db, "dream_runs", "status", RUN_STATUSES_V1, RUN_STATUSES)
 
     def start(
