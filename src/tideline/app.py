@@ -337,7 +337,6 @@ class Tideline:
             keep_recent=s.session_keep_recent,
             summary_ratio=s.session_summary_ratio,
             recall_max=s.session_recall_max,
-            recall_min_score=s.session_recall_min_score,
         )
 
     @cached_property

@@ -76,7 +76,6 @@ from tideline.search import (
     check_floor,
     interleave,
     pending_vector,
-    query_vector,
     resolved,
     retrieve,
     valid_text,
@@ -644,24 +643,29 @@ class Memory:
             sid = self.raw.session_id(session) if isinstance(session, str) else session
             return [] if sid is None else self.raw.session_turns(sid, after_id)
 
-    def similar_turns(
+    def search_session(
         self, session: str, text: str, k: int, *, exclude: Sequence[int] = ()
     ) -> list[tuple[Turn, float]]:
-        """The `k` turns of one session nearest to `text` by cosine similarity (vectors only;
-        empty without an embedder), excluding `exclude` — session memory's recall."""
-        if not self._bind() or not text.strip():
+        """The `k` turns of one session most relevant to `text`, with their relevance, leaving
+        out `exclude` — session memory's recall: the turn search (`retrieve`, lexical without
+        an embedder) inside the session, cut by the one relevance floor."""
+        k = _check_k(k)
+        if not isinstance(text, str) or not text.strip():
             return []
-        qvec, _ = query_vector(self.embedder, bound_query(text)[0])
-        if qvec is None:
-            return []
+        query = bound_query(valid_text(text))[0]
+        qvec = self._pending_vector(query)
         with self.lock:
             sid = self.raw.session_id(session)
             if sid is None:
                 return []
             where, params = self.raw.session_filter(sid, exclude)
-            hits = self.raw.index.vector(qvec, _check_k(k), where, params)
+            scope = Scope(self.raw.index, where, tuple(params))
+            found = self._turn_retrieval(
+                query, qvec, k, "hybrid", None, None, None, self.min_score, scope=scope
+            )
+            hits = found.top(k)
             by_id = {t.id: t for t in self.raw.get([h.id for h in hits])}
-        return [(by_id[h.id], 1.0 - (h.vec_distance or 0.0)) for h in hits if h.id in by_id]
+        return [(by_id[h.id], h.score) for h in hits if h.id in by_id]
 
 
 def _require_file(path: Path, fmt: str) -> None:

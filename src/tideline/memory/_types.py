@@ -64,6 +64,8 @@ class Narrative(_Dict):
     superseded_by: int | None = None  # set: out of search and injection, still traceable
     forgotten_at: str | None = None  # a tombstone: the words are gone, the id and time stay
     forgotten_why: str | None = None
+    recorded_at: str | None = None  # record time: when Tideline wrote it (created_at: valid time)
+    retired_at: str | None = None  # record time: when it was superseded or forgotten
     replayed: bool = False  # a write's answer sent again for its idempotency key
 
 
