@@ -9,7 +9,7 @@ from tideline.errors import IllegalTransition, ProfileChanged
 from tideline.profile._apply import Applied
 from tideline.profile._as_of import ProfileAt
 from tideline.profile._calendar import content_words, event_window, time_window
-from tideline.profile._changeset import Because, Changeset, Ref
+from tideline.profile._changeset import Because, Changeset, Ref, TrajectoryFields
 from tideline.profile._decay import (
     ANCHOR_FACTOR,
     MATURITY,
@@ -142,6 +142,7 @@ __all__ = [
     "Strategy",
     "Theme",
     "Trajectory",
+    "TrajectoryFields",
     "UserModelEntry",
     "check_live",
     "check_strategy",
