@@ -18,7 +18,7 @@ from dataclasses import replace
 from functools import cached_property
 from itertools import chain
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TextIO, cast
+from typing import TYPE_CHECKING, Literal, TextIO, TypedDict, cast
 
 from tideline import plugins
 from tideline.analysis import ANALYSIS_MIGRATIONS
@@ -35,7 +35,7 @@ from tideline.memory import (
     write_export,
 )
 from tideline.profile import PROFILE_MIGRATIONS, Profile, Rules
-from tideline.search import Analyser, VectorOptions, resolve_floor, window_setting
+from tideline.search import Analyser, Policy, VectorOptions, resolve_floor, window_setting
 from tideline.store import (
     Namespace,
     Storage,
@@ -59,7 +59,18 @@ def integrity_seconds(s: Settings) -> float | None:
     return None if s.integrity_check_hours < 0 else s.integrity_check_hours * 3600
 
 
-def library_options(s: Settings) -> dict[str, Any]:
+class LibraryOptions(TypedDict):
+    """The keyword arguments of `Library` that settings decide: checked against its signature
+    where `Tideline.library` unpacks them."""
+
+    policy: Policy
+    keys: str
+    catch_up: str
+    min_score: str | float
+    busy_timeout_ms: int
+
+
+def library_options(s: Settings) -> LibraryOptions:
     """How a `Library` built from these settings ranks and keeps fresh: pass as
     `Library(root, embedder, **library_options(settings))`."""
     from tideline.library import LIBRARY
@@ -326,7 +337,6 @@ class Tideline:
             keep_recent=s.session_keep_recent,
             summary_ratio=s.session_summary_ratio,
             recall_max=s.session_recall_max,
-            recall_min_score=s.session_recall_min_score,
         )
 
     @cached_property

@@ -448,12 +448,6 @@ SETTINGS: tuple[Setting, ...] = (
         "Session memory: most earlier turns recalled by similarity to the message.",
     ),
     Setting(
-        "session_recall_min_score",
-        "TIDELINE_SESSION_RECALL_MIN_SCORE",
-        0.45,
-        "Session memory: lowest cosine similarity of a recalled turn.",
-    ),
-    Setting(
         "llm_run_budget",
         "TIDELINE_LLM_RUN_BUDGET",
         0,
@@ -557,6 +551,8 @@ RETIRED = {
     "inject_t1_min_similarity": "injection's memories are cut by the relevance floor "
     "search_min_score, like every search",
     "inject_facts_min_similarity": "injection's facts are cut by the relevance floor "
+    "search_min_score, like every search",
+    "session_recall_min_score": "session memory's recall is cut by the relevance floor "
     "search_min_score, like every search",
 }
 
@@ -739,7 +735,6 @@ class Settings:
     session_keep_recent: int
     session_summary_ratio: float
     session_recall_max: int
-    session_recall_min_score: float
     llm_run_budget: int
     llm_run_max_calls: int
     sleep_on_exit: bool

@@ -9,11 +9,12 @@ Three layers, in this order in the text:
    for it at most `summary_wait` seconds (0.25 s), then goes on with the summary it has and the
    turns in full (newest first, within the budget); a later prefetch picks the new summary up.
    A failing or hanging endpoint costs the prefetch that quarter second, and says so in `notes`.
-2. vector recall — up to `recall_max` earlier turns of the same session most similar to the
-   current message (cosine ≥ `recall_min_score`, the memory's own turn vectors), not already
-   among the recent turns.
+2. recall — up to `recall_max` earlier turns of the same session most relevant to the current
+   message, not already among the recent turns: the turn search inside the session
+   (`Memory.search_session`), cut by the one relevance floor of every search; lexical without
+   an embedder.
 3. recent turns — the last turns in full, newest kept first when the budget runs out.
-Without an LLM the summary layer is skipped and `notes` says so; without an embedder, recall.
+Without an LLM the summary layer is skipped and `notes` says so.
 """
 
 from __future__ import annotations
@@ -58,7 +59,6 @@ class SessionMemory:
         keep_recent: int = D.session_keep_recent,
         summary_ratio: float = D.session_summary_ratio,
         recall_max: int = D.session_recall_max,
-        recall_min_score: float = D.session_recall_min_score,
         meter: TokenMeter | None = None,
         summary_wait: float = SUMMARY_WAIT,
     ):
@@ -68,7 +68,6 @@ class SessionMemory:
         self.keep_recent = keep_recent
         self.summary_ratio = summary_ratio
         self.recall_max = recall_max
-        self.recall_min_score = recall_min_score
         self.meter = meter
         self.summary_wait = summary_wait
         with memory.lock:  # its migration runs on the connection other threads are using
@@ -97,10 +96,10 @@ class SessionMemory:
             out.notes.append(f"summary {NO_LLM_NOTE}")
         out.summary = summary[: self.summary_cap]
         shown = {t.id for t in window}
-        near = self.memory.similar_turns(session_key, message, self.recall_max, exclude=list(shown))
-        recall = [turn for turn, score in near if score >= self.recall_min_score]
-        if self.memory.embedder is None:
-            out.notes.append("recall skipped: no embedder")
+        near = self.memory.search_session(
+            session_key, message, self.recall_max, exclude=list(shown)
+        )
+        recall = [turn for turn, _ in near]
         out.text = self._assemble(out, recall, window)
         return out
 

@@ -314,11 +314,11 @@ class Working(Changeset):
                 s.status, s.outcome = "resolved", "obsolete"
                 self.obsoleted.append(s.id)
 
-    def merge(self, keep: int, drop: int) -> None:
+    def merge(self, keep: FactRef, drop: FactRef) -> None:
         k, d = self._projected(keep), self._projected(drop)
         check_live(k, "absorb a duplicate")
         check_transition(d, "closed")
-        super().merge(self.key(k.id), self.key(d.id))  # type: ignore[arg-type]
+        super().merge(self.key(k.id), self.key(d.id))
         k.mention_count += d.mention_count
         k.evidence_count += d.evidence_count
         k.valid_from = min(k.valid_from, d.valid_from)

@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, suppress
 from dataclasses import asdict, replace
 from pathlib import Path
+from types import TracebackType
 from typing import Any, Literal, cast
 
 import numpy as np
@@ -75,7 +76,6 @@ from tideline.search import (
     check_floor,
     interleave,
     pending_vector,
-    query_vector,
     resolved,
     retrieve,
     valid_text,
@@ -643,24 +643,29 @@ class Memory:
             sid = self.raw.session_id(session) if isinstance(session, str) else session
             return [] if sid is None else self.raw.session_turns(sid, after_id)
 
-    def similar_turns(
+    def search_session(
         self, session: str, text: str, k: int, *, exclude: Sequence[int] = ()
     ) -> list[tuple[Turn, float]]:
-        """The `k` turns of one session nearest to `text` by cosine similarity (vectors only;
-        empty without an embedder), excluding `exclude` — session memory's recall."""
-        if not self._bind() or not text.strip():
+        """The `k` turns of one session most relevant to `text`, with their relevance, leaving
+        out `exclude` — session memory's recall: the turn search (`retrieve`, lexical without
+        an embedder) inside the session, cut by the one relevance floor."""
+        k = _check_k(k)
+        if not isinstance(text, str) or not text.strip():
             return []
-        qvec, _ = query_vector(self.embedder, bound_query(text)[0])
-        if qvec is None:
-            return []
+        query = bound_query(valid_text(text))[0]
+        qvec = self._pending_vector(query)
         with self.lock:
             sid = self.raw.session_id(session)
             if sid is None:
                 return []
             where, params = self.raw.session_filter(sid, exclude)
-            hits = self.raw.index.vector(qvec, _check_k(k), where, params)
+            scope = Scope(self.raw.index, where, tuple(params))
+            found = self._turn_retrieval(
+                query, qvec, k, "hybrid", None, None, None, self.min_score, scope=scope
+            )
+            hits = found.top(k)
             by_id = {t.id: t for t in self.raw.get([h.id for h in hits])}
-        return [(by_id[h.id], 1.0 - (h.vec_distance or 0.0)) for h in hits if h.id in by_id]
+        return [(by_id[h.id], h.score) for h in hits if h.id in by_id]
 
 
 def _require_file(path: Path, fmt: str) -> None:
@@ -719,5 +724,10 @@ class _OpenGuard:
             self.lock.__exit__(None, None, None)
             raise MemoryClosed
 
-    def __exit__(self, *exc: object) -> None:
-        self.lock.__exit__(*exc)  # type: ignore[arg-type]
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self.lock.__exit__(kind, error, trace)

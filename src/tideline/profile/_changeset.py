@@ -92,8 +92,8 @@ class Transition:
 class Merge:
     """Dedupe: `drop`'s evidence and mentions move onto `keep`; `drop` is closed, not deleted."""
 
-    keep: int
-    drop: int
+    keep: FactRef
+    drop: FactRef
 
 
 @dataclass(frozen=True)
@@ -331,7 +331,7 @@ class Changeset:
     def reject(self, fact: FactRef, why: str, *, because: Because | None = None) -> None:
         self.transition(fact, "rejected", why=text(why, "why", 2000), because=because)
 
-    def merge(self, keep: int, drop: int) -> None:
+    def merge(self, keep: FactRef, drop: FactRef) -> None:
         if keep == drop:
             raise InvalidInput(f"merge: fact #{keep} cannot be merged into itself")
         self.ops.append(Merge(keep, drop))

@@ -12,6 +12,7 @@ import json
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
+from typing import NotRequired, TypedDict
 
 import numpy as np
 
@@ -37,6 +38,14 @@ FACTS = Policy(kind="fact")
 def fact_text(fact: Fact) -> str:
     """What search and the embedder see of a fact."""
     return f"{fact.subject} · {fact.category}: {fact.value}"
+
+
+class Indexed(TypedDict):
+    """What `Profile.index_facts` did: facts newly indexed, vectors written, why not all were."""
+
+    indexed: int
+    embedded: int
+    error: NotRequired[str]
 
 
 @dataclass

@@ -49,7 +49,7 @@ from tideline.profile._changeset import Changeset
 from tideline.profile._decay import injection_weight, is_expired
 from tideline.profile._digests import SessionDigest
 from tideline.profile._drafts import choice
-from tideline.profile._fact_index import Theme
+from tideline.profile._fact_index import Indexed, Theme
 from tideline.profile._facts import Link
 from tideline.profile._lifecycle import RULES, Rules
 from tideline.profile._snapshot import ProfileState, render_snapshot
@@ -485,7 +485,7 @@ class Profile:
             return self.stores.digests.count_since(at)
 
     # -- facts as a search index, and their themes (derived; filled after a run) --------------
-    def index_facts(self, embedder: Embedder | None) -> dict[str, Any]:
+    def index_facts(self, embedder: Embedder | None) -> Indexed:
         """Index facts not indexed yet (text; vectors when an embedder is given)."""
         with self.lock:
             facts = self.stores.facts.list()
@@ -493,7 +493,7 @@ class Profile:
             texts = index.unindexed(facts)
             if texts:
                 index.add_texts(texts)
-        out: dict[str, Any] = {"indexed": len(texts), "embedded": 0}
+        out: Indexed = {"indexed": len(texts), "embedded": 0}
         if embedder is None or not self.db.vec_enabled or not embedder.dim:
             return out
         with self.lock:
@@ -504,7 +504,7 @@ class Profile:
             out["error"] = report.error
         return out
 
-    def fact_vectors(self, fact_ids: Sequence[int]) -> dict[int, Any]:
+    def fact_vectors(self, fact_ids: Sequence[int]) -> dict[int, np.ndarray]:
         """Each fact's vector (numpy), for the ones embedded."""
         with self.lock:
             return self.stores.fact_index.vectors(fact_ids)
