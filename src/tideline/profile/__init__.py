@@ -5,6 +5,7 @@ strategies, the user model, trajectory, snapshots and Sleep run records (after R
 (`check_transition`, `matured_decay`, `injection_weight`, `plan_*`, ...) are pure and need no database.
 """
 
+from tideline.errors import IllegalTransition, ProfileChanged
 from tideline.profile._apply import Applied
 from tideline.profile._as_of import ProfileAt
 from tideline.profile._calendar import content_words, event_window, time_window
@@ -31,7 +32,6 @@ from tideline.profile._drafts import (
     ObservationDraft,
     PersonMention,
 )
-from tideline.profile._errors import IllegalTransition, ProfileChanged
 from tideline.profile._fact_index import Theme, fact_text
 from tideline.profile._lifecycle import (
     FACT_NEXT,

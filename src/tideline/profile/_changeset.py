@@ -36,7 +36,6 @@ from tideline.profile._types import (
     POLARITIES,
     STRATEGY_KINDS,
     STRATEGY_OUTCOMES,
-    STRATEGY_STATUSES,
 )
 
 
@@ -397,13 +396,6 @@ class Changeset:
                 kind, fact, text(question, "question", 2000), stamp(valid_from, "valid_from")
             )
         )
-
-    def set_strategy(self, strategy_id: int, to: str, at: str | None = None) -> None:
-        """Move a strategy (resolving it by hand counts as answered; settled at `at`, valid
-        time)."""
-        choice(to, "strategy status", STRATEGY_STATUSES)
-        outcome = "answered" if to == "resolved" else None
-        self.ops.append(StrategyStatus(strategy_id, to, outcome, at=stamp(at, "at")))
 
     def resolve_strategy(
         self,
