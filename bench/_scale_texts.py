@@ -11,6 +11,15 @@ queries with their own prefixes, and are written to `/work/cache/scale-texts.npz
     flock /work/embed.lock .venv/bin/python bench/_scale_texts.py --slices 2   # 2 more slices
     .venv/bin/python bench/_scale_texts.py --finish    # the cache from the slices done so far
 
+`--from-caches LIBRARY` embeds nothing: it pairs texts with vectors other runs already cached —
+LoCoMo turns in `/work/cache/locomo-embed.db` (`bench/locomo_retrieval.py --cache`), the tldr
+library's chunks and item keys in `/work/cache/tldr-items.db` (`bench/library_tldr.py --cache
+… --warm`; LIBRARY is that run's library folder, whose `.memo/index.db` files hold the chunk
+texts: the cache keeps only hashes) — plus this cache's own slices, and writes
+`/work/cache/scale-texts-real.npz` (the same arrays):
+
+    .venv/bin/python bench/_scale_texts.py --from-caches /tmp/memo-bench-…/library
+
 `--slices N` embeds at most N slices of 1,024 texts and writes the cache: on a shared machine take
 the lock per run and let other benchmarks in between, e.g.
 `until [ -f /work/cache/scale-texts.part31.npy ]; do flock … --slices 1; sleep 60; done`.
@@ -71,7 +80,77 @@ def texts_and_queries(limit: int = TEXTS) -> tuple[list[str], list[str], list[st
     return list(mixed), list(questions), list(questions.values())
 
 
+def _cached(path: Path, texts: dict[str, None], model: str) -> dict[str, np.ndarray]:
+    """The document vectors a `CachedEmbedder` file holds for these texts (keyed by hash)."""
+    import apsw
+
+    from tideline.embed._cache import text_hash
+
+    by_hash = {text_hash(t): t for t in texts}
+    found: dict[str, np.ndarray] = {}
+    db = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+    rows = db.execute(
+        "SELECT hash, vector FROM embeddings WHERE model_id = ? AND kind = 'd'", (model,)
+    )
+    for h, blob in rows:
+        text = by_hash.get(bytes(h))
+        if text is not None:
+            found[text] = np.frombuffer(blob, dtype=np.float32)
+    db.close()
+    return found
+
+
+def from_caches(library: Path) -> None:
+    """Texts paired with the vectors earlier runs cached (see the module docstring)."""
+    import apsw
+
+    from tideline.embed import E5Embedder
+    from tideline.library._chunker import embed_text
+
+    model = E5Embedder.model_id
+    old = np.load(CACHE)
+    pairs: dict[str, np.ndarray] = dict(zip(map(str, old["texts"]), old["vectors"], strict=True))
+    turns: dict[str, None] = {}
+    for path in sorted((_data() / "locomo").glob("*.json")):
+        conv = json.loads(path.read_text("utf-8"))
+        for key, value in conv.items():
+            if key.startswith("session_") and isinstance(value, list):
+                for turn in value:
+                    turns[f"{turn['speaker']}: {turn['text']}"] = None
+    got = _cached(CACHE.with_name("locomo-embed.db"), turns, model)
+    print(f"LoCoMo turns: {len(got):,} of {len(turns):,} in the cache", flush=True)
+    pairs.update(got)
+    chunks: dict[str, None] = {}
+    for index in sorted(library.glob("*/.memo/index.db")):
+        db = apsw.Connection(
+            f"file:{index}?mode=ro", flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI
+        )
+        for heading, text in db.execute("SELECT heading, text FROM chunks"):
+            chunks[embed_text(heading, text)] = None
+        db.close()
+    got = _cached(CACHE.with_name("tldr-items.db"), chunks, model)
+    print(f"tldr chunks and keys: {len(got):,} of {len(chunks):,} in the cache", flush=True)
+    pairs.update(got)
+    out = CACHE.with_name("scale-texts-real.npz")
+    tmp = out.with_suffix(".tmp.npz")
+    np.savez(
+        tmp,
+        texts=np.array(list(pairs)),
+        vectors=np.stack(list(pairs.values())).astype(np.float32),
+        queries=old["queries"],
+        query_kinds=old["query_kinds"],
+        query_vectors=old["query_vectors"],
+        model_id=np.array(model),
+    )
+    tmp.replace(out)
+    print(f"{len(pairs):,} distinct texts with vectors: wrote {out}", flush=True)
+
+
 def main() -> None:
+    if "--from-caches" in sys.argv:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+        from_caches(Path(sys.argv[sys.argv.index("--from-caches") + 1]))
+        return
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
     from tideline.embed import E5Embedder
 

@@ -85,8 +85,8 @@ def said_at(position: int) -> str:
 class Corpus:
     """The cached texts and vectors, replicated: `text(i)`, `vectors(a, b)` (rows a..b-1)."""
 
-    def __init__(self, kind: str, seed: int = 25):
-        data = np.load(CACHE)
+    def __init__(self, kind: str, seed: int = 25, path: Path = CACHE):
+        data = np.load(path)
         self.kind = kind
         self.texts = [str(t) for t in data["texts"]]
         self.base = data["vectors"].astype(np.float32)
@@ -304,6 +304,42 @@ def searches(app: Tideline, c: Corpus, turns: int, queries: int, label: str) -> 
     )
     out["windows"] = [window(raw, c, turns, share, text, vec, policy) for share in WINDOWS]
     return out
+
+
+def profile(app: Tideline, c: Corpus, queries: int, dump: Path) -> dict[str, Any]:
+    """Where the product path's CPU goes: `Memory._turn_retrieval` (the levers, retrieve,
+    fusion, the score) with the cached query vector, under a CPU-time profiler (the wall clock
+    on a shared machine is mostly waiting for a core). The stats go to `dump` (pstats); the
+    functions with the most own and cumulative CPU are returned."""
+    import cProfile
+    import io
+    import pstats
+
+    memory = app.memory
+    n = min(queries, len(c.queries))
+
+    def one(i: int) -> None:
+        memory._turn_retrieval(
+            c.queries[i], c.query_vectors[i], 10, "hybrid", None, None, None, memory.min_score
+        ).top(10)
+
+    for i in range(5):  # warm-up: the files, the page cache, the statements
+        one(i)
+    cpu: list[float] = []
+    wall = timed(one, n, cpu)
+    prof = cProfile.Profile(time.process_time)
+    prof.enable()
+    for i in range(n):
+        one(i)
+    prof.disable()
+    prof.dump_stats(str(dump))
+    top: dict[str, str] = {}
+    for order in ("tottime", "cumulative"):
+        text = io.StringIO()
+        pstats.Stats(prof, stream=text).sort_stats(order).print_stats(30)
+        top[order] = text.getvalue()
+        print(text.getvalue(), file=sys.stderr)
+    return {"queries": n, "wall": ms_stats(wall), "cpu": ms_stats(cpu), "pstats": str(dump), **top}
 
 
 def lexical_copy(lite: Tideline, url: str, say: Callable[[str], None]) -> PgTextIndex:
@@ -640,6 +676,12 @@ def main() -> None:
     ap.add_argument("--narratives", type=int, default=10_000)
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--vectors", choices=("real", "random"), default="real")
+    ap.add_argument(
+        "--texts",
+        type=Path,
+        default=CACHE,
+        help="texts and vectors (bench/_scale_texts.py; --from-caches writes scale-texts-real.npz)",
+    )
     ap.add_argument("--engines", default="sqlite,postgresql")
     ap.add_argument("--processes", type=int, default=16)
     ap.add_argument("--seconds", type=float, default=60.0)
@@ -647,7 +689,9 @@ def main() -> None:
     ap.add_argument("--keep", type=Path, help="work folder to keep (and reuse) the databases in")
     ap.add_argument("--write", action="store_true", help="write docs/benchmarks.md (pg-scale)")
     ap.add_argument("--report-only", action="store_true")
-    ap.add_argument("--sqlite-phases", default="search,cli,server", help="SQLite phases to run")
+    ap.add_argument(
+        "--sqlite-phases", default="search,cli,server", help="SQLite phases to run (also: profile)"
+    )
     ap.add_argument(
         "--pg-phases",
         default="migrate,search,cli,concurrency",
@@ -671,7 +715,7 @@ def main() -> None:
         print(f"{time.strftime('%H:%M:%S')} {line}", file=sys.stderr, flush=True)
 
     args.results.parent.mkdir(parents=True, exist_ok=True)
-    c = Corpus(args.vectors)
+    c = Corpus(args.vectors, path=args.texts)
     engines = args.engines.split(",")
     phases = set(args.pg_phases.split(","))
     lite_phases = set(args.sqlite_phases.split(","))
@@ -707,6 +751,13 @@ def main() -> None:
                         "sqlite-search",
                         **searches(app, c, args.turns, args.queries, "SQLite"),
                     )
+                finally:
+                    app.close()
+            if "profile" in lite_phases:
+                app = app_for(home)
+                try:
+                    dump = args.results.with_name("sqlite-profile.pstats")
+                    record(args.results, "sqlite-profile", **profile(app, c, args.queries, dump))
                 finally:
                     app.close()
             if "cli" in lite_phases:
@@ -754,6 +805,9 @@ def main() -> None:
                         "pg-search",
                         **searches(app, c, args.turns, args.queries, "PostgreSQL (HNSW)"),
                     )
+                    if "profile" in phases:
+                        dump = args.results.with_name("pg-profile.pstats")
+                        record(args.results, "pg-profile", **profile(app, c, args.queries, dump))
                     lite = app_for(home)
                     try:
                         text = list(c.queries[: args.queries])
@@ -803,7 +857,8 @@ def report(rows: list[dict[str, Any]]) -> str:
         "",
         f"{meta.get('turns', 0):,} turns (sessions of {SESSION_TURNS}), {meta.get('narratives', 0):,}"
         f" narratives; texts and vectors: {meta.get('vectors')} — the e5 vectors of"
-        f" {meta.get('texts', 0):,} distinct LoCoMo turns and tldr lines replicated with noise"
+        f" {meta.get('texts', 0):,} distinct LoCoMo turns, tldr lines and tldr library chunks"
+        " replicated with noise"
         " (norm 0.15–0.45)"
         + (" replaced by uniform random unit vectors" if meta.get("vectors") == "random" else "")
         + f"; {meta.get('queries')} LoCoMo questions (four kinds) as queries, k=10."

@@ -44,6 +44,7 @@ from tideline.errors import EmbedderError
 from tideline.search._analyse import DEFAULT_ANALYSER, Analyser, analyse
 from tideline.search._fallback import QueryVector
 from tideline.search._fusion import RRF_K
+from tideline.search._key_freqs import KeyCounter
 from tideline.search._knn import FileSearch, VectorOptions, exact_distances, selected_ids
 from tideline.search._lexical import Counts, Freqs
 from tideline.search._lexical_file import CATCH_UP, FILTERED, LexicalFile, lexical_folder
@@ -98,6 +99,11 @@ WEIGHTLESS_FROM = 200
 #: Vector searches of an index answered by sqlite-vec's scan before this process loads its copy
 #: of every vector (`TextIndex._copy_pays`): more than one CLI search makes.
 SCANS_BEFORE_COPY = 8
+#: `term_freqs` counts in the candidates' keys (`_key_freqs`) once the records holding the
+#: query's words are this many times the candidates' tokens: FTS5's walk costs 0.2–0.4 µs a
+#: holding record, analysing and counting a key 2–3 µs a token (measured at 200k turns / 20k
+#: narratives, docs/benchmarks.md "A million turns").
+KEYS_TF_FROM = 10
 #: Terms whose record counts an index keeps (`_shares`); past it the memo starts again.
 _KNOWN_TERMS = 20_000
 
@@ -194,6 +200,7 @@ class TextIndex:
         self._count: tuple[tuple[int, int], int] | None = None
         self._records_with: dict[str, int] = {}  # term → its records, as of `_count`'s version
         self._token_count: int | None = None  # tokens in `N_fts`, as of `_count`'s version
+        self._counter: tuple[Any, KeyCounter] | None = None  # FTS5's tokenizer, per connection
         self._text_writes = 0
         #: How the owner wants `N_fts` made ("analyser" or "analyser;keys") and how it was made.
         self.wanted = f"{analyser};{keys}" if keys else analyser
@@ -717,6 +724,9 @@ class TextIndex:
         match = self._parsed(parsed)
         if match is None or not match.match or not ids:
             return {}
+        counted = self._freqs_from_keys(match, ids)
+        if counted is not None:
+            return counted
         _register_tf(self.db)
         marks = ",".join(str(int(i)) for i in ids)
         rows: list[Row] = self.db.execute(
@@ -733,6 +743,26 @@ class TextIndex:
                 tf[phrase] = tf.get(phrase, 0) + int(n)
             out[int(rowid)] = (int(length), tf)
         return out
+
+    def _freqs_from_keys(self, match: ParsedQuery, ids: Sequence[int]) -> dict[int, Freqs] | None:
+        """`term_freqs` counted in the candidates' own keys (`_key_freqs`) when the records
+        holding the query's words outnumber the candidates' tokens `KEYS_TF_FROM` times (FTS5's
+        walk over their matches costs more then); None: FTS5 answers."""
+        conn = getattr(self.db, "conn", None)
+        if self._keys is None or conn is None or not self._many_records():
+            return None
+        if self._counter is None or self._counter[0] is not conn:
+            self._counter = (conn, KeyCounter(conn))
+        counter = self._counter[1]
+        phrases = counter.phrases(match)
+        if phrases is None:
+            return None
+        words = list(dict.fromkeys(w for p in phrases[0] for w in p))
+        records = self._records()
+        holding = sum(self._shares(words).values()) * records
+        if holding <= KEYS_TF_FROM * len(ids) * self._tokens() / max(1, records):
+            return None
+        return counter.freqs(self._analysed_keys(ids), *phrases)
 
     def vector(
         self, qvec: np.ndarray, k: int, where: str | None = None, params: Sequence[object] = ()
