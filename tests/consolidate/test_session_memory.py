@@ -55,7 +55,7 @@ def test_summary_recall_and_recent_within_budget(app: Tideline, server: LLMServe
     sm.context("chat", "And the laptop?")
     assert server.asked == ["session_summary"]
     app.memory.sync_turn("chat", "user", "One more thing.")
-    assert sm.session_context("chat", "ok").count("[Recent turns]") == 1
+    assert sm.context("chat", "ok").text.count("[Recent turns]") == 1
 
 
 def test_budget_is_a_hard_limit(app: Tideline, server: LLMServer) -> None:

@@ -24,6 +24,7 @@ from concurrent.futures import Future, TimeoutError
 from dataclasses import dataclass, field
 
 from tideline.clock import now_text
+from tideline.config import DEFAULTS as D
 from tideline.consolidate._prompts import prompt
 from tideline.consolidate._schemas import SummaryOut
 from tideline.consolidate._summaries import SummaryStore
@@ -54,10 +55,10 @@ class SessionMemory:
         memory: Memory,
         llm: LLM | None,
         *,
-        char_budget: int = 3000,
-        keep_recent: int = 5,
-        summary_ratio: float = 0.4,
-        recall_max: int = 3,
+        char_budget: int = D.session_char_budget,
+        keep_recent: int = D.session_keep_recent,
+        summary_ratio: float = D.session_summary_ratio,
+        recall_max: int = D.session_recall_max,
         meter: TokenMeter | None = None,
         summary_wait: float = SUMMARY_WAIT,
     ):
@@ -74,11 +75,8 @@ class SessionMemory:
         self._folding: dict[int, Future[tuple[int, str]]] = {}  # session id → its update
         self._lock = threading.Lock()
 
-    def session_context(self, session_key: str, message: str) -> str:
-        """The text the injection layer adds for this session, within `char_budget`."""
-        return self.context(session_key, message).text
-
     def context(self, session_key: str, message: str) -> SessionContext:
+        """What the injection layer adds for this session (`.text`, within `char_budget`)."""
         turns = self.memory.session_turns(session_key)
         out = SessionContext("")
         if not turns:

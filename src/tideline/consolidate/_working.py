@@ -26,7 +26,7 @@ import dataclasses
 import datetime as dt
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Unpack
 
 from tideline.clock import to_text
 from tideline.memory import Turn
@@ -44,6 +44,7 @@ from tideline.profile import (
     Ref,
     Relationship,
     Strategy,
+    TrajectoryFields,
     check_live,
     check_transition,
     end_at,
@@ -405,9 +406,12 @@ class Working(Changeset):
         super().set_user_model(dimension, value, evidence, valid_at or self.present)
         self.user_model[dimension] = value
 
-    def set_trajectory(self, valid_at: str | None = None, **fields: Any) -> None:
+    def set_trajectory(
+        self, valid_at: str | None = None, **fields: Unpack[TrajectoryFields]
+    ) -> None:
         anchors = [self.key(a) for a in fields.get("anchors", []) if a in self.facts]
-        super().set_trajectory(valid_at or self.present, **{**fields, "anchors": anchors})
+        given: TrajectoryFields = {**fields, "anchors": anchors}
+        super().set_trajectory(valid_at or self.present, **given)
         self.trajectory = {
             **fields,
             "anchors": [a for a in fields.get("anchors", []) if a in self.facts],

@@ -35,7 +35,7 @@ import numpy as np
 from tideline.clock import Clock, Window, parse_time, system_clock
 from tideline.config import DEFAULTS as D
 from tideline.embed import Embedder, forget_embeddings
-from tideline.errors import EmbedderError, InvalidInput, NotFound
+from tideline.errors import EmbedderError, InvalidInput, MemoryClosed, NotFound
 from tideline.memory import _forget
 from tideline.memory._backup import memory_records, restore_narratives
 from tideline.memory._narratives import KINDS, NarrativeInput, Narratives
@@ -236,7 +236,7 @@ class Memory:
             self._closed.set()
 
     def _build_in_background(self) -> None:
-        with suppress(_Closed):
+        with suppress(MemoryClosed):
             self._build_files()
 
     def _build_files(self) -> int:
@@ -712,10 +712,6 @@ def _check_min_weight(value: float | None) -> float | None:
     return number
 
 
-class _Closed(Exception):
-    """The memory was closed while a background build waited for the shared connection."""
-
-
 class _OpenGuard:
     """The shared lock, refused once the memory is closed (the connection is going away)."""
 
@@ -726,7 +722,7 @@ class _OpenGuard:
         self.lock.__enter__()
         if self.closed.is_set():
             self.lock.__exit__(None, None, None)
-            raise _Closed
+            raise MemoryClosed
 
     def __exit__(
         self,

@@ -486,10 +486,6 @@ class Narratives:
             ),
         }
 
-    def latest_created_at(self) -> str | None:
-        found = self.db.scalar(f"SELECT max(created_at) FROM narratives WHERE {LIVE}")
-        return str(found) if found else None
-
     def pool(self, min_weight: float, limit: int, kinds: Sequence[str] | None) -> list[Narrative]:
         """Narratives weighing at least `min_weight`, in `POOL_ORDER`, at most `limit` (T2)."""
         sql = f"SELECT id FROM narratives WHERE weight >= ? AND {LIVE}"

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from tideline.profile._types import _Dict
 from tideline.store import Storage
@@ -128,5 +127,5 @@ class DigestStore:
             )
         )
 
-    def count(self) -> dict[str, Any]:
+    def count(self) -> dict[str, int]:
         return {"session_digests": int(self.db.scalar("SELECT COUNT(*) FROM session_digests"))}

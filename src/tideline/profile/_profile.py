@@ -32,7 +32,7 @@ from tideline.clock import (
     to_text,
 )
 from tideline.embed import Embedder
-from tideline.errors import InvalidInput
+from tideline.errors import InvalidInput, ProfileChanged
 from tideline.memory import Memory
 from tideline.profile._apply import Applied, Applier, Stores, TurnCheck
 from tideline.profile._as_of import (
@@ -49,7 +49,6 @@ from tideline.profile._changeset import Changeset
 from tideline.profile._decay import injection_weight, is_expired
 from tideline.profile._digests import SessionDigest
 from tideline.profile._drafts import choice
-from tideline.profile._errors import ProfileChanged
 from tideline.profile._fact_index import Indexed, Theme
 from tideline.profile._facts import Link
 from tideline.profile._lifecycle import RULES, Rules
@@ -73,7 +72,7 @@ from tideline.profile._types import (
 )
 from tideline.profile._version import VersionStore
 from tideline.profile._view import ProfileView
-from tideline.search import Hit, bound_query, query_vector, valid_text
+from tideline.search import Hit, valid_text
 from tideline.store import Storage
 
 BACKING_SLICE = 100  # facts whose backing one locked read fetches (`read`; bench/profile_read.py)
@@ -510,11 +509,6 @@ class Profile:
         with self.lock:
             return self.stores.fact_index.vectors(fact_ids)
 
-    def search_facts(self, query: str, embedder: Embedder | None = None, k: int = 10) -> list[Fact]:
-        """Live facts nearest to `query` (hybrid with an embedder, else lexical)."""
-        qvec = query_vector(embedder, bound_query(query)[0])[0] if embedder else None
-        return [fact for fact, _ in self.fact_hits(query, qvec, k)]
-
     def fact_hits(
         self,
         query: str,
@@ -523,10 +517,11 @@ class Profile:
         *,
         fact_ids: Sequence[int] | None = None,
     ) -> list[tuple[Fact, Hit]]:
-        """`search_facts` with each fact's hit (its relevance and parts), for a caller that made
-        the query vector already — injection, on every turn. The one floor of every search
-        (the memory's `search_min_score`) cuts it. `fact_ids`: only these facts, whatever
-        their status (an expired fact's open question, T1q), instead of the live ones."""
+        """Live facts nearest to `query` (hybrid with `qvec`, else lexical), each with its hit (its
+        relevance and parts), for a caller that made the query vector already — injection, on
+        every turn. The one floor of every search (the memory's `search_min_score`) cuts it.
+        `fact_ids`: only these facts, whatever their status (an expired fact's open question,
+        T1q), instead of the live ones."""
         with self.lock:
             if fact_ids is None:
                 scope = self.stores.facts.status_filter(ACTIVE_STATUSES)
@@ -583,6 +578,12 @@ class Profile:
             run = self.stores.runs.get(run_id)
         assert run is not None
         return run
+
+    def close_interrupted_runs(self) -> list[int]:
+        """Runs left `running` while the caller holds the Sleep lock were killed mid-way: they
+        become `failed`, saying so."""
+        with self.lock:
+            return self.stores.runs.close_interrupted(to_text(self.clock()))
 
     def runs(self, limit: int = 20) -> list[SleepRun]:
         with self.lock:

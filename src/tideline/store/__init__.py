@@ -25,9 +25,11 @@ from tideline.store._names import (
     missing_extra,
     shown_url,
 )
+from tideline.store._runs import INTERRUPTED, RunLog
 from tideline.store._storage import Dialect, Rows, Storage
 
 __all__ = [
+    "INTERRUPTED",
     "MAX_ID",
     "MAX_KEY",
     "REPAIR_HINT",
@@ -37,6 +39,7 @@ __all__ = [
     "Migrations",
     "Namespace",
     "Rows",
+    "RunLog",
     "Storage",
     "WriteKeys",
     "allow_values",
