@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _report import machine, write_section
+from _report import SHARED, machine, write_section
 
 from tideline.analysis import (
     KeywordExtractor,
@@ -36,7 +36,7 @@ from tideline.analysis import (
 from tideline.analysis.keywords import _jieba_posseg
 from tideline.memory import WeightedNarrative, deflate_recent, recompute_weights, refresh_recurrence
 
-LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo"
+LOCOMO = SHARED / "locomo"
 RUSSIAN = [
     "граница",
     "память",

@@ -30,7 +30,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parents[1]))
-from _report import machine, write_section
+from _report import SHARED, machine, write_section
 
 from tests.consolidate.conftest import QUIET
 from tests.llm_server import Answer, LLMServer
@@ -39,7 +39,7 @@ from tideline.config import Settings
 from tideline.embed import estimate_tokens
 from tideline.llm import STEP_HEADER, prompt_tokens
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo"
+DATA = SHARED / "locomo"
 DAY = "2026-03-14"
 SEED = (7000, 17000)  # the Tideline seed's daily total for the full DREAM pipeline
 

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 from _locomo_levers import CacheOnly, Mixed, Turn, context_vectors, lexical_index, window_text
+from _plain_baseline import PlainBaseline
 from _report import SHARED, machine, ms_stats, write_section
 
 from tideline.analysis.cluster_routing import cluster_narratives, rebuild_clusters, route_clusters
@@ -56,6 +57,9 @@ ONLY: set[str] = set()
 ROWS: list[str] = []
 DUMP: list[dict[str, object]] | None = None
 NEW = Policy(rrf_k=10, kind="turn")
+BASELINE = (
+    "plain FTS5 + e5 baseline (unicode61 BM25, numpy KNN, RRF k=60; bench/_plain_baseline.py)"
+)
 NEW_CENTRED = replace(NEW, centre=True)
 
 
@@ -398,6 +402,8 @@ def run(cache: Path | None, k_max: int = 10, lex_only: bool = False) -> str:
     latency: list[float] = []
     embedding: list[float] = []
     end_to_end: list[float] = []
+    plain_end_to_end: list[float] = []  # the plain FTS5 + e5 baseline, embedding included
+    plain_recall: dict[int, dict[int, list[float]]] = {c: {5: [], 10: []} for c in CATEGORIES}
     turns_total, import_seconds, dropped, questions, narratives = 0, 0.0, 0, 0, 0
     skipped, conversations, events = 0, 0, 0
     fired: dict[int, int] = {}  # questions the time window was found in, by category
@@ -437,6 +443,10 @@ def run(cache: Path | None, k_max: int = 10, lex_only: bool = False) -> str:
             uncached = Tideline(settings, embedder=inner) if inner and not CACHE_ONLY else None
             if uncached is not None:
                 uncached.memory.search_turns("warm up the turn index", k_max)
+            plain = None
+            if not lex_only:
+                ids, matrix = app.memory.raw.index.vectors()
+                plain = PlainBaseline([(t.id, t.text) for t in turns], ids, matrix)
             for qa in data["qa"]:
                 cat = qa.get("category")
                 if cat not in CATEGORIES:
@@ -456,6 +466,10 @@ def run(cache: Path | None, k_max: int = 10, lex_only: bool = False) -> str:
                     t = time.perf_counter()
                     uncached.memory.search_turns(qa["question"], k_max, "hybrid")
                     end_to_end.append(time.perf_counter() - t)
+                    if plain is not None:
+                        t = time.perf_counter()
+                        plain.search(qa["question"], inner.embed_query(qa["question"]), k_max)
+                        plain_end_to_end.append(time.perf_counter() - t)
                 try:
                     qvec = None if lex_only else app.embedder.embed_query(qa["question"])  # type: ignore[union-attr]
                 except EmbedderError:
@@ -464,6 +478,10 @@ def run(cache: Path | None, k_max: int = 10, lex_only: bool = False) -> str:
                 routes = _routes(app, qvec)
                 if app.memory.window_for(qa["question"]) is not None:
                     fired[cat] = fired.get(cat, 0) + 1
+                if plain is not None and qvec is not None:
+                    got = [ext.get(i) for i in plain.search(qa["question"], qvec, k_max)]
+                    for k in (5, 10):
+                        plain_recall[cat][k].append(len(gold & set(got[:k])) / len(gold))
                 if DUMP is not None:
                     near = _near(turns, ext, gold)
                     _dump(app, qa["question"], qvec, gold, ext, f"{path.stem}:{questions}", near)
@@ -482,6 +500,8 @@ def run(cache: Path | None, k_max: int = 10, lex_only: bool = False) -> str:
             app.close()
             if uncached is not None:
                 uncached.close()
+            if plain is not None:
+                plain.close()
     header = (
         "| variant | "
         + " | ".join(f"{CATEGORIES[c]} @5 / @10" for c in CATEGORIES)
@@ -500,10 +520,31 @@ def run(cache: Path | None, k_max: int = 10, lex_only: bool = False) -> str:
             + " | ".join(cells)
             + f" | {statistics.mean(all5):.3f} | {statistics.mean(all10):.3f} |"
         )
+    if plain_recall[1][5]:
+        cells = [
+            f"{statistics.mean(plain_recall[c][5]):.3f} / {statistics.mean(plain_recall[c][10]):.3f}"
+            for c in CATEGORIES
+        ]
+        all5 = [v for c in CATEGORIES for v in plain_recall[c][5]]
+        all10 = [v for c in CATEGORIES for v in plain_recall[c][10]]
+        rows.append(
+            f"| {BASELINE} | "
+            + " | ".join(cells)
+            + f" | {statistics.mean(all5):.3f} | {statistics.mean(all10):.3f} |"
+        )
     p50, p95 = ms_stats(latency)
     total = [a + b for a, b in zip(latency, embedding, strict=False)] or latency
     t50, t95 = ms_stats(total)
     e50, e95 = ms_stats(end_to_end or latency)
+    baseline = ""
+    if plain_end_to_end:
+        b50, b95 = ms_stats(plain_end_to_end)
+        ratio = float(e95) / float(b95) if float(b95) else 0.0
+        baseline = (
+            f" Measured in the same run, one question after the other, the {BASELINE} end to end "
+            f"(its query embedded uncached too): p50 {b50} ms, p95 {b95} ms; the product's p95 is "
+            f"{ratio:.2f}× the baseline's."
+        )
     cache_note = (
         f"embedding cache {cache} (vectors may be reused)"
         if cache
@@ -537,7 +578,7 @@ def run(cache: Path | None, k_max: int = 10, lex_only: bool = False) -> str:
             f"query's own e5 embedding (timed uncached, added per question) p50 {t50} ms, "
             f"p95 {t95} ms; **end to end** (the search given the query text, embedded uncached "
             f"on the query thread while the lexical lists are searched) p50 {e50} ms, "
-            f"p95 {e95} ms.",
+            f"p95 {e95} ms.{baseline}",
         ]
     )
 

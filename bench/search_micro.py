@@ -6,6 +6,11 @@ model, timed on their own, and the hybrid latency is reported with and without i
 
     .venv/bin/python bench/search_micro.py            # writes docs/benchmarks.md (search-micro)
     .venv/bin/python bench/search_micro.py --sizes 10000 --queries 50
+    .venv/bin/python bench/search_micro.py --no-embedder --no-write   # search alone, no e5
+
+`--no-embedder` gives each query a random unit vector (its own seed, so the records are the same)
+and leaves out the rows that time the embedding: the search core on its own, which can run while
+another process holds the embedding lock.
 """
 
 from __future__ import annotations
@@ -109,9 +114,9 @@ def build(path: Path, n: int, rng: np.random.Generator) -> tuple[TextIndex, floa
     return idx, time.perf_counter() - started
 
 
-def run(sizes: list[int], n_queries: int) -> str:
+def run(sizes: list[int], n_queries: int, embedder: bool = True) -> str:
     rng = np.random.default_rng(7)
-    e5 = E5Embedder()
+    e5 = E5Embedder() if embedder else None
     head = [" ".join(rng.choice(WORDS, size=rng.integers(2, 6))) for _ in range(n_queries // 2)]
     mixed = [
         " ".join(
@@ -123,12 +128,16 @@ def run(sizes: list[int], n_queries: int) -> str:
         for _ in range(n_queries - len(head))
     ]
     queries = head + mixed
-    e5.embed_query("warm up")
     embed_t, qvecs = [], []
-    for q in queries:
-        t = time.perf_counter()
-        qvecs.append(e5.embed_query(q))
-        embed_t.append(time.perf_counter() - t)
+    if e5 is None:
+        qvecs = list(synth_vectors(len(queries), 384, np.random.default_rng(11)))
+        embed_t = [0.0] * len(queries)
+    else:
+        e5.embed_query("warm up")
+        for q in queries:
+            t = time.perf_counter()
+            qvecs.append(e5.embed_query(q))
+            embed_t.append(time.perf_counter() - t)
     rows = []
     for n in sizes:
         with tempfile.TemporaryDirectory() as tmp:
@@ -151,6 +160,8 @@ def run(sizes: list[int], n_queries: int) -> str:
                         t = time.perf_counter()
                         idx.search(q, v, 10, mode=mode)  # type: ignore[arg-type]
                         timings[mode].append(time.perf_counter() - t)
+                    if e5 is None:
+                        continue
                     timings["hybrid+embed"].append(timings["hybrid"][-1] + e)
                     # What a caller waits for: the query embedded (again, uncached) on the query
                     # thread while the lexical list is searched.
@@ -158,10 +169,12 @@ def run(sizes: list[int], n_queries: int) -> str:
                     idx.search(q, pending_vector(e5, q), 10)
                     timings["hybrid+embed overlapped"].append(time.perf_counter() - t)
                 for mode, values in timings.items():
+                    if not values:
+                        continue
                     p50, p95 = ms_stats(values)
                     rows.append(f"| {n:,} | {label} | {mode} | {p50} | {p95} | {build_s:.1f} |")
             idx.db.close()
-    e50, e95 = ms_stats(embed_t)
+    e50, e95 = ms_stats(embed_t) if e5 else ("—", "—")
     return "\n".join(
         [
             "## Search core (bench/search_micro.py)",
@@ -176,7 +189,9 @@ def run(sizes: list[int], n_queries: int) -> str:
             "(`pending_vector`: the lexical list is searched meanwhile), what a caller waits for. "
             "Vector KNN runs on the in-process numpy copy (see search/_index.py).",
             "",
-            f"Query embedding alone (bundled e5): p50 {e50} ms, p95 {e95} ms.",
+            f"Query embedding alone (bundled e5): p50 {e50} ms, p95 {e95} ms."
+            if e5
+            else "Query vectors: random unit vectors (`--no-embedder`), no embedding timed.",
             "",
             "| records | queries | mode | p50 ms | p95 ms | build s |",
             "|---:|---|---|---:|---:|---:|",
@@ -193,8 +208,9 @@ def main() -> None:
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--no-write", action="store_true", help="print only")
+    ap.add_argument("--no-embedder", action="store_true", help="random query vectors, no e5")
     args = ap.parse_args()
-    body = run(args.sizes, args.queries)
+    body = run(args.sizes, args.queries, embedder=not args.no_embedder)
     print(body)
     if not args.no_write:
         write_section("search-micro", body)

@@ -51,7 +51,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parents[1]))  # tests.llama_server (--small-model)
-from _report import machine, write_section
+from _report import SHARED, machine, write_section
 from locomo_retrieval import evidence_ids
 
 from tests.llama_server import llama_server
@@ -61,11 +61,11 @@ from tideline.config import Settings
 from tideline.embed import E5Embedder, Embedder
 from tideline.memory.importers.locomo import parse_locomo_time
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo"
 THRESHOLD = 0.88  # e5-small cosine; unrelated sentences of one conversation score ~0.75–0.85
 EVENT_THRESHOLD = 0.85  # events are short and differently worded ("went camping" ~ "camps")
 WEEK = dt.timedelta(days=7)
 NIGHT = dt.timedelta(hours=12)  # the sleep runs the night after the session
+DATA = SHARED / "locomo"
 
 
 @dataclass

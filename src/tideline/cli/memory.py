@@ -139,6 +139,12 @@ def trace(
     console.print(
         styled((n.gesture, "bold"), f"  (id {n.id}, weight {n.weight:.3f})"), highlight=False
     )
+    retired = f", retired {n.retired_at[:16]}" if n.retired_at else ""
+    console.print(
+        f"{n.kind} of {n.created_at[:16]} (the user's time) · recorded "
+        f"{(n.recorded_at or n.updated_at)[:16]}{retired} (Tideline's time)",
+        highlight=False,
+    )
     if n.forgotten_at:
         console.print(f"forgotten {n.forgotten_at}: {n.forgotten_why}", highlight=False)
     if n.superseded_by is not None:

@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, suppress
 from dataclasses import asdict, replace
 from pathlib import Path
+from types import TracebackType
 from typing import Any, Literal, cast
 
 import numpy as np
@@ -34,7 +35,7 @@ import numpy as np
 from tideline.clock import Clock, Window, parse_time, system_clock
 from tideline.config import DEFAULTS as D
 from tideline.embed import Embedder, forget_embeddings
-from tideline.errors import EmbedderError, InvalidInput, NotFound
+from tideline.errors import EmbedderError, InvalidInput, MemoryClosed, NotFound
 from tideline.memory import _forget
 from tideline.memory._backup import memory_records, restore_narratives
 from tideline.memory._narratives import KINDS, NarrativeInput, Narratives
@@ -75,7 +76,6 @@ from tideline.search import (
     check_floor,
     interleave,
     pending_vector,
-    query_vector,
     resolved,
     retrieve,
     valid_text,
@@ -243,7 +243,7 @@ class Memory:
             self._closed.set()
 
     def _build_in_background(self) -> None:
-        with suppress(_Closed):
+        with suppress(MemoryClosed):
             self._build_files()
 
     def _build_files(self) -> int:
@@ -549,13 +549,6 @@ class Memory:
         """The stretch of the user's time `query` names (`_time_window`), or None."""
         return self.time_window(query, today) if names_time(query) else None
 
-    def similar(self, qvec: np.ndarray, k: int) -> list[tuple[int, float]]:
-        """The `k` narratives nearest to a query vector, as (id, cosine similarity), nearest
-        first (injection's T1)."""
-        with self.lock:
-            found = self.narratives.index.vector(qvec, k)
-        return [(h.id, 1.0 - float(h.vec_distance or 0.0)) for h in found]
-
     def _pending_vector(self, query: str) -> QueryVector:
         """The query's vector, embedded on the query thread while the caller searches (the
         memory lock is let go while the search waits for it)."""
@@ -659,24 +652,29 @@ class Memory:
             sid = self.raw.session_id(session) if isinstance(session, str) else session
             return [] if sid is None else self.raw.session_turns(sid, after_id)
 
-    def similar_turns(
+    def search_session(
         self, session: str, text: str, k: int, *, exclude: Sequence[int] = ()
     ) -> list[tuple[Turn, float]]:
-        """The `k` turns of one session nearest to `text` by cosine similarity (vectors only;
-        empty without an embedder), excluding `exclude` — session memory's recall."""
-        if not self._bind() or not text.strip():
+        """The `k` turns of one session most relevant to `text`, with their relevance, leaving
+        out `exclude` — session memory's recall: the turn search (`retrieve`, lexical without
+        an embedder) inside the session, cut by the one relevance floor."""
+        k = _check_k(k)
+        if not isinstance(text, str) or not text.strip():
             return []
-        qvec, _ = query_vector(self.embedder, bound_query(text)[0])
-        if qvec is None:
-            return []
+        query = bound_query(valid_text(text))[0]
+        qvec = self._pending_vector(query)
         with self.lock:
             sid = self.raw.session_id(session)
             if sid is None:
                 return []
             where, params = self.raw.session_filter(sid, exclude)
-            hits = self.raw.index.vector(qvec, _check_k(k), where, params)
+            scope = Scope(self.raw.index, where, tuple(params))
+            found = self._turn_retrieval(
+                query, qvec, k, "hybrid", None, None, None, self.min_score, scope=scope
+            )
+            hits = found.top(k)
             by_id = {t.id: t for t in self.raw.get([h.id for h in hits])}
-        return [(by_id[h.id], 1.0 - (h.vec_distance or 0.0)) for h in hits if h.id in by_id]
+        return [(by_id[h.id], h.score) for h in hits if h.id in by_id]
 
 
 def _require_file(path: Path, fmt: str) -> None:
@@ -723,10 +721,6 @@ def _check_min_weight(value: float | None) -> float | None:
     return number
 
 
-class _Closed(Exception):
-    """The memory was closed while a background build waited for the shared connection."""
-
-
 class _OpenGuard:
     """The shared lock, refused once the memory is closed (the connection is going away)."""
 
@@ -737,7 +731,12 @@ class _OpenGuard:
         self.lock.__enter__()
         if self.closed.is_set():
             self.lock.__exit__(None, None, None)
-            raise _Closed
+            raise MemoryClosed
 
-    def __exit__(self, *exc: object) -> None:
-        self.lock.__exit__(*exc)  # type: ignore[arg-type]
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self.lock.__exit__(kind, error, trace)

@@ -36,7 +36,7 @@ from tideline.search._retrieve import (
     parsed_for,
     retrieve,
 )
-from tideline.search._score import auto_floor, best_by, check_floor, interleave, resolve_floor
+from tideline.search._score import auto_floor, by_best, check_floor, interleave, resolve_floor
 from tideline.search._text import spaced_cjk, valid_text
 from tideline.search._time_window import TimeWindow, WindowSetting, window_setting
 from tideline.search._types import KINDS, MODES, Hit, Mode, Policy, SearchResult
@@ -77,8 +77,8 @@ __all__ = [
     "WindowSetting",
     "analyse",
     "auto_floor",
-    "best_by",
     "bound_query",
+    "by_best",
     "check_floor",
     "create_index",
     "diversify",
