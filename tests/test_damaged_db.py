@@ -146,12 +146,16 @@ def stale_check(path: Path, hours: float) -> None:
 def test_a_file_found_sound_is_checked_again_a_day_later(
     template: Path, isolated_home: Path
 ) -> None:
-    """Damage no query reads (pages of turns a lexical search never visits) is found by the
-    whole-file check that the first command after `integrity_check_hours` runs."""
+    """Damage no query reads (pages of the turns' trigram index, which `stats` never visits,
+    picked from the file's layout) is found by the whole-file check that the first command
+    after `integrity_check_hours` runs."""
     path = damaged(template, isolated_home, "empty")
     shutil.copyfile(template, path)
     assert run("stats")[0] == 0  # checked at this first open: sound, noted
-    damage.random_pages(path, 3, 11, "anywhere")
+    unread = damage.pages_of(path, "turn_text_tri_data")
+    assert len(unread) >= 3, unread
+    for page in unread[-3:]:
+        damage.scribble(path, page)
     stale_check(path, 23)
     assert run("stats")[0] == 0  # checked 23 hours ago: not yet again
     stale_check(path, 2)
