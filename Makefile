@@ -18,7 +18,7 @@ setup: $(STAMP)
 run: setup  ## start the memory server: the panel, MCP and the REST API on 127.0.0.1:8765 (PORT=…)
 	$(BIN)/tideline serve --transport http $(if $(PORT),--port $(PORT))
 
-test: setup  ## the whole test suite
+test: lint  ## lint (ruff, strict mypy, docs) and then the whole test suite: what CI runs
 	$(BIN)/pytest -q -p no:cacheprovider
 
 # The real-model suite: llama-cpp-python's server (built from source: ~4 min on a quiet 2-core

@@ -31,11 +31,10 @@ from _report import machine, ms_stats, write_section
 from tideline.app import Tideline, inject_config
 from tideline.config import Settings
 from tideline.embed import E5Embedder
-from tideline.inject import InjectConfig, MemoryProvider
+from tideline.inject import MemoryProvider
 from tideline.memory import compute_weight
 from tideline.profile import FactDraft
 
-FLOOR = 0.78
 N_NARRATIVES = 10_000
 N_TURNS = 50_000
 TURNS_PER_SESSION = 100
@@ -238,10 +237,7 @@ def main() -> None:
     e5.embed_query("warm up")
     with tempfile.TemporaryDirectory() as tmp:
         app = build(Path(tmp) / "home", e5)
-        # e5 cosines are compressed (unrelated texts score 0.72-0.77 here), so the 0.25 default
-        # (chosen for bge-m3) would let every planted memory through; 0.78 separates them.
-        base = inject_config(app.settings)
-        config = InjectConfig(**{**base.__dict__, "t1_min_similarity": FLOOR})
+        config = inject_config(app.settings)  # T1 and T1p: the search's relevance floor
         t = time.perf_counter()
         sessions = app.session_memory
 
@@ -308,8 +304,8 @@ def main() -> None:
         " sessions, 150 topic clusters, a ~1,400-token SOUL.md; random unit vectors plus 6 planted"
         f" e5 embeddings; a profile of {N_FACTS} facts (e5-embedded, 5 on the related topics, each"
         " with a causal edge and an open question) and its snapshot; default settings (budgets"
-        " T0 3000, T2 1500, T2b 3000, T3 1500, T1 1500, T1s 800, T1p 500, T1q 150, T4 1500) except"
-        f" the T1 cosine floor, {FLOOR} for e5 (see docs/inject.md). Every prefetch embeds a new"
+        " T0 3000, T2 1500, T2b 3000, T3 1500, T1 1500, T1s 800, T1p 500, T1q 150, T4 1500; T1 and"
+        " T1p cut by the search's relevance floor, docs/inject.md). Every prefetch embeds a new"
         " message with the bundled e5, searches the facts and writes its attention-log rows."
         " `.venv/bin/python bench/inject_latency.py` (default threads; loading e5 caps BLAS at one).",
         "",

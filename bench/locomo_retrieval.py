@@ -13,6 +13,7 @@ counted.
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 import re
 import statistics
@@ -23,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 from _locomo_levers import CacheOnly, Mixed, Turn, context_vectors, lexical_index, window_text
+from _plain_baseline import PlainBaseline
 from _report import SHARED, machine, ms_stats, write_section
 
 from tideline.analysis.cluster_routing import cluster_narratives, rebuild_clusters, route_clusters
@@ -30,7 +32,8 @@ from tideline.app import Tideline
 from tideline.config import Settings
 from tideline.embed import CachedEmbedder
 from tideline.errors import EmbedderError
-from tideline.memory import NarrativeInput, spelled_day, turn_keys
+from tideline.memory import NarrativeInput, spelled_day, turn_keys, turns_in
+from tideline.profile import EventDraft
 from tideline.search import Hit, Policy, Scope, TextIndex, retrieve
 
 DATA = SHARED / "locomo"
@@ -42,6 +45,9 @@ CENTRED = replace(CONVEX, centre=True)  # query centring (search/_centre.py, `se
 DATES = replace(CONVEX, date_weight=1.0)
 DEFAULT = replace(DATES, speaker_weight=0.25)  # the product's default on turns alone
 KEYS = replace(DEFAULT, memory_weight=0.25)  # the product's default (memory keys need narratives)
+#: The time-window stage (`search/_time_window.py`, `search_time_window`); anchors read the
+#: calendar, loaded with LoCoMo's own `events_session_N` (`_events`).
+WINDOWS = {"×0.25": 0.25, "×0.5": 0.5, "×1": 1.0, "×2": 2.0, "restrict": "restrict"}
 #: The context-vector lever embeds every turn a second time (in its window): `--context-vectors`.
 CONTEXT_VECTORS = False
 #: `--cache-only` (no embedding, so no lock: for a quick look while others embed) and `--only`.
@@ -51,6 +57,9 @@ ONLY: set[str] = set()
 ROWS: list[str] = []
 DUMP: list[dict[str, object]] | None = None
 NEW = Policy(rrf_k=10, kind="turn")
+BASELINE = (
+    "plain FTS5 + e5 baseline (unicode61 BM25, numpy KNN, RRF k=60; bench/_plain_baseline.py)"
+)
 NEW_CENTRED = replace(NEW, centre=True)
 
 
@@ -96,6 +105,14 @@ VARIANTS: dict[str, Variant] = {
     "default with memory keys + sessions ×0.5 ¹": Variant(
         policy=levers(dates=1.0, memory=0.25, session_weight=0.5)
     ),
+    **{
+        f"time window {name} (search_time_window)": Variant(policy=replace(DEFAULT, window=w))  # type: ignore[arg-type]
+        for name, w in WINDOWS.items()
+    },
+    "time window ×0.5 without the date lever": Variant(
+        policy=replace(DEFAULT, window=0.5, date_weight=0.0)
+    ),
+    "time window ×0.5, memory keys ×0.25 ¹": Variant(policy=replace(KEYS, window=0.5)),
     "lex: plain (before)": Variant("plain", mode="lex", policy=OLD),
     "lex: plain + stop words": Variant("plain", mode="lex"),
     "lex: snowball": Variant("snow", mode="lex", policy=OLD),
@@ -214,6 +231,7 @@ def _search(
         narratives,
         memory_scope=routes.get(v.route),
     )
+    asked = memory.window_for(question) if v.policy.window else None
     found = retrieve(
         Scope(Mixed(indexes[v.lex], indexes[v.vec])),
         question,
@@ -224,6 +242,7 @@ def _search(
         texts=memory.raw.texts,
         keys=keys,
         groups=memory.raw.sessions_of,
+        window=turns_in(memory.raw, asked) if asked else None,
     )
     return found.hits[:k]
 
@@ -326,6 +345,35 @@ def _observations(app: Tideline, data: dict[str, object], ids: dict[str, int]) -
     return added
 
 
+def _events(app: Tideline, data: dict[str, object]) -> int:
+    """LoCoMo's own `events_session_N` annotations ("Melanie's family takes a roadtrip to the
+    Grand Canyon", on the session's date) as events of the calendar, so a question tied to one
+    ("after the roadtrip") has it to read: a stand-in for what Sleep's extraction writes."""
+    stores = app.profile.stores
+    added = 0
+    with app.db_lock, app.db.transaction():
+        for key, value in data.items():
+            if not key.startswith("events_session_") or not isinstance(value, dict):
+                continue
+            day = dt.datetime.strptime(str(value.get("date", "")), "%d %B, %Y").date()
+            start, end = f"{day}T00:00:00Z", f"{day}T23:59:59Z"
+            for speaker, said in value.items():
+                if speaker == "date" or not isinstance(said, list):
+                    continue
+                for title in said:
+                    words = str(title).strip()  # a title holds 200 characters, details the rest
+                    if not words:
+                        continue
+                    draft = EventDraft(
+                        words[:200], words, valid_from=start, valid_to=end, said_at=start
+                    )
+                    stores.events.insert(
+                        draft, valid_from=start, expires_at=None, now=start, run_id=None
+                    )
+                    added += 1
+    return added
+
+
 def _routes(app: Tideline, qvec: np.ndarray | None) -> dict[str, Scope | None]:
     """Narrative scopes for the memory keys: all, or only the soft clusters routed to (with
     and without their adjacent clusters)."""
@@ -354,8 +402,11 @@ def run(cache: Path | None, k_max: int = 10, lex_only: bool = False) -> str:
     latency: list[float] = []
     embedding: list[float] = []
     end_to_end: list[float] = []
+    plain_end_to_end: list[float] = []  # the plain FTS5 + e5 baseline, embedding included
+    plain_recall: dict[int, dict[int, list[float]]] = {c: {5: [], 10: []} for c in CATEGORIES}
     turns_total, import_seconds, dropped, questions, narratives = 0, 0.0, 0, 0, 0
-    skipped, conversations = 0, 0
+    skipped, conversations, events = 0, 0, 0
+    fired: dict[int, int] = {}  # questions the time window was found in, by category
     asked: list[tuple[str, np.ndarray | None]] = []
     strangers: list[tuple[str, np.ndarray | None]] = []
     for path in sorted(DATA.glob("*.json")):
@@ -382,6 +433,7 @@ def run(cache: Path | None, k_max: int = 10, lex_only: bool = False) -> str:
             indexes = _indexes(app, turns, not lex_only)
             by_dia = {e: i for i, e in ext.items() if e}
             narratives += _observations(app, data, by_dia)
+            events += _events(app, data)
             if not lex_only:
                 rebuild_clusters(app.memory)
             print(f"{path.name}: {len(turns)} turns", flush=True)
@@ -391,6 +443,10 @@ def run(cache: Path | None, k_max: int = 10, lex_only: bool = False) -> str:
             uncached = Tideline(settings, embedder=inner) if inner and not CACHE_ONLY else None
             if uncached is not None:
                 uncached.memory.search_turns("warm up the turn index", k_max)
+            plain = None
+            if not lex_only:
+                ids, matrix = app.memory.raw.index.vectors()
+                plain = PlainBaseline([(t.id, t.text) for t in turns], ids, matrix)
             for qa in data["qa"]:
                 cat = qa.get("category")
                 if cat not in CATEGORIES:
@@ -410,12 +466,22 @@ def run(cache: Path | None, k_max: int = 10, lex_only: bool = False) -> str:
                     t = time.perf_counter()
                     uncached.memory.search_turns(qa["question"], k_max, "hybrid")
                     end_to_end.append(time.perf_counter() - t)
+                    if plain is not None:
+                        t = time.perf_counter()
+                        plain.search(qa["question"], inner.embed_query(qa["question"]), k_max)
+                        plain_end_to_end.append(time.perf_counter() - t)
                 try:
                     qvec = None if lex_only else app.embedder.embed_query(qa["question"])  # type: ignore[union-attr]
                 except EmbedderError:
                     skipped, questions = skipped + 1, questions - 1  # --cache-only: not cached
                     continue
                 routes = _routes(app, qvec)
+                if app.memory.window_for(qa["question"]) is not None:
+                    fired[cat] = fired.get(cat, 0) + 1
+                if plain is not None and qvec is not None:
+                    got = [ext.get(i) for i in plain.search(qa["question"], qvec, k_max)]
+                    for k in (5, 10):
+                        plain_recall[cat][k].append(len(gold & set(got[:k])) / len(gold))
                 if DUMP is not None:
                     near = _near(turns, ext, gold)
                     _dump(app, qa["question"], qvec, gold, ext, f"{path.stem}:{questions}", near)
@@ -434,6 +500,8 @@ def run(cache: Path | None, k_max: int = 10, lex_only: bool = False) -> str:
             app.close()
             if uncached is not None:
                 uncached.close()
+            if plain is not None:
+                plain.close()
     header = (
         "| variant | "
         + " | ".join(f"{CATEGORIES[c]} @5 / @10" for c in CATEGORIES)
@@ -452,10 +520,31 @@ def run(cache: Path | None, k_max: int = 10, lex_only: bool = False) -> str:
             + " | ".join(cells)
             + f" | {statistics.mean(all5):.3f} | {statistics.mean(all10):.3f} |"
         )
+    if plain_recall[1][5]:
+        cells = [
+            f"{statistics.mean(plain_recall[c][5]):.3f} / {statistics.mean(plain_recall[c][10]):.3f}"
+            for c in CATEGORIES
+        ]
+        all5 = [v for c in CATEGORIES for v in plain_recall[c][5]]
+        all10 = [v for c in CATEGORIES for v in plain_recall[c][10]]
+        rows.append(
+            f"| {BASELINE} | "
+            + " | ".join(cells)
+            + f" | {statistics.mean(all5):.3f} | {statistics.mean(all10):.3f} |"
+        )
     p50, p95 = ms_stats(latency)
     total = [a + b for a, b in zip(latency, embedding, strict=False)] or latency
     t50, t95 = ms_stats(total)
     e50, e95 = ms_stats(end_to_end or latency)
+    baseline = ""
+    if plain_end_to_end:
+        b50, b95 = ms_stats(plain_end_to_end)
+        ratio = float(e95) / float(b95) if float(b95) else 0.0
+        baseline = (
+            f" Measured in the same run, one question after the other, the {BASELINE} end to end "
+            f"(its query embedded uncached too): p50 {b50} ms, p95 {b95} ms; the product's p95 is "
+            f"{ratio:.2f}× the baseline's."
+        )
     cache_note = (
         f"embedding cache {cache} (vectors may be reused)"
         if cache
@@ -479,12 +568,17 @@ def run(cache: Path | None, k_max: int = 10, lex_only: bool = False) -> str:
             "their turns (a stand-in for what the Sleep pipeline writes); every other row searches "
             "the turns alone.",
             "",
+            f"The calendar holds LoCoMo's {events:,} session events (`events_session_N`); "
+            f"a time window was found in {sum(fired.values())} of {questions} questions ("
+            + ", ".join(f"{CATEGORIES[c]} {fired.get(c, 0)}" for c in CATEGORIES)
+            + "): the time-window rows differ from the default only there.",
+            "",
             f"Turn search with default settings (`Memory.search_turns`, {len(latency)} questions): "
             f"search alone (query vector from the cache) p50 {p50} ms, p95 {p95} ms; with the "
             f"query's own e5 embedding (timed uncached, added per question) p50 {t50} ms, "
             f"p95 {t95} ms; **end to end** (the search given the query text, embedded uncached "
             f"on the query thread while the lexical lists are searched) p50 {e50} ms, "
-            f"p95 {e95} ms.",
+            f"p95 {e95} ms.{baseline}",
         ]
     )
 

@@ -42,17 +42,17 @@ LAYERS: dict[str, int] = {
     "tideline.analysis": 8,
     "tideline.profile": 8,
     "tideline.consolidate": 9,  # the Sleep pipeline and session memory: profile, memory, llm
-    "tideline.moving": 9,  # `tideline migrate`: the agent's migration sets, memory's owners
     "tideline.inject": 10,  # may show the profile's snapshot and the session memory
     "tideline.fields": 11,
     "tideline.app": 11,
-    "tideline.doctor": 12,  # opens an app to probe it
-    "tideline.repair": 13,  # salvages what doctor found damaged
-    "tideline.serve": 14,  # what the drivers share: the HTTP guard, tokens, wire helpers, listening
-    "tideline.cli": 15,
-    "tideline.mcp": 15,
-    "tideline.web": 15,  # the REST API and the panel; serves the MCP endpoint beside them
-    "tideline.__main__": 16,
+    # database upkeep: doctor (opens an app to probe it), repair (salvages what doctor found
+    # damaged), migrate (between SQLite and PostgreSQL), the page reader and the table copy
+    "tideline.upkeep": 12,
+    "tideline.serve": 13,  # what the drivers share: the HTTP guard, tokens, wire helpers, listening
+    "tideline.cli": 14,
+    "tideline.mcp": 14,
+    "tideline.web": 14,  # the REST API and the panel; serves the MCP endpoint beside them
+    "tideline.__main__": 15,
 }
 
 #: The edges against the order: `tideline serve` launches the MCP server (stdio) or the web
@@ -297,7 +297,7 @@ PLANTS = {
     "relative import upward": (
         "search/_index.py",
         "from ..cli import main\n",
-        "tideline.search._index:1 imports tideline.cli.main: layer 15 is above 6",
+        "tideline.search._index:1 imports tideline.cli.main: layer 14 is above 6",
     ),
     "pydantic in the store": (
         "store/_database.py",

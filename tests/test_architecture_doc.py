@@ -26,7 +26,7 @@ def test_the_documented_layers_are_the_checked_ones() -> None:
 
 def test_a_unit_on_another_layer_in_the_document_is_found() -> None:
     text = DOC.read_text(encoding="utf-8")
-    planted = text.replace("| 9 | `consolidate`, `moving` |", "| 9 | `moving` |")
+    planted = text.replace("| 9 | `consolidate` |", "| 9 | `upkeep` |")
     assert planted != text
     assert documented_layers(planted) != LAYERS
     assert "tideline.consolidate" not in documented_layers(planted)

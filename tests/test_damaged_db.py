@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 
 import anyio
+import apsw
 import pytest
 from mcp import Client
 from typer.testing import CliRunner
@@ -252,8 +253,8 @@ def test_repair_recovers_into_a_new_file_and_keeps_the_old(
         assert 0 < stats["turns"] < TURNS and "turns" in repaired["lost"]
     else:  # truncated: whatever lay in the surviving half
         assert stats["turns"] > 0 and (repaired["lost"] or repaired["notes"])
-    hits = json.loads(run("search", "Anna garden Porto", "--json", "--mode", "lex")[1])["hits"]
-    assert hits  # full-text tables rebuilt from the recovered rows
+    hits = run("search", "Anna garden Porto", "--turns", "--json", "--mode", "lex")[1]
+    assert json.loads(hits)["hits"]  # full-text tables rebuilt from the recovered rows
     assert run("write", "written after the repair")[0] == 0
 
 
@@ -267,29 +268,57 @@ def test_unrecoverable_file_is_kept_unchanged(template: Path, isolated_home: Pat
     assert digest(path) == before
 
 
+def root_page_room(app: Tideline, table: str) -> int | None:
+    """Bytes left on `table`'s only page, or None once its rows spread over more pages."""
+    pages = app.memory.db.rows("SELECT unused, pagetype FROM dbstat WHERE name = ?", (table,))
+    return pages[0]["unused"] if len(pages) == 1 and pages[0]["pagetype"] == "leaf" else None
+
+
 @pytest.fixture(scope="module")
 def small(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A small memory.db (no vectors) whose list of tables fills the pages a truncation cuts."""
+    """A small memory.db (no vectors) whose list of tables fills the pages a truncation cuts.
+    Its narratives stay on their table's first page (the file's front, made by the migration):
+    as many are written as that page holds, measured on the file, so a wider row (a new column)
+    writes fewer instead of moving them to the pages a truncation cuts."""
     home = tmp_path_factory.mktemp("small")
     app = Tideline(Settings.load(env={}, overrides={"home": str(home), "embedder": "none"}))
     for i in range(TURNS):
         app.memory.sync_turn("garden", "user", f"turn {i}: Anna talks about plot {i * 7}")
+    room, row = root_page_room(app, "narratives"), 0
     for i in range(NARRATIVES):
+        if room is None or room < 2 * row:  # the next one might not fit
+            break
         app.memory.write(gesture=f"memory {i}: Anna's garden in Porto", tags=["family"])
+        left = root_page_room(app, "narratives")
+        row, room = max(row, (room - left) if left is not None else row), left
+    assert room is not None and i >= 10, "narratives no longer fit their first page"
     app.close()
     return home / "memory.db"
+
+
+def rows_in(path: Path, table: str) -> int:
+    conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        return int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+    finally:
+        conn.close()
 
 
 def test_a_small_memory_cut_in_half_is_read_page_by_page(small: Path, isolated_home: Path) -> None:
     """SQLite cannot read its list of tables (the pages written last are gone), so the repair
     reads the pages that are left: the memories on them come back, the lost turns are named."""
+    kept = small.stat().st_size // damage.page_size(small) // 2  # what `truncated` leaves
+    assert max(damage.pages_of(small, "narratives")) <= kept  # the memories: all on the front
+    assert max(damage.pages_of(small, "sqlite_schema")) > kept  # the list of tables: cut
+    assert max(damage.pages_of(small, "turns")) > kept  # and turns
+    narratives = rows_in(small, "narratives")
     path = damaged(small, isolated_home, "truncated")
     code, out, err = run("doctor", "--repair", "--json")
     assert code == 0, (out, err)
     [repaired] = json.loads(out)["repaired"]
-    assert repaired["rows"]["narratives"] == NARRATIVES and "missing" in repaired["lost"]["turns"]
+    assert repaired["rows"]["narratives"] == narratives and "missing" in repaired["lost"]["turns"]
     stats = json.loads(run("stats", "--json")[1])
-    assert stats["narratives"] == NARRATIVES and stats["sessions"] == 1
+    assert stats["narratives"] == narratives and stats["sessions"] == 1
     hits = json.loads(run("search", "Porto garden", "--json", "--mode", "lex")[1])["hits"]
     assert len(hits) > 0 and path.exists()
 
@@ -329,10 +358,11 @@ def test_a_memory_whose_first_page_is_damaged_comes_back_whole(
     assert code == 0, (out, err)
     [repaired] = json.loads(out)["repaired"]
     assert repaired["action"] == "recovered" and repaired["lost"] == {}, repaired
-    assert repaired["rows"]["turns"] == TURNS and repaired["rows"]["narratives"] == NARRATIVES
+    narratives = rows_in(small, "narratives")
+    assert repaired["rows"]["turns"] == TURNS and repaired["rows"]["narratives"] == narratives
     assert any("found again on" in n for n in repaired["notes"])
     stats = json.loads(run("stats", "--json")[1])
-    assert (stats["turns"], stats["narratives"]) == (TURNS, NARRATIVES)
+    assert (stats["turns"], stats["narratives"]) == (TURNS, narratives)
     assert not [p.name for p in path.parent.iterdir() if p.name.startswith(".")]
 
 

@@ -1,6 +1,6 @@
 """Every exception class Tideline defines lives in `tideline.errors` (the one tree, with its fix-it
-messages), and none derives from bare `Exception` but the tree's two roots. `ELSEWHERE` lists the
-ones still outside, each owned by a stream still editing its package; the list only shrinks."""
+messages), and none derives from bare `Exception` but the tree's two roots. `ELSEWHERE` listed the
+ones still outside while their packages were being edited; it is empty and only shrinks."""
 
 from __future__ import annotations
 
@@ -11,17 +11,7 @@ import pkgutil
 import tideline
 from tideline import errors
 
-ELSEWHERE = {  # still to move (consolidate and profile: being edited; web: its stream)
-    "tideline.consolidate._lock.SleepBusy",
-    "tideline.consolidate._sleep.SleepTimeout",
-    "tideline.consolidate._sleep.StepFailed",
-    "tideline.consolidate.dream._dream.DreamBusy",
-    "tideline.consolidate.dream._dream.LayerFailed",
-    "tideline.profile._errors.IllegalTransition",
-    "tideline.profile._errors.ProfileChanged",
-    "tideline.web._runs.RunBusy",
-    "tideline.memory._memory._Closed",
-}
+ELSEWHERE: set[str] = set()  # every class is home (the list only shrinks: keep it empty)
 ROOTS = {errors.TidelineError, errors.Signal}
 
 

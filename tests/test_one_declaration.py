@@ -14,6 +14,8 @@ import pytest
 
 from tideline.app import Tideline, inject_config, library_options
 from tideline.config import DEFAULTS, SETTINGS, Settings
+from tideline.consolidate import SessionMemory, Sleep
+from tideline.consolidate.dream import Dream
 from tideline.errors import ConfigError
 from tideline.inject import InjectConfig
 from tideline.inject._config import FUSIONS
@@ -116,3 +118,68 @@ def test_no_second_literal_of_a_default() -> None:
         "InjectConfig.t1_k",
         "TURNS.rrf_k",
     ]
+
+
+#: The services' constructor arguments that a setting sets (app.py passes the setting): their
+#: defaults are the setting's, read from `DEFAULTS`, never written again.
+CONSTRUCTED = {
+    SessionMemory: {
+        "char_budget": "session_char_budget",
+        "keep_recent": "session_keep_recent",
+        "summary_ratio": "session_summary_ratio",
+        "recall_max": "session_recall_max",
+        "recall_min_score": "session_recall_min_score",
+    },
+    Sleep: {
+        "run_budget": "llm_run_budget",
+        "run_max_calls": "llm_run_max_calls",
+        "max_input_tokens": "llm_max_input_tokens",
+    },
+    Dream: {
+        "run_budget": "dream_run_budget",
+        "run_max_calls": "llm_run_max_calls",
+        "max_input_tokens": "llm_max_input_tokens",
+        "comb_memories": "dream_comb_memories",
+        "drift_hops": "dream_drift_hops",
+    },
+}
+
+
+def literal_arguments(tree: ast.Module, names: set[str]) -> list[str]:
+    """Where a constructor of the classes `names` writes a default as a literal."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.name in names:
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef) and item.name == "__init__":
+                    args = item.args
+                    pairs = [
+                        *zip(
+                            args.args[len(args.args) - len(args.defaults) :],
+                            args.defaults,
+                            strict=True,
+                        ),
+                        *zip(args.kwonlyargs, args.kw_defaults, strict=True),
+                    ]
+                    found += [
+                        f"{node.name}.{a.arg}"
+                        for a, d in pairs
+                        if isinstance(d, ast.Constant) and d.value is not None
+                    ]
+    return found
+
+
+def test_the_services_constructor_defaults_are_the_settings() -> None:
+    for cls, settings in CONSTRUCTED.items():
+        params = inspect.signature(cls).parameters
+        for arg, setting in settings.items():
+            assert params[arg].default == getattr(DEFAULTS, setting), f"{cls.__name__}.{arg}"
+        tree = ast.parse(inspect.getsource(inspect.getmodule(cls)))  # type: ignore[arg-type]
+        literal = [
+            n for n in literal_arguments(tree, {cls.__name__}) if n.split(".")[1] in settings
+        ]
+        assert literal == [], literal
+    planted = ast.parse(
+        "class Sleep:\n    def __init__(self, a, *, run_budget: int = 0, no_llm=NO_LLM): ...\n"
+    )
+    assert literal_arguments(planted, {"Sleep"}) == ["Sleep.run_budget"]

@@ -8,7 +8,7 @@ import pytest
 
 from tideline.errors import DatabaseLocked, HomeNotWritable, NotADatabase, SchemaTooNew
 from tideline.store import Database, Migrations, open_database
-from tideline.store._pages import PageFile
+from tideline.upkeep._pages import PageFile
 
 
 def _migrations(upto: int) -> Migrations:

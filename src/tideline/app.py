@@ -18,7 +18,7 @@ from dataclasses import replace
 from functools import cached_property
 from itertools import chain
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TextIO, cast
+from typing import TYPE_CHECKING, Literal, TextIO, TypedDict, cast
 
 from tideline import plugins
 from tideline.analysis import ANALYSIS_MIGRATIONS
@@ -35,7 +35,7 @@ from tideline.memory import (
     write_export,
 )
 from tideline.profile import PROFILE_MIGRATIONS, Profile, Rules
-from tideline.search import Analyser, VectorOptions, resolve_floor
+from tideline.search import Analyser, Policy, VectorOptions, resolve_floor, window_setting
 from tideline.store import (
     Namespace,
     Storage,
@@ -59,7 +59,18 @@ def integrity_seconds(s: Settings) -> float | None:
     return None if s.integrity_check_hours < 0 else s.integrity_check_hours * 3600
 
 
-def library_options(s: Settings) -> dict[str, Any]:
+class LibraryOptions(TypedDict):
+    """The keyword arguments of `Library` that settings decide: checked against its signature
+    where `Tideline.library` unpacks them."""
+
+    policy: Policy
+    keys: str
+    catch_up: str
+    min_score: str | float
+    busy_timeout_ms: int
+
+
+def library_options(s: Settings) -> LibraryOptions:
     """How a `Library` built from these settings ranks and keeps fresh: pass as
     `Library(root, embedder, **library_options(settings))`."""
     from tideline.library import LIBRARY
@@ -92,18 +103,10 @@ def embedder_from(s: Settings, *, cache: bool = True) -> Embedder:
     return CachedEmbedder(inner, s.cache_path)
 
 
-def inject_config(s: Settings, model_id: str | None = None) -> InjectConfig:
-    """The injection tiers' thresholds and budgets; `model_id` (the embedder's) picks the
-    `auto` floors."""
-    from tideline.inject import (
-        AUTO_FACT_FLOORS,
-        DEFAULT_FACT_FLOOR,
-        Fusion,
-        InjectConfig,
-        budgets_of,
-        cosine_floor,
-        edge_kinds,
-    )
+def inject_config(s: Settings) -> InjectConfig:
+    """The injection tiers' sizes, thresholds and budgets (what they retrieve is cut by the
+    relevance floor of every search, `search_min_score`, which the memory holds)."""
+    from tideline.inject import Fusion, InjectConfig, budgets_of, edge_kinds
 
     return InjectConfig(
         soul_path=s.soul_path,
@@ -111,7 +114,6 @@ def inject_config(s: Settings, model_id: str | None = None) -> InjectConfig:
         t0_reflections=s.inject_t0_reflections,
         t1_recent_turns=s.inject_t1_recent_turns,
         t1_k=s.inject_t1_k,
-        t1_min_similarity=cosine_floor(s.inject_t1_min_similarity, model_id),
         t4_trigger=s.inject_t4_trigger,
         t4_k=s.inject_t4_k,
         t4_fusion=cast(Fusion, s.inject_t4_fusion),  # one of its `choices`
@@ -123,13 +125,6 @@ def inject_config(s: Settings, model_id: str | None = None) -> InjectConfig:
         t0_snapshot_tokens=s.inject_t0_snapshot_tokens,
         t3_facts=s.inject_t3_facts,
         facts_k=s.inject_facts_k,
-        facts_min_similarity=cosine_floor(
-            s.inject_facts_min_similarity,
-            model_id,
-            setting="inject_facts_min_similarity",
-            floors=AUTO_FACT_FLOORS,
-            default=DEFAULT_FACT_FLOOR,
-        ),
         graph_edges=edge_kinds(s.inject_graph_edges),
         graph_k=s.inject_graph_k,
         strategies_k=s.inject_strategies_k,
@@ -236,12 +231,17 @@ class Tideline:
     def memory(self) -> Memory:
         s = self.settings
         stop = s.search_stop_words
+        window = window_setting(s.search_time_window)
         return Memory(
             self.db,
             self.embedder,
             # the settings tune memory's policies (docs/configuration.md, docs/search.md)
             narrative_policy=replace(
-                NARRATIVES, boost=s.keyword_boost, stop_words=stop, centre=s.search_centre == "all"
+                NARRATIVES,
+                boost=s.keyword_boost,
+                stop_words=stop,
+                centre=s.search_centre == "all",
+                window=window,
             ),
             turn_policy=replace(
                 TURNS,
@@ -257,6 +257,7 @@ class Tideline:
                 session_weight=s.turn_session_weight,
                 session_cap=s.turn_session_cap,
                 truncate=s.search_truncate,
+                window=window,
             ),
             min_score=resolve_floor(
                 s.search_min_score, self.embedder.model_id if self.embedder else None
@@ -266,6 +267,8 @@ class Tideline:
             turn_context=s.turn_context,
             vectors=vector_options(s),
             clock=self.clock,
+            # a time question's window, with the calendar's events ("before the trip")
+            time_window=lambda question, today: self.profile.time_window(question, today),
         )
 
     @cached_property
@@ -313,10 +316,9 @@ class Tideline:
         dreaming."""
         from tideline.inject import MemoryProvider
 
-        model_id = self.embedder.model_id if self.embedder is not None else None
         return MemoryProvider(
             self.memory,
-            inject_config(self.settings, model_id),
+            inject_config(self.settings),
             profile=self.profile,
             session_memory=self.session_memory,
             dream=self.dream,  # the self-concept with its grounds (T0), open threads (T3)
@@ -335,7 +337,6 @@ class Tideline:
             keep_recent=s.session_keep_recent,
             summary_ratio=s.session_summary_ratio,
             recall_max=s.session_recall_max,
-            recall_min_score=s.session_recall_min_score,
         )
 
     @cached_property

@@ -202,6 +202,14 @@ SETTINGS: tuple[Setting, ...] = (
         "own score (0: off).",
     ),
     Setting(
+        "search_time_window",
+        "TIDELINE_SEARCH_TIME_WINDOW",
+        "off",
+        'Memory search: a question that names a time ("last May", "before the trip": the '
+        "calendar's events) lifts the turns and memories of that time by this weight, 0–4; "
+        "`restrict` keeps only them (any time when none is relevant); off: 0.",
+    ),
+    Setting(
         "turn_session_cap",
         "TIDELINE_TURN_SESSION_CAP",
         0,
@@ -286,13 +294,6 @@ SETTINGS: tuple[Setting, ...] = (
         "inject_t1_k", "TIDELINE_INJECT_T1_K", 5, "T1: most memories retrieved for the message."
     ),
     Setting(
-        "inject_t1_min_similarity",
-        "TIDELINE_INJECT_T1_MIN_SIMILARITY",
-        "auto",
-        "T1: cosine floor; memories less similar to the message are not shown. "
-        "`auto`: 0.80 for the bundled e5, 0.25 for other embedders.",
-    ),
-    Setting(
         "inject_t4_trigger",
         "TIDELINE_INJECT_T4_TRIGGER",
         2,
@@ -350,13 +351,6 @@ SETTINGS: tuple[Setting, ...] = (
         "TIDELINE_INJECT_FACTS_K",
         3,
         "T1p: most profile facts matched by the message.",
-    ),
-    Setting(
-        "inject_facts_min_similarity",
-        "TIDELINE_INJECT_FACTS_MIN_SIMILARITY",
-        "auto",
-        "T1p: cosine floor of a fact matched by the message. "
-        "`auto`: 0.83 for the bundled e5, 0.45 for other embedders.",
     ),
     Setting(
         "inject_graph_edges",
@@ -452,12 +446,6 @@ SETTINGS: tuple[Setting, ...] = (
         "TIDELINE_SESSION_RECALL_MAX",
         3,
         "Session memory: most earlier turns recalled by similarity to the message.",
-    ),
-    Setting(
-        "session_recall_min_score",
-        "TIDELINE_SESSION_RECALL_MIN_SCORE",
-        0.45,
-        "Session memory: lowest cosine similarity of a recalled turn.",
     ),
     Setting(
         "llm_run_budget",
@@ -558,6 +546,24 @@ SETTINGS: tuple[Setting, ...] = (
 
 _BY_NAME = {s.name: s for s in SETTINGS}
 T = TypeVar("T")
+#: Settings that are gone, and what took their place (a config file that still names one says so).
+RETIRED = {
+    "inject_t1_min_similarity": "injection's memories are cut by the relevance floor "
+    "search_min_score, like every search",
+    "inject_facts_min_similarity": "injection's facts are cut by the relevance floor "
+    "search_min_score, like every search",
+    "session_recall_min_score": "session memory's recall is cut by the relevance floor "
+    "search_min_score, like every search",
+}
+
+
+def _unknown(names: set[str], source: str, noun: str) -> ConfigError:
+    """Unknown setting names in `source`, saying what replaced a retired one."""
+    retired = sorted(names & set(RETIRED))
+    if retired:
+        why = "; ".join(f"{n} is retired: {RETIRED[n]}" for n in retired)
+        return ConfigError(f"{source}: {why}; remove it")
+    return ConfigError(f"{source} has unknown {noun} {sorted(names)}; known: {sorted(_BY_NAME)}")
 
 
 def _cache_path(merged: Mapping[str, Any], home: Path) -> Path:
@@ -587,9 +593,7 @@ def _read_config_file(path: Path) -> dict[str, Any]:
         ) from exc
     unknown = set(data) - set(_BY_NAME)
     if unknown:
-        raise ConfigError(
-            f"config file {path} has unknown key(s) {sorted(unknown)}; known: {sorted(_BY_NAME)}"
-        )
+        raise _unknown(unknown, f"config file {path}", "key(s)")
     return data
 
 
@@ -681,6 +685,7 @@ class Settings:
     turn_date_weight: float
     turn_memory_weight: float
     turn_speaker_weight: float
+    search_time_window: str
     turn_session_cap: int
     turn_session_weight: float
     search_truncate: float
@@ -694,7 +699,6 @@ class Settings:
     inject_t0_reflections: int
     inject_t1_recent_turns: int
     inject_t1_k: int
-    inject_t1_min_similarity: str
     inject_t4_trigger: int
     inject_t4_k: int
     inject_t4_fusion: str
@@ -711,7 +715,6 @@ class Settings:
     inject_t0_snapshot_tokens: int
     inject_t3_facts: int
     inject_facts_k: int
-    inject_facts_min_similarity: str
     inject_graph_edges: str
     inject_graph_k: int
     inject_strategies_k: int
@@ -732,7 +735,6 @@ class Settings:
     session_keep_recent: int
     session_summary_ratio: float
     session_recall_max: int
-    session_recall_min_score: float
     llm_run_budget: int
     llm_run_max_calls: int
     sleep_on_exit: bool
@@ -792,7 +794,7 @@ class Settings:
         overrides = dict(overrides or {})
         unknown = set(overrides) - set(_BY_NAME)
         if unknown:
-            raise ConfigError(f"unknown setting(s) {sorted(unknown)}; known: {sorted(_BY_NAME)}")
+            raise _unknown(unknown, "the overrides", "setting(s)")
         raw: dict[str, Any] = {}
         for s in SETTINGS:
             if s.env in env and (env[s.env] != "" or s.keep_empty):

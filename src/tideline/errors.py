@@ -18,9 +18,15 @@
     │   ├── LLMUnavailable        endpoint down, timed out, or still 429/5xx after the retries (transient)
     │   ├── BudgetExceeded        the next call would take a run past its token budget
     │   └── InputTooLong          a prompt is larger than the input cap; the caller must send less
+    ├── ProfileChanged            the profile moved on while a changeset was computed: recompute (transient)
+    ├── SleepBusy                 another sleep holds the database's lock: wait for it (transient)
+    │   └── DreamBusy             ... another dream
+    ├── SleepTimeout              a sleep ran past its timeout, nothing applied (transient)
     └── InvalidInput              a caller sent something that breaks a rule (permanent)
         ├── NotFound              an id or path that does not exist
         │   └── NoCollection      a library path inside no collection
+        ├── IllegalTransition     a status change the fact or strategy lifecycle does not allow
+        ├── RunBusy               a run of that kind is already going on in this server
         ├── PathOutsideLibrary    a path escapes the library root
         ├── BadMeta               a collection's `_meta.yaml` cannot be used
         └── UnreadableFile        a note that is not a regular file, too large or unreadable
@@ -29,7 +35,10 @@
             └── NoteBusy          ... kept changing while it was being written (transient)
 
     Signal                        control flow inside one component, never shown (not a TidelineError)
-    └── FormatRefused             a chat backend moved down its structured-output ladder: ask again
+    ├── FormatRefused             a chat backend moved down its structured-output ladder: ask again
+    ├── StepFailed                a Sleep step raised: the run stops, applies nothing, records the text
+    ├── LayerFailed               a DREAM layer cannot finish: the run stops there
+    └── MemoryClosed              the memory closed under a waiting background build: it stops
 
 `transient` tells a scheduler whether retrying later can help.
 """
@@ -123,6 +132,39 @@ class NotFound(InvalidInput):
     """An id or a path that does not exist."""
 
 
+# -- the profile's and the runs' (`tideline.profile`, `tideline.consolidate`, the web driver) --
+
+
+class IllegalTransition(InvalidInput):
+    """A status change the fact lifecycle does not allow (e.g. reopening a closed fact)."""
+
+
+class ProfileChanged(TidelineError):
+    """The profile was written after a changeset was computed; recompute it from a fresh read."""
+
+    transient = True
+
+
+class SleepBusy(TidelineError):
+    """Another sleep is running on the same database."""
+
+    transient = True
+
+
+class DreamBusy(SleepBusy):
+    """Another dream is running on the same database."""
+
+
+class SleepTimeout(TidelineError):
+    """A run went past its timeout; like any failed step it applied nothing."""
+
+    transient = True
+
+
+class RunBusy(InvalidInput):
+    """A run of this kind is already going on in this server."""
+
+
 # -- the library's (`tideline.library`) ----------------------------------------------------
 
 
@@ -184,3 +226,18 @@ class Signal(Exception):
 class FormatRefused(Signal):
     """Raised by a backend that just learnt its server lacks a structured-output mode and moved
     down to the next one: the client asks again, re-checking the input cap for the new prompt."""
+
+
+class StepFailed(Signal):
+    """A Sleep step (or its boundary) raised; the run stops there and applies nothing. Its text
+    ("step 3 behaviour failed, nothing applied: …") becomes the run's error line."""
+
+
+class LayerFailed(Signal):
+    """A DREAM layer that cannot finish (its Sleep failed); the run stops there, and the layer's
+    record carries the text."""
+
+
+class MemoryClosed(Signal):
+    """The memory was closed while a background build waited for the shared connection: the
+    build stops quietly."""

@@ -270,6 +270,14 @@ MEMORY_SEARCH = Command(
         ),
         MODE,
         MIN_SCORE,
+        Field(
+            "today",
+            str,
+            None,
+            "The day a question's time words (last May) are read against (ISO date; default: "
+            "the newest turn's).",
+            aliases=("reference_date",),
+        ),
     ),
 )
 

@@ -28,7 +28,7 @@ def test_an_old_database_keeps_its_script_tables_and_records_analysis_1(tmp_path
             pass
         # What a database written before analysis#1 existed looks like: agent#2 made the tables.
         db.execute("DELETE FROM _migrations WHERE name = 'analysis'")
-    assert _applied(path) == [("agent", 1), ("agent", 2), ("agent", 3), ("agent", 4)]
+    assert _applied(path) == [("agent", n) for n in range(1, 6)]
 
     with open_database(path, AGENT_MIGRATIONS, ANALYSIS_MIGRATIONS) as db:
         memory = Memory(db, None)
@@ -43,6 +43,7 @@ def test_an_old_database_keeps_its_script_tables_and_records_analysis_1(tmp_path
         ("agent", 2),
         ("agent", 3),
         ("agent", 4),
+        ("agent", 5),
         ("analysis", 1),
     ]
 

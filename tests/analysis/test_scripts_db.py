@@ -18,7 +18,6 @@ from tideline.analysis.cluster_routing import (
     cluster_narratives,
     rebuild_clusters,
     route_clusters,
-    widen,
 )
 from tideline.analysis.scanner import scan_unindexed
 from tideline.analysis.scripts import rebuild_entity_graph, rebuild_topics, run_all
@@ -189,7 +188,7 @@ def test_heatmap_lights_the_retrieved_theme_and_shows_deserts(memory: Memory, db
     qvec = memory.embedder.embed_query("tomatoes in the garden")  # type: ignore[union-attr]
     routed = route_clusters(memory, qvec, top_m=1, wide=False)
     assert routed[0] in lit
-    wide = widen(memory, routed)
+    wide = route_clusters(memory, qvec, top_m=1, wide=True)
     assert wide[0] == routed[0] and len(wide) == len(set(wide))
     assert set(planted["garden"]) & set(cluster_narratives(memory, routed))
 

@@ -65,7 +65,8 @@ def test_facts_are_indexed_and_themed_after_the_transaction(
             and index.changes["embedded"] == 7
         )
         assert themes.status == "done" and themes.changes["themes"] >= 2
-        assert [f.value for f in agent.profile.search_facts("which city", e5, k=1)] == [
+        qvec = e5.embed_query("which city")
+        assert [f.value for f, _ in agent.profile.fact_hits("which city", qvec, k=1)] == [
             "lives in Osaka"
         ]
         assert sum(t.size for t in agent.profile.themes()) == len(

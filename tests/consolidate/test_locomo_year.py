@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from tests.consolidate.conftest import Agent
+from tests.consolidate.year import Span, audit, script_extraction, sessions
 from tests.helpers import shared_data
 from tests.llm_server import LLMServer
 from tideline.clock import ManualClock, to_text
@@ -25,12 +26,6 @@ from tideline.clock import ManualClock, to_text
 pytestmark = pytest.mark.engines
 
 NOW = dt.datetime(2026, 12, 1, 10, 0, tzinfo=dt.UTC)
-
-
-def sessions(conv: dict[str, Any]) -> list[int]:
-    return sorted(
-        int(k.split("_")[1]) for k in conv if k.startswith("session_") and k.count("_") == 1
-    )
 
 
 @pytest.fixture
@@ -41,26 +36,7 @@ def year(
     conv = json.loads(source.read_text())
     agent = Agent(tmp_path / "year", server.url, ManualClock(NOW))
     agent.memory.import_file(source, "locomo")
-    for n in sessions(conv):
-        turns = agent.memory.session_turns(f"locomo/conv-26/session_{n}")
-        by_dia = {t.external_id: t.id for t in turns}
-        observations = [
-            {"type": "statement", "topic": speaker.lower(), "text": text,
-             "about": "user" if speaker == conv["speaker_a"] else speaker,
-             "turns": [by_dia[d] for d in ([dias] if isinstance(dias, str) else dias) if d in by_dia]}
-            for speaker, items in (conv.get(f"session_{n}_observation") or {}).items()
-            for text, dias in items
-        ]  # fmt: skip
-        events = [
-            {"title": text, "turns": [turns[0].id]}
-            for speaker, texts in (conv.get(f"events_session_{n}") or {}).items()
-            if speaker != "date"
-            for text in texts
-        ]
-        server.script(
-            {"summary": f"session {n}", "observations": observations, "events": events},
-            step="extract",
-        )
+    script_extraction(agent, server, conv, "conv-26")
     yield agent, conv
     agent.close()
 
@@ -95,3 +71,6 @@ def test_a_year_of_locomo_slept_on_lives_in_2023(year: tuple[Agent, dict[str, An
     assert june.facts and all(f.valid_from <= "2023-06-15T23:59:59Z" for f in june.facts)
     assert any("adopt" in f.value.lower() for f in agent.profile.as_of("2023-08-31").facts)
     assert agent.profile.as_of("2026-12-01").facts == []  # 90-day facts of 2023: none lives on
+    # and everything else the profile holds: the audit of the self-contained year, on LoCoMo
+    found = audit(agent, Span("2023-05-08T00:00:00Z", "2023-10-22T23:59:59Z"), recorded[:10])
+    assert found["summaries"] == 19 and found["observations"] > 100, found

@@ -55,7 +55,7 @@ def test_summary_recall_and_recent_within_budget(app: Tideline, server: LLMServe
     sm.context("chat", "And the laptop?")
     assert server.asked == ["session_summary"]
     app.memory.sync_turn("chat", "user", "One more thing.")
-    assert sm.session_context("chat", "ok").count("[Recent turns]") == 1
+    assert sm.context("chat", "ok").text.count("[Recent turns]") == 1
 
 
 def test_budget_is_a_hard_limit(app: Tideline, server: LLMServer) -> None:
@@ -108,3 +108,20 @@ def test_a_failing_endpoint_is_noted_and_tried_again_later(tmp_path: Path) -> No
         assert time.monotonic() - start < 2
     finally:
         app.close()
+
+
+def test_recall_is_the_turn_search_inside_the_session(app: Tideline) -> None:
+    """Recall is the turn search (its relevance and floor) within the one session: it once took
+    the three nearest turns by cosine against 0.45, which every e5 pair clears, so a message
+    about nothing said was still given three turns."""
+    conversation(app)
+    app.memory.sync_turn("other", "user", "Mia's violin teacher moved to Berlin.")
+    near = app.memory.search_session("chat", "When is Mia's violin lesson?", 3)
+    assert near[0][0].text.startswith("My daughter Mia starts violin")
+    assert {t.session for t, _ in near} == {"chat"}  # never another session's turn
+    assert all(score >= app.memory.min_score for _, score in near)
+    sm = SessionMemory(app.memory, None)
+    assert sm.context("chat", "When is Mia's violin lesson?").recalled[0] == near[0][0].id
+    nothing = "Which quantum algorithm factors large primes?"
+    assert app.memory.search_session("chat", nothing, 3) == []
+    assert sm.context("chat", nothing).recalled == []

@@ -3,12 +3,14 @@ questions obsolete, an unanswered one expires — and none is ever offered about
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 import pytest
 
 from tests.consolidate.conftest import Agent
 from tests.llm_server import LLMServer
+from tideline.clock import from_text, to_text
 from tideline.profile import STRATEGY_DAYS, FactDraft, Strategy
 
 pytestmark = pytest.mark.engines
@@ -101,13 +103,16 @@ def test_an_unanswered_question_expires(agent: Agent, server: LLMServer) -> None
     agent.clock.advance(days=STRATEGY_DAYS - 1)
     assert agent.sleep().run().status == "nothing"  # one day short: it stands
     assert agent.profile.strategies() == [probe]
-    agent.clock.advance(days=1)
+    agent.clock.advance(days=30)  # the next sleep comes a month late
     report = agent.sleep().run()
 
     assert expiry_changes(report)["expired"] == 1
     gone = ended(agent)[probe.id]
     assert (gone.outcome, gone.resolved_why) == ("expired", "unanswered for 90 days")
     assert agent.profile.questions() == []
+    lapsed = from_text(probe.valid_from or "") + dt.timedelta(days=STRATEGY_DAYS)
+    assert gone.valid_to == to_text(lapsed)  # it lapsed then, in the user's time
+    assert gone.resolved_at == to_text(agent.clock())  # recorded by this late sleep
 
 
 def test_a_fact_closed_by_arbitration_takes_its_probe_with_it(

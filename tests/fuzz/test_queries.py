@@ -88,7 +88,7 @@ def test_library_search(library: Library, query: str, path: str, mode: str) -> N
 @fuzz(400)
 @given(query_text)
 def test_inject_prefetch(agent: Tideline, message: str) -> None:
-    provider = MemoryProvider(agent.memory, inject_config(agent.settings, "none"))
+    provider = MemoryProvider(agent.memory, inject_config(agent.settings))
     block = provider.prefetch_block(message)  # the hook must always produce a block
     block.text.encode("utf-8")
 

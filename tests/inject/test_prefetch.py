@@ -22,42 +22,54 @@ pytestmark = pytest.mark.engines
 MESSAGE = "How is Kai's move to Lisbon going?"
 
 
-def _similarities(fixed: Fixed, e5: E5Embedder) -> list[float]:
-    hits = fixed.app.memory.narratives.index.vector(e5.embed_query(MESSAGE), 10)
-    return [1.0 - float(h.vec_distance or 0.0) for h in hits]
+UNRELATED = "What is the weather like on Mars today?"
 
 
-def test_t4_fires_exactly_when_t1_finds_fewer_than_two(fixed: Fixed, e5: E5Embedder) -> None:
-    sims = _similarities(fixed, e5)
-    assert sims[0] > sims[1] > sims[2]
-    floors = {
-        0: min(sims[0] + 0.01, 1.0),
-        1: (sims[0] + sims[1]) / 2,
-        2: (sims[1] + sims[2]) / 2,
-        3: (sims[2] + sims[3]) / 2,
-    }
-    for expected, floor in floors.items():
-        block = fixed.provider(t1_min_similarity=floor).prefetch_block(MESSAGE)
+def test_t4_fires_exactly_when_t1_finds_fewer_than_two(fixed: Fixed) -> None:
+    for t1_k in (1, 2, 3):
+        block = fixed.provider(t1_k=t1_k).prefetch_block(MESSAGE)
         t1 = next(s for s in block.sections if s.tier == "T1")
         retrieved = [i for i in t1.items if i.ref.startswith("n:")]
-        assert len(retrieved) == expected
+        assert len(retrieved) == t1_k
         fired = "T4" in block.tiers
-        assert fired == (expected < 2), (expected, block.notes)
-        ran = f"T4: ran because T1 retrieved {expected} memories (fewer than 2)"
+        assert fired == (t1_k < 2), (t1_k, block.notes)
+        ran = f"T4: ran because T1 retrieved {t1_k} memories (fewer than 2)"
         assert (ran in block.notes) == fired
         if fired:
             t4 = next(s for s in block.sections if s.tier == "T4")
             refs = {i.ref for i in t4.items}
             assert not refs & {i.ref for i in retrieved}  # T4 adds, never repeats T1
             assert t4.tokens <= t4.budget
+    # Nothing relevant: T1 retrieves none (the floor cut them) and T4 runs.
+    block = fixed.provider().prefetch_block(UNRELATED)
+    assert "T1: no memory is relevant (below the relevance floor 0.06)" in block.notes
+    assert "T4: ran because T1 retrieved 0 memories (fewer than 2)" in block.notes
     # The trigger is configuration: with 3, two retrieved memories are not enough.
-    block = fixed.provider(t1_min_similarity=floors[2], t4_trigger=3).prefetch_block(MESSAGE)
+    block = fixed.provider(t1_k=2, t4_trigger=3).prefetch_block(MESSAGE)
     assert "T4" in block.tiers
 
 
+@pytest.mark.parametrize("message", [MESSAGE, "tomatoes", UNRELATED])
+def test_t1_is_the_search_a_person_sees(fixed: Fixed, message: str) -> None:
+    """T1 picks its memories through the one retrieval path and floor of every search: the
+    same memories, in the same order, with the same relevance as `memory_search` shows (it
+    once ranked them by cosine against a floor of its own, 0.80 for e5, and so showed one
+    memory for "tomatoes" where search finds five)."""
+    memory = fixed.app.memory
+    found = memory.search(message, 5)
+    block = fixed.provider(t1_k=5).prefetch_block(message)
+    t1 = next((s for s in block.sections if s.tier == "T1"), None)
+    shown = [i for i in t1.items if i.ref.startswith("n:")] if t1 else []
+    assert [i.ref for i in shown] == [f"n:{h.id}" for h in found.hits]
+    assert [i.extra for i in shown] == [f"relevance {h.score:.2f}" for h in found.hits]
+    assert all(h.score >= memory.min_score for h in found.hits)
+    everything = memory.search(message, 5, min_score=0)
+    assert len(everything.hits) == 5  # what T1 leaves out, the floor left out
+    assert len(shown) == sum(h.score >= memory.min_score for h in everything.hits)
+
+
 def test_prefetch_logs_t1_hits_to_attention_log(fixed: Fixed, e5: E5Embedder) -> None:
-    sims = _similarities(fixed, e5)
-    provider = fixed.provider(t1_min_similarity=(sims[1] + sims[2]) / 2)
+    provider = fixed.provider(t1_k=2)
     text = provider.prefetch(MESSAGE)
     rows = fixed.app.memory.db.rows(
         "SELECT narrative_id, cluster_id, similarity, query, source, at FROM attention_log"
@@ -68,12 +80,14 @@ def test_prefetch_logs_t1_hits_to_attention_log(fixed: Fixed, e5: E5Embedder) ->
         r["query"] == MESSAGE and r["source"] == "prefetch" and r["at"] == "2026-05-03T08:00:00Z"
         for r in rows
     )
-    assert [round(r["similarity"], 2) for r in rows] == [round(s, 2) for s in sims[:2]]
+    hits = fixed.app.memory.narratives.index.vector(e5.embed_query(MESSAGE), 2)
+    cosines = [round(1.0 - float(h.vec_distance or 0.0), 2) for h in hits]
+    assert [round(r["similarity"], 2) for r in rows] == cosines  # the log keeps the cosine
     for r in rows:
         assert f"[n:{r['narrative_id']} " in text
     # The identity block never logs attention; a prefetch without T1 hits logs nothing.
     provider.system_prompt_block()
-    fixed.provider(t1_min_similarity=1.0).prefetch(MESSAGE)
+    fixed.provider().prefetch(UNRELATED)
     assert fixed.app.memory.db.scalar("SELECT count(*) FROM attention_log") == 2
 
 
@@ -91,9 +105,7 @@ def test_dead_embedder_gives_a_lexical_block_with_a_note(tmp_path: Path) -> None
     try:
         tid = app.memory.sync_turn("s1", "user", "Anna opened a bakery in Lisbon.").id
         app.memory.write(gesture="Anna opened a bakery in Lisbon", source_links=[tid])
-        provider = MemoryProvider(
-            app.memory, inject_config(app.settings, dead.model_id), clock=clock
-        )
+        provider = MemoryProvider(app.memory, inject_config(app.settings), clock=clock)
         block = provider.prefetch_block("Lisbon bakery")
         assert any(n.startswith("embedder unavailable: vector search skipped") for n in block.notes)
         assert "T4: lexical only (no query vector)" in block.notes
@@ -151,7 +163,7 @@ def test_t4_ranks_turns_by_the_memory_turn_policy(fixed: Fixed, e5: E5Embedder) 
     orders = []
     for weights in ((1.0, 0.0), (0.0, 1.0)):  # words only, then meaning only
         memory = Memory(fixed.app.db, e5, turn_policy=Policy(weights=weights))
-        config = inject_config(fixed.app.settings, e5.model_id)
+        config = inject_config(fixed.app.settings)
         block = MemoryProvider(memory, replace(config, t1_k=0, t4_k=8), clock=clock).prefetch_block(
             MESSAGE
         )

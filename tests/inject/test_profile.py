@@ -28,7 +28,9 @@ pytestmark = pytest.mark.engines
 
 START = dt.datetime(2026, 4, 1, 9, 0, tzinfo=dt.UTC)
 SLEEPLESS = "I couldn't sleep again last night"
-UNRELATED = "write a haiku about rain on a tin roof"
+#: A message no fact is about: every fact below the relevance floor (a short, generic one
+#: such as "tell me a joke" can reach it: the facts take the turns' calibration).
+UNRELATED = "What is the weather like on Mars today?"
 
 
 @dataclass
@@ -144,7 +146,7 @@ def test_a_fact_near_expiry_is_cut_before_a_fresh_one(fixed: Fixed, known: Known
 
 
 def test_a_topic_pulls_in_its_causes_from_the_graph(fixed: Fixed, known: Known) -> None:
-    block = provider(fixed, known).prefetch_block(SLEEPLESS)
+    block = provider(fixed, known, facts_k=1).prefetch_block(SLEEPLESS)
     t1p = section(block, "T1p")
     matched, linked = t1p.parts
     assert [i.ref for i in matched.items] == fact_ref(known, "sleep")
@@ -156,6 +158,19 @@ def test_a_topic_pulls_in_its_causes_from_the_graph(fixed: Fixed, known: Known) 
     quiet = provider(fixed, known).prefetch_block(UNRELATED)
     assert "T1p" not in quiet.tiers
     assert any(n.startswith("T1p: no profile fact is relevant") for n in quiet.notes)
+
+
+@pytest.mark.parametrize("message", [SLEEPLESS, "how are things at the bakery?", UNRELATED])
+def test_t1p_is_the_fact_search_with_its_floor(fixed: Fixed, known: Known, message: str) -> None:
+    """T1p's facts are the profile's search and its relevance floor, in its order (it once
+    kept only the facts whose cosine reached a floor of its own, 0.83 for e5)."""
+    qvec = fixed.app.embedder.embed_query(message)  # type: ignore[union-attr]
+    found = known.profile.fact_hits(message, qvec, 3)
+    assert all(h.score >= fixed.app.memory.min_score for _, h in found)
+    block = provider(fixed, known, facts_k=3, graph_k=0).prefetch_block(message)
+    shown = section(block, "T1p").items if "T1p" in block.tiers else []
+    assert [i.ref for i in shown] == [f"f:{f.id}" for f, _ in found]
+    assert [i.extra for i in shown] == [f"{f.status} relevance {h.score:.2f}" for f, h in found]
 
 
 def test_an_open_question_is_offered_once(fixed: Fixed, known: Known) -> None:
@@ -238,7 +253,7 @@ def test_session_summary_from_the_llm(
         sessions = app.session_memory
         p = MemoryProvider(
             app.memory,
-            inject_config(app.settings, e5.model_id),
+            inject_config(app.settings),
             session_memory=sessions,
             clock=clock,
         )

@@ -132,7 +132,9 @@ def test_a_superseded_narrative_leaves_search_and_injection_but_stays_traceable(
         assert old.id not in [h.id for h in memory.search("user lives", mode=mode).hits]
     assert [n.id for n in memory.narratives.pool(0.0, 10, None)] == [new.id]
     lisbon = query_vector(app.embedder, "Lisbon")[0]
-    assert lisbon is not None and [sim[0] for sim in memory.similar(lisbon, 5)] == [new.id]
+    assert lisbon is not None and [h.id for h in memory.narratives.index.vector(lisbon, 5)] == [
+        new.id
+    ]
     trace = memory.trace(old.id)
     assert (trace.narrative.superseded_by, trace.narrative.gesture) == (new.id, old.gesture)
     assert trace.windows[0][0].turn.id == t.id

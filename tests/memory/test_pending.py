@@ -11,8 +11,8 @@ from pathlib import Path
 
 from tideline.app import Tideline
 from tideline.config import Settings
-from tideline.doctor import run_doctor
 from tideline.embed import E5Embedder
+from tideline.upkeep import run_doctor
 
 
 def _chat(path: Path, turns: int) -> Path:

@@ -167,10 +167,18 @@ def test_strategy_moves_forward(profile: Profile, start: str, to: str) -> None:
     profile.apply(cs)
     sid = profile.strategies()[0].id
     for status in {"open": [], "asked": ["asked"], "resolved": ["resolved"]}[start] + [to]:
-        cs = profile.read().changeset()
-        cs.set_strategy(sid, status)
-        profile.apply(cs)
+        move_strategy(profile, sid, status)
     assert profile.strategies(status=to)[0].id == sid
+
+
+def move_strategy(profile: Profile, sid: int, to: str) -> None:
+    """The two ways a strategy moves: offered to the agent (asked), or settled (resolved)."""
+    if to == "asked":
+        assert profile.mark_asked([sid]) == [sid]
+        return
+    cs = profile.read().changeset()
+    cs.resolve_strategy(sid, "answered", "said so")
+    profile.apply(cs)
 
 
 def test_strategy_cannot_go_back(profile: Profile) -> None:
@@ -178,14 +186,13 @@ def test_strategy_cannot_go_back(profile: Profile) -> None:
     cs.add_strategy("probe", None, "Still at the same job?")
     profile.apply(cs)
     sid = profile.strategies()[0].id
-    for to in ("resolved", "open"):
-        cs = profile.read().changeset()
-        cs.set_strategy(sid, to)
-        if to == "open":
-            with pytest.raises(IllegalTransition, match="resolved → open"):
-                profile.apply(cs)
-        else:
-            profile.apply(cs)
+    move_strategy(profile, sid, "resolved")
+    assert profile.mark_asked([sid]) == []  # a settled question is never offered again
+    cs = profile.read().changeset()
+    cs.resolve_strategy(sid, "obsolete", "asked again")
+    with pytest.raises(IllegalTransition, match="resolved → resolved"):
+        profile.apply(cs)
+    assert profile.strategies(status="resolved")[0].outcome == "answered"
 
 
 def test_drafts_are_checked_before_any_write() -> None:

@@ -14,9 +14,9 @@ from tideline.cli.main import app as cli
 from tideline.config import Settings
 from tideline.embed import E5Embedder
 from tideline.memory import TURNS, NewTurn, RawContext
-from tideline.moving import AGENT_SETS, migrate
 from tideline.search import Scope, retrieve
 from tideline.store import Namespace, Storage, open_database, open_postgres
+from tideline.upkeep import AGENT_SETS, migrate
 
 runner = CliRunner()
 

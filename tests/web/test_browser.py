@@ -20,7 +20,8 @@ from tests.consolidate import story
 from tests.llm_server import LLMServer
 from tests.mcp.conftest import HttpServer, server_env, start_http, stop
 from tests.web.chromium import needs_chromium
-from tideline.web._layout import Box, overlaps
+from tests.web.overlaps import overlaps
+from tideline.web._layout import Box
 
 pytestmark = needs_chromium
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is a dev dependency")

@@ -8,10 +8,12 @@ from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
+from typer.testing import CliRunner
 
 from tests.library.corpus import build
 from tests.web.conftest import client_for
 from tideline.app import Tideline
+from tideline.cli.main import app as cli
 from tideline.config import Settings
 
 
@@ -77,3 +79,28 @@ def test_the_runs_page_shows_skipped_runs_and_their_skipped_layers(
     dream = html[html.index("<h2>Dream runs</h2>") :]
     assert "<td>skipped</td>" in dream and "solidify skipped" in dream
     assert "sleep skipped" in dream and "scripts done" in dream
+
+
+def test_a_reflection_shows_both_clocks_on_panel_api_and_cli(
+    agent: Tideline, client: TestClient
+) -> None:
+    """A reflection a dream wrote of an earlier day: the day it reflects on (valid time) and
+    when Tideline wrote it and a correction retired it (record time), on every driver."""
+    old = agent.memory.write(
+        gesture="I keep choosing the garden", kind="reflection", created_at="2026-04-20T12:00:00Z"
+    )
+    agent.memory.write(gesture="I choose the sea now", kind="reflection", supersedes=old.id)
+    html = client.get(f"/trace/{old.id}").text
+    assert (
+        "of 2026-04-20 12:00" in html
+        and "recorded 2026-05-03 12:00, retired 2026-05-03 12:00" in html
+    )
+    api = client.get(f"/api/narratives/{old.id}/trace").json()["narrative"]
+    assert (api["created_at"], api["recorded_at"], api["retired_at"]) == (
+        "2026-04-20T12:00:00Z", "2026-05-03T12:00:00Z", "2026-05-03T12:00:00Z",
+    )  # fmt: skip
+    said = CliRunner().invoke(cli, ["trace", str(old.id)], catch_exceptions=False).stdout
+    assert (
+        "reflection of 2026-04-20T12:00 (the user's time) · recorded 2026-05-03T12:00, retired "
+        "2026-05-03T12:00 (Tideline's time)"
+    ) in " ".join(said.split())

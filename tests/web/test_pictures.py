@@ -11,9 +11,10 @@ import re
 import pytest
 from starlette.testclient import TestClient
 
+from tests.web.overlaps import overlaps
 from tideline.analysis.scripts import run_all
 from tideline.app import Tideline
-from tideline.web._layout import Box, fit, overlaps, place, text_width
+from tideline.web._layout import Box, fit, place, text_width
 from tideline.web._pictures import graph_layout, time_ticks
 from tideline.web.panel import when
 

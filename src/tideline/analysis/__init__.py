@@ -8,7 +8,7 @@ applies (weights, recurrence, anti-inflation, tags, `entities_role`) are `tideli
 The script layer's own tables are created by `ANALYSIS_MIGRATIONS` and read and written only by
 `ScriptTables`. The modules that wire the computations to an agent's `Memory` are imported by their
 own names: `tideline.analysis.scripts` (topics, recurrence, entity graph, `topic_map`, `run_all`),
-`.cluster_routing` (soft clusters in the database, `route_clusters`, `widen`), `.attention`
+`.cluster_routing` (soft clusters in the database, `route_clusters`; measured, not wired into search), `.attention`
 (`log_hits`, `heatmap`), `.prefetch` (`prefetch_pool`), `.scanner` (`scan_unindexed`) and
 `.backfill` (`backfill_source_links`). See docs/scripts.md.
 """

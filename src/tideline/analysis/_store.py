@@ -24,11 +24,12 @@ from typing import Any
 import numpy as np
 
 from tideline.clock import Clock, now_text, system_clock
-from tideline.store import Migrations, Storage
+from tideline.store import Migrations, RunLog, Storage
 
 __all__ = ["ANALYSIS_MIGRATIONS", "Row", "ScriptTables"]
 
 ANALYSIS_MIGRATIONS = Migrations("analysis")
+_RUN_COLUMNS = ("id", "pipeline", "step", "status", "summary", "started_at", "finished_at")
 
 #: One stored row as a tuple, in the column order of the method that returned it.
 Row = tuple[Any, ...]
@@ -361,27 +362,12 @@ class ScriptTables:
 
     @contextmanager
     def _run(self, step: str, pipeline: str) -> Iterator[dict[str, Any]]:
-        with self.db.transaction():
-            run_id = int(
-                self.db.scalar(
-                    "INSERT INTO runs(pipeline, step, status, started_at)"
-                    " VALUES (?, ?, 'running', ?) RETURNING id",
-                    (pipeline, step, now_text(self.clock)),
-                )
-            )
+        runs = RunLog(self.db, "runs", _RUN_COLUMNS, ("summary",))
+        run_id = runs.start(now_text(self.clock), pipeline=pipeline, step=step)
         summary: dict[str, Any] = {}
         status = "failed"
         try:
             yield summary
             status = "ok"
         finally:
-            with self.db.transaction():
-                self.db.execute(
-                    "UPDATE runs SET status = ?, summary = ?, finished_at = ? WHERE id = ?",
-                    (
-                        status,
-                        json.dumps(summary, ensure_ascii=False, default=str),
-                        now_text(self.clock),
-                        run_id,
-                    ),
-                )
+            runs.finish(run_id, status, now_text(self.clock), summary=summary)

@@ -13,10 +13,12 @@ A cluster's label is the three topic labels most common among its nearest member
 centroid.
 
 Routing (named apart from the library's collection router, `tideline.library`):
-`route_clusters(memory, vector)` gives the clusters nearest to a query vector, `widen(memory, ids)`
-adds the clusters that share narratives with them (most shared first), and `cluster_narratives`
-lists the narratives to search inside the routed clusters. Nothing calls routing yet: the
-retrieval-quality work wires it in or measures why not.
+`route_clusters(memory, vector)` gives the clusters nearest to a query vector (with `wide`, then
+the clusters that share narratives with them, most shared first), and `cluster_narratives` lists
+the narratives to search inside the routed clusters. Search and prefetch do not route: measured
+on LoCoMo (bench/locomo_retrieval.py, its only caller; docs/benchmarks.md), routing to the
+clusters, with or without their adjacent ones, finds the same as searching every narrative, which
+takes milliseconds at the sizes agents have (docs/scripts.md, "Cluster routing").
 """
 
 from __future__ import annotations
@@ -38,7 +40,6 @@ __all__ = [
     "cluster_narratives",
     "rebuild_clusters",
     "route_clusters",
-    "widen",
 ]
 
 LABEL_TOPICS = 3
@@ -154,12 +155,6 @@ def rebuild_clusters(
     report.removed = sorted(old_labels - new_labels)
     tables.replace_clusters(new_clusters, members, adjacency, now_text(memory.clock))
     return report
-
-
-def widen(memory: Memory, cluster_ids: Iterable[int], min_shared: int = 1) -> list[int]:
-    """The given clusters (in order, no repeats), then every cluster sharing at least
-    `min_shared` narratives with one of them, most shared first."""
-    return ScriptTables(memory.db, memory.clock).widen(cluster_ids, min_shared)
 
 
 def route_clusters(

@@ -93,7 +93,7 @@ class EntityGraph:
         }
 
 
-def _jsonable_id(value: Hashable) -> Any:
+def _jsonable_id(value: Hashable) -> int | str:
     return value if isinstance(value, (int, str)) else str(value)
 
 

@@ -60,10 +60,12 @@ Progress = Callable[[str, int, int], None]
 STEPS = ("topics", "weights", "clusters", "graph", "scan")
 
 
+@dataclass
 class _Report:
+    """A step's report as JSON (a field-less dataclass, so `asdict` knows `self` is one)."""
+
     def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = asdict(self)  # type: ignore[call-overload]  # (its subclasses)
-        return data
+        return asdict(self)
 
 
 # -- topics ----------------------------------------------------------------------------------

@@ -122,7 +122,7 @@ def chunks_to_markdown(
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _jsonable_id(value: Hashable) -> Any:
+def _jsonable_id(value: Hashable) -> int | str:
     return value if isinstance(value, (int, str)) else str(value)
 
 

@@ -31,7 +31,7 @@ from rich.text import Text
 if TYPE_CHECKING:
     from rich.progress import Progress, ProgressColumn
 
-from tideline.errors import EmbedderError, InvalidInput, StoreError, TidelineError
+from tideline.errors import EmbedderError, InvalidInput, SleepBusy, StoreError, TidelineError
 
 _EMOJI = "\U0001f000-\U0001faff\u2600-\u27bf"
 _LOOSE_JOINER = re.compile(f"(?<![{_EMOJI}\ufe0f])\u200d|\u200d(?![{_EMOJI}])")
@@ -146,8 +146,6 @@ def exit_code(exc: TidelineError) -> int:
         return 3
     if isinstance(exc, EmbedderError):
         return 4
-    from tideline.consolidate import SleepBusy  # here: a search does not import Sleep
-
     if isinstance(exc, SleepBusy):
         return 5
     return 1

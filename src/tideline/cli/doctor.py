@@ -7,8 +7,7 @@ from rich.table import Table
 
 from tideline.cli._output import console, err_console, errors_to_exit, print_json, styled
 from tideline.config import Settings
-from tideline.doctor import Report, run_doctor
-from tideline.repair import Repaired, repair
+from tideline.upkeep import Repaired, Report, repair, run_doctor
 
 
 def doctor(

@@ -83,6 +83,7 @@ def search(
     include_turns: bool = option(MEMORY_SEARCH, "include_turns"),
     mode: Mode = option(MEMORY_SEARCH, "mode"),
     min_score: float = option(MEMORY_SEARCH, "min_score"),
+    today: str = option(MEMORY_SEARCH, "today"),
     json_out: bool = JSON,
 ) -> None:
     """Search narratives (and raw turns with --turns); an empty answer means nothing relevant.
@@ -101,6 +102,7 @@ def search(
             include_turns=include_turns,
             mode=mode,
             min_score=min_score,
+            today=today,
         )
     warn(result)
     if json_out:
@@ -136,6 +138,12 @@ def trace(
     n = t.narrative
     console.print(
         styled((n.gesture, "bold"), f"  (id {n.id}, weight {n.weight:.3f})"), highlight=False
+    )
+    retired = f", retired {n.retired_at[:16]}" if n.retired_at else ""
+    console.print(
+        f"{n.kind} of {n.created_at[:16]} (the user's time) · recorded "
+        f"{(n.recorded_at or n.updated_at)[:16]}{retired} (Tideline's time)",
+        highlight=False,
     )
     if n.forgotten_at:
         console.print(f"forgotten {n.forgotten_at}: {n.forgotten_why}", highlight=False)

@@ -10,8 +10,8 @@ from tideline.cli._output import console, err_console, errors_to_exit, print_jso
 from tideline.config import Settings
 from tideline.errors import InvalidInput
 from tideline.fields import MIGRATE
-from tideline.moving import MoveReport, migrate
 from tideline.store import Namespace, is_postgres_url
+from tideline.upkeep import MoveReport, migrate
 
 
 def migrate_command(

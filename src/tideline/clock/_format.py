@@ -25,10 +25,6 @@ def from_text(value: str) -> dt.datetime:
     return dt.datetime.strptime(value, FORMAT).replace(tzinfo=dt.UTC)
 
 
-def maybe(value: str | None) -> dt.datetime | None:
-    return None if value is None else from_text(value)
-
-
 def now_text(clock: Clock = system_clock) -> str:
     """What `clock` says, in the stored form."""
     return to_text(clock())

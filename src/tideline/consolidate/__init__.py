@@ -8,7 +8,6 @@ import typing as _typing
 from tideline.lazy import lazy_exports as _lazy_exports
 
 if _typing.TYPE_CHECKING:
-    from tideline.consolidate._lock import SleepBusy
     from tideline.consolidate._prompts import Prompt, prompt
     from tideline.consolidate._report import SleepReport, StepEvent, StepReport
     from tideline.consolidate._session_memory import SessionContext, SessionMemory
@@ -17,12 +16,12 @@ if _typing.TYPE_CHECKING:
     from tideline.consolidate.dream import (
         DREAM_MIGRATIONS,
         Dream,
-        DreamBusy,
         DreamReport,
         Thread,
         list_prompts,
         render_prompt,
     )
+    from tideline.errors import DreamBusy, SleepBusy
 
 __all__ = [
     "CONSOLIDATE_MIGRATIONS",

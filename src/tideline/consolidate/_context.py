@@ -9,10 +9,11 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from pydantic import BaseModel
 
+from tideline.config import DEFAULTS as D
 from tideline.consolidate._prompts import prompt
 from tideline.consolidate._report import StepReport
 from tideline.consolidate._working import Working
@@ -40,7 +41,7 @@ QUOTE_CHARS = 240  # each quote cut to this many characters
 class Limits:
     """The numbers of one run that come from settings."""
 
-    max_input_tokens: int = 24000
+    max_input_tokens: int = D.llm_max_input_tokens
     max_verify: int = 80  # seed step 5: at most 80 suspected facts go to the LLM
 
 
@@ -190,9 +191,3 @@ def fit(lines: Sequence[str], tokens: int) -> list[str]:
 
 def section(title: str, lines: Sequence[str], empty: str = "(none)") -> str:
     return f"## {title}\n" + ("\n".join(lines) if lines else empty)
-
-
-def as_json(value: Any) -> str:
-    import json
-
-    return json.dumps(value, ensure_ascii=False)

@@ -137,8 +137,11 @@ def _extract_session(
         return
     s.summary = " ".join(a.summary.strip() for a in answers if a.summary.strip())[:MAX_SUMMARY]
     s.tags = list(dict.fromkeys(t.strip()[:64] for a in answers for t in a.tags if t.strip()))[:8]
-    cited = [i for a in answers for x in (*a.observations, *a.events) for i in x.turns]
-    stray = [i for i in cited if i not in by_id]
+    named: list[int] = []  # every turn id the answers cite, observations' then events'
+    for a in answers:
+        named += [i for o in a.observations for i in o.turns]
+        named += [i for e in a.events for i in e.turns]
+    stray = [i for i in named if i not in by_id]
     if stray:
         invented[s.key] = stray
     for a, part in zip(answers, parts, strict=True):

@@ -20,14 +20,23 @@ New and contradicting facts get a `probe` strategy. Every observation is then ma
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 from tideline.consolidate._context import OBSERVATIONS_PER_CALL, Ctx, Heard, fit, section
 from tideline.consolidate._outcome import Outcome
 from tideline.consolidate._render import fact_line, trajectory_text
 from tideline.consolidate._schemas import Behaviour, Classification, Decision
-from tideline.profile import DEFAULT_DECAY_DAYS, Fact, FactDraft, normalise
+from tideline.profile import DEFAULT_DECAY_DAYS, Fact, FactDraft, Ref, normalise
 
 CLARIFY_EVIDENCE = 3  # seed step 3: a clarify strategy once an inferred fact has 3+ evidence
 AUTO_NEW = ("statement", "contradiction")
+
+
+class _Cited(TypedDict):
+    """The evidence an observation lends a fact: its turns and the observation itself."""
+
+    turn_ids: tuple[int, ...]
+    observation: Ref
 
 
 def probe_question(fact: Fact) -> str:
@@ -119,9 +128,9 @@ def classify(ctx: Ctx) -> Outcome:
         user = _profile_block(ctx, 0.35) + "\n\n" + f"## Observations\n{body}"
         answer = ctx.ask("classify", user, Classification)
         decided: dict[int, Decision] = {}
-        for d in answer.decisions:
-            if 0 < d.observation <= len(batch):
-                decided.setdefault(d.observation - 1, d)
+        for given in answer.decisions:
+            if 0 < given.observation <= len(batch):
+                decided.setdefault(given.observation - 1, given)
         made: dict[int, int] = {}  # observation (0-based) → the fact it became or spoke of
         for i, heard in enumerate(batch):
             d = decided.get(i)
@@ -157,7 +166,7 @@ def _integrate(
     earlier observation of the same list, so without an id the model could know — by that
     observation (`earlier`): how one run holds "researching adoption" in May, then "applied"
     in June as a change, not as two facts side by side."""
-    evidence = {"turn_ids": h.draft.turn_ids, "observation": h.ref}
+    evidence: _Cited = {"turn_ids": h.draft.turn_ids, "observation": h.ref}
     target = (_live(ctx, d.fact_id) or _live(ctx, earlier)) if d else None
     if d and d.action == "support" and target:
         ctx.work.support(target.id, **evidence)
@@ -177,7 +186,7 @@ def _integrate(
                 confidence=d.confidence,
                 decay_days=decay_days(d, target.decay_days),
             )
-            fid = ctx.work.new_fact(draft, supersedes=target.id, **evidence)  # type: ignore[arg-type]
+            fid = ctx.work.new_fact(draft, supersedes=target.id, **evidence)
             ctx.said[fid] = [h.draft.text]
             ctx.contradicted.append(fid)
             ctx.work.add_strategy("probe", fid, probe_question(ctx.work.facts[fid]))
@@ -198,7 +207,7 @@ def _integrate(
         confidence=d.confidence if d else 0.5,
         decay_days=decay_days(d, DEFAULT_DECAY_DAYS),
     )
-    fid = ctx.work.new_fact(draft, **evidence)  # type: ignore[arg-type]
+    fid = ctx.work.new_fact(draft, **evidence)
     ctx.said[fid] = [h.draft.text]
     ctx.work.add_strategy("probe", fid, probe_question(ctx.work.facts[fid]))
     return "new", fid

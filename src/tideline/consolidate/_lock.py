@@ -17,16 +17,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import Protocol, cast
 
-from tideline.errors import TidelineError
+from tideline.errors import SleepBusy
 from tideline.store import Storage
 
 _MEMORY_LOCKS: dict[str, threading.Lock] = {}  # for a database without a file (":memory:")
-
-
-class SleepBusy(TidelineError):
-    """Another sleep is running on the same database."""
-
-    transient = True
 
 
 class _Exclusive(Protocol):

@@ -9,11 +9,12 @@ Three layers, in this order in the text:
    for it at most `summary_wait` seconds (0.25 s), then goes on with the summary it has and the
    turns in full (newest first, within the budget); a later prefetch picks the new summary up.
    A failing or hanging endpoint costs the prefetch that quarter second, and says so in `notes`.
-2. vector recall — up to `recall_max` earlier turns of the same session most similar to the
-   current message (cosine ≥ `recall_min_score`, the memory's own turn vectors), not already
-   among the recent turns.
+2. recall — up to `recall_max` earlier turns of the same session most relevant to the current
+   message, not already among the recent turns: the turn search inside the session
+   (`Memory.search_session`), cut by the one relevance floor of every search; lexical without
+   an embedder.
 3. recent turns — the last turns in full, newest kept first when the budget runs out.
-Without an LLM the summary layer is skipped and `notes` says so; without an embedder, recall.
+Without an LLM the summary layer is skipped and `notes` says so.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from concurrent.futures import Future, TimeoutError
 from dataclasses import dataclass, field
 
 from tideline.clock import now_text
+from tideline.config import DEFAULTS as D
 from tideline.consolidate._prompts import prompt
 from tideline.consolidate._schemas import SummaryOut
 from tideline.consolidate._summaries import SummaryStore
@@ -53,11 +55,10 @@ class SessionMemory:
         memory: Memory,
         llm: LLM | None,
         *,
-        char_budget: int = 3000,
-        keep_recent: int = 5,
-        summary_ratio: float = 0.4,
-        recall_max: int = 3,
-        recall_min_score: float = 0.45,
+        char_budget: int = D.session_char_budget,
+        keep_recent: int = D.session_keep_recent,
+        summary_ratio: float = D.session_summary_ratio,
+        recall_max: int = D.session_recall_max,
         meter: TokenMeter | None = None,
         summary_wait: float = SUMMARY_WAIT,
     ):
@@ -67,18 +68,15 @@ class SessionMemory:
         self.keep_recent = keep_recent
         self.summary_ratio = summary_ratio
         self.recall_max = recall_max
-        self.recall_min_score = recall_min_score
         self.meter = meter
         self.summary_wait = summary_wait
-        self.store = SummaryStore(memory.db)
+        with memory.lock:  # its migration runs on the connection other threads are using
+            self.store = SummaryStore(memory.db)
         self._folding: dict[int, Future[tuple[int, str]]] = {}  # session id → its update
         self._lock = threading.Lock()
 
-    def session_context(self, session_key: str, message: str) -> str:
-        """The text the injection layer adds for this session, within `char_budget`."""
-        return self.context(session_key, message).text
-
     def context(self, session_key: str, message: str) -> SessionContext:
+        """What the injection layer adds for this session (`.text`, within `char_budget`)."""
         turns = self.memory.session_turns(session_key)
         out = SessionContext("")
         if not turns:
@@ -98,10 +96,10 @@ class SessionMemory:
             out.notes.append(f"summary {NO_LLM_NOTE}")
         out.summary = summary[: self.summary_cap]
         shown = {t.id for t in window}
-        near = self.memory.similar_turns(session_key, message, self.recall_max, exclude=list(shown))
-        recall = [turn for turn, score in near if score >= self.recall_min_score]
-        if self.memory.embedder is None:
-            out.notes.append("recall skipped: no embedder")
+        near = self.memory.search_session(
+            session_key, message, self.recall_max, exclude=list(shown)
+        )
+        recall = [turn for turn, _ in near]
         out.text = self._assemble(out, recall, window)
         return out
 

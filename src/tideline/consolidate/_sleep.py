@@ -22,10 +22,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from pydantic import BaseModel
 
+from tideline.config import DEFAULTS as D
 from tideline.consolidate import _extract, _integrate, _maintain, _portrait, _post, _validate
 from tideline.consolidate._context import Ctx, Limits
 from tideline.consolidate._lock import SleepLock
@@ -43,10 +43,10 @@ from tideline.consolidate._schemas import (
     Verification,
 )
 from tideline.embed import Embedder
-from tideline.errors import InputTooLong, TidelineError
+from tideline.errors import InputTooLong, ProfileChanged, SleepTimeout, StepFailed
 from tideline.llm import LLM, NO_LLM, NO_LLM_NOTE, TokenMeter, Usage
 from tideline.memory import Memory
-from tideline.profile import Profile, ProfileChanged
+from tideline.profile import Applied, Profile
 
 Progress = Callable[[StepEvent], None]
 
@@ -85,10 +85,6 @@ def prompt_versions() -> dict[str, int]:
     return {step: prompt(step).version for step in LLM_STEPS}
 
 
-class StepFailed(Exception):
-    """A step (or its boundary) raised; the run stops there and applies nothing."""
-
-
 class Sleep:
     """Consolidates unprocessed sessions into the profile (see the module doc)."""
 
@@ -99,9 +95,9 @@ class Sleep:
         llm: LLM | None,
         *,
         embedder: Embedder | None = None,
-        run_budget: int = 0,
-        run_max_calls: int = 300,
-        max_input_tokens: int = 24000,
+        run_budget: int = D.llm_run_budget,
+        run_max_calls: int = D.llm_run_max_calls,
+        max_input_tokens: int = D.llm_max_input_tokens,
         no_llm: str = NO_LLM,
     ):
         self.profile = profile
@@ -211,7 +207,7 @@ class Sleep:
         except Exception as exc:
             raise StepFailed(f"after step {step.n} {step.name}, nothing applied: {exc}") from exc
 
-    def _apply(self, ctx: Ctx, run_id: int | None, progress: Progress) -> Any:
+    def _apply(self, ctx: Ctx, run_id: int | None, progress: Progress) -> Applied:
         try:
             progress(StepEvent("apply", 0, "start"))
         except Exception as exc:
@@ -269,22 +265,7 @@ class Sleep:
 
     def _close_interrupted(self) -> None:
         """Runs still `running` while we hold the lock were killed mid-way: say so."""
-        for run in self.profile.runs(limit=50):
-            if run.status == "running":
-                self.profile.finish_run(
-                    run.id,
-                    "failed",
-                    steps=run.steps,
-                    tokens_in=run.tokens_in,
-                    tokens_out=run.tokens_out,
-                    errors=["interrupted: the process ended before the run finished"],
-                )
-
-
-class SleepTimeout(TidelineError):
-    """A run went past its timeout; like any failed step it applied nothing."""
-
-    transient = True
+        self.profile.close_interrupted_runs()
 
 
 def _bounded(progress: Progress, timeout: float) -> Progress:
@@ -295,7 +276,10 @@ def _bounded(progress: Progress, timeout: float) -> Progress:
 
     def check(event: StepEvent) -> None:
         if event.phase == "start" and event.n and time.monotonic() > deadline:
-            raise SleepTimeout(f"the run took longer than its {timeout:g} s timeout")
+            raise SleepTimeout(
+                f"the run took longer than its {timeout:g} s timeout; allow it more "
+                "(`tideline sleep --timeout`, TIDELINE_SLEEP_ON_EXIT_TIMEOUT) or run it again"
+            )
         progress(event)
 
     return check

@@ -8,13 +8,13 @@ set, applied when `SessionMemory` is built.
 
 from __future__ import annotations
 
-from tideline.store import Database, Migrations
+from tideline.store import Migrations, Storage
 
 CONSOLIDATE_MIGRATIONS = Migrations("consolidate")
 
 
 @CONSOLIDATE_MIGRATIONS.step(1)
-def _session_summaries(db: Database) -> None:
+def _session_summaries(db: Storage) -> None:
     db.execute(
         """CREATE TABLE session_summaries(
             session_id INTEGER PRIMARY KEY,
@@ -26,7 +26,7 @@ def _session_summaries(db: Database) -> None:
 
 
 class SummaryStore:
-    def __init__(self, db: Database):
+    def __init__(self, db: Storage):
         self.db = db
         CONSOLIDATE_MIGRATIONS.apply(db)
 

@@ -84,10 +84,15 @@ def cross_validate(ctx: Ctx) -> Outcome:
     counts["checked"] = len(rest)
     wanted = {f.id for f in rest}
     for v in answer.verdicts:
-        f = ctx.work.fact(v.fact_id)
-        if v.verdict == "confirm" and f is not None and f.id in wanted and f.status == "suspected":
-            ctx.work.confirm(f.id, v.why.strip() or "cross-validated")
-            ctx.confirmed.append(f.id)
+        named = ctx.work.fact(v.fact_id)
+        if (
+            v.verdict == "confirm"
+            and named is not None
+            and named.id in wanted
+            and named.status == "suspected"
+        ):
+            ctx.work.confirm(named.id, v.why.strip() or "cross-validated")
+            ctx.confirmed.append(named.id)
             counts["llm_confirmed"] += 1
     return Outcome(counts, note)
 
@@ -112,8 +117,8 @@ def arbitrate(ctx: Ctx) -> Outcome:
     user = _context(ctx) + "\n\n" + section("Disputed pairs", fit(blocks, ctx.room(0.5)))
     answer = ctx.ask("arbitrate", user, Arbitration)
     rulings: dict[int, Ruling] = {}
-    for r in answer.decisions:
-        rulings.setdefault(r.new_fact_id, r)
+    for given in answer.decisions:
+        rulings.setdefault(given.new_fact_id, given)
     held: list[str] = []
     for found in pairs:  # oldest link of a chain first: a run may hold May → June → August
         r = rulings.get(found.new.id)

@@ -26,7 +26,7 @@ import dataclasses
 import datetime as dt
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Unpack
 
 from tideline.clock import to_text
 from tideline.memory import Turn
@@ -44,6 +44,7 @@ from tideline.profile import (
     Ref,
     Relationship,
     Strategy,
+    TrajectoryFields,
     check_live,
     check_transition,
     end_at,
@@ -225,9 +226,19 @@ class Working(Changeset):
         """Remember the first way this run heard of a fact (what answers its questions)."""
         self.heard.setdefault(fact_id, how + (f" (turn {min(turn_ids)})" if turn_ids else ""))
 
-    def new_fact(self, draft: FactDraft, **kw: Any) -> int:
+    def new_fact(
+        self,
+        draft: FactDraft,
+        *,
+        turn_ids: tuple[int, ...] = (),
+        observation: ObservationRef | None = None,
+        supersedes: FactRef | None = None,
+    ) -> int:
         """`add_fact`, returning the projected id the later steps use."""
-        return -self.add_fact(draft, **kw).n
+        ref = self.add_fact(
+            draft, turn_ids=turn_ids, observation=observation, supersedes=supersedes
+        )
+        return -ref.n
 
     def support(
         self,
@@ -235,10 +246,12 @@ class Working(Changeset):
         *,
         turn_ids: tuple[int, ...] = (),
         observation: ObservationRef | None = None,
+        seen_at: str | None = None,
     ) -> None:
         f = self._projected(fact)
         check_live(f, "gain evidence")
-        seen = last_said(turn_ids, self.times, self._heard(observation)) or self.present
+        heard = self._heard(observation)
+        seen = seen_at or last_said(turn_ids, self.times, heard) or self.present
         super().support(self.key(f.id), turn_ids=turn_ids, observation=observation, seen_at=seen)
         f.mention_count += 1
         f.evidence_count += len(set(turn_ids)) or 1
@@ -255,10 +268,12 @@ class Working(Changeset):
         *,
         turn_ids: tuple[int, ...] = (),
         observation: ObservationRef | None = None,
+        seen_at: str | None = None,
     ) -> None:
         f = self._projected(fact)
         check_live(f, "gain evidence")
-        seen = last_said(turn_ids, self.times, self._heard(observation)) or self.present
+        heard = self._heard(observation)
+        seen = seen_at or last_said(turn_ids, self.times, heard) or self.present
         super().against(self.key(f.id), turn_ids=turn_ids, observation=observation, seen_at=seen)
         self._back(f, "against", turn_ids, observation)
         self.touched.add(f.id)
@@ -300,11 +315,11 @@ class Working(Changeset):
                 s.status, s.outcome = "resolved", "obsolete"
                 self.obsoleted.append(s.id)
 
-    def merge(self, keep: int, drop: int) -> None:
+    def merge(self, keep: FactRef, drop: FactRef) -> None:
         k, d = self._projected(keep), self._projected(drop)
         check_live(k, "absorb a duplicate")
         check_transition(d, "closed")
-        super().merge(self.key(k.id), self.key(d.id))  # type: ignore[arg-type]
+        super().merge(self.key(k.id), self.key(d.id))
         k.mention_count += d.mention_count
         k.evidence_count += d.evidence_count
         k.valid_from = min(k.valid_from, d.valid_from)
@@ -347,12 +362,18 @@ class Working(Changeset):
         super().add_strategy(kind, None if f is None else self.key(f.id), question, arose)
 
     def resolve_strategy(
-        self, strategy_id: int, outcome: str, why: str, *, because: Because | None = None
+        self,
+        strategy_id: int,
+        outcome: str,
+        why: str,
+        *,
+        because: Because | None = None,
+        at: str | None = None,
     ) -> None:
         s = self.strategies[strategy_id]
         if because is not None:
             because = Because(because.relation, self.key(self._projected(because.fact).id))
-        super().resolve_strategy(strategy_id, outcome, why, because=because)
+        super().resolve_strategy(strategy_id, outcome, why, because=because, at=at)
         s.status, s.outcome = "resolved", outcome
 
     def asked_about(self) -> dict[int, Fact]:
@@ -385,9 +406,12 @@ class Working(Changeset):
         super().set_user_model(dimension, value, evidence, valid_at or self.present)
         self.user_model[dimension] = value
 
-    def set_trajectory(self, valid_at: str | None = None, **fields: Any) -> None:
+    def set_trajectory(
+        self, valid_at: str | None = None, **fields: Unpack[TrajectoryFields]
+    ) -> None:
         anchors = [self.key(a) for a in fields.get("anchors", []) if a in self.facts]
-        super().set_trajectory(valid_at or self.present, **{**fields, "anchors": anchors})
+        given: TrajectoryFields = {**fields, "anchors": anchors}
+        super().set_trajectory(valid_at or self.present, **given)
         self.trajectory = {
             **fields,
             "anchors": [a for a in fields.get("anchors", []) if a in self.facts],

@@ -3,21 +3,25 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from tideline.embed._e5 import E5Embedder
 from tideline.embed._none import NoneEmbedder
+from tideline.embed._protocol import Embedder
 from tideline.hookspecs import hookimpl
+
+if TYPE_CHECKING:
+    from tideline.config import Settings
 
 
 @hookimpl
-def register_embedders(register: Callable[[str, Callable[[Any], Any]], None]) -> None:
+def register_embedders(register: Callable[[str, Callable[[Settings], Embedder]], None]) -> None:
     register("e5", lambda s: E5Embedder(batch=s.embed_batch))
     register("openai", _openai)
     register("none", lambda s: NoneEmbedder())
 
 
-def _openai(s: Any) -> Any:
+def _openai(s: Settings) -> Embedder:
     """The HTTP backend, imported when chosen: httpx costs a search with e5 ~0.3 s to import."""
     from tideline.embed._openai import OpenAIEmbedder
 

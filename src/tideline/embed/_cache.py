@@ -24,13 +24,13 @@ from pathlib import Path
 import numpy as np
 
 from tideline.embed._protocol import Embedder
-from tideline.store import Migrations, open_database
+from tideline.store import Migrations, Storage, open_database
 
 _MIGRATIONS = Migrations("embed_cache")
 
 
 @_MIGRATIONS.step(1)
-def _create(db) -> None:  # type: ignore[no-untyped-def]
+def _create(db: Storage) -> None:
     db.execute(
         "CREATE TABLE embeddings(model_id TEXT NOT NULL, kind TEXT NOT NULL, hash BLOB NOT NULL,"
         " vector BLOB NOT NULL, PRIMARY KEY (model_id, kind, hash)) WITHOUT ROWID"

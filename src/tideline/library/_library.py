@@ -66,8 +66,8 @@ from tideline.search import (
     Policy,
     Scope,
     SearchResult,
-    best_by,
     bound_query,
+    by_best,
     check_floor,
     pending_vector,
     resolve_floor,
@@ -555,11 +555,11 @@ class Library:
             hits = self.search(query, "*", k=MAX_K, catch_up=False, min_score=0.0).hits
         except TidelineError:  # no collections on disk yet (the registry is older): as routed
             return candidates
-        content = best_by(hits, lambda h: h.collection or "")
-        scored = [
-            replace(c, score=round(max(c.score, content.get(c.path, 0.0)), 6)) for c in candidates
-        ]
-        return sorted(scored, key=lambda c: -c.score)  # stable: ties keep the route order
+        by_path = {c.path: c for c in candidates}
+        ranked = by_best(
+            [(c.path, c.score) for c in candidates], hits, lambda h: h.collection or ""
+        )
+        return [replace(by_path[path], score=round(score, 6)) for path, score in ranked]
 
     def _routes(self) -> Router:
         """The router, kept between calls: parsing `_registry.yaml` is most of a route at 5,000

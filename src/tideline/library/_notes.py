@@ -37,7 +37,7 @@ from tideline.library._paths import (
 )
 from tideline.pathnames import shown
 from tideline.search import valid_text
-from tideline.store import Migrations, WriteKeys, open_database
+from tideline.store import Migrations, Storage, WriteKeys, open_database
 
 #: Most lines one `read_note` returns; the answer says where to go on.
 #: How often a write is tried again when the note changes under it (a person editing it).
@@ -50,7 +50,7 @@ _writes = Migrations("library_writes")
 
 
 @_writes.step(1)
-def _keys_table(db) -> None:  # type: ignore[no-untyped-def]
+def _keys_table(db: Storage) -> None:
     WriteKeys.create_table(db)
 
 

@@ -23,8 +23,7 @@ from mcp_types import CallToolResult, InputRequiredResult
 from pydantic import ValidationError
 
 from tideline.app import Tideline
-from tideline.consolidate import SleepBusy
-from tideline.errors import NotFound, TidelineError
+from tideline.errors import NotFound, SleepBusy, TidelineError
 from tideline.fields import Command
 from tideline.library import PathOutsideLibrary
 from tideline.memory import Memory

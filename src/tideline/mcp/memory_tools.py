@@ -47,6 +47,7 @@ Query = annotated(MEMORY_SEARCH, "query")
 K = annotated(MEMORY_SEARCH, "k")
 Since = annotated(MEMORY_SEARCH, "since")
 Until = annotated(MEMORY_SEARCH, "until")
+Today = annotated(MEMORY_SEARCH, "today")
 MinWeight = annotated(MEMORY_SEARCH, "min_weight")
 SearchTags = annotated(MEMORY_SEARCH, "tags")
 SearchKind = annotated(MEMORY_SEARCH, "kind")
@@ -211,6 +212,7 @@ def _memory_search(server: ToolServer) -> None:
         include_turns: IncludeTurns,
         mode: Mode,
         min_score: MinScore,
+        today: Today,
     ) -> dict[str, Any]:
         return searched(
             "memory_search",
@@ -227,6 +229,7 @@ def _memory_search(server: ToolServer) -> None:
                     include_turns=include_turns,
                     mode=mode,
                     min_score=min_score,
+                    today=today,
                 ),
                 lock=None,
             ),

@@ -10,6 +10,7 @@ own model through MCP sampling, else none: the LLM steps are skipped and `llm_sk
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import suppress
 from typing import Any
 
@@ -178,7 +179,7 @@ def _sleep_run(server: ToolServer) -> None:
         return with_llm(server, "sleep_run", ctx, run)
 
 
-def step_progress(ctx: Context[Any], total: int = len(STEPS)) -> Any:
+def step_progress(ctx: Context[Any], total: int = len(STEPS)) -> Callable[[StepEvent], None]:
     """Progress notifications per step (of `total`: Sleep's steps, Dream's layers), for a
     client that asked for them (a no-op otherwise)."""
 

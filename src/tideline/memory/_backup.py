@@ -201,6 +201,11 @@ def _checked(r: dict[str, Any]) -> dict[str, Any]:
         "weight": float(weight),
         "updated_at": parse_time(r.get("updated_at"), "updated_at") or checked.created_at,
         "forgotten_at": parse_time(forgotten, "forgotten_at"),
+        "recorded_at": parse_time(r.get("recorded_at"), "recorded_at")
+        or parse_time(r.get("updated_at"), "updated_at")
+        or checked.created_at,
+        "retired_at": parse_time(r.get("retired_at"), "retired_at")
+        or parse_time(forgotten, "forgotten_at"),
         "forgotten_why": str(r.get("forgotten_why") or "") or None,
         "superseded_by": r.get("superseded_by"),
     }

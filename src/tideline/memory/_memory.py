@@ -27,14 +27,15 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, suppress
 from dataclasses import asdict, replace
 from pathlib import Path
+from types import TracebackType
 from typing import Any, Literal, cast
 
 import numpy as np
 
-from tideline.clock import Clock, parse_time, system_clock
+from tideline.clock import Clock, Window, parse_time, system_clock
 from tideline.config import DEFAULTS as D
 from tideline.embed import Embedder, forget_embeddings
-from tideline.errors import EmbedderError, InvalidInput, NotFound
+from tideline.errors import EmbedderError, InvalidInput, MemoryClosed, NotFound
 from tideline.memory import _forget
 from tideline.memory._backup import memory_records, restore_narratives
 from tideline.memory._narratives import KINDS, NarrativeInput, Narratives
@@ -46,6 +47,7 @@ from tideline.memory._raw import (
     usable_turns,
     validate_session_key,
 )
+from tideline.memory._time_window import Resolver, names_time, plain_resolver, turns_in
 from tideline.memory._turn_keys import turn_keys
 from tideline.memory._types import (
     Forgetting,
@@ -68,12 +70,12 @@ from tideline.search import (
     QueryVector,
     Scope,
     SearchResult,
+    TimeWindow,
     VectorOptions,
     bound_query,
     check_floor,
     interleave,
     pending_vector,
-    query_vector,
     resolved,
     retrieve,
     valid_text,
@@ -134,6 +136,7 @@ class Memory:
         turn_context: int = TURN_CONTEXT,
         vectors: VectorOptions = VectorOptions(),  # noqa: B008 - frozen, so one default is safe
         clock: Clock = system_clock,
+        time_window: Resolver | None = None,
     ):
         self.db = db
         self.clock = clock
@@ -145,6 +148,9 @@ class Memory:
         self.raw = RawContext(db, analyser, turn_context, clock)
         self.narratives = Narratives(db, analyser, clock)
         self.keys = WriteKeys(db, clock)
+        #: A question's window of the user's time (`_time_window`): the composition root passes
+        #: the profile's, which also knows the calendar's events ("before the trip").
+        self.time_window: Resolver = time_window or plain_resolver(self.raw, clock)
         for index in (self.raw.index, self.narratives.index):
             index.configure(vectors)
         self.warnings: list[str] = []
@@ -230,7 +236,7 @@ class Memory:
             self._closed.set()
 
     def _build_in_background(self) -> None:
-        with suppress(_Closed):
+        with suppress(MemoryClosed):
             self._build_files()
 
     def _build_files(self) -> int:
@@ -445,11 +451,13 @@ class Memory:
         qvec: np.ndarray | None = None,
         narrative_fusion: Literal["rrf", "weighted"] | None = None,
         min_score: float | None = None,
+        today: str | None = None,
     ) -> SearchResult:
         """Hybrid search over narratives (by the narrative policy) and optionally raw turns (by
         the turn policy), in one list by relevance. `qvec` is the query's vector when the caller
         has it already (injection); `narrative_fusion` overrides the narrative policy's fusion;
-        `min_score` overrides the relevance floor (`search_min_score`)."""
+        `min_score` overrides the relevance floor (`search_min_score`); `today` (ISO) is what a
+        question's relative time words are read against (default: the newest turn's day)."""
         k = _check_k(k)
         floor = self.min_score if min_score is None else check_floor(min_score)
         min_weight = _check_min_weight(min_weight)
@@ -470,6 +478,13 @@ class Memory:
         if narrative_fusion is not None:
             policy = replace(policy, fusion=narrative_fusion)
         with self.lock:
+            # the time a question names, unless the caller filtered by time already
+            timed = policy.window or (include_turns and self.turn_policy.window)
+            asked = self.window_for(query, today) if timed and not (since_t or until_t) else None
+            window = None
+            if asked is not None and policy.window:
+                narrowed = self.narratives.filter(asked.since, asked.until, min_weight, tags, kind)
+                window = TimeWindow(asked, narrowed, self.narratives.texts)
             found = retrieve(
                 self.narratives.filter(since_t, until_t, min_weight, tags, kind),
                 query,
@@ -478,20 +493,28 @@ class Memory:
                 cast(Mode, mode),
                 policy,
                 texts=self.narratives.texts,
+                window=window,
             )
             qvec, warning = resolved(pending) if mode != "lex" else (None, None)
             hits = self._narrative_hits(found.top(k))
             left_out = found.left_out
             warnings += found.warnings
             if include_turns:
-                turns = self._turn_retrieval(query, qvec, k, mode, since_t, until_t, warning, floor)
+                turns = self._turn_retrieval(
+                    query, qvec, k, mode, since_t, until_t, warning, floor, asked=asked
+                )
                 warnings += turns.warnings
                 left_out += turns.left_out
                 hits = interleave(hits, self._turn_hits(turns.top(k)))
         return SearchResult(hits[:k], found.mode, list(dict.fromkeys(warnings)), floor, left_out)
 
     def search_turns(
-        self, query: str, k: int = 10, mode: str = "hybrid", policy: Policy | None = None
+        self,
+        query: str,
+        k: int = 10,
+        mode: str = "hybrid",
+        policy: Policy | None = None,
+        today: str | None = None,
     ) -> list[Hit]:
         """Raw-turn retrieval on its own, by the turn policy or `policy` (the LoCoMo
         benchmark's ablations), the relevance floor included."""
@@ -500,16 +523,24 @@ class Memory:
         qvec = self._pending_vector(query) if mode != "lex" else None
         with self.lock:
             found = self._turn_retrieval(
-                query, qvec, k, mode, None, None, None, self.min_score, policy
+                query,
+                qvec,
+                k,
+                mode,
+                None,
+                None,
+                None,
+                self.min_score,
+                policy,
+                asked=self.window_for(query, today)
+                if (policy or self.turn_policy).window
+                else None,
             )
             return self._turn_hits(found.top(k))
 
-    def similar(self, qvec: np.ndarray, k: int) -> list[tuple[int, float]]:
-        """The `k` narratives nearest to a query vector, as (id, cosine similarity), nearest
-        first (injection's T1)."""
-        with self.lock:
-            found = self.narratives.index.vector(qvec, k)
-        return [(h.id, 1.0 - float(h.vec_distance or 0.0)) for h in found]
+    def window_for(self, query: str, today: str | None = None) -> Window | None:
+        """The stretch of the user's time `query` names (`_time_window`), or None."""
+        return self.time_window(query, today) if names_time(query) else None
 
     def _pending_vector(self, query: str) -> QueryVector:
         """The query's vector, embedded on the query thread while the caller searches (the
@@ -528,9 +559,11 @@ class Memory:
         floor: float,
         policy: Policy | None = None,
         scope: Scope | None = None,
+        asked: Window | None = None,
     ) -> SearchResult:
-        """The turns for `query` within the time filter, with the levers' keys when nothing is
-        filtered (a filtered search must not gain turns from outside it)."""
+        """The turns for `query` within the time filter, with the levers' keys and the time
+        the question names (`asked`) when nothing is filtered (a filtered search must not gain
+        turns from outside it)."""
         policy = replace(policy or self.turn_policy, floor=floor)
         scope = scope or self.raw.filter(since, until)
         unfiltered = scope.where is None
@@ -550,6 +583,7 @@ class Memory:
             warning=warning,
             keys=keys,
             groups=self.raw.sessions_of,
+            window=turns_in(self.raw, asked) if asked and unfiltered and policy.window else None,
         )
 
     def _narrative_hits(self, found: list[Hit]) -> list[Hit]:
@@ -609,24 +643,29 @@ class Memory:
             sid = self.raw.session_id(session) if isinstance(session, str) else session
             return [] if sid is None else self.raw.session_turns(sid, after_id)
 
-    def similar_turns(
+    def search_session(
         self, session: str, text: str, k: int, *, exclude: Sequence[int] = ()
     ) -> list[tuple[Turn, float]]:
-        """The `k` turns of one session nearest to `text` by cosine similarity (vectors only;
-        empty without an embedder), excluding `exclude` — session memory's recall."""
-        if not self._bind() or not text.strip():
+        """The `k` turns of one session most relevant to `text`, with their relevance, leaving
+        out `exclude` — session memory's recall: the turn search (`retrieve`, lexical without
+        an embedder) inside the session, cut by the one relevance floor."""
+        k = _check_k(k)
+        if not isinstance(text, str) or not text.strip():
             return []
-        qvec, _ = query_vector(self.embedder, bound_query(text)[0])
-        if qvec is None:
-            return []
+        query = bound_query(valid_text(text))[0]
+        qvec = self._pending_vector(query)
         with self.lock:
             sid = self.raw.session_id(session)
             if sid is None:
                 return []
             where, params = self.raw.session_filter(sid, exclude)
-            hits = self.raw.index.vector(qvec, _check_k(k), where, params)
+            scope = Scope(self.raw.index, where, tuple(params))
+            found = self._turn_retrieval(
+                query, qvec, k, "hybrid", None, None, None, self.min_score, scope=scope
+            )
+            hits = found.top(k)
             by_id = {t.id: t for t in self.raw.get([h.id for h in hits])}
-        return [(by_id[h.id], 1.0 - (h.vec_distance or 0.0)) for h in hits if h.id in by_id]
+        return [(by_id[h.id], h.score) for h in hits if h.id in by_id]
 
 
 def _require_file(path: Path, fmt: str) -> None:
@@ -673,10 +712,6 @@ def _check_min_weight(value: float | None) -> float | None:
     return number
 
 
-class _Closed(Exception):
-    """The memory was closed while a background build waited for the shared connection."""
-
-
 class _OpenGuard:
     """The shared lock, refused once the memory is closed (the connection is going away)."""
 
@@ -687,7 +722,12 @@ class _OpenGuard:
         self.lock.__enter__()
         if self.closed.is_set():
             self.lock.__exit__(None, None, None)
-            raise _Closed
+            raise MemoryClosed
 
-    def __exit__(self, *exc: object) -> None:
-        self.lock.__exit__(*exc)  # type: ignore[arg-type]
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self.lock.__exit__(kind, error, trace)

@@ -196,12 +196,14 @@ _RESTORED = (
     "updated_at",
     "forgotten_at",
     "forgotten_why",
+    "recorded_at",
+    "retired_at",
 )
 
 _COLUMNS = (
     "id, gesture, context, cognition_direction, importance, emotional, recurrence, unresolved, weight,"
     " kind, tags, entities_role, related_entities, created_at, updated_at, supersedes,"
-    " superseded_by, forgotten_at, forgotten_why"
+    " superseded_by, forgotten_at, forgotten_why, recorded_at, retired_at"
 )
 _NAMES = tuple(c.strip() for c in _COLUMNS.split(","))
 
@@ -268,6 +270,23 @@ class Narratives:
         db.execute("ALTER TABLE narratives ADD COLUMN forgotten_at TEXT")
         db.execute("ALTER TABLE narratives ADD COLUMN forgotten_why TEXT")
 
+    @staticmethod
+    def add_record_times(db: Storage) -> None:
+        """Record time (agent migration 5): when Tideline wrote each narrative (`recorded_at`)
+        and when it left use, superseded or forgotten (`retired_at`); `created_at` stays its
+        valid time, when it happened (a dream's reflection: the day dreamt of). Backfill: a
+        narrative's `updated_at` is its write's time until it is edited or forgotten, the
+        latest time still known for it then; a superseded one retired when its successor was
+        written, a forgotten one when it was forgotten."""
+        db.execute("ALTER TABLE narratives ADD COLUMN recorded_at TEXT")
+        db.execute("ALTER TABLE narratives ADD COLUMN retired_at TEXT")
+        db.execute("UPDATE narratives SET recorded_at = updated_at")
+        db.execute(
+            "UPDATE narratives SET retired_at = COALESCE(forgotten_at, (SELECT s.recorded_at"
+            " FROM narratives s WHERE s.id = narratives.superseded_by))"
+            " WHERE forgotten_at IS NOT NULL OR superseded_by IS NOT NULL"
+        )
+
     def tag_sharers(self, tags: Sequence[str], exclude: int | None = None) -> int:
         if not tags:
             return 0
@@ -287,12 +306,13 @@ class Narratives:
             self.require_live(n.supersedes)
         recurrence = recurrence_from_count(self.tag_sharers(n.tags))
         weight = compute_weight(n.importance, n.emotional, recurrence, n.unresolved)
-        stamp = n.created_at or now_text(self.clock)
+        now = now_text(self.clock)  # record time; `created_at` is valid time
+        stamp = n.created_at or now
         nid: int = self.db.scalar(
             "INSERT INTO narratives(gesture, context, cognition_direction, importance, emotional,"
             " recurrence, unresolved, weight, kind, tags, entities_role, related_entities, created_at,"
-            " updated_at, supersedes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-            " RETURNING id",
+            " updated_at, supersedes, recorded_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
             (
                 n.gesture,
                 n.context,
@@ -307,13 +327,15 @@ class Narratives:
                 n.entities_role,
                 json.dumps(n.related_entities, ensure_ascii=False),
                 stamp,
-                now_text(self.clock),
+                now,
                 n.supersedes,
+                now,
             ),
         )
         if n.supersedes is not None:
             self.db.execute(
-                "UPDATE narratives SET superseded_by = ? WHERE id = ?", (nid, n.supersedes)
+                "UPDATE narratives SET superseded_by = ?, retired_at = ? WHERE id = ?",
+                (nid, now, n.supersedes),
             )
             self.index.delete([n.supersedes])
         self.db.executemany(
@@ -463,10 +485,6 @@ class Narratives:
                 self.db.scalar("SELECT count(*) FROM narratives WHERE forgotten_at IS NOT NULL")
             ),
         }
-
-    def latest_created_at(self) -> str | None:
-        found = self.db.scalar(f"SELECT max(created_at) FROM narratives WHERE {LIVE}")
-        return str(found) if found else None
 
     def pool(self, min_weight: float, limit: int, kinds: Sequence[str] | None) -> list[Narrative]:
         """Narratives weighing at least `min_weight`, in `POOL_ORDER`, at most `limit` (T2)."""
@@ -640,8 +658,9 @@ class Narratives:
                 self.db.executemany(
                     "UPDATE narratives SET gesture = '', context = '', cognition_direction = '',"
                     " tags = '[]', entities_role = '', related_entities = '[]', updated_at = ?,"
-                    " forgotten_at = ?, forgotten_why = ? WHERE id = ?",
-                    [(stamp, stamp, why, i) for i in live],
+                    " forgotten_at = ?, forgotten_why = ?, retired_at = COALESCE(retired_at, ?)"
+                    " WHERE id = ?",
+                    [(stamp, stamp, why, stamp, i) for i in live],
                 )
                 self.db.executemany(
                     "DELETE FROM narrative_tags WHERE narrative_id = ?", [(i,) for i in live]
@@ -713,7 +732,11 @@ class Narratives:
 
     def set_supersession(self, old: int, new: int) -> None:
         """Restore a correction whose two sides are both in this database now."""
-        self.db.execute("UPDATE narratives SET superseded_by = ? WHERE id = ?", (new, old))
+        self.db.execute(
+            "UPDATE narratives SET superseded_by = ?, retired_at = COALESCE(retired_at,"
+            " (SELECT s.recorded_at FROM narratives s WHERE s.id = ?)) WHERE id = ?",
+            (new, new, old),
+        )
         self.db.execute("UPDATE narratives SET supersedes = ? WHERE id = ?", (old, new))
         self.index.delete([old])
 

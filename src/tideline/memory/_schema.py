@@ -38,3 +38,9 @@ def _tombstones(db: Storage) -> None:
 def _write_keys(db: Storage) -> None:
     """Idempotency keys of writes (`tideline.store.WriteKeys`)."""
     WriteKeys.create_table(db)
+
+
+@AGENT_MIGRATIONS.step(5)
+def _record_times(db: Storage) -> None:
+    """Narratives' record time beside their valid time, backfilled (`Narratives.add_record_times`)."""
+    Narratives.add_record_times(db)

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, cast
+from typing import Any
 
 #: What a forgotten turn or narrative reads as wherever it is still shown (trace, evidence).
 FORGOTTEN = "[forgotten]"
 
 
+@dataclass
 class _Dict:
+    """A result as JSON (a field-less dataclass, so `asdict` knows `self` is one)."""
+
     def to_dict(self) -> dict[str, Any]:
-        return cast(dict[str, Any], asdict(self))  # type: ignore[call-overload]
+        return asdict(self)
 
 
 @dataclass
@@ -61,6 +64,8 @@ class Narrative(_Dict):
     superseded_by: int | None = None  # set: out of search and injection, still traceable
     forgotten_at: str | None = None  # a tombstone: the words are gone, the id and time stay
     forgotten_why: str | None = None
+    recorded_at: str | None = None  # record time: when Tideline wrote it (created_at: valid time)
+    retired_at: str | None = None  # record time: when it was superseded or forgotten
     replayed: bool = False  # a write's answer sent again for its idempotency key
 
 

@@ -36,7 +36,6 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from numbers import Integral
-from typing import Any
 
 from tideline.errors import InvalidInput
 
@@ -64,7 +63,7 @@ DEFAULT_CEILING = 0.7
 _TOLERANCE = 1e-5
 
 
-def check_dimension(name: str, value: Any) -> int:
+def check_dimension(name: str, value: object) -> int:
     """The one check of a 1–5 dimension, for writes and for the formula alike."""
     if isinstance(value, bool) or not isinstance(value, Integral):
         raise InvalidInput(f"{name}={value!r} must be an integer from 1 to 5")

@@ -5,10 +5,11 @@ strategies, the user model, trajectory, snapshots and Sleep run records (after R
 (`check_transition`, `matured_decay`, `injection_weight`, `plan_*`, ...) are pure and need no database.
 """
 
+from tideline.errors import IllegalTransition, ProfileChanged
 from tideline.profile._apply import Applied
 from tideline.profile._as_of import ProfileAt
 from tideline.profile._calendar import content_words, event_window, time_window
-from tideline.profile._changeset import Because, Changeset, Ref
+from tideline.profile._changeset import Because, Changeset, Ref, TrajectoryFields
 from tideline.profile._decay import (
     ANCHOR_FACTOR,
     MATURITY,
@@ -31,7 +32,6 @@ from tideline.profile._drafts import (
     ObservationDraft,
     PersonMention,
 )
-from tideline.profile._errors import IllegalTransition, ProfileChanged
 from tideline.profile._fact_index import Theme, fact_text
 from tideline.profile._lifecycle import (
     FACT_NEXT,
@@ -142,6 +142,7 @@ __all__ = [
     "Strategy",
     "Theme",
     "Trajectory",
+    "TrajectoryFields",
     "UserModelEntry",
     "check_live",
     "check_strategy",

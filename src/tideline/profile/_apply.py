@@ -237,12 +237,12 @@ class Applier:
                     op.kind, a.id, b.id, valid_from=since, now=self.now, run_id=self.run_id
                 )
             case c.NewStrategy():
-                fact = None if op.fact is None else self._fact(op.fact)
-                arose = op.valid_from or (question_time(op.kind, fact) if fact else self.now)
+                about = None if op.fact is None else self._fact(op.fact)
+                arose = op.valid_from or (question_time(op.kind, about) if about else self.now)
                 self.s.strategies.add(
                     op.kind,
-                    None if fact is None else fact.id,
-                    op.question,
+                    None if about is None else about.id,
+                    self._named(op.question),  # the model's words
                     valid_from=arose,
                     now=self.now,
                     run_id=self.run_id,
@@ -261,7 +261,7 @@ class Applier:
             case c.UserModel():
                 self.s.portrait.set_dimension(
                     op.dimension,
-                    op.value,
+                    self._named(op.value),  # the user-model step's words
                     list(op.evidence),
                     valid_at=op.valid_at or self.now,
                     now=self.now,

@@ -16,8 +16,9 @@ evidence turns, else the apply time (`_apply`); the Sleep pipeline always gives 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from tideline.errors import InvalidInput
 from tideline.profile._drafts import (
@@ -35,7 +36,6 @@ from tideline.profile._types import (
     POLARITIES,
     STRATEGY_KINDS,
     STRATEGY_OUTCOMES,
-    STRATEGY_STATUSES,
 )
 
 
@@ -93,8 +93,8 @@ class Transition:
 class Merge:
     """Dedupe: `drop`'s evidence and mentions move onto `keep`; `drop` is closed, not deleted."""
 
-    keep: int
-    drop: int
+    keep: FactRef
+    drop: FactRef
 
 
 @dataclass(frozen=True)
@@ -171,9 +171,21 @@ class UserModel:
     valid_at: str | None = None
 
 
+class TrajectoryFields(TypedDict, total=False):
+    """What a trajectory says (seed step 11); anchors are the facts it rests on."""
+
+    phase: str
+    direction: str
+    stability: str
+    anchors: Sequence[FactRef]
+    unstable_areas: list[str]
+    momentum: str
+    sessions_since: int
+
+
 @dataclass(frozen=True)
 class NewTrajectory:
-    fields: dict[str, Any]
+    fields: TrajectoryFields
     valid_at: str | None = None
 
 
@@ -332,7 +344,7 @@ class Changeset:
     def reject(self, fact: FactRef, why: str, *, because: Because | None = None) -> None:
         self.transition(fact, "rejected", why=text(why, "why", 2000), because=because)
 
-    def merge(self, keep: int, drop: int) -> None:
+    def merge(self, keep: FactRef, drop: FactRef) -> None:
         if keep == drop:
             raise InvalidInput(f"merge: fact #{keep} cannot be merged into itself")
         self.ops.append(Merge(keep, drop))
@@ -385,13 +397,6 @@ class Changeset:
             )
         )
 
-    def set_strategy(self, strategy_id: int, to: str, at: str | None = None) -> None:
-        """Move a strategy (resolving it by hand counts as answered; settled at `at`, valid
-        time)."""
-        choice(to, "strategy status", STRATEGY_STATUSES)
-        outcome = "answered" if to == "resolved" else None
-        self.ops.append(StrategyStatus(strategy_id, to, outcome, at=stamp(at, "at")))
-
     def resolve_strategy(
         self,
         strategy_id: int,
@@ -427,7 +432,9 @@ class Changeset:
             )
         )
 
-    def set_trajectory(self, valid_at: str | None = None, **fields: Any) -> None:
+    def set_trajectory(
+        self, valid_at: str | None = None, **fields: Unpack[TrajectoryFields]
+    ) -> None:
         known = {"phase", "direction", "stability", "anchors", "unstable_areas", "momentum"}
         unknown = set(fields) - known - {"sessions_since"}
         if unknown:
@@ -435,7 +442,7 @@ class Changeset:
                 f"trajectory: unknown field(s) {', '.join(sorted(unknown))}; "
                 f"use {', '.join(sorted(known))}"
             )
-        self.ops.append(NewTrajectory(dict(fields), stamp(valid_at, "valid_at")))
+        self.ops.append(NewTrajectory(fields, stamp(valid_at, "valid_at")))
 
     def snapshot(self, text_: str, data: dict[str, Any], valid_at: str | None = None) -> None:
         """A snapshot written as given; `data` may hold `Ref`s of facts made in this changeset,

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from tideline.profile._types import _Dict
 from tideline.store import Storage
@@ -66,7 +65,8 @@ class DigestStore:
             "SELECT id, session_id, through_turn_id, made_at FROM session_digests"
             " ORDER BY session_id, through_turn_id"
         )
-        out, after = [], {}
+        out: list[tuple[str, str, int]] = []
+        after: dict[int, int] = {}
         for r in rows:
             sid = r["session_id"]
             found = span(sid, after.get(sid, 0), r["through_turn_id"]) or (r["made_at"],) * 2
@@ -127,5 +127,5 @@ class DigestStore:
             )
         )
 
-    def count(self) -> dict[str, Any]:
+    def count(self) -> dict[str, int]:
         return {"session_digests": int(self.db.scalar("SELECT COUNT(*) FROM session_digests"))}

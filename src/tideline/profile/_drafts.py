@@ -18,7 +18,7 @@ MAX_TEXT = 4000
 MAX_NAME = 200
 
 
-def text(value: Any, name: str, limit: int, *, empty: bool = False) -> str:
+def text(value: object, name: str, limit: int, *, empty: bool = False) -> str:
     """A stripped string within `limit` characters (one rule for every text field)."""
     if not isinstance(value, str):
         raise InvalidInput(f"{name} must be text, got {type(value).__name__}")

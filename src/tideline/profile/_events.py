@@ -10,6 +10,8 @@ never listed as active. Closing sets `status='closed'`; the row stays on the tim
 
 from __future__ import annotations
 
+import builtins  # `list` below is a method of the store: signatures after it say `builtins.list`
+
 from tideline.profile._drafts import EventDraft
 from tideline.profile._types import EVENT_STATUSES, Event
 from tideline.store import Storage
@@ -94,7 +96,7 @@ class EventStore:
             params = [now, now]
         return [Event(**r) for r in self.db.rows(sql + " ORDER BY valid_from, id", params)]
 
-    def between(self, since: str, until: str) -> list[Event]:
+    def between(self, since: str, until: str) -> builtins.list[Event]:
         """Events whose date range overlaps [since, until] (valid time), by start: the calendar."""
         rows = self.db.rows(
             f"SELECT {_COLUMNS} FROM events WHERE valid_from <= ?"

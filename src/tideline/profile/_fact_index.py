@@ -12,12 +12,22 @@ import json
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
+from typing import NotRequired, TypedDict
 
 import numpy as np
 
 from tideline.embed import Embedder
 from tideline.profile._types import Fact, _Dict
-from tideline.search import FillReport, Hit, Policy, Scope, create_index, open_index, retrieve
+from tideline.search import (
+    FillReport,
+    Hit,
+    Mode,
+    Policy,
+    Scope,
+    create_index,
+    open_index,
+    retrieve,
+)
 from tideline.store import Storage
 
 FACT_INDEX = "fact_text"
@@ -28,6 +38,14 @@ FACTS = Policy(kind="fact")
 def fact_text(fact: Fact) -> str:
     """What search and the embedder see of a fact."""
     return f"{fact.subject} · {fact.category}: {fact.value}"
+
+
+class Indexed(TypedDict):
+    """What `Profile.index_facts` did: facts newly indexed, vectors written, why not all were."""
+
+    indexed: int
+    embedded: int
+    error: NotRequired[str]
 
 
 @dataclass
@@ -90,7 +108,7 @@ class FactIndex:
         """Hybrid (lexical without `qvec`) over the facts `scope` selects (their owner's
         filter), none less relevant than `floor`."""
         where, params = scope
-        mode = "hybrid" if qvec is not None else "lex"
+        mode: Mode = "hybrid" if qvec is not None else "lex"
         policy = replace(FACTS, floor=floor)
         found = retrieve(Scope(self.index, where, tuple(params)), query, qvec, k, mode, policy)
         return found.top(k)

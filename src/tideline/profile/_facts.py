@@ -18,6 +18,7 @@ time — `created_at`, `updated_at`, `retired_at`, a change's `recorded_at`, an 
 
 from __future__ import annotations
 
+import builtins  # `list` below is a method of the store: signatures after it say `builtins.list`
 from collections.abc import Sequence
 
 from tideline.errors import NotFound
@@ -61,6 +62,13 @@ class FactStore:
         """A search filter (on an index keyed by fact id) for facts in these statuses."""
         marks = ",".join("?" * len(statuses))
         return f"rowid IN (SELECT id FROM facts WHERE status IN ({marks}))", list(statuses)
+
+    @staticmethod
+    def ids_filter(fact_ids: Sequence[int]) -> tuple[str, list[object]]:
+        """A search filter (on an index keyed by fact id) for these facts, whatever their
+        status."""
+        marks = ",".join("?" * len(fact_ids)) or "NULL"
+        return f"rowid IN ({marks})", [int(i) for i in fact_ids]
 
     @staticmethod
     def create_tables(db: Storage) -> None:
@@ -254,7 +262,7 @@ class FactStore:
             )
         }
 
-    def challengers(self) -> dict[int, list[int]]:
+    def challengers(self) -> dict[int, builtins.list[int]]:
         """Each live fact that live facts supersede → those facts (a disputed pair's old side)."""
         marks = _marks(len(ACTIVE_STATUSES))
         rows = self.db.execute(
@@ -267,11 +275,11 @@ class FactStore:
             out.setdefault(int(old), []).append(int(new))
         return out
 
-    def superseded_by(self, fact_id: int) -> list[int]:
+    def superseded_by(self, fact_id: int) -> builtins.list[int]:
         rows = self.db.execute("SELECT id FROM facts WHERE supersedes = ? ORDER BY id", (fact_id,))
         return [r[0] for r in rows]
 
-    def evidence(self, fact_ids: Sequence[int]) -> dict[int, list[Evidence]]:
+    def evidence(self, fact_ids: Sequence[int]) -> dict[int, builtins.list[Evidence]]:
         out: dict[int, list[Evidence]] = {i: [] for i in fact_ids}
         if not fact_ids:
             return out
@@ -285,7 +293,7 @@ class FactStore:
             out[r["fact_id"]].append(Evidence(**r))
         return out
 
-    def links(self, fact_ids: Sequence[int]) -> dict[int, list[Link]]:
+    def links(self, fact_ids: Sequence[int]) -> dict[int, builtins.list[Link]]:
         """Each fact's evidence as (turn id, observation id, polarity, said at): what `_backing`
         counts, lighter than `evidence` for a whole profile."""
         out: dict[int, list[Link]] = {i: [] for i in fact_ids}
@@ -299,7 +307,7 @@ class FactStore:
                 out[int(fid)].append((turn, obs, str(polarity), said_at))
         return out
 
-    def changes(self, fact_ids: Sequence[int]) -> list[StatusChange]:
+    def changes(self, fact_ids: Sequence[int]) -> builtins.list[StatusChange]:
         if not fact_ids:
             return []
         rows = self.db.rows(

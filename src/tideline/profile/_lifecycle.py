@@ -14,8 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tideline.clock import days_between, from_text
-from tideline.errors import ConfigError
-from tideline.profile._errors import IllegalTransition
+from tideline.errors import ConfigError, IllegalTransition
 from tideline.profile._types import FINAL_STATUSES, STATUSES, Fact, Strategy
 
 FACT_NEXT: dict[str, tuple[str, ...]] = {

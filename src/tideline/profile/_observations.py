@@ -86,7 +86,8 @@ class ObservationStore:
         )
 
     def list(self, *, processed: bool | None = None, about: str | None = None) -> list[Observation]:
-        where, params = ["1 = 1"], []
+        where: list[str] = ["1 = 1"]
+        params: list[object] = []
         if processed is not None:
             where.append("processed = ?")
             params.append(int(processed))

@@ -16,7 +16,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Collection, Iterable, Mapping
 
-from tideline.clock import days_between, from_text
+from tideline.clock import days_between, from_text, to_text
 from tideline.profile._changeset import Because, Changeset, Ref
 from tideline.profile._decay import expires_at, is_expired, matured_decay
 from tideline.profile._dedupe import duplicates, fact_key, normalise
@@ -140,7 +140,8 @@ def plan_strategies(
     - a verify (its fact expired) is answered by a live fact with the same subject and category
       that this run made or heard: `still true` when it says the same, else `changed`;
     - one open or asked `days` after the question arose in the user's time (`asked_since`:
-      valid time, so a question about a fact said in 2023 does not wait for 2026) expires.
+      valid time, so a question about a fact said in 2023 does not wait for 2026) expires,
+      settled in valid time on the day it lapsed (not the day a run noticed).
     A clarify or probe about a retired fact is left alone: retiring the fact made it obsolete.
     """
     done: dict[str, list[int]] = {"answered": [], "expired": []}
@@ -165,8 +166,9 @@ def plan_strategies(
                 )
         if answer is not None:
             done["answered"].append(s.id)
-        elif days_between(from_text(asked_since(s, fact)), now) >= days:
-            changeset.resolve_strategy(s.id, "expired", f"unanswered for {days:g} days")
+        elif days_between(arose := from_text(asked_since(s, fact)), now) >= days:
+            lapsed = to_text(arose + dt.timedelta(days=days))  # valid time, as a fact's expiry
+            changeset.resolve_strategy(s.id, "expired", f"unanswered for {days:g} days", at=lapsed)
             done["expired"].append(s.id)
     return done
 

@@ -15,7 +15,7 @@ from tideline.profile._types import Snapshot, Trajectory, UserModelEntry
 from tideline.store import Storage
 
 
-def _dumps(value: Any) -> str:
+def _dumps(value: object) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 

@@ -7,8 +7,9 @@
   while an LLM thinks. `reject` and `close` are one-change changesets checked only against the
   lifecycle — the seed's rule: a person may mark a fact wrong or closed, never delete or edit it.
 - Run records are written outside the profile transaction so a failed run stays recorded.
-- `lock` is the connection's lock shared with `Memory` (one connection, many MCP worker threads):
-  multi-statement reads and every write take it; the LLM never runs under it.
+- `lock` is the connection's lock shared with `Memory` (one connection, many MCP worker threads,
+  a sleep's thread): every call that touches the connection takes it, one-statement reads and
+  run records too (apsw refuses two threads inside one connection); the LLM never runs under it.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from tideline.clock import (
     to_text,
 )
 from tideline.embed import Embedder
-from tideline.errors import InvalidInput
+from tideline.errors import InvalidInput, ProfileChanged
 from tideline.memory import Memory
 from tideline.profile._apply import Applied, Applier, Stores, TurnCheck
 from tideline.profile._as_of import (
@@ -48,8 +49,7 @@ from tideline.profile._changeset import Changeset
 from tideline.profile._decay import injection_weight, is_expired
 from tideline.profile._digests import SessionDigest
 from tideline.profile._drafts import choice
-from tideline.profile._errors import ProfileChanged
-from tideline.profile._fact_index import Theme
+from tideline.profile._fact_index import Indexed, Theme
 from tideline.profile._facts import Link
 from tideline.profile._lifecycle import RULES, Rules
 from tideline.profile._snapshot import ProfileState, render_snapshot
@@ -72,7 +72,7 @@ from tideline.profile._types import (
 )
 from tideline.profile._version import VersionStore
 from tideline.profile._view import ProfileView
-from tideline.search import Hit, bound_query, query_vector, valid_text
+from tideline.search import Hit, valid_text
 from tideline.store import Storage
 
 BACKING_SLICE = 100  # facts whose backing one locked read fetches (`read`; bench/profile_read.py)
@@ -100,7 +100,8 @@ class Profile:
 
     # -- the pipeline's read and write -------------------------------------------------------
     def version(self) -> int:
-        return self.versions.current()
+        with self.lock:
+            return self.versions.current()
 
     def read(self) -> ProfileView:
         """One consistent picture (no write lock held) to compute a changeset against."""
@@ -343,21 +344,26 @@ class Profile:
     def active(self) -> list[ActiveFact]:
         """The profile to inject: live, unexpired facts, heaviest first (near expiry weighs less)."""
         now = self.clock()
-        live = [f for f in self.stores.facts.list(ACTIVE_STATUSES) if not is_expired(f, now)]
+        with self.lock:
+            found = self.stores.facts.list(ACTIVE_STATUSES)
+        live = [f for f in found if not is_expired(f, now)]
         weighted = [ActiveFact(f, injection_weight(f, now)) for f in live]
         return sorted(weighted, key=lambda a: (-a.weight, a.fact.id))
 
     # -- the rest of the profile -------------------------------------------------------------
     def observations(self, *, processed: bool | None = None) -> list[Observation]:
-        return self.stores.observations.list(processed=processed)
+        with self.lock:
+            return self.stores.observations.list(processed=processed)
 
     def relationships(self) -> list[Relationship]:
-        return self.stores.people.list()
+        with self.lock:
+            return self.stores.people.list()
 
     def events(self, *, active: bool | None = True) -> list[Event]:
         """Events by start. `active=True`: neither closed nor past their expiry now (an expired
         event Sleep has not closed yet is not active); False: the others; None: all."""
-        return self.stores.events.list(active=active, now=to_text(self.clock()))
+        with self.lock:
+            return self.stores.events.list(active=active, now=to_text(self.clock()))
 
     def calendar(self, since: str | None = None, until: str | None = None) -> list[Event]:
         """The events whose date range (valid time) overlaps [since, until] (ISO dates or times;
@@ -375,17 +381,24 @@ class Profile:
         by default the day of the latest turn (the conversation's present), else the clock."""
         if today:
             reference = from_text(parse_time(today, "today") or "")
-        elif self.memory is not None and (day := self.memory.raw.latest_day()):
+        elif self.memory is not None and (day := self._latest_day()):
             reference = from_text(f"{day}T12:00:00Z")
         else:
             reference = self.clock()
         return time_window(question, reference, self.calendar)
 
+    def _latest_day(self) -> str | None:
+        assert self.memory is not None
+        with self.lock:
+            return self.memory.raw.latest_day()
+
     def edges(self, *, fact_id: int | None = None, live: bool = True) -> list[Edge]:
-        return self.stores.edges.list(fact_id=fact_id, live=live)
+        with self.lock:
+            return self.stores.edges.list(fact_id=fact_id, live=live)
 
     def strategies(self, *, status: str | None = "open") -> list[Strategy]:
-        return self.stores.strategies.list(status=status)
+        with self.lock:
+            return self.stores.strategies.list(status=status)
 
     def questions(self) -> list[Strategy]:
         """The open strategies the agent may still ask: about no fact, about a live fact, or —
@@ -407,13 +420,16 @@ class Profile:
             return self.stores.strategies.ask(list(strategy_ids), to_text(self.clock()))
 
     def user_model(self) -> list[UserModelEntry]:
-        return self.stores.portrait.user_model()
+        with self.lock:
+            return self.stores.portrait.user_model()
 
     def trajectory(self) -> Trajectory | None:
-        return self.stores.portrait.trajectory()
+        with self.lock:
+            return self.stores.portrait.trajectory()
 
     def snapshot(self) -> Snapshot | None:
-        return self.stores.portrait.snapshot()
+        with self.lock:
+            return self.stores.portrait.snapshot()
 
     def write_snapshot(
         self, text: str, data: dict[str, Any], *, run_id: int | None = None
@@ -454,8 +470,9 @@ class Profile:
     def counts(self) -> dict[str, int]:
         """Rows per profile table (nothing is ever deleted, so these only grow)."""
         out: dict[str, int] = {}
-        for store in vars(self.stores).values():
-            out |= store.count()
+        with self.lock:
+            for store in vars(self.stores).values():
+                out |= store.count()
         return out
 
     # -- session digests (step 2's summaries and tags) ----------------------------------------
@@ -468,7 +485,7 @@ class Profile:
             return self.stores.digests.count_since(at)
 
     # -- facts as a search index, and their themes (derived; filled after a run) --------------
-    def index_facts(self, embedder: Embedder | None) -> dict[str, Any]:
+    def index_facts(self, embedder: Embedder | None) -> Indexed:
         """Index facts not indexed yet (text; vectors when an embedder is given)."""
         with self.lock:
             facts = self.stores.facts.list()
@@ -476,7 +493,7 @@ class Profile:
             texts = index.unindexed(facts)
             if texts:
                 index.add_texts(texts)
-        out: dict[str, Any] = {"indexed": len(texts), "embedded": 0}
+        out: Indexed = {"indexed": len(texts), "embedded": 0}
         if embedder is None or not self.db.vec_enabled or not embedder.dim:
             return out
         with self.lock:
@@ -487,36 +504,46 @@ class Profile:
             out["error"] = report.error
         return out
 
-    def fact_vectors(self, fact_ids: Sequence[int]) -> dict[int, Any]:
+    def fact_vectors(self, fact_ids: Sequence[int]) -> dict[int, np.ndarray]:
         """Each fact's vector (numpy), for the ones embedded."""
         with self.lock:
             return self.stores.fact_index.vectors(fact_ids)
 
-    def search_facts(self, query: str, embedder: Embedder | None = None, k: int = 10) -> list[Fact]:
-        """Live facts nearest to `query` (hybrid with an embedder, else lexical)."""
-        qvec = query_vector(embedder, bound_query(query)[0])[0] if embedder else None
-        return [fact for fact, _ in self.fact_hits(query, qvec, k)]
-
-    def fact_hits(self, query: str, qvec: np.ndarray | None, k: int = 10) -> list[tuple[Fact, Hit]]:
-        """`search_facts` with each fact's hit (its score parts), for a caller that made the query
-        vector already and applies its own floor — injection, on every turn."""
+    def fact_hits(
+        self,
+        query: str,
+        qvec: np.ndarray | None,
+        k: int = 10,
+        *,
+        fact_ids: Sequence[int] | None = None,
+    ) -> list[tuple[Fact, Hit]]:
+        """Live facts nearest to `query` (hybrid with `qvec`, else lexical), each with its hit (its
+        relevance and parts), for a caller that made the query vector already — injection, on
+        every turn. The one floor of every search (the memory's `search_min_score`) cuts it.
+        `fact_ids`: only these facts, whatever their status (an expired fact's open question,
+        T1q), instead of the live ones."""
         with self.lock:
-            scope = self.stores.facts.status_filter(ACTIVE_STATUSES)
+            if fact_ids is None:
+                scope = self.stores.facts.status_filter(ACTIVE_STATUSES)
+            else:
+                scope = self.stores.facts.ids_filter(fact_ids)
             floor = self.memory.min_score if self.memory is not None else 0.0  # one floor
             hits = self.stores.fact_index.search(query, qvec, k, scope, floor)
-            by_id = {f.id: f for f in self.stores.facts.list(ACTIVE_STATUSES)}
-        return [(by_id[h.id], h) for h in hits if h.id in by_id]
+            facts = [(self.stores.facts.get(h.id), h) for h in hits]
+        return [(fact, h) for fact, h in facts if fact is not None]
 
     def set_themes(self, themes: Sequence[tuple[str, list[int]]]) -> None:
         with self.lock:
             self.stores.fact_index.replace_themes(themes, to_text(self.clock()))
 
     def themes(self) -> list[Theme]:
-        return self.stores.fact_index.themes()
+        with self.lock:
+            return self.stores.fact_index.themes()
 
     # -- sleep runs --------------------------------------------------------------------------
     def start_run(self, prompt_versions: dict[str, Any] | None = None) -> int:
-        return self.stores.runs.start(prompt_versions or {}, to_text(self.clock()))
+        with self.lock:
+            return self.stores.runs.start(prompt_versions or {}, to_text(self.clock()))
 
     def record_run_tokens(self, run_id: int, tokens_in: int, tokens_out: int) -> None:
         """What a running run has spent so far (kept if the process dies before it finishes)."""
@@ -537,22 +564,31 @@ class Profile:
         choice(status, "run status", RUN_STATUSES)
         if status == "running":
             raise InvalidInput("finish_run: status must be done, failed or skipped")
-        self.stores.runs.finish(
-            run_id,
-            status=status,
-            steps=steps or [],
-            tokens_in=tokens_in,
-            tokens_out=tokens_out,
-            errors=errors or [],
-            version=version,
-            now=to_text(self.clock()),
-        )
-        run = self.stores.runs.get(run_id)
+        with self.lock:
+            self.stores.runs.finish(
+                run_id,
+                status=status,
+                steps=steps or [],
+                tokens_in=tokens_in,
+                tokens_out=tokens_out,
+                errors=errors or [],
+                version=version,
+                now=to_text(self.clock()),
+            )
+            run = self.stores.runs.get(run_id)
         assert run is not None
         return run
 
+    def close_interrupted_runs(self) -> list[int]:
+        """Runs left `running` while the caller holds the Sleep lock were killed mid-way: they
+        become `failed`, saying so."""
+        with self.lock:
+            return self.stores.runs.close_interrupted(to_text(self.clock()))
+
     def runs(self, limit: int = 20) -> list[SleepRun]:
-        return self.stores.runs.list(limit)
+        with self.lock:
+            return self.stores.runs.list(limit)
 
     def processed_sessions(self) -> dict[int, int]:
-        return self.stores.runs.processed()
+        with self.lock:
+            return self.stores.runs.processed()

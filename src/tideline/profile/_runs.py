@@ -8,28 +8,30 @@ arrive later in the same session are picked up by the next run.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from tideline.errors import NotFound
 from tideline.profile._types import RUN_STATUSES, RUN_STATUSES_V1, SleepRun
-from tideline.store import Storage, allow_values, storable
+from tideline.store import RunLog, Storage, allow_values
 
 _COLUMNS = (
-    "id, status, steps, tokens_in, tokens_out, errors, prompt_versions, started_at, finished_at,"
-    " version"
+    "id",
+    "status",
+    "steps",
+    "tokens_in",
+    "tokens_out",
+    "errors",
+    "prompt_versions",
+    "started_at",
+    "finished_at",
+    "version",
 )
-
-
-def _run(row: dict[str, Any]) -> SleepRun:
-    for key in ("steps", "errors", "prompt_versions"):
-        row[key] = json.loads(row[key])
-    return SleepRun(**row)
 
 
 class RunStore:
     def __init__(self, db: Storage):
         self.db = db
+        self.log = RunLog(db, "sleep_runs", _COLUMNS, ("steps", "errors", "prompt_versions"))
 
     @staticmethod
     def create_tables(db: Storage) -> None:
@@ -62,14 +64,7 @@ class RunStore:
 
     # -- runs --------------------------------------------------------------------------------
     def start(self, prompt_versions: dict[str, Any], now: str) -> int:
-        with self.db.transaction():
-            return int(
-                self.db.scalar(
-                    "INSERT INTO sleep_runs(status, prompt_versions, started_at)"
-                    " VALUES ('running', ?, ?) RETURNING id",
-                    (json.dumps(prompt_versions), now),
-                )
-            )
+        return self.log.start(now, prompt_versions=prompt_versions)
 
     def finish(
         self,
@@ -83,41 +78,22 @@ class RunStore:
         version: int | None,
         now: str,
     ) -> None:
-        with self.db.transaction():
-            cur = self.db.execute(
-                """UPDATE sleep_runs SET status = ?, steps = ?, tokens_in = ?, tokens_out = ?,
-                    errors = ?, version = ?, finished_at = ? WHERE id = ? RETURNING id""",
-                (
-                    status,
-                    json.dumps(steps, ensure_ascii=False),
-                    tokens_in,
-                    tokens_out,
-                    json.dumps(errors, ensure_ascii=False),
-                    version,
-                    now,
-                    run_id,
-                ),
-            )
-            if not cur.fetchall():
-                raise NotFound(f"sleep run #{run_id} does not exist; start one with start_run()")
+        values = {"steps": steps, "tokens_in": tokens_in, "tokens_out": tokens_out}
+        if not self.log.finish(run_id, status, now, **values, errors=errors, version=version):
+            raise NotFound(f"sleep run #{run_id} does not exist; start one with start_run()")
 
     def record_tokens(self, run_id: int, tokens_in: int, tokens_out: int) -> None:
-        with self.db.transaction():
-            self.db.execute(
-                "UPDATE sleep_runs SET tokens_in = ?, tokens_out = ? WHERE id = ?"
-                " AND status = 'running'",
-                (tokens_in, tokens_out, run_id),
-            )
+        self.log.record_tokens(run_id, tokens_in, tokens_out)
+
+    def close_interrupted(self, now: str) -> list[int]:
+        return self.log.close_interrupted(now)
 
     def get(self, run_id: int) -> SleepRun | None:
-        if not storable(run_id):
-            return None
-        row = self.db.one(f"SELECT {_COLUMNS} FROM sleep_runs WHERE id = ?", (run_id,))
-        return None if row is None else _run(row)
+        row = self.log.get(run_id)
+        return None if row is None else SleepRun(**row)
 
     def list(self, limit: int = 20) -> list[SleepRun]:
-        rows = self.db.rows(f"SELECT {_COLUMNS} FROM sleep_runs ORDER BY id DESC LIMIT ?", (limit,))
-        return [_run(r) for r in rows]
+        return [SleepRun(**r) for r in self.log.recent(limit)]
 
     # -- processed sessions ------------------------------------------------------------------
     def mark_processed(

@@ -11,6 +11,8 @@ start, or its expiry for a verify question) and `valid_to` when it was settled; 
 
 from __future__ import annotations
 
+import builtins  # `list` below is a method of the store: signatures after it say `builtins.list`
+
 from tideline.errors import NotFound
 from tideline.profile._types import STRATEGY_KINDS, STRATEGY_OUTCOMES, STRATEGY_STATUSES, Strategy
 from tideline.store import Storage
@@ -114,7 +116,8 @@ class StrategyStore:
         return Strategy(**row)
 
     def list(self, *, status: str | None = None, fact_id: int | None = None) -> list[Strategy]:
-        where, params = ["1 = 1"], []
+        where: list[str] = ["1 = 1"]
+        params: list[object] = []
         if status is not None:
             where.append("status = ?")
             params.append(status)
@@ -153,7 +156,9 @@ class StrategyStore:
             ),
         )
 
-    def obsolete_for(self, fact_ids: list[int], why: str, now: str, at: str | None = None) -> int:
+    def obsolete_for(
+        self, fact_ids: builtins.list[int], why: str, now: str, at: str | None = None
+    ) -> int:
         """Every open or asked clarify or probe about these facts ends `obsolete` (recorded
         `now`; settled at `at`, valid time: when the fact ended); how many did. A verify
         strategy asks about a fact that expired — closed by design — so it stands until it is
@@ -170,7 +175,7 @@ class StrategyStore:
         )
         return len(cur.fetchall())  # drain: RETURNING blocks COMMIT
 
-    def ask(self, strategy_ids: list[int], now: str) -> list[int]:
+    def ask(self, strategy_ids: builtins.list[int], now: str) -> builtins.list[int]:
         """Open strategies among `strategy_ids` become asked; the ids that were still open."""
         if not strategy_ids:
             return []

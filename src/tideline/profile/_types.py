@@ -27,9 +27,12 @@ RUN_STATUSES = ("running", "done", "failed", "skipped")
 RUN_STATUSES_V1 = ("running", "done", "failed")  # before profile migration 6
 
 
+@dataclass
 class _Dict:
+    """A record's JSON form (a field-less dataclass, so `asdict` knows `self` is one)."""
+
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)  # type: ignore[call-overload]
+        return asdict(self)
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """Hybrid search: safe FTS5 queries, BM25 + trigram, sqlite-vec KNN (or, on PostgreSQL, tsvector
 and pgvector), and one retrieval path (`retrieve`) whose every ranking stage — candidates,
-lexical statistics, aggregation, fusion, levers, the relevance score, the floor, diversity and
+lexical statistics, aggregation, fusion, levers, the time window a question names, the relevance score, the floor, diversity and
 truncation — a per-use `Policy` configures. Every search returns `Hit`s in a `SearchResult`."""
 
 from tideline.search._analyse import (
@@ -36,8 +36,9 @@ from tideline.search._retrieve import (
     parsed_for,
     retrieve,
 )
-from tideline.search._score import auto_floor, best_by, check_floor, interleave, resolve_floor
+from tideline.search._score import auto_floor, by_best, check_floor, interleave, resolve_floor
 from tideline.search._text import spaced_cjk, valid_text
+from tideline.search._time_window import TimeWindow, WindowSetting, window_setting
 from tideline.search._types import KINDS, MODES, Hit, Mode, Policy, SearchResult
 
 __all__ = [
@@ -71,11 +72,13 @@ __all__ = [
     "Targets",
     "TextIndex",
     "TextLookup",
+    "TimeWindow",
     "VectorOptions",
+    "WindowSetting",
     "analyse",
     "auto_floor",
-    "best_by",
     "bound_query",
+    "by_best",
     "check_floor",
     "create_index",
     "diversify",
@@ -97,4 +100,5 @@ __all__ = [
     "text_key",
     "valid_text",
     "weighted_fuse",
+    "window_setting",
 ]

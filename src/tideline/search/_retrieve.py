@@ -11,7 +11,9 @@ and the backfill all call it; every ranking stage is here, each configured by th
 5. merge the scopes (BM25 descending, distance ascending) and fuse the two lists (`_fusion`),
    the lexical list weighted by how much of the query its best hit covers (`trust`);
 6. levers: keys that lift the records they point at (dates, memory keys), marks that lift the
-   candidates the question names (a speaker), and the session-level list (`_levers`);
+   candidates the question names (a speaker), and the session-level list (`_levers`); then the
+   time window a question names lifts (or restricts the list to) the records of that time
+   (`_time_window`);
 7. score: each hit's relevance, 0–1 (`_score`), which orders the list (equal scores: the more
    recent record first, `recency`);
 8. the floor (`Policy.floor`), diversity (`session_cap`) and score-adaptive truncation.
@@ -38,6 +40,7 @@ from tideline.search._levers import Groups, Key, Mark, boost, diversify, lift, s
 from tideline.search._lexical import Counts, Freqs, lexicon, rescore, trust
 from tideline.search._query import ParsedQuery, parse_query
 from tideline.search._score import score, truncated
+from tideline.search._time_window import RESTRICT, TimeWindow, nothing_in, within
 from tideline.search._types import SCORE_PLACES, Hit, Mode, Policy, SearchResult
 
 #: The owner's lookup of record texts by id (for verbatim keyword checks on a few candidates).
@@ -147,6 +150,7 @@ def retrieve(
     parents: Parents | None = None,
     groups: Groups | None = None,
     recency: Recency | None = None,
+    window: TimeWindow | None = None,
 ) -> SearchResult:
     """Search `scopes` for `query` (and its vector `qvec`) through every stage (see the module
     docstring) and return the hits that clear the floor, best first by relevance.
@@ -158,7 +162,8 @@ def retrieve(
     down. `qvec` may still be under way (`pending_vector`): the lexical lists are searched
     before it is waited for. `keys`, `groups` (a record's session) and `parents` are the
     owner's knowledge for the levers and the aggregation; `recency` (of (source, id) keys)
-    orders equal scores.
+    orders equal scores. `window` is the time the question names, with the owner's scope
+    narrowed to it (`_time_window`; used when `Policy.window` is on).
     """
     found = _fused(_scopes(scopes), query, qvec, k, mode, policy, texts, warning, parents)
     hits = found.hits
@@ -172,18 +177,38 @@ def retrieve(
             hits = _keyed(hits, key, query, found, k, policy)
     if policy.session_weight and groups is not None and hits:
         hits = _sessions(hits, groups, policy)
+    fallback: list[Hit] | None = None
+    if window is not None and policy.window:
+        hits, fallback = _windowed(hits, window, query, found, k, policy)
     indexes = [s.index for s in _scopes(scopes)]
+    kept, left_out = _floored(indexes, hits, found, k, policy, recency)
+    if fallback is not None and not kept and window is not None:
+        kept, left_out = _floored(indexes, fallback, found, k, policy, recency)
+        found.warnings.append(nothing_in(window))
+    if policy.session_cap and groups is not None:
+        head = kept[: k * 2]
+        kept = diversify(head, groups([h.id for h in head]), policy.session_cap)
+    kept = truncated(kept, policy.truncate)
+    return SearchResult(kept, found.mode, found.warnings, policy.floor, left_out)
+
+
+def _floored(
+    indexes: Sequence[Candidates],
+    hits: list[Hit],
+    found: _Fused,
+    k: int,
+    policy: Policy,
+    recency: Recency | None,
+) -> tuple[list[Hit], int]:
+    """Stage 7 and the floor: the hits scored and ordered, those that clear the floor, and how
+    many of the first `k` it left out."""
     model = indexes[0].model_id if indexes else None
     _distances(indexes, hits, found.vector)
     score(hits, policy.kind, model, found.vector is not None)
     hits = _ordered(hits, recency([h.key for h in hits]) if recency is not None else None)
     kept = [h for h in hits if h.score >= policy.floor] if policy.floor > 0 else hits
     left_out = sum(1 for h in hits[:k] if h.score < policy.floor) if policy.floor > 0 else 0
-    if policy.session_cap and groups is not None:
-        head = kept[: k * 2]
-        kept = diversify(head, groups([h.id for h in head]), policy.session_cap)
-    kept = truncated(kept, policy.truncate)
-    return SearchResult(kept, found.mode, found.warnings, policy.floor, left_out)
+    return kept, left_out
 
 
 def _ordered(hits: list[Hit], recency: Mapping[tuple[int, int], float] | None) -> list[Hit]:
@@ -379,6 +404,19 @@ def _keyed(
             for t in targets:
                 extra[t] = max(extra.get(t, 0.0), score_of.get(i, 0.0))
     return lift(hits, extra, key.weight, key.name)
+
+
+def _windowed(
+    hits: list[Hit], window: TimeWindow, query: str, found: _Fused, k: int, policy: Policy
+) -> tuple[list[Hit], list[Hit] | None]:
+    """The time-window stage (see `_time_window`): the narrowed scope searched with the same
+    query; its first `k` hits lift (all of them, when restricting, say what is in the window)."""
+    scope = window.scope
+    if not isinstance(scope, Scope):
+        raise TypeError("time window: scope must be a Scope")
+    mode: Mode = "lex" if found.vector is None else found.mode
+    inside = _fused([scope], query, found.vector, k, mode, policy, window.texts, None, None).hits
+    return within(hits, inside if policy.window == RESTRICT else inside[:k], window, policy.window)
 
 
 def _sessions(hits: list[Hit], groups: Groups, policy: Policy) -> list[Hit]:

@@ -182,10 +182,15 @@ def check_floor(value: float) -> float:
     return number
 
 
-def best_by(hits: Sequence[Hit], group: Callable[[Hit], str]) -> dict[str, float]:
-    """Aggregation to groups (a note's collection): each group as relevant as its best hit."""
-    out: dict[str, float] = {}
+def by_best(
+    groups: Sequence[tuple[str, float]], hits: Sequence[Hit], group: Callable[[Hit], str]
+) -> list[tuple[str, float]]:
+    """Aggregation to groups (a note's collection): each group as relevant as its own score (a
+    collection's description) or its best hit, whichever is higher; best first, equal ones in
+    the order given."""
+    best: dict[str, float] = {}
     for h in hits:
         g = group(h)
-        out[g] = max(out.get(g, 0.0), h.score)
-    return out
+        best[g] = max(best.get(g, 0.0), h.score)
+    scored = [(g, max(own, best.get(g, 0.0))) for g, own in groups]
+    return sorted(scored, key=lambda x: -round(x[1], 12))

@@ -40,6 +40,7 @@ _ABOUT = (
     "match",
     "part",
     "mtime",
+    "window",
 )
 
 
@@ -56,6 +57,7 @@ class Hit:
     fused (the fusion that ranked the lists and its score, levers included), lexical (how much
     of the query's BM25 weight the record holds, 0–1), lifts (what each lever added to `fused`).
     part: the key that found a record found through its parts (a note's example, `parents`).
+    window: the time the question named, when the hit was found in it (`_time_window`).
     """
 
     id: int
@@ -86,6 +88,7 @@ class Hit:
     match: str | None = None
     part: int | None = None
     mtime: float | None = None
+    window: str | None = None
 
     @property
     def key(self) -> tuple[int, int]:
@@ -128,6 +131,8 @@ class Hit:
         if self.keyword_match:
             out.append("every word verbatim")
         out += [f"{name} +{value:.3f}" for name, value in self.lifts.items() if value > 0]
+        if self.window is not None:
+            out.append(f"in {self.window}")
         return " · ".join(out)
 
     def to_dict(self) -> dict[str, Any]:
@@ -165,7 +170,9 @@ class Policy:
     time a question names; the source turns of matching memories), speaker_weight (a mark: the
     turns of a speaker the question names, lifted by that share of their score), session_weight (the
     session-level list: a session as near as its nearest turns), session_cap (diversity: at
-    most that many hits of one group before every other group had its turn).
+    most that many hits of one group before every other group had its turn); window (the
+    time-window stage, `_time_window`: 0 off, a lift weight for the records of the time a
+    question names, or "restrict" to them, falling back to any time when none is relevant).
     Score: kind (whose calibration turns the parts into a relevance, `_score`); floor (the
     relevance below which a hit is left out; 0 = none); truncate (score-adaptive truncation:
     stop where the relevance falls below this share of the best hit's; 0 = off).
@@ -191,6 +198,7 @@ class Policy:
     speaker_weight: float = 0.0
     session_weight: float = 0.0
     session_cap: int = 0
+    window: float | Literal["restrict"] = 0.0
     kind: str = "record"
     floor: float = 0.0
     truncate: float = 0.0

@@ -55,7 +55,7 @@ Params = Sequence[Any] | dict[str, Any]
 WATCH_SECONDS = 1.0
 
 
-def _load_vec(conn: apsw.Connection) -> bool:
+def load_vec(conn: apsw.Connection) -> bool:
     try:
         import sqlite_vec
 
@@ -205,7 +205,7 @@ class Database(Reads):
                 f"{path} is locked by another process; retry when it is done"
             ) from exc
         self.conn.execute("PRAGMA foreign_keys=ON")
-        self.vec_enabled = _load_vec(self.conn)
+        self.vec_enabled = load_vec(self.conn)
         if self.path is not None:
             with contextlib.suppress(OSError):
                 self._inode = self.path.stat().st_ino

@@ -9,10 +9,11 @@ import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
-from tideline.errors import ConfigError
+from tideline.errors import ConfigError, StoreError
 
 #: PostgreSQL's limit on an identifier, in bytes.
 MAX_NAME = 63
+URL_FORM = "postgresql://USER:PASSWORD@HOST:PORT/DATABASE"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
@@ -64,3 +65,19 @@ def missing_extra(exc: ImportError) -> ConfigError:
         f"a PostgreSQL database needs the postgres extra ({exc.name} is missing);"
         " pip install 'tideline[postgres]'"
     )
+
+
+def connect_error(url: str, exc: Exception) -> StoreError:
+    """One line naming the server, what went wrong and what to change."""
+    text = str(exc).strip()
+    first = text.splitlines()[0] if text else type(exc).__name__
+    low = text.lower()
+    if type(exc).__name__ == "ProgrammingError" or ("invalid" in low and "value" in low):
+        fix = f"fix TIDELINE_DATABASE_URL ({URL_FORM})"
+    elif "authentication failed" in low or ("role" in low and "does not exist" in low):
+        fix = "check the user and password in TIDELINE_DATABASE_URL"
+    elif "database" in low and "does not exist" in low:
+        fix = "create that database or name an existing one in TIDELINE_DATABASE_URL"
+    else:
+        fix = "check the host and port in TIDELINE_DATABASE_URL and that the server is running"
+    return StoreError(f"cannot connect to PostgreSQL at {shown_url(url)} ({first}); {fix}")

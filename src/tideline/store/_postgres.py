@@ -31,8 +31,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from tideline.errors import DatabaseLocked, StoreError
 from tideline.store._dialect import to_postgres
-from tideline.store._names import Namespace, shown_url
-from tideline.store._pg_health import connect_error
+from tideline.store._names import Namespace, connect_error, shown_url
 from tideline.store._storage import Reads
 
 Params = Sequence[Any] | dict[str, Any]
@@ -230,10 +229,14 @@ class PgDatabase(Reads):
             )
         except psycopg.OperationalError as exc:
             raise self._unavailable(exc) from exc
-        with conn:  # closing the connection releases the lock
+        with conn:
             row = conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()
             if row and row[0]:
-                yield None
+                try:
+                    yield None
+                finally:  # released now: the server drops a closed connection's locks only
+                    with contextlib.suppress(psycopg.Error):  # when its backend has exited
+                        conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
                 return
             unsigned = key & 0xFFFFFFFFFFFFFFFF  # pg_locks shows the key as two 32-bit oids
             holder = conn.execute(

@@ -17,17 +17,18 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException
 
-from tideline.consolidate import DreamBusy, SleepBusy
 from tideline.errors import (
     DatabaseLocked,
+    DreamBusy,
     EmbedderUnavailable,
     LLMUnavailable,
     NotFound,
+    RunBusy,
+    SleepBusy,
     StoreError,
     TidelineError,
 )
 from tideline.pathnames import hide_paths
-from tideline.web._runs import RunBusy
 
 log = logging.getLogger("tideline.web")
 

@@ -7,7 +7,7 @@ box is its text's width at the panel's 12px font, made exact in the browser by S
 labels are placed biggest node first at the first of several spots around their node, further
 out ring by ring, that overlaps no node, no label already placed and stays inside the picture.
 A label that finds no spot makes the picture taller and the placing starts again, so labels
-never overlap; `overlaps` checks that for the tests.
+never overlap (tests/web/overlaps.py checks that for the tests).
 """
 
 from __future__ import annotations
@@ -186,20 +186,3 @@ def _spots(cx: float, cy: float, r: float, w: float) -> list[Box]:
             Box(cx - d * 0.7 - w, cy + d * 0.7, w, LINE),
         ]
     return out
-
-
-def overlaps(
-    centres: list[tuple[float, float]], radii: list[float], boxes: list[Box | None]
-) -> list[tuple[int, int]]:
-    """Pairs (label i, label j) or (label i, -1 - node j) that overlap: empty when drawn right."""
-    found = []
-    for i, a in enumerate(boxes):
-        if a is None:
-            continue
-        found += [(i, j) for j, b in enumerate(boxes) if j > i and b is not None and a.hits(b)]
-        found += [
-            (i, -1 - j)
-            for j, ((x, y), r) in enumerate(zip(centres, radii, strict=True))
-            if a.hits_circle(x, y, r)
-        ]
-    return found

@@ -18,17 +18,13 @@ from typing import Any, Literal
 
 from tideline.clock import now_text
 from tideline.consolidate import StepEvent
-from tideline.errors import InvalidInput, TidelineError
+from tideline.errors import RunBusy, TidelineError
 
 log = logging.getLogger("tideline.web")
 
 Kind = Literal["sleep", "dream"]
 _FAILED = ("failed", "aborted", "stopped")
 Work = Callable[[Callable[[StepEvent], None]], dict[str, Any]]
-
-
-class RunBusy(InvalidInput):
-    """A run of this kind is already going on in this server."""
 
 
 @dataclass

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import Literal, TypeVar
 
 from fastapi import Request
 
@@ -35,7 +35,7 @@ class Web:
         """`fn()` under the app's database lock ("agent"), its library lock, or none (None: the
         service locks for itself, as `Memory` does, so embedding never blocks other clients).
         The same locks as the MCP tools: both drivers share one app in one process."""
-        guard: AbstractContextManager[Any] = nullcontext()
+        guard: AbstractContextManager[object] = nullcontext()
         if lock == "agent":
             guard = self.app.db_lock
         elif lock == "library":

@@ -12,7 +12,6 @@ if _typing.TYPE_CHECKING:
     from tideline.consolidate.dream._dream import (
         LAYERS,
         Dream,
-        DreamBusy,
         Layer,
         SelfConcept,
         choose_layers,
@@ -31,6 +30,7 @@ if _typing.TYPE_CHECKING:
     from tideline.consolidate.dream._thread_actions import thread_action
     from tideline.consolidate.dream._threads import STATUSES as THREAD_STATUSES
     from tideline.consolidate.dream._threads import Thread
+    from tideline.errors import DreamBusy
 
 __all__ = [
     "DREAM_MIGRATIONS",

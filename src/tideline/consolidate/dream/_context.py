@@ -16,11 +16,11 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from tideline.clock import Clock, now_text, parse_time, system_clock
+from tideline.config import DEFAULTS as D
 from tideline.consolidate.dream._basis import Basis
 from tideline.consolidate.dream._prompts import dream_prompt, render_prompt
 from tideline.consolidate.dream._runs import DreamRuns
 from tideline.consolidate.dream._threads import Threads
-from tideline.errors import InvalidInput
 from tideline.llm import LLM, TokenMeter
 from tideline.memory import Memory, Narrative
 from tideline.profile import Profile
@@ -79,9 +79,9 @@ class Stores:
 
 @dataclass
 class Limits:
-    max_input_tokens: int = 24000
-    comb_memories: int = 40
-    drift_hops: int = 3
+    max_input_tokens: int = D.llm_max_input_tokens
+    comb_memories: int = D.dream_comb_memories
+    drift_hops: int = D.dream_drift_hops
 
 
 @dataclass
@@ -176,14 +176,3 @@ def memory_line(n: Narrative, text_chars: int = 300) -> str:
         f"[{n.id}] {n.created_at[:10]} {n.kind} w={n.weight:.2f} (imp {n.importance}, emo "
         f"{n.emotional}, unr {n.unresolved}) {n.gesture}" + (f" — {ctx}" if ctx else "") + tags
     )
-
-
-def refused(kind: str, ident: object, why: str) -> str:
-    return f"{kind} {ident}: {why}"
-
-
-def check_ids(wanted: Sequence[int], shown: set[int], what: str) -> None:
-    """The model may only use ids it was shown; anything else is refused."""
-    bad = [i for i in wanted if i not in shown]
-    if bad:
-        raise InvalidInput(f"{what} {bad} were not in the input")

@@ -31,7 +31,8 @@ from pydantic import BaseModel
 
 from tideline.analysis.scripts import run_all
 from tideline.clock import now_text
-from tideline.consolidate._lock import SleepBusy, SleepLock
+from tideline.config import DEFAULTS as D
+from tideline.consolidate._lock import SleepLock
 from tideline.consolidate._report import StepEvent, cut_note
 from tideline.consolidate._sleep import Sleep
 from tideline.consolidate.dream import _comb, _drift, _solidify, _symbolic
@@ -46,16 +47,18 @@ from tideline.consolidate.dream._runs import DreamRun, DreamRuns, LayerRecord
 from tideline.consolidate.dream._schema import DREAM_MIGRATIONS
 from tideline.consolidate.dream._threads import Thread, Threads
 from tideline.embed import Embedder
-from tideline.errors import BudgetExceeded, InvalidInput, NotFound
+from tideline.errors import (
+    BudgetExceeded,
+    DreamBusy,
+    InvalidInput,
+    LayerFailed,
+    NotFound,
+)
 from tideline.llm import LLM, NO_LLM, NO_LLM_NOTE, TokenMeter, Usage
 from tideline.memory import Memory, Narrative
 from tideline.profile import Profile
 
 Progress = Callable[[StepEvent], None]
-
-
-class DreamBusy(SleepBusy):
-    """Another dream is running on the same database."""
 
 
 @dataclass(frozen=True)
@@ -91,10 +94,6 @@ class SelfConcept:
         return asdict(self)
 
 
-class LayerFailed(Exception):
-    """A layer that cannot finish (Sleep failed); the run stops there."""
-
-
 def choose_layers(layers: Iterable[str] | None) -> list[Layer]:
     """The layers to run, always in pipeline order; unknown names are an error."""
     if layers is None:
@@ -118,11 +117,11 @@ class Dream:
         *,
         sleep: Callable[[int, int], Sleep],
         embedder: Embedder | None = None,
-        run_budget: int = 0,
-        run_max_calls: int = 300,
-        max_input_tokens: int = 24000,
-        comb_memories: int = 40,
-        drift_hops: int = 3,
+        run_budget: int = D.dream_run_budget,
+        run_max_calls: int = D.llm_run_max_calls,
+        max_input_tokens: int = D.llm_max_input_tokens,
+        comb_memories: int = D.dream_comb_memories,
+        drift_hops: int = D.dream_drift_hops,
         no_llm: str = NO_LLM,
     ):
         self.profile = profile

@@ -14,14 +14,25 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from tideline.errors import NotFound
-from tideline.store import Database, allow_values, storable
+from tideline.store import RunLog, Storage, allow_values
 
 RUN_STATUSES = ("running", "done", "failed", "stopped", "skipped")
 RUN_STATUSES_V1 = ("running", "done", "failed", "stopped")  # before dream migration 4
 LAYER_STATUSES = ("done", "skipped", "failed", "stopped")
 _RUN_COLUMNS = (
-    "id, day, status, layers, tokens_in, tokens_out, budget, seconds, errors, prompt_versions,"
-    " llm, started_at, finished_at"
+    "id",
+    "day",
+    "status",
+    "layers",
+    "tokens_in",
+    "tokens_out",
+    "budget",
+    "seconds",
+    "errors",
+    "prompt_versions",
+    "llm",
+    "started_at",
+    "finished_at",
 )
 _LAYER_COLUMNS = (
     "run_id, day, layer, status, seconds, tokens_in, tokens_out, changes, written, detail, note,"
@@ -68,11 +79,12 @@ class DreamRun:
 
 
 class DreamRuns:
-    def __init__(self, db: Database):
+    def __init__(self, db: Storage):
         self.db = db
+        self.log = RunLog(db, "dream_runs", _RUN_COLUMNS, ("layers", "errors", "prompt_versions"))
 
     @staticmethod
-    def create_tables(db: Database) -> None:
+    def create_tables(db: Storage) -> None:
         db.execute(
             f"""CREATE TABLE dream_runs(
                 id INTEGER PRIMARY KEY,
@@ -109,20 +121,15 @@ class DreamRuns:
         db.execute("CREATE INDEX dream_layers_day ON dream_layers(day, layer, status)")
 
     @staticmethod
-    def allow_skipped(db: Database) -> None:
+    def allow_skipped(db: Storage) -> None:
         allow_values(db, "dream_runs", "status", RUN_STATUSES_V1, RUN_STATUSES)
 
     def start(
         self, day: str, layers: list[str], budget: int, prompts: dict[str, int], llm: str, now: str
     ) -> int:
-        with self.db.transaction():
-            return int(
-                self.db.scalar(
-                    "INSERT INTO dream_runs(day, status, layers, budget, prompt_versions, llm,"
-                    " started_at) VALUES (?, 'running', ?, ?, ?, ?, ?) RETURNING id",
-                    (day, json.dumps(layers), budget, json.dumps(prompts), llm, now),
-                )
-            )
+        return self.log.start(
+            now, day=day, layers=layers, budget=budget, prompt_versions=prompts, llm=llm
+        )
 
     def record_layer(self, rec: LayerRecord) -> None:
         """One layer's outcome; inside the layer's transaction when it is `done`."""
@@ -158,44 +165,16 @@ class DreamRuns:
         errors: list[str],
         now: str,
     ) -> None:
-        with self.db.transaction():
-            found = self.db.execute(
-                "UPDATE dream_runs SET status = ?, tokens_in = ?, tokens_out = ?, seconds = ?,"
-                " errors = ?, finished_at = ? WHERE id = ? RETURNING id",
-                (
-                    status,
-                    tokens_in,
-                    tokens_out,
-                    seconds,
-                    json.dumps(errors, ensure_ascii=False),
-                    now,
-                    run_id,
-                ),
-            ).fetchall()
-            if not found:
-                raise NotFound(f"dream run #{run_id} does not exist")
+        values = {"tokens_in": tokens_in, "tokens_out": tokens_out, "seconds": seconds}
+        if not self.log.finish(run_id, status, now, **values, errors=errors):
+            raise NotFound(f"dream run #{run_id} does not exist")
 
     def record_tokens(self, run_id: int, tokens_in: int, tokens_out: int) -> None:
-        """What a running run has spent so far (kept if the process dies before it finishes)."""
-        with self.db.transaction():
-            self.db.execute(
-                "UPDATE dream_runs SET tokens_in = ?, tokens_out = ? WHERE id = ?"
-                " AND status = 'running'",
-                (tokens_in, tokens_out, run_id),
-            )
+        self.log.record_tokens(run_id, tokens_in, tokens_out)
 
     def close_interrupted(self, now: str) -> list[int]:
         """Runs left `running` (the process died; we hold the dream lock now) → failed."""
-        with self.db.transaction():
-            return [
-                r[0]
-                for r in self.db.execute(
-                    "UPDATE dream_runs SET status = 'failed', finished_at = ?,"
-                    " errors = '[\"interrupted: the process ended before the run finished\"]'"
-                    " WHERE status = 'running' RETURNING id",
-                    (now,),
-                )
-            ]
+        return self.log.close_interrupted(now)
 
     def finished(self, day: str) -> dict[str, int]:
         """Layers done for `day` → the run that did them."""
@@ -220,32 +199,21 @@ class DreamRuns:
         ]
 
     def get(self, run_id: int) -> DreamRun:
-        rows = (
-            self.db.rows(f"SELECT {_RUN_COLUMNS} FROM dream_runs WHERE id = ?", (run_id,))
-            if storable(run_id)
-            else []
-        )
-        if not rows:
+        row = self.log.get(run_id)
+        if row is None:
             raise NotFound(f"dream run #{run_id} does not exist; list them with Dream.runs()")
-        return self._runs(rows)[0]
+        return self._run(row)
 
     def recent(self, limit: int = 20) -> list[DreamRun]:
-        rows = self.db.rows(
-            f"SELECT {_RUN_COLUMNS} FROM dream_runs ORDER BY id DESC LIMIT ?", (limit,)
-        )
-        return self._runs(rows)
+        return [self._run(r) for r in self.log.recent(limit)]
 
-    def _runs(self, rows: list[dict[str, Any]]) -> list[DreamRun]:
-        out = []
-        for r in rows:
-            for key in ("layers", "errors", "prompt_versions"):
-                r[key] = json.loads(r[key])
-            recs = self.db.rows(
-                f"SELECT {_LAYER_COLUMNS} FROM dream_layers WHERE run_id = ? ORDER BY id",
-                (r["id"],),
-            )
-            for rec in recs:
-                for key in ("changes", "written", "detail"):
-                    rec[key] = json.loads(rec[key])
-            out.append(DreamRun(**r, records=[LayerRecord(**x) for x in recs]))
-        return out
+    def _run(self, row: dict[str, Any]) -> DreamRun:
+        """A run with its layers' records, in the order they were written."""
+        recs = self.db.rows(
+            f"SELECT {_LAYER_COLUMNS} FROM dream_layers WHERE run_id = ? ORDER BY id",
+            (row["id"],),
+        )
+        for rec in recs:
+            for key in ("changes", "written", "detail"):
+                rec[key] = json.loads(rec[key])
+        return DreamRun(**row, records=[LayerRecord(**x) for x in recs])

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from tideline.errors import InvalidInput, NotFound
-from tideline.store import Database, storable
+from tideline.store import Storage, storable
 
 STATUSES = ("open", "resolved", "dropped")
 KINDS = ("direction", "conflict")
@@ -41,11 +41,11 @@ class Thread:
 
 
 class Threads:
-    def __init__(self, db: Database):
+    def __init__(self, db: Storage):
         self.db = db
 
     @staticmethod
-    def create_tables(db: Database) -> None:
+    def create_tables(db: Storage) -> None:
         db.execute(
             f"""CREATE TABLE threads(
                 id INTEGER PRIMARY KEY,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from tideline.errors import InvalidInput
 from tideline.memory.importers._base import (
@@ -19,9 +18,9 @@ from tideline.plugins import load_plugins
 AUTO = "auto"
 
 
-def importers() -> dict[str, Any]:
+def importers() -> dict[str, Importer]:
     """Every registered importer by name."""
-    found: dict[str, Any] = {}
+    found: dict[str, Importer] = {}
     load_plugins().hook.register_importers(register=found.__setitem__)
     return found
 
@@ -30,18 +29,18 @@ def get_importer(name: str) -> Importer:
     known = importers()
     if name not in known:
         raise InvalidInput(f"unknown import format {name!r}; use {AUTO} or one of {sorted(known)}")
-    return known[name]  # type: ignore[no-any-return]
+    return known[name]
 
 
 def detect(path: Path) -> str:
     """The name of the importer surest it can read `path` (each scores the file's head)."""
     with path.open(encoding="utf-8", errors="replace") as fh:
         head = fh.read(SNIFF_CHARS)
-    scores = {
-        name: int(importer.sniff(head))
-        for name, importer in importers().items()
-        if callable(getattr(importer, "sniff", None))
-    }
+    scores: dict[str, int] = {}
+    for name, importer in importers().items():
+        sniff = getattr(importer, "sniff", None)  # optional: a plugin's importer may not guess
+        if callable(sniff):
+            scores[name] = int(sniff(head))
     best = max(scores.values(), default=0)
     if best <= 0:
         raise InvalidInput(

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from tideline.hookspecs import hookimpl
+from tideline.memory.importers._base import Importer
 from tideline.memory.importers.chatgpt import ChatGPTImporter
 from tideline.memory.importers.claude import ClaudeImporter
 from tideline.memory.importers.locomo import LoCoMoImporter
@@ -15,7 +15,7 @@ from tideline.memory.importers.transcript import TranscriptImporter
 
 
 @hookimpl
-def register_importers(register: Callable[[str, Any], None]) -> None:
+def register_importers(register: Callable[[str, Importer], None]) -> None:
     for importer in (
         OpenAIChatImporter(),
         TranscriptImporter(),

@@ -29,15 +29,12 @@ from tideline.store import (
     Migrations,
     Namespace,
     Storage,
-    TableCopy,
-    copy_table,
-    digest,
     is_postgres_url,
     open_database,
     open_postgres,
     shown_url,
-    table_shapes,
 )
+from tideline.upkeep._copy import TableCopy, copy_table, digest, table_shapes
 
 #: The agent database's migration sets, in the order the app opens them.
 AGENT_SETS: tuple[Migrations, ...] = (AGENT_MIGRATIONS, ANALYSIS_MIGRATIONS, PROFILE_MIGRATIONS)

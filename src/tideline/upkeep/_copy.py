@@ -3,7 +3,7 @@
 The store copies rows it does not interpret: the tables and their columns are read from the
 SQLite side's schema (either end of a move is SQLite), in creation order, so a table comes after
 the tables it references. Search tables are left out (their owners rebuild them: see
-`tideline.moving`). Each batch is one transaction on the target, and every insert skips a row
+`tideline.upkeep` `migrate`). Each batch is one transaction on the target, and every insert skips a row
 that is already there, so running a copy again resumes it:
 - a table keyed by an integer `id` continues after the target's highest id (batches commit in id
   order); a column referencing its own table or a later one (a narrative's `superseded_by`) is
@@ -23,8 +23,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from tideline.store._database import Database
-from tideline.store._storage import Storage
+from tideline.store import Database, Storage
 
 #: Tables of the search side (their owners rebuild them) and bookkeeping each end keeps itself.
 _INDEX_SUFFIXES = ("_fts", "_tri", "_vec", "_vecpart", "_veclog", "_lexlog")

@@ -23,12 +23,12 @@ from tideline.store import (
     REPAIR_HINT,
     Namespace,
     check_file,
-    check_namespace,
     forget_damage,
     open_postgres,
     remember_damage,
     shown_url,
 )
+from tideline.upkeep._pg_health import check_namespace
 
 AGENT_DATABASE = "agent database"
 LIBRARY_INDEX = "library index"

@@ -1,7 +1,6 @@
 """What `tideline doctor` reads of a PostgreSQL namespace from the server's catalogs, creating
 nothing: the server's version, pgvector, whether the namespace's schema exists, its tables and
-indexes. And the one line for each way a connection fails: a URL that is not one, a login the
-server refuses, a server that is not there.
+indexes (the one line for each way a connection fails is the store's `connect_error`).
 """
 
 from __future__ import annotations
@@ -9,10 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from tideline.errors import StoreError
-from tideline.store._names import missing_extra, shown_url
-
-URL_FORM = "postgresql://USER:PASSWORD@HOST:PORT/DATABASE"
+from tideline.store import connect_error, missing_extra
 
 
 @dataclass
@@ -25,22 +21,6 @@ class PgHealth:
     schema: bool
     tables: set[str] = field(default_factory=set)
     indexes: dict[str, tuple[str, bool]] = field(default_factory=dict)  # name: (method, valid)
-
-
-def connect_error(url: str, exc: Exception) -> StoreError:
-    """One line naming the server, what went wrong and what to change."""
-    text = str(exc).strip()
-    first = text.splitlines()[0] if text else type(exc).__name__
-    low = text.lower()
-    if type(exc).__name__ == "ProgrammingError" or ("invalid" in low and "value" in low):
-        fix = f"fix TIDELINE_DATABASE_URL ({URL_FORM})"
-    elif "authentication failed" in low or ("role" in low and "does not exist" in low):
-        fix = "check the user and password in TIDELINE_DATABASE_URL"
-    elif "database" in low and "does not exist" in low:
-        fix = "create that database or name an existing one in TIDELINE_DATABASE_URL"
-    else:
-        fix = "check the host and port in TIDELINE_DATABASE_URL and that the server is running"
-    return StoreError(f"cannot connect to PostgreSQL at {shown_url(url)} ({first}); {fix}")
 
 
 def check_namespace(url: str, schema: str, timeout: int = 10) -> PgHealth:

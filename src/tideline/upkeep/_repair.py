@@ -25,24 +25,21 @@ import apsw
 from tideline.app import Tideline
 from tideline.clock import system_clock
 from tideline.config import Settings
-from tideline.doctor import AGENT_DATABASE, MIGRATION_SETS, database_files
 from tideline.errors import RepairFailed, TidelineError
 from tideline.memory import NARRATIVE_INDEX, TURN_INDEX, Memory
 from tideline.search import PgTextIndex, TextIndex
 from tideline.store import (
-    UNRECOVERABLE,
     Database,
     Namespace,
-    Salvage,
     check_file,
-    check_namespace,
-    copy_rows,
     forget_damage,
-    open_damaged,
     open_database,
     remembered_damage,
     shown_url,
 )
+from tideline.upkeep._doctor import AGENT_DATABASE, MIGRATION_SETS, database_files
+from tideline.upkeep._pg_health import check_namespace
+from tideline.upkeep._salvage import UNRECOVERABLE, Salvage, copy_rows, open_damaged
 
 SEARCHED = {TURN_INDEX: "turns", NARRATIVE_INDEX: "narratives"}
 #: Every table the agent database can hold: only tables of the new file are copied into it.

@@ -28,10 +28,8 @@ from pathlib import Path
 import apsw
 
 from tideline.errors import RepairFailed
-from tideline.store._database import Database, _load_vec
-from tideline.store._health import SQLITE_MAGIC, wal_damage, wal_path
-from tideline.store._ids import MAX_ID
-from tideline.store._pages import PageFile, page_size_of
+from tideline.store import MAX_ID, SQLITE_MAGIC, Database, load_vec, wal_damage, wal_path
+from tideline.upkeep._pages import PageFile, page_size_of
 
 PAGE_SIZES = (4096, 1024, 2048, 8192, 16384, 32768, 65536)
 #: What is left to do when nothing can be recovered (the file itself is never changed).
@@ -107,7 +105,7 @@ def open_damaged(path: Path, workdir: Path) -> tuple[apsw.Connection, Salvage]:
         report.header_rebuilt = True
     conn = apsw.Connection(str(copy))
     conn.execute("PRAGMA writable_schema=ON")  # read a truncated file up to its last page
-    _load_vec(conn)
+    load_vec(conn)
     try:
         conn.execute("SELECT name FROM sqlite_schema").fetchall()
     except apsw.Error as exc:
