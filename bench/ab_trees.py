@@ -47,6 +47,11 @@ def number(cell: str) -> float | None:
     return float(text.replace(",", "")) if NUMBER.match(text) else None
 
 
+def is_value(cell: str) -> bool:
+    """A number, or numbers joined by ` / ` (`54.6 / 85.1`: a p50 and a p95)."""
+    return any(number(part) is not None for part in cell.split(" / "))
+
+
 def cells_of(output: str) -> dict[str, float | str]:
     """Every number a benchmark printed, keyed by its heading, row label and column.
 
@@ -77,7 +82,7 @@ def cells_of(output: str) -> dict[str, float | str]:
             continue
         if all(set(c) <= set("-: ") for c in row):
             continue
-        first_number = next((i for i, c in enumerate(row) if i and number(c) is not None), len(row))
+        first_number = next((i for i, c in enumerate(row) if i and is_value(c)), len(row))
         label = " / ".join(row[:first_number])
         for column, cell in zip(header[first_number:], row[first_number:], strict=False):
             parts = [number(p) for p in cell.split(" / ")]
@@ -199,6 +204,9 @@ def main() -> None:
     args = ap.parse_args()
     if args.report:
         runs = [json.loads(line) for line in args.report.read_text().splitlines() if line]
+        for run in runs:  # read again: the reading may have learnt since the runs were saved
+            whole = {k: v for k, v in run["cells"].items() if k.startswith("whole run")}
+            run["cells"] = {**cells_of(run["stdout"]), **whole}
         trees = list(dict.fromkeys(str(r["tree"]) for r in runs))
         print(summary(runs, trees[0], trees[1]))
         return
