@@ -125,6 +125,7 @@ def inject_config(s: Settings) -> InjectConfig:
         t0_snapshot_tokens=s.inject_t0_snapshot_tokens,
         t3_facts=s.inject_t3_facts,
         facts_k=s.inject_facts_k,
+        min_score=s.inject_min_score,
         graph_edges=edge_kinds(s.inject_graph_edges),
         graph_k=s.inject_graph_k,
         strategies_k=s.inject_strategies_k,

@@ -353,6 +353,14 @@ SETTINGS: tuple[Setting, ...] = (
         "T1p: most profile facts matched by the message.",
     ),
     Setting(
+        "inject_min_score",
+        "TIDELINE_INJECT_MIN_SCORE",
+        0.13,
+        "T1/T1p/T1q: the relevance a memory, fact or question needs to be put into the context "
+        "unasked (the same score search shows; search itself answers from search_min_score).",
+        bounds=(0.0, 1.0),
+    ),
+    Setting(
         "inject_graph_edges",
         "TIDELINE_INJECT_GRAPH_EDGES",
         "causes,related_to,supports",
@@ -715,6 +723,7 @@ class Settings:
     inject_t0_snapshot_tokens: int
     inject_t3_facts: int
     inject_facts_k: int
+    inject_min_score: float
     inject_graph_edges: str
     inject_graph_k: int
     inject_strategies_k: int

@@ -91,10 +91,13 @@ def test_prefetch_block_golden(fixed: Fixed) -> None:
         "[t:8 2026-05-02]",
         "</memory-data>",
     ]
-    assert lines[9:11] == [
-        "### memories relevant to this message (relevance ≥ 0.06)",  # the floor of search
-        '<memory-data tier="T1">',
-    ]
+    assert (
+        lines[9:11]
+        == [
+            "### memories relevant to this message (relevance ≥ 0.13)",  # pushed unasked: inject_min_score
+            '<memory-data tier="T1">',
+        ]
+    )
     # The job memory is the most relevant; every memory marker carries id, date, weight and
     # the relevance that ordered it.
     assert re.fullmatch(r"\[n:3 2026-05-02 w=0\.74 relevance 0\.\d\d\]", lines[11])

@@ -165,12 +165,44 @@ def test_t1p_is_the_fact_search_with_its_floor(fixed: Fixed, known: Known, messa
     """T1p's facts are the profile's search and its relevance floor, in its order (it once
     kept only the facts whose cosine reached a floor of its own, 0.83 for e5)."""
     qvec = fixed.app.embedder.embed_query(message)  # type: ignore[union-attr]
+    p = provider(fixed, known, facts_k=3, graph_k=0)
     found = known.profile.fact_hits(message, qvec, 3)
     assert all(h.score >= fixed.app.memory.min_score for _, h in found)
-    block = provider(fixed, known, facts_k=3, graph_k=0).prefetch_block(message)
+    found = [(f, h) for f, h in found if h.score >= p.config.min_score]  # pushed unasked
+    block = p.prefetch_block(message)
     shown = section(block, "T1p").items if "T1p" in block.tiers else []
     assert [i.ref for i in shown] == [f"f:{f.id}" for f, _ in found]
     assert [i.extra for i in shown] == [f"{f.status} relevance {h.score:.2f}" for f, h in found]
+
+
+#: Everyday messages about nothing the profile holds (short ones sit near every short fact).
+EVERYDAY = [
+    "write a haiku about rain on a tin roof",
+    "hello there",
+    "can you summarise this article about quantum computing",
+    "what's 17 times 23?",
+    "translate 'good morning' into French",
+    "recommend a sci-fi novel",
+    "how do I reverse a list in Python",
+    "tell me a joke",
+    "what time is it in Tokyo",
+]
+
+
+def test_nothing_is_pushed_into_an_everyday_message(fixed: Fixed, known: Known) -> None:
+    """Search answers what is asked from its floor; injection puts things into a context
+    nobody asked for, so a fact, a memory or a question needs `inject_min_score` of the same
+    relevance (on the one floor alone "tell me a joke" got four facts and the night-shift
+    question). The messages that are about the profile keep theirs."""
+    p = provider(fixed, known)
+    for message in EVERYDAY:
+        block = p.prefetch_block(message)
+        assert not {"T1p", "T1q"} & set(block.tiers), message
+        t1 = [s for s in block.sections if s.tier == "T1"]
+        assert not [i for s in t1 for i in s.items if i.ref.startswith("n:")], message
+    assert {s.status for s in known.profile.strategies(status=None)} == {"open"}
+    shown = refs(p.prefetch_block(SLEEPLESS), "T1p")
+    assert set(fact_ref(known, "sleep", "shifts")) <= set(shown)
 
 
 def test_an_open_question_is_offered_once(fixed: Fixed, known: Known) -> None:
@@ -288,8 +320,11 @@ def test_budgets_hold(fixed: Fixed, known: Known) -> None:
             assert s.tokens <= s.budget, (s.tier, s.tokens, s.budget)
             assert p.count(s.text) <= s.tokens
     assert any(n.startswith("T3: ") and "cut to fit 90 tokens" in n for n in identity.notes)
-    full = provider(fixed, known).prefetch_block(SLEEPLESS, session="chat")
-    assert turn.tokens < full.tokens
+    full = provider(fixed, known).prefetch_block(SLEEPLESS, session="chat")  # T1q: asked once
+    cut = {s.tier: s.tokens for s in turn.sections}
+    whole = {s.tier: s.tokens for s in full.sections}
+    assert all(cut[t] <= whole[t] for t in cut.keys() & whole.keys())
+    assert any(cut[t] < whole[t] for t in cut.keys() & whole.keys())
 
 
 def test_without_a_profile_one_note_says_so(fixed: Fixed) -> None:

@@ -62,6 +62,7 @@ class InjectConfig:
     t0_snapshot_tokens: int = D.inject_t0_snapshot_tokens
     t3_facts: int = D.inject_t3_facts
     facts_k: int = D.inject_facts_k
+    min_score: float = D.inject_min_score  # pushing unasked needs more than search's floor
     graph_edges: tuple[str, ...] = edge_kinds(D.inject_graph_edges)
     graph_k: int = D.inject_graph_k
     strategies_k: int = D.inject_strategies_k

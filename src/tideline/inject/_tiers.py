@@ -158,16 +158,18 @@ def t1_session_bridge(
         # `memory_search`'s own: the one retrieval path, its relevance and floor
         found = memory.search(message, config.t1_k, qvec=qvec)
         lived = {n.id: n for n in _lived(_narratives(memory, [h.id for h in found.hits]))}
-        shown = [h for h in found.hits if h.id in lived]
+        # put into the context unasked: the search's hits that also reach the push threshold
+        bar = max(found.floor, config.min_score)
+        shown = [h for h in found.hits if h.id in lived and h.score >= bar]
         hits = [(h.id, round(1.0 - (h.vec_distance or 0.0), 4)) for h in shown]
         if shown:
             items = [narrative_item(lived[h.id]) for h in shown]
             for item, h in zip(items, shown, strict=True):
                 item.extra = f"relevance {h.score:.2f}"
-            title = f"memories relevant to this message (relevance ≥ {found.floor:.2f})"
+            title = f"memories relevant to this message (relevance ≥ {bar:.2f})"
             parts.append(Part(title, items))
         else:
-            notes.append(f"T1: no memory is relevant (below the relevance floor {found.floor:.2f})")
+            notes.append(f"T1: no memory is relevant enough to bring up (relevance < {bar:.2f})")
     if not parts:
         return Tier(None, notes, hits)
     return Tier(Section("T1", "session bridge", parts), notes, hits)

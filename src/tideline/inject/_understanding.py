@@ -106,14 +106,15 @@ def t1p_profile_bridge(
     if not message.strip() or not config.facts_k:
         return Tier(None)
     now = profile.clock()
-    hits = profile.fact_hits(message, qvec, config.facts_k)  # retrieve and its relevance floor
+    found = profile.fact_hits(message, qvec, config.facts_k)  # retrieve and its relevance floor
+    hits = [(fact, hit) for fact, hit in found if hit.score >= config.min_score]  # unasked: more
     matched = [
         (fact, weight, f"relevance {hit.score:.2f}")
         for fact, hit in hits
         if (weight := injection_weight(fact, now)) > 0  # expired, not yet closed by Sleep
     ]
     if not matched:
-        why = "expired" if hits else "below the relevance floor"
+        why = "expired" if hits else f"relevance < {config.min_score:.2f}"
         return Tier(None, [f"T1p: no profile fact is relevant ({why})"])
     linked = _linked(profile, config, [f for f, _, _ in matched], now)
     parts = [
@@ -188,7 +189,8 @@ def t1q_questions(
     if rest and len(chosen) < config.strategies_k and message.strip():
         ids = sorted({s.fact_id for s in rest if s.fact_id is not None})
         found = profile.fact_hits(message, qvec, config.strategies_k, fact_ids=ids)
-        chosen += [s for fact, _ in found for s in rest if s.fact_id == fact.id]
+        near = [fact for fact, hit in found if hit.score >= config.min_score]
+        chosen += [s for fact in near for s in rest if s.fact_id == fact.id]
     chosen = chosen[: config.strategies_k]
     if not chosen:
         return Tier(None)
