@@ -32,7 +32,7 @@ from tideline.app import Tideline
 from tideline.config import Settings
 from tideline.embed import CachedEmbedder
 from tideline.errors import EmbedderError
-from tideline.memory import NarrativeInput, spelled_day, turn_keys, turns_in
+from tideline.memory import NarrativeInput, spelled_day, turn_keys, turns_window
 from tideline.profile import EventDraft
 from tideline.search import Hit, Policy, Scope, TextIndex, retrieve
 
@@ -43,11 +43,11 @@ OLD = Policy(rrf_k=10, stop_words=False, kind="turn")  # the default before issu
 CONVEX = Policy(fusion="convex", alpha=0.5, kind="turn")
 CENTRED = replace(CONVEX, centre=True)  # query centring (search/_centre.py, `search_centre=all`)
 DATES = replace(CONVEX, date_weight=1.0)
-DEFAULT = replace(DATES, speaker_weight=0.25)  # the product's default on turns alone
+#: The product's default on turns alone (the time window reads the calendar: `_events`).
+DEFAULT = replace(DATES, speaker_weight=0.25, window=1.0)
 KEYS = replace(DEFAULT, memory_weight=0.25)  # the product's default (memory keys need narratives)
-#: The time-window stage (`search/_time_window.py`, `search_time_window`); anchors read the
-#: calendar, loaded with LoCoMo's own `events_session_N` (`_events`).
-WINDOWS = {"×0.25": 0.25, "×0.5": 0.5, "×1": 1.0, "×2": 2.0, "restrict": "restrict"}
+#: The time-window stage's other settings (`search/_time_window.py`, `search_time_window`).
+WINDOWS = {"off": 0.0, "×0.5": 0.5, "×2": 2.0, "restrict": "restrict"}
 #: The context-vector lever embeds every turn a second time (in its window): `--context-vectors`.
 CONTEXT_VECTORS = False
 #: `--cache-only` (no embedding, so no lock: for a quick look while others embed) and `--only`.
@@ -83,7 +83,9 @@ class Variant:
 
 VARIANTS: dict[str, Variant] = {
     "before: plain analyser, rrf k=10 (the old default)": Variant("plain", policy=OLD),
-    "default, turns alone: convex α=0.5, context ±2, dates, speaker ×0.25": Variant(policy=DEFAULT),
+    "default, turns alone: convex α=0.5, context ±2, dates, speaker ×0.25, time window ×1": Variant(
+        policy=DEFAULT
+    ),
     "default with memory keys ×0.25 ¹": Variant(policy=KEYS),
     "default without the speaker lever": Variant(policy=DATES),
     "default with memory keys, without the speaker lever ¹": Variant(
@@ -109,10 +111,8 @@ VARIANTS: dict[str, Variant] = {
         f"time window {name} (search_time_window)": Variant(policy=replace(DEFAULT, window=w))  # type: ignore[arg-type]
         for name, w in WINDOWS.items()
     },
-    "time window ×0.5 without the date lever": Variant(
-        policy=replace(DEFAULT, window=0.5, date_weight=0.0)
-    ),
-    "time window ×0.5, memory keys ×0.25 ¹": Variant(policy=replace(KEYS, window=0.5)),
+    "time window ×1 without the date lever": Variant(policy=replace(DEFAULT, date_weight=0.0)),
+    "time window off, memory keys ×0.25 ¹": Variant(policy=replace(KEYS, window=0.0)),
     "lex: plain (before)": Variant("plain", mode="lex", policy=OLD),
     "lex: plain + stop words": Variant("plain", mode="lex"),
     "lex: snowball": Variant("snow", mode="lex", policy=OLD),
@@ -242,7 +242,7 @@ def _search(
         texts=memory.raw.texts,
         keys=keys,
         groups=memory.raw.sessions_of,
-        window=turns_in(memory.raw, asked) if asked else None,
+        window=turns_window(memory.raw, asked, keys) if asked else None,
     )
     return found.hits[:k]
 

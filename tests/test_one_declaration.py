@@ -128,7 +128,6 @@ CONSTRUCTED = {
         "keep_recent": "session_keep_recent",
         "summary_ratio": "session_summary_ratio",
         "recall_max": "session_recall_max",
-        "recall_min_score": "session_recall_min_score",
     },
     Sleep: {
         "run_budget": "llm_run_budget",

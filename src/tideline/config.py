@@ -204,7 +204,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "search_time_window",
         "TIDELINE_SEARCH_TIME_WINDOW",
-        "off",
+        "1",
         'Memory search: a question that names a time ("last May", "before the trip": the '
         "calendar's events) lifts the turns and memories of that time by this weight, 0–4; "
         "`restrict` keeps only them (any time when none is relevant); off: 0.",

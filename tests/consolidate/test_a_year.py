@@ -4,9 +4,9 @@ event and strategy lives in the conversation's time; --as-of answers for any dat
 A self-contained year (tests/consolidate/year.py: six sessions, January to December 2023, in
 LoCoMo's shape with LoCoMo's annotations) is imported into an agent whose clock says December
 2026, slept on once and dreamt on (its last day) against the scripted OpenAI-protocol server.
-Then every fact, evidence row, observation, event, person, strategy, session summary and
-reflection carries 2023 in valid time and 2026-12-01 in record time, and `tideline profile
---as-of` answers for a day before, inside and after that year.
+Then every fact, evidence row, observation, event, person, edge, strategy, session summary
+and reflection carries 2023 in valid time and 2026-12-01 in record time, and `tideline profile
+--as-of` answers for a day before it, one in its middle and its last day.
 """
 
 from __future__ import annotations
@@ -47,6 +47,8 @@ def test_a_year_slept_on_and_dreamt_lives_in_its_own_time(
     try:
         assert agent.memory.import_file(source, "locomo").turns_added == 18
         script_extraction(agent, server, year_conversation()["conversation"], "year")
+        link = {"kind": "causes", "from_fact": -7, "to_fact": -8}  # two new facts, by placeholder
+        server.script({"edges": [link]}, step="edges")
         report = agent.sleep().run()
         assert report.status == "done", report.lines()
 
@@ -63,7 +65,8 @@ def test_a_year_slept_on_and_dreamt_lives_in_its_own_time(
 
         found = audit(agent, SPAN, "2026-12-01")
         assert found["facts"] >= 6 and found["events"] == 6 and found["summaries"] == 6, found
-        assert found["strategies"] and found["reflections"], found
+        assert found["strategies"] and found["reflections"] and found["people"] == 1, found
+        assert found["edges"] == 1, found
         lapsed = [s for s in agent.profile.strategies(status=None) if s.outcome == "expired"]
         assert lapsed and all(s.valid_to and s.valid_to < "2025" for s in lapsed)  # not 2026
         assert agent.profile.events() == []  # all of 2023's events have long expired

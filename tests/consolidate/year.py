@@ -62,6 +62,8 @@ def year_conversation() -> dict[str, Any]:
         ]
         conv[f"session_{n}_observation"] = {"Maya": [[t, d] for t, d in observations.items()]}
         conv[f"events_session_{n}"] = {"Maya": events, "date": when.split(" on ")[1]}
+        if "Lena" in " ".join(text for _, text in turns):  # not LoCoMo's: who is mentioned
+            conv[f"people_session_{n}"] = [{"name": "Lena", "relation": "sister"}]
     return {"sample_id": "year", "conversation": conv}
 
 
@@ -90,10 +92,12 @@ def script_extraction(agent: Agent, server: LLMServer, conv: dict[str, Any], sam
             if speaker != "date"
             for text in texts
         ]
+        people = conv.get(f"people_session_{n}") or []
         server.script(
-            {"summary": f"session {n}", "observations": observations, "events": events},
+            {"summary": f"session {n}", "observations": observations, "events": events,
+             "relationships": people},
             step="extract",
-        )
+        )  # fmt: skip
 
 
 @dataclass
@@ -108,7 +112,7 @@ class Span:
 
 
 def audit(agent: Agent, span: Span, today: str) -> dict[str, int]:
-    """Every fact, evidence row, observation, event, person, strategy, session summary and
+    """Every fact, evidence row, observation, event, person, edge, strategy, session summary and
     reflection: valid time inside `span`, record time `today` (a day, YYYY-MM-DD). Returns how
     many of each were checked."""
     p = agent.profile
@@ -141,11 +145,15 @@ def audit(agent: Agent, span: Span, today: str) -> dict[str, int]:
     for d in digests:
         assert span.holds(d.valid_from) and span.holds(d.valid_to), d
         assert d.made_at.startswith(today), d
+    edges = p.edges(live=False)
+    for g in edges:
+        assert span.holds(g.valid_from) and g.created_at.startswith(today), g
     reflections = [n for n in agent.memory.narratives.all(links=True) if n.kind == "reflection"]
     for n in reflections:
         assert span.holds(n.created_at) and (n.recorded_at or "").startswith(today), n
     return {
         "facts": len(facts), "observations": len(observations), "events": len(events),
-        "people": len(people), "strategies": len(strategies), "summaries": len(digests),
+        "people": len(people), "edges": len(edges), "strategies": len(strategies),
+        "summaries": len(digests),
         "reflections": len(reflections),
     }  # fmt: skip

@@ -400,7 +400,7 @@ class Working(Changeset):
         self,
         dimension: str,
         value: str,
-        evidence: tuple[Any, ...] = (),
+        evidence: tuple[int, ...] = (),
         valid_at: str | None = None,
     ) -> None:
         super().set_user_model(dimension, value, evidence, valid_at or self.present)

@@ -31,7 +31,7 @@ from tideline.memory._raw import (
     turn_times,
 )
 from tideline.memory._schema import AGENT_MIGRATIONS
-from tideline.memory._time_window import turns_in
+from tideline.memory._time_window import turns_window
 from tideline.memory._turn_keys import turn_keys
 from tideline.memory._types import (
     FORGOTTEN,
@@ -109,6 +109,6 @@ __all__ = [
     "spelled_day",
     "turn_keys",
     "turn_times",
-    "turns_in",
+    "turns_window",
     "write_export",
 ]

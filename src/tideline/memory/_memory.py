@@ -47,7 +47,7 @@ from tideline.memory._raw import (
     usable_turns,
     validate_session_key,
 )
-from tideline.memory._time_window import Resolver, names_time, plain_resolver, turns_in
+from tideline.memory._time_window import Resolver, names_time, plain_resolver, turns_window
 from tideline.memory._turn_keys import turn_keys
 from tideline.memory._types import (
     Forgetting,
@@ -79,6 +79,7 @@ from tideline.search import (
     resolved,
     retrieve,
     valid_text,
+    window_setting,
 )
 from tideline.store import Storage, WriteKeys, check_key
 
@@ -89,7 +90,12 @@ Progress = Callable[[int, int], None]
 
 #: Narrative search: cosine + a boost for a verbatim keyword hit (`keyword_boost`), so an exact
 #: hit beats semantic neighbours.
-NARRATIVES = Policy(fusion="weighted", boost=D.keyword_boost, kind="narrative")
+NARRATIVES = Policy(
+    fusion="weighted",
+    boost=D.keyword_boost,
+    kind="narrative",
+    window=window_setting(D.search_time_window),
+)
 #: Raw-turn search, chosen on LoCoMo dev (docs/benchmarks.md): fusion by score (α = 0.5 of
 #: BM25/best + 0.5 of min–max cosine) keeps a strong lexical hit ahead of near-equal neighbours,
 #: which RRF (k = 10 before issue 12: recall@5 0.546) flattened; `turn_fusion`, `turn_alpha`, and
@@ -104,6 +110,7 @@ TURNS = Policy(
     date_weight=D.turn_date_weight,
     memory_weight=D.turn_memory_weight,
     speaker_weight=D.turn_speaker_weight,
+    window=window_setting(D.search_time_window),
 )
 
 
@@ -583,7 +590,9 @@ class Memory:
             warning=warning,
             keys=keys,
             groups=self.raw.sessions_of,
-            window=turns_in(self.raw, asked) if asked and unfiltered and policy.window else None,
+            window=turns_window(self.raw, asked, keys)
+            if asked and unfiltered and policy.window
+            else None,
         )
 
     def _narrative_hits(self, found: list[Hit]) -> list[Hit]:

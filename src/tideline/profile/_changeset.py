@@ -167,7 +167,7 @@ class StrategyStatus:
 class UserModel:
     dimension: str
     value: str
-    evidence: tuple[Any, ...]
+    evidence: tuple[int, ...]  # the facts the reading rests on
     valid_at: str | None = None
 
 
@@ -420,7 +420,7 @@ class Changeset:
         self,
         dimension: str,
         value: str,
-        evidence: tuple[Any, ...] = (),
+        evidence: tuple[int, ...] = (),
         valid_at: str | None = None,
     ) -> None:
         self.ops.append(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from tideline.profile._changeset import TrajectoryFields
 from tideline.profile._types import Snapshot, Trajectory, UserModelEntry
 from tideline.store import Storage
 
@@ -70,7 +71,7 @@ class PortraitStore:
 
     # -- user model --------------------------------------------------------------------------
     def set_dimension(
-        self, dimension: str, value: str, evidence: list[Any], *, valid_at: str, now: str,
+        self, dimension: str, value: str, evidence: list[int], *, valid_at: str, now: str,
         run_id: int | None,
     ) -> None:  # fmt: skip
         """A new reading of one dimension; the previous one is kept, marked superseded."""
@@ -106,7 +107,7 @@ class PortraitStore:
 
     # -- trajectory --------------------------------------------------------------------------
     def add_trajectory(
-        self, fields: dict[str, Any], *, valid_at: str, now: str, run_id: int | None
+        self, fields: TrajectoryFields, *, valid_at: str, now: str, run_id: int | None
     ) -> int:
         return int(
             self.db.scalar(
