@@ -92,3 +92,26 @@ def test_a_prefix_query_is_left_to_fts5(raw: RawContext) -> None:
     some = sorted(want)[:4]
     got = raw.index.term_freqs(parse_query("w1* w0", raw.index.analyser), some)
     assert got == {i: want[i] for i in some}
+
+
+def test_the_record_count_follows_every_write(raw: RawContext) -> None:
+    """BM25's record count comes from FTS5's averages record (a `count(*)` walked 1M rows after
+    each write): it must equal the rows after inserts, forgets and rewrites, and inside a
+    write transaction (where the record lags its pending rows)."""
+    index = raw.index
+
+    def rows() -> int:
+        return int(raw.db.scalar(f"SELECT count(*) FROM {index.name}_fts"))
+
+    assert index._records() == rows() == len(raw.ids())
+    sid = raw.session_id("s0")
+    assert sid is not None
+    gone = [t.id for t in raw.session_turns(sid)[:7]]
+    assert raw.forget_turns(gone, "a test") == len(gone)
+    assert index._records() == rows() == len(raw.ids())
+    raw.add_turns("late", [NewTurn("user", "w0 w1 late words")])
+    assert index._records() == rows()
+    with raw.db.transaction():
+        raw.add_turns("inside", [NewTurn("user", f"w{n} pending") for n in range(5)])
+        assert index._records() == rows()
+    assert index._records() == rows() == len(raw.ids())
