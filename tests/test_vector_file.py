@@ -252,3 +252,14 @@ def test_a_small_index_scans_until_its_copy_pays(tmp_path: Path) -> None:
     assert index.distances(q, some) == pytest.approx(
         {i: 1 - float(stored[i] @ q) for i in some}, abs=1e-5
     )
+
+
+def test_the_walk_widens_with_the_file() -> None:
+    """The default walk: twice the candidates, at least 320, and one step per 1,500 rows (a 1M
+    file walked 320 recalled 0.946 of the exact top 10 on real vectors, 640: 0.976); the
+    setting's walk is the setting's; PostgreSQL (rows unknown) keeps the floor."""
+    assert ON.ef(40, 200_000) == 320
+    assert ON.ef(40, 1_000_000) == 666
+    assert ON.ef(400, 1_000_000) == 800
+    assert ON.ef(40) == 320
+    assert VectorOptions(file_min=0, ef_search=100).ef(40, 1_000_000) == 100

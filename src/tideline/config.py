@@ -229,7 +229,8 @@ SETTINGS: tuple[Setting, ...] = (
         "TIDELINE_VECTOR_EF_SEARCH",
         0,
         "The HNSW walk of a vector search (the vector file; PostgreSQL's hnsw.ef_search): wider "
-        "finds more of the true nearest and costs more. 0: chosen per query from k and the filter.",
+        "finds more of the true nearest and costs more. 0: chosen per query from k and the filter "
+        "(SQLite: and the vector file's size).",
         bounds=(0, 1000),
     ),
     Setting(
