@@ -153,6 +153,12 @@ def test_watch_indexes_a_hand_edit_and_says_so_in_json(lib_root: Path, tmp_path:
             assert lines[1]["collection"] == "notes" and lines[1]["changed"] == 1
         finally:
             proc.send_signal(signal.SIGINT)
-            proc.wait(timeout=30)
-            reader.join(timeout=5)
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:  # a failure, never a hang of the whole suite
+                proc.kill()
+                proc.wait(timeout=30)
+                raise AssertionError("memo watch did not stop on Ctrl-C within 30 s") from None
+            finally:
+                reader.join(timeout=5)
     assert len(lines) == 2, lines  # nothing changed after the edit: no more lines
