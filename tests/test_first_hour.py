@@ -42,9 +42,9 @@ def test_shell_completion_completes_commands(script: str, words: str, expected: 
     }
     done = subprocess.run([BIN / script], env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and set(done.stdout.split()) == expected
-    shown = subprocess.run(
-        [BIN / script, "--show-completion"],
-        env={**os.environ, "SHELL": "/bin/bash"},
+    shown = subprocess.run(  # the shell named: detection reads the process tree, not $SHELL
+        [BIN / script, "--show-completion", "bash"],
+        env=dict(os.environ),
         capture_output=True,
         text=True,
         timeout=60,
