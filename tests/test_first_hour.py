@@ -42,8 +42,8 @@ def test_shell_completion_completes_commands(script: str, words: str, expected: 
     }
     done = subprocess.run([BIN / script], env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and set(done.stdout.split()) == expected
-    shown = subprocess.run(  # the shell named: detection reads the process tree, not $SHELL
-        [BIN / script, "--show-completion", "bash"],
+    shown = subprocess.run(  # from a shell, as a person runs it: typer finds the shell in the
+        ["bash", "-c", f"'{BIN / script}' --show-completion; exit $?"],  # tree, not $SHELL
         env=dict(os.environ),
         capture_output=True,
         text=True,
