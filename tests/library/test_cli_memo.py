@@ -125,7 +125,13 @@ def test_watch_indexes_a_hand_edit_and_says_so_in_json(lib_root: Path, tmp_path:
     note saved by hand each come out as one JSON line, until Ctrl-C."""
     make_collection(lib_root, "notes", "Hand notes", {"a.md": "# A\n\nThe first note.\n"})
     env = dict(os.environ, TIDELINE_HOME=str(tmp_path / "home"), TIDELINE_EMBEDDER="none")
-    argv = [sys.executable, "-c", "from tideline.cli.memo import app; app(prog_name='memo')"]
+    # Ctrl-C as in a terminal, even when this run's own SIGINT is ignored (a background job's is)
+    run = "from tideline.cli.memo import app; app(prog_name='memo')"
+    argv = [
+        sys.executable,
+        "-c",
+        f"import signal; signal.signal(2, signal.default_int_handler); {run}",
+    ]
     errors = tmp_path / "stderr.txt"
     lines: list[dict[str, object]] = []
     with (
