@@ -31,7 +31,7 @@ from tideline.memory._raw import (
     turn_times,
 )
 from tideline.memory._schema import AGENT_MIGRATIONS
-from tideline.memory._time_window import turns_window
+from tideline.memory._time_window import present, turns_window
 from tideline.memory._turn_keys import turn_keys
 from tideline.memory._types import (
     FORGOTTEN,
@@ -101,6 +101,7 @@ __all__ = [
     "header",
     "normalise_tag",
     "parse_entities_role",
+    "present",
     "raw_weight",
     "recompute_weights",
     "recurrence_from_count",

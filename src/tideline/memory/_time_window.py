@@ -38,12 +38,13 @@ def names_time(question: str) -> bool:
     return anchor(question) is not None or when(question, _ANY_DAY) is not None
 
 
-def present(raw: RawContext, today: str | None, clock_now: dt.datetime) -> dt.datetime:
+def present(raw: RawContext | None, today: str | None, clock_now: dt.datetime) -> dt.datetime:
     """What relative words are read against: `today` (ISO) when given, else noon of the newest
-    turn's day, else the clock's now (nothing said yet)."""
+    turn's day (of `raw`, the caller holding its lock), else the clock's now (nothing said
+    yet, or no memory)."""
     if today:
         return from_text(parse_time(today, "today") or "")
-    day = raw.latest_day()
+    day = raw.latest_day() if raw is not None else None
     return from_text(f"{day}T12:00:00Z") if day else clock_now
 
 

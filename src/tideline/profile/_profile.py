@@ -33,7 +33,7 @@ from tideline.clock import (
 )
 from tideline.embed import Embedder
 from tideline.errors import InvalidInput, ProfileChanged
-from tideline.memory import Memory
+from tideline.memory import Memory, present
 from tideline.profile._apply import Applied, Applier, Stores, TurnCheck
 from tideline.profile._as_of import (
     ProfileAt,
@@ -379,18 +379,9 @@ class Profile:
         (`_calendar`): "what did I do last May" → that May; "before the trip" → up to the start
         of the event that best matches "trip". Relative phrases are read against `today` (ISO),
         by default the day of the latest turn (the conversation's present), else the clock."""
-        if today:
-            reference = from_text(parse_time(today, "today") or "")
-        elif self.memory is not None and (day := self._latest_day()):
-            reference = from_text(f"{day}T12:00:00Z")
-        else:
-            reference = self.clock()
-        return time_window(question, reference, self.calendar)
-
-    def _latest_day(self) -> str | None:
-        assert self.memory is not None
         with self.lock:
-            return self.memory.raw.latest_day()
+            reference = present(self.memory.raw if self.memory else None, today, self.clock())
+        return time_window(question, reference, self.calendar)
 
     def edges(self, *, fact_id: int | None = None, live: bool = True) -> list[Edge]:
         with self.lock:
