@@ -1015,7 +1015,8 @@ def report(rows: list[dict[str, Any]]) -> str:
     s = got.get("sqlite-server")
     if s:
         lines.append(
-            f"| `tideline serve` (SQLite, e5) RSS after 50 REST searches: VmRSS / of it mapped files / peak MB"
+            f"| `tideline serve` (SQLite, e5) RSS after {s.get('searches', 50)} REST searches:"
+            " VmRSS / of it mapped files / peak MB"
             f" | {s['rss_after']['VmRSS']:,.0f} / {s['rss_after'].get('RssFile', 0):,.0f} / {s['rss_after'].get('VmHWM', 0):,.0f}"
             f" (REST search p50 / p95 {' / '.join(s['rest_search'])} ms) |"
         )
