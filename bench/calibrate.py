@@ -195,6 +195,80 @@ def floor_for(rows: list[dict], weights: dict[str, float], away: list[dict], sho
     return floor
 
 
+Scored = list[tuple[list[dict], dict[str, float]]]
+
+
+def pages(parts: Scored, floor: float = 0.0) -> dict[str, float]:
+    """The library's measures of notes, over `parts` (rows and the weights that score them):
+    per search its chunks by relevance, cut at `floor`, as pages (`path`); recall@5 and MRR@10
+    of the page asked for, over every search and by query kind and language ("exact-command
+    en", "xling-example ru"); and the share of the searches nothing answers (strangers) that
+    are left with no hit."""
+    found: dict[str, list[float]] = defaultdict(list)
+    quiet = []
+    for rows, weights in parts:
+        for hits in searches(rows).values():
+            ranked = sorted(((relevance(r, weights), r) for r in hits), key=lambda x: -x[0])
+            kept = [r for p, r in ranked if p >= floor]
+            if not hits[0].get("gold"):
+                quiet.append(0.0 if kept else 1.0)
+                continue
+            order = list(dict.fromkeys(r["path"] for r in kept))
+            target = next((r["path"] for r in hits if r["evidence"]), None)
+            rank = order.index(target) + 1 if target in order else 99
+            for name in ("all", f"{hits[0].get('query_kind')} {hits[0].get('lang')}"):
+                found[f"{name} @5"].append(1.0 if rank <= 5 else 0.0)
+                found[f"{name} MRR"].append(1.0 / rank if rank <= 10 else 0.0)
+    out = {name: statistics.mean(v) for name, v in sorted(found.items())}
+    if quiet:
+        out["strangers answered nothing"] = statistics.mean(quiet)
+    return out
+
+
+def fold_of(q: str, folds: int) -> int:
+    """A search's fold for the held-out fits: LoCoMo by conversation (a stranger belongs to the
+    home it was asked in), tldr by query number."""
+    parts = q.split(":")[1:] if q.startswith("stranger:") else q.split(":")
+    if parts[0] == "tldr":
+        return int(parts[-1].rsplit("-", 1)[-1]) % folds
+    return sum(map(ord, parts[0])) % folds
+
+
+def held_out(rows: list[dict], own: tuple[str, ...], search: tuple[str, ...], folds: int) -> Scored:
+    """Each fold's rows with the weights fitted on the other folds: what a fit does on
+    searches it never saw."""
+    out: Scored = []
+    for n in range(folds):
+        train = [r for r in rows if fold_of(r["q"], folds) != n]
+        out.append(([r for r in rows if fold_of(r["q"], folds) == n], fit(train, own, search)))
+    return out
+
+
+def compare_notes(rows: list[dict], turns: dict[str, float], floor: float, folds: int) -> None:
+    """The notes' own fit against the turns' (which notes take by default) on the tldr searches,
+    in-sample and held out (`folds`), without a floor and at the turns' `floor`."""
+    notes = [r for r in rows if r["kind"] == "note" and r["mode"] == "hybrid" and r["cos"]]
+    if not notes or "path" not in notes[0]:
+        return
+    mine = fit(notes, OWN, SEARCH)
+    print(f"note, own fit: {mine}")
+    runs: list[tuple[str, Scored]] = [
+        ("turns' fit (shipped)", [(notes, turns)]),
+        ("notes' own fit, in-sample", [(notes, mine)]),
+    ]
+    if folds > 1:
+        runs.append(
+            (f"notes' own fit, held out ({folds} folds)", held_out(notes, OWN, SEARCH, folds))
+        )
+    for name, parts in runs:
+        for f in (0.0, floor):
+            measures = pages(parts, f)
+            print(
+                f"  {name}, floor {f:.2f}: "
+                + ", ".join(f"{k} {v:.3f}" for k, v in measures.items())
+            )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("dumps", nargs="+", type=Path)
@@ -203,6 +277,7 @@ def main() -> None:
     ap.add_argument(
         "--search-parts", default=",".join(SEARCH), help="the search's parts (none: '')"
     )
+    ap.add_argument("--folds", type=int, default=2, help="held-out folds for the notes' fit")
     args = ap.parse_args()
     own = tuple(args.parts.split(",")) if args.parts else OWN
     search = tuple(n for n in args.search_parts.split(",") if n)
@@ -248,6 +323,8 @@ def main() -> None:
                 floors.append(floor)
     floor, lex_floor = [*floors, 0.0, 0.0][:2]
     print(f"floor: {floor:.3f} with vectors, {lex_floor:.3f} lexical")
+    if "turn" in e5:
+        compare_notes(rows, e5["turn"], floor, args.folds)
     if args.write:
         data = {
             "note": "fitted by bench/calibrate.py on ../shared/data (docs/benchmarks.md)",

@@ -146,19 +146,29 @@ def measure_quality(
     return quality
 
 
-def calibration_rows(lib: Library, qs: list[dict]) -> list[dict]:
+def calibration_rows(lib: Library, qs: list[dict], strangers: list[str] = ()) -> list[dict]:
     """The calibration data (`bench/calibrate.py`): the 40 best chunks of every query, hybrid
-    and lexical, with their score parts and whether the chunk is of the page asked for."""
+    and lexical, with their score parts, whether the chunk is of the page asked for, and its
+    page (`path`: recall and MRR count pages, not chunks) and the query's kind and language.
+    `strangers` (LoCoMo's questions, `--strangers`) are searched too: nothing in a library of
+    command-line tools answers "When did Caroline go to the support group?" (no `gold`)."""
     rows = []
-    for q in qs:
+    asked = [(f"tldr:{q['id']}", q["query"], q["target"], q["kind"], q["lang"]) for q in qs]
+    asked += [
+        (f"stranger:tldr:{n}", text, None, "stranger", "en") for n, text in enumerate(strangers)
+    ]
+    for qid, text, target, kind, lang in asked:
         for mode in ("hybrid", "lex"):
-            found = lib.search(q["query"], "*", k=40, mode=mode, min_score=0.0)
+            found = lib.search(text, "*", k=40, mode=mode, min_score=0.0)
             for rank, h in enumerate(found.hits, 1):
-                hit = h.path == q["target"]
+                hit = h.path == target
                 rows.append(
                     {
-                        "q": f"tldr:{q['id']}",
+                        "q": qid,
                         "kind": "note",
+                        "path": h.path,
+                        "query_kind": kind,
+                        "lang": lang,
                         "mode": mode,
                         "rank": rank,
                         "fused": h.fused,
@@ -167,10 +177,27 @@ def calibration_rows(lib: Library, qs: list[dict]) -> list[dict]:
                         "keyword": h.keyword_match,
                         "label": hit,
                         "evidence": hit,
-                        "gold": 1,
+                        "gold": 1 if target else 0,
                     }
                 )
     return rows
+
+
+def locomo_questions(cache: Path) -> tuple[list[str], Any]:
+    """LoCoMo's questions (categories 1–4) whose vectors `cache` (bench/locomo_retrieval.py's)
+    holds, and an embedder of those vectors: the library's questions that nothing answers."""
+    embedder = CachedEmbedder(CacheOnly(E5Embedder()), cache)  # type: ignore[arg-type]
+    questions = []
+    for path in sorted((SHARED / "locomo").glob("*.json")):
+        for qa in json.loads(path.read_text(encoding="utf-8"))["qa"]:
+            if qa.get("category") not in (1, 2, 3, 4):
+                continue
+            try:
+                embedder.embed_query(str(qa["question"]))
+            except EmbedderError:  # not asked by the LoCoMo benchmark (no evidence): not cached
+                continue
+            questions.append(str(qa["question"]))
+    return questions, embedder
 
 
 def summary(quality: dict[tuple[str, str, str], list[tuple[float, float]]]) -> dict:
@@ -266,8 +293,13 @@ def run_quality(args: argparse.Namespace) -> dict:
     dump: list[dict] | None = [] if args.dump else None
     quality = measure_quality(lib, qs, cached, cached, args.variants, defaultdict(list), dump)
     if args.dump_calibration:
+        rows = calibration_rows(lib, qs)
+        if args.strangers:
+            questions, lib.embedder = locomo_questions(args.strangers)
+            rows += calibration_rows(lib, [], questions)
+            lib.embedder = cached
         args.dump_calibration.write_text(
-            "".join(json.dumps(r) + "\n" for r in calibration_rows(lib, qs)), encoding="utf-8"
+            "".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8"
         )
     lib.close()
     if args.dump and dump is not None:
@@ -614,6 +646,12 @@ def main() -> None:
     parser.add_argument("--warm", action="store_true", help="fill --cache only, measure nothing")
     parser.add_argument(
         "--dump-calibration", type=Path, default=None, help="with --quality-only: calibration data"
+    )
+    parser.add_argument(
+        "--strangers",
+        type=Path,
+        default=None,
+        help="with --dump-calibration: LoCoMo's questions too (their embedding cache)",
     )
     args = parser.parse_args()
     if not DATA.exists():
