@@ -124,3 +124,26 @@ def test_vectors_read_back_bit_for_bit_with_their_parts(pg: Storage) -> None:
     assert matrix.tobytes() == np.stack([written[1], written[2][0], written[3]]).tobytes()
     ids, matrix = index.vectors([2])
     assert ids.tolist() == [2] and matrix.tobytes() == written[2][0].tobytes()
+
+
+@pytest.mark.parametrize("engine", ["postgresql"], indirect=True)
+def test_term_shares_follow_each_analyze(pg: Storage) -> None:
+    """The lexeme statistics are kept between searches, and read again after every ANALYZE:
+    a word's share after more records came is the new one, not the one kept."""
+    create_index(pg, "notes")
+    index = open_index(pg, "notes")
+    assert isinstance(index, PgTextIndex)
+    texts = [
+        f"the harbour at dusk {i}" if i % 5 < 2 else f"a quiet street {i}" for i in range(2000)
+    ]
+    index.upsert_many(list(enumerate(texts, 1)))
+    assert index._shares(["harbour"]) == {}  # no statistics yet
+    pg.execute("ANALYZE")
+    first = index._shares(["harbour"])["harbour"]
+    assert first == pytest.approx(0.4, abs=0.05)
+    assert index._shares(["harbour", "street"])["harbour"] == first  # kept
+    more = [f"a lantern by the door {i}" for i in range(6000)]
+    index.upsert_many(list(enumerate(more, len(texts) + 1)))
+    assert index._shares(["harbour"])["harbour"] == first  # no ANALYZE since
+    pg.execute("ANALYZE")
+    assert index._shares(["harbour"])["harbour"] == pytest.approx(0.1, abs=0.03)

@@ -152,6 +152,8 @@ class PgTextIndex(TextIndex):
         self, db: Storage, name: str, analyser: Analyser = DEFAULT_ANALYSER, keys: str = ""
     ):
         self._features: PgFeatures | None = None
+        #: `_shares`' lexeme frequencies and the ANALYZE they came from (the table's counts)
+        self._lexeme_freqs: tuple[tuple[object, ...], dict[str, float]] | None = None
         self._trigram_index = False
         self._mean_length: tuple[int, float] | None = None  # (records then, tokens a record)
         super().__init__(db, name, analyser, keys)
@@ -591,16 +593,29 @@ class PgTextIndex(TextIndex):
     def _shares(self, words: Sequence[str]) -> dict[str, float]:
         """The share of the records that hold each term, from PostgreSQL's own statistics of
         `tsv` (its most common lexemes, kept by ANALYZE / autovacuum): a term in more than half
-        of the records is dropped from a query as on SQLite. No statistics yet: none dropped."""
-        row = self.db.execute(
-            "SELECT most_common_elems::text::text[], most_common_elem_freqs FROM pg_stats"
-            " WHERE schemaname = current_schema() AND tablename = ? AND attname = 'tsv'",
-            (f"{self.name}_text",),
+        of the records is dropped from a query as on SQLite. No statistics yet: none dropped.
+        The statistics (up to thousands of lexemes) are read again only after another ANALYZE:
+        a search asks for them several times (turns and narratives, ranking and counting),
+        ~4 ms each at 1M turns (docs/benchmarks.md, "Issue 25, fourth pass")."""
+        table = f"{self.name}_text"
+        analysed = self.db.execute(
+            "SELECT pg_stat_get_analyze_count(t), pg_stat_get_autoanalyze_count(t)"
+            " FROM to_regclass(?) AS t",
+            (table,),
         ).fetchone()
-        if row is None or row[0] is None:
-            return {}
-        freqs = dict(zip(row[0], row[1], strict=False))  # the freqs end with min, max, nulls
-        return {w: float(freqs[plain(w)]) for w in words if plain(w) in freqs}
+        version = tuple(analysed) if analysed is not None else ()
+        if self._lexeme_freqs is None or self._lexeme_freqs[0] != version or None in version:
+            row = self.db.execute(
+                "SELECT most_common_elems::text::text[], most_common_elem_freqs FROM pg_stats"
+                " WHERE schemaname = current_schema() AND tablename = ? AND attname = 'tsv'",
+                (table,),
+            ).fetchone()
+            found: dict[str, float] = {}
+            if row is not None and row[0] is not None:  # the freqs end with min, max, nulls
+                found = {w: float(f) for w, f in zip(row[0], row[1], strict=False)}
+            self._lexeme_freqs = (version, found)
+        freqs = self._lexeme_freqs[1]
+        return {w: freqs[plain(w)] for w in words if plain(w) in freqs}
 
     def vector(
         self, qvec: np.ndarray, k: int, where: str | None = None, params: Sequence[object] = ()
