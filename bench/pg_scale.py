@@ -72,6 +72,7 @@ START = dt.datetime(2025, 1, 1, tzinfo=dt.UTC)
 WINDOWS = (0.02, 0.002)
 _ANALYZE_AT = {1_000, 10_000, 100_000}
 AGENT = "bench"
+TIDELINE = (sys.executable, "-m", "tideline")
 
 
 def unit(x: np.ndarray) -> np.ndarray:
@@ -546,22 +547,34 @@ def cli_search(home: Path, c: Corpus, runs: int = 5, url: str = "") -> dict[str,
 
 
 def migrate(path: Path, url: str) -> dict[str, Any]:
+    """`tideline migrate` of the database at `path`, its progress lines in migrate.log beside it
+    (stamped, so the time of each step can be read while it runs)."""
     env = {**os.environ, "AGENT_NAME": AGENT}
+    log = path.with_name("migrate.log")
     began = time.perf_counter()
-    done = subprocess.run(
-        [sys.executable, "-m", "tideline", "migrate", "--to", url, "--from", str(path), "--json"],
-        env=env,
-        capture_output=True,
-        text=True,
-    )
+    with log.open("w") as err:
+        done = subprocess.Popen(
+            [*TIDELINE, "migrate", "--to", url, "--from", str(path), "--json"],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert done.stderr is not None and done.stdout is not None
+        for line in done.stderr:
+            err.write(f"{time.strftime('%H:%M:%S')} {line}")
+            err.flush()
+        out = done.stdout.read()
+        done.wait()
     seconds = time.perf_counter() - began
-    report = json.loads(done.stdout) if done.stdout.strip().startswith("{") else {}
+    stderr = log.read_text()
+    report = json.loads(out) if out.strip().startswith("{") else {}
     ok = done.returncode == 0 and all(t.get("ok") for t in report.get("tables", []))
     return {
         "migrate_s": seconds,
         "migrate_rc": done.returncode,
         "migrate_ok": ok and all(i.get("ok") for i in report.get("indexes", [])),
-        "migrate_err": done.stderr[-500:] if done.returncode else "",
+        "migrate_err": stderr[-500:] if done.returncode else "",
     }
 
 

@@ -263,3 +263,32 @@ def test_the_walk_widens_with_the_file() -> None:
     assert ON.ef(400, 1_000_000) == 800
     assert ON.ef(40) == 320
     assert VectorOptions(file_min=0, ef_search=100).ef(40, 1_000_000) == 100
+
+
+def test_rows_in_any_order_with_repeats_and_runs_are_the_stored_rows(tmp_path: Path) -> None:
+    """A graph's candidates are scattered rows, a window's adjacent ones, the exact re-score's
+    repeats: every shape reads back the rows written, in the order asked."""
+    from tideline.search._vector_file import Meta, VectorFile, write_generation
+
+    rng = np.random.default_rng(3)
+    matrix = _unit(rng.standard_normal((500, DIM)))
+    meta = Meta("m", DIM, [0, 0], 1, 500, 500)
+    folder = write_generation(tmp_path, "t", meta, np.arange(1, 501, dtype=np.int64), matrix)
+    file = VectorFile.open(folder)
+    assert file is not None
+    for rows in (
+        rng.permutation(500)[:97],  # scattered, unsorted
+        np.array([7, 3, 7, 499, 0, 3]),  # repeats, both ends
+        np.r_[np.arange(100, 160), np.arange(10, 12), [300]],  # runs out of order
+        np.arange(200, 260),  # one run in order
+        np.array([42]),
+        np.zeros(0, dtype=np.int64),
+    ):
+        got = file.rows(rows)
+        assert got.shape == (len(rows), DIM)
+        assert np.array_equal(got, matrix[rows])
+    with (folder / "vectors.f32").open("r+b") as f:
+        f.truncate(DIM * 4 * 400)
+    with pytest.raises(OSError):
+        file.rows(np.array([5, 450]))
+    file.close()
