@@ -114,10 +114,13 @@ def measure_quality(
     variants: bool,
     latency: dict[str, list[float]],
     dump: list[dict] | None = None,
+    catch_up: bool = True,
 ) -> dict[tuple[str, str, str], list[tuple[float, float]]]:
     """File-level (recall@5, reciprocal rank@10) per (mode or variant, kind, lang); the three
     modes search with `raw` (their latency is recorded), the variants with cached queries.
-    `dump` receives one record per query and run (its rank and top files), for failure analysis."""
+    `dump` receives one record per query and run (its rank and top files), for failure analysis.
+    `catch_up` False: no stat pass before each search (untimed runs of a library just indexed,
+    where nothing changes: the same hits, a fraction of the time)."""
     quality: dict[tuple[str, str, str], list[tuple[float, float]]] = defaultdict(list)
     default = lib.policy, lib.min_score
     runs = [(m, m, default) for m in ("lex", "vec", "hybrid")]
@@ -131,7 +134,7 @@ def measure_quality(
         lib.embedder = raw if label == mode else queries_cached
         for q in qs:
             t0 = time.perf_counter()
-            result = lib.search(q["query"], "*", k=10, mode=mode)
+            result = lib.search(q["query"], "*", k=10, mode=mode, catch_up=catch_up)
             if label == mode:
                 latency[mode].append((time.perf_counter() - t0) * 1000)
             files = list(dict.fromkeys(h.path for h in result.hits))
@@ -159,7 +162,7 @@ def calibration_rows(lib: Library, qs: list[dict], strangers: list[str] = ()) ->
     ]
     for qid, text, target, kind, lang in asked:
         for mode in ("hybrid", "lex"):
-            found = lib.search(text, "*", k=40, mode=mode, min_score=0.0)
+            found = lib.search(text, "*", k=40, mode=mode, min_score=0.0, catch_up=False)
             for rank, h in enumerate(found.hits, 1):
                 hit = h.path == target
                 rows.append(
@@ -291,7 +294,9 @@ def run_quality(args: argparse.Namespace) -> dict:
     w = warm_library(args, "--quality-only")
     lib, qs, cached, reports = w.lib, w.qs, w.cached, w.reports
     dump: list[dict] | None = [] if args.dump else None
-    quality = measure_quality(lib, qs, cached, cached, args.variants, defaultdict(list), dump)
+    quality = measure_quality(
+        lib, qs, cached, cached, args.variants, defaultdict(list), dump, catch_up=False
+    )
     if args.dump_calibration:
         rows = calibration_rows(lib, qs)
         if args.strangers:
