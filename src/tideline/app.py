@@ -66,6 +66,7 @@ class LibraryOptions(TypedDict):
     policy: Policy
     keys: str
     catch_up: str
+    recheck: float
     min_score: str | float
     busy_timeout_ms: int
 
@@ -85,6 +86,7 @@ def library_options(s: Settings) -> LibraryOptions:
         ),
         "keys": s.library_keys,
         "catch_up": s.library_catch_up,
+        "recheck": s.library_recheck,
         "min_score": s.search_min_score,
         "busy_timeout_ms": s.busy_timeout_ms,
     }

@@ -105,9 +105,19 @@ SETTINGS: tuple[Setting, ...] = (
         "library_catch_up",
         "MEMO_CATCH_UP",
         "auto",
-        "Library search: `auto` trusts a running `memo watch` instead of stat-ing every note "
-        "before each search; `stat` always stats.",
+        "Library search: `auto` trusts a running `memo watch` instead of stat-ing the notes "
+        "before each search; `stat` never trusts a watcher (see library_recheck).",
         choices=("auto", "stat"),
+    ),
+    Setting(
+        "library_recheck",
+        "MEMO_RECHECK",
+        1.0,
+        "Library search without a watcher: seconds a stat pass over every note of a collection "
+        "vouches for it while its folders are unchanged (a note added, removed, renamed or saved "
+        "by replacing it is seen at once; an edit in place within this long); 0 stats every note "
+        "before every search.",
+        bounds=(0.0, 3600.0),
     ),
     Setting(
         "library_vector_weight",
@@ -680,6 +690,7 @@ class Settings:
     library_rrf_k: int
     library_keys: str
     library_catch_up: str
+    library_recheck: float
     library_vector_weight: float
     library_lex_floor: float
     keyword_boost: float

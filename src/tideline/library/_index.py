@@ -54,7 +54,14 @@ from tideline.library._chunker import CHUNKER_VERSION, ChunkedNote, chunk_markdo
 from tideline.library._files import read_inside
 from tideline.library._index_dir import claim_index_dir, remove_own
 from tideline.library._keys import chunk_keys
-from tideline.library._layout import Collection, NoteStat, Problem, stat_notes
+from tideline.library._layout import (
+    Collection,
+    FolderStamp,
+    NoteStat,
+    Problem,
+    folder_stamp,
+    stat_notes,
+)
 from tideline.search import Scope, TextIndex, text_key
 from tideline.store import Database, Migrations, open_database
 
@@ -198,6 +205,8 @@ class CollectionIndex:
         self._text: TextIndex | None = None
         self._known: Known | None = None
         self._known_version: Any = None
+        self._folders: dict[str, FolderStamp | None] | None = None  # of the last full stat pass
+        self._checked = 0.0  # when that pass began (monotonic)
         self.warnings: list[str] = []
 
     # -- opening, versions, repair ----------------------------------------------------------
@@ -322,7 +331,7 @@ class CollectionIndex:
     def close(self) -> None:
         if self._db is not None:
             self._db.close()
-        self._db, self._text, self._known = None, None, None
+        self._db, self._text, self._known, self._folders = None, None, None, None
 
     def rebuild(self) -> None:
         """Throw the index away; the next sync re-reads every note."""
@@ -392,11 +401,13 @@ class CollectionIndex:
         self.warnings.clear()
         now = time.time()
         todo: list[_Stat] = []
+        checked = time.monotonic()  # a pass over every note records its folders (`_vouch`)
+        folders: dict[str, FolderStamp | None] | None = {} if paths is None and not under else None
         if paths is not None:
             stats, gone = self._stat_some(paths)
             rows = [(s.rel, s.path, *s.stamp()) for s in stats]
         else:
-            rows = stat_notes(self.collection, report.skipped)
+            rows = stat_notes(self.collection, report.skipped, folders)
             if under:
                 prefix = under.rstrip("/") + "/"
                 rows = [r for r in rows if r[0].startswith(prefix)]
@@ -435,7 +446,33 @@ class CollectionIndex:
             self._known = None  # our own commits do not change data_version for us
         if not report.noop or full:
             self._write_state(last_sync=time.time())
+        if folders is not None:
+            self._vouch(folders, checked, now)
         return report
+
+    def _vouch(self, folders: dict[str, FolderStamp | None], checked: float, now: float) -> None:
+        """Keep the folders a full stat pass listed, unless one of them cannot vouch for it: gone
+        while listed, or changed so close to the listing (`RACY_SECONDS`) that a later change in
+        the same clock tick would leave its stamp as it is."""
+        if any(s is None or now - max(s[0], s[1]) / 1e9 <= RACY_SECONDS for s in folders.values()):
+            self._folders = None
+        else:
+            self._folders, self._checked = folders, checked
+
+    def checked_ago(self, recheck: float) -> float | None:
+        """Seconds since the last stat pass over every note, while that pass still vouches for
+        every note: it is younger than `recheck` and no folder it listed has changed since (a
+        note added, removed, renamed or saved by replacing it changes its folder; an edit in
+        place does not, which is why the pass is redone after `recheck`). None: stat them all.
+        Costs one stat per folder."""
+        if self._folders is None:
+            return None
+        age = time.monotonic() - self._checked
+        if age >= recheck:
+            return None
+        if any(folder_stamp(path) != stamp for path, stamp in self._folders.items()):
+            return None
+        return age
 
     def _read(self, s: _Stat) -> tuple[bytes | None, str]:
         """Read a note safely; `s` is updated to the stat of what was actually read."""

@@ -93,14 +93,30 @@ def scan_library(root: Path) -> Layout:
 
 
 NoteStat = tuple[str, str, float, int, int, int]  # (rel, absolute path, mtime, size, ctime_ns, ino)
+FolderStamp = tuple[int, int, int]  # (mtime_ns, ctime_ns, ino) of a folder
 
 
-def stat_notes(collection: Collection, problems: list[Problem] | None = None) -> list[NoteStat]:
+def folder_stamp(path: str) -> FolderStamp | None:
+    """What changes when an entry of the folder is added, removed or renamed (None: gone)."""
+    try:
+        st = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_ctime_ns, st.st_ino
+
+
+def stat_notes(
+    collection: Collection,
+    problems: list[Problem] | None = None,
+    folders: dict[str, FolderStamp | None] | None = None,
+) -> list[NoteStat]:
     """The notes of one collection with their stat, in one pass of `os.scandir` (unsorted).
 
-    This runs before every search (the catch-up), so the loop is kept lean: no pathlib, one
-    stat per note, symlinks checked only when the entry is one. Thousands of files cost a few
-    milliseconds over the stat system calls themselves.
+    This runs before every search that re-checks every note (the catch-up), so the loop is kept
+    lean: no pathlib, one stat per note, symlinks checked only when the entry is one. Thousands
+    of files cost a few milliseconds over the stat system calls themselves. `folders` receives
+    the stamp of every folder listed, taken before it is listed: a later change to its entries
+    changes the stamp (`CollectionIndex.checked_ago`).
     """
     root = str(collection.root)
     inside = root + os.sep
@@ -111,6 +127,8 @@ def stat_notes(collection: Collection, problems: list[Problem] | None = None) ->
     stack: list[tuple[str, int, bool]] = [(str(collection.path), base, True)]
     while stack:
         folder, depth, top = stack.pop()
+        if folders is not None:
+            folders[folder] = folder_stamp(folder)
         try:
             entries = list(os.scandir(folder))
         except OSError as exc:

@@ -5,9 +5,13 @@ collection (opened lazily) and a cached layout of the tree that is refreshed on 
 
 Search always catches up first, so "write, then search" works: a quick stat pass (and a hash
 for anything whose stat changed) over the target path indexes edits made just before the call.
-With `catch_up="auto"` (the default) a running watcher replaces that pass, which costs ~5 µs per
-note (40 ms at 7,425 notes): this process's watcher first syncs the events it has seen
-(`Watcher.settle`), another process's watcher is trusted while its heartbeat is fresh.
+That pass costs ~5 µs per note (40 ms at 7,425 notes), so a whole collection's pass is redone
+only when it is `recheck` seconds old (1 s) or one of the folders it listed changed (a note
+added, removed, renamed or saved by replacing it); in between a search stats the folders only
+and says how old the notes' check is (`fresh_by="folders"`, `stat_age`). With
+`catch_up="auto"` (the default) a running watcher replaces the pass: this process's watcher
+first syncs the events it has seen (`Watcher.settle`), another process's watcher is trusted
+while its heartbeat is fresh.
 
 An index is disposable: damage met in the middle of a search, a sync or `status` (a bad page that
 opening never reads) throws that collection's index away, rebuilds it from the notes and runs the
@@ -79,6 +83,7 @@ from tideline.store import WriteKeys, check_key
 TEXT_CHARS = 1200
 LAYOUT_TTL = 10.0
 CATCH_UP = ("auto", "stat")
+MAX_RECHECK = 3600.0
 
 #: How the library ranks (the composition root builds it from Settings): RRF where equal raw
 #: scores share a rank, so identical notes tie and the fresher wins; trigram only when BM25 finds
@@ -146,6 +151,7 @@ class Library:
         policy: Policy = LIBRARY,
         keys: str = D.library_keys,
         catch_up: str = D.library_catch_up,
+        recheck: float = D.library_recheck,
         min_score: str | float = D.search_min_score,
     ):
         self.root = Path(root).expanduser().resolve()
@@ -163,6 +169,12 @@ class Library:
         if catch_up not in CATCH_UP:
             raise InvalidInput(f"catch_up={catch_up!r}; use one of {', '.join(CATCH_UP)}")
         self.catch_up = catch_up
+        if not 0.0 <= recheck <= MAX_RECHECK:
+            raise InvalidInput(
+                f"library_recheck={recheck!r}; use seconds from 0 (stat every note before every"
+                f" search) to {MAX_RECHECK:g}"
+            )
+        self.recheck = recheck
         if not 0.0 <= policy.trust_floor <= 1.0:
             raise InvalidInput(
                 f"library_lex_floor={policy.trust_floor!r}; use a weight from 0 to 1"
@@ -382,10 +394,13 @@ class Library:
         scopes: list[Scope] = []
         reports: list[SyncReport] = []
         fresh_by = self._watched() if catch_up else "none"
-        caught_up = 0
+        stats, caught_up, stat_age = fresh_by == "stat", 0, 0.0
         for c, kind, rel in target.parts:
             idx = self.index_of(c)
-            if fresh_by == "stat":
+            age = idx.checked_ago(self.recheck) if stats and kind == "all" else None
+            if age is not None:  # its folders are as listed and its notes were statted `age` ago
+                fresh_by, stat_age = "folders", max(stat_age, age)
+            elif stats:
                 embed = _embedding(reports)
                 if kind == "file":
                     report = idx.sync([self.root / rel], embed=embed)
@@ -450,6 +465,7 @@ class Library:
             expensive=target.expensive,
             caught_up=caught_up,
             fresh_by=fresh_by,
+            stat_age=round(stat_age, 3),
             seconds=round(time.perf_counter() - started, 4),
         )
 

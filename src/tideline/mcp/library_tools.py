@@ -1,9 +1,10 @@
 """MCP tools over the markdown library: `memo_search`, `memo_status`, `memo_reindex`, `memo_route`,
 `memo_write` and `memo_read`.
 
-Search catches up on edits made just before the call; `memo_reindex` repairs when a watcher went
-blind; `memo_write` lets an agent without file tools keep its notes where its human reads them
-(inside a collection, atomically, indexed at once) and `memo_read` reads a note or lines. They use
+Search catches up on edits made before the call (docs/library.md, *Catch-up first*);
+`memo_reindex` repairs when a watcher went blind; `memo_write` lets an agent without file tools
+keep its notes where its human reads them (inside a collection, atomically, indexed at once) and
+`memo_read` reads a note or lines. They use
 the app's library (`memo_root`, `MEMO_ROOT`), opened on first use so a server without a library
 still starts; calls take the "library" lock because the SDK runs sync tools in threads.
 """

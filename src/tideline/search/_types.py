@@ -215,7 +215,8 @@ class SearchResult:
     no query vector); warnings: one line each, for the user; floor / left_out: the relevance
     floor and how many hits it left out (an empty list then means "nothing relevant": see
     `reason`). The library fills in what it searched: query, scope, collections, whether it
-    caught up with edits first (caught_up, fresh_by) and how long it took.
+    caught up with edits first (caught_up, fresh_by: "stat" every note statted, "folders" only
+    the folders, the notes `stat_age` seconds before, "watcher", "none") and how long it took.
     """
 
     hits: list[Hit]
@@ -229,6 +230,7 @@ class SearchResult:
     expensive: bool = False
     caught_up: int = 0
     fresh_by: str = ""
+    stat_age: float = 0.0
     seconds: float = 0.0
 
     @property
@@ -272,6 +274,7 @@ class SearchResult:
                 expensive=self.expensive,
                 caught_up=self.caught_up,
                 fresh_by=self.fresh_by,
+                stat_age=self.stat_age,
                 seconds=self.seconds,
             )
         return out
