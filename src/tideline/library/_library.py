@@ -180,7 +180,7 @@ class Library:
                 f"library_lex_floor={policy.trust_floor!r}; use a weight from 0 to 1"
             )
         model = self.embedder.model_id if self.embedder is not None else None
-        self.min_score = resolve_floor(min_score, model)
+        self.min_score = resolve_floor(min_score, model, "note")
         self.watcher: Any = None  # a running `Watcher` registers itself here
         self._layout: Layout | None = None
         self._layout_at = 0.0

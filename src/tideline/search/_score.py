@@ -30,7 +30,9 @@ fit use the lexical calibration, fitted without the cosines.
 The same relevance orders every list (across kinds too: a narrative at 0.62 and a turn at 0.71
 are comparable), is cut by the one floor, and is shown. The floor is a probability too
 (`search_min_score`: `auto` is the fitted one, chosen as the highest floor that costs at most one
-point of evidence recall@10 on the development data, docs/benchmarks.md).
+point of evidence recall@10 on the development data, docs/benchmarks.md). Notes take the turns'
+fit but have a floor of their own (`Fit.floors`): the turns' left out 12 points of the tldr
+library's recall@5, most of them questions in another language than their page.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 
@@ -78,13 +80,18 @@ class Calibration:
 
 @dataclass(frozen=True)
 class Fit:
-    """One model's calibrations by kind and its floor."""
+    """One model's calibrations by kind, its floor, and the floors of kinds that have their
+    own (`floors`: notes, whose floor is chosen on the library's searches, docs/search.md)."""
 
     floor: float
     kinds: dict[str, Calibration]
+    floors: dict[str, float] = field(default_factory=dict)
 
     def of(self, kind: str) -> Calibration:
         return self.kinds.get(kind) or self.kinds["record"]
+
+    def floor_of(self, kind: str | None) -> float:
+        return self.floors.get(kind, self.floor) if kind is not None else self.floor
 
 
 @cache
@@ -96,6 +103,7 @@ def fits() -> dict[str, Fit]:
         model: Fit(
             float(fit["floor"]),
             {kind: Calibration(**weights) for kind, weights in fit["kinds"].items()},
+            {kind: float(floor) for kind, floor in fit.get("floors", {}).items()},
         )
         for model, fit in data["models"].items()
     }
@@ -110,9 +118,10 @@ def fit_for(model_id: str | None) -> tuple[Fit, bool]:
     return known[LEXICAL], False
 
 
-def auto_floor(model_id: str | None) -> float:
-    """The calibrated floor for searches with this model (`search_min_score = auto`)."""
-    return fit_for(model_id)[0].floor
+def auto_floor(model_id: str | None, kind: str | None = None) -> float:
+    """The calibrated floor for searches of `kind` with this model (`search_min_score =
+    auto`): the kind's own floor when it has one, else the model's."""
+    return fit_for(model_id)[0].floor_of(kind)
 
 
 def score(hits: Sequence[Hit], kind: str, model_id: str | None, vectors: bool) -> None:
@@ -153,11 +162,11 @@ def interleave(*lists: Sequence[Hit]) -> list[Hit]:
     return sorted(merged, key=lambda h: -round(h.score, 12))
 
 
-def resolve_floor(value: str | float, model_id: str | None) -> float:
+def resolve_floor(value: str | float, model_id: str | None, kind: str | None = None) -> float:
     """The relevance floor from the `search_min_score` setting: a probability as given, or
-    `auto` (the calibrated floor for this model's searches)."""
+    `auto` (the calibrated floor for this model's searches of `kind`)."""
     if isinstance(value, str) and value.strip().lower() == "auto":
-        return auto_floor(model_id)
+        return auto_floor(model_id, kind)
     try:
         number = float(value)
     except (TypeError, ValueError):
