@@ -209,10 +209,17 @@ def build_files(path: Path, say: Callable[[str], None]) -> dict[str, Any]:
 
 
 # -- searches ------------------------------------------------------------------------------------
-def app_for(home: Path, url: str = "") -> Tideline:
+def app_for(home: Path, url: str = "", *, fresh_cache: bool = False) -> Tideline:
+    """The agent on `home` (and `url`); `fresh_cache`: with an empty embedding cache, so each
+    query the product path is asked is embedded by e5 then and there, as a new question is."""
     overrides: dict[str, Any] = {"home": str(home), "agent_name": AGENT}
     if url:
         overrides["database_url"] = url
+    if fresh_cache:
+        cache = home / "embed-cache-fresh.db"
+        for old in home.glob(f"{cache.name}*"):
+            old.unlink()
+        overrides["cache_path"] = str(cache)
     return Tideline(Settings.load(overrides=overrides))
 
 
@@ -248,7 +255,11 @@ def _slice(c: Corpus, a: int, b: int) -> np.ndarray:
     return _SLICES[key]
 
 
-def searches(app: Tideline, c: Corpus, turns: int, queries: int, label: str) -> dict[str, Any]:
+def searches(
+    app: Tideline, c: Corpus, turns: int, queries: int, label: str, warm: int = 0
+) -> dict[str, Any]:
+    """The searches of the module docstring; `warm`: that many other questions asked first, so
+    the engine's caches (PostgreSQL's shared buffers) hold what a serving database holds."""
     memory = app.memory
     raw = memory.raw
     ids = raw.ids()
@@ -257,7 +268,10 @@ def searches(app: Tideline, c: Corpus, turns: int, queries: int, label: str) -> 
     vec = [c.query_vectors[i] for i in qs]
     policy = memory.turn_policy
     out: dict[str, Any] = {"label": label}
-    memory.search_turns(text[0], 10)  # warm-up: the model, the files, the caches
+    memory.search_turns("what did we talk about?", 10)  # warm-up: the model, the files
+    for i in range(len(qs), min(len(qs) + warm, len(c.queries))):
+        memory.search_turns(c.queries[i], 10)
+    out["warmed_with"] = warm
     e2e_cpu: list[float] = []
     e2e = timed(lambda n: memory.search_turns(text[n], 10), len(qs), e2e_cpu)
     out["turns_e2e"] = ms_stats(e2e)
@@ -494,8 +508,11 @@ def server_rss(home: Path, c: Corpus, searches_n: int) -> dict[str, Any]:
     try:
         started = _rss(proc.pid)
         seconds = []
+        by_searches = {}  # RSS every 50 searches: the mapped files' pages grow as searches touch them
         with httpx.Client(base_url=base, timeout=120) as http:
             for n in range(searches_n):
+                if n and n % 50 == 0:
+                    by_searches[n] = _rss(proc.pid)
                 began = time.perf_counter()
                 http.get(
                     "/api/search",
@@ -509,6 +526,8 @@ def server_rss(home: Path, c: Corpus, searches_n: int) -> dict[str, Any]:
         return {
             "rss_started": started,
             "rss_after": _rss(proc.pid),
+            "rss_by_searches": by_searches,
+            "searches": searches_n,
             "rest_search": ms_stats(seconds[1:]),
         }
     finally:
@@ -697,6 +716,12 @@ def main() -> None:
     )
     ap.add_argument("--engines", default="sqlite,postgresql")
     ap.add_argument("--processes", type=int, default=16)
+    ap.add_argument(
+        "--server-searches", type=int, default=50, help="REST searches of the server RSS phase"
+    )
+    ap.add_argument(
+        "--warm", type=int, default=0, help="PostgreSQL: other questions asked before timing"
+    )
     ap.add_argument("--seconds", type=float, default=60.0)
     ap.add_argument("--results", type=Path, default=Path("/work/cache/runs/pg-scale.jsonl"))
     ap.add_argument("--keep", type=Path, help="work folder to keep (and reuse) the databases in")
@@ -757,7 +782,7 @@ def main() -> None:
             record(args.results, "sqlite-files", **build_files(path, say))
         if "sqlite" in engines:
             if "search" in lite_phases:
-                app = app_for(home)
+                app = app_for(home, fresh_cache=True)
                 try:
                     record(
                         args.results,
@@ -776,7 +801,7 @@ def main() -> None:
             if "cli" in lite_phases:
                 record(args.results, "sqlite-cli", **cli_search(home, c))
             if "server" in lite_phases:
-                record(args.results, "sqlite-server", **server_rss(home, c, 50))
+                record(args.results, "sqlite-server", **server_rss(home, c, args.server_searches))
         if "postgresql" in engines:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # pgserver: no XDG_RUNTIME_DIR here
@@ -811,12 +836,14 @@ def main() -> None:
                 pg.close()
                 migrated.touch()
             if "search" in phases:
-                app = app_for(home, url)
+                app = app_for(home, url, fresh_cache=True)
                 try:
                     record(
                         args.results,
                         "pg-search",
-                        **searches(app, c, args.turns, args.queries, "PostgreSQL (HNSW)"),
+                        **searches(
+                            app, c, args.turns, args.queries, "PostgreSQL (HNSW)", args.warm
+                        ),
                     )
                     if "profile" in phases:
                         dump = args.results.with_name("pg-profile.pstats")
@@ -1000,7 +1027,8 @@ def report(rows: list[dict[str, Any]]) -> str:
     s = got.get("sqlite-server")
     if s:
         lines.append(
-            f"| `tideline serve` (SQLite, e5) RSS after 50 REST searches: VmRSS / of it mapped files / peak MB"
+            f"| `tideline serve` (SQLite, e5) RSS after {s.get('searches', 50)} REST searches:"
+            " VmRSS / of it mapped files / peak MB"
             f" | {s['rss_after']['VmRSS']:,.0f} / {s['rss_after'].get('RssFile', 0):,.0f} / {s['rss_after'].get('VmHWM', 0):,.0f}"
             f" (REST search p50 / p95 {' / '.join(s['rest_search'])} ms) |"
         )

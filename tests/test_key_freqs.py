@@ -1,10 +1,12 @@
-"""Term frequencies counted in the candidates' own keys (issue 25, `search/_key_freqs.py`).
+"""Term frequencies counted in the candidates' own keys (issue 25, `search/_key_freqs.py`) and in
+their rows of `N_terms` (issue 26).
 
 At a million turns FTS5's walk over every match of a question's words was the largest part of a
-turn search, so `TextIndex.term_freqs` counts in the candidates' keys when the words' records far
+turn search, so `TextIndex.term_freqs` counts in the candidates' stored tokens (`N_terms`, read
+by rowid), or, in an index made before `N_terms`, in their keys when the words' records far
 outnumber the candidates' tokens. The BM25 re-scoring must not notice: for every query (phrases,
-exclusions, diacritics, CJK, mixed tokens, stemmed words, neighbours in the keys) the counts are
-exactly FTS5's own, and records FTS5's query does not match are left out.
+exclusions, diacritics, CJK, mixed tokens, stemmed words, neighbours in the keys, words side by
+side) the counts are exactly FTS5's own, and records FTS5's query does not match are left out.
 """
 
 from __future__ import annotations
@@ -55,10 +57,24 @@ def raw(tmp_path: Path) -> RawContext:
     return raw
 
 
+def _walking(raw: RawContext) -> RawContext:
+    """A second handle on the same memory as if its index were made before `N_terms`."""
+    raw.db.execute("DELETE FROM lexical_terms")
+    other = RawContext(open_database(Path(raw.db.path), AGENT_MIGRATIONS))
+    assert not other.index.terms
+    return other
+
+
 def _fts5(raw: RawContext, query: str) -> dict[int, object]:
-    """FTS5's own answer: over every record, the keys' count never pays (the words' records
-    are fewer than ten times every record's tokens)."""
-    return dict(raw.index.term_freqs(parse_query(query, raw.index.analyser), raw.ids()) or {})
+    """FTS5's own answer, from its walk (an index without `N_terms`): over every record, the
+    keys' count never pays (the words' records are fewer than ten times every record's
+    tokens)."""
+    walker = _walking(raw)
+    try:
+        found = walker.index.term_freqs(parse_query(query, walker.index.analyser), walker.ids())
+    finally:
+        walker.db.close()
+    return dict(found or {})
 
 
 def test_counts_in_the_keys_are_fts5s_counts(raw: RawContext) -> None:
@@ -115,3 +131,37 @@ def test_the_record_count_follows_every_write(raw: RawContext) -> None:
         raw.add_turns("inside", [NewTurn("user", f"w{n} pending") for n in range(5)])
         assert index._records() == rows()
     assert index._records() == rows() == len(raw.ids())
+
+
+def test_counts_in_the_stored_terms_are_fts5s_counts(raw: RawContext) -> None:
+    """`N_terms` kept beside `N_fts` from the first record on: every query's counts over every
+    record, and over a few, are FTS5's, also after records are forgotten, added and re-cut."""
+    assert raw.index.terms
+    sid = raw.session_id("s1")
+    assert sid is not None
+    raw.forget_turns([t.id for t in raw.session_turns(sid)[:5]], "a test")
+    raw.add_turns("late", [NewTurn("user", "w0 w0 w0 w1 the the café Caroline")])
+    for query in [*QUERIES, '"w0 w0"', "w0 w0 w1"]:
+        parsed = parse_query(query, raw.index.analyser)
+        want = _fts5(raw, query)
+        assert want, query
+        assert raw.index.term_freqs(parsed, raw.ids()) == want, query
+        some = sorted(want)[:3] + [i for i in raw.ids() if i not in want][:2]
+        assert raw.index.term_freqs(parsed, some) == {i: want[i] for i in some if i in want}
+
+
+def test_an_index_made_before_the_terms_counts_by_fts5_until_reanalysed(raw: RawContext) -> None:
+    old = _walking(raw)
+    try:
+        query = "What did Caroline paint at the cafe?"
+        want = old.index.term_freqs(parse_query(query, old.index.analyser), old.ids())
+        old.index.reanalyse(old.lexical_keys(old.ids()).items())
+        assert old.index.terms
+        assert raw.db.scalar("SELECT count(*) FROM turn_text_terms") == len(raw.ids())
+        again = RawContext(open_database(Path(raw.db.path), AGENT_MIGRATIONS))
+        assert again.index.terms
+        got = again.index.term_freqs(parse_query(query, again.index.analyser), again.ids())
+        assert got == want and got
+        again.db.close()
+    finally:
+        old.db.close()

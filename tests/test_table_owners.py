@@ -80,11 +80,11 @@ OWNERS: dict[str, str | None] = {
 SCRATCH = {"t"}
 
 #: `TextIndex`'s own tables: N_fts (and FTS5's N_fts_docsize), N_tri, N_vec (and sqlite-vec's N_vec_rowids), N_vecpart,
-#: N_veclog, N_lexlog, N_vocab for every index N (N_text on PostgreSQL), `vector_spaces` and
-#: `lexical_analysers`. One owner with one module per engine: `TextIndex` and its PostgreSQL twin
+#: N_veclog, N_lexlog, N_vocab, N_terms for every index N (N_text on PostgreSQL), `vector_spaces`,
+#: `lexical_analysers` and `lexical_terms`. One owner with one module per engine: `TextIndex` and its PostgreSQL twin
 #: `PgTextIndex` (docs/postgresql.md), and its vector file's search (`_knn`).
 INDEX_TABLE = re.compile(
-    r"^(\w+_(fts|fts_docsize|tri|vec|vec_rowids|vecpart|veclog|lexlog|vocab|text)|vector_spaces|lexical_analysers)$"
+    r"^(\w+_(fts|fts_docsize|tri|vec|vec_rowids|vecpart|veclog|lexlog|vocab|text|terms)|vector_spaces|lexical_analysers|lexical_terms)$"
 )
 INDEX_OWNER = "search/_index.py"
 INDEX_TWIN = "search/_pg_index.py"

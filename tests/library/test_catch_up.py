@@ -9,6 +9,8 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -28,6 +30,18 @@ def _vouched(lib: Library, path: str = "c") -> bool:
 
 def _paths(lib: Library, query: str, path: str = "c") -> list[str]:
     return [h.path for h in lib.search(query, path, mode="lex").hits]
+
+
+@contextmanager
+def _edited_in_place(lib_root: Path, name: str) -> Iterator[Library]:
+    """A library (recheck 3600) whose stat pass vouches for collection `c`, and then its note
+    `name` rewritten in place from "alpaca" to "walrus"."""
+    make_collection(lib_root, "c", "Notes", {name: "# Note\n\nThe password is alpaca.\n"})
+    with Library(lib_root, None, recheck=3600) as lib:
+        lib.index()
+        wait_until(lambda: _vouched(lib), timeout=RACY)
+        write(lib_root, f"c/{name}", "# Note\n\nThe password is walrus.\n")
+        yield lib
 
 
 def test_a_note_added_removed_or_replaced_is_found_at_once(lib_root: Path, tmp_path: Path) -> None:
@@ -75,12 +89,7 @@ def test_a_note_added_removed_or_replaced_is_found_at_once(lib_root: Path, tmp_p
 def test_an_edit_in_place_is_told_until_the_next_pass_finds_it(lib_root: Path) -> None:
     """An edit in place changes no folder: the search says how old its check of the notes is,
     and the pass `recheck` seconds later (or any library with recheck 0) finds the edit."""
-    make_collection(lib_root, "c", "Notes", {"n.md": "# Note\n\nThe password is alpaca.\n"})
-    note = lib_root / "c/n.md"
-    with Library(lib_root, None, recheck=3600) as lib:
-        lib.index()
-        wait_until(lambda: _vouched(lib), timeout=RACY)
-        note.write_text("# Note\n\nThe password is walrus.\n", encoding="utf-8")
+    with _edited_in_place(lib_root, "n.md") as lib:
         stale = lib.search("walrus", "c", mode="lex")
         assert stale.hits == [] and stale.fresh_by == "folders" and stale.stat_age > 0
         assert stale.to_dict()["stat_age"] == stale.stat_age
@@ -90,17 +99,12 @@ def test_an_edit_in_place_is_told_until_the_next_pass_finds_it(lib_root: Path) -
     with Library(lib_root, None, recheck=0.3) as lib:
         lib.search("walrus", "c", mode="lex")
         wait_until(lambda: _vouched(lib), timeout=RACY)
-        note.write_text("# Note\n\nThe password is narwhal.\n", encoding="utf-8")
+        (lib_root / "c/n.md").write_text("# Note\n\nThe password is narwhal.\n", encoding="utf-8")
         wait_until(lambda: _paths(lib, "narwhal") == ["c/n.md"], timeout=RACY)
 
 
 def test_a_file_or_folder_search_still_stats_its_notes(lib_root: Path) -> None:
-    make_collection(lib_root, "c", "Notes", {"sub/n.md": "# Note\n\nThe password is alpaca.\n"})
-    note = lib_root / "c/sub/n.md"
-    with Library(lib_root, None, recheck=3600) as lib:
-        lib.index()
-        wait_until(lambda: _vouched(lib), timeout=RACY)
-        note.write_text("# Note\n\nThe password is walrus.\n", encoding="utf-8")
+    with _edited_in_place(lib_root, "sub/n.md") as lib:
         for path in ("c/sub/n.md", "c/sub"):
             found = lib.search("walrus", path, mode="lex")
             assert [h.path for h in found.hits] == ["c/sub/n.md"] and found.fresh_by == "stat"

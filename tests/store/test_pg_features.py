@@ -97,3 +97,53 @@ def test_lexical_ranks_the_rare_terms_matches_not_every_match_of_a_frequent_word
     assert scores == sorted(scores, reverse=True)  # one order, by the score shown
     # a query of rare terms only is ranked whole, as before
     assert {h.id for h in index.lexical("lantern door", 50)} == lanterns
+
+
+@pytest.mark.parametrize("engine", ["postgresql"], indirect=True)
+def test_vectors_read_back_bit_for_bit_with_their_parts(pg: Storage) -> None:
+    """Vectors are read as pgvector's binary form (`vector_send`), not parsed from text: every
+    float32 comes back exactly as written, a long text's parts in order, records without a
+    vector left out — what `migrate`'s check hashes on both ends."""
+    create_index(pg, "notes")
+    index = open_index(pg, "notes")
+    index.bind_vectors("bits", DIM)
+    rng = np.random.default_rng(11)
+    written = {
+        1: _unit(rng.standard_normal(DIM)),
+        2: _unit(rng.standard_normal((3, DIM))),  # a text cut in three parts
+        3: np.array([1e-38, -0.0, 3.4e38, 1.0 / 3.0] * (DIM // 4), dtype=np.float32),
+    }
+    index.set_vectors(written.items())
+    got = index.vectors_of([3, 1, 2, 4])
+    assert sorted(got) == [1, 2, 3]
+    for i, v in written.items():
+        want = np.asarray(v, dtype=np.float32).reshape(-1, DIM)
+        assert got[i].dtype == np.float32 and got[i].tobytes() == want.tobytes(), i
+    ids, matrix = index.vectors()
+    assert ids.tolist() == [1, 2, 3] and matrix.dtype == np.float32
+    assert matrix.tobytes() == np.stack([written[1], written[2][0], written[3]]).tobytes()
+    ids, matrix = index.vectors([2])
+    assert ids.tolist() == [2] and matrix.tobytes() == written[2][0].tobytes()
+
+
+@pytest.mark.parametrize("engine", ["postgresql"], indirect=True)
+def test_term_shares_follow_each_analyze(pg: Storage) -> None:
+    """The lexeme statistics are kept between searches, and read again after every ANALYZE:
+    a word's share after more records came is the new one, not the one kept."""
+    create_index(pg, "notes")
+    index = open_index(pg, "notes")
+    assert isinstance(index, PgTextIndex)
+    texts = [
+        f"the harbour at dusk {i}" if i % 5 < 2 else f"a quiet street {i}" for i in range(2000)
+    ]
+    index.upsert_many(list(enumerate(texts, 1)))
+    assert index._shares(["harbour"]) == {}  # no statistics yet
+    pg.execute("ANALYZE")
+    first = index._shares(["harbour"])["harbour"]
+    assert first == pytest.approx(0.4, abs=0.05)
+    assert index._shares(["harbour", "street"])["harbour"] == first  # kept
+    more = [f"a lantern by the door {i}" for i in range(6000)]
+    index.upsert_many(list(enumerate(more, len(texts) + 1)))
+    assert index._shares(["harbour"])["harbour"] == first  # no ANALYZE since
+    pg.execute("ANALYZE")
+    assert index._shares(["harbour"])["harbour"] == pytest.approx(0.1, abs=0.03)

@@ -529,7 +529,10 @@ class RawContext:
 
     def latest_day(self) -> str | None:
         """The UTC day (YYYY-MM-DD) of the latest turn, or None before the first."""
-        latest = self.db.scalar("SELECT max(ts) FROM turns WHERE forgotten_at IS NULL")
+        # down `turns_ts` to the newest kept turn (max(ts) with a WHERE reads every turn)
+        latest = self.db.scalar(
+            "SELECT ts FROM turns WHERE forgotten_at IS NULL ORDER BY ts DESC LIMIT 1"
+        )
         return str(latest)[:10] if latest else None
 
     def sessions_between(self, start: str, end: str) -> list[int]:

@@ -7,6 +7,10 @@ For an index named `N` over records with integer ids:
   owner indexes a lexical key other than the text: raw turns add their neighbours and date), so
   queries are cut the same way; an index made otherwise than the owner wants is `stale` until
   the owner calls `reanalyse` (meanwhile queries keep using the old analyser: results stay right);
+- `N_terms(id, tokens)`: each record of `N_fts` as FTS5 tokenized it (space-separated), so
+  `term_freqs` counts the query's phrases in the candidates by rowid instead of FTS5 walking
+  every match of the query's words; `lexical_terms` names the indexes whose `N_terms` holds
+  every record of `N_fts` (made empty, or since `reanalyse`: an older index counts by the walk);
 - `N_tri`  FTS5 `trigram`: substrings, partial words, verbatim keyword checks;
 - `N_vec`  sqlite-vec `vec0`, cosine distance, created when the first vector arrives: the vector
   of each record's first part, keyed by the record id;
@@ -45,7 +49,7 @@ from tideline.errors import EmbedderError
 from tideline.search._analyse import DEFAULT_ANALYSER, Analyser, analyse
 from tideline.search._fallback import QueryVector
 from tideline.search._fusion import RRF_K
-from tideline.search._key_freqs import KeyCounter
+from tideline.search._key_freqs import KeyCounter, counted, spaced
 from tideline.search._knn import FileSearch, VectorOptions, exact_distances, selected_ids
 from tideline.search._lexical import Counts, Freqs
 from tideline.search._lexical_file import CATCH_UP, FILTERED, LexicalFile, lexical_folder
@@ -208,6 +212,43 @@ class TextIndex:
         self.made = self._stored_marker(self.wanted)
         #: The analyser that made `N_fts`: queries are cut by it (see `stale`).
         self.analyser: Analyser = cast(Analyser, self.made.split(";")[0])
+        #: `N_terms` holds every record of `N_fts` (see the module docstring).
+        self.terms = self._terms_complete()
+
+    def _terms_complete(self) -> bool:
+        """Whether `N_terms` holds every record: marked so, or `N_fts` is empty (then this
+        index keeps it from its first record on and is marked)."""
+        if self._key_counter() is None:
+            return False
+        if self.db.scalar("SELECT 1 FROM lexical_terms WHERE name = ?", (self.name,)):
+            return True
+        if self.db.scalar(f"SELECT 1 FROM {self.name}_fts_docsize LIMIT 1"):
+            return False  # made before `N_terms`: counted by FTS5's walk until `reanalyse`
+        with self.db.transaction():
+            self.db.execute(f"DELETE FROM {self.name}_terms")
+            self.db.execute("INSERT OR IGNORE INTO lexical_terms(name) VALUES (?)", (self.name,))
+        return True
+
+    def _key_counter(self) -> KeyCounter | None:
+        """FTS5's tokenizer on this database's connection (None: no SQLite connection)."""
+        conn = getattr(self.db, "conn", None)
+        if conn is None:
+            return None
+        if self._counter is None or self._counter[0] is not conn:
+            self._counter = (conn, KeyCounter(conn))
+        return self._counter[1]
+
+    def _write_terms(self, rows: Sequence[tuple[int, str]]) -> None:
+        """Keep `N_terms` beside `N_fts` (inside the writer's transaction): the analysed texts
+        cut by FTS5's own tokenizer."""
+        counter = self._key_counter()
+        if not self.terms or counter is None:
+            return
+        cut = [(i, counter.tokens(text)) for i, text in rows]
+        self.db.executemany(
+            f"INSERT OR REPLACE INTO {self.name}_terms(id, length, tokens) VALUES (?, ?, ?)",
+            [(i, len(tokens), spaced(tokens)) for i, tokens in cut],
+        )
 
     def _stored_marker(self, wanted: str) -> str:
         stored = self.db.scalar(
@@ -239,6 +280,13 @@ class TextIndex:
             self.db.execute(f"DROP TABLE IF EXISTS {self.name}_fts")
             self.create_tables(self.db, self.name)
             self.db.executemany(f"INSERT INTO {self.name}_fts(rowid, text) VALUES (?, ?)", rows)
+            self.db.execute(f"DELETE FROM {self.name}_terms")
+            self.terms = self._key_counter() is not None
+            self._write_terms(rows)
+            if self.terms:
+                self.db.execute(
+                    "INSERT OR IGNORE INTO lexical_terms(name) VALUES (?)", (self.name,)
+                )
             self.db.execute(
                 "INSERT OR REPLACE INTO lexical_analysers(name, analyser) VALUES (?, ?)",
                 (self.name, self.wanted),
@@ -271,6 +319,11 @@ class TextIndex:
         db.execute(
             f"CREATE VIRTUAL TABLE IF NOT EXISTS {name}_vocab USING fts5vocab({name}_fts, 'row')"
         )
+        db.execute(
+            f"CREATE TABLE IF NOT EXISTS {name}_terms(id INTEGER PRIMARY KEY,"
+            " length INTEGER NOT NULL, tokens TEXT NOT NULL)"
+        )
+        db.execute("CREATE TABLE IF NOT EXISTS lexical_terms(name TEXT PRIMARY KEY)")
         db.execute(
             f"CREATE VIRTUAL TABLE IF NOT EXISTS {name}_tri USING fts5(text, "
             "tokenize='trigram remove_diacritics 1', content='', contentless_delete=1)"
@@ -573,10 +626,9 @@ class TextIndex:
             ids = [(int(i),) for i, _ in items]
             self.db.executemany(f"DELETE FROM {self.name}_fts WHERE rowid = ?", ids)
             self.db.executemany(f"DELETE FROM {self.name}_tri WHERE rowid = ?", ids)
-            self.db.executemany(
-                f"INSERT INTO {self.name}_fts(rowid, text) VALUES (?, ?)",
-                [(int(i), analyse(keys.get(int(i), t), self.analyser)) for i, t in items],
-            )
+            rows = [(int(i), analyse(keys.get(int(i), t), self.analyser)) for i, t in items]
+            self.db.executemany(f"INSERT INTO {self.name}_fts(rowid, text) VALUES (?, ?)", rows)
+            self._write_terms(rows)
             self.db.executemany(
                 f"INSERT INTO {self.name}_tri(rowid, text) VALUES (?, ?)",
                 [(int(i), fold(t)) for i, t in items],
@@ -589,6 +641,7 @@ class TextIndex:
         self._text_writes += 1
         with self.db.transaction():
             self.db.executemany(f"DELETE FROM {self.name}_fts WHERE rowid = ?", ids)
+            self.db.executemany(f"DELETE FROM {self.name}_terms WHERE id = ?", ids)
             self.db.executemany(f"DELETE FROM {self.name}_tri WHERE rowid = ?", ids)
             self._note_texts([i for (i,) in ids])
             self.db.executemany(f"DELETE FROM {self.name}_vecpart WHERE record = ?", ids)
@@ -735,9 +788,11 @@ class TextIndex:
         match = self._parsed(parsed)
         if match is None or not match.match or not ids:
             return {}
-        counted = self._freqs_from_keys(match, ids)
-        if counted is not None:
-            return counted
+        found = self._freqs_from_terms(match, ids)
+        if found is None:
+            found = self._freqs_from_keys(match, ids)
+        if found is not None:
+            return found
         _register_tf(self.db)
         marks = ",".join(str(int(i)) for i in ids)
         rows: list[Row] = self.db.execute(
@@ -755,16 +810,34 @@ class TextIndex:
             out[int(rowid)] = (int(length), tf)
         return out
 
+    def _freqs_from_terms(self, match: ParsedQuery, ids: Sequence[int]) -> dict[int, Freqs] | None:
+        """`term_freqs` counted in the candidates' rows of `N_terms`, read by rowid: FTS5's own
+        tokens, so FTS5's counts (`_key_freqs.counted`); None: FTS5 answers (an index made
+        before `N_terms`, or a query the count cannot answer exactly, such as a prefix)."""
+        counter = self._key_counter()
+        phrases = counter.phrases(match) if self.terms and counter is not None else None
+        if phrases is None:
+            return None
+        records: dict[int, tuple[int, str]] = {}
+        for start in range(0, len(ids), 500):
+            part = [int(i) for i in ids[start : start + 500]]
+            marks = ",".join("?" * len(part))
+            records.update(
+                (int(r[0]), (int(r[1]), str(r[2])))
+                for r in self.db.execute(
+                    f"SELECT id, length, tokens FROM {self.name}_terms WHERE id IN ({marks})",
+                    part,
+                )
+            )
+        return counted(records, *phrases)
+
     def _freqs_from_keys(self, match: ParsedQuery, ids: Sequence[int]) -> dict[int, Freqs] | None:
         """`term_freqs` counted in the candidates' own keys (`_key_freqs`) when the records
         holding the query's words outnumber the candidates' tokens `KEYS_TF_FROM` times (FTS5's
         walk over their matches costs more then); None: FTS5 answers."""
-        conn = getattr(self.db, "conn", None)
-        if self._keys is None or conn is None or not self._many_records():
+        counter = self._key_counter()
+        if self._keys is None or counter is None or not self._many_records():
             return None
-        if self._counter is None or self._counter[0] is not conn:
-            self._counter = (conn, KeyCounter(conn))
-        counter = self._counter[1]
         phrases = counter.phrases(match)
         if phrases is None:
             return None

@@ -71,27 +71,48 @@ class KeyCounter:
     ) -> dict[int, Freqs]:
         """Each matching record's length in tokens and its count of each phrase, keyed as
         FTS5's `tideline_tf` keys them (the phrase's tokens, space-separated)."""
-        every = [*positive, *excluded]
-        names = [" ".join(p) for p in every]
-        out: dict[int, Freqs] = {}
-        for record, key in keys.items():
-            toks = self.tokens(key)
-            counts = [_occurrences(toks, p) for p in every]
-            if not any(counts[: len(positive)]) or any(counts[len(positive) :]):
-                continue
-            tf: dict[str, int] = {}
-            for name, n in zip(names, counts, strict=True):
-                tf[name] = tf.get(name, 0) + n
-            out[record] = (len(toks), tf)
-        return out
+        cut = {r: self.tokens(key) for r, key in keys.items()}
+        return counted({r: (len(t), spaced(t)) for r, t in cut.items()}, positive, excluded)
 
 
-def _occurrences(toks: list[str], phrase: Phrase) -> int:
+def spaced(tokens: Sequence[str]) -> str:
+    """Tokens as `counted` reads them: each between single spaces, two between neighbours, so
+    `str.count` of " word " finds every occurrence, side by side ones too (a token never holds
+    a space: unicode61 splits on it)."""
+    return f" {'  '.join(tokens)} " if tokens else ""
+
+
+def counted(
+    records: Mapping[int, tuple[int, str]],
+    positive: Sequence[Phrase],
+    excluded: Sequence[Phrase],
+) -> dict[int, Freqs]:
+    """Each matching record's length and phrase counts, from its (length in tokens, `spaced`
+    tokens): what FTS5 answers (a record matches with one of the positive phrases and none of
+    the excluded ones). A one-word phrase is counted by `str.count`; a longer one by its
+    positions (occurrences that overlap count, as in FTS5)."""
+    every = [*positive, *excluded]
+    names = [" ".join(p) for p in every]
+    needles = [f" {p[0]} " if len(p) == 1 else "" for p in every]
+    out: dict[int, Freqs] = {}
+    for record, (length, text) in records.items():
+        counts = [
+            text.count(needle) if needle else _occurrences(text.split(), phrase)
+            for needle, phrase in zip(needles, every, strict=True)
+        ]
+        if not any(counts[: len(positive)]) or any(counts[len(positive) :]):
+            continue
+        tf: dict[str, int] = {}
+        for name, n in zip(names, counts, strict=True):
+            tf[name] = tf.get(name, 0) + n
+        out[record] = (length, tf)
+    return out
+
+
+def _occurrences(toks: Sequence[str], phrase: Phrase) -> int:
     """Positions where `phrase` starts in `toks` (overlapping ones too, as FTS5 counts)."""
     if not phrase:
         return 0
-    if len(phrase) == 1:
-        return toks.count(phrase[0])
     n, first = len(phrase), phrase[0]
     return sum(
         1

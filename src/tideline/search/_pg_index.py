@@ -27,7 +27,7 @@ import math
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, cast
+from typing import Literal, cast
 
 import numpy as np
 
@@ -88,9 +88,15 @@ def _like(term: str) -> str:
     return term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-def _array(value: Any) -> np.ndarray:
-    """A stored vector as float32 numpy (pgvector's adapter hands back its own `Vector`)."""
-    return np.asarray(value.to_numpy() if hasattr(value, "to_numpy") else value, dtype=np.float32)
+#: A stored vector read as pgvector's binary form (`vector_send`: dimension and a reserved
+#: int16, then big-endian float4s) instead of its text: 12x less CPU and 7x less time per 1,000
+#: vectors at 1M rows than parsing `[0.1,…]` (docs/benchmarks.md, "Issue 25, fourth pass").
+_SENT = "vector_send(embedding)"
+
+
+def _array(value: bytes) -> np.ndarray:
+    """A stored vector as float32 numpy, from its `vector_send` bytes."""
+    return np.frombuffer(value, dtype=">f4", offset=4).astype(np.float32)
 
 
 def _occurrences(at: Mapping[str, set[int]], words: Sequence[str], prefix: bool) -> int:
@@ -146,6 +152,8 @@ class PgTextIndex(TextIndex):
         self, db: Storage, name: str, analyser: Analyser = DEFAULT_ANALYSER, keys: str = ""
     ):
         self._features: PgFeatures | None = None
+        #: `_shares`' lexeme frequencies and the ANALYZE they came from (the table's counts)
+        self._lexeme_freqs: tuple[tuple[object, ...], dict[str, float]] | None = None
         self._trigram_index = False
         self._mean_length: tuple[int, float] | None = None  # (records then, tokens a record)
         super().__init__(db, name, analyser, keys)
@@ -290,11 +298,11 @@ class PgTextIndex(TextIndex):
         wanted = [int(i) for i in ids]
         out: dict[int, list[np.ndarray]] = {}
         for i, v in self.db.execute(
-            f"SELECT rowid, embedding FROM {self.name}_vec WHERE rowid = ANY(?)", (wanted,)
+            f"SELECT rowid, {_SENT} FROM {self.name}_vec WHERE rowid = ANY(?)", (wanted,)
         ):
             out[i] = [_array(v)]
         for i, v in self.db.execute(
-            f"SELECT record, embedding FROM {self.name}_vecpart WHERE record = ANY(?)"
+            f"SELECT record, {_SENT} FROM {self.name}_vecpart WHERE record = ANY(?)"
             " ORDER BY record, part",
             (wanted,),
         ):
@@ -306,7 +314,7 @@ class PgTextIndex(TextIndex):
         """(ids, float32 matrix) of each record's first vector, sorted by id."""
         if not self.has_vectors:
             return np.zeros(0, dtype=np.int64), np.zeros((0, self.dim), dtype=np.float32)
-        sql = f"SELECT rowid, embedding FROM {self.name}_vec"
+        sql = f"SELECT rowid, {_SENT} FROM {self.name}_vec"
         rows = (
             self.db.execute(f"{sql} ORDER BY rowid").fetchall()
             if ids is None
@@ -585,16 +593,29 @@ class PgTextIndex(TextIndex):
     def _shares(self, words: Sequence[str]) -> dict[str, float]:
         """The share of the records that hold each term, from PostgreSQL's own statistics of
         `tsv` (its most common lexemes, kept by ANALYZE / autovacuum): a term in more than half
-        of the records is dropped from a query as on SQLite. No statistics yet: none dropped."""
-        row = self.db.execute(
-            "SELECT most_common_elems::text::text[], most_common_elem_freqs FROM pg_stats"
-            " WHERE schemaname = current_schema() AND tablename = ? AND attname = 'tsv'",
-            (f"{self.name}_text",),
+        of the records is dropped from a query as on SQLite. No statistics yet: none dropped.
+        The statistics (up to thousands of lexemes) are read again only after another ANALYZE:
+        a search asks for them several times (turns and narratives, ranking and counting),
+        ~4 ms each at 1M turns (docs/benchmarks.md, "Issue 25, fourth pass")."""
+        table = f"{self.name}_text"
+        analysed = self.db.execute(
+            "SELECT pg_stat_get_analyze_count(t), pg_stat_get_autoanalyze_count(t)"
+            " FROM to_regclass(?) AS t",
+            (table,),
         ).fetchone()
-        if row is None or row[0] is None:
-            return {}
-        freqs = dict(zip(row[0], row[1], strict=False))  # the freqs end with min, max, nulls
-        return {w: float(freqs[plain(w)]) for w in words if plain(w) in freqs}
+        version = tuple(analysed) if analysed is not None else ()
+        if self._lexeme_freqs is None or self._lexeme_freqs[0] != version or None in version:
+            row = self.db.execute(
+                "SELECT most_common_elems::text::text[], most_common_elem_freqs FROM pg_stats"
+                " WHERE schemaname = current_schema() AND tablename = ? AND attname = 'tsv'",
+                (table,),
+            ).fetchone()
+            found: dict[str, float] = {}
+            if row is not None and row[0] is not None:  # the freqs end with min, max, nulls
+                found = {w: float(f) for w, f in zip(row[0], row[1], strict=False)}
+            self._lexeme_freqs = (version, found)
+        freqs = self._lexeme_freqs[1]
+        return {w: freqs[plain(w)] for w in words if plain(w) in freqs}
 
     def vector(
         self, qvec: np.ndarray, k: int, where: str | None = None, params: Sequence[object] = ()
