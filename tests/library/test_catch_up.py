@@ -9,6 +9,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -118,15 +119,9 @@ def test_recheck_out_of_range_is_refused(lib_root: Path) -> None:
 
 
 _SEARCHES = """
-import os, sys, time
+import os, sys
 from tideline.library import Library
 lib = Library(sys.argv[1], None, recheck=3600)
-lib.index()
-folders = [d for d, _, _ in os.walk(sys.argv[1]) if "/.memo" not in d]
-deadline = time.monotonic() + 10
-while min(time.time() - os.stat(d).st_ctime for d in folders) < 2.5:  # racy: not yet
-    assert time.monotonic() < deadline, "the folders never settled"
-    time.sleep(0.05)
 lib.search("anything", "*", mode="lex")  # every note not yet vouched for is statted
 assert lib.search("anything", "*", mode="lex").fresh_by == "folders"
 lib.layout(refresh=True)  # the tree's layout is rescanned every 10 s: not inside the count
@@ -144,6 +139,12 @@ def test_a_search_stats_the_folders_not_every_note(lib_root: Path) -> None:
     for c in ("a", "b", "c"):
         notes = {f"sub/n{i}.md": f"# Note {i}\n\nA heron, number {i}.\n" for i in range(100)}
         make_collection(lib_root, c, "Notes", notes)
+    with Library(lib_root, None) as lib:  # indexed here, so the folders can settle first
+        lib.index()
+    folders = [d for d, _, _ in os.walk(lib_root) if "/.memo" not in d]
+    wait_until(  # a folder changed under 2 s before its listing cannot vouch
+        lambda: min(time.time() - os.stat(d).st_ctime for d in folders) >= 2.5, timeout=10
+    )
     trace = lib_root.parent / "trace.txt"
     strace = ["strace", "-f", "-o", str(trace), "-e", "trace=%file,newfstatat,statx"]
     subprocess.run(
