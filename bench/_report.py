@@ -1,18 +1,20 @@
-"""Shared bits of the benchmarks: timing stats, the machine, and writing docs/benchmarks.md.
+"""Shared bits of the benchmarks: timing stats, the machine, and writing their full tables.
 
-Each benchmark owns one section of docs/benchmarks.md between `<!-- NAME:start -->` and
-`<!-- NAME:end -->` and rewrites only that section.
+Each benchmark owns one section of docs/benchmarks-history.md between `<!-- NAME:start -->` and
+`<!-- NAME:end -->` and rewrites only that section; the current figure of each metric is a row of
+docs/benchmarks.md's table, edited by hand (its "How to add a row").
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import platform
 import statistics
 import subprocess
 from pathlib import Path
 
-DOC = Path(__file__).parents[1] / "docs" / "benchmarks.md"
+DOC = Path(__file__).parents[1] / "docs" / "benchmarks-history.md"
 #: ../shared/data beside the checkout; `TIDELINE_SHARED_DATA` names it for a checkout elsewhere
 #: (a worktree under /work/wt).
 SHARED = Path(
@@ -60,9 +62,9 @@ def ms_stats(seconds: list[float]) -> tuple[str, str]:
 
 
 def write_section(name: str, body: str) -> None:
-    """Replace (or append) the named section of docs/benchmarks.md."""
+    """Replace (or append) the named section of docs/benchmarks-history.md."""
     start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
-    text = DOC.read_text() if DOC.exists() else "# Benchmarks\n"
+    text = DOC.read_text() if DOC.exists() else "# Benchmarks: the history\n"
     block = f"{start}\n{body.rstrip()}\n{end}"
     if start in text and end in text:
         before, rest = text.split(start, 1)
@@ -71,3 +73,14 @@ def write_section(name: str, body: str) -> None:
     else:
         text = text.rstrip() + "\n\n" + block + "\n"
     DOC.write_text(text)
+
+
+def sizes_and_write(argv: list[str], what: str) -> tuple[list[int], bool]:
+    """The corpus sizes to run (default 1k, 10k, 50k) and whether to `--write` the section."""
+    parser = argparse.ArgumentParser(description=what)
+    parser.add_argument(
+        "sizes", nargs="*", type=int, help="corpus sizes (default 1000 10000 50000)"
+    )
+    parser.add_argument("--write", action="store_true", help="update docs/benchmarks-history.md")
+    args = parser.parse_args(argv)
+    return args.sizes or [1_000, 10_000, 50_000], args.write

@@ -17,8 +17,8 @@ have, run against the baseline's package). `--cpu-clock` makes the benchmark's o
 time: in the child, `time.perf_counter` is `time.process_time` (a `sitecustomize` on its path), so
 what other processes on the machine take does not count, only the work of the benchmark's own
 threads. For single-threaded timings on a loaded machine; not for anything that waits (a lock, a
-server, a sleep), whose waiting would read as zero. A script that rewrites docs/benchmarks.md has that file
-put back after each run, so only the summary is the result. Runs append to `--out` (JSON lines).
+server, a sleep), whose waiting would read as zero. A script that rewrites docs/benchmarks.md or benchmarks-history.md
+has those files put back after each run, so only the summary is the result. Runs append to `--out` (JSON lines).
 """
 
 from __future__ import annotations
@@ -97,6 +97,8 @@ def cells_of(output: str) -> dict[str, float | str]:
     return found
 
 
+DOC_NAMES = ("benchmarks.md", "benchmarks-history.md")
+
 CPU_CLOCK = "import time\n\ntime.perf_counter = time.process_time  # ab_trees --cpu-clock\n"
 
 
@@ -104,10 +106,9 @@ def run_once(
     tree: Path, script: Path, args: list[str], timeout: float, cpu_clock: Path | None = None
 ) -> dict[str, object]:
     """One run of the benchmark on one tree: its numbers, its wall time, the load around it."""
-    doc = tree / "docs" / "benchmarks.md"
-    docs_before = doc.read_bytes() if doc.exists() else None
-    b_doc = HERE / "docs" / "benchmarks.md"
-    b_before = b_doc.read_bytes() if b_doc.exists() else None
+    # what a script run with --write may rewrite, put back after the run
+    paths = [root / "docs" / name for root in (tree, HERE) for name in DOC_NAMES]
+    docs = {path: path.read_bytes() if path.exists() else None for path in paths}
     env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
     env.setdefault("TIDELINE_SHARED_DATA", str(HERE.parents[1] / "shared" / "data"))
     if cpu_clock:
@@ -125,7 +126,7 @@ def run_once(
     wall = time.perf_counter() - wall
     used = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu_s = used.ru_utime - cpu.ru_utime + used.ru_stime - cpu.ru_stime
-    for path, content in ((doc, docs_before), (b_doc, b_before)):
+    for path, content in docs.items():
         if content is not None and path.read_bytes() != content:
             path.write_bytes(content)
     if done.returncode != 0:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _report import SHARED, machine, write_section
+from _report import SHARED, machine, sizes_and_write, write_section
 
 from tideline.analysis import (
     KeywordExtractor,
@@ -184,8 +184,9 @@ def run(n: int) -> dict[str, float]:
 
 
 def main(argv: list[str]) -> None:
-    write = "--write" in argv
-    sizes = [int(a) for a in argv if a != "--write"] or [1_000, 10_000, 50_000]
+    sizes, write = sizes_and_write(
+        argv, "Time the pure script-layer computations on synthetic corpora."
+    )
     init, _ = timed(_jieba_posseg)
     rows = {n: run(n) for n in sizes}
     columns = list(next(iter(rows.values())))

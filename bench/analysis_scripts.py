@@ -8,7 +8,7 @@ planted centres plus noise) go straight into `narrative_text_vec` after `TextInd
 so only the scripts are timed, never the embedder. N/5 turns newer than the last narrative give the
 scanner work. Each size runs `run_all` twice on a fresh database: the first run builds everything,
 the second finds nothing to change (it must change nothing). `--write` puts the table into
-docs/benchmarks.md (section "analysis-scripts").
+docs/benchmarks-history.md (section "analysis-scripts").
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import time
 from datetime import timedelta
 from pathlib import Path
 
-from _report import machine, write_section
+from _report import machine, sizes_and_write, write_section
 from analysis_pure import make_corpus
 
 from tideline.analysis import ANALYSIS_MIGRATIONS
@@ -108,8 +108,9 @@ def run(n: int) -> dict[str, float]:
 
 
 def main(argv: list[str]) -> None:
-    write = "--write" in argv
-    sizes = [int(a) for a in argv if a != "--write"] or [1_000, 10_000, 50_000]
+    sizes, write = sizes_and_write(
+        argv, "Time `tideline scripts all` on synthetic agent databases."
+    )
     rows = {n: run(n) for n in sizes}
     columns = [*STEPS, "all", "all again"]
     lines = [

@@ -8,7 +8,7 @@ machine's shell sets `PYTHONDONTWRITEBYTECODE`, which is unset for the calls).
 
     .venv/bin/python bench/cli_start.py [--runs 9]
 
-Prints a table; issue 25's figures at 200k turns are in docs/benchmarks.md (pg_scale's `cli`).
+Prints a table; issue 25's figures at 200k turns are in docs/benchmarks-history.md (pg_scale's `cli`).
 """
 
 from __future__ import annotations

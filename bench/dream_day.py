@@ -213,7 +213,7 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, action="append", help="0: all; repeatable")
     parser.add_argument("--embedder", default="none", help="none (default) or e5")
     parser.add_argument("--real", action="store_true", help="the configured endpoint")
-    parser.add_argument("--write", action="store_true", help="update docs/benchmarks.md")
+    parser.add_argument("--write", action="store_true", help="update docs/benchmarks-history.md")
     args = parser.parse_args()
     results = [run(args.sample, n, args.embedder, args.real) for n in (args.sessions or [3])]
     text = table(results, args.embedder)

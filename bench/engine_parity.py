@@ -6,7 +6,7 @@
 Writes a LoCoMo conversation's session observations as memories (as
 `tests/analysis/test_locomo_scripts.py` does) into a fresh SQLite home and into a namespace of a
 throwaway PostgreSQL (the `pgserver` wheel), embeds them with the bundled e5 and prints the
-scores of `Memory.search` on each (docs/benchmarks.md, *Search you can trust*).
+scores of `Memory.search` on each (docs/benchmarks-history.md, *Search you can trust*).
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ snapshot) is attached, so every prefetch also runs T1p/T1q; one row measures ses
 
     .venv/bin/python bench/inject_latency.py [--queries 200]
 
-Writes the `inject` section of docs/benchmarks.md.
+Writes the `inject` section of docs/benchmarks-history.md.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ only the quality table, every text and query from the cache: it fails on a cache
 embedding, so it needs no embedding lock and takes a few minutes; `--latency-only` likewise times
 the `path='*'` search itself (stat catch-up, watcher, none) with the query vectors from the cache.
 With `--write`, the table replaces the
-`## Library (tldr)` section of docs/benchmarks.md.
+`## Library (tldr)` section of docs/benchmarks-history.md.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from tideline.search import auto_floor
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = SHARED / "tldr"
-DOCS = ROOT / "docs" / "benchmarks.md"
+DOCS = ROOT / "docs" / "benchmarks-history.md"
 SECTION = "## Library (tldr)"
 
 
@@ -585,7 +585,7 @@ START, END = "<!-- library-tldr:start -->", "<!-- library-tldr:end -->"
 
 
 def write_section(text: str, part: str) -> None:
-    """Replace one part (`indexed` or `lexical-full`) of our section in docs/benchmarks.md."""
+    """Replace one part (`indexed` or `lexical-full`) of our section in docs/benchmarks-history.md."""
     old = DOCS.read_text(encoding="utf-8") if DOCS.exists() else "# Benchmarks\n"
     p_start, p_end = f"<!-- {part}:start -->", f"<!-- {part}:end -->"
     block = f"{p_start}\n{text.rstrip()}\n{p_end}"
@@ -714,7 +714,7 @@ def main() -> None:
     parser.add_argument(
         "--lexical-full", action="store_true", help="the whole library without an embedder"
     )
-    parser.add_argument("--write", action="store_true", help="update docs/benchmarks.md")
+    parser.add_argument("--write", action="store_true", help="update docs/benchmarks-history.md")
     parser.add_argument("--warm", action="store_true", help="fill --cache only, measure nothing")
     parser.add_argument(
         "--dump-calibration", type=Path, default=None, help="with --quality-only: calibration data"

@@ -1,7 +1,7 @@
 """Give an agent database made before `N_terms` its term table: re-analyse the turns' and the
 narratives' text indexes (`TextIndex.reanalyse`), then rebuild both lexical files, each timed.
 
-Used on the 1M bench home (docs/benchmarks.md, "The same 1M home with `N_terms`"): an index made
+Used on the 1M bench home (docs/benchmarks-history.md, "The same 1M home with `N_terms`"): an index made
 before `N_terms` keeps counting BM25's terms by FTS5's walk until it is re-analysed.
 
     .venv/bin/python bench/nterms_upgrade.py /work/cache/scale-1m/home/memory.db

@@ -725,7 +725,9 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=60.0)
     ap.add_argument("--results", type=Path, default=Path("/work/cache/runs/pg-scale.jsonl"))
     ap.add_argument("--keep", type=Path, help="work folder to keep (and reuse) the databases in")
-    ap.add_argument("--write", action="store_true", help="write docs/benchmarks.md (pg-scale)")
+    ap.add_argument(
+        "--write", action="store_true", help="write docs/benchmarks-history.md (pg-scale)"
+    )
     ap.add_argument("--report-only", action="store_true")
     ap.add_argument(
         "--sqlite-phases", default="search,cli,server", help="SQLite phases to run (also: profile)"

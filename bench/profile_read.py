@@ -9,7 +9,7 @@ as an agent talking during a Sleep) waits while reads run.
 
     .venv/bin/python bench/profile_read.py [--sizes 300 1000 3000] [--reads 9]
 
-Writes the `profile-read` section of docs/benchmarks.md.
+Writes the `profile-read` section of docs/benchmarks-history.md.
 """
 
 from __future__ import annotations

@@ -103,7 +103,7 @@ def steps(run: dict[str, Any]) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=1)
-    parser.add_argument("--write", action="store_true", help="write docs/benchmarks.md")
+    parser.add_argument("--write", action="store_true", help="write docs/benchmarks-history.md")
     args = parser.parse_args()
     why = why_not()
     if why:

@@ -4,7 +4,7 @@ Synthetic records: sentences drawn from a Zipf-distributed vocabulary, 384-dim u
 planted cluster structure (so KNN is not degenerate). Query vectors come from the real bundled e5
 model, timed on their own, and the hybrid latency is reported with and without it.
 
-    .venv/bin/python bench/search_micro.py            # writes docs/benchmarks.md (search-micro)
+    .venv/bin/python bench/search_micro.py            # writes docs/benchmarks-history.md (search-micro)
     .venv/bin/python bench/search_micro.py --sizes 10000 --queries 50
     .venv/bin/python bench/search_micro.py --no-embedder --no-write   # search alone, no e5
 

@@ -338,7 +338,7 @@ def main() -> None:
         action="store_true",
         help="a plumbing check: start llama.cpp's server with SmolLM2-135M (`make test-llm`)",
     )
-    parser.add_argument("--write", action="store_true", help="write docs/benchmarks.md")
+    parser.add_argument("--write", action="store_true", help="write docs/benchmarks-history.md")
     args = parser.parse_args()
     endpoint = {"llm_base_url": args.base_url, "llm_model": args.model}
     if args.small_model:
