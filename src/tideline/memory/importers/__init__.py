@@ -11,6 +11,7 @@ from tideline.memory.importers._base import (
     ImportedSession,
     Importer,
     Origin,
+    open_text,
 )
 from tideline.plugins import load_plugins
 
@@ -34,7 +35,7 @@ def get_importer(name: str) -> Importer:
 
 def detect(path: Path) -> str:
     """The name of the importer surest it can read `path` (each scores the file's head)."""
-    with path.open(encoding="utf-8", errors="replace") as fh:
+    with open_text(path) as fh:
         head = fh.read(SNIFF_CHARS)
     scores: dict[str, int] = {}
     for name, importer in importers().items():
