@@ -544,6 +544,13 @@ EXPORT = Command(
             choices=EXPORT_FORMATS,
             flag="--format",
         ),
+        Field(
+            "file",
+            str,
+            None,
+            "Write to this file instead of standard output (the same as -o FILE).",
+            positional=True,
+        ),
         Field("output", str, "-", "Write to this file instead of standard output."),
     ),
 )

@@ -84,8 +84,12 @@ def test_export_restores_into_a_new_home(tmp_path: Path, monkeypatch: pytest.Mon
     run("import", str(DATA / "chatgpt" / "conversations.json"))
     run("write", "Mia plans a Kyoto trip in November", "--tag", "travel")
     backup = tmp_path / "backup.jsonl"
-    code, _, err = run("export", "-o", str(backup))
+    code, _, err = run("export", str(backup))  # the file is the natural argument
     assert code == 0 and f"to {backup}" in err and "1 narratives" in err
+    code, _, err = run("export", "-o", str(tmp_path / "same.jsonl"))  # -o still works
+    assert code == 0 and (tmp_path / "same.jsonl").read_text() == backup.read_text()
+    code, _, err = run("export", str(backup), "-o", str(tmp_path / "other.jsonl"))
+    assert code == 2 and "name the file once" in err
     before = run("search", "Kyoto autumn", "--turns", "--json")[1]
     code, out, _ = run("export", "--format", "markdown")
     assert code == 0 and out.startswith("# Tideline export of agent")
