@@ -41,7 +41,9 @@ def test_nothing_to_import_and_broken_records_exit_1_with_where_and_why() -> Non
     assert code == 1
     assert "nothing to import from conversations.json: tideline read it as transcript" in err
     code, out, err = run("import", str(DATA / "openai_broken_records.jsonl"))
-    assert code == 1 and "2 turns added" in out
+    assert (
+        code == 1 and "2 turns added, 0 already there, 2 left out (2 refused, listed below)" in out
+    )
     lines = [line for line in err.splitlines() if line.startswith("line ")]
     assert [line.split(";")[0] for line in lines] == [
         "line 2: role='Robot!' is not a role name",

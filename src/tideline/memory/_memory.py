@@ -44,6 +44,7 @@ from tideline.memory._raw import (
     TURN_CONTEXT,
     NewTurn,
     RawContext,
+    dated_by_neighbours,
     usable_turns,
     validate_session_key,
 )
@@ -342,10 +343,16 @@ class Memory:
                 )
                 summary.narratives_added, summary.narratives_existing = added, existing
                 summary.problems += problems
+        summary.refused = len(summary.problems)
         if not summary.found:
             summary.problems.append(ImportProblem(None, _nothing_found(path, summary)))
         self.embed_pending(progress)  # the new turns and whatever an earlier run left behind
         summary.warnings = list(self.warnings)
+        if summary.undated:
+            summary.warnings.append(
+                f"{summary.undated} turns have no time, nor a dated turn or conversation time"
+                " beside them; they are dated at import time"
+            )
         return summary
 
     def _import_session(
@@ -365,6 +372,8 @@ class Memory:
                 summary.problems.append(ImportProblem(None, f"{where}{exc}"))
         if not turns and s.forgotten is None:
             return
+        turns, undated = dated_by_neighbours(key, turns, s.created_at)
+        summary.undated += undated
         results, _, _ = self.raw.add_turns(
             key, turns, source=s.source or fmt, title=s.title, created_at=s.created_at
         )

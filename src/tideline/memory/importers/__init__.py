@@ -13,6 +13,7 @@ from tideline.memory.importers._base import (
     Importer,
     Origin,
     first_json_line,
+    open_text,
     read_text,
 )
 from tideline.plugins import load_plugins
@@ -59,7 +60,7 @@ def _json_fault(path: Path, head: str) -> str | None:
 
 def detect(path: Path) -> str:
     """The name of the importer surest it can read `path` (each scores the file's head)."""
-    with path.open(encoding="utf-8", errors="replace") as fh:
+    with open_text(path) as fh:
         head = fh.read(SNIFF_CHARS)
     scores: dict[str, int] = {}
     for name, importer in importers().items():
