@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import tideline
@@ -23,6 +24,8 @@ async def check_tools(client: Any) -> None:
     tools = {t.name: t for t in (await client.list_tools()).tools}
     assert set(MEMORY_TOOLS) <= set(tools)
     assert {"memo_search", "memo_status", "memo_reindex"} <= set(tools)  # one server for all
+    for tool in tools.values():  # a docstring's source indentation is not part of what it says
+        assert not re.search(r"\n[ \t]", tool.description or ""), (tool.name, tool.description)
     for name in MEMORY_TOOLS:
         tool = tools[name]
         assert f"{AGENT}'s" in tool.description, name
