@@ -3,8 +3,7 @@ same name makes, with the same arguments (declared once in `tideline.fields`), t
 errors (`tideline.serve.error_message`) and the answer as a JSON string, as Hermes wants it.
 
 Turns are kept by the provider itself (`sync_turn`), so there is no `sync_turn` tool; search
-includes the raw turns unless told otherwise, as the agent cannot tell what was only said from
-what was written down. In a context that must not write (a subagent, cron), the tools that write
+includes the raw turns unless told otherwise, as on every surface. In a context that must not write (a subagent, cron), the tools that write
 refuse in one line.
 """
 
@@ -13,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from tideline.app import Tideline
@@ -33,15 +32,6 @@ from tideline.fields import (
 from tideline.serve import error_message, names, searched, to_dict, tool_arguments, tool_schema
 
 Call = Callable[[Tideline, dict[str, Any]], Any]
-
-#: `memory_search` as Hermes offers it: the raw turns included unless the agent says otherwise.
-SEARCH = replace(
-    MEMORY_SEARCH,
-    fields=tuple(
-        replace(f, default=True) if f.name == "include_turns" else f for f in MEMORY_SEARCH.fields
-    ),
-)
-
 
 @dataclass(frozen=True)
 class Tool:
@@ -81,7 +71,7 @@ TOOLS: dict[str, Tool] = {
     t.command.tool or "": t
     for t in (
         Tool(
-            SEARCH,
+            MEMORY_SEARCH,
             "Search your long-term memory (Tideline) by meaning and by exact words: the memories "
             "written down and, unless include_turns=false, the raw turns of every earlier "
             "conversation, best first, each `score` an estimated probability (0-1) of being "

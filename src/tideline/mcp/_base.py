@@ -11,6 +11,7 @@ Imports run one way: this module ← the `*_tools` modules (each `register(serve
 
 from __future__ import annotations
 
+import inspect
 import logging
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
@@ -50,6 +51,13 @@ class ToolServer(MCPServer[Any]):
             "agent": app.db_lock,
             "library": app.library_lock,
         }
+
+    def add_tool(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+        """The SDK's `add_tool`, with a tool described by its docstring described without the
+        docstring's source indentation (a tool defined in a function carries 8 spaces a line)."""
+        if not kwargs.get("description") and fn.__doc__:
+            kwargs["description"] = inspect.cleandoc(fn.__doc__)
+        super().add_tool(fn, *args, **kwargs)
 
     def accept(self, *commands: Command) -> None:
         """Rename the synonyms models use for these tools' arguments (`limit` for `k`)."""

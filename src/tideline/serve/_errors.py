@@ -24,9 +24,9 @@ FACT_TOOLS = ("fact_reject", "fact_close", "fact_timeline")
 
 #: What to call next after a core error, by tool and error type (the first match wins).
 NEXT_STEP: dict[tuple[str, type[TidelineError]], str] = {
-    ("memory_write", NotFound): "call memory_search with include_turns=true to find turn ids",
+    ("memory_write", NotFound): "call memory_search to find turn ids",
     ("memory_trace", NotFound): "call memory_search to find narrative ids",
-    ("memory_forget", NotFound): "call memory_search (include_turns=true) to find the ids",
+    ("memory_forget", NotFound): "call memory_search to find the ids",
     **{
         (tool, PathOutsideLibrary): "pass a path relative to the library root, e.g. the 'path' "
         "of a collection from memo_status"
