@@ -33,6 +33,7 @@ from tideline.serve import error_message, names, searched, to_dict, tool_argumen
 
 Call = Callable[[Tideline, dict[str, Any]], Any]
 
+
 @dataclass(frozen=True)
 class Tool:
     command: Command
