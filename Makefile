@@ -2,20 +2,29 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed
+# One venv, two stamps: `make run` needs the runtime dependencies only; `make test`/`make lint` add
+# the dev extra (Playwright, mypy, ruff, pytest) on top, so `make run` then `make test` works.
+RUNTIME := $(VENV)/.installed-runtime
+DEV     := $(VENV)/.installed-dev
 
 .PHONY: setup run test test-llm lint fix docs bench
 
-$(STAMP): pyproject.toml
+$(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "Python 3.11+ is required")'
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
+
+$(RUNTIME): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e .
+	@touch $(RUNTIME)
+
+$(DEV): pyproject.toml $(RUNTIME)
 	$(BIN)/pip install -q -e '.[dev]'
-	@touch $(STAMP)
+	@touch $(DEV)
 
-setup: $(STAMP)
+setup: $(DEV)  ## the development venv: runtime and dev dependencies
 
-run: setup  ## start the memory server: the panel, MCP and the REST API on 127.0.0.1:8765 (PORT=…)
+run: $(RUNTIME)  ## start the memory server: the panel, MCP and the REST API on 127.0.0.1:8765 (PORT=…)
 	$(BIN)/tideline serve --transport http $(if $(PORT),--port $(PORT))
 
 test: lint  ## lint (ruff, strict mypy, docs) and then the whole test suite: what CI runs

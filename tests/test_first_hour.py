@@ -66,3 +66,37 @@ def test_errors_are_grammatical(tmp_path: Path) -> None:
     assert done.exit_code == 2
     assert "pass the path of an openai export" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+def _make_plan(target: str, venv: Path) -> list[str]:
+    """The commands `make -n <target>` would run with its venv at `venv`."""
+    done = subprocess.run(
+        ["make", "-n", target, f"VENV={venv}"],
+        cwd=Path(__file__).parents[1],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
+def test_make_run_installs_the_runtime_only_and_make_test_adds_the_dev_extra(
+    tmp_path: Path,
+) -> None:
+    """`make run` starts a server: Playwright, mypy and ruff (the dev extra) are not needed for it.
+    `make test` after it adds them to the same venv; after `make test`, `make run` installs
+    nothing."""
+    venv = tmp_path / "venv"
+    run = _make_plan("run", venv)
+    assert not [line for line in run if "[dev]" in line], run
+    assert any(line.endswith("pip install -q -e .") for line in run), run
+    (venv / "bin").mkdir(parents=True)  # as `make run` leaves it: a venv, the runtime stamp
+    (venv / "bin" / "python").touch()
+    (venv / ".installed-runtime").touch()
+    test = _make_plan("test", venv)
+    assert [line for line in test if "pip install" in line] == [
+        f"{venv}/bin/pip install -q -e '.[dev]'"
+    ], test
+    (venv / ".installed-dev").touch()
+    assert not [line for line in _make_plan("run", venv) if "pip" in line]

@@ -41,7 +41,9 @@ def test_nothing_to_import_and_broken_records_exit_1_with_where_and_why() -> Non
     assert code == 1
     assert "nothing to import from conversations.json: tideline read it as transcript" in err
     code, out, err = run("import", str(DATA / "openai_broken_records.jsonl"))
-    assert code == 1 and "2 turns added" in out
+    assert (
+        code == 1 and "2 turns added, 0 already there, 2 left out (2 refused, listed below)" in out
+    )
     lines = [line for line in err.splitlines() if line.startswith("line ")]
     assert [line.split(";")[0] for line in lines] == [
         "line 2: role='Robot!' is not a role name",
@@ -82,8 +84,12 @@ def test_export_restores_into_a_new_home(tmp_path: Path, monkeypatch: pytest.Mon
     run("import", str(DATA / "chatgpt" / "conversations.json"))
     run("write", "Mia plans a Kyoto trip in November", "--tag", "travel")
     backup = tmp_path / "backup.jsonl"
-    code, _, err = run("export", "-o", str(backup))
+    code, _, err = run("export", str(backup))  # the file is the natural argument
     assert code == 0 and f"to {backup}" in err and "1 narratives" in err
+    code, _, err = run("export", "-o", str(tmp_path / "same.jsonl"))  # -o still works
+    assert code == 0 and (tmp_path / "same.jsonl").read_text() == backup.read_text()
+    code, _, err = run("export", str(backup), "-o", str(tmp_path / "other.jsonl"))
+    assert code == 2 and "name the file once" in err
     before = run("search", "Kyoto autumn", "--turns", "--json")[1]
     code, out, _ = run("export", "--format", "markdown")
     assert code == 0 and out.startswith("# Tideline export of agent")

@@ -116,6 +116,26 @@ def test_a_file_with_nothing_to_import_says_so(memory: Memory, tmp_path: Path) -
     assert "1 messages without text" in s.problems[-1].message
 
 
+def test_a_cut_short_export_names_the_line_where_the_json_stops(
+    memory: Memory, tmp_path: Path
+) -> None:
+    """A truncated download is not recognised: the JSON fault is the cause, said first; the
+    formats are listed as words, not a Python list."""
+    whole = (DATA / "chatgpt" / "conversations.json").read_text()
+    cut = tmp_path / "truncated.json"
+    cut.write_text(whole[:3000])
+    with pytest.raises(InvalidInput) as caught:
+        memory.import_file(cut)
+    message = str(caught.value)
+    line = whole[:3000].count("\n") + 1
+    assert message.startswith(f"truncated.json line {line}: not valid JSON ("), message
+    assert "--format (chatgpt, claude, " in message and "[" not in message, message
+    with pytest.raises(InvalidInput) as wrong:
+        memory.import_file(cut, "csv")
+    assert str(wrong.value).startswith("unknown import format 'csv'; use auto, chatgpt, claude, ")
+    assert "[" not in str(wrong.value)
+
+
 def test_each_broken_record_is_reported_with_its_place_and_the_rest_imported(
     memory: Memory, tmp_path: Path
 ) -> None:

@@ -14,7 +14,7 @@ import typer
 
 from tideline.cli._app import open_app
 from tideline.cli._fields import choice, option
-from tideline.cli._output import err_console, print_json
+from tideline.cli._output import err_console, errors_to_exit, print_json
 from tideline.errors import InvalidInput
 from tideline.fields import EXPORT
 
@@ -26,12 +26,20 @@ else:
 
 
 def export(
+    file: str | None = option(EXPORT, "file"),
     fmt: Format = option(EXPORT, "format"),
     output: str = option(EXPORT, "output", "-o"),
     json_out: bool = JSON,
 ) -> None:
     """Export sessions, turns, narratives (with their links) and the profile. The JSONL is a
     complete backup: `tideline import FILE` restores it into any home."""
+    if file is not None:
+        if output not in ("-", file):
+            with errors_to_exit():
+                raise InvalidInput(
+                    f"export names two files ({file} and -o {output}); name the file once"
+                )
+        output = file
     with open_app() as app, _target(output) as out:
         counts = app.export(out, str(fmt))
     if json_out:

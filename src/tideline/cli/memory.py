@@ -86,7 +86,7 @@ def search(
     today: str = option(MEMORY_SEARCH, "today"),
     json_out: bool = JSON,
 ) -> None:
-    """Search narratives (and raw turns with --turns); an empty answer means nothing relevant.
+    """Search memories and raw turns (--no-turns: memories only); empty means nothing relevant.
 
     A query that starts with a dash (`tideline search -word`) is a query; one that starts like
     an option (`-k…`, `--turns`) needs `--` first: `tideline search -- --turns`."""
@@ -190,7 +190,10 @@ def import_(
             err_console.print(
                 f"recognised {path} as {summary.format}", highlight=False, soft_wrap=True
             )
-        kinds = ", ".join(f"{n} {kind}" for kind, n in summary.skipped_kinds.items())
+        why = [f"{n} {kind}" for kind, n in summary.skipped_kinds.items()]
+        if summary.refused:
+            why.append(f"{summary.refused} refused, listed below")
+        kinds = ", ".join(why)
         narratives = (
             f"{summary.narratives_added} narratives added, "
             f"{summary.narratives_existing} already there, "
@@ -199,7 +202,7 @@ def import_(
         )
         console.print(
             f"{summary.sessions} sessions, {summary.turns_added} turns added, "
-            f"{summary.turns_existing} already there, {narratives}{summary.skipped} left out"
+            f"{summary.turns_existing} already there, {narratives}{summary.left_out} left out"
             + (f" ({kinds})" if kinds else ""),
             highlight=False,
             soft_wrap=True,

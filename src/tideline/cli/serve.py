@@ -3,6 +3,7 @@ REST API and the web panel beside it on the same port."""
 
 from __future__ import annotations
 
+import sys
 from contextlib import suppress
 from enum import StrEnum
 from typing import Annotated
@@ -10,6 +11,13 @@ from typing import Annotated
 import typer
 
 from tideline.cli._app import open_app
+from tideline.cli._output import err_console
+
+#: What a person who typed `tideline serve` in a terminal sees (an MCP client sees nothing).
+WAITING = (
+    "Waiting for an MCP client on stdin (a client such as Claude Desktop starts this command "
+    "itself); Ctrl-C to stop; for the panel run `tideline serve --transport http`."
+)
 
 
 class Transport(StrEnum):
@@ -49,6 +57,8 @@ def serve(
         if transport is Transport.stdio:
             from tideline.mcp import serve_stdio
 
+            if sys.stdin.isatty():  # typed in a terminal, where silence looks like a hang
+                err_console.print(WAITING, highlight=False, soft_wrap=True)
             serve_stdio(app)
         else:
             from tideline.mcp import MCP_ENDPOINT

@@ -25,7 +25,7 @@ import hashlib
 import re
 import secrets
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from tideline.clock import Clock, now_text, parse_time, system_clock
@@ -153,6 +153,41 @@ def usable_turns(
         else:
             good.append(t)
     return good, bad
+
+
+def dated_by_neighbours(
+    session: str, turns: Sequence[NewTurn], fallback: str | None = None
+) -> tuple[list[NewTurn], int]:
+    """Imported turns without a time of their own, dated by the nearest dated turn before them
+    in the conversation (after them, for the first ones), else by `fallback` (the
+    conversation's time); and how many had neither. Left undated, `add_turns` would date them
+    at import time, and the newest of them would become the "today" that time words in
+    questions are read against. A dated turn keeps the hash it had undated, so re-importing a
+    file imported before adds nothing."""
+    key = validate_session_key(session)
+    stamps = [parse_time(t.timestamp, "timestamp") for t in turns]
+    before: list[str | None] = []
+    last = None
+    for ts in stamps:
+        last = ts or last
+        before.append(last)
+    after: list[str | None] = []
+    last = None
+    for ts in reversed(stamps):
+        last = ts or last
+        after.append(last)
+    after.reverse()
+    fallback = parse_time(fallback, "created_at")
+    dated: list[NewTurn] = []
+    unknown = 0
+    for t, ts, prev, nxt in zip(turns, stamps, before, after, strict=True):
+        when = ts or prev or nxt or fallback
+        if ts is None and when is not None:
+            digest = _turn_hash(key, validate_turn(t), None)
+            t = replace(t, timestamp=when, digest=digest)
+        unknown += when is None
+        dated.append(t)
+    return dated, unknown
 
 
 _TURN_COLUMNS = (
@@ -426,7 +461,7 @@ class RawContext:
             raise NotFound(
                 f"turn {missing[0]} does not exist"
                 + (f" (nor {len(missing) - 1} more)" if len(missing) > 1 else "")
-                + "; find turn ids with memory_search(include_turns=true) or `tideline search --turns`"
+                + "; find turn ids with memory_search or `tideline search`"
             )
         return wanted
 

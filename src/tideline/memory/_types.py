@@ -92,7 +92,9 @@ class ImportProblem(_Dict):
 @dataclass
 class ImportSummary(_Dict):
     """What an import did. `detected`: the format was chosen by `--format auto`;
-    `skipped_kinds`: what was left out on purpose (system messages, images, …) and how often."""
+    `skipped_kinds`: what was left out on purpose (system messages, images, …) and how often;
+    `refused`: what was left out for breaking a rule, each one a problem; `undated`: turns
+    dated at import time, as nothing in the file said when they were said."""
 
     path: str
     format: str
@@ -104,8 +106,15 @@ class ImportSummary(_Dict):
     narratives_existing: int = 0
     skipped: int = 0
     skipped_kinds: dict[str, int] = field(default_factory=dict)
+    refused: int = 0
+    undated: int = 0
     problems: list[ImportProblem] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+
+    @property
+    def left_out(self) -> int:
+        """Records of the file not imported: on purpose (`skipped`) or refused."""
+        return self.skipped + self.refused
 
     @property
     def found(self) -> int:

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TextIO
 
 from tideline.memory._raw import NewTurn
 from tideline.memory._types import ImportProblem
@@ -95,9 +95,16 @@ def first_json_line(head: str) -> Any:
 NOT_JSON = object()
 
 
+def open_text(path: Path) -> TextIO:
+    """The file opened as text, as every importer reads it: UTF-8 with or without a byte-order
+    mark (editors on Windows write one, and JSON refuses it), undecodable bytes as U+FFFD."""
+    return path.open(encoding="utf-8-sig", errors="replace")
+
+
 def read_text(path: Path) -> str:
-    """The file as text; undecodable bytes become U+FFFD, as in every importer."""
-    return path.read_text(encoding="utf-8", errors="replace")
+    """The whole file as text (`open_text`)."""
+    with open_text(path) as fh:
+        return fh.read()
 
 
 def parse_json(text: str, batch: ImportBatch, line: int | None = None) -> Any:
@@ -121,28 +128,6 @@ def parse_json(text: str, batch: ImportBatch, line: int | None = None) -> Any:
     return NOT_JSON
 
 
-def read_conversations(
-    path: Path, export: str, marker: str, conversation: Callable[[int, Any, ImportBatch], None]
-) -> ImportBatch:
-    """A chat service's `conversations.json` (ChatGPT's, Claude's): a list of conversations, or
-    one on its own (an object with its `marker` key), each handed to `conversation(number,
-    conv, batch)` with its 1-based number."""
-    batch = ImportBatch()
-    data = parse_json(read_text(path), batch)
-    if data is NOT_JSON:
-        return batch
-    if isinstance(data, dict) and marker in data:
-        data = [data]
-    if not isinstance(data, list):
-        batch.problems.append(
-            ImportProblem(None, f"not a {export} export: expected a list of conversations")
-        )
-        return batch
-    for number, conv in enumerate(data, 1):
-        conversation(number, conv, batch)
-    return batch
-
-
 def place(number: int, title: str | None) -> str:
     """Where a conversation is, for what its messages' problems say: "conversation 3 ('Trip')"."""
     return f"conversation {number}" + (f" ({title[:60]!r})" if title else "")
@@ -150,7 +135,7 @@ def place(number: int, title: str | None) -> str:
 
 def json_lines(path: Path, batch: ImportBatch) -> Iterator[tuple[int, Any]]:
     """Parsed JSON lines with their 1-based numbers; broken lines become problems."""
-    with path.open(encoding="utf-8", errors="replace") as fh:
+    with open_text(path) as fh:
         for number, line in enumerate(fh, 1):
             if not line.strip():
                 continue

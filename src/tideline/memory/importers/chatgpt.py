@@ -32,8 +32,8 @@ from tideline.memory.importers._base import (
     as_dict,
     as_list,
     place,
-    read_conversations,
 )
+from tideline.memory.importers._stream import read_conversations
 
 _TEXT_TYPES = ("text", "multimodal_text")
 _SKIPPED_ROLES = ("system", "tool")

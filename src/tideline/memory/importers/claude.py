@@ -21,8 +21,8 @@ from tideline.memory.importers._base import (
     Origin,
     as_list,
     place,
-    read_conversations,
 )
+from tideline.memory.importers._stream import read_conversations
 
 _ROLES = {"human": "user", "assistant": "assistant"}
 
