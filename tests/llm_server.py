@@ -138,6 +138,8 @@ class LLMServer(OpenAIStub):
         return None
 
     def chat(self, body: dict[str, Any], headers: Mapping[str, str]) -> Reply:
+        if body.get("model") != self.model:  # OpenAI's answer to a model it does not serve
+            return error(404, f"The model `{body.get('model')}` does not exist")
         refused = self.refused(body)
         if refused is not None:
             return refused

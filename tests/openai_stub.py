@@ -30,6 +30,15 @@ def error(status: int, message: str, headers: dict[str, str] | None = None) -> R
     return status, {"error": {"message": message}}, headers or {}
 
 
+#: What a path nothing serves answers: a web server's HTML page, as most servers send.
+NOT_FOUND: Reply = (
+    404,
+    b"<!DOCTYPE html><html><head><title>404 Not Found</title></head><body><h1>Not Found</h1>"
+    b"<p>The requested URL was not found on this server.</p></body></html>",
+    {"Content-Type": "text/html"},
+)
+
+
 class OpenAIStub:
     def __init__(self, dim: int = 16, api_key: str | None = None):
         self.dim = dim
@@ -93,7 +102,7 @@ class OpenAIStub:
         if self.api_key and headers.get("Authorization") != f"Bearer {self.api_key}":
             return error(401, "bad key")
         route = self.routes().get(path)
-        return route(body, headers) if route else error(404, "not found")
+        return route(body, headers) if route else NOT_FOUND
 
     def embeddings(self, body: dict[str, Any], headers: Mapping[str, str]) -> Reply:
         inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]

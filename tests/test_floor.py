@@ -87,13 +87,13 @@ def test_min_score_is_checked(memory: Memory, bad: float) -> None:
 
 
 def test_narratives_nothing_relevant_is_an_answer(diary: Memory) -> None:
-    found = diary.search("my sister's new job")
+    found = diary.search("my sister's new job", include_turns=False)
     assert found.hits == [] and found.left_out > 0
     assert found.reason is not None and "relevance floor" in found.reason
-    everything = diary.search("my sister's new job", min_score=0)
+    everything = diary.search("my sister's new job", min_score=0, include_turns=False)
     assert len(everything.hits) == len(MEMORIES)
     assert all(h.score < diary.min_score for h in everything.hits)  # what the floor cut
-    related = diary.search("whale song recordings").hits
+    related = diary.search("whale song recordings", include_turns=False).hits
     assert related[0].text == MEMORIES[0] and related[0].score >= diary.min_score
 
 
@@ -104,17 +104,23 @@ def test_turns_pickle_finds_nothing_in_the_readme_home() -> None:
     assert done.exit_code == 0, done.output
     write = ["write", "The user adopted a shy shelter cat, Miso", "--tag", "pets", "--link", "1"]
     assert runner.invoke(cli, write).exit_code == 0
-    done = runner.invoke(cli, ["search", "Pickle", "--turns"])
+    done = runner.invoke(cli, ["search", "Pickle"])
     assert done.exit_code == 1 and "nothing relevant found" in done.stderr
-    done = runner.invoke(cli, ["search", "Pickle", "--turns", "--json"])
+    done = runner.invoke(cli, ["search", "Pickle", "--json"])
     answer = json.loads(done.stdout)
     assert answer["hits"] == [] and answer["reason"].startswith("nothing relevant")
-    found = runner.invoke(cli, ["search", "when does my passport expire", "--turns", "--json"])
+    found = runner.invoke(cli, ["search", "when does my passport expire", "--json"])
     hits = json.loads(found.stdout)["hits"]
     assert "passport" in hits[0]["text"] and _ordered([h["score"] for h in hits])
-    kitten = json.loads(runner.invoke(cli, ["search", "kitten", "--turns", "--json"]).stdout)
+    kitten = json.loads(runner.invoke(cli, ["search", "kitten", "--json"]).stdout)
     assert {h["type"] for h in kitten["hits"]} == {"narrative", "turn"}
     assert _ordered([h["score"] for h in kitten["hits"]])  # across kinds, one order
+    # #37: the imported turn that answers is found by default; --no-turns narrows to memories
+    sister = json.loads(runner.invoke(cli, ["search", "my sister's new job", "--json"]).stdout)
+    assert "my sister Anna moves to Porto" in sister["hits"][0]["text"]
+    assert sister["hits"][0]["type"] == "turn"
+    narrow = runner.invoke(cli, ["search", "kitten", "--no-turns", "--json"])
+    assert {h["type"] for h in json.loads(narrow.stdout)["hits"]} == {"narrative"}
 
 
 def test_turns_and_narratives_are_in_one_order(diary: Memory) -> None:

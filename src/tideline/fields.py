@@ -16,7 +16,7 @@ from tideline.consolidate.dream import LAYER_NAMES, THREAD_ACTIONS
 from tideline.consolidate.dream import THREAD_STATUSES as THREAD_STATUS_NAMES
 from tideline.library import MAX_K as LIBRARY_MAX_K
 from tideline.library import MAX_READ_LINES
-from tideline.memory import EXPORT_FORMATS, KINDS, MAX_K, MAX_WINDOW
+from tideline.memory import EXPORT_FORMATS, KINDS, MAX_K, MAX_WINDOW, SEARCH_TURNS
 from tideline.profile import ACTIVE_STATUSES, STATUSES
 from tideline.search import MODES
 from tideline.store import MAX_ID
@@ -263,8 +263,9 @@ MEMORY_SEARCH = Command(
         Field(
             "include_turns",
             bool,
-            False,
-            "Also search the raw conversation turns.",
+            SEARCH_TURNS,
+            "Search the raw conversation turns beside the memories, in one list by relevance "
+            "(off: memories only; a kind, tag or weight filter means memories only too).",
             flag="--turns",
             aliases=("include_raw", "with_turns", "turns"),
         ),

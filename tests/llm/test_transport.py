@@ -85,3 +85,17 @@ def test_a_refusal_is_not_retried() -> None:
             client(server.url, llm_api_key="wrong").complete(HELLO, step="greet")
         assert len(server.chats) == 1 and "\n" not in str(err.value)
         assert server.requests[0]["auth"] == "Bearer wrong"
+
+
+def test_a_wrong_base_url_names_the_address_that_answered_404(server: LLMServer) -> None:
+    """A base URL without its /v1: the server's 404 page is HTML about nothing we sent; the
+    message names the address that answered 404 and the setting, not the model or the key."""
+    base = server.url.removesuffix("/v1")
+    with pytest.raises(LLMError) as err:
+        client(base).complete(HELLO, step="greet")
+    message = str(err.value)
+    assert f"{base}/chat/completions answered step 'greet' with HTTP 404" in message
+    assert "TIDELINE_LLM_BASE_URL" in message and "/v1" in message
+    assert "<" not in message and "TIDELINE_LLM_MODEL" not in message and "\n" not in message
+    with pytest.raises(LLMError, match=r"`gpt-9` does not exist.*check TIDELINE_LLM_MODEL"):
+        client(server.url, llm_model="gpt-9").complete(HELLO, step="greet")  # a 404 about the model

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import tideline
@@ -23,6 +24,8 @@ async def check_tools(client: Any) -> None:
     tools = {t.name: t for t in (await client.list_tools()).tools}
     assert set(MEMORY_TOOLS) <= set(tools)
     assert {"memo_search", "memo_status", "memo_reindex"} <= set(tools)  # one server for all
+    for tool in tools.values():  # a docstring's source indentation is not part of what it says
+        assert not re.search(r"\n[ \t]", tool.description or ""), (tool.name, tool.description)
     for name in MEMORY_TOOLS:
         tool = tools[name]
         assert f"{AGENT}'s" in tool.description, name
@@ -74,13 +77,12 @@ async def round_trip(client: Any) -> int:
         )
     )
     assert found["hits"][0]["type"] == "narrative" and found["hits"][0]["id"] == written["id"]
-    with_turns = payload(
-        await client.call_tool(
-            "memory_search",
-            {"query": "bakery Lisbon", "k": 5, "include_turns": True, "mode": "lex"},
-        )
-    )
+    # #37: memories and raw turns by default, in one list; include_turns=false narrows
+    both = {"query": "bakery Lisbon", "k": 5, "mode": "lex"}
+    with_turns = payload(await client.call_tool("memory_search", both))
     assert {"narrative", "turn"} <= {h["type"] for h in with_turns["hits"]}
+    narrow = payload(await client.call_tool("memory_search", {**both, "include_turns": False}))
+    assert {h["type"] for h in narrow["hits"]} == {"narrative"}
 
     trace = payload(await client.call_tool("memory_trace", {"id": written["id"], "window": 1}))
     assert trace["narrative"]["id"] == written["id"]
@@ -96,7 +98,7 @@ async def bad_calls(client: Any) -> None:
         await client.call_tool("memory_write", {"gesture": "x", "source_links": [999]})
     )
     assert msg.startswith("turn 999 does not exist")
-    assert "memory_search" in msg and "include_turns=true" in msg
+    assert "turn ids with memory_search" in msg
 
     msg = error_text(await client.call_tool("memory_search", {"query": "x", "k": "ten"}))
     assert msg.startswith("memory_search: argument 'k'") and "'ten'" in msg

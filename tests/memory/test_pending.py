@@ -81,7 +81,7 @@ def test_rows_written_without_an_embedder_get_vectors_on_the_next_write(
         app.memory.sync_turn("s", "user", "the boats came back")
         stats = app.memory.stats()
         assert stats["turn_vectors"] == 7 and stats["vectors_pending"] == 0
-        hits = app.memory.search("tide turned", mode="vec").hits
+        hits = app.memory.search("tide turned", mode="vec", include_turns=False).hits
         assert hits and hits[0].text == "The tide turned at noon"
     finally:
         app.close()

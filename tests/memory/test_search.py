@@ -49,7 +49,7 @@ def filled(memory: Memory) -> Memory:
 
 
 def test_verbatim_keyword_gets_the_boost(filled: Memory) -> None:
-    hits = filled.search("whale-listen", min_score=0).hits
+    hits = filled.search("whale-listen", min_score=0, include_turns=False).hits
     assert hits[0].text == "The user named the project whale-listen"
     assert hits[0].keyword_match and not hits[1].keyword_match
     assert hits[0].fused == pytest.approx(1 - hits[0].vec_distance + 0.3, abs=1e-5)
@@ -83,10 +83,15 @@ def test_filters(filled: Memory) -> None:
     ] == ["An afternoon swim in the ocean"]
 
 
-def test_turns_are_searched_on_request(filled: Memory) -> None:
-    assert all(h.type == "narrative" for h in filled.search("name the project").hits)
-    types = {h.type for h in filled.search("name the project", include_turns=True).hits}
+def test_turns_are_searched_by_default_and_narrowed_on_request(filled: Memory) -> None:
+    # #37: an imported past is findable before any memory is written about it
+    types = {h.type for h in filled.search("name the project").hits}
     assert types == {"narrative", "turn"}
+    narrow = filled.search("name the project", include_turns=False).hits
+    assert narrow and all(h.type == "narrative" for h in narrow)
+    # a filter no turn can meet (kind, tags, weight) means memories only
+    assert all(h.type == "narrative" for h in filled.search("project", kind="narrative").hits)
+    assert all(h.type == "narrative" for h in filled.search("project", min_weight=0).hits)
 
 
 def test_lexical_mode_and_bad_arguments(filled: Memory) -> None:

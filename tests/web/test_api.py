@@ -60,11 +60,13 @@ def test_memory_round_trip(client: TestClient) -> None:
         201,
     )
     assert set(written["tags"]) == {"home", "pets"}
-    hits = _ok(client.get("/api/search", params={"query": "Miso", "include_turns": "true"}))["hits"]
+    hits = _ok(client.get("/api/search", params={"query": "Miso"}))["hits"]  # turns by default
     assert {(h["type"], h["id"]) for h in hits} >= {
         ("narrative", written["id"]),
         ("turn", turn["id"]),
     }
+    narrow = client.get("/api/search", params={"query": "Miso", "include_turns": "false"})
+    assert {h["type"] for h in _ok(narrow)["hits"]} == {"narrative"}
     assert all("lex_rank" in h and "vec_rank" in h for h in hits)  # the score parts
     trace = _ok(client.get(f"/api/narratives/{written['id']}/trace", params={"window": 1}))
     assert [t["turn"]["id"] for w in trace["windows"] for t in w if t["source"]] == [turn["id"]]

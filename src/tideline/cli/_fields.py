@@ -33,7 +33,9 @@ def option(cmd: Command, name: str, *short: str) -> Any:
         default = f.default
     if f.positional:
         return typer.Argument(default, help=text, min=f.ge, max=f.le)
-    return typer.Option(default, f.option, *short, help=text, min=f.ge, max=f.le)
+    # a flag that is on by default needs its off switch: --turns/--no-turns
+    spelled = f"{f.option}/--no-{f.option[2:]}" if default is True else f.option
+    return typer.Option(default, spelled, *short, help=text, min=f.ge, max=f.le)
 
 
 def choice(cmd: Command, name: str) -> type[StrEnum]:

@@ -86,7 +86,7 @@ def search(
     today: str = option(MEMORY_SEARCH, "today"),
     json_out: bool = JSON,
 ) -> None:
-    """Search narratives (and raw turns with --turns); an empty answer means nothing relevant.
+    """Search memories and raw turns (--no-turns: memories only); empty means nothing relevant.
 
     A query that starts with a dash (`tideline search -word`) is a query; one that starts like
     an option (`-k…`, `--turns`) needs `--` first: `tideline search -- --turns`."""

@@ -126,6 +126,8 @@ class OpenAIChat:
             window = overflow_window(detail)
             if window is not None:
                 raise self._overflow(step, window, max_tokens, detail)
+            if got.status == 404 and "model" not in detail.lower():
+                raise self._no_such_page(step)
             raise LLMError(
                 f"LLM endpoint {self.url} refused step {step!r} (HTTP {got.status}: "
                 f"{detail}); check TIDELINE_LLM_MODEL and TIDELINE_LLM_API_KEY"
@@ -134,6 +136,16 @@ class OpenAIChat:
         if schema:
             self._settled = True
         return reply
+
+    def _no_such_page(self, step: str) -> LLMError:
+        """A 404 that is not about the model: nothing serves the chat API at that address (a
+        base URL without its /v1, a web server's page). The page itself says nothing useful."""
+        return LLMError(
+            f"LLM endpoint {self.url}/chat/completions answered step {step!r} with HTTP 404 (no "
+            "such page): no OpenAI-compatible API is at that address; set TIDELINE_LLM_BASE_URL "
+            "to where the API's paths start, usually ending in /v1 (http://127.0.0.1:11434/v1 "
+            "for ollama)"
+        )
 
     def _unanswered(self, got: Unanswered, step: str, max_tokens: int) -> LLMError:
         if got.why == "timeout":

@@ -11,6 +11,7 @@ Imports run one way: this module ← the `*_tools` modules (each `register(serve
 
 from __future__ import annotations
 
+import inspect
 import logging
 import re
 from collections.abc import Callable, Mapping
@@ -45,9 +46,9 @@ FACT_TOOLS = ("fact_reject", "fact_close", "fact_timeline")
 
 #: What to call next after a core error, by tool and error type (the first match wins).
 NEXT_STEP: dict[tuple[str, type[TidelineError]], str] = {
-    ("memory_write", NotFound): "call memory_search with include_turns=true to find turn ids",
+    ("memory_write", NotFound): "call memory_search to find turn ids",
     ("memory_trace", NotFound): "call memory_search to find narrative ids",
-    ("memory_forget", NotFound): "call memory_search (include_turns=true) to find the ids",
+    ("memory_forget", NotFound): "call memory_search to find the ids",
     **{
         (tool, PathOutsideLibrary): "pass a path relative to the library root, e.g. the 'path' "
         "of a collection from memo_status"
@@ -84,6 +85,13 @@ class ToolServer(MCPServer[Any]):
             "agent": app.db_lock,
             "library": app.library_lock,
         }
+
+    def add_tool(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+        """The SDK's `add_tool`, with a tool described by its docstring described without the
+        docstring's source indentation (a tool defined in a function carries 8 spaces a line)."""
+        if not kwargs.get("description") and fn.__doc__:
+            kwargs["description"] = inspect.cleandoc(fn.__doc__)
+        super().add_tool(fn, *args, **kwargs)
 
     def accept(self, *commands: Command) -> None:
         """Rename the synonyms models use for these tools' arguments (`limit` for `k`)."""

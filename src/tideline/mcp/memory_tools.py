@@ -192,8 +192,8 @@ def _memory_search(server: ToolServer) -> None:
         description=(
             f"Search {agent}'s long-term memory by meaning and by exact words. Call it before "
             "answering anything about the past, the user or earlier decisions. Returns memories "
-            "(type 'narrative', with id and weight) best first; with include_turns=true also the "
-            "raw conversation turns (type 'turn', with id), all in one list by relevance: each "
+            "(type 'narrative', with id and weight) and raw conversation turns (type 'turn', with "
+            "id; include_turns=false leaves them out) in one list, best first: each "
             "`score` is an estimated probability (0–1) of being relevant and `explain` says how "
             "it was made. Results below a calibrated relevance floor are left out, so an empty "
             "list (with its `reason`) means nothing relevant is remembered. Follow a memory to "

@@ -121,6 +121,9 @@ TURNS = Policy(
 
 
 MAX_K = 200
+#: Search reads raw turns beside memories unless told not to: an imported past is findable
+#: before any sleep has written narratives about it (#37; `include_turns=False` narrows).
+SEARCH_TURNS = True
 #: The most neighbouring turns `trace` shows on each side of a source turn.
 MAX_WINDOW = 50
 EMBED_BATCH = 64
@@ -485,15 +488,16 @@ class Memory:
         min_weight: float | None = None,
         tags: Sequence[str] | None = None,
         kind: str | None = None,
-        include_turns: bool = False,
+        include_turns: bool = SEARCH_TURNS,
         mode: str = "hybrid",
         qvec: np.ndarray | None = None,
         narrative_fusion: Literal["rrf", "weighted"] | None = None,
         min_score: float | None = None,
         today: str | None = None,
     ) -> SearchResult:
-        """Hybrid search over narratives (by the narrative policy) and optionally raw turns (by
-        the turn policy), in one list by relevance. `qvec` is the query's vector when the caller
+        """Hybrid search over narratives (by the narrative policy) and raw turns (by the turn
+        policy; not with `include_turns=False`, nor under a memory-only filter — `kind`, `tags`,
+        `min_weight` — that no turn can meet), in one list by the one relevance. `qvec` is the query's vector when the caller
         has it already (injection); `narrative_fusion` overrides the narrative policy's fusion;
         `min_score` overrides the relevance floor (`search_min_score`); `today` (ISO) is what a
         question's relative time words are read against (default: the newest turn's day)."""
@@ -507,6 +511,7 @@ class Memory:
         if not isinstance(query, str) or not query.strip():
             raise InvalidInput("query is empty; pass the words or question to search for")
         query = valid_text(query)
+        include_turns = include_turns and kind is None and not tags and min_weight is None
         since_t, until_t = parse_time(since, "since"), parse_time(until, "until", end_of_day=True)
         query, cut = bound_query(query)
         warnings: list[str] = [cut] if cut else []

@@ -461,7 +461,7 @@ class RawContext:
             raise NotFound(
                 f"turn {missing[0]} does not exist"
                 + (f" (nor {len(missing) - 1} more)" if len(missing) > 1 else "")
-                + "; find turn ids with memory_search(include_turns=true) or `tideline search --turns`"
+                + "; find turn ids with memory_search or `tideline search`"
             )
         return wanted
 

@@ -83,7 +83,8 @@ IdempotencyHeader = Annotated[str | None, Header(alias="Idempotency-Key")]
 # -- memory ----------------------------------------------------------------------------------
 @router.get("/search", tags=["memory"])
 def search(w: W, q: SearchArgs) -> Json:
-    """Narratives (and with include_turns, turns) best first, with the parts of each score."""
+    """Memories and raw turns (not with include_turns=false) best first, with the parts of
+    each score."""
     args = q
     args["tags"] = names(args["tags"])
     return _searched(to_dict(w.call(lambda: w.app.memory.search(**args), lock=None)))
