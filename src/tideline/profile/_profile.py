@@ -117,7 +117,7 @@ class Profile:
                 version=self.versions.current(),
                 now=self.clock(),
                 facts=facts,
-                events=s.events.list(active=True),  # expired ones too: step 8 closes them
+                events=s.events.list(active=True),  # expired ones too: step 9 closes them
                 relationships=s.people.list(),
                 strategies=strategies,
                 user_model=s.portrait.user_model(),
@@ -132,6 +132,15 @@ class Profile:
         for start in range(0, len(facts), BACKING_SLICE):
             self._backed(facts[start : start + BACKING_SLICE], challengers=challengers)
         return view
+
+    def expired_after(self, at: str) -> list[tuple[Fact, str]]:
+        """The facts closed by expiry after `at` (valid time), backed, each with the status it
+        had: a run whose evidence was said at `at` still finds them believed (and may reopen
+        them, `Changeset.reopen`)."""
+        with self.lock:
+            found = self.stores.facts.expired_after(at)
+        self._backed([f for f, _ in found])
+        return found
 
     def apply(
         self, changeset: Changeset, *, run_id: int | None = None, dream_run_id: int | None = None
