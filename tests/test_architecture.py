@@ -53,12 +53,18 @@ LAYERS: dict[str, int] = {
     "tideline.cli": 14,
     "tideline.mcp": 14,
     "tideline.web": 14,  # the REST API and the panel; serves the MCP endpoint beside them
+    "tideline.hermes": 14,  # the Hermes Agent memory provider (hermes-agent's ABC) and installer
     "tideline.__main__": 15,
 }
 
 #: The edges against the order: `tideline serve` launches the MCP server (stdio) or the web
-#: server (HTTP: the API and the panel, handed the MCP endpoint as a `tideline.serve.Endpoint`).
-ALLOWED = {("tideline.cli.serve", "tideline.mcp"), ("tideline.cli.serve", "tideline.web")}
+#: server (HTTP: the API and the panel, handed the MCP endpoint as a `tideline.serve.Endpoint`);
+#: `tideline hermes install` writes the Hermes plugin.
+ALLOWED = {
+    ("tideline.cli.serve", "tideline.mcp"),
+    ("tideline.cli.serve", "tideline.web"),
+    ("tideline.cli.hermes", "tideline.hermes"),  # `tideline hermes install` runs its installer
+}
 
 #: Driver frameworks: only the drivers (and `python -m tideline`) import them.
 FRAMEWORKS = {
@@ -74,11 +80,15 @@ FRAMEWORKS = {
     "starlette",
     "jinja2",
     "openai",
+    "agent",  # hermes-agent's top-level packages: only its provider imports them
+    "plugins",
+    "hermes_constants",
+    "hermes_cli",
 }
-DRIVERS = {"tideline.cli", "tideline.mcp", "tideline.web", "tideline.__main__"}
+DRIVERS = {"tideline.cli", "tideline.mcp", "tideline.web", "tideline.hermes", "tideline.__main__"}
 #: The drivers proper never import each other, whatever their layers (only ALLOWED's launcher):
 #: what two of them need lives in `tideline.serve`, below them.
-PEER_DRIVERS = {"tideline.cli", "tideline.mcp", "tideline.web"}
+PEER_DRIVERS = {"tideline.cli", "tideline.mcp", "tideline.web", "tideline.hermes"}
 #: Besides the drivers, the LLM client validates with pydantic (it speaks the OpenAI protocol
 #: through `tideline.http`, not the openai package).
 FRAMEWORK_USERS = {

@@ -9,6 +9,8 @@ or foreign generation, and a builder killed half way.
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -273,8 +275,8 @@ def test_rows_in_any_order_with_repeats_and_runs_are_the_stored_rows(tmp_path: P
     rng = np.random.default_rng(3)
     matrix = _unit(rng.standard_normal((500, DIM)))
     meta = Meta("m", DIM, [0, 0], 1, 500, 500)
-    folder = write_generation(tmp_path, "t", meta, np.arange(1, 501, dtype=np.int64), matrix)
-    file = VectorFile.open(folder)
+    write_generation(tmp_path, "t", meta, np.arange(1, 501, dtype=np.int64), matrix)
+    file = VectorFile.open_current(tmp_path, "t")
     assert file is not None
     for rows in (
         rng.permutation(500)[:97],  # scattered, unsorted
@@ -287,8 +289,69 @@ def test_rows_in_any_order_with_repeats_and_runs_are_the_stored_rows(tmp_path: P
         got = file.rows(rows)
         assert got.shape == (len(rows), DIM)
         assert np.array_equal(got, matrix[rows])
-    with (folder / "vectors.f32").open("r+b") as f:
+    with (file.folder / "vectors.f32").open("r+b") as f:
         f.truncate(DIM * 4 * 400)
     with pytest.raises(OSError):
         file.rows(np.array([5, 450]))
     file.close()
+
+
+_DAMAGE = """
+import logging, sys
+from pathlib import Path
+import numpy as np
+from tests.file_damage import KINDS, vector_files
+from tideline.search import TextIndex, VectorOptions
+from tideline.store import Database
+
+warnings = []
+logging.getLogger("tideline").addHandler(
+    type("H", (logging.Handler,), {"emit": lambda self, r: warnings.append(r.getMessage())})()
+)
+path = Path(sys.argv[1])
+
+def opened():
+    index = TextIndex(Database(path), "t")
+    index.configure(VectorOptions(file_min=0))
+    return index
+
+rng = np.random.default_rng(31)
+vectors = rng.standard_normal((300, 32)).astype(np.float32)
+vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+server = opened()  # a long-running process: it has the generation open when the damage comes
+server.bind_vectors("clusters", 32)
+server.set_vectors(zip(range(1, 301), vectors))
+queries = rng.standard_normal((3, 32)).astype(np.float32)
+exact = [[int(i) + 1 for i in np.argsort(-(vectors @ q), kind="stable")[:10]] for q in queries]
+for name in ("graph.usearch", "vectors.f32", "ids.npy", "meta.json"):
+    for kind in KINDS:
+        for seed in (5, 7, 9):
+            assert server.build_vector_file()
+            assert [h.id for h in server.vector(queries[0], 10)] == exact[0]
+            target = [p for p in vector_files(path) if p.name == name][0]
+            KINDS[kind](target, seed)
+            warnings.clear()
+            for index in (server, opened()):
+                got = [[h.id for h in index.vector(q, 10)] for q in queries]
+                assert got == exact, (name, kind, seed)
+                assert index.vector_file().stats() == {"ready": False}, (name, kind, seed)
+            assert len(warnings) == 1 and name in warnings[0], (name, kind, seed, warnings)
+            print(name, kind, seed, "ok", flush=True)
+"""
+
+
+def test_a_damaged_file_is_never_read_and_said_once(tmp_path: Path) -> None:
+    """Random, zeroed, shuffled or cut bytes in any file of a generation (30 % random bytes in
+    `graph.usearch` crashed usearch with SIGSEGV, issue 31; the rest gave wrong answers): every
+    search, in the process that had it open and in a new one, answers exactly; one warning names
+    the file; the generation is gone, so the next build makes it again. In a subprocess: a crash
+    is a failed test, not a dead test run."""
+    done = subprocess.run(
+        [sys.executable, "-c", _DAMAGE, str(tmp_path / "memory.db")],
+        cwd=Path(__file__).parent.parent,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, (done.returncode, done.stdout[-500:], done.stderr[-2000:])
+    assert done.stdout.count(" ok") == 4 * 4 * 3

@@ -113,6 +113,7 @@ def inject_config(s: Settings) -> InjectConfig:
     return InjectConfig(
         soul_path=s.soul_path,
         agent_name=s.agent_name,
+        t0_soul=s.inject_t0_soul,
         t0_reflections=s.inject_t0_reflections,
         t1_recent_turns=s.inject_t1_recent_turns,
         t1_k=s.inject_t1_k,
@@ -272,6 +273,7 @@ class Tideline:
             clock=self.clock,
             # a time question's window, with the calendar's events ("before the trip")
             time_window=lambda question, today: self.profile.time_window(question, today),
+            keep_facts=lambda found: self.profile.import_facts(found),
         )
 
     @cached_property

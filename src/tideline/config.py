@@ -290,6 +290,13 @@ SETTINGS: tuple[Setting, ...] = (
         "soul_file", "TIDELINE_SOUL", "", "Identity file read into T0 (default <home>/SOUL.md)."
     ),
     Setting(
+        "inject_t0_soul",
+        "TIDELINE_INJECT_T0_SOUL",
+        True,
+        "T0: show SOUL.md's text; off where the agent runtime puts it in the system prompt "
+        "itself (the Hermes provider turns it off: Hermes shows its own SOUL.md).",
+    ),
+    Setting(
         "inject_t0_reflections",
         "TIDELINE_INJECT_T0_REFLECTIONS",
         5,
@@ -478,6 +485,14 @@ SETTINGS: tuple[Setting, ...] = (
         300,
         "LLM requests one sleep or dream run may make (repairs included); new sessions are "
         "taken in only under half of it; 0: no limit.",
+    ),
+    # -- Hermes Agent (docs/hermes.md) ----------------------------------------------------------
+    Setting(
+        "hermes_home",
+        "HERMES_HOME",
+        "",
+        "Hermes Agent's home, where `tideline hermes install` writes the plugin (default "
+        "~/.hermes; Hermes's own variable).",
     ),
     # -- sleep triggers (docs/sleep.md) ---------------------------------------------------------
     Setting(
@@ -716,6 +731,7 @@ class Settings:
     trace_plugins: bool
     token: str
     soul_file: str
+    inject_t0_soul: bool
     inject_t0_reflections: int
     inject_t1_recent_turns: int
     inject_t1_k: int
@@ -758,6 +774,7 @@ class Settings:
     session_recall_max: int
     llm_run_budget: int
     llm_run_max_calls: int
+    hermes_home: str
     sleep_on_exit: bool
     sleep_on_exit_timeout: float
     dream_run_budget: int
@@ -827,6 +844,20 @@ class Settings:
             Path(env["TIDELINE_CONFIG"]) if env.get("TIDELINE_CONFIG") else home / "config.toml"
         )
         return cls(**_resolve({**file_values, **raw, "agent_name": agent}))
+
+
+def child_environment(values: Mapping[str, Any]) -> dict[str, str]:
+    """This process's environment with `values` (setting name -> value) under their variables: a
+    child process (`tideline sleep`, started by a driver that loaded its settings with
+    overrides) then resolves the same settings."""
+    unknown = set(values) - set(_BY_NAME)
+    if unknown:
+        raise _unknown(unknown, "the child's settings", "setting(s)")
+    env = dict(os.environ)
+    for name, value in values.items():
+        text = ("true" if value else "false") if isinstance(value, bool) else str(value or "")
+        env[_BY_NAME[name].env] = text
+    return env
 
 
 DEFAULTS = Settings(**_resolve({}))

@@ -31,6 +31,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "sleep": ("sleep", "runs"),
     "profile": ("profile", "fact"),
     "dream": ("dream", "threads", "dream-runs"),
+    "hermes": ("hermes",),
 }
 
 

@@ -6,7 +6,7 @@ memory map) and `prefetch(message)` (T1 session bridge, T4 active retrieval, att
 Every tier is fitted to its own token budget and fenced as data; see docs/inject.md.
 """
 
-from tideline.inject._block import Block, Item, Part, Section
+from tideline.inject._block import Block, Item, Part, Section, unfenced
 from tideline.inject._budget import TokenCounter, trim_to_tokens
 from tideline.inject._config import (
     TIERS,
@@ -34,4 +34,5 @@ __all__ = [
     "edge_kinds",
     "neutralise",
     "trim_to_tokens",
+    "unfenced",
 ]

@@ -113,16 +113,25 @@ class Section:
         }
 
 
-def render_section(section: Section) -> str:
+def render_section(section: Section, *, fenced: bool = True) -> str:
     lines = [f"## {section.tier} · {_title(section.title)}"]
     for part in section.parts:
         if not part.items:
             continue
         items = sorted(part.items, key=lambda i: i.order) if part.sort else part.items
-        lines += [f"### {_title(part.title)}", fence_open(section.tier)]
+        lines.append(f"### {_title(part.title)}")
+        lines += [fence_open(section.tier)] if fenced else []
         lines += [i.render() for i in items]
-        lines.append(FENCE_CLOSE)
+        lines += [FENCE_CLOSE] if fenced else []
     return "\n".join(lines)
+
+
+def unfenced(block: Block) -> str:
+    """The block's sections without its frame, preamble, notes and fences, for a runtime that
+    fences recalled text itself (Hermes wraps a prefetch in `<memory-context>` with its own
+    note): one fence, not two. Items are neutralised all the same; empty when nothing was
+    found."""
+    return "\n\n".join(render_section(s, fenced=False) for s in block.sections)
 
 
 def fit(section: Section, budget: int, item_tokens: int, count: TokenCounter) -> Section | None:

@@ -48,6 +48,7 @@ class InjectConfig:
 
     soul_path: Path | None = None
     agent_name: str = D.agent_name
+    t0_soul: bool = D.inject_t0_soul  # off: the runtime shows SOUL.md itself (Hermes)
     t0_reflections: int = D.inject_t0_reflections
     t1_recent_turns: int = D.inject_t1_recent_turns
     t1_k: int = D.inject_t1_k

@@ -71,9 +71,10 @@ def t0_identity(
     parts: list[Part] = []
     notes: list[str] = []
     path = config.soul_path
-    if path is None:
+    # t0_soul off: the runtime shows SOUL.md itself, and a second copy would only cost tokens
+    if config.t0_soul and path is None:
         notes.append("T0: no SOUL.md path configured (set TIDELINE_SOUL)")
-    else:
+    elif config.t0_soul and path is not None:
         soul = _read_soul(Path(path), notes)
         if soul:
             mtime = date.fromtimestamp(Path(path).stat().st_mtime).isoformat()

@@ -30,10 +30,10 @@ from tideline.consolidate.dream import (
 from tideline.errors import TidelineError
 from tideline.fields import DREAM_RUN, MEMORY_THREADS
 from tideline.llm import LLM, NO_LLM
-from tideline.mcp._base import ToolServer, error_message
+from tideline.mcp._base import ToolServer
 from tideline.mcp._rounds import with_llm
 from tideline.mcp.profile_tools import step_progress
-from tideline.serve import annotated, names
+from tideline.serve import annotated, error_message, names
 
 Date = annotated(DREAM_RUN, "date")
 Layers = annotated(DREAM_RUN, "layers")

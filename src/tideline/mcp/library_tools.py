@@ -23,8 +23,8 @@ from tideline.fields import (
     MEMO_STATUS,
     MEMO_WRITE,
 )
-from tideline.mcp._base import ToolServer, searched
-from tideline.serve import annotated
+from tideline.mcp._base import ToolServer
+from tideline.serve import annotated, searched
 
 Query = annotated(MEMO_SEARCH, "query")
 SearchPath = annotated(MEMO_SEARCH, "path")

@@ -17,8 +17,8 @@ from typing import Any
 from mcp_types import ToolAnnotations
 
 from tideline.fields import MEMORY_FORGET, MEMORY_SEARCH, MEMORY_TRACE, MEMORY_WRITE, SYNC_TURN
-from tideline.mcp._base import ToolServer, searched
-from tideline.serve import annotated, names
+from tideline.mcp._base import ToolServer
+from tideline.serve import annotated, names, searched
 
 READ_ONLY = {"read_only_hint": True, "destructive_hint": False, "open_world_hint": False}
 

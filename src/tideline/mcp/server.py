@@ -27,8 +27,15 @@ from tideline.mcp import (
     profile_tools,
 )
 from tideline.mcp._base import ToolServer
-from tideline.mcp._exit_sleep import start_exit_sleep
-from tideline.serve import DEFAULT_HOST, KIB, Endpoint, HttpGuard, is_loopback, server_tokens
+from tideline.serve import (
+    DEFAULT_HOST,
+    KIB,
+    Endpoint,
+    HttpGuard,
+    is_loopback,
+    server_tokens,
+    start_exit_sleep,
+)
 
 log = logging.getLogger("tideline.mcp")
 
@@ -104,4 +111,4 @@ def serve_stdio(app: Tideline) -> None:
     `sleep_on_exit` is set."""
     anyio.run(build_server(app).run_stdio_async)
     if app.settings.sleep_on_exit:  # the client closed stdin: the agent session ended
-        start_exit_sleep(app.settings)
+        start_exit_sleep(app.settings, "the MCP client disconnected")

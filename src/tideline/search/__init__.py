@@ -11,6 +11,7 @@ from tideline.search._analyse import (
     analyse,
 )
 from tideline.search._fallback import QueryVector, pending_vector, query_vector, resolved
+from tideline.search._file_health import damaged_search_files
 from tideline.search._fusion import RRF_K, fuse, ranks, rrf_fuse, weighted_fuse
 from tideline.search._index import FillReport, TextIndex, text_key
 from tideline.search._knn import VectorOptions
@@ -81,6 +82,7 @@ __all__ = [
     "by_best",
     "check_floor",
     "create_index",
+    "damaged_search_files",
     "diversify",
     "fuse",
     "interleave",

@@ -539,6 +539,8 @@ class TextIndex:
             if len(allowed) > FILTERED:
                 return None
         found = file.search(parsed, k, None if allowed is None else allowed.tolist())
+        if found is None:
+            return None
         return [
             Hit(i, lex_rank=n, lex_score=score, lex_source="bm25")
             for n, (i, score) in enumerate(found, 1)

@@ -181,8 +181,10 @@ class FileSearch:
         db = self.index.db
         version = (int(db.scalar("PRAGMA data_version")), self.writes)
         with self._lock:
-            if self._seen == version and self._file is not None and self._delta is not None:
-                return self._file, self._delta
+            file, delta = self._file, self._delta
+            # a file written to since it was opened is checked again (`_refresh`)
+            if self._seen == version and file and delta and not file.changed():
+                return file, delta
             with db.reading():
                 result = self._refresh()
             self._seen = version if result is not None else None
@@ -195,8 +197,8 @@ class FileSearch:
             return None
         now = self.position()
         file = self._file
-        moved = (
-            file is not None and VectorFile.current(self.root, self.index.name) != file.folder.name
+        moved = file is not None and (
+            VectorFile.current(self.root, self.index.name) != file.folder.name or file.changed()
         )
         if file is None or moved or not self._usable(file, identity, now):
             self._drop()

@@ -22,29 +22,46 @@ window) takes the filter's records from SQL and asks tantivy for the best of tho
 there are at most `FILTERED` of them (more: FTS5, whose post-filter is then cheap in relation). The owner builds the file
 (`LexicalFile.build`, from every record's lexical key) after a bulk load, from `tideline embed` or
 the server's background thread.
+
+The state also holds each tantivy file's seal (`_seal`) and a digest of its own text, written in
+the step that writes the files (a build, an `apply`); a search checks them (one `stat` a file)
+before tantivy opens or reloads anything, and any failure of tantivy's while searching (a panic,
+a `ValueError`) counts as damage too: the generation is reported once and deleted, FTS5 answers,
+and the next build makes it again. `<name>.writing` (`flock`) keeps a check from seeing an
+`apply` or a build half way: they hold it exclusively, a check holds it shared.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import logging
 import os
 import re
 import secrets
 import shutil
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from tideline.search._query import ParsedQuery
+from tideline.search._seal import (
+    Seal,
+    check_files,
+    moved,
+    seal_files,
+    sealed_text,
+    unsealed,
+    write_atomically,
+)
 from tideline.search._terms import fts_strings, tokens
 from tideline.search._vector_file import build_lock, database_identity
 
 log = logging.getLogger(__name__)
 
-FORMAT = 1
+FORMAT = 2
 #: Changed records a search applies itself before answering; more and it searches FTS5.
 CATCH_UP = 5_000
 #: A filter passing at most this many records is searched in the file (its ids as a term set).
@@ -64,6 +81,7 @@ class LexState:
     made: str
     database: list[int]
     position: int
+    files: dict[str, Seal]
     format: int = FORMAT
 
 
@@ -95,51 +113,130 @@ class LexicalFile:
 
     # -- state ---------------------------------------------------------------------------------
     def state(self) -> LexState | None:
+        """The state when it is whole and of this database; None otherwise."""
+        return self._read_state()[0]
+
+    def _read_state(self) -> tuple[LexState | None, str | None]:
+        """(the state, what is wrong with it): (None, None) when there is none, or it is of
+        another format or database (made again without a word)."""
         try:
-            raw = json.loads((self.root / f"{self.name}.state").read_text("utf-8"))
+            text = (self.root / f"{self.name}.state").read_text("utf-8")
+        except FileNotFoundError:
+            return None, None
+        except (OSError, UnicodeDecodeError):
+            return None, f"{self.name}.state cannot be read"
+        raw = unsealed(text)
+        if raw is None:
+            with contextlib.suppress(ValueError, AttributeError):
+                if json.loads(text).get("format") != FORMAT:
+                    return None, None
+            return None, f"{self.name}.state is damaged (its checksum differs)"
+        try:
             state = LexState(**raw)
-        except (OSError, ValueError, TypeError):
-            return None
-        ok = (
-            state.format == FORMAT
-            and re.fullmatch(rf"{self.name}-[0-9a-f]+", state.folder) is not None
-            and state.database == database_identity(self.path)
-        )
-        return state if ok else None
+            whole = re.fullmatch(rf"{self.name}-[0-9a-f]+", state.folder) is not None
+            ours = state.format == FORMAT and state.database == database_identity(self.path)
+        except (TypeError, OSError):
+            return None, f"{self.name}.state does not describe a lexical file"
+        if not whole:
+            return None, f"{self.name}.state does not describe a lexical file"
+        return (state, None) if ours else (None, None)
 
     def _write_state(self, state: LexState) -> None:
-        tmp = self.root / f".{self.name}.state.tmp"
-        tmp.write_text(json.dumps(state.__dict__), "utf-8")
-        fd = os.open(tmp, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        tmp.replace(self.root / f"{self.name}.state")
+        write_atomically(self.root / f"{self.name}.state", sealed_text(state.__dict__))
 
-    def open(self, made: str) -> LexState | None:
+    @contextlib.contextmanager
+    def _writing(self, *, shared: bool, wait: bool = True) -> Iterator[bool]:
+        """`<name>.writing` held shared (a check) or exclusively (a write of files and state);
+        yields False when `wait` is off and another process holds it the other way."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.root / f"{self.name}.writing", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            try:
+                mode = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
+                fcntl.flock(fd, mode | (0 if wait else fcntl.LOCK_NB))
+            except BlockingIOError:
+                yield False
+                return
+            yield True
+        finally:
+            os.close(fd)  # closing lets go of the lock
+
+    def open(self, made: str, *, full: bool = False) -> LexState | None:
         """The state when the file is there, whole and made as `made` (the index's analyser
-        marker); the tantivy index is opened (or reloaded) to its latest commit."""
+        marker); the tantivy index is opened (or reloaded) to its latest commit once its files
+        are found as sealed. A damaged file is reported once and deleted (`discard`); `full`
+        hashes every file (doctor), not only those whose stat moved."""
+        with self._writing(shared=True):
+            state, problem = self._read_state()
+            damaged = None
+            if state is not None and state.made == made:
+                damaged = state.folder
+                state, problem = self._checked(state, full)
+        if problem is not None:
+            self.discard(problem, damaged)
+        return state if state is not None and state.made == made else None
+
+    def check(self, *, discard: bool = False) -> tuple[Path, str] | None:
+        """(the damaged file's folder, what is wrong), every byte read (doctor); None when the
+        file is whole or absent. `discard` deletes a damaged one (`doctor --repair`)."""
+        if not self.root.is_dir():
+            return None
+        with self._writing(shared=True):
+            state, problem = self._read_state()
+            folder = state.folder if state is not None else None
+            if state is not None:
+                problem = check_files(self.root / state.folder, state.files, full=True)[0]
+        if problem is None:
+            return None
+        if discard:
+            self.discard(problem, folder)
+        return self.root / (folder or f"{self.name}.state"), problem
+
+    def _checked(self, state: LexState, full: bool) -> tuple[LexState | None, str | None]:
         import tantivy
 
-        try:
-            state = self.state()
-        except OSError:
-            return None
-        if state is None or state.made != made:
-            return None
+        folder = self.root / state.folder
+        if full or self._state != state or moved(folder, state.files):
+            problem, seals = check_files(folder, state.files, full=full)
+            if problem is not None:
+                self._index = None
+                return None, problem
+            if seals != state.files:  # whole, but its stat moved: the next check is a stat again
+                state = LexState(state.folder, state.made, state.database, state.position, seals)
+                with contextlib.suppress(OSError):
+                    self._write_state(state)
         try:
             if self._state is None or self._state.folder != state.folder or self._index is None:
-                self._index = tantivy.Index.open(str(self.root / state.folder))
+                self._index = tantivy.Index.open(str(folder))
                 self._index.register_tokenizer("whitespace", _analyzer())
                 self._schema = self._index.schema
             else:
                 self._index.reload()
-        except (OSError, ValueError, RuntimeError):
+        except Exception as exc:  # sealed, yet tantivy refuses it
             self._index = None
-            return None
+            return None, f"tantivy cannot open it ({exc})"
         self._state = state
-        return state
+        return state, None
+
+    def discard(self, problem: str, folder: str | None) -> None:
+        """Report a damaged generation (`folder`; None: the state itself) once and delete it
+        with its state: FTS5 answers until the next build makes it again."""
+        log.warning(
+            "the search file %s is damaged (%s); searching the database until it is rebuilt",
+            self.root / (folder or f"{self.name}.state"),
+            problem,
+        )
+        self._index, self._state = None, None
+        with self._writing(shared=False):
+            state, _ = self._read_state()
+            if state is None or state.folder == folder:  # not a generation built since
+                (self.root / f"{self.name}.state").unlink(missing_ok=True)
+            if folder is not None:
+                shutil.rmtree(self.root / folder, ignore_errors=True)
+
+    def _seal(self, folder: Path, known: Mapping[str, Seal] | None = None) -> dict[str, Seal]:
+        names = [p.name for p in folder.iterdir() if p.is_file() and not p.name.endswith(".lock")]
+        return seal_files(folder, sorted(names), known)
 
     # -- writing -------------------------------------------------------------------------------
     def build(self, items: Iterable[tuple[int, str]], made: str, position: int) -> bool:
@@ -160,46 +257,66 @@ class LexicalFile:
                 writer.add_document(_document(record, text))
             writer.commit()
             writer.wait_merging_threads()
+            seals = self._seal(tmp)
             tmp.rename(self.root / folder)
-            self._write_state(LexState(folder, made, database_identity(self.path), position))
-            for old in self.root.iterdir():
-                stale = old.name.startswith((f"{self.name}-", f".{self.name}-"))
-                if stale and old.name != folder and old.is_dir() and not old.is_symlink():
-                    shutil.rmtree(old, ignore_errors=True)
+            with self._writing(shared=False):
+                state = LexState(folder, made, database_identity(self.path), position, seals)
+                self._write_state(state)
+                for old in self.root.iterdir():
+                    stale = old.name.startswith((f"{self.name}-", f".{self.name}-"))
+                    if stale and old.name != folder and old.is_dir() and not old.is_symlink():
+                        shutil.rmtree(old, ignore_errors=True)
         return True
 
     def apply(self, changed: Mapping[int, str | None], position: int) -> bool:
         """Bring the open generation to `position`: each changed record's new key (None: gone).
-        False when another process holds tantivy's writer (the caller searches FTS5)."""
+        False when another process holds tantivy's writer or is checking the files (the caller
+        searches FTS5), or when tantivy fails on the file (it is damaged: `discard`)."""
         if self._index is None or self._state is None:
             return False
-        try:
-            writer = self._index.writer(heap_size=_HEAP, num_threads=1)
-        except ValueError:  # tantivy: the writer's lock file is held by another process
+        with self._writing(shared=False, wait=False) as mine:
+            if not mine:
+                return False
+            try:
+                writer = self._index.writer(heap_size=_HEAP, num_threads=1)
+            except ValueError:  # tantivy: the writer's lock file is held by another process
+                return False
+            try:
+                for record, text in changed.items():
+                    writer.delete_documents_by_term("id", int(record))
+                    if text is not None:
+                        writer.add_document(_document(record, text))
+                writer.commit()
+                writer.wait_merging_threads()
+            except (KeyboardInterrupt, SystemExit):
+                with contextlib.suppress(Exception):
+                    writer.rollback()
+                raise
+            except BaseException as exc:  # a panic (`BaseException`) or a `ValueError`
+                with contextlib.suppress(BaseException):
+                    writer.rollback()
+                problem: str | None = f"updating it failed: {exc}"
+            else:
+                problem = None
+                old = self._state
+                folder = self.root / old.folder
+                seals = self._seal(folder, old.files)
+                state = LexState(old.folder, old.made, old.database, position, seals)
+                self._write_state(state)
+                self._state = state
+        if problem is not None:
+            self.discard(problem, self._state.folder if self._state else None)
             return False
-        try:
-            for record, text in changed.items():
-                writer.delete_documents_by_term("id", int(record))
-                if text is not None:
-                    writer.add_document(_document(record, text))
-            writer.commit()
-            writer.wait_merging_threads()
-        except BaseException:
-            with contextlib.suppress(Exception):
-                writer.rollback()
-            raise
-        state = LexState(self._state.folder, self._state.made, self._state.database, position)
-        self._write_state(state)
-        self._state = state
         self._index.reload()
         return True
 
     # -- reading -------------------------------------------------------------------------------
     def search(
         self, parsed: ParsedQuery, k: int, allowed: Sequence[int] | None = None
-    ) -> list[tuple[int, float]]:
+    ) -> list[tuple[int, float]] | None:
         """The top `k` (record, BM25) of the query's OR, its exclusions left out; only the
-        `allowed` records when given (a filter's, from SQL)."""
+        `allowed` records when given (a filter's, from SQL). None when tantivy fails on the
+        file (it is reported and deleted: FTS5 answers)."""
         import tantivy
 
         query = _query(self._schema, parsed)
@@ -212,9 +329,15 @@ class LexicalFile:
             query = tantivy.Query.boolean_query(
                 [(tantivy.Occur.Must, query), (tantivy.Occur.Must, inside)]
             )
-        searcher = self._index.searcher()
-        found = searcher.search(query, k, count=False)
-        return [(int(searcher.doc(a)["id"][0]), float(score)) for score, a in found.hits]
+        try:
+            searcher = self._index.searcher()
+            found = searcher.search(query, k, count=False)
+            return [(int(searcher.doc(a)["id"][0]), float(score)) for score, a in found.hits]
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as exc:  # tantivy's panic is a `BaseException`: damage, not a bug
+            self.discard(f"searching it failed: {exc}", self._state.folder if self._state else None)
+            return None
 
 
 def _analyzer() -> Any:

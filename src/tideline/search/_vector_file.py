@@ -10,6 +10,9 @@ A folder `<database>.vectors/` beside the file holds, for an index named `N`:
   record order, a record's parts together); `vectors.f32` each row's unit float32 vector, read
   with `pread` for the exact re-scoring, so a search never maps the whole matrix; `graph.usearch`
   usearch's HNSW graph over int8 copies of the rows, searched as a memory-mapped view.
+`meta.json` also holds each other file's seal (size, checksum, stat: `_seal`) and a digest of its
+own text; a generation is checked against them before anything in it is read or mapped, and a
+damaged one is reported once, deleted, and made again (a damaged graph would crash the process).
 Everything in it is disposable: it is made again from the vectors in the database whenever it is
 missing, damaged, of another model or database, or behind the change log (see `_knn`). A build
 writes a folder of its own and publishes it by renaming `N.current` into place; a process killed
@@ -21,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
+import logging
 import os
 import secrets
 import shutil
@@ -31,8 +35,23 @@ from typing import Any
 
 import numpy as np
 
+from tideline.search._seal import (
+    Seal,
+    check_files,
+    moved,
+    seal_files,
+    sealed_text,
+    stat_of,
+    unsealed,
+    write_atomically,
+)
+
+log = logging.getLogger(__name__)
+
 #: What a generation's files look like; another number is rebuilt, never read.
-FORMAT = 1
+FORMAT = 2
+#: The files of a generation besides `meta.json` (the graph only when it has rows).
+DATA_FILES = ("ids.npy", "vectors.f32", "graph.usearch")
 #: The HNSW graph: links per node, and the walk while building (usearch's own names).
 CONNECTIVITY = 16
 EXPANSION_ADD = 128
@@ -75,13 +94,24 @@ class Meta:
 class VectorFile:
     """One published generation, open for searching (see the module docstring)."""
 
-    def __init__(self, folder: Path, meta: Meta, ids: np.ndarray, graph: Any, fd: int):
+    def __init__(
+        self,
+        folder: Path,
+        meta: Meta,
+        ids: np.ndarray,
+        graph: Any,
+        fd: int,
+        seals: dict[str, Seal],
+        meta_stat: list[int],
+    ):
         self.folder = folder
         self.meta = meta
         #: The record of each row, ascending (a record's parts are consecutive rows).
         self.ids = ids
         self._graph = graph
         self._fd = fd
+        self._seals = seals
+        self._meta_stat = meta_stat  # `meta.json` as opened: rewritten, it is checked again
 
     # -- opening -------------------------------------------------------------------------------
     @staticmethod
@@ -98,36 +128,44 @@ class VectorFile:
     @classmethod
     def open_current(cls, root: Path, name: str) -> VectorFile | None:
         """The generation `N.current` names, checked whole; None when there is none or it is
-        damaged (a damaged one is never read: the caller searches exactly and rebuilds)."""
+        damaged (a damaged one is never read: it is reported once and deleted, and the caller
+        searches exactly and rebuilds)."""
         current = cls.current(root, name)
-        return None if current is None else cls.open(root / current)
+        if current is None or not (root / current).is_dir():
+            return None
+        meta, seals, problem = check(root / current)
+        if problem is not None:
+            discard(root / current, problem)
+        return None if meta is None else cls.open(root / current, meta, seals)
 
     @classmethod
-    def open(cls, folder: Path) -> VectorFile | None:
+    def open(cls, folder: Path, meta: Meta, seals: dict[str, Seal]) -> VectorFile | None:
+        """The generation in `folder`, which `check` found whole as `meta` and `seals`."""
         try:
-            raw = json.loads((folder / "meta.json").read_text("utf-8"))
-            meta = Meta(**raw)
             ids = np.load(folder / "ids.npy", mmap_mode="r", allow_pickle=False)
-            size = (folder / "vectors.f32").stat().st_size
-            graph_path = folder / "graph.usearch"
-            if (
-                ids.dtype != np.int64
-                or ids.shape != (meta.rows,)
-                or size != meta.rows * meta.dim * 4
-                or (meta.rows and not graph_path.is_file())
-            ):
+            if ids.dtype != np.int64 or ids.shape != (meta.rows,):
                 return None
             graph = None
             if meta.rows:
                 from usearch.index import Index
 
-                graph = Index.restore(str(graph_path), view=True)
+                graph = Index.restore(str(folder / "graph.usearch"), view=True)
                 if graph is None or graph.size != meta.rows or graph.ndim != meta.dim:
                     return None
+            meta_stat = stat_of(folder / "meta.json")
             fd = os.open(folder / "vectors.f32", os.O_RDONLY)
-        except (OSError, ValueError, TypeError, RuntimeError, json.JSONDecodeError):
+            return cls(folder, meta, ids, graph, fd, seals, meta_stat)
+        except (OSError, ValueError, TypeError, RuntimeError):
             return None
-        return cls(folder, meta, ids, graph, fd)
+
+    def changed(self) -> bool:
+        """A file of this generation was written to since it was opened (one `stat` each): it
+        is checked again before the next read, the graph before usearch follows its links."""
+        try:
+            meta = stat_of(self.folder / "meta.json")
+        except OSError:
+            return True
+        return meta != self._meta_stat or moved(self.folder, self._seals)
 
     def close(self) -> None:
         with contextlib.suppress(OSError):
@@ -198,6 +236,69 @@ class VectorFile:
         return np.concatenate([np.arange(a, b) for a, b in zip(lo, hi, strict=True)])
 
 
+def check(folder: Path, *, full: bool = False) -> tuple[Meta | None, dict[str, Seal], str | None]:
+    """(what the generation in `folder` was made of, its seals as found, what is wrong with it).
+    A generation of another format is (None, {}, None): outdated, rebuilt without a word.
+    `full` hashes every file (doctor); otherwise only those whose stat moved (`_seal`)."""
+    try:
+        text = (folder / "meta.json").read_text("utf-8")
+    except FileNotFoundError:
+        return None, {}, "meta.json is missing"
+    except (OSError, UnicodeDecodeError):
+        return None, {}, "meta.json cannot be read"
+    raw = unsealed(text)
+    if raw is None:
+        with contextlib.suppress(ValueError, AttributeError):
+            if json.loads(text).get("format") != FORMAT:
+                return None, {}, None
+        return None, {}, "meta.json is damaged (its checksum differs)"
+    try:
+        files = raw.pop("files")
+        meta = Meta(**raw)
+        wanted = {n for n in DATA_FILES if meta.rows or n != "graph.usearch"}
+        if (
+            set(files) != wanted
+            or meta.format != FORMAT
+            or files["vectors.f32"][0] != meta.rows * meta.dim * 4
+        ):
+            return None, {}, "meta.json does not describe the generation's files"
+    except (KeyError, TypeError, AttributeError, IndexError):
+        return None, {}, "meta.json does not describe the generation's files"
+    problem, seals = check_files(folder, files, full=full)
+    if problem is not None:
+        return None, {}, problem
+    if seals != files:  # whole, but its stat moved: the next open is a stat again
+        with contextlib.suppress(OSError):
+            write_atomically(folder / "meta.json", sealed_text({**raw, "files": seals}))
+    return meta, seals, None
+
+
+def damaged_generation(
+    root: Path, name: str, *, discard_it: bool = False
+) -> tuple[Path, str] | None:
+    """(the generation `N.current` names, what is wrong with it), every byte read (doctor);
+    None when it is whole or there is none. `discard_it` deletes a damaged one."""
+    current = VectorFile.current(root, name)
+    if current is None or not (root / current).is_dir():
+        return None
+    problem = check(root / current, full=True)[2]
+    if problem is None:
+        return None
+    if discard_it:
+        discard(root / current, problem)
+    return root / current, problem
+
+
+def discard(folder: Path, problem: str) -> None:
+    """Report a damaged generation once and delete it: it is made again from the database."""
+    log.warning(
+        "the search file %s is damaged (%s); searching the database until it is rebuilt",
+        folder,
+        problem,
+    )
+    shutil.rmtree(folder, ignore_errors=True)
+
+
 # -- building ----------------------------------------------------------------------------------
 @contextlib.contextmanager
 def build_lock(root: Path, name: str) -> Iterator[bool]:
@@ -251,9 +352,11 @@ def write_generation(
             stop = min(len(ids), start + 65536)
             graph.add(np.arange(start, stop), matrix[start:stop], threads=threads)
         graph.save(str(tmp / "graph.usearch"))
-    (tmp / "meta.json").write_text(json.dumps(meta.__dict__), "utf-8")
     for f in tmp.iterdir():
         _fsync(f)
+    seals = seal_files(tmp, [f.name for f in tmp.iterdir()])
+    (tmp / "meta.json").write_text(sealed_text({**meta.__dict__, "files": seals}), "utf-8")
+    _fsync(tmp / "meta.json")
     tmp.rename(folder)
     pointer = root / f".{name}.current.tmp"
     pointer.write_text(folder.name, "utf-8")

@@ -1,6 +1,6 @@
 """What the drivers that serve share, below all of them: the HTTP guard (token, Origin, Host,
 body caps), which tokens open which namespace, the pydantic reading of `tideline.fields`, the
-JSON a result becomes, binding and announcing a port, and the `Endpoint` one driver hands
+JSON a result becomes, a tool's one-line errors and its schema from `tideline.fields`, binding and announcing a port, and the `Endpoint` one driver hands
 another's server (the MCP endpoint beside the REST API and the panel) — so the CLI, MCP and web
 drivers never import each other.
 """
@@ -8,9 +8,11 @@ drivers never import each other.
 from tideline.serve._accept import check_bind, own_key, server_tokens
 from tideline.serve._body import KIB, MIB
 from tideline.serve._endpoint import Endpoint
-from tideline.serve._fields import annotated
+from tideline.serve._errors import describe_validation, error_message, one_line, searched
+from tideline.serve._fields import annotated, command_model, tool_arguments, tool_schema
 from tideline.serve._guard import NAMESPACE, HttpGuard, Sessions, is_loopback
 from tideline.serve._listen import DEFAULT_HOST, DEFAULT_PORT, run_http
+from tideline.serve._sleep import start_exit_sleep
 from tideline.serve._tokens import Key, Tokens
 from tideline.serve._wire import names, to_dict
 
@@ -27,10 +29,18 @@ __all__ = [
     "Tokens",
     "annotated",
     "check_bind",
+    "command_model",
+    "describe_validation",
+    "error_message",
     "is_loopback",
     "names",
+    "one_line",
     "own_key",
     "run_http",
+    "searched",
     "server_tokens",
+    "start_exit_sleep",
     "to_dict",
+    "tool_arguments",
+    "tool_schema",
 ]

@@ -18,7 +18,7 @@ from tideline.consolidate import CONSOLIDATE_MIGRATIONS, DREAM_MIGRATIONS
 from tideline.errors import TidelineError
 from tideline.memory import AGENT_MIGRATIONS, NARRATIVE_INDEX, TURN_INDEX
 from tideline.profile import PROFILE_MIGRATIONS
-from tideline.search import PgTextIndex
+from tideline.search import PgTextIndex, damaged_search_files
 from tideline.store import (
     REPAIR_HINT,
     Namespace,
@@ -32,6 +32,10 @@ from tideline.upkeep._pg_health import check_namespace
 
 AGENT_DATABASE = "agent database"
 LIBRARY_INDEX = "library index"
+SEARCH_FILE = "search file"
+SEARCH_FILE_HINT = "run `tideline doctor --repair`: it is deleted and built again from the database"
+#: The indexes whose vector and lexical files lie beside the agent database.
+SEARCH_INDEXES = (TURN_INDEX, NARRATIVE_INDEX)
 PG_REPAIR = "run `tideline doctor --repair` to build it"
 #: Every migration set of the agent database (repair builds a new file from all of them).
 MIGRATION_SETS = (
@@ -266,11 +270,23 @@ def check_databases(settings: Settings) -> list[FileCheck]:
     return checks
 
 
+def check_search_files(settings: Settings) -> list[FileCheck]:
+    """Every byte of the vector and lexical files beside a sound agent database against their
+    seals (they are disposable: a damaged one is rebuilt from the database)."""
+    path = settings.db_path
+    if settings.database_url or not path.is_file():
+        return []
+    found = damaged_search_files(path, SEARCH_INDEXES)
+    return [FileCheck(str(folder), SEARCH_FILE, [problem]) for folder, problem in found]
+
+
 def _probe_databases(report: Report, settings: Settings) -> None:
     report.files = check_databases(settings)
+    if not any(c.role == AGENT_DATABASE and c.problems for c in report.files):
+        report.files += check_search_files(settings)
+    hints = {AGENT_DATABASE: REPAIR_HINT, LIBRARY_INDEX: INDEX_HINT, SEARCH_FILE: SEARCH_FILE_HINT}
     for check in report.files:
-        hint = REPAIR_HINT if check.role == AGENT_DATABASE else INDEX_HINT
-        report.problems += [f"{check.path} {problem}; {hint}" for problem in check.problems]
+        report.problems += [f"{check.path} {p}; {hints[check.role]}" for p in check.problems]
 
 
 def run_doctor(settings: Settings) -> Report:

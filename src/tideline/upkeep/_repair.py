@@ -27,7 +27,7 @@ from tideline.clock import system_clock
 from tideline.config import Settings
 from tideline.errors import RepairFailed, TidelineError
 from tideline.memory import NARRATIVE_INDEX, TURN_INDEX, Memory
-from tideline.search import PgTextIndex, TextIndex
+from tideline.search import PgTextIndex, TextIndex, damaged_search_files
 from tideline.store import (
     Database,
     Namespace,
@@ -37,7 +37,13 @@ from tideline.store import (
     remembered_damage,
     shown_url,
 )
-from tideline.upkeep._doctor import AGENT_DATABASE, MIGRATION_SETS, database_files
+from tideline.upkeep._doctor import (
+    AGENT_DATABASE,
+    MIGRATION_SETS,
+    SEARCH_FILE,
+    SEARCH_INDEXES,
+    database_files,
+)
 from tideline.upkeep._pg_health import check_namespace
 from tideline.upkeep._salvage import UNRECOVERABLE, Salvage, copy_rows, open_damaged
 
@@ -93,6 +99,28 @@ def repair(settings: Settings) -> list[Repaired]:
             except (TidelineError, OSError, apsw.Error) as exc:
                 result.action, result.error = "failed", " ".join(str(exc).split())
         done.append(result)
+        if role == AGENT_DATABASE and result.ok:
+            done += _rebuild_search_files(settings, path)
+    return done
+
+
+def _rebuild_search_files(settings: Settings, path: Path) -> list[Repaired]:
+    """Delete each damaged vector or lexical file beside the agent database and build the
+    files again from the database (they hold nothing else)."""
+    found = damaged_search_files(path, SEARCH_INDEXES, discard=True)
+    if not found:
+        return []
+    done = [Repaired(str(folder), SEARCH_FILE, "rebuilt", damage=[p]) for folder, p in found]
+    app = Tideline(settings)
+    try:
+        built = app.memory.build_search_files()
+        note = f"damaged, deleted; {built} search files built again from the database"
+    except (TidelineError, OSError, apsw.Error) as exc:
+        note = f"damaged, deleted; built again by the server or `tideline embed` ({exc})"
+    finally:
+        app.close()
+    for result in done:
+        result.notes.append(note)
     return done
 
 

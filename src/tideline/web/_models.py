@@ -9,15 +9,14 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from functools import cache
 from typing import Annotated, Any
 
 from fastapi import Body, Path, Query
-from pydantic import BaseModel, ConfigDict, create_model
+from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from tideline.fields import Command
-from tideline.serve import annotated
+from tideline.serve import command_model
 from tideline.store import MAX_ID
 
 #: A record id in a path (`/api/facts/{id}`, `/facts/{id}`, …): the bounds of `fields.id_field`,
@@ -27,18 +26,6 @@ RecordId = Annotated[int, Path(ge=1, le=MAX_ID)]
 #: A command's validated arguments by name: its fields' types are `tideline.fields`' (declared
 #: once there), so they are only known when the route is built.
 Args = dict[str, Any]
-
-
-@cache
-def _model(cmd: Command, *skip: str) -> type[BaseModel]:
-    """The arguments of `cmd` (less `skip`, which a route takes from its path) as a model that
-    refuses unknown names."""
-    name = "".join(
-        part.title() for part in (cmd.tool or cmd.cli or "request").replace(" ", "_").split("_")
-    )
-    fields = {f.name: annotated(cmd, f.name) for f in cmd.fields if f.name not in skip}
-    model: type[BaseModel] = create_model(name, __config__=ConfigDict(extra="forbid"), **fields)
-    return model
 
 
 class _Reader:
@@ -57,9 +44,9 @@ class _Reader:
 
 def query(cmd: Command, *skip: str) -> Callable[..., Args]:
     """`cmd`'s arguments from the query string (less `skip`, taken from the path)."""
-    return _Reader(_model(cmd, *skip), Query())
+    return _Reader(command_model(cmd, *skip), Query())
 
 
 def body(cmd: Command, *skip: str) -> Callable[..., Args]:
     """`cmd`'s arguments from the JSON body (less `skip`, taken from the path)."""
-    return _Reader(_model(cmd, *skip), Body())
+    return _Reader(command_model(cmd, *skip), Body())
