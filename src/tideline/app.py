@@ -273,6 +273,7 @@ class Tideline:
             clock=self.clock,
             # a time question's window, with the calendar's events ("before the trip")
             time_window=lambda question, today: self.profile.time_window(question, today),
+            keep_facts=lambda found: self.profile.import_facts(found),
         )
 
     @cached_property

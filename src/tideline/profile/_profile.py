@@ -33,7 +33,7 @@ from tideline.clock import (
 )
 from tideline.embed import Embedder
 from tideline.errors import InvalidInput, ProfileChanged
-from tideline.memory import Memory, present
+from tideline.memory import FoundFact, Memory, present
 from tideline.profile._apply import Applied, Applier, Stores, TurnCheck
 from tideline.profile._as_of import (
     ProfileAt,
@@ -47,10 +47,12 @@ from tideline.profile._backing import apply_backing, backing, confidence, links_
 from tideline.profile._calendar import time_window
 from tideline.profile._changeset import Changeset
 from tideline.profile._decay import injection_weight, is_expired
+from tideline.profile._dedupe import fact_key
 from tideline.profile._digests import SessionDigest
 from tideline.profile._drafts import choice
 from tideline.profile._fact_index import Indexed, Theme
 from tideline.profile._facts import Link
+from tideline.profile._imported import fact_changes
 from tideline.profile._lifecycle import RULES, Rules
 from tideline.profile._snapshot import ProfileState, render_snapshot
 from tideline.profile._types import (
@@ -193,6 +195,18 @@ class Profile:
         return self.fact(fact_id)
 
     # -- facts -------------------------------------------------------------------------------
+    def import_facts(self, found: Sequence[FoundFact]) -> tuple[int, int, list[str]]:
+        """Keep facts imported from a peer's memory (`_imported`); returns (added, already
+        there, why each refused one was). The snapshot is rebuilt in the same transaction when
+        any were added."""
+        known = (fact_key(f) for f in self.facts(evidence=False))
+        changes, existing, refused = fact_changes(found, known, self.version())
+        added = len(changes)
+        if added:
+            changes.rebuild_snapshot()
+            self._write(changes, run_id=None, check=False)
+        return added, existing, refused
+
     def facts(
         self,
         *,
