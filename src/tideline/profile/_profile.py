@@ -471,6 +471,7 @@ class Profile:
             records += [("trajectory", t) for t in [self.trajectory()] if t is not None]
             records += [("snapshot", x) for x in [self.snapshot()] if x is not None]
             turn_ids = {e.turn_id for f in facts for e in f.evidence if e.turn_id}
+            turn_ids |= {t for kind, r in records if kind == "observation" for t in r.turn_ids}
             hashes = self.memory.raw.hashes(sorted(turn_ids)) if self.memory else {}
         out = []
         for kind, record in records:
@@ -478,6 +479,8 @@ class Profile:
             for ev in row.get("evidence", []) if kind == "fact" else []:
                 ev["turn"] = hashes.get(ev.pop("turn_id"))
                 ev.pop("text", None)
+            if kind == "observation":  # its turns by hash too: ids differ between homes
+                row["turns"] = [hashes[t] for t in row.pop("turn_ids") if t in hashes]
             out.append(row)
         return out
 
