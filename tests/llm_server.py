@@ -18,7 +18,8 @@ Failure modes, each a plain attribute or call:
   `Answer(..., delay=1.5)`.
 
 Pipelines call many steps: `default(step, answer)` answers a step whose queue is empty (so a
-rerun gets the same answers), `asked` lists the step of every request, `left()` what is unused.
+rerun gets the same answers), `follow(step, f)` answers it from what the request shows,
+`asked` lists the step of every request, `left()` what is unused.
 """
 
 from __future__ import annotations
@@ -70,6 +71,12 @@ class LLMServer(OpenAIStub):
         self.tell_window = False
         self.delay = 0.0
         self.defaults: dict[str, Answer] = {}
+        self.responders: dict[str, Callable[[str], Any]] = {}
+
+    def follow(self, step: str, answer: Callable[[str], Any]) -> None:
+        """Answer `step`, whenever its queue is empty, from the request's user message (a model
+        whose answers follow what it is shown); a dict or model is sent as its JSON."""
+        self.responders[step] = answer
 
     def script(self, *answers: str | Answer | BaseModel | dict[str, Any], step: str = "") -> None:
         """Queue answers for `step` (or the FIFO); models and dicts are sent as their JSON."""
@@ -145,6 +152,9 @@ class LLMServer(OpenAIStub):
             return refused
         step = headers.get(STEP_HEADER, "")
         queue = self.queues[step] if self.queues.get(step) else self.queues[""]
+        if not queue and step in self.responders:
+            said = self.responders[step](body["messages"][-1]["content"])
+            queue.append(Answer(said if isinstance(said, str) else json.dumps(said)))
         if not queue and step not in self.defaults:
             return error(400, f"the script has no answer left for step {step!r}")
         answer = queue.popleft() if queue else self.defaults[step]

@@ -66,7 +66,7 @@ def test_a_fact_said_twice_in_one_session_is_not_confirmed_until_a_second_sessio
     assert (fact.status, fact.sessions) == ("confirmed", 2)
     assert step(second, "cross_validate").changes["fast_path"] == 1
     [change] = [c for c in agent.profile.timeline(nurse.id).changes if c.to_status == "confirmed"]
-    assert change.why == "stated 3 times in 2 sessions"
+    assert change.why == "stated in 2 sessions"
 
 
 def imported(agent: Agent, server: LLMServer, when: tuple[str, ...]) -> Any:

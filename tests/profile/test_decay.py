@@ -7,6 +7,7 @@ import datetime as dt
 
 import pytest
 
+from tideline.clock import to_text
 from tideline.profile import (
     Fact,
     Profile,
@@ -78,7 +79,25 @@ def test_maturity_table_at_each_boundary(
     days: int, seconds: int, evidence: int, anchor: bool, expected: int | None
 ) -> None:
     now = T0 + dt.timedelta(days=days, seconds=seconds)
-    assert matured_decay(fact(evidence_count=evidence), now, anchor=anchor) == expected
+    heard = fact(evidence_count=evidence, last_seen_at=to_text(now))  # said again just now
+    assert matured_decay(heard, now, anchor=anchor) == expected
+
+
+def test_maturity_is_judged_while_the_fact_lived_not_when_a_run_looks() -> None:
+    """Years later, a fact is as mature as it was the last moment it was believed: one old and
+    evidenced enough before its expiry earned its longer life (and kept earning while it
+    lasted); one that lapsed first did not, however old it would be today."""
+    years_later = T0 + dt.timedelta(days=1000)
+    # said first on T0, a third time 80 days later: at 90 days old it earned 180 days of life,
+    # and lapsed 180 days after that last word — never 365 days old while believed
+    earned = fact(evidence_count=3, last_seen_at=to_text(T0 + dt.timedelta(days=80)))
+    assert matured_decay(earned, years_later) == 180
+    # the same three mentions within its first 10 days: it lapsed at 100 days, 3 mentions,
+    # so at 90 days it earned 180, and at 190 days it still had too few for 365
+    early = fact(evidence_count=3, last_seen_at=to_text(T0 + dt.timedelta(days=10)))
+    assert matured_decay(early, years_later) == 180
+    # with only two mentions it lapsed at 90 days unmatured, whatever the date of the run
+    assert matured_decay(fact(evidence_count=2), years_later) is None
 
 
 def test_anchor_thresholds_are_sixty_percent() -> None:

@@ -34,7 +34,9 @@ MAX_SUMMARY = 8000  # a session's digest (the profile's limit), however many chu
 
 
 def load(ctx: Ctx) -> Outcome:
-    """Step 1: the profile (live facts only) + latest trajectory, and the unprocessed sessions."""
+    """Step 1: the profile (live facts, and the ones that expired after the earliest of this
+    run's words: believed when those were said) + latest trajectory, and the unprocessed
+    sessions."""
     view = ctx.profile.read()
     ctx.work = Working.of(view, ctx.profile.edges())
     ctx.view_events = view.events
@@ -49,6 +51,8 @@ def load(ctx: Ctx) -> Outcome:
     ctx.sessions.sort(key=lambda s: (s.turns[0].ts, s.session_id))  # in the user's time
     ctx.turns = {t.id: t for s in ctx.sessions for t in s.turns}
     ctx.work.read(ctx.turns.values())
+    if ctx.work.times:  # what expired after this run's first words was believed when it was said
+        ctx.work.revive(ctx.profile.expired_after(min(ctx.work.times.values())))
     # the summaries of the three months before the conversation's present (valid time)
     since = from_text(ctx.work.present) - dt.timedelta(days=SUMMARY_MONTHS_DAYS)
     ctx.digests = ctx.profile.digests(to_text(since))

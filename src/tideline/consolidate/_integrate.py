@@ -5,7 +5,9 @@ Step 3 infers behaviour patterns from this run's observations about the user (so
 
 Step 4 classifies each observation against the profile, in batches, in the order the user said
 them (valid time: the turns' own timestamps, the date shown on each), so sessions digested in the
-same run can contradict one another: a decision may name, instead of a fact id, an `earlier`
+same run can contradict one another. Each batch is shown the facts believed when its first
+observation was said, and an observation can only speak of a fact still believed when it was
+said (an expired one is not revived: the words make a new fact, as a run each night would): a decision may name, instead of a fact id, an `earlier`
 observation of the same list whose fact has no id yet (facts of earlier batches show with their
 placeholder ids):
 - support → evidence linked, mention_count + 1 (and the fact's life restarts);
@@ -48,9 +50,10 @@ def clarify_question(fact: Fact) -> str:
     return f"I have the impression that {fact.category}: {fact.value} — is that right?"
 
 
-def _find(ctx: Ctx, subject: str, category: str, value: str) -> Fact | None:
+def _find(ctx: Ctx, subject: str, category: str, value: str, at: str) -> Fact | None:
+    """The fact saying the same that was believed when `at` was said (valid time)."""
     key = (normalise(subject), normalise(category), normalise(value))
-    for f in ctx.work.live():
+    for f in ctx.work.live_at(at):
         if (normalise(f.subject), normalise(f.category), normalise(f.value)) == key:
             return f
     return None
@@ -67,8 +70,9 @@ def _observations(ctx: Ctx, heard: list[Heard]) -> list[str]:
     return out
 
 
-def _profile_block(ctx: Ctx, share: float) -> str:
-    facts = fit([fact_line(f) for f in ctx.work.live()], ctx.room(share))
+def _profile_block(ctx: Ctx, share: float, at: str) -> str:
+    """The facts believed when `at` was said, and the trajectory."""
+    facts = fit([fact_line(f) for f in ctx.work.live_at(at)], ctx.room(share))
     return "\n\n".join(
         [
             section("Profile facts", facts),
@@ -84,7 +88,7 @@ def behaviour(ctx: Ctx) -> Outcome:
     if not about_user:
         return Outcome(note="no new observations about the user")
     body = fit(_observations(ctx, about_user), ctx.room(0.4))
-    user = _profile_block(ctx, 0.2) + "\n\n" + section("Observations", body)
+    user = _profile_block(ctx, 0.2, about_user[0].said_at) + "\n\n" + section("Observations", body)
     answer = ctx.ask("behaviour", user, Behaviour)
     counts = {"inferred": 0, "supported": 0, "clarify": 0}
     for item in answer.facts:
@@ -94,7 +98,7 @@ def behaviour(ctx: Ctx) -> Outcome:
         if not cited:
             continue
         turns = tuple(dict.fromkeys(t for h in cited for t in h.draft.turn_ids))
-        known = _find(ctx, "user", item.category, item.value)
+        known = _find(ctx, "user", item.category, item.value, cited[-1].said_at)
         if known is not None:
             ctx.work.support(known.id, turn_ids=turns, observation=cited[0].ref)
             counts["supported"] += 1
@@ -125,7 +129,7 @@ def classify(ctx: Ctx) -> Outcome:
         batch = ctx.heard[start : start + max(1, len(lines))]
         start += len(batch)
         body = "\n".join(lines or _observations(ctx, batch))
-        user = _profile_block(ctx, 0.35) + "\n\n" + f"## Observations\n{body}"
+        user = _profile_block(ctx, 0.35, batch[0].said_at) + "\n\n" + f"## Observations\n{body}"
         answer = ctx.ask("classify", user, Classification)
         decided: dict[int, Decision] = {}
         for given in answer.decisions:
@@ -153,9 +157,12 @@ def decay_days(d: Decision | None, default: int | None) -> int | None:
     return d.decay_days
 
 
-def _live(ctx: Ctx, fact_id: int | None) -> Fact | None:
+def _live(ctx: Ctx, fact_id: int | None, at: str) -> Fact | None:
+    """The fact, if it was believed when `at` was said (not yet expired then)."""
     f = None if fact_id is None else ctx.work.fact(fact_id)
-    return f if f is not None and f.active else None
+    if f is None or not f.active or (f.expires_at is not None and f.expires_at <= at):
+        return None
+    return f
 
 
 def _integrate(
@@ -167,7 +174,8 @@ def _integrate(
     observation (`earlier`): how one run holds "researching adoption" in May, then "applied"
     in June as a change, not as two facts side by side."""
     evidence: _Cited = {"turn_ids": h.draft.turn_ids, "observation": h.ref}
-    target = (_live(ctx, d.fact_id) or _live(ctx, earlier)) if d else None
+    at = h.said_at
+    target = (_live(ctx, d.fact_id, at) or _live(ctx, earlier, at)) if d else None
     if d and d.action == "support" and target:
         ctx.work.support(target.id, **evidence)
         return "support", target.id
@@ -178,7 +186,7 @@ def _integrate(
         subject = d.subject.strip() or target.subject
         category = d.category.strip() or target.category
         value = d.value.strip() or h.draft.text
-        if _find(ctx, subject, category, value) is None:
+        if _find(ctx, subject, category, value, at) is None:
             draft = FactDraft(
                 subject,
                 category,
@@ -196,7 +204,7 @@ def _integrate(
     subject = (d.subject.strip() if d else "") or h.draft.about
     category = (d.category.strip() if d else "") or h.draft.topic or "general"
     value = (d.value.strip() if d else "") or h.draft.text
-    known = _find(ctx, subject, category, value)
+    known = _find(ctx, subject, category, value, at)
     if known is not None:
         ctx.work.support(known.id, **evidence)
         return "support", known.id

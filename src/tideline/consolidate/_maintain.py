@@ -3,10 +3,13 @@
 7 edges: the LLM links the facts this run created, supported or moved to other live facts with
   typed edges (causes, related_to, supports, contradicts, temporal, hierarchy); ids it invents,
   self-loops and edges to facts no longer live are ignored.
-8 expiry, 9 maturity and 12 dedupe are the profile's pure rules (`plan_expiry`, `plan_maturity`,
-  `plan_dedupe`), run on the working projection so they see this run's earlier decisions. Step 8
-  also ends the strategies of earlier runs (`plan_strategies`): answered by what this run heard,
-  or expired; the ones whose fact this run retired ended obsolete when it did.
+8 maturity, 9 expiry and 12 dedupe are the profile's pure rules (`plan_maturity`,
+  `plan_established`, `plan_expiry`, `plan_dedupe`), run on the working projection so they see
+  this run's earlier decisions, all judged in valid time: maturity and establishment come before
+  expiry, so a fact that earned a longer life or the established status before it expired has
+  it, however late the run. Step 9 also ends the strategies of earlier runs
+  (`plan_strategies`): answered by what this run heard, or expired; the ones whose fact this run
+  retired ended obsolete when it did.
 """
 
 from __future__ import annotations
@@ -55,9 +58,11 @@ def edges(ctx: Ctx) -> Outcome:
 
 
 def expiry(ctx: Ctx) -> Outcome:
-    """Step 8: expired facts closed (each with a verify strategy); expired events closed (this
-    run's too); the strategies of earlier runs answered by this run's conversations, or expired."""
+    """Step 9: expired facts closed (each with a verify strategy); expired events closed (this
+    run's too); the strategies of earlier runs answered by this run's conversations, or expired.
+    Facts revived for this run's older words and left untouched are closed again unchanged."""
     w = ctx.work
+    w.rest()
     closed = plan_expiry(w.live(), ctx.view_events, ctx.now, w, w.events)
     waiting = [s for s in w.strategies.values() if s.status != "resolved"]
     days = ctx.profile.rules.strategy_days
@@ -74,8 +79,9 @@ def expiry(ctx: Ctx) -> Outcome:
 
 
 def maturity(ctx: Ctx) -> Outcome:
-    """Step 9: longer decay for old, well-evidenced facts (anchors: thresholds −40 %), and the
-    long-standing, well-evidenced confirmed facts become established."""
+    """Step 8: longer decay for old, well-evidenced facts (anchors: thresholds −40 %), and the
+    long-standing, well-evidenced confirmed facts become established — each when it was earned
+    (valid time), before expiry judges them."""
     longer = plan_maturity(ctx.work.live(), ctx.now, ctx.work, ctx.anchors)
     established = plan_established(ctx.work.live(), ctx.work, ctx.profile.rules)
     return Outcome({"longer_decay": len(longer), "established": len(established)})

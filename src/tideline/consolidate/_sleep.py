@@ -13,7 +13,7 @@
 - One sleep at a time (`SleepLock`); a run left `running` by a killed process is marked failed
   by the next one.
 - Without an LLM the LLM steps are skipped and the run is `skipped`, its reason said once; the
-  rule steps (fast path, expiry, maturity, dedupe, snapshot) still run and what they change is
+  rule steps (fast path, maturity, expiry, dedupe, snapshot) still run and what they change is
   applied. A run with nothing new to read is `nothing` (recorded `skipped`: it did nothing).
 """
 
@@ -69,8 +69,8 @@ STEPS: tuple[Step, ...] = (
     Step(5, "cross_validate", _validate.cross_validate, "llm+rule", "verify", Verification),
     Step(6, "arbitrate", _validate.arbitrate, "llm+rule", "arbitrate", Arbitration),
     Step(7, "edges", _maintain.edges, "llm+rule", "edges", Edges),
-    Step(8, "expiry", _maintain.expiry, "rule"),
-    Step(9, "maturity", _maintain.maturity, "rule"),
+    Step(8, "maturity", _maintain.maturity, "rule"),
+    Step(9, "expiry", _maintain.expiry, "rule"),
     Step(10, "user_model", _portrait.user_model, "llm+rule", "user_model", UserModelOut),
     Step(11, "trajectory", _portrait.trajectory, "llm+rule", "trajectory", TrajectoryOut),
     Step(12, "dedupe", _maintain.dedupe, "rule"),

@@ -13,11 +13,17 @@ profile's own lifecycle rules, so an illegal decision fails while computing, not
 transaction. Because the class is a `Changeset`, the profile's planners (`plan_fast_path`,
 `plan_expiry`, `plan_maturity`, `plan_dedupe`, `settle`) run on it unchanged.
 
-Two clocks: `now` is the read's time (record time, and the present the rules measure ages and
-expiry against); valid times come from `times`, the run's turns' own timestamps (`read`). Every change the
-projection makes carries its valid time explicitly in the op (`valid_from`, `seen_at`, `at`), so a
-fact's start that a later step compares with (an arbitration closing its predecessor at it) is
-the start stored — never a second read of the clock.
+Two clocks: `now` is the read's time (record time, and the present the last rule — expiry —
+measures against); valid times come from `times`, the run's turns' own timestamps (`read`).
+Every change the projection makes carries its valid time explicitly in the op (`valid_from`,
+`seen_at`, `at`), so a fact's start that a later step compares with (an arbitration closing its
+predecessor at it) is the start stored — never a second read of the clock.
+
+Replay: the projection is what a run of each night would have seen. `live_at` is the facts
+believed when some words were said (expired ones are not); each support matures its fact at
+once (`_mature`); facts an earlier run closed by expiry after this run's first words are believed
+again (`revive`) — reopened if this run touches them (`_wake`), closed again unchanged if not
+(`rest`). So a history imported in stages gives the profile of one import.
 """
 
 from __future__ import annotations
@@ -51,6 +57,7 @@ from tideline.profile import (
     expires_at,
     first_said,
     last_said,
+    matured_decay,
     merge_mention,
     person_key,
     question_time,
@@ -80,6 +87,9 @@ class Working(Changeset):
     obsoleted: list[int] = field(default_factory=list)  # strategies whose fact was retired
     turns: dict[int, tuple[int, str]] = field(default_factory=dict)  # this run's: session, ts
     observed: dict[Ref, int] = field(default_factory=dict)  # new observation → its session
+    anchors: set[int] = field(default_factory=set)  # the trajectory's: they mature sooner
+    dormant: dict[int, Fact] = field(default_factory=dict)  # expired after this run's evidence
+    promoted: dict[int, str] = field(default_factory=dict)  # fact → its latest promotion's time
     _new_refs: dict[int, Ref] = field(default_factory=dict, repr=False)
     _said: dict[Ref, str] = field(default_factory=dict, repr=False)  # observation → said_at
 
@@ -92,6 +102,7 @@ class Working(Changeset):
         work.edges = {(e.kind, e.from_fact, e.to_fact) for e in edges if e.removed_at is None}
         work.people = {person_key(r.name): dataclasses.replace(r) for r in view.relationships}
         work.user_model = {u.dimension: u.value for u in view.user_model}
+        work.anchors = set(view.anchors)
         if view.trajectory is not None:
             work.trajectory = view.trajectory.to_dict()
         return work
@@ -129,6 +140,53 @@ class Working(Changeset):
     def live(self) -> list[Fact]:
         return [f for f in self.facts.values() if f.status in ACTIVE_STATUSES]
 
+    def live_at(self, at: str) -> list[Fact]:
+        """The facts believed when `at` was said (valid time): live and not expired by then,
+        so words said after a fact lapsed make a new fact rather than revive it — as they
+        would had each night been slept on in turn."""
+        return [f for f in self.live() if f.expires_at is None or f.expires_at > at]
+
+    def revive(self, expired: Iterable[tuple[Fact, str]]) -> None:
+        """Facts an earlier run closed by expiry after this run's first words (each with the
+        status it had): believed again in the projection, as they were when those words were
+        said. One this run touches is reopened (`Changeset.reopen`); `rest` closes the others
+        again, unchanged, writing nothing."""
+        for closed, was in expired:
+            self.dormant[closed.id] = closed
+            self.facts[closed.id] = dataclasses.replace(closed, status=was, valid_to=None)
+
+    def _wake(self, *facts: Fact) -> None:
+        """A revived fact is about to change: its expiry is withdrawn first."""
+        for f in facts:
+            closed = self.dormant.pop(f.id, None)
+            if closed is not None:
+                super().reopen(f.id)
+                raised = [
+                    s.id
+                    for s in self.strategies.values()
+                    if (s.fact_id, s.kind, s.valid_from) == (f.id, "verify", closed.valid_to)
+                ]
+                for sid in raised:  # the verify question its expiry raised goes with it
+                    del self.strategies[sid]
+
+    def rest(self) -> None:
+        """Revived facts nothing touched, still expired as they were: closed again as stored
+        (no change written); one whose life changed is reopened for the expiry step to judge."""
+        for fid, closed in list(self.dormant.items()):
+            f = self.facts[fid]
+            if f.expires_at == closed.expires_at and closed.valid_to == closed.expires_at:
+                self.facts[fid] = closed
+                del self.dormant[fid]
+            else:
+                self._wake(f)
+
+    def _mature(self, f: Fact) -> None:
+        """The longer life the fact's evidence so far has earned, at once: a later session
+        finds it believed exactly when a run of each night would have."""
+        days = matured_decay(f, self.now, anchor=f.id in self.anchors)
+        if days is not None:
+            self.set_decay(f.id, days)
+
     def fact(self, fact_id: int) -> Fact | None:
         return self.facts.get(fact_id)
 
@@ -154,6 +212,7 @@ class Working(Changeset):
         old = None if supersedes is None else self._projected(supersedes)
         if old is not None:
             check_live(old)
+            self._wake(old)
         heard = self._heard(observation)
         start = draft.valid_from or first_said(turn_ids, self.times, heard) or self.present
         seen = max(start, last_said(turn_ids, self.times, heard) or start)
@@ -216,6 +275,8 @@ class Working(Changeset):
         if support:
             f.session_ids, f.sessions = sorted(known | fresh), f.sessions + len(fresh)
             stamps = [ts for _, ts in said] or [a for a in self._heard(observation) if a]
+            began = [min([ts for s, ts in said if s == new] or stamps or [""]) for new in fresh]
+            f.session_starts = sorted([*f.session_starts, *(t for t in began if t)])
             if stamps:
                 f.said_from = min([*stamps, *([f.said_from] if f.said_from else [])])
                 f.said_to = max([*stamps, *([f.said_to] if f.said_to else [])])
@@ -250,6 +311,7 @@ class Working(Changeset):
     ) -> None:
         f = self._projected(fact)
         check_live(f, "gain evidence")
+        self._wake(f)
         heard = self._heard(observation)
         seen = seen_at or last_said(turn_ids, self.times, heard) or self.present
         super().support(self.key(f.id), turn_ids=turn_ids, observation=observation, seen_at=seen)
@@ -259,6 +321,7 @@ class Working(Changeset):
         f.expires_at = expires_at(f.last_seen_at, f.decay_days)
         self.heard_in.setdefault(f.id, []).extend(turn_ids)
         self._back(f, "support", turn_ids, observation)
+        self._mature(f)
         self.touched.add(f.id)
         self._hear(f.id, "heard again", turn_ids)
 
@@ -272,6 +335,7 @@ class Working(Changeset):
     ) -> None:
         f = self._projected(fact)
         check_live(f, "gain evidence")
+        self._wake(f)
         heard = self._heard(observation)
         seen = seen_at or last_said(turn_ids, self.times, heard) or self.present
         super().against(self.key(f.id), turn_ids=turn_ids, observation=observation, seen_at=seen)
@@ -290,12 +354,17 @@ class Working(Changeset):
     ) -> None:
         f = self._projected(fact)
         check_transition(f, to)
+        self._wake(f)
         if because is not None:
             cited = self._projected(because.fact)
             because = Because(because.relation, self.key(cited.id))
         # valid time: an end given (a successor's start, an expiry), else the present; a
-        # promotion when the evidence that earned it was said
-        when = end_at(f.valid_from, at or self.present) if to in FINAL else at or f.last_seen_at
+        # promotion when its rule was met (never before the one it follows)
+        if to in FINAL:
+            when = end_at(f.valid_from, at or self.present)
+        else:
+            when = max(at or f.last_seen_at, self.promoted.get(f.id, ""))
+            self.promoted[f.id] = when
         super().transition(self.key(f.id), to, why=why, at=when, because=because)
         f.status = to
         if to in FINAL:
@@ -319,6 +388,7 @@ class Working(Changeset):
         k, d = self._projected(keep), self._projected(drop)
         check_live(k, "absorb a duplicate")
         check_transition(d, "closed")
+        self._wake(k, d)
         super().merge(self.key(k.id), self.key(d.id))
         k.mention_count += d.mention_count
         k.evidence_count += d.evidence_count
@@ -337,6 +407,7 @@ class Working(Changeset):
 
     def set_decay(self, fact: FactRef, decay_days: int) -> None:
         f = self._projected(fact)
+        self._wake(f)
         super().set_decay(self.key(f.id), decay_days)
         f.decay_days = decay_days
         f.expires_at = expires_at(f.last_seen_at, decay_days)
@@ -350,6 +421,7 @@ class Working(Changeset):
             check_live(f, "join the knowledge graph")
         if (kind, a.id, b.id) in self.edges:
             return
+        self._wake(a, b)
         since = valid_from or max(a.valid_from, b.valid_from)
         super().add_edge(kind, self.key(a.id), self.key(b.id), since)
         self.edges.add((kind, a.id, b.id))
@@ -358,6 +430,8 @@ class Working(Changeset):
         self, kind: str, fact: FactRef | None, question: str, valid_from: str | None = None
     ) -> None:
         f = None if fact is None else self._projected(fact)
+        if f is not None:
+            self._wake(f)
         arose = valid_from or (question_time(kind, f) if f else self.present)
         super().add_strategy(kind, None if f is None else self.key(f.id), question, arose)
 

@@ -194,6 +194,12 @@ class Applier:
                 self._link(op)
             case c.Transition():
                 self._transition(self._fact(op.fact), op.to, self._why(op), op.at)
+            case c.Reopen():
+                fact = self._fact(op.fact)
+                self.s.facts.reopen(fact, self.now)
+                if fact.valid_to is not None:
+                    self.s.strategies.withdraw_expiry(fact.id, fact.valid_to, self.now)
+                    self.s.edges.restore_for(fact.id, at=fact.valid_to)
             case c.Merge():
                 self._merge(op)
             case c.SetDecay():

@@ -8,6 +8,8 @@ session of its own. Over a fact's evidence:
 - `sessions` — distinct sessions of the supporting evidence; `against` — of the evidence
   against it. "Consistent in 2+ sessions" (the seed's confirmed) and "well-evidenced" count these,
   never rows: a fact said five times in one conversation is still one session's word.
+- `session_starts` — when each supporting session first backed it (valid time, sorted): when a
+  rule that counts sessions was met (`_lifecycle.confirmed_at`, `established_at`).
 - `said_from` / `said_to` — the earliest and latest valid time of the supporting evidence: each
   row's `said_at` (stored when it was linked, from its turn's own timestamp: `_valid`), else its
   turn's timestamp, so an imported 2023 conversation backs its facts in 2023.
@@ -43,6 +45,7 @@ class Backing:
     against: int
     said_from: str | None
     said_to: str | None
+    session_starts: tuple[str, ...] = ()
 
 
 def links_of(evidence: Sequence[Evidence]) -> list[Link]:
@@ -57,6 +60,7 @@ def backing(
     known: dict[str, set[int]] = {"support": set(), "against": set()}
     unknown = {"support": 0, "against": 0}
     said: list[str] = []
+    starts: dict[int, str] = {}
     for turn_id, observation_id, polarity, said_at in links:
         session, ts = None, said_at
         if turn_id is not None and turn_id in turns:
@@ -66,6 +70,8 @@ def backing(
             session = observations.get(observation_id)
         if ts and polarity == "support":
             said.append(ts)
+            if session is not None:
+                starts[session] = min(starts.get(session, ts), ts)
         if session is None:
             unknown[polarity] += 1
         else:
@@ -77,6 +83,7 @@ def backing(
         len(known["against"]) + unknown["against"],
         min(said) if said else None,
         max(said) if said else None,
+        tuple(sorted(starts.values())),
     )
 
 
@@ -92,3 +99,4 @@ def apply_backing(fact: Fact, b: Backing) -> None:
     fact.session_ids, fact.sessions = list(b.session_ids), b.sessions
     fact.against_ids, fact.against = list(b.against_ids), b.against
     fact.said_from, fact.said_to = b.said_from, b.said_to
+    fact.session_starts = list(b.session_starts)

@@ -90,6 +90,14 @@ class Transition:
 
 
 @dataclass(frozen=True)
+class Reopen:
+    """An expiry withdrawn: evidence said before the fact expired arrived after a run had
+    closed it for want of evidence, so the fact is believed again as it was."""
+
+    fact: int
+
+
+@dataclass(frozen=True)
 class Merge:
     """Dedupe: `drop`'s evidence and mentions move onto `keep`; `drop` is closed, not deleted."""
 
@@ -226,6 +234,7 @@ Op = (
     NewFact
     | Link
     | Transition
+    | Reopen
     | Merge
     | SetDecay
     | SetConfidence
@@ -328,8 +337,8 @@ class Changeset:
     ) -> None:
         self.ops.append(Transition(fact, to, why, stamp(at, "at"), because))
 
-    def confirm(self, fact: FactRef, why: str | None = None) -> None:
-        self.transition(fact, "confirmed", why=why)
+    def confirm(self, fact: FactRef, why: str | None = None, *, at: str | None = None) -> None:
+        self.transition(fact, "confirmed", why=why, at=at)
 
     def close(
         self,
@@ -343,6 +352,10 @@ class Changeset:
 
     def reject(self, fact: FactRef, why: str, *, because: Because | None = None) -> None:
         self.transition(fact, "rejected", why=text(why, "why", 2000), because=because)
+
+    def reopen(self, fact_id: int) -> None:
+        """Withdraw the expiry of a fact closed by one (`Reopen`)."""
+        self.ops.append(Reopen(fact_id))
 
     def merge(self, keep: FactRef, drop: FactRef) -> None:
         if keep == drop:

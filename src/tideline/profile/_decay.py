@@ -2,9 +2,9 @@
 
 - A fact expires `decay_days` after it was last seen (`last_seen_at`, refreshed by every
   supporting mention); `decay_days=None` never expires.
-- Maturity (seed step 9): an old, well-evidenced fact earns a longer life. Age counts from
-  `valid_from`; evidence counts supporting rows. The first rung that matches wins; decay never
-  shortens.
+- Maturity (step 8): an old, well-evidenced fact earns a longer life. Age counts from
+  `valid_from` to the last moment the fact lived (its expiry, or now), in valid time; evidence
+  counts supporting rows. The first rung that matches wins; decay never shortens.
 - Anchors (facts the trajectory names, e.g. a native language) need 40 % less: both the age and
   the evidence thresholds are multiplied by 0.6 and compared exactly, so for whole evidence counts
   the anchor rungs are 438 d & 6, 219 d & 4 (3.6 rounds up: 3 is below 3.6), 54 d & 2 (1.8 → 2).
@@ -54,14 +54,29 @@ def thresholds(anchor: bool) -> tuple[Rung, ...]:
 
 
 def matured_decay(fact: Fact, now: dt.datetime, *, anchor: bool = False) -> int | None:
-    """The longer decay the fact has earned, or None when it keeps its own."""
+    """The longer decay the fact earned while it was believed, or None when it keeps its own.
+
+    Judged in valid time: its age at the last moment it lived — its expiry, or `now` when that
+    is later — and judged again after each longer life it earns. So a fact old and evidenced
+    enough before it would have expired matures even when the run happens years later, and the
+    answer depends on its evidence only, never on when a run looked."""
     if fact.status not in ACTIVE_STATUSES or fact.decay_days is None:
         return None
-    age = days_between(from_text(fact.valid_from), now)
-    for rung in thresholds(anchor):
-        if age >= rung.min_age_days and fact.evidence_count >= rung.min_evidence:
-            return rung.decay_days if rung.decay_days > fact.decay_days else None
-    return None
+    days, start = fact.decay_days, from_text(fact.valid_from)
+    while True:
+        end = min(now, from_text(fact.last_seen_at) + days * DAY)
+        earned = next(
+            (
+                rung.decay_days
+                for rung in thresholds(anchor)
+                if days_between(start, end) >= rung.min_age_days
+                and fact.evidence_count >= rung.min_evidence
+            ),
+            None,
+        )
+        if earned is None or earned <= days:
+            return days if days > fact.decay_days else None
+        days = earned
 
 
 def injection_weight(fact: Fact, now: dt.datetime) -> float:

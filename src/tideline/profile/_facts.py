@@ -1,7 +1,9 @@
 """Owner of `facts`, `fact_changes` and `fact_evidence`: all their SQL lives here.
 
 Invariants:
-- No row is ever deleted or has its subject/category/value edited. A fact changes only by status
+- No row is ever deleted or has its subject/category/value edited — except that an expiry, a
+  rule's conclusion from missing evidence, is withdrawn when evidence said before it arrives
+  late (`reopen`): its change row goes and the fact lives on as it was. A fact changes only by status
   (with `valid_to` set when it becomes rejected or closed), by counters (mentions, confidence,
   decay) and by gaining evidence.
 - Every status change, creation included, is a `fact_changes` row: the fact's timeline.
@@ -21,11 +23,12 @@ from __future__ import annotations
 import builtins  # `list` below is a method of the store: signatures after it say `builtins.list`
 from collections.abc import Sequence
 
-from tideline.errors import NotFound
+from tideline.errors import IllegalTransition, NotFound
 from tideline.profile._decay import expires_at
 from tideline.profile._drafts import FactDraft
 from tideline.profile._types import (
     ACTIVE_STATUSES,
+    EXPIRED,
     FINAL_STATUSES,
     POLARITIES,
     SOURCE_TYPES,
@@ -248,6 +251,37 @@ class FactStore:
             params.append(subject)
         sql = f"SELECT {_COLUMNS} FROM facts f WHERE {' AND '.join(where)} ORDER BY f.id"
         return [Fact(**r) for r in self.db.rows(sql, params)]
+
+    def expired_after(self, at: str) -> builtins.list[tuple[Fact, str]]:
+        """The facts closed by expiry later than `at` (valid time), each with the status it had:
+        evidence said at `at` finds them still believed."""
+        last = "(SELECT c.{} FROM fact_changes c WHERE c.fact_id = f.id ORDER BY c.id DESC LIMIT 1)"
+        rows = self.db.rows(
+            f"SELECT {_COLUMNS}, {last.format('from_status')} AS was FROM facts f"
+            " WHERE f.status = 'closed' AND f.merged_into IS NULL AND f.valid_to > ?"
+            f" AND f.valid_to = f.expires_at AND {last.format('why')} = ? ORDER BY f.id",
+            (at, EXPIRED),
+        )
+        return [(Fact(**{k: v for k, v in r.items() if k != "was"}), str(r["was"])) for r in rows]
+
+    def reopen(self, fact: Fact, now: str) -> None:
+        """Withdraw a fact's expiry: its closing change row goes, it is believed as it was."""
+        row = self.db.one(
+            "SELECT id, from_status, why FROM fact_changes WHERE fact_id = ? ORDER BY id DESC"
+            " LIMIT 1",
+            (fact.id,),
+        )
+        if fact.status != "closed" or row is None or row["why"] != EXPIRED or fact.merged_into:
+            raise IllegalTransition(
+                f"fact #{fact.id} is {fact.status}, not closed by expiry; only an expiry is "
+                "withdrawn by late evidence, record a new fact instead"
+            )
+        self.db.execute("DELETE FROM fact_changes WHERE id = ?", (row["id"],))
+        self.db.execute(
+            "UPDATE facts SET status = ?, valid_to = NULL, retired_at = NULL, updated_at = ?"
+            " WHERE id = ?",
+            (row["from_status"], now, fact.id),
+        )
 
     def spans(self) -> dict[int, tuple[str, str | None]]:
         """Each fact's valid time (valid_from, valid_to): what its edges and strategies hold by."""

@@ -123,6 +123,33 @@ def span_days(fact: Fact) -> float:
     return days_between(from_text(fact.said_from), from_text(fact.said_to))
 
 
+@dataclass(frozen=True)
+class Met:
+    """When (valid time) a rule counting sessions was met, and what backed the fact then."""
+
+    at: str
+    sessions: int
+    days: float
+
+    def __str__(self) -> str:
+        return f"backed by {self.sessions} sessions over {self.days:.0f} days"
+
+
+def rule_met(fact: Fact, sessions: int, days: float = 0.0) -> Met:
+    """When the fact was first backed by `sessions` sessions whose words span `days` days: the
+    earliest of its sessions' starts (and its latest words) at which both held — else, its
+    sessions' times unknown, its latest words. A promotion is dated then, not when a run
+    noticed, so replaying a history night by night dates (and explains) it the same."""
+    starts = fact.session_starts
+    if fact.said_from is not None and len(starts) >= sessions:
+        first = from_text(fact.said_from)
+        for t in sorted({*starts, *([fact.said_to] if fact.said_to else [])}):
+            n, span = sum(s <= t for s in starts), days_between(first, from_text(t))
+            if n >= sessions and span >= days:
+                return Met(t, n, span)
+    return Met(fact.said_to or fact.last_seen_at, fact.sessions, span_days(fact))
+
+
 def establishable(fact: Fact, rules: Rules = RULES) -> bool:
     """Long-standing and well-evidenced: the rule that promotes confirmed → established."""
     return (

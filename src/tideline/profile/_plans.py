@@ -1,13 +1,15 @@
 """The deterministic Sleep steps as changeset planners: read facts in, changes out. No SQL, no LLM.
 
-- step 5 fast path: stated & mention_count ≥ 2 & 2+ sessions & suspected → confirmed
-- step 9 established: confirmed & N sessions spanning D days of valid time & not disputed
-- step 8 expiry: expires_at passed → closed at expires_at, plus a verify strategy; events likewise
+- step 5 fast path: stated & mention_count ≥ 2 & 2+ sessions & suspected → confirmed, dated when
+  its second session said it
+- step 8 established: confirmed & N sessions spanning D days of valid time & not disputed, dated
+  when that was first true (before expiry: a fact that expired later was still established)
+- step 8 maturity: the decay table (`_decay.MATURITY`, anchors × 0.6), judged at valid time
+- step 9 expiry: expires_at passed → closed at expires_at, plus a verify strategy; events likewise
   closed (without a strategy), the ones this changeset makes too: an event mentioned long after
   it ended is recorded and closed in the same run, never listed as active
-- step 9 maturity: the decay table (`_decay.MATURITY`, anchors × 0.6)
 - step 12 dedupe: duplicates merged into the one kept (`_dedupe`)
-- strategies (with step 8): answered by a later conversation, or expired (`plan_strategies`)
+- strategies (with step 9): answered by a later conversation, or expired (`plan_strategies`)
 Each returns the ids it planned for, so the run record can say what changed.
 """
 
@@ -27,7 +29,7 @@ from tideline.profile._lifecycle import (
     Rules,
     establishable,
     fast_path,
-    span_days,
+    rule_met,
 )
 from tideline.profile._types import ACTIVE_STATUSES, Event, Fact, Strategy
 
@@ -42,10 +44,8 @@ def plan_fast_path(facts: Iterable[Fact], changeset: Changeset, rules: Rules = R
     done = []
     for fact in facts:
         if fast_path(fact, rules):
-            changeset.confirm(
-                fact.id,
-                f"stated {fact.mention_count} times in {fact.sessions} sessions",
-            )
+            met = rule_met(fact, rules.confirm_sessions)
+            changeset.confirm(fact.id, f"stated in {met.sessions} sessions", at=met.at)
             done.append(fact.id)
     return done
 
@@ -53,15 +53,13 @@ def plan_fast_path(facts: Iterable[Fact], changeset: Changeset, rules: Rules = R
 def plan_established(
     facts: Iterable[Fact], changeset: Changeset, rules: Rules = RULES
 ) -> list[int]:
-    """Confirmed facts that became long-standing and well-evidenced → established."""
+    """Confirmed facts that became long-standing and well-evidenced → established, at the time
+    the rule was met (valid time), whether or not the fact expired since."""
     done = []
     for fact in facts:
         if establishable(fact, rules):
-            changeset.transition(
-                fact.id,
-                "established",
-                why=f"backed by {fact.sessions} sessions over {span_days(fact):.0f} days",
-            )
+            met = rule_met(fact, rules.established_sessions, rules.established_days)
+            changeset.transition(fact.id, "established", why=str(met), at=met.at)
             done.append(fact.id)
     return done
 
@@ -100,11 +98,10 @@ def plan_expiry(
 def plan_maturity(
     facts: Iterable[Fact], now: dt.datetime, changeset: Changeset, anchors: Collection[int] = ()
 ) -> list[int]:
-    """Longer decay for facts that earned it; expired facts are left to `plan_expiry`."""
+    """Longer decay for facts that earned it before they expired (`matured_decay`): run before
+    `plan_expiry`, so a fact that matured in time is not closed at its shorter life's end."""
     done = []
     for fact in facts:
-        if is_expired(fact, now):
-            continue
         days = matured_decay(fact, now, anchor=fact.id in anchors)
         if days is not None:
             changeset.set_decay(fact.id, days)

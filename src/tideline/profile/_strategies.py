@@ -1,6 +1,8 @@
 """Owner of `strategies`: questions the agent may ask naturally (clarify, probe, verify).
 
-A strategy moves open → asked → resolved (`_lifecycle.STRATEGY_NEXT`); rows are never removed.
+A strategy moves open → asked → resolved (`_lifecycle.STRATEGY_NEXT`); rows are never removed,
+except the verify question an expiry raised, when late evidence withdraws the expiry
+(`withdraw_expiry`, which also reopens the questions the expiry made obsolete).
 A resolved strategy says how it ended (`outcome`): `answered` (a later conversation answered
 it), `obsolete` (its fact was rejected or closed first) or `expired` (nobody answered it in
 time), with `resolved_why` and `resolved_at`.
@@ -174,6 +176,21 @@ class StrategyStore:
             (why, now, now, at or now, *fact_ids),
         )
         return len(cur.fetchall())  # drain: RETURNING blocks COMMIT
+
+    def withdraw_expiry(self, fact_id: int, ended: str, now: str) -> None:
+        """A fact's expiry at `ended` is withdrawn: the verify question it raised goes (unless
+        answered), the clarify and probe questions it made obsolete stand open again."""
+        self.db.execute(
+            "DELETE FROM strategies WHERE fact_id = ? AND kind = 'verify' AND valid_from = ?"
+            " AND COALESCE(outcome, '') != 'answered'",
+            (fact_id, ended),
+        )
+        self.db.execute(
+            "UPDATE strategies SET status = 'open', outcome = NULL, resolved_why = NULL,"
+            " resolved_at = NULL, valid_to = NULL, updated_at = ? WHERE fact_id = ?"
+            " AND kind != 'verify' AND outcome = 'obsolete' AND valid_to = ?",
+            (now, fact_id, ended),
+        )
 
     def ask(self, strategy_ids: builtins.list[int], now: str) -> builtins.list[int]:
         """Open strategies among `strategy_ids` become asked; the ids that were still open."""

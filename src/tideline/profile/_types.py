@@ -22,6 +22,7 @@ EDGE_KINDS = ("causes", "related_to", "supports", "contradicts", "temporal", "hi
 STRATEGY_KINDS = ("clarify", "probe", "verify")
 STRATEGY_STATUSES = ("open", "asked", "resolved")
 STRATEGY_OUTCOMES = ("answered", "obsolete", "expired")  # how a resolved strategy ended
+EXPIRED = "expired"  # why a fact nobody mentioned again was closed (an expiry may be withdrawn)
 EVENT_STATUSES = ("active", "closed")
 RUN_STATUSES = ("running", "done", "failed", "skipped")
 RUN_STATUSES_V1 = ("running", "done", "failed")  # before profile migration 6
@@ -81,6 +82,7 @@ class Fact(_Dict):
     against_ids: list[int] = field(default_factory=list)
     said_from: str | None = None
     said_to: str | None = None
+    session_starts: list[str] = field(default_factory=list)  # when each session first backed it
     disputed_by: list[int] = field(default_factory=list)
 
     @property
