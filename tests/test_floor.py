@@ -197,6 +197,24 @@ def test_memo_cli_says_nothing_relevant_and_how_to_see_more(library: Library) ->
     assert "relevance" in done.stdout
 
 
+def test_memo_search_finds_the_note_holding_a_rare_word_whatever_the_floor(
+    library: Library,
+) -> None:
+    # #37: `memo search lvextend` over a library whose runbook holds it: bm25 #1 and cosine #1,
+    # relevance 0.04 under the notes' floor 0.045, "nothing relevant found". A rare word the
+    # index matched is evidence the floor keeps (here even a floor of 0.99).
+    disk = (
+        "# Disk full\n\nWhen /var fills up, check the volume group for free extents with vgs "
+        "and grow the logical volume with lvextend -r -L +20G /dev/vg0/var.\n"
+    )
+    make_collection(library.root, "runbook", "runbooks", {"disk-full.md": disk})
+    root = ["--root", str(library.root)]
+    done = CliRunner().invoke(memo_cli, ["search", "lvextend", "--min-score", "0.99", *root])
+    assert done.exit_code == 0, done.output
+    assert "runbook/disk-full.md:1" in done.stdout and "1 rare word matched" in done.stdout
+    assert "home/" not in done.stdout  # nothing else holds it: still cut
+
+
 def test_mcp_and_rest_answer_an_empty_list_with_the_reason(diary: Memory, app: Tideline) -> None:
     async def ask() -> dict[str, object]:
         async with in_memory(app) as c:
