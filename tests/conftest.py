@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import itertools
+import os
 import shutil
 import tempfile
 import warnings
@@ -59,17 +60,29 @@ def engine(request: pytest.FixtureRequest) -> str:
     return str(getattr(request, "param", "sqlite"))
 
 
+def _in_memory(room: int = 4 << 30) -> Path | None:
+    """/dev/shm when it is there, writable and has `room` bytes free (a container's default
+    64 MB does not), else None (the system's temporary folder)."""
+    shm = Path("/dev/shm")
+    if not (shm.is_dir() and os.access(shm, os.W_OK)):
+        return None
+    free = os.statvfs(shm)
+    return shm if free.f_bavail * free.f_frsize >= room else None
+
+
 @pytest.fixture(scope="session")
 def pg_url() -> Iterator[str]:
     """A real PostgreSQL 16 with pgvector from the `pgserver` wheel, for the whole session. Its
-    folder is not under pytest's (mode 0700): the server runs as its own user, which must reach it."""
+    folder is not under pytest's (mode 0700): the server runs as its own user, which must reach it.
+    It is in memory (/dev/shm) where there is one: the suite leaves a few GB of small files there,
+    whose removal from a disk took 50 s of the suite's end at load."""
     try:
         with warnings.catch_warnings():  # no XDG_RUNTIME_DIR here: it falls back to /tmp
             warnings.simplefilter("ignore")
             import pgserver
             import psycopg
 
-            folder = Path(tempfile.mkdtemp(prefix="tideline-pg-"))
+            folder = Path(tempfile.mkdtemp(prefix="tideline-pg-", dir=_in_memory()))
             server = pgserver.get_server(folder / "data", "delete")
     except Exception as exc:  # any failure to start: skip, saying why
         pytest.skip(f"PostgreSQL from the pgserver wheel could not start: {exc}")

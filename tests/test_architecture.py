@@ -136,10 +136,17 @@ def _modules(src: Path) -> dict[str, Path]:
     return {_module_name(src, p): p for p in sorted(src.rglob("*.py"))}
 
 
+@functools.cache
+def _nodes(text: str) -> tuple[ast.AST, ...]:
+    """Every node of a module's source, parsed once per distinct text: a planted copy of the tree
+    differs from the real one in one file, so its other ~270 files are not parsed again."""
+    return tuple(ast.walk(ast.parse(text)))
+
+
 def _imports(src: Path, modules: dict[str, Path]) -> Iterator[Import]:
     for name, path in modules.items():
         package = name if _is_package(src, path) else name.rpartition(".")[0]
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        for node in _nodes(path.read_text()):
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     yield Import(name, alias.name, (), node.lineno)
@@ -170,7 +177,7 @@ def _private_module(module: str) -> bool:
 
 
 def _environ_uses(path: Path) -> Iterator[int]:
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in _nodes(path.read_text()):
         if (
             isinstance(node, ast.Attribute)
             and node.attr in ENVIRON
@@ -187,7 +194,7 @@ def _environ_uses(path: Path) -> Iterator[int]:
 
 
 def _wall_clock_uses(path: Path) -> Iterator[int]:
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in _nodes(path.read_text()):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
             continue
         func, owner = node.func, node.func.value

@@ -197,6 +197,24 @@ def test_memo_cli_says_nothing_relevant_and_how_to_see_more(library: Library) ->
     assert "relevance" in done.stdout
 
 
+def test_memo_search_finds_the_note_holding_a_rare_word_whatever_the_floor(
+    library: Library,
+) -> None:
+    # #37: `memo search lvextend` over a library whose runbook holds it: bm25 #1 and cosine #1,
+    # relevance 0.04 under the notes' floor 0.045, "nothing relevant found". A rare word the
+    # index matched is evidence the floor keeps (here even a floor of 0.99).
+    disk = (
+        "# Disk full\n\nWhen /var fills up, check the volume group for free extents with vgs "
+        "and grow the logical volume with lvextend -r -L +20G /dev/vg0/var.\n"
+    )
+    make_collection(library.root, "runbook", "runbooks", {"disk-full.md": disk})
+    root = ["--root", str(library.root)]
+    done = CliRunner().invoke(memo_cli, ["search", "lvextend", "--min-score", "0.99", *root])
+    assert done.exit_code == 0, done.output
+    assert "runbook/disk-full.md:1" in done.stdout and "1 rare word matched" in done.stdout
+    assert "home/" not in done.stdout  # nothing else holds it: still cut
+
+
 def test_mcp_and_rest_answer_an_empty_list_with_the_reason(diary: Memory, app: Tideline) -> None:
     async def ask() -> dict[str, object]:
         async with in_memory(app) as c:
@@ -219,6 +237,35 @@ def test_the_panel_offers_the_floor_it_mentions(diary: Memory, app: Tideline) ->
         assert "--min-score" not in page.text and "min_score=0" in page.text  # a working link
         shown = client.get("/", params={"q": "my sister's new job", "min_score": "0"})
         assert shown.status_code == 200 and MEMORIES[1] in shown.text
+
+
+def test_the_panel_says_one_thing_of_the_floor_and_shows_what_the_cli_shows(
+    tmp_path: Path, e5: E5Embedder
+) -> None:
+    # #37: the page said "nothing relevant: 8 result(s) less relevant than the relevance floor
+    # 0.04" above 20 results (the memory's notice, the notes' results) and named a second floor
+    root = tmp_path / "lib"
+    make_collection(root, "home", "notes about home and the office", NOTES)
+    app = Tideline(Settings.load(overrides={"memo_root": str(root)}), embedder=e5)
+    try:
+        for text in MEMORIES:
+            app.memory.write(gesture=text)
+        app.memory.sync_turn("s", "user", "The fence panels came from the hardware store")
+        app.library.index()
+        with client_for(app) as client:
+            html = client.get("/", params={"q": "how do I restore the database"}).text
+            assert "home/backups.md" in html and "nothing relevant" not in html.lower()
+            assert html.count("relevance floor") == 1 and "Show less relevant" in html
+            off = client.get("/", params={"q": "how do I restore the database", "min_score": "0"})
+            assert "Hide the less relevant" in off.text and "relevance floor off" in off.text
+            # the memory's part is `tideline search`'s answer: its hits, in its order, scores
+            page = client.get("/", params={"q": "fence panels"}).text
+        shown = app.memory.search("fence panels").hits
+        assert shown and shown[0].type == "turn"
+        at = [page.find(h.explain()) for h in shown]
+        assert all(i >= 0 for i in at) and at == sorted(at)
+    finally:
+        app.close()
 
 
 def test_the_setting_moves_the_floor(monkeypatch: pytest.MonkeyPatch, e5: E5Embedder) -> None:

@@ -525,8 +525,8 @@ IMPORT = Command(
             "format",
             str,
             "auto",
-            "auto (recognise the file), chatgpt, claude, openai, transcript, locomo, tideline "
-            "or a plugin's.",
+            "auto (recognise the file), chatgpt, claude, openai, transcript, locomo, "
+            "mcp-memory, mem0, letta, tideline or a plugin's.",
             flag="--format",
         ),
         Field("session", str, None, "Put every turn into this session id."),

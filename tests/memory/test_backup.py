@@ -91,7 +91,11 @@ def test_export_then_import_into_a_fresh_home_gives_identical_search_results(
         counts = app.export(fh, "jsonl")
     assert counts["narrative"] == 4 and counts["fact"] == 1 and counts["session"] == 5
     header = json.loads(backup.read_text().splitlines()[0])
-    assert (header["type"], header["version"]) == ("tideline-export", 1)
+    assert (header["type"], header["version"], header["counts"]) == ("tideline-export", 2, counts)
+    assert set(header["schema"]) == {"agent", "analysis", "profile"}
+    assert header["valid_time"]["from"] < header["valid_time"]["to"]
+    kinds = [json.loads(line)["type"] for line in backup.read_text().splitlines()[1:]]
+    assert list(dict.fromkeys(kinds)) == list(counts)  # grouped by kind, in the listed order
 
     summary = fresh.memory.import_file(backup)
     assert (summary.format, summary.detected, summary.problems) == ("tideline", True, [])
@@ -123,3 +127,19 @@ def test_markdown_export_reads_as_a_document(app: Tideline) -> None:
     assert "Mia lives in Lisbon" in text and "superseded by #3" in text
     assert "[forgotten" in text and "nail polish" not in text and "PIN" not in text
     assert "## Facts" in text
+
+
+def test_a_cut_short_backup_is_restored_as_far_as_it_goes_and_says_so(
+    app: Tideline, fresh: Tideline, tmp_path: Path
+) -> None:
+    app.memory.import_file(DATA / "claude" / "conversations.json")
+    whole = io.StringIO()
+    app.export(whole, "jsonl")
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text("".join(whole.getvalue().splitlines(keepends=True)[:-2]))
+    s = fresh.memory.import_file(cut)
+    assert s.turns_added == 4
+    assert [p.message.split(" (")[0] for p in s.problems] == [
+        "cut.jsonl does not hold what its first line lists"
+    ]
+    assert "6 turn listed, 4 found" in s.problems[0].message

@@ -116,3 +116,20 @@ def test_embedder_down_means_lexical_with_a_warning_and_no_lost_writes(settings:
     assert {h.type for h in result.hits} == {"narrative", "turn"}
     assert result.warnings and "lexical only" in result.warnings[0]
     app.close()
+
+
+def test_a_rare_word_the_index_matched_is_never_cut_by_the_floor(memory: Memory) -> None:
+    # #37: `memo search lvextend` found its note at bm25 #1 and cosine #1, relevance under the
+    # floor. A rare term the index matched (and carrying the query's weight) is evidence.
+    for text in ("the build is green again", "lunch at noon", "the backup ran overnight"):
+        memory.sync_turn("s", "user", text)
+    memory.sync_turn("s", "user", "grow the volume with lvextend -r -L +20G /dev/vg0/var")
+    found = memory.search("lvextend", min_score=0.99).hits
+    assert [h.text for h in found] == ["grow the volume with lvextend -r -L +20G /dev/vg0/var"]
+    assert (
+        found[0].score < 0.99
+        and found[0].rare
+        and "kept under the floor: 1 rare word matched" in found[0].explain()
+    )
+    # the same rare word beside two words no record holds carries a third of the query: cut
+    assert memory.search("lvextend zanzibar quokka", min_score=0.99).hits == []

@@ -243,3 +243,23 @@ def test_evidence_links_to_its_turn_in_context(client: TestClient, seeded: dict[
     shown = client.get(f"/turns/{turn}")
     assert shown.url.path == "/sessions/trip" and f'id="turn-{turn}"' in shown.text
     assert client.get("/turns/9999").status_code == 404
+
+
+PRIVATE_PATHS = [
+    "/", "/profile", "/sessions", "/library", "/runs", "/pictures", "/search?q=Lisbon",
+    "/api/search?query=Lisbon", "/api/stats", "/api/openapi.json", "/no-such-page",
+]  # fmt: skip
+
+
+def test_private_pages_are_neither_cached_nor_framed(client: TestClient, seeded: Any) -> None:
+    """A page on another localhost port (the same site: SameSite=Strict lets the cookie go)
+    could frame the panel, and a cached page of memories outlives the session (issue 31): every
+    page and API answer, errors included, says no-store and denies framing both ways."""
+    for path in PRIVATE_PATHS:
+        answer = client.get(path, headers=HTML if not path.startswith("/api") else {})
+        assert answer.headers.get("cache-control") == "no-store", path
+        assert answer.headers.get("x-frame-options") == "DENY", path
+        assert answer.headers.get("content-security-policy") == "frame-ancestors 'none'", path
+    sheet = client.get("/static/panel.css")
+    assert sheet.status_code == 200 and sheet.headers.get("x-frame-options") == "DENY"
+    assert "no-store" not in sheet.headers.get("cache-control", "")  # shows no memory

@@ -165,7 +165,7 @@ def import_(
     session: str = option(IMPORT, "session"),
     json_out: bool = JSON,
 ) -> None:
-    """Import a ChatGPT or Claude export, a chat or transcript file, or a Tideline backup."""
+    """Import chats (ChatGPT, Claude, transcripts), a peer's memory (MCP, mem0, Letta), a backup."""
     # here: a search does not import the progress bar (rich.progress: ~0.1 s)
     from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
 
@@ -194,11 +194,13 @@ def import_(
         if summary.refused:
             why.append(f"{summary.refused} refused, listed below")
         kinds = ", ".join(why)
-        narratives = (
-            f"{summary.narratives_added} narratives added, "
-            f"{summary.narratives_existing} already there, "
-            if summary.narratives_added or summary.narratives_existing
-            else ""
+        narratives = "".join(
+            f"{added} {kind} added, {existing} already there, "
+            for kind, added, existing in (
+                ("narratives", summary.narratives_added, summary.narratives_existing),
+                ("facts", summary.facts_added, summary.facts_existing),
+            )
+            if added or existing
         )
         console.print(
             f"{summary.sessions} sessions, {summary.turns_added} turns added, "

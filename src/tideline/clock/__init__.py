@@ -20,29 +20,44 @@
 from tideline.clock._clock import Clock, ManualClock, system_clock
 from tideline.clock._format import (
     DAY,
+    FIRST_ACCEPTED,
     FORMAT,
+    LAST_ACCEPTED,
     days_between,
     from_text,
     now_text,
     parse_time,
     to_text,
 )
-from tideline.clock._phrases import EARLIEST, LATEST, Anchor, Window, anchor, when
+from tideline.clock._phrases import (
+    EARLIEST,
+    LATEST,
+    Anchor,
+    Window,
+    add_days,
+    anchor,
+    shifted,
+    when,
+)
 
 __all__ = [
     "DAY",
     "EARLIEST",
+    "FIRST_ACCEPTED",
     "FORMAT",
+    "LAST_ACCEPTED",
     "LATEST",
     "Anchor",
     "Clock",
     "ManualClock",
     "Window",
+    "add_days",
     "anchor",
     "days_between",
     "from_text",
     "now_text",
     "parse_time",
+    "shifted",
     "system_clock",
     "to_text",
     "when",

@@ -9,6 +9,12 @@ from tideline.errors import InvalidInput
 
 FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 DAY = dt.timedelta(days=1)
+#: The times Tideline accepts from people and clients (UTC, inclusive): every time a conversation
+#: was had or a thing happened in a life, and seven thousand years from the calendar's ends
+#: (years 1 and 9999), so that what the time words make of them ("next year", "3 weeks ago")
+#: stays a date (issue 31: one turn dated 9999-12-31 broke every "tomorrow").
+FIRST_ACCEPTED = "1900-01-01T00:00:00Z"
+LAST_ACCEPTED = "2999-12-31T23:59:59Z"
 
 
 def to_text(value: dt.datetime) -> str:
@@ -38,7 +44,8 @@ def days_between(start: dt.datetime, end: dt.datetime) -> float:
 def parse_time(
     value: str | None, field: str = "timestamp", *, end_of_day: bool = False
 ) -> str | None:
-    """ISO 8601 (date, or date and time, optional zone; naive means UTC) → stored form.
+    """ISO 8601 (date, or date and time, optional zone; naive means UTC) → stored form, within
+    `FIRST_ACCEPTED`–`LAST_ACCEPTED`.
 
     `end_of_day`: a bare date means its last second (for inclusive `until` bounds, so
     `until=2026-06-15` keeps what happened on the 15th).
@@ -57,9 +64,12 @@ def parse_time(
             f"{field}={value!r} is not an ISO 8601 time; use e.g. 2026-11-30 or 2026-11-30T14:05:00Z"
         ) from None
     try:
-        return to_text(parsed)
+        stored = to_text(parsed)
     except OverflowError:  # 0001-01-01T00:00+05:00 is a time in year 0 UTC, which Python lacks
+        stored = ""
+    if not FIRST_ACCEPTED <= stored <= LAST_ACCEPTED:
         raise InvalidInput(
-            f"{field}={value!r} is outside the years 1–9999 once converted to UTC; "
-            "use a time between 0001-01-02 and 9999-12-30"
-        ) from None
+            f"{field}={value!r} is outside the times Tideline accepts (years 1900–2999 in UTC); "
+            f"use a time between {FIRST_ACCEPTED[:10]} and {LAST_ACCEPTED[:10]}"
+        )
+    return stored

@@ -21,6 +21,11 @@ Recognised (English; the common ones in Russian and Chinese):
 - named: last/this/next Monday, May, summer; `in May`, `early June`, `late 2022`; a weekday alone
   (`on Friday`) is the latest one on or before the reference.
 Weeks run Monday to Sunday; seasons are the northern ones (summer: June to August).
+
+Total at the calendar's ends (issue 31): a reference anywhere in years 1–9999 (an old memory can
+hold a turn dated 9999-12-31) never makes a time word raise. Days are moved by `add_days` and
+times by `shifted`, both held at the ends; a phrase whose time falls outside the calendar ("next
+year" in 9999, "5000 years ago") names no window (None), as an unrecognised one does.
 """
 
 from __future__ import annotations
@@ -34,6 +39,24 @@ from dataclasses import dataclass
 from tideline.clock._format import to_text
 
 Days = tuple[dt.date, dt.date]
+EARLIEST = dt.datetime(1, 1, 1, tzinfo=dt.UTC)
+LATEST = dt.datetime(9999, 12, 31, 23, 59, 59, tzinfo=dt.UTC)
+
+
+def add_days(day: dt.date, days: int) -> dt.date:
+    """`day` moved by `days`, held at the calendar's ends (years 1 and 9999)."""
+    try:
+        return day + dt.timedelta(days=days)
+    except OverflowError:
+        return dt.date.max if days > 0 else dt.date.min
+
+
+def shifted(moment: dt.datetime, delta: dt.timedelta) -> dt.datetime:
+    """`moment` moved by `delta`, held between `EARLIEST` and `LATEST`."""
+    try:
+        return max(EARLIEST, min(LATEST, moment + delta))
+    except OverflowError:
+        return LATEST if delta > dt.timedelta(0) else EARLIEST
 
 
 @dataclass(frozen=True)
@@ -66,7 +89,7 @@ class Window:
         """The same window with `days` of slack on each side (a thing is often told a few days
         after it happened)."""
         slack = dt.timedelta(days=days)
-        return Window(self.start - slack, self.end + slack, self.phrase)
+        return Window(shifted(self.start, -slack), shifted(self.end, slack), self.phrase)
 
 
 def _window(days: Days, phrase: str) -> Window:
@@ -87,13 +110,13 @@ def _shift_month(day: dt.date, months: int) -> tuple[int, int]:
 
 
 def _week(day: dt.date) -> Days:
-    monday = day - dt.timedelta(days=day.weekday())
-    return monday, monday + dt.timedelta(days=6)
+    monday = add_days(day, -day.weekday())
+    return monday, add_days(monday, 6)
 
 
 def _weekend(day: dt.date) -> Days:
-    saturday = _week(day)[0] + dt.timedelta(days=5)
-    return saturday, saturday + dt.timedelta(days=1)
+    saturday = add_days(_week(day)[0], 5)
+    return saturday, add_days(saturday, 1)
 
 
 def _year(year: int) -> Days:
@@ -103,12 +126,12 @@ def _year(year: int) -> Days:
 def _unit(day: dt.date, unit: str, offset: int) -> Days:
     """The calendar `unit` (day, week, weekend, month, year) `offset` units from `day`'s."""
     if unit == "day":
-        d = day + dt.timedelta(days=offset)
+        d = add_days(day, offset)
         return d, d
     if unit == "week":
-        return _week(day + dt.timedelta(weeks=offset))
+        return _week(add_days(day, 7 * offset))
     if unit == "weekend":
-        return _weekend(day + dt.timedelta(weeks=offset))
+        return _weekend(add_days(day, 7 * offset))
     if unit == "month":
         return _month(*_shift_month(day, offset))
     return _year(day.year + offset)
@@ -119,7 +142,7 @@ def _counted(day: dt.date, unit: str, n: int) -> Days:
     if unit == "day":
         return _unit(day, "day", n)
     if unit == "week":
-        return _week(day + dt.timedelta(weeks=n))
+        return _week(add_days(day, 7 * n))
     if unit == "month":
         return _month(*_shift_month(day, n))
     return _year(day.year + n)
@@ -165,12 +188,12 @@ def _named_month(day: dt.date, month: int, offset: int | None) -> Days:
 def _weekday(day: dt.date, weekday: int, offset: int | None) -> Days:
     """Last (-1), this (0) or next (1) `weekday`; said alone (None): the latest on or before."""
     if offset == 0:
-        d = _week(day)[0] + dt.timedelta(days=weekday)
+        d = add_days(_week(day)[0], weekday)
     elif offset is not None and offset > 0:
-        d = day + dt.timedelta(days=(weekday - day.weekday() - 1) % 7 + 1)
+        d = add_days(day, (weekday - day.weekday() - 1) % 7 + 1)
     else:
         back = (day.weekday() - weekday) % 7
-        d = day - dt.timedelta(days=back or (7 if offset is not None else 0))
+        d = add_days(day, -(back or (7 if offset is not None else 0)))
     return d, d
 
 
@@ -191,10 +214,10 @@ def _part(days: Days, part: str) -> Days:
     span = (last - first).days + 1
     third = max(1, span // 3)
     if part == "early":
-        return first, first + dt.timedelta(days=third - 1)
+        return first, add_days(first, third - 1)
     if part == "late":
-        return last - dt.timedelta(days=third - 1), last
-    return first + dt.timedelta(days=third), last - dt.timedelta(days=third)
+        return add_days(last, -(third - 1)), last
+    return add_days(first, third), add_days(last, -third)
 
 
 # -- vocabularies ----------------------------------------------------------------------------
@@ -565,7 +588,10 @@ def when(text: str, reference: dt.datetime | dt.date) -> Window | None:
     found: list[tuple[int, int, Days]] = []
     for pattern, rule in RULES:
         for m in pattern.finditer(lowered):
-            days = rule(m, ref)
+            try:
+                days = rule(m, ref)
+            except (OverflowError, ValueError):  # a time past the calendar's ends: none
+                days = None
             if days is not None:
                 found.append((m.start(), m.end(), days))
                 break
@@ -580,8 +606,6 @@ def when(text: str, reference: dt.datetime | dt.date) -> Window | None:
 
 
 # -- "before the trip": a time question anchored to something else ----------------------------
-EARLIEST = dt.datetime(1, 1, 1, tzinfo=dt.UTC)
-LATEST = dt.datetime(9999, 12, 31, 23, 59, 59, tzinfo=dt.UTC)
 _ANCHOR = re.compile(
     r"(?<![\w])(?P<rel>before|after|since|until|till|prior to|following|до|после|перед|с тех пор как)"
     r"\s+(?P<words>[^?.!,;:]+)"
@@ -604,10 +628,11 @@ class Anchor:
     def around(self, window: Window) -> Window:
         """The stretch of time this relation makes of the anchor's window."""
         phrase = f"{self.relation} {window.phrase}"
+        second = dt.timedelta(seconds=1)
         if self.relation == "before":
-            return Window(EARLIEST, window.start - dt.timedelta(seconds=1), phrase)
+            return Window(EARLIEST, shifted(window.start, -second), phrase)
         if self.relation == "after":
-            return Window(window.end + dt.timedelta(seconds=1), LATEST, phrase)
+            return Window(shifted(window.end, second), LATEST, phrase)
         if self.relation == "since":
             return Window(window.start, LATEST, phrase)
         return Window(EARLIEST, window.end, phrase)

@@ -14,7 +14,7 @@ import calendar
 import datetime as dt
 import re
 
-from tideline.clock import to_text
+from tideline.clock import add_days, to_text
 
 SLACK_DAYS = 3
 _MONTHS = {m.lower(): n for n, m in enumerate(calendar.month_name) if m}
@@ -38,8 +38,8 @@ _RELATIVE = {
 
 
 def _window(start: dt.date, end: dt.date, slack: int) -> tuple[str, str]:
-    since = dt.datetime.combine(start - dt.timedelta(days=slack), dt.time.min)
-    until = dt.datetime.combine(end + dt.timedelta(days=slack), dt.time.max)
+    since = dt.datetime.combine(add_days(start, -slack), dt.time.min)
+    until = dt.datetime.combine(add_days(end, slack), dt.time.max)
     return to_text(since), to_text(until)
 
 
@@ -68,6 +68,6 @@ def date_window(
     if today is not None:
         for phrase, (back, length) in _RELATIVE.items():
             if re.search(rf"\b{phrase}\b", text):
-                start = today - dt.timedelta(days=back)
-                return _window(start, start + dt.timedelta(days=length), slack)
+                start = add_days(today, -back)
+                return _window(start, add_days(start, length), slack)
     return None

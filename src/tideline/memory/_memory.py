@@ -52,6 +52,7 @@ from tideline.memory._time_window import Resolver, names_time, plain_resolver, t
 from tideline.memory._turn_keys import turn_keys
 from tideline.memory._types import (
     Forgetting,
+    FoundFact,
     ImportProblem,
     ImportSummary,
     Narrative,
@@ -85,6 +86,10 @@ from tideline.search import (
 from tideline.store import Storage, WriteKeys, check_key
 
 log = logging.getLogger(__name__)
+
+#: Keeps imported facts (the profile's `import_facts`); returns (added, already there, why
+#: each refused one was).
+FactKeeper = Callable[[list[FoundFact]], tuple[int, int, list[str]]]
 
 Progress = Callable[[int, int], None]
 
@@ -148,6 +153,7 @@ class Memory:
         vectors: VectorOptions = VectorOptions(),  # noqa: B008 - frozen, so one default is safe
         clock: Clock = system_clock,
         time_window: Resolver | None = None,
+        keep_facts: FactKeeper | None = None,
     ):
         self.db = db
         self.clock = clock
@@ -162,6 +168,9 @@ class Memory:
         #: A question's window of the user's time (`_time_window`): the composition root passes
         #: the profile's, which also knows the calendar's events ("before the trip").
         self.time_window: Resolver = time_window or plain_resolver(self.raw, clock)
+        #: Where imported facts go (the profile's `import_facts`, from the composition root);
+        #: None: a memory without a profile, which counts them as left out.
+        self.keep_facts = keep_facts
         for index in (self.raw.index, self.narratives.index):
             index.configure(vectors)
         self.warnings: list[str] = []
@@ -337,15 +346,22 @@ class Memory:
             skipped_kinds=dict(batch.skipped_kinds),
             problems=list(batch.problems),
         )
+        facts: list[FoundFact] = []
         with self.lock, self.db.transaction():
             for s in batch.sessions:
-                self._import_session(s, session or s.key, name, summary)
+                facts += self._import_session(s, session or s.key, name, summary)
             if batch.narratives:
                 added, existing, problems = restore_narratives(
                     self.raw, self.narratives, batch.narratives
                 )
                 summary.narratives_added, summary.narratives_existing = added, existing
                 summary.problems += problems
+        if facts and self.keep_facts is None:
+            summary.skipped += len(facts)
+            summary.skipped_kinds["facts (no profile to keep them)"] = len(facts)
+        elif facts and self.keep_facts is not None:
+            summary.facts_added, summary.facts_existing, refused = self.keep_facts(facts)
+            summary.problems += [ImportProblem(None, why) for why in refused]
         summary.refused = len(summary.problems)
         if not summary.found:
             summary.problems.append(ImportProblem(None, _nothing_found(path, summary)))
@@ -360,9 +376,10 @@ class Memory:
 
     def _import_session(
         self, s: ImportedSession, key: str, fmt: str, summary: ImportSummary
-    ) -> None:
+    ) -> list[FoundFact]:
         """Store one imported session's usable turns; each unusable one becomes a problem that
-        says where it came from."""
+        says where it came from. Returns the session's facts with the turns that back them (a
+        fact whose turn was refused goes with it)."""
         turns, rejected = usable_turns(key, s.turns)
         for n, exc in rejected:
             origin = s.origins[n - 1] if 0 < n <= len(s.origins) else None
@@ -374,7 +391,7 @@ class Memory:
                 where = f"session {key[:80]!r} turn {n}: " if n else ""
                 summary.problems.append(ImportProblem(None, f"{where}{exc}"))
         if not turns and s.forgotten is None:
-            return
+            return []
         turns, undated = dated_by_neighbours(key, turns, s.created_at)
         summary.undated += undated
         results, _, _ = self.raw.add_turns(
@@ -386,6 +403,12 @@ class Memory:
         summary.sessions += 1
         summary.turns_added += created
         summary.turns_existing += len(results) - created
+        refused = {n - 1 for n, _ in rejected}
+        kept = [i for i in range(len(s.turns)) if i not in refused]
+        stored = {
+            i: (tid, t.timestamp) for i, (tid, _), t in zip(kept, results, turns, strict=True)
+        }
+        return [FoundFact(fact, *stored[i]) for i, fact in s.facts if i in stored]
 
     def forget(
         self,

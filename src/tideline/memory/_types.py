@@ -89,6 +89,27 @@ class ImportProblem(_Dict):
     message: str
 
 
+@dataclass(frozen=True)
+class ImportedFact:
+    """A fact a peer's memory held (an MCP memory observation, a mem0 memory, a line of a Letta
+    memory block): about `subject` ("user", "self" or a name), as the file said it. It is kept
+    in the profile with its turn as evidence, dated by that turn (`FoundFact`)."""
+
+    subject: str
+    category: str
+    value: str
+
+
+@dataclass(frozen=True)
+class FoundFact:
+    """An imported fact with the stored turn that backs it and that turn's time (None: the
+    file said nothing of when; the profile dates it by the turn)."""
+
+    fact: ImportedFact
+    turn_id: int
+    said_at: str | None
+
+
 @dataclass
 class ImportSummary(_Dict):
     """What an import did. `detected`: the format was chosen by `--format auto`;
@@ -104,6 +125,8 @@ class ImportSummary(_Dict):
     turns_existing: int = 0
     narratives_added: int = 0
     narratives_existing: int = 0
+    facts_added: int = 0
+    facts_existing: int = 0
     skipped: int = 0
     skipped_kinds: dict[str, int] = field(default_factory=dict)
     refused: int = 0
@@ -124,6 +147,8 @@ class ImportSummary(_Dict):
             + self.turns_existing
             + self.narratives_added
             + self.narratives_existing
+            + self.facts_added
+            + self.facts_existing
         )
 
 

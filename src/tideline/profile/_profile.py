@@ -34,7 +34,7 @@ from tideline.clock import (
 )
 from tideline.embed import Embedder
 from tideline.errors import InvalidInput, ProfileChanged
-from tideline.memory import Memory, present
+from tideline.memory import FoundFact, Memory, present
 from tideline.profile._apply import Applied, Applier, Stores, TurnCheck
 from tideline.profile._as_of import (
     ProfileAt,
@@ -48,10 +48,12 @@ from tideline.profile._backing import apply_backing, backing, confidence, links_
 from tideline.profile._calendar import time_window
 from tideline.profile._changeset import Changeset
 from tideline.profile._decay import injection_weight, is_expired
+from tideline.profile._dedupe import fact_key
 from tideline.profile._digests import SessionDigest
 from tideline.profile._drafts import choice
 from tideline.profile._fact_index import Indexed, Theme
 from tideline.profile._facts import Link
+from tideline.profile._imported import fact_changes
 from tideline.profile._lifecycle import RULES, Rules
 from tideline.profile._plans import asked_since
 from tideline.profile._snapshot import ProfileState, render_snapshot
@@ -201,6 +203,18 @@ class Profile:
         return self.fact(fact_id)
 
     # -- facts -------------------------------------------------------------------------------
+    def import_facts(self, found: Sequence[FoundFact]) -> tuple[int, int, list[str]]:
+        """Keep facts imported from a peer's memory (`_imported`); returns (added, already
+        there, why each refused one was). The snapshot is rebuilt in the same transaction when
+        any were added."""
+        known = (fact_key(f) for f in self.facts(evidence=False))
+        changes, existing, refused = fact_changes(found, known, self.version())
+        added = len(changes)
+        if added:
+            changes.rebuild_snapshot()
+            self._write(changes, run_id=None, check=False)
+        return added, existing, refused
+
     def facts(
         self,
         *,
@@ -474,6 +488,7 @@ class Profile:
             records += [("trajectory", t) for t in [self.trajectory()] if t is not None]
             records += [("snapshot", x) for x in [self.snapshot()] if x is not None]
             turn_ids = {e.turn_id for f in facts for e in f.evidence if e.turn_id}
+            turn_ids |= {t for kind, r in records if kind == "observation" for t in r.turn_ids}
             hashes = self.memory.raw.hashes(sorted(turn_ids)) if self.memory else {}
         out = []
         for kind, record in records:
@@ -481,6 +496,8 @@ class Profile:
             for ev in row.get("evidence", []) if kind == "fact" else []:
                 ev["turn"] = hashes.get(ev.pop("turn_id"))
                 ev.pop("text", None)
+            if kind == "observation":  # its turns by hash too: ids differ between homes
+                row["turns"] = [hashes[t] for t in row.pop("turn_ids") if t in hashes]
             out.append(row)
         return out
 

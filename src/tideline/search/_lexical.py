@@ -14,6 +14,15 @@ auxiliary function). That BM25 is the one ranked, merged across collections, fus
 every query word once, at the average length, would score. It says how much of the query's
 lexical weight the record holds, whatever the index size (`_score` reads it).
 
+Evidence the floor respects (#37): a term is *rare* when at most `RARE_SHARE` of the records
+searched hold it (and at least `RARE_MIN`, so a small library has rare words too); each candidate
+records the query's rare terms the index matched in it (`Hit.rare`) and the share of the query's
+Σ IDF its matched terms carry (`Hit.held`), both read from the index's own term frequencies
+(FTS5's `tideline_tf` on SQLite, the tsvector on PostgreSQL). `evident` is the rule `retrieve`'s
+floor keeps: a hit holding a rare term, or ranked first by both lists, whose matched terms carry
+at least `EVIDENT_SHARE` of the query's weight (a word absent from every record weighs most, so
+"grandmother's blood type" matched on "type" alone carries little).
+
 Trust: when a query's words are in the records (a command line, a name) its best lexical hit
 holds most of them and the lexical list is the sharpest signal; when they are not (a question
 in Russian over English notes) the best hit shares one stray token and the list is noise that
@@ -36,6 +45,13 @@ from tideline.search._types import Hit
 
 K1 = 1.2
 B = 0.75
+#: A term in at most this share of the records searched is rare (see the module docstring)…
+RARE_SHARE = 0.01
+#: …or in at most this many, whatever the share (a word said once in a conversation is in five
+#: turn records: the turn's and its two neighbours' on each side, `RawTurns.lexical_keys`).
+RARE_MIN = 5
+#: The share of the query's Σ IDF a hit's matched terms must carry to be evidence.
+EVIDENT_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -125,6 +141,7 @@ class Lexicon:
     idfs: dict[str, float]
     total: float
     avgdl: float
+    rare: frozenset[str] = frozenset()
 
 
 def lexicon(indexes: Sequence[TermCounts], parsed: ParsedQuery) -> Lexicon | None:
@@ -139,7 +156,32 @@ def lexicon(indexes: Sequence[TermCounts], parsed: ParsedQuery) -> Lexicon | Non
     stats = pooled([c for c in counts if c is not None])
     idfs = weights(terms, stats)
     avgdl = stats.tokens / stats.records if stats.records else 0.0
-    return Lexicon(terms, idfs, sum(idfs.values()) or 1.0, avgdl)
+    return Lexicon(terms, idfs, sum(idfs.values()) or 1.0, avgdl, rare(terms, stats))
+
+
+def rare(terms: Sequence[str], stats: Counts) -> frozenset[str]:
+    """The terms held by at most `RARE_SHARE` of the records (or `RARE_MIN`), and by one at
+    least (a phrase: by its rarest word's records)."""
+    most = max(RARE_MIN, RARE_SHARE * stats.records)
+    out = set()
+    for term in terms:
+        n = min((stats.df.get(w, 0) for w in term.split()), default=0)
+        if 0 < n <= most:
+            out.add(term)
+    return frozenset(out)
+
+
+def evident(hit: Hit) -> str | None:
+    """Why the floor must keep `hit` whatever its relevance (see the module docstring), or
+    None. The rare terms are the index's forms (stems), so they are counted, not shown."""
+    if (hit.held or 0.0) < EVIDENT_SHARE:
+        return None
+    if hit.rare:
+        n = len(hit.rare)
+        return f"{n} rare word{'s' if n > 1 else ''} matched"
+    if hit.lex_rank == 1 and hit.vec_rank == 1 and hit.lex_source != "trigram":
+        return "first by words and by meaning"
+    return None
 
 
 def rescore(
@@ -163,6 +205,9 @@ def rescore(
             h.lexical = (
                 0.0 if f is None else min(1.0, bm25(f, words.idfs, words.avgdl) / words.total)
             )
+            held = [t for t in words.terms if f is not None and f[1].get(t)]
+            h.held = sum(words.idfs[t] for t in held) / words.total
+            h.rare = tuple(t for t in held if t in words.rare)
         if n >= len(lex):
             continue
         hits = lex[n]

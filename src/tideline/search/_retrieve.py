@@ -32,12 +32,12 @@ from typing import Literal, Protocol
 
 import numpy as np
 
-from tideline.search._analyse import Analyser
+from tideline.search._analyse import Analyser, analyse
 from tideline.search._centre import centre_query, raw_distances
 from tideline.search._fallback import QueryVector, resolved
 from tideline.search._fusion import fuse, lex_norm, ranks
 from tideline.search._levers import Groups, Key, Mark, boost, diversify, lift, session_scores
-from tideline.search._lexical import Counts, Freqs, lexicon, rescore, trust
+from tideline.search._lexical import Counts, Freqs, evident, fts_form, lexicon, rescore, trust
 from tideline.search._query import ParsedQuery, parse_query
 from tideline.search._score import score, truncated
 from tideline.search._time_window import RESTRICT, TimeWindow, nothing_in, within
@@ -181,9 +181,9 @@ def retrieve(
     if window is not None and policy.window:
         hits, fallback = _windowed(hits, window, query, found, k, policy)
     indexes = [s.index for s in _scopes(scopes)]
-    kept, left_out = _floored(indexes, hits, found, k, policy, recency)
+    kept, left_out = _floored(indexes, hits, found, k, policy, recency, texts)
     if fallback is not None and not kept and window is not None:
-        kept, left_out = _floored(indexes, fallback, found, k, policy, recency)
+        kept, left_out = _floored(indexes, fallback, found, k, policy, recency, texts)
         found.warnings.append(nothing_in(window))
     if policy.session_cap and groups is not None:
         head = kept[: k * 2]
@@ -199,16 +199,39 @@ def _floored(
     k: int,
     policy: Policy,
     recency: Recency | None,
+    texts: TextLookup | None,
 ) -> tuple[list[Hit], int]:
-    """Stage 7 and the floor: the hits scored and ordered, those that clear the floor, and how
-    many of the first `k` it left out."""
+    """Stage 7 and the floor: the hits scored and ordered, those that clear the floor or are
+    evidence it respects (`_lexical.evident`: a rare word matched, first in both lists), and
+    how many of the first `k` it left out."""
     model = indexes[0].model_id if indexes else None
     _distances(indexes, hits, found.vector)
     score(hits, policy.kind, model, found.vector is not None)
     hits = _ordered(hits, recency([h.key for h in hits]) if recency is not None else None)
-    kept = [h for h in hits if h.score >= policy.floor] if policy.floor > 0 else hits
-    left_out = sum(1 for h in hits[:k] if h.score < policy.floor) if policy.floor > 0 else 0
-    return kept, left_out
+    if texts is not None and indexes:
+        _own_rare(hits, texts, indexes[0].analyser)
+    if policy.floor <= 0:
+        return hits, 0
+    cleared: list[bool] = []
+    for h in hits:
+        if h.score < policy.floor:
+            h.evidence = evident(h)
+        cleared.append(h.score >= policy.floor or h.evidence is not None)
+    kept = [h for h, ok in zip(hits, cleared, strict=True) if ok]
+    return kept, sum(1 for ok in cleared[:k] if not ok)
+
+
+def _own_rare(hits: list[Hit], texts: TextLookup, analyser: Analyser) -> None:
+    """The rare terms a hit holds in its own words: a turn's lexical key holds its neighbours
+    too (`RawTurns.lexical_keys`), so a word said once matches five records; only the turn
+    that said it is evidence."""
+    holders = [h for h in hits if h.rare]
+    if not holders:
+        return
+    own = texts([h.id for h in holders])
+    for h in holders:
+        words = set(fts_form(analyse(own.get(h.id, ""), analyser)).split())
+        h.rare = tuple(t for t in h.rare if all(w in words for w in t.split()))
 
 
 def _ordered(hits: list[Hit], recency: Mapping[tuple[int, int], float] | None) -> list[Hit]:

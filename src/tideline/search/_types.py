@@ -44,6 +44,10 @@ _ABOUT = (
 )
 
 
+#: The score parts `Hit.absorb` takes from another list's copy of a record.
+_PARTS = ("lex_rank", "lex_score", "lex_source", "vec_rank", "vec_distance", "lexical", "held")
+
+
 @dataclass
 class Hit:
     """One record found. `id` is the record's rowid in its owner table; `source` the `Scope` it
@@ -55,7 +59,10 @@ class Hit:
     ("bm25" or "trigram": a substring top-up), vec_rank / vec_distance (position and cosine
     distance to the query as embedded), keyword_match (every typed word verbatim), fusion and
     fused (the fusion that ranked the lists and its score, levers included), lexical (how much
-    of the query's BM25 weight the record holds, 0–1), lifts (what each lever added to `fused`).
+    of the query's BM25 weight the record holds, 0–1), held (the share of the query's Σ IDF
+    whose terms the index matched in the record, however often), rare (the query's rare terms
+    among them, `_lexical.rare`), evidence (why the floor kept a hit less relevant than itself,
+    `_lexical.evident`), lifts (what each lever added to `fused`).
     part: the key that found a record found through its parts (a note's example, `parents`).
     window: the time the question named, when the hit was found in it (`_time_window`).
     """
@@ -73,6 +80,9 @@ class Hit:
     fusion: str | None = None
     fused: float | None = None
     lexical: float | None = None
+    held: float | None = None
+    rare: tuple[str, ...] = ()
+    evidence: str | None = None
     lifts: dict[str, float] = field(default_factory=dict)
     # what the record is, filled by its owner after ranking
     text: str = ""
@@ -113,11 +123,12 @@ class Hit:
 
     def absorb(self, other: Hit) -> None:
         """Copy the score parts `other` knows into this hit."""
-        for name in ("lex_rank", "lex_score", "lex_source", "vec_rank", "vec_distance", "lexical"):
+        for name in _PARTS:
             value = getattr(other, name)
             if value is not None and getattr(self, name) is None:
                 setattr(self, name, value)
         self.keyword_match = self.keyword_match or other.keyword_match
+        self.rare = self.rare or other.rare
 
     def explain(self) -> str:
         """How the relevance was made, for people, the same in every driver:
@@ -130,6 +141,8 @@ class Hit:
             out.append(f"cosine {1.0 - self.vec_distance:.3f}{rank}")
         if self.keyword_match:
             out.append("every word verbatim")
+        if self.evidence:
+            out.append(f"kept under the floor: {self.evidence}")
         out += [f"{name} +{value:.3f}" for name, value in self.lifts.items() if value > 0]
         if self.window is not None:
             out.append(f"in {self.window}")

@@ -34,6 +34,7 @@ from tideline.web import _errors, api, panel, reference
 from tideline.web._limits import body_limits
 from tideline.web._names import API, API_DOCS, FAVICON, LOGIN, STATIC
 from tideline.web._namespaces import Namespaces
+from tideline.web._private import Private
 from tideline.web._runs import Runs
 from tideline.web._session import PanelSessions
 from tideline.web._state import Web
@@ -76,6 +77,7 @@ def web_app(
     for routes in beside:
         root.router.routes.extend(routes.routes)
     _errors.install(root, panel.error_page)
+    root.add_middleware(Private)  # never cached, never framed (`_private`)
     return root
 
 

@@ -12,6 +12,7 @@ purpose (system messages, images, tool calls) is counted by kind with `ImportBat
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from collections import Counter
 from collections.abc import Iterator
@@ -19,8 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TextIO
 
+from tideline.clock import to_text
 from tideline.memory._raw import NewTurn
-from tideline.memory._types import ImportProblem
+from tideline.memory._types import ImportedFact, ImportProblem
 
 #: Where a turn came from: a 1-based line number, or a place in a JSON document.
 Origin = int | str
@@ -33,7 +35,8 @@ SNIFF_CHARS = 65_536
 class ImportedSession:
     """One conversation. `origins[i]` says where turn i came from (for its error message);
     `source`, `created_at`, `forgotten` come from a Tideline export (the original importer, the
-    session's date, a tombstone)."""
+    session's date, a tombstone); `created_at` also dates the turns that have no time of their
+    own (`dated_by_neighbours`)."""
 
     key: str
     turns: list[NewTurn]
@@ -42,6 +45,8 @@ class ImportedSession:
     source: str | None = None
     created_at: str | None = None
     forgotten: tuple[str, str | None] | None = None
+    #: (index of the turn that backs it, the fact): what a peer's memory held as facts.
+    facts: list[tuple[int, ImportedFact]] = field(default_factory=list)
 
 
 @dataclass
@@ -99,6 +104,12 @@ def open_text(path: Path) -> TextIO:
     """The file opened as text, as every importer reads it: UTF-8 with or without a byte-order
     mark (editors on Windows write one, and JSON refuses it), undecodable bytes as U+FFFD."""
     return path.open(encoding="utf-8-sig", errors="replace")
+
+
+def file_time(path: Path) -> str:
+    """When the file was last written, in the stored form: the time of a peer's memory file
+    whose records carry none (they were all held by then)."""
+    return to_text(dt.datetime.fromtimestamp(path.stat().st_mtime, dt.UTC))
 
 
 def read_text(path: Path) -> str:

@@ -8,7 +8,10 @@ from tideline.hookspecs import hookimpl
 from tideline.memory.importers._base import Importer
 from tideline.memory.importers.chatgpt import ChatGPTImporter
 from tideline.memory.importers.claude import ClaudeImporter
+from tideline.memory.importers.letta import LettaImporter
 from tideline.memory.importers.locomo import LoCoMoImporter
+from tideline.memory.importers.mcp_memory import MCPMemoryImporter
+from tideline.memory.importers.mem0 import Mem0Importer
 from tideline.memory.importers.openai_chat import OpenAIChatImporter
 from tideline.memory.importers.tideline import TidelineImporter
 from tideline.memory.importers.transcript import TranscriptImporter
@@ -23,5 +26,8 @@ def register_importers(register: Callable[[str, Importer], None]) -> None:
         ChatGPTImporter(),
         ClaudeImporter(),
         TidelineImporter(),
+        MCPMemoryImporter(),
+        Mem0Importer(),
+        LettaImporter(),
     ):
         register(importer.name, importer)

@@ -8,17 +8,19 @@ as skipped: the profile is exported for the record but not restored.
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from tideline.clock import parse_time
 from tideline.errors import InvalidInput
-from tideline.memory._backup import EXPORT_TYPE, EXPORT_VERSION
+from tideline.memory._backup import EXPORT_TYPE, EXPORT_VERSION, READABLE_VERSIONS
 from tideline.memory._raw import NewTurn
 from tideline.memory._types import ImportProblem
 from tideline.memory.importers._base import (
     ImportBatch,
     ImportedSession,
+    as_dict,
     first_json_line,
     json_lines,
 )
@@ -35,10 +37,12 @@ class TidelineImporter:
     def read(self, path: Path) -> ImportBatch:
         batch = ImportBatch()
         sessions: dict[str, ImportedSession] = {}
+        listed: dict[str, Any] | None = None
+        held: Counter[str] = Counter()
         for number, record in json_lines(path, batch):
             kind = record.get("type") if isinstance(record, dict) else None
             if number == 1 or kind == EXPORT_TYPE:
-                if kind != EXPORT_TYPE or record.get("version") != EXPORT_VERSION:
+                if kind != EXPORT_TYPE or record.get("version") not in READABLE_VERSIONS:
                     batch.problems.append(
                         ImportProblem(
                             number,
@@ -47,7 +51,10 @@ class TidelineImporter:
                         )
                     )
                     return batch
+                listed = as_dict(record.get("counts")) if "counts" in record else None
                 continue
+            if isinstance(kind, str):
+                held[kind] += 1
             if kind == "session":
                 self._session(number, record, sessions, batch)
             elif kind == "turn":
@@ -59,6 +66,19 @@ class TidelineImporter:
             else:
                 batch.problems.append(ImportProblem(number, "not a record with a 'type'"))
         batch.sessions = list(sessions.values())
+        if listed is not None and dict(held) != listed:
+            missing = ", ".join(
+                f"{listed.get(k, 0)} {k} listed, {held.get(k, 0)} found"
+                for k in sorted(set(listed) | set(held))
+                if listed.get(k, 0) != held.get(k, 0)
+            )
+            batch.problems.append(
+                ImportProblem(
+                    None,
+                    f"{path.name} does not hold what its first line lists ({missing}): it was "
+                    "cut short or edited; what it holds is restored, export again for the rest",
+                )
+            )
         return batch
 
     def _session(
