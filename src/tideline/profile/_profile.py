@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import threading
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
@@ -54,6 +55,7 @@ from tideline.profile._fact_index import Indexed, Theme
 from tideline.profile._facts import Link
 from tideline.profile._imported import fact_changes
 from tideline.profile._lifecycle import RULES, Rules
+from tideline.profile._plans import asked_since
 from tideline.profile._restore import Restored, restore_facts
 from tideline.profile._snapshot import ProfileState, render_snapshot
 from tideline.profile._types import (
@@ -133,6 +135,12 @@ class Profile:
         for start in range(0, len(facts), BACKING_SLICE):
             self._backed(facts[start : start + BACKING_SLICE], challengers=challengers)
         return view
+
+    def settled_after(self, at: str) -> list[Strategy]:
+        """The strategies a rule settled (lapsed or obsolete) after `at` (valid time): a run
+        whose words were said at `at` judges them again."""
+        with self.lock:
+            return self.stores.strategies.settled_after(at)
 
     def expired_after(self, at: str) -> list[tuple[Fact, str]]:
         """The facts closed by expiry after `at` (valid time), backed, each with the status it
@@ -436,13 +444,22 @@ class Profile:
         """The open strategies the agent may still ask: about no fact, about a live fact, or —
         a verify — about the expired fact it asks after. Never a clarify or probe about a fact
         already rejected or closed (the transaction that retires a fact makes them obsolete;
-        this also holds for rows older than that rule)."""
+        this also holds for rows older than that rule), and never one that has lapsed by now
+        though no sleep has settled it yet: `profile_strategy_days` after it arose in the
+        user's time (`asked_since`)."""
         with self.lock:
             found = self.stores.strategies.list(status="open")
-            ids = sorted({x.fact_id for x in found if x.fact_id and x.kind != "verify"})
-            facts = [self.stores.facts.get(i) for i in ids]
-            live = {f.id for f in facts if f is not None and f.active}
-        return [x for x in found if x.kind == "verify" or x.fact_id is None or x.fact_id in live]
+            ids = sorted({x.fact_id for x in found if x.fact_id})
+            facts = {i: f for i in ids if (f := self.stores.facts.get(i)) is not None}
+        now = self.clock()
+        live = {i for i, f in facts.items() if f.active}
+        days = dt.timedelta(days=self.rules.strategy_days)
+        return [
+            x
+            for x in found
+            if (x.kind == "verify" or x.fact_id is None or x.fact_id in live)
+            and from_text(asked_since(x, facts.get(x.fact_id or 0))) + days > now
+        ]
 
     def mark_asked(self, strategy_ids: Sequence[int]) -> list[int]:
         """Open strategies offered to the agent become `asked`, so no turn offers them again;
