@@ -91,6 +91,9 @@ log = logging.getLogger(__name__)
 #: Keeps imported facts (the profile's `import_facts`); returns (added, already there, why
 #: each refused one was).
 FactKeeper = Callable[[list[FoundFact]], tuple[int, int, list[str]]]
+#: Restores a Tideline export's fact records (the profile's `restore_facts`); returns (added,
+#: already there, evidence rows left out, problems).
+FactRestorer = Callable[[list[dict[str, Any]]], tuple[int, int, int, list[ImportProblem]]]
 
 Progress = Callable[[int, int], None]
 
@@ -155,6 +158,7 @@ class Memory:
         clock: Clock = system_clock,
         time_window: Resolver | None = None,
         keep_facts: FactKeeper | None = None,
+        restore_facts: FactRestorer | None = None,
     ):
         self.db = db
         self.clock = clock
@@ -172,6 +176,8 @@ class Memory:
         #: Where imported facts go (the profile's `import_facts`, from the composition root);
         #: None: a memory without a profile, which counts them as left out.
         self.keep_facts = keep_facts
+        #: Puts back a Tideline export's fact records (the profile's `restore_facts`).
+        self.restore_facts = restore_facts
         for index in (self.raw.index, self.narratives.index):
             index.configure(vectors)
         self.warnings: list[str] = []
@@ -357,6 +363,17 @@ class Memory:
                 )
                 summary.narratives_added, summary.narratives_existing = added, existing
                 summary.problems += problems
+        if batch.facts and self.restore_facts is None:
+            summary.skipped += len(batch.facts)
+            summary.skipped_kinds["facts (no profile to keep them)"] = len(batch.facts)
+        elif batch.facts and self.restore_facts is not None:
+            added, existing, dropped, refused_facts = self.restore_facts(batch.facts)
+            summary.facts_added += added
+            summary.facts_existing += existing
+            summary.problems += refused_facts
+            if dropped:
+                summary.skipped += dropped
+                summary.skipped_kinds["fact evidence without its turn here"] = dropped
         if facts and self.keep_facts is None:
             summary.skipped += len(facts)
             summary.skipped_kinds["facts (no profile to keep them)"] = len(facts)

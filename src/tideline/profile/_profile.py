@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -56,6 +56,7 @@ from tideline.profile._facts import Link
 from tideline.profile._imported import fact_changes
 from tideline.profile._lifecycle import RULES, Rules
 from tideline.profile._plans import asked_since
+from tideline.profile._restore import Restored, restore_facts
 from tideline.profile._snapshot import ProfileState, render_snapshot
 from tideline.profile._types import (
     ACTIVE_STATUSES,
@@ -203,6 +204,23 @@ class Profile:
         return self.fact(fact_id)
 
     # -- facts -------------------------------------------------------------------------------
+    def restore_facts(self, records: Sequence[Mapping[str, Any]]) -> Restored:
+        """Put back the fact records of a Tideline export (`_restore`), in one transaction;
+        the snapshot is rebuilt when any came back."""
+        if not records or self.memory is None:
+            return 0, 0, 0, []
+        ids_by_hash = self.memory.raw.ids_by_hash
+        with self.lock, self.db.transaction():
+            now = to_text(self.clock())
+            done = restore_facts(self.stores.facts, records, ids_by_hash, now)
+            if done[0]:
+                self.versions.bump(now)
+        if done[0]:
+            cs = Changeset(self.version())
+            cs.rebuild_snapshot()
+            self._write(cs, run_id=None, check=False)
+        return done
+
     def import_facts(self, found: Sequence[FoundFact]) -> tuple[int, int, list[str]]:
         """Keep facts imported from a peer's memory (`_imported`); returns (added, already
         there, why each refused one was). The snapshot is rebuilt in the same transaction when
@@ -490,9 +508,16 @@ class Profile:
             turn_ids = {e.turn_id for f in facts for e in f.evidence if e.turn_id}
             turn_ids |= {t for kind, r in records if kind == "observation" for t in r.turn_ids}
             hashes = self.memory.raw.hashes(sorted(turn_ids)) if self.memory else {}
+            changes: dict[int, list[dict[str, Any]]] = {}
+            for c in self.stores.facts.changes([f.id for f in facts]):
+                change = c.to_dict()
+                del change["fact_id"], change["run_id"]  # the runs are not exported
+                changes.setdefault(c.fact_id, []).append(change)
         out = []
         for kind, record in records:
             row = {"type": kind, **record.to_dict()}
+            if kind == "fact":
+                row["changes"] = changes.get(row["id"], [])
             for ev in row.get("evidence", []) if kind == "fact" else []:
                 ev["turn"] = hashes.get(ev.pop("turn_id"))
                 ev.pop("text", None)
