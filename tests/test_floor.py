@@ -239,6 +239,35 @@ def test_the_panel_offers_the_floor_it_mentions(diary: Memory, app: Tideline) ->
         assert shown.status_code == 200 and MEMORIES[1] in shown.text
 
 
+def test_the_panel_says_one_thing_of_the_floor_and_shows_what_the_cli_shows(
+    tmp_path: Path, e5: E5Embedder
+) -> None:
+    # #37: the page said "nothing relevant: 8 result(s) less relevant than the relevance floor
+    # 0.04" above 20 results (the memory's notice, the notes' results) and named a second floor
+    root = tmp_path / "lib"
+    make_collection(root, "home", "notes about home and the office", NOTES)
+    app = Tideline(Settings.load(overrides={"memo_root": str(root)}), embedder=e5)
+    try:
+        for text in MEMORIES:
+            app.memory.write(gesture=text)
+        app.memory.sync_turn("s", "user", "The fence panels came from the hardware store")
+        app.library.index()
+        with client_for(app) as client:
+            html = client.get("/", params={"q": "how do I restore the database"}).text
+            assert "home/backups.md" in html and "nothing relevant" not in html.lower()
+            assert html.count("relevance floor") == 1 and "Show less relevant" in html
+            off = client.get("/", params={"q": "how do I restore the database", "min_score": "0"})
+            assert "Hide the less relevant" in off.text and "relevance floor off" in off.text
+            # the memory's part is `tideline search`'s answer: its hits, in its order, scores
+            page = client.get("/", params={"q": "fence panels"}).text
+        shown = app.memory.search("fence panels").hits
+        assert shown and shown[0].type == "turn"
+        at = [page.find(h.explain()) for h in shown]
+        assert all(i >= 0 for i in at) and at == sorted(at)
+    finally:
+        app.close()
+
+
 def test_the_setting_moves_the_floor(monkeypatch: pytest.MonkeyPatch, e5: E5Embedder) -> None:
     monkeypatch.setenv("TIDELINE_SEARCH_MIN_SCORE", "0")
     assert Tideline(Settings.load(), embedder=e5).memory.min_score == 0.0

@@ -274,6 +274,7 @@ class Tideline:
             # a time question's window, with the calendar's events ("before the trip")
             time_window=lambda question, today: self.profile.time_window(question, today),
             keep_facts=lambda found: self.profile.import_facts(found),
+            restore_facts=lambda records: self.profile.restore_facts(records),
         )
 
     @cached_property
@@ -380,12 +381,21 @@ class Tideline:
         """Everything this agent remembers — sessions, turns, narratives, the profile — as a
         Tideline export (JSONL, which `tideline import` restores, or markdown to read).
         Returns how many records of each type were written."""
-        records = chain(
-            [header(self.settings.agent_name, now_text(self.clock))],
-            self.memory.export_records(),
-            self.profile.dump(),
+        from tideline import __version__  # here: importlib.metadata costs ~0.1 s to import
+
+        body = [*self.memory.export_records(), *self.profile.dump()]
+        schema = {
+            m.name: max(m.applied(self.db), default=0)
+            for m in (AGENT_MIGRATIONS, ANALYSIS_MIGRATIONS, PROFILE_MIGRATIONS)
+        }
+        manifest = header(
+            self.settings.agent_name,
+            now_text(self.clock),
+            body,
+            software=f"tideline {__version__}",
+            schema=schema,
         )
-        return write_export(records, out, fmt)
+        return write_export(chain([manifest], body), out, fmt)
 
     @cached_property
     def dream(self) -> Dream:

@@ -7,6 +7,11 @@ import json
 from pathlib import Path
 
 import pytest
+
+from tests.hermes.conftest import NO_HERMES
+
+pytest.importorskip("agent.memory_provider", reason=NO_HERMES)
+
 from plugins.memory import discover_memory_providers, load_memory_provider
 from typer.testing import CliRunner
 

@@ -11,13 +11,16 @@ from pathlib import Path
 
 import apsw
 import pytest
+
+from tests.hermes.conftest import NO_HERMES
+
+pytest.importorskip("agent.memory_provider", reason=NO_HERMES)
+
 from agent.memory_manager import build_memory_context_block
 from agent.memory_provider import MemoryProvider
 
 from tests.helpers import wait_until
-from tests.hermes.conftest import Manager, write_config
-from tideline.app import Tideline
-from tideline.config import Settings
+from tests.hermes.conftest import Manager, rows, turns, write_config
 from tideline.hermes import TidelineProvider
 
 HOOKS = (
@@ -39,23 +42,6 @@ HOOKS = (
 )
 SAID = "My sister Anna moved to Lisbon in May, she teaches violin there."
 REPLY = "Lisbon suits a violin teacher; I will remember that."
-
-
-def rows(home: Path) -> list[dict[str, object]]:
-    """Every kept turn with its session key, read from the database itself."""
-    app = Tideline(Settings.load(overrides={"home": str(home), "embedder": "none"}))
-    try:
-        return app.db.rows(
-            "SELECT s.key, t.role, t.text, t.ts FROM turns t JOIN sessions s"
-            " ON s.id = t.session_id ORDER BY t.id"
-        )
-    finally:
-        app.close()
-
-
-def turns(home: Path) -> list[tuple[str, str, str]]:
-    """(session, role, text) of every kept turn."""
-    return [(str(r["key"]), str(r["role"]), str(r["text"])) for r in rows(home)]
 
 
 def test_it_implements_every_method_and_hook_of_hermes_abc() -> None:

@@ -109,7 +109,8 @@ class TidelineProvider(MemoryProvider):  # type: ignore[misc]
     def system_prompt_block(self) -> str:
         if self.app is None:
             return ""
-        block = self.app.provider.identity()
+        with self.app.db_lock:  # one connection: the worker keeps turns on it meanwhile
+            block = self.app.provider.identity()
         return block.text if block.sections else EMPTY_IDENTITY
 
     def prefetch(self, query: str, *, session_id: str = "") -> str:
@@ -221,7 +222,8 @@ class TidelineProvider(MemoryProvider):  # type: ignore[misc]
             (str(m.get("content")) for m in reversed(messages) if m.get("role") == "user"), ""
         )
         try:
-            summary = self.app.session_memory.context(self.session, asked).summary
+            with self.app.db_lock:
+                summary = self.app.session_memory.context(self.session, asked).summary
         except Exception as exc:  # the compression goes on without it
             log.warning("no session summary for the compression: %s", exc)
             summary = ""
@@ -279,7 +281,8 @@ class TidelineProvider(MemoryProvider):  # type: ignore[misc]
 
     def _prefetch(self, query: str, session: str) -> str:
         assert self.app is not None
-        block = self.app.provider.prefetch_block(query, session or None)
+        with self.app.db_lock:  # one connection: the worker keeps turns on it meanwhile
+            block = self.app.provider.prefetch_block(query, session or None)
         for note in block.notes:
             log.debug("prefetch: %s", note)
         return unfenced(block)

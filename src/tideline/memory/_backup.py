@@ -1,4 +1,4 @@
-"""The Tideline export: every session, turn and narrative as stored, one JSON record a line.
+"""The Tideline export: one self-describing JSONL file, a manifest and then every record.
 
 A backup must come back whole and must not double when restored twice, so records carry what the
 database keeps, not what a caller once sent: a turn its stored hash (a restore deduplicates on
@@ -6,20 +6,21 @@ it), a narrative its weights, times and marks, and its source links as the *hash
 (ids differ between homes; the hash names the same turn in both). Tombstones travel too, so a
 restored narrative's link to a forgotten turn still reads "[forgotten]".
 
-    {"type": "tideline-export", "version": 1, "exported_at": …, "agent": …}   the first line
+    {"type": "tideline-export", "version": 2, "counts": {...}, "clocks", "links", …}  the manifest
     {"type": "session", "key", "source", "title", "created_at", "forgotten_at", "forgotten_why"}
     {"type": "turn", "session", "id", "seq", "role", "speaker", "text", "ts", "hash", …}
     {"type": "narrative", "id", "gesture", …, "source_links": [turn hashes], "supersedes", …}
-    other types (the profile: "fact", "event", …) follow; they are exported for reading and for
-    the record, and a restore counts them as skipped.
+    then the profile: "fact" (evidence naming turns by hash), "observation", "relationship",
+    "event", "edge", "strategy", "user_model", "trajectory", "snapshot"
 
+Records come grouped by kind, in the manifest's `counts` order; docs/export.md states every field.
 Markdown renders the same records for a person to read; only JSONL is read back.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, TextIO
 
 from tideline.clock import parse_time
@@ -29,17 +30,63 @@ from tideline.memory._raw import RawContext
 from tideline.memory._types import ImportProblem
 
 EXPORT_TYPE = "tideline-export"
-EXPORT_VERSION = 1
+EXPORT_VERSION = 2
+#: Versions a restore reads: 1 had the same records under a shorter first line.
+READABLE_VERSIONS = (1, 2)
 EXPORT_FORMATS = ("jsonl", "markdown")
 MEMORY_TYPES = ("session", "turn", "narrative")
 
+#: How records point at each other, for a reader without our code (docs/export.md).
+LINKS = {
+    "turn.session": "the key of a session record",
+    "narrative.source_links": "hashes of turn records (the turns it was written from)",
+    "narrative.supersedes": "the id of the narrative record it corrects",
+    "narrative.superseded_by": "the id of the narrative record that corrects it",
+    "fact.evidence[].turn": "the hash of the turn record that backs or weakens it",
+    "fact.evidence[].observation_id": "the id of the observation record behind it",
+    "observation.turns": "hashes of the turn records it was read from",
+    "fact.supersedes": "the id of the fact record it replaced",
+    "edge.from_fact": "ids of fact records",
+    "edge.to_fact": "ids of fact records",
+    "strategy.fact_id": "the id of the fact record it asks about",
+}
 
-def header(agent: str, exported_at: str) -> dict[str, Any]:
+#: What each clock is, field by field (ARCHITECTURE "Time: two clocks").
+CLOCKS = {
+    "valid": "when it was said or true in the user's life: turn.ts, valid_from, valid_to, "
+    "said_at, last_seen_at, first_seen_at, narrative.created_at",
+    "record": "when Tideline learned, changed or retired it: exported_at, recorded_at, "
+    "retired_at, updated_at, fact.created_at, forgotten_at",
+}
+
+
+def header(
+    agent: str,
+    exported_at: str,
+    records: Sequence[Mapping[str, Any]] = (),
+    *,
+    software: str = "",
+    schema: Mapping[str, int] | None = None,
+) -> dict[str, Any]:
+    """The manifest, the first line: what wrote the file, when on each clock, how many records
+    of each kind follow (in that order) and how they link, so the file reads without our code
+    and a cut-short copy is noticed on restore."""
+    counts: dict[str, int] = {}
+    said = [str(r["ts"]) for r in records if r.get("type") == "turn" and r.get("ts")]
+    for r in records:
+        counts[str(r["type"])] = counts.get(str(r["type"]), 0) + 1
     return {
         "type": EXPORT_TYPE,
         "version": EXPORT_VERSION,
-        "exported_at": exported_at,
+        "spec": "docs/export.md",
         "agent": agent,
+        "software": software,
+        "schema": dict(schema or {}),
+        "exported_at": exported_at,
+        "valid_time": {"from": min(said, default=None), "to": max(said, default=None)},
+        "counts": counts,
+        "clocks": CLOCKS,
+        "links": LINKS,
     }
 
 

@@ -12,7 +12,7 @@ import datetime as dt
 from collections import defaultdict
 from functools import partial
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, Form, Query, Request
@@ -26,9 +26,10 @@ from tideline.analysis.attention import heatmap
 from tideline.analysis.scripts import last_built, topic_map
 from tideline.clock import to_text
 from tideline.errors import InvalidInput, NotFound
-from tideline.fields import LIVE, MEMORY_PROFILE, fact_statuses
+from tideline.fields import LIVE, MEMO_SEARCH, MEMORY_PROFILE, MEMORY_SEARCH, fact_statuses
 from tideline.memory import Narrative
-from tideline.search import interleave
+from tideline.search import SearchResult, interleave
+from tideline.serve import client_of
 from tideline.web import _csrf
 from tideline.web._graph import graph
 from tideline.web._models import RecordId
@@ -122,6 +123,15 @@ def _more(url: str, **params: str) -> str:
     return f"{url}?{query}&min_score=0"
 
 
+def _floors(memory: SearchResult | None, library: SearchResult | None) -> str:
+    """The relevance floor the search page names once: one number, or each kind's when the
+    memory's and the notes' calibrated floors differ."""
+    named = [(n, f.floor) for n, f in (("memories and turns", memory), ("notes", library)) if f]
+    if len({round(x, 3) for _, x in named}) <= 1:
+        return f"{named[0][1]:.2f}" if named else ""
+    return ", ".join(f"{x:.3f} for {n}" for n, x in named)
+
+
 @router.get("/", response_class=HTMLResponse)
 def search_page(
     request: Request,
@@ -130,19 +140,22 @@ def search_page(
     mode: Annotated[str, Query(pattern="^(hybrid|lex|vec)$")] = "hybrid",
     min_score: Floor = "",
 ) -> Response:
-    """The search box over narratives, turns and the library: one list, best first by
-    relevance, each hit with how its score was made."""
+    """The search box over memories, turns and the library: one list, best first by
+    relevance, each hit with how its score was made — `tideline search` and `memo search` with
+    their defaults (the same hits, order and scores as the CLI and MCP), one notice of what the
+    floor left out with a control to show it, and, with the floor off, one to hide it again."""
     found: dict[str, Any] = {"memory": None, "library": None, "library_note": ""}
     floor = _floor(min_score)
+    k = cast(int, MEMORY_SEARCH.field("k").default)
+    notes_k = cast(int, MEMO_SEARCH.field("k").default)
     if q.strip():
         found["memory"] = w.call(
-            lambda: w.app.memory.search(q, k=20, include_turns=True, mode=mode, min_score=floor),
-            lock=None,
+            lambda: w.app.memory.search(q, k=k, mode=mode, min_score=floor), lock=None
         )
         if w.app.settings.memo_root:
             try:
                 found["library"] = w.call(
-                    lambda: w.app.library.search(q, "*", k=8, mode=mode, min_score=floor),
+                    lambda: w.app.library.search(q, "*", k=notes_k, mode=mode, min_score=floor),
                     lock="library",
                 )
             except InvalidInput as exc:
@@ -151,6 +164,7 @@ def search_page(
             found["library_note"] = "no library here (MEMO_ROOT, or the tokens file's library)"
     results = [f for f in (found["memory"], found["library"]) if f is not None]
     hits = interleave(*(f.hits for f in results))
+    left_out = sum(f.left_out for f in results)
     warnings = list(dict.fromkeys(x for f in results for x in f.warnings))
     stats = w.call(lambda: w.app.memory.stats(), lock=None)
     return page(
@@ -163,6 +177,10 @@ def search_page(
         hits=hits,
         warnings=warnings,
         more_url=_more("/", q=q, mode=mode),
+        less_url=f"/?q={quote(q)}&mode={mode}",
+        left_out=left_out,
+        floors=_floors(found["memory"], found["library"]),
+        floor_off=floor == 0,
         **found,
     )
 
@@ -510,6 +528,11 @@ def login(
         return back("/")
     key = guard.tokens.find(token.strip())
     if key is None:
+        wait = guard.throttle.wrong(client_of(request.scope))
+        if wait is not None:
+            refused = page(request, "login.html", 429, failed=True, wait=wait)
+            refused.headers["retry-after"] = str(wait)
+            return refused
         return page(request, "login.html", 401, failed=True)
     response = back("/")  # the cookie names the token's namespace, whichever app answered
     response.set_cookie(

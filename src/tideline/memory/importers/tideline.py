@@ -1,24 +1,27 @@
 """A Tideline export (`tideline export`, JSONL) read back: the backup restored.
 
 Sessions keep their key, source and title; turns their role, speaker, text, time, external id
-and stored hash (so restoring twice adds nothing) and tombstones stay tombstones. Narratives are
-handed on as records and restored as stored (`restore_narratives`). Profile records are counted
-as skipped: the profile is exported for the record but not restored.
+and stored hash (so restoring twice adds nothing) and tombstones stay tombstones. Narratives and
+facts are handed on as records and restored as stored (`restore_narratives`, the profile's
+`restore_facts`). The profile's other records (observations, people, events, edges, strategies,
+the portrait) are counted as skipped: they are exported to read but not restored.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from tideline.clock import parse_time
 from tideline.errors import InvalidInput
-from tideline.memory._backup import EXPORT_TYPE, EXPORT_VERSION
+from tideline.memory._backup import EXPORT_TYPE, EXPORT_VERSION, READABLE_VERSIONS
 from tideline.memory._raw import NewTurn
 from tideline.memory._types import ImportProblem
 from tideline.memory.importers._base import (
     ImportBatch,
     ImportedSession,
+    as_dict,
     first_json_line,
     json_lines,
 )
@@ -35,10 +38,12 @@ class TidelineImporter:
     def read(self, path: Path) -> ImportBatch:
         batch = ImportBatch()
         sessions: dict[str, ImportedSession] = {}
+        listed: dict[str, Any] | None = None
+        held: Counter[str] = Counter()
         for number, record in json_lines(path, batch):
             kind = record.get("type") if isinstance(record, dict) else None
             if number == 1 or kind == EXPORT_TYPE:
-                if kind != EXPORT_TYPE or record.get("version") != EXPORT_VERSION:
+                if kind != EXPORT_TYPE or record.get("version") not in READABLE_VERSIONS:
                     batch.problems.append(
                         ImportProblem(
                             number,
@@ -47,18 +52,36 @@ class TidelineImporter:
                         )
                     )
                     return batch
+                listed = as_dict(record.get("counts")) if "counts" in record else None
                 continue
+            if isinstance(kind, str):
+                held[kind] += 1
             if kind == "session":
                 self._session(number, record, sessions, batch)
             elif kind == "turn":
                 self._turn(number, record, sessions, batch)
             elif kind == "narrative":
                 batch.narratives.append({**record, "_line": number})
+            elif kind == "fact":
+                batch.facts.append({**record, "_line": number})
             elif isinstance(kind, str):
-                batch.skip(f"{kind} records (the profile is not restored)")
+                batch.skip(f"{kind} records (of the profile, only facts are restored)")
             else:
                 batch.problems.append(ImportProblem(number, "not a record with a 'type'"))
         batch.sessions = list(sessions.values())
+        if listed is not None and dict(held) != listed:
+            missing = ", ".join(
+                f"{listed.get(k, 0)} {k} listed, {held.get(k, 0)} found"
+                for k in sorted(set(listed) | set(held))
+                if listed.get(k, 0) != held.get(k, 0)
+            )
+            batch.problems.append(
+                ImportProblem(
+                    None,
+                    f"{path.name} does not hold what its first line lists ({missing}): it was "
+                    "cut short or edited; what it holds is restored, export again for the rest",
+                )
+            )
         return batch
 
     def _session(
