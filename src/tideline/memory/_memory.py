@@ -76,6 +76,7 @@ from tideline.search import (
     VectorOptions,
     bound_query,
     check_floor,
+    found_nothing_in,
     interleave,
     pending_vector,
     resolved,
@@ -567,6 +568,8 @@ class Memory:
                 warnings += turns.warnings
                 left_out += turns.left_out
                 hits = interleave(hits, self._turn_hits(turns.top(k)))
+        if any(h.window for h in hits[:k]):  # found in the window: no "nothing said then"
+            warnings = [w for w in warnings if not found_nothing_in(w)]
         return SearchResult(hits[:k], found.mode, list(dict.fromkeys(warnings)), floor, left_out)
 
     def search_turns(
