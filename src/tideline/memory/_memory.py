@@ -76,6 +76,7 @@ from tideline.search import (
     VectorOptions,
     bound_query,
     check_floor,
+    found_nothing_in,
     interleave,
     pending_vector,
     resolved,
@@ -90,6 +91,9 @@ log = logging.getLogger(__name__)
 #: Keeps imported facts (the profile's `import_facts`); returns (added, already there, why
 #: each refused one was).
 FactKeeper = Callable[[list[FoundFact]], tuple[int, int, list[str]]]
+#: Restores a Tideline export's fact records (the profile's `restore_facts`); returns (added,
+#: already there, evidence rows left out, problems).
+FactRestorer = Callable[[list[dict[str, Any]]], tuple[int, int, int, list[ImportProblem]]]
 
 Progress = Callable[[int, int], None]
 
@@ -154,6 +158,7 @@ class Memory:
         clock: Clock = system_clock,
         time_window: Resolver | None = None,
         keep_facts: FactKeeper | None = None,
+        restore_facts: FactRestorer | None = None,
     ):
         self.db = db
         self.clock = clock
@@ -171,6 +176,8 @@ class Memory:
         #: Where imported facts go (the profile's `import_facts`, from the composition root);
         #: None: a memory without a profile, which counts them as left out.
         self.keep_facts = keep_facts
+        #: Puts back a Tideline export's fact records (the profile's `restore_facts`).
+        self.restore_facts = restore_facts
         for index in (self.raw.index, self.narratives.index):
             index.configure(vectors)
         self.warnings: list[str] = []
@@ -356,6 +363,17 @@ class Memory:
                 )
                 summary.narratives_added, summary.narratives_existing = added, existing
                 summary.problems += problems
+        if batch.facts and self.restore_facts is None:
+            summary.skipped += len(batch.facts)
+            summary.skipped_kinds["facts (no profile to keep them)"] = len(batch.facts)
+        elif batch.facts and self.restore_facts is not None:
+            added, existing, dropped, refused_facts = self.restore_facts(batch.facts)
+            summary.facts_added += added
+            summary.facts_existing += existing
+            summary.problems += refused_facts
+            if dropped:
+                summary.skipped += dropped
+                summary.skipped_kinds["fact evidence without its turn here"] = dropped
         if facts and self.keep_facts is None:
             summary.skipped += len(facts)
             summary.skipped_kinds["facts (no profile to keep them)"] = len(facts)
@@ -550,6 +568,8 @@ class Memory:
                 warnings += turns.warnings
                 left_out += turns.left_out
                 hits = interleave(hits, self._turn_hits(turns.top(k)))
+        if any(h.window for h in hits[:k]):  # found in the window: no "nothing said then"
+            warnings = [w for w in warnings if not found_nothing_in(w)]
         return SearchResult(hits[:k], found.mode, list(dict.fromkeys(warnings)), floor, left_out)
 
     def search_turns(

@@ -155,6 +155,7 @@ class NewEdge:
 
 @dataclass(frozen=True)
 class NewStrategy:
+    ref: Ref
     kind: str
     fact: FactRef | None
     question: str
@@ -162,8 +163,16 @@ class NewStrategy:
 
 
 @dataclass(frozen=True)
-class StrategyStatus:
+class ReopenStrategy:
+    """A lapse withdrawn: the question had been settled `expired` by a run that had not yet
+    heard words said before it lapsed; it stands open again, to be settled as they say."""
+
     strategy_id: int
+
+
+@dataclass(frozen=True)
+class StrategyStatus:
+    strategy_id: int | Ref
     to: str
     outcome: str | None = None  # with `resolved`: answered, obsolete or expired
     why: str | None = None
@@ -245,6 +254,7 @@ Op = (
     | CloseEvent
     | NewEdge
     | NewStrategy
+    | ReopenStrategy
     | StrategyStatus
     | UserModel
     | NewTrajectory
@@ -402,17 +412,23 @@ class Changeset:
 
     def add_strategy(
         self, kind: str, fact: FactRef | None, question: str, valid_from: str | None = None
-    ) -> None:
+    ) -> Ref:
         choice(kind, "strategy kind", STRATEGY_KINDS)
+        ref = self._ref("strategy")
         self.ops.append(
             NewStrategy(
-                kind, fact, text(question, "question", 2000), stamp(valid_from, "valid_from")
+                ref, kind, fact, text(question, "question", 2000), stamp(valid_from, "valid_from")
             )
         )
+        return ref
+
+    def reopen_strategy(self, strategy_id: int) -> None:
+        """Withdraw a strategy's lapse (`ReopenStrategy`)."""
+        self.ops.append(ReopenStrategy(strategy_id))
 
     def resolve_strategy(
         self,
-        strategy_id: int,
+        strategy_id: int | Ref,
         outcome: str,
         why: str,
         *,

@@ -397,6 +397,31 @@ class FactStore:
         self._log(fid, None, "suspected", valid_from, None, run_id, now)
         return fid
 
+    def restore(self, row: dict[str, object], changes: Sequence[StatusChange]) -> int:
+        """A fact from a Tideline export, with its timeline, as it was (checked by the caller,
+        `_restore`); its links to other facts are set afterwards (`restore_links`)."""
+        columns = (
+            "subject", "category", "value", "status", "confidence", "prior", "source_type",
+            "mention_count", "decay_days", "expires_at", "valid_from", "valid_to",
+            "last_seen_at", "rejected_why", "created_at", "updated_at", "retired_at",
+        )  # fmt: skip
+        fid = int(
+            self.db.scalar(
+                f"INSERT INTO facts({', '.join(columns)}) VALUES ({_marks(len(columns))})"
+                " RETURNING id",
+                [row[c] for c in columns],
+            )
+        )
+        for c in changes:
+            self._log(fid, c.from_status, c.to_status, c.at, c.why, None, c.recorded_at)
+        return fid
+
+    def restore_links(self, fact_id: int, supersedes: int | None, merged_into: int | None) -> None:
+        self.db.execute(
+            "UPDATE facts SET supersedes = ?, merged_into = ? WHERE id = ?",
+            (supersedes, merged_into, fact_id),
+        )
+
     def add_evidence(
         self,
         fact_id: int,

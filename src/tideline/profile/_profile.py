@@ -14,8 +14,9 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -54,6 +55,8 @@ from tideline.profile._fact_index import Indexed, Theme
 from tideline.profile._facts import Link
 from tideline.profile._imported import fact_changes
 from tideline.profile._lifecycle import RULES, Rules
+from tideline.profile._plans import asked_since
+from tideline.profile._restore import Restored, restore_facts
 from tideline.profile._snapshot import ProfileState, render_snapshot
 from tideline.profile._types import (
     ACTIVE_STATUSES,
@@ -133,6 +136,12 @@ class Profile:
             self._backed(facts[start : start + BACKING_SLICE], challengers=challengers)
         return view
 
+    def settled_after(self, at: str) -> list[Strategy]:
+        """The strategies a rule settled (lapsed or obsolete) after `at` (valid time): a run
+        whose words were said at `at` judges them again."""
+        with self.lock:
+            return self.stores.strategies.settled_after(at)
+
     def expired_after(self, at: str) -> list[tuple[Fact, str]]:
         """The facts closed by expiry after `at` (valid time), backed, each with the status it
         had: a run whose evidence was said at `at` still finds them believed (and may reopen
@@ -195,6 +204,23 @@ class Profile:
         return self.fact(fact_id)
 
     # -- facts -------------------------------------------------------------------------------
+    def restore_facts(self, records: Sequence[Mapping[str, Any]]) -> Restored:
+        """Put back the fact records of a Tideline export (`_restore`), in one transaction;
+        the snapshot is rebuilt when any came back."""
+        if not records or self.memory is None:
+            return 0, 0, 0, []
+        ids_by_hash = self.memory.raw.ids_by_hash
+        with self.lock, self.db.transaction():
+            now = to_text(self.clock())
+            done = restore_facts(self.stores.facts, records, ids_by_hash, now)
+            if done[0]:
+                self.versions.bump(now)
+        if done[0]:
+            cs = Changeset(self.version())
+            cs.rebuild_snapshot()
+            self._write(cs, run_id=None, check=False)
+        return done
+
     def import_facts(self, found: Sequence[FoundFact]) -> tuple[int, int, list[str]]:
         """Keep facts imported from a peer's memory (`_imported`); returns (added, already
         there, why each refused one was). The snapshot is rebuilt in the same transaction when
@@ -418,13 +444,22 @@ class Profile:
         """The open strategies the agent may still ask: about no fact, about a live fact, or —
         a verify — about the expired fact it asks after. Never a clarify or probe about a fact
         already rejected or closed (the transaction that retires a fact makes them obsolete;
-        this also holds for rows older than that rule)."""
+        this also holds for rows older than that rule), and never one that has lapsed by now
+        though no sleep has settled it yet: `profile_strategy_days` after it arose in the
+        user's time (`asked_since`)."""
         with self.lock:
             found = self.stores.strategies.list(status="open")
-            ids = sorted({x.fact_id for x in found if x.fact_id and x.kind != "verify"})
-            facts = [self.stores.facts.get(i) for i in ids]
-            live = {f.id for f in facts if f is not None and f.active}
-        return [x for x in found if x.kind == "verify" or x.fact_id is None or x.fact_id in live]
+            ids = sorted({x.fact_id for x in found if x.fact_id})
+            facts = {i: f for i in ids if (f := self.stores.facts.get(i)) is not None}
+        now = self.clock()
+        live = {i for i, f in facts.items() if f.active}
+        days = dt.timedelta(days=self.rules.strategy_days)
+        return [
+            x
+            for x in found
+            if (x.kind == "verify" or x.fact_id is None or x.fact_id in live)
+            and from_text(asked_since(x, facts.get(x.fact_id or 0))) + days > now
+        ]
 
     def mark_asked(self, strategy_ids: Sequence[int]) -> list[int]:
         """Open strategies offered to the agent become `asked`, so no turn offers them again;
@@ -473,9 +508,16 @@ class Profile:
             turn_ids = {e.turn_id for f in facts for e in f.evidence if e.turn_id}
             turn_ids |= {t for kind, r in records if kind == "observation" for t in r.turn_ids}
             hashes = self.memory.raw.hashes(sorted(turn_ids)) if self.memory else {}
+            changes: dict[int, list[dict[str, Any]]] = {}
+            for c in self.stores.facts.changes([f.id for f in facts]):
+                change = c.to_dict()
+                del change["fact_id"], change["run_id"]  # the runs are not exported
+                changes.setdefault(c.fact_id, []).append(change)
         out = []
         for kind, record in records:
             row = {"type": kind, **record.to_dict()}
+            if kind == "fact":
+                row["changes"] = changes.get(row["id"], [])
             for ev in row.get("evidence", []) if kind == "fact" else []:
                 ev["turn"] = hashes.get(ev.pop("turn_id"))
                 ev.pop("text", None)

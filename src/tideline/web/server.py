@@ -26,6 +26,7 @@ from tideline.serve import (
     DEFAULT_PORT,
     Endpoint,
     HttpGuard,
+    Throttle,
     is_loopback,
     run_http,
     server_tokens,
@@ -108,6 +109,7 @@ def http_app(
         public=(LOGIN, STATIC, FAVICON),
         login=LOGIN,
         body_limit=body_limits(endpoints),
+        throttle=Throttle(app.clock),
     )
     return guard
 

@@ -1,9 +1,10 @@
 """A Tideline export (`tideline export`, JSONL) read back: the backup restored.
 
 Sessions keep their key, source and title; turns their role, speaker, text, time, external id
-and stored hash (so restoring twice adds nothing) and tombstones stay tombstones. Narratives are
-handed on as records and restored as stored (`restore_narratives`). Profile records are counted
-as skipped: the profile is exported for the record but not restored.
+and stored hash (so restoring twice adds nothing) and tombstones stay tombstones. Narratives and
+facts are handed on as records and restored as stored (`restore_narratives`, the profile's
+`restore_facts`). The profile's other records (observations, people, events, edges, strategies,
+the portrait) are counted as skipped: they are exported to read but not restored.
 """
 
 from __future__ import annotations
@@ -61,8 +62,10 @@ class TidelineImporter:
                 self._turn(number, record, sessions, batch)
             elif kind == "narrative":
                 batch.narratives.append({**record, "_line": number})
+            elif kind == "fact":
+                batch.facts.append({**record, "_line": number})
             elif isinstance(kind, str):
-                batch.skip(f"{kind} records (the profile is not restored)")
+                batch.skip(f"{kind} records (of the profile, only facts are restored)")
             else:
                 batch.problems.append(ImportProblem(number, "not a record with a 'type'"))
         batch.sessions = list(sessions.values())
