@@ -18,7 +18,7 @@ from tideline.clock import parse_time
 from tideline.errors import InvalidInput
 from tideline.memory import ImportProblem
 from tideline.profile._dedupe import normalise
-from tideline.profile._drafts import FactDraft, choice, days
+from tideline.profile._drafts import FactDraft, choice
 from tideline.profile._facts import FactStore
 from tideline.profile._types import POLARITIES, SOURCE_TYPES, STATUSES, StatusChange
 
@@ -101,7 +101,7 @@ def _checked(r: Mapping[str, Any]) -> tuple[dict[str, Any], list[StatusChange]]:
         _words(r.get("category"), "category"),
         _words(r.get("value"), "value"),
         source_type=_one_of(r.get("source_type"), "source_type", SOURCE_TYPES),
-        decay_days=days(r.get("decay_days")),
+        decay_days=None if r.get("decay_days") is None else _count(r["decay_days"], "decay_days"),
     )
     row: dict[str, Any] = {
         "subject": draft.subject,
@@ -170,9 +170,13 @@ def _share(value: Any, name: str) -> float:
     return float(value)
 
 
-def _count(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InvalidInput(f"mention_count={value!r}; use a whole number ≥ 1")
+#: The largest count or number of days a restore takes (a database integer holds 64 bits).
+_MOST = 2**31
+
+
+def _count(value: Any, name: str = "mention_count") -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= _MOST:
+        raise InvalidInput(f"{name}={value!r}; use a whole number from 1 to {_MOST:,}")
     return value
 
 
