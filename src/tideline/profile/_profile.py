@@ -46,7 +46,7 @@ from tideline.profile._as_of import (
 )
 from tideline.profile._backing import apply_backing, backing, confidence, links_of
 from tideline.profile._calendar import time_window
-from tideline.profile._changeset import Changeset
+from tideline.profile._changeset import Because, Changeset
 from tideline.profile._decay import injection_weight, is_expired
 from tideline.profile._dedupe import fact_key
 from tideline.profile._digests import SessionDigest
@@ -194,11 +194,26 @@ class Profile:
         self._write(cs, run_id=None, check=False)
         return self.fact(fact_id)
 
-    def close(self, fact_id: int, *, why: str | None = None, at: str | None = None) -> Fact:
+    def close(
+        self,
+        fact_id: int,
+        *,
+        why: str | None = None,
+        at: str | None = None,
+        successor: int | None = None,
+    ) -> Fact:
         """Mark a fact no longer true (at `at`, default now); the row and its end time stay, and
-        the snapshot is rebuilt in the same transaction (as `reject`)."""
+        the snapshot is rebuilt in the same transaction (as `reject`). With `successor` (a live
+        fact that replaced it), it ends when that one began and joins its timeline — what an
+        arbitration's `accept_new` leaves, decided by a person."""
         cs = Changeset(self.version())
-        cs.close(fact_id, why=why or "closed by hand", at=at)
+        because = None
+        if successor is not None:
+            cs.succeed(fact_id, successor)
+            with self.lock:
+                at = self.stores.facts.require(successor).valid_from
+            because = Because("superseded by", successor)
+        cs.close(fact_id, why=why or "closed by hand", at=at, because=because)
         cs.rebuild_snapshot()
         self._write(cs, run_id=None, check=False)
         return self.fact(fact_id)
