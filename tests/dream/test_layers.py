@@ -11,7 +11,7 @@ from tests.llm.conftest import llm_settings
 from tests.llm_server import LLMServer
 from tideline.analysis.attention import log_hits
 from tideline.app import Tideline
-from tideline.embed import E5Embedder
+from tideline.embed import Embedder
 from tideline.memory import compute_weight
 from tideline.profile import FactDraft
 
@@ -194,7 +194,7 @@ def test_a_day_without_memories_does_not_dream(day: Day, server: LLMServer) -> N
 
 
 def test_drift_walks_by_embeddings_to_the_least_similar_memory(
-    tmp_path: Path, server: LLMServer, e5: E5Embedder
+    tmp_path: Path, server: LLMServer, e5: Embedder
 ) -> None:
     settings = llm_settings(server.url, home=str(tmp_path / "agent"))
     app = Tideline(settings, embedder=e5)

@@ -122,6 +122,11 @@ _FACT = [
     "supersedes", "merged_into", "rejected_why", "created_at", "updated_at", "retired_at",
 ]  # fmt: skip
 _EVIDENCE = ["turn", "polarity", "said_at", "created_at", "observation_id"]
+_PROFILE = [
+    "id", "kind", "from_fact", "to_fact", "removed_at", "title", "importance", "decay_days",
+    "closed_at", "said_at", "phrase", "name", "relation", "mention_count", "history",
+    "first_seen_at", "last_seen_at",
+]  # fmt: skip
 #: A peer's memory or a backup's facts, right in shape and wrong in every value.
 peer_file = st.one_of(
     st.lists(
@@ -162,6 +167,11 @@ peer_file = st.one_of(
             st.lists(_some(_EVIDENCE), max_size=2) | json_value,
             st.lists(_some(["from_status", "to_status", "at", "why", "recorded_at"]), max_size=2)
             | json_value,
+        )
+        | st.builds(
+            lambda kind, rest: {"type": kind, **rest},
+            st.sampled_from(["edge", "event", "relationship", "strategy"]),
+            _some([*_PROFILE, "created_at", "valid_from", "valid_to", "status", "details"]),
         ),
         max_size=3,
     ).map(

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
@@ -34,7 +35,7 @@ from tideline.clock import (
 )
 from tideline.embed import Embedder
 from tideline.errors import InvalidInput, ProfileChanged
-from tideline.memory import FoundFact, Memory, present
+from tideline.memory import FoundFact, Memory, RestoredRecords, present
 from tideline.profile._apply import Applied, Applier, Stores, TurnCheck
 from tideline.profile._as_of import (
     ProfileAt,
@@ -56,7 +57,7 @@ from tideline.profile._facts import Link
 from tideline.profile._imported import fact_changes
 from tideline.profile._lifecycle import RULES, Rules
 from tideline.profile._plans import asked_since
-from tideline.profile._restore import Restored, restore_facts
+from tideline.profile._restore import restore_profile
 from tideline.profile._snapshot import ProfileState, render_snapshot
 from tideline.profile._types import (
     ACTIVE_STATUSES,
@@ -219,18 +220,18 @@ class Profile:
         return self.fact(fact_id)
 
     # -- facts -------------------------------------------------------------------------------
-    def restore_facts(self, records: Sequence[Mapping[str, Any]]) -> Restored:
-        """Put back the fact records of a Tideline export (`_restore`), in one transaction;
+    def restore(self, records: Sequence[Mapping[str, Any]]) -> RestoredRecords:
+        """Put back the profile records of a Tideline export (`_restore`) in one transaction;
         the snapshot is rebuilt when any came back."""
         if not records or self.memory is None:
-            return 0, 0, 0, []
+            return RestoredRecords(not_restored=Counter(str(r.get("type")) for r in records))
         ids_by_hash = self.memory.raw.ids_by_hash
         with self.lock, self.db.transaction():
             now = to_text(self.clock())
-            done = restore_facts(self.stores.facts, records, ids_by_hash, now)
-            if done[0]:
+            done = restore_profile(self.stores, records, ids_by_hash, now)
+            if done.added:
                 self.versions.bump(now)
-        if done[0]:
+        if done.added:
             cs = Changeset(self.version())
             cs.rebuild_snapshot()
             self._write(cs, run_id=None, check=False)
