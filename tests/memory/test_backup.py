@@ -14,8 +14,8 @@ import pytest
 
 from tideline.app import Tideline
 from tideline.config import Settings
-from tideline.embed import E5Embedder
-from tideline.profile import FactDraft
+from tideline.embed import Embedder
+from tideline.profile import EventDraft, FactDraft, PersonMention
 
 #: The same tests on SQLite and on PostgreSQL (tests/conftest.py).
 pytestmark = pytest.mark.engines
@@ -32,7 +32,7 @@ QUERIES = (
 
 
 @pytest.fixture
-def fresh(tmp_path: Path, e5: E5Embedder) -> Iterator[Tideline]:
+def fresh(tmp_path: Path, e5: Embedder) -> Iterator[Tideline]:
     # another home, and on PostgreSQL another namespace (the user is ignored on SQLite)
     fresh = {"home": str(tmp_path / "fresh"), "database_user": f"fresh-{tmp_path.name}"[:40]}
     app = Tideline(Settings.load(overrides=fresh), embedder=e5)
@@ -158,7 +158,11 @@ def test_facts_come_back_with_their_corrections_and_a_broken_one_is_named(
     porto = m.sync_turn("c", "user", "I moved to Porto", timestamp="2025-06-01T10:00:00Z").id
     cs = app.profile.read().changeset()
     old = cs.add_fact(FactDraft("user", "city", "Lisbon"), turn_ids=(lisbon,))
-    cs.add_fact(FactDraft("user", "city", "Porto"), turn_ids=(porto,), supersedes=old)
+    new = cs.add_fact(FactDraft("user", "city", "Porto"), turn_ids=(porto,), supersedes=old)
+    job = cs.add_fact(FactDraft("user", "job", "nurse in Porto"), turn_ids=(porto,))
+    cs.add_edge("related_to", new, job)
+    cs.add_event(EventDraft("Moved to Porto", valid_from="2025-06-01T10:00:00Z"))
+    cs.mention(PersonMention("Lena", "sister", said_at="2025-06-01T10:00:00Z"))
     first = app.profile.apply(cs).ids[old]
     app.profile.close(first, why="moved", at="2025-06-01T10:00:00Z")
     out = io.StringIO()
@@ -170,15 +174,23 @@ def test_facts_come_back_with_their_corrections_and_a_broken_one_is_named(
     backup.write_text("\n".join([*lines, json.dumps(broken)]) + "\n")
 
     s = fresh.memory.import_file(backup)
-    assert (s.facts_added, s.facts_existing) == (2, 0)
+    assert (s.facts_added, s.facts_existing) == (3, 0)
+    assert s.profile_added == {"edge": 1, "event": 1, "relationship": 1}
     assert [p.message.split(":")[0] for p in s.problems] == [
-        f"{backup.name} does not hold what its first line lists (2 fact listed, 3 found)",
+        f"{backup.name} does not hold what its first line lists (3 fact listed, 4 found)",
         "fact 1",  # the broken copy, named by its id in the file and its line
     ]
     assert "status='gone'" in s.problems[1].message and s.problems[1].line == len(lines) + 1
     restored = io.StringIO()
     fresh.export(restored, "jsonl")
-    assert memory_lines(restored.getvalue(), ("fact",)) == memory_lines(out.getvalue(), ("fact",))
+    kinds = ("fact", "edge", "event", "relationship")
+    assert memory_lines(restored.getvalue(), kinds) == memory_lines(out.getvalue(), kinds)
+    again = fresh.memory.import_file(backup)
+    assert (again.facts_added, again.profile_added, again.profile_existing) == (
+        0,
+        {},
+        {"edge": 1, "event": 1, "relationship": 1},
+    )
     porto_fact = fresh.profile.facts(status="suspected")[0]
     assert (porto_fact.value, porto_fact.supersedes) == ("Porto", first)
     restored_line, original = fresh.profile.timeline(first), app.profile.timeline(first)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import math
 import threading
+from collections import Counter
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, suppress
 from dataclasses import asdict, replace
@@ -56,6 +57,7 @@ from tideline.memory._types import (
     ImportProblem,
     ImportSummary,
     Narrative,
+    RestoredRecords,
     Trace,
     Turn,
     TurnResult,
@@ -91,9 +93,8 @@ log = logging.getLogger(__name__)
 #: Keeps imported facts (the profile's `import_facts`); returns (added, already there, why
 #: each refused one was).
 FactKeeper = Callable[[list[FoundFact]], tuple[int, int, list[str]]]
-#: Restores a Tideline export's fact records (the profile's `restore_facts`); returns (added,
-#: already there, evidence rows left out, problems).
-FactRestorer = Callable[[list[dict[str, Any]]], tuple[int, int, int, list[ImportProblem]]]
+#: Restores a Tideline export's profile records (the profile's `restore`).
+ProfileRestorer = Callable[[list[dict[str, Any]]], RestoredRecords]
 
 Progress = Callable[[int, int], None]
 
@@ -158,7 +159,7 @@ class Memory:
         clock: Clock = system_clock,
         time_window: Resolver | None = None,
         keep_facts: FactKeeper | None = None,
-        restore_facts: FactRestorer | None = None,
+        restore_profile: ProfileRestorer | None = None,
     ):
         self.db = db
         self.clock = clock
@@ -176,8 +177,8 @@ class Memory:
         #: Where imported facts go (the profile's `import_facts`, from the composition root);
         #: None: a memory without a profile, which counts them as left out.
         self.keep_facts = keep_facts
-        #: Puts back a Tideline export's fact records (the profile's `restore_facts`).
-        self.restore_facts = restore_facts
+        #: Puts back a Tideline export's profile records (the profile's `restore`).
+        self.restore_profile = restore_profile
         for index in (self.raw.index, self.narratives.index):
             index.configure(vectors)
         self.warnings: list[str] = []
@@ -363,17 +364,8 @@ class Memory:
                 )
                 summary.narratives_added, summary.narratives_existing = added, existing
                 summary.problems += problems
-        if batch.facts and self.restore_facts is None:
-            summary.skipped += len(batch.facts)
-            summary.skipped_kinds["facts (no profile to keep them)"] = len(batch.facts)
-        elif batch.facts and self.restore_facts is not None:
-            added, existing, dropped, refused_facts = self.restore_facts(batch.facts)
-            summary.facts_added += added
-            summary.facts_existing += existing
-            summary.problems += refused_facts
-            if dropped:
-                summary.skipped += dropped
-                summary.skipped_kinds["fact evidence without its turn here"] = dropped
+        if batch.profile:
+            self._restore_profile(batch.profile, summary)
         if facts and self.keep_facts is None:
             summary.skipped += len(facts)
             summary.skipped_kinds["facts (no profile to keep them)"] = len(facts)
@@ -391,6 +383,25 @@ class Memory:
                 " beside them; they are dated at import time"
             )
         return summary
+
+    def _restore_profile(self, records: list[dict[str, Any]], summary: ImportSummary) -> None:
+        """Hand a backup's profile records to the profile; what it does not take back (or,
+        without a profile, all of them) is counted as left out by kind."""
+        if self.restore_profile is None:
+            done = RestoredRecords(not_restored=Counter(str(r["type"]) for r in records))
+        else:
+            done = self.restore_profile(records)
+        summary.facts_added += done.added.pop("fact", 0)
+        summary.facts_existing += done.existing.pop("fact", 0)
+        summary.profile_added = dict(done.added)
+        summary.profile_existing = dict(done.existing)
+        summary.problems += done.problems
+        left = {f"{kind} records (not restored)": n for kind, n in done.not_restored.items()}
+        if done.evidence_left_out:
+            left["fact evidence without its turn here"] = done.evidence_left_out
+        for kind, n in left.items():
+            summary.skipped += n
+            summary.skipped_kinds[kind] = n
 
     def _import_session(
         self, s: ImportedSession, key: str, fmt: str, summary: ImportSummary

@@ -194,6 +194,10 @@ class Applier:
                 self._link(op)
             case c.Transition():
                 self._transition(self._fact(op.fact), op.to, self._why(op), op.at)
+            case c.Succession():
+                old, new = self._fact(op.fact), self._fact(op.successor)
+                check_live(new, "succeed a fact")
+                self.s.facts.succeed(old, new, self.now)
             case c.Reopen():
                 fact = self._fact(op.fact)
                 self.s.facts.reopen(fact, self.now)

@@ -90,6 +90,14 @@ class Transition:
 
 
 @dataclass(frozen=True)
+class Succession:
+    """A person names the live fact that replaced another: it joins that fact's chain."""
+
+    fact: int
+    successor: int
+
+
+@dataclass(frozen=True)
 class Reopen:
     """An expiry withdrawn: evidence said before the fact expired arrived after a run had
     closed it for want of evidence, so the fact is believed again as it was."""
@@ -244,6 +252,7 @@ Op = (
     | Link
     | Transition
     | Reopen
+    | Succession
     | Merge
     | SetDecay
     | SetConfidence
@@ -362,6 +371,14 @@ class Changeset:
 
     def reject(self, fact: FactRef, why: str, *, because: Because | None = None) -> None:
         self.transition(fact, "rejected", why=text(why, "why", 2000), because=because)
+
+    def succeed(self, fact_id: int, successor: int) -> None:
+        """`successor` replaced `fact_id` (`Succession`); close the old one as well."""
+        if fact_id == successor:
+            raise InvalidInput(
+                f"fact #{fact_id} cannot succeed itself; name the fact that replaced it"
+            )
+        self.ops.append(Succession(fact_id, successor))
 
     def reopen(self, fact_id: int) -> None:
         """Withdraw the expiry of a fact closed by one (`Reopen`)."""

@@ -23,7 +23,7 @@ from __future__ import annotations
 import builtins  # `list` below is a method of the store: signatures after it say `builtins.list`
 from collections.abc import Sequence
 
-from tideline.errors import IllegalTransition, NotFound
+from tideline.errors import IllegalTransition, InvalidInput, NotFound
 from tideline.profile._decay import expires_at
 from tideline.profile._drafts import FactDraft
 from tideline.profile._types import (
@@ -251,6 +251,18 @@ class FactStore:
             params.append(subject)
         sql = f"SELECT {_COLUMNS} FROM facts f WHERE {' AND '.join(where)} ORDER BY f.id"
         return [Fact(**r) for r in self.db.rows(sql, params)]
+
+    def succeed(self, fact: Fact, successor: Fact, now: str) -> None:
+        """`successor` replaced `fact`: it joins its supersedes chain (once; never re-pointed)."""
+        if successor.supersedes not in (None, fact.id):
+            raise InvalidInput(
+                f"fact #{successor.id} already supersedes #{successor.supersedes}; name a fact "
+                "that replaced nothing, or close without a successor"
+            )
+        self.db.execute(
+            "UPDATE facts SET supersedes = ?, updated_at = ? WHERE id = ?",
+            (fact.id, now, successor.id),
+        )
 
     def expired_after(self, at: str) -> builtins.list[tuple[Fact, str]]:
         """The facts closed by expiry later than `at` (valid time), each with the status it had:

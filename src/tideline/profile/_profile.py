@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
@@ -34,7 +35,7 @@ from tideline.clock import (
 )
 from tideline.embed import Embedder
 from tideline.errors import InvalidInput, ProfileChanged
-from tideline.memory import FoundFact, Memory, present
+from tideline.memory import FoundFact, Memory, RestoredRecords, present
 from tideline.profile._apply import Applied, Applier, Stores, TurnCheck
 from tideline.profile._as_of import (
     ProfileAt,
@@ -46,7 +47,7 @@ from tideline.profile._as_of import (
 )
 from tideline.profile._backing import apply_backing, backing, confidence, links_of
 from tideline.profile._calendar import time_window
-from tideline.profile._changeset import Changeset
+from tideline.profile._changeset import Because, Changeset
 from tideline.profile._decay import injection_weight, is_expired
 from tideline.profile._dedupe import fact_key
 from tideline.profile._digests import SessionDigest
@@ -56,7 +57,7 @@ from tideline.profile._facts import Link
 from tideline.profile._imported import fact_changes
 from tideline.profile._lifecycle import RULES, Rules
 from tideline.profile._plans import asked_since
-from tideline.profile._restore import Restored, restore_facts
+from tideline.profile._restore import restore_profile
 from tideline.profile._snapshot import ProfileState, render_snapshot
 from tideline.profile._types import (
     ACTIVE_STATUSES,
@@ -194,28 +195,43 @@ class Profile:
         self._write(cs, run_id=None, check=False)
         return self.fact(fact_id)
 
-    def close(self, fact_id: int, *, why: str | None = None, at: str | None = None) -> Fact:
+    def close(
+        self,
+        fact_id: int,
+        *,
+        why: str | None = None,
+        at: str | None = None,
+        successor: int | None = None,
+    ) -> Fact:
         """Mark a fact no longer true (at `at`, default now); the row and its end time stay, and
-        the snapshot is rebuilt in the same transaction (as `reject`)."""
+        the snapshot is rebuilt in the same transaction (as `reject`). With `successor` (a live
+        fact that replaced it), it ends when that one began and joins its timeline — what an
+        arbitration's `accept_new` leaves, decided by a person."""
         cs = Changeset(self.version())
-        cs.close(fact_id, why=why or "closed by hand", at=at)
+        because = None
+        if successor is not None:
+            cs.succeed(fact_id, successor)
+            with self.lock:
+                at = self.stores.facts.require(successor).valid_from
+            because = Because("superseded by", successor)
+        cs.close(fact_id, why=why or "closed by hand", at=at, because=because)
         cs.rebuild_snapshot()
         self._write(cs, run_id=None, check=False)
         return self.fact(fact_id)
 
     # -- facts -------------------------------------------------------------------------------
-    def restore_facts(self, records: Sequence[Mapping[str, Any]]) -> Restored:
-        """Put back the fact records of a Tideline export (`_restore`), in one transaction;
+    def restore(self, records: Sequence[Mapping[str, Any]]) -> RestoredRecords:
+        """Put back the profile records of a Tideline export (`_restore`) in one transaction;
         the snapshot is rebuilt when any came back."""
         if not records or self.memory is None:
-            return 0, 0, 0, []
+            return RestoredRecords(not_restored=Counter(str(r.get("type")) for r in records))
         ids_by_hash = self.memory.raw.ids_by_hash
         with self.lock, self.db.transaction():
             now = to_text(self.clock())
-            done = restore_facts(self.stores.facts, records, ids_by_hash, now)
-            if done[0]:
+            done = restore_profile(self.stores, records, ids_by_hash, now)
+            if done.added:
                 self.versions.bump(now)
-        if done[0]:
+        if done.added:
             cs = Changeset(self.version())
             cs.rebuild_snapshot()
             self._write(cs, run_id=None, check=False)

@@ -1,12 +1,16 @@
-"""The profile's facts read back from a Tideline export (`tideline import` of a backup).
+"""The profile read back from a Tideline export (`tideline import` of a backup): facts, the
+edges between them, events and people.
 
 Each fact comes back as it was — status, confidence, counters, both clocks, its timeline of
 status changes and its evidence — under a new id, with `supersedes` and `merged_into` pointing
 at the new ids. Evidence names its turn by hash (`Profile.dump`), found here by hash: the same
 file restores the sessions first. Evidence through an observation only is left out and counted:
 observations are not restored. A fact already here (same subject, category, value and record
-time) is not added again, so restoring twice adds nothing. Every field is checked against the
-rules the database keeps; a record that breaks one is a problem naming its line, left out.
+time) is not added again, so restoring twice adds nothing. Edges follow their facts to the new
+ids; events and people come back as they were (an event already here — same title, start and
+record time — or a person already known by name is not added again). Every field is checked
+against the rules the database keeps; a record that breaks one is a problem naming its line,
+left out. Observations, strategies and the portrait are not restored: the caller counts them.
 """
 
 from __future__ import annotations
@@ -16,48 +20,97 @@ from typing import Any
 
 from tideline.clock import parse_time
 from tideline.errors import InvalidInput
-from tideline.memory import ImportProblem
+from tideline.memory import ImportProblem, RestoredRecords
+from tideline.profile._apply import Stores
 from tideline.profile._dedupe import normalise
-from tideline.profile._drafts import FactDraft, choice, days
+from tideline.profile._drafts import MAX_NAME, MAX_TEXT, FactDraft, choice
 from tideline.profile._facts import FactStore
-from tideline.profile._types import POLARITIES, SOURCE_TYPES, STATUSES, StatusChange
+from tideline.profile._mentions import person_key
+from tideline.profile._people import RelationshipStore
+from tideline.profile._types import (
+    EDGE_KINDS,
+    EVENT_STATUSES,
+    POLARITIES,
+    SOURCE_TYPES,
+    STATUSES,
+    Edge,
+    Event,
+    Relationship,
+    StatusChange,
+)
 
-#: What a restore did: facts added, already there, evidence rows left out, problems.
-Restored = tuple[int, int, int, list[ImportProblem]]
+#: The kinds of profile record a restore takes, in the order they are put back.
+RESTORED_KINDS = ("fact", "edge", "event", "relationship")
 
 
-def restore_facts(
+def restore_profile(
+    stores: Stores,
+    records: Sequence[Mapping[str, Any]],
+    turn_ids: Callable[[list[str]], dict[str, int]],
+    now: str,
+) -> RestoredRecords:
+    """Insert the profile records of an export (inside the caller's transaction)."""
+    done = RestoredRecords()
+    by_kind: dict[str, list[Mapping[str, Any]]] = {k: [] for k in RESTORED_KINDS}
+    for r in records:
+        kind = str(r.get("type"))
+        if kind in by_kind:
+            by_kind[kind].append(r)
+        else:
+            done.not_restored[kind] += 1
+    fact_ids = _facts(stores.facts, by_kind["fact"], turn_ids, now, done)
+    for r in by_kind["edge"]:
+        _one(done, r, lambda r: stores.edges.restore(_edge(r, fact_ids)))
+    for r in by_kind["event"]:
+        _one(done, r, lambda r: stores.events.restore(_event(r)))
+    for r in by_kind["relationship"]:
+        _one(done, r, lambda r: _person(stores.people, r))
+    return done
+
+
+def _one(
+    done: RestoredRecords, r: Mapping[str, Any], put: Callable[[Mapping[str, Any]], bool]
+) -> None:
+    """Put one record back, counting it; a broken one becomes a problem."""
+    kind = str(r.get("type"))
+    try:
+        added = put(r)
+    except InvalidInput as exc:
+        done.problems.append(ImportProblem(r.get("_line"), f"{kind} {r.get('id')!r}: {exc}"))
+        return
+    (done.added if added else done.existing)[kind] += 1
+
+
+def _facts(
     facts: FactStore,
     records: Sequence[Mapping[str, Any]],
     turn_ids: Callable[[list[str]], dict[str, int]],
     now: str,
-) -> Restored:
-    """Insert the fact records of an export (inside the caller's transaction)."""
-    here = {_identity(f.subject, f.category, f.value, f.created_at) for f in facts.list()}
+    done: RestoredRecords,
+) -> dict[Any, int]:
+    """Restore the facts; returns their ids in the file → their ids here (new or found)."""
+    here = {_identity(f.subject, f.category, f.value, f.created_at): f.id for f in facts.list()}
     found = turn_ids(sorted({h for r in records for h in _hashes(r)}))
     new_ids: dict[Any, int] = {}
     links: list[tuple[int, Any, Any]] = []
-    added = existing = dropped = 0
-    problems: list[ImportProblem] = []
     for r in records:
         try:
             row, changes = _checked(r)
         except InvalidInput as exc:
-            problems.append(ImportProblem(r.get("_line"), f"fact {r.get('id')!r}: {exc}"))
+            done.problems.append(ImportProblem(r.get("_line"), f"fact {r.get('id')!r}: {exc}"))
             continue
         key = _identity(row["subject"], row["category"], row["value"], row["created_at"])
         if key in here:
-            existing += 1
+            new_ids[r.get("id")] = here[key]
+            done.existing["fact"] += 1
             continue
-        here.add(key)
-        fid = facts.restore(row, changes)
-        new_ids[r.get("id")] = fid
+        fid = here[key] = new_ids[r.get("id")] = facts.restore(row, changes)
         links.append((fid, r.get("supersedes"), r.get("merged_into")))
         for ev in r.get("evidence") or []:
             hashed = ev.get("turn") if isinstance(ev, dict) else None
             turn = found.get(hashed) if isinstance(hashed, str) else None
             if turn is None or not _evidence_ok(ev):
-                dropped += 1
+                done.evidence_left_out += 1
                 continue
             facts.add_evidence(
                 fid,
@@ -67,11 +120,84 @@ def restore_facts(
                 said_at=_time(ev.get("said_at"), "said_at"),
                 now=_time(ev.get("created_at"), "created_at") or now,
             )
-        added += 1
+        done.added["fact"] += 1
     for fid, supersedes, merged_into in links:
-        if supersedes in new_ids or merged_into in new_ids:
-            facts.restore_links(fid, new_ids.get(supersedes), new_ids.get(merged_into))
-    return added, existing, dropped, problems
+        if _known(supersedes, new_ids) or _known(merged_into, new_ids):
+            facts.restore_links(fid, _mapped(supersedes, new_ids), _mapped(merged_into, new_ids))
+    return new_ids
+
+
+def _known(old: Any, new_ids: Mapping[Any, int]) -> bool:
+    return isinstance(old, int) and old in new_ids
+
+
+def _mapped(old: Any, new_ids: Mapping[Any, int]) -> int | None:
+    return new_ids[old] if _known(old, new_ids) else None
+
+
+def _edge(r: Mapping[str, Any], fact_ids: Mapping[Any, int]) -> Edge:
+    ends = [_mapped(r.get(name), fact_ids) for name in ("from_fact", "to_fact")]
+    if ends[0] is None or ends[1] is None or ends[0] == ends[1]:
+        raise InvalidInput("it joins facts that are not in this file (or a fact to itself)")
+    return Edge(
+        0,
+        _one_of(r.get("kind"), "kind", EDGE_KINDS),
+        ends[0],
+        ends[1],
+        _required(r.get("created_at"), "created_at"),
+        _time(r.get("removed_at"), "removed_at"),
+        _time(r.get("valid_from"), "valid_from"),
+        _time(r.get("valid_to"), "valid_to"),
+    )
+
+
+def _event(r: Mapping[str, Any]) -> Event:
+    start = _required(r.get("valid_from"), "valid_from")
+    importance = _count(r.get("importance"), "importance")
+    if importance > 5:
+        raise InvalidInput(f"importance={importance}; use 1–5")
+    return Event(
+        0,
+        _words(r.get("title"), "title")[:MAX_NAME] or "-",
+        (_text(r.get("details"), "details") or "")[:MAX_TEXT],
+        importance,
+        None if r.get("decay_days") is None else _count(r["decay_days"], "decay_days"),
+        start,
+        max(_time(r.get("valid_to"), "valid_to") or start, start),  # a range never ends early
+        _time(r.get("expires_at"), "expires_at"),
+        _one_of(r.get("status"), "status", EVENT_STATUSES),
+        _time(r.get("closed_at"), "closed_at"),
+        _required(r.get("created_at"), "created_at"),
+        _time(r.get("said_at"), "said_at") or start,
+        (_text(r.get("phrase"), "phrase") or "")[:MAX_NAME],
+        _time(r.get("retired_at"), "retired_at"),
+    )
+
+
+def _person(people: RelationshipStore, r: Mapping[str, Any]) -> bool:
+    name = _words(r.get("name"), "name").strip()[:MAX_NAME]
+    if not name:
+        raise InvalidInput("name is empty")
+    if people.find(person_key(name)) is not None:
+        return False
+    history = r.get("history")
+    first = _required(r.get("first_seen_at"), "first_seen_at")
+    last = _required(r.get("last_seen_at"), "last_seen_at")
+    person = Relationship(
+        0,
+        name,
+        (_text(r.get("relation"), "relation") or "")[:MAX_NAME],
+        (_text(r.get("details"), "details") or "")[:MAX_TEXT],
+        _count(r.get("mention_count")),
+        _words(r.get("status"), "status")[:MAX_NAME] or "active",
+        [h for h in history if isinstance(h, dict)] if isinstance(history, list) else [],
+        first,
+        last,
+        _time(r.get("created_at"), "created_at") or first,
+        _time(r.get("updated_at"), "updated_at") or last,
+    )
+    people.save(person, person_key(name))
+    return True
 
 
 def _identity(subject: str, category: str, value: str, created_at: str) -> tuple[str, ...]:
@@ -101,7 +227,7 @@ def _checked(r: Mapping[str, Any]) -> tuple[dict[str, Any], list[StatusChange]]:
         _words(r.get("category"), "category"),
         _words(r.get("value"), "value"),
         source_type=_one_of(r.get("source_type"), "source_type", SOURCE_TYPES),
-        decay_days=days(r.get("decay_days")),
+        decay_days=None if r.get("decay_days") is None else _count(r["decay_days"], "decay_days"),
     )
     row: dict[str, Any] = {
         "subject": draft.subject,
@@ -170,9 +296,13 @@ def _share(value: Any, name: str) -> float:
     return float(value)
 
 
-def _count(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InvalidInput(f"mention_count={value!r}; use a whole number ≥ 1")
+#: The largest count or number of days a restore takes (a database integer holds 64 bits).
+_MOST = 2**31
+
+
+def _count(value: Any, name: str = "mention_count") -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= _MOST:
+        raise InvalidInput(f"{name}={value!r}; use a whole number from 1 to {_MOST:,}")
     return value
 
 

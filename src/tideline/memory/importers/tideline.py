@@ -2,9 +2,8 @@
 
 Sessions keep their key, source and title; turns their role, speaker, text, time, external id
 and stored hash (so restoring twice adds nothing) and tombstones stay tombstones. Narratives and
-facts are handed on as records and restored as stored (`restore_narratives`, the profile's
-`restore_facts`). The profile's other records (observations, people, events, edges, strategies,
-the portrait) are counted as skipped: they are exported to read but not restored.
+the profile's records are handed on and restored as stored (`restore_narratives`, the
+profile's `restore`, which says which kinds it takes back).
 """
 
 from __future__ import annotations
@@ -62,10 +61,8 @@ class TidelineImporter:
                 self._turn(number, record, sessions, batch)
             elif kind == "narrative":
                 batch.narratives.append({**record, "_line": number})
-            elif kind == "fact":
-                batch.facts.append({**record, "_line": number})
             elif isinstance(kind, str):
-                batch.skip(f"{kind} records (of the profile, only facts are restored)")
+                batch.profile.append({**record, "_line": number})
             else:
                 batch.problems.append(ImportProblem(number, "not a record with a 'type'"))
         batch.sessions = list(sessions.values())
