@@ -25,11 +25,12 @@ from tideline.app import Tideline
 from tideline.cli.main import app as cli
 from tideline.clock import from_text, to_text
 from tideline.config import Settings
-from tideline.embed import E5Embedder
+from tideline.embed import Embedder
 from tideline.errors import DatabaseDamaged, DatabaseReplaced
 from tideline.library import Library
 from tideline.mcp import build_server
 from tideline.store import Database
+from tideline.store._health import note_checked
 
 TURNS, NARRATIVES = 200, 30
 RECOVERABLE = [k for k in damage.KINDS if k != "not-sqlite"]
@@ -37,7 +38,7 @@ WHOLE = {"zeroed-header", "index-page", "fts-shadow", "wal-garbage"}  # no row w
 
 
 @pytest.fixture(scope="module")
-def template(tmp_path_factory: pytest.TempPathFactory, e5: E5Embedder) -> Path:
+def template(tmp_path_factory: pytest.TempPathFactory, e5: Embedder) -> Path:
     """A healthy memory.db with turns, narratives, tags, links, FTS and vectors."""
     home = tmp_path_factory.mktemp("template")
     chat = home / "chat.jsonl"
@@ -417,6 +418,34 @@ def test_damage_in_the_middle_of_the_log_is_found_by_doctor(
     code, out, _ = run("doctor", "--json")
     assert code == 1
     assert any("frame 2 fails its checksum" in p for p in json.loads(out)["problems"])
+
+
+def test_a_damaged_log_frame_is_found_before_sqlite_drops_the_writes_after_it(
+    template: Path, isolated_home: Path
+) -> None:
+    """One damaged frame early in a log that holds 60 acknowledged writes (issue 31): SQLite
+    replays the log up to it and the next checkpoint drops the rest, so `stats` and `search`
+    exited 0 and doctor, run after them, found nothing. Every open checks the frames first: the
+    first command refuses, says how many frames and commits would go and what to do, and the
+    log is left as it was for doctor and --repair."""
+    isolated_home.mkdir(parents=True)
+    path = isolated_home / "memory.db"
+    shutil.copyfile(template, path)
+    damage.leave_wal(path, rows=60)
+    note_checked(path)  # found sound lately (a killed server's last check): none due at open
+    wal = Path(f"{path}-wal")
+    size = damage.page_size(path)
+    with wal.open("r+b") as f:  # random bytes over the page of frame 3
+        f.seek(32 + 2 * (24 + size) + 24)
+        f.write(random.Random(31).randbytes(size))
+    before = digest(wal)
+    for args in (("stats",), ("search", "Anna garden", "--turns")):
+        assert_one_line_refusal(path, *args)
+        err = run(*args)[2]
+        assert "frame 3 fails its checksum; the 60 frames after it hold 60 committed" in err, err
+    assert digest(wal) == before  # nothing replayed or checkpointed it
+    code, out, _ = run("doctor", "--json")
+    assert code == 1 and any("60 committed transactions" in p for p in json.loads(out)["problems"])
 
 
 def test_mcp_tools_return_one_line_errors_and_the_server_stays_up(

@@ -276,6 +276,7 @@ class Tideline:
             # a time question's window, with the calendar's events ("before the trip")
             time_window=lambda question, today: self.profile.time_window(question, today),
             keep_facts=lambda found: self.profile.import_facts(found),
+            restore_profile=lambda records: self.profile.restore(records),
         )
 
     @cached_property

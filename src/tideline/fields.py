@@ -708,6 +708,13 @@ FACT_CLOSE = Command(
             "Why it no longer holds (default: closed by hand).",
             aliases=("reason", "because"),
         ),
+        id_field(
+            "successor",
+            None,
+            "The live fact that replaced it (its id): the fact then ends when that one began, "
+            "and the two share one timeline, as an arbitration would leave them.",
+            aliases=("successor_id", "replaced_by", "superseded_by"),
+        ),
     ),
 )
 

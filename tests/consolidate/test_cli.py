@@ -18,6 +18,7 @@ from tideline.app import Tideline
 from tideline.cli.main import app as cli
 from tideline.config import Settings
 from tideline.consolidate import SleepReport
+from tideline.profile import FactDraft
 
 pytestmark = pytest.mark.engines
 
@@ -62,7 +63,7 @@ def test_dry_run_applies_nothing_then_sleep_forms_facts_with_evidence(agent: Tid
     code, out, err = run("sleep")
     assert code == 0, err
     assert out.splitlines()[0].startswith("sleep done in ") and "(run #1)" in out
-    assert "applied: " in out and "NewFact 2" in out and "tokens: " in out
+    assert "applied: 2 new facts, " in out and "1 snapshot, " in out and "tokens: " in out
     assert " 2. extract            done" in err and "14. mark_processed" in err  # step lines
 
     facts = run_json("profile")["facts"]
@@ -143,10 +144,18 @@ def test_without_an_llm_the_rule_steps_run_and_the_skipped_steps_are_named(
     monkeypatch.setenv("TIDELINE_EMBEDDER", "none")
     app = Tideline(Settings.load())
     app.memory.sync_turn(SESSION, "user", USER)
+    cs = app.profile.read().changeset()  # a fact long expired: the rule steps close it
+    cs.add_fact(
+        FactDraft("user", "city", "lives in Tokyo", decay_days=1, valid_from="2023-05-08T09:00:00Z")
+    )
+    app.profile.apply(cs)
     app.close()
     code, out, err = run("sleep")
     assert code == 6, err  # skipped: not done, not failed (docs/sleep.md)
     assert out.startswith("sleep skipped in ") and "(run #1): no LLM configured (set" in out
+    # what the rule steps wrote, in words, and said applied: it was (never "not applied")
+    assert "applied: 1 status change, 1 question, 1 question settled, 1 snapshot (profile" in out
+    assert "not applied" not in out and "RebuildSnapshot" not in out
     assert "LLM steps skipped: extract, behaviour, classify; rule parts only: " in out
     assert (out + err).count("no LLM configured") == 1  # why, once (it was ~10 times)
     assert " 4. classify           skipped" in err and "skipped: no LLM" in err

@@ -167,7 +167,7 @@ def profile_of(agent: Agent, *, record: bool) -> dict[str, Any]:
     facts = p.facts(evidence=True)
     name = {f.id: f"{f.category}: {f.value} @{f.valid_from}" for f in facts}
     rec = (lambda *xs: xs) if record else (lambda *xs: ())
-    out: dict[str, Any] = {"facts": [], "events": [], "edges": []}
+    out: dict[str, Any] = {"facts": [], "strategies": [], "events": [], "edges": []}
     for f in facts:
         changes = [
             (c.from_status, c.to_status, c.at, c.why, *rec(c.recorded_at))
@@ -180,6 +180,11 @@ def profile_of(agent: Agent, *, record: bool) -> dict[str, Any]:
             name.get(f.supersedes or 0), name.get(f.merged_into or 0),
             sorted((e.text, e.polarity, e.said_at, *rec(e.created_at)) for e in f.evidence),
             changes, *rec(f.created_at, f.retired_at),
+        ))  # fmt: skip
+    for s in p.strategies(status=None):
+        out["strategies"].append((
+            s.kind, name.get(s.fact_id or 0), s.question, s.status, s.outcome, s.resolved_why,
+            s.valid_from, s.valid_to, *rec(s.created_at, s.resolved_at),
         ))  # fmt: skip
     for e in p.events(active=None):
         out["events"].append((e.title, e.status, e.valid_from, e.valid_to, e.expires_at))
@@ -230,6 +235,15 @@ def test_the_history_in_one_go_is_what_it_says(in_one_go: Agent) -> None:
     [adopted] = by_value["adopted a dog named Biscuit"]
     assert (thinking.valid_to, adopted.supersedes) == (adopted.valid_from, thinking.id)
     assert p.as_of("2026-12-01").facts == []
+    # every question of 2023 was settled in 2023: answered, made obsolete or lapsed, this run's
+    # own included; "as of" a day shows the ones open then as they were then
+    questions = p.strategies(status=None)
+    assert questions and all(s.valid_to and s.valid_to < "2025" for s in questions)
+    assert p.questions() == []
+    [probe] = [s for s in questions if s.kind == "probe" and s.fact_id == thinking.id]
+    assert (probe.outcome, probe.valid_to) == ("obsolete", adopted.valid_from)  # before lapsing
+    then = {s.id: s for s in p.as_of("2023-06-01").strategies}
+    assert (then[probe.id].status, then[probe.id].outcome) == ("open", None)
 
 
 @pytest.mark.parametrize("staging", sorted(STAGINGS))

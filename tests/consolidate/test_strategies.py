@@ -139,3 +139,18 @@ def test_a_fact_closed_by_arbitration_takes_its_probe_with_it(
     assert gone.outcome == "obsolete"
     assert gone.resolved_why == f"fact #{tokyo.id} closed: superseded by #{osaka.id}: arbitration"
     assert [q.fact_id for q in agent.profile.questions()] == [osaka.id]
+
+
+def test_a_lapsed_question_is_never_offered_even_before_a_sleep_settles_it(
+    agent: Agent, server: LLMServer
+) -> None:
+    (t1,) = agent.say("s1", ("user", "I started as a nurse."))
+    server.script(heard(t1, "The user is a nurse"), step="extract")
+    server.script(new("job", "nurse", decay_days=None), step="classify")
+    assert agent.sleep().run().status == "done"
+    [probe] = agent.profile.questions()
+
+    agent.clock.advance(days=STRATEGY_DAYS - 1)
+    assert agent.profile.questions() == [probe]
+    agent.clock.advance(days=2)  # lapsed, and no sleep since: still open, never offered
+    assert agent.profile.strategies() == [probe] and agent.profile.questions() == []

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from tests.fuzz.conftest import any_char, fuzz, only_tideline_errors
 from tideline.app import Tideline
 
-FORMATS = ("openai", "transcript", "locomo")
+FORMATS = ("openai", "transcript", "locomo", "mcp-memory", "mem0", "letta", "tideline")
 
 #: Any JSON value, strings with lone surrogates (`\ud800` escapes) and huge numbers included.
 json_value = st.recursive(
@@ -110,3 +110,82 @@ def test_transcript_structured(agent: Tideline, tmp_path_factory: Any, lines: li
 @given(locomo_doc)
 def test_locomo_structured(agent: Tideline, tmp_path_factory: Any, doc: Any) -> None:
     _import(agent, tmp_path_factory.getbasetemp(), "locomo", _dump(doc))
+
+
+def _some(keys: list[str]) -> st.SearchStrategy[dict[str, Any]]:
+    return st.fixed_dictionaries({}, optional=dict.fromkeys(keys, json_value))
+
+
+_FACT = [
+    "id", "subject", "category", "value", "status", "confidence", "prior", "source_type",
+    "mention_count", "decay_days", "expires_at", "valid_from", "valid_to", "last_seen_at",
+    "supersedes", "merged_into", "rejected_why", "created_at", "updated_at", "retired_at",
+]  # fmt: skip
+_EVIDENCE = ["turn", "polarity", "said_at", "created_at", "observation_id"]
+_PROFILE = [
+    "id", "kind", "from_fact", "to_fact", "removed_at", "title", "importance", "decay_days",
+    "closed_at", "said_at", "phrase", "name", "relation", "mention_count", "history",
+    "first_seen_at", "last_seen_at",
+]  # fmt: skip
+#: A peer's memory or a backup's facts, right in shape and wrong in every value.
+peer_file = st.one_of(
+    st.lists(
+        st.builds(
+            lambda kind, rest: {"type": kind, **rest},
+            st.sampled_from(["entity", "relation"]),
+            _some(["name", "entityType", "observations", "from", "to", "relationType"]),
+        ),
+        max_size=4,
+    ).map(lambda lines: ("mcp-memory", b"\n".join(_dump(line) for line in lines))),
+    st.lists(
+        _some(["id", "memory", "user_id", "agent_id", "run_id", "categories", "metadata"]).map(
+            lambda m: {"memory": "kept", "created_at": "2025-01-01", **m}
+        ),
+        max_size=4,
+    ).map(lambda doc: ("mem0", _dump(doc))),
+    st.fixed_dictionaries(
+        {
+            "agents": st.lists(
+                _some(["name", "id", "block_ids", "core_memory"])
+                | st.fixed_dictionaries(
+                    {"messages": st.lists(_object([*_MESSAGE, "tool_calls"]), max_size=3)}
+                ),
+                max_size=2,
+            ),
+            "blocks": st.lists(_some(["id", "label", "value"]), max_size=3),
+        }
+    ).map(lambda doc: ("letta", _dump(doc))),
+    st.lists(
+        st.builds(
+            lambda fact, evidence, changes: {
+                "type": "fact",
+                **fact,
+                "evidence": evidence,
+                "changes": changes,
+            },
+            _some(_FACT),
+            st.lists(_some(_EVIDENCE), max_size=2) | json_value,
+            st.lists(_some(["from_status", "to_status", "at", "why", "recorded_at"]), max_size=2)
+            | json_value,
+        )
+        | st.builds(
+            lambda kind, rest: {"type": kind, **rest},
+            st.sampled_from(["edge", "event", "relationship", "strategy"]),
+            _some([*_PROFILE, "created_at", "valid_from", "valid_to", "status", "details"]),
+        ),
+        max_size=3,
+    ).map(
+        lambda facts: (
+            "tideline",
+            b"\n".join(_dump(line) for line in [{"type": "tideline-export", "version": 2}, *facts]),
+        )
+    ),
+)
+
+
+@fuzz(100)
+@given(peer_file)
+def test_peer_memories_structured(
+    agent: Tideline, tmp_path_factory: Any, found: tuple[str, bytes]
+) -> None:
+    _import(agent, tmp_path_factory.getbasetemp(), *found)

@@ -12,7 +12,7 @@ import pytest
 from tests.inject.conftest import Fixed, clock
 from tideline.app import Tideline, inject_config
 from tideline.config import Settings
-from tideline.embed import E5Embedder, OpenAIEmbedder
+from tideline.embed import Embedder, OpenAIEmbedder
 from tideline.inject import MemoryProvider, TokenCounter, neutralise, trim_to_tokens
 from tideline.memory import Memory
 from tideline.search import Policy
@@ -58,18 +58,18 @@ def test_t1_is_the_search_a_person_sees(fixed: Fixed, message: str) -> None:
     memory = fixed.app.memory
     provider = fixed.provider(t1_k=5)
     bar = max(memory.min_score, provider.config.min_score)  # unasked: the push threshold too
-    found = [h for h in memory.search(message, 5).hits if h.score >= bar]
+    found = [h for h in memory.search(message, 5, include_turns=False).hits if h.score >= bar]
     block = provider.prefetch_block(message)
     t1 = next((s for s in block.sections if s.tier == "T1"), None)
     shown = [i for i in t1.items if i.ref.startswith("n:")] if t1 else []
     assert [i.ref for i in shown] == [f"n:{h.id}" for h in found]
     assert [i.extra for i in shown] == [f"relevance {h.score:.2f}" for h in found]
-    everything = memory.search(message, 5, min_score=0)
+    everything = memory.search(message, 5, min_score=0, include_turns=False)
     assert len(everything.hits) == 5  # what T1 leaves out, the floor and the threshold left out
     assert len(shown) == sum(h.score >= bar for h in everything.hits)
 
 
-def test_prefetch_logs_t1_hits_to_attention_log(fixed: Fixed, e5: E5Embedder) -> None:
+def test_prefetch_logs_t1_hits_to_attention_log(fixed: Fixed, e5: Embedder) -> None:
     provider = fixed.provider(t1_k=2)
     text = provider.prefetch(MESSAGE)
     rows = fixed.app.memory.db.rows(
@@ -147,7 +147,7 @@ def test_neutralise_defangs_fences_roles_and_invisible_characters() -> None:
         assert neutralise(raw) == expected, raw
 
 
-def test_trim_to_tokens_cuts_at_words_and_marks_the_cut(e5: E5Embedder) -> None:
+def test_trim_to_tokens_cuts_at_words_and_marks_the_cut(e5: Embedder) -> None:
     count = TokenCounter(e5)
     text = "the tide leaves marks on the sand " * 50
     cut = trim_to_tokens(text, 40, count)
@@ -159,7 +159,7 @@ def test_trim_to_tokens_cuts_at_words_and_marks_the_cut(e5: E5Embedder) -> None:
     assert TokenCounter().method.startswith("estimate")
 
 
-def test_t4_ranks_turns_by_the_memory_turn_policy(fixed: Fixed, e5: E5Embedder) -> None:
+def test_t4_ranks_turns_by_the_memory_turn_policy(fixed: Fixed, e5: Embedder) -> None:
     """T4 is `Memory.search` with turns: it follows the tuned turn fusion, not a fixed RRF."""
     orders = []
     for weights in ((1.0, 0.0), (0.0, 1.0)):  # words only, then meaning only
@@ -174,3 +174,24 @@ def test_t4_ranks_turns_by_the_memory_turn_policy(fixed: Fixed, e5: E5Embedder) 
         assert len(shown) >= 2 and shown == expected[: len(shown)]
         orders.append(shown)
     assert orders[0] != orders[1]
+
+
+def test_t1_brings_up_memories_never_a_turn_taken_for_the_memory_of_its_id(
+    app: Tideline,
+) -> None:
+    """Search includes raw turns by default (#37); T1 is the memories' tier, so it searches
+    memories only. Reading the default, a turn hit whose id was also a memory's brought up that
+    memory, twice when both matched (seen through Hermes: `n:1` shown twice, relevance 0.36 and
+    0.24), or an unrelated one."""
+    said = "My sister Anna plays in a string quartet on Fridays."
+    app.memory.sync_turn("chat", "user", said)  # turn 1
+    app.memory.write(gesture="The user's cat is called Miso and dislikes the vet")  # memory 1
+    block = app.provider.prefetch_block("What does my sister do on Fridays?")
+    t1 = next((s for s in block.sections if s.tier == "T1"), None)
+    memories = [i.ref for i in t1.items if i.ref.startswith("n:")] if t1 else []
+    assert memories == []  # turn 1 matches; memory 1 does not
+    app.memory.write(gesture="Anna, the user's sister, plays in a quartet on Fridays")  # 2
+    block = app.provider.prefetch_block("What does my sister do on Fridays?")
+    t1 = next(s for s in block.sections if s.tier == "T1")
+    memories = [i.ref for i in t1.items if i.ref.startswith("n:")]
+    assert memories[0] == "n:2" and len(set(memories)) == len(memories)  # each once

@@ -14,8 +14,8 @@ import pytest
 
 from tideline.app import Tideline
 from tideline.config import Settings
-from tideline.embed import E5Embedder
-from tideline.profile import FactDraft
+from tideline.embed import Embedder
+from tideline.profile import EventDraft, FactDraft, PersonMention
 
 #: The same tests on SQLite and on PostgreSQL (tests/conftest.py).
 pytestmark = pytest.mark.engines
@@ -32,7 +32,7 @@ QUERIES = (
 
 
 @pytest.fixture
-def fresh(tmp_path: Path, e5: E5Embedder) -> Iterator[Tideline]:
+def fresh(tmp_path: Path, e5: Embedder) -> Iterator[Tideline]:
     # another home, and on PostgreSQL another namespace (the user is ignored on SQLite)
     fresh = {"home": str(tmp_path / "fresh"), "database_user": f"fresh-{tmp_path.name}"[:40]}
     app = Tideline(Settings.load(overrides=fresh), embedder=e5)
@@ -77,9 +77,11 @@ def results(app: Tideline) -> list[list[dict[str, Any]]]:
     ]
 
 
-def memory_lines(text: str) -> list[dict[str, Any]]:
+def memory_lines(
+    text: str, kinds: tuple[str, ...] = ("session", "turn", "narrative")
+) -> list[dict[str, Any]]:
     records = [json.loads(line) for line in text.splitlines()]
-    return [r for r in records if r["type"] in ("session", "turn", "narrative")]
+    return [r for r in records if r["type"] in kinds]
 
 
 def test_export_then_import_into_a_fresh_home_gives_identical_search_results(
@@ -99,8 +101,8 @@ def test_export_then_import_into_a_fresh_home_gives_identical_search_results(
 
     summary = fresh.memory.import_file(backup)
     assert (summary.format, summary.detected, summary.problems) == ("tideline", True, [])
-    assert summary.narratives_added == 4
-    assert summary.skipped_kinds == {"fact records (the profile is not restored)": 1}
+    assert (summary.narratives_added, summary.facts_added) == (4, 1)
+    assert summary.skipped_kinds == {}
 
     assert results(fresh) == results(app)
     for nid in range(1, 5):
@@ -110,10 +112,13 @@ def test_export_then_import_into_a_fresh_home_gives_identical_search_results(
     again = io.StringIO()
     fresh.export(again, "jsonl")
     assert memory_lines(again.getvalue()) == memory_lines(backup.read_text())
+    facts = [r for r in memory_lines(again.getvalue(), ("fact",))]
+    assert facts == memory_lines(backup.read_text(), ("fact",))  # evidence, timeline, clocks
+    assert facts[0]["evidence"][0]["turn"] and facts[0]["changes"]
 
     twice = fresh.memory.import_file(backup, "tideline")
-    assert (twice.turns_added, twice.narratives_added) == (0, 0)
-    assert twice.narratives_existing == 4
+    assert (twice.turns_added, twice.narratives_added, twice.facts_added) == (0, 0, 0)
+    assert (twice.narratives_existing, twice.facts_existing) == (4, 1)
     assert results(fresh) == results(app)
 
 
@@ -143,3 +148,52 @@ def test_a_cut_short_backup_is_restored_as_far_as_it_goes_and_says_so(
         "cut.jsonl does not hold what its first line lists"
     ]
     assert "6 turn listed, 4 found" in s.problems[0].message
+
+
+def test_facts_come_back_with_their_corrections_and_a_broken_one_is_named(
+    app: Tideline, fresh: Tideline, tmp_path: Path
+) -> None:
+    m = app.memory
+    lisbon = m.sync_turn("c", "user", "I live in Lisbon", timestamp="2025-01-05T10:00:00Z").id
+    porto = m.sync_turn("c", "user", "I moved to Porto", timestamp="2025-06-01T10:00:00Z").id
+    cs = app.profile.read().changeset()
+    old = cs.add_fact(FactDraft("user", "city", "Lisbon"), turn_ids=(lisbon,))
+    new = cs.add_fact(FactDraft("user", "city", "Porto"), turn_ids=(porto,), supersedes=old)
+    job = cs.add_fact(FactDraft("user", "job", "nurse in Porto"), turn_ids=(porto,))
+    cs.add_edge("related_to", new, job)
+    cs.add_event(EventDraft("Moved to Porto", valid_from="2025-06-01T10:00:00Z"))
+    cs.mention(PersonMention("Lena", "sister", said_at="2025-06-01T10:00:00Z"))
+    first = app.profile.apply(cs).ids[old]
+    app.profile.close(first, why="moved", at="2025-06-01T10:00:00Z")
+    out = io.StringIO()
+    app.export(out, "jsonl")
+    lines = out.getvalue().splitlines()
+    broken = json.loads(next(line for line in lines if '"type": "fact"' in line))
+    broken |= {"value": "Faro", "status": "gone"}
+    backup = tmp_path / "backup.jsonl"
+    backup.write_text("\n".join([*lines, json.dumps(broken)]) + "\n")
+
+    s = fresh.memory.import_file(backup)
+    assert (s.facts_added, s.facts_existing) == (3, 0)
+    assert s.profile_added == {"edge": 1, "event": 1, "relationship": 1}
+    assert [p.message.split(":")[0] for p in s.problems] == [
+        f"{backup.name} does not hold what its first line lists (3 fact listed, 4 found)",
+        "fact 1",  # the broken copy, named by its id in the file and its line
+    ]
+    assert "status='gone'" in s.problems[1].message and s.problems[1].line == len(lines) + 1
+    restored = io.StringIO()
+    fresh.export(restored, "jsonl")
+    kinds = ("fact", "edge", "event", "relationship")
+    assert memory_lines(restored.getvalue(), kinds) == memory_lines(out.getvalue(), kinds)
+    again = fresh.memory.import_file(backup)
+    assert (again.facts_added, again.profile_added, again.profile_existing) == (
+        0,
+        {},
+        {"edge": 1, "event": 1, "relationship": 1},
+    )
+    porto_fact = fresh.profile.facts(status="suspected")[0]
+    assert (porto_fact.value, porto_fact.supersedes) == ("Porto", first)
+    restored_line, original = fresh.profile.timeline(first), app.profile.timeline(first)
+    assert (restored_line.fact, restored_line.chain) == (original.fact, original.chain)
+    key = lambda c: (c.fact_id, c.at, c.to_status)  # noqa: E731 - ties in time may swap
+    assert sorted(restored_line.changes, key=key) == sorted(original.changes, key=key)

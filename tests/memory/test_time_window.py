@@ -85,7 +85,7 @@ def test_last_may_ranks_the_may_turn_first_read_in_the_conversations_time(home: 
     turns = [h for h in found.hits if h.type == "turn"]
     assert turns[0].text.startswith("Went on a hike up the canyon")
     assert "in last May: 1–31 May 2023" in turns[0].explain()  # the window, named
-    assert turns[0].to_dict()["window"] == "last May: 1–31 May 2023"
+    assert turns[0].to_dict()["window"] == "last May: 1–31 May 2023, give or take 3 days"
     assert all("window" not in h.to_dict() for h in turns[1:] if "canyon" not in h.text)
     # the memory of that May is lifted too (its valid time), above the ridge trail's
     memories = [h.text for h in found.hits if h.type == "narrative"]
@@ -103,7 +103,7 @@ def test_before_the_trip_reads_the_calendar(home: Open) -> None:
     found = on.search(question, k=5, include_turns=True, mode="lex", min_score=0)
     first = next(h for h in found.hits if h.type == "turn")
     assert first.text == "I packed my new tent and the stove"
-    assert "in before camping trip to Yosemite: until 9 July 2023" in first.explain()
+    assert "· before camping trip to Yosemite: until 9 July 2023, give or take" in first.explain()
     after = texts(on, "what did I pack after the trip?")
     assert after[0].startswith("I packed the tent away")
 
@@ -137,6 +137,36 @@ def test_an_empty_window_falls_back_instead_of_answering_nothing(home: Open) -> 
     assert found.hits and all(h.window is None for h in found.hits)
     assert "nothing relevant said in last December: 1–31 December 2022" in found.warnings[0]
     assert texts(lifted, question) == texts(off, question)
+
+
+def test_the_window_is_explained_as_it_was_searched(home: Open) -> None:
+    """A turn found by the slack says so; the question's own "in" is not doubled; and a search
+    whose turns were found in the window never says nothing was said then."""
+    only = home("restrict").memory
+    # 28 June and 2 August are in "last July" only by the 3 days of slack a turn is given
+    found = only.search(
+        "what did I pack last July?", k=5, include_turns=True, mode="lex", min_score=0
+    )
+    packed = [h for h in found.hits if h.type == "turn"]
+    assert {h.text for h in packed} == {TURNS[2][2], TURNS[3][2]}
+    assert all("in last July: 1–31 July 2023, give or take 3 days" in h.explain() for h in packed)
+    # "in May" is the question's own words: "in May: …", never "in in May"
+    found = only.search(
+        "where did I hike in May?", k=5, include_turns=True, mode="lex", min_score=0
+    )
+    named = [h.explain() for h in found.hits if h.window]
+    assert named and all("· in May: 1–31 May 2023" in e and "in in " not in e for e in named)
+    # last October: no memory then, but the meetings turn was said then — no "nothing said"
+    found = only.search(
+        "meetings last October",
+        k=5,
+        include_turns=True,
+        mode="lex",
+        min_score=0,
+        today="2023-11-15",
+    )
+    assert [h.text for h in found.hits if h.window] == [TURNS[4][2]]
+    assert not any("nothing relevant" in w for w in found.warnings), found.warnings
 
 
 def test_the_setting_says_what_it_takes(engine_env: str) -> None:
@@ -183,7 +213,8 @@ def test_every_driver_searches_in_the_window_and_takes_today(
             return found
 
     first = turns(anyio.run(ask))[0]
-    assert first["text"] == may and first["window"] == "last May: 1–31 May 2023"
+    assert first["window"] == "last May: 1–31 May 2023, give or take 3 days"  # a turn's slack
+    assert first["text"] == may
     assert turns(anyio.run(lambda: ask(today="2024-06-10")))[0]["text"] == ridge
     # REST
     with client_for(app) as rest:

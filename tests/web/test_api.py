@@ -217,6 +217,29 @@ def test_a_second_sleep_waits_for_the_first(tmp_path: Path) -> None:
             app.close()
 
 
+def test_a_failed_sleep_says_why_in_its_run(tmp_path: Path) -> None:
+    """A sleep whose extract step failed showed `"error": null` in /api/runs/N (issue 31): the
+    run's error is the report's own word."""
+    with LLMServer() as llm:
+        for step, answer in QUIET.items():
+            llm.default(step, answer)
+        llm.fail_next = [400] * 20  # refused, not retried: the first LLM step fails
+        app = Tideline(llm_settings(llm.url, embedder="none"))
+        try:
+            app.memory.sync_turn("s", "user", "I started a new job at the harbour")
+            with client_for(app) as client:
+                started = _ok(client.post("/api/sleep", json={}), 202)
+                run = wait_until(
+                    lambda: (r := _ok(client.get(f"/api/runs/{started['id']}")))["status"] != "running" and r,
+                    timeout=60,
+                )  # fmt: skip
+                assert run["status"] == "failed", run
+                assert run["error"] and "failed" in run["error"] and "400" in run["error"], run
+                assert run["error"] == " ".join("; ".join(run["report"]["errors"]).split())
+        finally:
+            app.close()
+
+
 def test_api_says_what_is_there(client: TestClient) -> None:
     """`/api` lists every route of the schema; a browser is sent to the reference."""
     index = client.get("/api")

@@ -4,6 +4,7 @@ every path, CSRF on the panel's forms and on cookie-carrying API writes, escaped
 from __future__ import annotations
 
 import base64
+import datetime as dt
 import hashlib
 import hmac
 import re
@@ -15,8 +16,10 @@ from starlette.testclient import TestClient
 from tests.profile.conftest import add_fact, rebuild_snapshot
 from tests.web.conftest import BASE, SCRIPT, TOKEN, client_for, csrf_of, seed, t0_of
 from tideline.app import Tideline
+from tideline.clock import ManualClock
 from tideline.config import Settings
 from tideline.errors import ConfigError, InvalidInput
+from tideline.serve._throttle import FREE
 from tideline.web import http_app
 from tideline.web._session import PanelSessions
 
@@ -243,3 +246,60 @@ def test_evidence_links_to_its_turn_in_context(client: TestClient, seeded: dict[
     shown = client.get(f"/turns/{turn}")
     assert shown.url.path == "/sessions/trip" and f'id="turn-{turn}"' in shown.text
     assert client.get("/turns/9999").status_code == 404
+
+
+PRIVATE_PATHS = [
+    "/", "/profile", "/sessions", "/library", "/runs", "/pictures", "/search?q=Lisbon",
+    "/api/search?query=Lisbon", "/api/stats", "/api/openapi.json", "/no-such-page",
+]  # fmt: skip
+
+
+def test_private_pages_are_neither_cached_nor_framed(client: TestClient, seeded: Any) -> None:
+    """A page on another localhost port (the same site: SameSite=Strict lets the cookie go)
+    could frame the panel, and a cached page of memories outlives the session (issue 31): every
+    page and API answer, errors included, says no-store and denies framing both ways."""
+    for path in PRIVATE_PATHS:
+        answer = client.get(path, headers=HTML if not path.startswith("/api") else {})
+        assert answer.headers.get("cache-control") == "no-store", path
+        assert answer.headers.get("x-frame-options") == "DENY", path
+        assert answer.headers.get("content-security-policy") == "frame-ancestors 'none'", path
+    sheet = client.get("/static/panel.css")
+    assert sheet.status_code == 200 and sheet.headers.get("x-frame-options") == "DENY"
+    assert "no-store" not in sheet.headers.get("cache-control", "")  # shows no memory
+
+
+def test_repeated_wrong_tokens_are_slowed_and_the_right_one_never_is() -> None:
+    """300 wrong tokens took 0.5 s, each a 401 (issue 31). After FREE wrong bearer or login
+    tokens within a minute a client is answered 429 with Retry-After; the right token works all
+    along (a lockout would let any local program shut the user out); the window passes on the
+    clock seam, no sleep."""
+    clock = ManualClock(dt.datetime(2026, 5, 3, 12, 0, tzinfo=dt.UTC))
+    app = Tideline(Settings.load(overrides={"token": TOKEN, "embedder": "none"}), clock=clock)
+    right = {"authorization": f"Bearer {TOKEN}"}
+    try:
+        with client_for(app) as client:
+            codes = [
+                client.get("/api/stats", headers={"authorization": f"Bearer guess{n}"})
+                for n in range(FREE + 3)
+            ]
+            assert [c.status_code for c in codes] == [401] * FREE + [429] * 3
+            assert codes[-1].headers["retry-after"] == "60" and "wait 60 s" in codes[-1].text
+            assert client.get("/api/stats", headers=right).status_code == 200  # never locked out
+            clock.advance(seconds=30)
+            late = client.get("/api/stats", headers={"authorization": "Bearer guess"})
+            assert late.status_code == 429 and late.headers["retry-after"] == "30"
+            clock.advance(seconds=61)
+            assert (
+                client.get("/api/stats", headers={"authorization": "Bearer x"}).status_code == 401
+            )
+            # the login form counts its own wrong tokens the same way
+            csrf = csrf_of(client, "/login")
+            tries = [client.post("/login", data={"csrf": csrf, "token": "g"}) for _ in range(FREE)]
+            assert tries[-1].status_code == 429 and tries[-1].headers["retry-after"]
+            assert "wait" in tries[-1].text and "not the token" in tries[-1].text
+            done = client.post(
+                "/login", data={"csrf": csrf, "token": TOKEN}, follow_redirects=False
+            )
+            assert done.status_code == 303 and "tideline_session" in client.cookies
+    finally:
+        app.close()

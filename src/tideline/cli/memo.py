@@ -20,6 +20,7 @@ from rich.table import Table
 
 from tideline.cli._app import open_app
 from tideline.cli._fields import FREE_TEXT, choice, option
+from tideline.cli._help import HelpGroup
 from tideline.cli._hits import floor_note, nothing, warn
 from tideline.cli._output import (
     console,
@@ -46,6 +47,7 @@ app = typer.Typer(
     help="memo: a markdown library searched by meaning and by exact words.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    cls=HelpGroup,  # --help in words, with examples (cli._help)
 )
 
 RootOpt = typer.Option(None, "--root", help="Library root (default: MEMO_ROOT).")

@@ -199,6 +199,11 @@ def import_(
             for kind, added, existing in (
                 ("narratives", summary.narratives_added, summary.narratives_existing),
                 ("facts", summary.facts_added, summary.facts_existing),
+                (
+                    "other profile records",
+                    sum(summary.profile_added.values()),
+                    sum(summary.profile_existing.values()),
+                ),
             )
             if added or existing
         )

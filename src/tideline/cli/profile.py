@@ -169,11 +169,13 @@ def reject(
 def close(
     fact_id: int = option(FACT_CLOSE, "fact_id"),
     why: str = option(FACT_CLOSE, "why"),
+    successor: int | None = option(FACT_CLOSE, "successor"),
     json_out: bool = JSON,
 ) -> None:
-    """Mark a fact no longer true. It is kept, with its evidence and end time, on its timeline."""
+    """Mark a fact no longer true. It is kept, with its evidence and end time, on its timeline;
+    with --successor, it ends when the fact that replaced it began, on one timeline."""
     with open_app() as app:
-        fact = app.profile.close(fact_id, why=why)
+        fact = app.profile.close(fact_id, why=why, successor=successor)
     _changed(fact, json_out)
 
 

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 
 import typer
 
+from tideline.cli._help import HelpGroup
 from tideline.cli._version import version_option
 
 #: Each command module under `tideline.cli` and the top-level names it registers, in `--help`
@@ -46,6 +47,7 @@ def build(modules: Iterable[str] = MODULES) -> typer.Typer:
         help="Tideline: long-term memory for AI agents.",
         no_args_is_help=True,
         pretty_exceptions_enable=False,
+        cls=HelpGroup,  # --help in words, with examples (cli._help)
     )
     app.callback()(_root)
     for module in modules:

@@ -24,7 +24,7 @@ from rich.table import Table
 from tideline.cli._app import open_app
 from tideline.cli._fields import option
 from tideline.cli._output import SKIPPED, console, err_console, print_json, progress_bar, styled
-from tideline.consolidate import STEPS, SleepReport, StepEvent
+from tideline.consolidate import STEPS, SleepReport, StepEvent, written
 from tideline.fields import RUNS, SLEEP_RUN
 
 JSON = typer.Option(False, "--json", help="Print JSON.")
@@ -65,13 +65,14 @@ class StepDisplay:
 def summary(report: SleepReport) -> list[str]:
     """What a person wants after a run: status, what changed, tokens, what was skipped."""
     out = [report.lines()[0]]
-    kinds = ", ".join(f"{k} {v}" for k, v in sorted(report.plan.items())) or "nothing to change"
     if report.dry_run:
-        out.append(f"plan (nothing applied): {kinds}")
-    elif report.status == "done":
-        out.append(f"applied: {kinds} (profile version {report.version})")
+        out.append(
+            f"plan (nothing applied): {written(report.plan) if report.plan else 'nothing to change'}"
+        )
+    elif report.applied:  # written, whatever the status (rule steps apply without an LLM)
+        out.append(f"applied: {written(report.applied)} (profile version {report.version})")
     elif report.plan:
-        out.append(f"not applied: {kinds}")
+        out.append(f"not applied: {written(report.plan)}")
     tokens = report.tokens
     if tokens.get("calls"):
         out.append(

@@ -9,7 +9,7 @@ from tideline.lazy import lazy_exports as _lazy_exports
 
 if _typing.TYPE_CHECKING:
     from tideline.consolidate._prompts import Prompt, prompt
-    from tideline.consolidate._report import SleepReport, StepEvent, StepReport
+    from tideline.consolidate._report import SleepReport, StepEvent, StepReport, written
     from tideline.consolidate._session_memory import SessionContext, SessionMemory
     from tideline.consolidate._sleep import LLM_STEPS, STEPS, Sleep, Step, prompt_versions
     from tideline.consolidate._summaries import CONSOLIDATE_MIGRATIONS
@@ -45,6 +45,7 @@ __all__ = [
     "prompt",
     "prompt_versions",
     "render_prompt",
+    "written",
 ]
 
 __getattr__, __dir__ = _lazy_exports(__name__)

@@ -39,6 +39,7 @@ def load(ctx: Ctx) -> Outcome:
     sessions."""
     view = ctx.profile.read()
     ctx.work = Working.of(view, ctx.profile.edges())
+    ctx.work.strategy_days = ctx.profile.rules.strategy_days
     ctx.view_events = view.events
     ctx.anchors = view.anchors
     ctx.trajectory = view.trajectory
@@ -51,8 +52,14 @@ def load(ctx: Ctx) -> Outcome:
     ctx.sessions.sort(key=lambda s: (s.turns[0].ts, s.session_id))  # in the user's time
     ctx.turns = {t.id: t for s in ctx.sessions for t in s.turns}
     ctx.work.read(ctx.turns.values())
-    if ctx.work.times:  # what expired after this run's first words was believed when it was said
-        ctx.work.revive(ctx.profile.expired_after(min(ctx.work.times.values())))
+    if ctx.work.times:  # what a rule ended after this run's first words, judged again
+        first = min(ctx.work.times.values())
+        ctx.work.revive(ctx.profile.expired_after(first))
+        settled = ctx.profile.settled_after(first)
+        ctx.work.reconsider(settled)
+        for fid in {s.fact_id for s in settled if s.fact_id is not None}:
+            if fid not in ctx.work.facts and fid not in ctx.work.questioned:
+                ctx.work.questioned[fid] = ctx.profile.fact(fid, evidence=False)
     # the summaries of the three months before the conversation's present (valid time)
     since = from_text(ctx.work.present) - dt.timedelta(days=SUMMARY_MONTHS_DAYS)
     ctx.digests = ctx.profile.digests(to_text(since))

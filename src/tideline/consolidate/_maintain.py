@@ -7,8 +7,8 @@
   `plan_established`, `plan_expiry`, `plan_dedupe`), run on the working projection so they see
   this run's earlier decisions, all judged in valid time: maturity and establishment come before
   expiry, so a fact that earned a longer life or the established status before it expired has
-  it, however late the run. Step 9 also ends the strategies of earlier runs
-  (`plan_strategies`): answered by what this run heard, or expired; the ones whose fact this run
+  it, however late the run. Step 9 also ends strategies (`plan_strategies`), this run's own
+  included: answered by what this run heard in time, or lapsed; the ones whose fact this run
   retired ended obsolete when it did.
 """
 
@@ -58,22 +58,28 @@ def edges(ctx: Ctx) -> Outcome:
 
 
 def expiry(ctx: Ctx) -> Outcome:
-    """Step 9: expired facts closed (each with a verify strategy); expired events closed (this
-    run's too); the strategies of earlier runs answered by this run's conversations, or expired.
-    Facts revived for this run's older words and left untouched are closed again unchanged."""
+    """Step 9: the strategies answered by this run's conversations, or lapsed (this run's own
+    too, in valid time); expired facts closed (each with a verify strategy, itself answered or
+    lapsed in turn); expired events closed (this run's too). Facts revived for this run's older
+    words and left untouched are closed again unchanged."""
     w = ctx.work
     w.rest()
-    closed = plan_expiry(w.live(), ctx.view_events, ctx.now, w, w.events)
-    waiting = [s for s in w.strategies.values() if s.status != "resolved"]
     days = ctx.profile.rules.strategy_days
-    ended = plan_strategies(waiting, w.asked_about(), w.heard, ctx.now, w, days=days)
+
+    def settle() -> dict[str, list[int]]:
+        waiting = [s for s in w.strategies.values() if s.status != "resolved"]
+        return plan_strategies(waiting, w.asked_about(), w.heard, ctx.now, w, days=days)
+
+    before = settle()  # answered before its fact expired, or lapsed first
+    closed = plan_expiry(w.live(), ctx.view_events, ctx.now, w, w.events)
+    after = settle()  # the verify questions the expiries raised
     return Outcome(
         {
             "closed": len(closed),
             "verify": len(closed),
-            "answered": len(ended["answered"]),
+            "answered": len(before["answered"] + after["answered"]),
             "obsolete": len(w.obsoleted),
-            "expired": len(ended["expired"]),
+            "expired": len(before["expired"] + after["expired"]),
         }
     )
 

@@ -62,6 +62,47 @@ class StepEvent:
     report: StepReport | None = None  # at "end"
 
 
+#: What each kind of change writes, for people (singular, plural), in the order shown.
+WRITTEN: dict[str, tuple[str, str]] = {
+    "NewFact": ("new fact", "new facts"),
+    "Link": ("evidence link", "evidence links"),
+    "Transition": ("status change", "status changes"),
+    "Merge": ("duplicate merged", "duplicates merged"),
+    "Reopen": ("expiry withdrawn", "expiries withdrawn"),
+    "Succession": ("successor named", "successors named"),
+    "SetDecay": ("longer life", "longer lives"),
+    "SetConfidence": ("confidence set", "confidences set"),
+    "NewObservation": ("observation", "observations"),
+    "ObservationsProcessed": ("observation batch integrated", "observation batches integrated"),
+    "Mention": ("person mentioned", "people mentioned"),
+    "NewEvent": ("event", "events"),
+    "CloseEvent": ("event closed", "events closed"),
+    "NewEdge": ("edge", "edges"),
+    "NewStrategy": ("question", "questions"),
+    "ReopenStrategy": ("lapse withdrawn", "lapses withdrawn"),
+    "StrategyStatus": ("question settled", "questions settled"),
+    "StrategyObsolete": ("question made obsolete", "questions made obsolete"),
+    "UserModel": ("user-model reading", "user-model readings"),
+    "NewTrajectory": ("trajectory", "trajectories"),
+    "NewSnapshot": ("snapshot", "snapshots"),
+    "RebuildSnapshot": ("snapshot", "snapshots"),
+    "Digest": ("session summary", "session summaries"),
+    "SessionProcessed": ("session processed", "sessions processed"),
+}
+
+
+def written(counts: dict[str, int]) -> str:
+    """A changeset's changes by kind in words: "2 new facts, 1 snapshot, 1 session processed"."""
+    order = list(WRITTEN)
+    words: dict[str, int] = {}
+    for kind in sorted(counts, key=lambda k: (order.index(k) if k in order else len(order), k)):
+        one, many = WRITTEN.get(kind, (kind, kind))
+        n = counts[kind]
+        if n:
+            words[one if n == 1 else many] = words.get(one if n == 1 else many, 0) + n
+    return ", ".join(f"{n} {w}" for w, n in words.items()) or "nothing"
+
+
 @dataclass
 class SleepReport:
     run_id: int | None
@@ -96,7 +137,7 @@ class SleepReport:
             head += f": {self.reason}"
         out = [head, *(s.line() for s in self.steps), *(s.line() for s in self.post)]
         if self.plan:
-            out.append("changes: " + ", ".join(f"{k} {v}" for k, v in sorted(self.plan.items())))
+            out.append(f"changes: {written(self.plan)}")
         if self.tokens.get("total_tokens"):
             out.append(
                 f"tokens: {self.tokens['prompt_tokens']} in, {self.tokens['completion_tokens']} out"

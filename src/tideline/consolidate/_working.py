@@ -34,10 +34,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Unpack
 
-from tideline.clock import to_text
+from tideline.clock import from_text, to_text
 from tideline.memory import Turn
 from tideline.profile import (
     ACTIVE_STATUSES,
+    STRATEGY_DAYS,
     Because,
     Changeset,
     Edge,
@@ -60,6 +61,7 @@ from tideline.profile import (
     matured_decay,
     merge_mention,
     person_key,
+    plan_strategies,
     question_time,
 )
 
@@ -81,8 +83,10 @@ class Working(Changeset):
     touched: set[int] = field(default_factory=set)  # created, supported or moved in this run
     times: dict[int, str] = field(default_factory=dict)  # turn id → when it was said
     heard_in: dict[int, list[int]] = field(default_factory=dict)  # fact → this run's turns
-    heard: dict[int, str] = field(default_factory=dict)  # made or given evidence → how, first
+    heard: dict[int, list[tuple[str, str]]] = field(default_factory=dict)  # fact → (when, how)
     strategies: dict[int, Strategy] = field(default_factory=dict)  # open and asked, projected
+    lapsed: dict[int, Strategy] = field(default_factory=dict)  # settled expired after our words
+    waking: dict[int, list[Strategy]] = field(default_factory=dict)  # obsolete by a revived expiry
     questioned: dict[int, Fact] = field(default_factory=dict)  # retired facts they name
     obsoleted: list[int] = field(default_factory=list)  # strategies whose fact was retired
     turns: dict[int, tuple[int, str]] = field(default_factory=dict)  # this run's: session, ts
@@ -90,7 +94,9 @@ class Working(Changeset):
     anchors: set[int] = field(default_factory=set)  # the trajectory's: they mature sooner
     dormant: dict[int, Fact] = field(default_factory=dict)  # expired after this run's evidence
     promoted: dict[int, str] = field(default_factory=dict)  # fact → its latest promotion's time
+    strategy_days: float = STRATEGY_DAYS  # a question unanswered this long lapses
     _new_refs: dict[int, Ref] = field(default_factory=dict, repr=False)
+    _strategy_refs: dict[int, Ref] = field(default_factory=dict, repr=False)
     _said: dict[Ref, str] = field(default_factory=dict, repr=False)  # observation → said_at
 
     @classmethod
@@ -168,6 +174,10 @@ class Working(Changeset):
                 ]
                 for sid in raised:  # the verify question its expiry raised goes with it
                     del self.strategies[sid]
+                for q in self.waking.pop(f.id, []):  # and the questions it ended stand again
+                    self.strategies[q.id] = dataclasses.replace(
+                        q, status="open", outcome=None, resolved_why=None, valid_to=None
+                    )
 
     def rest(self) -> None:
         """Revived facts nothing touched, still expired as they were: closed again as stored
@@ -284,8 +294,11 @@ class Working(Changeset):
             f.against_ids, f.against = sorted(known | fresh), f.against + len(fresh)
 
     def _hear(self, fact_id: int, how: str, turn_ids: tuple[int, ...]) -> None:
-        """Remember the first way this run heard of a fact (what answers its questions)."""
-        self.heard.setdefault(fact_id, how + (f" (turn {min(turn_ids)})" if turn_ids else ""))
+        """Remember when (valid time) and how this run heard of a fact (what answers its
+        questions, `plan_strategies`)."""
+        at = first_said(turn_ids, self.times) or self.present
+        said = how + (f" (turn {min(turn_ids)})" if turn_ids else "")
+        self.heard.setdefault(fact_id, []).append((at, said))
 
     def new_fact(
         self,
@@ -362,6 +375,7 @@ class Working(Changeset):
         # promotion when its rule was met (never before the one it follows)
         if to in FINAL:
             when = end_at(f.valid_from, at or self.present)
+            self._settle_before(f, when)
         else:
             when = max(at or f.last_seen_at, self.promoted.get(f.id, ""))
             self.promoted[f.id] = when
@@ -371,6 +385,22 @@ class Working(Changeset):
             f.valid_to = when
             self._retired(f.id)
         self.touched.add(f.id)
+
+    def _settle_before(self, f: Fact, end: str) -> None:
+        """A fact's open questions judged as of its end (`plan_strategies`): one answered or
+        lapsed by then stays so; the others end obsolete with it — a lapse a later run had
+        written is withdrawn first, so they do."""
+        mine = [
+            s
+            for s in self.strategies.values()
+            if s.fact_id == f.id and s.kind != "verify" and s.status != "resolved"
+        ]
+        facts = self.asked_about()
+        days = self.strategy_days
+        plan_strategies(mine, facts, self.heard, from_text(end), self, days=days, ending=True)
+        for s in mine:
+            if s.status != "resolved" and self.lapsed.pop(s.id, None) is not None:
+                super().reopen_strategy(s.id)
 
     def _retired(self, fact_id: int) -> None:
         """A fact left the profile: its edges go, and its clarify and probe strategies end
@@ -389,6 +419,7 @@ class Working(Changeset):
         check_live(k, "absorb a duplicate")
         check_transition(d, "closed")
         self._wake(k, d)
+        self._settle_before(d, d.last_seen_at)
         super().merge(self.key(k.id), self.key(d.id))
         k.mention_count += d.mention_count
         k.evidence_count += d.evidence_count
@@ -428,27 +459,61 @@ class Working(Changeset):
 
     def add_strategy(
         self, kind: str, fact: FactRef | None, question: str, valid_from: str | None = None
-    ) -> None:
+    ) -> Ref:
         f = None if fact is None else self._projected(fact)
         if f is not None:
             self._wake(f)
         arose = valid_from or (question_time(kind, f) if f else self.present)
-        super().add_strategy(kind, None if f is None else self.key(f.id), question, arose)
+        ref = super().add_strategy(kind, None if f is None else self.key(f.id), question, arose)
+        sid = -ref.n  # projected, so the expiry step settles this run's own questions too
+        self._strategy_refs[sid] = ref
+        self.strategies[sid] = Strategy(
+            id=sid,
+            kind=kind,
+            fact_id=None if f is None else f.id,
+            question=question,
+            status="open",
+            created_at=self.stamp,
+            updated_at=self.stamp,
+            valid_from=arose,
+        )
+        return ref
+
+    def reconsider(self, settled: Iterable[Strategy]) -> None:
+        """Strategies a rule settled after this run's first words: a lapsed one stands open
+        again in the projection (`resolve_strategy` writes nothing when it lapses as it did);
+        one a revived fact's expiry made obsolete stands open again once that fact wakes."""
+        for s in settled:
+            fact = self.dormant.get(s.fact_id) if s.fact_id is not None else None
+            if s.outcome == "expired":
+                self.lapsed[s.id] = s
+                self.strategies[s.id] = dataclasses.replace(
+                    s, status="open", outcome=None, resolved_why=None, valid_to=None
+                )
+            elif fact is not None and s.kind != "verify" and s.valid_to == fact.valid_to:
+                self.waking.setdefault(fact.id, []).append(s)
 
     def resolve_strategy(
         self,
-        strategy_id: int,
+        strategy_id: int | Ref,
         outcome: str,
         why: str,
         *,
         because: Because | None = None,
         at: str | None = None,
     ) -> None:
+        assert isinstance(strategy_id, int)  # the projection's ids
         s = self.strategies[strategy_id]
+        s.status, s.outcome = "resolved", outcome
+        stored = self.lapsed.pop(strategy_id, None)
+        if stored is not None:
+            if (outcome, at) == (stored.outcome, stored.valid_to):
+                return  # settled as it was
+            super().reopen_strategy(strategy_id)
         if because is not None:
             because = Because(because.relation, self.key(self._projected(because.fact).id))
-        super().resolve_strategy(strategy_id, outcome, why, because=because, at=at)
-        s.status, s.outcome = "resolved", outcome
+        key = self._strategy_refs.get(strategy_id, strategy_id)
+        super().resolve_strategy(key, outcome, why, because=because, at=at)
 
     def asked_about(self) -> dict[int, Fact]:
         """Every fact a projected strategy may name: the live and new ones, and the retired ones

@@ -118,7 +118,11 @@ TOOLS: dict[str, Tool] = {
             FACT_CLOSE,
             "Close a fact of the profile that held once and no longer does (moved, changed "
             "jobs), saying why.",
-            lambda app, a: {"fact": app.profile.close(a["fact_id"], why=a["why"]).to_dict()},
+            lambda app, a: {
+                "fact": app.profile.close(
+                    a["fact_id"], why=a["why"], successor=a.get("successor")
+                ).to_dict()
+            },
             writes=True,
             lock="agent",
         ),

@@ -156,8 +156,9 @@ def t1_session_bridge(
         )
     hits: list[tuple[int, float]] = []
     if qvec is not None and message.strip() and config.t1_k:
-        # `memory_search`'s own: the one retrieval path, its relevance and floor
-        found = memory.search(message, config.t1_k, qvec=qvec)
+        # `memory_search`'s own: the one retrieval path, its relevance and floor; memories
+        # only (T4 brings up turns): a turn's id is no memory's
+        found = memory.search(message, config.t1_k, qvec=qvec, include_turns=False)
         lived = {n.id: n for n in _lived(_narratives(memory, [h.id for h in found.hits]))}
         # put into the context unasked: the search's hits that also reach the push threshold
         bar = max(found.floor, config.min_score)

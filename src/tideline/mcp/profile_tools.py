@@ -43,6 +43,7 @@ AsOf = annotated(MEMORY_PROFILE, "as_of")
 FactId = annotated(FACT_REJECT, "fact_id")
 RejectWhy = annotated(FACT_REJECT, "why")
 CloseWhy = annotated(FACT_CLOSE, "why")
+CloseSuccessor = annotated(FACT_CLOSE, "successor")
 DryRun = annotated(SLEEP_RUN, "dry_run")
 Timeout = annotated(SLEEP_RUN, "timeout")
 
@@ -122,10 +123,14 @@ def _fact_close(server: ToolServer) -> None:
             title="Mark a fact no longer true", idempotent_hint=False, **CORRECTS
         ),
     )
-    def fact_close(fact_id: FactId, why: CloseWhy) -> dict[str, Any]:
+    def fact_close(
+        fact_id: FactId, why: CloseWhy, successor: CloseSuccessor = None
+    ) -> dict[str, Any]:
         return server.call(
             "fact_close",
-            lambda: {"fact": server.app.profile.close(fact_id, why=why).to_dict()},
+            lambda: {
+                "fact": server.app.profile.close(fact_id, why=why, successor=successor).to_dict()
+            },
         )
 
 

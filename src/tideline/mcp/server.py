@@ -32,6 +32,7 @@ from tideline.serve import (
     KIB,
     Endpoint,
     HttpGuard,
+    Throttle,
     is_loopback,
     server_tokens,
     start_exit_sleep,
@@ -103,6 +104,7 @@ def http_app(app: Tideline, host: str = DEFAULT_HOST) -> HttpGuard:
         tokens,
         check_host=is_loopback(host),
         body_limit=lambda _method, _path: MCP_BODY_LIMIT,
+        throttle=Throttle(app.clock),
     )
 
 

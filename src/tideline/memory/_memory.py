@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import math
 import threading
+from collections import Counter
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, suppress
 from dataclasses import asdict, replace
@@ -56,6 +57,7 @@ from tideline.memory._types import (
     ImportProblem,
     ImportSummary,
     Narrative,
+    RestoredRecords,
     Trace,
     Turn,
     TurnResult,
@@ -76,6 +78,7 @@ from tideline.search import (
     VectorOptions,
     bound_query,
     check_floor,
+    found_nothing_in,
     interleave,
     pending_vector,
     resolved,
@@ -90,6 +93,8 @@ log = logging.getLogger(__name__)
 #: Keeps imported facts (the profile's `import_facts`); returns (added, already there, why
 #: each refused one was).
 FactKeeper = Callable[[list[FoundFact]], tuple[int, int, list[str]]]
+#: Restores a Tideline export's profile records (the profile's `restore`).
+ProfileRestorer = Callable[[list[dict[str, Any]]], RestoredRecords]
 
 Progress = Callable[[int, int], None]
 
@@ -154,6 +159,7 @@ class Memory:
         clock: Clock = system_clock,
         time_window: Resolver | None = None,
         keep_facts: FactKeeper | None = None,
+        restore_profile: ProfileRestorer | None = None,
     ):
         self.db = db
         self.clock = clock
@@ -171,6 +177,8 @@ class Memory:
         #: Where imported facts go (the profile's `import_facts`, from the composition root);
         #: None: a memory without a profile, which counts them as left out.
         self.keep_facts = keep_facts
+        #: Puts back a Tideline export's profile records (the profile's `restore`).
+        self.restore_profile = restore_profile
         for index in (self.raw.index, self.narratives.index):
             index.configure(vectors)
         self.warnings: list[str] = []
@@ -356,6 +364,8 @@ class Memory:
                 )
                 summary.narratives_added, summary.narratives_existing = added, existing
                 summary.problems += problems
+        if batch.profile:
+            self._restore_profile(batch.profile, summary)
         if facts and self.keep_facts is None:
             summary.skipped += len(facts)
             summary.skipped_kinds["facts (no profile to keep them)"] = len(facts)
@@ -373,6 +383,25 @@ class Memory:
                 " beside them; they are dated at import time"
             )
         return summary
+
+    def _restore_profile(self, records: list[dict[str, Any]], summary: ImportSummary) -> None:
+        """Hand a backup's profile records to the profile; what it does not take back (or,
+        without a profile, all of them) is counted as left out by kind."""
+        if self.restore_profile is None:
+            done = RestoredRecords(not_restored=Counter(str(r["type"]) for r in records))
+        else:
+            done = self.restore_profile(records)
+        summary.facts_added += done.added.pop("fact", 0)
+        summary.facts_existing += done.existing.pop("fact", 0)
+        summary.profile_added = dict(done.added)
+        summary.profile_existing = dict(done.existing)
+        summary.problems += done.problems
+        left = {f"{kind} records (not restored)": n for kind, n in done.not_restored.items()}
+        if done.evidence_left_out:
+            left["fact evidence without its turn here"] = done.evidence_left_out
+        for kind, n in left.items():
+            summary.skipped += n
+            summary.skipped_kinds[kind] = n
 
     def _import_session(
         self, s: ImportedSession, key: str, fmt: str, summary: ImportSummary
@@ -550,6 +579,8 @@ class Memory:
                 warnings += turns.warnings
                 left_out += turns.left_out
                 hits = interleave(hits, self._turn_hits(turns.top(k)))
+        if any(h.window for h in hits[:k]):  # found in the window: no "nothing said then"
+            warnings = [w for w in warnings if not found_nothing_in(w)]
         return SearchResult(hits[:k], found.mode, list(dict.fromkeys(warnings)), floor, left_out)
 
     def search_turns(

@@ -62,7 +62,7 @@ def turns_in(raw: RawContext, window: Window) -> TimeWindow:
     """The turns said in `window`, each bounded end widened by `SLACK_DAYS`."""
     slack = dt.timedelta(days=SLACK_DAYS)
     said = Window(shifted(window.start, -slack), shifted(window.end, slack), window.phrase)
-    return TimeWindow(window, raw.filter(said.since, said.until), raw.texts)
+    return TimeWindow(window, raw.filter(said.since, said.until), raw.texts, SLACK_DAYS)
 
 
 def turns_window(raw: RawContext, asked: Window, keys: Sequence[Key | Mark]) -> TimeWindow | None:

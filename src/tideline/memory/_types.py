@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -111,11 +112,25 @@ class FoundFact:
 
 
 @dataclass
+class RestoredRecords:
+    """What the profile did with a Tideline export's records (`Profile.restore`), by kind:
+    added, already there, not restored (kinds it does not take back); evidence rows whose turn
+    is not in this home; the problems of the records it left out."""
+
+    added: Counter[str] = field(default_factory=Counter)
+    existing: Counter[str] = field(default_factory=Counter)
+    not_restored: Counter[str] = field(default_factory=Counter)
+    evidence_left_out: int = 0
+    problems: list[ImportProblem] = field(default_factory=list)
+
+
+@dataclass
 class ImportSummary(_Dict):
     """What an import did. `detected`: the format was chosen by `--format auto`;
     `skipped_kinds`: what was left out on purpose (system messages, images, …) and how often;
     `refused`: what was left out for breaking a rule, each one a problem; `undated`: turns
-    dated at import time, as nothing in the file said when they were said."""
+    dated at import time, as nothing in the file said when they were said; `profile_added`,
+    `profile_existing`: a backup's profile records other than facts, by kind."""
 
     path: str
     format: str
@@ -127,6 +142,8 @@ class ImportSummary(_Dict):
     narratives_existing: int = 0
     facts_added: int = 0
     facts_existing: int = 0
+    profile_added: dict[str, int] = field(default_factory=dict)
+    profile_existing: dict[str, int] = field(default_factory=dict)
     skipped: int = 0
     skipped_kinds: dict[str, int] = field(default_factory=dict)
     refused: int = 0
@@ -149,6 +166,8 @@ class ImportSummary(_Dict):
             + self.narratives_existing
             + self.facts_added
             + self.facts_existing
+            + sum(self.profile_added.values())
+            + sum(self.profile_existing.values())
         )
 
 

@@ -194,6 +194,10 @@ class Applier:
                 self._link(op)
             case c.Transition():
                 self._transition(self._fact(op.fact), op.to, self._why(op), op.at)
+            case c.Succession():
+                old, new = self._fact(op.fact), self._fact(op.successor)
+                check_live(new, "succeed a fact")
+                self.s.facts.succeed(old, new, self.now)
             case c.Reopen():
                 fact = self._fact(op.fact)
                 self.s.facts.reopen(fact, self.now)
@@ -245,7 +249,7 @@ class Applier:
             case c.NewStrategy():
                 about = None if op.fact is None else self._fact(op.fact)
                 arose = op.valid_from or (question_time(op.kind, about) if about else self.now)
-                self.s.strategies.add(
+                self.ids[op.ref] = self.s.strategies.add(
                     op.kind,
                     None if about is None else about.id,
                     self._named(op.question),  # the model's words
@@ -254,10 +258,13 @@ class Applier:
                     run_id=self.run_id,
                     dream_run_id=self.dream_run_id,
                 )
+            case c.ReopenStrategy():
+                self.s.strategies.reopen(self.s.strategies.require(op.strategy_id), self.now)
             case c.StrategyStatus():
-                check_strategy(self.s.strategies.require(op.strategy_id), op.to)
+                sid = self._id(op.strategy_id)
+                check_strategy(self.s.strategies.require(sid), op.to)
                 self.s.strategies.set_status(
-                    op.strategy_id,
+                    sid,
                     op.to,
                     self.now,
                     outcome=op.outcome,

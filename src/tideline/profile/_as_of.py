@@ -111,8 +111,15 @@ def edges_at(edges: Iterable[Edge], at: str, shown: set[int]) -> list[Edge]:
 
 
 def strategies_at(strategies: Iterable[Strategy], at: str) -> list[Strategy]:
-    """The questions that stood open at `at`."""
-    return [s for s in strategies if held_at(s.valid_from, s.valid_to, at)]
+    """The questions that stood open at `at`, as they stood then: open, however they ended
+    since (when one was asked is known only in record time)."""
+    return [
+        dataclasses.replace(
+            s, status="open", outcome=None, resolved_why=None, resolved_at=None, valid_to=None
+        )
+        for s in strategies
+        if held_at(s.valid_from, s.valid_to, at)
+    ]
 
 
 @dataclass

@@ -90,6 +90,14 @@ class Transition:
 
 
 @dataclass(frozen=True)
+class Succession:
+    """A person names the live fact that replaced another: it joins that fact's chain."""
+
+    fact: int
+    successor: int
+
+
+@dataclass(frozen=True)
 class Reopen:
     """An expiry withdrawn: evidence said before the fact expired arrived after a run had
     closed it for want of evidence, so the fact is believed again as it was."""
@@ -155,6 +163,7 @@ class NewEdge:
 
 @dataclass(frozen=True)
 class NewStrategy:
+    ref: Ref
     kind: str
     fact: FactRef | None
     question: str
@@ -162,8 +171,16 @@ class NewStrategy:
 
 
 @dataclass(frozen=True)
-class StrategyStatus:
+class ReopenStrategy:
+    """A lapse withdrawn: the question had been settled `expired` by a run that had not yet
+    heard words said before it lapsed; it stands open again, to be settled as they say."""
+
     strategy_id: int
+
+
+@dataclass(frozen=True)
+class StrategyStatus:
+    strategy_id: int | Ref
     to: str
     outcome: str | None = None  # with `resolved`: answered, obsolete or expired
     why: str | None = None
@@ -235,6 +252,7 @@ Op = (
     | Link
     | Transition
     | Reopen
+    | Succession
     | Merge
     | SetDecay
     | SetConfidence
@@ -245,6 +263,7 @@ Op = (
     | CloseEvent
     | NewEdge
     | NewStrategy
+    | ReopenStrategy
     | StrategyStatus
     | UserModel
     | NewTrajectory
@@ -353,6 +372,14 @@ class Changeset:
     def reject(self, fact: FactRef, why: str, *, because: Because | None = None) -> None:
         self.transition(fact, "rejected", why=text(why, "why", 2000), because=because)
 
+    def succeed(self, fact_id: int, successor: int) -> None:
+        """`successor` replaced `fact_id` (`Succession`); close the old one as well."""
+        if fact_id == successor:
+            raise InvalidInput(
+                f"fact #{fact_id} cannot succeed itself; name the fact that replaced it"
+            )
+        self.ops.append(Succession(fact_id, successor))
+
     def reopen(self, fact_id: int) -> None:
         """Withdraw the expiry of a fact closed by one (`Reopen`)."""
         self.ops.append(Reopen(fact_id))
@@ -402,17 +429,23 @@ class Changeset:
 
     def add_strategy(
         self, kind: str, fact: FactRef | None, question: str, valid_from: str | None = None
-    ) -> None:
+    ) -> Ref:
         choice(kind, "strategy kind", STRATEGY_KINDS)
+        ref = self._ref("strategy")
         self.ops.append(
             NewStrategy(
-                kind, fact, text(question, "question", 2000), stamp(valid_from, "valid_from")
+                ref, kind, fact, text(question, "question", 2000), stamp(valid_from, "valid_from")
             )
         )
+        return ref
+
+    def reopen_strategy(self, strategy_id: int) -> None:
+        """Withdraw a strategy's lapse (`ReopenStrategy`)."""
+        self.ops.append(ReopenStrategy(strategy_id))
 
     def resolve_strategy(
         self,
-        strategy_id: int,
+        strategy_id: int | Ref,
         outcome: str,
         why: str,
         *,

@@ -83,6 +83,22 @@ class EventStore:
             )
         )
 
+    def restore(self, e: Event) -> bool:
+        """An event from a Tideline export as it was; False when one with the same title,
+        start and record time is already here."""
+        cur = self.db.execute(
+            """INSERT INTO events(title, details, importance, decay_days, valid_from, valid_to,
+                said_at, phrase, expires_at, status, closed_at, created_at, retired_at)
+            SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM events
+                WHERE title = ? AND valid_from = ? AND created_at = ?) RETURNING id""",
+            (
+                e.title, e.details, e.importance, e.decay_days, e.valid_from, e.valid_to,
+                e.said_at, e.phrase, e.expires_at, e.status, e.closed_at, e.created_at,
+                e.retired_at, e.title, e.valid_from, e.created_at,
+            ),
+        )  # fmt: skip
+        return bool(cur.fetchall())  # drain: a pending RETURNING blocks COMMIT
+
     def list(self, *, active: bool | None = None, now: str | None = None) -> list[Event]:
         """Events by their start. `active=True`: not closed and, given `now`, not expired by then;
         `active=False`: the others (closed, or expired by `now`)."""

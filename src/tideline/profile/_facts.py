@@ -23,7 +23,7 @@ from __future__ import annotations
 import builtins  # `list` below is a method of the store: signatures after it say `builtins.list`
 from collections.abc import Sequence
 
-from tideline.errors import IllegalTransition, NotFound
+from tideline.errors import IllegalTransition, InvalidInput, NotFound
 from tideline.profile._decay import expires_at
 from tideline.profile._drafts import FactDraft
 from tideline.profile._types import (
@@ -252,6 +252,18 @@ class FactStore:
         sql = f"SELECT {_COLUMNS} FROM facts f WHERE {' AND '.join(where)} ORDER BY f.id"
         return [Fact(**r) for r in self.db.rows(sql, params)]
 
+    def succeed(self, fact: Fact, successor: Fact, now: str) -> None:
+        """`successor` replaced `fact`: it joins its supersedes chain (once; never re-pointed)."""
+        if successor.supersedes not in (None, fact.id):
+            raise InvalidInput(
+                f"fact #{successor.id} already supersedes #{successor.supersedes}; name a fact "
+                "that replaced nothing, or close without a successor"
+            )
+        self.db.execute(
+            "UPDATE facts SET supersedes = ?, updated_at = ? WHERE id = ?",
+            (fact.id, now, successor.id),
+        )
+
     def expired_after(self, at: str) -> builtins.list[tuple[Fact, str]]:
         """The facts closed by expiry later than `at` (valid time), each with the status it had:
         evidence said at `at` finds them still believed."""
@@ -396,6 +408,31 @@ class FactStore:
         )
         self._log(fid, None, "suspected", valid_from, None, run_id, now)
         return fid
+
+    def restore(self, row: dict[str, object], changes: Sequence[StatusChange]) -> int:
+        """A fact from a Tideline export, with its timeline, as it was (checked by the caller,
+        `_restore`); its links to other facts are set afterwards (`restore_links`)."""
+        columns = (
+            "subject", "category", "value", "status", "confidence", "prior", "source_type",
+            "mention_count", "decay_days", "expires_at", "valid_from", "valid_to",
+            "last_seen_at", "rejected_why", "created_at", "updated_at", "retired_at",
+        )  # fmt: skip
+        fid = int(
+            self.db.scalar(
+                f"INSERT INTO facts({', '.join(columns)}) VALUES ({_marks(len(columns))})"
+                " RETURNING id",
+                [row[c] for c in columns],
+            )
+        )
+        for c in changes:
+            self._log(fid, c.from_status, c.to_status, c.at, c.why, None, c.recorded_at)
+        return fid
+
+    def restore_links(self, fact_id: int, supersedes: int | None, merged_into: int | None) -> None:
+        self.db.execute(
+            "UPDATE facts SET supersedes = ?, merged_into = ? WHERE id = ?",
+            (supersedes, merged_into, fact_id),
+        )
 
     def add_evidence(
         self,

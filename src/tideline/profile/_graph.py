@@ -68,6 +68,22 @@ class EdgeStore:
         )
         return bool(cur.fetchall())  # drain: a pending RETURNING blocks COMMIT
 
+    def restore(self, edge: Edge) -> bool:
+        """An edge from a Tideline export as it was (its facts' ids already this home's);
+        False when the same edge (kind, ends, record time) is already here."""
+        cur = self.db.execute(
+            "INSERT INTO edges(kind, from_fact, to_fact, created_at, removed_at, valid_from,"
+            " valid_to) SELECT ?, ?, ?, ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM edges"
+            " WHERE kind = ? AND from_fact = ? AND to_fact = ? AND created_at = ?)"
+            " ON CONFLICT DO NOTHING RETURNING id",
+            (
+                edge.kind, edge.from_fact, edge.to_fact, edge.created_at, edge.removed_at,
+                edge.valid_from, edge.valid_to, edge.kind, edge.from_fact, edge.to_fact,
+                edge.created_at,
+            ),
+        )  # fmt: skip
+        return bool(cur.fetchall())  # drain: a pending RETURNING blocks COMMIT
+
     def remove_for(self, fact_id: int, *, at: str, now: str) -> int:
         """Retire every live edge touching a fact (when it is closed or rejected): the link
         ended at `at` (valid time), and Tideline removed it `now`."""

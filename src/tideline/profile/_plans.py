@@ -16,9 +16,9 @@ Each returns the ids it planned for, so the run record can say what changed.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
-from tideline.clock import days_between, from_text, to_text
+from tideline.clock import from_text, to_text
 from tideline.profile._changeset import Because, Changeset, Ref
 from tideline.profile._decay import expires_at, is_expired, matured_decay
 from tideline.profile._dedupe import duplicates, fact_key, normalise
@@ -118,79 +118,104 @@ def plan_dedupe(facts: Iterable[Fact], changeset: Changeset) -> list[int]:
     return done
 
 
+Heard = Mapping[int, Sequence[tuple[str, str]]]  # fact → when (valid time) and how it was heard
+
+
 def plan_strategies(
     strategies: Iterable[Strategy],
     facts: Mapping[int, Fact],
-    heard: Mapping[int, str],
+    heard: Heard,
     now: dt.datetime,
     changeset: Changeset,
     *,
     days: float = STRATEGY_DAYS,
+    ending: bool = False,
 ) -> dict[str, list[int]]:
     """End the strategies a run's conversations answered, and the ones nobody answered in time.
 
-    `strategies` are the open and asked ones from before this run; `facts` holds every fact they
-    may name (the retired ones a verify asks after included); `heard` maps each fact this run
-    made or gave evidence to → how (`supported (turn 45)`).
+    `strategies` are the open and asked ones (this run's own included); `facts` holds every fact
+    they may name (the retired ones a verify asks after included); `heard` maps each fact this
+    run made or gave evidence to → when each of its words was said and how (`supported (turn
+    45)`). All is judged in valid time, from when the question arose (`asked_since`) to when it
+    lapses `days` later:
     - a clarify or probe is answered when its fact was heard again (supported, doubted or
-      contradicted);
-    - a verify (its fact expired) is answered by a live fact with the same subject and category
-      that this run made or heard: `still true` when it says the same, else `changed`;
-    - one open or asked `days` after the question arose in the user's time (`asked_since`:
-      valid time, so a question about a fact said in 2023 does not wait for 2026) expires,
-      settled in valid time on the day it lapsed (not the day a run noticed).
+      contradicted) in that span, settled when it was said;
+    - a verify (its fact expired) is answered by a fact with the same subject and category made
+      or heard in that span: `still true` when it says the same, else `changed`;
+    - one nobody answered in that span expires, settled on the day it lapsed (not the day a run
+      noticed) — unless its fact ends first (its expiry, before the lapse, makes it obsolete).
     A clarify or probe about a retired fact is left alone: retiring the fact made it obsolete.
+    `ending`: `now` is the moment their fact ends, and words said then (what ended it) answer
+    nothing.
     """
     done: dict[str, list[int]] = {"answered": [], "expired": []}
+    before = to_text(now) if ending else "~"  # "~" sorts after every stored time
     for s in strategies:
         fact = facts.get(s.fact_id) if s.fact_id is not None else None
-        answer = None
+        arose = asked_since(s, fact)
+        lapse = to_text(from_text(arose) + dt.timedelta(days=days))  # valid time, as an expiry
+        answered = False
         if fact is not None and s.kind != "verify":
             if not fact.active:
                 continue
-            if fact.id in heard:
-                changeset.resolve_strategy(s.id, "answered", heard[fact.id])
-                answer = fact
+            said = _first_heard(heard.get(fact.id, ()), arose, lapse, before)
+            if said is not None:
+                changeset.resolve_strategy(s.id, "answered", said[1], at=said[0])
+                answered = True
+            elif fact.expires_at is not None and fact.expires_at < min(lapse, to_text(now)):
+                continue  # its fact expires first: the expiry makes it obsolete
         elif fact is not None:
-            answer = _verify_answer(fact, facts, heard)
-            if answer is not None:
+            found = _verify_answer(fact, facts, heard, arose, lapse, before)
+            if found is not None:
+                answer, at = found
                 same = fact_key(answer) == fact_key(fact)
                 changeset.resolve_strategy(
                     s.id,
                     "answered",
                     "still true" if same else f"changed: {answer.value}",
                     because=Because("answered by", answer.id),
+                    at=at,
                 )
-        if answer is not None:
+                answered = True
+        if answered:
             done["answered"].append(s.id)
-        elif days_between(arose := from_text(asked_since(s, fact)), now) >= days:
-            lapsed = to_text(arose + dt.timedelta(days=days))  # valid time, as a fact's expiry
-            changeset.resolve_strategy(s.id, "expired", f"unanswered for {days:g} days", at=lapsed)
+        elif from_text(lapse) <= now:
+            changeset.resolve_strategy(s.id, "expired", f"unanswered for {days:g} days", at=lapse)
             done["expired"].append(s.id)
     return done
 
 
+def _first_heard(
+    said: Iterable[tuple[str, str]], after: str, until: str, before: str
+) -> tuple[str, str] | None:
+    """The first of these (when, how) said after `after`, by `until` and before `before`."""
+    found = ((at, how) for at, how in said if after < at <= until and at < before)
+    return min(found, default=None)
+
+
 def asked_since(strategy: Strategy, fact: Fact | None) -> str:
-    """Since when, in the user's time, the question stands: the latest words backing its fact
-    (a verify: when its fact expired); otherwise when it arose (its stored `valid_from`,
-    `_valid.question_time`), and only for a row that has none, when it was made."""
+    """Since when, in the user's time, the question stands: a verify, since its fact expired;
+    otherwise since it arose (its stored `valid_from`, `_valid.question_time`, else its fact's
+    start), and only for a row that has neither, since it was made."""
     if fact is not None and strategy.kind == "verify" and fact.expires_at:
         return fact.expires_at
     if fact is not None and strategy.kind != "verify":
-        return fact.said_to or strategy.valid_from or fact.valid_from
+        return strategy.valid_from or fact.valid_from
     return strategy.valid_from or strategy.created_at
 
 
 def _verify_answer(
-    expired: Fact, facts: Mapping[int, Fact], heard: Mapping[int, str]
-) -> Fact | None:
-    """The live fact this run made or heard about the same subject and category, if any (the
-    same value first)."""
+    expired: Fact, facts: Mapping[int, Fact], heard: Heard, after: str, until: str, before: str
+) -> tuple[Fact, str] | None:
+    """The fact about the same subject and category made or heard after `after` and by `until`
+    (the same value first), and when."""
     key = (normalise(expired.subject), normalise(expired.category))
     found = [
-        f
+        (f, said[0])
         for f in facts.values()
-        if f.active and f.id in heard and (normalise(f.subject), normalise(f.category)) == key
+        if f.id != expired.id
+        and (normalise(f.subject), normalise(f.category)) == key
+        and (said := _first_heard(heard.get(f.id, ()), after, until, before)) is not None
     ]
-    found.sort(key=lambda f: (fact_key(f) != fact_key(expired), f.id))
+    found.sort(key=lambda x: (fact_key(x[0]) != fact_key(expired), x[1], x[0].id))
     return found[0] if found else None

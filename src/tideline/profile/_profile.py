@@ -14,8 +14,10 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import threading
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -33,7 +35,7 @@ from tideline.clock import (
 )
 from tideline.embed import Embedder
 from tideline.errors import InvalidInput, ProfileChanged
-from tideline.memory import FoundFact, Memory, present
+from tideline.memory import FoundFact, Memory, RestoredRecords, present
 from tideline.profile._apply import Applied, Applier, Stores, TurnCheck
 from tideline.profile._as_of import (
     ProfileAt,
@@ -45,7 +47,7 @@ from tideline.profile._as_of import (
 )
 from tideline.profile._backing import apply_backing, backing, confidence, links_of
 from tideline.profile._calendar import time_window
-from tideline.profile._changeset import Changeset
+from tideline.profile._changeset import Because, Changeset
 from tideline.profile._decay import injection_weight, is_expired
 from tideline.profile._dedupe import fact_key
 from tideline.profile._digests import SessionDigest
@@ -54,6 +56,8 @@ from tideline.profile._fact_index import Indexed, Theme
 from tideline.profile._facts import Link
 from tideline.profile._imported import fact_changes
 from tideline.profile._lifecycle import RULES, Rules
+from tideline.profile._plans import asked_since
+from tideline.profile._restore import restore_profile
 from tideline.profile._snapshot import ProfileState, render_snapshot
 from tideline.profile._types import (
     ACTIVE_STATUSES,
@@ -133,6 +137,12 @@ class Profile:
             self._backed(facts[start : start + BACKING_SLICE], challengers=challengers)
         return view
 
+    def settled_after(self, at: str) -> list[Strategy]:
+        """The strategies a rule settled (lapsed or obsolete) after `at` (valid time): a run
+        whose words were said at `at` judges them again."""
+        with self.lock:
+            return self.stores.strategies.settled_after(at)
+
     def expired_after(self, at: str) -> list[tuple[Fact, str]]:
         """The facts closed by expiry after `at` (valid time), backed, each with the status it
         had: a run whose evidence was said at `at` still finds them believed (and may reopen
@@ -185,16 +195,48 @@ class Profile:
         self._write(cs, run_id=None, check=False)
         return self.fact(fact_id)
 
-    def close(self, fact_id: int, *, why: str | None = None, at: str | None = None) -> Fact:
+    def close(
+        self,
+        fact_id: int,
+        *,
+        why: str | None = None,
+        at: str | None = None,
+        successor: int | None = None,
+    ) -> Fact:
         """Mark a fact no longer true (at `at`, default now); the row and its end time stay, and
-        the snapshot is rebuilt in the same transaction (as `reject`)."""
+        the snapshot is rebuilt in the same transaction (as `reject`). With `successor` (a live
+        fact that replaced it), it ends when that one began and joins its timeline — what an
+        arbitration's `accept_new` leaves, decided by a person."""
         cs = Changeset(self.version())
-        cs.close(fact_id, why=why or "closed by hand", at=at)
+        because = None
+        if successor is not None:
+            cs.succeed(fact_id, successor)
+            with self.lock:
+                at = self.stores.facts.require(successor).valid_from
+            because = Because("superseded by", successor)
+        cs.close(fact_id, why=why or "closed by hand", at=at, because=because)
         cs.rebuild_snapshot()
         self._write(cs, run_id=None, check=False)
         return self.fact(fact_id)
 
     # -- facts -------------------------------------------------------------------------------
+    def restore(self, records: Sequence[Mapping[str, Any]]) -> RestoredRecords:
+        """Put back the profile records of a Tideline export (`_restore`) in one transaction;
+        the snapshot is rebuilt when any came back."""
+        if not records or self.memory is None:
+            return RestoredRecords(not_restored=Counter(str(r.get("type")) for r in records))
+        ids_by_hash = self.memory.raw.ids_by_hash
+        with self.lock, self.db.transaction():
+            now = to_text(self.clock())
+            done = restore_profile(self.stores, records, ids_by_hash, now)
+            if done.added:
+                self.versions.bump(now)
+        if done.added:
+            cs = Changeset(self.version())
+            cs.rebuild_snapshot()
+            self._write(cs, run_id=None, check=False)
+        return done
+
     def import_facts(self, found: Sequence[FoundFact]) -> tuple[int, int, list[str]]:
         """Keep facts imported from a peer's memory (`_imported`); returns (added, already
         there, why each refused one was). The snapshot is rebuilt in the same transaction when
@@ -418,13 +460,22 @@ class Profile:
         """The open strategies the agent may still ask: about no fact, about a live fact, or —
         a verify — about the expired fact it asks after. Never a clarify or probe about a fact
         already rejected or closed (the transaction that retires a fact makes them obsolete;
-        this also holds for rows older than that rule)."""
+        this also holds for rows older than that rule), and never one that has lapsed by now
+        though no sleep has settled it yet: `profile_strategy_days` after it arose in the
+        user's time (`asked_since`)."""
         with self.lock:
             found = self.stores.strategies.list(status="open")
-            ids = sorted({x.fact_id for x in found if x.fact_id and x.kind != "verify"})
-            facts = [self.stores.facts.get(i) for i in ids]
-            live = {f.id for f in facts if f is not None and f.active}
-        return [x for x in found if x.kind == "verify" or x.fact_id is None or x.fact_id in live]
+            ids = sorted({x.fact_id for x in found if x.fact_id})
+            facts = {i: f for i in ids if (f := self.stores.facts.get(i)) is not None}
+        now = self.clock()
+        live = {i for i, f in facts.items() if f.active}
+        days = dt.timedelta(days=self.rules.strategy_days)
+        return [
+            x
+            for x in found
+            if (x.kind == "verify" or x.fact_id is None or x.fact_id in live)
+            and from_text(asked_since(x, facts.get(x.fact_id or 0))) + days > now
+        ]
 
     def mark_asked(self, strategy_ids: Sequence[int]) -> list[int]:
         """Open strategies offered to the agent become `asked`, so no turn offers them again;
@@ -473,9 +524,16 @@ class Profile:
             turn_ids = {e.turn_id for f in facts for e in f.evidence if e.turn_id}
             turn_ids |= {t for kind, r in records if kind == "observation" for t in r.turn_ids}
             hashes = self.memory.raw.hashes(sorted(turn_ids)) if self.memory else {}
+            changes: dict[int, list[dict[str, Any]]] = {}
+            for c in self.stores.facts.changes([f.id for f in facts]):
+                change = c.to_dict()
+                del change["fact_id"], change["run_id"]  # the runs are not exported
+                changes.setdefault(c.fact_id, []).append(change)
         out = []
         for kind, record in records:
             row = {"type": kind, **record.to_dict()}
+            if kind == "fact":
+                row["changes"] = changes.get(row["id"], [])
             for ev in row.get("evidence", []) if kind == "fact" else []:
                 ev["turn"] = hashes.get(ev.pop("turn_id"))
                 ev.pop("text", None)

@@ -2,7 +2,8 @@
 
 A strategy moves open → asked → resolved (`_lifecycle.STRATEGY_NEXT`); rows are never removed,
 except the verify question an expiry raised, when late evidence withdraws the expiry
-(`withdraw_expiry`, which also reopens the questions the expiry made obsolete).
+(`withdraw_expiry`, which also reopens the questions the expiry made obsolete); a lapse is
+withdrawn the same way (`reopen`) when words said before it arrive late.
 A resolved strategy says how it ended (`outcome`): `answered` (a later conversation answered
 it), `obsolete` (its fact was rejected or closed first) or `expired` (nobody answered it in
 time), with `resolved_why` and `resolved_at`.
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import builtins  # `list` below is a method of the store: signatures after it say `builtins.list`
 
-from tideline.errors import NotFound
+from tideline.errors import IllegalTransition, NotFound
 from tideline.profile._types import STRATEGY_KINDS, STRATEGY_OUTCOMES, STRATEGY_STATUSES, Strategy
 from tideline.store import Storage
 
@@ -191,6 +192,28 @@ class StrategyStore:
             " AND kind != 'verify' AND outcome = 'obsolete' AND valid_to = ?",
             (now, fact_id, ended),
         )
+
+    def reopen(self, strategy: Strategy, now: str) -> None:
+        """Withdraw a lapse: a strategy settled `expired` stands open again."""
+        if strategy.outcome != "expired":
+            raise IllegalTransition(
+                f"strategy #{strategy.id} ended {strategy.outcome or strategy.status}, not by "
+                "lapsing; only a lapse is withdrawn by late words"
+            )
+        self.db.execute(
+            "UPDATE strategies SET status = 'open', outcome = NULL, resolved_why = NULL,"
+            " resolved_at = NULL, valid_to = NULL, updated_at = ? WHERE id = ?",
+            (now, strategy.id),
+        )
+
+    def settled_after(self, at: str) -> builtins.list[Strategy]:
+        """The strategies a rule settled (lapsed, or made obsolete) after `at`, valid time."""
+        rows = self.db.rows(
+            f"SELECT {_COLUMNS} FROM strategies WHERE status = 'resolved'"
+            " AND outcome IN ('expired', 'obsolete') AND valid_to > ? ORDER BY id",
+            (at,),
+        )
+        return [Strategy(**r) for r in rows]
 
     def ask(self, strategy_ids: builtins.list[int], now: str) -> builtins.list[int]:
         """Open strategies among `strategy_ids` become asked; the ids that were still open."""

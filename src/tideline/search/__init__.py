@@ -39,7 +39,12 @@ from tideline.search._retrieve import (
 )
 from tideline.search._score import auto_floor, by_best, check_floor, interleave, resolve_floor
 from tideline.search._text import spaced_cjk, valid_text
-from tideline.search._time_window import TimeWindow, WindowSetting, window_setting
+from tideline.search._time_window import (
+    TimeWindow,
+    WindowSetting,
+    found_nothing_in,
+    window_setting,
+)
 from tideline.search._types import KINDS, MODES, Hit, Mode, Policy, SearchResult
 
 __all__ = [
@@ -84,6 +89,7 @@ __all__ = [
     "create_index",
     "damaged_search_files",
     "diversify",
+    "found_nothing_in",
     "fuse",
     "interleave",
     "lift",

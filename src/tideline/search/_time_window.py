@@ -11,7 +11,9 @@ narrowed scope with the same query and, by `Policy.window`:
 - `restrict`: the same lift at weight 1, then the list keeps only the records found in the
   window; when none of them clears the floor, the search answers from any time (the whole list)
   and says so in a warning, rather than answering "nothing relevant" wrongly.
-Every hit found in the window names it in its explanation ("in last May: 1–31 May 2023").
+Every hit found in the window names it in its explanation ("in last May: 1–31 May 2023"; a
+turn's with the slack its scope took: "…, give or take 3 days"), and a search whose turns or
+memories were found in the window never also says it found nothing there.
 A question that names no time (no `TimeWindow`) is searched as before, byte for byte.
 """
 
@@ -25,7 +27,7 @@ from typing import Literal
 from tideline.clock import EARLIEST, LATEST, Window
 from tideline.errors import ConfigError
 from tideline.search._levers import lift
-from tideline.search._types import Hit
+from tideline.search._types import Hit, during
 
 #: `Policy.window`: 0 (off), a lift weight, or "restrict".
 WindowSetting = float | Literal["restrict"]
@@ -42,12 +44,14 @@ class TimeWindow:
     window: Window
     scope: object
     texts: Callable[[Sequence[int]], Mapping[int, str]] | None = None
+    slack: int = 0  # days the scope reaches past each bounded end of `window`
 
     @property
     def described(self) -> str:
-        """The window for people: "last May: 1–31 May 2023", "before the trip: until 9 June
-        2023"."""
-        return describe(self.window)
+        """The window for people, with the slack its scope took: "last May: 1–31 May 2023",
+        "before the trip: until 9 June 2023, give or take 3 days"."""
+        slack = f", give or take {self.slack} days" if self.slack else ""
+        return describe(self.window) + slack
 
 
 def _day(moment: dt.datetime) -> str:
@@ -95,9 +99,18 @@ def within(
     return [h for h in lifted if h.window is not None], list(hits)
 
 
+NOTHING_IN = "nothing relevant said "
+
+
 def nothing_in(frame: TimeWindow) -> str:
     """The warning of a restricted search that found nothing relevant in its window."""
-    return f"nothing relevant said in {frame.described}; showing results from any time"
+    return f"{NOTHING_IN}{during(frame.described)}; showing results from any time"
+
+
+def found_nothing_in(warning: str) -> bool:
+    """Whether `warning` is `nothing_in`'s: void once another search of the same question
+    found records in the window."""
+    return warning.startswith(NOTHING_IN)
 
 
 def window_setting(value: str | float) -> WindowSetting:

@@ -48,6 +48,18 @@ _ABOUT = (
 _PARTS = ("lex_rank", "lex_score", "lex_source", "vec_rank", "vec_distance", "lexical", "held")
 
 
+#: Words a time phrase may begin with that already say how it relates to a time.
+_RELATING = {"in", "on", "at", "during", "before", "after", "since", "until", "till", "by",
+             "between", "from", "around", "over", "within", "throughout"}  # fmt: skip
+
+
+def during(window: str) -> str:
+    """A described window as words after a verb: "in last May: …", but "in May: …" (never
+    "in in May") and "before the trip: …" as the question said them."""
+    first = window.split(maxsplit=1)[0].casefold() if window.strip() else ""
+    return window if first in _RELATING else f"in {window}"
+
+
 @dataclass
 class Hit:
     """One record found. `id` is the record's rowid in its owner table; `source` the `Scope` it
@@ -145,7 +157,7 @@ class Hit:
             out.append(f"kept under the floor: {self.evidence}")
         out += [f"{name} +{value:.3f}" for name, value in self.lifts.items() if value > 0]
         if self.window is not None:
-            out.append(f"in {self.window}")
+            out.append(during(self.window))
         return " · ".join(out)
 
     def to_dict(self) -> dict[str, Any]:

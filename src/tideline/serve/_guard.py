@@ -35,6 +35,7 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from tideline.serve._body import BodyLimit, read_capped, too_large
+from tideline.serve._throttle import Throttle
 from tideline.serve._tokens import Key, Tokens
 
 log = logging.getLogger("tideline.serve")
@@ -102,8 +103,11 @@ class HttpGuard:
         public: tuple[str, ...] = (),
         login: str | None = None,
         body_limit: BodyLimit | None = None,
+        throttle: Throttle | None = None,
     ) -> None:
         self.app = app
+        #: Wrong tokens per client (`_throttle`): the login form counts its own through it.
+        self.throttle = throttle or Throttle()
         self._body_limit = body_limit
         self.tokens = tokens or Tokens()
         self._check_host = check_host
@@ -144,6 +148,14 @@ class HttpGuard:
             ):
                 await _redirect(send, self._login)
                 return
+            if headers.get("authorization") and (wait := self.throttle.wrong(client_of(scope))):
+                await _reject(
+                    send,
+                    429,
+                    f"too many wrong bearer tokens from this address; wait {wait} s",
+                    {"retry-after": str(wait)},
+                )
+                return
             await _reject(
                 send,
                 401,
@@ -173,6 +185,12 @@ class HttpGuard:
             return True
         path = scope.get("path", "")
         return any(path == p or path.startswith(p.rstrip("/") + "/") for p in self._public)
+
+
+def client_of(scope: Scope) -> str:
+    """The address a request came from (what wrong tokens are counted by)."""
+    client = scope.get("client")
+    return str(client[0]) if client else "an unknown address"
 
 
 def _cookie(headers: Headers, name: str) -> str | None:

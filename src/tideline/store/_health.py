@@ -4,9 +4,14 @@ SQLite opens a 0-byte file as a new empty database, ignores a write-ahead log wh
 frames are garbage (the writes in it vanish without an error), and reads missing pages of a
 truncated file as zeros until some query trips over them. These checks look at the bytes first:
 
-- `header_damage` reads at most 100 + 32 bytes; every `Database` open runs it.
-- `wal_damage(deep=True)` walks and checksums every frame of the log; `doctor` runs it, together
-  with `quick_check` (SQLite's own page-level check, O(size of the file)).
+- `header_damage` reads at most 100 bytes of the file, and the write-ahead log when one lies
+  beside it; every `Database` open runs it.
+- `wal_damage(deep=True)` walks and checksums every frame of the log (numpy: ~2 ms for a 4 MB
+  log, the size SQLite checkpoints at). Every open runs it, before SQLite reads the log: the
+  first connection replays the log up to its first bad frame and the next checkpoint drops what
+  follows, so a damaged frame with committed writes after it (lost writes, issue 31) must be
+  found before anything opens the file or it is never found. `doctor` runs it too, together with
+  `quick_check` (SQLite's own page-level check, O(size of the file)).
 
 Every check here only reads; none of them opens the database for writing. Damage met once is
 remembered next to the file (`<file>.damage.json`, keyed by its inode) for databases that ask for
@@ -18,6 +23,7 @@ sound check is noted in `<file>.checked.json`), so a bad page no query reads is 
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import struct
@@ -25,6 +31,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 import apsw
+import numpy as np
 
 from tideline.clock import from_text, now_text, system_clock
 
@@ -71,17 +78,58 @@ def header_damage(path: Path) -> str | None:
     announced = int.from_bytes(head[28:32], "big")
     if not wal_in_use and (size % page or (head[24:28] == head[92:96] and announced * page > size)):
         return f"is truncated ({size} bytes, the header announces {announced * page})"
-    return wal_damage(path, deep=False)
+    return wal_damage(path) if wal_in_use else None
 
 
 def _checksum(data: bytes, order: str, s0: int = 0, s1: int = 0) -> tuple[int, int]:
     """SQLite's WAL checksum (pairs of 32-bit words, Fibonacci-weighted), continued from s0, s1."""
-    words = struct.unpack(f"{order}{len(data) // 4}I", data)
+    rows = np.frombuffer(data, dtype=np.uint8).reshape(1, len(data))
+    return _continued((s0, s1), _partial_sums(rows, order)[0], len(data) // 8)
+
+
+def _partial_sums(rows: np.ndarray, order: str) -> list[tuple[int, int]]:
+    """Each row's checksum as if started from (0, 0), for `_continued` to carry on from sums.
+
+    Each pair of words (a, b) maps the sums by s0 += a + s1; s1 += b + s0, that is
+    v -> M v + (a, a + b) with M = [[1, 1], [1, 2]]; n pairs make M^n v plus the sum of
+    M^(n-1-i) (a_i, a_i + b_i): a matrix product over every frame at once instead of a Python
+    step per word (~60x faster: ~2 ms for a 4 MB log). uint64 arithmetic wraps at 2^64, which
+    keeps every sum right modulo 2^32."""
+    words = np.ascontiguousarray(rows).view(f"{order}u4")
+    if order != "=" and words.dtype.byteorder not in ("=", "|"):
+        words = words.astype(np.uint32)  # the machine's order: the products below are faster
+    a, b = words[:, 0::2], words[:, 1::2]
+    ab = a + b  # uint32: wraps at 2^32, as the checksum does
+    powers = _powers(a.shape[1])[0]
+    t0 = a @ powers[:, 0] + ab @ powers[:, 1]
+    t1 = a @ powers[:, 2] + ab @ powers[:, 3]
+    return list(zip((t0 & 0xFFFFFFFF).tolist(), (t1 & 0xFFFFFFFF).tolist(), strict=True))
+
+
+def _continued(sums: tuple[int, int], partial: tuple[int, int], pairs: int) -> tuple[int, int]:
+    """The checksum of a row whose `_partial_sums` is `partial`, carried on from `sums`."""
+    m = _powers(pairs)[1]
+    s0, s1 = sums
+    return (m[0] * s0 + m[1] * s1 + partial[0]) & 0xFFFFFFFF, (
+        m[2] * s0 + m[3] * s1 + partial[1]
+    ) & 0xFFFFFFFF
+
+
+@functools.cache
+def _powers(pairs: int) -> tuple[np.ndarray, tuple[int, int, int, int]]:
+    """M^(pairs-1-i) for each pair i (columns m00, m01, m10, m11), and M^pairs."""
     mask = 0xFFFFFFFF
-    for i in range(0, len(words), 2):
-        s0 = (s0 + words[i] + s1) & mask
-        s1 = (s1 + words[i + 1] + s0) & mask
-    return s0, s1
+    out = np.empty((pairs, 4), dtype=np.uint64)
+    m = (1, 0, 0, 1)
+    for k in range(pairs):
+        out[pairs - 1 - k] = m
+        m = (
+            (m[0] + m[1]) & mask,
+            (m[0] + 2 * m[1]) & mask,
+            (m[2] + m[3]) & mask,
+            (m[2] + 2 * m[3]) & mask,
+        )
+    return out, m
 
 
 def wal_damage(path: Path, *, deep: bool = True) -> str | None:
@@ -90,8 +138,14 @@ def wal_damage(path: Path, *, deep: bool = True) -> str | None:
     Frames past the last valid commit are normal (a log is reused from its start after each
     checkpoint, and a crash can tear the last transaction). Damage is a bad header, or a frame of
     the current log that fails its checksum while a later commit of the same log follows it:
-    SQLite would silently drop that later, acknowledged write.
+    SQLite would silently drop that later, acknowledged write. A frame found bad is read again
+    once, so a frame another process was writing at that moment is not taken for damage.
     """
+    damage = _wal_damage(path, deep)
+    return damage if damage is None or not deep else _wal_damage(path, deep)
+
+
+def _wal_damage(path: Path, deep: bool) -> str | None:
     wal = wal_path(path)
     try:
         with wal.open("rb") as f:
@@ -115,30 +169,41 @@ def wal_damage(path: Path, *, deep: bool = True) -> str | None:
         return None
 
 
+#: Frames read and checksummed at a time (4 MB of 4 KB pages).
+_FRAMES_AT_ONCE = 1000
+
+
 def _frames_damage(
     f: BinaryIO, name: str, order: str, page: int, salts: tuple[int, int], sums: tuple[int, int]
 ) -> str | None:
+    size = FRAME_HEADER + page
     frame = 0
     broken_at = 0
-    while True:
-        head = f.read(FRAME_HEADER)
-        body = f.read(page)
-        if len(head) < FRAME_HEADER or len(body) < page:
-            return None
-        frame += 1
-        number, commit, salt1, salt2, c0, c1 = struct.unpack(">6I", head)
-        if (salt1, salt2) != salts:
-            continue  # a frame of an earlier generation of the log
-        if broken_at:
-            if commit:
-                return (
-                    f"has a damaged write-ahead log {name} (frame {broken_at} fails its checksum;"
-                    f" committed writes after it would be lost)"
-                )
-            continue
-        sums = _checksum(head[:8] + body, order, *sums)
-        if sums != (c0, c1) or number == 0:
-            broken_at = frame
+    after, commits = 0, 0  # frames of this log after the bad one, and the commits among them
+    while count := len(chunk := f.read(size * _FRAMES_AT_ONCE)) // size:
+        rows = np.frombuffer(chunk, dtype=np.uint8, count=count * size).reshape(count, size)
+        heads = rows[:, :FRAME_HEADER].copy().view(">u4").tolist()
+        partials = _partial_sums(np.concatenate([rows[:, :8], rows[:, FRAME_HEADER:]], 1), order)
+        for (number, commit, salt1, salt2, c0, c1), partial in zip(heads, partials, strict=True):
+            frame += 1
+            if (salt1, salt2) != salts:
+                continue  # a frame of an earlier generation of the log
+            if broken_at:
+                after += 1
+                commits += commit != 0
+                continue
+            sums = _continued(sums, partial, (8 + page) // 8)
+            if sums != (c0, c1) or number == 0:
+                broken_at = frame
+        if count < _FRAMES_AT_ONCE:
+            break
+    if not commits:
+        return None
+    return (
+        f"has a damaged write-ahead log {name} (frame {broken_at} fails its checksum; the"
+        f" {after} frames after it hold {commits} committed transactions, which SQLite drops"
+        " at the next open)"
+    )
 
 
 def quick_check(path: Path, *, max_errors: int = 5) -> list[str]:

@@ -141,11 +141,25 @@ class PgDatabase(Reads):
             return
         try:
             with self.pool.connection() as conn:
-                yield conn
+                try:
+                    yield conn
+                except psycopg.OperationalError as exc:
+                    if conn.broken or conn.closed:  # the server went away under the request
+                        raise self._lost(exc) from exc
+                    raise
         except PoolTimeout as exc:
             raise DatabaseLocked(
                 f"no free connection to {self.path} within {self._timeout:g} s; retry"
             ) from exc
+
+    def _lost(self, exc: Exception) -> StoreError:
+        """A connection lost mid-request (the server restarted, stopped or ended the session):
+        one line, a 503; the pool drops the connection and opens another for the next one."""
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        return StoreError(
+            f"lost the connection to PostgreSQL {self.path} ({first}); "
+            "retry once the server is back"
+        )
 
     def execute(self, sql: str, params: Params = ()) -> _Rows:
         """Run one statement; its rows (if any) are read whole."""

@@ -98,7 +98,7 @@ class Runs:
         else:  # the run's own word: a sleep with no LLM is skipped, a failed one failed
             status = str(report.get("status", "done"))
             said = "skipped" if status == "skipped" else "failed" if status in _FAILED else "done"
-            self._finish(run, said, report, None)
+            self._finish(run, said, report, _why(report, status) if said == "failed" else None)
 
     def _finish(
         self, run: Run, status: str, report: dict[str, Any] | None, error: str | None
@@ -108,3 +108,14 @@ class Runs:
             run.finished_at = now_text()
             if status != "failed":
                 run.done = run.total
+
+
+def _why(report: dict[str, Any], status: str) -> str:
+    """A failed run's error, in the report's own words: its errors (a sleep's), its error, or
+    its steps' (a step that failed says why); never empty."""
+    said = [str(e) for e in report.get("errors") or []]
+    said += [str(report["error"])] if report.get("error") else []
+    if not said:
+        steps = [s for s in report.get("steps") or [] if isinstance(s, dict)]
+        said = [f"{s.get('name', 'a step')}: {s['error']}" for s in steps if s.get("error")]
+    return " ".join("; ".join(dict.fromkeys(said)).split()) or f"the run ended {status}"

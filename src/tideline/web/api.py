@@ -247,7 +247,10 @@ def fact_reject(w: W, fact_id: Id, given: RejectBody) -> Json:
 @router.post("/facts/{fact_id}/close", tags=["profile"])
 def fact_close(w: W, fact_id: Id, given: CloseBody) -> Json:
     """Mark a fact no longer true; it stays, with an end time."""
-    return {"fact": w.call(lambda: w.app.profile.close(fact_id, why=given["why"])).to_dict()}
+    fact = w.call(
+        lambda: w.app.profile.close(fact_id, why=given["why"], successor=given["successor"])
+    )
+    return {"fact": fact.to_dict()}
 
 
 # -- library ---------------------------------------------------------------------------------

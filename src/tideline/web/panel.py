@@ -29,6 +29,7 @@ from tideline.errors import InvalidInput, NotFound
 from tideline.fields import LIVE, MEMO_SEARCH, MEMORY_PROFILE, MEMORY_SEARCH, fact_statuses
 from tideline.memory import Narrative
 from tideline.search import SearchResult, interleave
+from tideline.serve import client_of
 from tideline.web import _csrf
 from tideline.web._graph import graph
 from tideline.web._models import RecordId
@@ -527,6 +528,11 @@ def login(
         return back("/")
     key = guard.tokens.find(token.strip())
     if key is None:
+        wait = guard.throttle.wrong(client_of(request.scope))
+        if wait is not None:
+            refused = page(request, "login.html", 429, failed=True, wait=wait)
+            refused.headers["retry-after"] = str(wait)
+            return refused
         return page(request, "login.html", 401, failed=True)
     response = back("/")  # the cookie names the token's namespace, whichever app answered
     response.set_cookie(

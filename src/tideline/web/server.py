@@ -26,6 +26,7 @@ from tideline.serve import (
     DEFAULT_PORT,
     Endpoint,
     HttpGuard,
+    Throttle,
     is_loopback,
     run_http,
     server_tokens,
@@ -34,6 +35,7 @@ from tideline.web import _errors, api, panel, reference
 from tideline.web._limits import body_limits
 from tideline.web._names import API, API_DOCS, FAVICON, LOGIN, STATIC
 from tideline.web._namespaces import Namespaces
+from tideline.web._private import Private
 from tideline.web._runs import Runs
 from tideline.web._session import PanelSessions
 from tideline.web._state import Web
@@ -76,6 +78,7 @@ def web_app(
     for routes in beside:
         root.router.routes.extend(routes.routes)
     _errors.install(root, panel.error_page)
+    root.add_middleware(Private)  # never cached, never framed (`_private`)
     return root
 
 
@@ -106,6 +109,7 @@ def http_app(
         public=(LOGIN, STATIC, FAVICON),
         login=LOGIN,
         body_limit=body_limits(endpoints),
+        throttle=Throttle(app.clock),
     )
     return guard
 

@@ -51,14 +51,15 @@ class ImportedSession:
 
 @dataclass
 class ImportBatch:
-    """What an importer read. `narratives` are records of a Tideline export, restored as
-    stored (see `tideline.memory` `restore_narratives`)."""
+    """What an importer read. `narratives` and `profile` are records of a Tideline export,
+    restored as stored (`restore_narratives`; the profile's `restore`)."""
 
     sessions: list[ImportedSession] = field(default_factory=list)
     problems: list[ImportProblem] = field(default_factory=list)
     skipped: int = 0
     skipped_kinds: Counter[str] = field(default_factory=Counter)
     narratives: list[dict[str, Any]] = field(default_factory=list)
+    profile: list[dict[str, Any]] = field(default_factory=list)
 
     def skip(self, kind: str, count: int = 1) -> None:
         """Leave out `count` records of this kind on purpose, counted."""

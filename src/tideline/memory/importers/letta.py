@@ -66,13 +66,18 @@ class LettaImporter:
         if not isinstance(data, dict):
             batch.problems.append(ImportProblem(None, "not an agent file: expected an object"))
             return batch
-        blocks = {b.get("id"): b for b in as_list(data.get("blocks")) if isinstance(b, dict)}
+        blocks = {
+            b["id"]: b
+            for b in as_list(data.get("blocks"))
+            if isinstance(b, dict) and isinstance(b.get("id"), str)
+        }
         agents = data["agents"] if isinstance(data.get("agents"), list) else [data]
         for number, agent in enumerate(agents, 1):
             if not isinstance(agent, dict):
                 batch.problems.append(ImportProblem(None, f"agent {number}: not an object"))
                 continue
-            own = [blocks[i] for i in as_list(agent.get("block_ids")) if i in blocks]
+            named = [i for i in as_list(agent.get("block_ids")) if isinstance(i, str)]
+            own = [blocks[i] for i in named if i in blocks]
             own += [
                 b
                 for b in as_list(agent.get("core_memory")) + as_list(agent.get("memory_blocks"))

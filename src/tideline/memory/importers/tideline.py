@@ -1,9 +1,9 @@
 """A Tideline export (`tideline export`, JSONL) read back: the backup restored.
 
 Sessions keep their key, source and title; turns their role, speaker, text, time, external id
-and stored hash (so restoring twice adds nothing) and tombstones stay tombstones. Narratives are
-handed on as records and restored as stored (`restore_narratives`). Profile records are counted
-as skipped: the profile is exported for the record but not restored.
+and stored hash (so restoring twice adds nothing) and tombstones stay tombstones. Narratives and
+the profile's records are handed on and restored as stored (`restore_narratives`, the
+profile's `restore`, which says which kinds it takes back).
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ class TidelineImporter:
             elif kind == "narrative":
                 batch.narratives.append({**record, "_line": number})
             elif isinstance(kind, str):
-                batch.skip(f"{kind} records (the profile is not restored)")
+                batch.profile.append({**record, "_line": number})
             else:
                 batch.problems.append(ImportProblem(number, "not a record with a 'type'"))
         batch.sessions = list(sessions.values())
