@@ -13,7 +13,7 @@ import pytest
 
 from tideline.app import Tideline
 from tideline.config import Settings
-from tideline.embed import E5Embedder
+from tideline.embed import CachedEmbedder, E5Embedder, Embedder
 from tideline.memory import Memory
 from tideline.store import Database, Namespace, Storage, open_database, open_postgres
 
@@ -151,13 +151,23 @@ def settings(engine_env: str) -> Settings:
 
 
 @pytest.fixture(scope="session")
-def e5() -> E5Embedder:
-    """The real bundled embedder (one model per test process)."""
+def e5_model() -> E5Embedder:
+    """The real bundled embedder itself (one model per test process), for tests of the model."""
     return E5Embedder()
 
 
+@pytest.fixture(scope="session")
+def e5(e5_model: E5Embedder, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Embedder]:
+    """The bundled embedder as the app runs it, behind the persistent cache, one cache for the
+    session: the same seeded memories, embedded for dozens of tests, are embedded once and read
+    back by the others (the vectors are the model's, byte for byte)."""
+    cached = CachedEmbedder(e5_model, tmp_path_factory.mktemp("e5") / "embed-cache.db")
+    yield cached
+    cached.close()
+
+
 @pytest.fixture
-def app(settings: Settings, e5: E5Embedder) -> Iterator[Tideline]:
+def app(settings: Settings, e5: Embedder) -> Iterator[Tideline]:
     """A real agent (temporary home, the bundled e5 embedder)."""
     app = Tideline(settings, embedder=e5)
     yield app

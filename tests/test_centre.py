@@ -13,7 +13,7 @@ import pytest
 
 from tideline.app import Tideline, library_options
 from tideline.config import Settings
-from tideline.embed import E5Embedder
+from tideline.embed import Embedder
 from tideline.errors import ConfigError
 from tideline.search import Policy, open_index, retrieve
 from tideline.search._centre import (
@@ -40,7 +40,7 @@ UNSEEN = {
 
 
 def test_the_shipped_means_are_the_shipped_questions_embedded_by_the_bundled_model(
-    e5: E5Embedder,
+    e5: Embedder,
 ) -> None:
     queries = reference_queries()
     shipped = json.loads(
@@ -56,7 +56,7 @@ def test_the_shipped_means_are_the_shipped_questions_embedded_by_the_bundled_mod
         assert np.abs(again - ref.means[ref.languages.index(lang)]).max() < 1e-3
 
 
-def test_a_question_is_centred_by_the_mean_of_its_own_language(e5: E5Embedder) -> None:
+def test_a_question_is_centred_by_the_mean_of_its_own_language(e5: Embedder) -> None:
     ref = reference_means()[e5.model_id]
     for lang, text in UNSEEN.items():
         qvec = e5.embed_query(text)
@@ -76,7 +76,7 @@ def test_another_model_is_not_centred() -> None:
 
 @pytest.mark.engines
 def test_centring_ranks_by_the_centred_query_and_reports_the_raw_distance(
-    new_storage: Callable[[], Storage], e5: E5Embedder
+    new_storage: Callable[[], Storage], e5: Embedder
 ) -> None:
     docs = {
         1: "Check the spelling of a text file",

@@ -10,7 +10,7 @@ from tests.file_damage import KINDS, lexical_files, vector_files
 from tideline.app import Tideline
 from tideline.cli.main import app
 from tideline.config import Settings
-from tideline.embed import E5Embedder
+from tideline.embed import Embedder
 
 
 def test_doctor_json_ok() -> None:
@@ -34,7 +34,7 @@ def test_doctor_fails_with_reason(tmp_path: Path, monkeypatch) -> None:  # type:
 
 
 def test_doctor_reports_damaged_search_files_and_repair_rebuilds_them(
-    isolated_home: Path, monkeypatch: pytest.MonkeyPatch, e5: E5Embedder
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch, e5: Embedder
 ) -> None:
     """A damaged graph.usearch and tantivy file (issue 31: doctor said "all good" while every
     vector search crashed): doctor names each, exit 1; --repair deletes them and builds them

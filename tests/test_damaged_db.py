@@ -25,7 +25,7 @@ from tideline.app import Tideline
 from tideline.cli.main import app as cli
 from tideline.clock import from_text, to_text
 from tideline.config import Settings
-from tideline.embed import E5Embedder
+from tideline.embed import Embedder
 from tideline.errors import DatabaseDamaged, DatabaseReplaced
 from tideline.library import Library
 from tideline.mcp import build_server
@@ -38,7 +38,7 @@ WHOLE = {"zeroed-header", "index-page", "fts-shadow", "wal-garbage"}  # no row w
 
 
 @pytest.fixture(scope="module")
-def template(tmp_path_factory: pytest.TempPathFactory, e5: E5Embedder) -> Path:
+def template(tmp_path_factory: pytest.TempPathFactory, e5: Embedder) -> Path:
     """A healthy memory.db with turns, narratives, tags, links, FTS and vectors."""
     home = tmp_path_factory.mktemp("template")
     chat = home / "chat.jsonl"

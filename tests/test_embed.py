@@ -33,6 +33,12 @@ from tideline.hookspecs import hookimpl
 from tideline.plugins import load_plugins
 
 
+@pytest.fixture
+def e5(e5_model: E5Embedder) -> E5Embedder:
+    """These tests are about the model itself: the raw model, not the session's cached one."""
+    return e5_model
+
+
 def test_e5_vectors_are_normalised_and_prefixed(e5: E5Embedder) -> None:
     docs = e5.embed_documents(["the cat sleeps", "stock markets fell"])
     q = e5.embed_query("the cat sleeps")

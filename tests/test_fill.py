@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tideline.embed import E5Embedder, OpenAIEmbedder
+from tideline.embed import Embedder, OpenAIEmbedder
 from tideline.search import TextIndex, text_key
 from tideline.store import open_database
 
@@ -116,7 +116,7 @@ def test_on_batch_commits_with_its_vectors_or_not_at_all(
     assert db.execute("SELECT id FROM items WHERE embedded = 1").fetchall() == [(1,)]
 
 
-def test_long_texts_get_one_vector_per_part(tmp_path: Path, e5: E5Embedder) -> None:
+def test_long_texts_get_one_vector_per_part(tmp_path: Path, e5: Embedder) -> None:
     idx = _index(tmp_path, e5.model_id, e5.dim)
     long_text = " ".join(f"word{n} about seagull nests" for n in range(400))
     report = idx.fill_vectors(e5, [(9, long_text), (8, "a short one")])

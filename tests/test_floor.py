@@ -19,7 +19,7 @@ from tideline.app import Tideline
 from tideline.cli.main import app as cli
 from tideline.cli.memo import app as memo_cli
 from tideline.config import Settings
-from tideline.embed import E5Embedder
+from tideline.embed import Embedder
 from tideline.errors import ConfigError, InvalidInput
 from tideline.library import Library
 from tideline.memory import Memory
@@ -60,7 +60,7 @@ def diary(memory: Memory) -> Memory:
 
 
 @pytest.fixture
-def library(tmp_path: Path, e5: E5Embedder) -> Library:
+def library(tmp_path: Path, e5: Embedder) -> Library:
     root = tmp_path / "lib"
     make_collection(root, "home", "notes about home and the office", NOTES)
     make_collection(root, "work", "work runbooks", {"deploy.md": "# Deploy\n\nRun make deploy.\n"})
@@ -167,7 +167,7 @@ def test_notes_have_a_floor_of_their_own_that_keeps_cross_lingual_matches(
 
 
 def test_lexical_ranks_on_content_words_whatever_the_collection_sizes(
-    tmp_path: Path, e5: E5Embedder
+    tmp_path: Path, e5: Embedder
 ) -> None:
     # the issue's case: in a collection of two notes FTS5 gives a word found in one of them no
     # weight (2e-06), while garden.md, alone in its collection, shared only "the" (BM25 1.88)
@@ -240,7 +240,7 @@ def test_the_panel_offers_the_floor_it_mentions(diary: Memory, app: Tideline) ->
 
 
 def test_the_panel_says_one_thing_of_the_floor_and_shows_what_the_cli_shows(
-    tmp_path: Path, e5: E5Embedder
+    tmp_path: Path, e5: Embedder
 ) -> None:
     # #37: the page said "nothing relevant: 8 result(s) less relevant than the relevance floor
     # 0.04" above 20 results (the memory's notice, the notes' results) and named a second floor
@@ -268,6 +268,6 @@ def test_the_panel_says_one_thing_of_the_floor_and_shows_what_the_cli_shows(
         app.close()
 
 
-def test_the_setting_moves_the_floor(monkeypatch: pytest.MonkeyPatch, e5: E5Embedder) -> None:
+def test_the_setting_moves_the_floor(monkeypatch: pytest.MonkeyPatch, e5: Embedder) -> None:
     monkeypatch.setenv("TIDELINE_SEARCH_MIN_SCORE", "0")
     assert Tideline(Settings.load(), embedder=e5).memory.min_score == 0.0

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from tests.openai_stub import OpenAIStub
-from tideline.embed import E5Embedder, OpenAIEmbedder
+from tideline.embed import Embedder, OpenAIEmbedder
 from tideline.search import (
     Hit,
     Key,
@@ -31,7 +31,7 @@ pytestmark = pytest.mark.engines
 FERRY = "The ferry to the island leaves at 7:40 from pier 3"
 
 
-def _index(db: Storage, docs: dict[int, str], e5: E5Embedder | None = None) -> TextIndex:
+def _index(db: Storage, docs: dict[int, str], e5: Embedder | None = None) -> TextIndex:
     idx = open_index(db, "docs")
     idx.upsert_many(list(docs.items()))
     if e5 is not None:
@@ -49,7 +49,7 @@ def test_competition_ties_share_a_rank_and_a_score() -> None:
 
 
 def test_identical_texts_tie_and_recency_decides(
-    new_storage: Callable[[], Storage], e5: E5Embedder
+    new_storage: Callable[[], Storage], e5: Embedder
 ) -> None:
     idx = _index(new_storage(), {1: FERRY, 2: FERRY, 3: "Bus timetable for the coast"}, e5)
     query = "ferry to the island"
@@ -63,7 +63,7 @@ def test_identical_texts_tie_and_recency_decides(
 
 
 def test_several_scopes_merge_by_raw_score_and_keep_their_source(
-    new_storage: Callable[[], Storage], e5: E5Embedder
+    new_storage: Callable[[], Storage], e5: Embedder
 ) -> None:
     a = _index(new_storage(), {1: "sourdough bread recipe", 2: "bike repair notes"}, e5)
     b = _index(new_storage(), {1: "sourdough starter feeding schedule and bread"}, e5)
@@ -126,7 +126,7 @@ def test_no_query_vector_searches_lexically_and_says_so_once(
 
 
 def test_a_pending_vector_ranks_as_the_vector_itself(
-    new_storage: Callable[[], Storage], e5: E5Embedder
+    new_storage: Callable[[], Storage], e5: Embedder
 ) -> None:
     # retrieve searches the lexical lists while the query thread embeds: same hits, same scores
     docs = {1: FERRY, 2: "Bus timetable for the coast", 3: "island ferry tickets sold out"}
@@ -155,7 +155,7 @@ def test_a_pending_vector_from_a_down_embedder_searches_lexically_and_says_why(
 
 
 def test_weighted_fusion_boosts_verbatim_keywords(
-    new_storage: Callable[[], Storage], e5: E5Embedder
+    new_storage: Callable[[], Storage], e5: Embedder
 ) -> None:
     docs = {1: "whale-listen records humpback songs", 2: "listening to whales singing at sea"}
     idx = _index(new_storage(), docs, e5)
@@ -205,7 +205,7 @@ def test_retrieve_ranks_its_own_copies_never_the_index_hits(
     assert lex + vec == before
 
 
-def test_levers_are_stages_of_retrieve(new_storage: Callable[[], Storage], e5: E5Embedder) -> None:
+def test_levers_are_stages_of_retrieve(new_storage: Callable[[], Storage], e5: Embedder) -> None:
     # keys lift the records they point at, the session list lifts a session's turns, and
     # truncation stops where the relevance falls: each visible in the hits' `lifts`
     docs = {

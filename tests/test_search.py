@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tideline.embed import E5Embedder, NoneEmbedder, OpenAIEmbedder, embed_parts
+from tideline.embed import Embedder, NoneEmbedder, OpenAIEmbedder, embed_parts
 from tideline.search import (
     MAX_QUERY_CHARS,
     TextIndex,
@@ -35,7 +35,7 @@ DOCS = {
 
 
 @pytest.fixture
-def index(storage: Storage, e5: E5Embedder) -> TextIndex:
+def index(storage: Storage, e5: Embedder) -> TextIndex:
     idx = open_index(storage, "docs")
     idx.upsert_many(list(DOCS.items()))
     idx.bind_vectors(e5.model_id, e5.dim)
@@ -52,7 +52,7 @@ def test_rrf_is_reciprocal_rank_with_k60() -> None:
     assert fused[0].lex_rank == 2 and fused[0].vec_distance == 0.1
 
 
-def test_hybrid_finds_by_meaning_and_carries_score_parts(index: TextIndex, e5: E5Embedder) -> None:
+def test_hybrid_finds_by_meaning_and_carries_score_parts(index: TextIndex, e5: Embedder) -> None:
     q = "how do I unpack an archive"
     hits = index.search(q, e5.embed_query(q), k=3)
     top = hits[0]
@@ -61,7 +61,7 @@ def test_hybrid_finds_by_meaning_and_carries_score_parts(index: TextIndex, e5: E
     assert 0 < top.score <= 1 and set(top.to_dict()) >= {"lex_rank", "vec_distance", "score"}
 
 
-def test_modes(index: TextIndex, e5: E5Embedder) -> None:
+def test_modes(index: TextIndex, e5: Embedder) -> None:
     q = "10:30 Thursday"
     qv = e5.embed_query(q)
     lex = index.search(q, qv, k=5, mode="lex")
@@ -70,7 +70,7 @@ def test_modes(index: TextIndex, e5: E5Embedder) -> None:
     assert vec[0].id == 2 and all(h.lex_rank is None for h in vec)
 
 
-def test_weighted_mode_boosts_verbatim_keyword(index: TextIndex, e5: E5Embedder) -> None:
+def test_weighted_mode_boosts_verbatim_keyword(index: TextIndex, e5: Embedder) -> None:
     q = "whale-listen"
     hits = index.search(q, e5.embed_query(q), k=5, fusion="weighted", boost=0.3)
     assert hits[0].id == 5 and hits[0].keyword_match
@@ -78,7 +78,7 @@ def test_weighted_mode_boosts_verbatim_keyword(index: TextIndex, e5: E5Embedder)
     assert not any(h.keyword_match for h in hits[1:])
 
 
-def test_where_filter_applies_to_both_lists(index: TextIndex, e5: E5Embedder) -> None:
+def test_where_filter_applies_to_both_lists(index: TextIndex, e5: Embedder) -> None:
     q = "tar archive"
     hits = index.search(
         q,
@@ -91,7 +91,7 @@ def test_where_filter_applies_to_both_lists(index: TextIndex, e5: E5Embedder) ->
 
 
 def test_cross_lingual_queries_rank_the_english_sentence_first(
-    index: TextIndex, e5: E5Embedder
+    index: TextIndex, e5: Embedder
 ) -> None:
     for q in ("как распаковать архив tar", "如何解压 tar 归档文件"):
         assert index.search(q, e5.embed_query(q), k=3, mode="vec")[0].id == 1
@@ -105,7 +105,7 @@ def test_changing_the_embedder_drops_old_vectors(index: TextIndex) -> None:
     assert (reopened.model_id, reopened.dim) == ("other-model", 8)
 
 
-def test_delete_removes_from_every_table(index: TextIndex, e5: E5Embedder) -> None:
+def test_delete_removes_from_every_table(index: TextIndex, e5: Embedder) -> None:
     index.delete([1])
     assert 1 not in {h.id for h in index.search("tar", e5.embed_query("tar"), k=5)}
     assert 1 not in index.vector_ids()
@@ -125,7 +125,7 @@ def test_query_vector_dim_mismatch_is_ignored(index: TextIndex) -> None:
 
 
 @SQLITE_ONLY
-def test_numpy_and_sqlite_vec_knn_agree(index: TextIndex, e5: E5Embedder) -> None:
+def test_numpy_and_sqlite_vec_knn_agree(index: TextIndex, e5: Embedder) -> None:
     qv = e5.embed_query("a sleepy cat")
     fast = index.vector(qv, 5)
     exact = index.vector(qv, 5, where="rowid > ?", params=[0])  # goes through sqlite-vec
@@ -137,7 +137,7 @@ def test_numpy_and_sqlite_vec_knn_agree(index: TextIndex, e5: E5Embedder) -> Non
 
 @SQLITE_ONLY
 def test_vector_copy_reloads_after_another_connection_writes(
-    index: TextIndex, e5: E5Embedder
+    index: TextIndex, e5: Embedder
 ) -> None:
     qv = e5.embed_query("a sleepy cat")
     assert index.vector(qv, 1)[0].id == 2
@@ -195,7 +195,7 @@ def test_rrf_weights_let_a_weaker_list_count_less() -> None:
 
 
 def test_a_long_record_gets_a_vector_per_part_and_is_found_once(
-    index: TextIndex, e5: E5Embedder
+    index: TextIndex, e5: Embedder
 ) -> None:
     filler = " ".join(["Minutes of the committee on harbour maintenance and dredging."] * 60)
     tail = "Finally, the seagull colony nests on the lighthouse roof every spring."
@@ -281,7 +281,7 @@ PARITY_QUERIES = (
 
 @pytest.mark.parametrize("engine", ["postgresql"], indirect=True)
 def test_one_score_means_the_same_on_sqlite_and_postgresql(
-    storage: Storage, tmp_path: Path, e5: E5Embedder
+    storage: Storage, tmp_path: Path, e5: Embedder
 ) -> None:
     """The bug: PostgreSQL gave no term statistics, so its hits had no lexical evidence and the
     same memories scored 0.229 there against 0.866 on SQLite ("painting a sunset")."""

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from tests.helpers import kill_building
-from tideline.embed import E5Embedder
+from tideline.embed import Embedder
 from tideline.memory import AGENT_MIGRATIONS, Memory
 from tideline.search import TextIndex, VectorOptions
 from tideline.search._index import SCANS_BEFORE_COPY
@@ -219,7 +219,7 @@ def test_a_builder_killed_half_way_leaves_answers_right(tmp_path: Path) -> None:
     assert _ids(index, q)[0] == 124
 
 
-def test_memory_builds_its_vector_files_when_it_embeds(tmp_path: Path, e5: E5Embedder) -> None:
+def test_memory_builds_its_vector_files_when_it_embeds(tmp_path: Path, e5: Embedder) -> None:
     db = open_database(tmp_path / "memory.db", AGENT_MIGRATIONS)
     memory = Memory(db, e5, vectors=VectorOptions(file_min=20))
     words = ["kayak", "violin", "garden", "python", "paris", "marathon"]

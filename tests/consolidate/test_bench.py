@@ -9,14 +9,14 @@ from pathlib import Path
 from tests.helpers import shared_data
 from tests.llm.conftest import llm_settings
 from tests.llm_server import LLMServer
-from tideline.embed import E5Embedder
+from tideline.embed import Embedder
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "bench"))
 import sleep_extraction
 
 
 def test_one_session_is_extracted_and_scored(
-    tmp_path: Path, server: LLMServer, e5: E5Embedder
+    tmp_path: Path, server: LLMServer, e5: Embedder
 ) -> None:
     source = shared_data("locomo", "conv-26.json")
     data = tmp_path / "locomo"

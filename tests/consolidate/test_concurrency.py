@@ -12,7 +12,7 @@ from tests.consolidate.scenario import script, seed_profile
 from tests.llm_server import LLMServer
 from tests.profile.conftest import Clock
 from tideline.consolidate import StepEvent
-from tideline.embed import E5Embedder
+from tideline.embed import Embedder
 
 pytestmark = pytest.mark.engines
 
@@ -52,7 +52,7 @@ def test_profile_changed_twice_aborts_cleanly(agent: Agent, server: LLMServer) -
 
 
 def test_facts_are_indexed_and_themed_after_the_transaction(
-    tmp_path: Path, server: LLMServer, e5: E5Embedder
+    tmp_path: Path, server: LLMServer, e5: Embedder
 ) -> None:
     agent = Agent(tmp_path / "a", server.url, Clock(T0))
     try:

@@ -15,7 +15,7 @@ from tests.llm.conftest import llm_settings
 from tests.llm_server import Answer, LLMServer, closed_url
 from tideline.app import Tideline
 from tideline.consolidate import SessionMemory
-from tideline.embed import E5Embedder
+from tideline.embed import Embedder
 from tideline.llm import NO_LLM_NOTE
 
 pytestmark = pytest.mark.engines
@@ -24,7 +24,7 @@ TOPICS = ["the weather", "a football match", "lunch plans", "a new laptop", "a f
 
 
 @pytest.fixture
-def app(tmp_path: Path, server: LLMServer, e5: E5Embedder, engine_env: str) -> Iterator[Tideline]:
+def app(tmp_path: Path, server: LLMServer, e5: Embedder, engine_env: str) -> Iterator[Tideline]:
     app = Tideline(llm_settings(server.url, home=str(tmp_path / "home")), embedder=e5)
     yield app
     app.close()

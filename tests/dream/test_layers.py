@@ -11,7 +11,7 @@ from tests.llm.conftest import llm_settings
 from tests.llm_server import LLMServer
 from tideline.analysis.attention import log_hits
 from tideline.app import Tideline
-from tideline.embed import E5Embedder
+from tideline.embed import Embedder
 from tideline.memory import compute_weight
 from tideline.profile import FactDraft
 
@@ -36,8 +36,8 @@ def test_combing_reweighs_within_bounds_and_writes_self_concept_conflicts_and_th
     day: Day, server: LLMServer
 ) -> None:
     a, b, c = lived(day, day.say("s1", CONVERSATION))
-    cs = day.agent.profile.read().changeset()
-    cs.add_fact(FactDraft("user", "job", "works at the bank"))
+    cs = day.agent.profile.read().changeset()  # believed before the day combed
+    cs.add_fact(FactDraft("user", "job", "works at the bank", valid_from="2026-03-01T09:00:00Z"))
     day.agent.profile.apply(cs)
     fact = day.agent.profile.facts()[0].id
     server.script(
@@ -194,7 +194,7 @@ def test_a_day_without_memories_does_not_dream(day: Day, server: LLMServer) -> N
 
 
 def test_drift_walks_by_embeddings_to_the_least_similar_memory(
-    tmp_path: Path, server: LLMServer, e5: E5Embedder
+    tmp_path: Path, server: LLMServer, e5: Embedder
 ) -> None:
     settings = llm_settings(server.url, home=str(tmp_path / "agent"))
     app = Tideline(settings, embedder=e5)
@@ -269,6 +269,7 @@ def test_the_dream_leaves_a_reflection_that_feeds_the_next_days_combing(
     assert day.dream().self_concept() == []  # imagined: not the waking self-concept (T0)
 
     # the next day's combing reads it among yesterday's memories, never as a conflict's ground
+    # nor a waking reflection's
     server.script(
         {"conflicts": [{"a": left.id, "b": a, "why": "dream vs day"}],
          "self_concept": [{"text": "I carry other people's leaps, and it steadies me.",
@@ -281,10 +282,12 @@ def test_the_dream_leaves_a_reflection_that_feeds_the_next_days_combing(
     memories, concept = asked["messages"][1]["content"].split("## self concept\n")
     assert f"[{left.id}] " in memories and "tags: dream" in memories
     assert "I carry other people's leaps." not in concept.split("## threads")[0]
-    assert (comb.changes["conflicts"], comb.changes["refused"]) == (0, 1)
+    assert (comb.changes["conflicts"], comb.changes["refused"]) == (0, 2)
+    assert "conflict: memories" in comb.note and "self_concept: memories" in comb.note
     assert "are dreams, not lived memory" in comb.note
-    [waking] = day.dream().self_concept()  # combing, awake, took it up
-    assert waking.narrative.gesture.endswith("and it steadies me.")
+    # read, but never the ground of a waking reflection: nothing imagined enters T0
+    assert day.dream().self_concept() == []
+    assert [n.gesture for n in day.narratives("reflection")] == [left.gesture]
 
 
 def test_combing_says_a_self_concept_sentence_once_and_reads_the_heatmap(
@@ -313,3 +316,55 @@ def test_combing_says_a_self_concept_sentence_once_and_reads_the_heatmap(
     attention = first["messages"][1]["content"].split("## attention\n")[1]
     assert attention.startswith("3 retrieval hit(s) from 2026-03-08 to 2026-03-14")
     assert "3 hit(s) on memories in no cluster" in attention  # no soft clusters built here
+
+
+def test_a_past_day_is_combed_and_drifted_with_what_existed_by_then(
+    day: Day, server: LLMServer
+) -> None:
+    """Memories, reflections, threads and facts from after the day dreamt of are not shown."""
+    a, b, c = lived(day, day.say("s1", CONVERSATION))
+    later = "2026-03-17T10:00:00Z"
+    signed = "Signed the lease on the harbour shop."
+    after = day.memory.write(
+        gesture=signed, created_at=later, importance=5, emotional=5, unresolved=5
+    ).id
+    day.memory.write(
+        gesture="I am someone who finishes things.", kind="reflection", created_at=later
+    )
+    day.dream().stores.threads.open("Who runs the shop?", "later", [after], now=later, run_id=None)
+    cs = day.agent.profile.read().changeset()
+    cs.add_fact(FactDraft("user", "job", "runs a bakery", valid_from=later))
+    day.agent.profile.apply(cs)
+
+    assert day.dream().run(date=DAY, layers=["comb"]).layer("comb").status == "done"
+    [asked] = [c for c in server.chats if "combing through one day" in c["messages"][0]["content"]]
+    prompt = asked["messages"][1]["content"]
+    assert "Quit the bank" in prompt
+    for then in (signed, "finishes things", "Who runs the shop", "runs a bakery"):
+        assert then not in prompt, then
+    server.script(
+        {"found": True, "connection": "Both leave.", "gesture": "I leave."}, step="dream_drift"
+    )
+    report = day.dream().run(date=DAY, layers=["drift"])
+    assert {i for i, _ in report.layer("drift").detail["path"]} <= {a, b, c}
+
+
+def test_drift_never_walks_onto_a_dream_and_says_a_sentence_once(
+    day: Day, server: LLMServer
+) -> None:
+    lived(day, day.say("s1", CONVERSATION))
+    day.dream().run(date=DAY, layers=["dream"])  # a dream, and the reflection it left
+    imagined = {n.id for n in day.narratives() if n.kind == "dream" or "dream" in n.tags}
+    assert len(imagined) == 2
+    grounds: set[int] = set()
+    for night in (DAY, "2026-03-15"):
+        answer = {"found": True, "connection": "Both leave.", "gesture": "Leaving is my theme."}
+        server.script(answer, step="dream_drift")
+        path = day.dream().run(date=night, layers=["drift"]).layer("drift").detail["path"]
+        walked = [i for i, _ in path]
+        assert not set(walked) & imagined  # a waking reflection never rests on a dream's
+        grounds |= {walked[0], walked[-1]}
+    said = [n for n in day.narratives("reflection") if n.gesture == "Leaving is my theme."]
+    assert len(said) == 1  # drift's sentence, said twice, written once
+    [held] = day.dream().self_concept()
+    assert held.narrative.id == said[0].id and set(held.rests_on) == grounds

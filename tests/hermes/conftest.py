@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from tideline.app import Tideline
+from tideline.clock import Clock, system_clock
 from tideline.config import Settings
 
 if TYPE_CHECKING:
@@ -39,7 +40,7 @@ def rows(home: Path) -> list[dict[str, object]]:
     app = Tideline(Settings.load(overrides={"home": str(home), "embedder": "none"}))
     try:
         return app.db.rows(
-            "SELECT s.key, t.role, t.text, t.ts FROM turns t JOIN sessions s"
+            "SELECT s.key, t.role, t.speaker, t.text, t.ts FROM turns t JOIN sessions s"
             " ON s.id = t.session_id ORDER BY t.id"
         )
     finally:
@@ -73,9 +74,9 @@ def manager(hermes_home: Path) -> Iterator[Manager]:
     made: list[MemoryManager] = []
 
     def make(
-        session: str = "s1", drain_seconds: float = 5.0, **init: Any
+        session: str = "s1", drain_seconds: float = 5.0, clock: Clock = system_clock, **init: Any
     ) -> tuple[MemoryManager, TidelineProvider]:
-        provider = TidelineProvider(drain_seconds=drain_seconds)
+        provider = TidelineProvider(drain_seconds=drain_seconds, clock=clock)
         mm = MemoryManager()
         mm.add_provider(provider)
         kwargs = {"platform": "cli", "agent_context": "primary", **init}

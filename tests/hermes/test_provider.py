@@ -4,6 +4,7 @@ and a dead home that leaves the agent running."""
 
 from __future__ import annotations
 
+import datetime as dt
 import inspect
 import json
 import logging
@@ -21,6 +22,7 @@ from agent.memory_provider import MemoryProvider
 
 from tests.helpers import wait_until
 from tests.hermes.conftest import Manager, rows, turns, write_config
+from tideline.clock import ManualClock
 from tideline.hermes import TidelineProvider
 
 HOOKS = (
@@ -76,6 +78,23 @@ def test_turns_are_kept_with_their_times_and_recalled_inside_hermes_fence(
     assert "<tideline-memory" not in recalled and "<memory-data" not in recalled  # one fence
     fenced = build_memory_context_block(recalled)
     assert fenced.count("<memory-context>") == 1 and SAID in fenced
+
+
+def test_a_replay_keeps_its_own_times_and_the_speakers_messages_name(
+    manager: Manager, hermes_home: Path
+) -> None:
+    clock = ManualClock(dt.datetime(2023, 5, 8, 13, 56))
+    mm, provider = manager(clock=clock, user_name="Caroline")
+    mm.on_turn_start(1, SAID)
+    clock.advance(minutes=1)
+    named = [
+        {"role": "user", "content": SAID},
+        {"role": "assistant", "content": REPLY, "name": "Mel"},
+    ]
+    mm.sync_all(SAID, REPLY, session_id="s1", messages=named)
+    wait_until(lambda: provider.kept == 2)
+    kept = [(r["speaker"], r["ts"]) for r in rows(hermes_home / "tideline" / "hermes")]
+    assert kept == [("Caroline", "2023-05-08T13:56:00Z"), ("Mel", "2023-05-08T13:57:00Z")]
 
 
 def test_a_search_finds_raw_turns_by_default_and_errors_are_one_json_line(
@@ -250,6 +269,14 @@ def test_the_session_end_starts_the_sleep_off_the_agent_thread(
     assert "the Hermes session ended: sleep on exit" in text
     assert "sessions 1" in text  # it ran after the session's turns were kept
     assert "no LLM configured" in text  # this home has none: the rule steps ran
+
+
+def test_backup_paths_name_a_home_outside_hermes_home_only(
+    hermes_home: Path, tmp_path: Path
+) -> None:
+    assert TidelineProvider().backup_paths() == []  # inside $HERMES_HOME: Hermes backs it up
+    write_config(hermes_home, home=str(tmp_path / "elsewhere"))
+    assert TidelineProvider().backup_paths() == [str((tmp_path / "elsewhere").resolve())]
 
 
 def test_setup_saves_tideline_settings_in_config_yaml(hermes_home: Path) -> None:

@@ -13,7 +13,7 @@ import pytest
 
 from tideline.app import Tideline, inject_config
 from tideline.config import Settings
-from tideline.embed import E5Embedder
+from tideline.embed import Embedder
 from tideline.inject import InjectConfig, MemoryProvider
 
 NOW = dt.datetime(2026, 5, 3, 8, 0, tzinfo=dt.UTC)
@@ -49,7 +49,7 @@ class Fixed:
         )
 
 
-def build_fixed(home: Path, e5: E5Embedder) -> Fixed:
+def build_fixed(home: Path, e5: Embedder) -> Fixed:
     settings = Settings.load(overrides={"home": str(home), "agent_name": "hui"})
     home.mkdir(parents=True, exist_ok=True)
     (home / "SOUL.md").write_text(SOUL)
@@ -161,14 +161,14 @@ def build_fixed(home: Path, e5: E5Embedder) -> Fixed:
 
 
 @pytest.fixture
-def fixed(tmp_path: Path, e5: E5Embedder, engine_env: str) -> Iterator[Fixed]:
+def fixed(tmp_path: Path, e5: Embedder, engine_env: str) -> Iterator[Fixed]:
     f = build_fixed(tmp_path / "home", e5)
     yield f
     f.app.close()
 
 
 @pytest.fixture
-def empty(tmp_path: Path, e5: E5Embedder, engine_env: str) -> Iterator[Tideline]:
+def empty(tmp_path: Path, e5: Embedder, engine_env: str) -> Iterator[Tideline]:
     settings = Settings.load(overrides={"home": str(tmp_path / "empty"), "agent_name": "hui"})
     app = Tideline(settings, embedder=e5)
     yield app

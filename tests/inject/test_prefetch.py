@@ -12,7 +12,7 @@ import pytest
 from tests.inject.conftest import Fixed, clock
 from tideline.app import Tideline, inject_config
 from tideline.config import Settings
-from tideline.embed import E5Embedder, OpenAIEmbedder
+from tideline.embed import Embedder, OpenAIEmbedder
 from tideline.inject import MemoryProvider, TokenCounter, neutralise, trim_to_tokens
 from tideline.memory import Memory
 from tideline.search import Policy
@@ -69,7 +69,7 @@ def test_t1_is_the_search_a_person_sees(fixed: Fixed, message: str) -> None:
     assert len(shown) == sum(h.score >= bar for h in everything.hits)
 
 
-def test_prefetch_logs_t1_hits_to_attention_log(fixed: Fixed, e5: E5Embedder) -> None:
+def test_prefetch_logs_t1_hits_to_attention_log(fixed: Fixed, e5: Embedder) -> None:
     provider = fixed.provider(t1_k=2)
     text = provider.prefetch(MESSAGE)
     rows = fixed.app.memory.db.rows(
@@ -147,7 +147,7 @@ def test_neutralise_defangs_fences_roles_and_invisible_characters() -> None:
         assert neutralise(raw) == expected, raw
 
 
-def test_trim_to_tokens_cuts_at_words_and_marks_the_cut(e5: E5Embedder) -> None:
+def test_trim_to_tokens_cuts_at_words_and_marks_the_cut(e5: Embedder) -> None:
     count = TokenCounter(e5)
     text = "the tide leaves marks on the sand " * 50
     cut = trim_to_tokens(text, 40, count)
@@ -159,7 +159,7 @@ def test_trim_to_tokens_cuts_at_words_and_marks_the_cut(e5: E5Embedder) -> None:
     assert TokenCounter().method.startswith("estimate")
 
 
-def test_t4_ranks_turns_by_the_memory_turn_policy(fixed: Fixed, e5: E5Embedder) -> None:
+def test_t4_ranks_turns_by_the_memory_turn_policy(fixed: Fixed, e5: Embedder) -> None:
     """T4 is `Memory.search` with turns: it follows the tuned turn fusion, not a fixed RRF."""
     orders = []
     for weights in ((1.0, 0.0), (0.0, 1.0)):  # words only, then meaning only

@@ -19,7 +19,7 @@ from tests.llm.conftest import llm_settings
 from tests.llm_server import LLMServer
 from tests.profile.conftest import Clock
 from tideline.app import Tideline, inject_config
-from tideline.embed import E5Embedder
+from tideline.embed import Embedder
 from tideline.inject import Block, MemoryProvider, Section
 from tideline.llm import NO_LLM_NOTE
 from tideline.profile import FactDraft, Profile, Ref
@@ -272,7 +272,7 @@ def server() -> Iterator[LLMServer]:
 
 
 def test_session_summary_from_the_llm(
-    tmp_path: Path, server: LLMServer, e5: E5Embedder, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, server: LLMServer, e5: Embedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     for name in ("BASE_URL", "API_KEY", "MODEL", "RUN_BUDGET", "STRUCTURED"):
         monkeypatch.delenv(f"TIDELINE_LLM_{name}", raising=False)

@@ -19,7 +19,7 @@ from tests.helpers import wait_until
 from tests.library.corpus import build
 from tests.library.notes import make_collection, write
 from tideline.cli.memo import app as memo_app
-from tideline.embed import E5Embedder
+from tideline.embed import Embedder
 from tideline.library import Library
 
 
@@ -31,7 +31,7 @@ def _digests(root: Path) -> dict[str, str]:
 
 
 def test_index_creates_per_collection_indexes_and_reindex_is_a_noop(
-    lib_root: Path, e5: E5Embedder
+    lib_root: Path, e5: Embedder
 ) -> None:
     build(lib_root)
     before = _digests(lib_root)
@@ -52,7 +52,7 @@ def test_index_creates_per_collection_indexes_and_reindex_is_a_noop(
     assert "infra:" in registry and "files: 1" in registry
 
 
-def test_touch_without_change_is_decided_by_the_hash(lib_root: Path, e5: E5Embedder) -> None:
+def test_touch_without_change_is_decided_by_the_hash(lib_root: Path, e5: Embedder) -> None:
     build(lib_root)
     note = lib_root / "infra/runbook.md"
     with Library(lib_root, e5) as lib:
@@ -83,7 +83,7 @@ def test_an_edit_keeping_size_and_mtime_is_found_by_the_next_search(lib_root: Pa
         assert again.noop
 
 
-def test_edit_reembeds_only_the_changed_section(lib_root: Path, e5: E5Embedder) -> None:
+def test_edit_reembeds_only_the_changed_section(lib_root: Path, e5: Embedder) -> None:
     build(lib_root)
     note = lib_root / "infra/runbook.md"
     with Library(lib_root, e5) as lib:
@@ -95,7 +95,7 @@ def test_edit_reembeds_only_the_changed_section(lib_root: Path, e5: E5Embedder) 
         assert report.reused_vectors == 0  # the other sections kept their vectors in place
 
 
-def test_identical_files_are_embedded_once(lib_root: Path, e5: E5Embedder) -> None:
+def test_identical_files_are_embedded_once(lib_root: Path, e5: Embedder) -> None:
     text = "# Same\n\nExactly the same words in two files about kayaks.\n"
     make_collection(lib_root, "c", "Copies", {"a.md": text, "b.md": text})
     with Library(lib_root, e5) as lib:
@@ -106,7 +106,7 @@ def test_identical_files_are_embedded_once(lib_root: Path, e5: E5Embedder) -> No
 
 
 def test_bad_files_are_skipped_by_name_and_the_rest_is_indexed(
-    lib_root: Path, e5: E5Embedder
+    lib_root: Path, e5: Embedder
 ) -> None:
     make_collection(lib_root, "c", "Mixed files", {"good.md": "# Good\n\nfine text\n"})
     (lib_root / "c/binary.md").write_bytes(b"\x00\x01\x02 not text")
@@ -125,7 +125,7 @@ def test_bad_files_are_skipped_by_name_and_the_rest_is_indexed(
         assert again.noop  # skipped files are remembered, not re-read
 
 
-def test_version_mismatch_rebuilds_the_collection(lib_root: Path, e5: E5Embedder) -> None:
+def test_version_mismatch_rebuilds_the_collection(lib_root: Path, e5: Embedder) -> None:
     build(lib_root)
     with Library(lib_root, e5) as lib:
         lib.index()
@@ -140,7 +140,7 @@ def test_version_mismatch_rebuilds_the_collection(lib_root: Path, e5: E5Embedder
 
 
 def test_corrupt_or_missing_index_rebuilds_lazily_with_a_warning(
-    lib_root: Path, e5: E5Embedder
+    lib_root: Path, e5: Embedder
 ) -> None:
     build(lib_root)
     with Library(lib_root, e5) as lib:
@@ -160,7 +160,7 @@ def test_corrupt_or_missing_index_rebuilds_lazily_with_a_warning(
         assert lib.search("sourdough", "life/home", mode="lex").hits
 
 
-def test_kill_during_indexing_is_repaired_by_the_next_run(lib_root: Path, e5: E5Embedder) -> None:
+def test_kill_during_indexing_is_repaired_by_the_next_run(lib_root: Path, e5: Embedder) -> None:
     notes = {
         f"n{i:03d}.md": f"# Note {i}\n\n## Part\n\nTopic number {i} is here.\n" for i in range(120)
     }

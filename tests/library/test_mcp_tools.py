@@ -14,7 +14,7 @@ from mcp import Client
 from tests.library.corpus import build
 from tideline.app import Tideline
 from tideline.config import Settings
-from tideline.embed import E5Embedder
+from tideline.embed import Embedder
 from tideline.mcp import build_server
 
 
@@ -27,7 +27,7 @@ def _payload(result: Any) -> dict[str, Any]:
 
 
 @pytest.fixture
-def library_app(lib_root: Path, e5: E5Embedder) -> Iterator[Tideline]:
+def library_app(lib_root: Path, e5: Embedder) -> Iterator[Tideline]:
     build(lib_root)
     app = Tideline(Settings.load(overrides={"memo_root": str(lib_root)}), embedder=e5)
     yield app

@@ -19,13 +19,13 @@ from tests.library.notes import make_collection
 from tideline.app import Tideline
 from tideline.cli.memo import app as memo_cli
 from tideline.config import Settings
-from tideline.embed import E5Embedder
+from tideline.embed import Embedder
 from tideline.library import Library
 from tideline.mcp import build_server
 
 
 @pytest.fixture
-def library_app(lib_root: Path, e5: E5Embedder) -> Iterator[Tideline]:
+def library_app(lib_root: Path, e5: Embedder) -> Iterator[Tideline]:
     build(lib_root)
     app = Tideline(Settings.load(overrides={"memo_root": str(lib_root)}), embedder=e5)
     yield app

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.library.notes import make_collection
-from tideline.embed import E5Embedder
+from tideline.embed import Embedder
 from tideline.library import Library
 
 
@@ -31,7 +31,7 @@ def test_content_ranks_collections_whose_descriptions_miss_the_words(lib_root: P
     assert result.candidates[0].score > 0 and len(result.candidates) == 3  # still all listed
 
 
-def test_meaning_ranks_every_collection(lib_root: Path, e5: E5Embedder) -> None:
+def test_meaning_ranks_every_collection(lib_root: Path, e5: Embedder) -> None:
     _library(lib_root)
     with Library(lib_root, e5) as lib:
         lib.index()

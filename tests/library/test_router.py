@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.library.notes import make_collection
-from tideline.embed import E5Embedder
+from tideline.embed import Embedder
 from tideline.library import Library, RegistryEntry, Router, load_registry, save_registry
 
 WORDS = [
@@ -186,7 +186,7 @@ def test_route_keeps_its_router_until_the_registry_changes(lib_root: Path) -> No
         assert result.total == 5001 and result.candidates[0].name == "zeta/marzipan"
 
 
-def test_description_router_uses_vectors_beyond_the_tree(lib_root: Path, e5: E5Embedder) -> None:
+def test_description_router_uses_vectors_beyond_the_tree(lib_root: Path, e5: Embedder) -> None:
     descriptions = {
         "kitchen": "Recipes: bread, soups and baking",
         "garden": "Vegetable garden, watering and seeds",

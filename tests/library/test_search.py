@@ -9,13 +9,13 @@ import pytest
 
 from tests.library.corpus import build
 from tests.library.notes import make_collection
-from tideline.embed import E5Embedder
+from tideline.embed import Embedder
 from tideline.errors import InvalidInput
 from tideline.library import LIBRARY, MAX_K, Library, PathOutsideLibrary
 
 
 @pytest.fixture
-def lib(lib_root: Path, e5: E5Embedder) -> Library:
+def lib(lib_root: Path, e5: Embedder) -> Library:
     build(lib_root)
     library = Library(lib_root, e5)
     library.index()
@@ -97,7 +97,7 @@ def test_star_searches_every_collection(lib: Library) -> None:
     assert not [w for w in result.warnings if "expensive" in w]  # nothing to act on
 
 
-def test_fresher_note_wins_a_tie(lib_root: Path, e5: E5Embedder) -> None:
+def test_fresher_note_wins_a_tie(lib_root: Path, e5: Embedder) -> None:
     same = "# Ferry\n\nThe ferry to the island leaves at 7:40 from pier 3.\n"
     make_collection(lib_root, "trips", "Travel notes", {"a1.md": same, "b1.md": same})
     os.utime(lib_root / "trips/a1.md", (2_000_000_000, 2_000_000_000))

@@ -9,7 +9,7 @@ from pathlib import Path
 from tests.helpers import wait_until
 from tests.library.corpus import build
 from tests.library.notes import make_collection
-from tideline.embed import E5Embedder
+from tideline.embed import Embedder
 from tideline.library import CollectionIndex, Library, Watcher, scan_library
 
 
@@ -23,7 +23,7 @@ def _index_has(root: Path, rel: str, word: str) -> bool:
         idx.close()
 
 
-def test_hand_edit_is_searchable_within_one_second(lib_root: Path, e5: E5Embedder) -> None:
+def test_hand_edit_is_searchable_within_one_second(lib_root: Path, e5: Embedder) -> None:
     build(lib_root)
     with Library(lib_root, e5) as lib:
         lib.index()
@@ -61,7 +61,7 @@ def test_hand_edit_is_searchable_within_one_second(lib_root: Path, e5: E5Embedde
         assert not watcher.errors
 
 
-def test_touch_without_change_does_not_reindex(lib_root: Path, e5: E5Embedder) -> None:
+def test_touch_without_change_does_not_reindex(lib_root: Path, e5: Embedder) -> None:
     build(lib_root)
     reports = []
     with Library(lib_root, e5) as lib:

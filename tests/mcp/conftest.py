@@ -23,7 +23,7 @@ from mcp import Client
 from tests.helpers import wait_until
 from tideline.app import Tideline
 from tideline.config import Settings
-from tideline.embed import E5Embedder
+from tideline.embed import Embedder
 from tideline.mcp import build_server
 
 AGENT = "hui"
@@ -36,7 +36,7 @@ def agent_settings(**overrides: Any) -> Settings:
 
 
 @pytest.fixture
-def agent(e5: E5Embedder) -> Iterator[Tideline]:
+def agent(e5: Embedder) -> Iterator[Tideline]:
     """The agent AGENT in a temporary home, with the real bundled embedder."""
     app = Tideline(agent_settings(), embedder=e5)
     yield app

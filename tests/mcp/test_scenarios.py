@@ -7,10 +7,10 @@ import anyio
 from tests.mcp.conftest import agent_settings, in_memory, payload
 from tests.mcp.scenarios import bad_calls, check_handshake, check_tools, round_trip
 from tideline.app import Tideline
-from tideline.embed import E5Embedder
+from tideline.embed import Embedder
 
 
-def test_round_trip_bad_calls_and_a_reopened_memory(agent: Tideline, e5: E5Embedder) -> None:
+def test_round_trip_bad_calls_and_a_reopened_memory(agent: Tideline, e5: Embedder) -> None:
     async def session() -> int:
         async with in_memory(agent) as c:
             await check_handshake(c)

@@ -14,7 +14,7 @@ import pytest
 
 from tideline.app import Tideline
 from tideline.config import Settings
-from tideline.embed import E5Embedder
+from tideline.embed import Embedder
 from tideline.profile import EventDraft, FactDraft, ObservationDraft, PersonMention
 
 #: The same tests on SQLite and on PostgreSQL (tests/conftest.py).
@@ -32,7 +32,7 @@ QUERIES = (
 
 
 @pytest.fixture
-def fresh(tmp_path: Path, e5: E5Embedder) -> Iterator[Tideline]:
+def fresh(tmp_path: Path, e5: Embedder) -> Iterator[Tideline]:
     # another home, and on PostgreSQL another namespace (the user is ignored on SQLite)
     fresh = {"home": str(tmp_path / "fresh"), "database_user": f"fresh-{tmp_path.name}"[:40]}
     app = Tideline(Settings.load(overrides=fresh), embedder=e5)

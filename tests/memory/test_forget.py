@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tideline.app import Tideline
-from tideline.embed import CachedEmbedder, E5Embedder, text_hash
+from tideline.embed import CachedEmbedder, Embedder, text_hash
 from tideline.errors import InvalidInput, NotFound
 from tideline.memory import FORGOTTEN, Memory
 from tideline.profile import FactDraft
@@ -147,7 +147,7 @@ def test_a_superseded_narrative_leaves_search_and_injection_but_stays_traceable(
 
 
 def test_forgotten_words_leave_no_vector_in_the_shared_embedding_cache(
-    app: Tideline, e5: E5Embedder, tmp_path: Path
+    app: Tideline, e5: Embedder, tmp_path: Path
 ) -> None:
     cached = CachedEmbedder(e5, tmp_path / "cache.db")
     memory = Memory(app.db, cached, lock=app.db_lock)

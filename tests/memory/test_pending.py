@@ -11,7 +11,7 @@ from pathlib import Path
 
 from tideline.app import Tideline
 from tideline.config import Settings
-from tideline.embed import E5Embedder
+from tideline.embed import Embedder
 from tideline.upkeep import run_doctor
 
 
@@ -36,7 +36,7 @@ def _run(code: str, **env: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_a_kill_after_the_commit_is_repaired_by_the_next_import(
-    tmp_path: Path, settings: Settings, e5: E5Embedder
+    tmp_path: Path, settings: Settings, e5: Embedder
 ) -> None:
     chat = _chat(tmp_path / "chat.jsonl", 150)
     # A real process imports with e5 and is SIGKILLed after its first batch of vectors.
@@ -65,7 +65,7 @@ def test_a_kill_after_the_commit_is_repaired_by_the_next_import(
 
 
 def test_rows_written_without_an_embedder_get_vectors_on_the_next_write(
-    tmp_path: Path, settings: Settings, e5: E5Embedder
+    tmp_path: Path, settings: Settings, e5: Embedder
 ) -> None:
     chat = _chat(tmp_path / "chat.jsonl", 6)
     cli = [sys.executable, "-m", "tideline"]

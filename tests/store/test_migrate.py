@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from tideline.app import Tideline
 from tideline.cli.main import app as cli
 from tideline.config import Settings
-from tideline.embed import E5Embedder
+from tideline.embed import Embedder
 from tideline.memory import TURNS, NewTurn, RawContext
 from tideline.search import Scope, retrieve
 from tideline.store import Namespace, Storage, open_database, open_postgres
@@ -39,7 +39,7 @@ def _fill(app: Tideline) -> None:
     memory.write(gesture="The user cooks Chinese food on weekends", tags=["food"])
 
 
-def test_migrate_there_resume_and_back(app: Tideline, pg_url: str, e5: E5Embedder) -> None:
+def test_migrate_there_resume_and_back(app: Tideline, pg_url: str, e5: Embedder) -> None:
     _fill(app)
     sqlite_hits = [h.text for h in app.memory.search("Porto river walk", k=5).hits]
     path = str(app.settings.db_path)

@@ -11,7 +11,7 @@ import pytest
 
 from tideline.app import Tideline
 from tideline.config import Settings
-from tideline.embed import E5Embedder
+from tideline.embed import Embedder
 from tideline.errors import ConfigError, StoreError
 from tideline.memory import AGENT_MIGRATIONS
 from tideline.store import Namespace, open_postgres, to_postgres
@@ -19,14 +19,14 @@ from tideline.store import Namespace, open_postgres, to_postgres
 WRITER = Path(__file__).with_name("pg_writer.py")
 
 
-def _app(url: str, agent: str, embedder: E5Embedder | None = None, user: str = "") -> Tideline:
+def _app(url: str, agent: str, embedder: Embedder | None = None, user: str = "") -> Tideline:
     overrides = {"database_url": url, "agent_name": agent, "database_user": user}
     if embedder is None:
         overrides["embedder"] = "none"
     return Tideline(Settings.load(overrides=overrides), embedder=embedder)
 
 
-def test_two_agents_sharing_words_never_see_each_other(pg_url: str, e5: E5Embedder) -> None:
+def test_two_agents_sharing_words_never_see_each_other(pg_url: str, e5: Embedder) -> None:
     alice, bob = _app(pg_url, "ns-alice", e5), _app(pg_url, "ns-bob", e5)
     alice_user = _app(pg_url, "ns-alice", e5, user="u1")
     try:

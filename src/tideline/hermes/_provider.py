@@ -31,9 +31,10 @@ from typing import Any
 from agent.memory_provider import MemoryProvider
 
 from tideline.app import Tideline
-from tideline.clock import now_text
+from tideline.clock import Clock, now_text, system_clock
 from tideline.config import child_environment
-from tideline.hermes._home import hermes_settings, with_values
+from tideline.errors import TidelineError
+from tideline.hermes._home import default_hermes_home, hermes_settings, with_values
 from tideline.hermes._queue import PENDING_FILE, Turn, Worker
 from tideline.hermes._tools import call_tool, tool_schemas
 from tideline.inject import unfenced
@@ -63,15 +64,19 @@ SETUP_FIELDS = (
 class TidelineProvider(MemoryProvider):  # type: ignore[misc]
     """Tideline behind Hermes's memory-provider hooks (see the module docstring)."""
 
-    def __init__(self, *, drain_seconds: float = DRAIN_SECONDS) -> None:
+    def __init__(
+        self, *, drain_seconds: float = DRAIN_SECONDS, clock: Clock = system_clock
+    ) -> None:
         self.drain_seconds = drain_seconds  # how long `shutdown` waits for queued turns
+        self.clock = clock  # the turns' times: a replay (bench/hermes_reach.py) sets its own
         self.app: Tideline | None = None
+        self.hermes_home: Path | None = None
         self.session = ""
         self.primary = True
         self.user_name: str | None = None
         self.overrides: dict[str, Any] = {}
         self.worker: Worker | None = None
-        self.turn_started: str | None = None
+        self.turn_started: tuple[str, str] | None = None  # (the message, when it came)
         self.kept = 0  # turns kept so far: a warmed prefetch older than the last one is stale
         self.warm: dict[tuple[str, str], tuple[int, str]] = {}
         self.warm_lock = threading.Lock()
@@ -85,7 +90,10 @@ class TidelineProvider(MemoryProvider):  # type: ignore[misc]
         return True  # local files only: nothing to check before `initialize`
 
     def initialize(self, session_id: str, **kwargs: Any) -> None:
-        hermes_home = Path(str(kwargs.get("hermes_home") or Path.home() / ".hermes"))
+        if self.app is not None:  # initialised again: the earlier session's queue first
+            self.shutdown()
+        hermes_home = Path(str(kwargs.get("hermes_home") or default_hermes_home()))
+        self.hermes_home = hermes_home
         self.session = session_id or self.session
         self.primary = kwargs.get("agent_context", "primary") == "primary"
         self.user_name = kwargs.get("user_name") or None
@@ -95,7 +103,7 @@ class TidelineProvider(MemoryProvider):  # type: ignore[misc]
                 str(kwargs.get("agent_identity") or ""),
                 str(kwargs.get("user_id") or ""),
             )
-            app = Tideline(settings)
+            app = Tideline(settings, clock=self.clock)
             app.memory  # noqa: B018 - open the database now: a dead home fails here, not mid-turn
         except Exception as exc:
             self._dead(f"Tideline memory is off for this session: {exc}", kwargs)
@@ -138,7 +146,7 @@ class TidelineProvider(MemoryProvider):  # type: ignore[misc]
 
     # -- keeping turns -------------------------------------------------------------------------
     def on_turn_start(self, turn_number: int, message: str, **kwargs: Any) -> None:
-        self.turn_started = now_text(self.app.clock) if self.app else None
+        self.turn_started = (message, now_text(self.app.clock)) if self.app else None
 
     def sync_turn(
         self,
@@ -152,12 +160,16 @@ class TidelineProvider(MemoryProvider):  # type: ignore[misc]
             return
         session = session_id or self.session
         now = now_text(self.app.clock)
-        said = self.turn_started or now
-        self.turn_started = None
+        # the time the message came, when this is its turn (Hermes syncs on a worker of its
+        # own, so the next turn may have started by now)
+        started, when = self.turn_started or ("", "")
+        said = when if started == user_content else now
+        user = _named("user", user_content, messages) or self.user_name
         if user_content.strip():
-            self.worker.put(Turn(session, "user", user_content, said, self.user_name))
+            self.worker.put(Turn(session, "user", user_content, said, user))
         if assistant_content.strip():
-            self.worker.put(Turn(session, "assistant", assistant_content, now))
+            speaker = _named("assistant", assistant_content, messages)
+            self.worker.put(Turn(session, "assistant", assistant_content, now, speaker))
 
     def on_memory_write(
         self,
@@ -258,10 +270,16 @@ class TidelineProvider(MemoryProvider):  # type: ignore[misc]
         with_values(values, Path(hermes_home))
 
     def backup_paths(self) -> list[str]:
-        """The home when it lies outside $HERMES_HOME (the default lies inside, which
-        `hermes backup` walks anyway)."""
-        home = self.app.settings.home if self.app else None
-        return [str(home)] if home is not None else []
+        """The memory's home when it lies outside $HERMES_HOME (`home` set elsewhere): `hermes
+        backup` walks $HERMES_HOME itself. Read from the config alone, as Hermes asks."""
+        hermes_home = self.hermes_home or default_hermes_home()
+        try:
+            settings, _ = hermes_settings(hermes_home)
+        except TidelineError as exc:
+            log.warning("Tideline: no backup path: %s", exc)
+            return []
+        home = settings.home.expanduser().resolve()
+        return [] if home.is_relative_to(hermes_home.resolve()) else [str(home)]
 
     def shutdown(self) -> None:
         if self.worker is not None and not self.worker.drain(self.drain_seconds):
@@ -310,3 +328,13 @@ class TidelineProvider(MemoryProvider):  # type: ignore[misc]
         warn = kwargs.get("warning_callback")
         if callable(warn):
             warn(message)
+
+
+def _named(role: str, text: str, messages: list[dict[str, Any]] | None) -> str | None:
+    """The `name` the conversation gives the message of `role` that said `text` (OpenAI
+    messages may name their speaker: a group chat's members), else None."""
+    for message in reversed(messages or []):
+        if message.get("role") == role and message.get("content") == text:
+            name = message.get("name")
+            return str(name) if name else None
+    return None

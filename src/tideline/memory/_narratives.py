@@ -486,10 +486,20 @@ class Narratives:
             ),
         }
 
-    def pool(self, min_weight: float, limit: int, kinds: Sequence[str] | None) -> list[Narrative]:
-        """Narratives weighing at least `min_weight`, in `POOL_ORDER`, at most `limit` (T2)."""
+    def pool(
+        self,
+        min_weight: float,
+        limit: int,
+        kinds: Sequence[str] | None,
+        before: str | None = None,
+    ) -> list[Narrative]:
+        """Narratives weighing at least `min_weight`, in `POOL_ORDER`, at most `limit` (T2);
+        with `before`, only those created (valid time) before it: a past day's pool."""
         sql = f"SELECT id FROM narratives WHERE weight >= ? AND {LIVE}"
         params: list[object] = [float(min_weight)]
+        if before is not None:
+            sql += " AND created_at < ?"
+            params.append(before)
         if kinds:
             sql += f" AND kind IN ({','.join('?' * len(kinds))})"
             params += list(kinds)
@@ -560,15 +570,17 @@ class Narratives:
             params += list(kinds)
         return self.get([r[0] for r in self.db.execute(f"{sql} ORDER BY created_at, id", params)])
 
-    def latest(self, kind: str, limit: int) -> list[Narrative]:
+    def latest(self, kind: str, limit: int, before: str | None = None) -> list[Narrative]:
         """The newest live narratives of one kind, newest first (the self-concept: reflections;
-        a forgotten or superseded one is no longer part of it)."""
+        a forgotten or superseded one is no longer part of it); with `before`, the newest
+        created (valid time) before it."""
+        when = "" if before is None else " AND created_at < ?"
         ids = [
             r[0]
             for r in self.db.execute(
-                f"SELECT id FROM narratives WHERE kind = ? AND {LIVE}"
+                f"SELECT id FROM narratives WHERE kind = ? AND {LIVE}{when}"
                 " ORDER BY created_at DESC, id DESC LIMIT ?",
-                (kind, limit),
+                (kind, *([] if before is None else [before]), limit),
             )
         ]
         return self.get(ids)

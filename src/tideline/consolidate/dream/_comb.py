@@ -2,7 +2,8 @@
 
 Reads the day's memories (and yesterday's dream and reflections — the one the dream left
 among them: dreams feed the next day's combing), the heaviest older memories as background, the
-self-concept, the open threads, the profile's live facts and the attention heatmap of the week
+self-concept, the open threads, the profile's live facts — each as it stood on the day combed,
+nothing written after it — and the attention heatmap of the week
 (which topic clusters retrieval lit up, which it never reached), and asks the model for five
 things, each validated against what it was shown (an id it was not shown is refused):
 
@@ -12,7 +13,8 @@ things, each validated against what it was shown (an id it was not shown is refu
   own rules);
 - self-concept updates: narratives of kind `reflection`, each with the memories it rests on
   (`dream_basis`) and their source turns as links; a sentence the self-concept already holds is
-  not written again, its new grounds are added to the one held (`_concept`);
+  not written again, its new grounds are added to the one held (`_concept`); one resting on a
+  dream, or on the reflection a dream left, is refused (imagined grounds);
 - conflicts between two memories: a thread of kind `conflict`; with a profile fact: a `probe`
   strategy on that fact, through the profile's changeset (carrying this dream run's id) — never a
   fact written directly; a dream or the reflection it left (imagined) grounds neither, so it
@@ -26,17 +28,20 @@ import datetime as dt
 
 from tideline.analysis.attention import heatmap
 from tideline.analysis.scripts import refresh_weights
+from tideline.clock import to_text
 from tideline.consolidate._context import fit
 from tideline.consolidate._render import fact_line
 from tideline.consolidate.dream._answers import Digest
 from tideline.consolidate.dream._concept import COMPARED, dreamt, held, repeated
 from tideline.consolidate.dream._context import LayerCtx, Plan, Writer, memory_line
 from tideline.memory import Narrative
+from tideline.profile import Fact
 
 PROMPT = "dream_digest"
 MAX_TOKENS = 2000
 SELF_CONCEPT = 10
 THREADS = 30
+OPEN_SCANNED = 1000  # open threads read to find the ones already open on the day combed
 FACTS = 40
 ATTENTION_DAYS = 7  # the heatmap's window: the week up to the day combed
 HOT, DESERTS = 8, 10  # lit clusters and deserts shown
@@ -50,9 +55,9 @@ def memories(ctx: LayerCtx) -> list[Narrative]:
     dreams = ctx.memory.narratives.between(yesterday, day.start, ["dream", "reflection"])
     shown = {n.id for n in today + dreams}
     room = max(0, ctx.limits.comb_memories - len(shown))
-    heavy = [
+    heavy = [  # the older memories of then: none written after the day combed
         n
-        for n in ctx.memory.narratives.pool(0.0, room + len(shown), ["narrative"])
+        for n in ctx.memory.narratives.pool(0.0, room + len(shown), ["narrative"], day.end)
         if n.id not in shown
     ]
     return (today + dreams + heavy[:room])[: max(ctx.limits.comb_memories, len(today))]
@@ -63,9 +68,12 @@ def inputs(ctx: LayerCtx) -> tuple[dict[str, str], list[Narrative], set[int], se
     mems = memories(ctx)
     lines = fit([memory_line(n) for n in mems], ctx.room(0.5))
     mems = mems[: len(lines)]
-    concept = [n for n, _ in held(ctx.memory, ctx.stores.basis, SELF_CONCEPT)]
-    threads = ctx.stores.threads.select("open", THREADS)
-    facts = [a.fact for a in ctx.profile.active()[:FACTS]]
+    # the self-concept, threads and facts as they stood on the day combed (a past day's dream
+    # never reads what came later)
+    concept = [n for n, _ in held(ctx.memory, ctx.stores.basis, SELF_CONCEPT, ctx.day.end)]
+    opened = ctx.stores.threads.select("open", OPEN_SCANNED)
+    threads = [t for t in opened if t.opened_at < ctx.day.end][:THREADS]
+    facts = _facts_then(ctx)
     thread_lines = [
         f"[{t.id}] {t.kind}: {t.title} (since {t.opened_at[:10]}, memories {t.memories})"
         for t in threads
@@ -79,6 +87,13 @@ def inputs(ctx: LayerCtx) -> tuple[dict[str, str], list[Narrative], set[int], se
         "attention": attention(ctx),
     }
     return values, mems, {t.id for t in threads}, {f.id for f in facts}
+
+
+def _facts_then(ctx: LayerCtx) -> list[Fact]:
+    """The live facts, heaviest first — or, for a past day, the facts believed then."""
+    if ctx.day.end <= to_text(ctx.day.clock()):
+        return ctx.profile.as_of(ctx.day.label).facts[:FACTS]
+    return [a.fact for a in ctx.profile.active()[:FACTS]]
 
 
 def attention(ctx: LayerCtx) -> str:
@@ -143,7 +158,11 @@ def compute(ctx: LayerCtx) -> Plan:
         )
         if new != (n.importance, n.emotional, n.unresolved):
             dims[n.id] = new
-    concept = [s for s in answer.self_concept if shown(s.rests_on, "self_concept")][:3]
+    concept = [
+        s
+        for s in answer.self_concept
+        if shown(s.rests_on, "self_concept") and lived(s.rests_on, "self_concept")
+    ][:3]
     conflicts = [
         c
         for c in answer.conflicts

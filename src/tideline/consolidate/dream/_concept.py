@@ -6,7 +6,9 @@
   Reading skips repeats too, so a database written before this rule shows each sentence once.
 - A reflection a dream left (it rests on a narrative of kind `dream`) is imagined. It feeds the
   next day's combing as one of yesterday's memories, never the self-concept itself: only waking
-  reflections stand in T0 and in combing's "self-concept" input.
+  reflections stand in T0 and in combing's "self-concept" input. A waking reflection (combing's,
+  drift's) never rests on an imagined one: combing refuses such grounds, drift never walks there.
+- Drift's reflections are de-duplicated like combing's (`repeated`).
 """
 
 from __future__ import annotations
@@ -37,10 +39,12 @@ def dreamt(memory: Memory, basis: Basis, narratives: Sequence[Narrative]) -> set
     return {n.id for n in narratives if n.kind == "dream"} | from_dream
 
 
-def held(memory: Memory, basis: Basis, limit: int) -> list[tuple[Narrative, list[int]]]:
+def held(
+    memory: Memory, basis: Basis, limit: int, before: str | None = None
+) -> list[tuple[Narrative, list[int]]]:
     """The self-concept: the latest distinct waking reflections, newest first, with the
-    memories each rests on."""
-    found = memory.narratives.latest("reflection", max(limit, 1) * SCANNED)
+    memories each rests on; with `before`, the self-concept as it stood then (valid time)."""
+    found = memory.narratives.latest("reflection", max(limit, 1) * SCANNED, before)
     imagined = dreamt(memory, basis, found)
     kept: list[Narrative] = []
     for n in found:

@@ -7,8 +7,11 @@ nearest in embedding space — choosing the neighbour LEAST like the seed (cosin
 vectors, else the overlap of tags and entities) and only ever further from it: the walk stops
 where no neighbour is further away. Where it cannot move at all, it jumps to the memory least
 like the seed. The model is asked whether an invisible connection joins the seed and
-where the walk ended; only if it finds one is a reflection written (resting on both). Finding
-nothing is a valid outcome: the layer is done, and its record says so.
+where the walk ended; only if it finds one is a reflection written (resting on both) — unless
+the self-concept holds that sentence already, which then gains the two as grounds. Finding
+nothing is a valid outcome: the layer is done, and its record says so. The terrain is what was
+lived by the day dreamt of: no memory written after it, no dream and no reflection a dream left
+(a waking reflection never rests on an imagined one).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import numpy as np
 
 from tideline.analysis import ScriptTables
 from tideline.consolidate.dream._answers import DriftOut
+from tideline.consolidate.dream._concept import COMPARED, dreamt, held, repeated
 from tideline.consolidate.dream._context import LayerCtx, Plan, Writer, memory_line
 from tideline.memory import Narrative, parse_entities_role
 
@@ -34,7 +38,9 @@ class Terrain:
     """Every memory with what links them: entities, topics, vectors."""
 
     def __init__(self, ctx: LayerCtx):
-        self.all = {n.id: n for n in ctx.memory.narratives.all() if n.kind != "dream"}
+        lived = [n for n in ctx.memory.narratives.all() if n.created_at < ctx.day.end]
+        imagined = dreamt(ctx.memory, ctx.stores.basis, lived)
+        self.all = {n.id: n for n in lived if n.id not in imagined}
         self.entities = {i: _entities(n) for i, n in self.all.items()}
         self.topics = {
             i: set(t)
@@ -134,6 +140,11 @@ def compute(ctx: LayerCtx) -> Plan:
 
     def apply(w: Writer) -> dict[str, int]:
         gesture = answer.gesture.strip() or answer.connection.strip()[:500]
+        known = [n for n, _ in held(ctx.memory, ctx.stores.basis, COMPARED)]
+        again = repeated(gesture, known)
+        if again is not None:  # the same sentence: it gains grounds, not a twin
+            ctx.stores.basis.add(again.id, [start.id, far])
+            return {"repeated": 1}
         w.narrative(
             "reflection",
             rests_on=[start.id, far],
