@@ -35,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parents[1]))
 
 from _faults_burst import burst
+from _faults_calendar import calendar_edges
 from _faults_damage import damaged
 from _faults_files import (
     append_race,
@@ -82,6 +83,7 @@ class Plan:
     body_repeats: int = 1  # 300 MB bodies to each capped route, declared and chunked
     file_seeds: int = 1  # damaged search files: every file kind × 4 kinds × this many seeds
     wal_frames: int = 5  # logs with one damaged early frame
+    calendar_sample: int = 100  # time-word searches at the calendar's ends over REST and MCP
 
 
 QUICK = Plan(10, 4, 10, 200, 1, 5_000, 1_000, 300, "none", 20, 2, 1)
@@ -107,6 +109,7 @@ FULL = Plan(
     body_repeats=3,
     file_seeds=4,
     wal_frames=20,
+    calendar_sample=400,
 )
 
 
@@ -160,6 +163,7 @@ SECTIONS: dict[str, Callable[[Path, Plan], list[Row]]] = {
         body_caps(base / "bodies", plan.body_repeats),
     ],
     "searchfiles": lambda base, plan: search_files(base, plan.file_seeds, plan.wal_frames),
+    "calendar": lambda base, plan: calendar_edges(base, plan.calendar_sample),
     "llm": lambda base, plan: hostile_answers(base, plan.llm_trials),
     "latency": lambda base, plan: latency(
         base, plan.latency_embedder, plan.latency_deadline, plan.latency_repeats
