@@ -183,7 +183,7 @@ def test_facts_come_back_with_their_corrections_and_a_broken_one_is_named(
 
     s = fresh.memory.import_file(backup)
     assert (s.facts_added, s.facts_existing) == (3, 0)
-    assert s.skipped_kinds == {"snapshot records (not restored)": 1}  # rebuilt instead
+    assert s.skipped_kinds == {"snapshot records (rebuilt from the restored facts)": 1}
     restored_kinds = ("edge", "event", "observation", "relationship", "strategy", "trajectory")
     assert s.profile_added == dict.fromkeys(restored_kinds, 1) | {"user_model": 1}
     assert [p.message.split(":")[0] for p in s.problems] == [

@@ -224,7 +224,11 @@ class Profile:
         """Put back the profile records of a Tideline export (`_restore`) in one transaction;
         the snapshot is rebuilt when any came back."""
         if not records or self.memory is None:
-            return RestoredRecords(not_restored=Counter(str(r.get("type")) for r in records))
+            return RestoredRecords(
+                not_restored=Counter(
+                    f"{r.get('type')} records (no memory to link)" for r in records
+                )
+            )
         raw = self.memory.raw
 
         def sessions(turn_ids: list[int]) -> dict[int, int]:

@@ -68,8 +68,10 @@ def restore_profile(
         kind = str(r.get("type"))
         if kind in by_kind:
             by_kind[kind].append(r)
+        elif kind == "snapshot":
+            done.not_restored["snapshot records (rebuilt from the restored facts)"] += 1
         else:
-            done.not_restored[kind] += 1
+            done.not_restored[f"{kind} records (not restored)"] += 1
     hashes = {h for kind in ("fact", "observation") for r in by_kind[kind] for h in _hashes(r)}
     found = turn_ids(sorted(hashes))
     seen = _observations(stores.observations, by_kind["observation"], found, sessions, done)
