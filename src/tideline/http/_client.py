@@ -19,7 +19,9 @@ and each caller words its own one-line error (which endpoint, which step, which 
 
 from __future__ import annotations
 
+import functools
 import json
+import ssl
 import time
 import weakref
 from collections.abc import Callable, Mapping
@@ -75,6 +77,13 @@ class Unanswered:
     last: str = ""
 
 
+@functools.cache
+def _tls() -> ssl.SSLContext:
+    """One verifying TLS context for every client of the process: each new one reads the CA
+    bundle again (0.1 s, paid by every CLI call and every app that talks to a model)."""
+    return httpx.create_ssl_context()
+
+
 class JsonApi:
     """One server at `base_url`; `post` takes a path below it (`/embeddings`)."""
 
@@ -93,7 +102,9 @@ class JsonApi:
             max(0, retries.retries), max(0.0, retries.backoff), max(0.0, retries.backoff_max)
         )
         auth = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._http = httpx.Client(timeout=timeout, headers=auth, follow_redirects=True)
+        self._http = httpx.Client(
+            timeout=timeout, headers=auth, follow_redirects=True, verify=_tls()
+        )
         weakref.finalize(self, self._http.close)  # its sockets go with the client
 
     def post(
