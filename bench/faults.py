@@ -12,7 +12,9 @@ saves for 40 s), nine kinds of database damage and the "N random pages overwritt
 OpenAI-protocol server, e5; every write retried after a lost answer), 100k fuzz strings
 per core entry point (3k through the CLI's human output, which costs ~50 ms a call) and 100k MCP
 tool calls with random arguments, seven
-hostile LLM answers against a whole sleep (5 trials each), and the long-input latency with the
+hostile LLM answers against a whole sleep (5 trials each), the damaged search files beside
+memory.db (every file kind × 4 kinds of damage × 4 seeds through the CLI, × 2 through a running
+server's REST) and 20 logs with a damaged early frame, and the long-input latency with the
 bundled e5. `--quick` is a light smoke run of every section (minutes,
 no e5). `--only kills,soak` runs some sections. Each section prints rows of test, trials,
 failures, figure; `--write` renders docs/reliability.md with the "before" figures beside them.
@@ -33,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parents[1]))
 
 from _faults_burst import burst
+from _faults_calendar import calendar_edges
 from _faults_damage import damaged
 from _faults_files import (
     append_race,
@@ -47,6 +50,7 @@ from _faults_llm import hostile_answers
 from _faults_mcp import latency, soak
 from _faults_mcp_fuzz import fuzz_mcp
 from _faults_report import Row, Section, render_saved, save_section, table, write_doc
+from _faults_search_files import search_files
 from _faults_web import body_caps, namespaces
 from _report import machine
 
@@ -77,6 +81,9 @@ class Plan:
     race_seconds: float = 5.0  # `memo write --append` against a person's saves
     namespace_rounds: int = 2  # rounds of writes and reads by three tokens, per engine
     body_repeats: int = 1  # 300 MB bodies to each capped route, declared and chunked
+    file_seeds: int = 1  # damaged search files: every file kind × 4 kinds × this many seeds
+    wal_frames: int = 5  # logs with one damaged early frame
+    calendar_sample: int = 100  # time-word searches at the calendar's ends over REST and MCP
 
 
 QUICK = Plan(10, 4, 10, 200, 1, 5_000, 1_000, 300, "none", 20, 2, 1)
@@ -100,6 +107,9 @@ FULL = Plan(
     race_seconds=40.0,
     namespace_rounds=10,
     body_repeats=3,
+    file_seeds=4,
+    wal_frames=20,
+    calendar_sample=400,
 )
 
 
@@ -152,6 +162,8 @@ SECTIONS: dict[str, Callable[[Path, Plan], list[Row]]] = {
         *namespaces(base, plan.namespace_rounds),
         body_caps(base / "bodies", plan.body_repeats),
     ],
+    "searchfiles": lambda base, plan: search_files(base, plan.file_seeds, plan.wal_frames),
+    "calendar": lambda base, plan: calendar_edges(base, plan.calendar_sample),
     "llm": lambda base, plan: hostile_answers(base, plan.llm_trials),
     "latency": lambda base, plan: latency(
         base, plan.latency_embedder, plan.latency_deadline, plan.latency_repeats

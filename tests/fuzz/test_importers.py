@@ -122,10 +122,13 @@ _FACT = [
     "supersedes", "merged_into", "rejected_why", "created_at", "updated_at", "retired_at",
 ]  # fmt: skip
 _EVIDENCE = ["turn", "polarity", "said_at", "created_at", "observation_id"]
+_KINDS = ["edge", "event", "relationship", "strategy", "observation", "user_model", "trajectory"]
 _PROFILE = [
     "id", "kind", "from_fact", "to_fact", "removed_at", "title", "importance", "decay_days",
     "closed_at", "said_at", "phrase", "name", "relation", "mention_count", "history",
-    "first_seen_at", "last_seen_at",
+    "first_seen_at", "last_seen_at", "observation_type", "turns", "text", "about", "question",
+    "fact_id", "outcome", "dimension", "value", "evidence", "made_at", "anchors", "phase",
+    "sessions_since", "session_id",
 ]  # fmt: skip
 #: A peer's memory or a backup's facts, right in shape and wrong in every value.
 peer_file = st.one_of(
@@ -170,7 +173,7 @@ peer_file = st.one_of(
         )
         | st.builds(
             lambda kind, rest: {"type": kind, **rest},
-            st.sampled_from(["edge", "event", "relationship", "strategy"]),
+            st.sampled_from(_KINDS),
             _some([*_PROFILE, "created_at", "valid_from", "valid_to", "status", "details"]),
         ),
         max_size=3,

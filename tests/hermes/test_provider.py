@@ -271,6 +271,14 @@ def test_the_session_end_starts_the_sleep_off_the_agent_thread(
     assert "no LLM configured" in text  # this home has none: the rule steps ran
 
 
+def test_backup_paths_name_a_home_outside_hermes_home_only(
+    hermes_home: Path, tmp_path: Path
+) -> None:
+    assert TidelineProvider().backup_paths() == []  # inside $HERMES_HOME: Hermes backs it up
+    write_config(hermes_home, home=str(tmp_path / "elsewhere"))
+    assert TidelineProvider().backup_paths() == [str((tmp_path / "elsewhere").resolve())]
+
+
 def test_setup_saves_tideline_settings_in_config_yaml(hermes_home: Path) -> None:
     provider = TidelineProvider()
     keys = [f["key"] for f in provider.get_config_schema()]

@@ -15,7 +15,7 @@ import pytest
 from tideline.app import Tideline
 from tideline.config import Settings
 from tideline.embed import Embedder
-from tideline.profile import EventDraft, FactDraft, PersonMention
+from tideline.profile import EventDraft, FactDraft, ObservationDraft, PersonMention
 
 #: The same tests on SQLite and on PostgreSQL (tests/conftest.py).
 pytestmark = pytest.mark.engines
@@ -163,7 +163,15 @@ def test_facts_come_back_with_their_corrections_and_a_broken_one_is_named(
     cs.add_edge("related_to", new, job)
     cs.add_event(EventDraft("Moved to Porto", valid_from="2025-06-01T10:00:00Z"))
     cs.mention(PersonMention("Lena", "sister", said_at="2025-06-01T10:00:00Z"))
-    first = app.profile.apply(cs).ids[old]
+    said = cs.add_observation(ObservationDraft("Works nights", turn_ids=(porto,)))
+    cs.support(job, observation=said)
+    cs.add_strategy("verify", job, "Still working nights?")
+    ids = app.profile.apply(cs).ids
+    first = ids[old]
+    cs = app.profile.read().changeset()
+    cs.set_user_model("pace", "steady", (ids[job],))
+    cs.set_trajectory(phase="settling in", anchors=[ids[new]])
+    app.profile.apply(cs)
     app.profile.close(first, why="moved", at="2025-06-01T10:00:00Z")
     out = io.StringIO()
     app.export(out, "jsonl")
@@ -175,21 +183,23 @@ def test_facts_come_back_with_their_corrections_and_a_broken_one_is_named(
 
     s = fresh.memory.import_file(backup)
     assert (s.facts_added, s.facts_existing) == (3, 0)
-    assert s.profile_added == {"edge": 1, "event": 1, "relationship": 1}
+    assert s.skipped_kinds == {"snapshot records (rebuilt from the restored facts)": 1}
+    restored_kinds = ("edge", "event", "observation", "relationship", "strategy", "trajectory")
+    assert s.profile_added == dict.fromkeys(restored_kinds, 1) | {"user_model": 1}
     assert [p.message.split(":")[0] for p in s.problems] == [
         f"{backup.name} does not hold what its first line lists (3 fact listed, 4 found)",
-        "fact 1",  # the broken copy, named by its id in the file and its line
+        "fact #1",  # the broken copy, named by its id in the file and its line
     ]
     assert "status='gone'" in s.problems[1].message and s.problems[1].line == len(lines) + 1
     restored = io.StringIO()
     fresh.export(restored, "jsonl")
-    kinds = ("fact", "edge", "event", "relationship")
+    kinds = ("fact", *restored_kinds, "user_model")  # the snapshot is rebuilt, not copied
     assert memory_lines(restored.getvalue(), kinds) == memory_lines(out.getvalue(), kinds)
     again = fresh.memory.import_file(backup)
     assert (again.facts_added, again.profile_added, again.profile_existing) == (
         0,
         {},
-        {"edge": 1, "event": 1, "relationship": 1},
+        dict.fromkeys(restored_kinds, 1) | {"user_model": 1},
     )
     porto_fact = fresh.profile.facts(status="suspected")[0]
     assert (porto_fact.value, porto_fact.supersedes) == ("Porto", first)

@@ -11,7 +11,6 @@ from pathlib import Path
 import typer
 
 from tideline.cli._output import errors_to_exit, print_json
-from tideline.config import Settings
 
 hermes_app = typer.Typer(
     name="hermes",
@@ -41,11 +40,12 @@ def install(
     json_out: bool = typer.Option(False, "--json", help="Print what was done as JSON."),
 ) -> None:
     """Install the Tideline plugin into a Hermes home and make it the memory provider."""
+    from tideline.hermes import default_hermes_home
     from tideline.hermes import install as do_install
     from tideline.hermes import uninstall as do_uninstall
 
     with errors_to_exit():
-        home = hermes_home or _default_home()
+        home = hermes_home or default_hermes_home()
         done = do_uninstall(home) if uninstall else do_install(home, set_provider=not no_config)
     if json_out:
         print_json(done.to_dict())
@@ -58,11 +58,6 @@ def install(
         typer.echo(f"memory.provider: {done.provider or 'built-in only'} ({done.config})")
     if done.todo:
         typer.echo(f"next: {done.todo}")
-
-
-def _default_home() -> Path:
-    configured = Settings.load().hermes_home
-    return Path(configured).expanduser() if configured else Path.home() / ".hermes"
 
 
 def register(app: typer.Typer) -> None:

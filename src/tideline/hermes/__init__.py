@@ -11,10 +11,18 @@ import typing as _typing
 from tideline.lazy import lazy_exports as _lazy_exports
 
 if _typing.TYPE_CHECKING:
+    from tideline.hermes._home import default_hermes_home
     from tideline.hermes._install import Installed, install, uninstall
     from tideline.hermes._provider import TidelineProvider
 
-__all__ = ["Installed", "TidelineProvider", "install", "register", "uninstall"]
+__all__ = [
+    "Installed",
+    "TidelineProvider",
+    "default_hermes_home",
+    "install",
+    "register",
+    "uninstall",
+]
 
 
 def register(ctx: _typing.Any) -> None:

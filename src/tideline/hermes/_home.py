@@ -31,6 +31,12 @@ DEFAULT_AGENT = "hermes"
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
+def default_hermes_home() -> Path:
+    """Hermes's home when nobody said: `$HERMES_HOME` (as Hermes reads it), else ~/.hermes."""
+    configured = Settings.load().hermes_home
+    return Path(configured).expanduser() if configured else Path.home() / ".hermes"
+
+
 def agent_name(identity: str) -> str:
     """The agent a Hermes profile is: its name, `hermes` for the default profile."""
     name = safe_name(identity) if identity and identity != "default" else ""

@@ -33,7 +33,8 @@ from agent.memory_provider import MemoryProvider
 from tideline.app import Tideline
 from tideline.clock import Clock, now_text, system_clock
 from tideline.config import child_environment
-from tideline.hermes._home import hermes_settings, with_values
+from tideline.errors import TidelineError
+from tideline.hermes._home import default_hermes_home, hermes_settings, with_values
 from tideline.hermes._queue import PENDING_FILE, Turn, Worker
 from tideline.hermes._tools import call_tool, tool_schemas
 from tideline.inject import unfenced
@@ -69,6 +70,7 @@ class TidelineProvider(MemoryProvider):  # type: ignore[misc]
         self.drain_seconds = drain_seconds  # how long `shutdown` waits for queued turns
         self.clock = clock  # the turns' times: a replay (bench/hermes_reach.py) sets its own
         self.app: Tideline | None = None
+        self.hermes_home: Path | None = None
         self.session = ""
         self.primary = True
         self.user_name: str | None = None
@@ -88,7 +90,10 @@ class TidelineProvider(MemoryProvider):  # type: ignore[misc]
         return True  # local files only: nothing to check before `initialize`
 
     def initialize(self, session_id: str, **kwargs: Any) -> None:
-        hermes_home = Path(str(kwargs.get("hermes_home") or Path.home() / ".hermes"))
+        if self.app is not None:  # initialised again: the earlier session's queue first
+            self.shutdown()
+        hermes_home = Path(str(kwargs.get("hermes_home") or default_hermes_home()))
+        self.hermes_home = hermes_home
         self.session = session_id or self.session
         self.primary = kwargs.get("agent_context", "primary") == "primary"
         self.user_name = kwargs.get("user_name") or None
@@ -265,10 +270,16 @@ class TidelineProvider(MemoryProvider):  # type: ignore[misc]
         with_values(values, Path(hermes_home))
 
     def backup_paths(self) -> list[str]:
-        """The home when it lies outside $HERMES_HOME (the default lies inside, which
-        `hermes backup` walks anyway)."""
-        home = self.app.settings.home if self.app else None
-        return [str(home)] if home is not None else []
+        """The memory's home when it lies outside $HERMES_HOME (`home` set elsewhere): `hermes
+        backup` walks $HERMES_HOME itself. Read from the config alone, as Hermes asks."""
+        hermes_home = self.hermes_home or default_hermes_home()
+        try:
+            settings, _ = hermes_settings(hermes_home)
+        except TidelineError as exc:
+            log.warning("Tideline: no backup path: %s", exc)
+            return []
+        home = settings.home.expanduser().resolve()
+        return [] if home.is_relative_to(hermes_home.resolve()) else [str(home)]
 
     def shutdown(self) -> None:
         if self.worker is not None and not self.worker.drain(self.drain_seconds):

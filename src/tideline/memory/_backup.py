@@ -49,6 +49,8 @@ LINKS = {
     "edge.from_fact": "ids of fact records",
     "edge.to_fact": "ids of fact records",
     "strategy.fact_id": "the id of the fact record it asks about",
+    "user_model.evidence": "ids of the fact records the reading rests on",
+    "trajectory.anchors": "ids of fact records (or {fact_id, …}), or words",
 }
 
 #: What each clock is, field by field (ARCHITECTURE "Time: two clocks").

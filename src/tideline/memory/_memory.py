@@ -388,7 +388,11 @@ class Memory:
         """Hand a backup's profile records to the profile; what it does not take back (or,
         without a profile, all of them) is counted as left out by kind."""
         if self.restore_profile is None:
-            done = RestoredRecords(not_restored=Counter(str(r["type"]) for r in records))
+            done = RestoredRecords(
+                not_restored=Counter(
+                    f"{r['type']} records (no profile to keep them)" for r in records
+                )
+            )
         else:
             done = self.restore_profile(records)
         summary.facts_added += done.added.pop("fact", 0)
@@ -396,7 +400,7 @@ class Memory:
         summary.profile_added = dict(done.added)
         summary.profile_existing = dict(done.existing)
         summary.problems += done.problems
-        left = {f"{kind} records (not restored)": n for kind, n in done.not_restored.items()}
+        left = dict(done.not_restored)
         if done.evidence_left_out:
             left["fact evidence without its turn here"] = done.evidence_left_out
         for kind, n in left.items():

@@ -114,8 +114,9 @@ class FoundFact:
 @dataclass
 class RestoredRecords:
     """What the profile did with a Tideline export's records (`Profile.restore`), by kind:
-    added, already there, not restored (kinds it does not take back); evidence rows whose turn
-    is not in this home; the problems of the records it left out."""
+    added, already there; what it did not take back (by what a person reads: "snapshot
+    records (rebuilt …)"); evidence rows whose turn is not in this home; the problems of the
+    records it left out."""
 
     added: Counter[str] = field(default_factory=Counter)
     existing: Counter[str] = field(default_factory=Counter)

@@ -85,6 +85,28 @@ class ObservationStore:
             )
         )
 
+    def restore(self, o: Observation) -> int:
+        """An observation from a Tideline export as it was (its turns and session already this
+        home's; the caller looks for it first with `find`)."""
+        return int(
+            self.db.scalar(
+                """INSERT INTO observations(session_id, turn_ids, type, topic, text, about,
+                    processed, created_at, said_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    RETURNING id""",
+                (
+                    o.session_id, json.dumps(o.turn_ids), o.type, o.topic, o.text, o.about,
+                    int(o.processed), o.created_at, o.said_at,
+                ),
+            )
+        )  # fmt: skip
+
+    def find(self, text: str, created_at: str) -> int | None:
+        """The id of the observation with this text and record time, if any."""
+        found = self.db.scalar(
+            "SELECT id FROM observations WHERE text = ? AND created_at = ?", (text, created_at)
+        )
+        return None if found is None else int(found)
+
     def list(self, *, processed: bool | None = None, about: str | None = None) -> list[Observation]:
         where: list[str] = ["1 = 1"]
         params: list[object] = []

@@ -85,6 +85,18 @@ class PortraitStore:
             (dimension, value, _dumps(evidence), run_id, now, valid_at),
         )
 
+    def has_reading(self, dimension: str, made_at: str) -> bool:
+        """Whether this reading (a dimension made at that record time) is here already."""
+        return bool(
+            self.db.one(
+                "SELECT id FROM user_model WHERE dimension = ? AND made_at = ?",
+                (dimension, made_at),
+            )
+        )
+
+    def has_trajectory(self, made_at: str) -> bool:
+        return bool(self.db.one("SELECT id FROM trajectory WHERE made_at = ?", (made_at,)))
+
     def user_model(self) -> list[UserModelEntry]:
         rows = self.db.rows(
             "SELECT dimension, value, evidence, made_at, valid_at FROM user_model"

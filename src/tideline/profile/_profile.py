@@ -224,11 +224,19 @@ class Profile:
         """Put back the profile records of a Tideline export (`_restore`) in one transaction;
         the snapshot is rebuilt when any came back."""
         if not records or self.memory is None:
-            return RestoredRecords(not_restored=Counter(str(r.get("type")) for r in records))
-        ids_by_hash = self.memory.raw.ids_by_hash
+            return RestoredRecords(
+                not_restored=Counter(
+                    f"{r.get('type')} records (no memory to link)" for r in records
+                )
+            )
+        raw = self.memory.raw
+
+        def sessions(turn_ids: list[int]) -> dict[int, int]:
+            return {t.id: t.session_id for t in raw.get(turn_ids)}
+
         with self.lock, self.db.transaction():
             now = to_text(self.clock())
-            done = restore_profile(self.stores, records, ids_by_hash, now)
+            done = restore_profile(self.stores, records, raw.ids_by_hash, sessions, now)
             if done.added:
                 self.versions.bump(now)
         if done.added:
@@ -539,6 +547,8 @@ class Profile:
                 ev.pop("text", None)
             if kind == "observation":  # its turns by hash too: ids differ between homes
                 row["turns"] = [hashes[t] for t in row.pop("turn_ids") if t in hashes]
+                row["type"] = kind  # its own type (statement, preference, …) has its own name
+                row["observation_type"] = record.to_dict()["type"]
             out.append(row)
         return out
 

@@ -22,31 +22,43 @@ from tideline.clock import parse_time
 from tideline.errors import InvalidInput
 from tideline.memory import ImportProblem, RestoredRecords
 from tideline.profile._apply import Stores
+from tideline.profile._changeset import TrajectoryFields
 from tideline.profile._dedupe import normalise
 from tideline.profile._drafts import MAX_NAME, MAX_TEXT, FactDraft, choice
 from tideline.profile._facts import FactStore
 from tideline.profile._mentions import person_key
+from tideline.profile._observations import ObservationStore
 from tideline.profile._people import RelationshipStore
+from tideline.profile._portrait import PortraitStore
 from tideline.profile._types import (
     EDGE_KINDS,
     EVENT_STATUSES,
+    OBSERVATION_TYPES,
     POLARITIES,
     SOURCE_TYPES,
     STATUSES,
+    STRATEGY_KINDS,
+    STRATEGY_OUTCOMES,
+    STRATEGY_STATUSES,
     Edge,
     Event,
+    Observation,
     Relationship,
     StatusChange,
+    Strategy,
 )
 
 #: The kinds of profile record a restore takes, in the order they are put back.
-RESTORED_KINDS = ("fact", "edge", "event", "relationship")
+RESTORED_KINDS = (
+    "observation", "fact", "edge", "event", "relationship", "strategy", "user_model", "trajectory",
+)  # fmt: skip
 
 
 def restore_profile(
     stores: Stores,
     records: Sequence[Mapping[str, Any]],
     turn_ids: Callable[[list[str]], dict[str, int]],
+    sessions: Callable[[list[int]], dict[int, int]],
     now: str,
 ) -> RestoredRecords:
     """Insert the profile records of an export (inside the caller's transaction)."""
@@ -56,16 +68,138 @@ def restore_profile(
         kind = str(r.get("type"))
         if kind in by_kind:
             by_kind[kind].append(r)
+        elif kind == "snapshot":
+            done.not_restored["snapshot records (rebuilt from the restored facts)"] += 1
         else:
-            done.not_restored[kind] += 1
-    fact_ids = _facts(stores.facts, by_kind["fact"], turn_ids, now, done)
+            done.not_restored[f"{kind} records (not restored)"] += 1
+    hashes = {h for kind in ("fact", "observation") for r in by_kind[kind] for h in _hashes(r)}
+    found = turn_ids(sorted(hashes))
+    seen = _observations(stores.observations, by_kind["observation"], found, sessions, done)
+    fact_ids = _facts(stores.facts, by_kind["fact"], found, seen, now, done)
     for r in by_kind["edge"]:
         _one(done, r, lambda r: stores.edges.restore(_edge(r, fact_ids)))
     for r in by_kind["event"]:
         _one(done, r, lambda r: stores.events.restore(_event(r)))
     for r in by_kind["relationship"]:
         _one(done, r, lambda r: _person(stores.people, r))
+    for r in by_kind["strategy"]:
+        _one(done, r, lambda r: stores.strategies.restore(_strategy(r, fact_ids)))
+    for r in by_kind["user_model"]:
+        _one(done, r, lambda r: _reading(stores.portrait, r, fact_ids))
+    for r in by_kind["trajectory"]:
+        _one(done, r, lambda r: _trajectory(stores.portrait, r, fact_ids))
     return done
+
+
+def _observations(
+    store: ObservationStore,
+    records: Sequence[Mapping[str, Any]],
+    found: Mapping[str, int],
+    sessions: Callable[[list[int]], dict[int, int]],
+    done: RestoredRecords,
+) -> dict[Any, int]:
+    """Restore the observations; returns their ids in the file → their ids here."""
+    ids: dict[Any, int] = {}
+    for r in records:
+
+        def put(r: Mapping[str, Any]) -> bool:
+            turns = [found[h] for h in _hashes(r) if h in found]
+            o = Observation(
+                0,
+                # this home's session of its first turn, if it named one where it was made
+                sessions(turns[:1]).get(turns[0]) if turns and r.get("session_id") else None,
+                turns,
+                _one_of(r.get("observation_type"), "observation_type", OBSERVATION_TYPES),
+                (_text(r.get("topic"), "topic") or "")[:MAX_NAME],
+                _words(r.get("text"), "text")[:MAX_TEXT],
+                _words(r.get("about"), "about")[:MAX_NAME] or "user",
+                r.get("processed") is True,
+                None,
+                _required(r.get("created_at"), "created_at"),
+                _time(r.get("said_at"), "said_at"),
+            )
+            here = store.find(o.text, o.created_at)
+            ids[r.get("id")] = here if here is not None else store.restore(o)
+            return here is None
+
+        _one(done, r, put)
+    return ids
+
+
+def _strategy(r: Mapping[str, Any], fact_ids: Mapping[Any, int]) -> Strategy:
+    outcome = r.get("outcome")
+    return Strategy(
+        0,
+        _one_of(r.get("kind"), "kind", STRATEGY_KINDS),
+        _mapped(r.get("fact_id"), fact_ids),
+        _words(r.get("question"), "question")[:MAX_TEXT] or "?",
+        _one_of(r.get("status"), "status", STRATEGY_STATUSES),
+        _required(r.get("created_at"), "created_at"),
+        _required(r.get("updated_at"), "updated_at"),
+        None if outcome is None else _one_of(outcome, "outcome", STRATEGY_OUTCOMES),
+        _text(r.get("resolved_why"), "resolved_why"),
+        _time(r.get("resolved_at"), "resolved_at"),
+        valid_from=_time(r.get("valid_from"), "valid_from"),
+        valid_to=_time(r.get("valid_to"), "valid_to"),
+    )
+
+
+def _reading(portrait: PortraitStore, r: Mapping[str, Any], fact_ids: Mapping[Any, int]) -> bool:
+    """A user-model reading; it becomes the current one of its dimension."""
+    dimension = _words(r.get("dimension"), "dimension")[:MAX_NAME]
+    made_at = _required(r.get("made_at"), "made_at")
+    if portrait.has_reading(dimension, made_at):
+        return False
+    evidence = r.get("evidence")
+    cited = (
+        [fact_ids[e] for e in evidence if _known(e, fact_ids)] if isinstance(evidence, list) else []
+    )
+    portrait.set_dimension(
+        dimension,
+        _words(r.get("value"), "value")[:MAX_TEXT],
+        cited,
+        valid_at=_time(r.get("valid_at"), "valid_at") or made_at,
+        now=made_at,
+        run_id=None,
+    )
+    return True
+
+
+def _trajectory(portrait: PortraitStore, r: Mapping[str, Any], fact_ids: Mapping[Any, int]) -> bool:
+    made_at = _required(r.get("made_at"), "made_at")
+    if portrait.has_trajectory(made_at):
+        return False
+    since = r.get("sessions_since") or 0
+    fields: TrajectoryFields = {
+        "phase": _short(r.get("phase"), "phase"),
+        "direction": _short(r.get("direction"), "direction"),
+        "stability": _short(r.get("stability"), "stability"),
+        "momentum": _short(r.get("momentum"), "momentum"),
+        "anchors": [_anchor(a, fact_ids) for a in _items(r.get("anchors"))],
+        "unstable_areas": _items(r.get("unstable_areas")),
+        "sessions_since": _count(since, "sessions_since") if since else 0,
+    }
+    portrait.add_trajectory(
+        fields, valid_at=_time(r.get("valid_at"), "valid_at") or made_at, now=made_at, run_id=None
+    )
+    return True
+
+
+def _short(value: Any, name: str) -> str:
+    return (_text(value, name) or "")[:MAX_TEXT]
+
+
+def _items(value: Any) -> list[Any]:
+    return [v for v in value if isinstance(v, str | int | dict)] if isinstance(value, list) else []
+
+
+def _anchor(a: Any, fact_ids: Mapping[Any, int]) -> Any:
+    """An anchor names a fact by id (or `{"fact_id": n, …}`): this home's id; text stays."""
+    if isinstance(a, int) and not isinstance(a, bool):
+        return fact_ids.get(a, a)
+    if isinstance(a, dict) and _known(a.get("fact_id"), fact_ids):
+        return {**a, "fact_id": fact_ids[a["fact_id"]]}
+    return a
 
 
 def _one(
@@ -76,7 +210,7 @@ def _one(
     try:
         added = put(r)
     except InvalidInput as exc:
-        done.problems.append(ImportProblem(r.get("_line"), f"{kind} {r.get('id')!r}: {exc}"))
+        done.problems.append(ImportProblem(r.get("_line"), f"{_which(r)}: {exc}"))
         return
     (done.added if added else done.existing)[kind] += 1
 
@@ -84,20 +218,20 @@ def _one(
 def _facts(
     facts: FactStore,
     records: Sequence[Mapping[str, Any]],
-    turn_ids: Callable[[list[str]], dict[str, int]],
+    found: Mapping[str, int],
+    observation_ids: Mapping[Any, int],
     now: str,
     done: RestoredRecords,
 ) -> dict[Any, int]:
     """Restore the facts; returns their ids in the file → their ids here (new or found)."""
     here = {_identity(f.subject, f.category, f.value, f.created_at): f.id for f in facts.list()}
-    found = turn_ids(sorted({h for r in records for h in _hashes(r)}))
     new_ids: dict[Any, int] = {}
     links: list[tuple[int, Any, Any]] = []
     for r in records:
         try:
             row, changes = _checked(r)
         except InvalidInput as exc:
-            done.problems.append(ImportProblem(r.get("_line"), f"fact {r.get('id')!r}: {exc}"))
+            done.problems.append(ImportProblem(r.get("_line"), f"{_which(r)}: {exc}"))
             continue
         key = _identity(row["subject"], row["category"], row["value"], row["created_at"])
         if key in here:
@@ -109,13 +243,16 @@ def _facts(
         for ev in r.get("evidence") or []:
             hashed = ev.get("turn") if isinstance(ev, dict) else None
             turn = found.get(hashed) if isinstance(hashed, str) else None
-            if turn is None or not _evidence_ok(ev):
+            seen = (
+                _mapped(ev.get("observation_id"), observation_ids) if isinstance(ev, dict) else None
+            )
+            if (turn is None and seen is None) or not _evidence_ok(ev):
                 done.evidence_left_out += 1
                 continue
             facts.add_evidence(
                 fid,
                 turn_id=turn,
-                observation_id=None,
+                observation_id=seen,
                 polarity=ev["polarity"],
                 said_at=_time(ev.get("said_at"), "said_at"),
                 now=_time(ev.get("created_at"), "created_at") or now,
@@ -125,6 +262,14 @@ def _facts(
         if _known(supersedes, new_ids) or _known(merged_into, new_ids):
             facts.restore_links(fid, _mapped(supersedes, new_ids), _mapped(merged_into, new_ids))
     return new_ids
+
+
+def _which(r: Mapping[str, Any]) -> str:
+    """How a problem names a record: "fact #3", or "a fact record" when it has no id."""
+    kind, number = str(r.get("type")), r.get("id")
+    if isinstance(number, int):
+        return f"{kind} #{number}"
+    return f"{'an' if kind[:1] in 'aeiou' else 'a'} {kind} record"
 
 
 def _known(old: Any, new_ids: Mapping[Any, int]) -> bool:
@@ -205,6 +350,10 @@ def _identity(subject: str, category: str, value: str, created_at: str) -> tuple
 
 
 def _hashes(r: Mapping[str, Any]) -> list[str]:
+    """The turn hashes a fact's evidence or an observation names."""
+    if r.get("type") == "observation":
+        turns = r.get("turns")
+        return [t for t in turns if isinstance(t, str)] if isinstance(turns, list) else []
     found = r.get("evidence")
     evidence = found if isinstance(found, list) else []
     return [e["turn"] for e in evidence if isinstance(e, dict) and isinstance(e.get("turn"), str)]

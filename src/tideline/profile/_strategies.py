@@ -112,6 +112,21 @@ class StrategyStore:
             )
         )
 
+    def restore(self, x: Strategy) -> bool:
+        """A strategy from a Tideline export as it was (its fact already this home's); False
+        when one with the same question and record time is already here."""
+        cur = self.db.execute(
+            """INSERT INTO strategies(kind, fact_id, question, status, created_at, updated_at,
+                outcome, resolved_why, resolved_at, valid_from, valid_to)
+            SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM strategies
+                WHERE question = ? AND created_at = ?) RETURNING id""",
+            (
+                x.kind, x.fact_id, x.question, x.status, x.created_at, x.updated_at, x.outcome,
+                x.resolved_why, x.resolved_at, x.valid_from, x.valid_to, x.question, x.created_at,
+            ),
+        )  # fmt: skip
+        return bool(cur.fetchall())  # drain: a pending RETURNING blocks COMMIT
+
     def require(self, strategy_id: int) -> Strategy:
         row = self.db.one(f"SELECT {_COLUMNS} FROM strategies WHERE id = ?", (strategy_id,))
         if row is None:

@@ -130,7 +130,7 @@ class LexicalFile:
             with contextlib.suppress(ValueError, AttributeError):
                 if json.loads(text).get("format") != FORMAT:
                     return None, None
-            return None, f"{self.name}.state is damaged (its checksum differs)"
+            return None, f"{self.name}.state does not match its own checksum"
         try:
             state = LexState(**raw)
             whole = re.fullmatch(rf"{self.name}-[0-9a-f]+", state.folder) is not None

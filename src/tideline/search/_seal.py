@@ -92,7 +92,7 @@ def _file_problem(path: Path, seal: Seal, full: bool) -> tuple[str | None, list[
         if stat[0] != seal[0]:
             return f"has {stat[0]} bytes, {seal[0]} were written", stat
         if (full or stat != seal[:4]) and content_digest(path) != seal[4]:
-            return "is not the file that was written (its checksum differs)", stat
+            return "does not match its checksum (not the file that was written)", stat
     except FileNotFoundError:
         return "is missing", []
     except (OSError, IndexError, TypeError):

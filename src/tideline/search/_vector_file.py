@@ -251,7 +251,7 @@ def check(folder: Path, *, full: bool = False) -> tuple[Meta | None, dict[str, S
         with contextlib.suppress(ValueError, AttributeError):
             if json.loads(text).get("format") != FORMAT:
                 return None, {}, None
-        return None, {}, "meta.json is damaged (its checksum differs)"
+        return None, {}, "meta.json does not match its own checksum"
     try:
         files = raw.pop("files")
         meta = Meta(**raw)
