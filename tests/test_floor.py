@@ -236,6 +236,27 @@ def test_mcp_and_rest_answer_an_empty_list_with_the_reason(diary: Memory, app: T
         assert body["hits"] == [] and "min_score=0" in body["reason"]
 
 
+def test_cli_mcp_and_rest_give_the_same_hits_by_default(diary: Memory, app: Tideline) -> None:
+    # #37: one default scope everywhere (memories and turns), one order, one score
+    query = "the garden fence"
+
+    async def ask() -> list[dict[str, object]]:
+        async with in_memory(app) as c:
+            return list(payload(await c.call_tool("memory_search", {"query": query}))["hits"])
+
+    done = CliRunner().invoke(cli, ["search", query, "--json"])
+    assert done.exit_code == 0, done.output
+    with client_for(app) as client:
+        rest = client.get("/api/search", params={"query": query}).json()["hits"]
+
+    def seen(hits: list[dict[str, object]]) -> list[tuple[object, ...]]:
+        return [(h["type"], h["id"], h["score"], h["explain"]) for h in hits]
+
+    cli_hits = json.loads(done.stdout)["hits"]
+    assert seen(cli_hits) == seen(anyio.run(ask)) == seen(rest)
+    assert {h["type"] for h in cli_hits} == {"turn", "narrative"}
+
+
 def test_the_panel_offers_the_floor_it_mentions(diary: Memory, app: Tideline) -> None:
     with client_for(app) as client:
         page = client.get("/", params={"q": "my sister's new job"})
