@@ -118,7 +118,7 @@ def test_on_batch_commits_with_its_vectors_or_not_at_all(
 
 def test_long_texts_get_one_vector_per_part(tmp_path: Path, e5: Embedder) -> None:
     idx = _index(tmp_path, e5.model_id, e5.dim)
-    long_text = " ".join(f"word{n} about seagull nests" for n in range(400))
+    long_text = " ".join(f"word{n} about seagull nests" for n in range(120))  # 844 tokens
     report = idx.fill_vectors(e5, [(9, long_text), (8, "a short one")])
     assert report.embedded == 2 and idx.vectors_of([9])[9].shape[0] >= 2
     assert idx.vectors()[1].shape == (2, e5.dim)  # one row per record: its first part

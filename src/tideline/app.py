@@ -263,8 +263,10 @@ class Tideline:
                 truncate=s.search_truncate,
                 window=window,
             ),
+            # memory's searches (turns, memories, facts) take the turns' floor, chosen on
+            # questions with and without an answer (bench/floor_unanswerable.py)
             min_score=resolve_floor(
-                s.search_min_score, self.embedder.model_id if self.embedder else None
+                s.search_min_score, self.embedder.model_id if self.embedder else None, "turn"
             ),
             lock=self.db_lock,
             analyser=cast(Analyser, s.search_analyser),  # one of its `choices`

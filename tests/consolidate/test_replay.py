@@ -18,6 +18,7 @@ a change supersedes a fact, and promotions are dated when their rule was met.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,6 +27,7 @@ from typing import Any
 import pytest
 
 from tests.consolidate.conftest import Agent
+from tests.helpers import shared_data
 from tests.llm_server import LLMServer
 from tideline.clock import ManualClock, from_text
 from tideline.config import Settings
@@ -59,7 +61,7 @@ SESSIONS: list[tuple[str, list[tuple[str, str, str, bool]]]] = [
         ("Sunday dawn runs by the Rhône now.", "sport", "runs at dawn on Sundays", False),
     ]),
     ("2023-12-18T19:45:00Z", [
-        ("Porto is still where I call home.", "home", "lives in Porto", False),
+        ("Porto is still where I call home, Biscuit too.", "home", "lives in Porto", False),
     ]),
 ]  # fmt: skip
 SAID = {
@@ -82,7 +84,7 @@ class Model:
 
     @staticmethod
     def extract(text: str) -> dict[str, Any]:
-        observations, events = [], []
+        observations, events, people = [], [], []
         for line in _section(text, "Session"):
             m = TURN.match(line)
             if m and m[2] in SAID:
@@ -92,7 +94,10 @@ class Model:
                 )
                 if SAID[m[2]][2]:
                     events.append({"title": m[2], "turns": [int(m[1])], "decay_days": 30})
-        return {"summary": "a session", "observations": observations, "events": events}  # fmt: skip
+                if "Biscuit" in m[2]:
+                    people.append({"name": "Biscuit", "relation": "dog", "details": m[2]})
+        said = {"observations": observations, "events": events, "relationships": people}
+        return {"summary": "a session", **said}
 
     @staticmethod
     def classify(text: str) -> dict[str, Any]:
@@ -167,7 +172,7 @@ def profile_of(agent: Agent, *, record: bool) -> dict[str, Any]:
     facts = p.facts(evidence=True)
     name = {f.id: f"{f.category}: {f.value} @{f.valid_from}" for f in facts}
     rec = (lambda *xs: xs) if record else (lambda *xs: ())
-    out: dict[str, Any] = {"facts": [], "strategies": [], "events": [], "edges": []}
+    out: dict[str, Any] = {"facts": [], "strategies": [], "events": [], "edges": [], "people": []}
     for f in facts:
         changes = [
             (c.from_status, c.to_status, c.at, c.why, *rec(c.recorded_at))
@@ -188,6 +193,11 @@ def profile_of(agent: Agent, *, record: bool) -> dict[str, Any]:
         ))  # fmt: skip
     for e in p.events(active=None):
         out["events"].append((e.title, e.status, e.valid_from, e.valid_to, e.expires_at))
+    for r in p.relationships():
+        out["people"].append((
+            r.name, r.relation, r.details, r.status, r.mention_count, r.first_seen_at,
+            r.last_seen_at, *rec(r.created_at),
+        ))  # fmt: skip
     for g in p.edges(live=False):
         out["edges"].append((g.kind, name[g.from_fact], name[g.to_fact], g.valid_from, g.valid_to))
     out = {k: sorted(v, key=repr) for k, v in out.items()}
@@ -235,6 +245,9 @@ def test_the_history_in_one_go_is_what_it_says(in_one_go: Agent) -> None:
     [adopted] = by_value["adopted a dog named Biscuit"]
     assert (thinking.valid_to, adopted.supersedes) == (adopted.valid_from, thinking.id)
     assert p.as_of("2026-12-01").facts == []
+    [dog] = in_one_go.profile.relationships()
+    seen = (dog.name, dog.mention_count, dog.first_seen_at[:10], dog.last_seen_at[:10])
+    assert seen == ("Biscuit", 2, "2023-08-11", "2023-12-18")
     # every question of 2023 was settled in 2023: answered, made obsolete or lapsed, this run's
     # own included; "as of" a day shows the ones open then as they were then
     questions = p.strategies(status=None)
@@ -266,3 +279,134 @@ def test_a_history_lived_night_by_night_gives_the_profile_of_one_go(
         assert profile_of(nightly, record=False) == profile_of(in_one_go, record=False)
     finally:
         nightly.close()
+
+
+#: The words a LoCoMo observation is filed under (the first one it holds): the scripted model's
+#: notion of "the same fact", so facts are heard again, lapse, mature and are established.
+TOPICS = (
+    "adopt", "art", "paint", "pottery", "camp", "kids", "school", "counsel", "lgbtq", "support",
+    "music", "concert", "book", "read", "run", "hike", "beach", "family", "friend", "job",
+    "work", "dog", "cat", "pet", "trip", "travel", "game", "cook", "bake", "garden",
+)  # fmt: skip
+
+
+def locomo_model(agent: Agent, conv: dict[str, Any], sample: str) -> dict[str, Any]:
+    """A model built from LoCoMo's own annotations: extraction answers each session with its
+    `session_N_observation` items (their turns by dia_id), classification files an observation
+    under its speaker and the first of `TOPICS` it names and supports the fact of that file
+    that is shown (or was made earlier in the list), else makes one; no file: a fact of its own."""
+
+    def extract(text: str) -> dict[str, Any]:
+        n = int(re.search(rf"## Session locomo/{sample}/session_(\d+)", text)[1])  # type: ignore[index]
+        by_dia = {
+            t.external_id: t.id for t in agent.memory.session_turns(f"locomo/{sample}/session_{n}")
+        }
+        observations = [
+            {
+                "type": "statement",
+                "topic": speaker.lower(),
+                "text": said,
+                "about": "user",
+                "turns": [
+                    by_dia[d] for d in ([dias] if isinstance(dias, str) else dias) if d in by_dia
+                ],
+            }
+            for speaker, items in (conv.get(f"session_{n}_observation") or {}).items()
+            for said, dias in items
+        ]
+        return {"summary": f"session {n}", "observations": observations}  # fmt: skip
+
+    def classify(text: str) -> dict[str, Any]:
+        shown = {
+            (m[2], m[3]): int(m[1])
+            for line in _section(text, "Profile facts")
+            if (m := FACT.match(line))
+        }
+        decisions, earlier = [], {}
+        for line in _section(text, "Observations"):
+            if not (m := OBSERVATION.match(line)):
+                continue
+            n, said = int(m[1]), m[2]
+            topic = line.split("(statement, ", 1)[1].split(",", 1)[0]
+            word = next((w for w in TOPICS if w in said.lower()), None)
+            value = f"about {word}" if word else said
+            d: dict[str, Any] = {
+                "observation": n,
+                "category": topic,
+                "value": value,
+                "decay_days": 60,
+            }
+            if (topic, value) in shown:
+                d |= {"action": "support", "fact_id": shown[topic, value]}
+            elif (topic, value) in earlier:
+                d |= {"action": "support", "earlier": earlier[topic, value]}
+            else:
+                d |= {"action": "new"}
+            earlier.setdefault((topic, value), n)
+            decisions.append(d)
+        return {"decisions": decisions}  # fmt: skip
+
+    return {"extract": extract, "classify": classify}
+
+
+def locomo_through(
+    server: LLMServer, conv: dict[str, Any], sample: str, stages: list[list[int]], home: Path
+) -> Agent:
+    """An agent of its own fed LoCoMo's sessions stage by stage (each stage a file of its own
+    sessions, imported), slept on after each, on a clock in 2026."""
+    own = {"database_user": f"{Settings.load().database_user}{home.name}"}
+    agent = Agent(
+        home, server.url, ManualClock(NOW), **(own if Settings.load().database_url else {})
+    )
+    for step, answer in locomo_model(agent, conv, sample).items():
+        server.follow(step, answer)
+    head = {k: v for k, v in conv.items() if not k.startswith(("session_", "events_"))}
+    for i, stage in enumerate(stages):
+        part = {**head, "sample_id": sample}
+        for n in stage:
+            part |= {
+                k: v
+                for k, v in conv.items()
+                if k == f"session_{n}" or k.startswith(f"session_{n}_")
+            }
+        source = home.with_name(f"{home.name}-{i}.json")
+        source.write_text(json.dumps(part))
+        agent.memory.import_file(source, "locomo")
+        report = agent.sleep().run()
+        assert report.status == "done", report.lines()
+    return agent  # fmt: skip
+
+
+LOCOMO_SESSIONS = 10  # the first ten sessions of each: months of history, seconds of test
+
+
+@pytest.mark.parametrize("engine", ["sqlite"])  # both engines: the hand-written history above
+@pytest.mark.parametrize("sample", ["conv-26", "conv-30"])
+def test_a_locomo_conversation_in_stages_gives_the_profile_of_one_go(
+    sample: str, tmp_path: Path, server: LLMServer, engine_env: str
+) -> None:
+    """LoCoMo's first sessions, in one go, in thirds and one session a night: the same profile
+    (facts, strategies, clocks, evidence, events, snapshot) with a model built from its
+    annotations (`locomo_model`)."""
+    conv = json.loads(shared_data("locomo", f"{sample}.json").read_text())
+    numbers = sorted(int(k.split("_")[1]) for k in conv if re.fullmatch(r"session_\d+", k))
+    numbers = numbers[:LOCOMO_SESSIONS]
+    step = -(-len(numbers) // 3)
+    thirds = [numbers[i : i + step] for i in range(0, len(numbers), step)]
+    agents = [
+        locomo_through(server, conv, sample, stages, tmp_path / name)
+        for name, stages in (
+            ("one", [numbers]),
+            ("thirds", thirds),
+            ("nightly", [[n] for n in numbers]),
+        )
+    ]
+    try:
+        one, *staged = (profile_of(a, record=True) for a in agents)
+        confirmed = [f for f in one["facts"] if any(c[1] == "confirmed" for c in f[14])]
+        assert len(one["facts"]) > 30 and confirmed  # the model files enough together
+        for other in staged:
+            assert other == one
+    finally:
+        for a in agents:
+            a.close()

@@ -129,7 +129,11 @@ def test_find_trace_sleep_and_mark_a_fact_wrong(page: Any, tmp_path: Path) -> No
     page.wait_for_url("**/runs/*")
     sync_api.expect(page.locator("#run-status")).to_have_text("done", timeout=120_000)
     assert page.locator("#run-progress").get_attribute("max") == page.locator("#run-done").inner_text()  # fmt: skip
-    assert '"status": "done"' in page.locator("#run-report").inner_text()
+    assert page.locator("#run-title").inner_text().startswith("Sleep run #")  # the core's #
+    summary = page.locator("#run-summary")  # the CLI's lines, wrapped to the page
+    assert summary.inner_text().startswith("sleep done")
+    assert summary.evaluate("el => el.scrollWidth <= el.clientWidth")
+    assert '"status": "done"' in (page.locator("#run-report").text_content() or "")  # folded
     shot(page, "3-sleep-done")
 
     page.goto("/profile")

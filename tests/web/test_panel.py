@@ -3,6 +3,7 @@ from markdown with the hit highlighted and its raw HTML shown as text."""
 
 from __future__ import annotations
 
+from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -10,8 +11,9 @@ import pytest
 from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
+from tests.helpers import wait_until
 from tests.library.corpus import build
-from tests.web.conftest import client_for
+from tests.web.conftest import client_for, csrf_of
 from tideline.app import Tideline
 from tideline.cli.main import app as cli
 from tideline.config import Settings
@@ -79,6 +81,26 @@ def test_the_runs_page_shows_skipped_runs_and_their_skipped_layers(
     dream = html[html.index("<h2>Dream runs</h2>") :]
     assert "<td>skipped</td>" in dream and "solidify skipped" in dream
     assert "sleep skipped" in dream and "scripts done" in dream
+
+
+def test_a_run_started_here_is_titled_by_the_run_it_recorded_and_reads_as_lines(
+    agent: Tideline, client: TestClient
+) -> None:
+    """The panel's first sleep after one from elsewhere (the CLI) is recorded as run #2: its page
+    says "Sleep run #2", as the runs table does, not the server's own count (#1); the result is
+    the lines the CLI prints, the JSON folded away and wrapped."""
+    assert agent.sleep.run().run_id == 1  # a sleep from elsewhere
+    csrf = csrf_of(client, "/runs")
+    started = client.post("/runs/sleep", data={"csrf": csrf}, follow_redirects=False)
+    assert started.status_code == 303 and started.headers["location"] == "/runs/1"
+    over = wait_until(lambda: (r := client.get("/api/runs/1").json())["status"] != "running" and r)
+    assert over["run_id"] == over["report"]["run_id"] == 2 and over["lines"][0].startswith("sleep")
+    html = client.get("/runs/1").text
+    assert '<h1 id="run-title">Sleep run #2</h1>' in html and "Sleep #1" not in html
+    summary = html.split('<pre id="run-summary" class="summary">', 1)[1].split("</pre>", 1)[0]
+    assert summary.splitlines() == [escape(line) for line in over["lines"]]
+    assert "<details><summary>the report as JSON</summary>" in html
+    assert ">sleep run #2</a>" in client.get("/runs").text
 
 
 def test_a_reflection_shows_both_clocks_on_panel_api_and_cli(

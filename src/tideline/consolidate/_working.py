@@ -395,9 +395,8 @@ class Working(Changeset):
             for s in self.strategies.values()
             if s.fact_id == f.id and s.kind != "verify" and s.status != "resolved"
         ]
-        facts = self.asked_about()
-        days = self.strategy_days
-        plan_strategies(mine, facts, self.heard, from_text(end), self, days=days, ending=True)
+        days = self.strategy_days  # a clarify or probe names only its own fact
+        plan_strategies(mine, {f.id: f}, self.heard, from_text(end), self, days=days, ending=True)
         for s in mine:
             if s.status != "resolved" and self.lapsed.pop(s.id, None) is not None:
                 super().reopen_strategy(s.id)

@@ -207,8 +207,9 @@ def asked_since(strategy: Strategy, fact: Fact | None) -> str:
 def _verify_answer(
     expired: Fact, facts: Mapping[int, Fact], heard: Heard, after: str, until: str, before: str
 ) -> tuple[Fact, str] | None:
-    """The fact about the same subject and category made or heard after `after` and by `until`
-    (the same value first), and when."""
+    """The first fact about the same subject and category made or heard after `after` and by
+    `until` (at one time, the same value first), and when: what answered it first in the
+    user's time, however the history arrived."""
     key = (normalise(expired.subject), normalise(expired.category))
     found = [
         (f, said[0])
@@ -217,5 +218,5 @@ def _verify_answer(
         and (normalise(f.subject), normalise(f.category)) == key
         and (said := _first_heard(heard.get(f.id, ()), after, until, before)) is not None
     ]
-    found.sort(key=lambda x: (fact_key(x[0]) != fact_key(expired), x[1], x[0].id))
+    found.sort(key=lambda x: (x[1], fact_key(x[0]) != fact_key(expired), fact_key(x[0])))
     return found[0] if found else None

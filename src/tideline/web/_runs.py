@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from tideline.clock import now_text
 from tideline.consolidate import StepEvent
@@ -24,12 +24,25 @@ log = logging.getLogger("tideline.web")
 
 Kind = Literal["sleep", "dream"]
 _FAILED = ("failed", "aborted", "stopped")
-Work = Callable[[Callable[[StepEvent], None]], dict[str, Any]]
+
+
+class Report(Protocol):
+    """What a sleep or a dream run hands back: its record as JSON and as lines for people."""
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+    def lines(self) -> list[str]: ...
+
+
+Work = Callable[[Callable[[StepEvent], None]], Report]
 
 
 @dataclass
 class Run:
-    """One background run: where it is (`step`, `done` of `total`) and, once over, its report."""
+    """One background run: where it is (`step`, `done` of `total`) and, once over, its report
+    (as JSON and as the lines the CLI prints) and `run_id`, the number the core recorded it
+    under (the runs tables' #; none for a dry run). `id` is this server's own count of the runs
+    it started, which polling uses: sleeps and dreams are numbered apart in the core."""
 
     id: int
     kind: Kind
@@ -41,6 +54,8 @@ class Run:
     finished_at: str | None = None
     events: list[dict[str, Any]] = field(default_factory=list)
     report: dict[str, Any] | None = None
+    lines: list[str] = field(default_factory=list)
+    run_id: int | None = None
     error: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -89,22 +104,32 @@ class Runs:
                 run.events.append({"step": event.name, "n": event.n, "phase": event.phase})
 
         try:
-            report = work(progress)
+            done = work(progress)
         except TidelineError as exc:
             self._finish(run, "failed", None, " ".join(str(exc).split()))
         except Exception as exc:  # a crash fails this run, never the server
             log.exception("%s run #%d crashed", run.kind, run.id)
             self._finish(run, "failed", None, f"unexpected {type(exc).__name__}: {exc}")
         else:  # the run's own word: a sleep with no LLM is skipped, a failed one failed
+            report = done.to_dict()
             status = str(report.get("status", "done"))
             said = "skipped" if status == "skipped" else "failed" if status in _FAILED else "done"
-            self._finish(run, said, report, _why(report, status) if said == "failed" else None)
+            error = _why(report, status) if said == "failed" else None
+            self._finish(run, said, report, error, done.lines())
 
     def _finish(
-        self, run: Run, status: str, report: dict[str, Any] | None, error: str | None
+        self,
+        run: Run,
+        status: str,
+        report: dict[str, Any] | None,
+        error: str | None,
+        lines: Sequence[str] = (),
     ) -> None:
         with self._lock:
             run.status, run.report, run.error = status, report, error
+            run.lines = [*lines]
+            recorded = (report or {}).get("run_id")
+            run.run_id = recorded if isinstance(recorded, int) else None
             run.finished_at = now_text()
             if status != "failed":
                 run.done = run.total

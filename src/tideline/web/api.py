@@ -356,7 +356,7 @@ def start_sleep_run(w: Web, dry_run: bool, timeout: float) -> Json:
     return w.runs.start(
         "sleep",
         len(STEPS),
-        lambda progress: sleep.run(dry_run=dry_run, timeout=timeout, progress=progress).to_dict(),
+        lambda progress: sleep.run(dry_run=dry_run, timeout=timeout, progress=progress),
     ).to_dict()
 
 
@@ -368,7 +368,5 @@ def start_dream_run(
     return w.runs.start(
         "dream",
         len(LAYER_NAMES),
-        lambda progress: to_dict(
-            dream.run(date, layers=chosen, dry_run=dry_run, progress=progress)
-        ),
+        lambda progress: dream.run(date, layers=chosen, dry_run=dry_run, progress=progress),
     ).to_dict()

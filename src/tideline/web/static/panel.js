@@ -17,8 +17,11 @@ function followRun(box) {
         box.dataset.status = run.status;
         if (run.status === "running") {
           setTimeout(tick, 500);
-        } else if (run.report) {
-          set("run-report", JSON.stringify(run.report, null, 2));
+        } else {
+          const what = run.run_id ? `run #${run.run_id}` : `(not recorded: ${run.status})`;
+          set("run-title", `${box.dataset.kind} ${what}`);
+          set("run-summary", run.lines.join("\n"));
+          if (run.report) set("run-report", JSON.stringify(run.report, null, 2));
         }
       })
       .catch(() => setTimeout(tick, 2000));
