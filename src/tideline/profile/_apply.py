@@ -203,7 +203,7 @@ class Applier:
                 self.s.facts.reopen(fact, self.now)
                 if fact.valid_to is not None:
                     self.s.strategies.withdraw_expiry(fact.id, fact.valid_to, self.now)
-                    self.s.edges.restore_for(fact.id, at=fact.valid_to)
+                    self._revive_edges(fact.id, fact.valid_to)
             case c.Merge():
                 self._merge(op)
             case c.SetDecay():
@@ -405,6 +405,21 @@ class Applier:
             self.counts["StrategyObsolete"] += self.s.strategies.obsolete_for(
                 [fact.id], gone, self.now, at=when
             )
+
+    def _revive_edges(self, fact_id: int, at: str) -> None:
+        """The edges the fact's withdrawn expiry at `at` retired live again, those whose other
+        end is still believed."""
+        retired = self.s.edges.retired_with(fact_id, at=at)
+        unbelieved = {"rejected", "closed"}
+        self.s.edges.revive(
+            [
+                edge
+                for edge, other in retired.items()
+                if other == fact_id
+                or (f := self.s.facts.get(other)) is None
+                or f.status not in unbelieved
+            ]
+        )
 
     def _merge(self, op: c.Merge) -> None:
         keep, drop = self._fact(op.keep), self._fact(op.drop)
