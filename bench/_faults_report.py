@@ -122,6 +122,23 @@ BEFORE: dict[str, str] = {
     "long input: `memo search --mode lex`, 131,000 chars, no spaces": (
         "quick: **1.22 s** (bound 1 s, start-up included)"
     ),
+    "damaged search files: `tideline search` (CLI, a new process)": (
+        "#31: 30 % random bytes in graph.usearch: exit −11 (seeds 5, 7, 9 of 10), again after "
+        "every restart; damaged vectors, ids or .fieldnorm: 10–12 of 18 answers wrong; damaged "
+        ".idx/.pos/.store/.fast: PanicException or ValueError escaped; doctor: all good"
+    ),
+    "damaged search files: `tideline serve` REST (files open)": (
+        "#31: the server died on its first vector search over a damaged graph, and after a restart"
+    ),
+    "damaged write-ahead log frame (60 acknowledged turns after it)": (
+        "#31: 6–7 of 60 acknowledged turns gone; stats, search and doctor exit 0"
+    ),
+    "time words at the calendar's ends: core `Memory.search`": (
+        "#31: OverflowError / year 10000 out of range (30 of 138 combinations)"
+    ),
+    "time words at the calendar's ends: REST `/api/search`": "#31: 500",
+    "time words at the calendar's ends: MCP `memory_search`": '#31: "unexpected …" tool error',
+    "time words at the calendar's ends: CLI `tideline search`": "#31: a traceback",
 }
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import math
 import re
 import statistics
 import tempfile
@@ -162,6 +163,14 @@ VARIANTS: dict[str, Variant] = {
         policy=levers(dates=1.0, memory=0.5), route="routed"
     ),
 }
+
+
+def ndcg_at(got: list[str | None], gold: set[str], k: int) -> float:
+    """Binary nDCG@k: each evidence turn in the top k counts 1/log2(rank + 1), over the best
+    order's (every evidence turn first)."""
+    dcg = sum(1.0 / math.log2(n + 2) for n, g in enumerate(got[:k]) if g in gold)
+    ideal = sum(1.0 / math.log2(n + 2) for n in range(min(len(gold), k)))
+    return dcg / ideal if ideal else 0.0
 
 
 def evidence_ids(raw: list[str]) -> tuple[set[str], int]:
@@ -399,6 +408,9 @@ def run(cache: Path | None, k_max: int = 10, lex_only: bool = False) -> str:
     recall: dict[str, dict[int, dict[int, list[float]]]] = {
         m: {c: {5: [], 10: []} for c in CATEGORIES} for m in variants
     }
+    # the first hit and the order of the top 10 (#37): Hit@1 and binary nDCG@10, per variant
+    firsts: dict[str, list[float]] = {m: [] for m in variants}
+    ndcg: dict[str, list[float]] = {m: [] for m in variants}
     latency: list[float] = []
     embedding: list[float] = []
     end_to_end: list[float] = []
@@ -491,6 +503,8 @@ def run(cache: Path | None, k_max: int = 10, lex_only: bool = False) -> str:
                     got = [ext.get(h.id) for h in hits]
                     for k in (5, 10):
                         recall[name][cat][k].append(len(gold & set(got[:k])) / len(gold))
+                    firsts[name].append(float(bool(got) and got[0] in gold))
+                    ndcg[name].append(ndcg_at(got, gold, 10))
             if (
                 DUMP is not None
             ):  # the last conversation's questions, asked here: nothing is relevant
@@ -505,9 +519,9 @@ def run(cache: Path | None, k_max: int = 10, lex_only: bool = False) -> str:
     header = (
         "| variant | "
         + " | ".join(f"{CATEGORIES[c]} @5 / @10" for c in CATEGORIES)
-        + " | overall @5 | overall @10 |"
+        + " | overall @5 | overall @10 | Hit@1 | nDCG@10 |"
     )
-    rows = [header, "|---|" + "---:|" * (len(CATEGORIES) + 2)]
+    rows = [header, "|---|" + "---:|" * (len(CATEGORIES) + 4)]
     for name in variants:
         cells = [
             f"{statistics.mean(recall[name][c][5]):.3f} / {statistics.mean(recall[name][c][10]):.3f}"
@@ -518,7 +532,8 @@ def run(cache: Path | None, k_max: int = 10, lex_only: bool = False) -> str:
         rows.append(
             f"| {name} | "
             + " | ".join(cells)
-            + f" | {statistics.mean(all5):.3f} | {statistics.mean(all10):.3f} |"
+            + f" | {statistics.mean(all5):.3f} | {statistics.mean(all10):.3f}"
+            + f" | {statistics.mean(firsts[name]):.3f} | {statistics.mean(ndcg[name]):.3f} |"
         )
     if plain_recall[1][5]:
         cells = [
@@ -530,7 +545,7 @@ def run(cache: Path | None, k_max: int = 10, lex_only: bool = False) -> str:
         rows.append(
             f"| {BASELINE} | "
             + " | ".join(cells)
-            + f" | {statistics.mean(all5):.3f} | {statistics.mean(all10):.3f} |"
+            + f" | {statistics.mean(all5):.3f} | {statistics.mean(all10):.3f} | | |"
         )
     p50, p95 = ms_stats(latency)
     total = [a + b for a, b in zip(latency, embedding, strict=False)] or latency
@@ -559,7 +574,9 @@ def run(cache: Path | None, k_max: int = 10, lex_only: bool = False) -> str:
             f"({dropped} unreadable evidence ids dropped; {skipped} skipped, not cached). Import with {cache_note}: "
             f"{import_seconds:.1f} s, {turns_total / import_seconds:.1f} turns/s including embedding.",
             "",
-            "Evidence recall (share of a question's evidence turns in the top k), mean over questions."
+            "Evidence recall (share of a question's evidence turns in the top k), mean over questions;"
+            " Hit@1: the share of questions whose first hit is an evidence turn; nDCG@10: binary,"
+            " each evidence turn in the top 10 by 1/log2(rank + 1) over the best order's."
             " Each row switches one lever against the row it names (bench/_locomo_levers.py):",
             "",
             *rows,

@@ -91,6 +91,9 @@ def test_narratives_nothing_relevant_is_an_answer(diary: Memory) -> None:
     found = diary.search("my sister's new job", include_turns=False)
     assert found.hits == [] and found.left_out > 0
     assert found.reason is not None and "relevance floor" in found.reason
+    # a query without a letter or a digit looks for nothing (#37: `"` found a turn at 0.16)
+    for nothing in ('"', "?!", " ... "):
+        assert diary.search(nothing, min_score=0).hits == [], nothing
     everything = diary.search("my sister's new job", min_score=0, include_turns=False)
     assert len(everything.hits) == len(MEMORIES)
     assert all(h.score < diary.min_score for h in everything.hits)  # what the floor cut

@@ -61,7 +61,7 @@ SESSIONS: list[tuple[str, list[tuple[str, str, str, bool]]]] = [
         ("Sunday dawn runs by the Rhône now.", "sport", "runs at dawn on Sundays", False),
     ]),
     ("2023-12-18T19:45:00Z", [
-        ("Porto is still where I call home.", "home", "lives in Porto", False),
+        ("Porto is still where I call home, Biscuit too.", "home", "lives in Porto", False),
     ]),
 ]  # fmt: skip
 SAID = {
@@ -84,7 +84,7 @@ class Model:
 
     @staticmethod
     def extract(text: str) -> dict[str, Any]:
-        observations, events = [], []
+        observations, events, people = [], [], []
         for line in _section(text, "Session"):
             m = TURN.match(line)
             if m and m[2] in SAID:
@@ -94,7 +94,10 @@ class Model:
                 )
                 if SAID[m[2]][2]:
                     events.append({"title": m[2], "turns": [int(m[1])], "decay_days": 30})
-        return {"summary": "a session", "observations": observations, "events": events}  # fmt: skip
+                if "Biscuit" in m[2]:
+                    people.append({"name": "Biscuit", "relation": "dog", "details": m[2]})
+        said = {"observations": observations, "events": events, "relationships": people}
+        return {"summary": "a session", **said}
 
     @staticmethod
     def classify(text: str) -> dict[str, Any]:
@@ -131,6 +134,18 @@ class Model:
         return {"decisions": decisions}  # fmt: skip
 
     @staticmethod
+    def edges(text: str) -> dict[str, Any]:
+        """Running at dawn is related to training for the half marathon, whenever both show."""
+        shown = {m[2]: int(m[1]) for line in text.splitlines() if (m := FACT.match(line))}
+        if {"sport", "goal"} <= shown.keys():
+            return {
+                "edges": [
+                    {"kind": "related_to", "from_fact": shown["sport"], "to_fact": shown["goal"]}
+                ]
+            }
+        return {"edges": []}  # fmt: skip
+
+    @staticmethod
     def arbitrate(text: str) -> dict[str, Any]:
         new = re.findall(r"^new_fact_id (-?\d+)", text, re.MULTILINE)
         return {"decisions": [{"new_fact_id": int(n), "decision": "accept_new"} for n in new]}
@@ -140,7 +155,7 @@ def live_through(server: LLMServer, stages: list[list[int]], home: Path, moving:
     """An agent of its own (on PostgreSQL, its own namespace) fed the sessions of each stage,
     then slept on; `moving`: the clock stands at the morning after the stage's last session
     (lived night by night), else at `NOW`."""
-    for step in ("extract", "classify", "arbitrate"):
+    for step in ("extract", "classify", "edges", "arbitrate"):
         server.follow(step, getattr(Model, step))
     clock = ManualClock(NOW)
     own = {"database_user": f"{Settings.load().database_user}{home.name}"}
@@ -169,7 +184,7 @@ def profile_of(agent: Agent, *, record: bool) -> dict[str, Any]:
     facts = p.facts(evidence=True)
     name = {f.id: f"{f.category}: {f.value} @{f.valid_from}" for f in facts}
     rec = (lambda *xs: xs) if record else (lambda *xs: ())
-    out: dict[str, Any] = {"facts": [], "strategies": [], "events": [], "edges": []}
+    out: dict[str, Any] = {"facts": [], "strategies": [], "events": [], "edges": [], "people": []}
     for f in facts:
         changes = [
             (c.from_status, c.to_status, c.at, c.why, *rec(c.recorded_at))
@@ -190,6 +205,11 @@ def profile_of(agent: Agent, *, record: bool) -> dict[str, Any]:
         ))  # fmt: skip
     for e in p.events(active=None):
         out["events"].append((e.title, e.status, e.valid_from, e.valid_to, e.expires_at))
+    for r in p.relationships():
+        out["people"].append((
+            r.name, r.relation, r.details, r.status, r.mention_count, r.first_seen_at,
+            r.last_seen_at, *rec(r.created_at),
+        ))  # fmt: skip
     for g in p.edges(live=False):
         out["edges"].append((g.kind, name[g.from_fact], name[g.to_fact], g.valid_from, g.valid_to))
     out = {k: sorted(v, key=repr) for k, v in out.items()}
@@ -237,6 +257,11 @@ def test_the_history_in_one_go_is_what_it_says(in_one_go: Agent) -> None:
     [adopted] = by_value["adopted a dog named Biscuit"]
     assert (thinking.valid_to, adopted.supersedes) == (adopted.valid_from, thinking.id)
     assert p.as_of("2026-12-01").facts == []
+    [edge] = p.edges(live=False)  # the run and the half marathon, while both were believed
+    assert (edge.kind, edge.valid_to) == ("related_to", "2023-08-18T09:15:00Z")
+    [dog] = in_one_go.profile.relationships()
+    seen = (dog.name, dog.mention_count, dog.first_seen_at[:10], dog.last_seen_at[:10])
+    assert seen == ("Biscuit", 2, "2023-08-11", "2023-12-18")
     # every question of 2023 was settled in 2023: answered, made obsolete or lapsed, this run's
     # own included; "as of" a day shows the ones open then as they were then
     questions = p.strategies(status=None)

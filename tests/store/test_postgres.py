@@ -37,7 +37,7 @@ def test_two_agents_sharing_words_never_see_each_other(pg_url: str, e5: Embedder
         alice_user.memory.write(gesture="A user of Alice's saw the blue whale", tags=["whale"])
         for app, who in ((alice, "Alice"), (bob, "Bob"), (alice_user, "A user of Alice's")):
             for mode in ("hybrid", "lex", "vec"):
-                hits = app.memory.search("blue whale", k=10, mode=mode).hits
+                hits = app.memory.search("blue whale", k=10, mode=mode, include_turns=False).hits
                 assert hits and all(h.text.startswith(who) for h in hits), (who, mode, hits)
         turns = alice.memory.search("whale", k=10, include_turns=True).hits
         assert {h.text for h in turns} == {

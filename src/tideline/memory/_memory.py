@@ -27,6 +27,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, suppress
 from dataclasses import asdict, replace
+from itertools import chain
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, cast
@@ -343,21 +344,17 @@ class Memory:
             name = detect(path) if fmt == AUTO else fmt
             batch = get_importer(name).read(path)
         except OSError as exc:
-            raise InvalidInput(
-                f"cannot read {path}: {exc.strerror or exc}; check the file's permissions"
-            ) from None
-        summary = ImportSummary(
-            str(path),
-            name,
-            detected=fmt == AUTO,
-            skipped=batch.skipped,
-            skipped_kinds=dict(batch.skipped_kinds),
-            problems=list(batch.problems),
-        )
+            raise _unreadable(path, exc) from None
+        summary = ImportSummary(str(path), name, detected=fmt == AUTO)
         facts: list[FoundFact] = []
         with self.lock, self.db.transaction():
-            for s in batch.sessions:
-                facts += self._import_session(s, session or s.key, name, summary)
+            try:  # `later` sessions are read as they are stored: the file's read goes on here
+                for s in chain(batch.sessions, batch.later):
+                    facts += self._import_session(s, session or s.key, name, summary)
+            except OSError as exc:
+                raise _unreadable(path, exc) from None
+            summary.skipped, summary.skipped_kinds = batch.skipped, dict(batch.skipped_kinds)
+            summary.problems[:0] = batch.problems  # the file's own first, as they were read
             if batch.narratives:
                 added, existing, problems = restore_narratives(
                     self.raw, self.narratives, batch.narratives
@@ -761,6 +758,10 @@ def _require_file(path: Path, fmt: str) -> None:
     if not found:
         article = "an" if fmt[:1].lower() in "aeiou" else "a"
         raise NotFound(f"{shown(path)} is not a file; pass the path of {article} {fmt} export")
+
+
+def _unreadable(path: Path, exc: OSError) -> InvalidInput:
+    return InvalidInput(f"cannot read {path}: {exc.strerror or exc}; check the file's permissions")
 
 
 def _nothing_found(path: Path, summary: ImportSummary) -> str:

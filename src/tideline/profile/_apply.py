@@ -203,7 +203,6 @@ class Applier:
                 self.s.facts.reopen(fact, self.now)
                 if fact.valid_to is not None:
                     self.s.strategies.withdraw_expiry(fact.id, fact.valid_to, self.now)
-                    self.s.edges.restore_for(fact.id, at=fact.valid_to)
             case c.Merge():
                 self._merge(op)
             case c.SetDecay():
@@ -246,6 +245,8 @@ class Applier:
                 self.s.edges.add(
                     op.kind, a.id, b.id, valid_from=since, now=self.now, run_id=self.run_id
                 )
+            case c.RestoreEdge():
+                self.s.edges.hold_again(op.edge_id)
             case c.NewStrategy():
                 about = None if op.fact is None else self._fact(op.fact)
                 arose = op.valid_from or (question_time(op.kind, about) if about else self.now)

@@ -94,15 +94,13 @@ class EdgeStore:
         )
         return len(cur.fetchall())
 
-    def restore_for(self, fact_id: int, *, at: str) -> None:
-        """The edges a fact's expiry at `at` retired live again (the expiry was withdrawn),
-        those whose other end is still believed."""
+    def hold_again(self, edge_id: int) -> None:
+        """A retired edge holds again: the expiry that retired it was withdrawn (both its facts
+        believed again)."""
         self.db.execute(
-            "UPDATE edges SET removed_at = NULL, valid_to = NULL WHERE removed_at IS NOT NULL"
-            " AND valid_to = ? AND (from_fact = ? OR to_fact = ?) AND NOT EXISTS (SELECT 1 FROM"
-            " facts f WHERE f.id IN (from_fact, to_fact) AND f.id != ?"
-            " AND f.status IN ('rejected', 'closed'))",
-            (at, fact_id, fact_id, fact_id),
+            "UPDATE edges SET removed_at = NULL, valid_to = NULL WHERE id = ?"
+            " AND removed_at IS NOT NULL",
+            (edge_id,),
         )
 
     def list(self, *, fact_id: int | None = None, live: bool = True) -> list[Edge]:

@@ -41,7 +41,8 @@ def _quote(text: str) -> str:
     return '"' + text.replace('"', '""') + '"'
 
 
-def _has_word(text: str) -> bool:
+def has_word(text: str) -> bool:
+    """Whether `text` holds a letter or a digit: something to look for."""
     return _WORD.search(text) is not None
 
 
@@ -125,11 +126,11 @@ def parse_query(
     neg_chunks: list[str] = []
     for raw in _TOKEN.findall(text)[: MAX_TERMS * 2]:
         # `-word` excludes; `--option` and `-"…"` are literal text (command lines are searched too)
-        negate = raw.startswith("-") and raw[1:2] not in ("-", '"', "") and _has_word(raw)
+        negate = raw.startswith("-") and raw[1:2] not in ("-", '"', "") and has_word(raw)
         body = raw[1:] if negate else raw
         prefix = body.endswith("*") and not body.startswith('"')
         body = body.strip('"').rstrip("*")[:MAX_TERM_CHARS]
-        if not _has_word(body):
+        if not has_word(body):
             continue
         star = "*" if prefix else ""
         pieces = _terms(body, raw.startswith('"'), analyser)

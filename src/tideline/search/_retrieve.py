@@ -38,7 +38,7 @@ from tideline.search._fallback import QueryVector, resolved
 from tideline.search._fusion import fuse, lex_norm, ranks
 from tideline.search._levers import Groups, Key, Mark, boost, diversify, lift, session_scores
 from tideline.search._lexical import Counts, Freqs, evident, fts_form, lexicon, rescore, trust
-from tideline.search._query import ParsedQuery, parse_query
+from tideline.search._query import ParsedQuery, has_word, parse_query
 from tideline.search._score import score, truncated
 from tideline.search._time_window import RESTRICT, TimeWindow, nothing_in, within
 from tideline.search._types import SCORE_PLACES, Hit, Mode, Policy, SearchResult
@@ -165,6 +165,8 @@ def retrieve(
     orders equal scores. `window` is the time the question names, with the owner's scope
     narrowed to it (`_time_window`; used when `Policy.window` is on).
     """
+    if not has_word(query):  # `"` or `?!`: no word to find, no meaning to be near (#37)
+        return SearchResult([], mode, [], policy.floor, 0)
     found = _fused(_scopes(scopes), query, qvec, k, mode, policy, texts, warning, parents)
     hits = found.hits
     for key in keys:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TextIO
@@ -55,6 +55,9 @@ class ImportBatch:
     restored as stored (`restore_narratives`; the profile's `restore`)."""
 
     sessions: list[ImportedSession] = field(default_factory=list)
+    #: Sessions read one by one as they are stored, after `sessions` (a large export is never
+    #: held whole); the counts and problems below are complete once it is used up.
+    later: Iterable[ImportedSession] = ()
     problems: list[ImportProblem] = field(default_factory=list)
     skipped: int = 0
     skipped_kinds: Counter[str] = field(default_factory=Counter)

@@ -15,7 +15,13 @@ from pathlib import Path
 from typing import IO, Any
 
 from tideline.memory._types import ImportProblem
-from tideline.memory.importers._base import NOT_JSON, ImportBatch, open_text, parse_json
+from tideline.memory.importers._base import (
+    NOT_JSON,
+    ImportBatch,
+    ImportedSession,
+    open_text,
+    parse_json,
+)
 
 #: How much text is read at a time (characters; at least).
 CHUNK = 1 << 20
@@ -135,7 +141,8 @@ def read_conversations(
 ) -> ImportBatch:
     """A chat service's `conversations.json` (ChatGPT's, Claude's): a list of conversations, or
     one on its own (an object with its `marker` key), each handed to `conversation(number,
-    conv, batch)` with its 1-based number as it is read."""
+    conv, batch)` with its 1-based number as it is read. The sessions it adds come in
+    `batch.later`, one conversation at a time, as they are stored."""
     batch = ImportBatch()
 
     def alone(document: Any) -> list[Any]:
@@ -146,6 +153,12 @@ def read_conversations(
         )
         return []
 
-    for number, conv in enumerate(json_array(path, batch, alone), 1):
-        conversation(number, conv, batch)
+    def sessions() -> Iterator[ImportedSession]:
+        found = batch.sessions
+        for number, conv in enumerate(json_array(path, batch, alone), 1):
+            conversation(number, conv, batch)
+            yield from found
+            found.clear()
+
+    batch.later = sessions()
     return batch
