@@ -18,6 +18,16 @@ from tideline.memory import Memory
 from tideline.store import Database, Namespace, Storage, open_database, open_postgres
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Temporary files in memory (/dev/shm, when it has room and TMPDIR does not say otherwise),
+    for this process and the programs it starts: every test's SQLite files commit there, where a
+    sync costs nothing (the profile and memory suites took 21-26 s on a busy disk, 15 s here)."""
+    shm = _in_memory()
+    if shm is not None and not os.environ.get("TMPDIR"):
+        os.environ["TMPDIR"] = str(shm)
+        tempfile.tempdir = None  # asked again: gettempdir() reads TMPDIR
+
+
 def pytest_report_header(config: pytest.Config) -> str:
     return f"sqlite {apsw.sqlite_lib_version()}, apsw {apsw.apsw_version()}"
 

@@ -134,6 +134,18 @@ class Model:
         return {"decisions": decisions}  # fmt: skip
 
     @staticmethod
+    def edges(text: str) -> dict[str, Any]:
+        """Running at dawn is related to training for the half marathon, whenever both show."""
+        shown = {m[2]: int(m[1]) for line in text.splitlines() if (m := FACT.match(line))}
+        if {"sport", "goal"} <= shown.keys():
+            return {
+                "edges": [
+                    {"kind": "related_to", "from_fact": shown["sport"], "to_fact": shown["goal"]}
+                ]
+            }
+        return {"edges": []}  # fmt: skip
+
+    @staticmethod
     def arbitrate(text: str) -> dict[str, Any]:
         new = re.findall(r"^new_fact_id (-?\d+)", text, re.MULTILINE)
         return {"decisions": [{"new_fact_id": int(n), "decision": "accept_new"} for n in new]}
@@ -143,7 +155,7 @@ def live_through(server: LLMServer, stages: list[list[int]], home: Path, moving:
     """An agent of its own (on PostgreSQL, its own namespace) fed the sessions of each stage,
     then slept on; `moving`: the clock stands at the morning after the stage's last session
     (lived night by night), else at `NOW`."""
-    for step in ("extract", "classify", "arbitrate"):
+    for step in ("extract", "classify", "edges", "arbitrate"):
         server.follow(step, getattr(Model, step))
     clock = ManualClock(NOW)
     own = {"database_user": f"{Settings.load().database_user}{home.name}"}
@@ -245,6 +257,8 @@ def test_the_history_in_one_go_is_what_it_says(in_one_go: Agent) -> None:
     [adopted] = by_value["adopted a dog named Biscuit"]
     assert (thinking.valid_to, adopted.supersedes) == (adopted.valid_from, thinking.id)
     assert p.as_of("2026-12-01").facts == []
+    [edge] = p.edges(live=False)  # the run and the half marathon, while both were believed
+    assert (edge.kind, edge.valid_to) == ("related_to", "2023-08-18T09:15:00Z")
     [dog] = in_one_go.profile.relationships()
     seen = (dog.name, dog.mention_count, dog.first_seen_at[:10], dog.last_seen_at[:10])
     assert seen == ("Biscuit", 2, "2023-08-11", "2023-12-18")

@@ -55,6 +55,8 @@ def load(ctx: Ctx) -> Outcome:
     if ctx.work.times:  # what a rule ended after this run's first words, judged again
         first = min(ctx.work.times.values())
         ctx.work.revive(ctx.profile.expired_after(first))
+        if ctx.work.dormant:
+            ctx.work.revive_edges(ctx.profile.edges(live=False))
         settled = ctx.profile.settled_after(first)
         ctx.work.reconsider(settled)
         for fid in {s.fact_id for s in settled if s.fact_id is not None}:

@@ -87,6 +87,7 @@ class Working(Changeset):
     strategies: dict[int, Strategy] = field(default_factory=dict)  # open and asked, projected
     lapsed: dict[int, Strategy] = field(default_factory=dict)  # settled expired after our words
     waking: dict[int, list[Strategy]] = field(default_factory=dict)  # obsolete by a revived expiry
+    waking_edges: dict[int, list[Edge]] = field(default_factory=dict)  # retired by one, likewise
     questioned: dict[int, Fact] = field(default_factory=dict)  # retired facts they name
     obsoleted: list[int] = field(default_factory=list)  # strategies whose fact was retired
     turns: dict[int, tuple[int, str]] = field(default_factory=dict)  # this run's: session, ts
@@ -152,6 +153,15 @@ class Working(Changeset):
         would had each night been slept on in turn."""
         return [f for f in self.live() if f.expires_at is None or f.expires_at > at]
 
+    def revive_edges(self, edges: Iterable[Edge]) -> None:
+        """The retired edges of revived facts that their expiry retired: live again
+        (`Changeset.restore_edge`) once the fact wakes and its other fact is believed too."""
+        for e in edges:
+            for end in (e.from_fact, e.to_fact):
+                d = self.dormant.get(end)
+                if d is not None and e.removed_at is not None and e.valid_to == d.valid_to:
+                    self.waking_edges.setdefault(end, []).append(e)
+
     def revive(self, expired: Iterable[tuple[Fact, str]]) -> None:
         """Facts an earlier run closed by expiry after this run's first words (each with the
         status it had): believed again in the projection, as they were when those words were
@@ -174,6 +184,13 @@ class Working(Changeset):
                 ]
                 for sid in raised:  # the verify question its expiry raised goes with it
                     del self.strategies[sid]
+                for e in self.waking_edges.pop(f.id, []):  # its links hold again, once
+                    other = e.to_fact if e.from_fact == f.id else e.from_fact  # both are believed
+                    if other in self.dormant:
+                        self.waking_edges.setdefault(other, []).append(e)
+                    elif (o := self.facts.get(other)) is not None and o.active:
+                        self.edges.add((e.kind, e.from_fact, e.to_fact))
+                        super().restore_edge(e.id)
                 for q in self.waking.pop(f.id, []):  # and the questions it ended stand again
                     self.strategies[q.id] = dataclasses.replace(
                         q, status="open", outcome=None, resolved_why=None, valid_to=None

@@ -203,7 +203,6 @@ class Applier:
                 self.s.facts.reopen(fact, self.now)
                 if fact.valid_to is not None:
                     self.s.strategies.withdraw_expiry(fact.id, fact.valid_to, self.now)
-                    self._revive_edges(fact.id, fact.valid_to)
             case c.Merge():
                 self._merge(op)
             case c.SetDecay():
@@ -246,6 +245,8 @@ class Applier:
                 self.s.edges.add(
                     op.kind, a.id, b.id, valid_from=since, now=self.now, run_id=self.run_id
                 )
+            case c.RestoreEdge():
+                self.s.edges.hold_again(op.edge_id)
             case c.NewStrategy():
                 about = None if op.fact is None else self._fact(op.fact)
                 arose = op.valid_from or (question_time(op.kind, about) if about else self.now)
@@ -405,21 +406,6 @@ class Applier:
             self.counts["StrategyObsolete"] += self.s.strategies.obsolete_for(
                 [fact.id], gone, self.now, at=when
             )
-
-    def _revive_edges(self, fact_id: int, at: str) -> None:
-        """The edges the fact's withdrawn expiry at `at` retired live again, those whose other
-        end is still believed."""
-        retired = self.s.edges.retired_with(fact_id, at=at)
-        unbelieved = {"rejected", "closed"}
-        self.s.edges.revive(
-            [
-                edge
-                for edge, other in retired.items()
-                if other == fact_id
-                or (f := self.s.facts.get(other)) is None
-                or f.status not in unbelieved
-            ]
-        )
 
     def _merge(self, op: c.Merge) -> None:
         keep, drop = self._fact(op.keep), self._fact(op.drop)

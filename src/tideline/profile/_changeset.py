@@ -162,6 +162,14 @@ class NewEdge:
 
 
 @dataclass(frozen=True)
+class RestoreEdge:
+    """An edge an expiry retired holds again: the expiry was withdrawn (`Reopen`) and the
+    edge's other fact is believed too."""
+
+    edge_id: int
+
+
+@dataclass(frozen=True)
 class NewStrategy:
     ref: Ref
     kind: str
@@ -262,6 +270,7 @@ Op = (
     | NewEvent
     | CloseEvent
     | NewEdge
+    | RestoreEdge
     | NewStrategy
     | ReopenStrategy
     | StrategyStatus
@@ -426,6 +435,10 @@ class Changeset:
         if from_fact == to_fact:
             raise InvalidInput(f"edge {kind}: a fact cannot point at itself ({from_fact})")
         self.ops.append(NewEdge(kind, from_fact, to_fact, stamp(valid_from, "valid_from")))
+
+    def restore_edge(self, edge_id: int) -> None:
+        """An edge retired by a withdrawn expiry holds again (`RestoreEdge`)."""
+        self.ops.append(RestoreEdge(edge_id))
 
     def add_strategy(
         self, kind: str, fact: FactRef | None, question: str, valid_from: str | None = None

@@ -8,8 +8,6 @@ the later of its facts' starts to the first end); `created_at`/`removed_at` is r
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from tideline.profile._types import EDGE_KINDS, Edge
 from tideline.store import Storage
 
@@ -96,26 +94,14 @@ class EdgeStore:
         )
         return len(cur.fetchall())
 
-    def retired_with(self, fact_id: int, *, at: str) -> dict[int, int]:
-        """The edges a fact's expiry at `at` retired: edge id → the fact at its other end."""
-        rows = self.db.rows(
-            "SELECT id, from_fact, to_fact FROM edges WHERE removed_at IS NOT NULL"
-            " AND valid_to = ? AND (from_fact = ? OR to_fact = ?)",
-            (at, fact_id, fact_id),
+    def hold_again(self, edge_id: int) -> None:
+        """A retired edge holds again: the expiry that retired it was withdrawn (both its facts
+        believed again)."""
+        self.db.execute(
+            "UPDATE edges SET removed_at = NULL, valid_to = NULL WHERE id = ?"
+            " AND removed_at IS NOT NULL",
+            (edge_id,),
         )
-        return {
-            int(r["id"]): int(r["to_fact"] if r["from_fact"] == fact_id else r["from_fact"])
-            for r in rows
-        }
-
-    def revive(self, edge_ids: Sequence[int]) -> None:
-        """These retired edges live again (the expiry that retired them was withdrawn)."""
-        if edge_ids:
-            marks = ",".join("?" * len(edge_ids))
-            self.db.execute(
-                f"UPDATE edges SET removed_at = NULL, valid_to = NULL WHERE id IN ({marks})",
-                [int(i) for i in edge_ids],
-            )
 
     def list(self, *, fact_id: int | None = None, live: bool = True) -> list[Edge]:
         where, params = ["1 = 1"], []

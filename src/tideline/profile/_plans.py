@@ -80,7 +80,8 @@ def plan_expiry(
     new_events: Iterable[tuple[Ref, EventDraft]] = (),
 ) -> list[int]:
     done = []
-    for fact in facts:
+    ending = sorted(facts, key=lambda f: (f.expires_at or "", f.id))  # first ended, first closed:
+    for fact in ending:  # a link between two expired facts ends with the first of them
         if fact.status in ACTIVE_STATUSES and is_expired(fact, now):
             changeset.close(fact.id, why="expired", at=fact.expires_at)
             changeset.add_strategy("verify", fact.id, verify_question(fact))
