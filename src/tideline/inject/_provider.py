@@ -115,7 +115,7 @@ class MemoryProvider:
 
         sections = [self._run("T1", run_t1, notes)]
         if session and self.session_memory is not None:
-            sections.append(self._session_memory(session, query, sections[0], notes))
+            sections.append(self._session_memory(session, query, qvec, sections[0], notes))
         if self.profile is not None and query.strip():
             sections += self._understanding(self.profile, query, qvec, notes)
         retrieved = len(t1.hits)
@@ -141,13 +141,20 @@ class MemoryProvider:
 
     # -- the parts that need the profile or session memory ---------------------------------------
     def _session_memory(
-        self, session: str, query: str, t1: Section | None, notes: list[str]
+        self,
+        session: str,
+        query: str,
+        qvec: np.ndarray | None,
+        t1: Section | None,
+        notes: list[str],
     ) -> Section | None:
         assert self.session_memory is not None
         sessions = self.session_memory
         shown = {int(i.ref[2:]) for i in t1.items if i.ref.startswith("t:")} if t1 else set()
         return self._run(
-            "T1s", lambda: t1s_session_memory(self.memory, sessions, session, query, shown), notes
+            "T1s",
+            lambda: t1s_session_memory(self.memory, sessions, session, query, shown, qvec),
+            notes,
         )
 
     def _understanding(

@@ -188,11 +188,12 @@ def t1s_session_memory(
     session: str,
     message: str,
     shown: set[int],
+    qvec: np.ndarray | None = None,
 ) -> Tier:
     """Session memory's three layers as parts; T1's own recent turns (`shown`) are not repeated.
     With an LLM, a session that ran past 2 × keep_recent unsummarised turns folds them into its
     summary here (one call); without one the summary is skipped and the notes say so."""
-    ctx = sessions.context(session, message)
+    ctx = sessions.context(session, message, qvec)
     notes = [f"T1s: {n}" for n in ctx.notes]
     parts: list[Part] = []
     if ctx.summary:
