@@ -37,6 +37,7 @@ from tideline.inject._tiers import (
     t2b_context_bridge,
     t3_memory_map,
     t4_active_retrieval,
+    turn_item,
 )
 from tideline.inject._understanding import t1p_profile_bridge, t1q_questions
 from tideline.memory import Memory
@@ -84,6 +85,19 @@ class MemoryProvider:
         """The per-turn block for `message` (in conversation `session`, when given): T1, T1s,
         T1p, T1q, then T4 if T1 found too little."""
         return self.prefetch_block(message, session).text
+
+    def count_ahead(self, turn_ids: Sequence[int]) -> None:
+        """Count these turns as a prefetch shows them (T1's recent context, T1s, T4), so the
+        prefetch that shows them finds their counts made. A runtime calls it off the agent's
+        thread when it keeps a turn (Hermes's worker): the tokenizer (~1.5 µs a character with
+        e5) then costs the agent's wait nothing. Best effort: a failure is only logged."""
+        try:
+            with self.memory.lock:
+                turns = self.memory.raw.get(turn_ids)
+            for turn in turns:
+                self.count(turn_item(turn).render() + "\n")
+        except Exception as exc:  # the turn is kept; its count is made later, when shown
+            log.warning("turns not counted ahead: %s", exc)
 
     # -- structured versions -------------------------------------------------------------------
     def identity(self) -> Block:
