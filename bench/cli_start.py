@@ -8,6 +8,11 @@ machine's shell sets `PYTHONDONTWRITEBYTECODE`, which is unset for the calls).
 
     .venv/bin/python bench/cli_start.py [--runs 9]
 
+With `--home DIR` it times instead a real search on that home with the home's embedder (the
+query embedded uncached, the model loaded: what an agent's shell call waits for), e.g. a LoCoMo
+home built once with `TIDELINE_HOME=DIR tideline import conv-30.json --format locomo`; run it
+under `flock /work/embed.lock`, as it embeds.
+
 Prints a table; issue 25's figures at 200k turns are in docs/benchmarks-history.md (pg_scale's `cli`).
 """
 
@@ -33,6 +38,9 @@ COMMANDS = {
         "--json",
     ],
 }
+#: `--home`: a question about the home's conversation, each run a different one, so the query
+#: embedding cache never answers (the question itself does not matter to start-up).
+HOME_QUERY = "what did they say about the trip, {n}?"
 
 
 def timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
@@ -48,21 +56,41 @@ def timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
     return wall, cpu
 
 
+def row(label: str, runs: list[tuple[float, float]]) -> str:
+    """The table row of these (wall, CPU) runs."""
+    walls, cpus = zip(*runs, strict=True)
+    w50, w95 = ms_stats(list(walls))
+    c50, c95 = ms_stats(list(cpus))
+    return f"| {label} | {len(runs)} | {w50} / {w95} | {c50} / {c95} |"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=9)
+    ap.add_argument(
+        "--home",
+        type=Path,
+        help='time `tideline search "<question>" --json` on this home, its embedder loaded',
+    )
     args = ap.parse_args()
     exe = str(Path(sys.executable).parent / "tideline")
     rows = []
-    with tempfile.TemporaryDirectory() as home:
-        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-        env |= {"TIDELINE_HOME": home, "TIDELINE_EMBEDDER": "none", "NO_COLOR": "1"}
-        for label, command in COMMANDS.items():
-            timed([exe, *command], env)
-            walls, cpus = zip(*(timed([exe, *command], env) for _ in range(args.runs)), strict=True)
-            w50, w95 = ms_stats(list(walls))
-            c50, c95 = ms_stats(list(cpus))
-            rows.append(f"| {label} | {args.runs} | {w50} / {w95} | {c50} / {c95} |")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["NO_COLOR"] = "1"
+    if args.home:
+        env["TIDELINE_HOME"] = str(args.home)
+        search = [exe, "search", HOME_QUERY.format(n=-1), "--json"]
+        timed(search, env)
+        runs = [
+            timed([exe, "search", HOME_QUERY.format(n=n), "--json"], env) for n in range(args.runs)
+        ]
+        rows.append(row(f'`tideline search "<question>" --json` on {args.home}', runs))
+    else:
+        with tempfile.TemporaryDirectory() as home:
+            env |= {"TIDELINE_HOME": home, "TIDELINE_EMBEDDER": "none"}
+            for label, command in COMMANDS.items():
+                timed([exe, *command], env)
+                rows.append(row(label, [timed([exe, *command], env) for _ in range(args.runs)]))
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     print(
         "\n".join(

@@ -14,14 +14,17 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import itertools
 import json
 import math
 import re
 import statistics
 import tempfile
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from _locomo_levers import CacheOnly, Mixed, Turn, context_vectors, lexical_index, window_text
@@ -35,7 +38,7 @@ from tideline.embed import CachedEmbedder
 from tideline.errors import EmbedderError
 from tideline.memory import NarrativeInput, spelled_day, turn_keys, turns_window
 from tideline.profile import EventDraft
-from tideline.search import Hit, Policy, Scope, TextIndex, retrieve
+from tideline.search import Hit, Key, Policy, Scope, TextIndex, retrieve
 
 DATA = SHARED / "locomo"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
@@ -80,6 +83,7 @@ class Variant:
     mode: str = "hybrid"
     policy: Policy = NEW
     route: str = ""
+    answers: float = 0.0  # the answer lever's weight (#37 item 4, `_answers`)
 
 
 VARIANTS: dict[str, Variant] = {
@@ -88,6 +92,11 @@ VARIANTS: dict[str, Variant] = {
         policy=DEFAULT
     ),
     "default with memory keys ×0.25 ¹": Variant(policy=KEYS),
+    "default + answers ×0.25 (a question's hit lifts the turn after it)": Variant(
+        policy=DEFAULT, answers=0.25
+    ),
+    "default + answers ×0.1": Variant(policy=DEFAULT, answers=0.1),
+    "default + answers ×0.5": Variant(policy=DEFAULT, answers=0.5),
     "default without the speaker lever": Variant(policy=DATES),
     "default with memory keys, without the speaker lever ¹": Variant(
         policy=replace(KEYS, speaker_weight=0.0)
@@ -240,6 +249,8 @@ def _search(
         narratives,
         memory_scope=routes.get(v.route),
     )
+    if v.answers:
+        keys.append(_answers(Scope(Mixed(indexes[v.lex], indexes[v.vec])), memory, v.answers))
     asked = memory.window_for(question) if v.policy.window else None
     found = retrieve(
         Scope(Mixed(indexes[v.lex], indexes[v.vec])),
@@ -254,6 +265,21 @@ def _search(
         window=turns_window(memory.raw, asked, keys) if asked else None,
     )
     return found.hits[:k]
+
+
+#: The turn after each turn in its session (set per conversation by `run`), for `_answers`.
+NEXT: dict[int, int] = {}
+
+
+def _answers(scope: Scope, memory: Any, weight: float) -> Key:
+    """An ablation lever (#37 item 4): a question turn the search finds ("What's their name?")
+    lifts the turn after it, where its answer is, by `weight` × the question's score."""
+
+    def targets(ids: Sequence[int]) -> Mapping[int, Sequence[int]]:
+        texts = memory.raw.texts(list(ids))
+        return {i: [NEXT[i]] for i in ids if i in NEXT and texts.get(i, "").rstrip().endswith("?")}
+
+    return Key("answers", scope, weight, targets=targets, texts=memory.raw.texts)
 
 
 def _near(turns: list[Turn], ext: dict[int, str], gold: set[str]) -> set[int]:
@@ -442,6 +468,10 @@ def run(cache: Path | None, k_max: int = 10, lex_only: bool = False) -> str:
             import_seconds += time.perf_counter() - started
             turns_total += summary.turns_added
             turns, ext = _turns(app)
+            NEXT.clear()
+            NEXT.update(
+                (a.id, b.id) for a, b in itertools.pairwise(turns) if a.session == b.session
+            )
             indexes = _indexes(app, turns, not lex_only)
             by_dia = {e: i for i, e in ext.items() if e}
             narratives += _observations(app, data, by_dia)

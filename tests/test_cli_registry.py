@@ -26,6 +26,10 @@ NOT_FOR_SEARCH = (
     "tideline.consolidate.dream._dream",
     "tideline.library._library",
     "tideline.llm",
+    "tideline.analysis.entity_graph",  # the script layer: only its migrations are opened
+    "tideline.analysis.soft_clusters",
+    "tideline.analysis.topics",
+    "tideline.profile._profile",  # the profile service: only its tables' migrations
     "tideline.http",
     "mcp",
     "fastapi",

@@ -34,7 +34,7 @@ from tideline.memory import (
     header,
     write_export,
 )
-from tideline.profile import PROFILE_MIGRATIONS, Profile, Rules
+from tideline.profile import PROFILE_MIGRATIONS
 from tideline.search import Analyser, Policy, VectorOptions, resolve_floor, window_setting
 from tideline.store import (
     Namespace,
@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from tideline.inject import InjectConfig, MemoryProvider
     from tideline.library import Library, SyncReport, Watcher
     from tideline.llm import LLM, ChatBackend, LLMClient, Sampler
+    from tideline.profile import Profile
 
 log = logging.getLogger(__name__)
 
@@ -281,6 +282,8 @@ class Tideline:
 
     @cached_property
     def profile(self) -> Profile:
+        from tideline.profile import Profile, Rules
+
         s = self.settings
         rules = Rules(
             established_sessions=s.profile_established_sessions,

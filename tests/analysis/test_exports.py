@@ -22,8 +22,9 @@ PURE = (
     "topics",
 )
 WIRED = ("attention", "backfill", "cluster_routing", "prefetch", "scanner", "scripts")
-#: `tideline.search` for its stop-word lists, shared with the lexical analyser (issue 12).
-ALLOWED_PURE = ("tideline.analysis", "tideline.memory", "tideline.search")
+#: `tideline.search` for its stop-word lists, shared with the lexical analyser (issue 12);
+#: `tideline.lazy` (stdlib only) for the package's exports imported on first use.
+ALLOWED_PURE = ("tideline.analysis", "tideline.memory", "tideline.search", "tideline.lazy")
 DRIVERS = ("tideline.cli", "tideline.mcp", "tideline.web", "typer", "click", "mcp")
 
 

@@ -9,6 +9,7 @@ fact ends exactly when its successor began; an expired event is never active.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from pathlib import Path
 
 import pytest
@@ -167,3 +168,28 @@ def test_a_year_replays_night_by_night_in_valid_time(agent: Agent, server: LLMSe
     everything = [hobby, mood, *agent.profile.events(active=None)]
     assert all("2023-01-01" <= f.valid_from < "2024" for f in everything)
     assert len(agent.profile.runs(50)) == 12
+
+
+def test_a_fact_inferred_from_three_sessions_starts_with_the_third(
+    later: Agent, server: LLMServer
+) -> None:
+    """A pattern is seen once its last cited session was said: "as of" any day before the third
+    session does not show a "values" fact inferred from three, and it is valid from then."""
+    days = ("2023-01-14T10:00:00Z", "2023-03-02T18:30:00Z", "2023-05-20T09:15:00Z")
+    turns = {
+        f"s{n}": said(later, f"s{n}", "Honesty matters more to me than being liked.", at)
+        for n, at in enumerate(days)
+    }
+
+    def extract(text: str) -> dict[str, object]:
+        session = re.search(r"^## Session (\S+)", text, re.MULTILINE)[1]  # type: ignore[index]
+        return extraction(turns[session], "Caroline puts honesty first", "behaviour")
+
+    server.follow("extract", extract)
+    habit = {"category": "values", "value": "values honesty", "observations": [1, 2, 3]}
+    server.default("behaviour", {"facts": [habit]})
+    assert later.sleep().run().status == "done"
+    [fact] = [f for f in later.profile.facts() if f.category == "values"]
+    assert (fact.source_type, fact.valid_from) == ("inferred", days[2])
+    assert [f.id for f in later.profile.as_of("2023-05-19").facts] == []
+    assert fact.id in [f.id for f in later.profile.as_of("2023-05-21").facts]

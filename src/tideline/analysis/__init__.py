@@ -13,25 +13,30 @@ own names: `tideline.analysis.scripts` (topics, recurrence, entity graph, `topic
 `.backfill` (`backfill_source_links`). See docs/scripts.md.
 """
 
-from tideline.analysis._store import ANALYSIS_MIGRATIONS, ScriptTables
-from tideline.analysis.entity_graph import EntityGraph, StableRole, build_entity_graph, to_dot
-from tideline.analysis.keywords import Keyword, KeywordExtractor
-from tideline.analysis.soft_clusters import (
-    Membership,
-    SoftClustering,
-    build_soft_clusters,
-    choose_k,
-    nearest_clusters,
-    neighbours,
-)
-from tideline.analysis.timeline import (
-    Chunk,
-    Turn,
-    chunk_turns,
-    chunks_to_json,
-    chunks_to_markdown,
-)
-from tideline.analysis.topics import TopicCluster, build_topics, merge_topics, topic_bounds
+import typing as _typing
+
+from tideline.lazy import lazy_exports as _lazy_exports
+
+if _typing.TYPE_CHECKING:
+    from tideline.analysis._store import ANALYSIS_MIGRATIONS, ScriptTables
+    from tideline.analysis.entity_graph import EntityGraph, StableRole, build_entity_graph, to_dot
+    from tideline.analysis.keywords import Keyword, KeywordExtractor
+    from tideline.analysis.soft_clusters import (
+        Membership,
+        SoftClustering,
+        build_soft_clusters,
+        choose_k,
+        nearest_clusters,
+        neighbours,
+    )
+    from tideline.analysis.timeline import (
+        Chunk,
+        Turn,
+        chunk_turns,
+        chunks_to_json,
+        chunks_to_markdown,
+    )
+    from tideline.analysis.topics import TopicCluster, build_topics, merge_topics, topic_bounds
 
 __all__ = [
     "ANALYSIS_MIGRATIONS",
@@ -58,3 +63,5 @@ __all__ = [
     "to_dot",
     "topic_bounds",
 ]
+
+__getattr__, __dir__ = _lazy_exports(__name__)

@@ -5,92 +5,97 @@ strategies, the user model, trajectory, snapshots and Sleep run records (after R
 (`check_transition`, `matured_decay`, `injection_weight`, `plan_*`, ...) are pure and need no database.
 """
 
-from tideline.errors import IllegalTransition, ProfileChanged
-from tideline.profile._apply import Applied
-from tideline.profile._as_of import ProfileAt
-from tideline.profile._calendar import content_words, event_window, time_window
-from tideline.profile._changeset import Because, Changeset, Ref, TrajectoryFields
-from tideline.profile._decay import (
-    ANCHOR_FACTOR,
-    MATURITY,
-    Rung,
-    expires_at,
-    injection_weight,
-    is_expired,
-    matured_decay,
-    thresholds,
-)
-from tideline.profile._dedupe import Duplicates, duplicates, fact_key, normalise
-from tideline.profile._digests import SessionDigest
-from tideline.profile._disputes import DisputedPair, disputed_pairs, may_close, settle
-from tideline.profile._drafts import (
-    DEFAULT_DECAY_DAYS,
-    MAX_NAME,
-    MAX_TEXT,
-    EventDraft,
-    FactDraft,
-    ObservationDraft,
-    PersonMention,
-)
-from tideline.profile._fact_index import Theme, fact_text
-from tideline.profile._lifecycle import (
-    FACT_NEXT,
-    FAST_PATH_MENTIONS,
-    RULES,
-    STRATEGY_DAYS,
-    STRATEGY_NEXT,
-    Rules,
-    check_live,
-    check_strategy,
-    check_transition,
-    confirmable,
-    establishable,
-    fast_path,
-    span_days,
-)
-from tideline.profile._mentions import merge_mention, person_key
-from tideline.profile._plans import (
-    event_expiry,
-    plan_dedupe,
-    plan_established,
-    plan_expiry,
-    plan_fast_path,
-    plan_maturity,
-    plan_strategies,
-    verify_question,
-)
-from tideline.profile._profile import Profile
-from tideline.profile._schema import PROFILE_MIGRATIONS
-from tideline.profile._snapshot import (
-    ProfileState,
-    event_line,
-    person_line,
-    render_snapshot,
-    trajectory_lines,
-)
-from tideline.profile._types import (
-    ACTIVE_STATUSES,
-    EDGE_KINDS,
-    OBSERVATION_TYPES,
-    STATUSES,
-    STRATEGY_KINDS,
-    ActiveFact,
-    Edge,
-    Event,
-    Evidence,
-    Fact,
-    FactTimeline,
-    Observation,
-    Relationship,
-    SleepRun,
-    Snapshot,
-    StatusChange,
-    Strategy,
-    Trajectory,
-    UserModelEntry,
-)
-from tideline.profile._valid import end_at, first_said, last_said, question_time
-from tideline.profile._view import ProfileView
+import typing as _typing
+
+from tideline.lazy import lazy_exports as _lazy_exports
+
+if _typing.TYPE_CHECKING:
+    from tideline.errors import IllegalTransition, ProfileChanged
+    from tideline.profile._apply import Applied
+    from tideline.profile._as_of import ProfileAt
+    from tideline.profile._calendar import content_words, event_window, time_window
+    from tideline.profile._changeset import Because, Changeset, Ref, TrajectoryFields
+    from tideline.profile._decay import (
+        ANCHOR_FACTOR,
+        MATURITY,
+        Rung,
+        expires_at,
+        injection_weight,
+        is_expired,
+        matured_decay,
+        thresholds,
+    )
+    from tideline.profile._dedupe import Duplicates, duplicates, fact_key, normalise
+    from tideline.profile._digests import SessionDigest
+    from tideline.profile._disputes import DisputedPair, disputed_pairs, may_close, settle
+    from tideline.profile._drafts import (
+        DEFAULT_DECAY_DAYS,
+        MAX_NAME,
+        MAX_TEXT,
+        EventDraft,
+        FactDraft,
+        ObservationDraft,
+        PersonMention,
+    )
+    from tideline.profile._fact_index import Theme, fact_text
+    from tideline.profile._lifecycle import (
+        FACT_NEXT,
+        FAST_PATH_MENTIONS,
+        RULES,
+        STRATEGY_DAYS,
+        STRATEGY_NEXT,
+        Rules,
+        check_live,
+        check_strategy,
+        check_transition,
+        confirmable,
+        establishable,
+        fast_path,
+        span_days,
+    )
+    from tideline.profile._mentions import merge_mention, person_key
+    from tideline.profile._plans import (
+        event_expiry,
+        plan_dedupe,
+        plan_established,
+        plan_expiry,
+        plan_fast_path,
+        plan_maturity,
+        plan_strategies,
+        verify_question,
+    )
+    from tideline.profile._profile import Profile
+    from tideline.profile._schema import PROFILE_MIGRATIONS
+    from tideline.profile._snapshot import (
+        ProfileState,
+        event_line,
+        person_line,
+        render_snapshot,
+        trajectory_lines,
+    )
+    from tideline.profile._types import (
+        ACTIVE_STATUSES,
+        EDGE_KINDS,
+        OBSERVATION_TYPES,
+        STATUSES,
+        STRATEGY_KINDS,
+        ActiveFact,
+        Edge,
+        Event,
+        Evidence,
+        Fact,
+        FactTimeline,
+        Observation,
+        Relationship,
+        SleepRun,
+        Snapshot,
+        StatusChange,
+        Strategy,
+        Trajectory,
+        UserModelEntry,
+    )
+    from tideline.profile._valid import end_at, first_said, last_said, question_time
+    from tideline.profile._view import ProfileView
 
 __all__ = [
     "ACTIVE_STATUSES",
@@ -185,3 +190,5 @@ __all__ = [
     "trajectory_lines",
     "verify_question",
 ]
+
+__getattr__, __dir__ = _lazy_exports(__name__)
