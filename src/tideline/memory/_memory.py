@@ -583,7 +583,8 @@ class Memory:
         # found in the window, or a turn said then shown (the date lever lifts those unmarked):
         # no "nothing said then"
         if any(
-            h.window or (asked and h.type == "turn" and asked.contains(h.created_at))
+            h.window
+            or (asked and h.created_at and h.type == "turn" and asked.contains(h.created_at))
             for h in hits[:k]
         ):
             warnings = [w for w in warnings if not found_nothing_in(w)]
