@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import apsw
 import yaml
 from _report import SHARED, machine, ms_stats, write_section
 
@@ -211,6 +212,13 @@ def replay(path: Path, kind: str, home: Path, cache: Path, limit: int | None) ->
     return scores
 
 
+def forget_queries(cache: Path) -> None:
+    """Drop the cache's query vectors (kind "q"): the prefetch must embed each question."""
+    db = apsw.Connection(str(cache))
+    db.execute("DELETE FROM embeddings WHERE kind = 'q'")
+    db.close()
+
+
 def table(results: dict[str, Scores]) -> str:
     rows = [
         "| provider | questions | stored | evidence in block | search recall@5 | Hit@1 "
@@ -245,7 +253,8 @@ def main() -> None:
     parser.add_argument(
         "--cache",
         type=Path,
-        help="embedding cache to reuse (default: a new one, so every query embeds for real)",
+        help="embedding cache to reuse for the turns; its query vectors are dropped first, so "
+        "every question still embeds for real (default: a new cache)",
     )
     parser.add_argument("--write", action="store_true", help="update docs/benchmarks-history.md")
     args = parser.parse_args()
@@ -258,6 +267,8 @@ def main() -> None:
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="hermes-reach-") as tmp:
         cache = args.cache or Path(tmp) / "embed-cache.db"
+        if cache.exists():
+            forget_queries(cache)
         for kind in args.providers:
             total = Scores()
             for path in paths:

@@ -113,8 +113,29 @@ def test_the_quickstart_links_what_it_names() -> None:
         assert (ROOT / "docs" / link).is_file(), link
     for step in ("Install", "Connect a client", "Import", "panel", "library", "local model"):
         assert step in text
-    assert "ollama" in text and "llama-server" in text and "(llm.md)" in text
+    assert "(llm.md)" in text
     assert "docs/quickstart.md" in README.read_text(encoding="utf-8")
+
+
+def test_the_local_model_step_leads_with_servers_people_run() -> None:
+    """Issue 33: the from-source llama-cpp-python build (31 min unfinished at load 8) was the
+    step's way in. Each common server comes first with its base URL (with /v1), and the build
+    comes last with its measured duration."""
+    text = QUICKSTART.read_text(encoding="utf-8").split("## 6.", 1)[1].split("\n## ", 1)[0]
+    step = " ".join(text.split())  # a phrase may be wrapped
+    servers = {
+        "**ollama**": "http://127.0.0.1:11434/v1",
+        "**LM Studio**": "http://127.0.0.1:1234/v1",
+        "**llama.cpp's `llama-server`**": "http://127.0.0.1:8080/v1",
+        "**vLLM**": "http://127.0.0.1:8000/v1",
+    }
+    for server, url in servers.items():
+        assert server in step and f"TIDELINE_LLM_BASE_URL={url}" in step, server
+    source = step.index("from source: llama-cpp-python")
+    assert all(step.index(server) < source for server in servers)
+    assert "4 min 11 s" in step and "did not finish in 31 min" in step
+    for name in ("TIDELINE_LLM_BASE_URL", "TIDELINE_LLM_MODEL", "TIDELINE_LLM_API_KEY"):
+        assert name in step
 
 
 def test_the_placeholders_cover_times_and_scores_only() -> None:

@@ -392,28 +392,29 @@ def locomo_through(
 
 
 LOCOMO_SESSIONS = 10  # the first ten sessions of each: months of history, seconds of test
+#: On PostgreSQL one staging of each conversation beside the one go (the suite's time): thirds
+#: for one, a session a night for the other; SQLite tries both on both.
+ON_POSTGRESQL = {"conv-26": "thirds", "conv-30": "nightly"}
 
 
-@pytest.mark.parametrize("engine", ["sqlite"])  # both engines: the hand-written history above
 @pytest.mark.parametrize("sample", ["conv-26", "conv-30"])
 def test_a_locomo_conversation_in_stages_gives_the_profile_of_one_go(
     sample: str, tmp_path: Path, server: LLMServer, engine_env: str
 ) -> None:
     """LoCoMo's first sessions, in one go, in thirds and one session a night: the same profile
     (facts, strategies, clocks, evidence, events, snapshot) with a model built from its
-    annotations (`locomo_model`)."""
+    annotations (`locomo_model`), on both engines (`ON_POSTGRESQL`)."""
     conv = json.loads(shared_data("locomo", f"{sample}.json").read_text())
     numbers = sorted(int(k.split("_")[1]) for k in conv if re.fullmatch(r"session_\d+", k))
     numbers = numbers[:LOCOMO_SESSIONS]
     step = -(-len(numbers) // 3)
     thirds = [numbers[i : i + step] for i in range(0, len(numbers), step)]
+    stagings = {"thirds": thirds, "nightly": [[n] for n in numbers]}
+    if engine_env == "postgresql":
+        stagings = {ON_POSTGRESQL[sample]: stagings[ON_POSTGRESQL[sample]]}
     agents = [
         locomo_through(server, conv, sample, stages, tmp_path / name)
-        for name, stages in (
-            ("one", [numbers]),
-            ("thirds", thirds),
-            ("nightly", [[n] for n in numbers]),
-        )
+        for name, stages in {"one": [numbers], **stagings}.items()
     ]
     try:
         one, *staged = (profile_of(a, record=True) for a in agents)

@@ -212,6 +212,21 @@ def test_a_warmed_prefetch_is_served_for_its_message_until_a_turn_is_kept(
     assert not provider.warm  # served once
 
 
+def test_kept_turns_are_counted_on_the_worker_not_in_the_next_prefetch(
+    manager: Manager,
+) -> None:
+    """The tokenizer costs ~1.5 µs a character: the worker counts a turn as it keeps it, so the
+    prefetch that shows the turn fits it to its budget without a tokenizer call of its own."""
+    mm, provider = manager()
+    mm.sync_all(SAID, REPLY, session_id="s1")
+    wait_until(lambda: provider.kept == 2)
+    assert provider.app is not None
+    counted = set(provider.app.provider.count._seen)  # before the prefetch
+    block = provider.app.provider.prefetch_block("Where does Anna live?", "s1")
+    shown = [i for s in block.sections for i in s.items if i.ref.startswith("t:")]
+    assert shown and all(i.render() + "\n" in counted for i in shown)
+
+
 def test_session_switch_rotates_the_session_key(manager: Manager, hermes_home: Path) -> None:
     mm, provider = manager()
     mm.on_session_switch("s2", parent_session_id="s1", reset=True)

@@ -12,8 +12,17 @@ import pytest
 from tests.inject.conftest import Fixed, clock
 from tideline.app import Tideline, inject_config
 from tideline.config import Settings
-from tideline.embed import Embedder, OpenAIEmbedder
-from tideline.inject import MemoryProvider, TokenCounter, neutralise, trim_to_tokens
+from tideline.embed import CachedEmbedder, Embedder, OpenAIEmbedder
+from tideline.inject import (
+    Item,
+    MemoryProvider,
+    Part,
+    Section,
+    TokenCounter,
+    neutralise,
+    trim_to_tokens,
+)
+from tideline.inject._block import fit
 from tideline.memory import Memory
 from tideline.search import Policy
 
@@ -195,3 +204,23 @@ def test_t1_brings_up_memories_never_a_turn_taken_for_the_memory_of_its_id(
     t1 = next(s for s in block.sections if s.tier == "T1")
     memories = [i.ref for i in t1.items if i.ref.startswith("n:")]
     assert memories[0] == "n:2" and len(set(memories)) == len(memories)  # each once
+
+
+def test_a_turn_embeds_its_message_once_for_every_tier(fixed: Fixed, e5: Embedder) -> None:
+    """T1, T1s (session memory's recall), T1p, T1q and T4 share the one query vector: the
+    embedding is most of a prefetch's time, so a second one (even a cache hit) is waste."""
+    assert isinstance(e5, CachedEmbedder)
+    before = e5.stats.hits + e5.stats.misses
+    # the session has turns, so session memory searches them (T1 shows them all: no T1s)
+    fixed.provider().prefetch_block("Did Kai pack for the Lisbon flight?", "s-0502-job")
+    assert e5.stats.hits + e5.stats.misses - before == 1
+
+
+def test_fitting_counts_an_item_that_fits_once(e5: Embedder) -> None:
+    """An item within its cap is counted rendered only, not also bare: each tokenizer call
+    costs ~1.5 µs a character, and a prefetch fits dozens of items."""
+    items = [Item(f"t:{i}", f"Turn number {i} about the garden and the bakery.") for i in range(6)]
+    count = TokenCounter(e5)
+    fitted = fit(Section("T4", "active retrieval", [Part("results", items)]), 1500, 300, count)
+    assert fitted is not None and len(fitted.items) == 6
+    assert not any(i.text in count._seen for i in items)

@@ -98,12 +98,16 @@ def behaviour(ctx: Ctx) -> Outcome:
         if not cited:
             continue
         turns = tuple(dict.fromkeys(t for h in cited for t in h.draft.turn_ids))
-        known = _find(ctx, "user", item.category, item.value, cited[-1].said_at)
+        # a pattern exists once its last cited observation was said, not at its first
+        seen = max(h.said_at for h in cited)
+        known = _find(ctx, "user", item.category, item.value, seen)
         if known is not None:
             ctx.work.support(known.id, turn_ids=turns, observation=cited[0].ref)
             counts["supported"] += 1
             continue
-        draft = FactDraft("user", item.category, item.value, "inferred", item.confidence)
+        draft = FactDraft(
+            "user", item.category, item.value, "inferred", item.confidence, valid_from=seen or None
+        )
         fid = ctx.work.new_fact(draft, turn_ids=turns, observation=cited[0].ref)
         ctx.said[fid] = [h.draft.text for h in cited]
         counts["inferred"] += 1

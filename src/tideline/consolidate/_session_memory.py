@@ -23,6 +23,8 @@ import threading
 from concurrent.futures import Future, TimeoutError
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from tideline.clock import now_text
 from tideline.config import DEFAULTS as D
 from tideline.consolidate._prompts import prompt
@@ -75,8 +77,11 @@ class SessionMemory:
         self._folding: dict[int, Future[tuple[int, str]]] = {}  # session id → its update
         self._lock = threading.Lock()
 
-    def context(self, session_key: str, message: str) -> SessionContext:
-        """What the injection layer adds for this session (`.text`, within `char_budget`)."""
+    def context(
+        self, session_key: str, message: str, qvec: np.ndarray | None = None
+    ) -> SessionContext:
+        """What the injection layer adds for this session (`.text`, within `char_budget`);
+        `qvec` is the message's vector when the caller has embedded it already."""
         turns = self.memory.session_turns(session_key)
         out = SessionContext("")
         if not turns:
@@ -97,7 +102,7 @@ class SessionMemory:
         out.summary = summary[: self.summary_cap]
         shown = {t.id for t in window}
         near = self.memory.search_session(
-            session_key, message, self.recall_max, exclude=list(shown)
+            session_key, message, self.recall_max, exclude=list(shown), qvec=qvec
         )
         recall = [turn for turn, _ in near]
         out.text = self._assemble(out, recall, window)

@@ -11,7 +11,8 @@ Hermes calls it through its `MemoryManager` (agent/memory_manager.py of hermes-a
   fences, since Hermes fences it in `<memory-context>` with its own note; a block warmed by
   `queue_prefetch` for the same message and session, with no turn kept since, is served at once.
 - `sync_turn` queues both sides with their times (the user's when the turn started) on the
-  provider's worker and returns; `on_memory_write` keeps what Hermes's built-in memory tool
+  provider's worker and returns (the worker also counts their tokens, which the prefetches that
+  show them then need not); `on_memory_write` keeps what Hermes's built-in memory tool
   writes as a memory; `on_session_end` starts the sleep after the queued turns, off the agent's
   thread; `on_pre_compress` says what compression must keep; `shutdown` drains the queue.
 
@@ -292,10 +293,11 @@ class TidelineProvider(MemoryProvider):  # type: ignore[misc]
     # -- internals -----------------------------------------------------------------------------
     def _keep(self, turn: Turn) -> None:
         assert self.app is not None
-        self.app.memory.sync_turn(
+        kept = self.app.memory.sync_turn(
             turn.session, turn.role, turn.text, speaker=turn.speaker, timestamp=turn.timestamp
         )
         self.kept += 1
+        self.app.provider.count_ahead([kept.id])  # here, not in the next turn's prefetch
 
     def _prefetch(self, query: str, session: str) -> str:
         assert self.app is not None

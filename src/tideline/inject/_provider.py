@@ -37,6 +37,7 @@ from tideline.inject._tiers import (
     t2b_context_bridge,
     t3_memory_map,
     t4_active_retrieval,
+    turn_item,
 )
 from tideline.inject._understanding import t1p_profile_bridge, t1q_questions
 from tideline.memory import Memory
@@ -85,6 +86,19 @@ class MemoryProvider:
         T1p, T1q, then T4 if T1 found too little."""
         return self.prefetch_block(message, session).text
 
+    def count_ahead(self, turn_ids: Sequence[int]) -> None:
+        """Count these turns as a prefetch shows them (T1's recent context, T1s, T4), so the
+        prefetch that shows them finds their counts made. A runtime calls it off the agent's
+        thread when it keeps a turn (Hermes's worker): the tokenizer (~1.5 µs a character with
+        e5) then costs the agent's wait nothing. Best effort: a failure is only logged."""
+        try:
+            with self.memory.lock:
+                turns = self.memory.raw.get(turn_ids)
+            for turn in turns:
+                self.count(turn_item(turn).render() + "\n")
+        except Exception as exc:  # the turn is kept; its count is made later, when shown
+            log.warning("turns not counted ahead: %s", exc)
+
     # -- structured versions -------------------------------------------------------------------
     def identity(self) -> Block:
         notes: list[str] = [] if self.profile is not None else [NO_PROFILE]
@@ -115,7 +129,7 @@ class MemoryProvider:
 
         sections = [self._run("T1", run_t1, notes)]
         if session and self.session_memory is not None:
-            sections.append(self._session_memory(session, query, sections[0], notes))
+            sections.append(self._session_memory(session, query, qvec, sections[0], notes))
         if self.profile is not None and query.strip():
             sections += self._understanding(self.profile, query, qvec, notes)
         retrieved = len(t1.hits)
@@ -141,13 +155,20 @@ class MemoryProvider:
 
     # -- the parts that need the profile or session memory ---------------------------------------
     def _session_memory(
-        self, session: str, query: str, t1: Section | None, notes: list[str]
+        self,
+        session: str,
+        query: str,
+        qvec: np.ndarray | None,
+        t1: Section | None,
+        notes: list[str],
     ) -> Section | None:
         assert self.session_memory is not None
         sessions = self.session_memory
         shown = {int(i.ref[2:]) for i in t1.items if i.ref.startswith("t:")} if t1 else set()
         return self._run(
-            "T1s", lambda: t1s_session_memory(self.memory, sessions, session, query, shown), notes
+            "T1s",
+            lambda: t1s_session_memory(self.memory, sessions, session, query, shown, qvec),
+            notes,
         )
 
     def _understanding(

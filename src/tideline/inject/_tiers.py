@@ -36,7 +36,7 @@ from tideline.consolidate.dream import SelfConcept, Thread
 from tideline.inject._block import Item, Part, Section, Tier
 from tideline.inject._config import InjectConfig
 from tideline.inject._understanding import profile_parts, snapshot_part
-from tideline.memory import Memory, Narrative
+from tideline.memory import Memory, Narrative, Turn
 from tideline.profile import Profile
 
 STORE_PIPELINE = "the script layer"
@@ -145,7 +145,7 @@ def t1_session_bridge(
         parts.append(
             Part(
                 f"recent context (session {where}, last {len(turns)} turns)",
-                [_turn_item(t.id, t.ts, t.speaker or t.role, t.text, t.seq) for t in turns],
+                [turn_item(t) for t in turns],
                 sort=True,
                 noun="turns",
             )
@@ -177,8 +177,10 @@ def t1_session_bridge(
     return Tier(Section("T1", "session bridge", parts), notes, hits)
 
 
-def _turn_item(tid: int, ts: str, who: str | None, text: str, seq: float) -> Item:
-    return Item(f"t:{tid}", text, ts, label=who or "", order=seq)
+def turn_item(t: Turn) -> Item:
+    """A turn as every tier shows it (its order, the seq, only sorts a part for display): the
+    same text wherever it appears, so its token count is made once (`MemoryProvider.count_ahead`)."""
+    return Item(f"t:{t.id}", t.text, t.ts, label=t.speaker or t.role, order=t.seq)
 
 
 # -- T1s ---------------------------------------------------------------------------------------
@@ -188,11 +190,12 @@ def t1s_session_memory(
     session: str,
     message: str,
     shown: set[int],
+    qvec: np.ndarray | None = None,
 ) -> Tier:
     """Session memory's three layers as parts; T1's own recent turns (`shown`) are not repeated.
     With an LLM, a session that ran past 2 × keep_recent unsummarised turns folds them into its
     summary here (one call); without one the summary is skipped and the notes say so."""
-    ctx = sessions.context(session, message)
+    ctx = sessions.context(session, message, qvec)
     notes = [f"T1s: {n}" for n in ctx.notes]
     parts: list[Part] = []
     if ctx.summary:
@@ -202,10 +205,7 @@ def t1s_session_memory(
         ("recalled from earlier in this session (close to the message)", ctx.recalled),
         ("more of the session's recent turns (before the ones in T1)", ctx.recent),
     ):
-        items = [
-            _turn_item(t.id, t.ts, t.speaker or t.role, t.text, t.seq)
-            for t in (turns[i] for i in ids if i in turns and i not in shown)
-        ]
+        items = [turn_item(t) for t in (turns[i] for i in ids if i in turns and i not in shown)]
         if items:
             parts.append(Part(title, items, sort=True, noun="turns"))
     if not parts:
@@ -244,7 +244,7 @@ def t2b_context_bridge(memory: Memory, config: InjectConfig) -> Tier:
         notes.append(f"T2b: no memory links to a session of {day}; showing the latest session")
     turns = sessions[sid]
     anchors = [t.seq for t in turns if t.id in linked]
-    items = [_turn_item(t.id, t.ts, t.speaker or t.role, t.text, t.seq) for t in turns]
+    items = [turn_item(t) for t in turns]
 
     def priority(item: Item) -> tuple[float, float]:
         seq = item.order
@@ -336,7 +336,7 @@ def t4_active_retrieval(
     for h in wanted:
         if h.type == "turn" and h.id in turns:
             t = turns[h.id]
-            items.append(_turn_item(t.id, t.ts, t.speaker or t.role, t.text, 0))
+            items.append(turn_item(t))
         elif h.type != "turn" and h.id in narratives:
             items.append(narrative_item(narratives[h.id]))
     notes = [] if qvec is not None else ["T4: lexical only (no query vector)"]

@@ -581,7 +581,13 @@ class Memory:
                 warnings += turns.warnings
                 left_out += turns.left_out
                 hits = interleave(hits, self._turn_hits(turns.top(k)))
-        if any(h.window for h in hits[:k]):  # found in the window: no "nothing said then"
+        # found in the window, or a turn said then shown (the date lever lifts those unmarked):
+        # no "nothing said then"
+        if any(
+            h.window
+            or (asked and h.created_at and h.type == "turn" and asked.contains(h.created_at))
+            for h in hits[:k]
+        ):
             warnings = [w for w in warnings if not found_nothing_in(w)]
         return SearchResult(hits[:k], found.mode, list(dict.fromkeys(warnings)), floor, left_out)
 
@@ -723,16 +729,23 @@ class Memory:
             return [] if sid is None else self.raw.session_turns(sid, after_id)
 
     def search_session(
-        self, session: str, text: str, k: int, *, exclude: Sequence[int] = ()
+        self,
+        session: str,
+        text: str,
+        k: int,
+        *,
+        exclude: Sequence[int] = (),
+        qvec: np.ndarray | None = None,
     ) -> list[tuple[Turn, float]]:
         """The `k` turns of one session most relevant to `text`, with their relevance, leaving
         out `exclude` — session memory's recall: the turn search (`retrieve`, lexical without
-        an embedder) inside the session, cut by the one relevance floor."""
+        an embedder) inside the session, cut by the one relevance floor. `qvec` is the text's
+        vector when the caller has it already (injection embeds a message once per turn)."""
         k = _check_k(k)
         if not isinstance(text, str) or not text.strip():
             return []
         query = bound_query(valid_text(text))[0]
-        qvec = self._pending_vector(query)
+        pending: QueryVector = qvec if qvec is not None else self._pending_vector(query)
         with self.lock:
             sid = self.raw.session_id(session)
             if sid is None:
@@ -740,7 +753,7 @@ class Memory:
             where, params = self.raw.session_filter(sid, exclude)
             scope = Scope(self.raw.index, where, tuple(params))
             found = self._turn_retrieval(
-                query, qvec, k, "hybrid", None, None, None, self.min_score, scope=scope
+                query, pending, k, "hybrid", None, None, None, self.min_score, scope=scope
             )
             hits = found.top(k)
             by_id = {t.id: t for t in self.raw.get([h.id for h in hits])}
