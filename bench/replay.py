@@ -12,16 +12,21 @@ and how many profile items (facts with their timelines and evidence, strategies,
 people, the snapshot, "as of" five days) differ from the import in one go — 0 is the property.
 
     .venv/bin/python bench/replay.py --write
+    .venv/bin/python bench/replay.py --engine postgresql   # a throwaway server (`pgserver`)
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 import tempfile
+import warnings
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -84,7 +89,8 @@ def run(sample: str, sessions: int | None) -> list[tuple[str, dict[str, int]]]:
             server.default(step_name, answer)
         reference: dict[str, Any] | None = None
         for i, (name, stages) in enumerate(stagings.items()):
-            agent = locomo_through(server, conv, sample, stages, Path(tmp) / f"a{i}")
+            home = Path(tmp) / f"a{i}{sample.replace('-', '')}"  # on PostgreSQL: a namespace
+            agent = locomo_through(server, conv, sample, stages, home)
             try:
                 profile = profile_of(agent, record=True)
                 reference = reference or profile
@@ -94,10 +100,33 @@ def run(sample: str, sessions: int | None) -> list[tuple[str, dict[str, int]]]:
     return rows
 
 
-def table(results: dict[str, list[tuple[str, dict[str, int]]]], sessions: int | None) -> str:
+@contextmanager
+def engine(name: str) -> Iterator[None]:
+    """The agents' database: SQLite files, or a throwaway PostgreSQL (the `pgserver` wheel, as
+    the test suite's) that every `Settings.load()` of the run points at."""
+    if name == "sqlite":
+        yield
+        return
+    import pgserver
+
+    with tempfile.TemporaryDirectory(prefix="replay-pg-") as tmp:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            server = pgserver.get_server(Path(tmp) / "pg", "delete")
+        os.environ["TIDELINE_DATABASE_URL"] = server.get_uri()
+        os.environ["TIDELINE_DATABASE_USER"] = "replay"  # each agent: its own namespace
+        try:
+            yield
+        finally:
+            server.cleanup()
+
+
+def table(
+    results: dict[str, list[tuple[str, dict[str, int]]]], sessions: int | None, engine: str
+) -> str:
     lines = [
-        f"Replay invariance on LoCoMo ({sessions or 'all'} sessions each; scripted model from "
-        f"its annotations; clock 2026-12-01). {machine()}",
+        f"Replay invariance on LoCoMo ({sessions or 'all'} sessions each; {engine}; scripted "
+        f"model from its annotations; clock 2026-12-01). {machine()}",
         "",
         "| conversation | staging | " + " | ".join(COLUMNS) + " |",
         "|---|---|" + "---:|" * len(COLUMNS),
@@ -114,13 +143,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--conversations", default="conv-26,conv-30", help="comma-separated")
     parser.add_argument("--sessions", type=int, default=None, help="first N sessions of each")
+    parser.add_argument("--engine", choices=("sqlite", "postgresql"), default="sqlite")
     parser.add_argument("--write", action="store_true", help="update docs/benchmarks-history.md")
     args = parser.parse_args()
     samples = [s.strip() for s in args.conversations.split(",") if s.strip()]
-    text = table({s: run(s, args.sessions) for s in samples}, args.sessions)
+    with engine(args.engine):
+        results = {s: run(s, args.sessions) for s in samples}
+    text = table(results, args.sessions, args.engine)
     print(text)
     if args.write:
-        write_section("replay", text)
+        write_section("replay" if args.engine == "sqlite" else f"replay-{args.engine}", text)
 
 
 if __name__ == "__main__":

@@ -71,6 +71,7 @@ class LLMServer(OpenAIStub):
         self.tell_window = False
         self.delay = 0.0
         self.defaults: dict[str, Answer] = {}
+        self.only_its_model = False  # True: another model name is a 404, as OpenAI answers
         self.responders: dict[str, Callable[[str], Any]] = {}
 
     def follow(self, step: str, answer: Callable[[str], Any]) -> None:
@@ -145,7 +146,7 @@ class LLMServer(OpenAIStub):
         return None
 
     def chat(self, body: dict[str, Any], headers: Mapping[str, str]) -> Reply:
-        if body.get("model") != self.model:  # OpenAI's answer to a model it does not serve
+        if self.only_its_model and body.get("model") != self.model:  # as OpenAI answers
             return error(404, f"The model `{body.get('model')}` does not exist")
         refused = self.refused(body)
         if refused is not None:

@@ -97,5 +97,6 @@ def test_a_wrong_base_url_names_the_address_that_answered_404(server: LLMServer)
     assert f"{base}/chat/completions answered step 'greet' with HTTP 404" in message
     assert "TIDELINE_LLM_BASE_URL" in message and "/v1" in message
     assert "<" not in message and "TIDELINE_LLM_MODEL" not in message and "\n" not in message
+    server.only_its_model = True
     with pytest.raises(LLMError, match=r"`gpt-9` does not exist.*check TIDELINE_LLM_MODEL"):
         client(server.url, llm_model="gpt-9").complete(HELLO, step="greet")  # a 404 about the model

@@ -169,6 +169,22 @@ def test_the_window_is_explained_as_it_was_searched(home: Open) -> None:
     assert not any("nothing relevant" in w for w in found.warnings), found.warnings
 
 
+def test_a_turn_said_then_shown_by_the_date_lever_is_no_nothing_said(engine_env: str) -> None:
+    """ "in May 2023" is the date lever's for turns (lifted by it, not marked with the window);
+    with no memory of May, the May turn shown means no notice says nothing was said then."""
+    app = Tideline(Settings.load(overrides={"embedder": "none", "search_time_window": "restrict"}))
+    try:
+        for session, at, text in TURNS[:2]:
+            app.memory.sync_turn(session, "user", text, timestamp=at)
+        found = app.memory.search(
+            "where did I hike in May 2023?", k=5, include_turns=True, mode="lex", min_score=0
+        )
+        assert found.hits[0].text == TURNS[1][2]
+        assert not any("nothing relevant" in w for w in found.warnings), found.warnings
+    finally:
+        app.close()
+
+
 def test_the_setting_says_what_it_takes(engine_env: str) -> None:
     app = Tideline(Settings.load(overrides={"embedder": "none", "search_time_window": "sometimes"}))
     try:

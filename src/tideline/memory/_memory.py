@@ -580,7 +580,13 @@ class Memory:
                 warnings += turns.warnings
                 left_out += turns.left_out
                 hits = interleave(hits, self._turn_hits(turns.top(k)))
-        if any(h.window for h in hits[:k]):  # found in the window: no "nothing said then"
+        # found in the window, or a turn said then shown (the date lever lifts those unmarked):
+        # no "nothing said then"
+        if any(
+            h.window
+            or (asked and h.created_at and h.type == "turn" and asked.contains(h.created_at))
+            for h in hits[:k]
+        ):
             warnings = [w for w in warnings if not found_nothing_in(w)]
         return SearchResult(hits[:k], found.mode, list(dict.fromkeys(warnings)), floor, left_out)
 
