@@ -17,6 +17,7 @@ import pytest
 from tests.consolidate.conftest import Agent
 from tests.llm_server import LLMServer
 from tideline.clock import ManualClock, to_text
+from tideline.config import Settings
 from tideline.consolidate import StepEvent
 
 pytestmark = pytest.mark.engines
@@ -193,3 +194,85 @@ def test_a_fact_inferred_from_three_sessions_starts_with_the_third(
     assert (fact.source_type, fact.valid_from) == ("inferred", days[2])
     assert [f.id for f in later.profile.as_of("2023-05-19").facts] == []
     assert fact.id in [f.id for f in later.profile.as_of("2023-05-21").facts]
+
+
+#: Nurse in January (a probe raised), again in February, a teacher from late February (the
+#: change arbitration accepts, closing the nurse fact): (session, words, said, type).
+JOBS = [
+    ("s0", "I work as a nurse.", "2023-01-14T10:00:00Z", "statement"),
+    ("s1", "Still a nurse, long shifts.", "2023-02-10T10:00:00Z", "statement"),
+    ("s2", "I'm a teacher now.", "2023-02-20T10:00:00Z", "contradiction"),
+]
+
+
+def _jobs(agent: Agent, server: LLMServer, stages: list[list[int]]) -> list[tuple[object, ...]]:
+    """`JOBS` fed in `stages`, a sleep after each: the questions as they ended."""
+    turns: dict[str, int] = {}
+
+    def extract(text: str) -> dict[str, object]:
+        session = re.search(r"^## Session (\S+)", text, re.MULTILINE)[1]  # type: ignore[index]
+        _, words, _, kind = next(j for j in JOBS if j[0] == session)
+        return extraction(turns[session], words, kind)
+
+    def classify(text: str) -> dict[str, object]:
+        nurse = re.search(r"^\[(-?\d+)\] family: nurse", text, re.MULTILINE)
+        decisions: list[dict[str, object]] = []
+        first_nurse = None
+        for line in text.split("## Observations", 1)[1].splitlines():
+            if not (m := re.match(r"^(\d+)\. ", line)):
+                continue
+            d: dict[str, object] = {
+                "observation": int(m[1]),
+                "category": "family",
+                "decay_days": 30,
+            }
+            if "teacher" in line:
+                to = {"fact_id": int(nurse[1])} if nurse else {"earlier": first_nurse}
+                decisions.append({**d, "action": "contradict", "value": "teacher", **to})
+            elif nurse:
+                decisions.append({**d, "action": "support", "fact_id": int(nurse[1])})
+            elif first_nurse:
+                decisions.append({**d, "action": "support", "earlier": first_nurse})
+            else:
+                first_nurse = int(m[1])
+                decisions.append({**d, "action": "new", "value": "nurse"})
+        return {"decisions": decisions}
+
+    def arbitrate(text: str) -> dict[str, object]:
+        new = re.findall(r"^new_fact_id (-?\d+)", text, re.MULTILINE)
+        return {"decisions": [{"new_fact_id": int(n), "decision": "accept_new"} for n in new]}
+
+    for step, answer in (("extract", extract), ("classify", classify), ("arbitrate", arbitrate)):
+        server.follow(step, answer)
+    for stage in stages:
+        for n in stage:
+            session, words, at, _ = JOBS[n]
+            turns[session] = said(agent, session, words, at)
+        assert agent.sleep().run().status == "done"
+    facts = {f.id: f.value for f in agent.profile.facts()}
+    return sorted(
+        (s.kind, facts.get(s.fact_id or 0), s.outcome, s.valid_from, s.valid_to)
+        for s in agent.profile.strategies(status=None)
+    )
+
+
+@pytest.mark.parametrize("stages", [[[0], [1], [2]], [[0], [2]]])
+def test_questions_end_as_in_one_go_when_arbitration_closes_their_fact(
+    tmp_path: Path, server: LLMServer, engine_env: str, stages: list[list[int]]
+) -> None:
+    """A session a night on a clock in 2026: the first stage lapses the nurse probe (and
+    expires the fact) before the later words that answer it, or the change that closes it by
+    arbitration, arrive; the questions end as in one go (answered; obsolete with its fact)."""
+
+    def agent(name: str) -> Agent:  # on PostgreSQL, a namespace of its own
+        own = {"database_user": f"{Settings.load().database_user}{name}"}
+        pg = Settings.load().database_url
+        return Agent(tmp_path / name, server.url, ManualClock(LATER), **(own if pg else {}))
+
+    one, staged = agent("one"), agent("staged")
+    try:
+        in_one_go = _jobs(one, server, [[n for stage in stages for n in stage]])
+        assert _jobs(staged, server, stages) == in_one_go
+    finally:
+        one.close()
+        staged.close()
