@@ -10,6 +10,10 @@ Hermes calls it through its `MemoryManager` (agent/memory_manager.py of hermes-a
 - `prefetch` is the per-turn block for the message (T1, T1s, T1p, T1q, T4) without frame or
   fences, since Hermes fences it in `<memory-context>` with its own note; a block warmed by
   `queue_prefetch` for the same message and session, with no turn kept since, is served at once.
+  Hermes calls `queue_prefetch` with the turn just finished, so the next message is unknown:
+  its embedding and search cannot be done ahead. The warm-up still makes the next turn's
+  session-bound work — session memory's summary brought up to date (an LLM call), the
+  session's pages read — and the worker counts each kept turn's tokens (`count_ahead`).
 - `sync_turn` queues both sides with their times (the user's when the turn started) on the
   provider's worker and returns (the worker also counts their tokens, which the prefetches that
   show them then need not); `on_memory_write` keeps what Hermes's built-in memory tool
