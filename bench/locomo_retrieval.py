@@ -104,6 +104,12 @@ VARIANTS: dict[str, Variant] = {
     "default with the answer lever ×0.15": Variant(policy=replace(DEFAULT, answer_weight=0.15)),
     "default with the answer lever ×0.35": Variant(policy=replace(DEFAULT, answer_weight=0.35)),
     "default with the answer lever ×0.5": Variant(policy=replace(DEFAULT, answer_weight=0.5)),
+    "default with the answer lever + sessions ×0.1": Variant(
+        policy=replace(DEFAULT, session_weight=0.1)
+    ),
+    "default with the answer lever + sessions ×0.25": Variant(
+        policy=replace(DEFAULT, session_weight=0.25)
+    ),
     "default with the answer lever ×0.25, question −0.25": Variant(
         policy=replace(DEFAULT, answer_weight=0.25, answer_demote=0.25)
     ),
