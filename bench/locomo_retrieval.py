@@ -48,7 +48,10 @@ CONVEX = Policy(fusion="convex", alpha=0.5, kind="turn")
 CENTRED = replace(CONVEX, centre=True)  # query centring (search/_centre.py, `search_centre=all`)
 DATES = replace(CONVEX, date_weight=1.0)
 #: The product's default on turns alone (the time window reads the calendar: `_events`).
-DEFAULT = replace(DATES, speaker_weight=0.25, window=1.0)
+DEFAULT = replace(DATES, speaker_weight=0.25, answer_weight=0.25, window=1.0)
+#: The answer lever off (`Policy.answer_weight`: a question turn found passes a share of its
+#: score to the reply; `_answers` is the earlier form of it, a second search as a key).
+NO_ANSWERS = replace(DEFAULT, answer_weight=0.0)
 KEYS = replace(DEFAULT, memory_weight=0.25)  # the product's default (memory keys need narratives)
 #: The time-window stage's other settings (`search/_time_window.py`, `search_time_window`).
 WINDOWS = {"off": 0.0, "×0.5": 0.5, "×2": 2.0, "restrict": "restrict"}
@@ -88,16 +91,29 @@ class Variant:
 
 VARIANTS: dict[str, Variant] = {
     "before: plain analyser, rrf k=10 (the old default)": Variant("plain", policy=OLD),
-    "default, turns alone: convex α=0.5, context ±2, dates, speaker ×0.25, time window ×1": Variant(
+    "default, turns alone: convex α=0.5, context ±2, dates, speaker ×0.25, answers ×0.25, time window ×1": Variant(
         policy=DEFAULT
     ),
+    "default without the answer lever (the default before 2 Dec 2026)": Variant(policy=NO_ANSWERS),
     "default with memory keys ×0.25 ¹": Variant(policy=KEYS),
-    "default + answers ×0.25 (a question's hit lifts the turn after it)": Variant(
-        policy=DEFAULT, answers=0.25
+    "default without the answer lever + answers key ×0.25 (a question's search lifts the turn after it)": Variant(
+        policy=NO_ANSWERS, answers=0.25
     ),
-    "default + answers ×0.1": Variant(policy=DEFAULT, answers=0.1),
-    "default + answers ×0.5": Variant(policy=DEFAULT, answers=0.5),
-    "default without the speaker lever": Variant(policy=DATES),
+    "default without the answer lever + answers key ×0.1": Variant(policy=NO_ANSWERS, answers=0.1),
+    "default without the answer lever + answers key ×0.5": Variant(policy=NO_ANSWERS, answers=0.5),
+    "default with the answer lever ×0.15": Variant(policy=replace(DEFAULT, answer_weight=0.15)),
+    "default with the answer lever ×0.35": Variant(policy=replace(DEFAULT, answer_weight=0.35)),
+    "default with the answer lever ×0.5": Variant(policy=replace(DEFAULT, answer_weight=0.5)),
+    "default with the answer lever ×0.25, question −0.25": Variant(
+        policy=replace(DEFAULT, answer_weight=0.25, answer_demote=0.25)
+    ),
+    "default with the answer lever ×0.5, question −0.25": Variant(
+        policy=replace(DEFAULT, answer_weight=0.5, answer_demote=0.25)
+    ),
+    "default with the answer lever ×0.25, question −0.5": Variant(
+        policy=replace(DEFAULT, answer_weight=0.25, answer_demote=0.5)
+    ),
+    "default without the speaker lever": Variant(policy=replace(DEFAULT, speaker_weight=0.0)),
     "default with memory keys, without the speaker lever ¹": Variant(
         policy=replace(KEYS, speaker_weight=0.0)
     ),

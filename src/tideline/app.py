@@ -259,6 +259,7 @@ class Tideline:
                 date_weight=s.turn_date_weight,
                 memory_weight=s.turn_memory_weight,
                 speaker_weight=s.turn_speaker_weight,
+                answer_weight=s.turn_answer_weight,
                 session_weight=s.turn_session_weight,
                 session_cap=s.turn_session_cap,
                 truncate=s.search_truncate,

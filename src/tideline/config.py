@@ -212,6 +212,13 @@ SETTINGS: tuple[Setting, ...] = (
         "own score (0: off).",
     ),
     Setting(
+        "turn_answer_weight",
+        "TIDELINE_TURN_ANSWER_WEIGHT",
+        0.25,
+        'Raw-turn search: a question turn found ("What\'s their name?") passes this share of its '
+        "score to the next turn of its session by another speaker, the reply (0: off).",
+    ),
+    Setting(
         "search_time_window",
         "TIDELINE_SEARCH_TIME_WINDOW",
         "1",
@@ -720,6 +727,7 @@ class Settings:
     turn_date_weight: float
     turn_memory_weight: float
     turn_speaker_weight: float
+    turn_answer_weight: float
     search_time_window: str
     turn_session_cap: int
     turn_session_weight: float

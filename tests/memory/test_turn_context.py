@@ -47,7 +47,9 @@ def test_context_off_and_a_plain_index_is_reanalysed(db: Database) -> None:
     again = Memory(db, None)  # the default analyser and keys: the index is rebuilt on open
     assert not again.raw.index.stale
     assert TextIndex(db, "turn_text").made == "snowball;ctx2"
-    assert again.search_turns("painted lakes", 1, mode="lex")[0].text.startswith("Did you")
+    # stems found again (the reply Bo gave may rank first: the answer lever lifts it)
+    found = again.search_turns("painted lakes", 2, mode="lex")
+    assert "Did you paint that lake picture?" in {h.text for h in found}
 
 
 def test_memory_keys_lift_their_source_turns(db: Database) -> None:
@@ -87,3 +89,19 @@ def test_named_matches_whole_names_case_folded() -> None:
     assert named("what did caroline's sister say?", speakers) == {"Caroline"}
     assert named("Did JO  ANN meet Melanie?", speakers) == {"Jo Ann", "Melanie"}
     assert named("Carol and Mel went out, x marks it", speakers) == set()
+
+
+def test_a_question_found_lifts_the_reply_that_answers_it(db: Database) -> None:
+    memory = Memory(db, None)
+    _turns(memory)
+    by_text = {t.text: t.id for t in memory.raw.recent(10, "s1")}
+    asked, reply = (
+        by_text["Did you paint that lake picture?"],
+        by_text["Yeah, last year, at sunrise."],
+    )
+    assert memory.raw.answers_of([asked, reply]) == {asked: reply}  # the reply asks nothing
+    hits = {h.id: h for h in memory.search_turns("the lake picture", 3, mode="lex")}
+    assert hits[reply].lifts.get("answers", 0.0) > 0  # Bo's reply, after Ann's question
+    assert "answers" not in hits[asked].lifts
+    off = Memory(db, None, turn_policy=replace(TURNS, answer_weight=0.0))
+    assert all("answers" not in h.lifts for h in off.search_turns("the lake picture", 3, "lex"))

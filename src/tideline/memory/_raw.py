@@ -439,6 +439,25 @@ class RawContext:
         """Each turn's speaker, for the turns that name one (the speaker lever)."""
         return {i: str(s) for i, s in self._column_of(ids, "speaker").items() if s is not None}
 
+    def answers_of(self, ids: Sequence[int]) -> dict[int, int]:
+        """The turns among these that ask (their text ends in "?"), each with the turn that
+        answers it: the next of its session, said by someone else (the answer lever)."""
+        out: dict[int, int] = {}
+        for part in batches(ids):
+            marks = ",".join("?" * len(part))
+            rows = self.db.execute(
+                "SELECT q.id, q.text, q.speaker, a.id, a.speaker FROM turns q JOIN turns a"
+                " ON a.session_id = q.session_id AND a.seq = (SELECT MIN(n.seq) FROM turns n"
+                f"  WHERE n.session_id = q.session_id AND n.seq > q.seq) WHERE q.id IN ({marks})",
+                part,
+            )
+            out.update(
+                (int(q), int(a))
+                for q, text, asker, a, replier in rows
+                if str(text).rstrip().endswith("?") and replier != asker
+            )
+        return out
+
     def sessions_of(self, ids: Sequence[int]) -> dict[int, int]:
         """Each turn's session id (search keeps one session from filling a top k)."""
         return {i: int(s) for i, s in self._column_of(ids, "session_id").items()}

@@ -15,7 +15,7 @@ from tideline.search._file_health import damaged_search_files
 from tideline.search._fusion import RRF_K, fuse, ranks, rrf_fuse, weighted_fuse
 from tideline.search._index import FillReport, TextIndex, text_key
 from tideline.search._knn import VectorOptions
-from tideline.search._levers import Groups, Key, Mark, Targets, diversify, lift
+from tideline.search._levers import Answer, Groups, Key, Mark, Targets, diversify, lift
 from tideline.search._lexical import Counts, Freqs
 from tideline.search._open import create_index, open_index
 from tideline.search._pg_index import PgTextIndex
@@ -58,6 +58,7 @@ __all__ = [
     "RRF_K",
     "STOP_WORDS",
     "Analyser",
+    "Answer",
     "Candidates",
     "Counts",
     "FillReport",

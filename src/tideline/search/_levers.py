@@ -10,6 +10,11 @@
   question names (the turns of a speaker it names: "What did Caroline research?" — on LoCoMo
   97% of the evidence of a question naming one speaker is that speaker's), and `boost` lifts
   each by `weight` × its own score.
+- `Answer`: a lever without a search either. The owner says which candidates are questions and
+  which record answers each (a turn ending in "?" and the next turn of its session by another
+  speaker); a question found passes `weight` × its own score to its answer (which joins the list
+  if absent), and is itself demoted by `demote` × its score — the reply holds what was asked
+  about ("What's their name?" — "Pickle"), the question only the asker's words.
 - `sessions`: a session is as near as its nearest turns (the session-level late interaction of
   arXiv 2606.04194): the best BM25 and the best cosine of each session's candidate turns make a
   list of sessions, fused like the turns, and each turn is lifted by its session's score.
@@ -52,6 +57,38 @@ class Mark:
     name: str
     weight: float
     marked: Callable[[Sequence[int]], set[int]]
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A lever's answers (see the module docstring): `answers(ids)` maps the candidates that
+    are questions to the record that answers each."""
+
+    name: str
+    weight: float
+    answers: Callable[[Sequence[int]], Mapping[int, int]]
+    demote: float = 0.0
+
+
+def answered(base: Sequence[Hit], answer: Answer) -> list[Hit]:
+    """`base` with each question's answer lifted by `answer.weight` × the question's score and
+    the question lowered by `answer.demote` × it (both in `lifts[name]`); re-ordered by score
+    (then key). Only the first scope's ids are questions."""
+    out = {h.key: h.copy() for h in base}
+    own = {h.id: h.score for h in base if h.source == 0 and h.score > 0}
+    fusion = base[0].fusion if base else None
+    for q, a in answer.answers(list(own)).items():
+        given = own.get(q, 0.0)
+        if answer.demote:
+            question = out[(0, q)]
+            question.score -= answer.demote * given
+            question.lifts[answer.name] = (
+                question.lifts.get(answer.name, 0.0) - answer.demote * given
+            )
+        hit = out.setdefault((0, a), Hit(a, fusion=fusion))
+        hit.score += answer.weight * given
+        hit.lifts[answer.name] = hit.lifts.get(answer.name, 0.0) + answer.weight * given
+    return sorted(out.values(), key=lambda h: (-round(h.score, SCORE_PLACES), h.key))
 
 
 def boost(base: Sequence[Hit], marked: set[int], weight: float, name: str) -> list[Hit]:

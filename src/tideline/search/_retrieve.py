@@ -11,7 +11,8 @@ and the backfill all call it; every ranking stage is here, each configured by th
 5. merge the scopes (BM25 descending, distance ascending) and fuse the two lists (`_fusion`),
    the lexical list weighted by how much of the query its best hit covers (`trust`);
 6. levers: keys that lift the records they point at (dates, memory keys), marks that lift the
-   candidates the question names (a speaker), and the session-level list (`_levers`); then the
+   candidates the question names (a speaker), answers (a question found passes part of its
+   score to the record that answers it), and the session-level list (`_levers`); then the
    time window a question names lifts (or restricts the list to) the records of that time
    (`_time_window`);
 7. score: each hit's relevance, 0–1 (`_score`), which orders the list (equal scores: the more
@@ -36,7 +37,17 @@ from tideline.search._analyse import Analyser, analyse
 from tideline.search._centre import centre_query, raw_distances
 from tideline.search._fallback import QueryVector, resolved
 from tideline.search._fusion import fuse, lex_norm, ranks
-from tideline.search._levers import Groups, Key, Mark, boost, diversify, lift, session_scores
+from tideline.search._levers import (
+    Answer,
+    Groups,
+    Key,
+    Mark,
+    answered,
+    boost,
+    diversify,
+    lift,
+    session_scores,
+)
 from tideline.search._lexical import Counts, Freqs, evident, fts_form, lexicon, rescore, trust
 from tideline.search._query import ParsedQuery, has_word, parse_query
 from tideline.search._score import score, truncated
@@ -146,7 +157,7 @@ def retrieve(
     *,
     texts: TextLookup | None = None,
     warning: str | None = None,
-    keys: Sequence[Key | Mark] = (),
+    keys: Sequence[Key | Mark | Answer] = (),
     parents: Parents | None = None,
     groups: Groups | None = None,
     recency: Recency | None = None,
@@ -172,7 +183,9 @@ def retrieve(
     for key in keys:
         if not key.weight:
             continue
-        if isinstance(key, Mark):
+        if isinstance(key, Answer):
+            hits = answered(hits, key)
+        elif isinstance(key, Mark):
             marked = key.marked([h.id for h in hits if h.source == 0])
             hits = boost(hits, marked, key.weight, key.name)
         else:

@@ -193,7 +193,9 @@ class Policy:
     below `trust_floor` (`_lexical`).
     Levers (0 = off): date_weight, memory_weight (keys the owner passes: the turns said at the
     time a question names; the source turns of matching memories), speaker_weight (a mark: the
-    turns of a speaker the question names, lifted by that share of their score), session_weight (the
+    turns of a speaker the question names, lifted by that share of their score), answer_weight and
+    answer_demote (a question found passes that share of its score to the record that answers
+    it, and loses the demote share: `_levers.Answer`), session_weight (the
     session-level list: a session as near as its nearest turns), session_cap (diversity: at
     most that many hits of one group before every other group had its turn); window (the
     time-window stage, `_time_window`: 0 off, a lift weight for the records of the time a
@@ -221,6 +223,8 @@ class Policy:
     date_weight: float = 0.0
     memory_weight: float = 0.0
     speaker_weight: float = 0.0
+    answer_weight: float = 0.0
+    answer_demote: float = 0.0
     session_weight: float = 0.0
     session_cap: int = 0
     window: float | Literal["restrict"] = 0.0
