@@ -8,8 +8,24 @@ Each kind takes a file and a seed and changes its bytes in place (the size stays
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
+
+
+def run_script(script: str, db: Path) -> str:
+    """Run a damage script on `db` in a new interpreter from the repository's root, so a crash
+    (SIGSEGV) fails the calling test, not the whole run; its stdout."""
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(db)],
+        cwd=Path(__file__).parent.parent,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, (done.returncode, done.stdout[-500:], done.stderr[-2000:])
+    return done.stdout
 
 
 def random_bytes(path: Path, seed: int) -> None:

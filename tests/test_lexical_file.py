@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.file_damage import run_script
 from tests.helpers import kill_building
 from tideline.memory import AGENT_MIGRATIONS, NewTurn, RawContext
 from tideline.search import VectorOptions
@@ -200,12 +201,5 @@ def test_a_damaged_file_is_never_read_and_said_once(tmp_path: Path) -> None:
     panic escape the search, issue 31): FTS5's answer, in the process that had it open and in a
     new one, with one warning; the state is gone, so a build is due. In a subprocess, so a
     crash fails this test only."""
-    done = subprocess.run(
-        [sys.executable, "-c", _DAMAGE, str(tmp_path / "memory.db")],
-        cwd=Path(__file__).parent.parent,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, (done.returncode, done.stdout[-500:], done.stderr[-2000:])
-    assert done.stdout.count(" ok") >= 4 * 9
+    out = run_script(_DAMAGE, tmp_path / "memory.db")
+    assert out.count(" ok") >= 4 * 9

@@ -9,13 +9,12 @@ or foreign generation, and a builder killed half way.
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from tests.file_damage import run_script
 from tests.helpers import kill_building
 from tideline.embed import Embedder
 from tideline.memory import AGENT_MIGRATIONS, Memory
@@ -346,12 +345,5 @@ def test_a_damaged_file_is_never_read_and_said_once(tmp_path: Path) -> None:
     search, in the process that had it open and in a new one, answers exactly; one warning names
     the file; the generation is gone, so the next build makes it again. In a subprocess: a crash
     is a failed test, not a dead test run."""
-    done = subprocess.run(
-        [sys.executable, "-c", _DAMAGE, str(tmp_path / "memory.db")],
-        cwd=Path(__file__).parent.parent,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, (done.returncode, done.stdout[-500:], done.stderr[-2000:])
-    assert done.stdout.count(" ok") == 4 * 3 + 3 * 4
+    out = run_script(_DAMAGE, tmp_path / "memory.db")
+    assert out.count(" ok") == 4 * 3 + 3 * 4
