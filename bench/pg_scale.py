@@ -52,6 +52,7 @@ import psycopg
 from _report import machine, ms_stats, write_section
 
 from tideline.app import Tideline
+from tideline.clock import system_clock
 from tideline.config import Settings
 from tideline.embed import E5Embedder
 from tideline.memory import (
@@ -138,7 +139,7 @@ def load_sqlite(
     path: Path, c: Corpus, turns: int, narratives: int, say: Callable[[str], None]
 ) -> dict[str, Any]:
     db = open_database(path, AGENT_MIGRATIONS)
-    raw, narr = RawContext(db), Narratives(db)
+    raw, narr = RawContext(db, clock=system_clock), Narratives(db, clock=system_clock)
     out: dict[str, Any] = {}
     began = time.perf_counter()
     step = SESSION_TURNS * LOAD_SESSIONS
@@ -188,7 +189,7 @@ def load_sqlite(
 def build_files(path: Path, say: Callable[[str], None]) -> dict[str, Any]:
     """The vector and lexical files, each timed (what `tideline embed` does at its end)."""
     db = open_database(path, AGENT_MIGRATIONS)
-    raw, narr = RawContext(db), Narratives(db)
+    raw, narr = RawContext(db, clock=system_clock), Narratives(db, clock=system_clock)
     out: dict[str, Any] = {}
     for name, index in (("turns", raw.index), ("narratives", narr.index)):
         began = time.perf_counter()
@@ -367,7 +368,7 @@ def lexical_copy(lite: Tideline, url: str, say: Callable[[str], None]) -> PgText
     """The turns' text index alone, copied into its own namespace as `migrate` copies it (texts
     and lexical keys from SQLite), analysed: the lexical side measured without the rest."""
     db = open_postgres(url, Namespace("lexical"), AGENT_MIGRATIONS)
-    index = RawContext(db).index
+    index = RawContext(db, clock=system_clock).index
     assert isinstance(index, PgTextIndex)
     if not db.scalar(f"SELECT 1 FROM {index.name}_text LIMIT 1"):
         raw = lite.memory.raw
@@ -681,7 +682,7 @@ def concurrency(url: str, processes: int, seconds: float, home: Path) -> dict[st
             proc.wait(timeout=60)
     db = open_postgres(url, Namespace(AGENT), AGENT_MIGRATIONS)
     try:
-        raw = RawContext(db)
+        raw = RawContext(db, clock=system_clock)
         acked = [i for t in tallies for i in t["acked"]]
         present = {t.id for t in raw.get(acked)}
         sid = raw.session_id("stream")
@@ -839,7 +840,10 @@ def main() -> None:
                 )
                 pg = open_postgres(url, Namespace(AGENT), AGENT_MIGRATIONS)
                 pg.execute("ANALYZE")
-                for index in (RawContext(pg).index, Narratives(pg).index):
+                for index in (
+                    RawContext(pg, clock=system_clock).index,
+                    Narratives(pg, clock=system_clock).index,
+                ):
                     assert isinstance(index, PgTextIndex)
                 pg.close()
                 migrated.touch()

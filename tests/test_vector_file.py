@@ -16,6 +16,7 @@ import pytest
 
 from tests.file_damage import run_script
 from tests.helpers import kill_building
+from tideline.clock import system_clock
 from tideline.embed import Embedder
 from tideline.memory import AGENT_MIGRATIONS, Memory
 from tideline.search import TextIndex, VectorOptions
@@ -220,7 +221,7 @@ def test_a_builder_killed_half_way_leaves_answers_right(tmp_path: Path) -> None:
 
 def test_memory_builds_its_vector_files_when_it_embeds(tmp_path: Path, e5: Embedder) -> None:
     db = open_database(tmp_path / "memory.db", AGENT_MIGRATIONS)
-    memory = Memory(db, e5, vectors=VectorOptions(file_min=20))
+    memory = Memory(db, e5, vectors=VectorOptions(file_min=20), clock=system_clock)
     words = ["kayak", "violin", "garden", "python", "paris", "marathon"]
     for n, w in enumerate(words * 5):
         memory.sync_turn("s1", "user", f"turn {n}: I spent the day on my {w}")
@@ -229,7 +230,7 @@ def test_memory_builds_its_vector_files_when_it_embeds(tmp_path: Path, e5: Embed
     assert file is not None and file.stats()["rows"] == 30 and file.stats()["delta"] == 0
     hits = memory.search_turns("playing the violin", 5, mode="vec")
     assert all("violin" in h.text for h in hits[:5])
-    exact = Memory(db, e5, vectors=VectorOptions(file_min=10**9))
+    exact = Memory(db, e5, vectors=VectorOptions(file_min=10**9), clock=system_clock)
     assert [h.id for h in exact.search_turns("playing the violin", 5, mode="vec")] == [
         h.id for h in hits
     ]

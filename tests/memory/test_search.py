@@ -5,6 +5,7 @@ from dataclasses import replace
 import pytest
 
 from tideline.app import Tideline
+from tideline.clock import system_clock
 from tideline.config import Settings
 from tideline.embed import OpenAIEmbedder
 from tideline.errors import InvalidInput
@@ -56,7 +57,9 @@ def test_verbatim_keyword_gets_the_boost(filled: Memory) -> None:
 
 
 def test_boost_is_configurable(app: Tideline, filled: Memory) -> None:
-    no_boost = Memory(filled.db, app.embedder, narrative_policy=replace(NARRATIVES, boost=0.0))
+    no_boost = Memory(
+        filled.db, app.embedder, narrative_policy=replace(NARRATIVES, boost=0.0), clock=system_clock
+    )
     top = no_boost.search("whale-listen").hits[0]
     assert top.fused == pytest.approx(1 - top.vec_distance, abs=1e-5)
 

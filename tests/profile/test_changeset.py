@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tideline.app import Tideline
+from tideline.clock import system_clock
 from tideline.errors import InvalidInput, NotFound
 from tideline.profile import (
     EventDraft,
@@ -189,7 +190,7 @@ def test_run_id_is_stamped_on_the_fact_changes(profile: Profile) -> None:
 def test_the_agent_database_gets_the_profile_tables(settings) -> None:  # type: ignore[no-untyped-def]
     app = Tideline(settings)
     try:
-        profile = Profile(app.db)
+        profile = Profile(app.db, clock=system_clock)
         assert profile.version() == 0
         assert profile.counts()["facts"] == 0
     finally:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tideline.clock import system_clock
 from tideline.memory import AGENT_MIGRATIONS, NewTurn, RawContext
 from tideline.search import PgTextIndex, VectorOptions, create_index, open_index
 from tideline.search._pg_index import FREQUENT_SAMPLE, PgFeatures, _like
@@ -40,7 +41,7 @@ def test_the_server_says_what_it_offers(pg: Storage) -> None:
 
 @pytest.mark.parametrize("engine", ["postgresql"], indirect=True)
 def test_the_walk_width_is_a_setting_and_wide_walks_are_exact(pg: Storage) -> None:
-    raw = RawContext(pg)
+    raw = RawContext(pg, clock=system_clock)
     done, _, _ = raw.add_turns("s", [NewTurn("user", f"turn {i}") for i in range(3000)])
     ids = [i for i, _ in done]
     rng = np.random.default_rng(25)

@@ -30,7 +30,6 @@ from tideline.clock import (
     Window,
     from_text,
     parse_time,
-    system_clock,
     to_text,
 )
 from tideline.embed import Embedder
@@ -92,7 +91,7 @@ class Profile:
         db: Storage,
         memory: Memory | None = None,
         *,
-        clock: Clock = system_clock,
+        clock: Clock,
         lock: AbstractContextManager[object] | None = None,
         rules: Rules = RULES,
     ):

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from tideline.clock import Clock, now_text, parse_time, system_clock
+from tideline.clock import Clock, now_text, parse_time
 from tideline.config import DEFAULTS as D
 from tideline.consolidate.dream._basis import Basis
 from tideline.consolidate.dream._prompts import dream_prompt, render_prompt
@@ -34,10 +34,10 @@ class Day:
     """One UTC day: the unit a dream run works on and records (`clock`: what "now" is)."""
 
     date: dt.date
-    clock: Clock = field(default=system_clock, compare=False, repr=False)
+    clock: Clock = field(compare=False, repr=False)
 
     @classmethod
-    def of(cls, value: str | dt.date | None, clock: Clock = system_clock) -> Day:
+    def of(cls, value: str | dt.date | None, clock: Clock) -> Day:
         if value is None:
             return cls(clock().date(), clock)
         if isinstance(value, dt.date):
