@@ -20,6 +20,10 @@ texts: the cache keeps only hashes) — plus this cache's own slices, and writes
 
     .venv/bin/python bench/_scale_texts.py --from-caches /tmp/memo-bench-…/library
 
+`--cache FILE` (a `CachedEmbedder` file, e.g. the shared `/work/cache/e5.db`) looks every text
+and question up there first and keeps what it embeds there: LoCoMo's turns and questions, which
+the LoCoMo benchmarks have cached, cost nothing.
+
 `--slices N` embeds at most N slices of 1,024 texts and writes the cache: on a shared machine take
 the lock per run and let other benchmarks in between, e.g.
 `until [ -f /work/cache/scale-texts.part31.npy ]; do flock … --slices 1; sleep 60; done`.
@@ -152,11 +156,13 @@ def main() -> None:
         from_caches(Path(sys.argv[sys.argv.index("--from-caches") + 1]))
         return
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-    from tideline.embed import E5Embedder
+    from tideline.embed import CachedEmbedder, E5Embedder
 
     passages, questions, kinds = texts_and_queries()
     print(f"{len(passages):,} passages, {len(questions):,} questions", flush=True)
-    e5 = E5Embedder()
+    e5: E5Embedder | CachedEmbedder = E5Embedder()
+    if "--cache" in sys.argv:
+        e5 = CachedEmbedder(e5, sys.argv[sys.argv.index("--cache") + 1])
     began = time.perf_counter()
     asked = CACHE.with_name(f"{CACHE.stem}.queries.npy")
     if not asked.exists():
