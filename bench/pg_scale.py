@@ -274,7 +274,10 @@ def searches(
         memory.search_turns(c.queries[i], 10)
     out["warmed_with"] = warm
     e2e_cpu: list[float] = []
+    sent = getattr(raw.db, "statements", None)  # PostgreSQL: the statements a search sends
     e2e = timed(lambda n: memory.search_turns(text[n], 10), len(qs), e2e_cpu)
+    if sent is not None:
+        out["turns_e2e_statements"] = (getattr(raw.db, "statements", 0) - sent) / len(qs)
     out["turns_e2e"] = ms_stats(e2e)
     out["turns_e2e_cpu"] = ms_stats(e2e_cpu)
     by_kind: dict[str, list[float]] = {}
@@ -282,6 +285,7 @@ def searches(
         by_kind.setdefault(c.query_kinds[n], []).append(s)
     out["turns_e2e_by_kind"] = {k: ms_stats(v) for k, v in sorted(by_kind.items())}
     hybrid_cpu: list[float] = []
+    sent = getattr(raw.db, "statements", None)
     out["turns_hybrid"] = ms_stats(
         timed(
             lambda n: retrieve(
@@ -292,6 +296,8 @@ def searches(
         )
     )
     out["turns_hybrid_cpu"] = ms_stats(hybrid_cpu)
+    if sent is not None:
+        out["turns_hybrid_statements"] = (getattr(raw.db, "statements", 0) - sent) / len(qs)
     out["turns_lex"] = ms_stats(
         timed(lambda n: raw.index.lexical(text[n], policy.depth_for(10)), len(qs))
     )

@@ -299,13 +299,13 @@ class Profile:
             )
         statuses = self._statuses(status)
         s = self.stores
-        with self.lock, self.versions.reading():
-            found = self._with_evidence(s.facts.list())
-            changes = s.facts.changes([f.id for f in found])
-            events = s.events.list()
-            people = s.people.list()
-            strategies = s.strategies.list()
-            edges = s.edges.list(live=False)
+        with self.lock, self.versions.reading():  # what can hold then, read in SQL
+            found = self._with_evidence(s.facts.valid_at(at), said_by=at)
+            changes = s.facts.changes([f.id for f in found], by=at)
+            events = s.events.known_at(at)
+            people = s.people.list(seen_by=at)
+            strategies = s.strategies.list(held_at=at)
+            edges = s.edges.list(live=False, held_at=at)
             model = s.portrait.user_model_at(at)
             trajectory = s.portrait.trajectory(at)
             facts = self._backed_then(facts_at(found, changes, at))
@@ -341,9 +341,10 @@ class Profile:
             fact = self.stores.facts.require(fact_id)
             return self._with_evidence([fact])[0] if evidence else fact
 
-    def _with_evidence(self, facts: list[Fact]) -> list[Fact]:
-        """Facts with their evidence rows, the turns' words and what backs them."""
-        links = self.stores.facts.evidence([f.id for f in facts])
+    def _with_evidence(self, facts: list[Fact], *, said_by: str | None = None) -> list[Fact]:
+        """Facts with their evidence rows (`said_by`: only those said by then), the turns' words
+        and what backs them."""
+        links = self.stores.facts.evidence([f.id for f in facts], said_by=said_by)
         turn_ids = sorted({e.turn_id for es in links.values() for e in es if e.turn_id})
         turns = self.memory.raw.get(turn_ids) if self.memory is not None and turn_ids else []
         said = {t.id: t.text for t in turns}
