@@ -41,6 +41,7 @@ LAYERS: dict[str, int] = {
     "tideline.llm": 6,  # a client for language models: config, errors, embed (token estimates)
     "tideline.memory": 7,
     "tideline.library": 7,
+    "tideline.runs": 7,  # the run runner: lock, record, meter, step reports (store, llm)
     "tideline.analysis": 8,
     "tideline.profile": 8,
     "tideline.consolidate": 9,  # the Sleep pipeline and session memory: profile, memory, llm

@@ -24,6 +24,7 @@ from tideline.consolidate.dream._threads import Threads
 from tideline.llm import LLM, TokenMeter
 from tideline.memory import Memory, Narrative
 from tideline.profile import Profile
+from tideline.runs import Outcome
 
 M = TypeVar("M", bound=BaseModel)
 MAX_LINKS = 1000  # narratives hold at most 1,000 source links (docs/memory.md)
@@ -115,12 +116,10 @@ Apply = Callable[[Writer], dict[str, int]]
 
 
 @dataclass
-class Plan:
-    """A layer's computed result: counts, a note, and the writes (None: nothing to write)."""
+class Plan(Outcome):
+    """A layer's computed result: counts, a note, a status (skipped: not finished, retried next
+    run), and the writes (None: nothing to write)."""
 
-    changes: dict[str, int] = field(default_factory=dict)
-    note: str = ""
-    status: str = "done"  # done | skipped (not finished: retried next run)
     apply: Apply | None = None
     detail: dict[str, Any] = field(default_factory=dict)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from tideline.consolidate._report import StepReport
+from tideline.runs import StepReport
 
 
 @dataclass
