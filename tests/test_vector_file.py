@@ -348,3 +348,44 @@ def test_a_damaged_file_is_never_read_and_said_once(tmp_path: Path) -> None:
     is a failed test, not a dead test run."""
     out = run_script(_DAMAGE, tmp_path / "memory.db")
     assert out.count(" ok") == 4 * 3 + 3 * 4
+
+
+def _mapped_kb(path: Path) -> int:
+    """This process's resident kB of its mappings of `path` (/proc/self/smaps)."""
+    total, inside = 0, False
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        if "-" in line.split(" ", 1)[0]:
+            inside = line.rstrip().endswith(str(path))
+        elif inside and line.startswith("Rss:"):
+            total += int(line.split()[1])
+    return total
+
+
+def test_walks_let_go_of_the_graphs_pages_and_answer_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 34: the graph is mapped, and every page a walk touched stayed in the server's RSS
+    (~530 MB of a 1M-turn file after 300 searches). Past `GRAPH_RESIDENT_GROWTH` of new
+    file-backed pages the graph lets go of its pages; they are clean, so the walks after it
+    read them again and find the same rows."""
+    from tideline.search import _vector_file
+    from tideline.search._vector_file import Meta, VectorFile, write_generation
+
+    rng = np.random.default_rng(34)
+    n, dim = 8_000, 96
+    matrix = _unit(rng.standard_normal((n, dim)))
+    meta = Meta("m", dim, [0, 0], 1, n, n)
+    write_generation(tmp_path, "t", meta, np.arange(1, n + 1, dtype=np.int64), matrix)
+    file = VectorFile.open_current(tmp_path, "t")
+    assert file is not None
+    graph = (file.folder / "graph.usearch").resolve()
+    queries = _unit(rng.standard_normal((20, dim)))
+    monkeypatch.setattr(_vector_file, "GRAPH_RESIDENT_GROWTH", 1 << 40)  # kept, as before
+    kept = [file.candidates(q, 40, 400).tolist() for q in queries]
+    held = _mapped_kb(graph)
+    assert held > 1024  # the walks' pages stay mapped
+    monkeypatch.setattr(_vector_file, "GRAPH_RESIDENT_GROWTH", 0)  # let go after each walk
+    again = [file.candidates(q, 40, 400).tolist() for q in queries]
+    assert again == kept
+    assert _mapped_kb(graph) < held / 4
+    file.close()
