@@ -146,17 +146,17 @@ def _support(memory: Memory) -> dict[str, int]:
 def test_the_turn_that_says_the_words_ranks_above_its_neighbours(db: Database) -> None:
     """Each turn's lexical key holds its neighbours' words, so all five match alike; the own
     words lever puts the one that said "LGBTQ support group" first."""
-    memory = Memory(db, None)
+    memory = Memory(db, None, clock=system_clock)
     said = _support(memory)[SUPPORT[0][1]]
     question = "When did Caroline go to the LGBTQ support group?"
-    off = Memory(db, None, turn_policy=replace(TURNS, own_weight=0.0))
+    off = Memory(db, None, turn_policy=replace(TURNS, own_weight=0.0), clock=system_clock)
     assert off.search_turns(question, 3, mode="lex")[0].id != said  # a neighbour came first
     first = memory.search_turns(question, 3, mode="lex")[0]
     assert first.id == said and first.lifts["own words"] > 0
 
 
 def test_a_turns_neighbours_are_the_turns_around_it_in_its_session(db: Database) -> None:
-    memory = Memory(db, None)
+    memory = Memory(db, None, clock=system_clock)
     ids = [_support(memory)[text] for _, text in SUPPORT]
     around = memory.raw.neighbours_of([ids[0], ids[2]])
     assert {i: sorted(n) for i, n in around.items()} == {ids[0]: [ids[1]], ids[2]: [ids[1], ids[3]]}
