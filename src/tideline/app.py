@@ -265,6 +265,8 @@ class Tideline:
                 memory_weight=s.turn_memory_weight,
                 speaker_weight=s.turn_speaker_weight,
                 answer_weight=s.turn_answer_weight,
+                own_weight=s.turn_own_weight,
+                neighbour_weight=s.turn_neighbour_weight,
                 session_weight=s.turn_session_weight,
                 session_cap=s.turn_session_cap,
                 truncate=s.search_truncate,
