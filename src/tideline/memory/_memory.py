@@ -24,7 +24,7 @@ import logging
 import math
 import threading
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager, suppress
 from dataclasses import asdict, replace
 from itertools import chain
@@ -715,6 +715,16 @@ class Memory:
     def sessions(self, limit: int = 50) -> list[dict[str, Any]]:
         with self.lock:
             return self.raw.sessions(limit)
+
+    def turns(self, ids: Iterable[int]) -> list[Turn]:
+        """These turns (the ones that exist), read under the lock: for callers in any thread."""
+        with self.lock:
+            return self.raw.get(ids)
+
+    def all_narratives(self, *, links: bool = False) -> list[Narrative]:
+        """Every live narrative by id (`Narratives.all`), read under the lock like `turns`."""
+        with self.lock:
+            return self.narratives.all(links=links)
 
     # -- what consolidation reads --------------------------------------------------------------
     def session_heads(self) -> dict[int, int]:
