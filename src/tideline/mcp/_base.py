@@ -14,20 +14,33 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-from mcp_types import CallToolResult, InputRequiredResult
+from mcp_types import CallToolResult, InputRequiredResult, ToolAnnotations
 from pydantic import ValidationError
 
 from tideline.app import Tideline
 from tideline.errors import TidelineError
 from tideline.fields import Command
 from tideline.pathnames import hide_paths
-from tideline.serve import describe_validation, error_message, one_line, to_dict
+from tideline.serve import CALLS, annotated, describe_validation, error_message, one_line, to_dict
 
 log = logging.getLogger("tideline.mcp")
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A tool made from a `tideline.fields` command: its arguments are the spec's fields (names,
+    types, bounds, defaults, descriptions, synonyms), its body the command's service call
+    (`tideline.serve.CALLS`); only what the model reads is written here."""
+
+    command: Command
+    description: str  # for the model; "{agent}" becomes the agent's name
+    annotations: ToolAnnotations
+    titled: bool = True  # the tool's own title is its annotations' (the library's have none)
 
 
 class ToolServer(MCPServer[Any]):
@@ -55,6 +68,33 @@ class ToolServer(MCPServer[Any]):
         for cmd in commands:
             if cmd.tool is not None:
                 self.aliases[cmd.tool] = cmd.aliases
+
+    def add_command(self, spec: Tool) -> None:
+        """Add `spec`'s tool: a function whose signature is the command's fields, in the spec's
+        order (the SDK builds the input schema from it), calling `CALLS[tool](app, **args)`."""
+        cmd, name = spec.command, spec.command.tool
+        assert name is not None, "only a command with a tool name is a tool"
+        service = CALLS[name]
+
+        def tool(**arguments: Any) -> dict[str, Any]:
+            return self.call(name, lambda: service(self.app, **arguments))
+
+        kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+        params = [
+            inspect.Parameter(f.name, kind, annotation=annotated(cmd, f.name)) for f in cmd.fields
+        ]
+        tool.__name__ = name
+        tool.__dict__["__signature__"] = inspect.Signature(params, return_annotation=dict[str, Any])
+        self.add_tool(
+            tool,
+            name=name,
+            title=spec.annotations.title if spec.titled else None,
+            description=inspect.cleandoc(spec.description).format(
+                agent=self.app.settings.agent_name
+            ),
+            annotations=spec.annotations,
+        )
+        self.accept(cmd)
 
     def call(self, tool: str, fn: Callable[[], Any]) -> dict[str, Any]:
         """Run one core call; its result as a dict, a `TidelineError` as one line."""

@@ -13,8 +13,6 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header
 
-from tideline.analysis.attention import heatmap
-from tideline.analysis.scanner import scan_unindexed
 from tideline.consolidate import STEPS
 from tideline.consolidate.dream import LAYER_NAMES, choose_layers
 from tideline.errors import InvalidInput, NotFound
@@ -41,9 +39,8 @@ from tideline.fields import (
     SESSIONS,
     SLEEP_RUN,
     SYNC_TURN,
-    fact_statuses,
 )
-from tideline.serve import names, to_dict
+from tideline.serve import CALLS, names, to_dict
 from tideline.web import _csrf
 from tideline.web._graph import graph
 from tideline.web._models import Args, RecordId, body, query
@@ -93,7 +90,7 @@ def search(w: W, q: SearchArgs) -> Json:
 @router.get("/narratives/{narrative_id}/trace", tags=["memory"])
 def trace(w: W, narrative_id: Id, q: TraceArgs) -> Json:
     """A narrative's source turns, each with its neighbours: where the memory came from."""
-    return to_dict(w.app.memory.trace(narrative_id, q["window"]))
+    return CALLS["memory_trace"](w.app, narrative_id=narrative_id, **q)
 
 
 def keyed(args: Json, header: str | None) -> Json:
@@ -110,22 +107,19 @@ def keyed(args: Json, header: str | None) -> Json:
 @router.post("/narratives", tags=["memory"], status_code=201)
 def write(w: W, given: WriteBody, key: IdempotencyHeader = None) -> Json:
     """Write a narrative memory (`memory_write`); retry with the same idempotency key."""
-    args = keyed(given, key)
-    args["tags"], args["related_entities"] = names(args["tags"]), names(args["related_entities"])
-    return to_dict(w.app.memory.write(**args))
+    return CALLS["memory_write"](w.app, **keyed(given, key))
 
 
 @router.post("/turns", tags=["memory"])
 def sync_turn(w: W, given: TurnBody, key: IdempotencyHeader = None) -> Json:
     """Keep one conversation turn, word for word (idempotent: `created` says if it was new)."""
-    args = keyed(given, key)
-    return to_dict(w.app.memory.sync_turn(**args))
+    return CALLS["sync_turn"](w.app, **keyed(given, key))
 
 
 @router.get("/stats", tags=["memory"])
 def stats(w: W) -> Json:
     """How much is remembered: sessions, turns, narratives by kind, vectors, the embedder."""
-    return w.app.memory.stats()
+    return CALLS["memory_stats"](w.app)
 
 
 @router.get("/sessions", tags=["memory"])
@@ -147,22 +141,14 @@ def session_turns(w: W, session: str) -> Json:
 @router.post("/forget", tags=["memory"])
 def forget(w: W, b: ForgetBody) -> Json:
     """Show what would be forgotten; with confirm=true, erase it (tombstones stay)."""
-    found = w.app.memory.forget(
-        turns=b["turns"] or (),
-        session=b["session"],
-        narratives=b["narratives"] or (),
-        query=b["query"],
-        why=b["why"],
-        confirm=bool(b["confirm"]),
-    )
-    return {**found.to_dict(), "done": found.done, "empty": found.empty}
+    return CALLS["memory_forget"](w.app, **b)
 
 
 # -- script layer ----------------------------------------------------------------------------
 @router.get("/heatmap", tags=["analysis"])
 def attention(w: W, q: HeatmapArgs) -> Json:
     """Retrieval hits per memory cluster in a window, and the deserts (never retrieved)."""
-    return heatmap(w.app.memory, q["since"], q["until"]).to_dict()
+    return CALLS["memory_attention_heatmap"](w.app, **q)
 
 
 @router.get("/graph", tags=["analysis"])
@@ -174,24 +160,14 @@ def entity_graph(w: W) -> Json:
 @router.get("/scan", tags=["analysis"])
 def scan(w: W, q: ScanArgs) -> Json:
     """Turns no memory links to yet, in chunks of one sitting (`memory_scan_unindexed`)."""
-    from datetime import timedelta
-
-    gap = timedelta(minutes=q["max_gap_minutes"])
-    result = scan_unindexed(w.app.memory, max_gap=gap, after=q["after"])
-    return {**result.summary(), "markdown": result.to_markdown(max_chars=q["max_chars"])}
+    return CALLS["memory_scan_unindexed"](w.app, **q)
 
 
 # -- injection -------------------------------------------------------------------------------
 @router.post("/context", tags=["inject"])
 def context(w: W, given: ContextBody) -> Json:
     """The identity block, and with a message the turn's block (`memory_context`)."""
-    provider = w.app.provider
-    found = []
-    if not given["message"] or given["include_identity"]:
-        found.append(provider.identity())
-    if given["message"]:
-        found.append(provider.prefetch_block(given["message"], given["session"]))
-    return {"text": "\n\n".join(b.text for b in found), "blocks": [b.to_dict() for b in found]}
+    return CALLS["memory_context"](w.app, **given)
 
 
 @router.get("/prefetch", tags=["inject"])
@@ -206,34 +182,25 @@ def profile(w: W, q: ProfileArgs) -> Json:
     """Facts with their evidence turns, filtered by status, category and subject; with `as_of`
     (an ISO date or time), the profile as it stood then in the user's time: the facts believed
     then with their status then, and the events, people and open questions of then."""
-    statuses = fact_statuses(q["status"])
-    if q["as_of"] is not None:
-        at = q["as_of"]
-        view = w.app.profile.as_of(
-            at, status=statuses, category=q["category"], subject=q["subject"]
-        )
-        return view.to_dict()
-    found = w.app.profile.facts(status=statuses, category=q["category"], subject=q["subject"])
-    return {"facts": [f.to_dict() for f in found]}
+    return CALLS["memory_profile"](w.app, **q)
 
 
 @router.get("/facts/{fact_id}", tags=["profile"])
 def fact_timeline(w: W, fact_id: Id) -> Json:
     """A fact, its supersedes chain and every status change."""
-    return to_dict(w.app.profile.timeline(fact_id))
+    return CALLS["fact_timeline"](w.app, fact_id=fact_id)
 
 
 @router.post("/facts/{fact_id}/reject", tags=["profile"])
 def fact_reject(w: W, fact_id: Id, given: RejectBody) -> Json:
     """Mark a fact wrong, with why; it stays, greyed, with the reason on its timeline."""
-    return {"fact": w.app.profile.reject(fact_id, given["why"]).to_dict()}
+    return CALLS["fact_reject"](w.app, fact_id=fact_id, **given)
 
 
 @router.post("/facts/{fact_id}/close", tags=["profile"])
 def fact_close(w: W, fact_id: Id, given: CloseBody) -> Json:
     """Mark a fact no longer true; it stays, with an end time."""
-    fact = w.app.profile.close(fact_id, why=given["why"], successor=given["successor"])
-    return {"fact": fact.to_dict()}
+    return CALLS["fact_close"](w.app, fact_id=fact_id, **given)
 
 
 # -- library ---------------------------------------------------------------------------------
@@ -257,34 +224,32 @@ def _searched(answer: Json) -> Json:
 @router.get("/library/status", tags=["library"])
 def library_status(w: W, q: LibStatusArgs) -> Json:
     """Collections, what the index lags behind, and the folders skipped and why."""
-    return w.app.library.status(q["path"])
+    return CALLS["memo_status"](w.app, **q)
 
 
 @router.get("/library/route", tags=["library"])
 def library_route(w: W, q: LibRouteArgs) -> Json:
     """Which collections a question belongs to, best first (`memo_route`)."""
-    return to_dict(w.app.library.route(q["query"], k=q["k"], prefix=q["prefix"]))
+    return CALLS["memo_route"](w.app, **q)
 
 
 @router.get("/library/read", tags=["library"])
 def library_read(w: W, q: LibReadArgs) -> Json:
     """Lines of a note, or the lines of a search hit's `path:line` (`memo_read`)."""
-    return to_dict(w.app.library.read(q["path"], q["start"], q["end"]))
+    return CALLS["memo_read"](w.app, **q)
 
 
 @router.post("/library/reindex", tags=["library"])
 def library_reindex(w: W, given: ReindexBody) -> Json:
     """Bring the index up to date with the files, or rebuild it (`memo_reindex`)."""
-    reports = w.app.library.reindex(given["path"], full=given["full"])
-    return {"collections": [r.to_dict() for r in reports]}
+    return CALLS["memo_reindex"](w.app, **given)
 
 
 @router.post("/library/notes", tags=["library"], status_code=201)
 def library_write(w: W, given: NoteBody, key: IdempotencyHeader = None) -> Json:
     """Create a note in a collection, or append to one, and index it (`memo_write`); retry
     with the same idempotency key."""
-    args = keyed(given, key)
-    return to_dict(w.app.library.write(**args))
+    return CALLS["memo_write"](w.app, **keyed(given, key))
 
 
 # -- runs ------------------------------------------------------------------------------------
