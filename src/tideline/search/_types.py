@@ -190,12 +190,20 @@ class Policy:
     equal raw scores share a rank), "weighted" (cosine + `boost` for a verbatim keyword match +
     `lex_share` × BM25/best), "convex" (α · BM25/best + (1 − α) · min–max cosine + `boost`);
     trust scales the lexical list's weight by the coverage² of the query by its best hit, never
-    below `trust_floor` (`_lexical`).
+    below `trust_floor` (`_lexical`); scripts: a question in another script than the records
+    (some script of its terms is absent from the index: "Как зовут собак Джеймса?" over English
+    turns) has its lexical list weighted by the share² of its terms in the index's scripts and
+    its vector centred (`_lexical.scripts`, `_centre`) — an English query over English records is
+    never touched.
     Levers (0 = off): date_weight, memory_weight (keys the owner passes: the turns said at the
     time a question names; the source turns of matching memories), speaker_weight (a mark: the
     turns of a speaker the question names, lifted by that share of their score), answer_weight and
     answer_demote (a question found passes that share of its score to the record that answers
-    it, and loses the demote share: `_levers.Answer`), session_weight (the
+    it, and loses the demote share: `_levers.Answer`), own_weight (the first candidates lifted
+    by that share of the best score × the share of the query their own text holds, not only
+    their lexical key: `_levers.credited`), neighbour_weight (read by the owner's `Near` lever:
+    the first candidates lifted by how near the query their neighbours' stored vectors are),
+    session_weight (the
     session-level list: a session as near as its nearest turns), session_cap (diversity: at
     most that many hits of one group before every other group had its turn); window (the
     time-window stage, `_time_window`: 0 off, a lift weight for the records of the time a
@@ -220,11 +228,14 @@ class Policy:
     lex_share: float = 0.0
     trust: bool = False
     trust_floor: float = 0.0
+    scripts: bool = False
     date_weight: float = 0.0
     memory_weight: float = 0.0
     speaker_weight: float = 0.0
     answer_weight: float = 0.0
     answer_demote: float = 0.0
+    own_weight: float = 0.0
+    neighbour_weight: float = 0.0
     session_weight: float = 0.0
     session_cap: int = 0
     window: float | Literal["restrict"] = 0.0
