@@ -194,7 +194,7 @@ def build_files(path: Path, say: Callable[[str], None]) -> dict[str, Any]:
     for name, index in (("turns", raw.index), ("narratives", narr.index)):
         began = time.perf_counter()
         index.configure(replace(index.options, file_min=0))
-        assert index.build_vector_file(threads=2)
+        assert index.vector_file().build(threads=2)
         out[f"{name}_vector_file_s"] = time.perf_counter() - began
         began = time.perf_counter()
         assert index.build_lexical_file()

@@ -72,7 +72,7 @@ def built(tmp_path: Path) -> tuple[TextIndex, dict[int, np.ndarray]]:
     index = _open(tmp_path / "memory.db")
     vectors = _clustered(rng, N)
     ids = _fill(index, vectors)
-    assert index.build_vector_file()
+    assert index.vector_file().build()
     return index, dict(zip(ids, vectors, strict=True))
 
 
@@ -121,7 +121,7 @@ def test_writes_after_the_build_are_found_and_deleted_records_never(
     assert before[0] not in got and before[1] not in got
     assert index.vector_file().stats()["delta"] == 5  # type: ignore[union-attr]
     # a rebuild takes the changes in; the answer stays the same
-    assert index.build_vector_file()
+    assert index.vector_file().build()
     assert index.vector_file().stats()["delta"] == 0  # type: ignore[union-attr]
     assert _ids(index, q)[:3] == got[:3]
 
@@ -151,7 +151,7 @@ def test_a_new_model_makes_the_file_unusable_until_rebuilt(
     q = fresh[7]
     assert index.vector_file().stats() == {"ready": False}  # type: ignore[union-attr]
     assert _ids(index, q) == _exact(dict(zip(ids, fresh, strict=True)), q)
-    assert index.build_vector_file()
+    assert index.vector_file().build()
     assert index.vector_file().stats()["rows"] == 200  # type: ignore[union-attr]
     assert _ids(index, q)[0] == 8
 
@@ -199,7 +199,7 @@ from tideline.search import TextIndex, VectorOptions
 from tideline.store import Database
 index = TextIndex(Database(sys.argv[1]), "t")
 index.configure(VectorOptions(file_min=0))
-index.build_vector_file()
+index.vector_file().build()
 """
 
 
@@ -214,7 +214,7 @@ def test_a_builder_killed_half_way_leaves_answers_right(tmp_path: Path) -> None:
     q = vectors[123]
     assert index.vector_file().stats() == {"ready": False}  # type: ignore[union-attr]
     assert _ids(index, q) == _exact(exact, q)  # exact meanwhile
-    assert index.build_vector_file()  # the lock died with the builder; its leftovers go
+    assert index.vector_file().build()  # the lock died with the builder; its leftovers go
     assert not [p for p in root.iterdir() if p.name.endswith(".tmp")]
     assert _ids(index, q)[0] == 124
 
@@ -326,7 +326,7 @@ exact = [[int(i) + 1 for i in np.argsort(-(vectors @ q), kind="stable")[:10]] fo
 for name in ("graph.usearch", "vectors.f32", "ids.npy", "meta.json"):
     for kind in KINDS:
         for seed in (5, 7, 9) if name == "graph.usearch" else (5,):  # 5, 7, 9 crashed usearch
-            assert server.build_vector_file()
+            assert server.vector_file().build()
             assert [h.id for h in server.vector(queries[0], 10)] == exact[0]
             target = [p for p in vector_files(path) if p.name == name][0]
             KINDS[kind](target, seed)

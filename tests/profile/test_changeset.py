@@ -64,7 +64,7 @@ def test_a_changeset_applies_every_kind_of_change(profile: Profile, memory) -> N
     assert trajectory is not None and trajectory.anchor_fact_ids == {1}
     snapshot = profile.snapshot()
     assert snapshot is not None and snapshot.data == {"facts": 2}
-    assert profile.processed_sessions() == {1: turn}
+    assert profile.read().processed == {1: turn}
 
 
 def test_placeholder_ids_are_named_in_a_models_words_only(profile: Profile) -> None:

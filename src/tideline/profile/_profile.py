@@ -504,16 +504,6 @@ class Profile:
         with self.lock:
             return self.stores.portrait.snapshot()
 
-    def write_snapshot(
-        self, text: str, data: dict[str, Any], *, run_id: int | None = None
-    ) -> Snapshot:
-        cs = Changeset(self.version())
-        cs.snapshot(text, data)
-        self._write(cs, run_id=run_id, check=False)
-        snap = self.snapshot()
-        assert snap is not None
-        return snap
-
     def dump(self) -> list[dict[str, Any]]:
         """The profile as export records (`tideline export`): facts with their evidence, then
         observations, people, events, edges, strategies and the portrait. Turns are named by
@@ -673,7 +663,3 @@ class Profile:
     def runs(self, limit: int = 20) -> list[SleepRun]:
         with self.lock:
             return self.stores.runs.list(limit)
-
-    def processed_sessions(self) -> dict[int, int]:
-        with self.lock:
-            return self.stores.runs.processed()

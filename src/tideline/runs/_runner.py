@@ -11,8 +11,9 @@
   such skips is `skipped`, its reason said once, so the work waits for a run with an LLM.
 - A step that raises is `failed` in its report, and the exception goes on to its pipeline, which
   says what failing means there (Sleep stops and applies nothing; DREAM keeps the layers before).
-  `StepFailed` reaching the runner fails the run with its text; the record is finished in every
-  case, so only a killed process leaves a run `running`.
+  `StepFailed` reaching the runner fails the run with its text; anything else fails it too,
+  saying what stopped it, and goes on. The record is finished in every case, so only a killed
+  process leaves a run `running`.
 """
 
 from __future__ import annotations
@@ -184,9 +185,11 @@ class Runner:
             except StepFailed as exc:
                 out.status = "failed"
                 out.errors.append(str(exc))
+            except BaseException as exc:  # anything else (Ctrl-C too) fails the run, recorded
+                out.status = "failed"
+                out.errors.append(f"stopped by {type(exc).__name__}: {exc}".rstrip(": "))
+                raise
             finally:
-                if out.status == "running":  # something else escaped: the run failed
-                    out.status = "failed"
                 out.tokens = self.meter.summary()
                 out.seconds = round(time.monotonic() - started, 3)
                 if book is not None and run_id is not None:
