@@ -16,7 +16,11 @@ What tells them apart is how the candidates of one search look together, whateve
 
 `Signals` reads them from a search's scored candidates; `Gate` weighs them (a logistic score
 per kind, fitted by `bench/floor_unanswerable.py` with every corpus held out in turn) and says
-whether the search may answer. A search that may not keeps only the hits the floor always
+whether the search may answer. The shipped turns' gate weighs
+all of them: the best relevance and the best cosine alone answered more of LoCoMo's unanswerable
+questions held out (5.1 % instead of 3.3 %) and of the unseen ones (16 % instead of 10.7 %), and
+got a memory of one turn and a few LoCoMo sessions wrong (docs/benchmarks-history.md has the
+ablation). A search that may not keeps only the hits the floor always
 keeps (`_lexical.evident`: a rare query word verbatim, or first by both lists), so an exact
 rare word is never cut by it.
 """
@@ -29,8 +33,8 @@ from dataclasses import dataclass
 
 from tideline.search._types import Hit
 
-#: A search with fewer candidates than this has no spread to read (a memory of one turn):
-#: the gate lets it answer and the floor alone decides.
+#: A search with fewer candidates than this has no spread to read (a memory of one turn): a
+#: gate that weighs the spread lets it answer and the floor alone decides.
 MIN_SPREAD = 5
 
 
@@ -106,9 +110,12 @@ class Gate:
         )
 
     def answers(self, s: Signals) -> bool:
-        """Whether the search may answer: its score reaches the threshold, or it has too few
-        candidates for a spread to say anything (`MIN_SPREAD`: the floor alone decides)."""
-        return s.n < MIN_SPREAD or self.odds(s) >= logit(self.threshold)
+        """Whether the search may answer: its score reaches the threshold, or the gate reads
+        the spread and there are too few candidates for one (`MIN_SPREAD`: the floor alone
+        decides)."""
+        if s.n < MIN_SPREAD and (self.cos_z or self.gap):
+            return True
+        return self.odds(s) >= logit(self.threshold)
 
 
 def logit(p: float) -> float:
