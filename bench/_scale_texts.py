@@ -20,6 +20,13 @@ texts: the cache keeps only hashes) — plus this cache's own slices, and writes
 
     .venv/bin/python bench/_scale_texts.py --from-caches /tmp/memo-bench-…/library
 
+`--cache FILE` (a `CachedEmbedder` file, e.g. the shared `/work/cache/e5.db`) looks every text
+and question up there first and keeps what it embeds there: LoCoMo's turns and questions, which
+the LoCoMo benchmarks have cached, cost nothing.
+
+`--cache-only FILE` embeds nothing: the texts and questions FILE already holds (no lock needed;
+fewer distinct texts when it lacks some).
+
 `--slices N` embeds at most N slices of 1,024 texts and writes the cache: on a shared machine take
 the lock per run and let other benchmarks in between, e.g.
 `until [ -f /work/cache/scale-texts.part31.npy ]; do flock … --slices 1; sleep 60; done`.
@@ -80,8 +87,11 @@ def texts_and_queries(limit: int = TEXTS) -> tuple[list[str], list[str], list[st
     return list(mixed), list(questions), list(questions.values())
 
 
-def _cached(path: Path, texts: dict[str, None], model: str) -> dict[str, np.ndarray]:
-    """The document vectors a `CachedEmbedder` file holds for these texts (keyed by hash)."""
+def _cached(
+    path: Path, texts: dict[str, None], model: str, kind: str = "d"
+) -> dict[str, np.ndarray]:
+    """The vectors (`kind` "d": documents, "q": queries) a `CachedEmbedder` file holds for
+    these texts (keyed by hash)."""
     import apsw
 
     from tideline.embed._cache import text_hash
@@ -90,7 +100,7 @@ def _cached(path: Path, texts: dict[str, None], model: str) -> dict[str, np.ndar
     found: dict[str, np.ndarray] = {}
     db = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
     rows = db.execute(
-        "SELECT hash, vector FROM embeddings WHERE model_id = ? AND kind = 'd'", (model,)
+        "SELECT hash, vector FROM embeddings WHERE model_id = ? AND kind = ?", (model, kind)
     )
     for h, blob in rows:
         text = by_hash.get(bytes(h))
@@ -146,17 +156,47 @@ def from_caches(library: Path) -> None:
     print(f"{len(pairs):,} distinct texts with vectors: wrote {out}", flush=True)
 
 
+def cache_only(path: Path) -> None:
+    """The texts and questions a `CachedEmbedder` file already holds, nothing embedded (see the
+    module docstring): fewer distinct texts than `TEXTS` when the file lacks some."""
+    from tideline.embed import E5Embedder
+
+    model = E5Embedder.model_id
+    passages, questions, kinds = texts_and_queries()
+    docs = _cached(path, dict.fromkeys(passages), model)
+    asked = _cached(path, dict.fromkeys(questions), model, "q")
+    kept = [(q, k) for q, k in zip(questions, kinds, strict=True) if q in asked]
+    tmp = CACHE.with_suffix(".tmp.npz")
+    np.savez(
+        tmp,
+        texts=np.array(list(docs)),
+        vectors=np.stack(list(docs.values())).astype(np.float32),
+        queries=np.array([q for q, _ in kept]),
+        query_kinds=np.array([k for _, k in kept]),
+        query_vectors=np.stack([asked[q] for q, _ in kept]).astype(np.float32),
+        model_id=np.array(model),
+    )
+    tmp.replace(CACHE)
+    print(f"{len(docs):,} texts, {len(kept):,} questions from {path}: wrote {CACHE}", flush=True)
+
+
 def main() -> None:
+    if "--cache-only" in sys.argv:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+        cache_only(Path(sys.argv[sys.argv.index("--cache-only") + 1]))
+        return
     if "--from-caches" in sys.argv:
         sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
         from_caches(Path(sys.argv[sys.argv.index("--from-caches") + 1]))
         return
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-    from tideline.embed import E5Embedder
+    from tideline.embed import CachedEmbedder, E5Embedder
 
     passages, questions, kinds = texts_and_queries()
     print(f"{len(passages):,} passages, {len(questions):,} questions", flush=True)
-    e5 = E5Embedder()
+    e5: E5Embedder | CachedEmbedder = E5Embedder()
+    if "--cache" in sys.argv:
+        e5 = CachedEmbedder(e5, sys.argv[sys.argv.index("--cache") + 1])
     began = time.perf_counter()
     asked = CACHE.with_name(f"{CACHE.stem}.queries.npy")
     if not asked.exists():

@@ -38,7 +38,8 @@ COMMANDS = {
         "--json",
     ],
 }
-#: `--home`: a question about the home's conversation, each run a different one, so the query
+#: `--home`: a question about the home's conversation, each run a different one (and each
+#: invocation's its own: the home's cache keeps the questions of the last), so the query
 #: embedding cache never answers (the question itself does not matter to start-up).
 HOME_QUERY = "what did they say about the trip, {n}?"
 
@@ -79,10 +80,12 @@ def main() -> None:
     env["NO_COLOR"] = "1"
     if args.home:
         env["TIDELINE_HOME"] = str(args.home)
-        search = [exe, "search", HOME_QUERY.format(n=-1), "--json"]
+        stamp = time.strftime("%H%M%S")
+        search = [exe, "search", HOME_QUERY.format(n=f"{stamp}-first"), "--json"]
         timed(search, env)
         runs = [
-            timed([exe, "search", HOME_QUERY.format(n=n), "--json"], env) for n in range(args.runs)
+            timed([exe, "search", HOME_QUERY.format(n=f"{stamp}-{n}"), "--json"], env)
+            for n in range(args.runs)
         ]
         rows.append(row(f'`tideline search "<question>" --json` on {args.home}', runs))
     else:

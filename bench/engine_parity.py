@@ -22,6 +22,7 @@ from pathlib import Path
 from _report import SHARED
 
 from tideline.app import Tideline
+from tideline.clock import system_clock
 from tideline.config import Settings
 from tideline.embed import E5Embedder
 from tideline.memory import Memory
@@ -42,7 +43,7 @@ def observations(name: str) -> tuple[list[str], list[str]]:
 def search(settings: Settings, e5: E5Embedder, docs: list[str], speakers: list[str], query: str):
     app = Tideline(settings, embedder=e5)
     try:
-        lexical = Memory(app.db, None)  # write fast, then embed in batches
+        lexical = Memory(app.db, None, clock=system_clock)  # write fast, then embed in batches
         for text in docs:
             speaker = next((s for s in speakers if s in text), speakers[0])
             lexical.write(gesture=text[:500], tags=[speaker], entities_role=f"{speaker}=speaker")

@@ -224,7 +224,9 @@ def build_profile(
         cs.add_strategy("probe", ref, f"Ask about {FACTS[n][1]}?")
     app.profile.apply(cs)
     text = "# What I know\n\n" + "\n".join(f"- {c}: {v}" for c, v in FACTS)
-    app.profile.write_snapshot(text, {"facts": []})
+    cs = app.profile.read().changeset()
+    cs.snapshot(text, {"facts": []})
+    app.profile.apply(cs)
     app.profile.index_facts(e5)
 
 

@@ -14,6 +14,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from tideline.clock import system_clock
 from tideline.memory import AGENT_MIGRATIONS, RawContext
 from tideline.memory._narratives import Narratives
 from tideline.store import open_database
@@ -24,7 +25,7 @@ def main() -> None:
     ap.add_argument("db", type=Path, help="the agent database (memory.db)")
     path = ap.parse_args().db
     db = open_database(path, AGENT_MIGRATIONS)
-    raw, narr = RawContext(db), Narratives(db)
+    raw, narr = RawContext(db, clock=system_clock), Narratives(db, clock=system_clock)
     owners = (
         ("turns", raw.index, lambda: raw.lexical_keys(raw.ids()).items()),
         ("narratives", narr.index, lambda: narr.text_rows(narr.ids())),

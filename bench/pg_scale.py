@@ -52,6 +52,7 @@ import psycopg
 from _report import machine, ms_stats, write_section
 
 from tideline.app import Tideline
+from tideline.clock import system_clock
 from tideline.config import Settings
 from tideline.embed import E5Embedder
 from tideline.memory import (
@@ -138,7 +139,7 @@ def load_sqlite(
     path: Path, c: Corpus, turns: int, narratives: int, say: Callable[[str], None]
 ) -> dict[str, Any]:
     db = open_database(path, AGENT_MIGRATIONS)
-    raw, narr = RawContext(db), Narratives(db)
+    raw, narr = RawContext(db, clock=system_clock), Narratives(db, clock=system_clock)
     out: dict[str, Any] = {}
     began = time.perf_counter()
     step = SESSION_TURNS * LOAD_SESSIONS
@@ -188,12 +189,12 @@ def load_sqlite(
 def build_files(path: Path, say: Callable[[str], None]) -> dict[str, Any]:
     """The vector and lexical files, each timed (what `tideline embed` does at its end)."""
     db = open_database(path, AGENT_MIGRATIONS)
-    raw, narr = RawContext(db), Narratives(db)
+    raw, narr = RawContext(db, clock=system_clock), Narratives(db, clock=system_clock)
     out: dict[str, Any] = {}
     for name, index in (("turns", raw.index), ("narratives", narr.index)):
         began = time.perf_counter()
         index.configure(replace(index.options, file_min=0))
-        assert index.build_vector_file(threads=2)
+        assert index.vector_file().build(threads=2)
         out[f"{name}_vector_file_s"] = time.perf_counter() - began
         began = time.perf_counter()
         assert index.build_lexical_file()
@@ -273,7 +274,10 @@ def searches(
         memory.search_turns(c.queries[i], 10)
     out["warmed_with"] = warm
     e2e_cpu: list[float] = []
+    sent = getattr(raw.db, "statements", None)  # PostgreSQL: the statements a search sends
     e2e = timed(lambda n: memory.search_turns(text[n], 10), len(qs), e2e_cpu)
+    if sent is not None:
+        out["turns_e2e_statements"] = (getattr(raw.db, "statements", 0) - sent) / len(qs)
     out["turns_e2e"] = ms_stats(e2e)
     out["turns_e2e_cpu"] = ms_stats(e2e_cpu)
     by_kind: dict[str, list[float]] = {}
@@ -281,6 +285,7 @@ def searches(
         by_kind.setdefault(c.query_kinds[n], []).append(s)
     out["turns_e2e_by_kind"] = {k: ms_stats(v) for k, v in sorted(by_kind.items())}
     hybrid_cpu: list[float] = []
+    sent = getattr(raw.db, "statements", None)
     out["turns_hybrid"] = ms_stats(
         timed(
             lambda n: retrieve(
@@ -291,6 +296,8 @@ def searches(
         )
     )
     out["turns_hybrid_cpu"] = ms_stats(hybrid_cpu)
+    if sent is not None:
+        out["turns_hybrid_statements"] = (getattr(raw.db, "statements", 0) - sent) / len(qs)
     out["turns_lex"] = ms_stats(
         timed(lambda n: raw.index.lexical(text[n], policy.depth_for(10)), len(qs))
     )
@@ -361,7 +368,7 @@ def lexical_copy(lite: Tideline, url: str, say: Callable[[str], None]) -> PgText
     """The turns' text index alone, copied into its own namespace as `migrate` copies it (texts
     and lexical keys from SQLite), analysed: the lexical side measured without the rest."""
     db = open_postgres(url, Namespace("lexical"), AGENT_MIGRATIONS)
-    index = RawContext(db).index
+    index = RawContext(db, clock=system_clock).index
     assert isinstance(index, PgTextIndex)
     if not db.scalar(f"SELECT 1 FROM {index.name}_text LIMIT 1"):
         raw = lite.memory.raw
@@ -675,7 +682,7 @@ def concurrency(url: str, processes: int, seconds: float, home: Path) -> dict[st
             proc.wait(timeout=60)
     db = open_postgres(url, Namespace(AGENT), AGENT_MIGRATIONS)
     try:
-        raw = RawContext(db)
+        raw = RawContext(db, clock=system_clock)
         acked = [i for t in tallies for i in t["acked"]]
         present = {t.id for t in raw.get(acked)}
         sid = raw.session_id("stream")
@@ -833,7 +840,10 @@ def main() -> None:
                 )
                 pg = open_postgres(url, Namespace(AGENT), AGENT_MIGRATIONS)
                 pg.execute("ANALYZE")
-                for index in (RawContext(pg).index, Narratives(pg).index):
+                for index in (
+                    RawContext(pg, clock=system_clock).index,
+                    Narratives(pg, clock=system_clock).index,
+                ):
                     assert isinstance(index, PgTextIndex)
                 pg.close()
                 migrated.touch()

@@ -109,7 +109,7 @@ def sqlite_run(work: Path, matrix: np.ndarray, queries: np.ndarray, truth: list[
     index.configure(VectorOptions(file_min=FILE_MIN))
     fill_s = fill(index, matrix)
     began = time.perf_counter()
-    assert index.build_vector_file(threads=2)
+    assert index.vector_file().build(threads=2)
     build_s = time.perf_counter() - began
     rows = measure(index, queries, truth)
     file = index.vector_file()

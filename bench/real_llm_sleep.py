@@ -75,7 +75,7 @@ def one_sleep(url: str, conv: Path, model: str) -> dict[str, Any]:
                 ],
                 "notes": report.notes,
                 "errors": report.errors,
-                "processed": len(app.profile.processed_sessions()),
+                "processed": len(app.profile.read().processed),
                 "facts": len(app.profile.facts()),
                 "observations": len(app.profile.observations()),
             }

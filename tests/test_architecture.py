@@ -1,6 +1,7 @@
 """The architecture, checked: layers point down, drivers never import each other, no private
 imports across units, frameworks only in the drivers, no stdlib sqlite3, environment only in
-config, the wall clock only in clock, no import cycles inside a unit.
+config, the wall clock only in clock (a service's clock never defaults to it), no import cycles
+inside a unit.
 
 A unit is `tideline.<name>` (a package or a root module). `violations(src)` walks every import of
 every module under `src` — absolute, relative, inside functions and under TYPE_CHECKING — and
@@ -40,6 +41,7 @@ LAYERS: dict[str, int] = {
     "tideline.llm": 6,  # a client for language models: config, errors, embed (token estimates)
     "tideline.memory": 7,
     "tideline.library": 7,
+    "tideline.runs": 7,  # the run runner: lock, record, meter, step reports (store, llm)
     "tideline.analysis": 8,
     "tideline.profile": 8,
     "tideline.consolidate": 9,  # the Sleep pipeline and session memory: profile, memory, llm
@@ -101,12 +103,16 @@ FRAMEWORK_USERS = {
 
 ENVIRON = {"environ", "getenv", "putenv"}
 ENVIRON_OWNER = "tideline.config"
-#: Reading the wall clock: `datetime.now()`, `dt.datetime.utcnow()`, `date.today()`, `time.time()`.
-#: Only the clock seam does; services get a `Clock` passed down (a replay moves it by hand).
+#: Reading the wall clock: `datetime.now()`, `dt.datetime.utcnow()`, `date.today()`, `time.time()`
+#: (called or handed on), anywhere but the clock seam: services get a `Clock` passed down (a
+#: replay moves it by hand), file freshness reads `clock.epoch_seconds`. Durations are not the
+#: wall clock: `time.monotonic()` and `time.perf_counter()` are free to use.
 WALL_CLOCK = {"now", "utcnow", "today"}
+WALL_CLOCK_TIME = {"time", "time_ns"}
 WALL_CLOCK_OWNER = "tideline.clock"
-#: File freshness compares with file mtimes, which the real file system sets: the wall clock.
-WALL_CLOCK_FILES = {"tideline.library._heartbeat", "tideline.library._index"}
+#: The one place a service's clock may default to `system_clock`: the composition root. Any other
+#: constructor takes its `Clock` from the caller (a default would read the wall clock in a replay).
+CLOCK_DEFAULT_OWNER = "tideline.app"
 
 #: Violations on main that the issue-10 branches remove, without line numbers. Each entry must
 #: still be found (the list only shrinks): when a branch lands and fixes one, delete its line.
@@ -195,14 +201,39 @@ def _environ_uses(path: Path) -> Iterator[int]:
 
 def _wall_clock_uses(path: Path) -> Iterator[int]:
     for node in _nodes(path.read_text()):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+        if (
+            isinstance(node, ast.ImportFrom)
+            and node.module == "time"
+            and any(a.name in WALL_CLOCK_TIME for a in node.names)
+        ):
+            yield node.lineno
+        if not isinstance(node, ast.Attribute):
             continue
-        func, owner = node.func, node.func.value
+        owner = node.value
         name = owner.id if isinstance(owner, ast.Name) else getattr(owner, "attr", "")
-        if func.attr in WALL_CLOCK and name in ("datetime", "date"):
+        if node.attr in WALL_CLOCK and name in ("datetime", "date"):
             yield node.lineno
-        if func.attr == "time" and name == "time":
+        if node.attr in WALL_CLOCK_TIME and name == "time":
             yield node.lineno
+
+
+def _names_system_clock(node: ast.AST | None) -> bool:
+    return (isinstance(node, ast.Name) and node.id == "system_clock") or (
+        isinstance(node, ast.Attribute) and node.attr == "system_clock"
+    )
+
+
+def _clock_defaults(path: Path) -> Iterator[int]:
+    """Where a parameter or a field defaults to `system_clock`."""
+    for node in _nodes(path.read_text()):
+        defaults: list[ast.expr | None] = []
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            defaults = [*node.args.defaults, *node.args.kw_defaults]
+        elif isinstance(node, ast.AnnAssign):
+            defaults = [node.value]
+        elif isinstance(node, ast.Call):
+            defaults = [k.value for k in node.keywords if k.arg in ("default", "default_factory")]
+        yield from (d.lineno for d in defaults if d is not None and _names_system_clock(d))
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -287,10 +318,15 @@ def violations(src: Path = SRC) -> list[str]:
                 f"{name}:{n} reads the environment (only config does)" for n in _environ_uses(path)
             ]
     for name, path in modules.items():
-        if _unit(name) != WALL_CLOCK_OWNER and name not in WALL_CLOCK_FILES:
+        if _unit(name) != WALL_CLOCK_OWNER:
             found += [
                 f"{name}:{n} reads the wall clock (take a Clock from tideline.clock)"
                 for n in _wall_clock_uses(path)
+            ]
+        if _unit(name) != WALL_CLOCK_OWNER and name != CLOCK_DEFAULT_OWNER:
+            found += [
+                f"{name}:{n} defaults to the system clock (the caller passes its Clock)"
+                for n in _clock_defaults(path)
             ]
     found += [f"import cycle: {' <-> '.join(c)}" for c in _cycles(graph)]
     return found
@@ -388,6 +424,32 @@ PLANTS = {
         "consolidate/_sleep.py",
         "import time\nSTART = time.time()\n",
         "tideline.consolidate._sleep:2 reads the wall clock",
+    ),
+    "date.today outside the seam": (
+        "memory/_dates.py",
+        "import datetime\nTODAY = datetime.date.today()\n",
+        "tideline.memory._dates:2 reads the wall clock",
+    ),
+    "time.time handed on as a clock": (
+        "web/_session.py",
+        "import time\nCLOCK = time.time\n",
+        "tideline.web._session:2 reads the wall clock",
+    ),
+    "time.time imported by name": (
+        "library/_heartbeat.py",
+        "from time import time\n",
+        "tideline.library._heartbeat:1 reads the wall clock",
+    ),
+    "a service defaulting to the system clock": (
+        "memory/_raw.py",
+        "from tideline.clock import system_clock\ndef f(clock=system_clock): ...\n",
+        "tideline.memory._raw:2 defaults to the system clock",
+    ),
+    "a dataclass field defaulting to the system clock": (
+        "consolidate/dream/_context.py",
+        "import dataclasses\nfrom tideline import clock\n"
+        "X = dataclasses.field(default=clock.system_clock)\n",
+        "tideline.consolidate.dream._context:3 defaults to the system clock",
     ),
     "unclassified unit": ("gui/__init__.py", "", "tideline.gui: unit missing from LAYERS"),
 }

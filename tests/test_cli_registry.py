@@ -13,10 +13,11 @@ from pathlib import Path
 import typer
 
 from tideline.cli.main import app
-from tideline.cli.registry import MODULES, build, owner
+from tideline.cli.registry import MODULES, app_for, build, owner
 
 #: What a search must not import: the drivers it does not run, and the services it does not use.
-#: (pydantic is not among them: typer 0.29 coerces every CLI argument through it.)
+#: (pydantic and rich are not among them: the search below prints with rich after a `write`;
+#: a `--json` search imports neither, tested on its own.)
 NOT_FOR_SEARCH = (
     "tideline.mcp",
     "tideline.web",
@@ -55,6 +56,45 @@ def test_a_call_builds_only_its_commands_module() -> None:
     assert owner(["--version"]) == list(MODULES)  # no command: the full app answers
     assert owner(["serch", "heron"]) == list(MODULES)  # a typo: the full app suggests
     assert owner(["fact", "show", "3"]) == ["profile"]
+
+
+def test_a_call_builds_only_the_command_it_names() -> None:
+    for names in MODULES.values():
+        for name in names:
+            assert _names(app_for([name, "--help"])) == [name]
+    assert sorted(_names(app_for(["--help"]))) == sorted(_names(app))
+    assert sorted(_names(app_for(["serch"]))) == sorted(_names(app))  # a typo: all suggested
+
+
+def test_a_json_search_builds_only_its_own_options_and_imports_neither_pydantic_nor_rich(
+    tmp_path: Path,
+) -> None:
+    """Issue 34 (a CLI search within 0.8 s): typer turns the options of every command it builds
+    into click's, and converts values through pydantic; printing JSON needs no rich."""
+    script = (
+        "import gc, json, sys\n"
+        "from typer.core import TyperArgument, TyperOption\n"
+        "sys.argv = ['tideline', 'search', 'heron', '-k', '3', '--mode', 'hybrid', '--json']\n"
+        "from tideline.cli.registry import run\n"
+        "try:\n    run()\n"
+        "except SystemExit:  # its traceback keeps the app and what it built alive\n"
+        "    built = [o for o in gc.get_objects() if isinstance(o, TyperOption | TyperArgument)]\n"
+        "    print(json.dumps({'params': sorted({p.name for p in built}),\n"
+        "                      'modules': sorted(sys.modules)}))\n"
+    )
+    env = {**os.environ, "TIDELINE_HOME": str(tmp_path), "TIDELINE_EMBEDDER": "none"}
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    *answer, report = done.stdout.strip().splitlines()
+    assert json.loads("\n".join(answer))["hits"] == []  # the search ran: an empty memory
+    seen = json.loads(report)
+    search = typer.main.get_command(app).commands["search"]  # type: ignore[attr-defined]
+    root = {"version", "help", "install_completion", "show_completion"}  # `tideline`'s own
+    assert set(seen["params"]) == {p.name for p in search.params} | root
+    wrong = [m for m in seen["modules"] if m.split(".")[0] in ("pydantic", "rich")]
+    assert wrong == []
 
 
 def test_a_search_does_not_import_the_servers_or_the_pipelines(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tideline.clock import system_clock
 from tideline.memory import AGENT_MIGRATIONS, NewTurn, RawContext
 from tideline.search import parse_query
 from tideline.search._key_freqs import KeyCounter
@@ -47,7 +48,9 @@ QUERIES = [
 
 @pytest.fixture
 def raw(tmp_path: Path) -> RawContext:
-    raw = RawContext(open_database(tmp_path / "memory.db", AGENT_MIGRATIONS))  # keys: neighbours
+    raw = RawContext(
+        open_database(tmp_path / "memory.db", AGENT_MIGRATIONS), clock=system_clock
+    )  # keys: neighbours
     rng = np.random.default_rng(25)
     for s in range(30):
         ranks = np.minimum(rng.zipf(1.3, size=(100, 10)), len(WORDS)) - 1
@@ -60,7 +63,7 @@ def raw(tmp_path: Path) -> RawContext:
 def _walking(raw: RawContext) -> RawContext:
     """A second handle on the same memory as if its index were made before `N_terms`."""
     raw.db.execute("DELETE FROM lexical_terms")
-    other = RawContext(open_database(Path(raw.db.path), AGENT_MIGRATIONS))
+    other = RawContext(open_database(Path(raw.db.path), AGENT_MIGRATIONS), clock=system_clock)
     assert not other.index.terms
     return other
 
@@ -158,7 +161,7 @@ def test_an_index_made_before_the_terms_counts_by_fts5_until_reanalysed(raw: Raw
         old.index.reanalyse(old.lexical_keys(old.ids()).items())
         assert old.index.terms
         assert raw.db.scalar("SELECT count(*) FROM turn_text_terms") == len(raw.ids())
-        again = RawContext(open_database(Path(raw.db.path), AGENT_MIGRATIONS))
+        again = RawContext(open_database(Path(raw.db.path), AGENT_MIGRATIONS), clock=system_clock)
         assert again.index.terms
         got = again.index.term_freqs(parse_query(query, again.index.analyser), again.ids())
         assert got == want and got

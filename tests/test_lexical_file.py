@@ -17,6 +17,7 @@ import pytest
 
 from tests.file_damage import run_script
 from tests.helpers import kill_building
+from tideline.clock import system_clock
 from tideline.memory import AGENT_MIGRATIONS, NewTurn, RawContext
 from tideline.search import VectorOptions
 from tideline.store import open_database
@@ -30,7 +31,7 @@ def _turns(rng: np.random.Generator, n: int) -> list[str]:
 
 
 def _raw(path: Path, file_min: int = 0) -> RawContext:
-    raw = RawContext(open_database(path, AGENT_MIGRATIONS), context=0)
+    raw = RawContext(open_database(path, AGENT_MIGRATIONS), context=0, clock=system_clock)
     raw.index.configure(VectorOptions(file_min=file_min))
     return raw
 
@@ -130,10 +131,11 @@ def test_a_filtered_search_ranks_the_filters_records_like_fts5(
 
 _BUILDER = """
 import sys
+from tideline.clock import system_clock
 from tideline.memory import AGENT_MIGRATIONS, RawContext
 from tideline.search import VectorOptions
 from tideline.store import open_database
-raw = RawContext(open_database(sys.argv[1], AGENT_MIGRATIONS), context=0)
+raw = RawContext(open_database(sys.argv[1], AGENT_MIGRATIONS), context=0, clock=system_clock)
 raw.index.configure(VectorOptions(file_min=0))
 raw.index.build_lexical_file()
 """

@@ -16,6 +16,7 @@ import pytest
 
 from tests.file_damage import run_script
 from tests.helpers import kill_building
+from tideline.clock import system_clock
 from tideline.embed import Embedder
 from tideline.memory import AGENT_MIGRATIONS, Memory
 from tideline.search import TextIndex, VectorOptions
@@ -71,7 +72,7 @@ def built(tmp_path: Path) -> tuple[TextIndex, dict[int, np.ndarray]]:
     index = _open(tmp_path / "memory.db")
     vectors = _clustered(rng, N)
     ids = _fill(index, vectors)
-    assert index.build_vector_file()
+    assert index.vector_file().build()
     return index, dict(zip(ids, vectors, strict=True))
 
 
@@ -120,7 +121,7 @@ def test_writes_after_the_build_are_found_and_deleted_records_never(
     assert before[0] not in got and before[1] not in got
     assert index.vector_file().stats()["delta"] == 5  # type: ignore[union-attr]
     # a rebuild takes the changes in; the answer stays the same
-    assert index.build_vector_file()
+    assert index.vector_file().build()
     assert index.vector_file().stats()["delta"] == 0  # type: ignore[union-attr]
     assert _ids(index, q)[:3] == got[:3]
 
@@ -150,7 +151,7 @@ def test_a_new_model_makes_the_file_unusable_until_rebuilt(
     q = fresh[7]
     assert index.vector_file().stats() == {"ready": False}  # type: ignore[union-attr]
     assert _ids(index, q) == _exact(dict(zip(ids, fresh, strict=True)), q)
-    assert index.build_vector_file()
+    assert index.vector_file().build()
     assert index.vector_file().stats()["rows"] == 200  # type: ignore[union-attr]
     assert _ids(index, q)[0] == 8
 
@@ -198,7 +199,7 @@ from tideline.search import TextIndex, VectorOptions
 from tideline.store import Database
 index = TextIndex(Database(sys.argv[1]), "t")
 index.configure(VectorOptions(file_min=0))
-index.build_vector_file()
+index.vector_file().build()
 """
 
 
@@ -213,14 +214,14 @@ def test_a_builder_killed_half_way_leaves_answers_right(tmp_path: Path) -> None:
     q = vectors[123]
     assert index.vector_file().stats() == {"ready": False}  # type: ignore[union-attr]
     assert _ids(index, q) == _exact(exact, q)  # exact meanwhile
-    assert index.build_vector_file()  # the lock died with the builder; its leftovers go
+    assert index.vector_file().build()  # the lock died with the builder; its leftovers go
     assert not [p for p in root.iterdir() if p.name.endswith(".tmp")]
     assert _ids(index, q)[0] == 124
 
 
 def test_memory_builds_its_vector_files_when_it_embeds(tmp_path: Path, e5: Embedder) -> None:
     db = open_database(tmp_path / "memory.db", AGENT_MIGRATIONS)
-    memory = Memory(db, e5, vectors=VectorOptions(file_min=20))
+    memory = Memory(db, e5, vectors=VectorOptions(file_min=20), clock=system_clock)
     words = ["kayak", "violin", "garden", "python", "paris", "marathon"]
     for n, w in enumerate(words * 5):
         memory.sync_turn("s1", "user", f"turn {n}: I spent the day on my {w}")
@@ -229,7 +230,7 @@ def test_memory_builds_its_vector_files_when_it_embeds(tmp_path: Path, e5: Embed
     assert file is not None and file.stats()["rows"] == 30 and file.stats()["delta"] == 0
     hits = memory.search_turns("playing the violin", 5, mode="vec")
     assert all("violin" in h.text for h in hits[:5])
-    exact = Memory(db, e5, vectors=VectorOptions(file_min=10**9))
+    exact = Memory(db, e5, vectors=VectorOptions(file_min=10**9), clock=system_clock)
     assert [h.id for h in exact.search_turns("playing the violin", 5, mode="vec")] == [
         h.id for h in hits
     ]
@@ -325,7 +326,7 @@ exact = [[int(i) + 1 for i in np.argsort(-(vectors @ q), kind="stable")[:10]] fo
 for name in ("graph.usearch", "vectors.f32", "ids.npy", "meta.json"):
     for kind in KINDS:
         for seed in (5, 7, 9) if name == "graph.usearch" else (5,):  # 5, 7, 9 crashed usearch
-            assert server.build_vector_file()
+            assert server.vector_file().build()
             assert [h.id for h in server.vector(queries[0], 10)] == exact[0]
             target = [p for p in vector_files(path) if p.name == name][0]
             KINDS[kind](target, seed)
@@ -347,3 +348,44 @@ def test_a_damaged_file_is_never_read_and_said_once(tmp_path: Path) -> None:
     is a failed test, not a dead test run."""
     out = run_script(_DAMAGE, tmp_path / "memory.db")
     assert out.count(" ok") == 4 * 3 + 3 * 4
+
+
+def _mapped_kb(path: Path) -> int:
+    """This process's resident kB of its mappings of `path` (/proc/self/smaps)."""
+    total, inside = 0, False
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        if "-" in line.split(" ", 1)[0]:
+            inside = line.rstrip().endswith(str(path))
+        elif inside and line.startswith("Rss:"):
+            total += int(line.split()[1])
+    return total
+
+
+def test_walks_let_go_of_the_graphs_pages_and_answer_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 34: the graph is mapped, and every page a walk touched stayed in the server's RSS
+    (~530 MB of a 1M-turn file after 300 searches). Past `GRAPH_RESIDENT_GROWTH` of new
+    file-backed pages the graph lets go of its pages; they are clean, so the walks after it
+    read them again and find the same rows."""
+    from tideline.search import _vector_file
+    from tideline.search._vector_file import Meta, VectorFile, write_generation
+
+    rng = np.random.default_rng(34)
+    n, dim = 8_000, 96
+    matrix = _unit(rng.standard_normal((n, dim)))
+    meta = Meta("m", dim, [0, 0], 1, n, n)
+    write_generation(tmp_path, "t", meta, np.arange(1, n + 1, dtype=np.int64), matrix)
+    file = VectorFile.open_current(tmp_path, "t")
+    assert file is not None
+    graph = (file.folder / "graph.usearch").resolve()
+    queries = _unit(rng.standard_normal((20, dim)))
+    monkeypatch.setattr(_vector_file, "GRAPH_RESIDENT_GROWTH", 1 << 40)  # kept, as before
+    kept = [file.candidates(q, 40, 400).tolist() for q in queries]
+    held = _mapped_kb(graph)
+    assert held > 1024  # the walks' pages stay mapped
+    monkeypatch.setattr(_vector_file, "GRAPH_RESIDENT_GROWTH", 0)  # let go after each walk
+    again = [file.candidates(q, 40, 400).tolist() for q in queries]
+    assert again == kept
+    assert _mapped_kb(graph) < held / 4
+    file.close()

@@ -7,6 +7,7 @@ import pytest
 from tests.analysis.test_locomo_topics import observations
 from tideline.analysis.attention import heatmap, log_hits
 from tideline.analysis.scripts import run_all
+from tideline.clock import system_clock
 from tideline.memory import Memory
 from tideline.store import Database
 
@@ -16,7 +17,7 @@ pytestmark = pytest.mark.engines
 
 def test_locomo_observations_through_every_script(memory: Memory, db: Database) -> None:
     docs, speakers = observations("conv-26")
-    lexical = Memory(db, None)  # write fast, then embed in batches
+    lexical = Memory(db, None, clock=system_clock)  # write fast, then embed in batches
     for _, text in docs:
         speaker = next((s for s in speakers if s in text), speakers[0])
         lexical.write(gesture=text[:500], tags=[speaker], entities_role=f"{speaker}=speaker")

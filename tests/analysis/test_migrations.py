@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tideline.analysis import ANALYSIS_MIGRATIONS, ScriptTables
+from tideline.clock import system_clock
 from tideline.memory import AGENT_MIGRATIONS, Memory
 from tideline.store import open_database
 
@@ -18,8 +19,8 @@ def _applied(path: Path) -> list[tuple[str, int]]:
 def test_an_old_database_keeps_its_script_tables_and_records_analysis_1(tmp_path: Path) -> None:
     path = tmp_path / "memory.db"
     with open_database(path, AGENT_MIGRATIONS, ANALYSIS_MIGRATIONS) as db:
-        nid = Memory(db, None).write(gesture="The tide came in early").id
-        tables = ScriptTables(db)
+        nid = Memory(db, None, clock=system_clock).write(gesture="The tide came in early").id
+        tables = ScriptTables(db, clock=system_clock)
         tables.replace_topics(
             [(1, "tide", "tide", 1, '["tide"]')], [(1, nid)], "2026-01-01T00:00:00Z"
         )
@@ -31,8 +32,8 @@ def test_an_old_database_keeps_its_script_tables_and_records_analysis_1(tmp_path
     assert _applied(path) == [("agent", n) for n in range(1, 6)]
 
     with open_database(path, AGENT_MIGRATIONS, ANALYSIS_MIGRATIONS) as db:
-        memory = Memory(db, None)
-        tables = ScriptTables(db)
+        memory = Memory(db, None, clock=system_clock)
+        tables = ScriptTables(db, clock=system_clock)
         assert tables.topics() == [(1, "tide", "tide", 1, '["tide"]')]
         assert tables.topic_members() == [(1, nid)]
         assert tables.attention(None, None)[0] == 1

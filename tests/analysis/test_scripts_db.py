@@ -23,6 +23,7 @@ from tideline.analysis.scanner import scan_unindexed
 from tideline.analysis.scripts import rebuild_entity_graph, rebuild_topics, run_all
 from tideline.app import Tideline
 from tideline.cli.main import app as cli
+from tideline.clock import system_clock
 from tideline.config import Settings
 from tideline.memory import Memory
 from tideline.store import Database
@@ -197,7 +198,9 @@ def test_degenerate_memories_never_crash(settings: Settings) -> None:
     app = Tideline(settings)
     try:
         db = app.db
-        lexical_only = Memory(db, None)  # no embedder: narratives without vectors
+        lexical_only = Memory(
+            db, None, clock=system_clock
+        )  # no embedder: narratives without vectors
         empty = run_all(lexical_only)
         assert empty.narratives == 0 and empty.steps["clusters"]["k"] == 0
         assert "tideline embed" in empty.steps["clusters"]["note"]
@@ -331,6 +334,7 @@ from tideline.store import open_database
 from tideline.memory import AGENT_MIGRATIONS, Memory
 from tideline.analysis import ANALYSIS_MIGRATIONS
 from tideline.analysis.scripts import rebuild_topics
+from tideline.clock import system_clock
 
 db = open_database({str(settings.db_path)!r}, AGENT_MIGRATIONS, ANALYSIS_MIGRATIONS)
 def trace(cursor, sql, bindings):
@@ -338,7 +342,7 @@ def trace(cursor, sql, bindings):
         os._exit(9)  # killed inside the rebuild transaction
     return True
 db.conn.exec_trace = trace
-rebuild_topics(Memory(db, None))
+rebuild_topics(Memory(db, None, clock=system_clock))
 """
     done = subprocess.run([sys.executable, "-c", child], capture_output=True, timeout=120)
     assert done.returncode == 9, done.stderr.decode()

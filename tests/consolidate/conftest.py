@@ -99,7 +99,7 @@ def state(profile: Profile) -> dict[str, Any]:
         "edges": sorted((e.kind, value[e.from_fact], value[e.to_fact], e.removed_at is None) for e in edges),
         "strategies": sorted((s.kind, value.get(s.fact_id or 0), s.status) for s in profile.strategies(status=None)),
         "observations": sorted((o.text, o.about, o.processed) for o in profile.observations()),
-        "processed": profile.processed_sessions(),
+        "processed": profile.read().processed,
         "digests": sorted((d.session_id, d.summary, tuple(d.tags), d.skipped) for d in profile.digests()),
         "user_model": [(u.dimension, u.value) for u in profile.user_model()],
         "trajectories": profile.counts()["trajectory"],

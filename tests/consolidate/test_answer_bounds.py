@@ -119,8 +119,8 @@ def test_sessions_past_the_call_cap_wait_for_the_next_run(
         assert 0 < taken < 8 and f"cut at {taken} session(s)" in extract.note
         assert f"{8 - taken} wait for the next run" in extract.note
         assert report.tokens["calls"] <= 24
-        assert len(agent.profile.processed_sessions()) == taken
-        while len(agent.profile.processed_sessions()) < 8:  # each night takes in the next few
+        assert len(agent.profile.read().processed) == taken
+        while len(agent.profile.read().processed) < 8:  # each night takes in the next few
             assert agent.sleep(run_max_calls=24).run().status == "done"
     finally:
         agent.close()
@@ -141,6 +141,6 @@ def test_a_window_learnt_from_the_servers_refusal_recomputes_the_run_once(
             c for c, step in zip(server.chats, server.asked, strict=True) if step == "extract"
         ]
         assert len(extracts) > 2 and all(c["max_tokens"] == 512 for c in extracts[1:])
-        assert agent.profile.processed_sessions() == {1: 90}
+        assert agent.profile.read().processed == {1: 90}
     finally:
         agent.close()

@@ -165,7 +165,7 @@ def test_without_an_llm_the_rule_steps_run_and_the_skipped_steps_are_named(
     app = Tideline(Settings.load())
     try:
         assert [r.status for r in app.profile.runs()] == ["skipped", "skipped"]
-        assert app.profile.processed_sessions() == {}  # the session waits for an LLM
+        assert app.profile.read().processed == {}  # the session waits for an LLM
     finally:
         app.close()
 
@@ -193,5 +193,5 @@ def test_a_run_past_its_timeout_stops_and_applies_nothing(agent: Tideline, llm: 
     assert (
         "error: step 3 behaviour failed, nothing applied: the run took longer than its 0.5 s" in err
     )
-    assert agent.profile.counts()["facts"] == 0 and agent.profile.processed_sessions() == {}
+    assert agent.profile.counts()["facts"] == 0 and agent.profile.read().processed == {}
     assert [(r.status, r.version) for r in agent.profile.runs()] == [("failed", None)]

@@ -44,10 +44,10 @@ def test_profile_changed_twice_aborts_cleanly(agent: Agent, server: LLMServer) -
         if event.name == "apply" and event.phase == "start" and left:
             agent.profile.reject(left.pop(0), "wrong")
 
-    before = agent.profile.processed_sessions()
+    before = agent.profile.read().processed
     report = agent.sleep().run(progress=correct)
     assert report.status == "aborted" and report.errors[0].startswith("aborted, nothing applied")
-    assert agent.profile.processed_sessions() == before
+    assert agent.profile.read().processed == before
     assert agent.profile.runs()[0].status == "failed"
 
 

@@ -84,7 +84,7 @@ def test_tokyo_then_osaka_closes_tokyo_with_its_end_time(agent: Agent, server: L
     assert (ended.fact_id, ended.outcome) == (tokyo.id, "obsolete")
     moved = f"moved: fact {osaka.id} is newer than #{tokyo.id}"
     assert ended.resolved_why == f"fact #{tokyo.id} closed: superseded by #{osaka.id}: {moved}"
-    assert agent.profile.processed_sessions() == {1: t1 + 1, 2: t3}
+    assert agent.profile.read().processed == {1: t1 + 1, 2: t3}
     snap = agent.profile.snapshot()
     assert snap is not None and "lives in Osaka" in snap.text and "lives in Tokyo" not in snap.text
     assert snap.data["facts"][0]["id"] == osaka.id

@@ -153,7 +153,7 @@ def test_kill_9_mid_sleep_then_rerun_converges(
             assert state(again.profile) == reference
             assert again.sleep().run().status == "nothing"  # it was whole: nothing left to do
         else:
-            assert 2 not in again.profile.processed_sessions()  # nothing of the run is in
+            assert 2 not in again.profile.read().processed  # nothing of the run is in
             assert again.sleep().run().status == "done"
             assert state(again.profile) == reference
         killed = again.profile.runs()[1]

@@ -23,7 +23,7 @@ def talk(agent: Agent) -> int:
 
 def assert_nothing_applied(agent: Agent, before: dict[str, object]) -> None:
     assert state(agent.profile) == before
-    assert agent.profile.processed_sessions() == {}
+    assert agent.profile.read().processed == {}
     run = agent.profile.runs()[0]
     assert run.status == "failed" and run.errors and run.version is None
 
@@ -47,7 +47,7 @@ def test_429_then_success(agent: Agent, server: LLMServer) -> None:
     server.fail_next = [429]
     server.fail_headers = {"Retry-After": "0"}
     assert agent.sleep().run().status == "done"
-    assert agent.profile.processed_sessions() == {1: 1}
+    assert agent.profile.read().processed == {1: 1}
 
 
 def test_malformed_json_is_repaired(agent: Agent, server: LLMServer) -> None:

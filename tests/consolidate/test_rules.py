@@ -80,7 +80,7 @@ def test_tool_only_sessions_are_skipped_and_processed(agent: Agent, server: LLMS
     server.script({"tool_only": True}, step="extract")
     report = agent.sleep().run()
     assert server.asked.count("extract") == 1  # the rule skipped the first without asking
-    assert agent.profile.processed_sessions() == {1: tool[-1], 2: task[-1]}
+    assert agent.profile.read().processed == {1: tool[-1], 2: task[-1]}
     assert agent.profile.facts() == [] and agent.profile.observations() == []
     skipped = {d.session_id: d.skipped for d in agent.profile.digests()}
     assert skipped == {
@@ -100,7 +100,7 @@ def test_without_an_llm_the_llm_steps_say_why_and_rules_still_run(agent: Agent) 
     assert "stay unprocessed" in report.skipped["extract"]
     assert agent.profile.fact(fid).status == "closed"  # expiry (a rule) ran, and was applied
     assert agent.profile.snapshot() is not None  # so did the snapshot
-    assert 2 not in agent.profile.processed_sessions()  # the conversation waits for an LLM
+    assert 2 not in agent.profile.read().processed  # the conversation waits for an LLM
     assert sum("no LLM configured" in line for line in report.lines()) == 1  # said once
     assert agent.profile.runs()[0].status == "skipped"
 

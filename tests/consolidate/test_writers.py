@@ -43,4 +43,4 @@ def test_writers_are_not_blocked_while_sleep_waits_on_a_slow_llm(
     assert done and done[0].status == "done", done and done[0].lines()
     assert writes >= 2 and worst < 1.0, (writes, worst)
     # the turns written meanwhile were not digested: the next run picks them up
-    assert agent.profile.processed_sessions() == {1: t}
+    assert agent.profile.read().processed == {1: t}

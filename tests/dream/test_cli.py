@@ -18,8 +18,8 @@ from tests.llm_server import LLMServer, point_cli_at
 from tideline.app import Tideline
 from tideline.config import Settings
 from tideline.consolidate import DreamBusy
-from tideline.consolidate._lock import SleepLock
 from tideline.consolidate.dream import LAYER_NAMES
+from tideline.runs import RunLock
 
 pytestmark = pytest.mark.engines
 
@@ -216,7 +216,7 @@ def test_failures_stops_bad_input_and_a_busy_dream_have_their_exit_codes(
     code, _, err = run("dream", "--date", "someday")
     assert code == 2 and "date" in err
 
-    with opened() as app, SleepLock(app.db, what="dream", busy=DreamBusy):
+    with opened() as app, RunLock(app.db, "dream", DreamBusy):
         code, _, err = run("dream", "--date", DAY)
     assert code == 5 and "dream" in err
 

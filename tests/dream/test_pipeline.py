@@ -115,6 +115,30 @@ def test_an_error_at_a_layer_end_undoes_that_layer_only(day: Day, server: LLMSer
     assert day.dream().run(date=DAY).layer("dream").written["dreams"]
 
 
+def test_a_run_stopped_in_the_process_is_recorded_failed_saying_what_stopped_it(
+    day: Day, server: LLMServer
+) -> None:
+    """Ctrl-C at the comb layer: the run's record is finished, failed, with what stopped it (it
+    was left `running` before the runner); only a killed process leaves a run `running`."""
+    keep_first_turn(server, day.say("s1", CONVERSATION))
+
+    def interrupt_at_comb(event: StepEvent) -> None:
+        if (event.name, event.phase) == ("comb", "start"):
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        day.dream().run(date=DAY, progress=interrupt_at_comb)
+
+    run = day.dream().runs()[0]
+    assert (run.status, run.errors) == ("failed", ["stopped by KeyboardInterrupt"])
+    assert run.finished_at is not None and run.tokens_in > 0
+    assert [(r.layer, r.status) for r in run.records] == [
+        ("solidify", "done"), ("sleep", "done"), ("scripts", "done"),
+    ]  # fmt: skip
+    retried = day.dream().run(date=DAY)  # the lock was let go; comb onwards run now
+    assert [r.status for r in retried.layers] == ["earlier"] * 3 + ["done"] * 3
+
+
 def test_without_an_llm_the_llm_layers_wait_for_one(day: Day, server: LLMServer) -> None:
     day.say("s1", CONVERSATION)
 

@@ -22,7 +22,7 @@ from agent.memory_provider import MemoryProvider
 
 from tests.helpers import wait_until
 from tests.hermes.conftest import Manager, rows, turns, write_config
-from tideline.clock import ManualClock
+from tideline.clock import ManualClock, system_clock
 from tideline.hermes import TidelineProvider
 
 HOOKS = (
@@ -48,7 +48,7 @@ REPLY = "Lisbon suits a violin teacher; I will remember that."
 
 def test_it_implements_every_method_and_hook_of_hermes_abc() -> None:
     assert not inspect.isabstract(TidelineProvider)
-    provider = TidelineProvider()
+    provider = TidelineProvider(clock=system_clock)
     assert isinstance(provider, MemoryProvider) and provider.name == "tideline"
     assert provider.is_available()
     missing = [h for h in HOOKS if getattr(TidelineProvider, h) is getattr(MemoryProvider, h)]
@@ -289,13 +289,17 @@ def test_the_session_end_starts_the_sleep_off_the_agent_thread(
 def test_backup_paths_name_a_home_outside_hermes_home_only(
     hermes_home: Path, tmp_path: Path
 ) -> None:
-    assert TidelineProvider().backup_paths() == []  # inside $HERMES_HOME: Hermes backs it up
+    assert (
+        TidelineProvider(clock=system_clock).backup_paths() == []
+    )  # inside $HERMES_HOME: Hermes backs it up
     write_config(hermes_home, home=str(tmp_path / "elsewhere"))
-    assert TidelineProvider().backup_paths() == [str((tmp_path / "elsewhere").resolve())]
+    assert TidelineProvider(clock=system_clock).backup_paths() == [
+        str((tmp_path / "elsewhere").resolve())
+    ]
 
 
 def test_setup_saves_tideline_settings_in_config_yaml(hermes_home: Path) -> None:
-    provider = TidelineProvider()
+    provider = TidelineProvider(clock=system_clock)
     keys = [f["key"] for f in provider.get_config_schema()]
     assert "llm_base_url" in keys and "sleep_on_exit" in keys
     provider.save_config({"llm_model": "qwen"}, str(hermes_home))

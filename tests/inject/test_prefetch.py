@@ -11,6 +11,7 @@ import pytest
 
 from tests.inject.conftest import Fixed, clock
 from tideline.app import Tideline, inject_config
+from tideline.clock import system_clock
 from tideline.config import Settings
 from tideline.embed import CachedEmbedder, Embedder, OpenAIEmbedder
 from tideline.inject import (
@@ -130,7 +131,9 @@ def test_dead_embedder_gives_a_lexical_block_with_a_note(tmp_path: Path) -> None
 
 def test_other_model_vectors_are_not_mixed(fixed: Fixed) -> None:
     other = OpenAIEmbedder(_dead_url(), "other", timeout=1.0, retries=0, dim=384)
-    provider = MemoryProvider(fixed.app.memory.__class__(fixed.app.db, other), clock=clock)
+    provider = MemoryProvider(
+        fixed.app.memory.__class__(fixed.app.db, other, clock=clock), clock=clock
+    )
     block = provider.prefetch_block(MESSAGE)
     assert any("embedded with intfloat/multilingual-e5-small" in n for n in block.notes)
     assert "T4" in block.tiers  # lexical search still answers
@@ -172,7 +175,7 @@ def test_t4_ranks_turns_by_the_memory_turn_policy(fixed: Fixed, e5: Embedder) ->
     """T4 is `Memory.search` with turns: it follows the tuned turn fusion, not a fixed RRF."""
     orders = []
     for weights in ((1.0, 0.0), (0.0, 1.0)):  # words only, then meaning only
-        memory = Memory(fixed.app.db, e5, turn_policy=Policy(weights=weights))
+        memory = Memory(fixed.app.db, e5, turn_policy=Policy(weights=weights), clock=system_clock)
         config = inject_config(fixed.app.settings)
         block = MemoryProvider(memory, replace(config, t1_k=0, t4_k=8), clock=clock).prefetch_block(
             MESSAGE

@@ -73,10 +73,12 @@ def build_profile(fixed: Fixed) -> Known:
     applied = profile.apply(cs)
     mood = profile.facts(category="mood")[0].id
     ids = {k: applied.ids[r] for k, r in refs.items() if k != "mood"} | {"mood": mood}
-    profile.write_snapshot(
+    cs = profile.read().changeset()
+    cs.snapshot(
         "# What I know (snapshot 2026-05-03)\n\n## About the user\n- job: baker at a bakery in Lisbon",
         {"facts": []},
     )
+    profile.apply(cs)
     profile.index_facts(app.embedder)
     return Known(profile, profile_clock, ids)
 

@@ -152,7 +152,7 @@ def test_sleep_run_honours_the_run_budget(llm: LLMServer) -> None:
         report = anyio.run(session)
         assert report["status"] == "failed" and "budget" in report["errors"][0]
         assert llm.asked == []  # refused before it was sent
-        assert app.profile.counts()["facts"] == 0 and app.profile.processed_sessions() == {}
+        assert app.profile.counts()["facts"] == 0 and app.profile.read().processed == {}
         assert app.profile.runs()[0].status == "failed"
     finally:
         app.close()
@@ -271,7 +271,7 @@ def test_without_an_endpoint_or_sampling_the_llm_steps_are_skipped_and_it_says_w
         assert report["llm_skipped"].startswith("skipped: the MCP client does not offer sampling")
         assert report["reason"].startswith("the MCP client does not offer sampling")
         assert set(report["skipped"]) == {"extract", "behaviour", "classify"}
-        assert app.profile.processed_sessions() == {}  # left for a run with an LLM
+        assert app.profile.read().processed == {}  # left for a run with an LLM
         assert app.profile.runs()[0].status == "skipped"
     finally:
         app.close()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tideline.clock import system_clock
 from tideline.memory import AGENT_MIGRATIONS, NewTurn, RawContext
 from tideline.store import Storage
 
@@ -26,7 +27,7 @@ def _unit(v: np.ndarray) -> np.ndarray:
 
 def test_a_narrow_filter_over_a_planted_set_returns_k_nearest(storage: Storage) -> None:
     AGENT_MIGRATIONS.apply(storage)
-    raw = RawContext(storage)
+    raw = RawContext(storage, clock=system_clock)
     rng = np.random.default_rng(16)
     q = _unit(rng.standard_normal(DIM))
     crowd: list[int] = []

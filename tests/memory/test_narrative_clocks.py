@@ -9,7 +9,7 @@ import datetime as dt
 
 import pytest
 
-from tideline.clock import ManualClock
+from tideline.clock import ManualClock, system_clock
 from tideline.memory import AGENT_MIGRATIONS, Memory
 from tideline.memory._schema import (
     _raw_context_and_narratives,
@@ -53,7 +53,7 @@ def old_database(storage: Storage) -> None:
 def test_migration_5_backfills_record_time(storage: Storage) -> None:
     old_database(storage)
     assert AGENT_MIGRATIONS.apply(storage) == [5]
-    memory = Memory(storage, None)
+    memory = Memory(storage, None, clock=system_clock)
     first, second, forgotten = memory.narratives.get([1, 2, 3])
     assert (first.created_at, first.recorded_at, first.retired_at) == (DAY, RUN, LATER)
     assert (second.created_at, second.recorded_at, second.retired_at) == (DAY, LATER, None)

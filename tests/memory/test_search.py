@@ -5,6 +5,7 @@ from dataclasses import replace
 import pytest
 
 from tideline.app import Tideline
+from tideline.clock import system_clock
 from tideline.config import Settings
 from tideline.embed import OpenAIEmbedder
 from tideline.errors import InvalidInput
@@ -56,7 +57,9 @@ def test_verbatim_keyword_gets_the_boost(filled: Memory) -> None:
 
 
 def test_boost_is_configurable(app: Tideline, filled: Memory) -> None:
-    no_boost = Memory(filled.db, app.embedder, narrative_policy=replace(NARRATIVES, boost=0.0))
+    no_boost = Memory(
+        filled.db, app.embedder, narrative_policy=replace(NARRATIVES, boost=0.0), clock=system_clock
+    )
     top = no_boost.search("whale-listen").hits[0]
     assert top.fused == pytest.approx(1 - top.vec_distance, abs=1e-5)
 
@@ -133,3 +136,24 @@ def test_a_rare_word_the_index_matched_is_never_cut_by_the_floor(memory: Memory)
     )
     # the same rare word beside two words no record holds carries a third of the query: cut
     assert memory.search("lvextend zanzibar quokka", min_score=0.99).hits == []
+
+
+def test_a_turn_search_on_postgresql_takes_a_bounded_number_of_statements(
+    filled: Memory, engine: str
+) -> None:
+    """Issue 34: the turn search (its levers, the narratives' list, the turns' lists, their
+    statistics, distances and rows) was 31 statements on PostgreSQL, each a wait on the
+    server; 20 now (five for each index searched, the rest the owners' rows), 22 here where
+    both lists are shorter than the depth asked and topped up by substrings. A count, so none
+    creep back."""
+    if engine != "postgresql":
+        pytest.skip("PostgreSQL's statements")
+    from tideline.store._postgres import PgDatabase
+
+    db = filled.raw.db
+    assert isinstance(db, PgDatabase)
+    filled.search_turns("the whale-listen project", 10)  # the statistics after the writes
+    before = db.statements
+    hits = filled.search_turns("what did we name the whale project?", 10)
+    assert hits and "whale-listen" in hits[0].text
+    assert db.statements - before <= 22

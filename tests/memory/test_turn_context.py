@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from tideline.clock import system_clock
 from tideline.memory import TURNS, Memory
 from tideline.search import TextIndex
 from tideline.store import Database
@@ -26,7 +27,7 @@ def _turns(memory: Memory) -> None:
 
 
 def test_a_turn_is_found_by_its_neighbours_words_and_its_day(db: Database) -> None:
-    memory = Memory(db, None)
+    memory = Memory(db, None, clock=system_clock)
     _turns(memory)
     by_text = {t.text: t.id for t in memory.raw.recent(10, "s1")}
     hits = memory.search_turns("Who painted it?", 3, mode="lex")
@@ -41,10 +42,12 @@ def test_a_turn_is_found_by_its_neighbours_words_and_its_day(db: Database) -> No
 
 
 def test_context_off_and_a_plain_index_is_reanalysed(db: Database) -> None:
-    plain = Memory(db, None, analyser="plain", turn_context=0)
+    plain = Memory(db, None, analyser="plain", turn_context=0, clock=system_clock)
     _turns(plain)
     assert plain.search_turns("painted", 3, mode="lex") == []  # no stems, no substring
-    again = Memory(db, None)  # the default analyser and keys: the index is rebuilt on open
+    again = Memory(
+        db, None, clock=system_clock
+    )  # the default analyser and keys: the index is rebuilt on open
     assert not again.raw.index.stale
     assert TextIndex(db, "turn_text").made == "snowball;ctx2"
     # stems found again (the reply Bo gave may rank first: the answer lever lifts it)
@@ -53,17 +56,19 @@ def test_context_off_and_a_plain_index_is_reanalysed(db: Database) -> None:
 
 
 def test_memory_keys_lift_their_source_turns(db: Database) -> None:
-    plain = Memory(db, None)
+    plain = Memory(db, None, clock=system_clock)
     _turns(plain)
     garden = plain.search_turns("garden", 1, mode="lex")[0].id
     plain.write(gesture="Ann tends roses and tomatoes", source_links=[garden])
     assert plain.search_turns("roses", 1, mode="lex")[0].id == garden  # on by default
-    off = Memory(db, None, turn_policy=replace(TURNS, date_weight=0.0, memory_weight=0.0))
+    off = Memory(
+        db, None, turn_policy=replace(TURNS, date_weight=0.0, memory_weight=0.0), clock=system_clock
+    )
     assert off.search_turns("roses", 1, mode="lex") == []
 
 
 def test_a_speaker_the_question_names_lifts_their_turns(db: Database) -> None:
-    memory = Memory(db, None)
+    memory = Memory(db, None, clock=system_clock)
     for n, text in enumerate(FILLER * 2):
         memory.sync_turn("s0", "user", text, "Cy", f"2022-01-0{n + 1}T09:00:00Z")
     said = [
@@ -78,7 +83,7 @@ def test_a_speaker_the_question_names_lifts_their_turns(db: Database) -> None:
     # a part of a name, or another person's, names no one
     for question in ("Where did Carol go hiking?", "Where did Cy go hiking?"):
         assert all("speaker" not in h.lifts for h in memory.search_turns(question, 2, mode="lex"))
-    off = Memory(db, None, turn_policy=replace(TURNS, speaker_weight=0.0))
+    off = Memory(db, None, turn_policy=replace(TURNS, speaker_weight=0.0), clock=system_clock)
     assert all("speaker" not in h.lifts for h in off.search_turns("Caroline hiking", 2, "lex"))
 
 
@@ -92,7 +97,7 @@ def test_named_matches_whole_names_case_folded() -> None:
 
 
 def test_a_question_found_lifts_the_reply_that_answers_it(db: Database) -> None:
-    memory = Memory(db, None)
+    memory = Memory(db, None, clock=system_clock)
     _turns(memory)
     by_text = {t.text: t.id for t in memory.raw.recent(10, "s1")}
     asked, reply = (
@@ -103,5 +108,5 @@ def test_a_question_found_lifts_the_reply_that_answers_it(db: Database) -> None:
     hits = {h.id: h for h in memory.search_turns("the lake picture", 3, mode="lex")}
     assert hits[reply].lifts.get("answers", 0.0) > 0  # Bo's reply, after Ann's question
     assert "answers" not in hits[asked].lifts
-    off = Memory(db, None, turn_policy=replace(TURNS, answer_weight=0.0))
+    off = Memory(db, None, turn_policy=replace(TURNS, answer_weight=0.0), clock=system_clock)
     assert all("answers" not in h.lifts for h in off.search_turns("the lake picture", 3, "lex"))

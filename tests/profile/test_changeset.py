@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tideline.app import Tideline
+from tideline.clock import system_clock
 from tideline.errors import InvalidInput, NotFound
 from tideline.profile import (
     EventDraft,
@@ -63,7 +64,7 @@ def test_a_changeset_applies_every_kind_of_change(profile: Profile, memory) -> N
     assert trajectory is not None and trajectory.anchor_fact_ids == {1}
     snapshot = profile.snapshot()
     assert snapshot is not None and snapshot.data == {"facts": 2}
-    assert profile.processed_sessions() == {1: turn}
+    assert profile.read().processed == {1: turn}
 
 
 def test_placeholder_ids_are_named_in_a_models_words_only(profile: Profile) -> None:
@@ -189,7 +190,7 @@ def test_run_id_is_stamped_on_the_fact_changes(profile: Profile) -> None:
 def test_the_agent_database_gets_the_profile_tables(settings) -> None:  # type: ignore[no-untyped-def]
     app = Tideline(settings)
     try:
-        profile = Profile(app.db)
+        profile = Profile(app.db, clock=system_clock)
         assert profile.version() == 0
         assert profile.counts()["facts"] == 0
     finally:

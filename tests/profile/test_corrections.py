@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from tideline.clock import system_clock
 from tideline.memory import AGENT_MIGRATIONS, Memory
 from tideline.profile import (
     PROFILE_MIGRATIONS,
@@ -133,7 +134,7 @@ def test_the_migration_ends_old_questions_about_retired_facts(storage: Storage) 
 
     assert 4 in PROFILE_MIGRATIONS.apply(storage)
 
-    profile = Profile(storage)
+    profile = Profile(storage, clock=system_clock)
     [gone] = profile.strategies(status="resolved")
     assert (gone.fact_id, gone.outcome, gone.resolved_why, gone.resolved_at) == (
         1,

@@ -133,10 +133,10 @@ def test_a_sleep_over_two_locomo_sessions_completes_or_fails_cleanly(
         assert report.status in ("done", "failed") and run.status == report.status
         assert run.tokens_in > 0 and run.tokens_in == report.tokens["prompt_tokens"]
         if report.status == "done":
-            assert len(app.profile.processed_sessions()) == 2
+            assert len(app.profile.read().processed) == 2
         else:  # a 135M model may fail a step twice: one line naming it, nothing applied
             assert all("\n" not in e and "step" in e for e in report.errors), report.errors
             assert "Traceback" not in " ".join(report.errors)
-            assert app.profile.processed_sessions() == {}
+            assert app.profile.read().processed == {}
     finally:
         app.close()

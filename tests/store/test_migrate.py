@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from tideline.app import Tideline
 from tideline.cli.main import app as cli
+from tideline.clock import system_clock
 from tideline.config import Settings
 from tideline.embed import Embedder
 from tideline.memory import TURNS, NewTurn, RawContext
@@ -95,12 +96,14 @@ def test_moved_turns_keep_their_neighbours_words(tmp_path: Path, pg_url: str) ->
     its own: "Yeah, I painted that" answers a question about the lake."""
 
     def lexical(db: Storage) -> list[int]:
-        hits = retrieve(Scope(RawContext(db).index), "lake", None, 10, "lex", TURNS).top(10)
+        hits = retrieve(
+            Scope(RawContext(db, clock=system_clock).index), "lake", None, 10, "lex", TURNS
+        ).top(10)
         return sorted(h.id for h in hits)
 
     path = tmp_path / "memory.db"
     with open_database(path, *AGENT_SETS) as db:
-        RawContext(db).add_turns(
+        RawContext(db, clock=system_clock).add_turns(
             "s", [NewTurn("user", "I saw the lake at sunrise"), NewTurn("user", "I painted that")]
         )
         assert lexical(db) == [1, 2]

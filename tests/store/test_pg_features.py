@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tideline.clock import system_clock
 from tideline.memory import AGENT_MIGRATIONS, NewTurn, RawContext
 from tideline.search import PgTextIndex, VectorOptions, create_index, open_index
 from tideline.search._pg_index import FREQUENT_SAMPLE, PgFeatures, _like
@@ -40,7 +41,7 @@ def test_the_server_says_what_it_offers(pg: Storage) -> None:
 
 @pytest.mark.parametrize("engine", ["postgresql"], indirect=True)
 def test_the_walk_width_is_a_setting_and_wide_walks_are_exact(pg: Storage) -> None:
-    raw = RawContext(pg)
+    raw = RawContext(pg, clock=system_clock)
     done, _, _ = raw.add_turns("s", [NewTurn("user", f"turn {i}") for i in range(3000)])
     ids = [i for i, _ in done]
     rng = np.random.default_rng(25)
@@ -128,8 +129,9 @@ def test_vectors_read_back_bit_for_bit_with_their_parts(pg: Storage) -> None:
 
 @pytest.mark.parametrize("engine", ["postgresql"], indirect=True)
 def test_term_shares_follow_each_analyze(pg: Storage) -> None:
-    """The lexeme statistics are kept between searches, and read again after every ANALYZE:
-    a word's share after more records came is the new one, not the one kept."""
+    """The lexeme statistics are kept between searches, and read again after every ANALYZE
+    (by the next search: its lexical list asks for the analyze counts once): a word's share
+    after more records came is the new one, not the one kept."""
     create_index(pg, "notes")
     index = open_index(pg, "notes")
     assert isinstance(index, PgTextIndex)
@@ -139,6 +141,7 @@ def test_term_shares_follow_each_analyze(pg: Storage) -> None:
     index.upsert_many(list(enumerate(texts, 1)))
     assert index._shares(["harbour"]) == {}  # no statistics yet
     pg.execute("ANALYZE")
+    index.lexical("harbour", 1)  # the next search
     first = index._shares(["harbour"])["harbour"]
     assert first == pytest.approx(0.4, abs=0.05)
     assert index._shares(["harbour", "street"])["harbour"] == first  # kept
@@ -146,4 +149,73 @@ def test_term_shares_follow_each_analyze(pg: Storage) -> None:
     index.upsert_many(list(enumerate(more, len(texts) + 1)))
     assert index._shares(["harbour"])["harbour"] == first  # no ANALYZE since
     pg.execute("ANALYZE")
+    index.lexical("harbour", 1)  # the next search
     assert index._shares(["harbour"])["harbour"] == pytest.approx(0.1, abs=0.03)
+
+
+@pytest.mark.parametrize("engine", ["postgresql"], indirect=True)
+@pytest.mark.parametrize("estimated", [False, True], ids=["counted", "estimated"])
+def test_a_search_of_one_index_takes_a_few_statements(
+    pg: Storage, monkeypatch: pytest.MonkeyPatch, estimated: bool
+) -> None:
+    """Issue 34: a hybrid search of one index was 12–13 statements (31 for the product's turn
+    search), each waiting on the server. Now: the term statistics once a search (kept per
+    ANALYZE), one ranking statement per list whatever its stages, one vector statement (the
+    walk's width set inside it, the long texts' parts with it), one for the term frequencies,
+    one for the distances; inside a time window, one exact statement (it was a count, then the
+    distances). `estimated`: the records as PostgreSQL estimates them, frequent words by its
+    statistics (what a million turns take)."""
+    from tideline.search import Policy, Scope, _pg_index, retrieve
+    from tideline.store._postgres import PgDatabase
+
+    assert isinstance(pg, PgDatabase)
+    if estimated:
+        monkeypatch.setattr(_pg_index, "_ESTIMATE_FROM", 100)
+    create_index(pg, "notes")
+    index = open_index(pg, "notes")
+    assert isinstance(index, PgTextIndex)
+    texts = [
+        f"the harbour at dusk, number {i}" if i % 5 < 2 else f"a street {i}" for i in range(3000)
+    ]
+    texts += [f"a lantern by the door, number {i}" for i in range(12)]
+    ids = list(range(1, len(texts) + 1))
+    index.upsert_many(list(zip(ids, texts, strict=True)))
+    rng = np.random.default_rng(34)
+    vectors = _unit(rng.standard_normal((len(ids), DIM)))
+    index.bind_vectors("bits", DIM)
+    index.set_vectors(zip(ids, vectors, strict=True))
+    index.set_vectors([(ids[-1], _unit(rng.standard_normal((2, DIM))))])  # one text in parts
+    pg.execute("ANALYZE")
+    lanterns = set(ids[-12:])
+    by_id = dict(zip(ids, texts, strict=True))
+
+    def texts_of(wanted: object) -> dict[int, str]:
+        return {i: by_id[i] for i in wanted}  # type: ignore[attr-defined]
+
+    q = _unit(rng.standard_normal(DIM))
+    index.server()  # what the server offers: read once a process
+    # the first search after an ANALYZE reads its statistics (lexemes, mean length): two more;
+    # a list shorter than the depth asked is topped up by substrings: one more
+    for query, statements in (("harbour lantern", 7), ("harbour lantern", 5), ("lantern door", 6)):
+        before = pg.statements
+        found = retrieve(Scope(index), query, q, 10, "hybrid", Policy(), texts=texts_of)
+        assert pg.statements - before <= statements, query
+        assert lanterns & {h.id for h in found.hits}, query
+    assert index.term_counts(["lantern"]).df["lantern"] == 12  # type: ignore[union-attr]
+    # a time window: exact, in one statement, with the parts' nearest
+    window = ("rowid BETWEEN ? AND ?", (2000, len(ids)))
+    before = pg.statements
+    hits = index.vector(q, 10, window[0], window[1])
+    assert pg.statements - before == 1
+    inside = np.arange(1999, len(ids))
+    sims = vectors[inside] @ q
+    truth = {int(ids[inside[j]]) for j in np.argsort(-sims)[:10]}
+    parts = index.vectors_of([ids[-1]])[ids[-1]]
+    assert parts.shape == (2, DIM)
+    got = {h.id for h in hits}
+    assert len(got) == 10 and len(got & truth) >= 9  # the long text may come in by a part
+    assert [h.vec_distance for h in hits] == sorted(h.vec_distance for h in hits)
+    # no filter: one statement, the HNSW walk
+    before = pg.statements
+    assert len(index.vector(q, 10)) == 10
+    assert pg.statements - before == 1

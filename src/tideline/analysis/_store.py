@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from tideline.clock import Clock, now_text, system_clock
+from tideline.clock import Clock, now_text
 from tideline.store import Migrations, RunLog, Storage
 
 __all__ = ["ANALYSIS_MIGRATIONS", "Row", "ScriptTables"]
@@ -130,7 +130,7 @@ def _marks(values: Sequence[object]) -> str:
 class ScriptTables:
     """The script layer's tables in one agent database."""
 
-    def __init__(self, db: Storage, clock: Clock = system_clock) -> None:
+    def __init__(self, db: Storage, clock: Clock) -> None:
         self.db = db
         self.clock = clock
 

@@ -16,6 +16,7 @@ from typing import Any, get_args, get_origin
 
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
+from tideline.cli._coerce import runtime_param
 from tideline.store import MAX_ID
 
 #: What `--help` shows under each command, by its path: one command line each.
@@ -133,17 +134,21 @@ def _no_range(self: TyperOption | TyperArgument) -> str | None:
 
 
 class _Option(TyperOption):
-    """A typer option whose `--help` says what it takes in words."""
+    """A typer option whose `--help` says what it takes in words, and whose values convert
+    without pydantic where they are plain (`cli._coerce`)."""
 
     display_type_rich = _shown_type
     _get_number_range_help_str = _no_range
+    get_runtime_param = runtime_param
 
 
 class _Argument(TyperArgument):
-    """A typer argument whose `--help` says what it takes in words."""
+    """A typer argument whose `--help` says what it takes in words, and whose values convert
+    without pydantic where they are plain (`cli._coerce`)."""
 
     display_type_rich = _shown_type
     _get_number_range_help_str = _no_range
+    get_runtime_param = runtime_param
 
 
 def _worded(params: list[Any]) -> list[Any]:

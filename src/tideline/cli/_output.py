@@ -22,14 +22,14 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import typer
-from rich.console import Console, ConsoleDimensions
-from rich.text import Text
 
 if TYPE_CHECKING:
+    from rich.console import Console
     from rich.progress import Progress, ProgressColumn
+    from rich.text import Text
 
 from tideline.errors import EmbedderError, InvalidInput, SleepBusy, StoreError, TidelineError
 
@@ -47,27 +47,51 @@ def printable(text: str) -> str:
 UNCUT = 10_000
 
 
-class _Console(Console):
+def _console(**options: Any) -> Console:
     """A rich console for user text: every plain string it renders (a line, a table cell) goes
     through `printable`; off a terminal it is `UNCUT` wide unless COLUMNS says otherwise."""
+    from rich.console import Console, ConsoleDimensions
 
-    def render_str(self, text: str, **kwargs: Any) -> Text:
-        return super().render_str(printable(text), **kwargs)
+    class _Console(Console):
+        def render_str(self, text: str, **kwargs: Any) -> Text:
+            return super().render_str(printable(text), **kwargs)
 
-    @property
-    def size(self) -> ConsoleDimensions:
-        found = super().size
-        if self.is_terminal or self._environ.get("COLUMNS", "").isdigit():
-            return found
-        return ConsoleDimensions(UNCUT, found.height)
+        @property
+        def size(self) -> ConsoleDimensions:
+            found = super().size
+            if self.is_terminal or self._environ.get("COLUMNS", "").isdigit():
+                return found
+            return ConsoleDimensions(UNCUT, found.height)
 
-    @size.setter
-    def size(self, new_size: tuple[int, int]) -> None:
-        self._width, self._height = new_size
+        @size.setter
+        def size(self, new_size: tuple[int, int]) -> None:
+            self._width, self._height = new_size
+
+    return _Console(**options)
 
 
-console = _Console(markup=False)
-err_console = _Console(stderr=True, markup=False)
+class _Deferred:
+    """A console made on first use: `tideline search --json` prints no rich text and so never
+    imports rich (issue 34: start-up)."""
+
+    def __init__(self, **options: Any) -> None:
+        self._options = options
+        self._made: Console | None = None
+
+    def made(self) -> Console:
+        """The console itself (for rich's own objects, which want a real `Console`)."""
+        if self._made is None:
+            self._made = _console(**self._options)
+        return self._made
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.made(), name)
+
+
+_out = _Deferred(markup=False)
+_err = _Deferred(stderr=True, markup=False)
+console = cast("Console", _out)
+err_console = cast("Console", _err)
 
 
 def progress_bar(*columns: ProgressColumn | str, quiet: bool = False) -> Progress:
@@ -77,7 +101,7 @@ def progress_bar(*columns: ProgressColumn | str, quiet: bool = False) -> Progres
 
     return Progress(
         *columns,
-        console=err_console,
+        console=_err.made(),
         transient=True,
         disable=quiet or not err_console.is_terminal,
     )
@@ -85,6 +109,8 @@ def progress_bar(*columns: ProgressColumn | str, quiet: bool = False) -> Progres
 
 def styled(*parts: str | tuple[str, str]) -> Text:
     """Plain strings and (text, style) pairs as one line: colour without parsing markup."""
+    from rich.text import Text
+
     return Text.assemble(
         *(printable(p) if isinstance(p, str) else (printable(p[0]), p[1]) for p in parts)
     )

@@ -20,8 +20,8 @@ import typer
 
 from tideline.cli._app import open_app
 from tideline.cli._fields import choice, option
-from tideline.cli._output import SKIPPED, console, err_console, print_json, styled
-from tideline.cli.sleep import StepDisplay, step_bar
+from tideline.cli._output import console, print_json
+from tideline.cli.sleep import run_steps
 from tideline.consolidate.dream import LAYERS, DreamReport, Thread, thread_action
 from tideline.fields import DREAM_RUN, DREAM_RUNS, MEMORY_THREADS
 
@@ -70,23 +70,15 @@ def dream(
     json_out: bool = JSON,
 ) -> None:
     """Dream one day: solidify, sleep, scripts, comb, drift, dream (each layer recorded)."""
-    bar = step_bar("dream", json_out)
-    with open_app() as app, bar:
-        progress = None if json_out else StepDisplay(bar, len(LAYERS))
-        report = app.dream.run(date=date, layers=layers or None, dry_run=dry_run, progress=progress)
-    if json_out:
-        print_json(report.to_dict())
-    else:
-        for line in record(report):
-            _say(line)
-        for error in report.errors:
-            err_console.print(
-                styled(("error:", "red"), f" {error}"), highlight=False, soft_wrap=True
-            )
-    if report.status == "skipped":
-        raise typer.Exit(SKIPPED)
-    if not report.ok:
-        raise typer.Exit(1)
+    run_steps(
+        "dream",
+        len(LAYERS),
+        json_out,
+        lambda app, progress: app.dream.run(
+            date=date, layers=layers or None, dry_run=dry_run, progress=progress
+        ),
+        record,
+    )
 
 
 def _thread_lines(t: Thread) -> list[str]:

@@ -61,4 +61,4 @@ def install(
 
 
 def register(app: typer.Typer) -> None:
-    app.add_typer(hermes_app)
+    app.add_typer(hermes_app, name="hermes")

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import typer
-from rich.table import Table
 
 from tideline.cli._app import open_app
 from tideline.cli._fields import FREE_TEXT, choice, option
@@ -110,6 +109,8 @@ def search(
         return
     if not result.hits:
         nothing(result, query, k)
+    from rich.table import Table  # here: a search printing JSON does not import rich
+
     table = Table("type", "id", "relevance", "when", "text", "why")
     for h in result.hits:
         table.add_row(
@@ -230,6 +231,8 @@ def sessions(limit: int = option(SESSIONS, "limit"), json_out: bool = JSON) -> N
     if json_out:
         print_json(rows)
         return
+    from rich.table import Table
+
     table = Table("id", "session", "source", "turns", "from", "to")
     for r in rows:
         table.add_row(

@@ -1,8 +1,9 @@
 """Which module holds each `tideline` command, and the app built from them.
 
 The installed `tideline` (and `python -m tideline`) runs `run()`, which imports only the module of
-the command it was given: a `tideline search` pays for the memory commands, not for the MCP and
-web servers, Sleep, DREAM or the library (issue 25: a CLI search within 1.5 s of process start).
+the command it was given and builds only that command: a `tideline search` pays for neither the
+MCP and web servers, Sleep, DREAM and the library (issue 25: a CLI search within 1.5 s of process
+start) nor the other memory commands' options (issue 34: 0.8 s).
 `tideline.cli.main.app` is every command, for `--help`, the tests and the generated docs;
 `tests/test_cli_registry.py` checks that each module registers exactly the names listed here.
 """
@@ -55,14 +56,35 @@ def build(modules: Iterable[str] = MODULES) -> typer.Typer:
     return app
 
 
+def _word(argv: list[str]) -> str | None:
+    return next((a for a in argv if not a.startswith("-")), None)
+
+
 def owner(argv: list[str]) -> list[str]:
     """The module of the command `argv` names; every module when it names none we know (help,
     `--version`, a typo: the full app answers those)."""
-    word = next((a for a in argv if not a.startswith("-")), None)
+    word = _word(argv)
     found = [m for m, names in MODULES.items() if word in names]
     return found or list(MODULES)
 
 
+def only(app: typer.Typer, name: str) -> typer.Typer:
+    """`app` with only its command (or group) `name`: typer turns every registered command's
+    parameters into click's when it runs any one of them."""
+    app.registered_commands = [c for c in app.registered_commands if c.name == name]
+    app.registered_groups = [g for g in app.registered_groups if g.name == name]
+    return app
+
+
+def app_for(argv: list[str]) -> typer.Typer:
+    """The app that runs `argv`: only the command it names, or every command when it names
+    none we know."""
+    modules = owner(argv)
+    word = _word(argv)
+    app = build(modules)
+    return only(app, word) if len(modules) == 1 and word else app
+
+
 def run() -> None:
     """The `tideline` command."""
-    build(owner(sys.argv[1:]))(prog_name="tideline")
+    app_for(sys.argv[1:])(prog_name="tideline")

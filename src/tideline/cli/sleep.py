@@ -10,6 +10,9 @@ Exit codes: 0 done (or nothing new, or planned); 1 failed; 6 skipped: no LLM to 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
 import typer
 from rich.progress import (
     BarColumn,
@@ -28,6 +31,51 @@ from tideline.consolidate import STEPS, SleepReport, StepEvent, written
 from tideline.fields import RUNS, SLEEP_RUN
 
 JSON = typer.Option(False, "--json", help="Print JSON.")
+if TYPE_CHECKING:
+    from tideline.app import Tideline
+
+
+class Report(Protocol):
+    """What a run of steps reports (`SleepReport`, `DreamReport`)."""
+
+    status: str
+    errors: list[str]
+
+    @property
+    def ok(self) -> bool: ...
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+R = TypeVar("R", bound=Report)
+
+
+def run_steps(
+    what: str,
+    steps: int,
+    json_out: bool,
+    run: Callable[[Tideline, StepDisplay | None], R],
+    summary: Callable[[R], list[str]],
+) -> None:
+    """A run of `steps` steps from the command line (`what`: sleep, dream): their lines on
+    stderr as they finish, under a bar; then the report as JSON, or `summary`'s lines with the
+    errors on stderr. Exit 6 when skipped (no LLM), 1 when it failed."""
+    bar = step_bar(what, json_out)
+    with open_app() as app, bar:
+        report = run(app, None if json_out else StepDisplay(bar, steps))
+    if json_out:
+        print_json(report.to_dict())
+    else:
+        for line in summary(report):
+            console.print(line, highlight=False, markup=False, soft_wrap=True)
+        for error in report.errors:
+            err_console.print(
+                styled(("error:", "red"), f" {error}"), highlight=False, soft_wrap=True
+            )
+    if report.status == "skipped":
+        raise typer.Exit(SKIPPED)
+    if not report.ok:
+        raise typer.Exit(1)
 
 
 def step_bar(what: str, quiet: bool) -> Progress:
@@ -46,7 +94,7 @@ def step_bar(what: str, quiet: bool) -> Progress:
 class StepDisplay:
     """The progress callback: a bar over the steps, each finished step's line above it."""
 
-    def __init__(self, bar: Progress, total: int = len(STEPS)):
+    def __init__(self, bar: Progress, total: int):
         self.bar = bar
         self.task = bar.add_task("starting", total=total)
 
@@ -96,23 +144,13 @@ def sleep(
     json_out: bool = JSON,
 ) -> None:
     """Consolidate unprocessed conversations into the profile (the fourteen steps)."""
-    bar = step_bar("sleep", json_out)
-    with open_app() as app, bar:
-        progress = None if json_out else StepDisplay(bar)
-        report = app.sleep.run(dry_run=dry_run, progress=progress, timeout=timeout)
-    if json_out:
-        print_json(report.to_dict())
-    else:
-        for line in summary(report):
-            console.print(line, highlight=False, markup=False, soft_wrap=True)
-        for error in report.errors:
-            err_console.print(
-                styled(("error:", "red"), f" {error}"), highlight=False, soft_wrap=True
-            )
-    if report.status == "skipped":
-        raise typer.Exit(SKIPPED)
-    if not report.ok:
-        raise typer.Exit(1)
+    run_steps(
+        "sleep",
+        len(STEPS),
+        json_out,
+        lambda app, progress: app.sleep.run(dry_run=dry_run, progress=progress, timeout=timeout),
+        summary,
+    )
 
 
 def runs(limit: int = option(RUNS, "limit"), json_out: bool = JSON) -> None:

@@ -1,9 +1,13 @@
 """Time for the whole package: the one clock seam and the one stored time form.
 
-- **The clock seam.** Every service that needs "now" takes a `Clock` (a callable returning an
-  aware UTC datetime) from the composition root; nothing reads the wall clock by itself. The
-  default is `system_clock`; tests and replays pass a `ManualClock` and move it, so a year of
-  history runs in seconds and every threshold can be met at its exact second.
+- **The clock seam.** Only this package reads the computer's clock. Every service that needs
+  "now" takes a `Clock` (a callable returning an aware UTC datetime) from its caller, never by
+  default: the composition root (`Tideline`) passes `system_clock`; tests and replays pass a
+  `ManualClock` and move it, so a year of history runs in seconds and every threshold can be met
+  at its exact second. The machine's own bookkeeping, which a replay must not move (a
+  migration's `applied_at`, the store's damage and check notes, a backup's file name), names
+  `system_clock` where it stamps; file freshness compares with the mtimes the file system
+  stamps through `epoch_seconds` (POSIX seconds, fractions kept: `system_clock` drops them).
 - **The stored form.** Every time in a database is `YYYY-MM-DDTHH:MM:SSZ` (UTC, whole
   seconds): one text form that sorts as it reads, on SQLite and PostgreSQL alike. `to_text` /
   `from_text` convert; `parse_time` reads what people and clients send (ISO dates or times,
@@ -17,7 +21,7 @@
   `anchor(text)` finds a question tied to something else ("before the trip").
 """
 
-from tideline.clock._clock import Clock, ManualClock, system_clock
+from tideline.clock._clock import Clock, ManualClock, epoch_seconds, system_clock
 from tideline.clock._format import (
     DAY,
     FIRST_ACCEPTED,
@@ -54,6 +58,7 @@ __all__ = [
     "add_days",
     "anchor",
     "days_between",
+    "epoch_seconds",
     "from_text",
     "now_text",
     "parse_time",

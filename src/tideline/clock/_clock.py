@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import time
 from collections.abc import Callable
 
 Clock = Callable[[], dt.datetime]
@@ -11,6 +12,12 @@ Clock = Callable[[], dt.datetime]
 def system_clock() -> dt.datetime:
     """The wall clock, in UTC, to the whole second (the stored form keeps no fractions)."""
     return dt.datetime.now(dt.UTC).replace(microsecond=0)
+
+
+def epoch_seconds() -> float:
+    """The wall clock in POSIX seconds, fractions kept: the clock the file system stamps mtimes
+    with, for comparing with them (sub-second races) and for expiries kept as numbers."""
+    return time.time()
 
 
 class ManualClock:

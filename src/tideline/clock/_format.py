@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from tideline.clock._clock import Clock, system_clock
+from tideline.clock._clock import Clock
 from tideline.errors import InvalidInput
 
 FORMAT = "%Y-%m-%dT%H:%M:%SZ"
@@ -31,7 +31,7 @@ def from_text(value: str) -> dt.datetime:
     return dt.datetime.strptime(value, FORMAT).replace(tzinfo=dt.UTC)
 
 
-def now_text(clock: Clock = system_clock) -> str:
+def now_text(clock: Clock) -> str:
     """What `clock` says, in the stored form."""
     return to_text(clock())
 

@@ -9,9 +9,9 @@ from tideline.lazy import lazy_exports as _lazy_exports
 
 if _typing.TYPE_CHECKING:
     from tideline.consolidate._prompts import Prompt, prompt
-    from tideline.consolidate._report import SleepReport, StepEvent, StepReport, written
+    from tideline.consolidate._report import SleepReport, written
     from tideline.consolidate._session_memory import SessionContext, SessionMemory
-    from tideline.consolidate._sleep import LLM_STEPS, STEPS, Sleep, Step, prompt_versions
+    from tideline.consolidate._sleep import LLM_STEPS, STEPS, Sleep, prompt_versions
     from tideline.consolidate._summaries import CONSOLIDATE_MIGRATIONS
     from tideline.consolidate.dream import (
         DREAM_MIGRATIONS,
@@ -22,6 +22,7 @@ if _typing.TYPE_CHECKING:
         render_prompt,
     )
     from tideline.errors import DreamBusy, SleepBusy
+    from tideline.runs import Step, StepEvent, StepReport
 
 __all__ = [
     "CONSOLIDATE_MIGRATIONS",

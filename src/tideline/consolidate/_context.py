@@ -15,7 +15,6 @@ from pydantic import BaseModel
 
 from tideline.config import DEFAULTS as D
 from tideline.consolidate._prompts import prompt
-from tideline.consolidate._report import StepReport
 from tideline.consolidate._working import Working
 from tideline.embed import estimate_tokens
 from tideline.llm import LLM, TokenMeter
@@ -29,6 +28,7 @@ from tideline.profile import (
     SessionDigest,
     Trajectory,
 )
+from tideline.runs import StepReport
 
 M = TypeVar("M", bound=BaseModel)
 SUMMARY_MONTHS_DAYS = 90  # cross-validation sees three months of session summaries

@@ -15,7 +15,6 @@
 from __future__ import annotations
 
 from tideline.consolidate._context import Ctx, fit, section
-from tideline.consolidate._outcome import Outcome
 from tideline.consolidate._render import fact_line
 from tideline.consolidate._schemas import Edges
 from tideline.llm import NO_LLM_NOTE
@@ -26,6 +25,7 @@ from tideline.profile import (
     plan_maturity,
     plan_strategies,
 )
+from tideline.runs import Outcome
 
 
 def edges(ctx: Ctx) -> Outcome:

@@ -14,9 +14,9 @@ from collections import Counter
 
 import numpy as np
 
-from tideline.consolidate._outcome import Outcome
 from tideline.embed import Embedder
 from tideline.profile import ACTIVE_STATUSES, Profile
+from tideline.runs import Outcome
 
 MIN_FACTS = 4  # fewer embedded facts than this: no themes
 MAX_THEMES = 8

@@ -6,61 +6,10 @@
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any
 
-Phase = Literal["start", "end"]
-
-
-@dataclass
-class StepReport:
-    n: int  # 1–14 for the seed's steps; 0 for apply and the post-transaction tasks
-    name: str
-    kind: str  # "llm", "rule" or "llm+rule"
-    status: str = "running"  # done | skipped | failed
-    seconds: float = 0.0
-    tokens_in: int = 0
-    tokens_out: int = 0
-    changes: dict[str, int] = field(default_factory=dict)
-    note: str = ""
-    error: str = ""
-    prompt: str | None = None  # `extract@1`: the prompt version an LLM step used
-    cuts: str = ""  # what the model's answers had past their caps ("observations cut at 60 …")
-
-    def line(self) -> str:
-        label = f"{self.n:>2}. {self.name}" if self.n else f"    {self.name}"
-        what = ", ".join(f"{k} {v}" for k, v in self.changes.items() if v)
-        tokens = f", {self.tokens_in}+{self.tokens_out} tokens" if self.tokens_in else ""
-        tail = self.error or self.note
-        parts = [p for p in (what, tail, self.cuts) if p]
-        return f"{label:<22} {self.status:<8} {self.seconds:6.2f}s{tokens}  " + " — ".join(parts)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-def cut_note(cuts: Sequence[str]) -> str:
-    """The cuts of one step's answers as one line: `cut: observations: cut at 60 of 300; …`."""
-    if not cuts:
-        return ""
-    counted = Counter(cuts)
-    return "cut to the schema's caps: " + "; ".join(
-        c if n == 1 else f"{c} (×{n})" for c, n in counted.items()
-    )
-
-
-@dataclass(frozen=True)
-class StepEvent:
-    """Sent to the progress callback at every step boundary; raising from it fails the run
-    there (the same path as a failing step), which is how the tests inject faults."""
-
-    name: str
-    n: int
-    phase: Phase
-    report: StepReport | None = None  # at "end"
-
+from tideline.runs import StepReport
 
 #: What each kind of change writes, for people (singular, plural), in the order shown.
 WRITTEN: dict[str, tuple[str, str]] = {

@@ -10,8 +10,9 @@
   `memory_write`) only ever wait for the short apply.
 - If the profile changed while computing (a person rejected a fact, ...), the run recomputes
   once from a fresh read; a second change aborts it cleanly (recorded, nothing applied).
-- One sleep at a time (`SleepLock`); a run left `running` by a killed process is marked failed
-  by the next one.
+- The run's lifecycle is the runner's (`tideline.runs`): one sleep at a time, a run left
+  `running` by a killed process marked failed by the next one, the record, the token meter, each
+  step's report and progress; this module keeps the steps, the apply and the one recompute.
 - Without an LLM the LLM steps are skipped and the run is `skipped`, its reason said once; the
   rule steps (fast path, maturity, expiry, dedupe, snapshot) still run and what they change is
   applied. A run with nothing new to read is `nothing` (recorded `skipped`: it did nothing).
@@ -21,17 +22,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-
-from pydantic import BaseModel
+from contextlib import suppress
 
 from tideline.config import DEFAULTS as D
 from tideline.consolidate import _extract, _integrate, _maintain, _portrait, _post, _validate
 from tideline.consolidate._context import Ctx, Limits
-from tideline.consolidate._lock import SleepLock
-from tideline.consolidate._outcome import Outcome
 from tideline.consolidate._prompts import prompt
-from tideline.consolidate._report import SleepReport, StepEvent, StepReport, cut_note
+from tideline.consolidate._report import SleepReport
 from tideline.consolidate._schemas import (
     Arbitration,
     Behaviour,
@@ -43,41 +40,33 @@ from tideline.consolidate._schemas import (
     Verification,
 )
 from tideline.embed import Embedder
-from tideline.errors import InputTooLong, ProfileChanged, SleepTimeout, StepFailed
-from tideline.llm import LLM, NO_LLM, NO_LLM_NOTE, TokenMeter, Usage
+from tideline.errors import InputTooLong, ProfileChanged, SleepBusy, SleepTimeout, StepFailed
+from tideline.llm import LLM, NO_LLM, NO_LLM_NOTE, TokenMeter
 from tideline.memory import Memory
 from tideline.profile import Applied, Profile
+from tideline.runs import Book, Outcome, Progress, RunLock, Runner, Step, StepEvent, StepReport
 
-Progress = Callable[[StepEvent], None]
+SleepStep = Step[Ctx, Outcome]
 
-
-@dataclass(frozen=True)
-class Step:
-    n: int
-    name: str
-    run: Callable[[Ctx], Outcome]
-    kind: str  # "rule", "llm" (skipped without one) or "llm+rule" (its rule part always runs)
-    llm_step: str | None = None  # the prompt and meter key of its LLM calls
-    schema: type[BaseModel] | None = None  # what its LLM calls answer
-
-
-STEPS: tuple[Step, ...] = (
-    Step(1, "load", _extract.load, "rule"),
-    Step(2, "extract", _extract.extract, "llm+rule", "extract", Extraction),
-    Step(3, "behaviour", _integrate.behaviour, "llm", "behaviour", Behaviour),
-    Step(4, "classify", _integrate.classify, "llm", "classify", Classification),
-    Step(5, "cross_validate", _validate.cross_validate, "llm+rule", "verify", Verification),
-    Step(6, "arbitrate", _validate.arbitrate, "llm+rule", "arbitrate", Arbitration),
-    Step(7, "edges", _maintain.edges, "llm+rule", "edges", Edges),
-    Step(8, "maturity", _maintain.maturity, "rule"),
-    Step(9, "expiry", _maintain.expiry, "rule"),
-    Step(10, "user_model", _portrait.user_model, "llm+rule", "user_model", UserModelOut),
-    Step(11, "trajectory", _portrait.trajectory, "llm+rule", "trajectory", TrajectoryOut),
-    Step(12, "dedupe", _maintain.dedupe, "rule"),
-    Step(13, "snapshot", _portrait.snapshot, "rule"),
-    Step(14, "mark_processed", _portrait.mark_processed, "rule"),
+STEPS: tuple[SleepStep, ...] = (
+    Step(1, "load", "rule", run=_extract.load),
+    Step(2, "extract", "llm+rule", "extract", _extract.extract, Extraction),
+    Step(3, "behaviour", "llm", "behaviour", _integrate.behaviour, Behaviour),
+    Step(4, "classify", "llm", "classify", _integrate.classify, Classification),
+    Step(5, "cross_validate", "llm+rule", "verify", _validate.cross_validate, Verification),
+    Step(6, "arbitrate", "llm+rule", "arbitrate", _validate.arbitrate, Arbitration),
+    Step(7, "edges", "llm+rule", "edges", _maintain.edges, Edges),
+    Step(8, "maturity", "rule", run=_maintain.maturity),
+    Step(9, "expiry", "rule", run=_maintain.expiry),
+    Step(10, "user_model", "llm+rule", "user_model", _portrait.user_model, UserModelOut),
+    Step(11, "trajectory", "llm+rule", "trajectory", _portrait.trajectory, TrajectoryOut),
+    Step(12, "dedupe", "rule", run=_maintain.dedupe),
+    Step(13, "snapshot", "rule", run=_portrait.snapshot),
+    Step(14, "mark_processed", "rule", run=_portrait.mark_processed),
 )
-LLM_STEPS = tuple(s.llm_step for s in STEPS if s.llm_step)
+LLM_STEPS = tuple(s.prompt for s in STEPS if s.prompt)
+#: What a run's report status is recorded as (anything else: `failed`).
+RECORDED = {"done": "done", "nothing": "skipped", "skipped": "skipped"}
 
 
 def prompt_versions() -> dict[str, int]:
@@ -115,95 +104,82 @@ class Sleep:
         """One sleep. `dry_run`: compute the changeset and report its plan, apply nothing.
         `timeout` (seconds, 0: none) is checked before each step: a run past it fails there,
         nothing applied (an LLM call in flight finishes first, within `llm_timeout`)."""
-        with SleepLock(self.profile.db):
-            return self._run(dry_run, _bounded(progress or (lambda event: None), timeout))
+        runner = Runner(
+            RunLock(self.profile.db, "sleep", SleepBusy),
+            TokenMeter(self.run_budget, self.run_max_calls),
+            self.llm,
+            self.no_llm,
+            _bounded(progress or (lambda event: None), timeout),
+        )
+        book = Book[SleepReport](
+            self.profile.close_interrupted_runs,
+            lambda: self.profile.start_run(prompt_versions()),
+            self.profile.record_run_tokens,
+            self._finish,
+        )
+        llm = self.llm.name if self.llm else NO_LLM
+        return runner.run(
+            None if dry_run else book,
+            lambda run_id: SleepReport(run_id, dry_run, llm=llm),
+            lambda report: self._steps(runner, report),
+        )
 
-    def _run(self, dry_run: bool, progress: Progress) -> SleepReport:
-        started = time.monotonic()
-        meter = TokenMeter(self.run_budget, self.run_max_calls)
-        if not dry_run:
-            self._close_interrupted()
-        run_id = None if dry_run else self.profile.start_run(prompt_versions())
-        if run_id is not None:  # what is spent is recorded as it is spent: a kill keeps it
-            meter.on_record = lambda m: self.profile.record_run_tokens(
-                run_id, m.total.prompt_tokens, m.total.completion_tokens
-            )
-        report = SleepReport(run_id, dry_run, llm=self.llm.name if self.llm else NO_LLM)
-        applied = None
+    def _steps(self, runner: Runner, report: SleepReport) -> None:
+        """Compute, then apply; computed once more when the LLM server turned out to have a
+        smaller window than the input cap, or the profile changed meanwhile (not both)."""
+        again = self._attempt(runner, report, last=False)
+        if again:
+            report.notes.append(again)
+            self._attempt(runner, report, last=True)
+
+    def _attempt(self, runner: Runner, report: SleepReport, *, last: bool) -> str | None:
+        """One computation and, unless a dry run or there is nothing new, its apply; why it
+        must be computed again (never when `last`), or None when the run is over."""
+        ctx = Ctx(self.profile, self.memory, self.llm, runner.meter, self.limits)
+        report.steps = ctx.reports
+        room = self._room()
         try:
-            for attempt in (1, 2):
-                ctx = Ctx(self.profile, self.memory, self.llm, meter, self.limits)
-                report.steps = ctx.reports
-                room = self._room()
-                try:
-                    for step in STEPS:
-                        self._step(step, ctx, progress)
-                except StepFailed as exc:
-                    if attempt == 2 or not _window_learnt(exc, room, self._room()):
-                        raise
-                    report.notes.append(
-                        "the LLM server's context window is smaller than the input cap; "
-                        "recomputed once with prompts sized to it"
-                    )
-                    continue
-                report.plan = ctx.work.plan()
-                if dry_run:
-                    report.status = "planned"
-                    break
-                if not len(ctx.work):
-                    report.status = "nothing"
-                    break
-                try:
-                    applied = self._apply(ctx, run_id, progress)
-                    break
-                except ProfileChanged as exc:
-                    if attempt == 2:
-                        report.status = "aborted"
-                        report.errors.append(f"aborted, nothing applied: {exc}")
-                        break
-                    report.notes.append("the profile changed while computing; recomputed once")
-            if applied is not None:
-                report.status, report.version = "done", applied.version
-                report.applied = dict(applied.counts)
-                report.post = self._post(progress)
-            if self.llm is None and report.status in ("done", "nothing"):
-                report.status, report.reason = "skipped", self.no_llm.removeprefix("skipped: ")
+            for step in STEPS:
+                self._step(runner, step, ctx)
         except StepFailed as exc:
-            report.status = "failed"
-            report.errors.append(str(exc))
-        finally:
-            report.tokens = meter.summary()
-            report.seconds = round(time.monotonic() - started, 3)
-            if run_id is not None:
-                self._record(report, meter)
-        return report
+            if last or not _window_learnt(exc, room, self._room()):
+                raise
+            return (
+                "the LLM server's context window is smaller than the input cap; "
+                "recomputed once with prompts sized to it"
+            )
+        report.plan = ctx.work.plan()
+        if report.dry_run or not len(ctx.work):
+            report.status = "planned" if report.dry_run else "nothing"
+            return None
+        try:
+            applied = self._apply(ctx, report.run_id, runner.progress)
+        except ProfileChanged as exc:
+            if not last:
+                return "the profile changed while computing; recomputed once"
+            report.status = "aborted"
+            report.errors.append(f"aborted, nothing applied: {exc}")
+            return None
+        report.status, report.version = "done", applied.version
+        report.applied = dict(applied.counts)
+        report.post = self._post(runner, ctx)
+        return None
 
-    def _step(self, step: Step, ctx: Ctx, progress: Progress) -> None:
+    def _step(self, runner: Runner, step: SleepStep, ctx: Ctx) -> None:
         rep = StepReport(step.n, step.name, step.kind)
-        before = _usage(ctx.meter, step.llm_step)
-        t0 = time.monotonic()
-        ctx.step, ctx.schema, ctx.cuts = step.llm_step, step.schema, []
+        ctx.reports.append(rep)
         try:
-            progress(StepEvent(step.name, step.n, "start"))
-            if step.kind == "llm" and ctx.llm is None:
-                out = Outcome(note=NO_LLM_NOTE, status="skipped")
-            else:
-                out = step.run(ctx)
-            rep.changes, rep.note, rep.status = out.changes, out.note, out.status
-            rep.cuts = cut_note(ctx.cuts)
+            with runner.step(step, ctx, rep) as end:
+                assert step.run is not None
+                rep.take(
+                    Outcome(note=NO_LLM_NOTE, status="skipped")
+                    if runner.skips(step)
+                    else step.run(ctx)
+                )
         except Exception as exc:
-            rep.status, rep.error = "failed", f"{type(exc).__name__}: {exc}"
             raise StepFailed(f"step {step.n} {step.name} failed, nothing applied: {exc}") from exc
-        finally:
-            used = _usage(ctx.meter, step.llm_step)
-            rep.tokens_in = used.prompt_tokens - before.prompt_tokens
-            rep.tokens_out = used.completion_tokens - before.completion_tokens
-            rep.seconds = round(time.monotonic() - t0, 3)
-            if step.llm_step in ctx.prompts:
-                rep.prompt = f"{step.llm_step}@{ctx.prompts[step.llm_step]}"
-            ctx.reports.append(rep)
         try:
-            progress(StepEvent(step.name, step.n, "end", rep))
+            end()
         except Exception as exc:
             raise StepFailed(f"after step {step.n} {step.name}, nothing applied: {exc}") from exc
 
@@ -224,48 +200,35 @@ class Sleep:
             ctx.reports.append(StepReport(0, "apply", "rule", "failed", error=str(exc)))
         return applied
 
-    def _post(self, progress: Progress) -> list[StepReport]:
+    def _post(self, runner: Runner, ctx: Ctx) -> list[StepReport]:
         """Post-transaction tasks: failures are recorded in their report, never raised."""
-        out = []
         tasks: tuple[tuple[str, Callable[[], Outcome]], ...] = (
             ("index_facts", lambda: _post.index_facts(self.profile, self.embedder)),
             ("themes", lambda: _post.themes(self.profile)),
         )
+        out = []
         for name, task in tasks:
             rep = StepReport(0, name, "rule")
-            t0 = time.monotonic()
-            try:
-                progress(StepEvent(name, 0, "start"))
-                done = task()
-                rep.changes, rep.note, rep.status = done.changes, done.note, done.status
-                progress(StepEvent(name, 0, "end", rep))
-            except Exception as exc:
-                rep.status, rep.error = "failed", f"{type(exc).__name__}: {exc}"
-            rep.seconds = round(time.monotonic() - t0, 3)
+            with suppress(Exception), runner.step(SleepStep(0, name, "rule"), ctx, rep) as end:
+                rep.take(task())  # a failure is in the task's report
+                end()
             out.append(rep)
         return out
 
-    def _record(self, report: SleepReport, meter: TokenMeter) -> None:
-        assert report.run_id is not None
-        total = meter.total
-        errors = report.errors + [f"{s.name}: {s.error}" for s in report.post if s.error]
-        stored = {"done": "done", "nothing": "skipped", "skipped": "skipped"}
+    def _finish(self, run_id: int, report: SleepReport) -> None:
+        post_errors = [f"{s.name}: {s.error}" for s in report.post if s.error]
         self.profile.finish_run(
-            report.run_id,
-            stored.get(report.status, "failed"),
+            run_id,
+            RECORDED.get(report.status, "failed"),
             steps=[s.to_dict() for s in report.steps + report.post],
-            tokens_in=total.prompt_tokens,
-            tokens_out=total.completion_tokens,
-            errors=errors,
+            tokens_in=int(report.tokens["prompt_tokens"]),
+            tokens_out=int(report.tokens["completion_tokens"]),
+            errors=report.errors + post_errors,
             version=report.version,
         )
 
     def _room(self) -> int:
         return self.llm.room("") if self.llm is not None else 0
-
-    def _close_interrupted(self) -> None:
-        """Runs still `running` while we hold the lock were killed mid-way: say so."""
-        self.profile.close_interrupted_runs()
 
 
 def _bounded(progress: Progress, timeout: float) -> Progress:
@@ -288,7 +251,3 @@ def _bounded(progress: Progress, timeout: float) -> Progress:
 def _window_learnt(exc: StepFailed, room_before: int, room_now: int) -> bool:
     """A step refused as too long by the server itself, which so taught its smaller window."""
     return isinstance(exc.__cause__, InputTooLong) and room_now < room_before
-
-
-def _usage(meter: TokenMeter, step: str | None) -> Usage:
-    return meter.steps.get(step, Usage()) if step else Usage()

@@ -13,7 +13,6 @@ loser's edges are retired when the changeset is applied. Pairs without a ruling 
 from __future__ import annotations
 
 from tideline.consolidate._context import Ctx, fit, section
-from tideline.consolidate._outcome import Outcome
 from tideline.consolidate._render import fact_line, trajectory_text
 from tideline.consolidate._schemas import Arbitration, Ruling, Verification
 from tideline.llm import NO_LLM_NOTE
@@ -26,6 +25,7 @@ from tideline.profile import (
     plan_fast_path,
     settle,
 )
+from tideline.runs import Outcome
 
 
 def _summaries(ctx: Ctx, share: float) -> list[str]:

@@ -27,9 +27,10 @@ __all__ = [
 
 def register(ctx: _typing.Any) -> None:
     """Hermes's plugin hook: hand it the provider (`ctx.register_memory_provider`)."""
+    from tideline.clock import system_clock
     from tideline.hermes._provider import TidelineProvider
 
-    ctx.register_memory_provider(TidelineProvider())
+    ctx.register_memory_provider(TidelineProvider(clock=system_clock))
 
 
 __getattr__, __dir__ = _lazy_exports(__name__)

@@ -36,7 +36,7 @@ from typing import Any
 from agent.memory_provider import MemoryProvider
 
 from tideline.app import Tideline
-from tideline.clock import Clock, now_text, system_clock
+from tideline.clock import Clock, now_text
 from tideline.config import child_environment
 from tideline.errors import TidelineError
 from tideline.hermes._home import default_hermes_home, hermes_settings, with_values
@@ -69,9 +69,7 @@ SETUP_FIELDS = (
 class TidelineProvider(MemoryProvider):  # type: ignore[misc]
     """Tideline behind Hermes's memory-provider hooks (see the module docstring)."""
 
-    def __init__(
-        self, *, drain_seconds: float = DRAIN_SECONDS, clock: Clock = system_clock
-    ) -> None:
+    def __init__(self, *, clock: Clock, drain_seconds: float = DRAIN_SECONDS) -> None:
         self.drain_seconds = drain_seconds  # how long `shutdown` waits for queued turns
         self.clock = clock  # the turns' times: a replay (bench/hermes_reach.py) sets its own
         self.app: Tideline | None = None

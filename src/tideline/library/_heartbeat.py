@@ -9,8 +9,9 @@ the scanner nor the watcher's own event filter ever treats it as a note.
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
+
+from tideline.clock import epoch_seconds
 
 NAME = ".memo-watch"
 EVERY = 1.0  # seconds between beats
@@ -45,6 +46,6 @@ def stop(root: Path) -> None:
 def alive(root: Path) -> bool:
     """Whether a watcher beat within `TTL`: one stat, a few microseconds."""
     try:
-        return time.time() - os.stat(beat_path(root)).st_mtime < TTL
+        return epoch_seconds() - os.stat(beat_path(root)).st_mtime < TTL
     except OSError:
         return False

@@ -48,6 +48,7 @@ from typing import Any, cast
 
 import apsw
 
+from tideline.clock import epoch_seconds
 from tideline.embed import Embedder, estimate_tokens
 from tideline.errors import DatabaseDamaged, LinkOutside, StoreError, UnreadableFile
 from tideline.library._chunker import CHUNKER_VERSION, ChunkedNote, chunk_markdown, embed_text
@@ -270,7 +271,7 @@ class CollectionIndex:
         if reason:
             self._drop(f"index of {self.collection.rel} rebuilt: {reason}")
         if not self.db_path.exists():  # state first: a reader never sees a db without one
-            self._write_state(created_at=time.time())
+            self._write_state(created_at=epoch_seconds())
         try:
             self._connect()
         except (StoreError, apsw.Error):
@@ -286,7 +287,7 @@ class CollectionIndex:
             self._drop(
                 f"index of {self.collection.rel} was unusable ({exc}); rebuilt from markdown"
             )
-            self._write_state(created_at=time.time())
+            self._write_state(created_at=epoch_seconds())
             self._connect()
 
     def _connect(self) -> None:
@@ -399,7 +400,7 @@ class CollectionIndex:
         known = self._known_files()  # opens (and if needed rebuilds) the index first
         report.warnings.extend(self.warnings)
         self.warnings.clear()
-        now = time.time()
+        now = epoch_seconds()
         todo: list[_Stat] = []
         checked = time.monotonic()  # a pass over every note records its folders (`_vouch`)
         folders: dict[str, FolderStamp | None] | None = {} if paths is None and not under else None
@@ -445,7 +446,7 @@ class CollectionIndex:
         if todo or gone:
             self._known = None  # our own commits do not change data_version for us
         if not report.noop or full:
-            self._write_state(last_sync=time.time())
+            self._write_state(last_sync=epoch_seconds())
         if folders is not None:
             self._vouch(folders, checked, now)
         return report

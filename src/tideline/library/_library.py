@@ -28,7 +28,7 @@ from functools import wraps
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
-from tideline.clock import now_text
+from tideline.clock import now_text, system_clock
 from tideline.config import DEFAULTS as D
 from tideline.embed import Embedder
 from tideline.errors import (
@@ -343,7 +343,7 @@ class Library:
 
     def _save_registry(self, layout: Layout, reports: list[SyncReport]) -> None:
         entries = registry_from_layout(layout, load_registry(self.root))
-        now = now_text()
+        now = now_text(system_clock)  # the machine's: when these files were indexed
         by_rel = {r.collection: r for r in reports}
         for name, e in list(entries.items()):
             report = by_rel.get(e.path)

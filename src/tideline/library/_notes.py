@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from tideline.clock import system_clock
 from tideline.errors import (
     FileChanged,
     InvalidInput,
@@ -57,10 +58,11 @@ def _keys_table(db: Storage) -> None:
 def open_write_keys(root: Path, busy_timeout_ms: int = 5000) -> WriteKeys:
     """The idempotency keys of the library's writes, in `<root>/.memo/writes.db` (made on the
     first keyed write; deleting `.memo/` forgets them, and with them only the retries of writes
-    made before)."""
+    made before). The library is files on this machine, indexed as they change: its keys
+    expire by the machine's clock."""
     claim_index_dir(root / INDEX_DIR)
     db = open_database(root / INDEX_DIR / "writes.db", _writes, busy_timeout_ms=busy_timeout_ms)
-    return WriteKeys(db)
+    return WriteKeys(db, system_clock)
 
 
 def write_note_once(

@@ -34,7 +34,7 @@ from typing import Any, Literal, cast
 
 import numpy as np
 
-from tideline.clock import Clock, Window, parse_time, system_clock
+from tideline.clock import Clock, Window, parse_time
 from tideline.config import DEFAULTS as D
 from tideline.embed import Embedder, forget_embeddings
 from tideline.errors import EmbedderError, InvalidInput, MemoryClosed, NotFound
@@ -158,7 +158,7 @@ class Memory:
         analyser: Analyser = DEFAULT_ANALYSER,
         turn_context: int = TURN_CONTEXT,
         vectors: VectorOptions = VectorOptions(),  # noqa: B008 - frozen, so one default is safe
-        clock: Clock = system_clock,
+        clock: Clock,
         time_window: Resolver | None = None,
         keep_facts: FactKeeper | None = None,
         restore_profile: ProfileRestorer | None = None,
@@ -170,8 +170,8 @@ class Memory:
         self.embedder = embedder
         self.narrative_policy = narrative_policy
         self.turn_policy = turn_policy
-        self.raw = RawContext(db, analyser, turn_context, clock)
-        self.narratives = Narratives(db, analyser, clock)
+        self.raw = RawContext(db, analyser, turn_context, clock=clock)
+        self.narratives = Narratives(db, analyser, clock=clock)
         self.keys = WriteKeys(db, clock)
         #: A question's window of the user's time (`_time_window`): the composition root passes
         #: the profile's, which also knows the calendar's events ("before the trip").

@@ -30,7 +30,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, cast
 
-from tideline.clock import Clock, from_text, now_text, parse_time, system_clock
+from tideline.clock import Clock, from_text, now_text, parse_time
 from tideline.errors import InvalidInput, NotFound
 from tideline.memory._entities import parse_entities_role
 from tideline.memory._owner import batches, pending_ids, scope, time_range
@@ -211,9 +211,7 @@ _NAMES = tuple(c.strip() for c in _COLUMNS.split(","))
 class Narratives:
     """The narratives of one agent database."""
 
-    def __init__(
-        self, db: Storage, analyser: Analyser = DEFAULT_ANALYSER, clock: Clock = system_clock
-    ):
+    def __init__(self, db: Storage, analyser: Analyser = DEFAULT_ANALYSER, *, clock: Clock):
         self.db = db
         self.clock = clock
         self.index = open_index(db, NARRATIVE_INDEX, analyser)

@@ -28,7 +28,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from tideline.clock import Clock, now_text, parse_time, system_clock
+from tideline.clock import Clock, now_text, parse_time
 from tideline.errors import InvalidInput, NotFound
 from tideline.memory._owner import batches, pending_ids, scope, time_range
 from tideline.memory._types import FORGOTTEN, TraceTurn, Turn
@@ -210,7 +210,8 @@ class RawContext:
         db: Storage,
         analyser: Analyser = DEFAULT_ANALYSER,
         context: int = TURN_CONTEXT,
-        clock: Clock = system_clock,
+        *,
+        clock: Clock,
     ):
         self.db = db
         self.clock = clock

@@ -19,7 +19,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Sequence
 
-from tideline.clock import Window, anchor, from_text, parse_time, shifted, when
+from tideline.clock import Window, anchor, from_text, parse_time, when
 from tideline.memory._dates import SLACK_DAYS
 from tideline.memory._raw import RawContext
 from tideline.search import Answer, Key, Mark, TimeWindow
@@ -60,8 +60,7 @@ def plain_resolver(raw: RawContext, clock: Callable[[], dt.datetime]) -> Resolve
 
 def turns_in(raw: RawContext, window: Window) -> TimeWindow:
     """The turns said in `window`, each bounded end widened by `SLACK_DAYS`."""
-    slack = dt.timedelta(days=SLACK_DAYS)
-    said = Window(shifted(window.start, -slack), shifted(window.end, slack), window.phrase)
+    said = window.widened(SLACK_DAYS)
     return TimeWindow(window, raw.filter(said.since, said.until), raw.texts, SLACK_DAYS)
 
 

@@ -73,11 +73,10 @@ if _typing.TYPE_CHECKING:
         render_snapshot,
         trajectory_lines,
     )
+    from tideline.profile._statuses import ACTIVE_STATUSES, STATUSES
     from tideline.profile._types import (
-        ACTIVE_STATUSES,
         EDGE_KINDS,
         OBSERVATION_TYPES,
-        STATUSES,
         STRATEGY_KINDS,
         ActiveFact,
         Edge,

@@ -112,6 +112,18 @@ class EventStore:
             params = [now, now]
         return [Event(**r) for r in self.db.rows(sql + " ORDER BY valid_from, id", params)]
 
+    def known_at(self, at: str) -> builtins.list[Event]:
+        """Events by their start that had begun or been mentioned by `at` and had neither
+        lapsed nor been closed then (what `_as_of.event_at` shows)."""
+        rows = self.db.rows(
+            f"SELECT {_COLUMNS} FROM events"
+            " WHERE (valid_from <= ? OR COALESCE(NULLIF(said_at, ''), created_at) <= ?)"
+            " AND (expires_at IS NULL OR expires_at > ?) AND (closed_at IS NULL OR closed_at > ?)"
+            " ORDER BY valid_from, id",
+            (at, at, at, at),
+        )
+        return [Event(**r) for r in rows]
+
     def between(self, since: str, until: str) -> builtins.list[Event]:
         """Events whose date range overlaps [since, until] (valid time), by start: the calendar."""
         rows = self.db.rows(

@@ -252,6 +252,16 @@ class FactStore:
         sql = f"SELECT {_COLUMNS} FROM facts f WHERE {' AND '.join(where)} ORDER BY f.id"
         return [Fact(**r) for r in self.db.rows(sql, params)]
 
+    def valid_at(self, at: str) -> builtins.list[Fact]:
+        """The facts that may have been believed at `at` (valid time): begun and not ended by
+        then, neither rejected nor merged — what `_as_of.fact_at` then reads as of that day."""
+        sql = (
+            f"SELECT {_COLUMNS} FROM facts f WHERE f.status <> 'rejected'"
+            " AND f.merged_into IS NULL AND f.valid_from <= ?"
+            " AND (f.valid_to IS NULL OR f.valid_to > ?) ORDER BY f.id"
+        )
+        return [Fact(**r) for r in self.db.rows(sql, (at, at))]
+
     def succeed(self, fact: Fact, successor: Fact, now: str) -> None:
         """`successor` replaced `fact`: it joins its supersedes chain (once; never re-pointed)."""
         if successor.supersedes not in (None, fact.id):
@@ -325,15 +335,19 @@ class FactStore:
         rows = self.db.execute("SELECT id FROM facts WHERE supersedes = ? ORDER BY id", (fact_id,))
         return [r[0] for r in rows]
 
-    def evidence(self, fact_ids: Sequence[int]) -> dict[int, builtins.list[Evidence]]:
+    def evidence(
+        self, fact_ids: Sequence[int], *, said_by: str | None = None
+    ) -> dict[int, builtins.list[Evidence]]:
+        """Each fact's evidence; `said_by`: only what was said by then (else recorded by then)."""
         out: dict[int, list[Evidence]] = {i: [] for i in fact_ids}
         if not fact_ids:
             return out
+        by = "" if said_by is None else " AND COALESCE(NULLIF(said_at, ''), created_at) <= ?"
         rows = self.db.rows(
             "SELECT fact_id, turn_id, observation_id, polarity, created_at, said_at"
             " FROM fact_evidence"
-            f" WHERE fact_id IN ({_marks(len(fact_ids))}) ORDER BY id",
-            list(fact_ids),
+            f" WHERE fact_id IN ({_marks(len(fact_ids))}){by} ORDER BY id",
+            [*fact_ids, *([] if said_by is None else [said_by])],
         )
         for r in rows:
             out[r["fact_id"]].append(Evidence(**r))
@@ -353,13 +367,18 @@ class FactStore:
                 out[int(fid)].append((turn, obs, str(polarity), said_at))
         return out
 
-    def changes(self, fact_ids: Sequence[int]) -> builtins.list[StatusChange]:
+    def changes(
+        self, fact_ids: Sequence[int], *, by: str | None = None
+    ) -> builtins.list[StatusChange]:
+        """The facts' status changes in order; `by`: only those in effect by then."""
         if not fact_ids:
             return []
+        until = "" if by is None else " AND at <= ?"
         rows = self.db.rows(
             "SELECT fact_id, from_status, to_status, at, why, run_id, recorded_at"
-            f" FROM fact_changes WHERE fact_id IN ({_marks(len(fact_ids))}) ORDER BY at, id",
-            list(fact_ids),
+            f" FROM fact_changes WHERE fact_id IN ({_marks(len(fact_ids))}){until}"
+            " ORDER BY at, id",
+            [*fact_ids, *([] if by is None else [by])],
         )
         return [StatusChange(**r) for r in rows]
 

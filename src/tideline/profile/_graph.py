@@ -12,6 +12,8 @@ from tideline.profile._types import EDGE_KINDS, Edge
 from tideline.store import Storage
 
 _COLUMNS = "id, kind, from_fact, to_fact, created_at, removed_at, valid_from, valid_to"
+#: A span of valid time that held at a moment (`_as_of.held_at`), for its two parameters.
+HELD = "valid_from IS NOT NULL AND valid_from <= ? AND (valid_to IS NULL OR valid_to > ?)"
 
 
 class EdgeStore:
@@ -103,10 +105,17 @@ class EdgeStore:
             (edge_id,),
         )
 
-    def list(self, *, fact_id: int | None = None, live: bool = True) -> list[Edge]:
-        where, params = ["1 = 1"], []
+    def list(
+        self, *, fact_id: int | None = None, live: bool = True, held_at: str | None = None
+    ) -> list[Edge]:
+        """`live`: not removed; `held_at`: links whose valid time held then."""
+        where: list[str] = ["1 = 1"]
+        params: list[object] = []
         if live:
             where.append("removed_at IS NULL")
+        if held_at is not None:
+            where.append(HELD)
+            params += [held_at, held_at]
         if fact_id is not None:
             where.append("(from_fact = ? OR to_fact = ?)")
             params += [fact_id, fact_id]

@@ -53,8 +53,13 @@ class RelationshipStore:
         row = self.db.one("SELECT * FROM relationships WHERE name_key = ?", (name_key,))
         return None if row is None else _relationship(row)
 
-    def list(self) -> list[Relationship]:
-        rows = self.db.rows("SELECT * FROM relationships ORDER BY mention_count DESC, id")
+    def list(self, *, seen_by: str | None = None) -> list[Relationship]:
+        """The people, most mentioned first; `seen_by`: those first mentioned by then."""
+        where = "" if seen_by is None else " WHERE first_seen_at <= ?"
+        rows = self.db.rows(
+            f"SELECT * FROM relationships{where} ORDER BY mention_count DESC, id",
+            () if seen_by is None else (seen_by,),
+        )
         return [_relationship(r) for r in rows]
 
     def save(self, rel: Relationship, name_key: str) -> int:

@@ -30,7 +30,6 @@ from tideline.clock import (
     Window,
     from_text,
     parse_time,
-    system_clock,
     to_text,
 )
 from tideline.embed import Embedder
@@ -92,7 +91,7 @@ class Profile:
         db: Storage,
         memory: Memory | None = None,
         *,
-        clock: Clock = system_clock,
+        clock: Clock,
         lock: AbstractContextManager[object] | None = None,
         rules: Rules = RULES,
     ):
@@ -300,13 +299,13 @@ class Profile:
             )
         statuses = self._statuses(status)
         s = self.stores
-        with self.lock, self.versions.reading():
-            found = self._with_evidence(s.facts.list())
-            changes = s.facts.changes([f.id for f in found])
-            events = s.events.list()
-            people = s.people.list()
-            strategies = s.strategies.list()
-            edges = s.edges.list(live=False)
+        with self.lock, self.versions.reading():  # what can hold then, read in SQL
+            found = self._with_evidence(s.facts.valid_at(at), said_by=at)
+            changes = s.facts.changes([f.id for f in found], by=at)
+            events = s.events.known_at(at)
+            people = s.people.list(seen_by=at)
+            strategies = s.strategies.list(held_at=at)
+            edges = s.edges.list(live=False, held_at=at)
             model = s.portrait.user_model_at(at)
             trajectory = s.portrait.trajectory(at)
             facts = self._backed_then(facts_at(found, changes, at))
@@ -342,9 +341,10 @@ class Profile:
             fact = self.stores.facts.require(fact_id)
             return self._with_evidence([fact])[0] if evidence else fact
 
-    def _with_evidence(self, facts: list[Fact]) -> list[Fact]:
-        """Facts with their evidence rows, the turns' words and what backs them."""
-        links = self.stores.facts.evidence([f.id for f in facts])
+    def _with_evidence(self, facts: list[Fact], *, said_by: str | None = None) -> list[Fact]:
+        """Facts with their evidence rows (`said_by`: only those said by then), the turns' words
+        and what backs them."""
+        links = self.stores.facts.evidence([f.id for f in facts], said_by=said_by)
         turn_ids = sorted({e.turn_id for es in links.values() for e in es if e.turn_id})
         turns = self.memory.raw.get(turn_ids) if self.memory is not None and turn_ids else []
         said = {t.id: t.text for t in turns}
@@ -503,16 +503,6 @@ class Profile:
     def snapshot(self) -> Snapshot | None:
         with self.lock:
             return self.stores.portrait.snapshot()
-
-    def write_snapshot(
-        self, text: str, data: dict[str, Any], *, run_id: int | None = None
-    ) -> Snapshot:
-        cs = Changeset(self.version())
-        cs.snapshot(text, data)
-        self._write(cs, run_id=run_id, check=False)
-        snap = self.snapshot()
-        assert snap is not None
-        return snap
 
     def dump(self) -> list[dict[str, Any]]:
         """The profile as export records (`tideline export`): facts with their evidence, then
@@ -673,7 +663,3 @@ class Profile:
     def runs(self, limit: int = 20) -> list[SleepRun]:
         with self.lock:
             return self.stores.runs.list(limit)
-
-    def processed_sessions(self) -> dict[int, int]:
-        with self.lock:
-            return self.stores.runs.processed()

@@ -35,18 +35,8 @@ class RunStore:
 
     @staticmethod
     def create_tables(db: Storage) -> None:
-        db.execute(
-            f"""CREATE TABLE sleep_runs(
-                id INTEGER PRIMARY KEY,
-                status TEXT NOT NULL CHECK (status IN {RUN_STATUSES!r}),
-                steps TEXT NOT NULL DEFAULT '[]',
-                tokens_in INTEGER NOT NULL DEFAULT 0,
-                tokens_out INTEGER NOT NULL DEFAULT 0,
-                errors TEXT NOT NULL DEFAULT '[]',
-                prompt_versions TEXT NOT NULL DEFAULT '{{}}',
-                started_at TEXT NOT NULL,
-                finished_at TEXT,
-                version INTEGER)"""
+        RunLog.create_llm_runs(
+            db, "sleep_runs", RUN_STATUSES, "steps TEXT NOT NULL DEFAULT '[]', version INTEGER"
         )
         db.execute(
             """CREATE TABLE processed_sessions(

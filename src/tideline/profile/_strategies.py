@@ -17,6 +17,7 @@ from __future__ import annotations
 import builtins  # `list` below is a method of the store: signatures after it say `builtins.list`
 
 from tideline.errors import IllegalTransition, NotFound
+from tideline.profile._graph import HELD
 from tideline.profile._types import STRATEGY_KINDS, STRATEGY_OUTCOMES, STRATEGY_STATUSES, Strategy
 from tideline.store import Storage
 
@@ -133,9 +134,15 @@ class StrategyStore:
             raise NotFound(f"strategy #{strategy_id} does not exist; list open strategies first")
         return Strategy(**row)
 
-    def list(self, *, status: str | None = None, fact_id: int | None = None) -> list[Strategy]:
+    def list(
+        self, *, status: str | None = None, fact_id: int | None = None, held_at: str | None = None
+    ) -> list[Strategy]:
+        """`held_at`: the questions whose valid time held then."""
         where: list[str] = ["1 = 1"]
         params: list[object] = []
+        if held_at is not None:
+            where.append(HELD)
+            params += [held_at, held_at]
         if status is not None:
             where.append("status = ?")
             params.append(status)

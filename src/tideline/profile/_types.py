@@ -12,9 +12,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-STATUSES = ("suspected", "confirmed", "established", "rejected", "closed")
-ACTIVE_STATUSES = ("suspected", "confirmed", "established")
-FINAL_STATUSES = ("rejected", "closed")
+from tideline.profile._statuses import ACTIVE_STATUSES as ACTIVE_STATUSES
+from tideline.profile._statuses import FINAL_STATUSES as FINAL_STATUSES
+from tideline.profile._statuses import STATUSES as STATUSES
+
 SOURCE_TYPES = ("stated", "inferred")
 POLARITIES = ("support", "against")
 OBSERVATION_TYPES = ("statement", "contradiction", "preference", "behaviour", "other")

@@ -559,12 +559,6 @@ class TextIndex:
             self._file = FileSearch(self, path, self.options)
         return self._file
 
-    def build_vector_file(self, threads: int = 1) -> bool:
-        """Build the vector file from the stored vectors now (after a bulk fill); False when
-        there is nothing to build or another process is building it."""
-        file = self.vector_file()
-        return file is not None and self.has_vectors and file.build(threads)
-
     def _vectors_stored(self) -> int:
         """Records with a vector, counted again after a write."""
         version = (int(self.db.scalar("PRAGMA data_version")), self._writes)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 import re
+import time
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, cast
@@ -34,7 +35,7 @@ import numpy as np
 from tideline.search._analyse import DEFAULT_ANALYSER, Analyser, analyse
 from tideline.search._index import TextIndex
 from tideline.search._knn import FILTER_EXACT
-from tideline.search._lexical import Counts, Freqs, term_key
+from tideline.search._lexical import Counts, Freqs, positive_terms, term_key
 from tideline.search._query import ParsedQuery
 from tideline.search._retrieve import TextLookup
 from tideline.search._terms import FTS_STRING, fts_strings, plain, tokens
@@ -50,6 +51,8 @@ _ESTIMATE_FROM = 50_000
 _SAMPLE = 20_000
 _TOKENS_DRIFT = 0.01
 _KNOWN_TERMS = 20_000
+#: `_check_stats`' answer serves the rest of the search that asked it, for at most this long.
+_FRESH_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -139,6 +142,11 @@ def _tsquery(
     return query, params
 
 
+def _best(row: tuple[int, float]) -> tuple[float, int]:
+    """A ranked match's order: the best rank first, then the lowest id."""
+    return (-row[1], row[0])
+
+
 #: A term in more of the records than this is *frequent*: its matches are not all ranked.
 FREQUENT_SHARE = 0.01
 #: Matches of the whole query ranked, newest first, when the stages before found too few.
@@ -156,6 +164,8 @@ class PgTextIndex(TextIndex):
         self._lexeme_freqs: tuple[tuple[object, ...], dict[str, float]] | None = None
         self._trigram_index = False
         self._mean_length: tuple[int, float] | None = None  # (records then, tokens a record)
+        self._analysed: tuple[object, ...] = ()  # `_check_stats`: the analyze counts
+        self._fresh_until = 0.0  # `_check_stats` ran for the search under way until then
         super().__init__(db, name, analyser, keys)
 
     @staticmethod
@@ -218,7 +228,7 @@ class PgTextIndex(TextIndex):
                 (self.name, self.wanted),
             )
         self.made, self.analyser = self.wanted, analyser
-        self._text_writes, self._mean_length = self._text_writes + 1, None
+        self._text_writes, self._mean_length, self._fresh_until = self._text_writes + 1, None, 0.0
         return len(rows)
 
     # -- vectors -------------------------------------------------------------------------------
@@ -345,7 +355,7 @@ class PgTextIndex(TextIndex):
                 " ON CONFLICT (rowid) DO UPDATE SET tsv = excluded.tsv, body = excluded.body",
                 rows,
             )
-        self._text_writes += 1
+        self._text_writes, self._fresh_until = self._text_writes + 1, 0.0
 
     def delete(self, rowids: Iterable[int]) -> None:
         ids = [int(i) for i in rowids]
@@ -356,7 +366,7 @@ class PgTextIndex(TextIndex):
             if self.has_vectors:
                 self.db.execute(f"DELETE FROM {self.name}_vec WHERE rowid = ANY(?)", (ids,))
                 self.db.execute(f"DELETE FROM {self.name}_vecpart WHERE record = ANY(?)", (ids,))
-        self._text_writes += 1
+        self._text_writes, self._fresh_until = self._text_writes + 1, 0.0
 
     # -- reads ---------------------------------------------------------------------------------
     def lexical(
@@ -370,6 +380,7 @@ class PgTextIndex(TextIndex):
     ) -> list[Hit]:
         """The tsvector list, then substring matches ("top_up": when it found fewer than `k`,
         "fallback": only when it found none), as on SQLite."""
+        self._check_stats()  # once for this search: `_shares`, the counts and BM25 read it
         parsed = self._parsed(query)
         if parsed is None:
             return []
@@ -422,49 +433,92 @@ class PgTextIndex(TextIndex):
         ranked first (the GIN index gives only those), then the records holding every frequent
         term, then — only while fewer than `k` were found — the newest `FREQUENT_SAMPLE`
         matches of the whole query. A record that holds nothing but frequent words is ranked
-        only from that bounded set: under BM25 (the pipeline's `rescore`) their weight is low."""
+        only from that bounded set: under BM25 (the pipeline's `rescore`) their weight is low.
+
+        One statement (`_stages`): each stage a materialised CTE that runs only while the
+        stages before it found fewer than `k` (a one-time filter on their counts, so a later
+        stage's scan never starts otherwise); the same statement counts the records of the
+        query's words whose counts `term_counts` does not know yet."""
         full = _tsquery(parsed)
         if full is None:
             return []
         frequent = self._frequent(parsed.terms)
         rare = [t for t in parsed.terms if t not in frequent]
-        stages: list[tuple[str, list[object]] | None]
+        stages: list[tuple[tuple[str, list[object]], bool]]
         if not frequent:
-            stages = [full]
+            stages = [(full, False)]
         else:
-            stages = [
-                _tsquery(parsed, rare) if rare else None,
-                _tsquery(parsed, frequent, " && ") if len(frequent) > 1 else None,
-                full,
-            ]
+            both = _tsquery(parsed, frequent, " && ") if len(frequent) > 1 else None
+            stages = [(m, False) for m in (_tsquery(parsed, rare) if rare else None, both) if m]
+            stages.append((full, True))
+        todo = self._to_count(
+            [w for t in positive_terms(parsed) for w in t.split()], self._stats_records()
+        )
+        sql, sql_params = self._stages(full, stages, k, extra, params, todo)
+        rows = self.db.execute(sql, sql_params).fetchall()
         found: dict[int, float] = {}
-        for stage in stages:
-            if stage is None or len(found) >= k:
-                continue
-            sample = bool(frequent) and stage is full
-            q, qparams = full
-            m, mparams = stage
-            seen = " AND rowid <> ALL(?)" if found else ""
-            source = (
-                f"(SELECT rowid, tsv FROM {self.name}_text WHERE tsv @@ ({m}){extra}{seen}"
-                f" ORDER BY rowid DESC LIMIT ?)"
-                if sample
-                else f"(SELECT rowid, tsv FROM {self.name}_text WHERE tsv @@ ({m}){extra}{seen})"
+        for stage in range(len(stages)):
+            room = k - len(found)
+            mine = sorted(((int(r[1]), float(r[2])) for r in rows if r[0] == stage), key=_best)
+            found.update(mine[: max(room, 0)])
+        for r in rows:
+            if r[0] == -1:
+                self._counted(todo, r[3])
+        return sorted(found.items(), key=_best)[:k]
+
+    def _stages(
+        self,
+        full: tuple[str, list[object]],
+        stages: Sequence[tuple[tuple[str, list[object]], bool]],
+        k: int,
+        extra: str,
+        params: Sequence[object],
+        todo: Sequence[str],
+    ) -> tuple[str, list[object]]:
+        """`_ranked`'s statement: rows (stage, rowid, rank, NULL), and (-1, NULL, NULL, the
+        record counts of `todo`) when there are words to count."""
+        q, qparams = full
+        text = f"{self.name}_text"
+        ctes: list[str] = []
+        values: list[object] = []
+        for n, ((m, mparams), sample) in enumerate(stages):
+            earlier = [f"s{j}" for j in range(n)]
+            gate = (
+                "(" + " + ".join(f"(SELECT count(*) FROM {e})" for e in earlier) + ") < ? AND "
+                if earlier
+                else ""
             )
-            rows = self.db.execute(
-                f"SELECT rowid, ts_rank(tsv, ({q})) AS r FROM {source} AS matched"
-                " ORDER BY r DESC, rowid LIMIT ?",
-                (
-                    *qparams,
-                    *mparams,
-                    *params,
-                    *([list(found)] if found else []),
-                    *([FREQUENT_SAMPLE] if sample else []),
-                    k - len(found),
-                ),
-            ).fetchall()
-            found.update((int(r[0]), float(r[1])) for r in rows)
-        return sorted(found.items(), key=lambda x: (-x[1], x[0]))[:k]
+            seen = "".join(f" AND rowid NOT IN (SELECT rowid FROM {e})" for e in earlier)
+            where = f"WHERE {gate}tsv @@ ({m}){extra}{seen}"
+            if sample:
+                body = (
+                    f"SELECT rowid, ts_rank(tsv, ({q})) AS r FROM (SELECT rowid, tsv FROM {text}"
+                    f" {where} ORDER BY rowid DESC LIMIT ?) AS matched ORDER BY r DESC, rowid"
+                    " LIMIT ?"
+                )
+            else:
+                body = (
+                    f"SELECT rowid, ts_rank(tsv, ({q})) AS r FROM {text} {where}"
+                    " ORDER BY r DESC, rowid LIMIT ?"
+                )
+            ctes.append(f"s{n} AS MATERIALIZED ({body})")
+            values += [*qparams, *([k] if earlier else []), *mparams, *params]
+            values += [FREQUENT_SAMPLE, k] if sample else [k]
+        picked = " UNION ALL ".join(
+            f"SELECT {n} AS stage, rowid, r, NULL::bigint[] AS n FROM s{n}"
+            for n in range(len(stages))
+        )
+        if todo:
+            one = "phraseto_tsquery('simple', ?)"
+            counts = ", ".join(f"count(*) FILTER (WHERE tsv @@ {one})" for _ in todo)
+            anyof = " || ".join(one for _ in todo)
+            picked += (
+                f" UNION ALL SELECT -1, NULL, NULL, (SELECT ARRAY[{counts}] FROM {text}"
+                f" WHERE tsv @@ ({anyof}))"
+            )
+            forms = [plain(w) for w in todo]
+            values += [*forms, *forms]
+        return f"WITH {', '.join(ctes)} {picked}", values
 
     def _frequent(self, terms: Sequence[str]) -> list[str]:
         """The single-word terms in over `FREQUENT_SHARE` of the records."""
@@ -478,24 +532,44 @@ class PgTextIndex(TextIndex):
         table ANALYZE has seen: enough to judge by."""
         return True
 
-    def _stats_records(self) -> int:
-        """Records in `N_text` for the term statistics: counted below `_ESTIMATE_FROM`, from
-        there PostgreSQL's own estimate (`pg_class.reltuples`, kept by autovacuum / ANALYZE),
-        as a count scans the table on every search. A change of it, or a write through this
-        handle, forgets the terms' record counts (`_records_with`)."""
-        estimate = self.db.scalar(
-            "SELECT reltuples FROM pg_class WHERE oid = to_regclass(?)", (f"{self.name}_text",)
-        )
-        if estimate is not None and float(estimate) >= _ESTIMATE_FROM:
+    def _check_stats(self) -> int:
+        """One statement: the records of `N_text` and how often it was analysed — below
+        `_ESTIMATE_FROM` records counted, from there PostgreSQL's own estimate
+        (`pg_class.reltuples`, kept by autovacuum / ANALYZE; a count scans the table). Each
+        lexical search asks it once, and the rest of that search (`_shares`, `term_counts`)
+        reads the answer: the lexeme statistics are read again after another ANALYZE, the
+        terms' record counts (`_records_with`) forgotten when the records moved (or after a
+        write through this handle, below the estimate)."""
+        row = self.db.execute(
+            "SELECT c.reltuples, pg_stat_get_analyze_count(c.oid),"
+            " pg_stat_get_autoanalyze_count(c.oid),"
+            f" CASE WHEN c.reltuples < ? THEN (SELECT count(*) FROM {self.name}_text) END"
+            " FROM pg_class c WHERE c.oid = to_regclass(?)",
+            (_ESTIMATE_FROM, f"{self.name}_text"),
+        ).fetchone()
+        estimate, analysed, autoanalysed, counted = row if row is not None else (0, 0, 0, 0)
+        if counted is None:
             records, writes = int(float(estimate)), -1  # counts kept until the estimate moves
         else:
-            records = int(self.db.scalar(f"SELECT count(*) FROM {self.name}_text") or 0)
-            writes = self._text_writes
+            records, writes = int(counted), self._text_writes
         version = (records, writes)
         if self._count is None or self._count[0] != version:
             self._count = (version, records)
             self._records_with.clear()
+        self._analysed = (analysed, autoanalysed)
+        self._fresh_until = time.monotonic() + _FRESH_S
         return records
+
+    @property
+    def _fresh(self) -> bool:
+        return time.monotonic() < self._fresh_until
+
+    def _stats_records(self) -> int:
+        """Records in `N_text` for the term statistics: as the lexical list of this search
+        found them (`_check_stats`), else asked now."""
+        if self._fresh and self._count is not None:
+            return self._count[1]
+        return self._check_stats()
 
     def _stats_tokens(self, records: int) -> int:
         """Tokens in `N_text` (each record's positions in its tsvector: FTS5's column size),
@@ -521,36 +595,49 @@ class PgTextIndex(TextIndex):
     def term_counts(self, terms: Sequence[str]) -> Counts | None:
         """The records, their tokens and the records holding each word of `terms`, as on
         SQLite (BM25 over several indexes, `_lexical`): a word's records are counted by the
-        GIN index (`@@`), every word of a query in one pass, and kept until the index
-        changes (`_stats_records`). From `_ESTIMATE_FROM` records a frequent word's
-        (`FREQUENT_SHARE`, PostgreSQL's statistics) are its share of the estimate: counting
-        them reads each match, the cost `_ranked` avoids."""
+        GIN index (`@@`), every word of a query in one pass — in the lexical list's own
+        statement when it ran (`_ranked`) — and kept until the index changes
+        (`_check_stats`). From `_ESTIMATE_FROM` records a frequent word's (`FREQUENT_SHARE`,
+        PostgreSQL's statistics) are its share of the estimate: counting them reads each
+        match, the cost `_ranked` avoids."""
         words = list(dict.fromkeys(w for t in terms for w in t.split()))
         records = self._stats_records()
-        todo = [w for w in words if w not in self._records_with and tokens(w)]
-        if todo and records >= _ESTIMATE_FROM:  # a frequent word's records: PostgreSQL's share
-            share = self._shares(todo)
-            frequent = {
-                w: round(share[w] * records) for w in todo if share.get(w, 0.0) > FREQUENT_SHARE
-            }
-            self._records_with.update(frequent)
-            todo = [w for w in todo if w not in frequent]
+        todo = self._to_count(words, records)
         if todo:
             one = "phraseto_tsquery('simple', ?)"
             counts = ", ".join(f"count(*) FILTER (WHERE tsv @@ {one})" for _ in todo)
             anyof = " || ".join(one for _ in todo)
             forms = [plain(w) for w in todo]
             row = self.db.execute(
-                f"SELECT {counts} FROM {self.name}_text WHERE tsv @@ ({anyof})", (*forms, *forms)
+                f"SELECT ARRAY[{counts}] FROM {self.name}_text WHERE tsv @@ ({anyof})",
+                (*forms, *forms),
             ).fetchone()
-            if len(self._records_with) > _KNOWN_TERMS:
-                self._records_with.clear()
-            self._records_with.update(
-                zip(todo, (int(n) for n in row or [0] * len(todo)), strict=True)
-            )
+            self._counted(todo, row[0] if row else None)
+        self._fresh_until = 0.0  # the next search asks again
         return Counts(
             records, self._stats_tokens(records), {w: self._records_with.get(w, 0) for w in words}
         )
+
+    def _to_count(self, words: Sequence[str], records: int) -> list[str]:
+        """Of `words`, those whose records must be counted: not known yet, and — from
+        `_ESTIMATE_FROM` records — not frequent (a frequent word's count is set here, its share
+        of the estimate)."""
+        todo = [w for w in dict.fromkeys(words) if w not in self._records_with and tokens(w)]
+        if todo and records >= _ESTIMATE_FROM:
+            share = self._shares(todo)
+            frequent = {
+                w: round(share[w] * records) for w in todo if share.get(w, 0.0) > FREQUENT_SHARE
+            }
+            self._records_with.update(frequent)
+            todo = [w for w in todo if w not in frequent]
+        return todo
+
+    def _counted(self, todo: Sequence[str], counts: Sequence[int] | None) -> None:
+        """Keep the records counted for `todo` (in its order)."""
+        if len(self._records_with) > _KNOWN_TERMS:
+            self._records_with.clear()
+        values = [int(n) for n in counts] if counts else [0] * len(todo)
+        self._records_with.update(zip(todo, values, strict=True))
 
     def term_freqs(self, parsed: ParsedQuery, ids: Sequence[int]) -> dict[int, Freqs] | None:
         """Each of these records' length in tokens and how often it holds each of the query's
@@ -594,16 +681,13 @@ class PgTextIndex(TextIndex):
         """The share of the records that hold each term, from PostgreSQL's own statistics of
         `tsv` (its most common lexemes, kept by ANALYZE / autovacuum): a term in more than half
         of the records is dropped from a query as on SQLite. No statistics yet: none dropped.
-        The statistics (up to thousands of lexemes) are read again only after another ANALYZE:
-        a search asks for them several times (turns and narratives, ranking and counting),
-        ~4 ms each at 1M turns (docs/benchmarks.md, "Issue 25, fourth pass")."""
+        The statistics (up to thousands of lexemes) are read again only after another ANALYZE
+        (`_check_stats`' analyze counts): a search asks for them several times (ranking and
+        counting), ~4 ms each at 1M turns (docs/benchmarks.md, "Issue 25, fourth pass")."""
         table = f"{self.name}_text"
-        analysed = self.db.execute(
-            "SELECT pg_stat_get_analyze_count(t), pg_stat_get_autoanalyze_count(t)"
-            " FROM to_regclass(?) AS t",
-            (table,),
-        ).fetchone()
-        version = tuple(analysed) if analysed is not None else ()
+        if not self._fresh:
+            self._check_stats()
+        version = self._analysed
         if self._lexeme_freqs is None or self._lexeme_freqs[0] != version or None in version:
             row = self.db.execute(
                 "SELECT most_common_elems::text::text[], most_common_elem_freqs FROM pg_stats"
@@ -627,63 +711,92 @@ class PgTextIndex(TextIndex):
             return []
         q = np.asarray(qvec, dtype=np.float32)
         cond = f" WHERE {where}" if where else ""
-        with self.db.transaction():
-            best = self._nearest(q, k, cond, params)
-            if self.db.scalar(f"SELECT 1 FROM {self.name}_vecpart LIMIT 1"):
-                for i, d in self.db.execute(
-                    f"SELECT rowid, d FROM (SELECT record AS rowid, min(embedding <=> ?) AS d"
-                    f" FROM {self.name}_vecpart GROUP BY record) p{cond} ORDER BY d LIMIT ?",
-                    (q, *params, k),
-                ):
-                    best[i] = min(d, best.get(i, d))
+        best = self._nearest(q, k, cond, params)
         rows = sorted(best.items(), key=lambda r: (r[1], r[0]))[:k]
         return [Hit(i, vec_rank=n, vec_distance=float(d)) for n, (i, d) in enumerate(rows, 1)]
 
     def _nearest(
         self, q: np.ndarray, k: int, cond: str, params: Sequence[object]
     ) -> dict[int, float]:
-        """The `k` nearest first vectors that meet `cond`, id → distance (inside a transaction).
+        """The `k` nearest records that meet `cond` (by their first vector, or a later part's:
+        `N_vecpart`, scanned), id → distance; one statement unless a filtered walk comes back
+        short.
 
-        The HNSW walk is `options.ef(k)` wide (the setting, or chosen from `k`). A filter that
-        passes at most `FILTER_EXACT` rows is answered exactly (the distances computed in a
-        subquery the index cannot order): cheaper than a walk that must pass over the rest, and
-        exact. A wider filter walks the graph: with pgvector ≥ 0.8 the scan goes on until `k`
-        rows pass (`hnsw.iterative_scan`); before 0.8 the walk finds `hnsw.ef_search`
-        candidates and the filter then drops those it rejects, so a short answer is asked
-        again with a walk widened by what the last one let through (up to pgvector's 1,000),
-        then exactly: short from there means fewer than `k` records meet the filter."""
-        exact = (
-            f"SELECT rowid, d FROM (SELECT rowid, embedding <=> ? AS d FROM {self.name}_vec"
-            f"{cond} OFFSET 0) AS scanned ORDER BY d LIMIT ?"
+        The HNSW walk is `options.ef(k)` wide (the setting, or chosen from `k`), set for that
+        statement alone (`_walk`). A filter that passes fewer than `FILTER_EXACT` rows is
+        answered exactly: its rows' distances are computed once, in the statement that counts
+        them (cheaper than a walk that must pass over the rest, and exact). A wider filter
+        walks the graph: with pgvector ≥ 0.8 the scan goes on until `k` rows pass
+        (`hnsw.iterative_scan`); before 0.8 the walk finds `hnsw.ef_search` candidates and the
+        filter then drops those it rejects, so a short answer is asked again with a walk
+        widened by what the last one let through (up to pgvector's 1,000), then exactly: short
+        from there means fewer than `k` records meet the filter."""
+        parts = (
+            f"(SELECT 1, NULL::bigint, rowid, d FROM (SELECT record AS rowid,"
+            f" min(embedding <=> ?) AS d FROM {self.name}_vecpart GROUP BY record) p{cond}"
+            " ORDER BY d LIMIT ?)"
         )
-        if cond and self._passing(cond, params) < FILTER_EXACT:
-            return dict(self.db.execute(exact, (q, *params, k)).fetchall())
-        ann = (
-            f"SELECT rowid, embedding <=> ? AS d FROM {self.name}_vec{cond}"
-            " ORDER BY embedding <=> ? LIMIT ?"
-        )
+        part_params = (q, *params, k)
         ef = min(_EF_MAX, self.options.ef(k))
-        if cond and self.server().iterative_scan:
-            self.db.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-        while True:
-            self.db.execute(f"SET LOCAL hnsw.ef_search = {int(ef)}")
-            rows = self.db.execute(ann, (q, *params, q, k)).fetchall()
-            if len(rows) >= k or (not cond and ef >= k) or ef >= _EF_MAX:
-                break
-            ef = min(_EF_MAX, max(2 * ef, math.ceil(1.5 * ef * k / max(1, len(rows)))))
-        if len(rows) < k and (cond or ef < k):
-            rows = self.db.execute(exact, (q, *params, k)).fetchall()
-        return dict(rows)
-
-    def _passing(self, cond: str, params: Sequence[object]) -> int:
-        """Rows with a vector that meet `cond`, counted up to `FILTER_EXACT`."""
-        return int(
-            self.db.scalar(
-                f"SELECT count(*) FROM (SELECT 1 FROM {self.name}_vec{cond} LIMIT ?) AS passing",
-                (*params, FILTER_EXACT),
+        iterative = bool(cond) and self.server().iterative_scan
+        if cond:  # exact when few pass: `n` says how many did (up to `FILTER_EXACT`)
+            first = (
+                f"WITH scanned AS MATERIALIZED (SELECT rowid, embedding <=> ? AS d FROM"
+                f" {self.name}_vec{cond} LIMIT ?) (SELECT 0, (SELECT count(*) FROM scanned),"
+                f" rowid, d FROM scanned ORDER BY d LIMIT ?) UNION ALL {parts}"
             )
-            or 0
+            first_params: tuple[object, ...] = (q, *params, FILTER_EXACT, k, *part_params)
+        else:
+            walk, walk_params = self._walk(q, k, cond, params, ef, iterative)
+            first = f"(SELECT 0, NULL::bigint, rowid, d FROM ({walk}) w) UNION ALL {parts}"
+            first_params = (*walk_params, *part_params)
+        rows = self.db.execute(first, first_params).fetchall()
+        best: dict[int, float] = {}
+        for r in rows:
+            if r[0] == 1:
+                best[int(r[2])] = min(float(r[3]), best.get(int(r[2]), float(r[3])))
+        main = [(int(r[2]), float(r[3])) for r in rows if r[0] == 0]
+        passing = next((int(r[1]) for r in rows if r[0] == 0), 0) if cond else 0
+        if cond and passing >= FILTER_EXACT:  # too many pass for an exact answer: walk
+            main = []
+            while True:
+                walk, walk_params = self._walk(q, k, cond, params, ef, iterative)
+                main = [(int(i), float(d)) for i, d in self.db.execute(walk, walk_params)]
+                if len(main) >= k or ef >= _EF_MAX:
+                    break
+                ef = min(_EF_MAX, max(2 * ef, math.ceil(1.5 * ef * k / max(1, len(main)))))
+        if (cond and passing >= FILTER_EXACT and len(main) < k) or (not cond and ef < k):
+            exact = (
+                f"SELECT rowid, d FROM (SELECT rowid, embedding <=> ? AS d FROM {self.name}_vec"
+                f"{cond} OFFSET 0) AS scanned ORDER BY d LIMIT ?"
+            )
+            main = [(int(i), float(d)) for i, d in self.db.execute(exact, (q, *params, k))]
+        for i, d in main:
+            best[i] = min(d, best.get(i, d))
+        return best
+
+    def _walk(
+        self,
+        q: np.ndarray,
+        k: int,
+        cond: str,
+        params: Sequence[object],
+        ef: int,
+        iterative: bool,
+    ) -> tuple[str, tuple[object, ...]]:
+        """The HNSW walk `ef` wide as one statement: `set_config(…, true)` in a row the walk
+        depends on (LATERAL), so the setting is made before the index scan starts and holds
+        for this statement's transaction only — no `SET LOCAL` statement, no transaction."""
+        settings = "set_config('hnsw.ef_search', ?, true)"
+        values: list[object] = [str(int(ef))]
+        if iterative:
+            settings += " || set_config('hnsw.iterative_scan', 'relaxed_order', true)"
+        sql = (
+            f"SELECT w.rowid, w.d FROM (SELECT {settings} AS s) AS walk, LATERAL"
+            f" (SELECT rowid, embedding <=> ? AS d FROM {self.name}_vec{cond}"
+            " ORDER BY embedding <=> ? LIMIT ? + 0 * length(walk.s)) AS w"
         )
+        return sql, (*values, q, *params, q, k)
 
     def _trigrams(self) -> bool:
         """Substrings through a trigram index: pg_trgm is there and `N_text` has the index
@@ -738,10 +851,10 @@ class PgTextIndex(TextIndex):
             return {}
         q = np.asarray(qvec, dtype=np.float32)
         found: dict[int, float] = {}
-        for sql in (
-            f"SELECT rowid, embedding <=> ? FROM {self.name}_vec WHERE rowid = ANY(?)",
-            f"SELECT record, embedding <=> ? FROM {self.name}_vecpart WHERE record = ANY(?)",
+        for i, d in self.db.execute(
+            f"SELECT rowid, embedding <=> ? FROM {self.name}_vec WHERE rowid = ANY(?) UNION ALL"
+            f" SELECT record, embedding <=> ? FROM {self.name}_vecpart WHERE record = ANY(?)",
+            (q, ids, q, ids),
         ):
-            for i, d in self.db.execute(sql, (q, ids)):
-                found[i] = min(float(d), found.get(i, float(d)))
+            found[i] = min(float(d), found.get(i, float(d)))
         return found

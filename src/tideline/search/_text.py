@@ -14,26 +14,34 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import cache
 
-# CJK Unified Ideographs (+ext A), compatibility ideographs, kana, hangul syllables, CJK punctuation.
-_CJK = re.compile(
-    "([\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u3000-\u303f\uff00-\uffef])"
-)
+
+@cache
+def _cjk() -> re.Pattern[str]:
+    """CJK Unified Ideographs (+ext A), compatibility ideographs, kana, hangul syllables, CJK
+    punctuation. Compiled on first use, as `_surrogate` is (wide ranges take milliseconds to
+    compile: a CLI search in English needs neither)."""
+    return re.compile(
+        "([\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u3000-\u303f\uff00-\uffef])"
+    )
 
 
 def spaced_cjk(text: str) -> str:
     """Put spaces around CJK characters so `unicode61` indexes each one as a token."""
-    return _CJK.sub(r" \1 ", text)
+    return text if text.isascii() else _cjk().sub(r" \1 ", text)
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+@cache
+def _surrogate() -> re.Pattern[str]:
+    return re.compile("[\ud800-\udfff]")
 
 
 def valid_text(text: str) -> str:
     """`text` with every lone surrogate replaced by U+FFFD, as a UTF-8 decoder replaces a bad byte."""
     if text.isascii():
         return text
-    return _SURROGATE.sub("\ufffd", text)
+    return _surrogate().sub("\ufffd", text)
 
 
 def fold(text: str) -> str:

@@ -103,11 +103,11 @@ class HttpGuard:
         public: tuple[str, ...] = (),
         login: str | None = None,
         body_limit: BodyLimit | None = None,
-        throttle: Throttle | None = None,
+        throttle: Throttle,
     ) -> None:
         self.app = app
         #: Wrong tokens per client (`_throttle`): the login form counts its own through it.
-        self.throttle = throttle or Throttle()
+        self.throttle = throttle
         self._body_limit = body_limit
         self.tokens = tokens or Tokens()
         self._check_host = check_host

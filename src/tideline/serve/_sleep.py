@@ -18,7 +18,7 @@ import sys
 import threading
 from collections.abc import Mapping
 
-from tideline.clock import now_text
+from tideline.clock import now_text, system_clock
 from tideline.config import Settings
 
 log = logging.getLogger("tideline.serve")
@@ -32,7 +32,7 @@ def start_exit_sleep(settings: Settings, why: str, env: Mapping[str, str] | None
     command = [sys.executable, "-m", "tideline", "sleep", "--timeout", timeout]
     settings.home.mkdir(parents=True, exist_ok=True)
     with log_path.open("a", encoding="utf-8") as out:
-        out.write(f"--- {now_text()} {why}: sleep on exit (timeout {timeout} s)\n")
+        out.write(f"--- {now_text(system_clock)} {why}: sleep on exit (timeout {timeout} s)\n")
         out.flush()
         child = subprocess.Popen(
             command,

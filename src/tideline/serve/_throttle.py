@@ -17,7 +17,7 @@ import math
 import threading
 from collections import OrderedDict, deque
 
-from tideline.clock import Clock, system_clock
+from tideline.clock import Clock
 
 log = logging.getLogger("tideline.serve")
 
@@ -31,7 +31,7 @@ CLIENTS = 4096
 class Throttle:
     """Wrong tokens per client address (see the module docstring)."""
 
-    def __init__(self, clock: Clock = system_clock, free: int = FREE, window: float = WINDOW):
+    def __init__(self, clock: Clock, free: int = FREE, window: float = WINDOW):
         self._clock = clock
         self._free = free
         self._window = window

@@ -263,7 +263,7 @@ def remember_damage(path: Path, damage: str) -> None:
     try:
         note = {
             "inode": path.stat().st_ino,
-            "found": now_text(),
+            "found": now_text(system_clock),
             "damage": damage,
         }
         damage_note(path).write_text(json.dumps(note) + "\n", encoding="utf-8")
@@ -293,7 +293,7 @@ def checked_note(path: Path) -> Path:
 def note_checked(path: Path) -> None:
     """Record that this very file (its inode) was just found sound (best effort)."""
     try:
-        note = {"inode": path.stat().st_ino, "checked": now_text()}
+        note = {"inode": path.stat().st_ino, "checked": now_text(system_clock)}
         tmp = checked_note(path).with_name(f".{checked_note(path).name}.{os.getpid()}")
         tmp.write_text(json.dumps(note) + "\n", encoding="utf-8")
         os.replace(tmp, checked_note(path))

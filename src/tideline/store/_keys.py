@@ -21,7 +21,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from tideline.clock import Clock, system_clock, to_text
+from tideline.clock import Clock, to_text
 from tideline.errors import InvalidInput
 from tideline.store._storage import Storage
 
@@ -51,7 +51,7 @@ def digest(request: Mapping[str, Any]) -> str:
 class WriteKeys:
     """The keys already used in one database (see the module docstring)."""
 
-    def __init__(self, db: Storage, clock: Clock = system_clock):
+    def __init__(self, db: Storage, clock: Clock):
         self.db = db
         self.clock = clock
 

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tideline.clock import now_text
+from tideline.clock import now_text, system_clock
 from tideline.errors import NotADatabase, SchemaTooNew
 from tideline.store._database import Database
 from tideline.store._names import missing_extra
@@ -88,7 +88,7 @@ class Migrations:
                 self._steps[number](db)
                 db.execute(
                     "INSERT INTO _migrations(name, number, applied_at) VALUES (?, ?, ?)",
-                    (self.name, number, now_text()),
+                    (self.name, number, now_text(system_clock)),  # the machine's, never a replay's
                 )
             applied.append(number)
         return applied

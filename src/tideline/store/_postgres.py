@@ -86,6 +86,9 @@ class PgDatabase(Reads):
         self.path = f"{shown_url(url)} (namespace {namespace.schema})"
         self._timeout = timeout
         self._local = threading.local()
+        #: Statements sent through `execute` / `executemany`: how many round trips a search
+        #: takes (issue 34 holds a PostgreSQL search to a few; the benchmarks report it).
+        self.statements = 0
         self._bootstrap()
         self.pool = ConnectionPool(
             url,
@@ -163,6 +166,7 @@ class PgDatabase(Reads):
 
     def execute(self, sql: str, params: Params = ()) -> _Rows:
         """Run one statement; its rows (if any) are read whole."""
+        self.statements += 1
         with self._connection() as conn:
             cur = conn.execute(to_postgres(sql), params)
             if cur.description is None:
@@ -172,6 +176,7 @@ class PgDatabase(Reads):
     def executemany(self, sql: str, seq: Sequence[Params]) -> None:
         if not seq:
             return
+        self.statements += 1
         with self._connection() as conn, conn.cursor() as cur:
             cur.executemany(to_postgres(sql), seq)
 

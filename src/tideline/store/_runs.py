@@ -16,6 +16,7 @@ analysis/_store.py); the bookkeeping they share is this class, handed the owner'
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from tideline.store._ids import storable
@@ -40,6 +41,24 @@ class RunLog:
         self.table = table
         self.columns = columns
         self.json_columns = set(json_columns)
+
+    @staticmethod
+    def create_llm_runs(db: Storage, table: str, statuses: Sequence[str], columns: str) -> None:
+        """The table of an LLM pipeline's runs (Sleep's, DREAM's): the columns its runner keeps
+        (status, tokens spent, errors, the prompt versions used, start and end) and the owner's
+        `columns`."""
+        db.execute(
+            f"""CREATE TABLE {table}(
+                id INTEGER PRIMARY KEY,
+                status TEXT NOT NULL CHECK (status IN {tuple(statuses)!r}),
+                {columns},
+                tokens_in INTEGER NOT NULL DEFAULT 0,
+                tokens_out INTEGER NOT NULL DEFAULT 0,
+                errors TEXT NOT NULL DEFAULT '[]',
+                prompt_versions TEXT NOT NULL DEFAULT '{{}}',
+                started_at TEXT NOT NULL,
+                finished_at TEXT)"""
+        )
 
     def _values(self, values: dict[str, Any]) -> list[Any]:
         return [_encoded(v) if k in self.json_columns else v for k, v in values.items()]

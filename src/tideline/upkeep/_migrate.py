@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from tideline.analysis import ANALYSIS_MIGRATIONS
+from tideline.clock import system_clock
 from tideline.errors import InvalidInput
 from tideline.memory import AGENT_MIGRATIONS, NARRATIVE_INDEX, TURN_INDEX, Memory
 from tideline.profile import PROFILE_MIGRATIONS
@@ -171,7 +172,7 @@ def _copy_tables(
 def _copy_index(src: Storage, dst: Storage, name: str, say: Progress) -> IndexCopy:
     """The owners' texts into the target's index, then the source's vectors as they are."""
     result = IndexCopy(name)
-    memory = Memory(dst, None)
+    memory = Memory(dst, None, clock=system_clock)  # copies texts: stamps nothing
     owner = memory.raw if name == TURN_INDEX else memory.narratives
     have = owner.index.text_ids()
     missing = [i for i in owner.ids() if i not in have]

@@ -251,7 +251,7 @@ def _salvage_into(path: Path, new: Path, result: Repaired) -> Salvage:
 def _reindex_text(db: Database) -> None:
     """Full-text tables from the recovered rows (nothing is bound to vectors yet, so
     `texts_without_vectors` lists every row with its text as search sees it)."""
-    memory = Memory(db, None)
+    memory = Memory(db, None, clock=system_clock)  # indexes texts: stamps nothing
     for part in (memory.raw, memory.narratives):
         items = part.texts_without_vectors()
         for start in range(0, len(items), REINDEX_BATCH):

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, Protocol
 
-from tideline.clock import now_text
+from tideline.clock import Clock, now_text
 from tideline.consolidate import StepEvent
 from tideline.errors import RunBusy, TidelineError
 
@@ -50,7 +50,7 @@ class Run:
     status: str = "running"  # running | done | skipped | failed (as the report says)
     step: str | None = None
     done: int = 0
-    started_at: str = field(default_factory=now_text)
+    started_at: str = ""
     finished_at: str | None = None
     events: list[dict[str, Any]] = field(default_factory=list)
     report: dict[str, Any] | None = None
@@ -65,7 +65,8 @@ class Run:
 class Runs:
     """The runs this server started, by id; thread safe."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Clock) -> None:
+        self._clock = clock  # the app's: a run's times read like the runs it records
         self._lock = threading.Lock()
         self._runs: dict[int, Run] = {}
 
@@ -78,7 +79,7 @@ class Runs:
                     f"{kind} run #{busy[0].id} is still going on; wait for it "
                     f"(GET /api/runs/{busy[0].id}) before starting another"
                 )
-            run = Run(id=len(self._runs) + 1, kind=kind, total=total)
+            run = Run(len(self._runs) + 1, kind, total, started_at=now_text(self._clock))
             self._runs[run.id] = run
             thread = threading.Thread(
                 target=self._work, args=(run, work), name=f"tideline-{kind}-{run.id}", daemon=True
@@ -130,7 +131,7 @@ class Runs:
             run.lines = [*lines]
             recorded = (report or {}).get("run_id")
             run.run_id = recorded if isinstance(recorded, int) else None
-            run.finished_at = now_text()
+            run.finished_at = now_text(self._clock)
             if status != "failed":
                 run.done = run.total
 

@@ -21,7 +21,6 @@ import hashlib
 import hmac
 import json
 import secrets
-import time
 from collections.abc import Callable, Collection
 
 from tideline.errors import ConfigError
@@ -39,9 +38,9 @@ class PanelSessions:
 
     def __init__(
         self,
-        hours: float = 12.0,
-        keys: Collection[Key] | None = None,
-        clock: Callable[[], float] = time.time,
+        hours: float,
+        keys: Collection[Key] | None,
+        clock: Callable[[], float],
     ) -> None:
         if not 0 < hours <= 24 * 366:
             raise ConfigError(

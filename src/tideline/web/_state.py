@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal, TypeVar
 
 from fastapi import Request
@@ -23,8 +23,8 @@ Lock = Literal["agent", "library"] | None
 class Web:
     app: Tideline
     runs: Runs
+    sessions: PanelSessions  # the guard's, once the guard wraps the routes
     guard: HttpGuard | None = None  # set once the guard wraps the routes
-    sessions: PanelSessions = field(default_factory=PanelSessions)  # then the guard's
 
     @property
     def tokens_on(self) -> bool:

@@ -12,7 +12,7 @@ namespaces: each token opens its own (`tideline.serve.Tokens`), served by that n
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Collection, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 
@@ -21,11 +21,13 @@ from fastapi.staticfiles import StaticFiles
 
 from tideline import __version__
 from tideline.app import Tideline
+from tideline.clock import epoch_seconds
 from tideline.serve import (
     DEFAULT_HOST,
     DEFAULT_PORT,
     Endpoint,
     HttpGuard,
+    Key,
     Throttle,
     is_loopback,
     run_http,
@@ -53,7 +55,7 @@ def web_app(
     """The API, the panel and each endpoint's routes (MCP), unguarded (tests call it through
     `http_app`)."""
     beside = [endpoint.build(app, host) for endpoint in endpoints]
-    state = Web(app, Runs())
+    state = Web(app, Runs(app.clock), new_sessions(app.settings.panel_session_hours))
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -96,7 +98,7 @@ def http_app(
     Refuses a public `host` without a token and a bad tokens file."""
     tokens = server_tokens(app.settings, host)
     if sessions is None:
-        sessions = PanelSessions(app.settings.panel_session_hours, tokens.keys)
+        sessions = new_sessions(app.settings.panel_session_hours, tokens.keys)
 
     def opened_app(opened: Tideline) -> FastAPI:
         return _guarded(web_app(opened, host, endpoints=endpoints), guard, sessions)
@@ -112,6 +114,12 @@ def http_app(
         throttle=Throttle(app.clock),
     )
     return guard
+
+
+def new_sessions(hours: float, keys: Collection[Key] | None = None) -> PanelSessions:
+    """Panel logins of `hours`, by the machine's clock (a login ends in real time), for the
+    namespaces `keys` (None: any)."""
+    return PanelSessions(hours, keys, epoch_seconds)
 
 
 def _guarded(root: FastAPI, guard: HttpGuard, sessions: PanelSessions) -> FastAPI:

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from tideline.clock import Clock, now_text, parse_time, system_clock
+from tideline.clock import Clock, now_text, parse_time
 from tideline.config import DEFAULTS as D
 from tideline.consolidate.dream._basis import Basis
 from tideline.consolidate.dream._prompts import dream_prompt, render_prompt
@@ -24,6 +24,7 @@ from tideline.consolidate.dream._threads import Threads
 from tideline.llm import LLM, TokenMeter
 from tideline.memory import Memory, Narrative
 from tideline.profile import Profile
+from tideline.runs import Outcome
 
 M = TypeVar("M", bound=BaseModel)
 MAX_LINKS = 1000  # narratives hold at most 1,000 source links (docs/memory.md)
@@ -34,10 +35,10 @@ class Day:
     """One UTC day: the unit a dream run works on and records (`clock`: what "now" is)."""
 
     date: dt.date
-    clock: Clock = field(default=system_clock, compare=False, repr=False)
+    clock: Clock = field(compare=False, repr=False)
 
     @classmethod
-    def of(cls, value: str | dt.date | None, clock: Clock = system_clock) -> Day:
+    def of(cls, value: str | dt.date | None, clock: Clock) -> Day:
         if value is None:
             return cls(clock().date(), clock)
         if isinstance(value, dt.date):
@@ -115,12 +116,10 @@ Apply = Callable[[Writer], dict[str, int]]
 
 
 @dataclass
-class Plan:
-    """A layer's computed result: counts, a note, and the writes (None: nothing to write)."""
+class Plan(Outcome):
+    """A layer's computed result: counts, a note, a status (skipped: not finished, retried next
+    run), and the writes (None: nothing to write)."""
 
-    changes: dict[str, int] = field(default_factory=dict)
-    note: str = ""
-    status: str = "done"  # done | skipped (not finished: retried next run)
     apply: Apply | None = None
     detail: dict[str, Any] = field(default_factory=dict)
 

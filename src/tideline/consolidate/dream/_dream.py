@@ -16,24 +16,20 @@
   Sleep gets what is left. A call that would pass the budget stops the run cleanly (status
   `stopped`, nothing of that layer written).
 - Computing (the model's minutes) holds no lock; only the writes take the database.
-- One dream at a time per database (`<db>.dream.lock`); a run left `running` by a killed process is
-  marked failed by the next one.
+- The run's lifecycle is the runner's (`tideline.runs`): one dream at a time per database
+  (`<db>.dream.lock`), a run left `running` by a killed process marked failed by the next one,
+  the record, the meter, each layer's report and progress; this module keeps the layers.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from pydantic import BaseModel
-
 from tideline.analysis.scripts import run_all
 from tideline.clock import now_text
 from tideline.config import DEFAULTS as D
-from tideline.consolidate._lock import SleepLock
-from tideline.consolidate._report import StepEvent, cut_note
 from tideline.consolidate._sleep import Sleep
 from tideline.consolidate.dream import _comb, _drift, _solidify, _symbolic
 from tideline.consolidate.dream._answers import Digest, DreamOut, DriftOut, Solidified
@@ -47,29 +43,15 @@ from tideline.consolidate.dream._runs import DreamRun, DreamRuns, LayerRecord
 from tideline.consolidate.dream._schema import DREAM_MIGRATIONS
 from tideline.consolidate.dream._threads import Thread, Threads
 from tideline.embed import Embedder
-from tideline.errors import (
-    BudgetExceeded,
-    DreamBusy,
-    InvalidInput,
-    LayerFailed,
-    NotFound,
-)
+from tideline.errors import BudgetExceeded, DreamBusy, InvalidInput, LayerFailed, NotFound
 from tideline.llm import LLM, NO_LLM, NO_LLM_NOTE, TokenMeter, Usage
 from tideline.memory import Memory, Narrative
 from tideline.profile import Profile
+from tideline.runs import Book, Progress, RunLock, Runner, Step
 
-Progress = Callable[[StepEvent], None]
-
-
-@dataclass(frozen=True)
-class Layer:
-    n: int
-    name: str
-    kind: str  # "llm" (skipped without one), "rule", or "llm+rule" (Sleep: its rules always run)
-    prompt: str | None = None
-    compute: Callable[[LayerCtx], Plan] | None = None
-    schema: type[BaseModel] | None = None  # what its LLM calls answer
-
+#: A layer: a step of the runner's whose `run` computes its plan (sleep and scripts: the
+#: pipeline runs those itself).
+Layer = Step[LayerCtx, Plan]
 
 LAYERS: tuple[Layer, ...] = (
     Layer(1, "solidify", "llm", _solidify.PROMPT, _solidify.compute, Solidified),
@@ -231,41 +213,39 @@ class Dream:
         """Dream one day (default: today, UTC). `layers`: a subset, run in pipeline order;
         `dry_run`: compute (LLM calls included) and report, write and record nothing."""
         day, chosen = Day.of(date, self.memory.clock), choose_layers(layers)
-        lock = SleepLock(self.memory.db, what="dream", busy=DreamBusy)
-        with lock:
-            return self._run(day, chosen, dry_run, progress or (lambda event: None))
+        runner = Runner(
+            RunLock(self.memory.db, "dream", DreamBusy),
+            TokenMeter(self.run_budget, self.run_max_calls),
+            self.llm,
+            self.no_llm,
+            progress,
+        )
+        book = Book[DreamReport](
+            self._close_interrupted,
+            lambda: self._start(day, chosen),
+            self._spent,
+            self._finish,
+        )
+        llm = self.llm.name if self.llm else "none"
+        return runner.run(
+            None if dry_run else book,
+            lambda run_id: DreamReport(day.label, run_id, dry_run, llm=llm, budget=self.run_budget),
+            lambda report: self._layers(runner, report, day, chosen),
+        )
 
     def _ctx(self, day: Day, meter: TokenMeter, run_id: int | None) -> LayerCtx:
         return LayerCtx(
             self.memory, self.profile, self.llm, meter, day, self.stores, self.limits, run_id
         )
 
-    def _run(self, day: Day, chosen: list[Layer], dry_run: bool, progress: Progress) -> DreamReport:
-        started = time.monotonic()
-        meter = TokenMeter(self.run_budget, self.run_max_calls)
-        runs = self.stores.runs
-        run_id = None
-        if not dry_run:
+    def _layers(self, runner: Runner, report: DreamReport, day: Day, chosen: list[Layer]) -> None:
+        """The chosen layers in order, each its own transaction; the first that fails or is
+        stopped stops the run, a layer done for the day by an earlier run is not redone."""
+        finished = {}
+        if not report.dry_run:
             with self.memory.lock:
-                runs.close_interrupted(self._now())
-                prompts = {p: dream_prompt(p).version for p in (x.prompt for x in chosen) if p}
-                llm = self.llm.name if self.llm else "none"
-                run_id = runs.start(
-                    day.label, [x.name for x in chosen], self.run_budget, prompts, llm, self._now()
-                )
-                finished = runs.finished(day.label)
-        else:
-            finished = {}
-        report = DreamReport(
-            day.label,
-            run_id,
-            dry_run,
-            llm=self.llm.name if self.llm else "none",
-            budget=self.run_budget,
-        )
-        ctx = self._ctx(day, meter, run_id)
-        if run_id is not None:  # what is spent is recorded as it is spent: a kill keeps it
-            meter.on_record = lambda m: self._spent(run_id, m)
+                finished = self.stores.runs.finished(day.label)
+        ctx = self._ctx(day, runner.meter, report.run_id)
         stop: LayerReport | None = None
         for layer in chosen:
             if stop is not None:
@@ -289,79 +269,44 @@ class Dream:
                     )
                 )
             else:
-                rep = self._layer(layer, ctx, dry_run, progress)
+                rep = self._layer(runner, layer, ctx, report.dry_run)
                 report.layers.append(rep)
                 if rep.status in ("failed", "stopped"):
                     stop = rep
-        report.status = "planned" if dry_run else "done" if stop is None else stop.status
-        skipped = any(r.status == "skipped" for r in report.layers)
-        if report.status == "done" and skipped and self.llm is None:  # say why, once
-            report.status, report.reason = "skipped", self.no_llm.removeprefix("skipped: ")
+        report.status = "planned" if report.dry_run else "done" if stop is None else stop.status
         if stop is not None:
             report.errors.append(f"layer {stop.name} {stop.status}: {stop.error}")
-        report.tokens = meter.summary()
-        report.seconds = round(time.monotonic() - started, 3)
-        if run_id is not None:
-            with self.memory.lock:
-                runs.finish(
-                    run_id,
-                    status=report.status,
-                    tokens_in=report.tokens_in,
-                    tokens_out=report.tokens_out,
-                    seconds=report.seconds,
-                    errors=report.errors,
-                    now=self._now(),
-                )
-        return report
 
-    def _layer(self, layer: Layer, ctx: LayerCtx, dry_run: bool, progress: Progress) -> LayerReport:
+    def _layer(self, runner: Runner, layer: Layer, ctx: LayerCtx, dry_run: bool) -> LayerReport:
         rep = LayerReport(layer.n, layer.name, layer.kind)
         if layer.prompt:
             rep.prompt = f"{layer.prompt}@{dream_prompt(layer.prompt).version}"
-        before = ctx.meter.total
-        t0 = time.monotonic()
-        ctx.step, ctx.schema, ctx.cuts = layer.prompt, layer.schema, []
-
-        def measure() -> None:
-            rep.cuts = cut_note(ctx.cuts)
-            spent = ctx.meter.total
-            rep.tokens_in = spent.prompt_tokens - before.prompt_tokens
-            rep.tokens_out = spent.completion_tokens - before.completion_tokens
-            rep.seconds = round(time.monotonic() - t0, 3)
-
         try:
-            progress(StepEvent(layer.name, layer.n, "start"))
-            plan = self._compute(layer, ctx, dry_run)
-            rep.changes, rep.note, rep.status, rep.detail = (
-                plan.changes,
-                plan.note,
-                plan.status,
-                plan.detail,
-            )
-            if dry_run or plan.status != "done":
-                measure()
-                progress(StepEvent(layer.name, layer.n, "end", rep))
-            else:
-                with self.memory.lock, self.memory.db.transaction():
-                    writer = Writer(ctx)
-                    if plan.apply is not None:
-                        rep.changes.update(plan.apply(writer))
-                    rep.written = writer.written
-                    measure()
-                    self.stores.runs.record_layer(self._record(ctx, rep))
-                    progress(StepEvent(layer.name, layer.n, "end", rep))  # raising undoes the layer
-                return rep
-        except BudgetExceeded as exc:
-            rep.status, rep.error, rep.written = "stopped", f"budget: {exc}", {}
-        except Exception as exc:
-            rep.status, rep.error, rep.written = "failed", f"{type(exc).__name__}: {exc}", {}
-        measure()
+            with runner.step(layer, ctx, rep) as end:
+                plan = self._compute(runner, layer, ctx, dry_run)
+                rep.take(plan)
+                rep.detail = plan.detail
+                if dry_run or plan.status != "done":
+                    end()
+                else:
+                    with self.memory.lock, self.memory.db.transaction():
+                        writer = Writer(ctx)
+                        if plan.apply is not None:
+                            rep.changes.update(plan.apply(writer))
+                        rep.written = writer.written
+                        end()  # raising undoes the layer
+                        self.stores.runs.record_layer(self._record(ctx, rep))
+                    return rep
+        except Exception as exc:  # the runner marked the layer failed; the budget stops it
+            rep.written = {}
+            if isinstance(exc, BudgetExceeded):
+                rep.status, rep.error = "stopped", f"budget: {exc}"
         if not dry_run:
             with self.memory.lock:
                 self.stores.runs.record_layer(self._record(ctx, rep))
         return rep
 
-    def _compute(self, layer: Layer, ctx: LayerCtx, dry_run: bool) -> Plan:
+    def _compute(self, runner: Runner, layer: Layer, ctx: LayerCtx, dry_run: bool) -> Plan:
         if layer.name == "sleep":
             return self._sleep(ctx, dry_run)
         if layer.name == "scripts":
@@ -374,10 +319,10 @@ class Dream:
                 k: 1 for k, v in found.steps.items() if v.get("changed") or v.get("weights_changed")
             }
             return Plan({"narratives": found.narratives, **changed})
-        if self.llm is None:
+        if runner.skips(layer):
             return Plan(note=NO_LLM_NOTE, status="skipped")
-        assert layer.compute is not None
-        return layer.compute(ctx)
+        assert layer.run is not None
+        return layer.run(ctx)
 
     def _sleep(self, ctx: LayerCtx, dry_run: bool) -> Plan:
         """The existing Sleep, with what is left of this run's budget; its tokens count here."""
@@ -412,10 +357,32 @@ class Dream:
         )
         return Plan(dict(found.applied or found.plan), note)
 
-    def _spent(self, run_id: int, meter: TokenMeter) -> None:
+    def _close_interrupted(self) -> None:
         with self.memory.lock:
-            self.stores.runs.record_tokens(
-                run_id, meter.total.prompt_tokens, meter.total.completion_tokens
+            self.stores.runs.close_interrupted(self._now())
+
+    def _start(self, day: Day, chosen: list[Layer]) -> int:
+        prompts = {p: dream_prompt(p).version for p in (x.prompt for x in chosen) if p}
+        llm = self.llm.name if self.llm else "none"
+        with self.memory.lock:
+            return self.stores.runs.start(
+                day.label, [x.name for x in chosen], self.run_budget, prompts, llm, self._now()
+            )
+
+    def _spent(self, run_id: int, tokens_in: int, tokens_out: int) -> None:
+        with self.memory.lock:
+            self.stores.runs.record_tokens(run_id, tokens_in, tokens_out)
+
+    def _finish(self, run_id: int, report: DreamReport) -> None:
+        with self.memory.lock:
+            self.stores.runs.finish(
+                run_id,
+                status=report.status,
+                tokens_in=report.tokens_in,
+                tokens_out=report.tokens_out,
+                seconds=report.seconds,
+                errors=report.errors,
+                now=self._now(),
             )
 
     @staticmethod

@@ -1,6 +1,6 @@
 """What a dream run says about itself: one line per layer, tokens against the budget.
 
-`LayerReport` is a Sleep `StepReport` plus what the layer wrote (ids by kind) and its `detail`
+`LayerReport` is the runner's `StepReport` plus what the layer wrote (ids by kind) and its `detail`
 (drift's seed and path, ...); the same progress events (`StepEvent`) carry it.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from tideline.consolidate._report import StepReport
+from tideline.runs import StepReport
 
 
 @dataclass

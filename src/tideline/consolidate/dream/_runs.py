@@ -85,21 +85,12 @@ class DreamRuns:
 
     @staticmethod
     def create_tables(db: Storage) -> None:
-        db.execute(
-            f"""CREATE TABLE dream_runs(
-                id INTEGER PRIMARY KEY,
-                day TEXT NOT NULL,
-                status TEXT NOT NULL CHECK (status IN {RUN_STATUSES!r}),
-                layers TEXT NOT NULL,
-                tokens_in INTEGER NOT NULL DEFAULT 0,
-                tokens_out INTEGER NOT NULL DEFAULT 0,
-                budget INTEGER NOT NULL DEFAULT 0,
-                seconds REAL NOT NULL DEFAULT 0,
-                errors TEXT NOT NULL DEFAULT '[]',
-                prompt_versions TEXT NOT NULL DEFAULT '{{}}',
-                llm TEXT NOT NULL DEFAULT '',
-                started_at TEXT NOT NULL,
-                finished_at TEXT)"""
+        RunLog.create_llm_runs(
+            db,
+            "dream_runs",
+            RUN_STATUSES,
+            "day TEXT NOT NULL, layers TEXT NOT NULL, budget INTEGER NOT NULL DEFAULT 0,"
+            " seconds REAL NOT NULL DEFAULT 0, llm TEXT NOT NULL DEFAULT ''",
         )
         db.execute(
             f"""CREATE TABLE dream_layers(

@@ -1,10 +1,11 @@
-"""One sleep (or dream) at a time per database: an exclusive, non-blocking lock on
-`<db>.sleep.lock` (`<db>.dream.lock`), or on PostgreSQL the namespace's advisory lock.
+"""One run of a pipeline at a time per database: an exclusive, non-blocking lock on
+`<db>.<what>.lock` (`<db>.sleep.lock`, `<db>.dream.lock`), or on PostgreSQL the namespace's
+advisory lock of that name.
 
 `flock` locks belong to the open file, so the kernel releases them when the process dies — a
 run killed with SIGKILL never leaves a stale lock behind; PostgreSQL drops a session's advisory
 locks when its connection ends, for the same reason. A second run finds the lock taken and
-stops at once with `SleepBusy`, naming the process that holds it.
+stops at once with `SleepBusy` (`DreamBusy`, ...), naming the process that holds it.
 """
 
 from __future__ import annotations
@@ -30,8 +31,8 @@ class _Exclusive(Protocol):
     def exclusive(self, name: str) -> AbstractContextManager[str | None]: ...
 
 
-class SleepLock:
-    def __init__(self, db: Storage, what: str = "sleep", busy: type[SleepBusy] = SleepBusy):
+class RunLock:
+    def __init__(self, db: Storage, what: str, busy: type[SleepBusy]):
         self.db = db.path
         self.what, self.busy = what, busy
         self._server = cast(_Exclusive, db) if db.dialect == "postgresql" else None
@@ -46,7 +47,7 @@ class SleepLock:
             "wait for it to finish and run again"
         )
 
-    def __enter__(self) -> SleepLock:
+    def __enter__(self) -> RunLock:
         if self._server is not None:
             held = self._server.exclusive(self.what)
             holder = held.__enter__()
