@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import apsw
 import numpy as np
 import pytest
 
@@ -185,6 +186,30 @@ def test_one_cache_serves_many_threads_at_once(tmp_path: Path) -> None:
         cached.close()
     assert errors == []
     assert cached.stats.hits + cached.stats.misses == 16 * 40 * 3
+
+
+def test_a_query_is_answered_while_another_process_holds_the_cache_locked(tmp_path: Path) -> None:
+    """One cache file serves every agent on the machine: another process's indexing batch holds
+    its write lock, and a query waited for it (up to the busy timeout) before its vector came
+    back. The vector is written behind the answer; until then it is served from memory, and
+    `close` writes it (issue 34: the agent waits for its query every turn)."""
+    path = tmp_path / "cache.db"
+    with OpenAIStub(dim=8) as stub:
+        CachedEmbedder(OpenAIEmbedder(stub.url, "m"), path).close()  # the file, made
+        other = apsw.Connection(str(path))  # another process's indexing batch
+        other.execute("BEGIN IMMEDIATE")
+        cached = CachedEmbedder(OpenAIEmbedder(stub.url, "m"), path)
+        started = time.monotonic()
+        first = cached.embed_query("where did Anna move?")
+        assert time.monotonic() - started < 2.0  # not the 5 s busy timeout
+        again = cached.embed_query("where did Anna move?")  # not written yet: from memory
+        assert np.array_equal(first, again) and len(stub.requests) == 1
+        other.execute("COMMIT")
+        cached.close()  # waits for the write
+        reopened = CachedEmbedder(OpenAIEmbedder(stub.url, "m"), path)
+        assert np.allclose(reopened.embed_query("where did Anna move?"), first)
+        assert reopened.stats.hits == 1 and len(stub.requests) == 1
+        reopened.close()
 
 
 def test_none_backend_is_lexical_only() -> None:

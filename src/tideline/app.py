@@ -14,11 +14,11 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import fields, replace
 from functools import cached_property
 from itertools import chain
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, TextIO, TypedDict, cast
+from typing import TYPE_CHECKING, Any, Literal, TextIO, TypedDict, TypeVar, cast
 
 from tideline import plugins
 from tideline.analysis import ANALYSIS_MIGRATIONS
@@ -45,13 +45,14 @@ from tideline.store import (
 )
 
 if TYPE_CHECKING:
-    from tideline.consolidate import Dream, SessionMemory, Sleep
+    from tideline.consolidate import Dream, SessionLimits, SessionMemory, Sleep
     from tideline.inject import InjectConfig, MemoryProvider
     from tideline.library import Library, SyncReport, Watcher
     from tideline.llm import LLM, ChatBackend, LLMClient, Sampler
     from tideline.profile import Profile
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 def integrity_seconds(s: Settings) -> float | None:
@@ -107,34 +108,38 @@ def embedder_from(s: Settings, *, cache: bool = True) -> Embedder:
 
 
 def inject_config(s: Settings) -> InjectConfig:
-    """The injection tiers' sizes, thresholds and budgets (what they retrieve is cut by the
-    relevance floor of every search, `search_min_score`, which the memory holds)."""
-    from tideline.inject import Fusion, InjectConfig, budgets_of, edge_kinds
+    """The injection tiers' sizes, thresholds and budgets: each field `<name>` of `InjectConfig`
+    is the setting `inject_<name>`, each tier's budget `inject_budget_<tier>` (what the tiers
+    retrieve is cut by the relevance floor of every search, `search_min_score`, which the memory
+    holds)."""
+    from tideline.inject import TIERS, InjectConfig, edge_kinds
 
-    return InjectConfig(
+    return section(
+        InjectConfig,
+        s,
+        "inject_",
         soul_path=s.soul_path,
         agent_name=s.agent_name,
-        t0_soul=s.inject_t0_soul,
-        t0_reflections=s.inject_t0_reflections,
-        t1_recent_turns=s.inject_t1_recent_turns,
-        t1_k=s.inject_t1_k,
-        t4_trigger=s.inject_t4_trigger,
-        t4_k=s.inject_t4_k,
-        t4_fusion=cast(Fusion, s.inject_t4_fusion),  # one of its `choices`
-        t2_min_weight=s.inject_t2_min_weight,
-        t2_k=s.inject_t2_k,
-        t3_clusters=s.inject_t3_clusters,
-        t3_threads=s.inject_t3_threads,
-        item_tokens=s.inject_item_tokens,
-        t0_snapshot_tokens=s.inject_t0_snapshot_tokens,
-        t3_facts=s.inject_t3_facts,
-        facts_k=s.inject_facts_k,
-        min_score=s.inject_min_score,
         graph_edges=edge_kinds(s.inject_graph_edges),
-        graph_k=s.inject_graph_k,
-        strategies_k=s.inject_strategies_k,
-        budgets=budgets_of(s),
+        budgets={t: getattr(s, f"inject_budget_{t.lower()}") for t in TIERS},
     )
+
+
+def section(cls: Callable[..., T], s: Settings, prefix: str, **given: Any) -> T:
+    """A service's section of the settings: the dataclass `cls` with each field `<name>` the
+    setting `<prefix><name>`, but for those `given` (mapped by name: no field is copied by hand,
+    and a field with no setting fails here)."""
+    named = {
+        f.name: getattr(s, prefix + f.name) for f in fields(cast(Any, cls)) if f.name not in given
+    }
+    return cls(**named, **given)
+
+
+def session_limits(s: Settings) -> SessionLimits:
+    """How much of a session its context holds (`session_<name>`)."""
+    from tideline.consolidate import SessionLimits
+
+    return section(SessionLimits, s, "session_")
 
 
 def vector_options(s: Settings) -> VectorOptions:
@@ -260,6 +265,8 @@ class Tideline:
                 memory_weight=s.turn_memory_weight,
                 speaker_weight=s.turn_speaker_weight,
                 answer_weight=s.turn_answer_weight,
+                own_weight=s.turn_own_weight,
+                neighbour_weight=s.turn_neighbour_weight,
                 session_weight=s.turn_session_weight,
                 session_cap=s.turn_session_cap,
                 truncate=s.search_truncate,
@@ -341,15 +348,7 @@ class Tideline:
         """The running summary and recall of each session (T1s), folded by the app's LLM."""
         from tideline.consolidate import SessionMemory
 
-        s = self.settings
-        return SessionMemory(
-            self.memory,
-            self.llm,
-            char_budget=s.session_char_budget,
-            keep_recent=s.session_keep_recent,
-            summary_ratio=s.session_summary_ratio,
-            recall_max=s.session_recall_max,
-        )
+        return SessionMemory(self.memory, self.llm, session_limits(self.settings))
 
     @cached_property
     def sleep(self) -> Sleep:

@@ -10,21 +10,33 @@ Threads: a server embeds outside its memory lock (MCP workers, HTTP requests, th
 threads at once (`ThreadingViolationError`: 12 of 180 requests in 60-way bursts, #21), so every
 read and write of the cache file takes the cache's own lock; the embedding itself does not, so
 requests to an embedding service still run side by side.
+
+A query's vector is written behind its answer, on the cache's own writer thread and connection:
+the search that asked for it never waits on the file. One cache file serves every agent on the
+machine, and another process's indexing batch holds its write lock (up to the busy timeout, 5 s);
+even alone, one commit in 15–30 stalled 4–60 ms while other processes loaded the disk (issue
+34: an agent waits for its query's embedding every turn). Until it is written the vector is
+served from memory; `close` waits for the writes.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
+import os
 import threading
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from tideline.embed._protocol import Embedder
-from tideline.store import Migrations, Storage, open_database
+from tideline.store import Database, Migrations, Storage, open_database
+
+log = logging.getLogger(__name__)
 
 _MIGRATIONS = Migrations("embed_cache")
 
@@ -35,6 +47,9 @@ def _create(db: Storage) -> None:
         "CREATE TABLE embeddings(model_id TEXT NOT NULL, kind TEXT NOT NULL, hash BLOB NOT NULL,"
         " vector BLOB NOT NULL, PRIMARY KEY (model_id, kind, hash)) WITHOUT ROWID"
     )
+
+
+_INSERT = "INSERT OR REPLACE INTO embeddings(model_id, kind, hash, vector) VALUES (?, ?, ?, ?)"
 
 
 def text_hash(text: str) -> bytes:
@@ -55,9 +70,14 @@ class CachedEmbedder:
         self.inner = inner
         self.model_id = inner.model_id
         self.max_input_tokens = inner.max_input_tokens
+        self.path = Path(path)
         self.db = open_database(path, _MIGRATIONS)
         self.stats = CacheStats()
         self._lock = threading.Lock()  # the connection and the counters, one thread at a time
+        self._unwritten: dict[bytes, np.ndarray] = {}  # query vectors still to be written
+        self._writer: ThreadPoolExecutor | None = None  # one thread, its own connection
+        self._writer_pid = 0
+        self._writer_db: Database | None = None
 
     @property
     def dim(self) -> int:
@@ -69,6 +89,9 @@ class CachedEmbedder:
     def _lookup(self, kind: str, hashes: list[bytes]) -> dict[bytes, np.ndarray]:
         found: dict[bytes, np.ndarray] = {}
         with self._lock:
+            if kind == "q" and self._unwritten:
+                found = {h: self._unwritten[h] for h in hashes if h in self._unwritten}
+                hashes = [h for h in hashes if h not in found]
             for start in range(0, len(hashes), 500):
                 part = hashes[start : start + 500]
                 marks = ",".join("?" * len(part))
@@ -97,17 +120,18 @@ class CachedEmbedder:
                 vectors = np.stack([self.inner.embed_query(t) for _, t in items])
             else:
                 vectors = self.inner.embed_documents([t for _, t in items])
-            with self._lock, self.db.transaction():
-                self.stats.embed_seconds += time.perf_counter() - started
-                self.db.executemany(
-                    "INSERT OR REPLACE INTO embeddings(model_id, kind, hash, vector) VALUES (?, ?, ?, ?)",
-                    [
-                        (self.model_id, kind, h, np.asarray(v, dtype=np.float32).tobytes())
-                        for (h, _), v in zip(items, vectors, strict=True)
-                    ],
-                )
             for (h, _), v in zip(items, vectors, strict=True):
                 found[h] = np.asarray(v, dtype=np.float32)
+            rows = [(self.model_id, kind, h, found[h].tobytes()) for h, _ in items]
+            if kind == "q":
+                with self._lock:
+                    self.stats.embed_seconds += time.perf_counter() - started
+                    self._unwritten.update((h, found[h]) for h, _ in items)
+                    self._behind().submit(self._write_behind, rows)
+            else:
+                with self._lock, self.db.transaction():
+                    self.stats.embed_seconds += time.perf_counter() - started
+                    self.db.executemany(_INSERT, rows)
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         return np.stack([found[h] for h in hashes])
@@ -134,6 +158,34 @@ class CachedEmbedder:
                 dropped += self.db.conn.changes()
         return dropped
 
+    def _behind(self) -> ThreadPoolExecutor:
+        """The writer (made on first use; anew in a forked child, which has none of its
+        parent's threads). The caller holds `_lock`."""
+        if self._writer is None or self._writer_pid != os.getpid():
+            self._writer = ThreadPoolExecutor(1, thread_name_prefix="tideline-cache-writer")
+            self._writer_pid, self._writer_db = os.getpid(), None
+        return self._writer
+
+    def _write_behind(self, rows: list[tuple[str, str, bytes, bytes]]) -> None:
+        """On the writer thread: store query vectors; a failure costs a later embedding only."""
+        try:
+            if self._writer_db is None:
+                self._writer_db = open_database(self.path, _MIGRATIONS)
+            with self._writer_db.transaction():
+                self._writer_db.executemany(_INSERT, rows)
+        except Exception as exc:  # locked past the busy timeout, a full disk: not cached
+            log.warning("%d query vector(s) not cached in %s: %s", len(rows), self.path, exc)
+        with self._lock:
+            for _, _, h, _ in rows:
+                self._unwritten.pop(h, None)
+
     def close(self) -> None:
         with self._lock:
+            writer, self._writer = self._writer, None
+        if writer is not None:
+            writer.shutdown(wait=True)  # the query vectors still queued are written first
+        with self._lock:
+            if self._writer_db is not None:
+                self._writer_db.close()
+                self._writer_db = None
             self.db.close()

@@ -61,7 +61,7 @@ class MemoryProvider:
     def __init__(
         self,
         memory: Memory,
-        config: InjectConfig | None = None,
+        config: InjectConfig,
         *,
         profile: Profile | None = None,
         session_memory: SessionMemory | None = None,
@@ -69,7 +69,7 @@ class MemoryProvider:
         clock: Clock | None = None,
     ):
         self.memory = memory
-        self.config = config or InjectConfig()
+        self.config = config
         self.profile = profile
         self.session_memory = session_memory
         self.dream = dream

@@ -113,7 +113,7 @@ NARRATIVES = Policy(
 #: which RRF (k = 10 before issue 12: recall@5 0.546) flattened; `turn_fusion`, `turn_alpha`, and
 #: `turn_rrf_k` / `turn_vector_weight` for RRF set it. The levers (`_turn_keys`): dates and
 #: memory keys, `turn_date_weight`, `turn_memory_weight`, `turn_answer_weight`,
-#: `turn_session_weight`, `turn_session_cap`.
+#: `turn_own_weight`, `turn_neighbour_weight`, `turn_session_weight`, `turn_session_cap`.
 TURNS = Policy(
     cast(Literal["rrf", "convex"], D.turn_fusion),
     rrf_k=D.turn_rrf_k,
@@ -123,6 +123,8 @@ TURNS = Policy(
     memory_weight=D.turn_memory_weight,
     speaker_weight=D.turn_speaker_weight,
     answer_weight=D.turn_answer_weight,
+    own_weight=D.turn_own_weight,
+    neighbour_weight=D.turn_neighbour_weight,
     window=window_setting(D.search_time_window),
 )
 

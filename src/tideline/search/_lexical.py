@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -79,6 +79,8 @@ class TermCounts(Protocol):
 def fts_form(text: str) -> str:
     """`text` as FTS5's `unicode61 remove_diacritics 2` stores it (analysed text is case-folded
     already): diacritics of Latin letters removed, others (й, ё) kept."""
+    if text.isascii():  # nothing to decompose (the common case: skips a loop per character)
+        return text
     out: list[str] = []
     for ch in unicodedata.normalize("NFD", text):
         if unicodedata.combining(ch) and out and out[-1] < "\u0250":
@@ -169,6 +171,13 @@ def rare(terms: Sequence[str], stats: Counts) -> frozenset[str]:
         if 0 < n <= most:
             out.add(term)
     return frozenset(out)
+
+
+def own_share(words: Lexicon, own: Set[str]) -> float:
+    """The share of the query's Σ IDF whose terms a record's own words hold (`own`: its text as
+    the index stores it, a set of terms; a phrase counts when every word of it is there)."""
+    held = (t for t in words.terms if all(w in own for w in t.split()))
+    return sum(words.idfs[t] for t in held) / words.total
 
 
 def evident(hit: Hit) -> str | None:

@@ -198,7 +198,11 @@ class Policy:
     time a question names; the source turns of matching memories), speaker_weight (a mark: the
     turns of a speaker the question names, lifted by that share of their score), answer_weight and
     answer_demote (a question found passes that share of its score to the record that answers
-    it, and loses the demote share: `_levers.Answer`), session_weight (the
+    it, and loses the demote share: `_levers.Answer`), own_weight (the first candidates lifted
+    by that share of the best score × the share of the query their own text holds, not only
+    their lexical key: `_levers.credited`), neighbour_weight (read by the owner's `Near` lever:
+    the first candidates lifted by how near the query their neighbours' stored vectors are),
+    session_weight (the
     session-level list: a session as near as its nearest turns), session_cap (diversity: at
     most that many hits of one group before every other group had its turn); window (the
     time-window stage, `_time_window`: 0 off, a lift weight for the records of the time a
@@ -228,6 +232,8 @@ class Policy:
     speaker_weight: float = 0.0
     answer_weight: float = 0.0
     answer_demote: float = 0.0
+    own_weight: float = 0.0
+    neighbour_weight: float = 0.0
     session_weight: float = 0.0
     session_cap: int = 0
     window: float | Literal["restrict"] = 0.0
