@@ -100,18 +100,26 @@ def answered(base: Sequence[Hit], answer: Answer) -> list[Hit]:
     """`base` with each question's answer lifted by `answer.weight` × the question's score and
     the question lowered by `answer.demote` × it (both in `lifts[name]`); re-ordered by score
     (then key). Only the first scope's ids are questions."""
-    out = {h.key: h.copy() for h in base}
+    out = {h.key: h for h in base}
+    copied: set[tuple[int, int]] = set()
+
+    def changed(key: tuple[int, int]) -> Hit:  # a copy of each hit changed, once
+        if key not in copied:
+            copied.add(key)
+            out[key] = out[key].copy() if key in out else Hit(key[1], fusion=fusion)
+        return out[key]
+
     own = {h.id: h.score for h in base if h.source == 0 and h.score > 0}
     fusion = base[0].fusion if base else None
     for q, a in answer.answers(list(own)).items():
         given = own.get(q, 0.0)
         if answer.demote:
-            question = out[(0, q)]
+            question = changed((0, q))
             question.score -= answer.demote * given
             question.lifts[answer.name] = (
                 question.lifts.get(answer.name, 0.0) - answer.demote * given
             )
-        hit = out.setdefault((0, a), Hit(a, fusion=fusion))
+        hit = changed((0, a))
         hit.score += answer.weight * given
         hit.lifts[answer.name] = hit.lifts.get(answer.name, 0.0) + answer.weight * given
     return sorted(out.values(), key=lambda h: (-round(h.score, SCORE_PLACES), h.key))
@@ -120,11 +128,13 @@ def answered(base: Sequence[Hit], answer: Answer) -> list[Hit]:
 def boost(base: Sequence[Hit], marked: set[int], weight: float, name: str) -> list[Hit]:
     """`base` with each marked hit's score raised by `weight` × itself (in `lifts[name]`);
     re-ordered by score (then key). Only the first scope's ids are marked."""
-    out = [h.copy() for h in base]
-    for h in out:
-        if h.source == 0 and h.id in marked and h.score > 0:
+    out: list[Hit] = []
+    for h in base:
+        if h.source == 0 and h.id in marked and h.score > 0:  # a copy of each hit lifted
+            h = h.copy()
             h.lifts[name] = h.lifts.get(name, 0.0) + weight * h.score
             h.score += weight * h.score
+        out.append(h)
     return sorted(out, key=lambda h: (-round(h.score, SCORE_PLACES), h.key))
 
 

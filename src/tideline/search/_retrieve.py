@@ -201,6 +201,7 @@ def retrieve(
     """
     if not has_word(query):  # `"` or `?!`: no word to find, no meaning to be near (#37)
         return SearchResult([], mode, [], policy.floor, 0)
+    texts = _remembered(texts) if texts is not None else None
     found = _fused(_scopes(scopes), query, qvec, k, mode, policy, texts, warning, parents)
     hits = found.hits
     first = _scopes(scopes)[0].index
@@ -280,6 +281,22 @@ def _own_rare(hits: list[Hit], texts: TextLookup, analyser: Analyser) -> None:
     for h in holders:
         words = _terms(own.get(h.id, ""), analyser)
         h.rare = tuple(t for t in h.rare if all(w in words for w in t.split()))
+
+
+def _remembered(texts: TextLookup) -> TextLookup:
+    """`texts` looking each record up once per search (the keyword check, the own-words lever
+    and the rare words' check read the same candidates)."""
+    known: dict[int, str] = {}
+    asked: set[int] = set()
+
+    def look(ids: Sequence[int]) -> Mapping[int, str]:
+        missing = [i for i in ids if i not in asked]
+        if missing:
+            known.update(texts(missing))
+            asked.update(missing)
+        return {i: known[i] for i in ids if i in known}
+
+    return look
 
 
 def _own_words(
