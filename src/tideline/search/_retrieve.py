@@ -9,7 +9,9 @@ and the backfill all call it; every ranking stage is here, each configured by th
 4. aggregation: a part is already its record (the index keeps a record's nearest part); keys
    collapse to their parent records (`parents`: a note's examples to their chunk), per list;
 5. merge the scopes (BM25 descending, distance ascending) and fuse the two lists (`_fusion`),
-   the lexical list weighted by how much of the query its best hit covers (`trust`);
+   the lexical list weighted by how much of the query its best hit covers (`trust`) and by the
+   share of the query's terms in the records' scripts (`scripts`: a question in Russian over
+   English turns rests on its vector, centred);
 6. levers: keys that lift the records they point at (dates, memory keys), marks that lift the
    candidates the question names (a speaker), answers (a question found passes part of its
    score to the record that answers it), the records whose own words hold the query's, and the
@@ -361,14 +363,17 @@ def _fused(
         lex = lex if mode == "hybrid" and lexical else _lexical(scopes, parsed, depth, policy)
         mode = "lex"
     raw = qvec
-    if policy.centre and qvec is not None and scopes:
+    words = lexicon([s.index for s in scopes], parsed)
+    # a question in another script than the records: its vector says "a question in Russian"
+    # as much as what it asks, so it is centred whatever `centre` says (`Policy.scripts`)
+    foreign = policy.scripts and words is not None and words.foreign
+    if (policy.centre or foreign) and qvec is not None and scopes:
         qvec = centre_query(qvec, scopes[0].index.model_id)
     vec: list[list[Hit]] = []
     if mode in ("hybrid", "vec") and qvec is not None and ("vec" in policy.lists or mode == "vec"):
         for n, s in enumerate(scopes):
             found = s.index.vector(qvec, depth, s.where, s.params)
             vec.append([h.copy(source=n) for h in found])
-    words = lexicon([s.index for s in scopes], parsed)
     cover = rescore(lex, vec, [s.index for s in scopes], parsed, words) if words else None
     best: dict[tuple[int, int], tuple[int, int]] = {}
     if parents is not None:
@@ -389,9 +394,8 @@ def _fused(
             assert qvec is not None
             _annotate(scopes, parsed, qvec, lex_all + vec_all, texts)
         lists = [lex_all, vec_all] if lex_all or "lex" in policy.lists else [vec_all]
-        if policy.trust and len(lists) == 2:
-            w_lex, w_vec = policy.weights
-            policy = replace(policy, weights=(w_lex * trust(cover, policy.trust_floor), w_vec))
+        if len(lists) == 2:
+            policy = _trusted(policy, cover, words)
         hits = fuse(lists, policy)
     if raw is not None and qvec is not raw:  # hits show (and the score reads) the raw cosine
         raw_distances([s.index for s in scopes], hits, raw)
@@ -399,6 +403,19 @@ def _fused(
         part = best.get(h.key)
         h.part = part[1] if part is not None and part != h.key else None
     return _Fused(hits, mode, warnings, raw, words)
+
+
+def _trusted(policy: Policy, cover: float | None, words: Lexicon | None) -> Policy:
+    """The policy with the lexical list's weight (RRF) and share (convex) scaled by how far it
+    can be trusted: the coverage² of its best hit (`Policy.trust`), the share² of the query's
+    terms in a script the index holds (`Policy.scripts`)."""
+    scale = trust(cover, policy.trust_floor) if policy.trust else 1.0
+    if policy.scripts and words is not None:
+        scale *= words.known**2
+    if scale == 1.0:
+        return policy
+    w_lex, w_vec = policy.weights
+    return replace(policy, weights=(w_lex * scale, w_vec), alpha=policy.alpha * scale)
 
 
 def _lexical(

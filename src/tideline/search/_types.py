@@ -193,7 +193,11 @@ class Policy:
     equal raw scores share a rank), "weighted" (cosine + `boost` for a verbatim keyword match +
     `lex_share` × BM25/best), "convex" (α · BM25/best + (1 − α) · min–max cosine + `boost`);
     trust scales the lexical list's weight by the coverage² of the query by its best hit, never
-    below `trust_floor` (`_lexical`).
+    below `trust_floor` (`_lexical`); scripts: a question in another script than the records
+    (some script of its terms is absent from the index: "Как зовут собак Джеймса?" over English
+    turns) has its lexical list weighted by the share² of its terms in the index's scripts and
+    its vector centred (`_lexical.scripts`, `_centre`) — an English query over English records is
+    never touched.
     Levers (0 = off): date_weight, memory_weight (keys the owner passes: the turns said at the
     time a question names; the source turns of matching memories), speaker_weight (a mark: the
     turns of a speaker the question names, lifted by that share of their score), answer_weight and
@@ -227,6 +231,7 @@ class Policy:
     lex_share: float = 0.0
     trust: bool = False
     trust_floor: float = 0.0
+    scripts: bool = False
     date_weight: float = 0.0
     memory_weight: float = 0.0
     speaker_weight: float = 0.0
