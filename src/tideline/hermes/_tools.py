@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,7 +39,6 @@ class Tool:
     description: str
     call: Call
     writes: bool = False
-    lock: str | None = None  # "agent" or "library": the app's lock the call needs
 
 
 def _search(app: Tideline, a: dict[str, Any]) -> Any:
@@ -104,7 +102,6 @@ TOOLS: dict[str, Tool] = {
             "was believed on that date. Correct a wrong fact with fact_reject, an outdated one "
             "with fact_close.",
             _profile,
-            lock="agent",
         ),
         Tool(
             FACT_REJECT,
@@ -112,7 +109,6 @@ TOOLS: dict[str, Tool] = {
             "stays on the fact's timeline and is never offered again.",
             lambda app, a: {"fact": app.profile.reject(a["fact_id"], a["why"]).to_dict()},
             writes=True,
-            lock="agent",
         ),
         Tool(
             FACT_CLOSE,
@@ -124,7 +120,6 @@ TOOLS: dict[str, Tool] = {
                 ).to_dict()
             },
             writes=True,
-            lock="agent",
         ),
         Tool(
             MEMO_SEARCH,
@@ -132,7 +127,6 @@ TOOLS: dict[str, Tool] = {
             "collection folder, a sub-folder or one file ('*': every collection). Each hit has "
             "its `location` (path:line) and the text of its section.",
             _memo_search,
-            lock="library",
         ),
         Tool(
             MEMO_WRITE,
@@ -142,7 +136,6 @@ TOOLS: dict[str, Tool] = {
                 a["path"], a["text"], append=a["append"], idempotency_key=a["idempotency_key"]
             ),
             writes=True,
-            lock="library",
         ),
     )
 }
@@ -168,16 +161,7 @@ def call_tool(app: Tideline, name: str, given: Mapping[str, Any], *, may_write: 
                 "read it; tell the main conversation what to keep"
             )
         arguments = tool_arguments(tool.command, given)
-        with _lock(app, tool.lock):
-            answer = to_dict(tool.call(app, arguments))
+        answer = to_dict(tool.call(app, arguments))  # each service takes the lock it needs
     except TidelineError as exc:
         return json.dumps({"error": error_message(name, exc)}, ensure_ascii=False)
     return json.dumps(answer, ensure_ascii=False, default=str)
-
-
-def _lock(app: Tideline, which: str | None) -> AbstractContextManager[object]:
-    if which == "agent":
-        return app.db_lock
-    if which == "library":
-        return app.library_lock
-    return nullcontext()

@@ -85,8 +85,7 @@ def _dream_run(server: ToolServer) -> None:
         date: Date, layers: Layers, dry_run: DryRun, ctx: Context
     ) -> dict[str, Any] | InputRequiredResult:
         def run(llm: LLM | None, reason: str | None) -> dict[str, Any]:
-            with server.locks["agent"]:  # opens the app's services once, not their work
-                dream = server.app.dream_using(llm, reason or NO_LLM)
+            dream = server.app.dream_using(llm, reason or NO_LLM)
             report = dream.run(
                 date=date,
                 layers=names(layers) or None,
@@ -131,8 +130,7 @@ def _memory_threads(server: ToolServer) -> None:
         limit: Limit,
     ) -> dict[str, Any]:
         def call() -> dict[str, Any]:
-            with server.locks["agent"]:
-                dream = server.app.dream
+            dream = server.app.dream
             return thread_action(
                 dream,
                 action,
@@ -145,7 +143,7 @@ def _memory_threads(server: ToolServer) -> None:
                 limit=limit,
             )
 
-        return server.call("memory_threads", call, lock=None)
+        return server.call("memory_threads", call)
 
 
 def _prompt(server: ToolServer, info: PromptInfo) -> Prompt:
@@ -154,8 +152,7 @@ def _prompt(server: ToolServer, info: PromptInfo) -> Prompt:
 
     def render(date: Date) -> str:
         try:
-            with server.locks["agent"]:
-                dream = server.app.dream
+            dream = server.app.dream
             found = dream.prompt_inputs(info.name, date)
             return render_prompt(info.name, found, by_hand=True).text()
         except TidelineError as exc:  # the SDK would hide the message behind its own

@@ -4,7 +4,7 @@ A runtime with a provider hook calls `MemoryProvider.system_prompt_block()` and 
 itself; a client that only speaks MCP gets the same blocks here: `memory_context()` at the start
 of a conversation (the identity block: T0, T2, T2b, T3), `memory_context(message=…)` on a turn
 (T1, T4, attention logged), and the resource `tideline://identity` with the identity block's text.
-Both use the app's one provider, under the agent lock (the provider logs attention).
+Both use the app's one provider, which reads under the memory's lock (it logs attention).
 """
 
 from __future__ import annotations
@@ -78,5 +78,4 @@ def register(server: ToolServer) -> None:
         mime_type="text/markdown",
     )
     def identity() -> str:
-        with server.locks["agent"]:
-            return server.app.provider.system_prompt_block()
+        return server.app.provider.system_prompt_block()

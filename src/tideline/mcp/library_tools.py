@@ -6,7 +6,7 @@ Search catches up on edits made before the call (docs/library.md, *Catch-up firs
 keep its notes where its human reads them (inside a collection, atomically, indexed at once) and
 `memo_read` reads a note or lines. They use
 the app's library (`memo_root`, `MEMO_ROOT`), opened on first use so a server without a library
-still starts; calls take the "library" lock because the SDK runs sync tools in threads.
+still starts; the library serialises its own calls (the SDK runs sync tools in threads).
 """
 
 from __future__ import annotations
@@ -81,7 +81,6 @@ def _memo_search(server: ToolServer) -> None:
             server.call(
                 "memo_search",
                 lambda: app.library.search(query, path, k=k, mode=mode, min_score=min_score),
-                lock="library",
             ),
         )
 
@@ -99,7 +98,7 @@ def _memo_status(server: ToolServer) -> None:
         """List the collections (name, description, files, chunks, last sync, how many notes the
         index lags behind) and the folders that are not indexed and why (no _meta.yaml, too deep,
         unreadable files). `path` limits it to one collection or folder."""
-        return server.call("memo_status", lambda: app.library.status(path), lock="library")
+        return server.call("memo_status", lambda: app.library.status(path))
 
 
 def _memo_reindex(server: ToolServer) -> None:
@@ -122,7 +121,6 @@ def _memo_reindex(server: ToolServer) -> None:
         return server.call(
             "memo_reindex",
             lambda: {"collections": [r.to_dict() for r in app.library.reindex(path, full=full)]},
-            lock="library",
         )
 
 
@@ -139,9 +137,7 @@ def _memo_route(server: ToolServer) -> None:
         """Which collections should a question be searched in? Returns candidate collections
         (name, path, description) best first; pass a candidate's `path` to memo_search.
         `prefix` (e.g. "work/") limits the answer to one branch of the name tree."""
-        return server.call(
-            "memo_route", lambda: app.library.route(query, k=k, prefix=prefix), lock="library"
-        )
+        return server.call("memo_route", lambda: app.library.route(query, k=k, prefix=prefix))
 
 
 def _memo_write(server: ToolServer) -> None:
@@ -170,7 +166,6 @@ def _memo_write(server: ToolServer) -> None:
         return server.call(
             "memo_write",
             lambda: app.library.write(path, text, append=append, idempotency_key=idempotency_key),
-            lock="library",
         )
 
 
@@ -187,4 +182,4 @@ def _memo_read(server: ToolServer) -> None:
         """Read a note of the library, whole or lines start–end (at most 400 lines per call;
         `more` says whether lines follow). `path` may be a memo_search hit's location
         ("work/jira/x.md:42"), which starts there."""
-        return server.call("memo_read", lambda: app.library.read(path, start, end), lock="library")
+        return server.call("memo_read", lambda: app.library.read(path, start, end))

@@ -111,7 +111,7 @@ def _sync_turn(server: ToolServer) -> None:
     ) -> dict[str, Any]:
         return server.call(
             "sync_turn",
-            lambda: server.memory.sync_turn(
+            lambda: server.app.memory.sync_turn(
                 session=session,
                 role=role,
                 text=text,
@@ -119,7 +119,6 @@ def _sync_turn(server: ToolServer) -> None:
                 timestamp=timestamp,
                 idempotency_key=idempotency_key,
             ),
-            lock=None,
         )
 
 
@@ -164,7 +163,7 @@ def _memory_write(server: ToolServer) -> None:
     ) -> dict[str, Any]:
         return server.call(
             "memory_write",
-            lambda: server.memory.write(
+            lambda: server.app.memory.write(
                 gesture=gesture,
                 context=context,
                 cognition_direction=cognition_direction,
@@ -179,7 +178,6 @@ def _memory_write(server: ToolServer) -> None:
                 supersedes=supersedes,
                 idempotency_key=idempotency_key,
             ),
-            lock=None,
         )
 
 
@@ -218,7 +216,7 @@ def _memory_search(server: ToolServer) -> None:
             "memory_search",
             server.call(
                 "memory_search",
-                lambda: server.memory.search(
+                lambda: server.app.memory.search(
                     query=query,
                     k=k,
                     since=since,
@@ -231,7 +229,6 @@ def _memory_search(server: ToolServer) -> None:
                     min_score=min_score,
                     today=today,
                 ),
-                lock=None,
             ),
         )
 
@@ -254,8 +251,7 @@ def _memory_trace(server: ToolServer) -> None:
     def memory_trace(narrative_id: NarrativeId, window: Window) -> dict[str, Any]:
         return server.call(
             "memory_trace",
-            lambda: server.memory.trace(narrative_id=narrative_id, window=window),
-            lock=None,
+            lambda: server.app.memory.trace(narrative_id=narrative_id, window=window),
         )
 
 
@@ -272,7 +268,7 @@ def _memory_stats(server: ToolServer) -> None:
         annotations=ToolAnnotations(title="Memory statistics", idempotent_hint=True, **READ_ONLY),
     )
     def memory_stats() -> dict[str, Any]:
-        return server.call("memory_stats", lambda: server.memory.stats(), lock=None)
+        return server.call("memory_stats", lambda: server.app.memory.stats())
 
 
 def _memory_forget(server: ToolServer) -> None:
@@ -307,7 +303,7 @@ def _memory_forget(server: ToolServer) -> None:
         confirm: Confirm,
     ) -> dict[str, Any]:
         def run() -> dict[str, Any]:
-            found = server.memory.forget(
+            found = server.app.memory.forget(
                 turns=turns or (),
                 session=session,
                 narratives=narratives or (),
@@ -317,4 +313,4 @@ def _memory_forget(server: ToolServer) -> None:
             )
             return {**found.to_dict(), "done": found.done, "empty": found.empty}
 
-        return server.call("memory_forget", run, lock=None)
+        return server.call("memory_forget", run)

@@ -176,8 +176,7 @@ def _sleep_run(server: ToolServer) -> None:
         dry_run: DryRun, timeout: Timeout, ctx: Context
     ) -> dict[str, Any] | InputRequiredResult:
         def run(llm: LLM | None, reason: str | None) -> dict[str, Any]:
-            with server.locks["agent"]:  # opens the app's services once, not their work
-                sleep = server.app.sleep_using(llm, reason or NO_LLM)
+            sleep = server.app.sleep_using(llm, reason or NO_LLM)
             report = sleep.run(dry_run=dry_run, timeout=timeout, progress=step_progress(ctx))
             return report.to_dict() | ({"llm_skipped": reason} if reason else {})
 
