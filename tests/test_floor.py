@@ -340,6 +340,10 @@ def test_a_locomo_home_answers_its_questions_and_nothing_else(tmp_path: Path, e5
             assert found.hits == [] and found.flat, (question, [h.score for h in found.hits])
             assert found.reason is not None and "standing out too little" in found.reason
             assert app.memory.search(question, min_score=0).hits  # what the gate left out
+        # the panel says it once, in the same words (#37 item 6: one floor, one message)
+        with client_for(app) as client:
+            html = client.get("/", params={"q": LOCOMO_ABSENT[0]}).text
+        assert html.count("relevance floor") == 1 and "standing out too little" in html
         # a rare word verbatim is never cut by the gate: Caroline's necklace is in one turn
         necklace = app.memory.search("necklace").hits
         assert necklace and "necklace" in necklace[0].text.lower()
