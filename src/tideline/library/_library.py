@@ -484,6 +484,7 @@ class Library:
             fresh_by=fresh_by,
             stat_age=round(stat_age, 3),
             seconds=round(time.perf_counter() - started, 4),
+            signals=found.signals,
         )
 
     def _watched(self) -> str:

@@ -580,12 +580,14 @@ class Memory:
             hits = self._narrative_hits(found.top(k))
             left_out = found.left_out
             warnings += found.warnings
+            signals = found.signals
             if include_turns:
                 turns = self._turn_retrieval(
                     query, qvec, k, mode, since_t, until_t, warning, floor, asked=asked
                 )
                 warnings += turns.warnings
                 left_out += turns.left_out
+                signals = turns.signals
                 hits = interleave(hits, self._turn_hits(turns.top(k)))
         # found in the window, or a turn said then shown (the date lever lifts those unmarked):
         # no "nothing said then"
@@ -595,7 +597,9 @@ class Memory:
             for h in hits[:k]
         ):
             warnings = [w for w in warnings if not found_nothing_in(w)]
-        return SearchResult(hits[:k], found.mode, list(dict.fromkeys(warnings)), floor, left_out)
+        return SearchResult(
+            hits[:k], found.mode, list(dict.fromkeys(warnings)), floor, left_out, signals=signals
+        )
 
     def search_turns(
         self,

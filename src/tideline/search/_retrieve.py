@@ -37,6 +37,7 @@ from typing import Literal, Protocol
 import numpy as np
 
 from tideline.search._analyse import Analyser, analyse
+from tideline.search._answer import Signals
 from tideline.search._centre import centre_query, raw_distances
 from tideline.search._fallback import QueryVector, resolved
 from tideline.search._fusion import fuse, lex_norm, ranks
@@ -67,7 +68,7 @@ from tideline.search._lexical import (
     trust,
 )
 from tideline.search._query import ParsedQuery, has_word, parse_query
-from tideline.search._score import score, truncated
+from tideline.search._score import gate_for, score, truncated
 from tideline.search._time_window import RESTRICT, TimeWindow, nothing_in, within
 from tideline.search._types import SCORE_PLACES, Hit, Mode, Policy, SearchResult
 
@@ -227,15 +228,15 @@ def retrieve(
     if window is not None and policy.window:
         hits, fallback = _windowed(hits, window, query, found, k, policy)
     indexes = [s.index for s in _scopes(scopes)]
-    kept, left_out = _floored(indexes, hits, found, k, policy, recency, texts)
+    kept, left_out, signals = _floored(indexes, hits, found, k, policy, recency, texts)
     if fallback is not None and not kept and window is not None:
-        kept, left_out = _floored(indexes, fallback, found, k, policy, recency, texts)
+        kept, left_out, signals = _floored(indexes, fallback, found, k, policy, recency, texts)
         found.warnings.append(nothing_in(window))
     if policy.session_cap and groups is not None:
         head = kept[: k * 2]
         kept = diversify(head, groups([h.id for h in head]), policy.session_cap)
     kept = truncated(kept, policy.truncate)
-    return SearchResult(kept, found.mode, found.warnings, policy.floor, left_out)
+    return SearchResult(kept, found.mode, found.warnings, policy.floor, left_out, signals=signals)
 
 
 def _floored(
@@ -246,7 +247,7 @@ def _floored(
     policy: Policy,
     recency: Recency | None,
     texts: TextLookup | None,
-) -> tuple[list[Hit], int]:
+) -> tuple[list[Hit], int, Signals]:
     """Stage 7 and the floor: the hits scored and ordered, those that clear the floor or are
     evidence it respects (`_lexical.evident`: a rare word matched, first in both lists), and
     how many of the first `k` it left out."""
@@ -256,15 +257,19 @@ def _floored(
     hits = _ordered(hits, recency([h.key for h in hits]) if recency is not None else None)
     if texts is not None and indexes:
         _own_rare(hits, texts, indexes[0].analyser)
+    signals = Signals.of(hits)
     if policy.floor <= 0:
-        return hits, 0
+        return hits, 0, signals
+    gate = gate_for(model, policy.kind) if found.vector is not None else None
+    if gate is not None and not gate.answers(signals):
+        signals = replace(signals, answers=False)
     cleared: list[bool] = []
     for h in hits:
-        if h.score < policy.floor:
+        if h.score < policy.floor or not signals.answers:
             h.evidence = evident(h)
-        cleared.append(h.score >= policy.floor or h.evidence is not None)
+        cleared.append((h.score >= policy.floor and signals.answers) or h.evidence is not None)
     kept = [h for h, ok in zip(hits, cleared, strict=True) if ok]
-    return kept, sum(1 for ok in cleared[:k] if not ok)
+    return kept, sum(1 for ok in cleared[:k] if not ok), signals
 
 
 def _own_rare(hits: list[Hit], texts: TextLookup, analyser: Analyser) -> None:

@@ -12,7 +12,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from itertools import groupby
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from tideline.search._answer import Signals
 
 Mode = Literal["hybrid", "lex", "vec"]
 MODES: tuple[str, ...] = ("hybrid", "lex", "vec")
@@ -272,6 +275,7 @@ class SearchResult:
     fresh_by: str = ""
     stat_age: float = 0.0
     seconds: float = 0.0
+    signals: Signals | None = None
 
     @property
     def reason(self) -> str | None:
@@ -279,11 +283,19 @@ class SearchResult:
         if self.hits:
             return None
         if self.left_out:
-            return (
-                f"nothing relevant: {self.left_out} result(s) less relevant than the "
-                f"relevance floor {self.floor:.2f}"
-            )
+            return f"nothing relevant: {self.left_out} result(s) {self.under()}"
         return "nothing relevant: no record matches the query's words or meaning"
+
+    @property
+    def flat(self) -> bool:
+        """The kind's answer gate found no answer among the hits: nothing stood out from the
+        rest (`_answer`), so the floor kept only its evidence."""
+        return self.signals is not None and not self.signals.answers
+
+    def under(self) -> str:
+        """What the results left out were under, the same words on every surface."""
+        gate = " or standing out too little from the rest" if self.flat else ""
+        return f"less relevant than the relevance floor {self.floor:.2f}{gate}"
 
     def top(self, k: int, recency: Mapping[tuple[int, int], float] | None = None) -> list[Hit]:
         """The first `k` hits; among hits with equal scores the more recent (by `recency`, keyed

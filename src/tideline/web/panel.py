@@ -175,6 +175,7 @@ def search_page(
         more_url=_more("/", q=q, mode=mode),
         less_url=f"/?q={quote(q)}&mode={mode}",
         left_out=left_out,
+        flat=any(f.flat for f in results),
         floors=_floors(found["memory"], found["library"]),
         floor_off=floor == 0,
         **found,
