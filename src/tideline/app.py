@@ -18,7 +18,17 @@ from dataclasses import fields, replace
 from functools import cached_property
 from itertools import chain
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TextIO, TypedDict, TypeVar, cast
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Generic,
+    Literal,
+    TextIO,
+    TypedDict,
+    TypeVar,
+    cast,
+    overload,
+)
 
 from tideline import plugins
 from tideline.analysis import ANALYSIS_MIGRATIONS
@@ -53,6 +63,31 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+
+
+class opened(Generic[T]):  # lower case: used like `cached_property`, which it replaces here
+    """A service of the app, built once on first use under the app's `db_lock`: drivers run
+    calls in worker threads that may race to open one (two `Memory`s on one connection)."""
+
+    def __init__(self, build: Callable[[Tideline], T]) -> None:
+        self.build = build
+        self.__doc__ = build.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, app: None, owner: type) -> opened[T]: ...
+    @overload
+    def __get__(self, app: Tideline, owner: type) -> T: ...
+    def __get__(self, app: Tideline | None, owner: type) -> opened[T] | T:
+        if app is None:
+            return self
+        with app.db_lock:
+            if self.name not in app.__dict__:  # the instance's value shadows this from now on
+                app.__dict__[self.name] = self.build(app)
+            found: T = app.__dict__[self.name]
+            return found
 
 
 def integrity_seconds(s: Settings) -> float | None:
@@ -155,10 +190,9 @@ class Tideline:
         # The one clock every service reads "now" from (a `ManualClock` replays history).
         self.clock = clock
         plugins.configure(settings.plugins, settings.trace_plugins)
-        # One connection, possibly many threads (MCP workers): its users take turns through this.
+        # One connection, possibly many threads (MCP workers): the services on it (`Memory`,
+        # `Profile`, the provider) take turns through this, and the app opens them under it.
         self.db_lock = threading.RLock()
-        # The library's users (MCP tools, the web panel, in one process) take turns through this.
-        self.library_lock = threading.Lock()
         if embedder is not None:
             self.__dict__["embedder"] = embedder
 
@@ -170,7 +204,7 @@ class Tideline:
         settings = self.settings.for_namespace(agent, user, memo_root)
         return Tideline(settings, self.embedder, self.clock)
 
-    @cached_property
+    @opened
     def db(self) -> Storage:
         s = self.settings
         if s.database_url:
@@ -237,7 +271,7 @@ class Tideline:
             max_output_tokens=s.llm_max_output_tokens,
         )
 
-    @cached_property
+    @opened
     def memory(self) -> Memory:
         s = self.settings
         stop = s.search_stop_words
@@ -288,7 +322,7 @@ class Tideline:
             restore_profile=lambda records: self.profile.restore(records),
         )
 
-    @cached_property
+    @opened
     def profile(self) -> Profile:
         from tideline.profile import Profile, Rules
 
@@ -300,7 +334,7 @@ class Tideline:
         )
         return Profile(self.db, self.memory, clock=self.clock, lock=self.db_lock, rules=rules)
 
-    @cached_property
+    @opened
     def library(self) -> Library:
         """The markdown library at `memo_root`; its own databases live under the root."""
         from tideline.library import Library
@@ -329,7 +363,7 @@ class Tideline:
             self.library, debounce=debounce, reconcile_every=reconcile_every, on_sync=on_sync
         )
 
-    @cached_property
+    @opened
     def provider(self) -> MemoryProvider:
         """The injection hooks (T0–T4) over this memory, its profile, session memory and
         dreaming."""
@@ -343,14 +377,14 @@ class Tideline:
             dream=self.dream,  # the self-concept with its grounds (T0), open threads (T3)
         )
 
-    @cached_property
+    @opened
     def session_memory(self) -> SessionMemory:
         """The running summary and recall of each session (T1s), folded by the app's LLM."""
         from tideline.consolidate import SessionMemory
 
         return SessionMemory(self.memory, self.llm, session_limits(self.settings))
 
-    @cached_property
+    @opened
     def sleep(self) -> Sleep:
         """The Sleep pipeline over the profile and memory, with the configured LLM."""
         return self.sleep_using(self.llm)
@@ -371,16 +405,17 @@ class Tideline:
         from tideline.llm import NO_LLM
 
         s = self.settings
-        return Sleep(
-            self.profile,
-            self.memory,
-            llm,
-            embedder=self.embedder,
-            run_budget=s.llm_run_budget if run_budget is None else run_budget,
-            run_max_calls=s.llm_run_max_calls if run_max_calls is None else run_max_calls,
-            max_input_tokens=s.llm_max_input_tokens,
-            no_llm=NO_LLM if no_llm is None else no_llm,
-        )
+        with self.db_lock:  # built like the services `opened` builds: workers may race
+            return Sleep(
+                self.profile,
+                self.memory,
+                llm,
+                embedder=self.embedder,
+                run_budget=s.llm_run_budget if run_budget is None else run_budget,
+                run_max_calls=s.llm_run_max_calls if run_max_calls is None else run_max_calls,
+                max_input_tokens=s.llm_max_input_tokens,
+                no_llm=NO_LLM if no_llm is None else no_llm,
+            )
 
     def export(self, out: TextIO, fmt: str = "jsonl") -> dict[str, int]:
         """Everything this agent remembers — sessions, turns, narratives, the profile — as a
@@ -402,7 +437,7 @@ class Tideline:
         )
         return write_export(chain([manifest], body), out, fmt)
 
-    @cached_property
+    @opened
     def dream(self) -> Dream:
         """The DREAM pipeline (solidify → sleep → scripts → comb → drift → dream), its
         threads and self-concept, with the configured LLM."""
@@ -420,19 +455,20 @@ class Tideline:
         def sleep(run_budget: int, run_max_calls: int) -> Sleep:
             return self.sleep_using(llm, no_llm, run_budget=run_budget, run_max_calls=run_max_calls)
 
-        return Dream(
-            self.profile,
-            self.memory,
-            llm,
-            sleep=sleep,
-            embedder=self.embedder,
-            run_budget=s.dream_run_budget,
-            run_max_calls=s.llm_run_max_calls,
-            max_input_tokens=s.llm_max_input_tokens,
-            comb_memories=s.dream_comb_memories,
-            drift_hops=s.dream_drift_hops,
-            no_llm=NO_LLM if no_llm is None else no_llm,
-        )
+        with self.db_lock:  # built like the services `opened` builds: workers may race
+            return Dream(
+                self.profile,
+                self.memory,
+                llm,
+                sleep=sleep,
+                embedder=self.embedder,
+                run_budget=s.dream_run_budget,
+                run_max_calls=s.llm_run_max_calls,
+                max_input_tokens=s.llm_max_input_tokens,
+                comb_memories=s.dream_comb_memories,
+                drift_hops=s.dream_drift_hops,
+                no_llm=NO_LLM if no_llm is None else no_llm,
+            )
 
     def private_paths(self) -> list[tuple[Path, str]]:
         """The server's folders and the names a token holder sees instead (`hide_paths`): an

@@ -6,7 +6,7 @@ Memory owns the knowledge, `tideline.search` the ranking (every formula is a sta
 - memory keys (`Policy.memory_weight`): the narratives that match the query point at their
   source turns (a memory says in other words what its turns said);
 - speakers (`Policy.speaker_weight`): the candidates spoken by a person the question names
-  (`_speakers`);
+  (`_speakers`; a name written in Cyrillic too under `Policy.scripts`);
 - answers (`Policy.answer_weight`, `answer_demote`): `RawContext.answers_of` says which
   candidates ask a question and which turn replies to each (`search._levers.Answer`);
 - neighbours (`Policy.neighbour_weight`): `RawContext.neighbours_of` says which turns are
@@ -64,7 +64,7 @@ def turn_keys(
 
         def spoken(ids: Sequence[int]) -> set[int]:
             by = raw.speakers_of(ids)
-            names = named(query, by.values())
+            names = named(query, by.values(), by_sound=policy.scripts)
             return {i for i, speaker in by.items() if speaker in names}
 
         keys.append(Mark("speaker", policy.speaker_weight, spoken))

@@ -144,6 +144,10 @@ class Lexicon:
     total: float
     avgdl: float
     rare: frozenset[str] = frozenset()
+    #: The share of the query's terms written in a script the index holds (`scripts`).
+    known: float = 1.0
+    #: Whether a script of the query's terms is absent from the index (`scripts`).
+    foreign: bool = False
 
 
 def lexicon(indexes: Sequence[TermCounts], parsed: ParsedQuery) -> Lexicon | None:
@@ -158,7 +162,38 @@ def lexicon(indexes: Sequence[TermCounts], parsed: ParsedQuery) -> Lexicon | Non
     stats = pooled([c for c in counts if c is not None])
     idfs = weights(terms, stats)
     avgdl = stats.tokens / stats.records if stats.records else 0.0
-    return Lexicon(terms, idfs, sum(idfs.values()) or 1.0, avgdl, rare(terms, stats))
+    known, foreign = scripts(terms, stats)
+    total = sum(idfs.values()) or 1.0
+    return Lexicon(terms, idfs, total, avgdl, rare(terms, stats), known, foreign)
+
+
+def script(term: str) -> str:
+    """The writing system of a term's first letter, as Unicode names it ("LATIN", "CYRILLIC",
+    "CJK", "HIRAGANA", …); "" for a term without a letter (a number belongs to every script)."""
+    for ch in term:
+        if ch.isalpha():
+            return unicodedata.name(ch, "").split(" ", 1)[0]
+    return ""
+
+
+def scripts(terms: Sequence[str], stats: Counts) -> tuple[float, bool]:
+    """(known, foreign): the share of the query's lettered terms written in a script the index
+    holds at least one of them in (1.0 when it holds none: nothing to judge by), and whether
+    the index holds none of the terms of some script of the query — a question in another
+    language than the records (see the module docstring)."""
+    held: dict[str, bool] = {}
+    counts: dict[str, int] = {}
+    for term in terms:
+        name = script(term)
+        if not name:
+            continue
+        n = min((stats.df.get(w, 0) for w in term.split()), default=0)
+        held[name] = held.get(name, False) or n > 0
+        counts[name] = counts.get(name, 0) + 1
+    lettered = sum(counts.values())
+    inside = sum(counts[name] for name, ok in held.items() if ok)
+    known = inside / lettered if lettered and inside else 1.0
+    return known, not all(held.values())
 
 
 def rare(terms: Sequence[str], stats: Counts) -> frozenset[str]:

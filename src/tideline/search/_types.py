@@ -12,7 +12,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from itertools import groupby
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from tideline.search._answer import Signals
 
 Mode = Literal["hybrid", "lex", "vec"]
 MODES: tuple[str, ...] = ("hybrid", "lex", "vec")
@@ -190,7 +193,11 @@ class Policy:
     equal raw scores share a rank), "weighted" (cosine + `boost` for a verbatim keyword match +
     `lex_share` × BM25/best), "convex" (α · BM25/best + (1 − α) · min–max cosine + `boost`);
     trust scales the lexical list's weight by the coverage² of the query by its best hit, never
-    below `trust_floor` (`_lexical`).
+    below `trust_floor` (`_lexical`); scripts: a question in another script than the records
+    (some script of its terms is absent from the index: "Как зовут собак Джеймса?" over English
+    turns) has its lexical list weighted by the share² of its terms in the index's scripts and
+    its vector centred (`_lexical.scripts`, `_centre`) — an English query over English records is
+    never touched.
     Levers (0 = off): date_weight, memory_weight (keys the owner passes: the turns said at the
     time a question names; the source turns of matching memories), speaker_weight (a mark: the
     turns of a speaker the question names, lifted by that share of their score), answer_weight and
@@ -224,6 +231,7 @@ class Policy:
     lex_share: float = 0.0
     trust: bool = False
     trust_floor: float = 0.0
+    scripts: bool = False
     date_weight: float = 0.0
     memory_weight: float = 0.0
     speaker_weight: float = 0.0
@@ -267,6 +275,7 @@ class SearchResult:
     fresh_by: str = ""
     stat_age: float = 0.0
     seconds: float = 0.0
+    signals: Signals | None = None
 
     @property
     def reason(self) -> str | None:
@@ -274,11 +283,19 @@ class SearchResult:
         if self.hits:
             return None
         if self.left_out:
-            return (
-                f"nothing relevant: {self.left_out} result(s) less relevant than the "
-                f"relevance floor {self.floor:.2f}"
-            )
+            return f"nothing relevant: {self.left_out} result(s) {self.under()}"
         return "nothing relevant: no record matches the query's words or meaning"
+
+    @property
+    def flat(self) -> bool:
+        """The kind's answer gate found no answer among the hits: nothing stood out from the
+        rest (`_answer`), so the floor kept only its evidence."""
+        return self.signals is not None and not self.signals.answers
+
+    def under(self) -> str:
+        """What the results left out were under, the same words on every surface."""
+        gate = " or standing out too little from the rest" if self.flat else ""
+        return f"less relevant than the relevance floor {self.floor:.2f}{gate}"
 
     def top(self, k: int, recency: Mapping[tuple[int, int], float] | None = None) -> list[Hit]:
         """The first `k` hits; among hits with equal scores the more recent (by `recency`, keyed
