@@ -56,7 +56,8 @@ BORROW = {"narrative": "turn", "fact": "turn", "collection": "note", "record": "
 #: the turns' floor, which left out 12 points of the whole tldr library's recall@5. Their floor
 #: is chosen on the library's own searches (bench/library_tldr.py --floors, docs/benchmarks.md).
 #: Turns (and so memory's every search) likewise: their floor is chosen on questions with an
-#: answer and questions without one, held out per corpus (bench/floor_unanswerable.py, #37).
+#: answer and questions without one, held out per corpus (bench/floor_unanswerable.py, #37),
+#: as are the kinds' answer gates (`gates`), which `--write` keeps too.
 KEEP_FLOORS = ("note", "turn")
 
 
@@ -334,7 +335,8 @@ def main() -> None:
     if "turn" in e5:
         compare_notes(rows, e5["turn"], floor, args.folds)
     if args.write:
-        kept = json.loads(OUT.read_text(encoding="utf-8"))["models"][E5].get("floors", {})
+        shipped = json.loads(OUT.read_text(encoding="utf-8"))["models"][E5]
+        kept = shipped.get("floors", {})
         floors = {kind: kept[kind] for kind in KEEP_FLOORS if kind in kept}
         for kind in (*KEEP_FLOORS, "collection"):  # the notes' own fit: printed, not shipped
             e5.pop(kind, None)
@@ -342,7 +344,12 @@ def main() -> None:
         data = {
             "note": "fitted by bench/calibrate.py on ../shared/data (docs/benchmarks.md)",
             "models": {
-                E5: {"floor": floor, "floors": floors, "kinds": e5},
+                E5: {
+                    "floor": floor,
+                    "floors": floors,
+                    "gates": shipped.get("gates", {}),
+                    "kinds": e5,
+                },
                 "lexical": {"floor": lex_floor, "kinds": plain},
             },
         }

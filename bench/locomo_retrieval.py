@@ -48,10 +48,14 @@ CONVEX = Policy(fusion="convex", alpha=0.5, kind="turn")
 CENTRED = replace(CONVEX, centre=True)  # query centring (search/_centre.py, `search_centre=all`)
 DATES = replace(CONVEX, date_weight=1.0)
 #: The product's default on turns alone (the time window reads the calendar: `_events`).
-DEFAULT = replace(DATES, speaker_weight=0.25, answer_weight=0.25, window=1.0)
+DEFAULT = replace(
+    DATES, speaker_weight=0.25, answer_weight=0.25, own_weight=0.5, neighbour_weight=2.0, window=1.0
+)
+#: The own-words and neighbours levers off (the default before 2 Dec 2026, 18:30 UTC).
+BEFORE_TOP = replace(DEFAULT, own_weight=0.0, neighbour_weight=0.0)
 #: The answer lever off (`Policy.answer_weight`: a question turn found passes a share of its
 #: score to the reply; `_answers` is the earlier form of it, a second search as a key).
-NO_ANSWERS = replace(DEFAULT, answer_weight=0.0)
+NO_ANSWERS = replace(BEFORE_TOP, answer_weight=0.0)
 KEYS = replace(DEFAULT, memory_weight=0.25)  # the product's default (memory keys need narratives)
 #: The time-window stage's other settings (`search/_time_window.py`, `search_time_window`).
 WINDOWS = {"off": 0.0, "×0.5": 0.5, "×2": 2.0, "restrict": "restrict"}
@@ -91,10 +95,25 @@ class Variant:
 
 VARIANTS: dict[str, Variant] = {
     "before: plain analyser, rrf k=10 (the old default)": Variant("plain", policy=OLD),
-    "default, turns alone: convex α=0.5, context ±2, dates, speaker ×0.25, answers ×0.25, time window ×1": Variant(
+    "default, turns alone: convex α=0.5, context ±2, dates, speaker ×0.25, answers ×0.25, own words ×0.5, neighbours ×2, time window ×1": Variant(
         policy=DEFAULT
     ),
-    "default without the answer lever (the default before 2 Dec 2026)": Variant(policy=NO_ANSWERS),
+    "default without own words and neighbours (the default before 2 Dec 2026, 18:30)": Variant(
+        policy=BEFORE_TOP
+    ),
+    "default without the neighbours lever": Variant(policy=replace(DEFAULT, neighbour_weight=0.0)),
+    "default without the own-words lever": Variant(policy=replace(DEFAULT, own_weight=0.0)),
+    **{
+        f"default with own words ×{w}": Variant(policy=replace(DEFAULT, own_weight=w))
+        for w in (0.25, 0.75)
+    },
+    **{
+        f"default with neighbours ×{w}": Variant(policy=replace(DEFAULT, neighbour_weight=w))
+        for w in (1.0, 3.0)
+    },
+    "default without the answer lever (the default before 2 Dec 2026, 15:00)": Variant(
+        policy=NO_ANSWERS
+    ),
     "default with memory keys ×0.25 ¹": Variant(policy=KEYS),
     "default without the answer lever + answers key ×0.25 (a question's search lifts the turn after it)": Variant(
         policy=NO_ANSWERS, answers=0.25

@@ -510,6 +510,19 @@ def _rss(pid: int) -> dict[str, float]:
     return out
 
 
+def _resident_by_file(pid: int, top: int = 8) -> dict[str, float]:
+    """MB resident per mapped file (and `[anon]`), the largest `top`: what the RSS is made of."""
+    by: dict[str, float] = {}
+    name = "[anon]"
+    for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
+        head = line.split(None, 5)
+        if "-" in head[0] and len(head) >= 5 and not head[0].endswith(":"):
+            name = head[5] if len(head) > 5 and head[5].startswith("/") else "[anon]"
+        elif line.startswith("Rss:"):
+            by[name] = by.get(name, 0.0) + int(line.split()[1]) / 1024
+    return dict(sorted(by.items(), key=lambda kv: -kv[1])[:top])
+
+
 def server_rss(home: Path, c: Corpus, searches_n: int) -> dict[str, Any]:
     proc, base = serve(home)
     try:
@@ -533,6 +546,7 @@ def server_rss(home: Path, c: Corpus, searches_n: int) -> dict[str, Any]:
         return {
             "rss_started": started,
             "rss_after": _rss(proc.pid),
+            "resident_by_file": _resident_by_file(proc.pid),
             "rss_by_searches": by_searches,
             "searches": searches_n,
             "rest_search": ms_stats(seconds[1:]),

@@ -1,7 +1,7 @@
 """The architecture, checked: layers point down, drivers never import each other, no private
 imports across units, frameworks only in the drivers, no stdlib sqlite3, environment only in
-config, the wall clock only in clock (a service's clock never defaults to it), no import cycles
-inside a unit.
+config, the wall clock only in clock (a service's clock never defaults to it), drivers choose
+no lock (each service takes its own), no import cycles inside a unit.
 
 A unit is `tideline.<name>` (a package or a root module). `violations(src)` walks every import of
 every module under `src` — absolute, relative, inside functions and under TYPE_CHECKING — and
@@ -114,6 +114,12 @@ WALL_CLOCK_OWNER = "tideline.clock"
 #: constructor takes its `Clock` from the caller (a default would read the wall clock in a replay).
 CLOCK_DEFAULT_OWNER = "tideline.app"
 
+#: A driver chooses no lock: it neither passes one (`lock=`, a parameter `lock`) nor takes one of
+#: the services' (`app.db_lock`, `app.library_lock`, `memory.lock`, a table of `locks`). Each
+#: service serialises its own work (`Memory`, `Profile`, `Library`, the provider; the app opens
+#: them under its lock). A driver's locks over its own state (its run list) have other names.
+SERVICE_LOCKS = {"lock", "locks", "db_lock", "library_lock"}
+
 #: Violations on main that the issue-10 branches remove, without line numbers. Each entry must
 #: still be found (the list only shrinks): when a branch lands and fixes one, delete its line.
 KNOWN: set[str] = set()
@@ -214,6 +220,17 @@ def _wall_clock_uses(path: Path) -> Iterator[int]:
         if node.attr in WALL_CLOCK and name in ("datetime", "date"):
             yield node.lineno
         if node.attr in WALL_CLOCK_TIME and name == "time":
+            yield node.lineno
+
+
+def _lock_choices(path: Path) -> Iterator[int]:
+    """Where a driver passes a lock, takes a parameter `lock` or reaches for a service's lock."""
+    for node in _nodes(path.read_text()):
+        if isinstance(node, ast.keyword) and node.arg == "lock":
+            yield node.value.lineno
+        elif (isinstance(node, ast.arg) and node.arg == "lock") or (
+            isinstance(node, ast.Attribute) and node.attr in SERVICE_LOCKS
+        ):
             yield node.lineno
 
 
@@ -327,6 +344,12 @@ def violations(src: Path = SRC) -> list[str]:
             found += [
                 f"{name}:{n} defaults to the system clock (the caller passes its Clock)"
                 for n in _clock_defaults(path)
+            ]
+    for name, path in modules.items():
+        if _unit(name) in DRIVERS:
+            found += [
+                f"{name}:{n} chooses a lock (the service takes its own)"
+                for n in _lock_choices(path)
             ]
     found += [f"import cycle: {' <-> '.join(c)}" for c in _cycles(graph)]
     return found
@@ -450,6 +473,21 @@ PLANTS = {
         "import dataclasses\nfrom tideline import clock\n"
         "X = dataclasses.field(default=clock.system_clock)\n",
         "tideline.consolidate.dream._context:3 defaults to the system clock",
+    ),
+    "a driver taking the app's lock": (
+        "web/api.py",
+        "def f(app):\n    with app.db_lock:\n        return app.profile.runs(3)\n",
+        "tideline.web.api:2 chooses a lock",
+    ),
+    "a driver passing a lock": (
+        "mcp/memory_tools.py",
+        "def f(server):\n    return server.call('memory_stats', None, lock='agent')\n",
+        "tideline.mcp.memory_tools:2 chooses a lock",
+    ),
+    "a driver reaching for memory's lock": (
+        "hermes/_provider.py",
+        "def f(app):\n    with app.memory.lock:\n        pass\n",
+        "tideline.hermes._provider:2 chooses a lock",
     ),
     "unclassified unit": ("gui/__init__.py", "", "tideline.gui: unit missing from LAYERS"),
 }

@@ -1,6 +1,7 @@
 """Each setting is declared once (`tideline.config.SETTINGS`): the `Settings` type, the core's own
-defaults (`InjectConfig`, the search policies, `Library`) and the values each setting takes all
-agree with it, and no second literal of a default is written where they are declared."""
+defaults (the search policies, `Library`, Sleep's and the dream's limits) and the values each
+setting takes all agree with it, no second literal of a default is written where they are
+declared, and a section built by name (injection, session memory) reads each of its settings."""
 
 from __future__ import annotations
 
@@ -8,16 +9,17 @@ import ast
 import dataclasses
 import inspect
 import typing
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tideline.app import Tideline, inject_config, library_options
+from tideline.app import Tideline, inject_config, library_options, session_limits
 from tideline.config import DEFAULTS, SETTINGS, Settings
-from tideline.consolidate import SessionMemory, Sleep
+from tideline.consolidate import Sleep
 from tideline.consolidate.dream import Dream
 from tideline.errors import ConfigError
-from tideline.inject import InjectConfig
 from tideline.inject._config import FUSIONS
 from tideline.library import LIBRARY, Library
 from tideline.library._index import KEY_MODES
@@ -40,11 +42,27 @@ def test_the_settings_type_has_each_setting_once_with_its_type_and_default(tmp_p
     assert Settings() == DEFAULTS == Settings.load(env=nowhere)
 
 
+@pytest.mark.parametrize(
+    ("prefix", "build"), [("inject_", inject_config), ("session_", session_limits)]
+)
+def test_each_setting_of_a_section_reaches_it(
+    prefix: str, build: Callable[[Settings], Any]
+) -> None:
+    """A section is mapped by name (`app.section`: field `<name>` is the setting
+    `<prefix><name>`; injection's budgets `inject_budget_<tier>`): every setting of the prefix
+    changes the section built, so none is left unread."""
+    base = dataclasses.asdict(build(DEFAULTS))
+    other = {"inject_t4_fusion": "weighted", "inject_graph_edges": "causes"}
+    for s in SETTINGS:
+        if s.name.startswith(prefix):
+            value = other.get(s.name, not s.default if isinstance(s.default, bool) else s.default)
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                value = type(value)(value / 2 if isinstance(value, float) else value + 1)
+            changed = build(dataclasses.replace(DEFAULTS, **{s.name: value}))
+            assert dataclasses.asdict(changed) != base, s.name
+
+
 def test_the_core_defaults_are_the_settings_defaults(tmp_path: Path) -> None:
-    resolved = inject_config(DEFAULTS)
-    for f in dataclasses.fields(InjectConfig):
-        if f.name != "soul_path":  # a path in the agent's home, which only settings know
-            assert getattr(InjectConfig(), f.name) == getattr(resolved, f.name), f.name
     assert library_options(DEFAULTS)["policy"] == LIBRARY
     options = {k: v for k, v in library_options(DEFAULTS).items() if k != "policy"}
     params = inspect.signature(Library).parameters
@@ -123,12 +141,6 @@ def test_no_second_literal_of_a_default() -> None:
 #: The services' constructor arguments that a setting sets (app.py passes the setting): their
 #: defaults are the setting's, read from `DEFAULTS`, never written again.
 CONSTRUCTED = {
-    SessionMemory: {
-        "char_budget": "session_char_budget",
-        "keep_recent": "session_keep_recent",
-        "summary_ratio": "session_summary_ratio",
-        "recall_max": "session_recall_max",
-    },
     Sleep: {
         "run_budget": "llm_run_budget",
         "run_max_calls": "llm_run_max_calls",

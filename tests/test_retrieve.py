@@ -13,6 +13,7 @@ from tideline.embed import Embedder, OpenAIEmbedder
 from tideline.search import (
     Hit,
     Key,
+    Near,
     Policy,
     Scope,
     SearchResult,
@@ -238,3 +239,45 @@ def test_levers_are_stages_of_retrieve(new_storage: Callable[[], Storage], e5: E
     cut = retrieve(idx, query, qvec, 5, "hybrid", Policy(fusion="convex", truncate=0.9))
     assert cut.hits and all(h.score >= 0.9 * cut.hits[0].score for h in cut.hits)
     assert len(cut.hits) < len(plain.hits)
+
+
+def test_the_neighbours_lever_reads_the_stored_vectors_around_a_candidate(
+    new_storage: Callable[[], Storage],
+) -> None:
+    # two records say "red kite"; the second is nearer the query by itself, the first sits
+    # amid a passage about it (its neighbours' stored vectors are near the query): the lever
+    # puts the first first, with no embedding at query time
+    docs = {
+        1: "we flew the red kite",
+        2: "the red kite, yes",
+        10: "it climbed over the hill",
+        11: "the wind took it higher",
+        20: "lunch was late",
+        21: "the bus was full",
+    }
+    idx = open_index(new_storage(), "docs")
+    idx.upsert_many(list(docs.items()))
+    idx.bind_vectors("hand-made", 4)
+
+    def unit(*v: float) -> np.ndarray:
+        a = np.asarray(v, dtype=np.float32)
+        return a / np.linalg.norm(a)
+
+    vectors = {1: unit(0.9, 0.4, 0, 0), 2: unit(1, 0.1, 0, 0), 10: unit(0.8, 0, 0.6, 0)}
+    vectors |= {11: unit(0.8, 0, 0, 0.6), 20: unit(0, 0, 1, 0), 21: unit(0, 0, 0, 1)}
+    idx.set_vectors(vectors.items())
+    around = {1: [10, 11], 2: [20, 21], 10: [1], 11: [1], 20: [2], 21: [2]}
+
+    def neighbours(ids: object) -> dict[int, list[int]]:
+        return {i: around[i] for i in ids if i in around}  # type: ignore[attr-defined]
+
+    qvec = unit(1, 0, 0, 0)
+    policy = Policy(fusion="convex")
+    plain = retrieve(idx, "red kite", qvec, 4, "hybrid", policy)
+    assert [h.id for h in plain.hits[:2]] == [2, 1]
+    near = Near("neighbours", 2.0, neighbours)
+    lifted = retrieve(idx, "red kite", qvec, 4, "hybrid", policy, keys=[near])
+    first = lifted.hits[0]
+    assert first.id == 1
+    assert first.lifts["neighbours"] > 0 and "neighbours +" in first.explain()
+    assert "neighbours" not in next(h for h in lifted.hits if h.id == 2).lifts  # the least near

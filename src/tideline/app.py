@@ -14,11 +14,21 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import fields, replace
 from functools import cached_property
 from itertools import chain
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, TextIO, TypedDict, cast
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Generic,
+    Literal,
+    TextIO,
+    TypedDict,
+    TypeVar,
+    cast,
+    overload,
+)
 
 from tideline import plugins
 from tideline.analysis import ANALYSIS_MIGRATIONS
@@ -45,13 +55,39 @@ from tideline.store import (
 )
 
 if TYPE_CHECKING:
-    from tideline.consolidate import Dream, SessionMemory, Sleep
+    from tideline.consolidate import Dream, SessionLimits, SessionMemory, Sleep
     from tideline.inject import InjectConfig, MemoryProvider
     from tideline.library import Library, SyncReport, Watcher
     from tideline.llm import LLM, ChatBackend, LLMClient, Sampler
     from tideline.profile import Profile
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+class opened(Generic[T]):  # lower case: used like `cached_property`, which it replaces here
+    """A service of the app, built once on first use under the app's `db_lock`: drivers run
+    calls in worker threads that may race to open one (two `Memory`s on one connection)."""
+
+    def __init__(self, build: Callable[[Tideline], T]) -> None:
+        self.build = build
+        self.__doc__ = build.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, app: None, owner: type) -> opened[T]: ...
+    @overload
+    def __get__(self, app: Tideline, owner: type) -> T: ...
+    def __get__(self, app: Tideline | None, owner: type) -> opened[T] | T:
+        if app is None:
+            return self
+        with app.db_lock:
+            if self.name not in app.__dict__:  # the instance's value shadows this from now on
+                app.__dict__[self.name] = self.build(app)
+            found: T = app.__dict__[self.name]
+            return found
 
 
 def integrity_seconds(s: Settings) -> float | None:
@@ -107,34 +143,38 @@ def embedder_from(s: Settings, *, cache: bool = True) -> Embedder:
 
 
 def inject_config(s: Settings) -> InjectConfig:
-    """The injection tiers' sizes, thresholds and budgets (what they retrieve is cut by the
-    relevance floor of every search, `search_min_score`, which the memory holds)."""
-    from tideline.inject import Fusion, InjectConfig, budgets_of, edge_kinds
+    """The injection tiers' sizes, thresholds and budgets: each field `<name>` of `InjectConfig`
+    is the setting `inject_<name>`, each tier's budget `inject_budget_<tier>` (what the tiers
+    retrieve is cut by the relevance floor of every search, `search_min_score`, which the memory
+    holds)."""
+    from tideline.inject import TIERS, InjectConfig, edge_kinds
 
-    return InjectConfig(
+    return section(
+        InjectConfig,
+        s,
+        "inject_",
         soul_path=s.soul_path,
         agent_name=s.agent_name,
-        t0_soul=s.inject_t0_soul,
-        t0_reflections=s.inject_t0_reflections,
-        t1_recent_turns=s.inject_t1_recent_turns,
-        t1_k=s.inject_t1_k,
-        t4_trigger=s.inject_t4_trigger,
-        t4_k=s.inject_t4_k,
-        t4_fusion=cast(Fusion, s.inject_t4_fusion),  # one of its `choices`
-        t2_min_weight=s.inject_t2_min_weight,
-        t2_k=s.inject_t2_k,
-        t3_clusters=s.inject_t3_clusters,
-        t3_threads=s.inject_t3_threads,
-        item_tokens=s.inject_item_tokens,
-        t0_snapshot_tokens=s.inject_t0_snapshot_tokens,
-        t3_facts=s.inject_t3_facts,
-        facts_k=s.inject_facts_k,
-        min_score=s.inject_min_score,
         graph_edges=edge_kinds(s.inject_graph_edges),
-        graph_k=s.inject_graph_k,
-        strategies_k=s.inject_strategies_k,
-        budgets=budgets_of(s),
+        budgets={t: getattr(s, f"inject_budget_{t.lower()}") for t in TIERS},
     )
+
+
+def section(cls: Callable[..., T], s: Settings, prefix: str, **given: Any) -> T:
+    """A service's section of the settings: the dataclass `cls` with each field `<name>` the
+    setting `<prefix><name>`, but for those `given` (mapped by name: no field is copied by hand,
+    and a field with no setting fails here)."""
+    named = {
+        f.name: getattr(s, prefix + f.name) for f in fields(cast(Any, cls)) if f.name not in given
+    }
+    return cls(**named, **given)
+
+
+def session_limits(s: Settings) -> SessionLimits:
+    """How much of a session its context holds (`session_<name>`)."""
+    from tideline.consolidate import SessionLimits
+
+    return section(SessionLimits, s, "session_")
 
 
 def vector_options(s: Settings) -> VectorOptions:
@@ -150,10 +190,9 @@ class Tideline:
         # The one clock every service reads "now" from (a `ManualClock` replays history).
         self.clock = clock
         plugins.configure(settings.plugins, settings.trace_plugins)
-        # One connection, possibly many threads (MCP workers): its users take turns through this.
+        # One connection, possibly many threads (MCP workers): the services on it (`Memory`,
+        # `Profile`, the provider) take turns through this, and the app opens them under it.
         self.db_lock = threading.RLock()
-        # The library's users (MCP tools, the web panel, in one process) take turns through this.
-        self.library_lock = threading.Lock()
         if embedder is not None:
             self.__dict__["embedder"] = embedder
 
@@ -165,7 +204,7 @@ class Tideline:
         settings = self.settings.for_namespace(agent, user, memo_root)
         return Tideline(settings, self.embedder, self.clock)
 
-    @cached_property
+    @opened
     def db(self) -> Storage:
         s = self.settings
         if s.database_url:
@@ -232,7 +271,7 @@ class Tideline:
             max_output_tokens=s.llm_max_output_tokens,
         )
 
-    @cached_property
+    @opened
     def memory(self) -> Memory:
         s = self.settings
         stop = s.search_stop_words
@@ -260,6 +299,8 @@ class Tideline:
                 memory_weight=s.turn_memory_weight,
                 speaker_weight=s.turn_speaker_weight,
                 answer_weight=s.turn_answer_weight,
+                own_weight=s.turn_own_weight,
+                neighbour_weight=s.turn_neighbour_weight,
                 session_weight=s.turn_session_weight,
                 session_cap=s.turn_session_cap,
                 truncate=s.search_truncate,
@@ -281,7 +322,7 @@ class Tideline:
             restore_profile=lambda records: self.profile.restore(records),
         )
 
-    @cached_property
+    @opened
     def profile(self) -> Profile:
         from tideline.profile import Profile, Rules
 
@@ -293,7 +334,7 @@ class Tideline:
         )
         return Profile(self.db, self.memory, clock=self.clock, lock=self.db_lock, rules=rules)
 
-    @cached_property
+    @opened
     def library(self) -> Library:
         """The markdown library at `memo_root`; its own databases live under the root."""
         from tideline.library import Library
@@ -322,7 +363,7 @@ class Tideline:
             self.library, debounce=debounce, reconcile_every=reconcile_every, on_sync=on_sync
         )
 
-    @cached_property
+    @opened
     def provider(self) -> MemoryProvider:
         """The injection hooks (T0–T4) over this memory, its profile, session memory and
         dreaming."""
@@ -336,22 +377,14 @@ class Tideline:
             dream=self.dream,  # the self-concept with its grounds (T0), open threads (T3)
         )
 
-    @cached_property
+    @opened
     def session_memory(self) -> SessionMemory:
         """The running summary and recall of each session (T1s), folded by the app's LLM."""
         from tideline.consolidate import SessionMemory
 
-        s = self.settings
-        return SessionMemory(
-            self.memory,
-            self.llm,
-            char_budget=s.session_char_budget,
-            keep_recent=s.session_keep_recent,
-            summary_ratio=s.session_summary_ratio,
-            recall_max=s.session_recall_max,
-        )
+        return SessionMemory(self.memory, self.llm, session_limits(self.settings))
 
-    @cached_property
+    @opened
     def sleep(self) -> Sleep:
         """The Sleep pipeline over the profile and memory, with the configured LLM."""
         return self.sleep_using(self.llm)
@@ -372,16 +405,17 @@ class Tideline:
         from tideline.llm import NO_LLM
 
         s = self.settings
-        return Sleep(
-            self.profile,
-            self.memory,
-            llm,
-            embedder=self.embedder,
-            run_budget=s.llm_run_budget if run_budget is None else run_budget,
-            run_max_calls=s.llm_run_max_calls if run_max_calls is None else run_max_calls,
-            max_input_tokens=s.llm_max_input_tokens,
-            no_llm=NO_LLM if no_llm is None else no_llm,
-        )
+        with self.db_lock:  # built like the services `opened` builds: workers may race
+            return Sleep(
+                self.profile,
+                self.memory,
+                llm,
+                embedder=self.embedder,
+                run_budget=s.llm_run_budget if run_budget is None else run_budget,
+                run_max_calls=s.llm_run_max_calls if run_max_calls is None else run_max_calls,
+                max_input_tokens=s.llm_max_input_tokens,
+                no_llm=NO_LLM if no_llm is None else no_llm,
+            )
 
     def export(self, out: TextIO, fmt: str = "jsonl") -> dict[str, int]:
         """Everything this agent remembers — sessions, turns, narratives, the profile — as a
@@ -403,7 +437,7 @@ class Tideline:
         )
         return write_export(chain([manifest], body), out, fmt)
 
-    @cached_property
+    @opened
     def dream(self) -> Dream:
         """The DREAM pipeline (solidify → sleep → scripts → comb → drift → dream), its
         threads and self-concept, with the configured LLM."""
@@ -421,19 +455,20 @@ class Tideline:
         def sleep(run_budget: int, run_max_calls: int) -> Sleep:
             return self.sleep_using(llm, no_llm, run_budget=run_budget, run_max_calls=run_max_calls)
 
-        return Dream(
-            self.profile,
-            self.memory,
-            llm,
-            sleep=sleep,
-            embedder=self.embedder,
-            run_budget=s.dream_run_budget,
-            run_max_calls=s.llm_run_max_calls,
-            max_input_tokens=s.llm_max_input_tokens,
-            comb_memories=s.dream_comb_memories,
-            drift_hops=s.dream_drift_hops,
-            no_llm=NO_LLM if no_llm is None else no_llm,
-        )
+        with self.db_lock:  # built like the services `opened` builds: workers may race
+            return Dream(
+                self.profile,
+                self.memory,
+                llm,
+                sleep=sleep,
+                embedder=self.embedder,
+                run_budget=s.dream_run_budget,
+                run_max_calls=s.llm_run_max_calls,
+                max_input_tokens=s.llm_max_input_tokens,
+                comb_memories=s.dream_comb_memories,
+                drift_hops=s.dream_drift_hops,
+                no_llm=NO_LLM if no_llm is None else no_llm,
+            )
 
     def private_paths(self) -> list[tuple[Path, str]]:
         """The server's folders and the names a token holder sees instead (`hide_paths`): an

@@ -219,6 +219,22 @@ SETTINGS: tuple[Setting, ...] = (
         "score to the next turn of its session by another speaker, the reply (0: off).",
     ),
     Setting(
+        "turn_own_weight",
+        "TIDELINE_TURN_OWN_WEIGHT",
+        0.5,
+        "Raw-turn search: lift of the first turns whose own words (not only their neighbours') "
+        "hold the query's, a share of the best score × the share of the query's weight they "
+        "hold (0: off).",
+    ),
+    Setting(
+        "turn_neighbour_weight",
+        "TIDELINE_TURN_NEIGHBOUR_WEIGHT",
+        2.0,
+        "Raw-turn search: lift of the first turns whose previous or next turn is near the "
+        "query (their stored vectors), a share of the best score × how much nearer than the "
+        "least near (0: off).",
+    ),
+    Setting(
         "search_time_window",
         "TIDELINE_SEARCH_TIME_WINDOW",
         "1",
@@ -728,6 +744,8 @@ class Settings:
     turn_memory_weight: float
     turn_speaker_weight: float
     turn_answer_weight: float
+    turn_own_weight: float
+    turn_neighbour_weight: float
     search_time_window: str
     turn_session_cap: int
     turn_session_weight: float

@@ -304,6 +304,8 @@ MEMORY_TRACE = Command(
     ),
 )
 
+MEMORY_STATS = Command("memory_stats", "stats", ())
+
 SESSIONS = Command(
     None,
     "sessions",
@@ -836,6 +838,7 @@ COMMANDS: tuple[Command, ...] = (
     MEMORY_WRITE,
     MEMORY_SEARCH,
     MEMORY_TRACE,
+    MEMORY_STATS,
     SESSIONS,
     MEMORY_CONTEXT,
     PREFETCH,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ import pytest
 from tests.helpers import wait_until
 from tests.llm.conftest import llm_settings
 from tests.llm_server import Answer, LLMServer, closed_url
-from tideline.app import Tideline
+from tideline.app import Tideline, session_limits
 from tideline.consolidate import SessionMemory
 from tideline.embed import Embedder
 from tideline.llm import NO_LLM_NOTE
@@ -62,14 +63,15 @@ def test_budget_is_a_hard_limit(app: Tideline, server: LLMServer) -> None:
     for i in range(8):
         app.memory.sync_turn("long", "user", f"{i} " + "word " * 150)
     server.script({"summary": "x" * 5000}, step="session_summary")
-    sm = SessionMemory(app.memory, app.llm, char_budget=1000, summary_wait=30)
+    limits = replace(session_limits(app.settings), char_budget=1000)
+    sm = SessionMemory(app.memory, app.llm, limits, summary_wait=30)
     ctx = sm.context("long", "word")
     assert len(ctx.text) <= 1000 and len(ctx.summary) <= 400 and ctx.recent
 
 
 def test_without_an_llm_the_summary_is_skipped_and_says_so(app: Tideline) -> None:
     conversation(app)
-    sm = SessionMemory(app.memory, None)
+    sm = SessionMemory(app.memory, None, session_limits(app.settings))
     ctx = sm.context("chat", "violin lesson")
     assert ctx.summary == "" and ctx.notes == [f"summary {NO_LLM_NOTE}"]
     assert len(ctx.recent) == 5 and ctx.recalled
@@ -120,7 +122,7 @@ def test_recall_is_the_turn_search_inside_the_session(app: Tideline) -> None:
     assert near[0][0].text.startswith("My daughter Mia starts violin")
     assert {t.session for t, _ in near} == {"chat"}  # never another session's turn
     assert all(score >= app.memory.min_score for _, score in near)
-    sm = SessionMemory(app.memory, None)
+    sm = SessionMemory(app.memory, None, session_limits(app.settings))
     assert sm.context("chat", "When is Mia's violin lesson?").recalled[0] == near[0][0].id
     nothing = "Which quantum algorithm factors large primes?"
     assert app.memory.search_session("chat", nothing, 3) == []

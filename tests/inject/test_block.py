@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from tests.inject.conftest import Fixed, clock
 from tideline.app import Tideline, inject_config
-from tideline.inject import FENCE_CLOSE, InjectConfig, MemoryProvider
+from tideline.inject import FENCE_CLOSE, MemoryProvider
 
 pytestmark = pytest.mark.engines
 
@@ -214,7 +215,10 @@ def test_config_rejects_nonsense(tmp_path: Path) -> None:
     from tideline.errors import ConfigError
 
     with pytest.raises(ConfigError, match="inject_budget_t2b"):
-        InjectConfig(budgets={"T0": 1, "T1": 1, "T2": 1, "T2b": -1, "T3": 1, "T4": 1})
+        replace(
+            inject_config(Settings()),
+            budgets={"T0": 1, "T1": 1, "T2": 1, "T2b": -1, "T3": 1, "T4": 1},
+        )
     # the cosine floors injection once had of its own say what replaced them
     cfg = tmp_path / "config.toml"
     cfg.write_text("inject_t1_min_similarity = 0.8\n")

@@ -132,7 +132,9 @@ def test_dead_embedder_gives_a_lexical_block_with_a_note(tmp_path: Path) -> None
 def test_other_model_vectors_are_not_mixed(fixed: Fixed) -> None:
     other = OpenAIEmbedder(_dead_url(), "other", timeout=1.0, retries=0, dim=384)
     provider = MemoryProvider(
-        fixed.app.memory.__class__(fixed.app.db, other, clock=clock), clock=clock
+        fixed.app.memory.__class__(fixed.app.db, other, clock=clock),
+        inject_config(fixed.app.settings),
+        clock=clock,
     )
     block = provider.prefetch_block(MESSAGE)
     assert any("embedded with intfloat/multilingual-e5-small" in n for n in block.notes)

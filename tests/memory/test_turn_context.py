@@ -110,3 +110,53 @@ def test_a_question_found_lifts_the_reply_that_answers_it(db: Database) -> None:
     assert "answers" not in hits[asked].lifts
     off = Memory(db, None, turn_policy=replace(TURNS, answer_weight=0.0), clock=system_clock)
     assert all("answers" not in h.lifts for h in off.search_turns("the lake picture", 3, "lex"))
+
+
+SUPPORT = [  # a LoCoMo exchange (conv-26, session 1): the first turn says it, the rest talk on
+    ("Caroline", "I went to a LGBTQ support group yesterday and it was so powerful."),
+    (
+        "Melanie",
+        "Wow, that's cool, Caroline! What happened that was so awesome? Did you hear any"
+        " inspiring stories?",
+    ),
+    (
+        "Caroline",
+        "The transgender stories were so inspiring! I was so happy and thankful for all"
+        " the support.",
+    ),
+    (
+        "Melanie",
+        "Wow, love that painting! So cool you found such a helpful group. What's it done for you?",
+    ),
+    (
+        "Caroline",
+        "The support group has made me feel accepted and given me courage to embrace myself.",
+    ),
+]
+
+
+def _support(memory: Memory) -> dict[str, int]:
+    for n, text in enumerate(FILLER * 2):
+        memory.sync_turn("s0", "user", text, "Cy", f"2022-01-0{n + 1}T09:00:00Z")
+    for n, (speaker, text) in enumerate(SUPPORT):
+        memory.sync_turn("s1", "user", text, speaker, f"2023-05-08T13:0{n}:00Z")
+    return {t.text: t.id for t in memory.raw.recent(10, "s1")}
+
+
+def test_the_turn_that_says_the_words_ranks_above_its_neighbours(db: Database) -> None:
+    """Each turn's lexical key holds its neighbours' words, so all five match alike; the own
+    words lever puts the one that said "LGBTQ support group" first."""
+    memory = Memory(db, None, clock=system_clock)
+    said = _support(memory)[SUPPORT[0][1]]
+    question = "When did Caroline go to the LGBTQ support group?"
+    off = Memory(db, None, turn_policy=replace(TURNS, own_weight=0.0), clock=system_clock)
+    assert off.search_turns(question, 3, mode="lex")[0].id != said  # a neighbour came first
+    first = memory.search_turns(question, 3, mode="lex")[0]
+    assert first.id == said and first.lifts["own words"] > 0
+
+
+def test_a_turns_neighbours_are_the_turns_around_it_in_its_session(db: Database) -> None:
+    memory = Memory(db, None, clock=system_clock)
+    ids = [_support(memory)[text] for _, text in SUPPORT]
+    around = memory.raw.neighbours_of([ids[0], ids[2]])
+    assert {i: sorted(n) for i, n in around.items()} == {ids[0]: [ids[1]], ids[2]: [ids[1], ids[3]]}

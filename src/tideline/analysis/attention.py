@@ -108,7 +108,13 @@ class Heatmap:
 
 
 def heatmap(memory: Memory, since: str | None = None, until: str | None = None) -> Heatmap:
-    """Attention per soft cluster between `since` and `until` (ISO times, both optional)."""
+    """Attention per soft cluster between `since` and `until` (ISO times, both optional), read
+    under the memory's lock (drivers call it from worker threads)."""
+    with memory.lock:
+        return _heatmap(memory, since, until)
+
+
+def _heatmap(memory: Memory, since: str | None, until: str | None) -> Heatmap:
     since_t, until_t = parse_time(since, "since"), parse_time(until, "until", end_of_day=True)
     tables = ScriptTables(memory.db, memory.clock)
     clusters = {

@@ -91,12 +91,13 @@ def scan_unindexed(
     if max_gap < timedelta(0):
         raise InvalidInput(f"max_gap={max_gap}: the gap between chunks cannot be negative")
     cutoff = parse_time(after, "after")
-    unlinked = [
-        {"id": n["id"], "gesture": n["gesture"], "created_at": n["created_at"]}
-        for n in memory.narratives.unlinked()
-    ]
-    turns = memory.raw.turns_after(cutoff)  # all of them without a cutoff
-    linked = memory.narratives.linked_turn_ids([t.id for t in turns])
+    with memory.lock:  # one connection, and drivers call this from worker threads
+        unlinked = [
+            {"id": n["id"], "gesture": n["gesture"], "created_at": n["created_at"]}
+            for n in memory.narratives.unlinked()
+        ]
+        turns = memory.raw.turns_after(cutoff)  # all of them without a cutoff
+        linked = memory.narratives.linked_turn_ids([t.id for t in turns])
     by_session: dict[str, list[Turn]] = defaultdict(list)
     sessions: dict[int, str] = {}
     for t in turns:  # in time order, so a session's list is in its own order

@@ -144,12 +144,14 @@ def rebuild_topics(
 def topic_map(memory: Memory, limit: int) -> tuple[list[dict[str, Any]], int]:
     """The `limit` largest topics (id, label, size, keywords, built_at) and the number of topics
     in all: the memory map of injection tier T3."""
-    return ScriptTables(memory.db, memory.clock).topic_map(limit)
+    with memory.lock:
+        return ScriptTables(memory.db, memory.clock).topic_map(limit)
 
 
 def last_built(memory: Memory, step: str) -> dict[str, Any] | None:
     """When `step` last ran to its end (finished_at, its summary), or None if it never did."""
-    return ScriptTables(memory.db, memory.clock).last_run(step)
+    with memory.lock:
+        return ScriptTables(memory.db, memory.clock).last_run(step)
 
 
 # -- weights ---------------------------------------------------------------------------------

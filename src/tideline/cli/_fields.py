@@ -7,13 +7,17 @@ range and the help from the spec; a field with choices needs its enum as the ann
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable, Mapping
 from enum import StrEnum
 from functools import cache
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import typer
 
-from tideline.fields import Command
+from tideline.fields import Command, Field
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 #: Context settings of a command whose positional argument is free text: `tideline search -word`
 #: searches for "-word" instead of failing on an unknown option `-w`. A word that starts like a
@@ -46,3 +50,38 @@ def choice(cmd: Command, name: str) -> type[StrEnum]:
 @cache
 def _enum(choices: tuple[str, ...]) -> type[StrEnum]:
     return cast(type[StrEnum], StrEnum("Choice", [(c, c) for c in choices]))
+
+
+def takes(cmd: Command, short: Mapping[str, str] | None = None) -> Callable[[F], F]:
+    """A command whose arguments are `cmd`'s fields, in the spec's order and before the
+    function's own terminal options (`--json`): the function takes them as `**args` and hands
+    them to the service as they are, so a field added to the spec needs no edit here. `short`:
+    a field's short spelling (`{"k": "-k"}`)."""
+    shorts = short or {}
+
+    def spelled(fn: F) -> F:
+        kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+        fields = [
+            inspect.Parameter(
+                f.name,
+                kind,
+                default=option(cmd, f.name, *filter(None, [shorts.get(f.name)])),
+                annotation=_annotation(cmd, f),
+            )
+            for f in cmd.fields
+        ]
+        own = [
+            p
+            for p in inspect.signature(fn).parameters.values()
+            if p.kind is not inspect.Parameter.VAR_KEYWORD
+        ]
+        fn.__dict__["__signature__"] = inspect.Signature([*fields, *own], return_annotation=None)
+        return fn
+
+    return spelled
+
+
+def _annotation(cmd: Command, f: Field) -> Any:
+    """What typer reads a field's values as: its choices' enum, its type, a list of either."""
+    kind: Any = choice(cmd, f.name) if f.choices else f.kind
+    return list[kind] if f.many else kind

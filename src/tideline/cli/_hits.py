@@ -22,8 +22,7 @@ def floor_note(result: SearchResult, shown: int, k: int) -> None:
         err_console.print(
             styled(
                 ("note:", "yellow"),
-                f" {result.left_out} result(s) less relevant than the floor "
-                f"{result.floor:.2f} left out; --min-score 0 shows them",
+                f" {result.left_out} result(s) {result.under()} left out; --min-score 0 shows them",
             ),
             highlight=False,
             soft_wrap=True,

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
 from rich.table import Table
 
 from tideline.cli._app import open_app
-from tideline.cli._fields import option
+from tideline.cli._fields import takes
 from tideline.cli._output import console, err_console, print_json
 from tideline.fields import MEMORY_FORGET
 from tideline.memory import Forgetting
@@ -14,27 +16,13 @@ from tideline.memory import Forgetting
 JSON = typer.Option(False, "--json", help="Print JSON.")
 
 
-def forget(
-    query: str = option(MEMORY_FORGET, "query"),
-    turns: list[int] = option(MEMORY_FORGET, "turns"),
-    session: str = option(MEMORY_FORGET, "session"),
-    narratives: list[int] = option(MEMORY_FORGET, "narratives"),
-    why: str = option(MEMORY_FORGET, "why"),
-    confirm: bool = option(MEMORY_FORGET, "confirm"),
-    json_out: bool = JSON,
-) -> None:
+@takes(MEMORY_FORGET)
+def forget(json_out: bool = JSON, **args: Any) -> None:
     """Forget turns, a session, memories, or everything containing some words: their text,
     vectors and search rows are erased, a tombstone keeps the id, the time and the reason.
     Without --yes it only shows what would be forgotten."""
     with open_app() as app:
-        found = app.memory.forget(
-            turns=turns,
-            session=session,
-            narratives=narratives,
-            query=query,
-            why=why,
-            confirm=confirm,
-        )
+        found = app.memory.forget(**args)
     if json_out:
         print_json({**found.to_dict(), "done": found.done})
     else:

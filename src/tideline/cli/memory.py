@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from tideline.cli._app import open_app
-from tideline.cli._fields import FREE_TEXT, choice, option
+from tideline.cli._fields import FREE_TEXT, choice, option, takes
 from tideline.cli._hits import floor_note, nothing, warn
 from tideline.cli._output import (
     console,
@@ -28,39 +28,11 @@ else:
     Mode = choice(MEMORY_SEARCH, "mode")
 
 
-def write(
-    gesture: str = option(MEMORY_WRITE, "gesture"),
-    context: str = option(MEMORY_WRITE, "context"),
-    cognition_direction: str = option(MEMORY_WRITE, "cognition_direction"),
-    importance: int = option(MEMORY_WRITE, "importance"),
-    emotional: int = option(MEMORY_WRITE, "emotional"),
-    unresolved: int = option(MEMORY_WRITE, "unresolved"),
-    tags: list[str] = option(MEMORY_WRITE, "tags"),
-    entities_role: str = option(MEMORY_WRITE, "entities_role"),
-    related_entities: list[str] = option(MEMORY_WRITE, "related_entities"),
-    source_links: list[int] = option(MEMORY_WRITE, "source_links"),
-    kind: Kind = option(MEMORY_WRITE, "kind"),
-    supersedes: int = option(MEMORY_WRITE, "supersedes"),
-    idempotency_key: str = option(MEMORY_WRITE, "idempotency_key"),
-    json_out: bool = JSON,
-) -> None:
+@takes(MEMORY_WRITE)
+def write(json_out: bool = JSON, **args: Any) -> None:
     """Write a narrative memory (with --supersedes, a correction of an older one)."""
     with open_app() as app:
-        n = app.memory.write(
-            gesture=gesture,
-            context=context,
-            cognition_direction=cognition_direction,
-            importance=importance,
-            emotional=emotional,
-            unresolved=unresolved,
-            tags=tags,
-            entities_role=entities_role,
-            related_entities=related_entities,
-            source_links=source_links,
-            kind=kind,
-            supersedes=supersedes,
-            idempotency_key=idempotency_key,
-        )
+        n = app.memory.write(**args)
     if json_out:
         print_json(n.to_dict())
     else:
@@ -125,14 +97,11 @@ def search(
     floor_note(result, len(result.hits), k)
 
 
-def trace(
-    narrative_id: int = option(MEMORY_TRACE, "narrative_id"),
-    window: int = option(MEMORY_TRACE, "window"),
-    json_out: bool = JSON,
-) -> None:
+@takes(MEMORY_TRACE)
+def trace(json_out: bool = JSON, **args: Any) -> None:
     """Show a narrative's source turns with their neighbours."""
     with open_app() as app:
-        t = app.memory.trace(narrative_id, window)
+        t = app.memory.trace(**args)
     if json_out:
         print_json(t.to_dict())
         return

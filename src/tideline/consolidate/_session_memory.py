@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tideline.clock import now_text
-from tideline.config import DEFAULTS as D
 from tideline.consolidate._prompts import prompt
 from tideline.consolidate._schemas import SummaryOut
 from tideline.consolidate._summaries import SummaryStore
@@ -51,25 +50,30 @@ def _line(t: Turn, limit: int | None = None) -> str:
     return f"{t.speaker or t.role}: {text}"
 
 
+@dataclass(frozen=True)
+class SessionLimits:
+    """How much of a session its context holds: the `session_<name>` settings (the composition
+    root builds it, `tideline.app`)."""
+
+    char_budget: int  # characters of summary + recalled + recent turns together
+    keep_recent: int  # the last turns always kept in full
+    summary_ratio: float  # the share of the budget the sliding summary may take
+    recall_max: int  # most earlier turns recalled by similarity to the message
+
+
 class SessionMemory:
     def __init__(
         self,
         memory: Memory,
         llm: LLM | None,
+        limits: SessionLimits,
         *,
-        char_budget: int = D.session_char_budget,
-        keep_recent: int = D.session_keep_recent,
-        summary_ratio: float = D.session_summary_ratio,
-        recall_max: int = D.session_recall_max,
         meter: TokenMeter | None = None,
         summary_wait: float = SUMMARY_WAIT,
     ):
         self.memory = memory
         self.llm = llm
-        self.char_budget = char_budget
-        self.keep_recent = keep_recent
-        self.summary_ratio = summary_ratio
-        self.recall_max = recall_max
+        self.limits = limits
         self.meter = meter
         self.summary_wait = summary_wait
         with memory.lock:  # its migration runs on the connection other threads are using
@@ -90,19 +94,19 @@ class SessionMemory:
         with self.memory.lock:
             through, summary = self.store.get(sid)
         window = [t for t in turns if t.id > through]
-        if len(window) > 2 * self.keep_recent and self.llm is not None:
-            folded = self._fold(sid, summary, window[: -self.keep_recent], out)
+        if len(window) > 2 * self.limits.keep_recent and self.llm is not None:
+            folded = self._fold(sid, summary, window[: -self.limits.keep_recent], out)
             if folded is not None:
                 through, summary = folded
                 window = [t for t in turns if t.id > through]
-        elif len(window) > 2 * self.keep_recent:
-            window = window[-self.keep_recent :]
+        elif len(window) > 2 * self.limits.keep_recent:
+            window = window[-self.limits.keep_recent :]
         if self.llm is None and len(turns) > len(window):
             out.notes.append(f"summary {NO_LLM_NOTE}")
         out.summary = summary[: self.summary_cap]
         shown = {t.id for t in window}
         near = self.memory.search_session(
-            session_key, message, self.recall_max, exclude=list(shown), qvec=qvec
+            session_key, message, self.limits.recall_max, exclude=list(shown), qvec=qvec
         )
         recall = [turn for turn, _ in near]
         out.text = self._assemble(out, recall, window)
@@ -110,7 +114,7 @@ class SessionMemory:
 
     @property
     def summary_cap(self) -> int:
-        return int(self.char_budget * self.summary_ratio)
+        return int(self.limits.char_budget * self.limits.summary_ratio)
 
     def _fold(
         self, session_id: int, summary: str, turns: list[Turn], out: SessionContext
@@ -166,7 +170,7 @@ class SessionMemory:
 
     def _assemble(self, out: SessionContext, recall: list[Turn], recent: list[Turn]) -> str:
         parts: list[str] = []
-        left = self.char_budget
+        left = self.limits.char_budget
         if out.summary:
             block = f"[Summary of earlier conversation]\n{out.summary}"
             parts.append(block)
@@ -198,4 +202,4 @@ class SessionMemory:
             left -= len(line) + 1
         if kept:
             parts.append("\n".join([head, *reversed(kept)]))
-        return "\n\n".join(parts)[: self.char_budget]
+        return "\n\n".join(parts)[: self.limits.char_budget]

@@ -120,8 +120,7 @@ class TidelineProvider(MemoryProvider):  # type: ignore[misc]
     def system_prompt_block(self) -> str:
         if self.app is None:
             return ""
-        with self.app.db_lock:  # one connection: the worker keeps turns on it meanwhile
-            block = self.app.provider.identity()
+        block = self.app.provider.identity()  # read under the memory's lock
         return block.text if block.sections else EMPTY_IDENTITY
 
     def prefetch(self, query: str, *, session_id: str = "") -> str:
@@ -237,8 +236,7 @@ class TidelineProvider(MemoryProvider):  # type: ignore[misc]
             (str(m.get("content")) for m in reversed(messages) if m.get("role") == "user"), ""
         )
         try:
-            with self.app.db_lock:
-                summary = self.app.session_memory.context(self.session, asked).summary
+            summary = self.app.session_memory.context(self.session, asked).summary
         except Exception as exc:  # the compression goes on without it
             log.warning("no session summary for the compression: %s", exc)
             summary = ""
@@ -303,8 +301,7 @@ class TidelineProvider(MemoryProvider):  # type: ignore[misc]
 
     def _prefetch(self, query: str, session: str) -> str:
         assert self.app is not None
-        with self.app.db_lock:  # one connection: the worker keeps turns on it meanwhile
-            block = self.app.provider.prefetch_block(query, session or None)
+        block = self.app.provider.prefetch_block(query, session or None)  # under its lock
         for note in block.notes:
             log.debug("prefetch: %s", note)
         return unfenced(block)

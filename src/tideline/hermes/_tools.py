@@ -10,8 +10,7 @@ refuse in one line.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,45 +26,15 @@ from tideline.fields import (
     MEMORY_TRACE,
     MEMORY_WRITE,
     Command,
-    fact_statuses,
 )
-from tideline.serve import error_message, names, searched, to_dict, tool_arguments, tool_schema
-
-Call = Callable[[Tideline, dict[str, Any]], Any]
+from tideline.serve import CALLS, error_message, tool_arguments, tool_schema
 
 
 @dataclass(frozen=True)
 class Tool:
-    command: Command
+    command: Command  # the arguments, and the service call (`tideline.serve.CALLS`)
     description: str
-    call: Call
     writes: bool = False
-    lock: str | None = None  # "agent" or "library": the app's lock the call needs
-
-
-def _search(app: Tideline, a: dict[str, Any]) -> Any:
-    return searched("memory_search", to_dict(app.memory.search(**{**a, "tags": names(a["tags"])})))
-
-
-def _write(app: Tideline, a: dict[str, Any]) -> Any:
-    return app.memory.write(
-        **{**a, "tags": names(a["tags"]), "related_entities": names(a["related_entities"])}
-    )
-
-
-def _profile(app: Tideline, a: dict[str, Any]) -> Any:
-    statuses = fact_statuses(a["status"])
-    scope = {"status": statuses, "category": a["category"], "subject": a["subject"]}
-    if a["as_of"] is not None:
-        return app.profile.as_of(a["as_of"], **scope)
-    return {"facts": [f.to_dict() for f in app.profile.facts(**scope)]}
-
-
-def _memo_search(app: Tideline, a: dict[str, Any]) -> Any:
-    found = app.library.search(
-        a["query"], a["path"], k=a["k"], mode=a["mode"], min_score=a["min_score"]
-    )
-    return searched("memo_search", to_dict(found))
 
 
 TOOLS: dict[str, Tool] = {
@@ -79,13 +48,11 @@ TOOLS: dict[str, Tool] = {
             "relevant. Call it before answering anything about the past, the user or earlier "
             "decisions that the recalled memory context does not already answer. An empty list "
             "with its `reason` means nothing relevant is remembered.",
-            _search,
         ),
         Tool(
             MEMORY_TRACE,
             "Trace a memory (narrative id from memory_search) to the conversation turns it came "
             "from, word for word, with `window` turns around each.",
-            lambda app, a: app.memory.trace(**a),
         ),
         Tool(
             MEMORY_WRITE,
@@ -94,7 +61,6 @@ TOOLS: dict[str, Tool] = {
             "(gesture) with why it matters. Every turn is already kept word for word; write "
             "what a later you should know. To correct a memory, write the right version with "
             "supersedes=<old id>.",
-            _write,
             writes=True,
         ),
         Tool(
@@ -103,46 +69,30 @@ TOOLS: dict[str, Tool] = {
             "its status, confidence and the turns it rests on; as_of='2023-06-15' answers what "
             "was believed on that date. Correct a wrong fact with fact_reject, an outdated one "
             "with fact_close.",
-            _profile,
-            lock="agent",
         ),
         Tool(
             FACT_REJECT,
             "Reject a fact of the profile that is wrong (on the user's word), saying why; it "
             "stays on the fact's timeline and is never offered again.",
-            lambda app, a: {"fact": app.profile.reject(a["fact_id"], a["why"]).to_dict()},
             writes=True,
-            lock="agent",
         ),
         Tool(
             FACT_CLOSE,
             "Close a fact of the profile that held once and no longer does (moved, changed "
             "jobs), saying why.",
-            lambda app, a: {
-                "fact": app.profile.close(
-                    a["fact_id"], why=a["why"], successor=a.get("successor")
-                ).to_dict()
-            },
             writes=True,
-            lock="agent",
         ),
         Tool(
             MEMO_SEARCH,
             "Search the markdown notes library by meaning and by exact words; `path` is a "
             "collection folder, a sub-folder or one file ('*': every collection). Each hit has "
             "its `location` (path:line) and the text of its section.",
-            _memo_search,
-            lock="library",
         ),
         Tool(
             MEMO_WRITE,
             "Create a markdown note in a collection of the notes library, or with append=true "
             "add to the end of one (never overwrites); indexed at once.",
-            lambda app, a: app.library.write(
-                a["path"], a["text"], append=a["append"], idempotency_key=a["idempotency_key"]
-            ),
             writes=True,
-            lock="library",
         ),
     )
 }
@@ -168,16 +118,7 @@ def call_tool(app: Tideline, name: str, given: Mapping[str, Any], *, may_write: 
                 "read it; tell the main conversation what to keep"
             )
         arguments = tool_arguments(tool.command, given)
-        with _lock(app, tool.lock):
-            answer = to_dict(tool.call(app, arguments))
+        answer = CALLS[name](app, **arguments)  # each service takes the lock it needs
     except TidelineError as exc:
         return json.dumps({"error": error_message(name, exc)}, ensure_ascii=False)
     return json.dumps(answer, ensure_ascii=False, default=str)
-
-
-def _lock(app: Tideline, which: str | None) -> AbstractContextManager[object]:
-    if which == "agent":
-        return app.db_lock
-    if which == "library":
-        return app.library_lock
-    return nullcontext()

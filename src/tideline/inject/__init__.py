@@ -12,7 +12,6 @@ from tideline.inject._config import (
     TIERS,
     Fusion,
     InjectConfig,
-    budgets_of,
     edge_kinds,
 )
 from tideline.inject._fence import FENCE_CLOSE, FENCE_TAG, neutralise
@@ -30,7 +29,6 @@ __all__ = [
     "Part",
     "Section",
     "TokenCounter",
-    "budgets_of",
     "edge_kinds",
     "neutralise",
     "trim_to_tokens",

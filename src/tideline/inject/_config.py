@@ -1,14 +1,13 @@
-"""`InjectConfig`: the sizes, thresholds and per-tier token budgets (the composition root resolves them
-from `Settings`: `tideline.app.inject_config`)."""
+"""`InjectConfig`: the sizes, thresholds and per-tier token budgets. The composition root builds it
+from `Settings` (`tideline.app.inject_config`: each field `<name>` is the setting `inject_<name>`,
+each budget `inject_budget_<tier>`); it holds no default of its own."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
-from tideline.config import DEFAULTS as D
-from tideline.config import Settings
 from tideline.errors import ConfigError
 from tideline.profile import EDGE_KINDS
 
@@ -16,7 +15,6 @@ TIERS = ("T0", "T1", "T1s", "T1p", "T1q", "T2", "T2b", "T3", "T4")
 #: How T4 fuses the narratives' lexical and vector lists (`tideline.search.Policy.fusion`).
 Fusion = Literal["rrf", "weighted"]
 FUSIONS: tuple[Fusion, ...] = ("rrf", "weighted")
-DEFAULT_FUSION = cast(Fusion, D.inject_t4_fusion)  # one of the setting's `choices`
 MAX_STRATEGIES = 2  # more than two questions in one turn crowd out the conversation
 
 
@@ -33,41 +31,35 @@ def edge_kinds(value: str | tuple[str, ...]) -> tuple[str, ...]:
     return out
 
 
-def budgets_of(s: Settings) -> dict[str, int]:
-    """Each tier's token budget, from its `inject_budget_<tier>` setting."""
-    budgets: dict[str, int] = {t: getattr(s, f"inject_budget_{t.lower()}") for t in TIERS}
-    return budgets
-
-
 MIN_ITEM_TOKENS = 8  # an item trimmed below this says nothing; it is dropped instead
 
 
 @dataclass(frozen=True)
 class InjectConfig:
-    """Every knob of T0–T4 (see docs/inject.md); the defaults are the settings'."""
+    """Every knob of T0–T4 (see docs/inject.md), from the settings."""
 
-    soul_path: Path | None = None
-    agent_name: str = D.agent_name
-    t0_soul: bool = D.inject_t0_soul  # off: the runtime shows SOUL.md itself (Hermes)
-    t0_reflections: int = D.inject_t0_reflections
-    t1_recent_turns: int = D.inject_t1_recent_turns
-    t1_k: int = D.inject_t1_k
-    t4_trigger: int = D.inject_t4_trigger
-    t4_k: int = D.inject_t4_k
-    t4_fusion: Fusion = DEFAULT_FUSION
-    t2_min_weight: float = D.inject_t2_min_weight
-    t2_k: int = D.inject_t2_k
-    t3_clusters: int = D.inject_t3_clusters
-    t3_threads: int = D.inject_t3_threads
-    item_tokens: int = D.inject_item_tokens
-    t0_snapshot_tokens: int = D.inject_t0_snapshot_tokens
-    t3_facts: int = D.inject_t3_facts
-    facts_k: int = D.inject_facts_k
-    min_score: float = D.inject_min_score  # pushing unasked needs more than search's floor
-    graph_edges: tuple[str, ...] = edge_kinds(D.inject_graph_edges)
-    graph_k: int = D.inject_graph_k
-    strategies_k: int = D.inject_strategies_k
-    budgets: dict[str, int] = field(default_factory=lambda: budgets_of(D))
+    soul_path: Path | None
+    agent_name: str
+    t0_soul: bool  # off: the runtime shows SOUL.md itself (Hermes)
+    t0_reflections: int
+    t1_recent_turns: int
+    t1_k: int
+    t4_trigger: int
+    t4_k: int
+    t4_fusion: Fusion
+    t2_min_weight: float
+    t2_k: int
+    t3_clusters: int
+    t3_threads: int
+    item_tokens: int
+    t0_snapshot_tokens: int
+    t3_facts: int
+    facts_k: int
+    min_score: float  # pushing unasked needs more than search's floor
+    graph_edges: tuple[str, ...]
+    graph_k: int
+    strategies_k: int
+    budgets: dict[str, int]
 
     def __post_init__(self) -> None:
         counts = {

@@ -61,7 +61,7 @@ class MemoryProvider:
     def __init__(
         self,
         memory: Memory,
-        config: InjectConfig | None = None,
+        config: InjectConfig,
         *,
         profile: Profile | None = None,
         session_memory: SessionMemory | None = None,
@@ -69,7 +69,7 @@ class MemoryProvider:
         clock: Clock | None = None,
     ):
         self.memory = memory
-        self.config = config or InjectConfig()
+        self.config = config
         self.profile = profile
         self.session_memory = session_memory
         self.dream = dream
@@ -101,6 +101,12 @@ class MemoryProvider:
 
     # -- structured versions -------------------------------------------------------------------
     def identity(self) -> Block:
+        """The identity block, its tiers read under the memory's lock (one connection, and a
+        runtime's worker keeps turns on it meanwhile): drivers call this from any thread."""
+        with self.memory.lock:
+            return self._identity()
+
+    def _identity(self) -> Block:
         notes: list[str] = [] if self.profile is not None else [NO_PROFILE]
         sections = [
             self._run(tier, fn, notes)
@@ -114,6 +120,12 @@ class MemoryProvider:
         return self._block("identity", sections, notes, IDENTITY_TIERS)
 
     def prefetch_block(self, message: str, session: str | None = None) -> Block:
+        """The turn's block, under the memory's lock like `identity` (its attention is logged on
+        the same connection)."""
+        with self.memory.lock:
+            return self._prefetch_block(message, session)
+
+    def _prefetch_block(self, message: str, session: str | None) -> Block:
         notes: list[str] = []
         message = valid_text(message) if isinstance(message, str) else ""
         if not message.strip():

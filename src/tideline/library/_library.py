@@ -21,6 +21,7 @@ call again (`_rebuilding`), with one warning instead of an error.
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -120,6 +121,19 @@ def _clip(text: str, limit: int = TEXT_CHARS) -> str:
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def _serialised(method: F) -> F:
+    """One call of the library's API at a time per `Library`: the MCP tools and the web panel
+    call it from worker threads, and its open indexes, layout and router are one set of state.
+    The watcher's syncs run beside them, as before (their files' connections wait their turn)."""
+
+    @wraps(method)
+    def one_at_a_time(self: Library, *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            return method(self, *args, **kwargs)
+
+    return cast(F, one_at_a_time)
+
+
 def _rebuilding(method: F) -> F:
     """Damage met in the middle of `method` in one of this library's indexes: throw that index
     away, build the collection again from its notes and run `method` once more."""
@@ -188,6 +202,7 @@ class Library:
         self._router: Router | None = None
         self._router_stamp: tuple[int, int, int] | None = None
         self._keys: WriteKeys | None = None  # opened by the first keyed write
+        self._lock = threading.RLock()  # `_serialised`: reentrant, one call may call another
 
     # -- layout and indexes -----------------------------------------------------------------
     def layout(self, *, refresh: bool = False) -> Layout:
@@ -301,6 +316,7 @@ class Library:
         self._save_registry(layout, reports)
         return reports
 
+    @_serialised
     @_rebuilding
     def reindex(
         self, path: str | None, *, full: bool = False, progress: Progress | None = None
@@ -356,6 +372,7 @@ class Library:
         self._router_stamp = None
 
     # -- search -----------------------------------------------------------------------------
+    @_serialised
     @_rebuilding
     def search(
         self,
@@ -467,6 +484,7 @@ class Library:
             fresh_by=fresh_by,
             stat_age=round(stat_age, 3),
             seconds=round(time.perf_counter() - started, 4),
+            signals=found.signals,
         )
 
     def _watched(self) -> str:
@@ -480,6 +498,7 @@ class Library:
         return "watcher" if _heartbeat.alive(self.root) else "stat"
 
     # -- one note ---------------------------------------------------------------------------
+    @_serialised
     def write(
         self, path: str, text: str, *, append: bool = False, idempotency_key: str | None = None
     ) -> NoteWritten:
@@ -504,11 +523,13 @@ class Library:
     def _sync_note(self, collection: Collection, note: Path) -> None:
         self.index_of(collection).sync([note])
 
+    @_serialised
     def read(self, path: str, start: int = 1, end: int | None = None) -> NoteText:
         """Lines `start`–`end` of a note (or `path:line` from a search hit)."""
         return read_note(self.root, path, start, end, max_bytes=self.max_file_bytes)
 
     # -- status -----------------------------------------------------------------------------
+    @_serialised
     @_rebuilding
     def status(self, path: str | None = None) -> dict[str, Any]:
         """What is indexed, when, and whether the index lags behind the files."""
@@ -553,6 +574,7 @@ class Library:
         return out
 
     # -- routing and collections ------------------------------------------------------------
+    @_serialised
     def route(self, query: str, *, k: int = 10, prefix: str = "") -> RouteResult:
         """Which collections to search for `query` (see `Router`)."""
         _check_k(k)

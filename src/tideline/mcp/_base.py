@@ -1,10 +1,10 @@
 """The one MCP server base: argument synonyms, the call wrapper, and errors in one format.
 
-Every tool body is `server.call(tool, lambda: <core call>, lock=…)`. The wrapper takes the lock
-the core call needs, turns the result into a dict and a `TidelineError` into one line a model can
-act on: `<the core's message>; next: <what to call>`. Schema violations, unknown arguments,
-unknown tools and crashes come back as one line too (a crash is logged with its traceback), so
-one bad call never takes the server down.
+Every tool body is `server.call(tool, lambda: <core call>)`; each service takes the lock it
+needs (the SDK runs sync tools in worker threads). The wrapper turns the result into a dict and a
+`TidelineError` into one line a model can act on: `<the core's message>; next: <what to
+call>`. Schema violations, unknown arguments, unknown tools and crashes come back as one line
+too (a crash is logged with its traceback), so one bad call never takes the server down.
 
 Imports run one way: this module ← the `*_tools` modules (each `register(server)`) ← `server`.
 """
@@ -14,32 +14,40 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Callable, Mapping
-from contextlib import AbstractContextManager, nullcontext
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-from mcp_types import CallToolResult, InputRequiredResult
+from mcp_types import CallToolResult, InputRequiredResult, ToolAnnotations
 from pydantic import ValidationError
 
 from tideline.app import Tideline
 from tideline.errors import TidelineError
 from tideline.fields import Command
-from tideline.memory import Memory
 from tideline.pathnames import hide_paths
-from tideline.serve import describe_validation, error_message, one_line, to_dict
+from tideline.serve import CALLS, annotated, describe_validation, error_message, one_line, to_dict
 
 log = logging.getLogger("tideline.mcp")
 
-Lock = Literal["agent", "library"]
+
+@dataclass(frozen=True)
+class Tool:
+    """A tool made from a `tideline.fields` command: its arguments are the spec's fields (names,
+    types, bounds, defaults, descriptions, synonyms), its body the command's service call
+    (`tideline.serve.CALLS`); only what the model reads is written here."""
+
+    command: Command
+    description: str  # for the model; "{agent}" becomes the agent's name
+    annotations: ToolAnnotations
+    titled: bool = True  # the tool's own title is its annotations' (the library's have none)
 
 
 class ToolServer(MCPServer[Any]):
     """`MCPServer` bound to one `Tideline`, with synonyms and one way to call the core.
 
-    Two locks: "agent" for the agent database (the app's `db_lock`, shared with `Memory`, which
-    takes it only around database work) and "library" for the markdown library. `remote`: the
-    clients hold only a token (MCP over HTTP), so errors never show the server's paths.
+    `remote`: the clients hold only a token (MCP over HTTP), so errors never show the server's
+    paths.
     """
 
     def __init__(self, app: Tideline, *, remote: bool = False, **kwargs: Any) -> None:
@@ -47,10 +55,6 @@ class ToolServer(MCPServer[Any]):
         self.app = app
         self.remote = remote
         self.aliases: dict[str, dict[str, str]] = {}  # tool -> alias -> argument
-        self.locks: dict[Lock, AbstractContextManager[object]] = {
-            "agent": app.db_lock,
-            "library": app.library_lock,
-        }
 
     def add_tool(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
         """The SDK's `add_tool`, with a tool described by its docstring described without the
@@ -65,20 +69,37 @@ class ToolServer(MCPServer[Any]):
             if cmd.tool is not None:
                 self.aliases[cmd.tool] = cmd.aliases
 
-    @property
-    def memory(self) -> Memory:
-        """The app's memory, opened once under the agent lock (workers may race to open it)."""
-        with self.locks["agent"]:
-            return self.app.memory
+    def add_command(self, spec: Tool) -> None:
+        """Add `spec`'s tool: a function whose signature is the command's fields, in the spec's
+        order (the SDK builds the input schema from it), calling `CALLS[tool](app, **args)`."""
+        cmd, name = spec.command, spec.command.tool
+        assert name is not None, "only a command with a tool name is a tool"
+        service = CALLS[name]
 
-    def call(
-        self, tool: str, fn: Callable[[], Any], *, lock: Lock | None = "agent"
-    ) -> dict[str, Any]:
-        """Run one core call under `lock` (None: the service locks for itself, as `Memory`
-        does, so a long embedding never holds up another client); errors become one line."""
+        def tool(**arguments: Any) -> dict[str, Any]:
+            return self.call(name, lambda: service(self.app, **arguments))
+
+        kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+        params = [
+            inspect.Parameter(f.name, kind, annotation=annotated(cmd, f.name)) for f in cmd.fields
+        ]
+        tool.__name__ = name
+        tool.__dict__["__signature__"] = inspect.Signature(params, return_annotation=dict[str, Any])
+        self.add_tool(
+            tool,
+            name=name,
+            title=spec.annotations.title if spec.titled else None,
+            description=inspect.cleandoc(spec.description).format(
+                agent=self.app.settings.agent_name
+            ),
+            annotations=spec.annotations,
+        )
+        self.accept(cmd)
+
+    def call(self, tool: str, fn: Callable[[], Any]) -> dict[str, Any]:
+        """Run one core call; its result as a dict, a `TidelineError` as one line."""
         try:
-            with self.locks[lock] if lock else nullcontext():
-                return to_dict(fn())
+            return to_dict(fn())
         except TidelineError as exc:
             raise ToolError(error_message(tool, exc)) from exc
 

@@ -167,7 +167,7 @@ def with_llm(
     llm, reason = tool_llm(ctx, app)
     if llm is None and reason is None:
         return ROUNDS.start(
-            lambda sampler: server.call(tool, lambda: work(app.llm_for(sampler), None), lock=None),
+            lambda sampler: server.call(tool, lambda: work(app.llm_for(sampler), None)),
             app.settings.llm_timeout,
         )
-    return server.call(tool, lambda: work(llm, reason), lock=None)
+    return server.call(tool, lambda: work(llm, reason))

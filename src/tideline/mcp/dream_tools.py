@@ -25,12 +25,11 @@ from tideline.consolidate.dream import (
     PromptInfo,
     list_prompts,
     render_prompt,
-    thread_action,
 )
 from tideline.errors import TidelineError
 from tideline.fields import DREAM_RUN, MEMORY_THREADS
 from tideline.llm import LLM, NO_LLM
-from tideline.mcp._base import ToolServer
+from tideline.mcp._base import Tool, ToolServer
 from tideline.mcp._rounds import with_llm
 from tideline.mcp.profile_tools import step_progress
 from tideline.serve import annotated, error_message, names
@@ -38,21 +37,30 @@ from tideline.serve import annotated, error_message, names
 Date = annotated(DREAM_RUN, "date")
 Layers = annotated(DREAM_RUN, "layers")
 DryRun = annotated(DREAM_RUN, "dry_run")
-Action = annotated(MEMORY_THREADS, "action")
-Status = annotated(MEMORY_THREADS, "status")
-ThreadId = annotated(MEMORY_THREADS, "thread_id")
-Title = annotated(MEMORY_THREADS, "title")
-Why = annotated(MEMORY_THREADS, "why")
-Note = annotated(MEMORY_THREADS, "note")
-Memories = annotated(MEMORY_THREADS, "memories")
-Limit = annotated(MEMORY_THREADS, "limit")
+
+THREADS = Tool(
+    MEMORY_THREADS,
+    "The threads of {agent}'s dreaming: open directions (a question left hanging, a "
+    "plan, a worry, a pattern forming) and conflicts between memories, each with the "
+    "memories that raised it and when it was last touched. action='list' (default; "
+    "status open, resolved, dropped or all); 'open' with title, why and memories (ids "
+    "from memory_search); 'touch' with thread_id and a note or memories; 'close' with "
+    "thread_id, status resolved or dropped, and why. Threads are never deleted.",
+    ToolAnnotations(
+        title="Open threads",
+        read_only_hint=False,
+        destructive_hint=False,
+        idempotent_hint=False,
+        open_world_hint=False,
+    ),
+)
 
 
 def register(server: ToolServer) -> None:
     """Add the dream tools and the dream prompts to `server`."""
-    server.accept(DREAM_RUN, MEMORY_THREADS)
-    for add in (_dream_run, _memory_threads):
-        add(server)
+    server.accept(DREAM_RUN)
+    _dream_run(server)
+    server.add_command(THREADS)
     for info in list_prompts():
         server.add_prompt(_prompt(server, info))
 
@@ -85,8 +93,7 @@ def _dream_run(server: ToolServer) -> None:
         date: Date, layers: Layers, dry_run: DryRun, ctx: Context
     ) -> dict[str, Any] | InputRequiredResult:
         def run(llm: LLM | None, reason: str | None) -> dict[str, Any]:
-            with server.locks["agent"]:  # opens the app's services once, not their work
-                dream = server.app.dream_using(llm, reason or NO_LLM)
+            dream = server.app.dream_using(llm, reason or NO_LLM)
             report = dream.run(
                 date=date,
                 layers=names(layers) or None,
@@ -98,64 +105,13 @@ def _dream_run(server: ToolServer) -> None:
         return with_llm(server, "dream_run", ctx, run)
 
 
-def _memory_threads(server: ToolServer) -> None:
-    agent = server.app.settings.agent_name
-
-    @server.tool(
-        name="memory_threads",
-        title="Open threads",
-        description=(
-            f"The threads of {agent}'s dreaming: open directions (a question left hanging, a "
-            "plan, a worry, a pattern forming) and conflicts between memories, each with the "
-            "memories that raised it and when it was last touched. action='list' (default; "
-            "status open, resolved, dropped or all); 'open' with title, why and memories (ids "
-            "from memory_search); 'touch' with thread_id and a note or memories; 'close' with "
-            "thread_id, status resolved or dropped, and why. Threads are never deleted."
-        ),
-        annotations=ToolAnnotations(
-            title="Open threads",
-            read_only_hint=False,
-            destructive_hint=False,
-            idempotent_hint=False,
-            open_world_hint=False,
-        ),
-    )
-    def memory_threads(
-        action: Action,
-        status: Status,
-        thread_id: ThreadId,
-        title: Title,
-        why: Why,
-        note: Note,
-        memories: Memories,
-        limit: Limit,
-    ) -> dict[str, Any]:
-        def call() -> dict[str, Any]:
-            with server.locks["agent"]:
-                dream = server.app.dream
-            return thread_action(
-                dream,
-                action,
-                status=status,
-                thread_id=thread_id,
-                title=title,
-                why=why,
-                note=note,
-                memories=memories or (),
-                limit=limit,
-            )
-
-        return server.call("memory_threads", call, lock=None)
-
-
 def _prompt(server: ToolServer, info: PromptInfo) -> Prompt:
     """One dream prompt, rendered with the day's inputs and the by-hand instructions. Sync: the
     SDK renders it in a worker thread, off the event loop, while it reads the database."""
 
     def render(date: Date) -> str:
         try:
-            with server.locks["agent"]:
-                dream = server.app.dream
+            dream = server.app.dream
             found = dream.prompt_inputs(info.name, date)
             return render_prompt(info.name, found, by_hand=True).text()
         except TidelineError as exc:  # the SDK would hide the message behind its own

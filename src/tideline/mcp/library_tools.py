@@ -6,12 +6,12 @@ Search catches up on edits made before the call (docs/library.md, *Catch-up firs
 keep its notes where its human reads them (inside a collection, atomically, indexed at once) and
 `memo_read` reads a note or lines. They use
 the app's library (`memo_root`, `MEMO_ROOT`), opened on first use so a server without a library
-still starts; calls take the "library" lock because the SDK runs sync tools in threads.
+still starts; the library serialises its own calls (the SDK runs sync tools in threads). Each
+tool is its command in `tideline.fields` and the library call `tideline.serve.CALLS` maps it
+onto; here are what the model reads (the descriptions) and the annotations.
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 from mcp_types import ToolAnnotations
 
@@ -23,48 +23,14 @@ from tideline.fields import (
     MEMO_STATUS,
     MEMO_WRITE,
 )
-from tideline.mcp._base import ToolServer
-from tideline.serve import annotated, searched
+from tideline.mcp._base import Tool, ToolServer
 
-Query = annotated(MEMO_SEARCH, "query")
-SearchPath = annotated(MEMO_SEARCH, "path")
-K = annotated(MEMO_SEARCH, "k")
-Mode = annotated(MEMO_SEARCH, "mode")
-MinScore = annotated(MEMO_SEARCH, "min_score")
-StatusPath = annotated(MEMO_STATUS, "path")
-ReindexPath = annotated(MEMO_REINDEX, "path")
-Full = annotated(MEMO_REINDEX, "full")
-Question = annotated(MEMO_ROUTE, "query")
-Candidates = annotated(MEMO_ROUTE, "k")
-Prefix = annotated(MEMO_ROUTE, "prefix")
-NotePath = annotated(MEMO_WRITE, "path")
-NoteText = annotated(MEMO_WRITE, "text")
-Append = annotated(MEMO_WRITE, "append")
-NoteKey = annotated(MEMO_WRITE, "idempotency_key")
-ReadPath = annotated(MEMO_READ, "path")
-Start = annotated(MEMO_READ, "start")
-End = annotated(MEMO_READ, "end")
+READS = {"read_only_hint": True, "open_world_hint": False}
+WRITES = {"read_only_hint": False, "destructive_hint": False, "open_world_hint": False}
 
-
-def register(server: ToolServer) -> None:
-    """Add the library tools to `server`, all calling the app's library."""
-    server.accept(MEMO_SEARCH, MEMO_STATUS, MEMO_REINDEX, MEMO_ROUTE, MEMO_WRITE, MEMO_READ)
-    for add in (_memo_search, _memo_status, _memo_reindex, _memo_route, _memo_write, _memo_read):
-        add(server)
-
-
-def _memo_search(server: ToolServer) -> None:
-    app = server.app
-
-    @server.tool(
-        name="memo_search",
-        annotations=ToolAnnotations(
-            title="Search the notes library", read_only_hint=True, open_world_hint=False
-        ),
-    )
-    def memo_search(
-        query: Query, path: SearchPath, k: K, mode: Mode, min_score: MinScore
-    ) -> dict[str, Any]:
+TOOLS = (
+    Tool(
+        MEMO_SEARCH,
         """Search the markdown notes by meaning and by exact words (BM25 + vectors, fused).
 
         `path` is a collection folder (e.g. "work/jira"), a sub-folder or one file; "*" searches
@@ -75,116 +41,58 @@ def _memo_search(server: ToolServer) -> None:
         heading and up to ~1,200 characters of the section. Results below the relevance floor
         are left out, so an empty list (with its `reason`) means no note is relevant. Edits
         made just before the call are already included.
-        """
-        return searched(
-            "memo_search",
-            server.call(
-                "memo_search",
-                lambda: app.library.search(query, path, k=k, mode=mode, min_score=min_score),
-                lock="library",
-            ),
-        )
-
-
-def _memo_status(server: ToolServer) -> None:
-    app = server.app
-
-    @server.tool(
-        name="memo_status",
-        annotations=ToolAnnotations(
-            title="Library status", read_only_hint=True, open_world_hint=False
-        ),
-    )
-    def memo_status(path: StatusPath) -> dict[str, Any]:
+        """,
+        ToolAnnotations(title="Search the notes library", **READS),
+        titled=False,
+    ),
+    Tool(
+        MEMO_STATUS,
         """List the collections (name, description, files, chunks, last sync, how many notes the
         index lags behind) and the folders that are not indexed and why (no _meta.yaml, too deep,
-        unreadable files). `path` limits it to one collection or folder."""
-        return server.call("memo_status", lambda: app.library.status(path), lock="library")
-
-
-def _memo_reindex(server: ToolServer) -> None:
-    app = server.app
-
-    @server.tool(
-        name="memo_reindex",
-        annotations=ToolAnnotations(
-            title="Re-index notes",
-            read_only_hint=False,
-            destructive_hint=False,
-            idempotent_hint=True,
-            open_world_hint=False,
-        ),
-    )
-    def memo_reindex(path: ReindexPath, full: Full) -> dict[str, Any]:
+        unreadable files). `path` limits it to one collection or folder.""",
+        ToolAnnotations(title="Library status", **READS),
+        titled=False,
+    ),
+    Tool(
+        MEMO_REINDEX,
         """Bring the index of `path` (a collection, folder or file; "*" for all) up to date with
         the files. Only needed when search looks stale; `full=true` throws the index away and
-        rebuilds it from the markdown (slow: every note is embedded again). Never edits notes."""
-        return server.call(
-            "memo_reindex",
-            lambda: {"collections": [r.to_dict() for r in app.library.reindex(path, full=full)]},
-            lock="library",
-        )
-
-
-def _memo_route(server: ToolServer) -> None:
-    app = server.app
-
-    @server.tool(
-        name="memo_route",
-        annotations=ToolAnnotations(
-            title="Pick collections for a question", read_only_hint=True, open_world_hint=False
-        ),
-    )
-    def memo_route(query: Question, k: Candidates, prefix: Prefix) -> dict[str, Any]:
+        rebuilds it from the markdown (slow: every note is embedded again). Never edits notes.""",
+        ToolAnnotations(title="Re-index notes", idempotent_hint=True, **WRITES),
+        titled=False,
+    ),
+    Tool(
+        MEMO_ROUTE,
         """Which collections should a question be searched in? Returns candidate collections
         (name, path, description) best first; pass a candidate's `path` to memo_search.
-        `prefix` (e.g. "work/") limits the answer to one branch of the name tree."""
-        return server.call(
-            "memo_route", lambda: app.library.route(query, k=k, prefix=prefix), lock="library"
-        )
-
-
-def _memo_write(server: ToolServer) -> None:
-    app = server.app
-
-    @server.tool(
-        name="memo_write",
-        annotations=ToolAnnotations(
-            title="Write a note",
-            read_only_hint=False,
-            destructive_hint=False,
-            idempotent_hint=False,
-            open_world_hint=False,
-        ),
-    )
-    def memo_write(
-        path: NotePath, text: NoteText, append: Append, idempotency_key: NoteKey
-    ) -> dict[str, Any]:
+        `prefix` (e.g. "work/") limits the answer to one branch of the name tree.""",
+        ToolAnnotations(title="Pick collections for a question", **READS),
+        titled=False,
+    ),
+    Tool(
+        MEMO_WRITE,
         """Create a markdown note in a collection of the library, or with append=true add to the
         end of one (an existing note is never overwritten). `path` is relative to the library
         root and lies inside a collection (see memo_status), e.g. "work/jira/2024-06-01.md";
         missing sub-folders are made. The write is atomic and indexed at once, so memo_search
         finds it on the next call; an edit made to the note meanwhile is kept. Pass an
         idempotency_key to retry an append safely after a lost answer. Returns the path,
-        whether it was created, its size and the line where the new text starts."""
-        return server.call(
-            "memo_write",
-            lambda: app.library.write(path, text, append=append, idempotency_key=idempotency_key),
-            lock="library",
-        )
-
-
-def _memo_read(server: ToolServer) -> None:
-    app = server.app
-
-    @server.tool(
-        name="memo_read",
-        annotations=ToolAnnotations(
-            title="Read a note", read_only_hint=True, open_world_hint=False
-        ),
-    )
-    def memo_read(path: ReadPath, start: Start, end: End) -> dict[str, Any]:
+        whether it was created, its size and the line where the new text starts.""",
+        ToolAnnotations(title="Write a note", idempotent_hint=False, **WRITES),
+        titled=False,
+    ),
+    Tool(
+        MEMO_READ,
         """Read a note of the library, whole or lines start–end (at most 400 lines per call;
         `more` says whether lines follow). `path` may be a memo_search hit's location
-        ("work/jira/x.md:42"), which starts there."""
-        return server.call("memo_read", lambda: app.library.read(path, start, end), lock="library")
+        ("work/jira/x.md:42"), which starts there.""",
+        ToolAnnotations(title="Read a note", **READS),
+        titled=False,
+    ),
+)
+
+
+def register(server: ToolServer) -> None:
+    """Add the library tools to `server`, all calling the app's library."""
+    for tool in TOOLS:
+        server.add_command(tool)

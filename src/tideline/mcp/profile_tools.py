@@ -25,10 +25,9 @@ from tideline.fields import (
     FACT_TIMELINE,
     MEMORY_PROFILE,
     SLEEP_RUN,
-    fact_statuses,
 )
 from tideline.llm import LLM, NO_LLM
-from tideline.mcp._base import ToolServer
+from tideline.mcp._base import Tool, ToolServer
 from tideline.mcp._rounds import with_llm
 from tideline.serve import annotated
 
@@ -36,119 +35,52 @@ READ_ONLY = {"read_only_hint": True, "destructive_hint": False, "open_world_hint
 # Rejecting or closing changes a fact's status for good (nothing reopens it), yet deletes nothing.
 CORRECTS = {"read_only_hint": False, "destructive_hint": False, "open_world_hint": False}
 
-Status = annotated(MEMORY_PROFILE, "status")
-Category = annotated(MEMORY_PROFILE, "category")
-Subject = annotated(MEMORY_PROFILE, "subject")
-AsOf = annotated(MEMORY_PROFILE, "as_of")
-FactId = annotated(FACT_REJECT, "fact_id")
-RejectWhy = annotated(FACT_REJECT, "why")
-CloseWhy = annotated(FACT_CLOSE, "why")
-CloseSuccessor = annotated(FACT_CLOSE, "successor")
 DryRun = annotated(SLEEP_RUN, "dry_run")
 Timeout = annotated(SLEEP_RUN, "timeout")
+
+TOOLS = (
+    Tool(
+        MEMORY_PROFILE,
+        "The facts {agent} has formed about the user, the people in their life and itself "
+        "(subject user, a name, or self), each with status (suspected, confirmed, "
+        "established; rejected and closed ones with status='all'), confidence, and the "
+        "conversation turns it rests on (evidence, with their text). Use it to check what "
+        "is believed and why before relying on it; correct a wrong fact with fact_reject, an "
+        "outdated one with fact_close. as_of='2023-06-15' answers what was believed on that "
+        "date in the user's own time (facts then, with the events and people of then).",
+        ToolAnnotations(title="What is known about the user", idempotent_hint=True, **READ_ONLY),
+    ),
+    Tool(
+        FACT_REJECT,
+        "Mark one of {agent}'s facts as wrong, with the reason (e.g. the user said it is "
+        "not true). The fact is not deleted: it keeps its evidence and gets an end time and "
+        "the reason on its timeline, and stops being used. Final: a rejected fact never "
+        "comes back; a corrected value is a new fact formed by the next sleep.",
+        ToolAnnotations(title="Mark a fact wrong", idempotent_hint=False, **CORRECTS),
+    ),
+    Tool(
+        FACT_CLOSE,
+        "Mark one of {agent}'s facts as no longer true (it was true, e.g. the user moved "
+        "away). The fact is not deleted: it keeps its evidence and gets an end time on its "
+        "timeline. Final: a closed fact never reopens.",
+        ToolAnnotations(title="Mark a fact no longer true", idempotent_hint=False, **CORRECTS),
+    ),
+    Tool(
+        FACT_TIMELINE,
+        "The history of one of {agent}'s facts: the fact with its evidence, the chain of "
+        "facts it superseded or that superseded it (oldest first), and every status change "
+        "with its time, reason and the sleep run that made it.",
+        ToolAnnotations(title="A fact's history", idempotent_hint=True, **READ_ONLY),
+    ),
+)
 
 
 def register(server: ToolServer) -> None:
     """Add the profile and sleep tools to `server`."""
-    server.accept(MEMORY_PROFILE, FACT_REJECT, FACT_CLOSE, FACT_TIMELINE, SLEEP_RUN)
-    for add in (_memory_profile, _fact_reject, _fact_close, _fact_timeline, _sleep_run):
-        add(server)
-
-
-def _memory_profile(server: ToolServer) -> None:
-    agent = server.app.settings.agent_name
-
-    @server.tool(
-        name="memory_profile",
-        title="What is known about the user",
-        description=(
-            f"The facts {agent} has formed about the user, the people in their life and itself "
-            "(subject user, a name, or self), each with status (suspected, confirmed, "
-            "established; rejected and closed ones with status='all'), confidence, and the "
-            "conversation turns it rests on (evidence, with their text). Use it to check what "
-            "is believed and why before relying on it; correct a wrong fact with fact_reject, an "
-            "outdated one with fact_close. as_of='2023-06-15' answers what was believed on that "
-            "date in the user's own time (facts then, with the events and people of then)."
-        ),
-        annotations=ToolAnnotations(
-            title="What is known about the user", idempotent_hint=True, **READ_ONLY
-        ),
-    )
-    def memory_profile(
-        status: Status, category: Category, subject: Subject, as_of: AsOf
-    ) -> dict[str, Any]:
-        def facts() -> dict[str, Any]:
-            profile, statuses = server.app.profile, fact_statuses(status)
-            if as_of is not None:
-                view = profile.as_of(as_of, status=statuses, category=category, subject=subject)
-                return view.to_dict()
-            found = profile.facts(status=statuses, category=category, subject=subject)
-            return {"facts": [f.to_dict() for f in found]}
-
-        return server.call("memory_profile", facts)
-
-
-def _fact_reject(server: ToolServer) -> None:
-    agent = server.app.settings.agent_name
-
-    @server.tool(
-        name="fact_reject",
-        title="Mark a fact wrong",
-        description=(
-            f"Mark one of {agent}'s facts as wrong, with the reason (e.g. the user said it is "
-            "not true). The fact is not deleted: it keeps its evidence and gets an end time and "
-            "the reason on its timeline, and stops being used. Final: a rejected fact never "
-            "comes back; a corrected value is a new fact formed by the next sleep."
-        ),
-        annotations=ToolAnnotations(title="Mark a fact wrong", idempotent_hint=False, **CORRECTS),
-    )
-    def fact_reject(fact_id: FactId, why: RejectWhy) -> dict[str, Any]:
-        return server.call(
-            "fact_reject", lambda: {"fact": server.app.profile.reject(fact_id, why).to_dict()}
-        )
-
-
-def _fact_close(server: ToolServer) -> None:
-    agent = server.app.settings.agent_name
-
-    @server.tool(
-        name="fact_close",
-        title="Mark a fact no longer true",
-        description=(
-            f"Mark one of {agent}'s facts as no longer true (it was true, e.g. the user moved "
-            "away). The fact is not deleted: it keeps its evidence and gets an end time on its "
-            "timeline. Final: a closed fact never reopens."
-        ),
-        annotations=ToolAnnotations(
-            title="Mark a fact no longer true", idempotent_hint=False, **CORRECTS
-        ),
-    )
-    def fact_close(
-        fact_id: FactId, why: CloseWhy, successor: CloseSuccessor = None
-    ) -> dict[str, Any]:
-        return server.call(
-            "fact_close",
-            lambda: {
-                "fact": server.app.profile.close(fact_id, why=why, successor=successor).to_dict()
-            },
-        )
-
-
-def _fact_timeline(server: ToolServer) -> None:
-    agent = server.app.settings.agent_name
-
-    @server.tool(
-        name="fact_timeline",
-        title="A fact's history",
-        description=(
-            f"The history of one of {agent}'s facts: the fact with its evidence, the chain of "
-            "facts it superseded or that superseded it (oldest first), and every status change "
-            "with its time, reason and the sleep run that made it."
-        ),
-        annotations=ToolAnnotations(title="A fact's history", idempotent_hint=True, **READ_ONLY),
-    )
-    def fact_timeline(fact_id: FactId) -> dict[str, Any]:
-        return server.call("fact_timeline", lambda: server.app.profile.timeline(fact_id))
+    for tool in TOOLS:
+        server.add_command(tool)
+    server.accept(SLEEP_RUN)
+    _sleep_run(server)
 
 
 def _sleep_run(server: ToolServer) -> None:
@@ -176,8 +108,7 @@ def _sleep_run(server: ToolServer) -> None:
         dry_run: DryRun, timeout: Timeout, ctx: Context
     ) -> dict[str, Any] | InputRequiredResult:
         def run(llm: LLM | None, reason: str | None) -> dict[str, Any]:
-            with server.locks["agent"]:  # opens the app's services once, not their work
-                sleep = server.app.sleep_using(llm, reason or NO_LLM)
+            sleep = server.app.sleep_using(llm, reason or NO_LLM)
             report = sleep.run(dry_run=dry_run, timeout=timeout, progress=step_progress(ctx))
             return report.to_dict() | ({"llm_skipped": reason} if reason else {})
 

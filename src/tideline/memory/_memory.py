@@ -24,7 +24,7 @@ import logging
 import math
 import threading
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager, suppress
 from dataclasses import asdict, replace
 from itertools import chain
@@ -113,16 +113,22 @@ NARRATIVES = Policy(
 #: which RRF (k = 10 before issue 12: recall@5 0.546) flattened; `turn_fusion`, `turn_alpha`, and
 #: `turn_rrf_k` / `turn_vector_weight` for RRF set it. The levers (`_turn_keys`): dates and
 #: memory keys, `turn_date_weight`, `turn_memory_weight`, `turn_answer_weight`,
-#: `turn_session_weight`, `turn_session_cap`.
+#: `turn_own_weight`, `turn_neighbour_weight`, `turn_session_weight`, `turn_session_cap`. A
+#: question in another script than the turns ("Как зовут собак Джеймса?") rests on the vector
+#: list, centred, and names its speaker in Cyrillic too (`Policy.scripts`; translated LoCoMo
+#: questions, docs/benchmarks.md).
 TURNS = Policy(
     cast(Literal["rrf", "convex"], D.turn_fusion),
     rrf_k=D.turn_rrf_k,
     alpha=D.turn_alpha,
     kind="turn",
+    scripts=True,
     date_weight=D.turn_date_weight,
     memory_weight=D.turn_memory_weight,
     speaker_weight=D.turn_speaker_weight,
     answer_weight=D.turn_answer_weight,
+    own_weight=D.turn_own_weight,
+    neighbour_weight=D.turn_neighbour_weight,
     window=window_setting(D.search_time_window),
 )
 
@@ -574,12 +580,14 @@ class Memory:
             hits = self._narrative_hits(found.top(k))
             left_out = found.left_out
             warnings += found.warnings
+            signals = found.signals
             if include_turns:
                 turns = self._turn_retrieval(
                     query, qvec, k, mode, since_t, until_t, warning, floor, asked=asked
                 )
                 warnings += turns.warnings
                 left_out += turns.left_out
+                signals = turns.signals
                 hits = interleave(hits, self._turn_hits(turns.top(k)))
         # found in the window, or a turn said then shown (the date lever lifts those unmarked):
         # no "nothing said then"
@@ -589,7 +597,9 @@ class Memory:
             for h in hits[:k]
         ):
             warnings = [w for w in warnings if not found_nothing_in(w)]
-        return SearchResult(hits[:k], found.mode, list(dict.fromkeys(warnings)), floor, left_out)
+        return SearchResult(
+            hits[:k], found.mode, list(dict.fromkeys(warnings)), floor, left_out, signals=signals
+        )
 
     def search_turns(
         self,
@@ -715,6 +725,16 @@ class Memory:
     def sessions(self, limit: int = 50) -> list[dict[str, Any]]:
         with self.lock:
             return self.raw.sessions(limit)
+
+    def turns(self, ids: Iterable[int]) -> list[Turn]:
+        """These turns (the ones that exist), read under the lock: for callers in any thread."""
+        with self.lock:
+            return self.raw.get(ids)
+
+    def all_narratives(self, *, links: bool = False) -> list[Narrative]:
+        """Every live narrative by id (`Narratives.all`), read under the lock like `turns`."""
+        with self.lock:
+            return self.narratives.all(links=links)
 
     # -- what consolidation reads --------------------------------------------------------------
     def session_heads(self) -> dict[int, int]:

@@ -459,6 +459,21 @@ class RawContext:
             )
         return out
 
+    def neighbours_of(self, ids: Sequence[int]) -> dict[int, list[int]]:
+        """Each of these turns' previous and next turns in its session, those not forgotten
+        (the neighbours lever reads their stored vectors)."""
+        out: dict[int, list[int]] = {}
+        for part in batches(ids):
+            marks = ",".join("?" * len(part))
+            rows = self.db.execute(
+                "SELECT q.id, t.id FROM turns q JOIN turns t ON t.session_id = q.session_id"
+                f" AND t.seq IN (q.seq - 1, q.seq + 1) AND {_LIVE} WHERE q.id IN ({marks})",
+                part,
+            )
+            for q, t in rows:
+                out.setdefault(int(q), []).append(int(t))
+        return out
+
     def sessions_of(self, ids: Sequence[int]) -> dict[int, int]:
         """Each turn's session id (search keeps one session from filling a top k)."""
         return {i: int(s) for i, s in self._column_of(ids, "session_id").items()}

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from tideline.clock import Window, anchor, from_text, parse_time, when
 from tideline.memory._dates import SLACK_DAYS
 from tideline.memory._raw import RawContext
-from tideline.search import Answer, Key, Mark, TimeWindow
+from tideline.search import Key, Lever, TimeWindow
 
 #: The composition root's reader of a question's window: (question, today or None) → Window.
 Resolver = Callable[[str, str | None], Window | None]
@@ -64,9 +64,7 @@ def turns_in(raw: RawContext, window: Window) -> TimeWindow:
     return TimeWindow(window, raw.filter(said.since, said.until), raw.texts, SLACK_DAYS)
 
 
-def turns_window(
-    raw: RawContext, asked: Window, keys: Sequence[Key | Mark | Answer]
-) -> TimeWindow | None:
+def turns_window(raw: RawContext, asked: Window, keys: Sequence[Lever]) -> TimeWindow | None:
     """The turns' time window for `asked`, or None when the date lever's key (`turn_keys`)
     searches the question's date already."""
     if any(isinstance(key, Key) and key.name == "dates" for key in keys):

@@ -6,9 +6,11 @@ Memory owns the knowledge, `tideline.search` the ranking (every formula is a sta
 - memory keys (`Policy.memory_weight`): the narratives that match the query point at their
   source turns (a memory says in other words what its turns said);
 - speakers (`Policy.speaker_weight`): the candidates spoken by a person the question names
-  (`_speakers`);
+  (`_speakers`; a name written in Cyrillic too under `Policy.scripts`);
 - answers (`Policy.answer_weight`, `answer_demote`): `RawContext.answers_of` says which
   candidates ask a question and which turn replies to each (`search._levers.Answer`);
+- neighbours (`Policy.neighbour_weight`): `RawContext.neighbours_of` says which turns are
+  around each candidate, whose stored vectors `retrieve` reads (`search._levers.Near`);
 - sessions (`Policy.session_weight`, `session_cap`): `RawContext.sessions_of` says which
   session each turn belongs to, for the session-level list and for diversity.
 The keys only apply to an unfiltered search (a filtered one must not gain turns from outside).
@@ -23,7 +25,7 @@ from tideline.memory._dates import date_window
 from tideline.memory._narratives import Narratives
 from tideline.memory._raw import RawContext
 from tideline.memory._speakers import named
-from tideline.search import Answer, Key, Mark, Policy, Scope
+from tideline.search import Answer, Key, Lever, Mark, Near, Policy, Scope
 
 
 def turn_keys(
@@ -34,10 +36,10 @@ def turn_keys(
     narrative_policy: Policy,
     *,
     memory_scope: Scope | None = None,
-) -> list[Key | Mark | Answer]:
+) -> list[Lever]:
     """The levers' keys for `query` (see the module docstring); `memory_scope` narrows the
     narratives searched for memory keys (default: all)."""
-    keys: list[Key | Mark | Answer] = []
+    keys: list[Lever] = []
     if policy.date_weight:
         latest = raw.latest_day()
         window = date_window(query, dt.date.fromisoformat(latest) if latest else None)
@@ -62,10 +64,12 @@ def turn_keys(
 
         def spoken(ids: Sequence[int]) -> set[int]:
             by = raw.speakers_of(ids)
-            names = named(query, by.values())
+            names = named(query, by.values(), by_sound=policy.scripts)
             return {i for i, speaker in by.items() if speaker in names}
 
         keys.append(Mark("speaker", policy.speaker_weight, spoken))
     if policy.answer_weight or policy.answer_demote:
         keys.append(Answer("answers", policy.answer_weight, raw.answers_of, policy.answer_demote))
+    if policy.neighbour_weight:
+        keys.append(Near("neighbours", policy.neighbour_weight, raw.neighbours_of))
     return keys

@@ -15,7 +15,17 @@ from tideline.search._file_health import damaged_search_files
 from tideline.search._fusion import RRF_K, fuse, ranks, rrf_fuse, weighted_fuse
 from tideline.search._index import FillReport, TextIndex, text_key
 from tideline.search._knn import VectorOptions
-from tideline.search._levers import Answer, Groups, Key, Mark, Targets, diversify, lift
+from tideline.search._levers import (
+    Answer,
+    Groups,
+    Key,
+    Lever,
+    Mark,
+    Near,
+    Targets,
+    diversify,
+    lift,
+)
 from tideline.search._lexical import Counts, Freqs
 from tideline.search._open import create_index, open_index
 from tideline.search._pg_index import PgTextIndex
@@ -66,8 +76,10 @@ __all__ = [
     "Groups",
     "Hit",
     "Key",
+    "Lever",
     "Mark",
     "Mode",
+    "Near",
     "Parents",
     "ParsedQuery",
     "PgTextIndex",

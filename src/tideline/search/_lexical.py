@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -79,6 +79,8 @@ class TermCounts(Protocol):
 def fts_form(text: str) -> str:
     """`text` as FTS5's `unicode61 remove_diacritics 2` stores it (analysed text is case-folded
     already): diacritics of Latin letters removed, others (й, ё) kept."""
+    if text.isascii():  # nothing to decompose (the common case: skips a loop per character)
+        return text
     out: list[str] = []
     for ch in unicodedata.normalize("NFD", text):
         if unicodedata.combining(ch) and out and out[-1] < "\u0250":
@@ -142,6 +144,10 @@ class Lexicon:
     total: float
     avgdl: float
     rare: frozenset[str] = frozenset()
+    #: The share of the query's terms written in a script the index holds (`scripts`).
+    known: float = 1.0
+    #: Whether a script of the query's terms is absent from the index (`scripts`).
+    foreign: bool = False
 
 
 def lexicon(indexes: Sequence[TermCounts], parsed: ParsedQuery) -> Lexicon | None:
@@ -156,7 +162,38 @@ def lexicon(indexes: Sequence[TermCounts], parsed: ParsedQuery) -> Lexicon | Non
     stats = pooled([c for c in counts if c is not None])
     idfs = weights(terms, stats)
     avgdl = stats.tokens / stats.records if stats.records else 0.0
-    return Lexicon(terms, idfs, sum(idfs.values()) or 1.0, avgdl, rare(terms, stats))
+    known, foreign = scripts(terms, stats)
+    total = sum(idfs.values()) or 1.0
+    return Lexicon(terms, idfs, total, avgdl, rare(terms, stats), known, foreign)
+
+
+def script(term: str) -> str:
+    """The writing system of a term's first letter, as Unicode names it ("LATIN", "CYRILLIC",
+    "CJK", "HIRAGANA", …); "" for a term without a letter (a number belongs to every script)."""
+    for ch in term:
+        if ch.isalpha():
+            return unicodedata.name(ch, "").split(" ", 1)[0]
+    return ""
+
+
+def scripts(terms: Sequence[str], stats: Counts) -> tuple[float, bool]:
+    """(known, foreign): the share of the query's lettered terms written in a script the index
+    holds at least one of them in (1.0 when it holds none: nothing to judge by), and whether
+    the index holds none of the terms of some script of the query — a question in another
+    language than the records (see the module docstring)."""
+    held: dict[str, bool] = {}
+    counts: dict[str, int] = {}
+    for term in terms:
+        name = script(term)
+        if not name:
+            continue
+        n = min((stats.df.get(w, 0) for w in term.split()), default=0)
+        held[name] = held.get(name, False) or n > 0
+        counts[name] = counts.get(name, 0) + 1
+    lettered = sum(counts.values())
+    inside = sum(counts[name] for name, ok in held.items() if ok)
+    known = inside / lettered if lettered and inside else 1.0
+    return known, not all(held.values())
 
 
 def rare(terms: Sequence[str], stats: Counts) -> frozenset[str]:
@@ -169,6 +206,13 @@ def rare(terms: Sequence[str], stats: Counts) -> frozenset[str]:
         if 0 < n <= most:
             out.add(term)
     return frozenset(out)
+
+
+def own_share(words: Lexicon, own: Set[str]) -> float:
+    """The share of the query's Σ IDF whose terms a record's own words hold (`own`: its text as
+    the index stores it, a set of terms; a phrase counts when every word of it is there)."""
+    held = (t for t in words.terms if all(w in own for w in t.split()))
+    return sum(words.idfs[t] for t in held) / words.total
 
 
 def evident(hit: Hit) -> str | None:

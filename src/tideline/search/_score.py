@@ -45,6 +45,7 @@ from functools import cache
 from importlib import resources
 
 from tideline.errors import ConfigError, InvalidInput
+from tideline.search._answer import Gate
 from tideline.search._types import Hit
 
 #: The calibration used when a search has no query vector (or the model has no fit).
@@ -80,12 +81,14 @@ class Calibration:
 
 @dataclass(frozen=True)
 class Fit:
-    """One model's calibrations by kind, its floor, and the floors of kinds that have their
-    own (`floors`: notes, whose floor is chosen on the library's searches, docs/search.md)."""
+    """One model's calibrations by kind, its floor, the floors of kinds that have their
+    own (`floors`: notes, whose floor is chosen on the library's searches, docs/search.md) and
+    the kinds' answer gates (`gates`, `_answer`: is there an answer among the hits at all)."""
 
     floor: float
     kinds: dict[str, Calibration]
     floors: dict[str, float] = field(default_factory=dict)
+    gates: dict[str, Gate] = field(default_factory=dict)
 
     def of(self, kind: str) -> Calibration:
         return self.kinds.get(kind) or self.kinds["record"]
@@ -104,6 +107,7 @@ def fits() -> dict[str, Fit]:
             float(fit["floor"]),
             {kind: Calibration(**weights) for kind, weights in fit["kinds"].items()},
             {kind: float(floor) for kind, floor in fit.get("floors", {}).items()},
+            {kind: Gate(**gate) for kind, gate in fit.get("gates", {}).items()},
         )
         for model, fit in data["models"].items()
     }
@@ -122,6 +126,13 @@ def auto_floor(model_id: str | None, kind: str | None = None) -> float:
     """The calibrated floor for searches of `kind` with this model (`search_min_score =
     auto`): the kind's own floor when it has one, else the model's."""
     return fit_for(model_id)[0].floor_of(kind)
+
+
+def gate_for(model_id: str | None, kind: str) -> Gate | None:
+    """The answer gate of searches of `kind` with this model's vectors (None: none, and a
+    search without vectors or a model without a fit has none)."""
+    known = fits()
+    return known[model_id].gates.get(kind) if model_id is not None and model_id in known else None
 
 
 def score(hits: Sequence[Hit], kind: str, model_id: str | None, vectors: bool) -> None:

@@ -12,7 +12,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from itertools import groupby
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from tideline.search._answer import Signals
 
 Mode = Literal["hybrid", "lex", "vec"]
 MODES: tuple[str, ...] = ("hybrid", "lex", "vec")
@@ -190,12 +193,20 @@ class Policy:
     equal raw scores share a rank), "weighted" (cosine + `boost` for a verbatim keyword match +
     `lex_share` × BM25/best), "convex" (α · BM25/best + (1 − α) · min–max cosine + `boost`);
     trust scales the lexical list's weight by the coverage² of the query by its best hit, never
-    below `trust_floor` (`_lexical`).
+    below `trust_floor` (`_lexical`); scripts: a question in another script than the records
+    (some script of its terms is absent from the index: "Как зовут собак Джеймса?" over English
+    turns) has its lexical list weighted by the share² of its terms in the index's scripts and
+    its vector centred (`_lexical.scripts`, `_centre`) — an English query over English records is
+    never touched.
     Levers (0 = off): date_weight, memory_weight (keys the owner passes: the turns said at the
     time a question names; the source turns of matching memories), speaker_weight (a mark: the
     turns of a speaker the question names, lifted by that share of their score), answer_weight and
     answer_demote (a question found passes that share of its score to the record that answers
-    it, and loses the demote share: `_levers.Answer`), session_weight (the
+    it, and loses the demote share: `_levers.Answer`), own_weight (the first candidates lifted
+    by that share of the best score × the share of the query their own text holds, not only
+    their lexical key: `_levers.credited`), neighbour_weight (read by the owner's `Near` lever:
+    the first candidates lifted by how near the query their neighbours' stored vectors are),
+    session_weight (the
     session-level list: a session as near as its nearest turns), session_cap (diversity: at
     most that many hits of one group before every other group had its turn); window (the
     time-window stage, `_time_window`: 0 off, a lift weight for the records of the time a
@@ -220,11 +231,14 @@ class Policy:
     lex_share: float = 0.0
     trust: bool = False
     trust_floor: float = 0.0
+    scripts: bool = False
     date_weight: float = 0.0
     memory_weight: float = 0.0
     speaker_weight: float = 0.0
     answer_weight: float = 0.0
     answer_demote: float = 0.0
+    own_weight: float = 0.0
+    neighbour_weight: float = 0.0
     session_weight: float = 0.0
     session_cap: int = 0
     window: float | Literal["restrict"] = 0.0
@@ -261,6 +275,7 @@ class SearchResult:
     fresh_by: str = ""
     stat_age: float = 0.0
     seconds: float = 0.0
+    signals: Signals | None = None
 
     @property
     def reason(self) -> str | None:
@@ -268,11 +283,19 @@ class SearchResult:
         if self.hits:
             return None
         if self.left_out:
-            return (
-                f"nothing relevant: {self.left_out} result(s) less relevant than the "
-                f"relevance floor {self.floor:.2f}"
-            )
+            return f"nothing relevant: {self.left_out} result(s) {self.under()}"
         return "nothing relevant: no record matches the query's words or meaning"
+
+    @property
+    def flat(self) -> bool:
+        """The kind's answer gate found no answer among the hits: nothing stood out from the
+        rest (`_answer`), so the floor kept only its evidence."""
+        return self.signals is not None and not self.signals.answers
+
+    def under(self) -> str:
+        """What the results left out were under, the same words on every surface."""
+        gate = " or standing out too little from the rest" if self.flat else ""
+        return f"less relevant than the relevance floor {self.floor:.2f}{gate}"
 
     def top(self, k: int, recency: Mapping[tuple[int, int], float] | None = None) -> list[Hit]:
         """The first `k` hits; among hits with equal scores the more recent (by `recency`, keyed

@@ -12,8 +12,8 @@ from tideline.profile import Fact
 
 def graph(app: Tideline) -> dict[str, Any]:
     """`entities` and `edges` (co-occurrence, with role pairs), `fact_edges` with both facts'
-    labels, and `malformed` entities_role parts; under the caller's database lock."""
-    rows = [(n.id, n.entities_role) for n in app.memory.narratives.all() if n.entities_role.strip()]
+    labels, and `malformed` entities_role parts; each read takes its service's lock."""
+    rows = [(n.id, n.entities_role) for n in app.memory.all_narratives() if n.entities_role.strip()]
     out = build_entity_graph(rows).to_dict()
     facts = {f.id: f for f in app.profile.facts(status=None)}
     out["fact_edges"] = [

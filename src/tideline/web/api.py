@@ -13,8 +13,6 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header
 
-from tideline.analysis.attention import heatmap
-from tideline.analysis.scanner import scan_unindexed
 from tideline.consolidate import STEPS
 from tideline.consolidate.dream import LAYER_NAMES, choose_layers
 from tideline.errors import InvalidInput, NotFound
@@ -41,9 +39,8 @@ from tideline.fields import (
     SESSIONS,
     SLEEP_RUN,
     SYNC_TURN,
-    fact_statuses,
 )
-from tideline.serve import names, to_dict
+from tideline.serve import CALLS, names, to_dict
 from tideline.web import _csrf
 from tideline.web._graph import graph
 from tideline.web._models import Args, RecordId, body, query
@@ -87,13 +84,13 @@ def search(w: W, q: SearchArgs) -> Json:
     each score."""
     args = q
     args["tags"] = names(args["tags"])
-    return _searched(to_dict(w.call(lambda: w.app.memory.search(**args), lock=None)))
+    return _searched(to_dict(w.app.memory.search(**args)))
 
 
 @router.get("/narratives/{narrative_id}/trace", tags=["memory"])
 def trace(w: W, narrative_id: Id, q: TraceArgs) -> Json:
     """A narrative's source turns, each with its neighbours: where the memory came from."""
-    return to_dict(w.call(lambda: w.app.memory.trace(narrative_id, q["window"]), lock=None))
+    return CALLS["memory_trace"](w.app, narrative_id=narrative_id, **q)
 
 
 def keyed(args: Json, header: str | None) -> Json:
@@ -110,35 +107,32 @@ def keyed(args: Json, header: str | None) -> Json:
 @router.post("/narratives", tags=["memory"], status_code=201)
 def write(w: W, given: WriteBody, key: IdempotencyHeader = None) -> Json:
     """Write a narrative memory (`memory_write`); retry with the same idempotency key."""
-    args = keyed(given, key)
-    args["tags"], args["related_entities"] = names(args["tags"]), names(args["related_entities"])
-    return to_dict(w.call(lambda: w.app.memory.write(**args), lock=None))
+    return CALLS["memory_write"](w.app, **keyed(given, key))
 
 
 @router.post("/turns", tags=["memory"])
 def sync_turn(w: W, given: TurnBody, key: IdempotencyHeader = None) -> Json:
     """Keep one conversation turn, word for word (idempotent: `created` says if it was new)."""
-    args = keyed(given, key)
-    return to_dict(w.call(lambda: w.app.memory.sync_turn(**args), lock=None))
+    return CALLS["sync_turn"](w.app, **keyed(given, key))
 
 
 @router.get("/stats", tags=["memory"])
 def stats(w: W) -> Json:
     """How much is remembered: sessions, turns, narratives by kind, vectors, the embedder."""
-    return w.call(lambda: w.app.memory.stats(), lock=None)
+    return CALLS["memory_stats"](w.app)
 
 
 @router.get("/sessions", tags=["memory"])
 def sessions(w: W, q: SessionsArgs) -> Json:
     """The sessions, most recent first, with their turn counts."""
-    return {"sessions": w.call(lambda: w.app.memory.sessions(q["limit"]), lock=None)}
+    return {"sessions": w.app.memory.sessions(q["limit"])}
 
 
 @router.get("/sessions/{session:path}/turns", tags=["memory"])
 def session_turns(w: W, session: str) -> Json:
     """A session's turns, oldest first. The key may hold `/`, sent as is or as %2F
     (`/api/sessions/openai/chat/turns`, `/api/sessions/openai%2Fchat/turns`)."""
-    turns = w.call(lambda: w.app.memory.session_turns(session), lock=None)
+    turns = w.app.memory.session_turns(session)
     if not turns:
         raise NotFound(f"session {session!r} has no turns; list sessions with GET {API}/sessions")
     return {"session": session, "turns": [t.to_dict() for t in turns]}
@@ -147,68 +141,39 @@ def session_turns(w: W, session: str) -> Json:
 @router.post("/forget", tags=["memory"])
 def forget(w: W, b: ForgetBody) -> Json:
     """Show what would be forgotten; with confirm=true, erase it (tombstones stay)."""
-
-    def run() -> Json:
-        found = w.app.memory.forget(
-            turns=b["turns"] or (),
-            session=b["session"],
-            narratives=b["narratives"] or (),
-            query=b["query"],
-            why=b["why"],
-            confirm=bool(b["confirm"]),
-        )
-        return {**found.to_dict(), "done": found.done, "empty": found.empty}
-
-    return w.call(run, lock=None)
+    return CALLS["memory_forget"](w.app, **b)
 
 
 # -- script layer ----------------------------------------------------------------------------
 @router.get("/heatmap", tags=["analysis"])
 def attention(w: W, q: HeatmapArgs) -> Json:
     """Retrieval hits per memory cluster in a window, and the deserts (never retrieved)."""
-    return w.call(lambda: heatmap(w.app.memory, q["since"], q["until"])).to_dict()
+    return CALLS["memory_attention_heatmap"](w.app, **q)
 
 
 @router.get("/graph", tags=["analysis"])
 def entity_graph(w: W) -> Json:
     """The entity-role graph of the narratives and the profile's fact edges."""
-    return w.call(lambda: graph(w.app))
+    return graph(w.app)
 
 
 @router.get("/scan", tags=["analysis"])
 def scan(w: W, q: ScanArgs) -> Json:
     """Turns no memory links to yet, in chunks of one sitting (`memory_scan_unindexed`)."""
-    from datetime import timedelta
-
-    def run() -> Json:
-        gap = timedelta(minutes=q["max_gap_minutes"])
-        result = scan_unindexed(w.app.memory, max_gap=gap, after=q["after"])
-        return {**result.summary(), "markdown": result.to_markdown(max_chars=q["max_chars"])}
-
-    return w.call(run)
+    return CALLS["memory_scan_unindexed"](w.app, **q)
 
 
 # -- injection -------------------------------------------------------------------------------
 @router.post("/context", tags=["inject"])
 def context(w: W, given: ContextBody) -> Json:
     """The identity block, and with a message the turn's block (`memory_context`)."""
-
-    def blocks() -> Json:
-        provider = w.app.provider
-        found = []
-        if not given["message"] or given["include_identity"]:
-            found.append(provider.identity())
-        if given["message"]:
-            found.append(provider.prefetch_block(given["message"], given["session"]))
-        return {"text": "\n\n".join(b.text for b in found), "blocks": [b.to_dict() for b in found]}
-
-    return w.call(blocks)
+    return CALLS["memory_context"](w.app, **given)
 
 
 @router.get("/prefetch", tags=["inject"])
 def prefetch(w: W, q: PrefetchArgs) -> Json:
     """The memory block injected for one message (T1, T4); logs the hits' attention."""
-    return w.call(lambda: w.app.provider.prefetch_block(q["message"], q["session"])).to_dict()
+    return w.app.provider.prefetch_block(q["message"], q["session"]).to_dict()
 
 
 # -- profile ---------------------------------------------------------------------------------
@@ -217,51 +182,33 @@ def profile(w: W, q: ProfileArgs) -> Json:
     """Facts with their evidence turns, filtered by status, category and subject; with `as_of`
     (an ISO date or time), the profile as it stood then in the user's time: the facts believed
     then with their status then, and the events, people and open questions of then."""
-    statuses = fact_statuses(q["status"])
-    if q["as_of"] is not None:
-        at = q["as_of"]
-        view = w.call(
-            lambda: w.app.profile.as_of(
-                at, status=statuses, category=q["category"], subject=q["subject"]
-            )
-        )
-        return view.to_dict()
-    found = w.call(
-        lambda: w.app.profile.facts(status=statuses, category=q["category"], subject=q["subject"])
-    )
-    return {"facts": [f.to_dict() for f in found]}
+    return CALLS["memory_profile"](w.app, **q)
 
 
 @router.get("/facts/{fact_id}", tags=["profile"])
 def fact_timeline(w: W, fact_id: Id) -> Json:
     """A fact, its supersedes chain and every status change."""
-    return to_dict(w.call(lambda: w.app.profile.timeline(fact_id)))
+    return CALLS["fact_timeline"](w.app, fact_id=fact_id)
 
 
 @router.post("/facts/{fact_id}/reject", tags=["profile"])
 def fact_reject(w: W, fact_id: Id, given: RejectBody) -> Json:
     """Mark a fact wrong, with why; it stays, greyed, with the reason on its timeline."""
-    return {"fact": w.call(lambda: w.app.profile.reject(fact_id, given["why"])).to_dict()}
+    return CALLS["fact_reject"](w.app, fact_id=fact_id, **given)
 
 
 @router.post("/facts/{fact_id}/close", tags=["profile"])
 def fact_close(w: W, fact_id: Id, given: CloseBody) -> Json:
     """Mark a fact no longer true; it stays, with an end time."""
-    fact = w.call(
-        lambda: w.app.profile.close(fact_id, why=given["why"], successor=given["successor"])
-    )
-    return {"fact": fact.to_dict()}
+    return CALLS["fact_close"](w.app, fact_id=fact_id, **given)
 
 
 # -- library ---------------------------------------------------------------------------------
 @router.get("/library/search", tags=["library"])
 def library_search(w: W, q: LibSearchArgs) -> Json:
     """Chunks best first by relevance, each with `location` (path:line) and `explain`."""
-    found = w.call(
-        lambda: w.app.library.search(
-            q["query"], q["path"], k=q["k"], mode=q["mode"], min_score=q["min_score"]
-        ),
-        lock="library",
+    found = w.app.library.search(
+        q["query"], q["path"], k=q["k"], mode=q["mode"], min_score=q["min_score"]
     )
     return _searched(to_dict(found))
 
@@ -277,42 +224,32 @@ def _searched(answer: Json) -> Json:
 @router.get("/library/status", tags=["library"])
 def library_status(w: W, q: LibStatusArgs) -> Json:
     """Collections, what the index lags behind, and the folders skipped and why."""
-    return w.call(lambda: w.app.library.status(q["path"]), lock="library")
+    return CALLS["memo_status"](w.app, **q)
 
 
 @router.get("/library/route", tags=["library"])
 def library_route(w: W, q: LibRouteArgs) -> Json:
     """Which collections a question belongs to, best first (`memo_route`)."""
-    return to_dict(
-        w.call(
-            lambda: w.app.library.route(q["query"], k=q["k"], prefix=q["prefix"]), lock="library"
-        )
-    )
+    return CALLS["memo_route"](w.app, **q)
 
 
 @router.get("/library/read", tags=["library"])
 def library_read(w: W, q: LibReadArgs) -> Json:
     """Lines of a note, or the lines of a search hit's `path:line` (`memo_read`)."""
-    return to_dict(
-        w.call(lambda: w.app.library.read(q["path"], q["start"], q["end"]), lock="library")
-    )
+    return CALLS["memo_read"](w.app, **q)
 
 
 @router.post("/library/reindex", tags=["library"])
 def library_reindex(w: W, given: ReindexBody) -> Json:
     """Bring the index up to date with the files, or rebuild it (`memo_reindex`)."""
-    reports = w.call(
-        lambda: w.app.library.reindex(given["path"], full=given["full"]), lock="library"
-    )
-    return {"collections": [r.to_dict() for r in reports]}
+    return CALLS["memo_reindex"](w.app, **given)
 
 
 @router.post("/library/notes", tags=["library"], status_code=201)
 def library_write(w: W, given: NoteBody, key: IdempotencyHeader = None) -> Json:
     """Create a note in a collection, or append to one, and index it (`memo_write`); retry
     with the same idempotency key."""
-    args = keyed(given, key)
-    return to_dict(w.call(lambda: w.app.library.write(**args), lock="library"))
+    return CALLS["memo_write"](w.app, **keyed(given, key))
 
 
 # -- runs ------------------------------------------------------------------------------------
@@ -334,8 +271,8 @@ def runs(w: W, q: RunsArgs) -> Json:
     """The runs this server started (with progress), and the recorded sleep and dream runs."""
     return {
         "started": [r.to_dict() for r in w.runs.list()],
-        "sleep": [r.to_dict() for r in w.call(lambda: w.app.profile.runs(q["limit"]))],
-        "dream": [r.to_dict() for r in w.call(lambda: w.app.dream.runs(q["limit"]))],
+        "sleep": [r.to_dict() for r in w.app.profile.runs(q["limit"])],
+        "dream": [r.to_dict() for r in w.app.dream.runs(q["limit"])],
     }
 
 
@@ -352,7 +289,7 @@ def run(w: W, run_id: Id) -> Json:
 
 def start_sleep_run(w: Web, dry_run: bool, timeout: float) -> Json:
     """The sleep with the configured LLM, in a thread (also the panel's button)."""
-    sleep = w.call(lambda: w.app.sleep)  # opens the services once, under the lock
+    sleep = w.app.sleep  # opened here (the app opens it once), run in the background
     return w.runs.start(
         "sleep",
         len(STEPS),
@@ -363,7 +300,7 @@ def start_sleep_run(w: Web, dry_run: bool, timeout: float) -> Json:
 def start_dream_run(
     w: Web, date: str | None, dry_run: bool, layers: list[str] | str | None = None
 ) -> Json:
-    dream = w.call(lambda: w.app.dream)
+    dream = w.app.dream
     chosen = [x.name for x in choose_layers(layers)] if layers else None  # bad names: 400 now
     return w.runs.start(
         "dream",

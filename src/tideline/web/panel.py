@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import defaultdict
-from functools import partial
 from pathlib import Path
 from typing import Annotated, Any, Literal, cast
 from urllib.parse import quote
@@ -149,14 +148,11 @@ def search_page(
     k = cast(int, MEMORY_SEARCH.field("k").default)
     notes_k = cast(int, MEMO_SEARCH.field("k").default)
     if q.strip():
-        found["memory"] = w.call(
-            lambda: w.app.memory.search(q, k=k, mode=mode, min_score=floor), lock=None
-        )
+        found["memory"] = w.app.memory.search(q, k=k, mode=mode, min_score=floor)
         if w.app.settings.memo_root:
             try:
-                found["library"] = w.call(
-                    lambda: w.app.library.search(q, "*", k=notes_k, mode=mode, min_score=floor),
-                    lock="library",
+                found["library"] = w.app.library.search(
+                    q, "*", k=notes_k, mode=mode, min_score=floor
                 )
             except InvalidInput as exc:
                 found["library_note"] = str(exc)
@@ -166,7 +162,7 @@ def search_page(
     hits = interleave(*(f.hits for f in results))
     left_out = sum(f.left_out for f in results)
     warnings = list(dict.fromkeys(x for f in results for x in f.warnings))
-    stats = w.call(lambda: w.app.memory.stats(), lock=None)
+    stats = w.app.memory.stats()
     return page(
         request,
         "search.html",
@@ -179,6 +175,7 @@ def search_page(
         more_url=_more("/", q=q, mode=mode),
         less_url=f"/?q={quote(q)}&mode={mode}",
         left_out=left_out,
+        flat=any(f.flat for f in results),
         floors=_floors(found["memory"], found["library"]),
         floor_off=floor == 0,
         **found,
@@ -188,7 +185,7 @@ def search_page(
 @router.get("/trace/{narrative_id}", response_class=HTMLResponse)
 def trace_page(request: Request, w: W, narrative_id: RecordId, window: int = 3) -> Response:
     """A narrative and its source turns, each in its conversation."""
-    found = w.call(lambda: w.app.memory.trace(narrative_id, min(max(window, 0), 10)), lock=None)
+    found = w.app.memory.trace(narrative_id, min(max(window, 0), 10))
     return page(request, "trace.html", trace=found)
 
 
@@ -201,7 +198,7 @@ def sessions_page(
     session's turns when `key` is (the form of `session_url` for a key the path cannot hold)."""
     if key is not None:
         return session_page(request, w, key, turn)
-    every = w.call(lambda: w.app.memory.sessions(1000), lock=None)
+    every = w.app.memory.sessions(1000)
     days: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for s in every:
         days[(s["started_at"] or "")[:10] or "undated"].append(s)
@@ -216,7 +213,7 @@ def session_page(request: Request, w: W, session: str, turn: int | None = None) 
     """A session's turns in order; its key may hold `/` (`/sessions/openai/chat`)."""
     if not session:
         return back("/sessions")
-    turns = w.call(lambda: w.app.memory.session_turns(session), lock=None)
+    turns = w.app.memory.session_turns(session)
     if not turns:
         raise NotFound(f"session {session!r} has no turns; pick one on /sessions")
     return page(request, "session.html", session=session, turns=turns, mark=turn)
@@ -225,7 +222,7 @@ def session_page(request: Request, w: W, session: str, turn: int | None = None) 
 @router.get("/turns/{turn_id}")
 def turn_page(w: W, turn_id: RecordId) -> Response:
     """A turn (e.g. a fact's evidence) shown in its conversation."""
-    found = w.call(lambda: w.app.memory.raw.get([turn_id]))
+    found = w.app.memory.turns([turn_id])
     if not found:
         raise NotFound(f"there is no turn #{turn_id}; search with include_turns to find turn ids")
     turn = found[0]
@@ -250,14 +247,10 @@ def profile_page(
     view = None
     if as_of:
         day = as_of
-        view = w.call(
-            lambda: w.app.profile.as_of(day, status=statuses, subject=subject, category=category)
-        )
+        view = w.app.profile.as_of(day, status=statuses, subject=subject, category=category)
         facts = view.facts
     else:
-        facts = w.call(
-            lambda: w.app.profile.facts(status=statuses, subject=subject, category=category)
-        )
+        facts = w.app.profile.facts(status=statuses, subject=subject, category=category)
     grouped: dict[str, dict[str, list[Any]]] = defaultdict(lambda: defaultdict(list))
     for f in facts:
         grouped[f.subject][f.category].append(f)
@@ -279,7 +272,7 @@ def profile_page(
 @router.get("/facts/{fact_id}", response_class=HTMLResponse)
 def fact_page(request: Request, w: W, fact_id: RecordId) -> Response:
     """A fact's timeline: evidence, supersedes chain, every status change."""
-    return page(request, "fact.html", timeline=w.call(lambda: w.app.profile.timeline(fact_id)))
+    return page(request, "fact.html", timeline=w.app.profile.timeline(fact_id))
 
 
 @router.post("/facts/{fact_id}/reject")
@@ -293,7 +286,7 @@ def reject(
 ) -> Response:
     """Mark wrong (asks why): the fact stays, greyed, with the reason on its timeline."""
     _csrf.check(request, csrf)
-    w.call(lambda: w.app.profile.reject(fact_id, why))
+    w.app.profile.reject(fact_id, why)
     return back(_local(then) + f"#fact-{fact_id}")
 
 
@@ -308,7 +301,7 @@ def close(
 ) -> Response:
     """No longer true: the fact stays with an end time."""
     _csrf.check(request, csrf)
-    w.call(lambda: w.app.profile.close(fact_id, why=why.strip() or None))
+    w.app.profile.close(fact_id, why=why.strip() or None)
     return back(_local(then) + f"#fact-{fact_id}")
 
 
@@ -324,12 +317,12 @@ def pictures_page(
 ) -> Response:
     """The attention heatmap (deserts marked), the topic map, the entity graph and the weights
     over the user's time, drawn; a picture that cannot be drawn yet says why in one sentence."""
-    heat = w.call(lambda: heatmap(w.app.memory, since or None, until or None)).to_dict()
-    stats = w.call(lambda: w.app.memory.stats(), lock=None)
-    topics, n_topics = w.call(lambda: topic_map(w.app.memory, 40))
-    built = w.call(lambda: last_built(w.app.memory, "topics"))
-    g = w.call(lambda: graph(w.app))
-    narratives = w.call(lambda: w.app.memory.narratives.all(links=True))
+    heat = heatmap(w.app.memory, since or None, until or None).to_dict()
+    stats = w.app.memory.stats()
+    topics, n_topics = topic_map(w.app.memory, 40)
+    built = last_built(w.app.memory, "topics")
+    g = graph(w.app)
+    narratives = w.app.memory.all_narratives(links=True)
     return page(
         request,
         "pictures.html",
@@ -353,7 +346,7 @@ def moments(w: Web, narratives: list[Narrative]) -> list[Moment]:
     said: dict[int, str] = {}
     for start in range(0, len(linked), 500):
         part = linked[start : start + 500]
-        said.update((t.id, t.ts) for t in w.call(partial(w.app.memory.raw.get, part)))
+        said.update((t.id, t.ts) for t in w.app.memory.turns(part))
     out = []
     for n in narratives:
         times = [said[t] for t in n.source_links if t in said]
@@ -427,16 +420,11 @@ def library_page(
     shown = {"q": q, "path": path, "mode": mode, "min_score": min_score, "more_url": more}
     if not w.app.settings.memo_root:
         return page(request, "library.html", status=None, hits=None, **shown)
-    status = w.call(lambda: w.app.library.status(None), lock="library")
+    status = w.app.library.status(None)
     root = _shown_root(status, w.tokens_on)
     hits = None
     if q.strip():
-        hits = w.call(
-            lambda: w.app.library.search(
-                q, path or "*", k=10, mode=mode, min_score=_floor(min_score)
-            ),
-            lock="library",
-        )
+        hits = w.app.library.search(q, path or "*", k=10, mode=mode, min_score=_floor(min_score))
     return page(request, "library.html", status=status, root=root, hits=hits, **shown)
 
 
@@ -454,7 +442,7 @@ def note_page(
     request: Request, w: W, path: str, line: int = 0, lines: int = 0, q: str = ""
 ) -> Response:
     """A note rendered from its markdown, the lines of the hit (`line`, `lines`) highlighted."""
-    note = w.call(lambda: w.app.library.read(path, 1, None), lock="library")
+    note = w.app.library.read(path, 1, None)
     text_lines = note.text.splitlines()
     if line >= 1:
         first, last = line - 1, line - 1 + max(1, lines)
@@ -475,8 +463,8 @@ def runs_page(request: Request, w: W) -> Response:
         request,
         "runs.html",
         started=w.runs.list(),
-        sleeps=w.call(lambda: w.app.profile.runs(30)),
-        dreams=w.call(lambda: w.app.dream.runs(30)),
+        sleeps=w.app.profile.runs(30),
+        dreams=w.app.dream.runs(30),
         llm=w.app.settings.llm_base_url or "",
     )
 

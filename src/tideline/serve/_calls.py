@@ -1,0 +1,128 @@
+"""What each tool calls: the service method a `tideline.fields` command's checked arguments map
+onto, written once for every driver that speaks tools (the MCP server builds its tools from the
+spec and this; Hermes's tools call the same). An argument added to a spec reaches the service
+through `**arguments` without touching a driver.
+
+A call takes the app and the arguments by name (every field of the command, validated: the
+spec's defaults filled in) and returns the answer's JSON object (`to_dict`). Lists that models
+send as one string ('a, b') become lists here (`names`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+from tideline.app import Tideline
+from tideline.fields import fact_statuses
+from tideline.serve._errors import searched
+from tideline.serve._wire import names, to_dict
+
+Call = Callable[..., dict[str, Any]]
+
+
+def _search(app: Tideline, *, tags: list[str] | str | None, **rest: Any) -> dict[str, Any]:
+    return searched("memory_search", to_dict(app.memory.search(tags=names(tags), **rest)))
+
+
+def _write(
+    app: Tideline,
+    *,
+    tags: list[str] | str | None,
+    related_entities: list[str] | str | None,
+    **rest: Any,
+) -> dict[str, Any]:
+    written = app.memory.write(tags=names(tags), related_entities=names(related_entities), **rest)
+    return to_dict(written)
+
+
+def _forget(
+    app: Tideline, *, turns: list[int] | None, narratives: list[int] | None, **rest: Any
+) -> dict[str, Any]:
+    found = app.memory.forget(turns=turns or (), narratives=narratives or (), **rest)
+    return {**found.to_dict(), "done": found.done, "empty": found.empty}
+
+
+def _profile(
+    app: Tideline, *, status: str, as_of: str | None, category: str | None, subject: str | None
+) -> dict[str, Any]:
+    scope: dict[str, Any] = {
+        "status": fact_statuses(status),
+        "category": category,
+        "subject": subject,
+    }
+    if as_of is not None:
+        return to_dict(app.profile.as_of(as_of, **scope))
+    return {"facts": [f.to_dict() for f in app.profile.facts(**scope)]}
+
+
+def _memo_search(app: Tideline, *, query: str, path: str, **rest: Any) -> dict[str, Any]:
+    return searched("memo_search", to_dict(app.library.search(query, path, **rest)))
+
+
+def _reindex(app: Tideline, *, path: str | None, full: bool) -> dict[str, Any]:
+    return {"collections": [r.to_dict() for r in app.library.reindex(path, full=full)]}
+
+
+def _threads(
+    app: Tideline, *, action: str, memories: list[int] | None, **rest: Any
+) -> dict[str, Any]:
+    from tideline.consolidate.dream import thread_action
+
+    return thread_action(app.dream, action, memories=memories or (), **rest)
+
+
+def _heatmap(app: Tideline, *, since: str | None, until: str | None) -> dict[str, Any]:
+    from tideline.analysis.attention import heatmap
+
+    return heatmap(app.memory, since, until).to_dict()
+
+
+def _scan(
+    app: Tideline, *, max_gap_minutes: float, after: str | None, max_chars: int
+) -> dict[str, Any]:
+    from tideline.analysis.scanner import scan_unindexed
+
+    found = scan_unindexed(app.memory, max_gap=timedelta(minutes=max_gap_minutes), after=after)
+    return {**found.summary(), "markdown": found.to_markdown(max_chars=max_chars)}
+
+
+def _context(
+    app: Tideline, *, message: str | None, session: str | None, include_identity: bool
+) -> dict[str, Any]:
+    """The identity block, and with a message the turn's block too."""
+    provider = app.provider
+    found = []
+    if not message or include_identity:
+        found.append(provider.identity())
+    if message:
+        found.append(provider.prefetch_block(message, session))
+    return {"text": "\n\n".join(b.text for b in found), "blocks": [b.to_dict() for b in found]}
+
+
+#: tool name -> its call, `CALLS[name](app, **arguments)`.
+CALLS: dict[str, Call] = {
+    "sync_turn": lambda app, **a: to_dict(app.memory.sync_turn(**a)),
+    "memory_write": _write,
+    "memory_search": _search,
+    "memory_trace": lambda app, **a: to_dict(app.memory.trace(**a)),
+    "memory_stats": lambda app: app.memory.stats(),
+    "memory_forget": _forget,
+    "memory_attention_heatmap": _heatmap,
+    "memory_scan_unindexed": _scan,
+    "memory_context": _context,
+    "memory_profile": _profile,
+    "fact_reject": lambda app, *, fact_id, why: {
+        "fact": app.profile.reject(fact_id, why).to_dict()
+    },
+    "fact_close": lambda app, *, fact_id, **a: {"fact": app.profile.close(fact_id, **a).to_dict()},
+    "fact_timeline": lambda app, *, fact_id: to_dict(app.profile.timeline(fact_id)),
+    "memory_threads": _threads,
+    "memo_search": _memo_search,
+    "memo_status": lambda app, *, path: to_dict(app.library.status(path)),
+    "memo_reindex": _reindex,
+    "memo_route": lambda app, *, query, **a: to_dict(app.library.route(query, **a)),
+    "memo_write": lambda app, *, path, text, **a: to_dict(app.library.write(path, text, **a)),
+    "memo_read": lambda app, **a: to_dict(app.library.read(**a)),
+}
