@@ -9,6 +9,7 @@ or foreign generation, and a builder killed half way.
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -228,11 +229,18 @@ def test_memory_builds_its_vector_files_when_it_embeds(tmp_path: Path, e5: Embed
     memory.embed_pending()
     file = memory.raw.index.large_vector_file()
     assert file is not None and file.stats()["rows"] == 30 and file.stats()["delta"] == 0
-    hits = memory.search_turns("playing the violin", 5, mode="vec")
+    # The vector stage alone: the neighbours lever lifts a turn whose neighbours are near the
+    # query, and every kayak turn here sits next to a violin one.
+    alone = replace(memory.turn_policy, neighbour_weight=0.0)
+    hits = memory.search_turns("playing the violin", 5, mode="vec", policy=alone)
     assert all("violin" in h.text for h in hits[:5])
     exact = Memory(db, e5, vectors=VectorOptions(file_min=10**9), clock=system_clock)
+    assert [
+        h.id for h in exact.search_turns("playing the violin", 5, mode="vec", policy=alone)
+    ] == [h.id for h in hits]
+    lifted = memory.search_turns("playing the violin", 5, mode="vec")
     assert [h.id for h in exact.search_turns("playing the violin", 5, mode="vec")] == [
-        h.id for h in hits
+        h.id for h in lifted
     ]
 
 

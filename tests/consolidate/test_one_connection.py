@@ -26,7 +26,7 @@ def profile_calls(agent: Agent) -> list[Callable[[], Any]]:
     return [
         p.version, p.read, p.active, p.observations, p.relationships, p.events, p.calendar,
         p.edges, p.strategies, p.questions, p.user_model, p.trajectory, p.snapshot, p.counts,
-        p.digests, p.themes, p.runs, p.processed_sessions, p.facts, p.dump,
+        p.digests, p.themes, p.runs, p.facts, p.dump,
         lambda: p.time_window("what did I do last May"),
         lambda: p.finish_run(p.start_run(), "skipped"),
         lambda: p.record_run_tokens(run, 1, 1),

@@ -14,75 +14,27 @@ What tells them apart is how the candidates of one search look together, whateve
   words are nowhere matches only on its common ones);
 - `top`: the best relevance (weighed as log-odds).
 
-`Signals` reads them from a search's scored candidates; `Gate` weighs them (a logistic score
-per kind, fitted by `bench/floor_unanswerable.py` with every corpus held out in turn) and says
-whether the search may answer. The shipped turns' gate weighs
-all of them: the best relevance and the best cosine alone answered more of LoCoMo's unanswerable
-questions held out (5.1 % instead of 3.3 %) and of the unseen ones (16 % instead of 10.7 %), and
-got a memory of one turn and a few LoCoMo sessions wrong (docs/benchmarks-history.md has the
-ablation). A search that may not keeps only the hits the floor always
-keeps (`_lexical.evident`: a rare query word verbatim, or first by both lists), so an exact
-rare word is never cut by it.
+`Signals` (in `_types`, beside the result it describes) reads them from a search's scored
+candidates; `Gate` weighs them (a logistic score per kind, fitted by
+`bench/floor_unanswerable.py` with every corpus held out in turn) and says whether the search
+may answer. The shipped turns' gate weighs all of them: the best relevance and the best cosine
+alone answered more of LoCoMo's unanswerable questions held out (5.1 % instead of 3.3 %) and of
+the unseen ones (16 % instead of 10.7 %), and got a memory of one turn and a few LoCoMo sessions
+wrong (docs/benchmarks-history.md has the ablation). A search that may not keeps only the hits
+the floor always keeps (`_lexical.evident`: a rare query word verbatim, or first by both lists),
+so an exact rare word is never cut by it.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 
-from tideline.search._types import Hit
+from tideline.search._types import Signals
 
 #: A search with fewer candidates than this has no spread to read (a memory of one turn): a
 #: gate that weighs the spread lets it answer and the floor alone decides.
 MIN_SPREAD = 5
-
-
-@dataclass(frozen=True)
-class Signals:
-    """What a search's candidates say together (see the module docstring); the same whatever
-    order the hits are put in."""
-
-    top: float = 0.0
-    top_cos: float = 0.0
-    cos_z: float = 0.0
-    gap: float = 0.0
-    held: float = 0.0
-    #: how many candidates had a cosine (the spread `cos_z` and `gap` read)
-    n: int = 0
-    #: False: the kind's gate found no answer here (the floor kept only its evidence)
-    answers: bool = True
-
-    @classmethod
-    def of(cls, hits: Sequence[Hit]) -> Signals:
-        if not hits:
-            return cls()
-        cos = [1.0 - h.vec_distance for h in hits if h.vec_distance is not None]
-        top_cos, z, gap = 0.0, 0.0, 0.0
-        if cos:
-            top_cos = max(cos)
-            mean = sum(cos) / len(cos)
-            sd = math.sqrt(sum((c - mean) ** 2 for c in cos) / len(cos))
-            gap = top_cos - mean
-            z = gap / sd if sd > 1e-9 else 0.0
-        return cls(
-            top=max(h.score for h in hits),
-            top_cos=top_cos,
-            cos_z=z,
-            gap=gap,
-            held=max((h.held or 0.0) for h in hits),
-            n=len(cos),
-        )
-
-    def as_dict(self) -> dict[str, float]:
-        return {
-            "top": round(self.top, 6),
-            "top_cos": round(self.top_cos, 6),
-            "cos_z": round(self.cos_z, 4),
-            "gap": round(self.gap, 6),
-            "held": round(self.held, 4),
-            "n": self.n,
-        }
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,6 @@ from typing import Literal, Protocol
 import numpy as np
 
 from tideline.search._analyse import Analyser, analyse
-from tideline.search._answer import Signals
 from tideline.search._centre import centre_query, raw_distances
 from tideline.search._fallback import QueryVector, resolved
 from tideline.search._fusion import fuse, lex_norm, ranks
@@ -70,7 +69,7 @@ from tideline.search._lexical import (
 from tideline.search._query import ParsedQuery, has_word, parse_query
 from tideline.search._score import gate_for, score, truncated
 from tideline.search._time_window import RESTRICT, TimeWindow, nothing_in, within
-from tideline.search._types import SCORE_PLACES, Hit, Mode, Policy, SearchResult
+from tideline.search._types import SCORE_PLACES, Hit, Mode, Policy, SearchResult, Signals
 
 #: The owner's lookup of record texts by id (for verbatim keyword checks on a few candidates).
 TextLookup = Callable[[Sequence[int]], Mapping[int, str]]

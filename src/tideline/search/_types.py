@@ -9,13 +9,11 @@ lever added) are for the explanation only (`Hit.explain`), which every driver pr
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from itertools import groupby
-from typing import TYPE_CHECKING, Any, Literal
-
-if TYPE_CHECKING:
-    from tideline.search._answer import Signals
+from typing import Any, Literal
 
 Mode = Literal["hybrid", "lex", "vec"]
 MODES: tuple[str, ...] = ("hybrid", "lex", "vec")
@@ -248,6 +246,53 @@ class Policy:
 
     def depth_for(self, k: int) -> int:
         return self.depth or max(k * 4, 40)
+
+
+@dataclass(frozen=True)
+class Signals:
+    """What a search's candidates say together (see the module docstring); the same whatever
+    order the hits are put in."""
+
+    top: float = 0.0
+    top_cos: float = 0.0
+    cos_z: float = 0.0
+    gap: float = 0.0
+    held: float = 0.0
+    #: how many candidates had a cosine (the spread `cos_z` and `gap` read)
+    n: int = 0
+    #: False: the kind's gate found no answer here (the floor kept only its evidence)
+    answers: bool = True
+
+    @classmethod
+    def of(cls, hits: Sequence[Hit]) -> Signals:
+        if not hits:
+            return cls()
+        cos = [1.0 - h.vec_distance for h in hits if h.vec_distance is not None]
+        top_cos, z, gap = 0.0, 0.0, 0.0
+        if cos:
+            top_cos = max(cos)
+            mean = sum(cos) / len(cos)
+            sd = math.sqrt(sum((c - mean) ** 2 for c in cos) / len(cos))
+            gap = top_cos - mean
+            z = gap / sd if sd > 1e-9 else 0.0
+        return cls(
+            top=max(h.score for h in hits),
+            top_cos=top_cos,
+            cos_z=z,
+            gap=gap,
+            held=max((h.held or 0.0) for h in hits),
+            n=len(cos),
+        )
+
+    def as_dict(self) -> dict[str, float]:
+        return {
+            "top": round(self.top, 6),
+            "top_cos": round(self.top_cos, 6),
+            "cos_z": round(self.cos_z, 4),
+            "gap": round(self.gap, 6),
+            "held": round(self.held, 4),
+            "n": self.n,
+        }
 
 
 @dataclass
