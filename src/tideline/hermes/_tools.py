@@ -27,7 +27,7 @@ from tideline.fields import (
     MEMORY_WRITE,
     Command,
 )
-from tideline.serve import CALLS, error_message, tool_arguments, tool_schema
+from tideline.serve import error_message, run_tool, tool_arguments, tool_schema
 
 
 @dataclass(frozen=True)
@@ -118,7 +118,7 @@ def call_tool(app: Tideline, name: str, given: Mapping[str, Any], *, may_write: 
                 "read it; tell the main conversation what to keep"
             )
         arguments = tool_arguments(tool.command, given)
-        answer = CALLS[name](app, **arguments)  # each service takes the lock it needs
+        answer = run_tool(app, name, arguments)  # each service takes the lock it needs
     except TidelineError as exc:
         return json.dumps({"error": error_message(name, exc)}, ensure_ascii=False)
     return json.dumps(answer, ensure_ascii=False, default=str)

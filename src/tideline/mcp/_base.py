@@ -26,7 +26,14 @@ from tideline.app import Tideline
 from tideline.errors import TidelineError
 from tideline.fields import Command
 from tideline.pathnames import hide_paths
-from tideline.serve import CALLS, annotated, describe_validation, error_message, one_line, to_dict
+from tideline.serve import (
+    annotated,
+    describe_validation,
+    error_message,
+    one_line,
+    run_tool,
+    to_dict,
+)
 
 log = logging.getLogger("tideline.mcp")
 
@@ -71,13 +78,12 @@ class ToolServer(MCPServer[Any]):
 
     def add_command(self, spec: Tool) -> None:
         """Add `spec`'s tool: a function whose signature is the command's fields, in the spec's
-        order (the SDK builds the input schema from it), calling `CALLS[tool](app, **args)`."""
+        order (the SDK builds the input schema from it), calling `run_tool(app, tool, args)`."""
         cmd, name = spec.command, spec.command.tool
         assert name is not None, "only a command with a tool name is a tool"
-        service = CALLS[name]
 
         def tool(**arguments: Any) -> dict[str, Any]:
-            return self.call(name, lambda: service(self.app, **arguments))
+            return self.call(name, lambda: run_tool(self.app, name, arguments))
 
         kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
         params = [

@@ -8,7 +8,7 @@ and web drivers never import each other.
 
 from tideline.serve._accept import check_bind, own_key, server_tokens
 from tideline.serve._body import KIB, MIB
-from tideline.serve._calls import CALLS
+from tideline.serve._calls import CALLS, SEARCHES, Call, run_tool
 from tideline.serve._endpoint import Endpoint
 from tideline.serve._errors import describe_validation, error_message, one_line, searched
 from tideline.serve._fields import annotated, command_model, tool_arguments, tool_schema
@@ -26,6 +26,8 @@ __all__ = [
     "KIB",
     "MIB",
     "NAMESPACE",
+    "SEARCHES",
+    "Call",
     "Endpoint",
     "HttpGuard",
     "Key",
@@ -43,6 +45,7 @@ __all__ = [
     "one_line",
     "own_key",
     "run_http",
+    "run_tool",
     "searched",
     "server_tokens",
     "start_exit_sleep",

@@ -5,7 +5,9 @@ through `**arguments` without touching a driver.
 
 A call takes the app and the arguments by name (every field of the command, validated: the
 spec's defaults filled in) and returns the answer's JSON object (`to_dict`). Lists that models
-send as one string ('a, b') become lists here (`names`).
+send as one string ('a, b') become lists here (`names`). A search's empty answer says how its
+caller sees what the relevance floor left out, which depends on the caller (`SEARCHES`): a tool
+calls `run_tool`, the REST API says it in its own words.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ Call = Callable[..., dict[str, Any]]
 
 
 def _search(app: Tideline, *, tags: list[str] | str | None, **rest: Any) -> dict[str, Any]:
-    return searched("memory_search", to_dict(app.memory.search(tags=names(tags), **rest)))
+    return to_dict(app.memory.search(tags=names(tags), **rest))
 
 
 def _write(
@@ -58,7 +60,7 @@ def _profile(
 
 
 def _memo_search(app: Tideline, *, query: str, path: str, **rest: Any) -> dict[str, Any]:
-    return searched("memo_search", to_dict(app.library.search(query, path, **rest)))
+    return to_dict(app.library.search(query, path, **rest))
 
 
 def _reindex(app: Tideline, *, path: str | None, full: bool) -> dict[str, Any]:
@@ -126,3 +128,15 @@ CALLS: dict[str, Call] = {
     "memo_write": lambda app, *, path, text, **a: to_dict(app.library.write(path, text, **a)),
     "memo_read": lambda app, **a: to_dict(app.library.read(**a)),
 }
+
+#: The tools whose empty answer may hide what the relevance floor left out (`searched`).
+SEARCHES = frozenset({"memory_search", "memo_search"})
+
+
+def run_tool(app: Tideline, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """A tool's answer (`CALLS[tool]`): a search's empty answer tells the model to call the tool
+    again with min_score=0 when the floor left results out."""
+    answer = CALLS[tool](app, **arguments)
+    if tool in SEARCHES:
+        searched(answer, f"call {tool} again with min_score=0")
+    return answer

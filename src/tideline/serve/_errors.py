@@ -79,9 +79,10 @@ def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def searched(tool: str, answer: dict[str, Any]) -> dict[str, Any]:
-    """A search tool's answer: an empty list keeps its `reason`, and when the relevance floor
-    left results out the reason says how this tool shows them."""
+def searched(answer: dict[str, Any], again: str) -> dict[str, Any]:
+    """A search's answer: an empty list keeps its `reason`, and when the relevance floor left
+    results out the reason says how the caller shows them (`again`: "call memo_search again
+    with min_score=0", "pass min_score=0")."""
     if not answer.get("hits") and answer.get("left_out"):
-        answer["reason"] = f"{answer['reason']}; call {tool} again with min_score=0 to see them"
+        answer["reason"] = f"{answer['reason']}; {again} to see them"
     return answer

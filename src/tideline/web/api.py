@@ -1,18 +1,26 @@
 """The REST API under /api: every service the MCP tools expose, plus sleep and dream runs.
 
-Each route maps its query or JSON body (a model built from `tideline.fields`, so bounds and
-defaults are the CLI's and the MCP tools') onto the app's services and returns their JSON, the
-same objects the MCP tools return. Nothing is assembled here: the services are `Tideline`'s.
+Each route is a `tideline.fields` command, the service call it maps onto (`tideline.serve.CALLS`,
+the MCP tools' own) and what a person reads in the reference: `ROUTES` lists them in the
+reference's order and `add` makes each one, taking the command's arguments from the query (GET)
+or the JSON body (POST) through a model built from the spec, so bounds and defaults are the
+CLI's and the MCP tools', and an argument added to a spec reaches the service with no edit here.
+Only the background runs (`/sleep`, `/dream`, `/runs`) are written out: they belong to this
+server, not to a service. Nothing is assembled here: the services are `Tideline`'s.
 Reads are GET; writes are POST and need the token when one is configured (the guard) and, from
 a browser with the panel's cookies, the CSRF header.
 """
 
 from __future__ import annotations
 
+import inspect
+import re
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header
 
+from tideline.app import Tideline
 from tideline.consolidate import STEPS
 from tideline.consolidate.dream import LAYER_NAMES, choose_layers
 from tideline.errors import InvalidInput, NotFound
@@ -21,6 +29,7 @@ from tideline.fields import (
     DREAM_RUN,
     FACT_CLOSE,
     FACT_REJECT,
+    FACT_TIMELINE,
     MEMO_READ,
     MEMO_REINDEX,
     MEMO_ROUTE,
@@ -31,6 +40,7 @@ from tideline.fields import (
     MEMORY_FORGET,
     MEMORY_PROFILE,
     MEMORY_SEARCH,
+    MEMORY_STATS,
     MEMORY_TRACE,
     MEMORY_WRITE,
     PREFETCH,
@@ -39,8 +49,9 @@ from tideline.fields import (
     SESSIONS,
     SLEEP_RUN,
     SYNC_TURN,
+    Command,
 )
-from tideline.serve import CALLS, names, to_dict
+from tideline.serve import CALLS, SEARCHES, Call, searched
 from tideline.web import _csrf
 from tideline.web._graph import graph
 from tideline.web._models import Args, RecordId, body, query
@@ -50,47 +61,35 @@ from tideline.web._state import Web, web
 router = APIRouter(prefix=API, dependencies=[Depends(_csrf.check_api)])
 W = Annotated[Web, Depends(web)]
 Json = dict[str, Any]
-
-SearchArgs = Annotated[Args, Depends(query(MEMORY_SEARCH))]
-TraceArgs = Annotated[Args, Depends(query(MEMORY_TRACE, "narrative_id"))]
-SessionsArgs = Annotated[Args, Depends(query(SESSIONS))]
-TurnBody = Annotated[Args, Depends(body(SYNC_TURN))]
-WriteBody = Annotated[Args, Depends(body(MEMORY_WRITE))]
-ForgetBody = Annotated[Args, Depends(body(MEMORY_FORGET))]
-HeatmapArgs = Annotated[Args, Depends(query(ATTENTION_HEATMAP))]
-ScanArgs = Annotated[Args, Depends(query(SCAN_UNINDEXED))]
-ContextBody = Annotated[Args, Depends(body(MEMORY_CONTEXT))]
-PrefetchArgs = Annotated[Args, Depends(query(PREFETCH))]
-ProfileArgs = Annotated[Args, Depends(query(MEMORY_PROFILE))]
-RejectBody = Annotated[Args, Depends(body(FACT_REJECT, "fact_id"))]
-CloseBody = Annotated[Args, Depends(body(FACT_CLOSE, "fact_id"))]
-LibSearchArgs = Annotated[Args, Depends(query(MEMO_SEARCH))]
-LibStatusArgs = Annotated[Args, Depends(query(MEMO_STATUS))]
-LibRouteArgs = Annotated[Args, Depends(query(MEMO_ROUTE))]
-LibReadArgs = Annotated[Args, Depends(query(MEMO_READ))]
-ReindexBody = Annotated[Args, Depends(body(MEMO_REINDEX))]
-NoteBody = Annotated[Args, Depends(body(MEMO_WRITE))]
-SleepBody = Annotated[Args, Depends(body(SLEEP_RUN))]
-DreamBody = Annotated[Args, Depends(body(DREAM_RUN))]
-RunsArgs = Annotated[Args, Depends(query(RUNS))]
 Id = RecordId
 IdempotencyHeader = Annotated[str | None, Header(alias="Idempotency-Key")]
+_PATH_PARAM = re.compile(r"{(\w+)(:path)?}")
 
 
-# -- memory ----------------------------------------------------------------------------------
-@router.get("/search", tags=["memory"])
-def search(w: W, q: SearchArgs) -> Json:
-    """Memories and raw turns (not with include_turns=false) best first, with the parts of
-    each score."""
-    args = q
-    args["tags"] = names(args["tags"])
-    return _searched(to_dict(w.app.memory.search(**args)))
+@dataclass(frozen=True)
+class Route:
+    """A route made from a command: its arguments are the spec's fields (one named in the path
+    is taken from there: a record id, or text for `{name:path}`), its body the command's call
+    (`CALLS[command.tool]` unless `call` says otherwise). `name` is the endpoint's (the OpenAPI
+    operation's), `doc` what the reference shows."""
 
+    name: str
+    method: str  # GET: the arguments from the query string; POST: from the JSON body
+    path: str
+    command: Command | None  # None: no arguments but the path's
+    tag: str
+    doc: str
+    call: Call | None = None
+    status: int = 200
+    keyed: bool = False  # a write that takes an idempotency key, also as a header
 
-@router.get("/narratives/{narrative_id}/trace", tags=["memory"])
-def trace(w: W, narrative_id: Id, q: TraceArgs) -> Json:
-    """A narrative's source turns, each with its neighbours: where the memory came from."""
-    return CALLS["memory_trace"](w.app, narrative_id=narrative_id, **q)
+    def path_params(self) -> list[inspect.Parameter]:
+        """The path's parameters: record ids, or text for `{name:path}`."""
+        kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+        return [
+            inspect.Parameter(name, kind, annotation=str if whole else Id)
+            for name, whole in _PATH_PARAM.findall(self.path)
+        ]
 
 
 def keyed(args: Json, header: str | None) -> Json:
@@ -104,152 +103,264 @@ def keyed(args: Json, header: str | None) -> Json:
     return {**args, "idempotency_key": given if given is not None else header}
 
 
-@router.post("/narratives", tags=["memory"], status_code=201)
-def write(w: W, given: WriteBody, key: IdempotencyHeader = None) -> Json:
-    """Write a narrative memory (`memory_write`); retry with the same idempotency key."""
-    return CALLS["memory_write"](w.app, **keyed(given, key))
+def add(route: Route) -> None:
+    """Add `route` to the router: an endpoint whose signature is the app, the path's
+    parameters, the command's other arguments and, for a keyed write, the `Idempotency-Key`
+    header (FastAPI validates and documents them), calling the route's call with all of them."""
+    cmd = route.command
+    tool = cmd.tool if cmd else None
+    call = route.call or CALLS[str(tool)]
+    kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    in_path = route.path_params()
+    params = [inspect.Parameter("w", kind, annotation=W), *in_path]
+    skip = [p.name for p in in_path]
+    if cmd is not None and any(f.name not in skip for f in cmd.fields):
+        reader = query if route.method == "GET" else body
+        given = Annotated[Args, Depends(reader(cmd, *skip))]
+        params.append(inspect.Parameter("given", kind, annotation=given))
+    if route.keyed:
+        params.append(inspect.Parameter("key", kind, default=None, annotation=IdempotencyHeader))
+
+    def endpoint(w: Web, given: Args | None = None, key: str | None = None, **path: Any) -> Json:
+        args = given or {}
+        answer = call(w.app, **path, **(keyed(args, key) if route.keyed else args))
+        if tool in SEARCHES:  # what the floor left out, in this API's words
+            searched(answer, "pass min_score=0")
+        return answer
+
+    endpoint.__name__ = route.name
+    endpoint.__doc__ = route.doc
+    endpoint.__dict__["__signature__"] = inspect.Signature(params, return_annotation=Json)
+    router.add_api_route(
+        route.path,
+        endpoint,
+        methods=[route.method],
+        tags=[route.tag],
+        status_code=route.status,
+    )
 
 
-@router.post("/turns", tags=["memory"])
-def sync_turn(w: W, given: TurnBody, key: IdempotencyHeader = None) -> Json:
-    """Keep one conversation turn, word for word (idempotent: `created` says if it was new)."""
-    return CALLS["sync_turn"](w.app, **keyed(given, key))
-
-
-@router.get("/stats", tags=["memory"])
-def stats(w: W) -> Json:
-    """How much is remembered: sessions, turns, narratives by kind, vectors, the embedder."""
-    return CALLS["memory_stats"](w.app)
-
-
-@router.get("/sessions", tags=["memory"])
-def sessions(w: W, q: SessionsArgs) -> Json:
-    """The sessions, most recent first, with their turn counts."""
-    return {"sessions": w.app.memory.sessions(q["limit"])}
-
-
-@router.get("/sessions/{session:path}/turns", tags=["memory"])
-def session_turns(w: W, session: str) -> Json:
-    """A session's turns, oldest first. The key may hold `/`, sent as is or as %2F
-    (`/api/sessions/openai/chat/turns`, `/api/sessions/openai%2Fchat/turns`)."""
-    turns = w.app.memory.session_turns(session)
+def _session_turns(app: Tideline, *, session: str) -> Json:
+    turns = app.memory.session_turns(session)
     if not turns:
         raise NotFound(f"session {session!r} has no turns; list sessions with GET {API}/sessions")
     return {"session": session, "turns": [t.to_dict() for t in turns]}
 
 
-@router.post("/forget", tags=["memory"])
-def forget(w: W, b: ForgetBody) -> Json:
-    """Show what would be forgotten; with confirm=true, erase it (tombstones stay)."""
-    return CALLS["memory_forget"](w.app, **b)
+#: Every route that is a command's call, in the reference's order.
+ROUTES = (
+    # -- memory
+    Route(
+        "search",
+        "GET",
+        "/search",
+        MEMORY_SEARCH,
+        "memory",
+        """Memories and raw turns (not with include_turns=false) best first, with the parts of
+        each score.""",
+    ),
+    Route(
+        "trace",
+        "GET",
+        "/narratives/{narrative_id}/trace",
+        MEMORY_TRACE,
+        "memory",
+        "A narrative's source turns, each with its neighbours: where the memory came from.",
+    ),
+    Route(
+        "write",
+        "POST",
+        "/narratives",
+        MEMORY_WRITE,
+        "memory",
+        "Write a narrative memory (`memory_write`); retry with the same idempotency key.",
+        status=201,
+        keyed=True,
+    ),
+    Route(
+        "sync_turn",
+        "POST",
+        "/turns",
+        SYNC_TURN,
+        "memory",
+        "Keep one conversation turn, word for word (idempotent: `created` says if it was new).",
+        keyed=True,
+    ),
+    Route(
+        "stats",
+        "GET",
+        "/stats",
+        MEMORY_STATS,
+        "memory",
+        "How much is remembered: sessions, turns, narratives by kind, vectors, the embedder.",
+    ),
+    Route(
+        "sessions",
+        "GET",
+        "/sessions",
+        SESSIONS,
+        "memory",
+        "The sessions, most recent first, with their turn counts.",
+        call=lambda app, *, limit: {"sessions": app.memory.sessions(limit)},
+    ),
+    Route(
+        "session_turns",
+        "GET",
+        "/sessions/{session:path}/turns",
+        None,
+        "memory",
+        """A session's turns, oldest first. The key may hold `/`, sent as is or as %2F
+        (`/api/sessions/openai/chat/turns`, `/api/sessions/openai%2Fchat/turns`).""",
+        call=_session_turns,
+    ),
+    Route(
+        "forget",
+        "POST",
+        "/forget",
+        MEMORY_FORGET,
+        "memory",
+        "Show what would be forgotten; with confirm=true, erase it (tombstones stay).",
+    ),
+    # -- script layer
+    Route(
+        "attention",
+        "GET",
+        "/heatmap",
+        ATTENTION_HEATMAP,
+        "analysis",
+        "Retrieval hits per memory cluster in a window, and the deserts (never retrieved).",
+    ),
+    Route(
+        "entity_graph",
+        "GET",
+        "/graph",
+        None,
+        "analysis",
+        "The entity-role graph of the narratives and the profile's fact edges.",
+        call=graph,
+    ),
+    Route(
+        "scan",
+        "GET",
+        "/scan",
+        SCAN_UNINDEXED,
+        "analysis",
+        "Turns no memory links to yet, in chunks of one sitting (`memory_scan_unindexed`).",
+    ),
+    # -- injection
+    Route(
+        "context",
+        "POST",
+        "/context",
+        MEMORY_CONTEXT,
+        "inject",
+        "The identity block, and with a message the turn's block (`memory_context`).",
+    ),
+    Route(
+        "prefetch",
+        "GET",
+        "/prefetch",
+        PREFETCH,
+        "inject",
+        "The memory block injected for one message (T1, T4); logs the hits' attention.",
+        call=lambda app, *, message, session: app.provider.prefetch_block(
+            message, session
+        ).to_dict(),
+    ),
+    # -- profile
+    Route(
+        "profile",
+        "GET",
+        "/profile",
+        MEMORY_PROFILE,
+        "profile",
+        """Facts with their evidence turns, filtered by status, category and subject; with `as_of`
+        (an ISO date or time), the profile as it stood then in the user's time: the facts believed
+        then with their status then, and the events, people and open questions of then.""",
+    ),
+    Route(
+        "fact_timeline",
+        "GET",
+        "/facts/{fact_id}",
+        FACT_TIMELINE,
+        "profile",
+        "A fact, its supersedes chain and every status change.",
+    ),
+    Route(
+        "fact_reject",
+        "POST",
+        "/facts/{fact_id}/reject",
+        FACT_REJECT,
+        "profile",
+        "Mark a fact wrong, with why; it stays, greyed, with the reason on its timeline.",
+    ),
+    Route(
+        "fact_close",
+        "POST",
+        "/facts/{fact_id}/close",
+        FACT_CLOSE,
+        "profile",
+        "Mark a fact no longer true; it stays, with an end time.",
+    ),
+    # -- library
+    Route(
+        "library_search",
+        "GET",
+        "/library/search",
+        MEMO_SEARCH,
+        "library",
+        "Chunks best first by relevance, each with `location` (path:line) and `explain`.",
+    ),
+    Route(
+        "library_status",
+        "GET",
+        "/library/status",
+        MEMO_STATUS,
+        "library",
+        "Collections, what the index lags behind, and the folders skipped and why.",
+    ),
+    Route(
+        "library_route",
+        "GET",
+        "/library/route",
+        MEMO_ROUTE,
+        "library",
+        "Which collections a question belongs to, best first (`memo_route`).",
+    ),
+    Route(
+        "library_read",
+        "GET",
+        "/library/read",
+        MEMO_READ,
+        "library",
+        "Lines of a note, or the lines of a search hit's `path:line` (`memo_read`).",
+    ),
+    Route(
+        "library_reindex",
+        "POST",
+        "/library/reindex",
+        MEMO_REINDEX,
+        "library",
+        "Bring the index up to date with the files, or rebuild it (`memo_reindex`).",
+    ),
+    Route(
+        "library_write",
+        "POST",
+        "/library/notes",
+        MEMO_WRITE,
+        "library",
+        """Create a note in a collection, or append to one, and index it (`memo_write`); retry
+        with the same idempotency key.""",
+        status=201,
+        keyed=True,
+    ),
+)
+for _route in ROUTES:
+    add(_route)
 
-
-# -- script layer ----------------------------------------------------------------------------
-@router.get("/heatmap", tags=["analysis"])
-def attention(w: W, q: HeatmapArgs) -> Json:
-    """Retrieval hits per memory cluster in a window, and the deserts (never retrieved)."""
-    return CALLS["memory_attention_heatmap"](w.app, **q)
-
-
-@router.get("/graph", tags=["analysis"])
-def entity_graph(w: W) -> Json:
-    """The entity-role graph of the narratives and the profile's fact edges."""
-    return graph(w.app)
-
-
-@router.get("/scan", tags=["analysis"])
-def scan(w: W, q: ScanArgs) -> Json:
-    """Turns no memory links to yet, in chunks of one sitting (`memory_scan_unindexed`)."""
-    return CALLS["memory_scan_unindexed"](w.app, **q)
-
-
-# -- injection -------------------------------------------------------------------------------
-@router.post("/context", tags=["inject"])
-def context(w: W, given: ContextBody) -> Json:
-    """The identity block, and with a message the turn's block (`memory_context`)."""
-    return CALLS["memory_context"](w.app, **given)
-
-
-@router.get("/prefetch", tags=["inject"])
-def prefetch(w: W, q: PrefetchArgs) -> Json:
-    """The memory block injected for one message (T1, T4); logs the hits' attention."""
-    return w.app.provider.prefetch_block(q["message"], q["session"]).to_dict()
-
-
-# -- profile ---------------------------------------------------------------------------------
-@router.get("/profile", tags=["profile"])
-def profile(w: W, q: ProfileArgs) -> Json:
-    """Facts with their evidence turns, filtered by status, category and subject; with `as_of`
-    (an ISO date or time), the profile as it stood then in the user's time: the facts believed
-    then with their status then, and the events, people and open questions of then."""
-    return CALLS["memory_profile"](w.app, **q)
-
-
-@router.get("/facts/{fact_id}", tags=["profile"])
-def fact_timeline(w: W, fact_id: Id) -> Json:
-    """A fact, its supersedes chain and every status change."""
-    return CALLS["fact_timeline"](w.app, fact_id=fact_id)
-
-
-@router.post("/facts/{fact_id}/reject", tags=["profile"])
-def fact_reject(w: W, fact_id: Id, given: RejectBody) -> Json:
-    """Mark a fact wrong, with why; it stays, greyed, with the reason on its timeline."""
-    return CALLS["fact_reject"](w.app, fact_id=fact_id, **given)
-
-
-@router.post("/facts/{fact_id}/close", tags=["profile"])
-def fact_close(w: W, fact_id: Id, given: CloseBody) -> Json:
-    """Mark a fact no longer true; it stays, with an end time."""
-    return CALLS["fact_close"](w.app, fact_id=fact_id, **given)
-
-
-# -- library ---------------------------------------------------------------------------------
-@router.get("/library/search", tags=["library"])
-def library_search(w: W, q: LibSearchArgs) -> Json:
-    """Chunks best first by relevance, each with `location` (path:line) and `explain`."""
-    found = w.app.library.search(
-        q["query"], q["path"], k=q["k"], mode=q["mode"], min_score=q["min_score"]
-    )
-    return _searched(to_dict(found))
-
-
-def _searched(answer: Json) -> Json:
-    """A search's answer: an empty list keeps its `reason`, and when the relevance floor left
-    results out the reason says how to see them over this API."""
-    if not answer.get("hits") and answer.get("left_out"):
-        answer["reason"] = f"{answer['reason']}; pass min_score=0 to see them"
-    return answer
-
-
-@router.get("/library/status", tags=["library"])
-def library_status(w: W, q: LibStatusArgs) -> Json:
-    """Collections, what the index lags behind, and the folders skipped and why."""
-    return CALLS["memo_status"](w.app, **q)
-
-
-@router.get("/library/route", tags=["library"])
-def library_route(w: W, q: LibRouteArgs) -> Json:
-    """Which collections a question belongs to, best first (`memo_route`)."""
-    return CALLS["memo_route"](w.app, **q)
-
-
-@router.get("/library/read", tags=["library"])
-def library_read(w: W, q: LibReadArgs) -> Json:
-    """Lines of a note, or the lines of a search hit's `path:line` (`memo_read`)."""
-    return CALLS["memo_read"](w.app, **q)
-
-
-@router.post("/library/reindex", tags=["library"])
-def library_reindex(w: W, given: ReindexBody) -> Json:
-    """Bring the index up to date with the files, or rebuild it (`memo_reindex`)."""
-    return CALLS["memo_reindex"](w.app, **given)
-
-
-@router.post("/library/notes", tags=["library"], status_code=201)
-def library_write(w: W, given: NoteBody, key: IdempotencyHeader = None) -> Json:
-    """Create a note in a collection, or append to one, and index it (`memo_write`); retry
-    with the same idempotency key."""
-    return CALLS["memo_write"](w.app, **keyed(given, key))
+SleepBody = Annotated[Args, Depends(body(SLEEP_RUN))]
+DreamBody = Annotated[Args, Depends(body(DREAM_RUN))]
+RunsArgs = Annotated[Args, Depends(query(RUNS))]
 
 
 # -- runs ------------------------------------------------------------------------------------
