@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping
-from enum import StrEnum
-from functools import cache
+from enum import Enum, StrEnum
+from functools import cache, wraps
 from typing import Any, TypeVar, cast
 
 import typer
@@ -54,9 +54,10 @@ def _enum(choices: tuple[str, ...]) -> type[StrEnum]:
 
 def takes(cmd: Command, short: Mapping[str, str] | None = None) -> Callable[[F], F]:
     """A command whose arguments are `cmd`'s fields, in the spec's order and before the
-    function's own terminal options (`--json`): the function takes them as `**args` and hands
-    them to the service as they are, so a field added to the spec needs no edit here. `short`:
-    a field's short spelling (`{"k": "-k"}`)."""
+    function's own options (`--root`, `--json`): the function takes them as `**args`, each a
+    plain value (a choice as its text, not typer's enum), and hands them to the service as they
+    are, so a field added to the spec needs no edit here. `short`: a field's short spelling
+    (`{"k": "-k"}`)."""
     shorts = short or {}
 
     def spelled(fn: F) -> F:
@@ -75,10 +76,24 @@ def takes(cmd: Command, short: Mapping[str, str] | None = None) -> Callable[[F],
             for p in inspect.signature(fn).parameters.values()
             if p.kind is not inspect.Parameter.VAR_KEYWORD
         ]
-        fn.__dict__["__signature__"] = inspect.Signature([*fields, *own], return_annotation=None)
-        return fn
+
+        @wraps(fn)
+        def plain(**given: Any) -> Any:
+            return fn(**{name: _plain(value) for name, value in given.items()})
+
+        plain.__dict__["__signature__"] = inspect.Signature([*fields, *own], return_annotation=None)
+        return cast(F, plain)
 
     return spelled
+
+
+def _plain(value: Any) -> Any:
+    """A choice typer read as its enum, as the text it stands for (also in a list)."""
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
 
 
 def _annotation(cmd: Command, f: Field) -> Any:

@@ -14,24 +14,18 @@ the LLM layers (the script layer and Sleep's rule steps ran; a later run with an
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 import typer
 
 from tideline.cli._app import open_app
-from tideline.cli._fields import choice, option
+from tideline.cli._fields import takes
 from tideline.cli._output import console, print_json
 from tideline.cli.sleep import run_steps
 from tideline.consolidate.dream import LAYERS, DreamReport, Thread, thread_action
 from tideline.fields import DREAM_RUN, DREAM_RUNS, MEMORY_THREADS
 
 JSON = typer.Option(False, "--json", help="Print JSON.")
-if TYPE_CHECKING:  # typer needs the enum at run time; to the type checker a choice is text
-    Action = str
-    ThreadStatus = str
-else:
-    Action = choice(MEMORY_THREADS, "action")
-    ThreadStatus = choice(MEMORY_THREADS, "status")
 
 
 def _say(line: str) -> None:
@@ -63,21 +57,12 @@ def record(report: DreamReport) -> list[str]:
     return out
 
 
-def dream(
-    date: str = option(DREAM_RUN, "date"),
-    layers: list[str] = option(DREAM_RUN, "layers"),
-    dry_run: bool = option(DREAM_RUN, "dry_run"),
-    json_out: bool = JSON,
-) -> None:
+@takes(DREAM_RUN)
+def dream(json_out: bool = JSON, **args: Any) -> None:
     """Dream one day: solidify, sleep, scripts, comb, drift, dream (each layer recorded)."""
+    args["layers"] = args["layers"] or None  # none named: every layer
     run_steps(
-        "dream",
-        len(LAYERS),
-        json_out,
-        lambda app, progress: app.dream.run(
-            date=date, layers=layers or None, dry_run=dry_run, progress=progress
-        ),
-        record,
+        "dream", len(LAYERS), json_out, lambda app, p: app.dream.run(**args, progress=p), record
     )
 
 
@@ -92,46 +77,30 @@ def _thread_lines(t: Thread) -> list[str]:
     return out + [f"    - {n}" for n in t.notes]
 
 
-def threads(
-    action: Action = option(MEMORY_THREADS, "action"),
-    status: ThreadStatus = option(MEMORY_THREADS, "status"),
-    thread_id: int = option(MEMORY_THREADS, "thread_id"),
-    title: str = option(MEMORY_THREADS, "title"),
-    why: str = option(MEMORY_THREADS, "why"),
-    note: str = option(MEMORY_THREADS, "note"),
-    memories: list[int] = option(MEMORY_THREADS, "memories"),
-    limit: int = option(MEMORY_THREADS, "limit"),
-    json_out: bool = JSON,
-) -> None:
+@takes(MEMORY_THREADS)
+def threads(json_out: bool = JSON, **args: Any) -> None:
     """The threads dreaming keeps (open directions, conflicts): list, open, touch, close."""
     with open_app() as app:
-        result = thread_action(
-            app.dream,
-            str(action),
-            status=None if status is None else str(status),
-            thread_id=thread_id,
-            title=title,
-            why=why,
-            note=note,
-            memories=memories,
-            limit=limit,
-        )
+        result = thread_action(app.dream, **args)
     if json_out:
         print_json(result)
         return
     found = result.get("threads", [result.get("thread")])
     if not found:
-        _say(f"no {status or 'open'} threads; `tideline dream` opens them when it combs a day")
+        _say(
+            f"no {args['status'] or 'open'} threads; `tideline dream` opens them when it combs a day"
+        )
         raise typer.Exit(1)
     for t in found:
         for line in _thread_lines(Thread(**t)):
             _say(line)
 
 
-def dream_runs(limit: int = option(DREAM_RUNS, "limit"), json_out: bool = JSON) -> None:
+@takes(DREAM_RUNS)
+def dream_runs(json_out: bool = JSON, **args: Any) -> None:
     """Past dream runs, most recent first: day, status, tokens, each layer's status and tokens."""
     with open_app() as app:
-        found = app.dream.runs(limit)
+        found = app.dream.runs(**args)
     if json_out:
         print_json([r.to_dict() for r in found])
         return

@@ -12,14 +12,14 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from tideline.cli._app import open_app
-from tideline.cli._fields import FREE_TEXT, choice, option
+from tideline.cli._fields import FREE_TEXT, option, takes
 from tideline.cli._help import HelpGroup
 from tideline.cli._hits import floor_note, nothing, warn
 from tideline.cli._output import (
@@ -52,10 +52,6 @@ app = typer.Typer(
 
 RootOpt = typer.Option(None, "--root", help="Library root (default: MEMO_ROOT).")
 JsonOpt = typer.Option(False, "--json", help="Print JSON.")
-if TYPE_CHECKING:  # typer needs the enum at run time; to the type checker a choice is text
-    Mode = str
-else:
-    Mode = choice(MEMO_SEARCH, "mode")
 RootArg = typer.Argument(None, metavar="ROOT", help="Library root (default: --root or MEMO_ROOT).")
 
 
@@ -158,7 +154,7 @@ def index(
 @app.command("reindex")
 def reindex(
     path: str = option(MEMO_REINDEX, "path"),
-    root: Path = RootOpt,
+    root: Path = RootOpt,  # here, not after the spec's options: --help lists it before --full
     full: bool = option(MEMO_REINDEX, "full"),
     json_out: bool = JsonOpt,
 ) -> None:
@@ -169,19 +165,13 @@ def reindex(
 
 
 @app.command("search", context_settings=FREE_TEXT)
-def search(
-    query: str = option(MEMO_SEARCH, "query"),
-    path: str = option(MEMO_SEARCH, "path", "-p"),
-    k: int = option(MEMO_SEARCH, "k", "-k"),
-    mode: Mode = option(MEMO_SEARCH, "mode"),
-    min_score: float = option(MEMO_SEARCH, "min_score"),
-    root: Path = RootOpt,
-    json_out: bool = JsonOpt,
-) -> None:
+@takes(MEMO_SEARCH, {"path": "-p", "k": "-k"})
+def search(root: Path = RootOpt, json_out: bool = JsonOpt, **args: Any) -> None:
     """Search notes, best first by relevance: `path:line`, heading, why, and the chunk text;
     an empty answer means nothing relevant."""
-    with errors_to_exit(), _library(root, embed=mode != "lex") as lib:
-        result = lib.search(query, path, k=k, mode=mode, min_score=min_score)
+    query, k = args["query"], args["k"]
+    with errors_to_exit(), _library(root, embed=args["mode"] != "lex") as lib:
+        result = lib.search(**args)
     if json_out:
         print_json(result.to_dict())
         return
@@ -203,14 +193,11 @@ _INVISIBLE = {"unregistered": "not a collection: no _meta.yaml", "bad-meta": "_m
 
 
 @app.command("status")
-def status(
-    path: str = option(MEMO_STATUS, "path"),
-    root: Path = RootOpt,
-    json_out: bool = JsonOpt,
-) -> None:
+@takes(MEMO_STATUS)
+def status(root: Path = RootOpt, json_out: bool = JsonOpt, **args: Any) -> None:
     """What is indexed, when, whether the index lags the files, and what is not indexed and why."""
     with errors_to_exit(), _library(root) as lib:
-        data = lib.status(path)
+        data = lib.status(**args)
     if json_out:
         print_json(data)
         return
@@ -236,16 +223,11 @@ def status(
 
 
 @app.command("route", context_settings=FREE_TEXT)
-def route(
-    query: str = option(MEMO_ROUTE, "query"),
-    k: int = option(MEMO_ROUTE, "k", "-k"),
-    prefix: str = option(MEMO_ROUTE, "prefix"),
-    root: Path = RootOpt,
-    json_out: bool = JsonOpt,
-) -> None:
+@takes(MEMO_ROUTE, {"k": "-k"})
+def route(root: Path = RootOpt, json_out: bool = JsonOpt, **args: Any) -> None:
     """Which collections to search for QUERY: the candidates and the strategy used."""
     with errors_to_exit(), _library(root) as lib:
-        result = lib.route(query, k=k, prefix=prefix)
+        result = lib.route(**args)
     if json_out:
         print_json(result.to_dict())
         return
@@ -257,18 +239,13 @@ def route(
 
 
 @app.command("write", context_settings=FREE_TEXT)
-def write(
-    path: str = option(MEMO_WRITE, "path"),
-    text: str = option(MEMO_WRITE, "text"),
-    append: bool = option(MEMO_WRITE, "append"),
-    idempotency_key: str = option(MEMO_WRITE, "idempotency_key"),
-    root: Path = RootOpt,
-    json_out: bool = JsonOpt,
-) -> None:
+@takes(MEMO_WRITE)
+def write(root: Path = RootOpt, json_out: bool = JsonOpt, **args: Any) -> None:
     """Create a note in a collection (or add to one with --append), atomically, and index it."""
-    body = sys.stdin.read() if text == "-" else text
+    if args["text"] == "-":
+        args["text"] = sys.stdin.read()
     with errors_to_exit(), _library(root) as lib:
-        written = lib.write(path, body, append=append, idempotency_key=idempotency_key)
+        written = lib.write(**args)
     if json_out:
         print_json(written.to_dict())
         return
@@ -278,16 +255,11 @@ def write(
 
 
 @app.command("read")
-def read(
-    path: str = option(MEMO_READ, "path"),
-    start: int = option(MEMO_READ, "start"),
-    end: int = option(MEMO_READ, "end"),
-    root: Path = RootOpt,
-    json_out: bool = JsonOpt,
-) -> None:
+@takes(MEMO_READ)
+def read(root: Path = RootOpt, json_out: bool = JsonOpt, **args: Any) -> None:
     """Print a note, or lines --start to --end of it (PATH may be a search hit's path:line)."""
     with errors_to_exit(), _library(root, embed=False) as lib:
-        note = lib.read(path, start, end)
+        note = lib.read(**args)
     if json_out:
         print_json(note.to_dict())
         return

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import typer
 
 from tideline.cli._app import open_app
-from tideline.cli._fields import FREE_TEXT, choice, option, takes
+from tideline.cli._fields import FREE_TEXT, takes
 from tideline.cli._hits import floor_note, nothing, warn
 from tideline.cli._output import (
     console,
@@ -20,12 +20,6 @@ from tideline.cli._output import (
 from tideline.fields import IMPORT, MEMORY_SEARCH, MEMORY_TRACE, MEMORY_WRITE, SESSIONS
 
 JSON = typer.Option(False, "--json", help="Print JSON.")
-if TYPE_CHECKING:  # typer needs the enum at run time; to the type checker a choice is text
-    Kind = str
-    Mode = str
-else:
-    Kind = choice(MEMORY_WRITE, "kind")
-    Mode = choice(MEMORY_SEARCH, "mode")
 
 
 @takes(MEMORY_WRITE)
@@ -43,38 +37,16 @@ def write(json_out: bool = JSON, **args: Any) -> None:
         )
 
 
-def search(
-    query: str = option(MEMORY_SEARCH, "query"),
-    k: int = option(MEMORY_SEARCH, "k", "-k"),
-    since: str = option(MEMORY_SEARCH, "since"),
-    until: str = option(MEMORY_SEARCH, "until"),
-    min_weight: float = option(MEMORY_SEARCH, "min_weight"),
-    tags: list[str] = option(MEMORY_SEARCH, "tags"),
-    kind: Kind = option(MEMORY_SEARCH, "kind"),
-    include_turns: bool = option(MEMORY_SEARCH, "include_turns"),
-    mode: Mode = option(MEMORY_SEARCH, "mode"),
-    min_score: float = option(MEMORY_SEARCH, "min_score"),
-    today: str = option(MEMORY_SEARCH, "today"),
-    json_out: bool = JSON,
-) -> None:
+@takes(MEMORY_SEARCH, {"k": "-k"})
+def search(json_out: bool = JSON, **args: Any) -> None:
     """Search memories and raw turns (--no-turns: memories only); empty means nothing relevant.
 
     A query that starts with a dash (`tideline search -word`) is a query; one that starts like
     an option (`-k…`, `--turns`) needs `--` first: `tideline search -- --turns`."""
+    query, k = args["query"], args["k"]
+    args["tags"] = args["tags"] or None  # no --tag: no filter
     with open_app() as app:
-        result = app.memory.search(
-            query,
-            k,
-            since=since,
-            until=until,
-            min_weight=min_weight,
-            tags=tags or None,
-            kind=kind,
-            include_turns=include_turns,
-            mode=mode,
-            min_score=min_score,
-            today=today,
-        )
+        result = app.memory.search(**args)
     warn(result)
     if json_out:
         print_json(result.to_dict())
@@ -129,14 +101,11 @@ def trace(json_out: bool = JSON, **args: Any) -> None:
             )
 
 
-def import_(
-    path: str = option(IMPORT, "path"),
-    fmt: str = option(IMPORT, "format", "-f"),
-    session: str = option(IMPORT, "session"),
-    json_out: bool = JSON,
-) -> None:
+@takes(IMPORT, {"format": "-f"})
+def import_(json_out: bool = JSON, **args: Any) -> None:
     """Import chats (ChatGPT, Claude, transcripts), a peer's memory (MCP, mem0, Letta), a backup."""
     # here: a search does not import the progress bar (rich.progress: ~0.1 s)
+    path = args["path"]
     from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
 
     with (
@@ -151,7 +120,10 @@ def import_(
     ):
         task = bar.add_task("embed", total=None)
         summary = app.memory.import_file(
-            path, fmt, lambda d, t: bar.update(task, completed=d, total=t), session
+            path,
+            args["format"],
+            lambda d, t: bar.update(task, completed=d, total=t),
+            args["session"],
         )
     if json_out:
         print_json(summary.to_dict())
@@ -193,10 +165,11 @@ def import_(
         raise typer.Exit(1)
 
 
-def sessions(limit: int = option(SESSIONS, "limit"), json_out: bool = JSON) -> None:
+@takes(SESSIONS)
+def sessions(json_out: bool = JSON, **args: Any) -> None:
     """List sessions, most recent first."""
     with open_app() as app:
-        rows = app.memory.sessions(limit)
+        rows = app.memory.sessions(**args)
     if json_out:
         print_json(rows)
         return

@@ -10,21 +10,17 @@ and when Tideline recorded it.
 from __future__ import annotations
 
 from itertools import groupby
-from typing import TYPE_CHECKING
+from typing import Any
 
 import typer
 
 from tideline.cli._app import open_app
-from tideline.cli._fields import choice, option
+from tideline.cli._fields import takes
 from tideline.cli._output import console, print_json
 from tideline.fields import FACT_CLOSE, FACT_REJECT, FACT_TIMELINE, MEMORY_PROFILE, fact_statuses
 from tideline.profile import Fact, FactTimeline
 
 JSON = typer.Option(False, "--json", help="Print JSON.")
-if TYPE_CHECKING:  # typer needs the enum at run time; to the type checker a choice is text
-    Status = str
-else:
-    Status = choice(MEMORY_PROFILE, "status")
 TEXT = 100  # characters of an evidence turn shown
 
 fact_app = typer.Typer(
@@ -62,22 +58,18 @@ def _evidence(f: Fact, indent: str) -> None:
         _say(f"{indent}{where}{against}: {_short(ev.text)}" if ev.text else f"{indent}{where}")
 
 
-def profile(
-    status: Status = option(MEMORY_PROFILE, "status"),
-    category: str = option(MEMORY_PROFILE, "category"),
-    subject: str = option(MEMORY_PROFILE, "subject"),
-    as_of: str = option(MEMORY_PROFILE, "as_of"),
-    json_out: bool = JSON,
-) -> None:
+@takes(MEMORY_PROFILE)
+def profile(json_out: bool = JSON, **args: Any) -> None:
     """The facts Sleep formed, by subject and category, each with its evidence turns; with
     --as-of DATE, as they stood on that date in the user's time."""
-    statuses = fact_statuses(status)
+    as_of = args.pop("as_of")
+    args["status"] = fact_statuses(args["status"])
     with open_app() as app:
         if as_of is not None:
-            view = app.profile.as_of(as_of, status=statuses, category=category, subject=subject)
+            view = app.profile.as_of(as_of, **args)
             facts = view.facts
         else:
-            facts = app.profile.facts(status=statuses, category=category, subject=subject)
+            facts = app.profile.facts(**args)
     if json_out:
         print_json(view.to_dict() if as_of is not None else {"facts": [f.to_dict() for f in facts]})
         return
@@ -142,11 +134,12 @@ def _timeline(t: FactTimeline) -> None:
 
 
 @fact_app.command("show")
-def show(fact_id: int = option(FACT_TIMELINE, "fact_id"), json_out: bool = JSON) -> None:
+@takes(FACT_TIMELINE)
+def show(json_out: bool = JSON, **args: Any) -> None:
     """A fact's timeline: its evidence, the facts it supersedes or that supersede it, and every
     status change."""
     with open_app() as app:
-        timeline = app.profile.timeline(fact_id)
+        timeline = app.profile.timeline(**args)
     if json_out:
         print_json(timeline.to_dict())
     else:
@@ -154,28 +147,21 @@ def show(fact_id: int = option(FACT_TIMELINE, "fact_id"), json_out: bool = JSON)
 
 
 @fact_app.command("reject")
-def reject(
-    fact_id: int = option(FACT_REJECT, "fact_id"),
-    why: str = option(FACT_REJECT, "why"),
-    json_out: bool = JSON,
-) -> None:
+@takes(FACT_REJECT)
+def reject(json_out: bool = JSON, **args: Any) -> None:
     """Mark a fact wrong. It is kept, with its evidence, end time and reason, on its timeline."""
     with open_app() as app:
-        fact = app.profile.reject(fact_id, why)
+        fact = app.profile.reject(**args)
     _changed(fact, json_out)
 
 
 @fact_app.command("close")
-def close(
-    fact_id: int = option(FACT_CLOSE, "fact_id"),
-    why: str = option(FACT_CLOSE, "why"),
-    successor: int | None = option(FACT_CLOSE, "successor"),
-    json_out: bool = JSON,
-) -> None:
+@takes(FACT_CLOSE)
+def close(json_out: bool = JSON, **args: Any) -> None:
     """Mark a fact no longer true. It is kept, with its evidence and end time, on its timeline;
     with --successor, it ends when the fact that replaced it began, on one timeline."""
     with open_app() as app:
-        fact = app.profile.close(fact_id, why=why, successor=successor)
+        fact = app.profile.close(**args)
     _changed(fact, json_out)
 
 

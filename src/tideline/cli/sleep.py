@@ -25,7 +25,7 @@ from rich.progress import (
 from rich.table import Table
 
 from tideline.cli._app import open_app
-from tideline.cli._fields import option
+from tideline.cli._fields import takes
 from tideline.cli._output import SKIPPED, console, err_console, print_json, progress_bar, styled
 from tideline.consolidate import STEPS, SleepReport, StepEvent, written
 from tideline.fields import RUNS, SLEEP_RUN
@@ -138,25 +138,23 @@ def summary(report: SleepReport) -> list[str]:
     return out + report.notes
 
 
-def sleep(
-    dry_run: bool = option(SLEEP_RUN, "dry_run"),
-    timeout: float = option(SLEEP_RUN, "timeout"),
-    json_out: bool = JSON,
-) -> None:
+@takes(SLEEP_RUN)
+def sleep(json_out: bool = JSON, **args: Any) -> None:
     """Consolidate unprocessed conversations into the profile (the fourteen steps)."""
     run_steps(
         "sleep",
         len(STEPS),
         json_out,
-        lambda app, progress: app.sleep.run(dry_run=dry_run, progress=progress, timeout=timeout),
+        lambda app, progress: app.sleep.run(**args, progress=progress),
         summary,
     )
 
 
-def runs(limit: int = option(RUNS, "limit"), json_out: bool = JSON) -> None:
+@takes(RUNS)
+def runs(json_out: bool = JSON, **args: Any) -> None:
     """Past sleep runs, most recent first: status, tokens, the profile version they produced."""
     with open_app() as app:
-        found = app.profile.runs(limit)
+        found = app.profile.runs(**args)
     if json_out:
         print_json([r.to_dict() for r in found])
         return
