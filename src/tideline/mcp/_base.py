@@ -76,21 +76,33 @@ class ToolServer(MCPServer[Any]):
             if cmd.tool is not None:
                 self.aliases[cmd.tool] = cmd.aliases
 
-    def add_command(self, spec: Tool) -> None:
+    def add_command(
+        self, spec: Tool, body: Callable[..., dict[str, Any] | InputRequiredResult] | None = None
+    ) -> None:
         """Add `spec`'s tool: a function whose signature is the command's fields, in the spec's
-        order (the SDK builds the input schema from it), calling `run_tool(app, tool, args)`."""
+        order (the SDK builds the input schema from it), calling `run_tool(app, tool, args)`;
+        or, given `body`, a tool that also takes the call's context, `body(ctx=…, **args)` (a
+        run with an LLM: `_rounds.add_run`)."""
         cmd, name = spec.command, spec.command.tool
         assert name is not None, "only a command with a tool name is a tool"
-
-        def tool(**arguments: Any) -> dict[str, Any]:
-            return self.call(name, lambda: run_tool(self.app, name, arguments))
-
         kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
         params = [
             inspect.Parameter(f.name, kind, annotation=annotated(cmd, f.name)) for f in cmd.fields
         ]
+        returns: Any = dict[str, Any]
+        if body is None:
+
+            def tool(**arguments: Any) -> Any:
+                return self.call(name, lambda: run_tool(self.app, name, arguments))
+
+        else:
+            tool = body
+            params.append(inspect.Parameter("ctx", kind, annotation=Context))
+            returns = dict[str, Any] | InputRequiredResult
+            # the SDK finds the context parameter by the function's type hints
+            tool.__annotations__ = {p.name: p.annotation for p in params} | {"return": returns}
         tool.__name__ = name
-        tool.__dict__["__signature__"] = inspect.Signature(params, return_annotation=dict[str, Any])
+        tool.__dict__["__signature__"] = inspect.Signature(params, return_annotation=returns)
         self.add_tool(
             tool,
             name=name,

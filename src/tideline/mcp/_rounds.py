@@ -22,20 +22,23 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
+import anyio.from_thread
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CreateMessageRequest, InputRequiredResult
 
+from tideline.consolidate import StepEvent
 from tideline.errors import LLMError, LLMUnavailable
-from tideline.llm import LLM, Message, Sample
+from tideline.llm import LLM, NO_LLM, Message, Sample
 from tideline.mcp._sampling import sample_of, sampling_request, tool_llm
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import Context
 
-    from tideline.mcp._base import ToolServer
+    from tideline.mcp._base import Tool, ToolServer
 
 Work = Callable[["RoundSampler"], dict[str, Any]]
 
@@ -171,3 +174,43 @@ def with_llm(
             app.settings.llm_timeout,
         )
     return server.call(tool, lambda: work(llm, reason))
+
+
+class Report(Protocol):
+    """What a run reports (`SleepReport`, `DreamReport`)."""
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+#: A run tool's start: `start(app, llm, reason, progress=…, **arguments)`, its report.
+Start = Callable[..., Report]
+
+
+def add_run(server: ToolServer, spec: Tool, steps: int, start: Start) -> None:
+    """Add `spec`'s tool as a run of `steps` steps with an LLM (`sleep_run`, `dream_run`): its
+    arguments the command's fields, its LLM the one `with_llm` finds (without one, the LLM steps
+    are skipped and `llm_skipped` says why), a progress notification at each step's end."""
+    name = str(spec.command.tool)
+
+    def tool(ctx: Context[Any], **arguments: Any) -> dict[str, Any] | InputRequiredResult:
+        def work(llm: LLM | None, reason: str | None) -> dict[str, Any]:
+            progress = step_progress(ctx, steps)
+            report = start(server.app, llm, reason or NO_LLM, progress=progress, **arguments)
+            return report.to_dict() | ({"llm_skipped": reason} if reason else {})
+
+        return with_llm(server, name, ctx, work)
+
+    server.add_command(spec, tool)
+
+
+def step_progress(ctx: Context[Any], total: int) -> Callable[[StepEvent], None]:
+    """Progress notifications per step (of `total`: Sleep's steps, Dream's layers), for a
+    client that asked for them (a no-op otherwise)."""
+
+    def send(event: StepEvent) -> None:
+        if event.phase == "end" and event.n:
+            # A lost notification (the client went away) must not fail the run.
+            with suppress(Exception):
+                anyio.from_thread.run(ctx.report_progress, event.n, total, event.name)
+
+    return send

@@ -15,28 +15,26 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.prompts.base import Prompt
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS, InputRequiredResult, ToolAnnotations
+from mcp_types import INVALID_PARAMS, ToolAnnotations
 
+from tideline.app import Tideline
 from tideline.consolidate.dream import (
     LAYERS,
+    DreamReport,
     PromptInfo,
     list_prompts,
     render_prompt,
 )
 from tideline.errors import TidelineError
 from tideline.fields import DREAM_RUN, MEMORY_THREADS
-from tideline.llm import LLM, NO_LLM
+from tideline.llm import LLM
 from tideline.mcp._base import Tool, ToolServer
-from tideline.mcp._rounds import with_llm
-from tideline.mcp.profile_tools import step_progress
+from tideline.mcp._rounds import add_run
 from tideline.serve import annotated, error_message, names
 
 Date = annotated(DREAM_RUN, "date")
-Layers = annotated(DREAM_RUN, "layers")
-DryRun = annotated(DREAM_RUN, "dry_run")
 
 THREADS = Tool(
     MEMORY_THREADS,
@@ -56,53 +54,38 @@ THREADS = Tool(
 )
 
 
+DREAM = Tool(
+    DREAM_RUN,
+    "Run {agent}'s daily dream for one day (default today): solidify the day's "
+    "conversation into memories linked to their turns, sleep (the profile), the script "
+    "layer, comb (re-weigh, self-concept, threads), night drift, and a symbolic dream. "
+    "layers runs only some; finished layers are not redone, a failed one is retried "
+    "next run. Spends at most the configured token budget (dream_run_budget): a call "
+    "that would pass it stops the run cleanly. Slow (minutes with a large model); "
+    "memory tools keep working. Returns the run record: each layer's status, tokens, "
+    "seconds and the ids it wrote.",
+    ToolAnnotations(
+        title="Dream a day",
+        read_only_hint=False,
+        destructive_hint=False,
+        idempotent_hint=True,
+        open_world_hint=False,
+    ),
+)
+
+
+def _dream(
+    app: Tideline, llm: LLM | None, reason: str, *, layers: list[str] | str | None, **rest: Any
+) -> DreamReport:
+    return app.dream_using(llm, reason).run(layers=names(layers) or None, **rest)
+
+
 def register(server: ToolServer) -> None:
     """Add the dream tools and the dream prompts to `server`."""
-    server.accept(DREAM_RUN)
-    _dream_run(server)
+    add_run(server, DREAM, len(LAYERS), _dream)
     server.add_command(THREADS)
     for info in list_prompts():
         server.add_prompt(_prompt(server, info))
-
-
-def _dream_run(server: ToolServer) -> None:
-    agent = server.app.settings.agent_name
-
-    @server.tool(
-        name="dream_run",
-        title="Dream a day",
-        description=(
-            f"Run {agent}'s daily dream for one day (default today): solidify the day's "
-            "conversation into memories linked to their turns, sleep (the profile), the script "
-            "layer, comb (re-weigh, self-concept, threads), night drift, and a symbolic dream. "
-            "layers runs only some; finished layers are not redone, a failed one is retried "
-            "next run. Spends at most the configured token budget (dream_run_budget): a call "
-            "that would pass it stops the run cleanly. Slow (minutes with a large model); "
-            "memory tools keep working. Returns the run record: each layer's status, tokens, "
-            "seconds and the ids it wrote."
-        ),
-        annotations=ToolAnnotations(
-            title="Dream a day",
-            read_only_hint=False,
-            destructive_hint=False,
-            idempotent_hint=True,
-            open_world_hint=False,
-        ),
-    )
-    def dream_run(
-        date: Date, layers: Layers, dry_run: DryRun, ctx: Context
-    ) -> dict[str, Any] | InputRequiredResult:
-        def run(llm: LLM | None, reason: str | None) -> dict[str, Any]:
-            dream = server.app.dream_using(llm, reason or NO_LLM)
-            report = dream.run(
-                date=date,
-                layers=names(layers) or None,
-                dry_run=dry_run,
-                progress=step_progress(ctx, len(LAYERS)),
-            )
-            return report.to_dict() | ({"llm_skipped": reason} if reason else {})
-
-        return with_llm(server, "dream_run", ctx, run)
 
 
 def _prompt(server: ToolServer, info: PromptInfo) -> Prompt:

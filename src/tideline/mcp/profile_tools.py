@@ -10,15 +10,9 @@ own model through MCP sampling, else none: the LLM steps are skipped and `llm_sk
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import suppress
-from typing import Any
+from mcp_types import ToolAnnotations
 
-import anyio.from_thread
-from mcp.server.mcpserver import Context
-from mcp_types import InputRequiredResult, ToolAnnotations
-
-from tideline.consolidate import STEPS, StepEvent
+from tideline.consolidate import STEPS
 from tideline.fields import (
     FACT_CLOSE,
     FACT_REJECT,
@@ -26,17 +20,13 @@ from tideline.fields import (
     MEMORY_PROFILE,
     SLEEP_RUN,
 )
-from tideline.llm import LLM, NO_LLM
 from tideline.mcp._base import Tool, ToolServer
-from tideline.mcp._rounds import with_llm
-from tideline.serve import annotated
+from tideline.mcp._rounds import add_run
 
 READ_ONLY = {"read_only_hint": True, "destructive_hint": False, "open_world_hint": False}
 # Rejecting or closing changes a fact's status for good (nothing reopens it), yet deletes nothing.
 CORRECTS = {"read_only_hint": False, "destructive_hint": False, "open_world_hint": False}
 
-DryRun = annotated(SLEEP_RUN, "dry_run")
-Timeout = annotated(SLEEP_RUN, "timeout")
 
 TOOLS = (
     Tool(
@@ -75,54 +65,30 @@ TOOLS = (
 )
 
 
+SLEEP = Tool(
+    SLEEP_RUN,
+    "Run {agent}'s sleep: read the conversations not digested yet and update the "
+    "profile (facts, people, events, contradictions, expiry). Slow (one LLM call per "
+    "step and session; minutes with a large model); memory tools keep working "
+    "meanwhile. dry_run=true shows the plan and applies nothing. Returns the run's "
+    "report: status, each step, what changed, tokens, and what was skipped and why.",
+    ToolAnnotations(
+        title="Consolidate conversations",
+        read_only_hint=False,
+        destructive_hint=False,
+        idempotent_hint=False,
+        open_world_hint=False,
+    ),
+)
+
+
 def register(server: ToolServer) -> None:
     """Add the profile and sleep tools to `server`."""
     for tool in TOOLS:
         server.add_command(tool)
-    server.accept(SLEEP_RUN)
-    _sleep_run(server)
-
-
-def _sleep_run(server: ToolServer) -> None:
-    agent = server.app.settings.agent_name
-
-    @server.tool(
-        name="sleep_run",
-        title="Consolidate conversations",
-        description=(
-            f"Run {agent}'s sleep: read the conversations not digested yet and update the "
-            "profile (facts, people, events, contradictions, expiry). Slow (one LLM call per "
-            "step and session; minutes with a large model); memory tools keep working "
-            "meanwhile. dry_run=true shows the plan and applies nothing. Returns the run's "
-            "report: status, each step, what changed, tokens, and what was skipped and why."
-        ),
-        annotations=ToolAnnotations(
-            title="Consolidate conversations",
-            read_only_hint=False,
-            destructive_hint=False,
-            idempotent_hint=False,
-            open_world_hint=False,
-        ),
+    add_run(
+        server,
+        SLEEP,
+        len(STEPS),
+        lambda app, llm, reason, **arguments: app.sleep_using(llm, reason).run(**arguments),
     )
-    def sleep_run(
-        dry_run: DryRun, timeout: Timeout, ctx: Context
-    ) -> dict[str, Any] | InputRequiredResult:
-        def run(llm: LLM | None, reason: str | None) -> dict[str, Any]:
-            sleep = server.app.sleep_using(llm, reason or NO_LLM)
-            report = sleep.run(dry_run=dry_run, timeout=timeout, progress=step_progress(ctx))
-            return report.to_dict() | ({"llm_skipped": reason} if reason else {})
-
-        return with_llm(server, "sleep_run", ctx, run)
-
-
-def step_progress(ctx: Context[Any], total: int = len(STEPS)) -> Callable[[StepEvent], None]:
-    """Progress notifications per step (of `total`: Sleep's steps, Dream's layers), for a
-    client that asked for them (a no-op otherwise)."""
-
-    def send(event: StepEvent) -> None:
-        if event.phase == "end" and event.n:
-            # A lost notification (the client went away) must not fail the run.
-            with suppress(Exception):
-                anyio.from_thread.run(ctx.report_progress, event.n, total, event.name)
-
-    return send
