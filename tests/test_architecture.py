@@ -120,6 +120,12 @@ CLOCK_DEFAULT_OWNER = "tideline.app"
 #: them under its lock). A driver's locks over its own state (its run list) have other names.
 SERVICE_LOCKS = {"lock", "locks", "db_lock", "library_lock"}
 
+#: No branching on the storage engine outside the engine seam: `store` (SQLite `Database`,
+#: `PgDatabase`) and `search` (`TextIndex`, `PgTextIndex`) own what differs between engines, and
+#: everyone else calls the same methods on either (#35 item 3: upkeep asked `isinstance`).
+ENGINE_CLASSES = {"Database", "PgDatabase", "TextIndex", "PgTextIndex"}
+ENGINE_OWNERS = {"tideline.store", "tideline.search"}
+
 #: Violations on main that the issue-10 branches remove, without line numbers. Each entry must
 #: still be found (the list only shrinks): when a branch lands and fixes one, delete its line.
 KNOWN: set[str] = set()
@@ -231,6 +237,25 @@ def _lock_choices(path: Path) -> Iterator[int]:
         elif (isinstance(node, ast.arg) and node.arg == "lock") or (
             isinstance(node, ast.Attribute) and node.attr in SERVICE_LOCKS
         ):
+            yield node.lineno
+
+
+def _engine_branches(path: Path) -> Iterator[int]:
+    """Where `isinstance` asks which engine a store or an index is."""
+    for node in _nodes(path.read_text()):
+        if not (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "isinstance"
+            and len(node.args) == 2
+        ):
+            continue
+        named = {
+            n.id if isinstance(n, ast.Name) else n.attr
+            for n in ast.walk(node.args[1])
+            if isinstance(n, ast.Name | ast.Attribute)
+        }
+        if named & ENGINE_CLASSES:
             yield node.lineno
 
 
@@ -350,6 +375,12 @@ def violations(src: Path = SRC) -> list[str]:
             found += [
                 f"{name}:{n} chooses a lock (the service takes its own)"
                 for n in _lock_choices(path)
+            ]
+    for name, path in modules.items():
+        if _unit(name) not in ENGINE_OWNERS:
+            found += [
+                f"{name}:{n} branches on the storage engine (call the seam's method)"
+                for n in _engine_branches(path)
             ]
     found += [f"import cycle: {' <-> '.join(c)}" for c in _cycles(graph)]
     return found
@@ -488,6 +519,16 @@ PLANTS = {
         "hermes/_provider.py",
         "def f(app):\n    with app.memory.lock:\n        pass\n",
         "tideline.hermes._provider:2 chooses a lock",
+    ),
+    "branching on the index's engine": (
+        "upkeep/_repair.py",
+        "from tideline.search import PgTextIndex\ndef f(i):\n    return isinstance(i, PgTextIndex)\n",
+        "tideline.upkeep._repair:3 branches on the storage engine",
+    ),
+    "branching on the store's engine": (
+        "upkeep/_migrate.py",
+        "from tideline import store\nOK = lambda db: isinstance(db, (int, store.Database))\n",
+        "tideline.upkeep._migrate:2 branches on the storage engine",
     ),
     "unclassified unit": ("gui/__init__.py", "", "tideline.gui: unit missing from LAYERS"),
 }

@@ -1148,3 +1148,19 @@ class TextIndex:
         if not self.has_vectors or self.model_id is None:
             return None
         return self.model_id, self.dim
+
+    # -- what an engine builds beside its tables (PostgreSQL: GIN and HNSW; `PgTextIndex`) -----
+    def restore_indexes(self) -> None:
+        """Build the engine's search indexes that are missing (`tideline doctor --repair`).
+        SQLite's are tables (FTS5, vec0) and a vector file made again whenever it is missing,
+        damaged or behind (`_vector_file`): nothing to build here."""
+
+    def pause_ann(self) -> bool:
+        """Drop the approximate-neighbour index the database keeps, ahead of loading many
+        vectors (then `set_ann(True)` builds it once, not one insertion per vector); whether
+        there was one. SQLite keeps none in the database (its vector file catches up on its own).
+        """
+        return False
+
+    def set_ann(self, enabled: bool) -> None:
+        """Build (or drop) the database's approximate-neighbour index: SQLite has none."""

@@ -265,6 +265,10 @@ class PgTextIndex(TextIndex):
         self.model_id, self.dim = model_id, dim
         return dropped
 
+    def pause_ann(self) -> bool:
+        self.set_ann(False)
+        return True
+
     def set_ann(self, enabled: bool) -> None:
         """Build (or drop) the HNSW index on `N_vec`; without it KNN is an exact scan
         (the benchmark compares both)."""

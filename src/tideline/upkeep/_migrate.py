@@ -24,7 +24,7 @@ from tideline.clock import system_clock
 from tideline.errors import InvalidInput
 from tideline.memory import AGENT_MIGRATIONS, NARRATIVE_INDEX, TURN_INDEX, Memory
 from tideline.profile import PROFILE_MIGRATIONS
-from tideline.search import PgTextIndex, TextIndex, open_index
+from tideline.search import TextIndex, open_index
 from tideline.store import (
     Database,
     Migrations,
@@ -112,15 +112,8 @@ def migrate(
         )
     if not is_postgres_url(source) and not Path(source).is_file():
         raise InvalidInput(f"no agent database at {source}; pass --from PATH to its memory.db")
-    src = _open(source, namespace)
+    src, dst, lite = _open(source, target, namespace)
     try:
-        dst = _open(target, namespace)
-    except BaseException:
-        src.close()
-        raise
-    try:
-        lite = src if isinstance(src, Database) else dst
-        assert isinstance(lite, Database)
         report = MoveReport(_shown(source, namespace), _shown(target, namespace))
         _copy_tables(src, dst, lite, report, say, batch)
         report.indexes = [
@@ -136,10 +129,24 @@ def migrate(
         dst.close()
 
 
-def _open(location: str, namespace: Namespace) -> Storage:
-    if is_postgres_url(location):
-        return open_postgres(location, namespace, *AGENT_SETS)
-    return open_database(location, *AGENT_SETS)
+def _open(source: str, target: str, namespace: Namespace) -> tuple[Storage, Storage, Database]:
+    """The source, then the target (a source that cannot be opened leaves no target file), and
+    which of the two is the SQLite database (its tables say what there is to copy)."""
+    if is_postgres_url(source):
+        src: Storage = open_postgres(source, namespace, *AGENT_SETS)
+        try:
+            lite = open_database(target, *AGENT_SETS)
+        except BaseException:
+            src.close()
+            raise
+        return src, lite, lite
+    lite = open_database(source, *AGENT_SETS)
+    try:
+        dst = open_postgres(target, namespace, *AGENT_SETS)
+    except BaseException:
+        lite.close()
+        raise
+    return lite, dst, lite
 
 
 def _shown(location: str, namespace: Namespace) -> str:
@@ -192,19 +199,16 @@ def _copy_index(src: Storage, dst: Storage, name: str, say: Progress) -> IndexCo
     owner.index.bind_vectors(*space)
     done = owner.index.vector_ids()
     todo = sorted(source_index.vector_ids() - done)
-    graph = owner.index if isinstance(owner.index, PgTextIndex) else None
-    if graph is not None and len(todo) > ANN_AFTER:
-        graph.set_ann(False)  # one HNSW build after the copy, not one insertion per vector
-    else:
-        graph = None
+    # one approximate-neighbour build after the copy (PostgreSQL's HNSW), not one per vector
+    paused = len(todo) > ANN_AFTER and owner.index.pause_ann()
     for start in range(0, len(todo), VECTOR_BATCH):
         part = todo[start : start + VECTOR_BATCH]
         owner.index.set_vectors(source_index.vectors_of(part).items())
         result.vectors_copied += len(part)
         say(f"{name}: {result.vectors_copied:,}/{len(todo):,} vectors copied")
-    if graph is not None:
+    if paused:
         say(f"{name}: building the HNSW index")
-        graph.set_ann(True)
+        owner.index.set_ann(True)
     return result
 
 

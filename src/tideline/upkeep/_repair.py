@@ -27,7 +27,7 @@ from tideline.clock import system_clock
 from tideline.config import Settings
 from tideline.errors import RepairFailed, TidelineError
 from tideline.memory import NARRATIVE_INDEX, TURN_INDEX, Memory
-from tideline.search import PgTextIndex, TextIndex, damaged_search_files
+from tideline.search import TextIndex, damaged_search_files
 from tideline.store import (
     Database,
     Namespace,
@@ -135,8 +135,7 @@ def repair_postgres(settings: Settings) -> Repaired:
     try:
         before = check_namespace(settings.database_url, namespace.schema).indexes
         for part in (app.memory.raw, app.memory.narratives):
-            if isinstance(part.index, PgTextIndex):
-                part.index.restore_indexes()
+            part.index.restore_indexes()
         after = check_namespace(settings.database_url, namespace.schema).indexes
         result.notes += [f"index {name} built" for name in sorted(set(after) - set(before))]
         if app.memory.pending_vectors():
