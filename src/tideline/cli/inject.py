@@ -8,11 +8,12 @@ With `--json` both print the structured block: sections, items, tokens, budgets 
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import typer
 
 from tideline.cli._app import open_app
-from tideline.cli._fields import option
+from tideline.cli._fields import takes
 from tideline.cli._output import print_json
 from tideline.fields import PREFETCH
 
@@ -29,14 +30,11 @@ def inject(json_out: bool = JSON) -> None:
         sys.stdout.write(block.text + "\n")
 
 
-def prefetch(
-    message: str = option(PREFETCH, "message"),
-    session: str = option(PREFETCH, "session"),
-    json_out: bool = JSON,
-) -> None:
+@takes(PREFETCH)
+def prefetch(json_out: bool = JSON, **args: Any) -> None:
     """Print the per-turn block for MESSAGE (T1, and T4 when T1 finds fewer than 2)."""
     with open_app() as app:
-        block = app.provider.prefetch_block(message, session)
+        block = app.provider.prefetch_block(**args)
     if json_out:
         print_json(block.to_dict())
     else:

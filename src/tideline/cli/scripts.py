@@ -19,7 +19,7 @@ from tideline.analysis.backfill import backfill_source_links
 from tideline.analysis.scanner import scan_unindexed
 from tideline.analysis.scripts import rebuild_entity_graph, run_all
 from tideline.cli._app import open_app
-from tideline.cli._fields import option
+from tideline.cli._fields import option, takes
 from tideline.cli._output import console, err_console, print_json, progress_bar, styled
 from tideline.fields import ATTENTION_HEATMAP, SCAN_UNINDEXED
 
@@ -171,19 +171,16 @@ def graph(
 
 
 @app.command()
-def scan(
-    gap: float = GAP,
-    after: str = option(SCAN_UNINDEXED, "after"),
-    max_chars: int = option(SCAN_UNINDEXED, "max_chars"),
-    json_out: bool = JSON,
-) -> None:
+@takes(SCAN_UNINDEXED)
+def scan(json_out: bool = JSON, **args: Any) -> None:
     """Layer 0: narratives without source links and turns not yet in any narrative (markdown)."""
     with open_app() as tl:
-        result = scan_unindexed(tl.memory, max_gap=timedelta(minutes=gap), after=after)
+        gap = timedelta(minutes=args["max_gap_minutes"])
+        result = scan_unindexed(tl.memory, max_gap=gap, after=args["after"])
     if json_out:
         print_json(result.to_dict())
     else:
-        typer.echo(result.to_markdown(max_chars=max_chars), nl=False)
+        typer.echo(result.to_markdown(max_chars=args["max_chars"]), nl=False)
 
 
 @app.command()
@@ -215,14 +212,11 @@ def backfill(
 
 
 @app.command()
-def heatmap(
-    since: str = option(ATTENTION_HEATMAP, "since"),
-    until: str = option(ATTENTION_HEATMAP, "until"),
-    json_out: bool = JSON,
-) -> None:
+@takes(ATTENTION_HEATMAP)
+def heatmap(json_out: bool = JSON, **args: Any) -> None:
     """Retrieval hits per soft cluster, and the clusters never lit (attention deserts)."""
     with open_app() as tl:
-        result = build_heatmap(tl.memory, since, until)
+        result = build_heatmap(tl.memory, **args)
     if json_out:
         print_json(result.to_dict())
         return
