@@ -37,6 +37,12 @@ from tideline.serve import (
 
 log = logging.getLogger("tideline.mcp")
 
+#: The hints of a tool's annotations that a tool which only reads, and one which writes but
+#: deletes nothing, share; each tool adds its title and `idempotent_hint` (whether a repeat
+#: changes nothing more).
+READ_ONLY = {"read_only_hint": True, "destructive_hint": False, "open_world_hint": False}
+WRITES = {"read_only_hint": False, "destructive_hint": False, "open_world_hint": False}
+
 
 @dataclass(frozen=True)
 class Tool:

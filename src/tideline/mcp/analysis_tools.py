@@ -10,14 +10,7 @@ from __future__ import annotations
 from mcp_types import ToolAnnotations
 
 from tideline.fields import ATTENTION_HEATMAP, SCAN_UNINDEXED
-from tideline.mcp._base import Tool, ToolServer
-
-READ_ONLY = {
-    "read_only_hint": True,
-    "destructive_hint": False,
-    "idempotent_hint": True,
-    "open_world_hint": False,
-}
+from tideline.mcp._base import READ_ONLY, Tool, ToolServer
 
 TOOLS = (
     Tool(
@@ -26,7 +19,9 @@ TOOLS = (
         "(with a label of its topics) in a time window, and the 'attention deserts' — "
         "clusters never retrieved. Mechanical data, not self-report: use it when reflecting "
         "on blind spots (e.g. in the DREAM combing layer).",
-        ToolAnnotations(title="Where retrieval's attention goes", **READ_ONLY),
+        ToolAnnotations(
+            title="Where retrieval's attention goes", idempotent_hint=True, **READ_ONLY
+        ),
     ),
     Tool(
         SCAN_UNINDEXED,
@@ -34,7 +29,7 @@ TOOLS = (
         "memory that no memory links to, in chunks of one sitting, plus memories without "
         "source links. Read the markdown, decide what is worth keeping, and write it with "
         "memory_write, filling source_links with the turn ids shown.",
-        ToolAnnotations(title="Find context not yet remembered", **READ_ONLY),
+        ToolAnnotations(title="Find context not yet remembered", idempotent_hint=True, **READ_ONLY),
     ),
 )
 

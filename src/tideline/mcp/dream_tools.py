@@ -30,7 +30,7 @@ from tideline.consolidate.dream import (
 from tideline.errors import TidelineError
 from tideline.fields import DREAM_RUN, MEMORY_THREADS
 from tideline.llm import LLM
-from tideline.mcp._base import Tool, ToolServer
+from tideline.mcp._base import WRITES, Tool, ToolServer
 from tideline.mcp._rounds import add_run
 from tideline.serve import annotated, error_message, names
 
@@ -46,10 +46,8 @@ THREADS = Tool(
     "thread_id, status resolved or dropped, and why. Threads are never deleted.",
     ToolAnnotations(
         title="Open threads",
-        read_only_hint=False,
-        destructive_hint=False,
         idempotent_hint=False,
-        open_world_hint=False,
+        **WRITES,
     ),
 )
 
@@ -66,10 +64,8 @@ DREAM = Tool(
     "seconds and the ids it wrote.",
     ToolAnnotations(
         title="Dream a day",
-        read_only_hint=False,
-        destructive_hint=False,
         idempotent_hint=True,
-        open_world_hint=False,
+        **WRITES,
     ),
 )
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from mcp_types import ToolAnnotations
 
 from tideline.fields import MEMORY_CONTEXT
-from tideline.mcp._base import Tool, ToolServer
+from tideline.mcp._base import WRITES, Tool, ToolServer
 
 IDENTITY_URI = "tideline://identity"
 
@@ -27,10 +27,8 @@ CONTEXT = Tool(
     "(ids usable with memory_trace), tokens and notes on what is missing or was cut.",
     ToolAnnotations(
         title="Load memory context",
-        read_only_hint=False,  # a message's hits are logged to the attention log
-        destructive_hint=False,
         idempotent_hint=False,
-        open_world_hint=False,
+        **WRITES,  # a message's hits are logged to the attention log
     ),
 )
 

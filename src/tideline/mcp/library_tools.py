@@ -23,10 +23,9 @@ from tideline.fields import (
     MEMO_STATUS,
     MEMO_WRITE,
 )
-from tideline.mcp._base import Tool, ToolServer
+from tideline.mcp._base import WRITES, Tool, ToolServer
 
 READS = {"read_only_hint": True, "open_world_hint": False}
-WRITES = {"read_only_hint": False, "destructive_hint": False, "open_world_hint": False}
 
 TOOLS = (
     Tool(

@@ -23,9 +23,7 @@ from tideline.fields import (
     MEMORY_WRITE,
     SYNC_TURN,
 )
-from tideline.mcp._base import Tool, ToolServer
-
-READ_ONLY = {"read_only_hint": True, "destructive_hint": False, "open_world_hint": False}
+from tideline.mcp._base import READ_ONLY, WRITES, Tool, ToolServer
 
 TOOLS = (
     Tool(
@@ -37,10 +35,8 @@ TOOLS = (
         "the first answer with replayed=true). Returns the turn id.",
         ToolAnnotations(
             title="Keep a conversation turn",
-            read_only_hint=False,
-            destructive_hint=False,
             idempotent_hint=True,
-            open_world_hint=False,
+            **WRITES,
         ),
     ),
     Tool(
@@ -55,10 +51,8 @@ TOOLS = (
         "memory with its id and weight.",
         ToolAnnotations(
             title="Remember something",
-            read_only_hint=False,
-            destructive_hint=False,
             idempotent_hint=False,
-            open_world_hint=False,
+            **WRITES,
         ),
     ),
     Tool(

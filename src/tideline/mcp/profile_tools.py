@@ -20,12 +20,11 @@ from tideline.fields import (
     MEMORY_PROFILE,
     SLEEP_RUN,
 )
-from tideline.mcp._base import Tool, ToolServer
+from tideline.mcp._base import READ_ONLY, WRITES, Tool, ToolServer
 from tideline.mcp._rounds import add_run
 
-READ_ONLY = {"read_only_hint": True, "destructive_hint": False, "open_world_hint": False}
 # Rejecting or closing changes a fact's status for good (nothing reopens it), yet deletes nothing.
-CORRECTS = {"read_only_hint": False, "destructive_hint": False, "open_world_hint": False}
+CORRECTS = WRITES
 
 
 TOOLS = (
@@ -74,10 +73,8 @@ SLEEP = Tool(
     "report: status, each step, what changed, tokens, and what was skipped and why.",
     ToolAnnotations(
         title="Consolidate conversations",
-        read_only_hint=False,
-        destructive_hint=False,
         idempotent_hint=False,
-        open_world_hint=False,
+        **WRITES,
     ),
 )
 
