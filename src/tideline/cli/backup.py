@@ -8,31 +8,24 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import Any, TextIO
 
 import typer
 
 from tideline.cli._app import open_app
-from tideline.cli._fields import choice, option
+from tideline.cli._fields import takes
 from tideline.cli._output import err_console, errors_to_exit, print_json
 from tideline.errors import InvalidInput
 from tideline.fields import EXPORT
 
 JSON = typer.Option(False, "--json", help="Print what was written as JSON (on stderr with -o -).")
-if TYPE_CHECKING:  # typer needs the enum at run time; to the type checker a choice is text
-    Format = str
-else:
-    Format = choice(EXPORT, "format")
 
 
-def export(
-    file: str | None = option(EXPORT, "file"),
-    fmt: Format = option(EXPORT, "format"),
-    output: str = option(EXPORT, "output", "-o"),
-    json_out: bool = JSON,
-) -> None:
+@takes(EXPORT, {"output": "-o"})
+def export(json_out: bool = JSON, **args: Any) -> None:
     """Export sessions, turns, narratives (with their links) and the profile. The JSONL is a
     complete backup: `tideline import FILE` restores it into any home."""
+    file, output = args["file"], args["output"]
     if file is not None:
         if output not in ("-", file):
             with errors_to_exit():
@@ -41,7 +34,7 @@ def export(
                 )
         output = file
     with open_app() as app, _target(output) as out:
-        counts = app.export(out, str(fmt))
+        counts = app.export(out, args["format"])
     if json_out:
         if output == "-":
             err_console.print_json(data=counts)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
 from rich.table import Table
 
-from tideline.cli._fields import option
+from tideline.cli._fields import takes
 from tideline.cli._output import console, err_console, errors_to_exit, print_json, styled
 from tideline.config import Settings
 from tideline.errors import InvalidInput
@@ -14,14 +16,14 @@ from tideline.store import Namespace, is_postgres_url
 from tideline.upkeep import MoveReport, migrate
 
 
+@takes(MIGRATE)
 def migrate_command(
-    to: str = option(MIGRATE, "to"),
-    source: str | None = option(MIGRATE, "source"),
-    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."), **args: Any
 ) -> None:
     """Copy an agent's memory into a PostgreSQL namespace (or back to a file): every table, the
     text index and the vectors as stored. Run it again to resume; it ends by counting and
     hashing both ends, table by table (exit 1 when they differ)."""
+    to, source = args["to"], args["source"]
     with errors_to_exit():
         settings = Settings.load()
         if source is None:
