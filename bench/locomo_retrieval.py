@@ -49,10 +49,18 @@ CENTRED = replace(CONVEX, centre=True)  # query centring (search/_centre.py, `se
 DATES = replace(CONVEX, date_weight=1.0)
 #: The product's default on turns alone (the time window reads the calendar: `_events`).
 DEFAULT = replace(
-    DATES, speaker_weight=0.25, answer_weight=0.25, own_weight=0.5, neighbour_weight=2.0, window=1.0
+    DATES,
+    speaker_weight=0.25,
+    answer_weight=0.25,
+    own_weight=0.5,
+    neighbour_weight=2.0,
+    reply_weight=0.4,
+    window=1.0,
 )
+#: The reply lever off (the default before 3 Dec 2026).
+NO_REPLY = replace(DEFAULT, reply_weight=0.0)
 #: The own-words and neighbours levers off (the default before 2 Dec 2026, 18:30 UTC).
-BEFORE_TOP = replace(DEFAULT, own_weight=0.0, neighbour_weight=0.0)
+BEFORE_TOP = replace(NO_REPLY, own_weight=0.0, neighbour_weight=0.0)
 #: The answer lever off (`Policy.answer_weight`: a question turn found passes a share of its
 #: score to the reply; `_answers` is the earlier form of it, a second search as a key).
 NO_ANSWERS = replace(BEFORE_TOP, answer_weight=0.0)
@@ -95,9 +103,14 @@ class Variant:
 
 VARIANTS: dict[str, Variant] = {
     "before: plain analyser, rrf k=10 (the old default)": Variant("plain", policy=OLD),
-    "default, turns alone: convex α=0.5, context ±2, dates, speaker ×0.25, answers ×0.25, own words ×0.5, neighbours ×2, time window ×1": Variant(
+    "default, turns alone: convex α=0.5, context ±2, dates, speaker ×0.25, answers ×0.25, own words ×0.5, neighbours ×2, replies ×0.4, time window ×1": Variant(
         policy=DEFAULT
     ),
+    "default without the reply lever (the default before 3 Dec 2026)": Variant(policy=NO_REPLY),
+    **{
+        f"default with replies ×{w}": Variant(policy=replace(DEFAULT, reply_weight=w))
+        for w in (0.2, 0.6)
+    },
     "default without own words and neighbours (the default before 2 Dec 2026, 18:30)": Variant(
         policy=BEFORE_TOP
     ),

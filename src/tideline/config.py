@@ -235,6 +235,14 @@ SETTINGS: tuple[Setting, ...] = (
         "least near (0: off).",
     ),
     Setting(
+        "turn_reply_weight",
+        "TIDELINE_TURN_REPLY_WEIGHT",
+        0.4,
+        "Raw-turn search: a turn among the first found that the other speaker asked about passes "
+        "a quarter of this share of its relevance, and the question this share of its own, to "
+        "its speaker's reply (0: off).",
+    ),
+    Setting(
         "search_time_window",
         "TIDELINE_SEARCH_TIME_WINDOW",
         "1",
@@ -746,6 +754,7 @@ class Settings:
     turn_answer_weight: float
     turn_own_weight: float
     turn_neighbour_weight: float
+    turn_reply_weight: float
     search_time_window: str
     turn_session_cap: int
     turn_session_weight: float

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from tideline.app import Tideline
 from tideline.clock import system_clock
+from tideline.embed import Embedder
 from tideline.memory import TURNS, Memory
 from tideline.search import TextIndex
 from tideline.store import Database
@@ -104,7 +106,8 @@ def test_a_question_found_lifts_the_reply_that_answers_it(db: Database) -> None:
         by_text["Did you paint that lake picture?"],
         by_text["Yeah, last year, at sunrise."],
     )
-    assert memory.raw.answers_of([asked, reply]) == {asked: reply}  # the reply asks nothing
+    talk = memory.raw.exchanges_of([asked, reply])
+    assert talk[asked].answer == reply and talk[reply].answer is None  # the reply asks nothing
     hits = {h.id: h for h in memory.search_turns("the lake picture", 3, mode="lex")}
     assert hits[reply].lifts.get("answers", 0.0) > 0  # Bo's reply, after Ann's question
     assert "answers" not in hits[asked].lifts
@@ -160,3 +163,47 @@ def test_a_turns_neighbours_are_the_turns_around_it_in_its_session(db: Database)
     ids = [_support(memory)[text] for _, text in SUPPORT]
     around = memory.raw.neighbours_of([ids[0], ids[2]])
     assert {i: sorted(n) for i, n in around.items()} == {ids[0]: [ids[1]], ids[2]: [ids[1], ids[3]]}
+
+
+SHOW = [  # a LoCoMo exchange (conv-42): the statement names the topic, the reply holds the answer
+    (
+        "Nate",
+        "Hey Joanna, something pretty awesome happened. Last Monday I got to teach people vegan"
+        " ice cream recipes on my own cooking show!",
+    ),
+    (
+        "Joanna",
+        "Way to go, Nate! Congrats on the cooking show, I'll definitely be tuning in! What's"
+        " your favorite dish from the show?",
+    ),
+    (
+        "Nate",
+        "Coconut milk ice cream is at the top of my list. It's so smooth and creamy with a"
+        " tropical coconut twist.",
+    ),
+]
+
+
+def test_a_statement_asked_about_passes_relevance_to_its_reply(app: Tideline, e5: Embedder) -> None:
+    """Statement, the other speaker's question, the reply: the statement and the question hold
+    the query's words, the reply answers in words of its own; the reply lever puts it first
+    (with the bundled model: the lever works on relevance, which reads the cosines)."""
+    memory = app.memory
+    for n, text in enumerate(FILLER * 2):
+        memory.sync_turn("s0", "user", text, "Cy", f"2022-01-0{n + 1}T09:00:00Z")
+    for n, (speaker, text) in enumerate(SHOW):
+        memory.sync_turn("s1", "user", text, speaker, f"2023-05-08T13:0{n}:00Z")
+    memory.embed_pending()
+    said = {t.text: t.id for t in memory.raw.recent(10, "s1")}
+    statement, question, reply = (said[text] for _, text in SHOW)
+    talk = memory.raw.exchanges_of([statement, question, reply])
+    assert talk[statement].reply == (question, reply)
+    assert talk[question].reply is None and talk[reply].reply is None
+    asked = "What is Nate's favorite dish from the cooking show he hosted?"
+    off = Memory(
+        app.db, e5, turn_policy=replace(memory.turn_policy, reply_weight=0.0), clock=system_clock
+    )
+    assert off.search_turns(asked, 3)[0].id in (statement, question)  # they hold its words
+    hits = memory.search_turns(asked, 3)
+    assert hits[0].id == reply and hits[0].lifts["reply"] > 0 and hits[0].score <= 1.0
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)

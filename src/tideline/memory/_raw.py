@@ -47,6 +47,15 @@ _ROLE = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 
 
 @dataclass(frozen=True)
+class Exchange:
+    """What a turn starts (`RawContext.exchanges_of`): the turn that answers it, when it asks;
+    the question about it and its speaker's reply, when it was asked about."""
+
+    answer: int | None
+    reply: tuple[int, int] | None
+
+
+@dataclass(frozen=True)
 class NewTurn:
     """A turn as importers and `sync_turn` hand it over (not yet validated)."""
 
@@ -440,23 +449,36 @@ class RawContext:
         """Each turn's speaker, for the turns that name one (the speaker lever)."""
         return {i: str(s) for i, s in self._column_of(ids, "speaker").items() if s is not None}
 
-    def answers_of(self, ids: Sequence[int]) -> dict[int, int]:
-        """The turns among these that ask (their text ends in "?"), each with the turn that
-        answers it: the next of its session, said by someone else (the answer lever)."""
-        out: dict[int, int] = {}
+    def exchanges_of(self, ids: Sequence[int]) -> dict[int, Exchange]:
+        """What each of these turns starts: the answer, when it asks (its text ends in "?") and
+        the next turn of its session is someone else's (the answer lever); the question and
+        the reply, when the next turn is someone else's asking about it ("?" in its text) and
+        the one after is its own speaker's (the reply lever). One statement for both."""
+        out: dict[int, Exchange] = {}
         for part in batches(ids):
             marks = ",".join("?" * len(part))
             rows = self.db.execute(
-                "SELECT q.id, q.text, q.speaker, a.id, a.speaker FROM turns q JOIN turns a"
-                " ON a.session_id = q.session_id AND a.seq = (SELECT MIN(n.seq) FROM turns n"
-                f"  WHERE n.session_id = q.session_id AND n.seq > q.seq) WHERE q.id IN ({marks})",
+                "SELECT s.id, s.text, s.speaker, q.id, q.text, q.speaker, a.id, a.speaker"
+                " FROM turns s"
+                " LEFT JOIN turns q ON q.session_id = s.session_id AND q.seq = s.seq + 1"
+                "  AND q.forgotten_at IS NULL"
+                " LEFT JOIN turns a ON a.session_id = s.session_id AND a.seq = s.seq + 2"
+                f"  AND a.forgotten_at IS NULL WHERE s.id IN ({marks})",
                 part,
             )
-            out.update(
-                (int(q), int(a))
-                for q, text, asker, a, replier in rows
-                if str(text).rstrip().endswith("?") and replier != asker
-            )
+            for s, text, speaker, q, asked, asker, a, replier in rows:
+                other = q is not None and asker != speaker
+                answer = int(q) if other and str(text).rstrip().endswith("?") else None
+                reply = (
+                    (int(q), int(a))
+                    if other
+                    and a is not None
+                    and asker is not None
+                    and replier == speaker
+                    and "?" in str(asked)
+                    else None
+                )
+                out[int(s)] = Exchange(answer, reply)
         return out
 
     def neighbours_of(self, ids: Sequence[int]) -> dict[int, list[int]]:

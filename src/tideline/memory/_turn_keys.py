@@ -7,8 +7,10 @@ Memory owns the knowledge, `tideline.search` the ranking (every formula is a sta
   source turns (a memory says in other words what its turns said);
 - speakers (`Policy.speaker_weight`): the candidates spoken by a person the question names
   (`_speakers`; a name written in Cyrillic too under `Policy.scripts`);
-- answers (`Policy.answer_weight`, `answer_demote`): `RawContext.answers_of` says which
-  candidates ask a question and which turn replies to each (`search._levers.Answer`);
+- answers (`Policy.answer_weight`, `answer_demote`) and replies (`Policy.reply_weight`):
+  `RawContext.exchanges_of` says which candidates ask a question and which turn answers each
+  (`search._levers.Answer`), and which were asked about, by which question, and which turn
+  replies (`search._levers.Reply`): one statement for both levers (`_Exchanges`);
 - neighbours (`Policy.neighbour_weight`): `RawContext.neighbours_of` says which turns are
   around each candidate, whose stored vectors `retrieve` reads (`search._levers.Near`);
 - sessions (`Policy.session_weight`, `session_cap`): `RawContext.sessions_of` says which
@@ -23,9 +25,9 @@ from collections.abc import Mapping, Sequence
 
 from tideline.memory._dates import date_window
 from tideline.memory._narratives import Narratives
-from tideline.memory._raw import RawContext
+from tideline.memory._raw import Exchange, RawContext
 from tideline.memory._speakers import named
-from tideline.search import Answer, Key, Lever, Mark, Near, Policy, Scope
+from tideline.search import Answer, Key, Lever, Mark, Near, Policy, Reply, Scope
 
 
 def turn_keys(
@@ -68,8 +70,32 @@ def turn_keys(
             return {i for i, speaker in by.items() if speaker in names}
 
         keys.append(Mark("speaker", policy.speaker_weight, spoken))
+    talk = _Exchanges(raw)
     if policy.answer_weight or policy.answer_demote:
-        keys.append(Answer("answers", policy.answer_weight, raw.answers_of, policy.answer_demote))
+        keys.append(Answer("answers", policy.answer_weight, talk.answers, policy.answer_demote))
+    if policy.reply_weight:
+        keys.append(Reply("reply", policy.reply_weight, talk.replies))
     if policy.neighbour_weight:
         keys.append(Near("neighbours", policy.neighbour_weight, raw.neighbours_of))
     return keys
+
+
+class _Exchanges:
+    """The exchanges of one search's candidates, read once: the answer lever asks about every
+    candidate, the reply lever later about the first few, almost always among them."""
+
+    def __init__(self, raw: RawContext) -> None:
+        self._raw = raw
+        self._known: dict[int, Exchange] = {}
+
+    def _of(self, ids: Sequence[int]) -> dict[int, Exchange]:
+        missing = [i for i in ids if i not in self._known]
+        if missing:
+            self._known.update(self._raw.exchanges_of(missing))
+        return {i: self._known[i] for i in ids if i in self._known}
+
+    def answers(self, ids: Sequence[int]) -> dict[int, int]:
+        return {i: e.answer for i, e in self._of(ids).items() if e.answer is not None}
+
+    def replies(self, ids: Sequence[int]) -> dict[int, tuple[int, int]]:
+        return {i: e.reply for i, e in self._of(ids).items() if e.reply is not None}

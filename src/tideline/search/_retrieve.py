@@ -19,7 +19,8 @@ and the backfill all call it; every ranking stage is here, each configured by th
    time window a question names lifts (or restricts the list to) the records of that time
    (`_time_window`);
 7. score: each hit's relevance, 0–1 (`_score`), which orders the list (equal scores: the more
-   recent record first, `recency`);
+   recent record first, `recency`); a statement asked about passes relevance to its reply
+   (`_levers.Reply`);
 8. the floor (`Policy.floor`), diversity (`session_cap`) and score-adaptive truncation.
 
 When the mode needs vectors but there is no query vector (no embedder, or it is down) the search
@@ -47,12 +48,14 @@ from tideline.search._levers import (
     Lever,
     Mark,
     Near,
+    Reply,
     answered,
     boost,
     credited,
     diversify,
     lift,
     nearer,
+    replied,
     session_scores,
 )
 from tideline.search._lexical import (
@@ -207,7 +210,7 @@ def retrieve(
     hits = found.hits
     first = _scopes(scopes)[0].index
     for key in keys:
-        if not key.weight or isinstance(key, Near):
+        if not key.weight or isinstance(key, Near | Reply):
             continue
         if isinstance(key, Answer):
             hits = answered(hits, key)
@@ -227,9 +230,12 @@ def retrieve(
     if window is not None and policy.window:
         hits, fallback = _windowed(hits, window, query, found, k, policy)
     indexes = [s.index for s in _scopes(scopes)]
-    kept, left_out, signals = _floored(indexes, hits, found, k, policy, recency, texts)
+    replies = [key for key in keys if isinstance(key, Reply) and key.weight]
+    kept, left_out, signals = _floored(indexes, hits, found, k, policy, recency, texts, replies)
     if fallback is not None and not kept and window is not None:
-        kept, left_out, signals = _floored(indexes, fallback, found, k, policy, recency, texts)
+        kept, left_out, signals = _floored(
+            indexes, fallback, found, k, policy, recency, texts, replies
+        )
         found.warnings.append(nothing_in(window))
     if policy.session_cap and groups is not None:
         head = kept[: k * 2]
@@ -246,14 +252,18 @@ def _floored(
     policy: Policy,
     recency: Recency | None,
     texts: TextLookup | None,
+    replies: Sequence[Reply] = (),
 ) -> tuple[list[Hit], int, Signals]:
-    """Stage 7 and the floor: the hits scored and ordered, those that clear the floor or are
-    evidence it respects (`_lexical.evident`: a rare word matched, first in both lists), and
-    how many of the first `k` it left out."""
+    """Stage 7 and the floor: the hits scored and ordered (and the replies lifted), those
+    that clear the floor or are evidence it respects (`_lexical.evident`: a rare word matched,
+    first in both lists), and how many of the first `k` it left out."""
     model = indexes[0].model_id if indexes else None
     _distances(indexes, hits, found.vector)
     score(hits, policy.kind, model, found.vector is not None)
     hits = _ordered(hits, recency([h.key for h in hits]) if recency is not None else None)
+    for reply in replies:
+        hits = _replied(indexes, hits, reply, found, policy)
+        hits = _ordered(hits, recency([h.key for h in hits]) if recency is not None else None)
     if texts is not None and indexes:
         _own_rare(hits, texts, indexes[0].analyser)
     signals = Signals.of(hits)
@@ -269,6 +279,25 @@ def _floored(
         cleared.append((h.score >= policy.floor and signals.answers) or h.evidence is not None)
     kept = [h for h, ok in zip(hits, cleared, strict=True) if ok]
     return kept, sum(1 for ok in cleared[:k] if not ok), signals
+
+
+def _replied(
+    indexes: Sequence[Candidates],
+    hits: list[Hit],
+    reply: Reply,
+    found: _Fused,
+    policy: Policy,
+) -> list[Hit]:
+    """The reply lever (`_levers.replied`); a reply not among the candidates joins with what
+    it is given alone (its distance to the query read from the index, for the "why")."""
+    fusion = hits[0].fusion if hits else None
+
+    def new(i: int) -> Hit:
+        hit = Hit(i, type=policy.kind, fusion=fusion, fused=0.0)
+        _distances(indexes[:1], [hit], found.vector)
+        return hit
+
+    return replied(hits, reply, new)
 
 
 def _own_rare(hits: list[Hit], texts: TextLookup, analyser: Analyser) -> None:
