@@ -15,7 +15,14 @@ from typing import Any
 
 import pytest
 
-from tideline.app import Tideline, inject_config, library_options, session_limits
+from tideline.app import (
+    Tideline,
+    dream_limits,
+    inject_config,
+    library_options,
+    session_limits,
+    sleep_limits,
+)
 from tideline.config import DEFAULTS, SETTINGS, Settings
 from tideline.consolidate import Sleep
 from tideline.consolidate.dream import Dream
@@ -138,15 +145,14 @@ def test_no_second_literal_of_a_default() -> None:
     ]
 
 
-#: The services' constructor arguments that a setting sets (app.py passes the setting): their
-#: defaults are the setting's, read from `DEFAULTS`, never written again.
-CONSTRUCTED = {
-    Sleep: {
+#: The fields of Sleep's and the dream's sections and the setting each reads.
+SECTIONS = {
+    sleep_limits: {
         "run_budget": "llm_run_budget",
         "run_max_calls": "llm_run_max_calls",
         "max_input_tokens": "llm_max_input_tokens",
     },
-    Dream: {
+    dream_limits: {
         "run_budget": "dream_run_budget",
         "run_max_calls": "llm_run_max_calls",
         "max_input_tokens": "llm_max_input_tokens",
@@ -156,41 +162,20 @@ CONSTRUCTED = {
 }
 
 
-def literal_arguments(tree: ast.Module, names: set[str]) -> list[str]:
-    """Where a constructor of the classes `names` writes a default as a literal."""
-    found = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ClassDef) and node.name in names:
-            for item in node.body:
-                if isinstance(item, ast.FunctionDef) and item.name == "__init__":
-                    args = item.args
-                    pairs = [
-                        *zip(
-                            args.args[len(args.args) - len(args.defaults) :],
-                            args.defaults,
-                            strict=True,
-                        ),
-                        *zip(args.kwonlyargs, args.kw_defaults, strict=True),
-                    ]
-                    found += [
-                        f"{node.name}.{a.arg}"
-                        for a, d in pairs
-                        if isinstance(d, ast.Constant) and d.value is not None
-                    ]
-    return found
-
-
-def test_the_services_constructor_defaults_are_the_settings() -> None:
-    for cls, settings in CONSTRUCTED.items():
-        params = inspect.signature(cls).parameters
-        for arg, setting in settings.items():
-            assert params[arg].default == getattr(DEFAULTS, setting), f"{cls.__name__}.{arg}"
-        tree = ast.parse(inspect.getsource(inspect.getmodule(cls)))  # type: ignore[arg-type]
-        literal = [
-            n for n in literal_arguments(tree, {cls.__name__}) if n.split(".")[1] in settings
-        ]
-        assert literal == [], literal
-    planted = ast.parse(
-        "class Sleep:\n    def __init__(self, a, *, run_budget: int = 0, no_llm=NO_LLM): ...\n"
-    )
-    assert literal_arguments(planted, {"Sleep"}) == ["Sleep.run_budget"]
+@pytest.mark.parametrize("build", list(SECTIONS), ids=lambda b: b.__name__)
+def test_sleep_and_the_dream_take_their_section_of_the_settings(
+    build: Callable[[Settings], Any],
+) -> None:
+    """Sleep and the dream take what settings decide as one section, built in app.py only: each
+    field reads its setting, the constructor has no default for it, and no module of theirs
+    reads `DEFAULTS`."""
+    base = build(DEFAULTS)
+    for name, setting in SECTIONS[build].items():
+        assert getattr(base, name) == getattr(DEFAULTS, setting), name
+        other = dataclasses.replace(DEFAULTS, **{setting: getattr(DEFAULTS, setting) + 1})
+        assert getattr(build(other), name) == getattr(DEFAULTS, setting) + 1, name
+    assert set(SECTIONS[build]) == {f.name for f in dataclasses.fields(base)}
+    for cls in (Sleep, Dream):
+        assert inspect.signature(cls).parameters["limits"].default is inspect.Parameter.empty
+    read = [p for p in (SRC / "consolidate").rglob("*.py") if "DEFAULTS" in p.read_text()]
+    assert read == []

@@ -55,7 +55,14 @@ from tideline.store import (
 )
 
 if TYPE_CHECKING:
-    from tideline.consolidate import Dream, SessionLimits, SessionMemory, Sleep
+    from tideline.consolidate import (
+        Dream,
+        DreamLimits,
+        SessionLimits,
+        SessionMemory,
+        Sleep,
+        SleepLimits,
+    )
     from tideline.inject import InjectConfig, MemoryProvider
     from tideline.library import Library, SyncReport, Watcher
     from tideline.llm import LLM, ChatBackend, LLMClient, Sampler
@@ -175,6 +182,27 @@ def session_limits(s: Settings) -> SessionLimits:
     from tideline.consolidate import SessionLimits
 
     return section(SessionLimits, s, "session_")
+
+
+def sleep_limits(s: Settings) -> SleepLimits:
+    """What one Sleep may spend (`llm_<name>`)."""
+    from tideline.consolidate import SleepLimits
+
+    return section(SleepLimits, s, "llm_")
+
+
+def dream_limits(s: Settings) -> DreamLimits:
+    """What one dream may spend and how far it reaches (`dream_<name>`; its calls and the input
+    of one call are the LLM's, `llm_run_max_calls` and `llm_max_input_tokens`)."""
+    from tideline.consolidate import DreamLimits
+
+    return section(
+        DreamLimits,
+        s,
+        "dream_",
+        run_max_calls=s.llm_run_max_calls,
+        max_input_tokens=s.llm_max_input_tokens,
+    )
 
 
 def vector_options(s: Settings) -> VectorOptions:
@@ -405,16 +433,18 @@ class Tideline:
         from tideline.consolidate import Sleep
         from tideline.llm import NO_LLM
 
-        s = self.settings
+        limits = sleep_limits(self.settings)
+        if run_budget is not None:
+            limits = replace(limits, run_budget=run_budget)
+        if run_max_calls is not None:
+            limits = replace(limits, run_max_calls=run_max_calls)
         with self.db_lock:  # built like the services `opened` builds: workers may race
             return Sleep(
                 self.profile,
                 self.memory,
                 llm,
+                limits,
                 embedder=self.embedder,
-                run_budget=s.llm_run_budget if run_budget is None else run_budget,
-                run_max_calls=s.llm_run_max_calls if run_max_calls is None else run_max_calls,
-                max_input_tokens=s.llm_max_input_tokens,
                 no_llm=NO_LLM if no_llm is None else no_llm,
             )
 
@@ -451,8 +481,6 @@ class Tideline:
         from tideline.consolidate import Dream
         from tideline.llm import NO_LLM
 
-        s = self.settings
-
         def sleep(run_budget: int, run_max_calls: int) -> Sleep:
             return self.sleep_using(llm, no_llm, run_budget=run_budget, run_max_calls=run_max_calls)
 
@@ -461,13 +489,9 @@ class Tideline:
                 self.profile,
                 self.memory,
                 llm,
+                dream_limits(self.settings),
                 sleep=sleep,
                 embedder=self.embedder,
-                run_budget=s.dream_run_budget,
-                run_max_calls=s.llm_run_max_calls,
-                max_input_tokens=s.llm_max_input_tokens,
-                comb_memories=s.dream_comb_memories,
-                drift_hops=s.dream_drift_hops,
                 no_llm=NO_LLM if no_llm is None else no_llm,
             )
 

@@ -6,6 +6,7 @@ about; `state()` is the profile without ids and times, to compare final states a
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,7 +17,7 @@ import pytest
 from tests.llm.conftest import llm_settings
 from tests.llm_server import LLMServer
 from tests.profile.conftest import Clock
-from tideline.app import Tideline
+from tideline.app import Tideline, sleep_limits
 from tideline.config import Settings
 from tideline.consolidate import Sleep
 from tideline.embed import Embedder
@@ -64,7 +65,8 @@ class Agent:
 
     def sleep(self, *, llm: bool = True, embedder: Embedder | None = None, **kw: Any) -> Sleep:
         llm_client = self.app.llm if llm else None
-        return Sleep(self.profile, self.memory, llm_client, embedder=embedder, **kw)
+        limits = dataclasses.replace(sleep_limits(self.settings), **kw)
+        return Sleep(self.profile, self.memory, llm_client, limits, embedder=embedder)
 
     def say(self, session: str, *turns: tuple[str, str]) -> list[int]:
         """Append (role, text) turns; their ids."""

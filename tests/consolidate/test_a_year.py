@@ -22,6 +22,7 @@ from tests.consolidate.conftest import Agent
 from tests.consolidate.year import Span, audit, script_extraction, year_conversation
 from tests.dream.conftest import DREAM_QUIET
 from tests.llm_server import LLMServer
+from tideline.app import dream_limits
 from tideline.cli.main import app as cli
 from tideline.clock import ManualClock
 from tideline.consolidate import Dream
@@ -58,7 +59,11 @@ def test_a_year_slept_on_and_dreamt_lives_in_its_own_time(
         memory = {"gesture": "Maya plans Christmas with Lena", "importance": 4}
         server.default("dream_solidify", {"memories": [{**memory, "source_links": [last[0].id]}]})
         dream = Dream(
-            agent.profile, agent.memory, agent.app.llm, sleep=lambda _l, _c: agent.sleep()
+            agent.profile,
+            agent.memory,
+            agent.app.llm,
+            dream_limits(agent.settings),
+            sleep=lambda _l, _c: agent.sleep(),
         )
         dreamt = dream.run(date="2023-12-18")
         assert dreamt.status == "done", "\n".join(dreamt.lines())

@@ -4,6 +4,7 @@ layers it is about (the Sleep steps answer "nothing found", as in tests/consolid
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +15,7 @@ import pytest
 from tests.consolidate.conftest import QUIET, Agent
 from tests.llm_server import LLMServer
 from tests.profile.conftest import Clock
+from tideline.app import dream_limits
 from tideline.consolidate import Dream, Sleep
 
 DAY = "2026-03-14"
@@ -69,7 +71,8 @@ class Day:
             return self.agent.sleep(llm=llm, run_budget=left, run_max_calls=calls)
 
         client = self.app.llm if llm else None
-        return Dream(self.agent.profile, self.memory, client, sleep=sleep, run_budget=budget, **kw)
+        limits = dataclasses.replace(dream_limits(self.app.settings), run_budget=budget, **kw)
+        return Dream(self.agent.profile, self.memory, client, limits, sleep=sleep)
 
     def narratives(self, kind: str | None = None) -> list[Any]:
         return [n for n in self.memory.narratives.all(links=True) if kind is None or n.kind == kind]

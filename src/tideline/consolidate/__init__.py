@@ -8,6 +8,7 @@ import typing as _typing
 from tideline.lazy import lazy_exports as _lazy_exports
 
 if _typing.TYPE_CHECKING:
+    from tideline.consolidate._context import SleepLimits
     from tideline.consolidate._prompts import Prompt, prompt
     from tideline.consolidate._report import SleepReport, written
     from tideline.consolidate._session_memory import SessionContext, SessionLimits, SessionMemory
@@ -16,6 +17,7 @@ if _typing.TYPE_CHECKING:
     from tideline.consolidate.dream import (
         DREAM_MIGRATIONS,
         Dream,
+        DreamLimits,
         DreamReport,
         Thread,
         list_prompts,
@@ -31,6 +33,7 @@ __all__ = [
     "STEPS",
     "Dream",
     "DreamBusy",
+    "DreamLimits",
     "DreamReport",
     "Prompt",
     "SessionContext",
@@ -38,6 +41,7 @@ __all__ = [
     "SessionMemory",
     "Sleep",
     "SleepBusy",
+    "SleepLimits",
     "SleepReport",
     "Step",
     "StepEvent",

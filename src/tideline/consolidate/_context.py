@@ -13,7 +13,6 @@ from typing import TypeVar
 
 from pydantic import BaseModel
 
-from tideline.config import DEFAULTS as D
 from tideline.consolidate._prompts import prompt
 from tideline.consolidate._working import Working
 from tideline.embed import estimate_tokens
@@ -35,14 +34,17 @@ SUMMARY_MONTHS_DAYS = 90  # cross-validation sees three months of session summar
 OBSERVATIONS_PER_CALL = 40  # classification reads observations in batches of this size
 WORDS = 3  # quotes of the user's own words per fact or observation in a prompt
 QUOTE_CHARS = 240  # each quote cut to this many characters
+MAX_VERIFY = 80  # seed step 5: at most 80 suspected facts go to the LLM
 
 
-@dataclass
-class Limits:
-    """The numbers of one run that come from settings."""
+@dataclass(frozen=True)
+class SleepLimits:
+    """Sleep's section of the settings, built in `app.py` (`sleep_limits`): field `<name>` is
+    the setting `llm_<name>`."""
 
-    max_input_tokens: int = D.llm_max_input_tokens
-    max_verify: int = 80  # seed step 5: at most 80 suspected facts go to the LLM
+    run_budget: int  # tokens one run may spend in all (0: no limit)
+    run_max_calls: int  # LLM calls one run may make (0: no limit)
+    max_input_tokens: int  # the input of one call
 
 
 @dataclass
@@ -90,7 +92,7 @@ class Ctx:
     memory: Memory
     llm: LLM | None
     meter: TokenMeter
-    limits: Limits
+    limits: SleepLimits
     step: str | None = None  # the LLM step now running, and its answer's schema (for `room`)
     schema: type[BaseModel] | None = None
     cuts: list[str] = field(default_factory=list)  # what answers had over their caps, this step

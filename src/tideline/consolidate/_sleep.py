@@ -24,9 +24,8 @@ import time
 from collections.abc import Callable
 from contextlib import suppress
 
-from tideline.config import DEFAULTS as D
 from tideline.consolidate import _extract, _integrate, _maintain, _portrait, _post, _validate
-from tideline.consolidate._context import Ctx, Limits
+from tideline.consolidate._context import Ctx, SleepLimits
 from tideline.consolidate._prompts import prompt
 from tideline.consolidate._report import SleepReport
 from tideline.consolidate._schemas import (
@@ -82,21 +81,17 @@ class Sleep:
         profile: Profile,
         memory: Memory,
         llm: LLM | None,
+        limits: SleepLimits,
         *,
         embedder: Embedder | None = None,
-        run_budget: int = D.llm_run_budget,
-        run_max_calls: int = D.llm_run_max_calls,
-        max_input_tokens: int = D.llm_max_input_tokens,
         no_llm: str = NO_LLM,
     ):
         self.profile = profile
         self.memory = memory
         self.llm = llm
         self.embedder = embedder
-        self.run_budget = run_budget
-        self.run_max_calls = run_max_calls
         self.no_llm = no_llm  # why there is no LLM, when `llm` is None (said once in the report)
-        self.limits = Limits(max_input_tokens=max_input_tokens)
+        self.limits = limits
 
     def run(
         self, *, dry_run: bool = False, progress: Progress | None = None, timeout: float = 0
@@ -106,7 +101,7 @@ class Sleep:
         nothing applied (an LLM call in flight finishes first, within `llm_timeout`)."""
         runner = Runner(
             RunLock(self.profile.db, "sleep", SleepBusy),
-            TokenMeter(self.run_budget, self.run_max_calls),
+            TokenMeter(self.limits.run_budget, self.limits.run_max_calls),
             self.llm,
             self.no_llm,
             _bounded(progress or (lambda event: None), timeout),

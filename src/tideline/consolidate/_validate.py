@@ -12,7 +12,7 @@ loser's edges are retired when the changeset is applied. Pairs without a ruling 
 
 from __future__ import annotations
 
-from tideline.consolidate._context import Ctx, fit, section
+from tideline.consolidate._context import MAX_VERIFY, Ctx, fit, section
 from tideline.consolidate._render import fact_line, trajectory_text
 from tideline.consolidate._schemas import Arbitration, Ruling, Verification
 from tideline.llm import NO_LLM_NOTE
@@ -70,7 +70,7 @@ def cross_validate(ctx: Ctx) -> Outcome:
     counts = {"fast_path": len(fast), "llm_confirmed": 0, "checked": 0, "waiting": waiting}
     need = rules.confirm_sessions
     note = f"{waiting} backed by fewer than {need} sessions wait for another" if waiting else ""
-    rest = sorted(rest, key=lambda f: (-f.mention_count, f.id))[: ctx.limits.max_verify]
+    rest = sorted(rest, key=lambda f: (-f.mention_count, f.id))[:MAX_VERIFY]
     if not rest:
         return Outcome(counts, note)
     if ctx.llm is None:

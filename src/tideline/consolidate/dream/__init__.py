@@ -9,6 +9,7 @@ from tideline.consolidate.dream._names import LAYER_NAMES
 from tideline.lazy import lazy_exports as _lazy_exports
 
 if _typing.TYPE_CHECKING:
+    from tideline.consolidate.dream._context import DreamLimits
     from tideline.consolidate.dream._dream import (
         LAYERS,
         Dream,
@@ -40,6 +41,7 @@ __all__ = [
     "THREAD_STATUSES",
     "Dream",
     "DreamBusy",
+    "DreamLimits",
     "DreamReport",
     "DreamRun",
     "Layer",

@@ -16,7 +16,6 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from tideline.clock import Clock, now_text, parse_time
-from tideline.config import DEFAULTS as D
 from tideline.consolidate.dream._basis import Basis
 from tideline.consolidate.dream._prompts import dream_prompt, render_prompt
 from tideline.consolidate.dream._runs import DreamRuns
@@ -78,11 +77,17 @@ class Stores:
     basis: Basis
 
 
-@dataclass
-class Limits:
-    max_input_tokens: int = D.llm_max_input_tokens
-    comb_memories: int = D.dream_comb_memories
-    drift_hops: int = D.dream_drift_hops
+@dataclass(frozen=True)
+class DreamLimits:
+    """The dream's section of the settings, built in `app.py` (`dream_limits`): field `<name>`
+    is the setting `dream_<name>`; the calls and the input of one call are the LLM's
+    (`llm_run_max_calls`, `llm_max_input_tokens`)."""
+
+    run_budget: int  # tokens one run may spend in all, its sleep layer's included (0: none)
+    run_max_calls: int  # LLM calls one run may make (0: no limit)
+    max_input_tokens: int  # the input of one call
+    comb_memories: int  # memories the comb re-weighs at most
+    drift_hops: int  # steps of the night drift's walk
 
 
 @dataclass
@@ -132,7 +137,7 @@ class LayerCtx:
     meter: TokenMeter
     day: Day
     stores: Stores
-    limits: Limits
+    limits: DreamLimits
     run_id: int | None = None
     prompts: dict[str, int] = field(default_factory=dict)
     step: str | None = None  # the layer's prompt now running, and its answer's schema (`room`)

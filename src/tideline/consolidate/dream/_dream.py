@@ -29,13 +29,19 @@ from typing import Any
 
 from tideline.analysis.scripts import run_all
 from tideline.clock import now_text
-from tideline.config import DEFAULTS as D
 from tideline.consolidate._sleep import Sleep
 from tideline.consolidate.dream import _comb, _drift, _solidify, _symbolic
 from tideline.consolidate.dream._answers import Digest, DreamOut, DriftOut, Solidified
 from tideline.consolidate.dream._basis import Basis
 from tideline.consolidate.dream._concept import held
-from tideline.consolidate.dream._context import Day, LayerCtx, Limits, Plan, Stores, Writer
+from tideline.consolidate.dream._context import (
+    Day,
+    DreamLimits,
+    LayerCtx,
+    Plan,
+    Stores,
+    Writer,
+)
 from tideline.consolidate.dream._names import LAYER_NAMES
 from tideline.consolidate.dream._prompts import dream_prompt
 from tideline.consolidate.dream._report import DreamReport, LayerReport
@@ -96,14 +102,10 @@ class Dream:
         profile: Profile,
         memory: Memory,
         llm: LLM | None,
+        limits: DreamLimits,
         *,
         sleep: Callable[[int, int], Sleep],
         embedder: Embedder | None = None,
-        run_budget: int = D.dream_run_budget,
-        run_max_calls: int = D.llm_run_max_calls,
-        max_input_tokens: int = D.llm_max_input_tokens,
-        comb_memories: int = D.dream_comb_memories,
-        drift_hops: int = D.dream_drift_hops,
         no_llm: str = NO_LLM,
     ):
         self.profile = profile
@@ -112,10 +114,10 @@ class Dream:
         # The sleep layer's pipeline, built by the composition root for (tokens, calls) left.
         self.sleep_for = sleep
         self.embedder = embedder
-        self.run_budget = max(0, run_budget)
-        self.run_max_calls = max(0, run_max_calls)
+        self.run_budget = max(0, limits.run_budget)
+        self.run_max_calls = max(0, limits.run_max_calls)
         self.no_llm = no_llm  # why there is no LLM, when `llm` is None (said once in the report)
-        self.limits = Limits(max_input_tokens, comb_memories, drift_hops)
+        self.limits = limits
         db = memory.db
         with memory.lock:
             DREAM_MIGRATIONS.apply(db)
