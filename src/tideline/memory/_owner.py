@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from tideline.search import Scope, TextIndex
+from tideline.search import IndexBase, Scope
 
 
 def batches(ids: Sequence[int], size: int = 500) -> Iterator[list[int]]:
@@ -25,7 +25,7 @@ def time_range(column: str, since: str | None, until: str | None) -> tuple[list[
     return conds, params
 
 
-def scope(index: TextIndex, table: str, conds: list[str], params: list[object]) -> Scope:
+def scope(index: IndexBase, table: str, conds: list[str], params: list[object]) -> Scope:
     """A search over `index` limited to the rows of `table` that meet every condition."""
     if not conds:
         return Scope(index)
@@ -33,7 +33,7 @@ def scope(index: TextIndex, table: str, conds: list[str], params: list[object]) 
     return Scope(index, where, tuple(params))
 
 
-def pending_ids(ids: Sequence[int], index: TextIndex, limit: int | None = None) -> list[int]:
+def pending_ids(ids: Sequence[int], index: IndexBase, limit: int | None = None) -> list[int]:
     """The first `limit` (None: all) of `ids` that `index` holds no vector for."""
     have = index.vector_ids()
     missing = [i for i in ids if i not in have]

@@ -13,7 +13,8 @@ from tideline.search._analyse import (
 from tideline.search._fallback import QueryVector, pending_vector, query_vector, resolved
 from tideline.search._file_health import damaged_search_files
 from tideline.search._fusion import RRF_K, fuse, ranks, rrf_fuse, weighted_fuse
-from tideline.search._index import FillReport, TextIndex, text_key
+from tideline.search._index import SqliteTextIndex, TextIndex
+from tideline.search._index_base import FillReport, IndexBase, text_key
 from tideline.search._knn import VectorOptions
 from tideline.search._levers import (
     Answer,
@@ -76,6 +77,7 @@ __all__ = [
     "Freqs",
     "Groups",
     "Hit",
+    "IndexBase",
     "Key",
     "Lever",
     "Mark",
@@ -90,6 +92,7 @@ __all__ = [
     "Reply",
     "Scope",
     "SearchResult",
+    "SqliteTextIndex",
     "Targets",
     "TextIndex",
     "TextLookup",

@@ -1,4 +1,5 @@
-"""`TextIndex`: the lexical + vector index of one kind of record, in one SQLite database.
+"""`SqliteTextIndex` (`TextIndex`): the index (`IndexBase`) of one kind of record in one SQLite
+database.
 
 For an index named `N` over records with integer ids:
 - `N_fts`  FTS5, `unicode61` with diacritics removed, over the text as the lexical analyser
@@ -18,8 +19,8 @@ For an index named `N` over records with integer ids:
   longer than the model's input limit (see `tideline.embed.embed_parts`). A record is as near as
   its nearest part, so KNN takes the best part per record and returns each record once.
 A record has a vector when `N_vec` has its row (all its parts are written in one transaction);
-`vector_ids` says which records have one (owners compare with their ids). `fill_vectors` is the one place where text
-becomes vectors: memory, the library and its router all fill through it.
+`vector_ids` says which records have one (owners compare with their ids); `fill_vectors`
+(`IndexBase`'s) gives them theirs.
 The FTS tables are contentless (the owner table keeps the text), so the index costs little space.
 Unfiltered KNN runs on an in-process numpy copy of both vector tables (a matrix product over 100k
 vectors takes a few ms, sqlite-vec's scan ~60 ms here); the copy reloads when this object writes or
@@ -31,9 +32,7 @@ old vectors are dropped and must be re-embedded — vectors of two models are ne
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import logging
-import time
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
@@ -44,19 +43,16 @@ from typing import Any, Literal, Protocol, cast
 import apsw
 import numpy as np
 
-from tideline.embed import Embedder, embed_parts, normalise
-from tideline.errors import EmbedderError
+from tideline.embed import normalise
 from tideline.search._analyse import DEFAULT_ANALYSER, Analyser, analyse
-from tideline.search._fallback import QueryVector
-from tideline.search._fusion import RRF_K
+from tideline.search._index_base import IndexBase, KeyLookup
 from tideline.search._key_freqs import KeyCounter, counted, spaced
 from tideline.search._knn import FileSearch, VectorOptions, exact_distances, selected_ids
 from tideline.search._lexical import Counts, Freqs
 from tideline.search._lexical_file import CATCH_UP, FILTERED, LexicalFile, lexical_folder
-from tideline.search._query import ParsedQuery, parse_query
-from tideline.search._retrieve import Scope, TextLookup, retrieve
+from tideline.search._query import ParsedQuery
 from tideline.search._text import fold
-from tideline.search._types import Hit, Mode, Policy
+from tideline.search._types import Hit
 from tideline.store import Storage
 
 log = logging.getLogger(__name__)
@@ -69,23 +65,6 @@ class Readable(Protocol):
     """A connection `stored_vectors` can read from (apsw's, or `Database`)."""
 
     def execute(self, sql: str, params: Any = ..., /) -> Any: ...
-
-
-#: The owner's lexical keys of records by id (what `N_fts` was given; absent: no record).
-KeyLookup = Callable[[Sequence[int]], Mapping[int, str]]
-
-#: Called after each batch of `TextIndex.fill_vectors` with (records done, records asked for).
-FillProgress = Callable[[int, int], None]
-
-FILL_BATCH = 64
-
-#: What to do about texts an embedder outage left without a vector (the owner may say better).
-FILL_HINT = "run `tideline embed` (memory) or `memo reindex` (library)"
-
-
-def text_key(text: str) -> str:
-    """A short digest of an embedding text: records with equal keys share one vector."""
-    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
 
 
 def _post_filter(where: str) -> str:
@@ -154,21 +133,6 @@ def _register_tf(db: Storage) -> None:
         _with_tf.add(conn)
 
 
-@dataclass
-class FillReport:
-    """What `fill_vectors` did. embedded: distinct texts sent to the embedder; reused: records
-    that got a copy (of a donor, or of a record with the same text); pending: records left
-    without a vector; seconds: time spent embedding; warning: one line for the user when an
-    outage stopped the fill, error: the embedder's own message."""
-
-    embedded: int = 0
-    reused: int = 0
-    pending: int = 0
-    seconds: float = 0.0
-    warning: str | None = None
-    error: str | None = None
-
-
 @dataclass(frozen=True)
 class _Matrix:
     """The numpy copy of the vectors: rows sorted by record; `starts` marks each record's first
@@ -180,38 +144,23 @@ class _Matrix:
     starts: np.ndarray | None
 
 
-class TextIndex:
-    """Lexical + vector index keyed by the owner's integer ids."""
+class SqliteTextIndex(IndexBase):
+    """`IndexBase` on SQLite: FTS5, trigram and sqlite-vec tables, and the files beside the
+    database (see the module docstring)."""
 
     def __init__(
         self, db: Storage, name: str, analyser: Analyser = DEFAULT_ANALYSER, keys: str = ""
     ):
-        if not name.isidentifier():
-            raise ValueError(f"index name must be an identifier, got {name!r}")
-        self.db = db
-        self.name = name
-        self.create_tables(db, name)
-        row = db.one("SELECT model_id, dim FROM vector_spaces WHERE name = ?", (name,))
-        self.model_id: str | None = row["model_id"] if row else None
-        self.dim: int = row["dim"] if row else 0
         self._writes = 0
         self._matrix: _Matrix | None = None
         self._scans = 0  # vector searches answered without the copy (`_copy_pays`)
-        self.options = VectorOptions()
         self._file: FileSearch | None = None
         self._vector_count: tuple[tuple[int, int], int] | None = None
         self._lexfile: LexicalFile | None = None
         self._keys: tuple[KeyLookup, Callable[[], Sequence[int]]] | None = None
-        self._count: tuple[tuple[int, int], int] | None = None
-        self._records_with: dict[str, int] = {}  # term → its records, as of `_count`'s version
         self._token_count = 0  # tokens in `N_fts`, as of `_count`'s version
         self._counter: tuple[Any, KeyCounter] | None = None  # FTS5's tokenizer, per connection
-        self._text_writes = 0
-        #: How the owner wants `N_fts` made ("analyser" or "analyser;keys") and how it was made.
-        self.wanted = f"{analyser};{keys}" if keys else analyser
-        self.made = self._stored_marker(self.wanted)
-        #: The analyser that made `N_fts`: queries are cut by it (see `stale`).
-        self.analyser: Analyser = cast(Analyser, self.made.split(";")[0])
+        super().__init__(db, name, analyser, keys)
         #: `N_terms` holds every record of `N_fts` (see the module docstring).
         self.terms = self._terms_complete()
 
@@ -265,11 +214,6 @@ class TextIndex:
         )
         return made
 
-    @property
-    def stale(self) -> bool:
-        """`N_fts` was made otherwise than the owner wants: call `reanalyse`."""
-        return self.made != self.wanted
-
     def reanalyse(self, items: Iterable[tuple[int, str]]) -> int:
         """Rebuild `N_fts` from every (id, text) of the owner with the wanted analyser (one
         transaction; the trigram and vector tables are untouched). Returns the records done."""
@@ -297,21 +241,9 @@ class TextIndex:
         return len(rows)
 
     @staticmethod
-    def _create_records(db: Storage) -> None:
-        """What made each index, on both engines: its vector space and its lexical analyser."""
-        db.execute(
-            "CREATE TABLE IF NOT EXISTS vector_spaces("
-            "name TEXT PRIMARY KEY, model_id TEXT NOT NULL, dim INTEGER NOT NULL)"
-        )
-        db.execute(
-            "CREATE TABLE IF NOT EXISTS lexical_analysers("
-            "name TEXT PRIMARY KEY, analyser TEXT NOT NULL)"
-        )
-
-    @staticmethod
     def create_tables(db: Storage, name: str) -> None:
         """Create the FTS tables (idempotent); safe inside a migration."""
-        TextIndex._create_records(db)
+        IndexBase._create_records(db)
         db.execute(
             f"CREATE VIRTUAL TABLE IF NOT EXISTS {name}_fts USING fts5(text, "
             "tokenize='unicode61 remove_diacritics 2', content='', contentless_delete=1)"
@@ -345,10 +277,6 @@ class TextIndex:
         )
 
     # -- vectors -------------------------------------------------------------------------------
-    @property
-    def has_vectors(self) -> bool:
-        return self.dim > 0 and self.db.vec_enabled
-
     def bind_vectors(self, model_id: str, dim: int) -> bool:
         """Make `N_vec` hold vectors of this model. Returns True when old vectors were dropped."""
         if not self.db.vec_enabled or dim <= 0:
@@ -548,7 +476,7 @@ class TextIndex:
 
     def configure(self, options: VectorOptions) -> None:
         """How this index finds vector candidates (the composition root passes the settings)."""
-        self.options = options
+        super().configure(options)
         if self._file is not None:
             self._file.options = options
 
@@ -578,11 +506,6 @@ class TextIndex:
     def text_ids(self) -> set[int]:
         """Records that have their text in the index."""
         return {r[0] for r in self.db.execute(f"SELECT rowid FROM {self.name}_fts")}
-
-    def vector_ids(self) -> set[int]:
-        if not self.has_vectors:
-            return set()
-        return {r[0] for r in self.db.execute(f"SELECT rowid FROM {self.name}_vec")}
 
     def vectors_of(self, ids: Sequence[int]) -> dict[int, np.ndarray]:
         """Each record's vectors, shape (parts, dim), for copying to a record with the same text.
@@ -646,36 +569,16 @@ class TextIndex:
                 self._note_changes([i for (i,) in ids])
 
     # -- reads ---------------------------------------------------------------------------------
-    def _parsed(self, query: str | ParsedQuery) -> ParsedQuery | None:
-        """The query cut by this index's analyser, its weightless terms left out (in over half
-        of the records: ~0 weight, yet scoring their postings is the costly part); None when
-        nothing is left to match."""
-        parsed = (
-            parse_query(query, self.analyser)
-            if isinstance(query, str)
-            else query.for_analyser(self.analyser)
-        )
-        if parsed.empty:
-            return None
-        if len(parsed.terms) > 1 and self._many_records():
-            parsed = parsed.without(self._weightless(parsed.terms))
-        return parsed
-
-    def lexical(
+    def _lexical(
         self,
-        query: str | ParsedQuery,
+        parsed: ParsedQuery,
         k: int,
-        where: str | None = None,
-        params: Sequence[object] = (),
-        *,
-        trigram: Literal["top_up", "fallback"] = "top_up",
+        where: str | None,
+        params: Sequence[object],
+        trigram: Literal["top_up", "fallback"],
     ) -> list[Hit]:
-        """BM25 over `unicode61`, then substrings from the trigram table: "top_up" when BM25
-        finds fewer than `k`, "fallback" only when it finds none (a trigram OR-query over a large
-        collection costs more than the rest of the search)."""
-        parsed = self._parsed(query)
-        if parsed is None:
-            return []
+        """BM25 over `unicode61` (from the lexical file when there is one), then substrings
+        from the trigram table."""
         extra = f" AND {_post_filter(where)}" if where else ""
         hits: list[Hit] = []
         filed = self._from_lexical_file(parsed, k, where, params) if parsed.match else None
@@ -709,17 +612,6 @@ class TextIndex:
     def _many_records(self) -> bool:
         """Enough records for `_weightless` to be safe (`WEIGHTLESS_FROM`)."""
         return self._records() >= WEIGHTLESS_FROM
-
-    def _weightless(self, terms: Sequence[str]) -> set[str]:
-        """The single-word terms in more than half of the records: FTS5's BM25 gives them an
-        IDF of ~0 (they cannot change the order) while they cost the most to score — at 100k
-        records a query of frequent words spent most of its time on them."""
-        words = {t: t[1:-1] for t in terms if t.startswith('"') and t.endswith('"')}
-        words = {t: w for t, w in words.items() if w and " " not in w and '""' not in w}
-        if not words:
-            return set()
-        share = self._shares(list(words.values()))
-        return {t for t, w in words.items() if share.get(w, 0.0) > 0.5}
 
     def _shares(self, words: Sequence[str]) -> dict[str, float]:
         """The share of the records that hold each of these terms (from `N_vocab`), kept until
@@ -924,24 +816,9 @@ class TextIndex:
             for n, j in enumerate(top, 1)
         ]
 
-    def keyword_matches(
-        self, parsed: ParsedQuery, ids: Iterable[int], texts: TextLookup | None = None
-    ) -> set[int]:
-        """Ids whose text contains every typed term (3+ chars) verbatim, case-insensitively.
-
-        With `texts` (the owner's id → text lookup) the check runs in Python on the candidates
-        only; without it, on the trigram table (which must scan every posting of every term).
-        """
-        ids = list(ids)
-        if not parsed.verbatim or not ids:
-            return set()
-        if texts is not None:
-            found = texts(ids)
-            return {
-                i
-                for i, t in found.items()
-                if all(term in fold(t).casefold() for term in parsed.verbatim)
-            }
+    def _stored_matches(self, parsed: ParsedQuery, ids: Sequence[int]) -> set[int]:
+        """`keyword_matches` on the trigram table (which must scan every posting of every
+        term)."""
         marks = ",".join("?" * len(ids))
         rows = self.db.execute(
             f"SELECT rowid FROM {self.name}_tri WHERE {self.name}_tri MATCH ? AND rowid IN ({marks})",
@@ -990,99 +867,6 @@ class TextIndex:
             found[int(i)] = 1.0 - sim
         return found
 
-    def search(
-        self,
-        query: str,
-        qvec: QueryVector,
-        k: int = 10,
-        mode: Mode = "hybrid",
-        *,
-        fusion: Literal["rrf", "weighted"] = "rrf",
-        boost: float = 0.3,
-        where: str | None = None,
-        params: Sequence[object] = (),
-        depth: int | None = None,
-        rrf_k: int = RRF_K,
-        weights: tuple[float, float] = (1.0, 1.0),
-        texts: TextLookup | None = None,
-    ) -> list[Hit]:
-        """The top `k` of `retrieve` over this index alone, the policy given as keywords (for
-        scripts, benchmarks and examples; services build a `Policy` and call `retrieve`)."""
-        policy = Policy(fusion, rrf_k, weights, boost, depth=depth)
-        scope = Scope(self, where, tuple(params))
-        return retrieve(scope, query, qvec, k, mode, policy, texts=texts).top(k)
-
-    # -- filling vectors -----------------------------------------------------------------------
-    def fill_vectors(
-        self,
-        embedder: Embedder,
-        pending: Sequence[tuple[int, str]],
-        *,
-        batch: int = FILL_BATCH,
-        donors: Mapping[str, int] | None = None,
-        progress: FillProgress | None = None,
-        on_batch: Callable[[Sequence[int]], None] | None = None,
-        guard: AbstractContextManager[object] | None = None,
-        hint: str = FILL_HINT,
-    ) -> FillReport:
-        """Give these (record id, embedding text) records their vectors; the caller has bound
-        the space (`bind_vectors`).
-
-        A record whose `text_key` is in `donors` (key -> a record that has the vector) gets a
-        copy. The rest are deduplicated by text, sorted shortest first (little padding per
-        batch) and embedded `batch` texts at a time; a text longer than the model's input limit
-        gets one vector per part. Each batch is one transaction, with `on_batch(ids)` inside it
-        so the owner's own bookkeeping commits with the vectors. Only reads and writes hold
-        `guard` (the owner's lock on a shared connection): embedding, the slow part, never does.
-        An `EmbedderError` stops the fill; what was stored stays, the rest is `pending`.
-        """
-        report = FillReport()
-        if not pending:
-            return report
-        if not self.has_vectors:
-            report.pending = len(pending)
-            return report
-        guard = guard or contextlib.nullcontext()
-        rows: dict[str, list[int]] = {}
-        texts: dict[str, str] = {}
-        for rowid, text in pending:
-            key = text_key(text)
-            rows.setdefault(key, []).append(int(rowid))
-            texts.setdefault(key, text)
-        total, done = len(pending), 0
-
-        def store(items: list[tuple[int, np.ndarray]]) -> None:
-            nonlocal done
-            with guard, self.db.transaction():
-                self.set_vectors(items)
-                if on_batch is not None:
-                    on_batch([i for i, _ in items])
-            done += len(items)
-            if progress is not None:
-                progress(done, total)
-
-        wanted = {k: donors[k] for k in rows if donors and k in donors}
-        if wanted:
-            with guard:
-                found = self.vectors_of(sorted(set(wanted.values())))
-            copies = [(k, found[d]) for k, d in wanted.items() if d in found]
-            store([(i, v) for k, v in copies for i in rows.pop(k)])
-        keys = sorted(rows, key=lambda k: len(texts[k]))
-        try:
-            for start in range(0, len(keys), batch):
-                part = keys[start : start + batch]
-                began = time.perf_counter()
-                vectors = embed_parts(embedder, [texts[k] for k in part])
-                report.seconds += time.perf_counter() - began
-                store([(i, v) for k, v in zip(part, vectors, strict=True) for i in rows[k]])
-                report.embedded += len(part)
-        except EmbedderError as exc:
-            report.pending = total - done
-            report.error = str(exc)
-            report.warning = f"{report.pending} texts not embedded yet ({exc}); {hint}"
-        report.reused = done - report.embedded
-        return report
-
     def vectors(self, ids: Sequence[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(ids, float32 matrix) of the stored vectors (each record's first part), sorted by
         id; only `ids` when given. Empty (0 rows) when the index has no vectors."""
@@ -1103,13 +887,6 @@ class TextIndex:
         found = np.array([r[0] for r in rows], dtype=np.int64)
         matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
         return found, matrix.reshape(len(rows), self.dim)
-
-    @staticmethod
-    def forget_spaces(db: Storage) -> None:
-        """For a database rebuilt from copied rows: its `vector_spaces` rows name vector tables
-        that were not copied; without them each index binds (creates) its tables anew when
-        vectors arrive."""
-        db.execute("DELETE FROM vector_spaces")
 
     @staticmethod
     def stored_vectors(
@@ -1142,13 +919,6 @@ class TextIndex:
         }
         return (str(space[0]), int(space[1])), vectors
 
-    @property
-    def space(self) -> tuple[str, int] | None:
-        """(model id, dimension) of the vectors behind `N_vec`, or None before any are bound."""
-        if not self.has_vectors or self.model_id is None:
-            return None
-        return self.model_id, self.dim
-
     # -- what an engine builds beside its tables (PostgreSQL: GIN and HNSW; `PgTextIndex`) -----
     def restore_indexes(self) -> None:
         """Build the engine's search indexes that are missing (`tideline doctor --repair`).
@@ -1164,3 +934,7 @@ class TextIndex:
 
     def set_ann(self, enabled: bool) -> None:
         """Build (or drop) the database's approximate-neighbour index: SQLite has none."""
+
+
+#: The SQLite index by the name owners and tests have always used.
+TextIndex = SqliteTextIndex

@@ -3,19 +3,20 @@
 from __future__ import annotations
 
 from tideline.search._analyse import DEFAULT_ANALYSER, Analyser
-from tideline.search._index import TextIndex
+from tideline.search._index import SqliteTextIndex
+from tideline.search._index_base import IndexBase
 from tideline.search._pg_index import PgTextIndex
 from tideline.store import Storage
 
 
-def _kind(db: Storage) -> type[TextIndex]:
-    return PgTextIndex if db.dialect == "postgresql" else TextIndex
+def _kind(db: Storage) -> type[IndexBase]:
+    return PgTextIndex if db.dialect == "postgresql" else SqliteTextIndex
 
 
 def open_index(
     db: Storage, name: str, analyser: Analyser = DEFAULT_ANALYSER, keys: str = ""
-) -> TextIndex:
-    """`TextIndex` (SQLite: FTS5 + sqlite-vec) or `PgTextIndex` (tsvector + pgvector)."""
+) -> IndexBase:
+    """`SqliteTextIndex` (FTS5 + sqlite-vec) or `PgTextIndex` (tsvector + pgvector)."""
     return _kind(db)(db, name, analyser, keys)
 
 

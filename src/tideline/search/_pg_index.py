@@ -1,4 +1,5 @@
-"""`PgTextIndex`: `TextIndex` on PostgreSQL — tsvector + GIN, substrings, pgvector HNSW.
+"""`PgTextIndex`: the index (`IndexBase`) on PostgreSQL — tsvector + GIN, substrings, pgvector
+HNSW; `SqliteTextIndex`'s sibling.
 
 For an index named `N` (in the namespace's schema):
 - `N_text(rowid, tsv, body)`: `tsv` is `to_tsvector('simple', …)` over the terms of the same
@@ -17,8 +18,8 @@ query holds frequent words (`_ranked`); `term_counts` / `term_freqs` give `_lexi
 term statistics as FTS5 gives on SQLite (records holding a word through the GIN index, each
 candidate's positions), so BM25, the lexical evidence and the relevance are the same numbers on
 both engines. Cosine distance for vectors (the same numbers as sqlite-vec's). The fill
-(`fill_vectors`) and `search`
-are `TextIndex`'s own: this class only changes where the rows go.
+(`fill_vectors`), `search` and the query's cut are `IndexBase`'s; nothing is kept beside the
+database (no vector or lexical file: the server's indexes serve).
 """
 
 from __future__ import annotations
@@ -26,18 +27,18 @@ from __future__ import annotations
 import math
 import re
 import time
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Literal, cast
 
 import numpy as np
 
 from tideline.search._analyse import DEFAULT_ANALYSER, Analyser, analyse
-from tideline.search._index import TextIndex
-from tideline.search._knn import FILTER_EXACT
+from tideline.search._index_base import IndexBase, KeyLookup
+from tideline.search._knn import FILTER_EXACT, FileSearch
 from tideline.search._lexical import Counts, Freqs, positive_terms, term_key
 from tideline.search._query import ParsedQuery
-from tideline.search._retrieve import TextLookup
 from tideline.search._terms import FTS_STRING, fts_strings, plain, tokens
 from tideline.search._types import Hit
 from tideline.store import Storage
@@ -153,8 +154,8 @@ FREQUENT_SHARE = 0.01
 FREQUENT_SAMPLE = 1_000
 
 
-class PgTextIndex(TextIndex):
-    """`TextIndex` over PostgreSQL tables (see the module docstring)."""
+class PgTextIndex(IndexBase):
+    """`IndexBase` over PostgreSQL tables (see the module docstring)."""
 
     def __init__(
         self, db: Storage, name: str, analyser: Analyser = DEFAULT_ANALYSER, keys: str = ""
@@ -174,7 +175,7 @@ class PgTextIndex(TextIndex):
         Every open calls this: once the table is there it takes no lock (DDL would)."""
         if db.table_exists(f"{name}_text") and db.table_exists("lexical_analysers"):
             return
-        TextIndex._create_records(db)
+        IndexBase._create_records(db)
         db.execute(
             f"CREATE TABLE IF NOT EXISTS {name}_text(rowid BIGINT PRIMARY KEY,"
             " tsv tsvector NOT NULL, body TEXT NOT NULL)"
@@ -199,6 +200,19 @@ class PgTextIndex(TextIndex):
         self._create_gin(self.db, self.name)
         if self.has_vectors:
             self.set_ann(True)
+
+    # -- beside the database: nothing (the server's GIN and HNSW indexes serve) ---------------
+    def lexical_source(self, keys: KeyLookup, ids: Callable[[], Sequence[int]]) -> None:
+        """PostgreSQL keeps no lexical file: the owner's keys are not needed."""
+
+    def build_lexical_file(self, guard: AbstractContextManager[object] | None = None) -> bool:
+        return False
+
+    def lexical_file_due(self) -> bool:
+        return False
+
+    def large_vector_file(self) -> FileSearch | None:
+        return None
 
     def _stored_marker(self, wanted: str) -> str:
         stored = self.db.scalar(
@@ -373,21 +387,21 @@ class PgTextIndex(TextIndex):
         self._text_writes, self._fresh_until = self._text_writes + 1, 0.0
 
     # -- reads ---------------------------------------------------------------------------------
-    def lexical(
+    def _parsed(self, query: str | ParsedQuery) -> ParsedQuery | None:
+        """The query as `IndexBase` cuts it, the statistics read first: once for this search
+        (`_shares`, the counts and BM25 read them)."""
+        self._check_stats()
+        return super()._parsed(query)
+
+    def _lexical(
         self,
-        query: str | ParsedQuery,
+        parsed: ParsedQuery,
         k: int,
-        where: str | None = None,
-        params: Sequence[object] = (),
-        *,
-        trigram: Literal["top_up", "fallback"] = "top_up",
+        where: str | None,
+        params: Sequence[object],
+        trigram: Literal["top_up", "fallback"],
     ) -> list[Hit]:
-        """The tsvector list, then substring matches ("top_up": when it found fewer than `k`,
-        "fallback": only when it found none), as on SQLite."""
-        self._check_stats()  # once for this search: `_shares`, the counts and BM25 read it
-        parsed = self._parsed(query)
-        if parsed is None:
-            return []
+        """The tsvector list, then substring matches, as on SQLite."""
         extra = f" AND {where}" if where else ""
         hits = [
             Hit(i, lex_rank=n, lex_score=r, lex_source="bm25")
@@ -823,13 +837,8 @@ class PgTextIndex(TextIndex):
             self._features = PgFeatures.read(self.db)
         return self._features
 
-    def keyword_matches(
-        self, parsed: ParsedQuery, ids: Iterable[int], texts: TextLookup | None = None
-    ) -> set[int]:
-        """Ids whose text contains every typed term (3+ chars) verbatim, case-insensitively."""
-        ids = list(ids)
-        if texts is not None or not parsed.verbatim or not ids:
-            return super().keyword_matches(parsed, ids, texts)
+    def _stored_matches(self, parsed: ParsedQuery, ids: Sequence[int]) -> set[int]:
+        """`keyword_matches` by `strpos` on the folded texts of `ids`."""
         terms = [plain(t) for t in parsed.verbatim]
         every = "".join(" AND strpos(body, ?) > 0" for _ in terms)
         rows = self.db.execute(

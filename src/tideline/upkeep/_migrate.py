@@ -24,7 +24,7 @@ from tideline.clock import system_clock
 from tideline.errors import InvalidInput
 from tideline.memory import AGENT_MIGRATIONS, NARRATIVE_INDEX, TURN_INDEX, Memory
 from tideline.profile import PROFILE_MIGRATIONS
-from tideline.search import TextIndex, open_index
+from tideline.search import IndexBase, open_index
 from tideline.store import (
     Database,
     Migrations,
@@ -212,7 +212,7 @@ def _copy_index(src: Storage, dst: Storage, name: str, say: Progress) -> IndexCo
     return result
 
 
-def _vector_digest(index: TextIndex) -> tuple[int, str]:
+def _vector_digest(index: IndexBase) -> tuple[int, str]:
     """(records with a vector, SHA-256 over each record's id and float32 parts, by id)."""
     ids = sorted(index.vector_ids())
     sha = hashlib.sha256()
