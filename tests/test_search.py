@@ -17,7 +17,7 @@ from tideline.search import (
     query_vector,
     rrf_fuse,
 )
-from tideline.search._index import _KNOWN_TERMS, WEIGHTLESS_FROM
+from tideline.search._sqlite_terms import _KNOWN_TERMS, WEIGHTLESS_FROM
 from tideline.search._types import Hit
 from tideline.store import Database, Storage, open_database
 

@@ -82,12 +82,20 @@ SCRATCH = {"t"}
 #: The index's own tables: N_fts (and FTS5's N_fts_docsize), N_tri, N_vec (and sqlite-vec's N_vec_rowids), N_vecpart,
 #: N_veclog, N_lexlog, N_vocab, N_terms for every index N (N_text on PostgreSQL), `vector_spaces`,
 #: `lexical_analysers` and `lexical_terms`. One owner, the index seam: `IndexBase` (what both engines share), its
-#: sibling engines `SqliteTextIndex` and `PgTextIndex` (docs/postgresql.md), and the vector file's search (`_knn`).
+#: sibling engines `SqliteTextIndex` (with its layers: term statistics, files, vectors) and `PgTextIndex`
+#: (docs/postgresql.md), and the vector file's search (`_knn`).
 INDEX_TABLE = re.compile(
     r"^(\w+_(fts|fts_docsize|tri|vec|vec_rowids|vecpart|veclog|lexlog|vocab|text|terms)|vector_spaces|lexical_analysers|lexical_terms)$"
 )
 INDEX_OWNER = "search/_index.py"
-INDEX_MODULES = ("search/_index_base.py", "search/_pg_index.py", "search/_knn.py")
+INDEX_MODULES = (
+    "search/_index_base.py",
+    "search/_sqlite_terms.py",
+    "search/_sqlite_files.py",
+    "search/_sqlite_vectors.py",
+    "search/_pg_index.py",
+    "search/_knn.py",
+)
 #: The run log creates an LLM pipeline's run table for its owner (`RunLog.create_llm_runs(db,
 #: "<table>", ...)`): its template's table is a placeholder, and the module that calls it with a
 #: table's name must own that table.

@@ -21,7 +21,7 @@ from tideline.clock import system_clock
 from tideline.embed import Embedder
 from tideline.memory import AGENT_MIGRATIONS, Memory
 from tideline.search import TextIndex, VectorOptions
-from tideline.search._index import SCANS_BEFORE_COPY
+from tideline.search._sqlite_vectors import SCANS_BEFORE_COPY
 from tideline.store import Database, open_database
 
 DIM = 32
