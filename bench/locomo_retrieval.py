@@ -55,10 +55,13 @@ DEFAULT = replace(
     own_weight=0.5,
     neighbour_weight=2.0,
     reply_weight=0.4,
+    number_weight=0.5,
     window=1.0,
 )
-#: The reply lever off (the default before 3 Dec 2026).
-NO_REPLY = replace(DEFAULT, reply_weight=0.0)
+#: The numbers lever off (the default before 3 Dec 2026, 08:30 UTC).
+NO_NUMBERS = replace(DEFAULT, number_weight=0.0)
+#: The reply lever off too (the default before 3 Dec 2026, 07:40 UTC).
+NO_REPLY = replace(NO_NUMBERS, reply_weight=0.0)
 #: The own-words and neighbours levers off (the default before 2 Dec 2026, 18:30 UTC).
 BEFORE_TOP = replace(NO_REPLY, own_weight=0.0, neighbour_weight=0.0)
 #: The answer lever off (`Policy.answer_weight`: a question turn found passes a share of its
@@ -103,10 +106,19 @@ class Variant:
 
 VARIANTS: dict[str, Variant] = {
     "before: plain analyser, rrf k=10 (the old default)": Variant("plain", policy=OLD),
-    "default, turns alone: convex α=0.5, context ±2, dates, speaker ×0.25, answers ×0.25, own words ×0.5, neighbours ×2, replies ×0.4, time window ×1": Variant(
+    "default, turns alone: convex α=0.5, context ±2, dates, speaker ×0.25, answers ×0.25, own words ×0.5, neighbours ×2, replies ×0.4, numbers ×0.5, time window ×1": Variant(
         policy=DEFAULT
     ),
-    "default without the reply lever (the default before 3 Dec 2026)": Variant(policy=NO_REPLY),
+    "default without the numbers lever (the default before 3 Dec 2026, 08:30)": Variant(
+        policy=NO_NUMBERS
+    ),
+    **{
+        f"default with numbers ×{w}": Variant(policy=replace(DEFAULT, number_weight=w))
+        for w in (0.3, 0.7)
+    },
+    "default without the numbers and reply levers (the default before 3 Dec 2026, 07:40)": Variant(
+        policy=NO_REPLY
+    ),
     **{
         f"default with replies ×{w}": Variant(policy=replace(DEFAULT, reply_weight=w))
         for w in (0.2, 0.6)

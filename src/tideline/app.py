@@ -330,6 +330,7 @@ class Tideline:
                 own_weight=s.turn_own_weight,
                 neighbour_weight=s.turn_neighbour_weight,
                 reply_weight=s.turn_reply_weight,
+                number_weight=s.turn_number_weight,
                 session_weight=s.turn_session_weight,
                 session_cap=s.turn_session_cap,
                 truncate=s.search_truncate,

@@ -243,6 +243,13 @@ SETTINGS: tuple[Setting, ...] = (
         "its speaker's reply (0: off).",
     ),
     Setting(
+        "turn_number_weight",
+        "TIDELINE_TURN_NUMBER_WEIGHT",
+        0.5,
+        "Raw-turn search: a question asking when, how long, how many or how much lifts the first "
+        "turns that say a time or a number by this share of the best relevance (0: off).",
+    ),
+    Setting(
         "search_time_window",
         "TIDELINE_SEARCH_TIME_WINDOW",
         "1",
@@ -755,6 +762,7 @@ class Settings:
     turn_own_weight: float
     turn_neighbour_weight: float
     turn_reply_weight: float
+    turn_number_weight: float
     search_time_window: str
     turn_session_cap: int
     turn_session_weight: float

@@ -207,3 +207,53 @@ def test_a_statement_asked_about_passes_relevance_to_its_reply(app: Tideline, e5
     hits = memory.search_turns(asked, 3)
     assert hits[0].id == reply and hits[0].lifts["reply"] > 0 and hits[0].score <= 1.0
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+
+MARRIED = [  # a LoCoMo exchange (conv-26): the topic's words, then the number that answers
+    ("Melanie", "My husband and I took the kids camping; married life with them is a blast."),
+    ("Caroline", "That sounds lovely, Mel!"),
+    (
+        "Melanie",
+        "I'm lucky to have my husband and kids; they keep me motivated. [shares a photo: a photo"
+        " of a man and a little girl standing in front of a waterfall]",
+    ),
+    ("Caroline", "Wow, what an amazing family pic! How long have you been married?"),
+    (
+        "Melanie",
+        "5 years already! Time flies- feels like just yesterday I put this dress on! Thanks,"
+        " Caroline!",
+    ),
+]
+
+
+def test_a_question_asking_how_long_lifts_the_turn_that_says_a_number(
+    app: Tideline, e5: Embedder
+) -> None:
+    """ "How long …?" is answered by a turn that says a time or a number: the numbers lever
+    puts "5 years already!" above the turn that holds the question's words."""
+    memory = app.memory
+    for n, text in enumerate(FILLER * 2):
+        memory.sync_turn("s0", "user", text, "Cy", f"2022-01-0{n + 1}T09:00:00Z")
+    for n, (speaker, text) in enumerate(MARRIED):
+        memory.sync_turn("s1", "user", text, speaker, f"2023-05-08T13:0{n}:00Z")
+    memory.embed_pending()
+    said = {t.text: t.id for t in memory.raw.recent(10, "s1")}
+    asked = "How long have Mel and her husband been married?"
+    policy = replace(memory.turn_policy, reply_weight=0.0)  # the number alone lifts it
+    plain = Memory(app.db, e5, turn_policy=replace(policy, number_weight=0.0), clock=system_clock)
+    assert plain.search_turns(asked, 3)[0].id != said[MARRIED[4][1]]
+    hits = Memory(app.db, e5, turn_policy=policy, clock=system_clock).search_turns(asked, 3)
+    assert hits[0].id == said[MARRIED[4][1]] and hits[0].lifts["time or number"] > 0
+    # a question that asks for no time or number is not touched
+    what = Memory(app.db, e5, turn_policy=policy, clock=system_clock)
+    assert all("time or number" not in h.lifts for h in what.search_turns("Is Mel married?", 3))
+
+
+def test_what_asks_for_a_number_and_what_says_one() -> None:
+    from tideline.search._levers import ASKS_NUMBER, says_number
+
+    asks = ["When did Caroline move?", "how many kids?", "Сколько лет Мелани?", "他什么时候搬家的?"]
+    assert all(ASKS_NUMBER.search(q) for q in asks)
+    assert not any(ASKS_NUMBER.search(q) for q in ["What did Mel say when she left?", "Who?"])
+    assert all(says_number(t) for t in ["5 years", "three kids", "last week", "вчера", "两只狗"])
+    assert not any(says_number(t) for t in ["Thanks, Mel!", "So cool", ""])

@@ -113,8 +113,8 @@ NARRATIVES = Policy(
 #: which RRF (k = 10 before issue 12: recall@5 0.546) flattened; `turn_fusion`, `turn_alpha`, and
 #: `turn_rrf_k` / `turn_vector_weight` for RRF set it. The levers (`_turn_keys`): dates and
 #: memory keys, `turn_date_weight`, `turn_memory_weight`, `turn_answer_weight`,
-#: `turn_own_weight`, `turn_neighbour_weight`, `turn_reply_weight`, `turn_session_weight`,
-#: `turn_session_cap`. A question in another script than the turns ("Как зовут собак
+#: `turn_own_weight`, `turn_neighbour_weight`, `turn_reply_weight`, `turn_number_weight`,
+#: `turn_session_weight`, `turn_session_cap`. A question in another script than the turns ("Как зовут собак
 #: Джеймса?") rests on the vector list, centred, and names its speaker in Cyrillic too
 #: (`Policy.scripts`; translated LoCoMo questions, docs/benchmarks.md).
 TURNS = Policy(
@@ -130,6 +130,7 @@ TURNS = Policy(
     own_weight=D.turn_own_weight,
     neighbour_weight=D.turn_neighbour_weight,
     reply_weight=D.turn_reply_weight,
+    number_weight=D.turn_number_weight,
     window=window_setting(D.search_time_window),
 )
 

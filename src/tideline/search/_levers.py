@@ -35,6 +35,12 @@
   relevance, and the question between them `weight` × its own, combined as chances are
   (noisy-or: the reply is relevant by its own evidence or by theirs, never above 1). On LoCoMo
   dev the first hit was most often the statement two turns before the evidence (`replied`).
+- numbers (`Policy.number_weight`, `measured`): a question that asks when, how long, how many,
+  how much, how old, how often or how far is answered by a record that says a time or a
+  number ("How long have Mel and her husband been married?" — "5 years already!"); each of the
+  first `ASKED_DEPTH` hits whose own words say one (a time expression `clock.when` reads, a
+  digit or a number word) gains `weight` × the best relevance, combined as chances (noisy-or).
+  After the score stage, like the replies.
 - `sessions`: a session is as near as its nearest turns (the session-level late interaction of
   arXiv 2606.04194): the best BM25 and the best cosine of each session's candidate turns make a
   list of sessions, fused like the turns, and each turn is lifted by its session's score.
@@ -44,9 +50,12 @@
 
 from __future__ import annotations
 
+import datetime as dt
+import re
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
+from tideline.clock import when
 from tideline.search._types import SCORE_PLACES, Hit, Policy
 
 #: The owner's grouping of record ids (a turn's session): for `sessions` and `diversify`.
@@ -118,6 +127,51 @@ Lever = Key | Mark | Answer | Near | Reply
 REPLY_DEPTH = 5
 #: The statement's share of the reply lever's weight (the question's is the whole weight).
 STATEMENT_SHARE = 0.25
+#: How many of the first hits the numbers lever reads (their own texts are looked up).
+ASKED_DEPTH = 5
+#: A question asking for a time or a quantity: English and Russian question words open it,
+#: Chinese ones sit anywhere in it.
+ASKS_NUMBER = re.compile(
+    r"^\W*(when|what (year|month|day|date|time)|in (which|what) (year|month)"
+    r"|how (many|much|long|old|often|far)|когда|сколько|как долго|в каком (году|месяце))\b"
+    r"|什么时候|何时|多少|多久|几|哪一?年",
+    re.IGNORECASE,
+)
+#: A number said in words or digits (English, Russian, Chinese).
+_NUMBER = re.compile(
+    r"\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty"
+    r"|forty|fifty|hundred|thousand|dozen|couple|few|several|один|одна|два|две|три|четыре"
+    r"|пять|шесть|семь|восемь|девять|десять|сто|тысяча)\b|[一二两三四五六七八九十百千万]",
+    re.IGNORECASE,
+)
+#: Any day: `when` only needs one to find a time expression (its window is not used).
+_ANY_DAY = dt.date(2000, 1, 1)
+
+
+def says_number(text: str) -> bool:
+    """Whether `text` says a time (a phrase `clock.when` reads) or a number."""
+    return _NUMBER.search(text) is not None or when(text, _ANY_DAY) is not None
+
+
+def measured(
+    base: Sequence[Hit], says: Callable[[Sequence[int]], set[int]], weight: float, name: str
+) -> list[Hit]:
+    """`base` (scored, best first) with each of its first `ASKED_DEPTH` hits that `says` a
+    time or a number given `weight` × the best relevance as a further chance (noisy-or; what
+    it added in `lifts[name]`); re-ordered by relevance (then key). Only the first scope's."""
+    head = [h for h in base[:ASKED_DEPTH] if h.source == 0]
+    top = max((h.score for h in base), default=0.0)
+    said = says([h.id for h in head]) if head and top > 0 else set()
+    said &= {h.id for h in head}
+    out: list[Hit] = []
+    for h in base:
+        if h.source == 0 and h.id in said:
+            h = h.copy()
+            before = h.score
+            h.score = 1.0 - (1.0 - max(before, 0.0)) * (1.0 - weight * top)
+            h.lifts[name] = h.lifts.get(name, 0.0) + h.score - before
+        out.append(h)
+    return sorted(out, key=lambda h: (-round(h.score, SCORE_PLACES), h.key))
 
 
 def answered(base: Sequence[Hit], answer: Answer) -> list[Hit]:

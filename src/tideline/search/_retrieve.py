@@ -42,6 +42,7 @@ from tideline.search._centre import centre_query, raw_distances
 from tideline.search._fallback import QueryVector, resolved
 from tideline.search._fusion import fuse, lex_norm, ranks
 from tideline.search._levers import (
+    ASKS_NUMBER,
     Answer,
     Groups,
     Key,
@@ -54,8 +55,10 @@ from tideline.search._levers import (
     credited,
     diversify,
     lift,
+    measured,
     nearer,
     replied,
+    says_number,
     session_scores,
 )
 from tideline.search._lexical import (
@@ -230,12 +233,13 @@ def retrieve(
     if window is not None and policy.window:
         hits, fallback = _windowed(hits, window, query, found, k, policy)
     indexes = [s.index for s in _scopes(scopes)]
-    replies = [key for key in keys if isinstance(key, Reply) and key.weight]
-    kept, left_out, signals = _floored(indexes, hits, found, k, policy, recency, texts, replies)
+    top = _Top(
+        [key for key in keys if isinstance(key, Reply) and key.weight],
+        bool(policy.number_weight) and ASKS_NUMBER.search(query) is not None,
+    )
+    kept, left_out, signals = _floored(indexes, hits, found, k, policy, recency, texts, top)
     if fallback is not None and not kept and window is not None:
-        kept, left_out, signals = _floored(
-            indexes, fallback, found, k, policy, recency, texts, replies
-        )
+        kept, left_out, signals = _floored(indexes, fallback, found, k, policy, recency, texts, top)
         found.warnings.append(nothing_in(window))
     if policy.session_cap and groups is not None:
         head = kept[: k * 2]
@@ -252,18 +256,22 @@ def _floored(
     policy: Policy,
     recency: Recency | None,
     texts: TextLookup | None,
-    replies: Sequence[Reply] = (),
+    top: _Top | None = None,
 ) -> tuple[list[Hit], int, Signals]:
-    """Stage 7 and the floor: the hits scored and ordered (and the replies lifted), those
-    that clear the floor or are evidence it respects (`_lexical.evident`: a rare word matched,
-    first in both lists), and how many of the first `k` it left out."""
+    """Stage 7 and the floor: the hits scored and ordered (and the levers on the first of
+    them, `top`), those that clear the floor or are evidence it respects (`_lexical.evident`: a
+    rare word matched, first in both lists), and how many of the first `k` it left out."""
     model = indexes[0].model_id if indexes else None
     _distances(indexes, hits, found.vector)
     score(hits, policy.kind, model, found.vector is not None)
-    hits = _ordered(hits, recency([h.key for h in hits]) if recency is not None else None)
-    for reply in replies:
-        hits = _replied(indexes, hits, reply, found, policy)
-        hits = _ordered(hits, recency([h.key for h in hits]) if recency is not None else None)
+    recent = recency([h.key for h in hits]) if recency is not None else None
+    hits = _ordered(hits, recent)
+    for reply in top.replies if top is not None else ():
+        hits = _ordered(_replied(indexes, hits, reply, found, policy), recent)
+    if top is not None and top.numbers and texts is not None:
+        hits = _ordered(
+            measured(hits, _saying(texts), policy.number_weight, "time or number"), recent
+        )
     if texts is not None and indexes:
         _own_rare(hits, texts, indexes[0].analyser)
     signals = Signals.of(hits)
@@ -279,6 +287,24 @@ def _floored(
         cleared.append((h.score >= policy.floor and signals.answers) or h.evidence is not None)
     kept = [h for h, ok in zip(hits, cleared, strict=True) if ok]
     return kept, sum(1 for ok in cleared[:k] if not ok), signals
+
+
+@dataclass(frozen=True)
+class _Top:
+    """The levers on the first hits by relevance, after the score stage: the replies
+    (`_levers.Reply`), and whether the question asks for a time or a number (`measured`)."""
+
+    replies: list[Reply]
+    numbers: bool
+
+
+def _saying(texts: TextLookup) -> Callable[[Sequence[int]], set[int]]:
+    """Which of these records say a time or a number, in their own words."""
+
+    def says(ids: Sequence[int]) -> set[int]:
+        return {i for i, text in texts(ids).items() if says_number(text)}
+
+    return says
 
 
 def _replied(

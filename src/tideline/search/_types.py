@@ -205,7 +205,9 @@ class Policy:
     their lexical key: `_levers.credited`), neighbour_weight (read by the owner's `Near` lever:
     the first candidates lifted by how near the query their neighbours' stored vectors are),
     reply_weight (read by the owner's `Reply` lever: a statement asked about and the question
-    between pass relevance to the reply), session_weight (the
+    between pass relevance to the reply), number_weight (a question asking when or how much:
+    the first hits saying a time or a number gain that share of the best relevance,
+    `_levers.measured`), session_weight (the
     session-level list: a session as near as its nearest turns), session_cap (diversity: at
     most that many hits of one group before every other group had its turn); window (the
     time-window stage, `_time_window`: 0 off, a lift weight for the records of the time a
@@ -239,6 +241,7 @@ class Policy:
     own_weight: float = 0.0
     neighbour_weight: float = 0.0
     reply_weight: float = 0.0
+    number_weight: float = 0.0
     session_weight: float = 0.0
     session_cap: int = 0
     window: float | Literal["restrict"] = 0.0
