@@ -240,6 +240,11 @@ VARIANTS: dict[str, Variant] = {
 }
 
 
+def _mean(values: Sequence[float]) -> str:
+    """A cell's mean, "—" for a category the conversations asked (`--only`) have none of."""
+    return f"{statistics.mean(values):.3f}" if values else "—"
+
+
 def ndcg_at(got: list[str | None], gold: set[str], k: int) -> float:
     """Binary nDCG@k: each evidence turn in the top k counts 1/log2(rank + 1), over the best
     order's (every evidence turn first)."""
@@ -619,10 +624,7 @@ def run(cache: Path | None, k_max: int = 10, lex_only: bool = False) -> str:
     )
     rows = [header, "|---|" + "---:|" * (len(CATEGORIES) + 4)]
     for name in variants:
-        cells = [
-            f"{statistics.mean(recall[name][c][5]):.3f} / {statistics.mean(recall[name][c][10]):.3f}"
-            for c in CATEGORIES
-        ]
+        cells = [f"{_mean(recall[name][c][5])} / {_mean(recall[name][c][10])}" for c in CATEGORIES]
         all5 = [v for c in CATEGORIES for v in recall[name][c][5]]
         all10 = [v for c in CATEGORIES for v in recall[name][c][10]]
         rows.append(
@@ -632,10 +634,7 @@ def run(cache: Path | None, k_max: int = 10, lex_only: bool = False) -> str:
             + f" | {statistics.mean(firsts[name]):.3f} | {statistics.mean(ndcg[name]):.3f} |"
         )
     if plain_recall[1][5]:
-        cells = [
-            f"{statistics.mean(plain_recall[c][5]):.3f} / {statistics.mean(plain_recall[c][10]):.3f}"
-            for c in CATEGORIES
-        ]
+        cells = [f"{_mean(plain_recall[c][5])} / {_mean(plain_recall[c][10])}" for c in CATEGORIES]
         all5 = [v for c in CATEGORIES for v in plain_recall[c][5]]
         all10 = [v for c in CATEGORIES for v in plain_recall[c][10]]
         rows.append(
