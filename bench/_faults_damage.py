@@ -16,10 +16,9 @@ from typer.testing import CliRunner
 
 from tests import damage
 from tests.kills import BIN, Run, cli_env, run
-from tideline.app import Tideline
+from tideline.app import Tideline, library_from
 from tideline.cli.main import app as cli
-from tideline.config import Settings
-from tideline.library import Library
+from tideline.config import DEFAULTS, Settings
 
 TURNS, NARRATIVES = 200, 30
 COMMANDS = (("search", "Anna garden", "--turns"), ("stats",), ("write", "a new memory"))
@@ -228,7 +227,7 @@ def _library(base: Path, kind: str) -> Path:
     """A collection of 40 notes, indexed (lexical); returns its root."""
     root = base / f"lib-{kind.replace(' ', '-')}"
     root.mkdir()
-    with Library(root, None) as lib:
+    with library_from(DEFAULTS, root, None) as lib:
         lib.init_collection("garden", "Notes about the garden")
         for i in range(40):
             (root / "garden" / f"note{i}.md").write_text(f"# Bed {i}\n\n" + "Tomatoes. " * 200)

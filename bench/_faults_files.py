@@ -20,6 +20,8 @@ from pathlib import Path
 from _faults_report import Row
 
 from tests.kills import BIN, Run, cli_env, run
+from tideline.app import library_from
+from tideline.config import DEFAULTS
 from tideline.errors import TidelineError
 from tideline.library import Library
 
@@ -71,7 +73,7 @@ def symlink_race(base: Path, searches: int) -> Row:
     outside.write_text(f"# Secret\n\n{SECRET} lives outside the library\n")
     folder = _collection(root, "race", {"note.md": "# Inside\n\nharbour lanterns\n"})
     leaks = errors = reread = 0
-    with Library(root, None) as lib:
+    with library_from(DEFAULTS, root, None) as lib:
         lib.index()
         swapper = subprocess.Popen(
             [sys.executable, "-c", SWAPPER, str(folder / "note.md"), str(outside)]
@@ -189,7 +191,7 @@ class Watched:
                 stderr=err,
             )
         _poll(lambda: "watching" in self.log.read_text(errors="replace"), 60)
-        self.reader = Library(self.root, None)
+        self.reader = library_from(DEFAULTS, self.root, None)
 
     def stop(self) -> None:
         if self.reader is not None:
@@ -355,7 +357,7 @@ def same_size_catch_up(base: Path, repeats: int) -> Row:
     note.write_text("# Restored\n\nrs00000q copper meadow\n")
     old = time.time() - 3600
     os.utime(note, (old, old))
-    with Library(root, None) as lib:
+    with library_from(DEFAULTS, root, None) as lib:
         lib.index()
         for _ in range(repeats):
             for restore in RESTORES.values():
@@ -399,7 +401,7 @@ def append_race(base: Path, seconds: float, saves_per_second: float = 50.0) -> R
     appends, busy = 0, 0
     deadline = time.monotonic() + seconds
     try:
-        with Library(root) as lib:
+        with library_from(DEFAULTS, root) as lib:
             while time.monotonic() < deadline:
                 try:
                     lib.write("log/day.md", f"agent {appends}", append=True)

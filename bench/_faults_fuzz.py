@@ -17,12 +17,11 @@ from typing import Any
 from _faults_report import Row
 from typer.testing import CliRunner
 
-from tideline.app import Tideline
+from tideline.app import Tideline, library_from
 from tideline.cli.main import app as tideline_cli
 from tideline.cli.memo import app as memo_cli
-from tideline.config import Settings
+from tideline.config import DEFAULTS, Settings
 from tideline.errors import TidelineError
-from tideline.library import Library
 from tideline.search import parse_query
 
 ALPHABETS = (
@@ -114,7 +113,7 @@ def fuzz_library_search(base: Path, n: int, rng: random.Random) -> Row:
     (root / "_meta.yaml").write_text("description: fuzz notes\n")
     (root / "a.md").write_text("# Harbour\n\nlanterns and the ferry schedule\n")
     failures = Failures()
-    with Library(root.parent, None) as lib:
+    with library_from(DEFAULTS, root.parent, None) as lib:
         lib.index()
         for _ in range(n):
             q = random_text(rng)

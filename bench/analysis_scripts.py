@@ -25,7 +25,9 @@ from analysis_pure import make_corpus
 
 from tideline.analysis import ANALYSIS_MIGRATIONS
 from tideline.analysis.scripts import STEPS, run_all
+from tideline.app import memory_policies
 from tideline.clock import system_clock
+from tideline.config import DEFAULTS
 from tideline.memory import AGENT_MIGRATIONS, NARRATIVE_INDEX, Memory, compute_weight
 from tideline.search import TextIndex
 from tideline.store import open_database
@@ -96,7 +98,7 @@ def run(n: int) -> dict[str, float]:
         path = Path(tmp) / "memory.db"
         build(path, n)
         db = open_database(path, AGENT_MIGRATIONS, ANALYSIS_MIGRATIONS)
-        memory = Memory(db, None, clock=system_clock)
+        memory = Memory(db, None, **memory_policies(DEFAULTS), clock=system_clock)
         t0 = time.perf_counter()
         first = run_all(memory)
         total = time.perf_counter() - t0

@@ -21,9 +21,9 @@ from pathlib import Path
 
 from _report import SHARED
 
-from tideline.app import Tideline
+from tideline.app import Tideline, memory_policies
 from tideline.clock import system_clock
-from tideline.config import Settings
+from tideline.config import DEFAULTS, Settings
 from tideline.embed import E5Embedder
 from tideline.memory import Memory
 
@@ -43,7 +43,8 @@ def observations(name: str) -> tuple[list[str], list[str]]:
 def search(settings: Settings, e5: E5Embedder, docs: list[str], speakers: list[str], query: str):
     app = Tideline(settings, embedder=e5)
     try:
-        lexical = Memory(app.db, None, clock=system_clock)  # write fast, then embed in batches
+        # write fast, then embed in batches
+        lexical = Memory(app.db, None, **memory_policies(DEFAULTS), clock=system_clock)
         for text in docs:
             speaker = next((s for s in speakers if s in text), speakers[0])
             lexical.write(gesture=text[:500], tags=[speaker], entities_role=f"{speaker}=speaker")

@@ -45,8 +45,8 @@ from _locomo_levers import CacheOnly
 from _report import SHARED
 from sklearn.linear_model import LogisticRegression
 
-from tideline.app import Tideline
-from tideline.config import Settings
+from tideline.app import Tideline, library_from
+from tideline.config import DEFAULTS, Settings
 from tideline.embed import CachedEmbedder, E5Embedder
 from tideline.library import Library
 from tideline.search import Hit, SearchResult, auto_floor
@@ -282,7 +282,7 @@ def notes(cache: Path) -> Iterator[Asked]:
         for page in (ROOT / "examples" / "sample").glob("*.md"):
             shutil.copy2(page, root / "sample" / page.name)
         (root / "sample" / "_meta.yaml").write_text("name: sample\ndescription: notes\n")
-        lib = Library(root, embedder, min_score=0.0)
+        lib = library_from(DEFAULTS, root, embedder, min_score=0.0)
         lib.index()
         yield from _library_questions(lib, "example-notes", EXAMPLE_NOTES, ABSENT, 1)
         lib.close()
@@ -299,7 +299,7 @@ def notes(cache: Path) -> Iterator[Asked]:
             names |= {p.name for p in (root / platform).glob("*.md")}
         here = [q for q in queries if q["target"].split("/")[0] in SMALL_PLATFORMS]
         gone = [q for q in queries if Path(q["target"]).name not in names][::3][:150]
-        lib = Library(root, embedder, min_score=0.0)
+        lib = library_from(DEFAULTS, root, embedder, min_score=0.0)
         lib.index()
         answerable = {q["query"]: {q["target"]} for q in here}
         absent = [*(q["query"] for q in gone), *ABSENT]

@@ -36,9 +36,11 @@ from typing import Any
 
 from _report import SHARED
 
+from tideline.app import library_from, library_policy
+from tideline.config import DEFAULTS
 from tideline.embed import CachedEmbedder, E5Embedder
 from tideline.errors import EmbedderError
-from tideline.library import LIBRARY, Library, Watcher
+from tideline.library import Library, Watcher
 from tideline.search import auto_floor
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -69,6 +71,8 @@ def build_library(dest: Path, pages: int | None, queries: list[dict]) -> int:
     return len(chosen)
 
 
+#: The library's policy with every setting at its default.
+LIBRARY = library_policy(DEFAULTS)
 #: Variants measured with --variants: name -> (policy, relevance floor); the default is LIBRARY
 #: with no floor (recall of the ranking itself); a name starting "vec" runs in mode vec, the
 #: others hybrid; "floor" is the default with the calibrated relevance floor (the notes' own).
@@ -285,7 +289,7 @@ def warm_library(args: argparse.Namespace, option: str) -> WarmLibrary:
     lib_root.mkdir()
     n_pages = build_library(lib_root, args.pages, queries)
     cached = CachedEmbedder(CacheOnly(E5Embedder()), args.cache)  # type: ignore[arg-type]
-    lib = Library(lib_root, cached, keys=args.keys, min_score=0.0)
+    lib = library_from(DEFAULTS, lib_root, cached, keys=args.keys, min_score=0.0)
     reports = lib.index()
     present = {p.relative_to(lib_root).as_posix() for p in lib_root.rglob("*.md")}
     qs = [q for q in queries if q["target"] in present]
@@ -403,7 +407,7 @@ def run(args: argparse.Namespace) -> dict:
         if done == total or done % 640 == 0:
             print(f"  {phase}: {done}/{total}", file=sys.stderr)
 
-    lib = Library(lib_root, embedder, keys=args.keys, min_score=0.0)
+    lib = library_from(DEFAULTS, lib_root, embedder, keys=args.keys, min_score=0.0)
     t0 = time.perf_counter()
     reports = lib.index(progress=progress)
     cold = time.perf_counter() - t0
@@ -433,7 +437,7 @@ def run(args: argparse.Namespace) -> dict:
     raw_tps = tokens / (time.perf_counter() - t1)
 
     # queries are embedded for real: no cache
-    lib = Library(lib_root, raw, keys=args.keys, min_score=0.0)
+    lib = library_from(DEFAULTS, lib_root, raw, keys=args.keys, min_score=0.0)
     t0 = time.perf_counter()
     noop_reports = lib.index()
     noop_first = time.perf_counter() - t0
@@ -609,12 +613,12 @@ def run_lexical_full() -> dict:
     lib_root = work / "library"
     lib_root.mkdir()
     n_pages = build_library(lib_root, None, queries)
-    lib = Library(lib_root, None)
+    lib = library_from(DEFAULTS, lib_root, None)
     t0 = time.perf_counter()
     lib.index()
     cold = time.perf_counter() - t0
     lib.close()
-    lib = Library(lib_root, None)
+    lib = library_from(DEFAULTS, lib_root, None)
     t0 = time.perf_counter()
     reports = lib.index()
     noop_first = time.perf_counter() - t0
@@ -625,7 +629,8 @@ def run_lexical_full() -> dict:
     latency: dict[str, list[float]] = defaultdict(list)
     hits5 = []
     fresh_by: dict[str, int] = defaultdict(int)  # how the default's searches caught up
-    every = Library(lib_root, None, recheck=0)  # the stat pass of every note before each search
+    # the stat pass of every note before each search
+    every = library_from(DEFAULTS, lib_root, None, recheck=0)
     for q in queries[:5]:
         lib.search(q["query"], "*", k=10, mode="lex")
         every.search(q["query"], "*", k=10, mode="lex")

@@ -32,8 +32,9 @@ from pathlib import Path
 import numpy as np
 from library_tldr import DATA, CacheOnly, build_library
 
+from tideline.app import library_from, library_policy
+from tideline.config import DEFAULTS
 from tideline.embed import CachedEmbedder, E5Embedder
-from tideline.library import LIBRARY, Library
 from tideline.library._index import _lexical_text
 from tideline.search import STOP_WORDS, analyse, retrieve
 from tideline.search._centre import SHARE, reference_means
@@ -61,7 +62,7 @@ class Dump:
         root.mkdir()
         build_library(root, None, queries)
         cached = CachedEmbedder(CacheOnly(E5Embedder()), cache)  # type: ignore[arg-type]
-        lib = Library(root, cached)
+        lib = library_from(DEFAULTS, root, cached)
         lib.index()
         owners = [lib.index_of(c) for c in lib.layout().collections]
         scopes = [o.path_filter("all", "") for o in owners]
@@ -80,7 +81,7 @@ class Dump:
             ids, m = o.text.vectors()
             keys += [(n, int(i)) for i in ids]
             mats.append(m)
-        deep = replace(LIBRARY, depth=300)
+        deep = replace(library_policy(DEFAULTS), depth=300)
         self.queries = queries
         self.lex: list[list[Key]] = []
         self.bm25: list[list[float]] = []

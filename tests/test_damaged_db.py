@@ -21,13 +21,12 @@ from tests import damage
 from tests.helpers import wait_until
 from tests.mcp.conftest import error_text
 from tests.profile.conftest import add_fact
-from tideline.app import Tideline
+from tideline.app import Tideline, library_from
 from tideline.cli.main import app as cli
 from tideline.clock import from_text, to_text
-from tideline.config import Settings
+from tideline.config import DEFAULTS, Settings
 from tideline.embed import Embedder
 from tideline.errors import DatabaseDamaged, DatabaseReplaced
-from tideline.library import Library
 from tideline.mcp import build_server
 from tideline.store import Database
 from tideline.store._health import note_checked
@@ -474,7 +473,7 @@ def test_library_indexes_are_checked_and_a_damaged_one_set_aside(
 ) -> None:
     root = tmp_path / "lib"
     root.mkdir()
-    with Library(root) as library:
+    with library_from(DEFAULTS, root) as library:
         library.init_collection("garden", "Notes about the garden")
         for i in range(40):
             (root / "garden" / f"note{i}.md").write_text(f"# Bed {i}\n\n" + "Tomatoes. " * 200)
@@ -496,6 +495,7 @@ def test_library_indexes_are_checked_and_a_damaged_one_set_aside(
     code, out, _ = run("doctor", "--repair", "--json")
     [repaired] = [r for r in json.loads(out)["repaired"] if r["action"] != "healthy"]
     assert code == 0 and repaired["action"] == "set aside" and Path(repaired["kept"]).exists()
-    with Library(root) as library:  # the next memo command rebuilds it from the notes
+    # the next memo command rebuilds it from the notes
+    with library_from(DEFAULTS, root) as library:
         library.index()
         assert library.search("tomatoes").hits

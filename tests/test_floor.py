@@ -17,10 +17,10 @@ from tests.library.notes import make_collection
 from tests.mcp.conftest import in_memory, payload
 from tests.profile.conftest import add_fact
 from tests.web.conftest import client_for
-from tideline.app import Tideline
+from tideline.app import Tideline, library_from
 from tideline.cli.main import app as cli
 from tideline.cli.memo import app as memo_cli
-from tideline.config import Settings
+from tideline.config import DEFAULTS, Settings
 from tideline.embed import Embedder
 from tideline.errors import ConfigError, InvalidInput
 from tideline.library import Library
@@ -66,7 +66,7 @@ def library(tmp_path: Path, e5: Embedder) -> Library:
     root = tmp_path / "lib"
     make_collection(root, "home", "notes about home and the office", NOTES)
     make_collection(root, "work", "work runbooks", {"deploy.md": "# Deploy\n\nRun make deploy.\n"})
-    lib = Library(root, e5)
+    lib = library_from(DEFAULTS, root, e5)
     lib.index()
     yield lib
     lib.close()
@@ -187,7 +187,7 @@ def test_lexical_ranks_on_content_words_whatever_the_collection_sizes(
     make_collection(root, "infra", "runbooks", {"db.md": runbook, "vpn.md": NOTES["vpn.md"]})
     garden = "# Garden\n\nWater the tomatoes in the morning and the beans at night.\n"
     make_collection(root, "recipes", "the kitchen and the garden", {"garden.md": garden})
-    with Library(root, e5) as lib:
+    with library_from(DEFAULTS, root, e5) as lib:
         lib.index()
         for mode in ("lex", "hybrid"):
             found = lib.search("how do I restore the database", "*", mode=mode, min_score=0)

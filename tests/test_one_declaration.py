@@ -1,7 +1,8 @@
-"""Each setting is declared once (`tideline.config.SETTINGS`): the `Settings` type, the core's own
-defaults (the search policies, `Library`, Sleep's and the dream's limits) and the values each
-setting takes all agree with it, no second literal of a default is written where they are
-declared, and a section built by name (injection, session memory) reads each of its settings."""
+"""Each setting is declared once (`tideline.config.SETTINGS`): the `Settings` type and the values
+each setting takes agree with it; what a service's settings decide (the search policies,
+`Library`'s options, Sleep's and the dream's limits) is built from `Settings` in app.py only, never
+defaulted from `DEFAULTS` in the service, with no second literal of a default; and a section built
+by name (injection, session memory) reads each of its settings."""
 
 from __future__ import annotations
 
@@ -20,19 +21,23 @@ from tideline.app import (
     dream_limits,
     inject_config,
     library_options,
+    library_policy,
+    memory_policies,
+    narrative_policy,
     session_limits,
     sleep_limits,
+    turn_policy,
 )
 from tideline.config import DEFAULTS, SETTINGS, Settings
 from tideline.consolidate import Sleep
 from tideline.consolidate.dream import Dream
 from tideline.errors import ConfigError
 from tideline.inject._config import FUSIONS
-from tideline.library import LIBRARY, Library
+from tideline.library import Library
 from tideline.library._index import KEY_MODES
 from tideline.library._library import CATCH_UP
 from tideline.llm._endpoint import LADDER
-from tideline.memory import NARRATIVES, TURNS
+from tideline.memory import Memory
 from tideline.search import ANALYSERS
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "tideline"
@@ -69,15 +74,87 @@ def test_each_setting_of_a_section_reaches_it(
             assert dataclasses.asdict(changed) != base, s.name
 
 
-def test_the_core_defaults_are_the_settings_defaults(tmp_path: Path) -> None:
-    assert library_options(DEFAULTS)["policy"] == LIBRARY
-    options = {k: v for k, v in library_options(DEFAULTS).items() if k != "policy"}
+#: The settings each search policy reads (app.py builds it; the rest of its fields are fixed).
+POLICIES: dict[Callable[[Settings], Any], set[str]] = {
+    turn_policy: {
+        "turn_fusion",
+        "turn_rrf_k",
+        "turn_vector_weight",
+        "turn_alpha",
+        "turn_date_weight",
+        "turn_memory_weight",
+        "turn_speaker_weight",
+        "turn_answer_weight",
+        "turn_own_weight",
+        "turn_neighbour_weight",
+        "turn_reply_weight",
+        "turn_number_weight",
+        "turn_session_weight",
+        "turn_session_cap",
+        "search_stop_words",
+        "search_centre",
+        "search_truncate",
+        "search_time_window",
+    },
+    narrative_policy: {"keyword_boost", "search_stop_words", "search_centre", "search_time_window"},
+    library_policy: {
+        "library_rrf_k",
+        "library_vector_weight",
+        "library_lex_floor",
+        "search_centre",
+    },
+}
+
+
+def other_values(setting: str) -> list[Any]:
+    """Values of `setting` other than its default (each other choice, where it has choices)."""
+    found = next(s for s in SETTINGS if s.name == setting)
+    default = found.default
+    if found.choices:
+        return [c for c in found.choices if c != default]
+    if isinstance(default, bool):
+        return [not default]
+    if isinstance(default, int):
+        return [default + 1]
+    if isinstance(default, float):
+        return [default + 0.25]
+    return ["restrict"]  # the one text setting a policy reads is `search_time_window`
+
+
+@pytest.mark.parametrize("build", list(POLICIES), ids=lambda b: b.__name__)
+def test_each_search_policy_reads_its_settings_and_no_other(
+    build: Callable[[Settings], Any],
+) -> None:
+    base = build(DEFAULTS)
+    for s in SETTINGS:
+        changed = [
+            build(dataclasses.replace(DEFAULTS, **{s.name: v})) for v in other_values(s.name)
+        ]
+        assert any(c != base for c in changed) == (s.name in POLICIES[build]), s.name
+
+
+def test_memory_and_the_library_take_what_settings_decide_from_app(tmp_path: Path) -> None:
+    """`Memory`'s policies and `Library`'s options have no default in their constructors (no
+    module of memory or library reads `DEFAULTS`): the app passes the settings' own."""
+    options = library_options(DEFAULTS)
     params = inspect.signature(Library).parameters
-    assert {k: params[k].default for k in options} == options
-    app = Tideline(Settings.load(overrides={"home": str(tmp_path), "embedder": "none"}))
+    assert all(params[k].default is inspect.Parameter.empty for k in options)
+    params = inspect.signature(Memory).parameters
+    assert all(params[k].default is inspect.Parameter.empty for k in memory_policies(DEFAULTS))
+    read = [
+        p
+        for package in ("memory", "library")
+        for p in (SRC / package).rglob("*.py")
+        if "DEFAULTS" in p.read_text()
+    ]
+    assert read == []
+    settings = Settings.load(
+        overrides={"home": str(tmp_path), "embedder": "none", "turn_rrf_k": 7, "keyword_boost": 0.5}
+    )
+    app = Tideline(settings)
     try:
-        assert app.memory.turn_policy == TURNS
-        assert app.memory.narrative_policy == NARRATIVES
+        assert app.memory.turn_policy == turn_policy(settings) != turn_policy(DEFAULTS)
+        assert app.memory.narrative_policy == narrative_policy(settings)
     finally:
         app.close()
 
@@ -110,12 +187,28 @@ def test_a_value_a_setting_does_not_take_fails_the_load_in_one_line(
     assert "\n" not in str(err.value)
 
 
+def literal(node: ast.expr) -> bool:
+    """A constant, or a tuple of constants."""
+    if isinstance(node, ast.Tuple):
+        return all(literal(e) for e in node.elts)
+    return isinstance(node, ast.Constant)
+
+
 def literal_defaults(tree: ast.Module, names: set[str]) -> list[str]:
-    """Where a default is written as a literal: a field of the classes `names`, or a keyword of
-    a call assigned to one of `names` (None, and keywords no setting has, excepted)."""
+    """Where a default is written as a literal: a field of the classes `names`, a keyword of a
+    call assigned to one of `names`, or of the call the function `names` returns (None, and
+    keywords no setting has, excepted)."""
     settable = {"rrf_k", "alpha", "boost", "date_weight", "memory_weight", "weights", "centre"}
     found = []
     for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and node.name in names:
+            for ret in ast.walk(node):
+                if isinstance(ret, ast.Return) and isinstance(ret.value, ast.Call):
+                    found += [
+                        f"{node.name}.{kw.arg}"
+                        for kw in ret.value.keywords
+                        if kw.arg in settable and literal(kw.value)
+                    ]
         if isinstance(node, ast.ClassDef) and node.name in names:
             for item in node.body:
                 value = item.value if isinstance(item, ast.AnnAssign) else None
@@ -124,7 +217,7 @@ def literal_defaults(tree: ast.Module, names: set[str]) -> list[str]:
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
             target = ast.unparse(node.targets[0])
             for kw in node.value.keywords if target in names else []:
-                if kw.arg in settable and isinstance(kw.value, ast.Constant | ast.Tuple):
+                if kw.arg in settable and literal(kw.value):
                     found.append(f"{target}.{kw.arg}")
     return found
 
@@ -132,16 +225,19 @@ def literal_defaults(tree: ast.Module, names: set[str]) -> list[str]:
 def test_no_second_literal_of_a_default() -> None:
     declared = {
         "inject/_config.py": {"InjectConfig"},
-        "library/_library.py": {"LIBRARY"},
-        "memory/_memory.py": {"TURNS", "NARRATIVES"},
+        "app.py": {"turn_policy", "narrative_policy", "library_policy"},
     }
     for rel, names in declared.items():
         tree = ast.parse((SRC / rel).read_text(encoding="utf-8"))
         assert literal_defaults(tree, names) == [], rel
-    planted = ast.parse("class InjectConfig:\n    t1_k: int = 5\nTURNS = Policy(rrf_k=10)\n")
-    assert literal_defaults(planted, {"InjectConfig", "TURNS"}) == [
+    planted = ast.parse(
+        "class InjectConfig:\n    t1_k: int = 5\nTURNS = Policy(rrf_k=10)\n"
+        "def turn_policy(s):\n    return Policy(rrf_k=s.turn_rrf_k, weights=(1.0, 0.5))\n"
+    )
+    assert literal_defaults(planted, {"InjectConfig", "TURNS", "turn_policy"}) == [
         "InjectConfig.t1_k",
         "TURNS.rrf_k",
+        "turn_policy.weights",
     ]
 
 

@@ -17,7 +17,9 @@ import pytest
 
 from tests.file_damage import run_script
 from tests.helpers import kill_building
+from tideline.app import memory_policies
 from tideline.clock import system_clock
+from tideline.config import DEFAULTS
 from tideline.embed import Embedder
 from tideline.memory import AGENT_MIGRATIONS, Memory
 from tideline.search import TextIndex, VectorOptions
@@ -222,7 +224,9 @@ def test_a_builder_killed_half_way_leaves_answers_right(tmp_path: Path) -> None:
 
 def test_memory_builds_its_vector_files_when_it_embeds(tmp_path: Path, e5: Embedder) -> None:
     db = open_database(tmp_path / "memory.db", AGENT_MIGRATIONS)
-    memory = Memory(db, e5, vectors=VectorOptions(file_min=20), clock=system_clock)
+    memory = Memory(
+        db, e5, **memory_policies(DEFAULTS), vectors=VectorOptions(file_min=20), clock=system_clock
+    )
     words = ["kayak", "violin", "garden", "python", "paris", "marathon"]
     for n, w in enumerate(words * 5):
         memory.sync_turn("s1", "user", f"turn {n}: I spent the day on my {w}")
@@ -234,7 +238,13 @@ def test_memory_builds_its_vector_files_when_it_embeds(tmp_path: Path, e5: Embed
     alone = replace(memory.turn_policy, neighbour_weight=0.0)
     hits = memory.search_turns("playing the violin", 5, mode="vec", policy=alone)
     assert all("violin" in h.text for h in hits[:5])
-    exact = Memory(db, e5, vectors=VectorOptions(file_min=10**9), clock=system_clock)
+    exact = Memory(
+        db,
+        e5,
+        **memory_policies(DEFAULTS),
+        vectors=VectorOptions(file_min=10**9),
+        clock=system_clock,
+    )
     assert [
         h.id for h in exact.search_turns("playing the violin", 5, mode="vec", policy=alone)
     ] == [h.id for h in hits]

@@ -36,14 +36,7 @@ from tideline.clock import Clock, now_text, system_clock
 from tideline.config import Settings
 from tideline.embed import CachedEmbedder, Embedder, embedder_factories
 from tideline.errors import InvalidInput, TidelineError, UnknownEmbedder
-from tideline.memory import (
-    AGENT_MIGRATIONS,
-    NARRATIVES,
-    TURNS,
-    Memory,
-    header,
-    write_export,
-)
+from tideline.memory import AGENT_MIGRATIONS, Memory, header, write_export
 from tideline.profile import PROFILE_MIGRATIONS
 from tideline.search import Analyser, Policy, VectorOptions, resolve_floor, window_setting
 from tideline.store import (
@@ -103,9 +96,29 @@ def integrity_seconds(s: Settings) -> float | None:
     return None if s.integrity_check_hours < 0 else s.integrity_check_hours * 3600
 
 
+def library_policy(s: Settings) -> Policy:
+    """How the library ranks: RRF where equal raw scores share a rank, so identical notes tie
+    and the fresher wins; trigram only when BM25 finds nothing (cheaper on large collections);
+    `-t` and `--clean` are words to find; k = `library_rrf_k` (20) with the lexical list trusted
+    by the coverage² of its best hit, floor `library_lex_floor` (0: the fusion never falls below
+    its best list on tldr, benchmarks.md); the query vector centred unless `search_centre` is
+    off (`search/_centre.py`)."""
+    return Policy(
+        ties="competition",
+        trigram="fallback",
+        literal_dashes=True,
+        rrf_k=s.library_rrf_k,
+        weights=(1.0, s.library_vector_weight),
+        centre=s.search_centre != "off",
+        trust=True,
+        trust_floor=s.library_lex_floor,
+        kind="note",
+    )
+
+
 class LibraryOptions(TypedDict):
     """The keyword arguments of `Library` that settings decide: checked against its signature
-    where `Tideline.library` unpacks them."""
+    where `library_from` unpacks them."""
 
     policy: Policy
     keys: str
@@ -116,24 +129,86 @@ class LibraryOptions(TypedDict):
 
 
 def library_options(s: Settings) -> LibraryOptions:
-    """How a `Library` built from these settings ranks and keeps fresh: pass as
-    `Library(root, embedder, **library_options(settings))`."""
-    from tideline.library import LIBRARY
-
+    """How a `Library` built from these settings ranks and keeps fresh (`library_from`)."""
     return {
-        "policy": replace(
-            LIBRARY,
-            rrf_k=s.library_rrf_k,
-            weights=(1.0, s.library_vector_weight),
-            centre=s.search_centre != "off",
-            trust_floor=s.library_lex_floor,
-        ),
+        "policy": library_policy(s),
         "keys": s.library_keys,
         "catch_up": s.library_catch_up,
         "recheck": s.library_recheck,
         "min_score": s.search_min_score,
         "busy_timeout_ms": s.busy_timeout_ms,
     }
+
+
+def library_from(
+    s: Settings, root: Path | str, embedder: Embedder | None = None, **given: Any
+) -> Library:
+    """The library at `root` as the settings `s` make it, but for the options `given` (tests and
+    benchmarks pass `DEFAULTS`: the constructor has no default of its own for a setting)."""
+    from tideline.library import Library
+
+    return Library(root, embedder, **{**library_options(s), **given})
+
+
+def narrative_policy(s: Settings) -> Policy:
+    """Narrative search: cosine + a boost for a verbatim keyword hit (`keyword_boost`), so an
+    exact hit beats semantic neighbours."""
+    return Policy(
+        fusion="weighted",
+        boost=s.keyword_boost,
+        stop_words=s.search_stop_words,
+        centre=s.search_centre == "all",
+        kind="narrative",
+        window=window_setting(s.search_time_window),
+    )
+
+
+def turn_policy(s: Settings) -> Policy:
+    """Raw-turn search, chosen on LoCoMo dev (docs/benchmarks.md): fusion by score (α = 0.5 of
+    BM25/best + 0.5 of min–max cosine) keeps a strong lexical hit ahead of near-equal neighbours,
+    which RRF (k = 10 before issue 12: recall@5 0.546) flattened; `turn_fusion`, `turn_alpha`, and
+    `turn_rrf_k` / `turn_vector_weight` for RRF set it. The levers (`memory/_turn_keys.py`):
+    dates and memory keys, `turn_date_weight`, `turn_memory_weight`, `turn_answer_weight`,
+    `turn_own_weight`, `turn_neighbour_weight`, `turn_reply_weight`, `turn_number_weight`,
+    `turn_session_weight`, `turn_session_cap`. A question in another script than the turns
+    ("Как зовут собак Джеймса?") rests on the vector list, centred, and names its speaker in
+    Cyrillic too (`Policy.scripts`; translated LoCoMo questions, docs/benchmarks.md)."""
+    return Policy(
+        fusion=cast(Literal["rrf", "convex"], s.turn_fusion),  # one of its `choices`
+        rrf_k=s.turn_rrf_k,
+        weights=(1.0, s.turn_vector_weight),
+        stop_words=s.search_stop_words,
+        alpha=s.turn_alpha,
+        centre=s.search_centre == "all",
+        kind="turn",
+        scripts=True,
+        date_weight=s.turn_date_weight,
+        memory_weight=s.turn_memory_weight,
+        speaker_weight=s.turn_speaker_weight,
+        answer_weight=s.turn_answer_weight,
+        own_weight=s.turn_own_weight,
+        neighbour_weight=s.turn_neighbour_weight,
+        reply_weight=s.turn_reply_weight,
+        number_weight=s.turn_number_weight,
+        session_weight=s.turn_session_weight,
+        session_cap=s.turn_session_cap,
+        truncate=s.search_truncate,
+        window=window_setting(s.search_time_window),
+    )
+
+
+class MemoryPolicies(TypedDict):
+    """`Memory`'s search policies, which settings decide."""
+
+    narrative_policy: Policy
+    turn_policy: Policy
+
+
+def memory_policies(s: Settings) -> MemoryPolicies:
+    """How a `Memory` built from these settings ranks narratives and turns: pass as
+    `Memory(db, embedder, **memory_policies(settings), ...)` (tests and benchmarks pass
+    `DEFAULTS`: the constructor has no default of its own for them)."""
+    return {"narrative_policy": narrative_policy(s), "turn_policy": turn_policy(s)}
 
 
 def embedder_from(s: Settings, *, cache: bool = True) -> Embedder:
@@ -302,40 +377,11 @@ class Tideline:
     @opened
     def memory(self) -> Memory:
         s = self.settings
-        stop = s.search_stop_words
-        window = window_setting(s.search_time_window)
         return Memory(
             self.db,
             self.embedder,
             # the settings tune memory's policies (docs/configuration.md, docs/search.md)
-            narrative_policy=replace(
-                NARRATIVES,
-                boost=s.keyword_boost,
-                stop_words=stop,
-                centre=s.search_centre == "all",
-                window=window,
-            ),
-            turn_policy=replace(
-                TURNS,
-                fusion=cast(Literal["rrf", "convex"], s.turn_fusion),  # one of its `choices`
-                rrf_k=s.turn_rrf_k,
-                weights=(1.0, s.turn_vector_weight),
-                stop_words=stop,
-                alpha=s.turn_alpha,
-                centre=s.search_centre == "all",
-                date_weight=s.turn_date_weight,
-                memory_weight=s.turn_memory_weight,
-                speaker_weight=s.turn_speaker_weight,
-                answer_weight=s.turn_answer_weight,
-                own_weight=s.turn_own_weight,
-                neighbour_weight=s.turn_neighbour_weight,
-                reply_weight=s.turn_reply_weight,
-                number_weight=s.turn_number_weight,
-                session_weight=s.turn_session_weight,
-                session_cap=s.turn_session_cap,
-                truncate=s.search_truncate,
-                window=window,
-            ),
+            **memory_policies(s),
             # memory's searches (turns, memories, facts) take the turns' floor, chosen on
             # questions with and without an answer (bench/floor_unanswerable.py)
             min_score=resolve_floor(
@@ -367,8 +413,6 @@ class Tideline:
     @opened
     def library(self) -> Library:
         """The markdown library at `memo_root`; its own databases live under the root."""
-        from tideline.library import Library
-
         root = self.settings.memo_root
         if root is None or not str(root):
             raise InvalidInput(
@@ -376,7 +420,7 @@ class Tideline:
                 "MEMO_ROOT (memo_root in config.toml); a namespace of a shared server gets its "
                 "own from 'library' in its tokens file entry (docs/web.md)"
             )
-        return Library(root, self.embedder, **library_options(self.settings))
+        return library_from(self.settings, root, self.embedder)
 
     def watcher(
         self,

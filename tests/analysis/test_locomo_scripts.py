@@ -7,7 +7,9 @@ import pytest
 from tests.analysis.test_locomo_topics import observations
 from tideline.analysis.attention import heatmap, log_hits
 from tideline.analysis.scripts import run_all
+from tideline.app import memory_policies
 from tideline.clock import system_clock
+from tideline.config import DEFAULTS
 from tideline.memory import Memory
 from tideline.store import Database
 
@@ -17,7 +19,8 @@ pytestmark = pytest.mark.engines
 
 def test_locomo_observations_through_every_script(memory: Memory, db: Database) -> None:
     docs, speakers = observations("conv-26")
-    lexical = Memory(db, None, clock=system_clock)  # write fast, then embed in batches
+    # write fast, then embed in batches
+    lexical = Memory(db, None, **memory_policies(DEFAULTS), clock=system_clock)
     for _, text in docs:
         speaker = next((s for s in speakers if s in text), speakers[0])
         lexical.write(gesture=text[:500], tags=[speaker], entities_role=f"{speaker}=speaker")

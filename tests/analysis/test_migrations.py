@@ -6,7 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from tideline.analysis import ANALYSIS_MIGRATIONS, ScriptTables
+from tideline.app import memory_policies
 from tideline.clock import system_clock
+from tideline.config import DEFAULTS
 from tideline.memory import AGENT_MIGRATIONS, Memory
 from tideline.store import open_database
 
@@ -19,7 +21,11 @@ def _applied(path: Path) -> list[tuple[str, int]]:
 def test_an_old_database_keeps_its_script_tables_and_records_analysis_1(tmp_path: Path) -> None:
     path = tmp_path / "memory.db"
     with open_database(path, AGENT_MIGRATIONS, ANALYSIS_MIGRATIONS) as db:
-        nid = Memory(db, None, clock=system_clock).write(gesture="The tide came in early").id
+        nid = (
+            Memory(db, None, **memory_policies(DEFAULTS), clock=system_clock)
+            .write(gesture="The tide came in early")
+            .id
+        )
         tables = ScriptTables(db, clock=system_clock)
         tables.replace_topics(
             [(1, "tide", "tide", 1, '["tide"]')], [(1, nid)], "2026-01-01T00:00:00Z"
@@ -32,7 +38,7 @@ def test_an_old_database_keeps_its_script_tables_and_records_analysis_1(tmp_path
     assert _applied(path) == [("agent", n) for n in range(1, 6)]
 
     with open_database(path, AGENT_MIGRATIONS, ANALYSIS_MIGRATIONS) as db:
-        memory = Memory(db, None, clock=system_clock)
+        memory = Memory(db, None, **memory_policies(DEFAULTS), clock=system_clock)
         tables = ScriptTables(db, clock=system_clock)
         assert tables.topics() == [(1, "tide", "tide", 1, '["tide"]')]
         assert tables.topic_members() == [(1, nid)]

@@ -21,10 +21,10 @@ from tideline.analysis.cluster_routing import (
 )
 from tideline.analysis.scanner import scan_unindexed
 from tideline.analysis.scripts import rebuild_entity_graph, rebuild_topics, run_all
-from tideline.app import Tideline
+from tideline.app import Tideline, memory_policies
 from tideline.cli.main import app as cli
 from tideline.clock import system_clock
-from tideline.config import Settings
+from tideline.config import DEFAULTS, Settings
 from tideline.memory import Memory
 from tideline.store import Database
 
@@ -198,9 +198,8 @@ def test_degenerate_memories_never_crash(settings: Settings) -> None:
     app = Tideline(settings)
     try:
         db = app.db
-        lexical_only = Memory(
-            db, None, clock=system_clock
-        )  # no embedder: narratives without vectors
+        # no embedder: narratives without vectors
+        lexical_only = Memory(db, None, **memory_policies(DEFAULTS), clock=system_clock)
         empty = run_all(lexical_only)
         assert empty.narratives == 0 and empty.steps["clusters"]["k"] == 0
         assert "tideline embed" in empty.steps["clusters"]["note"]
@@ -335,6 +334,8 @@ from tideline.memory import AGENT_MIGRATIONS, Memory
 from tideline.analysis import ANALYSIS_MIGRATIONS
 from tideline.analysis.scripts import rebuild_topics
 from tideline.clock import system_clock
+from tideline.app import memory_policies
+from tideline.config import DEFAULTS
 
 db = open_database({str(settings.db_path)!r}, AGENT_MIGRATIONS, ANALYSIS_MIGRATIONS)
 def trace(cursor, sql, bindings):
@@ -342,7 +343,7 @@ def trace(cursor, sql, bindings):
         os._exit(9)  # killed inside the rebuild transaction
     return True
 db.conn.exec_trace = trace
-rebuild_topics(Memory(db, None, clock=system_clock))
+rebuild_topics(Memory(db, None, **memory_policies(DEFAULTS), clock=system_clock))
 """
     done = subprocess.run([sys.executable, "-c", child], capture_output=True, timeout=120)
     assert done.returncode == 9, done.stderr.decode()

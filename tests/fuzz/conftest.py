@@ -22,8 +22,8 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from tests.library.corpus import build
-from tideline.app import Tideline
-from tideline.config import Settings
+from tideline.app import Tideline, library_from
+from tideline.config import DEFAULTS, Settings
 from tideline.errors import TidelineError
 from tideline.library import Library
 
@@ -142,7 +142,7 @@ def library() -> Iterator[Library]:
         root = Path(tmp) / "lib"
         root.mkdir()
         build(root)
-        lib = Library(root, None)
+        lib = library_from(DEFAULTS, root, None)
         lib.index()
         yield lib
         lib.close()

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from tests.inject.conftest import Fixed, clock
-from tideline.app import Tideline, inject_config
+from tideline.app import Tideline, inject_config, memory_policies, narrative_policy
 from tideline.clock import system_clock
-from tideline.config import Settings
+from tideline.config import DEFAULTS, Settings
 from tideline.embed import CachedEmbedder, Embedder, OpenAIEmbedder
 from tideline.inject import (
     Item,
@@ -132,7 +132,7 @@ def test_dead_embedder_gives_a_lexical_block_with_a_note(tmp_path: Path) -> None
 def test_other_model_vectors_are_not_mixed(fixed: Fixed) -> None:
     other = OpenAIEmbedder(_dead_url(), "other", timeout=1.0, retries=0, dim=384)
     provider = MemoryProvider(
-        fixed.app.memory.__class__(fixed.app.db, other, clock=clock),
+        Memory(fixed.app.db, other, **memory_policies(DEFAULTS), clock=clock),
         inject_config(fixed.app.settings),
         clock=clock,
     )
@@ -177,7 +177,13 @@ def test_t4_ranks_turns_by_the_memory_turn_policy(fixed: Fixed, e5: Embedder) ->
     """T4 is `Memory.search` with turns: it follows the tuned turn fusion, not a fixed RRF."""
     orders = []
     for weights in ((1.0, 0.0), (0.0, 1.0)):  # words only, then meaning only
-        memory = Memory(fixed.app.db, e5, turn_policy=Policy(weights=weights), clock=system_clock)
+        memory = Memory(
+            fixed.app.db,
+            e5,
+            narrative_policy=narrative_policy(DEFAULTS),
+            turn_policy=Policy(weights=weights),
+            clock=system_clock,
+        )
         config = inject_config(fixed.app.settings)
         block = MemoryProvider(memory, replace(config, t1_k=0, t4_k=8), clock=clock).prefetch_block(
             MESSAGE

@@ -18,6 +18,8 @@ import pytest
 
 from tests.helpers import wait_until
 from tests.library.notes import make_collection, write
+from tideline.app import library_from
+from tideline.config import DEFAULTS
 from tideline.errors import InvalidInput
 from tideline.library import Library
 
@@ -38,7 +40,7 @@ def _edited_in_place(lib_root: Path, name: str) -> Iterator[Library]:
     """A library (recheck 3600) whose stat pass vouches for collection `c`, and then its note
     `name` rewritten in place from "alpaca" to "walrus"."""
     make_collection(lib_root, "c", "Notes", {name: "# Note\n\nThe password is alpaca.\n"})
-    with Library(lib_root, None, recheck=3600) as lib:
+    with library_from(DEFAULTS, lib_root, None, recheck=3600) as lib:
         lib.index()
         wait_until(lambda: _vouched(lib), timeout=RACY)
         write(lib_root, f"c/{name}", "# Note\n\nThe password is walrus.\n")
@@ -54,7 +56,7 @@ def test_a_note_added_removed_or_replaced_is_found_at_once(lib_root: Path, tmp_p
     )
     outside = tmp_path / "outside.md"
     outside.write_text("# Secret\n\nThe vault code is zebra.\n", encoding="utf-8")
-    with Library(lib_root, None, recheck=3600) as lib:
+    with library_from(DEFAULTS, lib_root, None, recheck=3600) as lib:
         first = lib.search("alpaca", "c", mode="lex")
         assert first.fresh_by == "stat" and [h.path for h in first.hits] == ["c/old.md"]
         wait_until(lambda: _vouched(lib), timeout=RACY)
@@ -94,10 +96,10 @@ def test_an_edit_in_place_is_told_until_the_next_pass_finds_it(lib_root: Path) -
         stale = lib.search("walrus", "c", mode="lex")
         assert stale.hits == [] and stale.fresh_by == "folders" and stale.stat_age > 0
         assert stale.to_dict()["stat_age"] == stale.stat_age
-        with Library(lib_root, None, recheck=0) as every:
+        with library_from(DEFAULTS, lib_root, None, recheck=0) as every:
             fresh = every.search("walrus", "c", mode="lex")
             assert [h.path for h in fresh.hits] == ["c/n.md"] and fresh.fresh_by == "stat"
-    with Library(lib_root, None, recheck=0.3) as lib:
+    with library_from(DEFAULTS, lib_root, None, recheck=0.3) as lib:
         lib.search("walrus", "c", mode="lex")
         wait_until(lambda: _vouched(lib), timeout=RACY)
         (lib_root / "c/n.md").write_text("# Note\n\nThe password is narwhal.\n", encoding="utf-8")
@@ -115,13 +117,14 @@ def test_recheck_out_of_range_is_refused(lib_root: Path) -> None:
     make_collection(lib_root, "c", "Notes", {"n.md": "# Note\n\nText.\n"})
     for bad in (-1.0, 1e9):
         with pytest.raises(InvalidInput, match="library_recheck"):
-            Library(lib_root, None, recheck=bad)
+            library_from(DEFAULTS, lib_root, None, recheck=bad)
 
 
 _SEARCHES = """
 import os, sys
-from tideline.library import Library
-lib = Library(sys.argv[1], None, recheck=3600)
+from tideline.app import library_from
+from tideline.config import DEFAULTS
+lib = library_from(DEFAULTS, sys.argv[1], None, recheck=3600)
 lib.search("anything", "*", mode="lex")  # every note not yet vouched for is statted
 assert lib.search("anything", "*", mode="lex").fresh_by == "folders"
 lib.layout(refresh=True)  # the tree's layout is rescanned every 10 s: not inside the count
@@ -139,7 +142,8 @@ def test_a_search_stats_the_folders_not_every_note(lib_root: Path) -> None:
     for c in ("a", "b", "c"):
         notes = {f"sub/n{i}.md": f"# Note {i}\n\nA heron, number {i}.\n" for i in range(100)}
         make_collection(lib_root, c, "Notes", notes)
-    with Library(lib_root, None) as lib:  # indexed here, so the folders can settle first
+    # indexed here, so the folders can settle first
+    with library_from(DEFAULTS, lib_root, None) as lib:
         lib.index()
     folders = [d for d, _, _ in os.walk(lib_root) if "/.memo" not in d]
     wait_until(  # a folder changed under 2 s before its listing cannot vouch

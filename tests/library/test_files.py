@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from tests.library.notes import make_collection, write
-from tideline.library import Library, LinkOutside, PathOutsideLibrary, UnreadableFile, read_inside
+from tideline.app import library_from
+from tideline.config import DEFAULTS
+from tideline.library import LinkOutside, PathOutsideLibrary, UnreadableFile, read_inside
 
 SECRET = "zebracorn"
 
@@ -70,7 +72,7 @@ def test_a_note_swapped_for_a_link_out_never_reaches_the_index(
 
     swapper = threading.Thread(target=swap, daemon=True)
     leaks = []
-    with Library(lib_root, None) as lib:
+    with library_from(DEFAULTS, lib_root, None) as lib:
         swapper.start()
         try:
             for n in range(300):
@@ -92,7 +94,7 @@ def test_meta_and_registry_linked_from_outside_are_never_read(
     foreign = write(tmp_path, "foreign.yaml", f"description: {SECRET} plans\n")
     write(lib_root, "c/n.md", "# n\n\nmore plans\n")
     os.symlink(foreign, lib_root / "c/_meta.yaml")
-    with Library(lib_root, None) as lib:
+    with library_from(DEFAULTS, lib_root, None) as lib:
         lib.index()
         status = lib.status()
         assert SECRET not in json.dumps(status)

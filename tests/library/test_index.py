@@ -18,9 +18,10 @@ from tests import damage
 from tests.helpers import wait_until
 from tests.library.corpus import build
 from tests.library.notes import make_collection, write
+from tideline.app import library_from
 from tideline.cli.memo import app as memo_app
+from tideline.config import DEFAULTS
 from tideline.embed import Embedder
-from tideline.library import Library
 
 
 def _digests(root: Path) -> dict[str, str]:
@@ -35,7 +36,7 @@ def test_index_creates_per_collection_indexes_and_reindex_is_a_noop(
 ) -> None:
     build(lib_root)
     before = _digests(lib_root)
-    with Library(lib_root, e5) as lib:
+    with library_from(DEFAULTS, lib_root, e5) as lib:
         first = lib.index()
         assert {r.collection for r in first} == {"infra", "life/home"}
         assert all(r.changed > 0 and r.embedded > 0 for r in first)
@@ -55,7 +56,7 @@ def test_index_creates_per_collection_indexes_and_reindex_is_a_noop(
 def test_touch_without_change_is_decided_by_the_hash(lib_root: Path, e5: Embedder) -> None:
     build(lib_root)
     note = lib_root / "infra/runbook.md"
-    with Library(lib_root, e5) as lib:
+    with library_from(DEFAULTS, lib_root, e5) as lib:
         lib.index()
         os.utime(note, (1_000_000_000, 1_000_000_000))  # a new mtime, the same bytes
         (report, _) = lib.index()
@@ -67,7 +68,7 @@ def test_an_edit_keeping_size_and_mtime_is_found_by_the_next_search(lib_root: Pa
     make_collection(lib_root, "c", "Edits", {"n.md": "# Note\n\nThe password is alpaca.\n"})
     note = lib_root / "c/n.md"
     os.utime(note, (1_000_000_000, 1_000_000_000))  # long before any check: not racy
-    with Library(lib_root, None) as lib:
+    with library_from(DEFAULTS, lib_root, None) as lib:
         lib.index()
         before = note.stat()
         note.write_text("# Note\n\nThe password is walrus.\n", encoding="utf-8")
@@ -86,7 +87,7 @@ def test_an_edit_keeping_size_and_mtime_is_found_by_the_next_search(lib_root: Pa
 def test_edit_reembeds_only_the_changed_section(lib_root: Path, e5: Embedder) -> None:
     build(lib_root)
     note = lib_root / "infra/runbook.md"
-    with Library(lib_root, e5) as lib:
+    with library_from(DEFAULTS, lib_root, e5) as lib:
         lib.index()
         note.write_text(note.read_text().replace("every 60 days", "every 45 days"))
         (report,) = lib.reindex("infra")
@@ -98,7 +99,7 @@ def test_edit_reembeds_only_the_changed_section(lib_root: Path, e5: Embedder) ->
 def test_identical_files_are_embedded_once(lib_root: Path, e5: Embedder) -> None:
     text = "# Same\n\nExactly the same words in two files about kayaks.\n"
     make_collection(lib_root, "c", "Copies", {"a.md": text, "b.md": text})
-    with Library(lib_root, e5) as lib:
+    with library_from(DEFAULTS, lib_root, e5) as lib:
         (report,) = lib.index()
         assert report.changed == 2
         # the file name is part of what BM25 sees, not of the embedded text
@@ -112,7 +113,7 @@ def test_bad_files_are_skipped_by_name_and_the_rest_is_indexed(
     (lib_root / "c/binary.md").write_bytes(b"\x00\x01\x02 not text")
     (lib_root / "c/latin1.md").write_bytes("caf\xe9".encode("latin-1"))
     write(lib_root, "c/huge.md", "# Huge\n" + "x" * 5000)
-    with Library(lib_root, e5, max_file_bytes=4000) as lib:
+    with library_from(DEFAULTS, lib_root, e5, max_file_bytes=4000) as lib:
         (report,) = lib.index()
         messages = " | ".join(p.message for p in report.skipped)
         assert "c/binary.md: binary content" in messages
@@ -127,13 +128,13 @@ def test_bad_files_are_skipped_by_name_and_the_rest_is_indexed(
 
 def test_version_mismatch_rebuilds_the_collection(lib_root: Path, e5: Embedder) -> None:
     build(lib_root)
-    with Library(lib_root, e5) as lib:
+    with library_from(DEFAULTS, lib_root, e5) as lib:
         lib.index()
     state_path = lib_root / "infra/.memo/state.json"
     state = json.loads(state_path.read_text())
     state["chunker"] = "headings-v0"
     state_path.write_text(json.dumps(state))
-    with Library(lib_root, e5) as lib:
+    with library_from(DEFAULTS, lib_root, e5) as lib:
         reports = {r.collection: r for r in lib.index()}
         assert any("chunker 'headings-v0' -> 'headings-v1'" in w for w in reports["infra"].warnings)
         assert reports["infra"].changed == 1 and reports["life/home"].noop
@@ -143,20 +144,20 @@ def test_corrupt_or_missing_index_rebuilds_lazily_with_a_warning(
     lib_root: Path, e5: Embedder
 ) -> None:
     build(lib_root)
-    with Library(lib_root, e5) as lib:
+    with library_from(DEFAULTS, lib_root, e5) as lib:
         lib.index()
     db = lib_root / "infra/.memo/index.db"
     for suffix in ("-wal", "-shm"):
         Path(str(db) + suffix).unlink(missing_ok=True)
     db.write_bytes(b"this is not sqlite" * 100)
-    with Library(lib_root, e5) as lib:
+    with library_from(DEFAULTS, lib_root, e5) as lib:
         result = lib.search("4711", "infra", mode="lex")
         assert result.hits and result.hits[0].heading.endswith("Policy based routing")
         assert any("unusable" in w for w in result.warnings)
     import shutil
 
     shutil.rmtree(lib_root / "life/home/.memo")
-    with Library(lib_root, e5) as lib:
+    with library_from(DEFAULTS, lib_root, e5) as lib:
         assert lib.search("sourdough", "life/home", mode="lex").hits
 
 
@@ -166,8 +167,9 @@ def test_kill_during_indexing_is_repaired_by_the_next_run(lib_root: Path, e5: Em
     }
     make_collection(lib_root, "big", "Many notes", notes)
     code = (
-        "import sys; from tideline.embed import E5Embedder; from tideline.library import Library;"
-        "Library(sys.argv[1], E5Embedder()).index()"
+        "import sys; from tideline.embed import E5Embedder; from tideline.app import library_from;"
+        "from tideline.config import DEFAULTS;"
+        "library_from(DEFAULTS, sys.argv[1], E5Embedder()).index()"
     )
     env = dict(os.environ, OMP_NUM_THREADS="1")
     proc = subprocess.Popen([sys.executable, "-c", code, str(lib_root)], env=env)
@@ -191,7 +193,7 @@ def test_kill_during_indexing_is_repaired_by_the_next_run(lib_root: Path, e5: Em
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     assert proc.returncode == -signal.SIGKILL  # killed mid-way, not finished
-    with Library(lib_root, e5) as lib:
+    with library_from(DEFAULTS, lib_root, e5) as lib:
         lib.index()
         status = lib.status("big")["collections"][0]
         assert status["files"] == 120 and status["vectors_pending"] == 0
@@ -209,7 +211,7 @@ def _garden(root: Path) -> Path:
         "Notes about the garden",
         {f"note{i}.md": f"# Bed {i}\n\n" + "Tomatoes. " * 200 for i in range(40)},
     )
-    with Library(root, None) as lib:
+    with library_from(DEFAULTS, root, None) as lib:
         lib.index()
     return root / "garden/.memo/index.db"
 
@@ -223,7 +225,7 @@ def test_damage_met_during_a_search_rebuilds_the_index_and_answers(
     is thrown away, rebuilt from the notes, and the same search answers (issue 9 item 7)."""
     index = _garden(lib_root)
     damage.scribble(index, damage.middle_of(index, table))
-    with Library(lib_root, None) as lib:
+    with library_from(DEFAULTS, lib_root, None) as lib:
         result = lib.search("tomatoes", "garden", mode="lex", catch_up=catch_up)
         assert len(result.hits) == 8
         assert lib.status("garden")["collections"][0]["files"] == 40
@@ -237,7 +239,7 @@ def test_damage_met_during_a_search_rebuilds_the_index_and_answers(
 def test_damage_met_during_status_and_memo_search_is_not_an_error(lib_root: Path) -> None:
     index = _garden(lib_root)
     damage.scribble(index, damage.middle_of(index, "files"))
-    with Library(lib_root, None) as lib:
+    with library_from(DEFAULTS, lib_root, None) as lib:
         assert lib.status("garden")["collections"][0]["files"] == 40
     damage.scribble(index, damage.middle_of(index, "chunks"))
     result = CliRunner().invoke(
@@ -250,7 +252,7 @@ def test_damage_met_while_memo_write_indexes_its_note(lib_root: Path) -> None:
     """The note is written once (an append is not repeated); the index is rebuilt around it."""
     index = _garden(lib_root)
     damage.scribble(index, damage.middle_of(index, "files"))
-    with Library(lib_root, None) as lib:
+    with library_from(DEFAULTS, lib_root, None) as lib:
         lib.write("garden/note0.md", "Basil beside them.\n", append=True)
         assert lib.search("basil", "garden", mode="lex", catch_up=False).hits
     assert (lib_root / "garden/note0.md").read_text().count("Basil") == 1

@@ -12,8 +12,10 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.library.notes import make_collection, write
+from tideline.app import library_from
 from tideline.cli.memo import app
-from tideline.library import IndexDirRefused, Library
+from tideline.config import DEFAULTS
+from tideline.library import IndexDirRefused
 
 NOTES = {"n.md": "# Note\n\nThe heron nests by the weir.\n"}
 
@@ -40,7 +42,7 @@ def test_a_symlinked_memo_is_refused_and_its_target_left_alone(
     make_collection(lib_root, "c", "Birds", NOTES)
     target, files = _foreign(tmp_path)
     os.symlink(target, lib_root / "c/.memo")
-    with Library(lib_root, None) as lib:
+    with library_from(DEFAULTS, lib_root, None) as lib:
         with pytest.raises(IndexDirRefused, match=r"c/\.memo is a symlink.*rm "):
             lib.index()
         with pytest.raises(IndexDirRefused):
@@ -60,7 +62,7 @@ def test_a_memo_that_is_a_file_or_holds_foreign_files_is_refused(lib_root: Path)
     write(lib_root, "a/.memo", "not a folder")
     write(lib_root, "b/.memo/index.db", "someone's notes, not an index")
     write(lib_root, "b/.memo/diary.txt", "dear diary")
-    with Library(lib_root, None) as lib:
+    with library_from(DEFAULTS, lib_root, None) as lib:
         with pytest.raises(IndexDirRefused, match=r"a/\.memo is not a folder"):
             lib.reindex("a", full=True)
         with pytest.raises(IndexDirRefused, match=r"holds files memo did not write \(diary\.txt\)"):
@@ -71,14 +73,14 @@ def test_a_memo_that_is_a_file_or_holds_foreign_files_is_refused(lib_root: Path)
 
 def test_new_indexes_are_marked_and_older_unmarked_ones_are_adopted(lib_root: Path) -> None:
     make_collection(lib_root, "c", "Birds", NOTES)
-    with Library(lib_root, None) as lib:
+    with library_from(DEFAULTS, lib_root, None) as lib:
         lib.index()
         lib.route("heron")
     marker = lib_root / "c/.memo/CACHEDIR.TAG"
     assert marker.read_text().startswith("Signature: 8a477f597d28d172789f06886806bc55")
     assert (lib_root / ".memo/CACHEDIR.TAG").exists()  # the router's folder at the root
     marker.unlink()  # as written by the version before the marker
-    with Library(lib_root, None) as lib:
+    with library_from(DEFAULTS, lib_root, None) as lib:
         (report,) = lib.index()
         assert report.noop and not report.warnings  # adopted as it is, not rebuilt
     assert marker.exists()
@@ -87,12 +89,12 @@ def test_new_indexes_are_marked_and_older_unmarked_ones_are_adopted(lib_root: Pa
 def test_index_db_replaced_by_a_folder_is_rebuilt(lib_root: Path) -> None:
     make_collection(lib_root, "c", "Birds", NOTES)
     db = lib_root / "c/.memo/index.db"
-    with Library(lib_root, None) as lib:
+    with library_from(DEFAULTS, lib_root, None) as lib:
         lib.index()
     for suffix in ("", "-wal", "-shm"):
         Path(str(db) + suffix).unlink(missing_ok=True)
     db.mkdir()
-    with Library(lib_root, None) as lib:
+    with library_from(DEFAULTS, lib_root, None) as lib:
         result = lib.search("heron", "c", mode="lex")
         assert result.hits and any("index.db is not a file" in w for w in result.warnings)
     db.unlink()
@@ -117,7 +119,7 @@ def test_a_refused_index_db_folder_is_not_announced_as_rebuilt(
     """A real process prints log warnings on stderr: "rebuilt" before the refusal was false."""
     make_collection(lib_root, "c", "Birds", NOTES)
     write(lib_root, "c/.memo/index.db/keep.txt", "not ours to delete")
-    with Library(lib_root, None) as lib, pytest.raises(IndexDirRefused):
+    with library_from(DEFAULTS, lib_root, None) as lib, pytest.raises(IndexDirRefused):
         lib.search("heron", "c", mode="lex")
     assert [r.getMessage() for r in caplog.records if "rebuilt" in r.getMessage()] == []
 
@@ -125,13 +127,13 @@ def test_a_refused_index_db_folder_is_not_announced_as_rebuilt(
 def test_a_linked_index_db_is_unlinked_never_opened(lib_root: Path, tmp_path: Path) -> None:
     make_collection(lib_root, "c", "Birds", NOTES)
     target, files = _foreign(tmp_path)
-    with Library(lib_root, None) as lib:
+    with library_from(DEFAULTS, lib_root, None) as lib:
         lib.index()
     db = lib_root / "c/.memo/index.db"
     for suffix in ("", "-wal", "-shm"):
         Path(str(db) + suffix).unlink(missing_ok=True)
     os.symlink(target / "index.db", db)
-    with Library(lib_root, None) as lib:
+    with library_from(DEFAULTS, lib_root, None) as lib:
         assert lib.search("heron", "c", mode="lex").hits
         status = lib.status("c")["collections"][0]
         assert status["files"] == 1 and "error" not in status

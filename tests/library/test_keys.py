@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.library.notes import make_collection
-from tideline.library import Library
+from tideline.app import library_from
+from tideline.config import DEFAULTS
 from tideline.library._keys import chunk_keys
 
 TAR = """# tar
@@ -56,7 +57,7 @@ def test_prose_and_single_items_get_no_keys() -> None:
 def test_a_hit_on_an_item_returns_its_page_once_with_the_example(lib_root: Path) -> None:
     other = "# zip\n\n> Package files.\n\n- Pack files:\n\n`zip out.zip a b`\n\n- Unpack:\n\n`unzip x`\n"
     make_collection(lib_root, "cmds", "Commands", {"tar.md": TAR, "zip.md": other})
-    with Library(lib_root, None) as lib:
+    with library_from(DEFAULTS, lib_root, None) as lib:
         reports = lib.index()
         assert reports[0].keys_written == 7
         assert lib.status()["collections"][0]["keys"] == 7
@@ -69,7 +70,7 @@ def test_a_hit_on_an_item_returns_its_page_once_with_the_example(lib_root: Path)
 
 def test_keys_off_indexes_pages_only(lib_root: Path) -> None:
     make_collection(lib_root, "cmds", "Commands", {"tar.md": TAR})
-    with Library(lib_root, None, keys="off") as lib:
+    with library_from(DEFAULTS, lib_root, None, keys="off") as lib:
         assert lib.index()[0].keys_written == 0
         (hit,) = lib.search("extract verbosely", "cmds", k=5, mode="lex").hits
         assert hit.line == 1 and hit.match is None
@@ -77,9 +78,9 @@ def test_keys_off_indexes_pages_only(lib_root: Path) -> None:
 
 def test_changing_the_key_mode_rebuilds_the_index(lib_root: Path) -> None:
     make_collection(lib_root, "cmds", "Commands", {"tar.md": TAR})
-    with Library(lib_root, None) as lib:
+    with library_from(DEFAULTS, lib_root, None) as lib:
         assert lib.index()[0].keys_written == 4  # head + 3 items
-    with Library(lib_root, None, keys="off") as lib:
+    with library_from(DEFAULTS, lib_root, None, keys="off") as lib:
         (report,) = lib.index()
         assert report.keys_written == 0 and report.changed == 1
         assert any("keys 'items' -> 'off'" in w for w in report.warnings)

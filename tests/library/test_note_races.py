@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 
 from tests.library.notes import make_collection
+from tideline.app import library_from
+from tideline.config import DEFAULTS
 from tideline.errors import InvalidInput
-from tideline.library import Library, read_inside
+from tideline.library import read_inside
 from tideline.library._files import FileChanged, Seen, write_inside
 
 
@@ -78,7 +80,7 @@ def test_appends_while_a_person_keeps_editing_never_lose_a_hand_edit(
     editor = threading.Thread(target=edit)
     editor.start()
     try:
-        with Library(lib_root) as lib:
+        with library_from(DEFAULTS, lib_root) as lib:
             for i in range(60):
                 lib.write("log/day.md", f"agent {i}", append=True)
     finally:
@@ -89,7 +91,7 @@ def test_appends_while_a_person_keeps_editing_never_lose_a_hand_edit(
 
 
 def test_an_append_sent_again_with_its_key_is_added_once(lib_root: Path, log: Path) -> None:
-    with Library(lib_root) as lib:
+    with library_from(DEFAULTS, lib_root) as lib:
         first = lib.write("log/day.md", "- fed the cat", append=True, idempotency_key="a1")
         again = lib.write("log/day.md", "- fed the cat", append=True, idempotency_key="a1")
         assert (first.replayed, again.replayed) == (False, True)
@@ -105,7 +107,7 @@ def test_an_append_sent_again_with_its_key_is_added_once(lib_root: Path, log: Pa
 def test_a_creation_retried_without_a_key_is_answered_not_refused(
     lib_root: Path, log: Path
 ) -> None:
-    with Library(lib_root) as lib:
+    with library_from(DEFAULTS, lib_root) as lib:
         first = lib.write("log/plan.md", "# Plan\n\nsail on Friday\n")
         again = lib.write("log/plan.md", "# Plan\n\nsail on Friday\n")
         assert first.created and again.created and again.replayed

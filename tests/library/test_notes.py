@@ -16,11 +16,10 @@ from typer.testing import CliRunner
 
 from tests.library.corpus import build
 from tests.library.notes import make_collection
-from tideline.app import Tideline
+from tideline.app import Tideline, library_from
 from tideline.cli.memo import app as memo_cli
-from tideline.config import Settings
+from tideline.config import DEFAULTS, Settings
 from tideline.embed import Embedder
-from tideline.library import Library
 from tideline.mcp import build_server
 
 
@@ -128,7 +127,7 @@ def test_links_never_lead_a_write_out_of_the_root(
 
 def test_a_note_is_never_larger_than_the_index_reads(lib_root: Path) -> None:
     make_collection(lib_root, "log", "A running log", {"day.md": "# Day\n"})
-    with Library(lib_root, max_file_bytes=1000) as lib:
+    with library_from(DEFAULTS, lib_root, max_file_bytes=1000) as lib:
         lib.write("log/day.md", "a" * 900, append=True)
         with pytest.raises(Exception, match="more than the 1,000 a note may have"):
             lib.write("log/day.md", "b" * 200, append=True)

@@ -11,8 +11,10 @@ import pytest
 
 from tests.library.corpus import build
 from tests.openai_stub import OpenAIStub
+from tideline.app import library_from
+from tideline.config import DEFAULTS
 from tideline.embed import OpenAIEmbedder
-from tideline.library import Library, RegistryEntry, Router
+from tideline.library import RegistryEntry, Router
 
 DOWN = "vector search skipped, results are lexical only"
 
@@ -29,7 +31,9 @@ def dead() -> Iterator[OpenAIEmbedder]:
 def test_search_falls_back_to_lexical_when_the_endpoint_is_down(lib_root: Path) -> None:
     build(lib_root)
     with OpenAIStub() as stub:
-        library = Library(lib_root, OpenAIEmbedder(stub.url, "m", retries=0, timeout=5))
+        library = library_from(
+            DEFAULTS, lib_root, OpenAIEmbedder(stub.url, "m", retries=0, timeout=5)
+        )
         library.index()
         assert library.status("infra")["collections"][0]["vectors_pending"] == 0
     with library:  # the endpoint is stopped from here on
@@ -45,7 +49,10 @@ def test_search_falls_back_to_lexical_when_the_endpoint_is_down(lib_root: Path) 
         assert result.caught_up == 1 and result.hits[0].heading.endswith("Tape archive")
         assert [w for w in result.warnings if "infra: 1 texts not embedded yet" in w]
         assert library.status("infra")["collections"][0]["vectors_pending"] == 1
-    with OpenAIStub() as stub, Library(lib_root, OpenAIEmbedder(stub.url, "m", dim=16)) as back:
+    with (
+        OpenAIStub() as stub,
+        library_from(DEFAULTS, lib_root, OpenAIEmbedder(stub.url, "m", dim=16)) as back,
+    ):
         result = back.search("LTO tapes vault", "infra", k=1)  # the endpoint is back
         assert result.warnings == [] and result.hits[0].vec_rank is not None
         assert back.status("infra")["collections"][0]["vectors_pending"] == 0
@@ -55,7 +62,7 @@ def test_search_falls_back_to_lexical_when_the_endpoint_is_down(lib_root: Path) 
 
 def test_vec_mode_without_an_embedder_is_lexical_with_a_warning(lib_root: Path) -> None:
     build(lib_root)
-    with Library(lib_root, None) as library:
+    with library_from(DEFAULTS, lib_root, None) as library:
         result = library.search("firewall rule 4711", "infra", k=3, mode="vec")
         assert result.hits[0].heading.endswith("Policy based routing")
         assert result.warnings == [

@@ -6,8 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.library.notes import make_collection
+from tideline.app import library_from
+from tideline.config import DEFAULTS
 from tideline.embed import Embedder
-from tideline.library import Library
 
 
 def _library(root: Path) -> None:
@@ -23,7 +24,7 @@ def _library(root: Path) -> None:
 
 def test_content_ranks_collections_whose_descriptions_miss_the_words(lib_root: Path) -> None:
     _library(lib_root)
-    with Library(lib_root) as lib:  # no embedder: words only
+    with library_from(DEFAULTS, lib_root) as lib:  # no embedder: words only
         lib.index()
         result = lib.route("Rothfuss")
     assert result.strategy == "flat"
@@ -33,7 +34,7 @@ def test_content_ranks_collections_whose_descriptions_miss_the_words(lib_root: P
 
 def test_meaning_ranks_every_collection(lib_root: Path, e5: Embedder) -> None:
     _library(lib_root)
-    with Library(lib_root, e5) as lib:
+    with library_from(DEFAULTS, lib_root, e5) as lib:
         lib.index()
         result = lib.route("which fantasy author did I like")
         assert result.candidates[0].name == "life/books"

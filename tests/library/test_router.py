@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 
 from tests.library.notes import make_collection
+from tideline.app import library_from
+from tideline.config import DEFAULTS
 from tideline.embed import Embedder
-from tideline.library import Library, RegistryEntry, Router, load_registry, save_registry
+from tideline.library import RegistryEntry, Router, load_registry, save_registry
 
 WORDS = [
     "alpine",
@@ -135,7 +137,7 @@ def test_five_thousand_collections_route_to_the_right_one(lib_root: Path) -> Non
     assert len(load_registry(lib_root)) == 5000
     rng = random.Random(1)
     targets = rng.sample(sorted(entries), 25)
-    with Library(lib_root) as lib:
+    with library_from(DEFAULTS, lib_root) as lib:
         found = 0
         for name in targets:
             words = entries[name].description.split()[2:]
@@ -159,7 +161,7 @@ def test_five_thousand_collections_route_to_the_right_one(lib_root: Path) -> Non
 def test_a_few_collections_are_listed_whole(lib_root: Path) -> None:
     make_collection(lib_root, "infra", "Servers and networks", {"a.md": "# a\n"})
     make_collection(lib_root, "life/books", "Books I read", {"b.md": "# b\n"})
-    with Library(lib_root) as lib:
+    with library_from(DEFAULTS, lib_root) as lib:
         result = lib.route("novels")
         assert result.strategy == "flat"
         assert [c.line() for c in result.candidates] == [
@@ -173,7 +175,7 @@ def test_a_few_collections_are_listed_whole(lib_root: Path) -> None:
 def test_route_keeps_its_router_until_the_registry_changes(lib_root: Path) -> None:
     entries = _synthetic()
     save_registry(lib_root, entries)
-    with Library(lib_root) as lib:
+    with library_from(DEFAULTS, lib_root) as lib:
         lib.route("glacier harbor iris")
         assert lib._router is not None
         parsed = lib._router.entries
@@ -217,6 +219,6 @@ def test_description_router_uses_vectors_beyond_the_tree(lib_root: Path, e5: Emb
 @pytest.mark.parametrize("query", ["", "   ", "((("])
 def test_odd_queries_do_not_break_routing(lib_root: Path, query: str) -> None:
     save_registry(lib_root, _synthetic(2, 40))
-    with Library(lib_root) as lib:
+    with library_from(DEFAULTS, lib_root) as lib:
         result = lib.route(query)
     assert result.strategy == "tree" and result.candidates == []

@@ -9,15 +9,17 @@ import pytest
 
 from tests.library.corpus import build
 from tests.library.notes import make_collection
+from tideline.app import library_from, library_policy
+from tideline.config import DEFAULTS
 from tideline.embed import Embedder
 from tideline.errors import InvalidInput
-from tideline.library import LIBRARY, MAX_K, Library, PathOutsideLibrary
+from tideline.library import MAX_K, Library, PathOutsideLibrary
 
 
 @pytest.fixture
 def lib(lib_root: Path, e5: Embedder) -> Library:
     build(lib_root)
-    library = Library(lib_root, e5)
+    library = library_from(DEFAULTS, lib_root, e5)
     library.index()
     yield library
     library.close()
@@ -59,7 +61,9 @@ def test_hybrid_keeps_the_score_parts(lib: Library) -> None:
     top = result.hits[0]
     assert top.heading.endswith("Policy based routing")
     assert top.lex_rank == 1 and top.vec_rank is not None
-    k = LIBRARY.rrf_k  # the query is covered: the lexical list keeps its full weight
+    k = library_policy(
+        DEFAULTS
+    ).rrf_k  # the query is covered: the lexical list keeps its full weight
     assert top.fused == pytest.approx(1 / (k + 1) + 1 / (k + top.vec_rank), abs=1e-6)
     assert 0.0 < top.score <= 1.0 and top.explain().startswith(f"relevance {top.score:.2f}")
     assert all(h.score < top.score for h in result.hits[1:])
@@ -102,7 +106,7 @@ def test_fresher_note_wins_a_tie(lib_root: Path, e5: Embedder) -> None:
     make_collection(lib_root, "trips", "Travel notes", {"a1.md": same, "b1.md": same})
     os.utime(lib_root / "trips/a1.md", (2_000_000_000, 2_000_000_000))
     os.utime(lib_root / "trips/b1.md", (1_000_000_000, 1_000_000_000))
-    with Library(lib_root, e5) as library:
+    with library_from(DEFAULTS, lib_root, e5) as library:
         library.index()
         for mode in ("hybrid", "lex", "vec"):
             hits = library.search("ferry to the island", "trips", k=2, mode=mode).hits
@@ -125,7 +129,7 @@ def test_paths_outside_the_library_are_refused(lib: Library, tmp_path: Path, bad
 
 def test_lexical_only_without_an_embedder(lib_root: Path) -> None:
     build(lib_root)
-    with Library(lib_root, None) as library:
+    with library_from(DEFAULTS, lib_root, None) as library:
         library.index()
         assert library.search("4711", "infra").hits[0].heading.endswith("Policy based routing")
         vec = library.search("4711", "infra", mode="vec")  # lexical, and it says so
@@ -138,7 +142,7 @@ def test_lexical_only_without_an_embedder(lib_root: Path) -> None:
 @pytest.mark.parametrize("k", [0, 101, 500, True, "8"])
 def test_k_out_of_bounds_is_refused(lib_root: Path, k: object) -> None:
     build(lib_root)
-    with Library(lib_root, None) as library:
+    with library_from(DEFAULTS, lib_root, None) as library:
         with pytest.raises(InvalidInput, match=f"ask for 1–{MAX_K} results"):
             library.search("4711", "infra", k=k)  # type: ignore[arg-type]
         with pytest.raises(InvalidInput, match=f"ask for 1–{MAX_K} results"):

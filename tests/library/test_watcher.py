@@ -9,8 +9,10 @@ from pathlib import Path
 from tests.helpers import wait_until
 from tests.library.corpus import build
 from tests.library.notes import make_collection
+from tideline.app import library_from
+from tideline.config import DEFAULTS
 from tideline.embed import Embedder
-from tideline.library import CollectionIndex, Library, Watcher, scan_library
+from tideline.library import CollectionIndex, Watcher, scan_library
 
 
 def _index_has(root: Path, rel: str, word: str) -> bool:
@@ -25,7 +27,7 @@ def _index_has(root: Path, rel: str, word: str) -> bool:
 
 def test_hand_edit_is_searchable_within_one_second(lib_root: Path, e5: Embedder) -> None:
     build(lib_root)
-    with Library(lib_root, e5) as lib:
+    with library_from(DEFAULTS, lib_root, e5) as lib:
         lib.index()
         with Watcher(lib, debounce=0.5) as watcher:
             note = lib_root / "infra/runbook.md"
@@ -64,7 +66,7 @@ def test_hand_edit_is_searchable_within_one_second(lib_root: Path, e5: Embedder)
 def test_touch_without_change_does_not_reindex(lib_root: Path, e5: Embedder) -> None:
     build(lib_root)
     reports = []
-    with Library(lib_root, e5) as lib:
+    with library_from(DEFAULTS, lib_root, e5) as lib:
         lib.index()
         with Watcher(lib, debounce=0.2, on_sync=reports.extend) as watcher:
             note = lib_root / "life/home/home.md"
@@ -77,7 +79,7 @@ def test_an_edit_keeping_size_and_mtime_is_indexed_by_the_watcher(lib_root: Path
     make_collection(lib_root, "c", "Edits", {"n.md": "# Note\n\nThe password is alpaca.\n"})
     note = lib_root / "c/n.md"
     os.utime(note, (1_000_000_000, 1_000_000_000))
-    with Library(lib_root, None) as lib:
+    with library_from(DEFAULTS, lib_root, None) as lib:
         lib.index()
         with Watcher(lib, debounce=0.2) as watcher:
             before = note.stat()
@@ -92,7 +94,7 @@ def test_editor_save_patterns_are_all_indexed(lib_root: Path) -> None:
     """vim (4913 probe, backup rename, rewrite), delete + recreate, rapid writes, renames."""
     make_collection(lib_root, "c", "Edits", {"n.md": "# Note\n\nfirst aardvark\n"})
     note = lib_root / "c/n.md"
-    with Library(lib_root, None) as lib:
+    with library_from(DEFAULTS, lib_root, None) as lib:
         lib.index()
         with Watcher(lib, debounce=0.2) as watcher:
             probe = lib_root / "c/4913"
@@ -133,7 +135,10 @@ def test_search_trusts_a_running_watcher_instead_of_stat(lib_root: Path) -> None
     """With a watcher, search skips the stat pass: this process's watcher syncs the events it
     has seen first (no debounce wait); another process would trust the fresh heartbeat."""
     build(lib_root)
-    with Library(lib_root, None) as lib, Library(lib_root, None) as other:
+    with (
+        library_from(DEFAULTS, lib_root, None) as lib,
+        library_from(DEFAULTS, lib_root, None) as other,
+    ):
         lib.index()
         assert lib.search("runbook", "infra", mode="lex").fresh_by == "stat"
         with Watcher(lib, debounce=60.0) as watcher:
@@ -146,5 +151,5 @@ def test_search_trusts_a_running_watcher_instead_of_stat(lib_root: Path) -> None
             assert other.search("numbat", "infra", mode="lex").fresh_by == "watcher"  # heartbeat
         assert not (lib_root / ".memo-watch").exists()
         assert other.search("numbat", "infra", mode="lex").fresh_by == "stat"
-    with Library(lib_root, None, catch_up="stat") as strict, Watcher(strict):
+    with library_from(DEFAULTS, lib_root, None, catch_up="stat") as strict, Watcher(strict):
         assert strict.search("numbat", "infra", mode="lex").fresh_by == "stat"

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from tideline.app import Tideline
+from tideline.app import Tideline, memory_policies
 from tideline.clock import system_clock
+from tideline.config import DEFAULTS
 from tideline.embed import CachedEmbedder, Embedder, text_hash
 from tideline.errors import InvalidInput, NotFound
 from tideline.memory import FORGOTTEN, Memory
@@ -151,7 +152,9 @@ def test_forgotten_words_leave_no_vector_in_the_shared_embedding_cache(
     app: Tideline, e5: Embedder, tmp_path: Path
 ) -> None:
     cached = CachedEmbedder(e5, tmp_path / "cache.db")
-    memory = Memory(app.db, cached, lock=app.db_lock, clock=system_clock)
+    memory = Memory(
+        app.db, cached, lock=app.db_lock, **memory_policies(DEFAULTS), clock=system_clock
+    )
     said = memory.sync_turn("s", "user", "My locker code is 3141", speaker="Ana")
     kept = memory.sync_turn("s", "user", "The gym opens at six", speaker="Ana")
 

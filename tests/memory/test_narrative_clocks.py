@@ -9,7 +9,9 @@ import datetime as dt
 
 import pytest
 
+from tideline.app import memory_policies
 from tideline.clock import ManualClock, system_clock
+from tideline.config import DEFAULTS
 from tideline.memory import AGENT_MIGRATIONS, Memory
 from tideline.memory._schema import (
     _raw_context_and_narratives,
@@ -53,7 +55,7 @@ def old_database(storage: Storage) -> None:
 def test_migration_5_backfills_record_time(storage: Storage) -> None:
     old_database(storage)
     assert AGENT_MIGRATIONS.apply(storage) == [5]
-    memory = Memory(storage, None, clock=system_clock)
+    memory = Memory(storage, None, **memory_policies(DEFAULTS), clock=system_clock)
     first, second, forgotten = memory.narratives.get([1, 2, 3])
     assert (first.created_at, first.recorded_at, first.retired_at) == (DAY, RUN, LATER)
     assert (second.created_at, second.recorded_at, second.retired_at) == (DAY, LATER, None)
@@ -63,7 +65,7 @@ def test_migration_5_backfills_record_time(storage: Storage) -> None:
 def test_a_narrative_written_of_another_day_is_recorded_today(storage: Storage) -> None:
     AGENT_MIGRATIONS.apply(storage)
     clock = ManualClock(NOW)
-    memory = Memory(storage, None, clock=clock)
+    memory = Memory(storage, None, **memory_policies(DEFAULTS), clock=clock)
     old = memory.write(gesture="I keep choosing the garden", kind="reflection", created_at=DAY)
     assert (old.created_at, old.recorded_at, old.retired_at) == (DAY, "2026-12-01T09:00:00Z", None)
     clock.advance(hours=2)

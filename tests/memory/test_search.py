@@ -4,12 +4,12 @@ from dataclasses import replace
 
 import pytest
 
-from tideline.app import Tideline
+from tideline.app import Tideline, narrative_policy, turn_policy
 from tideline.clock import system_clock
-from tideline.config import Settings
+from tideline.config import DEFAULTS, Settings
 from tideline.embed import OpenAIEmbedder
 from tideline.errors import InvalidInput
-from tideline.memory import NARRATIVES, Memory
+from tideline.memory import Memory
 
 #: The same tests on SQLite and on PostgreSQL (tests/conftest.py).
 pytestmark = pytest.mark.engines
@@ -58,7 +58,11 @@ def test_verbatim_keyword_gets_the_boost(filled: Memory) -> None:
 
 def test_boost_is_configurable(app: Tideline, filled: Memory) -> None:
     no_boost = Memory(
-        filled.db, app.embedder, narrative_policy=replace(NARRATIVES, boost=0.0), clock=system_clock
+        filled.db,
+        app.embedder,
+        narrative_policy=replace(narrative_policy(DEFAULTS), boost=0.0),
+        turn_policy=turn_policy(DEFAULTS),
+        clock=system_clock,
     )
     top = no_boost.search("whale-listen").hits[0]
     assert top.fused == pytest.approx(1 - top.vec_distance, abs=1e-5)

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from tideline.app import Tideline
+from tideline.app import Tideline, memory_policies, narrative_policy, turn_policy
 from tideline.clock import system_clock
+from tideline.config import DEFAULTS
 from tideline.embed import Embedder
-from tideline.memory import TURNS, Memory
+from tideline.memory import Memory
 from tideline.search import TextIndex
 from tideline.store import Database
 
+#: Memory's search policies with every setting at its default.
+NARRATIVES, TURNS = narrative_policy(DEFAULTS), turn_policy(DEFAULTS)
 FILLER = ["The train was late again.", "Coffee first, then emails.", "Rain all week here."]
 
 
@@ -29,7 +32,7 @@ def _turns(memory: Memory) -> None:
 
 
 def test_a_turn_is_found_by_its_neighbours_words_and_its_day(db: Database) -> None:
-    memory = Memory(db, None, clock=system_clock)
+    memory = Memory(db, None, **memory_policies(DEFAULTS), clock=system_clock)
     _turns(memory)
     by_text = {t.text: t.id for t in memory.raw.recent(10, "s1")}
     hits = memory.search_turns("Who painted it?", 3, mode="lex")
@@ -44,12 +47,13 @@ def test_a_turn_is_found_by_its_neighbours_words_and_its_day(db: Database) -> No
 
 
 def test_context_off_and_a_plain_index_is_reanalysed(db: Database) -> None:
-    plain = Memory(db, None, analyser="plain", turn_context=0, clock=system_clock)
+    plain = Memory(
+        db, None, analyser="plain", turn_context=0, **memory_policies(DEFAULTS), clock=system_clock
+    )
     _turns(plain)
     assert plain.search_turns("painted", 3, mode="lex") == []  # no stems, no substring
-    again = Memory(
-        db, None, clock=system_clock
-    )  # the default analyser and keys: the index is rebuilt on open
+    # the default analyser and keys: the index is rebuilt on open
+    again = Memory(db, None, **memory_policies(DEFAULTS), clock=system_clock)
     assert not again.raw.index.stale
     assert TextIndex(db, "turn_text").made == "snowball;ctx2"
     # stems found again (the reply Bo gave may rank first: the answer lever lifts it)
@@ -58,19 +62,23 @@ def test_context_off_and_a_plain_index_is_reanalysed(db: Database) -> None:
 
 
 def test_memory_keys_lift_their_source_turns(db: Database) -> None:
-    plain = Memory(db, None, clock=system_clock)
+    plain = Memory(db, None, **memory_policies(DEFAULTS), clock=system_clock)
     _turns(plain)
     garden = plain.search_turns("garden", 1, mode="lex")[0].id
     plain.write(gesture="Ann tends roses and tomatoes", source_links=[garden])
     assert plain.search_turns("roses", 1, mode="lex")[0].id == garden  # on by default
     off = Memory(
-        db, None, turn_policy=replace(TURNS, date_weight=0.0, memory_weight=0.0), clock=system_clock
+        db,
+        None,
+        narrative_policy=NARRATIVES,
+        turn_policy=replace(TURNS, date_weight=0.0, memory_weight=0.0),
+        clock=system_clock,
     )
     assert off.search_turns("roses", 1, mode="lex") == []
 
 
 def test_a_speaker_the_question_names_lifts_their_turns(db: Database) -> None:
-    memory = Memory(db, None, clock=system_clock)
+    memory = Memory(db, None, **memory_policies(DEFAULTS), clock=system_clock)
     for n, text in enumerate(FILLER * 2):
         memory.sync_turn("s0", "user", text, "Cy", f"2022-01-0{n + 1}T09:00:00Z")
     said = [
@@ -85,7 +93,13 @@ def test_a_speaker_the_question_names_lifts_their_turns(db: Database) -> None:
     # a part of a name, or another person's, names no one
     for question in ("Where did Carol go hiking?", "Where did Cy go hiking?"):
         assert all("speaker" not in h.lifts for h in memory.search_turns(question, 2, mode="lex"))
-    off = Memory(db, None, turn_policy=replace(TURNS, speaker_weight=0.0), clock=system_clock)
+    off = Memory(
+        db,
+        None,
+        narrative_policy=NARRATIVES,
+        turn_policy=replace(TURNS, speaker_weight=0.0),
+        clock=system_clock,
+    )
     assert all("speaker" not in h.lifts for h in off.search_turns("Caroline hiking", 2, "lex"))
 
 
@@ -99,7 +113,7 @@ def test_named_matches_whole_names_case_folded() -> None:
 
 
 def test_a_question_found_lifts_the_reply_that_answers_it(db: Database) -> None:
-    memory = Memory(db, None, clock=system_clock)
+    memory = Memory(db, None, **memory_policies(DEFAULTS), clock=system_clock)
     _turns(memory)
     by_text = {t.text: t.id for t in memory.raw.recent(10, "s1")}
     asked, reply = (
@@ -111,7 +125,13 @@ def test_a_question_found_lifts_the_reply_that_answers_it(db: Database) -> None:
     hits = {h.id: h for h in memory.search_turns("the lake picture", 3, mode="lex")}
     assert hits[reply].lifts.get("answers", 0.0) > 0  # Bo's reply, after Ann's question
     assert "answers" not in hits[asked].lifts
-    off = Memory(db, None, turn_policy=replace(TURNS, answer_weight=0.0), clock=system_clock)
+    off = Memory(
+        db,
+        None,
+        narrative_policy=NARRATIVES,
+        turn_policy=replace(TURNS, answer_weight=0.0),
+        clock=system_clock,
+    )
     assert all("answers" not in h.lifts for h in off.search_turns("the lake picture", 3, "lex"))
 
 
@@ -149,17 +169,23 @@ def _support(memory: Memory) -> dict[str, int]:
 def test_the_turn_that_says_the_words_ranks_above_its_neighbours(db: Database) -> None:
     """Each turn's lexical key holds its neighbours' words, so all five match alike; the own
     words lever puts the one that said "LGBTQ support group" first."""
-    memory = Memory(db, None, clock=system_clock)
+    memory = Memory(db, None, **memory_policies(DEFAULTS), clock=system_clock)
     said = _support(memory)[SUPPORT[0][1]]
     question = "When did Caroline go to the LGBTQ support group?"
-    off = Memory(db, None, turn_policy=replace(TURNS, own_weight=0.0), clock=system_clock)
+    off = Memory(
+        db,
+        None,
+        narrative_policy=NARRATIVES,
+        turn_policy=replace(TURNS, own_weight=0.0),
+        clock=system_clock,
+    )
     assert off.search_turns(question, 3, mode="lex")[0].id != said  # a neighbour came first
     first = memory.search_turns(question, 3, mode="lex")[0]
     assert first.id == said and first.lifts["own words"] > 0
 
 
 def test_a_turns_neighbours_are_the_turns_around_it_in_its_session(db: Database) -> None:
-    memory = Memory(db, None, clock=system_clock)
+    memory = Memory(db, None, **memory_policies(DEFAULTS), clock=system_clock)
     ids = [_support(memory)[text] for _, text in SUPPORT]
     around = memory.raw.neighbours_of([ids[0], ids[2]])
     assert {i: sorted(n) for i, n in around.items()} == {ids[0]: [ids[1]], ids[2]: [ids[1], ids[3]]}
@@ -201,7 +227,11 @@ def test_a_statement_asked_about_passes_relevance_to_its_reply(app: Tideline, e5
     assert talk[question].reply is None and talk[reply].reply is None
     asked = "What is Nate's favorite dish from the cooking show he hosted?"
     off = Memory(
-        app.db, e5, turn_policy=replace(memory.turn_policy, reply_weight=0.0), clock=system_clock
+        app.db,
+        e5,
+        narrative_policy=NARRATIVES,
+        turn_policy=replace(memory.turn_policy, reply_weight=0.0),
+        clock=system_clock,
     )
     assert off.search_turns(asked, 3)[0].id in (statement, question)  # they hold its words
     hits = memory.search_turns(asked, 3)
@@ -240,12 +270,20 @@ def test_a_question_asking_how_long_lifts_the_turn_that_says_a_number(
     said = {t.text: t.id for t in memory.raw.recent(10, "s1")}
     asked = "How long have Mel and her husband been married?"
     policy = replace(memory.turn_policy, reply_weight=0.0)  # the number alone lifts it
-    plain = Memory(app.db, e5, turn_policy=replace(policy, number_weight=0.0), clock=system_clock)
+    plain = Memory(
+        app.db,
+        e5,
+        narrative_policy=NARRATIVES,
+        turn_policy=replace(policy, number_weight=0.0),
+        clock=system_clock,
+    )
     assert plain.search_turns(asked, 3)[0].id != said[MARRIED[4][1]]
-    hits = Memory(app.db, e5, turn_policy=policy, clock=system_clock).search_turns(asked, 3)
+    hits = Memory(
+        app.db, e5, narrative_policy=NARRATIVES, turn_policy=policy, clock=system_clock
+    ).search_turns(asked, 3)
     assert hits[0].id == said[MARRIED[4][1]] and hits[0].lifts["time or number"] > 0
     # a question that asks for no time or number is not touched
-    what = Memory(app.db, e5, turn_policy=policy, clock=system_clock)
+    what = Memory(app.db, e5, narrative_policy=NARRATIVES, turn_policy=policy, clock=system_clock)
     assert all("time or number" not in h.lifts for h in what.search_turns("Is Mel married?", 3))
 
 

@@ -6,7 +6,9 @@ import datetime as dt
 
 import pytest
 
+from tideline.app import memory_policies
 from tideline.clock import ManualClock as Clock  # the tests' name for the moved-by-hand clock
+from tideline.config import DEFAULTS
 from tideline.memory import AGENT_MIGRATIONS, Memory
 from tideline.profile import PROFILE_MIGRATIONS, FactDraft, Profile
 from tideline.store import Storage
@@ -30,7 +32,7 @@ def clock() -> Clock:
 @pytest.fixture
 def memory(agent_db: Storage, clock: Clock) -> Memory:
     """Memory on the profile's clock: a turn said "now" is said at the clock's time."""
-    return Memory(agent_db, None, clock=clock)
+    return Memory(agent_db, None, **memory_policies(DEFAULTS), clock=clock)
 
 
 @pytest.fixture

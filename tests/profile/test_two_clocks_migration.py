@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import pytest
 
+from tideline.app import memory_policies
 from tideline.clock import system_clock
+from tideline.config import DEFAULTS
 from tideline.memory import AGENT_MIGRATIONS, Memory
 from tideline.profile import PROFILE_MIGRATIONS, Profile
 from tideline.profile._schema import _digests_and_fact_index, _profile_tables
@@ -29,7 +31,7 @@ def old_database(storage: Storage) -> None:
     old.step(2)(_digests_and_fact_index)
     AGENT_MIGRATIONS.apply(storage)
     old.apply(storage)
-    memory = Memory(storage, None, clock=system_clock)
+    memory = Memory(storage, None, **memory_policies(DEFAULTS), clock=system_clock)
     t1 = memory.sync_turn("s1", "user", "I'm researching adoption agencies.", timestamp=MAY).id
     t2 = memory.sync_turn("s2", "user", "I applied to adopt a child!", timestamp=JUNE).id
     sql = storage.execute
@@ -89,7 +91,11 @@ def old_database(storage: Storage) -> None:
 def test_migration_3_backfills_valid_time_from_the_evidence(storage: Storage) -> None:
     old_database(storage)
     assert PROFILE_MIGRATIONS.apply(storage)[0] == 3  # and any later ones
-    profile = Profile(storage, Memory(storage, None, clock=system_clock), clock=system_clock)
+    profile = Profile(
+        storage,
+        Memory(storage, None, **memory_policies(DEFAULTS), clock=system_clock),
+        clock=system_clock,
+    )
 
     researching, applied = profile.fact(1), profile.fact(2)
     assert (researching.valid_from, researching.last_seen_at) == (MAY, MAY)

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from tideline.app import Tideline
+from tideline.app import Tideline, turn_policy
 from tideline.cli.main import app as cli
 from tideline.clock import system_clock
-from tideline.config import Settings
+from tideline.config import DEFAULTS, Settings
 from tideline.embed import Embedder
-from tideline.memory import TURNS, NewTurn, RawContext
+from tideline.memory import NewTurn, RawContext
 from tideline.search import Scope, retrieve
 from tideline.store import Namespace, Storage, open_database, open_postgres
 from tideline.upkeep import AGENT_SETS, migrate
@@ -97,7 +97,12 @@ def test_moved_turns_keep_their_neighbours_words(tmp_path: Path, pg_url: str) ->
 
     def lexical(db: Storage) -> list[int]:
         hits = retrieve(
-            Scope(RawContext(db, clock=system_clock).index), "lake", None, 10, "lex", TURNS
+            Scope(RawContext(db, clock=system_clock).index),
+            "lake",
+            None,
+            10,
+            "lex",
+            turn_policy(DEFAULTS),
         ).top(10)
         return sorted(h.id for h in hits)
 

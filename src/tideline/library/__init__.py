@@ -21,7 +21,7 @@ if _typing.TYPE_CHECKING:
     from tideline.library._files import read_inside
     from tideline.library._index import MAX_FILE_BYTES, CollectionIndex, SyncReport
     from tideline.library._layout import Collection, Layout, Problem, scan_library
-    from tideline.library._library import LIBRARY, Library
+    from tideline.library._library import Library
     from tideline.library._meta import CollectionMeta, read_meta
     from tideline.library._notes import NoteText, NoteWritten
     from tideline.library._paths import resolve_inside
@@ -31,7 +31,6 @@ if _typing.TYPE_CHECKING:
 
 __all__ = [
     "CHUNKER_VERSION",
-    "LIBRARY",
     "MAX_FILE_BYTES",
     "MAX_K",
     "MAX_READ_LINES",

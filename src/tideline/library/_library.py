@@ -30,7 +30,6 @@ from pathlib import Path
 from typing import Any, TypeVar, cast
 
 from tideline.clock import now_text, system_clock
-from tideline.config import DEFAULTS as D
 from tideline.embed import Embedder
 from tideline.errors import (
     BadMeta,
@@ -86,21 +85,6 @@ LAYOUT_TTL = 10.0
 CATCH_UP = ("auto", "stat")
 MAX_RECHECK = 3600.0
 
-#: How the library ranks (the composition root builds it from Settings): RRF where equal raw
-#: scores share a rank, so identical notes tie and the fresher wins; trigram only when BM25 finds
-#: nothing (cheaper on large collections); `-t` and `--clean` are words to find; k = 20 with the
-#: lexical list trusted by the coverage² of its best hit, floor 0 (the fusion never falls below
-#: its best list on tldr, benchmarks.md); the query vector centred (`search/_centre.py`).
-LIBRARY = Policy(
-    ties="competition",
-    trigram="fallback",
-    literal_dashes=True,
-    rrf_k=D.library_rrf_k,
-    centre=D.search_centre != "off",
-    trust=True,
-    kind="note",
-)
-
 
 @dataclass
 class _Target:
@@ -153,7 +137,9 @@ def _rebuilding(method: F) -> F:
 
 
 class Library:
-    """A library root with its collections."""
+    """A library root with its collections. What settings decide (the ranking policy, keys,
+    catch-up, recheck, floor, busy timeout) is passed in: `tideline.app.library_from` /
+    `library_options` build it."""
 
     def __init__(
         self,
@@ -161,12 +147,12 @@ class Library:
         embedder: Embedder | None = None,
         *,
         max_file_bytes: int = MAX_FILE_BYTES,
-        busy_timeout_ms: int = D.busy_timeout_ms,
-        policy: Policy = LIBRARY,
-        keys: str = D.library_keys,
-        catch_up: str = D.library_catch_up,
-        recheck: float = D.library_recheck,
-        min_score: str | float = D.search_min_score,
+        busy_timeout_ms: int,
+        policy: Policy,
+        keys: str,
+        catch_up: str,
+        recheck: float,
+        min_score: str | float,
     ):
         self.root = Path(root).expanduser().resolve()
         if not self.root.is_dir():

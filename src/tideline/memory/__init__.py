@@ -8,7 +8,7 @@ from tideline.memory._backup import EXPORT_FORMATS, header, write_export
 from tideline.memory._dates import date_window
 from tideline.memory._entities import MalformedPart, parse_entities_role
 from tideline.memory._forget import DEFAULT_WHY
-from tideline.memory._memory import MAX_K, MAX_WINDOW, NARRATIVES, SEARCH_TURNS, TURNS, Memory
+from tideline.memory._memory import MAX_K, MAX_WINDOW, SEARCH_TURNS, Memory
 from tideline.memory._narratives import (
     KINDS,
     MAX_ENTITIES_ROLE,
@@ -77,10 +77,8 @@ __all__ = [
     "MAX_TAGS",
     "MAX_TURN_CHARS",
     "MAX_WINDOW",
-    "NARRATIVES",
     "NARRATIVE_INDEX",
     "SEARCH_TURNS",
-    "TURNS",
     "TURN_CONTEXT",
     "TURN_INDEX",
     "Forgetting",

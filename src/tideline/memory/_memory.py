@@ -35,7 +35,6 @@ from typing import Any, Literal, cast
 import numpy as np
 
 from tideline.clock import Clock, Window, parse_time
-from tideline.config import DEFAULTS as D
 from tideline.embed import Embedder, forget_embeddings
 from tideline.errors import EmbedderError, InvalidInput, MemoryClosed, NotFound
 from tideline.memory import _forget
@@ -85,7 +84,6 @@ from tideline.search import (
     resolved,
     retrieve,
     valid_text,
-    window_setting,
 )
 from tideline.store import Storage, WriteKeys, check_key
 
@@ -98,41 +96,6 @@ FactKeeper = Callable[[list[FoundFact]], tuple[int, int, list[str]]]
 ProfileRestorer = Callable[[list[dict[str, Any]]], RestoredRecords]
 
 Progress = Callable[[int, int], None]
-
-
-#: Narrative search: cosine + a boost for a verbatim keyword hit (`keyword_boost`), so an exact
-#: hit beats semantic neighbours.
-NARRATIVES = Policy(
-    fusion="weighted",
-    boost=D.keyword_boost,
-    kind="narrative",
-    window=window_setting(D.search_time_window),
-)
-#: Raw-turn search, chosen on LoCoMo dev (docs/benchmarks.md): fusion by score (α = 0.5 of
-#: BM25/best + 0.5 of min–max cosine) keeps a strong lexical hit ahead of near-equal neighbours,
-#: which RRF (k = 10 before issue 12: recall@5 0.546) flattened; `turn_fusion`, `turn_alpha`, and
-#: `turn_rrf_k` / `turn_vector_weight` for RRF set it. The levers (`_turn_keys`): dates and
-#: memory keys, `turn_date_weight`, `turn_memory_weight`, `turn_answer_weight`,
-#: `turn_own_weight`, `turn_neighbour_weight`, `turn_reply_weight`, `turn_number_weight`,
-#: `turn_session_weight`, `turn_session_cap`. A question in another script than the turns ("Как зовут собак
-#: Джеймса?") rests on the vector list, centred, and names its speaker in Cyrillic too
-#: (`Policy.scripts`; translated LoCoMo questions, docs/benchmarks.md).
-TURNS = Policy(
-    cast(Literal["rrf", "convex"], D.turn_fusion),
-    rrf_k=D.turn_rrf_k,
-    alpha=D.turn_alpha,
-    kind="turn",
-    scripts=True,
-    date_weight=D.turn_date_weight,
-    memory_weight=D.turn_memory_weight,
-    speaker_weight=D.turn_speaker_weight,
-    answer_weight=D.turn_answer_weight,
-    own_weight=D.turn_own_weight,
-    neighbour_weight=D.turn_neighbour_weight,
-    reply_weight=D.turn_reply_weight,
-    number_weight=D.turn_number_weight,
-    window=window_setting(D.search_time_window),
-)
 
 
 MAX_K = 200
@@ -152,15 +115,16 @@ Owner = RawContext | Narratives
 
 
 class Memory:
-    """Raw context + narratives of one agent, with hybrid search and source-link tracing."""
+    """Raw context + narratives of one agent, with hybrid search and source-link tracing. Its
+    two search policies are settings (`tideline.app.memory_policies` builds them)."""
 
     def __init__(
         self,
         db: Storage,
         embedder: Embedder | None,
         *,
-        narrative_policy: Policy = NARRATIVES,
-        turn_policy: Policy = TURNS,
+        narrative_policy: Policy,
+        turn_policy: Policy,
         min_score: float = 0.0,
         lock: AbstractContextManager[object] | None = None,
         analyser: Analyser = DEFAULT_ANALYSER,

@@ -24,7 +24,7 @@ from tideline.clock import system_clock
 from tideline.errors import InvalidInput
 from tideline.memory import AGENT_MIGRATIONS, NARRATIVE_INDEX, TURN_INDEX, Memory
 from tideline.profile import PROFILE_MIGRATIONS
-from tideline.search import IndexBase, open_index
+from tideline.search import IndexBase, Policy, open_index
 from tideline.store import (
     Database,
     Migrations,
@@ -179,7 +179,8 @@ def _copy_tables(
 def _copy_index(src: Storage, dst: Storage, name: str, say: Progress) -> IndexCopy:
     """The owners' texts into the target's index, then the source's vectors as they are."""
     result = IndexCopy(name)
-    memory = Memory(dst, None, clock=system_clock)  # copies texts: stamps nothing
+    # copies texts: stamps nothing and searches nothing (so any policies do)
+    memory = Memory(dst, None, narrative_policy=Policy(), turn_policy=Policy(), clock=system_clock)
     owner = memory.raw if name == TURN_INDEX else memory.narratives
     have = owner.index.text_ids()
     missing = [i for i in owner.ids() if i not in have]

@@ -27,7 +27,7 @@ from tideline.clock import system_clock
 from tideline.config import Settings
 from tideline.errors import RepairFailed, TidelineError
 from tideline.memory import NARRATIVE_INDEX, TURN_INDEX, Memory
-from tideline.search import TextIndex, damaged_search_files
+from tideline.search import Policy, TextIndex, damaged_search_files
 from tideline.store import (
     Database,
     Namespace,
@@ -250,7 +250,8 @@ def _salvage_into(path: Path, new: Path, result: Repaired) -> Salvage:
 def _reindex_text(db: Database) -> None:
     """Full-text tables from the recovered rows (nothing is bound to vectors yet, so
     `texts_without_vectors` lists every row with its text as search sees it)."""
-    memory = Memory(db, None, clock=system_clock)  # indexes texts: stamps nothing
+    # indexes texts: stamps nothing and searches nothing (so any policies do)
+    memory = Memory(db, None, narrative_policy=Policy(), turn_policy=Policy(), clock=system_clock)
     for part in (memory.raw, memory.narratives):
         items = part.texts_without_vectors()
         for start in range(0, len(items), REINDEX_BATCH):
