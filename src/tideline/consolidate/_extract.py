@@ -18,13 +18,13 @@ import datetime as dt
 
 from tideline.clock import Window, from_text, to_text, when
 from tideline.consolidate._context import SUMMARY_MONTHS_DAYS, Ctx, Heard, SessionWork, fit, section
-from tideline.consolidate._render import fact_line, person_line, trajectory_text, turn_line
+from tideline.consolidate._prompts import fact_line, trajectory_text, turn_line
 from tideline.consolidate._schemas import EventOut, Extraction
 from tideline.consolidate._working import Working
 from tideline.embed import estimate_tokens
 from tideline.llm import NO_LLM_NOTE
 from tideline.memory import Turn
-from tideline.profile import EventDraft, ObservationDraft, PersonMention, first_said
+from tideline.profile import EventDraft, ObservationDraft, PersonMention, first_said, person_line
 from tideline.runs import Outcome
 
 NO_USER_TURNS = "tool-only: no user turns"

@@ -15,7 +15,7 @@
 from __future__ import annotations
 
 from tideline.consolidate._context import Ctx, fit, section
-from tideline.consolidate._render import fact_line
+from tideline.consolidate._prompts import fact_line
 from tideline.consolidate._schemas import Edges
 from tideline.llm import NO_LLM_NOTE
 from tideline.profile import (

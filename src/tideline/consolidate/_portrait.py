@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from tideline.clock import to_text
 from tideline.consolidate._context import Ctx, fit, section
-from tideline.consolidate._render import event_line, fact_line, trajectory_text, turn_line
+from tideline.consolidate._prompts import fact_line, trajectory_text, turn_line
 from tideline.consolidate._schemas import TrajectoryOut, UserModelOut
 from tideline.llm import NO_LLM_NOTE
-from tideline.profile import Event, EventDraft, event_expiry, is_expired
+from tideline.profile import Event, EventDraft, event_expiry, event_line, is_expired
 from tideline.runs import Outcome
 
 TRAJECTORY_SESSIONS = 2  # seed step 11: at least 2 sessions since the last trajectory

@@ -1,4 +1,5 @@
-"""The prompts of the LLM steps: one markdown file per step in `prompts/`, versioned.
+"""The prompts of the LLM steps: one markdown file per step in `prompts/`, versioned, and how
+facts, turns, people and the trajectory read in them.
 
 Each file starts with front matter naming its `step` and `version`; the body is the system
 message. A run records the version of every prompt it used (`sleep_runs.prompt_versions`), and
@@ -12,7 +13,10 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 
+from tideline.consolidate._working import Working
 from tideline.errors import ConfigError
+from tideline.memory import Turn
+from tideline.profile import Fact, trajectory_lines
 
 
 @dataclass(frozen=True)
@@ -61,3 +65,27 @@ def prompt(step: str) -> Prompt:
     if found.step != step:
         raise ConfigError(f"prompt {path.name} says step {found.step!r}; it must say {step!r}")
     return found
+
+
+def fact_line(f: Fact) -> str:
+    """`[3] city: lives in Osaka — suspected, 2× mentioned, said 2023-05-08 … 2023-06-09`: the
+    days are valid time, when it was first and last said."""
+    who = "" if f.subject == "user" else f" (about {f.subject})"
+    extra = f", {f.source_type}" if f.source_type != "stated" else ""
+    first, last = f.valid_from[:10], f.last_seen_at[:10]
+    said = f"said {first}" + (f" … {last}" if last != first else "")
+    return (
+        f"[{f.id}] {f.category}: {f.value}{who} — {f.status}, {f.mention_count}× mentioned"
+        f"{extra}, {said}"
+    )
+
+
+def turn_line(t: Turn) -> str:
+    who = t.speaker or t.role
+    role = f" ({t.role})" if t.speaker and t.role != "user" else ""
+    return f"[{t.id}] {t.ts[:16]} {who}{role}: {t.text}"
+
+
+def trajectory_text(work: Working) -> list[str]:
+    """The working trajectory for a prompt: anchors as `[id] category: value`."""
+    return trajectory_lines(work.trajectory, work.facts, ids=True)

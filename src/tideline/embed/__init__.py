@@ -6,6 +6,7 @@ bundled model never imports it.
 
 import typing as _typing
 
+from tideline.embed._builtin import NoneEmbedder, embedder_factories
 from tideline.embed._cache import CachedEmbedder, CacheStats, text_hash
 from tideline.embed._e5 import E5Embedder
 from tideline.embed._fit import (
@@ -17,8 +18,6 @@ from tideline.embed._fit import (
     forget_embeddings,
     split_to_fit,
 )
-from tideline.embed._load import embedder_factories
-from tideline.embed._none import NoneEmbedder
 from tideline.embed._protocol import Embedder, estimate_tokens, normalise
 from tideline.lazy import lazy_exports as _lazy_exports
 

@@ -1,17 +1,30 @@
-"""The built-in backends, registered like any plugin."""
+"""The backends by name: the built-in ones, registered like any plugin (`none` is here; e5 and the
+HTTP backend have modules of their own), and the registry of every backend, built-in or a
+plugin's."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from tideline.embed._e5 import E5Embedder
-from tideline.embed._none import NoneEmbedder
-from tideline.embed._protocol import Embedder
+from tideline.embed._protocol import Embedder, estimate_tokens
+from tideline.errors import EmbedderUnavailable
 from tideline.hookspecs import hookimpl
+from tideline.plugins import load_plugins
 
 if TYPE_CHECKING:
     from tideline.config import Settings
+
+
+def embedder_factories() -> dict[str, Callable[[Settings], Embedder]]:
+    """Every registered backend name and its factory (which the composition root calls with the
+    settings: `tideline.app.embedder_from`)."""
+    found: dict[str, Callable[[Settings], Embedder]] = {}
+    load_plugins().hook.register_embedders(register=found.__setitem__)
+    return found
 
 
 @hookimpl
@@ -33,3 +46,24 @@ def _openai(s: Settings) -> Embedder:
         timeout=s.embed_timeout,
         retries=s.embed_retries,
     )
+
+
+class NoneEmbedder:
+    """The `none` backend: no vectors at all; everything searches lexically."""
+
+    model_id = "none"
+    dim = 0
+    max_input_tokens = 512
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        raise EmbedderUnavailable(
+            "embedding is off (TIDELINE_EMBEDDER=none); search is lexical only"
+        )
+
+    def embed_query(self, text: str) -> np.ndarray:
+        raise EmbedderUnavailable(
+            "embedding is off (TIDELINE_EMBEDDER=none); search is lexical only"
+        )
+
+    def count_tokens(self, text: str) -> int:
+        return estimate_tokens(text)

@@ -6,7 +6,7 @@ See docs/library.md for the note format and how indexing, search, the watcher an
 import typing as _typing
 
 from tideline.lazy import lazy_exports as _lazy_exports
-from tideline.library._limits import MAX_K, MAX_READ_LINES
+from tideline.library._paths import MAX_K, MAX_READ_LINES
 
 if _typing.TYPE_CHECKING:
     from tideline.errors import (

@@ -44,7 +44,6 @@ from tideline.library import _heartbeat
 from tideline.library._index import MAX_FILE_BYTES, CollectionIndex, Progress, SyncReport
 from tideline.library._index_dir import claim_index_dir
 from tideline.library._layout import Collection, Layout, Problem, scan_library, stat_notes
-from tideline.library._limits import MAX_K
 from tideline.library._meta import CollectionMeta, read_meta, write_meta
 from tideline.library._notes import (
     NoteText,
@@ -55,7 +54,14 @@ from tideline.library._notes import (
     write_note,
     write_note_once,
 )
-from tideline.library._paths import INDEX_DIR, MAX_DEPTH, META_FILE, REGISTRY_FILE, resolve_inside
+from tideline.library._paths import (
+    INDEX_DIR,
+    MAX_DEPTH,
+    MAX_K,
+    META_FILE,
+    REGISTRY_FILE,
+    resolve_inside,
+)
 from tideline.library._registry import (
     load_registry,
     registry_from_layout,

@@ -27,11 +27,11 @@ from tideline.errors import (
 from tideline.library._files import Seen, read_inside, write_inside
 from tideline.library._index_dir import claim_index_dir
 from tideline.library._layout import Collection, Layout
-from tideline.library._limits import MAX_READ_LINES
 from tideline.library._paths import (
     INBOX_FILE,
     INDEX_DIR,
     MAX_DEPTH,
+    MAX_READ_LINES,
     META_FILE,
     is_hidden,
     resolve_inside,

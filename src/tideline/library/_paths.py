@@ -1,5 +1,9 @@
-"""Path safety: every path a caller hands us is resolved against the library root and refused
-when it leaves it. Symlinks are resolved first, so a link pointing out of the root is refused too.
+"""The library's fixed names and bounds, and path safety: every path a caller hands us is resolved
+against the library root and refused when it leaves it. Symlinks are resolved first, so a link
+pointing out of the root is refused too.
+
+Light on purpose (errors and path names only): the drivers' argument specs (`tideline.fields`)
+read the bounds on a request without importing the index and its parsers.
 """
 
 from __future__ import annotations
@@ -14,6 +18,8 @@ REGISTRY_FILE = "_registry.yaml"
 INBOX_FILE = "inbox.md"
 INDEX_DIR = ".memo"
 MAX_DEPTH = 2
+MAX_K = 100  # results per search or route: more is a dump, not an answer
+MAX_READ_LINES = 400  # lines one read returns
 
 
 def resolve_inside(root: Path, user_path: str | Path) -> Path:

@@ -5,7 +5,6 @@ threads and the self-concept. See docs/dream.md.
 
 import typing as _typing
 
-from tideline.consolidate.dream._names import LAYER_NAMES
 from tideline.lazy import lazy_exports as _lazy_exports
 
 if _typing.TYPE_CHECKING:
@@ -25,7 +24,7 @@ if _typing.TYPE_CHECKING:
         render_prompt,
     )
     from tideline.consolidate.dream._report import DreamReport, LayerReport
-    from tideline.consolidate.dream._runs import DreamRun, LayerRecord
+    from tideline.consolidate.dream._runs import LAYER_NAMES, DreamRun, LayerRecord
     from tideline.consolidate.dream._schema import DREAM_MIGRATIONS
     from tideline.consolidate.dream._thread_actions import ACTIONS as THREAD_ACTIONS
     from tideline.consolidate.dream._thread_actions import thread_action

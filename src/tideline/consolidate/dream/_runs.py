@@ -1,4 +1,5 @@
-"""Owner of `dream_runs` and `dream_layers`: what each dream run did, layer by layer.
+"""Owner of `dream_runs` and `dream_layers`: what each dream run did, layer by layer, and the
+names of the layers it records.
 
 A run row is started and finished outside the layers' transactions, so a failed run stays
 recorded. A layer's row is written in the SAME transaction as the layer's own writes when it
@@ -19,6 +20,9 @@ from tideline.store import RunLog, Storage, allow_values
 RUN_STATUSES = ("running", "done", "failed", "stopped", "skipped")
 RUN_STATUSES_V1 = ("running", "done", "failed", "stopped")  # before dream migration 4
 LAYER_STATUSES = ("done", "skipped", "failed", "stopped")
+#: DREAM's layers, in pipeline order: what the drivers offer as choices (`tideline.fields`)
+#: without importing the pipeline. `_dream.LAYERS` is checked against them.
+LAYER_NAMES = ("solidify", "sleep", "scripts", "comb", "drift", "dream")
 _RUN_COLUMNS = (
     "id",
     "day",
