@@ -55,6 +55,7 @@ class Scores:
     evidence: list[float] = field(default_factory=list)
     hit1: list[float] = field(default_factory=list)
     recall5: list[float] = field(default_factory=list)
+    search_hit1: list[float] = field(default_factory=list)  # the search's own first hit
     tokens: list[int] = field(default_factory=list)
     prefetch: list[float] = field(default_factory=list)
     embed: list[float] = field(default_factory=list)
@@ -207,6 +208,8 @@ def replay(path: Path, kind: str, home: Path, cache: Path, limit: int | None) ->
             found = app.memory.search(question, 5, include_turns=True)
             top = {by_id.get(h.id) for h in found.hits if h.type == "turn"}
             scores.recall5.append(len(top & gold) / len(gold))
+            first = found.hits[0] if found.hits else None
+            scores.search_hit1.append(float(first is not None and by_id.get(first.id) in gold))
         scores.questions += 1
     mm.shutdown_all()
     return scores
@@ -222,18 +225,20 @@ def forget_queries(cache: Path) -> None:
 def table(results: dict[str, Scores]) -> str:
     rows = [
         "| provider | questions | stored | evidence in block | search recall@5 | Hit@1 "
-        "| block tokens p50 / p95 | prefetch ms p50 / p95 | over 8 s | e5 query ms p50 / p95 |",
-        "|---|---:|---:|---:|---:|---:|---|---|---:|---|",
+        "| search Hit@1 | block tokens p50 / p95 | prefetch ms p50 / p95 | over 8 s "
+        "| e5 query ms p50 / p95 |",
+        "|---|---:|---:|---:|---:|---:|---:|---|---|---:|---|",
     ]
     for kind, s in results.items():
         tokens = sorted(s.tokens)
         p95 = tokens[int(0.95 * (len(tokens) - 1))] if tokens else 0
         recall = f"{statistics.mean(s.recall5):.3f}" if s.recall5 else "–"
+        first = f"{statistics.mean(s.search_hit1):.3f}" if s.search_hit1 else "–"
         over = sum(t >= TIMEOUT for t in s.prefetch) / max(len(s.prefetch), 1)
         stored = f"{s.stored} {'turns' if kind == 'tideline' else 'facts'}"
         rows.append(
             f"| {kind} | {s.questions} | {stored} | {statistics.mean(s.evidence):.3f} | {recall} "
-            f"| {statistics.mean(s.hit1):.3f} | {statistics.median(tokens):.0f} / {p95} "
+            f"| {statistics.mean(s.hit1):.3f} | {first} | {statistics.median(tokens):.0f} / {p95} "
             f"| {' / '.join(ms_stats(s.prefetch))} | {over:.3f} | {' / '.join(ms_stats(s.embed))} |"
         )
     return "\n".join(rows)
@@ -275,7 +280,15 @@ def main() -> None:
                 home = Path(tmp) / kind / path.stem
                 home.mkdir(parents=True)
                 s = replay(path, kind, home, cache, args.questions)
-                for name in ("evidence", "hit1", "recall5", "tokens", "prefetch", "embed"):
+                for name in (
+                    "evidence",
+                    "hit1",
+                    "recall5",
+                    "search_hit1",
+                    "tokens",
+                    "prefetch",
+                    "embed",
+                ):
                     getattr(total, name).extend(getattr(s, name))
                 total.stored += s.stored
                 total.questions += s.questions
