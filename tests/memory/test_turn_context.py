@@ -10,12 +10,27 @@ from tideline.clock import system_clock
 from tideline.config import DEFAULTS
 from tideline.embed import Embedder
 from tideline.memory import Memory
-from tideline.search import TextIndex
+from tideline.search import Policy, TextIndex
 from tideline.store import Database
 
 #: Memory's search policies with every setting at its default.
 NARRATIVES, TURNS = narrative_policy(DEFAULTS), turn_policy(DEFAULTS)
 FILLER = ["The train was late again.", "Coffee first, then emails.", "Rain all week here."]
+
+
+def _exchange(memory: Memory, turns: list[tuple[str, str]]) -> dict[str, int]:
+    """The filler, then `turns` as session s1, embedded: each turn's id by its text."""
+    for n, text in enumerate(FILLER * 2):
+        memory.sync_turn("s0", "user", text, "Cy", f"2022-01-0{n + 1}T09:00:00Z")
+    for n, (speaker, text) in enumerate(turns):
+        memory.sync_turn("s1", "user", text, speaker, f"2023-05-08T13:0{n}:00Z")
+    memory.embed_pending()
+    return {t.text: t.id for t in memory.raw.recent(10, "s1")}
+
+
+def _with(db: Database, embedder: Embedder | None, policy: Policy) -> Memory:
+    """Memory over the same home with this turn policy."""
+    return Memory(db, embedder, narrative_policy=NARRATIVES, turn_policy=policy, clock=system_clock)
 
 
 def _turns(memory: Memory) -> None:
@@ -93,13 +108,7 @@ def test_a_speaker_the_question_names_lifts_their_turns(db: Database) -> None:
     # a part of a name, or another person's, names no one
     for question in ("Where did Carol go hiking?", "Where did Cy go hiking?"):
         assert all("speaker" not in h.lifts for h in memory.search_turns(question, 2, mode="lex"))
-    off = Memory(
-        db,
-        None,
-        narrative_policy=NARRATIVES,
-        turn_policy=replace(TURNS, speaker_weight=0.0),
-        clock=system_clock,
-    )
+    off = _with(db, None, replace(TURNS, speaker_weight=0.0))
     assert all("speaker" not in h.lifts for h in off.search_turns("Caroline hiking", 2, "lex"))
 
 
@@ -125,13 +134,7 @@ def test_a_question_found_lifts_the_reply_that_answers_it(db: Database) -> None:
     hits = {h.id: h for h in memory.search_turns("the lake picture", 3, mode="lex")}
     assert hits[reply].lifts.get("answers", 0.0) > 0  # Bo's reply, after Ann's question
     assert "answers" not in hits[asked].lifts
-    off = Memory(
-        db,
-        None,
-        narrative_policy=NARRATIVES,
-        turn_policy=replace(TURNS, answer_weight=0.0),
-        clock=system_clock,
-    )
+    off = _with(db, None, replace(TURNS, answer_weight=0.0))
     assert all("answers" not in h.lifts for h in off.search_turns("the lake picture", 3, "lex"))
 
 
@@ -172,13 +175,7 @@ def test_the_turn_that_says_the_words_ranks_above_its_neighbours(db: Database) -
     memory = Memory(db, None, **memory_policies(DEFAULTS), clock=system_clock)
     said = _support(memory)[SUPPORT[0][1]]
     question = "When did Caroline go to the LGBTQ support group?"
-    off = Memory(
-        db,
-        None,
-        narrative_policy=NARRATIVES,
-        turn_policy=replace(TURNS, own_weight=0.0),
-        clock=system_clock,
-    )
+    off = _with(db, None, replace(TURNS, own_weight=0.0))
     assert off.search_turns(question, 3, mode="lex")[0].id != said  # a neighbour came first
     first = memory.search_turns(question, 3, mode="lex")[0]
     assert first.id == said and first.lifts["own words"] > 0
@@ -215,24 +212,13 @@ def test_a_statement_asked_about_passes_relevance_to_its_reply(app: Tideline, e5
     the query's words, the reply answers in words of its own; the reply lever puts it first
     (with the bundled model: the lever works on relevance, which reads the cosines)."""
     memory = app.memory
-    for n, text in enumerate(FILLER * 2):
-        memory.sync_turn("s0", "user", text, "Cy", f"2022-01-0{n + 1}T09:00:00Z")
-    for n, (speaker, text) in enumerate(SHOW):
-        memory.sync_turn("s1", "user", text, speaker, f"2023-05-08T13:0{n}:00Z")
-    memory.embed_pending()
-    said = {t.text: t.id for t in memory.raw.recent(10, "s1")}
+    said = _exchange(memory, SHOW)
     statement, question, reply = (said[text] for _, text in SHOW)
     talk = memory.raw.exchanges_of([statement, question, reply])
     assert talk[statement].reply == (question, reply)
     assert talk[question].reply is None and talk[reply].reply is None
     asked = "What is Nate's favorite dish from the cooking show he hosted?"
-    off = Memory(
-        app.db,
-        e5,
-        narrative_policy=NARRATIVES,
-        turn_policy=replace(memory.turn_policy, reply_weight=0.0),
-        clock=system_clock,
-    )
+    off = _with(app.db, e5, replace(memory.turn_policy, reply_weight=0.0))
     assert off.search_turns(asked, 3)[0].id in (statement, question)  # they hold its words
     hits = memory.search_turns(asked, 3)
     assert hits[0].id == reply and hits[0].lifts["reply"] > 0 and hits[0].score <= 1.0
@@ -261,30 +247,16 @@ def test_a_question_asking_how_long_lifts_the_turn_that_says_a_number(
 ) -> None:
     """ "How long …?" is answered by a turn that says a time or a number: the numbers lever
     puts "5 years already!" above the turn that holds the question's words."""
-    memory = app.memory
-    for n, text in enumerate(FILLER * 2):
-        memory.sync_turn("s0", "user", text, "Cy", f"2022-01-0{n + 1}T09:00:00Z")
-    for n, (speaker, text) in enumerate(MARRIED):
-        memory.sync_turn("s1", "user", text, speaker, f"2023-05-08T13:0{n}:00Z")
-    memory.embed_pending()
-    said = {t.text: t.id for t in memory.raw.recent(10, "s1")}
+    said = _exchange(app.memory, MARRIED)
     asked = "How long have Mel and her husband been married?"
-    policy = replace(memory.turn_policy, reply_weight=0.0)  # the number alone lifts it
-    plain = Memory(
-        app.db,
-        e5,
-        narrative_policy=NARRATIVES,
-        turn_policy=replace(policy, number_weight=0.0),
-        clock=system_clock,
-    )
+    policy = replace(app.memory.turn_policy, reply_weight=0.0)  # the number alone lifts it
+    plain = _with(app.db, e5, replace(policy, number_weight=0.0))
     assert plain.search_turns(asked, 3)[0].id != said[MARRIED[4][1]]
-    hits = Memory(
-        app.db, e5, narrative_policy=NARRATIVES, turn_policy=policy, clock=system_clock
-    ).search_turns(asked, 3)
+    numbers = _with(app.db, e5, policy)
+    hits = numbers.search_turns(asked, 3)
     assert hits[0].id == said[MARRIED[4][1]] and hits[0].lifts["time or number"] > 0
     # a question that asks for no time or number is not touched
-    what = Memory(app.db, e5, narrative_policy=NARRATIVES, turn_policy=policy, clock=system_clock)
-    assert all("time or number" not in h.lifts for h in what.search_turns("Is Mel married?", 3))
+    assert all("time or number" not in h.lifts for h in numbers.search_turns("Is Mel married?", 3))
 
 
 def test_what_asks_for_a_number_and_what_says_one() -> None:
