@@ -82,8 +82,8 @@ SCRATCH = {"t"}
 #: The index's own tables: N_fts (and FTS5's N_fts_docsize), N_tri, N_vec (and sqlite-vec's N_vec_rowids), N_vecpart,
 #: N_veclog, N_lexlog, N_vocab, N_terms for every index N (N_text on PostgreSQL), `vector_spaces`,
 #: `lexical_analysers` and `lexical_terms`. One owner, the index seam: `IndexBase` (what both engines share), its
-#: sibling engines `SqliteTextIndex` (with its layers: term statistics, files, vectors) and `PgTextIndex`
-#: (docs/postgresql.md), and the vector file's search (`_knn`).
+#: sibling engines `SqliteTextIndex` (with its layers: term statistics, files, vectors) and `PgTextIndex` (term
+#: statistics, vectors; docs/postgresql.md), and the vector file's search (`_knn`).
 INDEX_TABLE = re.compile(
     r"^(\w+_(fts|fts_docsize|tri|vec|vec_rowids|vecpart|veclog|lexlog|vocab|text|terms)|vector_spaces|lexical_analysers|lexical_terms)$"
 )
@@ -93,6 +93,8 @@ INDEX_MODULES = (
     "search/_sqlite_terms.py",
     "search/_sqlite_files.py",
     "search/_sqlite_vectors.py",
+    "search/_pg_terms.py",
+    "search/_pg_vectors.py",
     "search/_pg_index.py",
     "search/_knn.py",
 )

@@ -10,7 +10,9 @@ import pytest
 from tideline.clock import system_clock
 from tideline.memory import AGENT_MIGRATIONS, NewTurn, RawContext
 from tideline.search import PgTextIndex, VectorOptions, create_index, open_index
-from tideline.search._pg_index import FREQUENT_SAMPLE, PgFeatures, _like
+from tideline.search._pg_index import FREQUENT_SAMPLE
+from tideline.search._pg_terms import like_literal
+from tideline.search._pg_vectors import PgFeatures
 from tideline.store import Storage
 
 DIM = 24
@@ -63,7 +65,7 @@ def test_the_walk_width_is_a_setting_and_wide_walks_are_exact(pg: Storage) -> No
 
 
 def test_like_patterns_take_substrings_literally() -> None:
-    assert _like("50%_off\\") == "50\\%\\_off\\\\"
+    assert like_literal("50%_off\\") == "50\\%\\_off\\\\"
 
 
 @pytest.mark.parametrize("engine", ["postgresql"], indirect=True)
@@ -165,12 +167,12 @@ def test_a_search_of_one_index_takes_a_few_statements(
     one for the distances; inside a time window, one exact statement (it was a count, then the
     distances). `estimated`: the records as PostgreSQL estimates them, frequent words by its
     statistics (what a million turns take)."""
-    from tideline.search import Policy, Scope, _pg_index, retrieve
+    from tideline.search import Policy, Scope, _pg_terms, retrieve
     from tideline.store._postgres import PgDatabase
 
     assert isinstance(pg, PgDatabase)
     if estimated:
-        monkeypatch.setattr(_pg_index, "_ESTIMATE_FROM", 100)
+        monkeypatch.setattr(_pg_terms, "_ESTIMATE_FROM", 100)
     create_index(pg, "notes")
     index = open_index(pg, "notes")
     assert isinstance(index, PgTextIndex)
