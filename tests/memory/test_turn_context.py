@@ -11,7 +11,7 @@ from tideline.config import DEFAULTS
 from tideline.embed import Embedder
 from tideline.memory import Memory
 from tideline.search import Policy, TextIndex
-from tideline.store import Database
+from tideline.store import Database, Storage
 
 #: Memory's search policies with every setting at its default.
 NARRATIVES, TURNS = narrative_policy(DEFAULTS), turn_policy(DEFAULTS)
@@ -28,7 +28,7 @@ def _exchange(memory: Memory, turns: list[tuple[str, str]]) -> dict[str, int]:
     return {t.text: t.id for t in memory.raw.recent(10, "s1")}
 
 
-def _with(db: Database, embedder: Embedder | None, policy: Policy) -> Memory:
+def _with(db: Storage, embedder: Embedder | None, policy: Policy) -> Memory:
     """Memory over the same home with this turn policy."""
     return Memory(db, embedder, narrative_policy=NARRATIVES, turn_policy=policy, clock=system_clock)
 
