@@ -162,16 +162,21 @@ def measured(
     head = [h for h in base[:ASKED_DEPTH] if h.source == 0]
     top = max((h.score for h in base), default=0.0)
     said = says([h.id for h in head]) if head and top > 0 else set()
-    said &= {h.id for h in head}
     out: list[Hit] = []
     for h in base:
         if h.source == 0 and h.id in said:
             h = h.copy()
-            before = h.score
-            h.score = 1.0 - (1.0 - max(before, 0.0)) * (1.0 - weight * top)
-            h.lifts[name] = h.lifts.get(name, 0.0) + h.score - before
+            _another_chance(h, 1.0 - weight * top, name)
         out.append(h)
     return sorted(out, key=lambda h: (-round(h.score, SCORE_PLACES), h.key))
+
+
+def _another_chance(hit: Hit, missed: float, name: str) -> None:
+    """`hit`'s relevance as the chance that it or another reason holds, the other missing
+    with probability `missed` (noisy-or: never above 1); what it added in `lifts[name]`."""
+    before = hit.score
+    hit.score = 1.0 - (1.0 - max(before, 0.0)) * max(missed, 0.0)
+    hit.lifts[name] = hit.lifts.get(name, 0.0) + hit.score - before
 
 
 def answered(base: Sequence[Hit], answer: Answer) -> list[Hit]:
@@ -224,10 +229,7 @@ def replied(base: Sequence[Hit], reply: Reply, new: Callable[[int], Hit]) -> lis
         if key not in copied:
             copied.add(key)
             out[key] = out[key].copy() if key in out else new(answer)
-        hit = out[key]
-        before = hit.score
-        hit.score = 1.0 - (1.0 - max(before, 0.0)) * max(chance, 0.0)
-        hit.lifts[reply.name] = hit.lifts.get(reply.name, 0.0) + hit.score - before
+        _another_chance(out[key], chance, reply.name)
     return sorted(out.values(), key=lambda h: (-round(h.score, SCORE_PLACES), h.key))
 
 

@@ -19,8 +19,9 @@ and the backfill all call it; every ranking stage is here, each configured by th
    time window a question names lifts (or restricts the list to) the records of that time
    (`_time_window`);
 7. score: each hit's relevance, 0–1 (`_score`), which orders the list (equal scores: the more
-   recent record first, `recency`); a statement asked about passes relevance to its reply
-   (`_levers.Reply`);
+   recent record first, `recency`); on the first hits, a statement asked about passes
+   relevance to its reply (`_levers.Reply`), and a question asking for a time or a number
+   lifts those that say one (`_levers.measured`);
 8. the floor (`Policy.floor`), diversity (`session_cap`) and score-adaptive truncation.
 
 When the mode needs vectors but there is no query vector (no embedder, or it is down) the search
