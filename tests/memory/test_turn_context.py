@@ -188,6 +188,25 @@ def test_a_turns_neighbours_are_the_turns_around_it_in_its_session(db: Database)
     assert {i: sorted(n) for i, n in around.items()} == {ids[0]: [ids[1]], ids[2]: [ids[1], ids[3]]}
 
 
+def test_the_turns_said_at_the_time_a_question_names_hold_its_date(db: Database) -> None:
+    """ "… in April 2023?": the turns said then (the month, widened by a few days) hold the
+    date though their words do not (a turn's lexical key spells its own day, "30 March 2023"),
+    so their `held`, which the floor's answer gate reads, counts the date's words; a turn of
+    another month holds only the words it says."""
+    memory = Memory(db, None, **memory_policies(DEFAULTS), clock=system_clock)
+    for n, text in enumerate(FILLER * 2):
+        memory.sync_turn("s0", "user", text, "Cy", f"2022-01-0{n + 1}T09:00:00Z")
+    memory.sync_turn("s1", "user", "I painted the lake at sunrise.", "Bo", "2023-03-30T10:00:00Z")
+    memory.sync_turn("s2", "user", "I painted the lake at dusk.", "Bo", "2023-09-08T10:00:00Z")
+    asked = "Bo painted the lake in April 2023"
+    dated = {h.text: h for h in memory.search_turns(asked, 5, mode="lex")}
+    assert dated["I painted the lake at sunrise."].held == 1.0
+    plain = _with(db, None, replace(TURNS, date_weight=0.0))  # no date key: "april" not held
+    undated = {h.text: h for h in plain.search_turns(asked, 5, mode="lex")}
+    assert (undated["I painted the lake at sunrise."].held or 0) < 0.9
+    assert dated["I painted the lake at dusk."].held == undated["I painted the lake at dusk."].held
+
+
 SHOW = [  # a LoCoMo exchange (conv-42): the statement names the topic, the reply holds the answer
     (
         "Nate",

@@ -47,6 +47,15 @@ def date_window(
     question: str, today: dt.date | None = None, slack: int = SLACK_DAYS
 ) -> tuple[str, str] | None:
     """The (since, until) window the question's first date expression names, or None."""
+    found = dated(question, today, slack)
+    return found[0] if found else None
+
+
+def dated(
+    question: str, today: dt.date | None = None, slack: int = SLACK_DAYS
+) -> tuple[tuple[str, str], str] | None:
+    """The window the question's first date expression names and the words that name it
+    (lower-cased: the turns said then hold them, though their text does not), or None."""
     text = question.lower()
     for pattern in (_DAY_MONTH_YEAR, _MONTH_DAY_YEAR):
         m = pattern.search(text)
@@ -55,19 +64,19 @@ def date_window(
                 day = dt.date(int(m["y"]), _MONTHS[m["m"]], int(m["d"]))
             except ValueError:
                 continue
-            return _window(day, day, slack)
+            return _window(day, day, slack), m[0]
     m = _MONTH_YEAR.search(text)
     if m:
         year, month = int(m["y"]), _MONTHS[m["m"]]
         last = calendar.monthrange(year, month)[1]
-        return _window(dt.date(year, month, 1), dt.date(year, month, last), slack)
+        return _window(dt.date(year, month, 1), dt.date(year, month, last), slack), m[0]
     m = _YEAR.search(text)
     if m:
         year = int(m["y"])
-        return _window(dt.date(year, 1, 1), dt.date(year, 12, 31), slack)
+        return _window(dt.date(year, 1, 1), dt.date(year, 12, 31), slack), m[0]
     if today is not None:
         for phrase, (back, length) in _RELATIVE.items():
             if re.search(rf"\b{phrase}\b", text):
                 start = add_days(today, -back)
-                return _window(start, add_days(start, length), slack)
+                return _window(start, add_days(start, length), slack), phrase
     return None

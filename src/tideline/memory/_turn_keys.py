@@ -2,7 +2,8 @@
 
 Memory owns the knowledge, `tideline.search` the ranking (every formula is a stage there):
 - dates (`Policy.date_weight`): a question naming a time ("on 16 November, 2023", "in May
-  2023") is also searched among the turns said then (widened by a few days, `_dates`);
+  2023") is also searched among the turns said then (widened by a few days, `_dates`), which
+  hold the date's words (`Key.holds`);
 - memory keys (`Policy.memory_weight`): the narratives that match the query point at their
   source turns (a memory says in other words what its turns said);
 - speakers (`Policy.speaker_weight`): the candidates spoken by a person the question names
@@ -23,7 +24,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping, Sequence
 
-from tideline.memory._dates import date_window
+from tideline.memory._dates import dated
 from tideline.memory._narratives import Narratives
 from tideline.memory._raw import Exchange, RawContext
 from tideline.memory._speakers import named
@@ -44,9 +45,11 @@ def turn_keys(
     keys: list[Lever] = []
     if policy.date_weight:
         latest = raw.latest_day()
-        window = date_window(query, dt.date.fromisoformat(latest) if latest else None)
-        if window:
-            keys.append(Key("dates", raw.filter(*window), policy.date_weight, texts=raw.texts))
+        found = dated(query, dt.date.fromisoformat(latest) if latest else None)
+        if found:
+            window, phrase = found
+            scope = raw.filter(*window)
+            keys.append(Key("dates", scope, policy.date_weight, texts=raw.texts, holds=phrase))
     if policy.memory_weight and not narratives.empty():
 
         def sources(ids: Sequence[int]) -> Mapping[int, Sequence[int]]:

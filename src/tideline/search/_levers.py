@@ -5,7 +5,10 @@
   at the time a question names (the same index narrowed to those days), the source turns of the
   memories that match (the narratives' index). `lift` adds the second search's scores to the
   first's, rescaled so its best equals `weight` × the first's best, whatever fusion made either;
-  records only the key found join the list.
+  records only the key found join the list. A key may hold words of the query (`holds`):
+  the turns said at the time a question names hold its date ("in April 2022") though their
+  text does not, so the records it lifts count those words as held (`Hit.held`, which the
+  floor's answer gate reads: a dated question's answer matched only its other words).
 - `Mark`: a lever without a search. The owner marks the candidates that hold something the
   question names (the turns of a speaker it names: "What did Caroline research?" — on LoCoMo
   97% of the evidence of a question naming one speaker is that speaker's), and `boost` lifts
@@ -68,7 +71,8 @@ Targets = Callable[[Sequence[int]], Mapping[int, Sequence[int]]]
 class Key:
     """A lever's way to the records (see the module docstring). `scope` is a `Scope` (typed
     loosely here: `_retrieve` owns that type); `policy` ranks the key's own index (None: the
-    search's); `texts` looks its texts up for the verbatim check."""
+    search's); `texts` looks its texts up for the verbatim check; `holds`: the words of the
+    query the records it lifts hold by being found there (a date phrase)."""
 
     name: str
     scope: object
@@ -76,6 +80,7 @@ class Key:
     policy: Policy | None = None
     targets: Targets | None = None
     texts: Callable[[Sequence[int]], Mapping[int, str]] | None = None
+    holds: str = ""
 
 
 @dataclass(frozen=True)

@@ -251,6 +251,7 @@ def rescore(
             )
             held = [t for t in words.terms if f is not None and f[1].get(t)]
             h.held = sum(words.idfs[t] for t in held) / words.total
+            h.matched = frozenset(held)
             h.rare = tuple(t for t in held if t in words.rare)
         if n >= len(lex):
             continue

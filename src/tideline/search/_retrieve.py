@@ -223,6 +223,8 @@ def retrieve(
             hits = boost(hits, marked, key.weight, key.name)
         else:
             hits = _keyed(hits, key, query, found, k, policy)
+            if key.holds and found.words is not None:
+                _holding(hits, key, found.words, first.analyser)
     if policy.own_weight and texts is not None and found.words is not None and hits:
         hits = _own_words(hits, texts, first.analyser, found.words, policy.own_weight)
     for key in keys:  # after every lift: the first candidates are the ones it reads
@@ -595,6 +597,18 @@ def _keyed(
             for t in targets:
                 extra[t] = max(extra.get(t, 0.0), score_of.get(i, 0.0))
     return lift(hits, extra, key.weight, key.name)
+
+
+def _holding(hits: list[Hit], key: Key, words: Lexicon, analyser: Analyser) -> None:
+    """The records `key` lifted hold its words (`Key.holds`, a date phrase) besides those the
+    index matched: their `held` gains the share of the query's Σ IDF those words carry."""
+    terms = _terms(key.holds, analyser)
+    phrase = {t for t in words.terms if all(w in terms for w in t.split())}
+    for h in hits if phrase else ():
+        if h.lifts.get(key.name):
+            extra = phrase - (h.matched or frozenset())
+            h.matched = (h.matched or frozenset()) | extra
+            h.held = min(1.0, (h.held or 0.0) + sum(words.idfs[t] for t in extra) / words.total)
 
 
 def _windowed(

@@ -46,7 +46,16 @@ _ABOUT = (
 
 
 #: The score parts `Hit.absorb` takes from another list's copy of a record.
-_PARTS = ("lex_rank", "lex_score", "lex_source", "vec_rank", "vec_distance", "lexical", "held")
+_PARTS = (
+    "lex_rank",
+    "lex_score",
+    "lex_source",
+    "vec_rank",
+    "vec_distance",
+    "lexical",
+    "held",
+    "matched",
+)
 
 
 #: Words a time phrase may begin with that already say how it relates to a time.
@@ -73,8 +82,8 @@ class Hit:
     distance to the query as embedded), keyword_match (every typed word verbatim), fusion and
     fused (the fusion that ranked the lists and its score, levers included), lexical (how much
     of the query's BM25 weight the record holds, 0–1), held (the share of the query's Σ IDF
-    whose terms the index matched in the record, however often), rare (the query's rare terms
-    among them, `_lexical.rare`), evidence (why the floor kept a hit less relevant than itself,
+    whose terms the index matched in the record, however often, or a lever found it holds:
+    `matched`, which the JSON leaves out), rare (the query's rare terms among them, `_lexical.rare`), evidence (why the floor kept a hit less relevant than itself,
     `_lexical.evident`), lifts (what each lever added to `fused`).
     part: the key that found a record found through its parts (a note's example, `parents`).
     window: the time the question named, when the hit was found in it (`_time_window`).
@@ -94,6 +103,7 @@ class Hit:
     fused: float | None = None
     lexical: float | None = None
     held: float | None = None
+    matched: frozenset[str] | None = field(default=None, metadata={"shown": False})
     rare: tuple[str, ...] = ()
     evidence: str | None = None
     lifts: dict[str, float] = field(default_factory=dict)
@@ -166,7 +176,7 @@ class Hit:
         out: dict[str, Any] = {}
         for f in fields(self):
             value = getattr(self, f.name)
-            if f.name in _ABOUT and value is None:
+            if (f.name in _ABOUT and value is None) or not f.metadata.get("shown", True):
                 continue
             out[f.name] = list(value) if isinstance(value, list) else value
         out["lifts"] = dict(self.lifts)
