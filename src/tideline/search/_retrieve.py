@@ -410,8 +410,10 @@ def _fused(
     parsed = parsed_for(query, policy, scopes[0].index.analyser if scopes else "plain")
     depth = policy.depth_for(k)
     lexical = mode != "vec" and ("lex" in policy.lists or mode == "lex")
-    # The lexical lists first: a vector still being computed (`pending_vector`) arrives meanwhile.
+    # The lexical lists and the query's term statistics first: a vector still being computed
+    # (`pending_vector`) arrives meanwhile.
     lex = _lexical(scopes, parsed, depth, policy) if lexical else []
+    words = lexicon([s.index for s in scopes], parsed)
     qvec, down = resolved(qvec) if mode != "lex" else (None, None)
     warnings: list[str] = []
     if mode != "lex" and qvec is None:
@@ -420,7 +422,6 @@ def _fused(
         lex = lex if mode == "hybrid" and lexical else _lexical(scopes, parsed, depth, policy)
         mode = "lex"
     raw = qvec
-    words = lexicon([s.index for s in scopes], parsed)
     # a question in another script than the records: its vector says "a question in Russian"
     # as much as what it asks, so it is centred whatever `centre` says (`Policy.scripts`)
     foreign = policy.scripts and words is not None and words.foreign
