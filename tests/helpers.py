@@ -15,7 +15,12 @@ import pytest
 
 T = TypeVar("T")
 
-SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+#: ../shared/data beside the checkout; TIDELINE_SHARED_DATA names it for a checkout elsewhere (a
+#: git worktree under another folder), so that the suite it runs is the one CI runs.
+SHARED_DATA = Path(
+    os.environ.get("TIDELINE_SHARED_DATA")
+    or Path(__file__).resolve().parents[1].parent / "shared" / "data"
+)
 
 
 def shared_data(*parts: str) -> Path:
