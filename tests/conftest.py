@@ -26,6 +26,12 @@ def pytest_configure(config: pytest.Config) -> None:
     if shm is not None and not os.environ.get("TMPDIR"):
         os.environ["TMPDIR"] = str(shm)
         tempfile.tempdir = None  # asked again: gettempdir() reads TMPDIR
+    # The terminal's size is a test's own to set. A readline import in pytest's process puts
+    # COLUMNS=80 and LINES=24 into the environment its xdist workers (`make test`) start with,
+    # and the CLI's console, made once per process (at collection, here), would cut every table
+    # to 80 columns there and only there.
+    for var in ("COLUMNS", "LINES"):
+        os.environ.pop(var, None)
 
 
 def pytest_report_header(config: pytest.Config) -> str:
