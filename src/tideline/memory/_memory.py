@@ -81,7 +81,6 @@ from tideline.search import (
     found_nothing_in,
     interleave,
     pending_vector,
-    resolved,
     retrieve,
     valid_text,
 )
@@ -532,6 +531,14 @@ class Memory:
             if asked is not None and policy.window:
                 narrowed = self.narratives.filter(asked.since, asked.until, min_weight, tags, kind)
                 window = TimeWindow(asked, narrowed, self.narratives.texts)
+            # the turns first: their lexical lists, the larger, overlap the query's embedding
+            turns = (
+                self._turn_retrieval(
+                    query, pending, k, mode, since_t, until_t, None, floor, asked=asked
+                )
+                if include_turns
+                else None
+            )
             found = retrieve(
                 self.narratives.filter(since_t, until_t, min_weight, tags, kind),
                 query,
@@ -542,15 +549,11 @@ class Memory:
                 texts=self.narratives.texts,
                 window=window,
             )
-            qvec, warning = resolved(pending) if mode != "lex" else (None, None)
             hits = self._narrative_hits(found.top(k))
             left_out = found.left_out
             warnings += found.warnings
             signals = found.signals
-            if include_turns:
-                turns = self._turn_retrieval(
-                    query, qvec, k, mode, since_t, until_t, warning, floor, asked=asked
-                )
+            if turns is not None:
                 warnings += turns.warnings
                 left_out += turns.left_out
                 signals = turns.signals
