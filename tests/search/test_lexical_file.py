@@ -161,7 +161,7 @@ import logging, sys
 from pathlib import Path
 import numpy as np
 from tests.file_damage import KINDS, lexical_files
-from tests.test_lexical_file import _raw, _turns
+from tests.search.test_lexical_file import _raw, _turns
 from tideline.memory import NewTurn
 
 warnings = []

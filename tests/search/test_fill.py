@@ -12,11 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.openai_stub import OpenAIStub
 from tideline.embed import Embedder, OpenAIEmbedder
 from tideline.search import TextIndex, text_key
 from tideline.store import open_database
-
-from .openai_stub import OpenAIStub
 
 
 @pytest.fixture
