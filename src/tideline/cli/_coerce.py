@@ -6,7 +6,7 @@ use: importing pydantic and building a `tideline search`'s dozen adapters was ab
 the command's start-up (issue 34: a CLI search within 0.8 s of process start). `quick` gives a
 parameter a converter that takes what is plainly valid ("12" for a 1–200 number, "lex" for a
 mode) straight to its value, and hands anything else to typer's own adapter, so every error
-message, and any value a rule here does not cover, is typer's (`tests/test_cli_coerce.py`
+message, and any value a rule here does not cover, is typer's (`tests/cli/test_coerce.py`
 checks both agree on valid and invalid input).
 """
 

@@ -5,7 +5,7 @@ typer shows each parameter's Python type (`<bool>` on a flag, `<list[int]>`, an 
 breaks. `HelpGroup`, the class of both apps (`tideline`, `memo`), fixes what every command under
 it shows once, when typer builds them: a flag takes nothing, an id takes an ID, a bounded number
 shows its bounds ("1–200"); the list gives each command its first sentence; every command ends
-with examples from `EXAMPLES` (tests/test_cli_help.py runs each through the parser).
+with examples from `EXAMPLES` (tests/cli/test_help.py runs each through the parser).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ the command it was given and builds only that command: a `tideline search` pays 
 MCP and web servers, Sleep, DREAM and the library (issue 25: a CLI search within 1.5 s of process
 start) nor the other memory commands' options (issue 34: 0.8 s).
 `tideline.cli.main.app` is every command, for `--help`, the tests and the generated docs;
-`tests/test_cli_registry.py` checks that each module registers exactly the names listed here.
+`tests/cli/test_registry.py` checks that each module registers exactly the names listed here.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from tideline.cli.main import app
 
 runner = CliRunner()
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "chat.json"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "chat.json"
 LONG = "locomo/conv-26/session_1 with a key far too long for eighty columns"
 
 
