@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import anyio.from_thread
 from mcp.server.mcpserver.exceptions import ToolError
@@ -34,6 +34,7 @@ from tideline.consolidate import StepEvent
 from tideline.errors import LLMError, LLMUnavailable
 from tideline.llm import LLM, NO_LLM, Message, Sample
 from tideline.mcp._sampling import sample_of, sampling_request, tool_llm
+from tideline.serve import RUN_CALLS
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import Context
@@ -176,26 +177,17 @@ def with_llm(
     return server.call(tool, lambda: work(llm, reason))
 
 
-class Report(Protocol):
-    """What a run reports (`SleepReport`, `DreamReport`)."""
-
-    def to_dict(self) -> dict[str, Any]: ...
-
-
-#: A run tool's start: `start(app, llm, reason, progress=…, **arguments)`, its report.
-Start = Callable[..., Report]
-
-
-def add_run(server: ToolServer, spec: Tool, steps: int, start: Start) -> None:
-    """Add `spec`'s tool as a run of `steps` steps with an LLM (`sleep_run`, `dream_run`): its
-    arguments the command's fields, its LLM the one `with_llm` finds (without one, the LLM steps
-    are skipped and `llm_skipped` says why), a progress notification at each step's end."""
+def add_run(server: ToolServer, spec: Tool) -> None:
+    """Add `spec`'s tool as its command's run (`serve.RUN_CALLS`: `sleep_run`, `dream_run`):
+    its arguments the command's fields, its LLM the one `with_llm` finds (without one, the LLM
+    steps are skipped and `llm_skipped` says why), a progress notification at each step's end."""
     name = str(spec.command.tool)
+    run = RUN_CALLS[name]
 
     def tool(ctx: Context[Any], **arguments: Any) -> dict[str, Any] | InputRequiredResult:
         def work(llm: LLM | None, reason: str | None) -> dict[str, Any]:
-            progress = step_progress(ctx, steps)
-            report = start(server.app, llm, reason or NO_LLM, progress=progress, **arguments)
+            progress = step_progress(ctx, run.steps())
+            report = run.start(server.app, (llm, reason or NO_LLM), **arguments)(progress)
             return report.to_dict() | ({"llm_skipped": reason} if reason else {})
 
         return with_llm(server, name, ctx, work)

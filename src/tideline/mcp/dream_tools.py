@@ -13,26 +13,16 @@ can run a layer itself and write back through `memory_write` and `memory_threads
 
 from __future__ import annotations
 
-from typing import Any
-
 from mcp.server.mcpserver.prompts.base import Prompt
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, ToolAnnotations
 
-from tideline.app import Tideline
-from tideline.consolidate.dream import (
-    LAYERS,
-    DreamReport,
-    PromptInfo,
-    list_prompts,
-    render_prompt,
-)
+from tideline.consolidate.dream import PromptInfo, list_prompts, render_prompt
 from tideline.errors import TidelineError
 from tideline.fields import DREAM_RUN, MEMORY_THREADS
-from tideline.llm import LLM
 from tideline.mcp._base import WRITES, Tool, ToolServer
 from tideline.mcp._rounds import add_run
-from tideline.serve import annotated, error_message, names
+from tideline.serve import annotated, error_message
 
 Date = annotated(DREAM_RUN, "date")
 
@@ -70,15 +60,9 @@ DREAM = Tool(
 )
 
 
-def _dream(
-    app: Tideline, llm: LLM | None, reason: str, *, layers: list[str] | str | None, **rest: Any
-) -> DreamReport:
-    return app.dream_using(llm, reason).run(layers=names(layers) or None, **rest)
-
-
 def register(server: ToolServer) -> None:
     """Add the dream tools and the dream prompts to `server`."""
-    add_run(server, DREAM, len(LAYERS), _dream)
+    add_run(server, DREAM)
     server.add_command(THREADS)
     for info in list_prompts():
         server.add_prompt(_prompt(server, info))

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from mcp_types import ToolAnnotations
 
-from tideline.consolidate import STEPS
 from tideline.fields import (
     FACT_CLOSE,
     FACT_REJECT,
@@ -83,9 +82,4 @@ def register(server: ToolServer) -> None:
     """Add the profile and sleep tools to `server`."""
     for tool in TOOLS:
         server.add_command(tool)
-    add_run(
-        server,
-        SLEEP,
-        len(STEPS),
-        lambda app, llm, reason, **arguments: app.sleep_using(llm, reason).run(**arguments),
-    )
+    add_run(server, SLEEP)

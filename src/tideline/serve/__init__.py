@@ -1,14 +1,25 @@
 """What the drivers that serve share, below all of them: the HTTP guard (token, Origin, Host,
 body caps), which tokens open which namespace, the pydantic reading of `tideline.fields`, the
 JSON a result becomes, a tool's one-line errors, its schema from `tideline.fields` and the
-service call it makes (`CALLS`), binding and announcing a port, and the `Endpoint` one driver
-hands another's server (the MCP endpoint beside the REST API and the panel) — so the CLI, MCP
-and web drivers never import each other.
+service call it makes (`CALLS`; a pipeline's run, `RUN_CALLS`), binding and announcing a port,
+and the `Endpoint` one driver hands another's server (the MCP endpoint beside the REST API and
+the panel) — so the CLI, MCP and web drivers never import each other.
 """
 
 from tideline.serve._accept import check_bind, own_key, server_tokens
 from tideline.serve._body import KIB, MIB
-from tideline.serve._calls import CALLS, SEARCHES, Call, run_tool
+from tideline.serve._calls import (
+    CALLS,
+    RUN_CALLS,
+    SEARCHES,
+    Call,
+    Kind,
+    Report,
+    RunCall,
+    Using,
+    Work,
+    run_tool,
+)
 from tideline.serve._endpoint import Endpoint
 from tideline.serve._errors import describe_validation, error_message, one_line, searched
 from tideline.serve._fields import annotated, command_model, tool_arguments, tool_schema
@@ -26,14 +37,20 @@ __all__ = [
     "KIB",
     "MIB",
     "NAMESPACE",
+    "RUN_CALLS",
     "SEARCHES",
     "Call",
     "Endpoint",
     "HttpGuard",
     "Key",
+    "Kind",
+    "Report",
+    "RunCall",
     "Sessions",
     "Throttle",
     "Tokens",
+    "Using",
+    "Work",
     "annotated",
     "check_bind",
     "client_of",

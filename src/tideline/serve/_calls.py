@@ -8,18 +8,28 @@ spec's defaults filled in) and returns the answer's JSON object (`to_dict`). Lis
 send as one string ('a, b') become lists here (`names`). A search's empty answer says how its
 caller sees what the relevance floor left out, which depends on the caller (`SEARCHES`): a tool
 calls `run_tool`, the REST API says it in its own words.
+
+A run of a pipeline (`sleep_run`, `dream_run`: minutes, with an LLM) is a `RunCall` of
+`RUN_CALLS`: it opens the pipeline with the LLM it is given (the configured one, or the MCP
+client's) and hands back the run itself, which the caller runs where it likes: the MCP tool in
+its call (`mcp._rounds.add_run`), the REST API in a thread of its own, polled by id.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from tideline.app import Tideline
 from tideline.fields import fact_statuses
 from tideline.serve._errors import searched
 from tideline.serve._wire import names, to_dict
+
+if TYPE_CHECKING:
+    from tideline.consolidate import StepEvent
+    from tideline.llm import LLM
 
 Call = Callable[..., dict[str, Any]]
 
@@ -140,3 +150,78 @@ def run_tool(app: Tideline, tool: str, arguments: dict[str, Any]) -> dict[str, A
     if tool in SEARCHES:
         searched(answer, f"call {tool} again with min_score=0")
     return answer
+
+
+# -- runs of a pipeline ---------------------------------------------------------------------
+class Report(Protocol):
+    """What a run hands back (`SleepReport`, `DreamReport`): its record as JSON, and as the lines
+    the CLI prints."""
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+    def lines(self) -> list[str]: ...
+
+
+#: A run, ready to go: `work(progress)` runs it, calling `progress` at each step boundary.
+Work = Callable[[Callable[["StepEvent"], None]], Report]
+#: The LLM a run goes with when it is not the configured one: the MCP client's model, or none
+#: and why (the LLM steps are then skipped, saying so).
+Using = tuple["LLM | None", str]
+Kind = Literal["sleep", "dream"]
+
+
+def _no_check(**arguments: Any) -> None:
+    """Nothing a run refuses before it starts."""
+
+
+@dataclass(frozen=True)
+class RunCall:
+    """A command that runs a pipeline of steps (see the module docstring). `start(app, using,
+    **arguments)` opens the pipeline — with the configured LLM when `using` is None — and returns
+    its `Work`; `steps()` is how many steps its progress counts to (Sleep's steps, Dream's
+    layers); `check(**arguments)` refuses now what the run would only refuse once started, for a
+    caller that runs it in the background and must answer at once."""
+
+    kind: Kind
+    steps: Callable[[], int]
+    start: Callable[..., Work]
+    check: Callable[..., None] = _no_check
+
+
+def _sleep_steps() -> int:
+    from tideline.consolidate import STEPS
+
+    return len(STEPS)
+
+
+def _sleep(app: Tideline, using: Using | None, **arguments: Any) -> Work:
+    sleep = app.sleep if using is None else app.sleep_using(*using)
+    return lambda progress: sleep.run(progress=progress, **arguments)
+
+
+def _dream_steps() -> int:
+    from tideline.consolidate.dream import LAYER_NAMES
+
+    return len(LAYER_NAMES)
+
+
+def _dream(
+    app: Tideline, using: Using | None, *, layers: list[str] | str | None, **rest: Any
+) -> Work:
+    dream = app.dream if using is None else app.dream_using(*using)
+    chosen = names(layers) or None
+    return lambda progress: dream.run(layers=chosen, progress=progress, **rest)
+
+
+def _layers_known(*, layers: list[str] | str | None, **rest: Any) -> None:
+    from tideline.consolidate.dream import choose_layers
+
+    if layers:  # unknown names: an error now, not a failed run
+        choose_layers(layers)
+
+
+#: tool name -> its run, for the commands that run a pipeline.
+RUN_CALLS: dict[str, RunCall] = {
+    "sleep_run": RunCall("sleep", _sleep_steps, _sleep),
+    "dream_run": RunCall("dream", _dream_steps, _dream, _layers_known),
+}

@@ -12,29 +12,18 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any
 
 from tideline.clock import Clock, now_text
 from tideline.consolidate import StepEvent
 from tideline.errors import RunBusy, TidelineError
+from tideline.serve import Kind, Work
 
 log = logging.getLogger("tideline.web")
 
-Kind = Literal["sleep", "dream"]
 _FAILED = ("failed", "aborted", "stopped")
-
-
-class Report(Protocol):
-    """What a sleep or a dream run hands back: its record as JSON and as lines for people."""
-
-    def to_dict(self) -> dict[str, Any]: ...
-
-    def lines(self) -> list[str]: ...
-
-
-Work = Callable[[Callable[[StepEvent], None]], Report]
 
 
 @dataclass

@@ -5,8 +5,10 @@ the MCP tools' own) and what a person reads in the reference: `ROUTES` lists the
 reference's order and `add` makes each one, taking the command's arguments from the query (GET)
 or the JSON body (POST) through a model built from the spec, so bounds and defaults are the
 CLI's and the MCP tools', and an argument added to a spec reaches the service with no edit here.
-Only the background runs (`/sleep`, `/dream`, `/runs`) are written out: they belong to this
-server, not to a service. Nothing is assembled here: the services are `Tideline`'s.
+A sleep or a dream (`/sleep`, `/dream`) is a `background` route: its command's run
+(`tideline.serve.RUN_CALLS`, the MCP tools' own) goes to a thread of this server's and the
+route answers 202 with the entry to poll (`/runs/{id}`); the routes that read those entries are
+the server's own calls (`server`). Nothing is assembled here: the services are `Tideline`'s.
 Reads are GET; writes are POST and need the token when one is configured (the guard) and, from
 a browser with the panel's cookies, the CSRF header.
 """
@@ -21,8 +23,6 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Header
 
 from tideline.app import Tideline
-from tideline.consolidate import STEPS
-from tideline.consolidate.dream import LAYER_NAMES, choose_layers
 from tideline.errors import InvalidInput, NotFound
 from tideline.fields import (
     ATTENTION_HEATMAP,
@@ -51,7 +51,7 @@ from tideline.fields import (
     SYNC_TURN,
     Command,
 )
-from tideline.serve import CALLS, SEARCHES, Call, searched
+from tideline.serve import CALLS, RUN_CALLS, SEARCHES, Call, searched
 from tideline.web import _csrf
 from tideline.web._graph import graph
 from tideline.web._models import Args, RecordId, body, query
@@ -70,8 +70,9 @@ _PATH_PARAM = re.compile(r"{(\w+)(:path)?}")
 class Route:
     """A route made from a command: its arguments are the spec's fields (one named in the path
     is taken from there: a record id, or text for `{name:path}`), its body the command's call
-    (`CALLS[command.tool]` unless `call` says otherwise). `name` is the endpoint's (the OpenAPI
-    operation's), `doc` what the reference shows."""
+    (`CALLS[command.tool]` unless `call` says otherwise; a `background` route's is its run,
+    `start_in_background`). `name` is the endpoint's (the OpenAPI operation's), `doc` what the
+    reference shows."""
 
     name: str
     method: str  # GET: the arguments from the query string; POST: from the JSON body
@@ -82,6 +83,8 @@ class Route:
     call: Call | None = None
     status: int = 200
     keyed: bool = False  # a write that takes an idempotency key, also as a header
+    background: bool = False  # the command's run, started in a thread: the answer is its entry
+    server: bool = False  # the call takes this server (`Web`: its runs), not the app
 
     def path_params(self) -> list[inspect.Parameter]:
         """The path's parameters: record ids, or text for `{name:path}`."""
@@ -109,7 +112,8 @@ def add(route: Route) -> None:
     header (FastAPI validates and documents them), calling the route's call with all of them."""
     cmd = route.command
     tool = cmd.tool if cmd else None
-    call = route.call or CALLS[str(tool)]
+    on_server = route.server or route.background
+    call = route.call or (_background(str(tool)) if route.background else CALLS[str(tool)])
     kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
     in_path = route.path_params()
     params = [inspect.Parameter("w", kind, annotation=W), *in_path]
@@ -123,7 +127,9 @@ def add(route: Route) -> None:
 
     def endpoint(w: Web, given: Args | None = None, key: str | None = None, **path: Any) -> Json:
         args = given or {}
-        answer = call(w.app, **path, **(keyed(args, key) if route.keyed else args))
+        answer = call(
+            w if on_server else w.app, **path, **(keyed(args, key) if route.keyed else args)
+        )
         if tool in SEARCHES:  # what the floor left out, in this API's words
             searched(answer, "pass min_score=0")
         return answer
@@ -145,6 +151,37 @@ def _session_turns(app: Tideline, *, session: str) -> Json:
     if not turns:
         raise NotFound(f"session {session!r} has no turns; list sessions with GET {API}/sessions")
     return {"session": session, "turns": [t.to_dict() for t in turns]}
+
+
+def start_in_background(w: Web, tool: str, **arguments: Any) -> Json:
+    """Start the command `tool`'s run (`RUN_CALLS`: a sleep, a dream) with the configured LLM in
+    a thread of this server's (also the panel's buttons): its entry, polled by id. The pipeline
+    is opened here (the app opens it once) and what the run would refuse is refused now."""
+    run = RUN_CALLS[tool]
+    work = run.start(w.app, None, **arguments)
+    run.check(**arguments)
+    return w.runs.start(run.kind, run.steps(), work).to_dict()
+
+
+def _background(tool: str) -> Call:
+    return lambda w, **arguments: start_in_background(w, tool, **arguments)
+
+
+def _runs(w: Web, *, limit: int) -> Json:
+    return {
+        "started": [r.to_dict() for r in w.runs.list()],
+        "sleep": [r.to_dict() for r in w.app.profile.runs(limit)],
+        "dream": [r.to_dict() for r in w.app.dream.runs(limit)],
+    }
+
+
+def _run(w: Web, *, run_id: int) -> Json:
+    found = w.runs.get(run_id)
+    if found is None:
+        raise NotFound(
+            f"no run #{run_id} was started by this server; list them with GET {API}/runs"
+        )
+    return found.to_dict()
 
 
 #: Every route that is a command's call, in the reference's order.
@@ -354,67 +391,48 @@ ROUTES = (
         status=201,
         keyed=True,
     ),
+    # -- runs
+    Route(
+        "start_sleep",
+        "POST",
+        "/sleep",
+        SLEEP_RUN,
+        "runs",
+        "Start a sleep in the background; poll GET /api/runs/{id} for its progress.",
+        status=202,
+        background=True,
+    ),
+    Route(
+        "start_dream",
+        "POST",
+        "/dream",
+        DREAM_RUN,
+        "runs",
+        """Start a dream (default: today; `layers`: only these) in the background; poll
+        GET /api/runs/{id}.""",
+        status=202,
+        background=True,
+    ),
+    Route(
+        "runs",
+        "GET",
+        "/runs",
+        RUNS,
+        "runs",
+        "The runs this server started (with progress), and the recorded sleep and dream runs.",
+        call=_runs,
+        server=True,
+    ),
+    Route(
+        "run",
+        "GET",
+        "/runs/{run_id}",
+        None,
+        "runs",
+        "One run started here: status, the step it is on, steps done of total, its report.",
+        call=_run,
+        server=True,
+    ),
 )
 for _route in ROUTES:
     add(_route)
-
-SleepBody = Annotated[Args, Depends(body(SLEEP_RUN))]
-DreamBody = Annotated[Args, Depends(body(DREAM_RUN))]
-RunsArgs = Annotated[Args, Depends(query(RUNS))]
-
-
-# -- runs ------------------------------------------------------------------------------------
-@router.post("/sleep", tags=["runs"], status_code=202)
-def start_sleep(w: W, given: SleepBody) -> Json:
-    """Start a sleep in the background; poll GET /api/runs/{id} for its progress."""
-    return start_sleep_run(w, given["dry_run"], given["timeout"])
-
-
-@router.post("/dream", tags=["runs"], status_code=202)
-def start_dream(w: W, given: DreamBody) -> Json:
-    """Start a dream (default: today; `layers`: only these) in the background; poll
-    GET /api/runs/{id}."""
-    return start_dream_run(w, given["date"], given["dry_run"], given["layers"])
-
-
-@router.get("/runs", tags=["runs"])
-def runs(w: W, q: RunsArgs) -> Json:
-    """The runs this server started (with progress), and the recorded sleep and dream runs."""
-    return {
-        "started": [r.to_dict() for r in w.runs.list()],
-        "sleep": [r.to_dict() for r in w.app.profile.runs(q["limit"])],
-        "dream": [r.to_dict() for r in w.app.dream.runs(q["limit"])],
-    }
-
-
-@router.get("/runs/{run_id}", tags=["runs"])
-def run(w: W, run_id: Id) -> Json:
-    """One run started here: status, the step it is on, steps done of total, its report."""
-    found = w.runs.get(run_id)
-    if found is None:
-        raise NotFound(
-            f"no run #{run_id} was started by this server; list them with GET {API}/runs"
-        )
-    return found.to_dict()
-
-
-def start_sleep_run(w: Web, dry_run: bool, timeout: float) -> Json:
-    """The sleep with the configured LLM, in a thread (also the panel's button)."""
-    sleep = w.app.sleep  # opened here (the app opens it once), run in the background
-    return w.runs.start(
-        "sleep",
-        len(STEPS),
-        lambda progress: sleep.run(dry_run=dry_run, timeout=timeout, progress=progress),
-    ).to_dict()
-
-
-def start_dream_run(
-    w: Web, date: str | None, dry_run: bool, layers: list[str] | str | None = None
-) -> Json:
-    dream = w.app.dream
-    chosen = [x.name for x in choose_layers(layers)] if layers else None  # bad names: 400 now
-    return w.runs.start(
-        "dream",
-        len(LAYER_NAMES),
-        lambda progress: dream.run(date, layers=chosen, dry_run=dry_run, progress=progress),
-    ).to_dict()

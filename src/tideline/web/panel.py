@@ -35,7 +35,7 @@ from tideline.web._models import RecordId
 from tideline.web._names import CSRF_FIELD, FAVICON, LOGIN, LOGOUT, SESSION_COOKIE
 from tideline.web._pictures import Moment, bubbles, graph_layout, heat_bars, weight_dots
 from tideline.web._state import Web, web
-from tideline.web.api import start_dream_run, start_sleep_run
+from tideline.web.api import start_in_background
 
 TEMPLATES = Jinja2Templates(directory=Path(__file__).parent / "templates")
 
@@ -479,7 +479,10 @@ def start_run(
 ) -> Response:
     """Start a sleep or a dream (today) and go to its progress page."""
     _csrf.check(request, csrf)
-    run = start_sleep_run(w, dry_run, 0.0) if kind == "sleep" else start_dream_run(w, None, dry_run)
+    if kind == "sleep":
+        run = start_in_background(w, "sleep_run", dry_run=dry_run, timeout=0.0)
+    else:
+        run = start_in_background(w, "dream_run", date=None, dry_run=dry_run, layers=None)
     return back(f"/runs/{run['id']}")
 
 
