@@ -122,7 +122,8 @@ SERVICE_LOCKS = {"lock", "locks", "db_lock", "library_lock"}
 
 #: No branching on the storage engine outside the engine seam: `store` (SQLite `Database`,
 #: `PgDatabase`) and `search` (`TextIndex`, `PgTextIndex`) own what differs between engines, and
-#: everyone else calls the same methods on either (#35 item 3: upkeep asked `isinstance`).
+#: everyone else calls the same methods on either (#35 item 3: upkeep asked `isinstance`, the copy
+#: and the run lock read `db.dialect`).
 ENGINE_CLASSES = {"Database", "PgDatabase", "TextIndex", "SqliteTextIndex", "PgTextIndex"}
 ENGINE_OWNERS = {"tideline.store", "tideline.search"}
 
@@ -241,8 +242,11 @@ def _lock_choices(path: Path) -> Iterator[int]:
 
 
 def _engine_branches(path: Path) -> Iterator[int]:
-    """Where `isinstance` asks which engine a store or an index is."""
+    """Where `isinstance` asks which engine a store or an index is, or `.dialect` is read."""
     for node in _nodes(path.read_text()):
+        if isinstance(node, ast.Attribute) and node.attr == "dialect":
+            yield node.lineno
+            continue
         if not (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Name)
@@ -529,6 +533,16 @@ PLANTS = {
         "upkeep/_migrate.py",
         "from tideline import store\nOK = lambda db: isinstance(db, (int, store.Database))\n",
         "tideline.upkeep._migrate:2 branches on the storage engine",
+    ),
+    "asking the store its dialect": (
+        "upkeep/_copy.py",
+        "def f(db):\n    return db.dialect == 'postgresql'\n",
+        "tideline.upkeep._copy:2 branches on the storage engine",
+    ),
+    "asking the store its dialect in the run lock": (
+        "runs/_lock.py",
+        "def f(db):\n    return None if db.dialect == 'sqlite' else db\n",
+        "tideline.runs._lock:2 branches on the storage engine",
     ),
     "unclassified unit": ("gui/__init__.py", "", "tideline.gui: unit missing from LAYERS"),
 }

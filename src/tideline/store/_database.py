@@ -20,6 +20,7 @@ Invariants:
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import logging
 import os
 import threading
@@ -51,6 +52,8 @@ from tideline.store._storage import Reads
 log = logging.getLogger(__name__)
 
 Params = Sequence[Any] | dict[str, Any]
+#: `Database.exclusive` of a database in memory (no file to lock): a lock of this process.
+_MEMORY_LOCKS: dict[str, threading.Lock] = {}
 #: How often a long-running process looks at its file again (`Database._watch`), in seconds.
 WATCH_SECONDS = 1.0
 
@@ -332,6 +335,43 @@ class Database(Reads):
     def lock(self, key: str) -> None:
         """Serialise the writers of `key`: `BEGIN IMMEDIATE` already serialises every writer
         of the file, so there is nothing more to take (PostgreSQL takes an advisory lock)."""
+
+    @contextlib.contextmanager
+    def exclusive(self, name: str) -> Iterator[str | None]:
+        """Try to hold the database's lock `name` for the block (one sleep at a time, across
+        processes): an `flock` on `<db>.<name>.lock`, which belongs to the open file, so the
+        kernel drops it when the process dies (a run killed with SIGKILL leaves no stale lock).
+        Yields None when the block holds it, else who does ("pid N", the pid the file holds). A
+        database in memory has no file: a lock of this process ("this process")."""
+        if self.path is None:
+            held = _MEMORY_LOCKS.setdefault(name, threading.Lock())
+            if not held.acquire(blocking=False):
+                yield "this process"
+                return
+            try:
+                yield None
+            finally:
+                held.release()
+            return
+        fd = os.open(f"{self.path}.{name}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.read(fd, 32).decode(errors="replace").strip() or "unknown"
+            os.close(fd)
+            yield f"pid {holder}"
+            return
+        os.ftruncate(fd, 0)
+        os.write(fd, str(os.getpid()).encode())
+        try:
+            yield None
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+
+    def advance_ids(self, table: str) -> None:
+        """Nothing: a new row's id follows the highest rowid in the table, ids written
+        explicitly included (PostgreSQL moves its identity sequence)."""
 
     def close(self) -> None:
         self.conn.close()

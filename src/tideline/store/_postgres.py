@@ -266,6 +266,14 @@ class PgDatabase(Reads):
             ).fetchone()
             yield str(holder[0]).partition(": ")[2] if holder else "another process"
 
+    def advance_ids(self, table: str) -> None:
+        """Number `table`'s next new row past its highest id, after rows were written with ids
+        of their own (a copy): the identity column's sequence does not see those."""
+        self.scalar(
+            f"SELECT setval(pg_get_serial_sequence('\"{table}\"', 'id'),"
+            f' (SELECT coalesce(max(id), 0) + 1 FROM "{table}"), false)'
+        )
+
     @contextlib.contextmanager
     def migrating(self) -> Iterator[None]:
         """Hold the database-wide migration lock (one process migrates at a time)."""

@@ -1,8 +1,9 @@
 """`Storage`: what the table owners need from the agent database, whichever engine holds it.
 
 `Database` (SQLite, apsw) and `PgDatabase` (PostgreSQL, psycopg) both satisfy it. Owners write
-SQL both engines accept with `?` placeholders; `dialect` tells the few places that must differ
-(the text index twin, see `tideline.search.open_index`) which engine they are on.
+SQL both engines accept with `?` placeholders. What must differ between the engines is a method
+each implements (`lock`, `exclusive`, `advance_ids`), never a question its caller asks; only the
+text index twin (`tideline.search.open_index`) reads `dialect` to pick its engine's class.
 """
 
 from __future__ import annotations
@@ -56,6 +57,10 @@ class Storage(Protocol):
     def reading(self) -> AbstractContextManager[None]: ...
 
     def lock(self, key: str) -> None: ...
+
+    def exclusive(self, name: str) -> AbstractContextManager[str | None]: ...
+
+    def advance_ids(self, table: str) -> None: ...
 
     def close(self) -> None: ...
 

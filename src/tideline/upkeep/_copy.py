@@ -9,7 +9,7 @@ that is already there, so running a copy again resumes it:
   order); a column referencing its own table or a later one (a narrative's `superseded_by`) is
   written as NULL first and filled in by a second pass, once every row it may point at exists;
 - another table is read in primary-key order and inserted whole again (duplicates are skipped).
-On PostgreSQL an identity column is moved past the copied ids, so new rows never collide.
+The target then numbers new rows past the copied ids (`advance_ids`), so they never collide.
 
 `digest` is the proof: the row count and a SHA-256 over the rows, each value in a canonical form
 (JSON; bytes as hex), computed the same way on both engines.
@@ -150,11 +150,8 @@ def copy_table(
             progress(shape.name, min(done + report.copied, report.source_rows), report.source_rows)
     if shape.later:
         _fill_later(src, dst, shape, batch)
-    if shape.by_id and dst.dialect == "postgresql":
-        dst.scalar(
-            f"SELECT setval(pg_get_serial_sequence('\"{shape.name}\"', 'id'),"
-            f' (SELECT coalesce(max(id), 0) + 1 FROM "{shape.name}"), false)'
-        )
+    if shape.by_id:
+        dst.advance_ids(shape.name)  # new rows are numbered past the copied ids
     return report
 
 
