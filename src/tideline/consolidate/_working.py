@@ -32,7 +32,7 @@ import dataclasses
 import datetime as dt
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Unpack
+from typing import Any, TypedDict, Unpack
 
 from tideline.clock import from_text, to_text
 from tideline.memory import Turn
@@ -69,6 +69,14 @@ FINAL = ("rejected", "closed")
 UNREAD = dt.datetime(1, 1, 1, tzinfo=dt.UTC)  # a placeholder until step 1 reads the profile
 FactRef = int | Ref
 ObservationRef = int | Ref
+
+
+class _FactEvidence(TypedDict, total=False):
+    """What `add_fact` takes beside its draft (`new_fact` passes it on)."""
+
+    turn_ids: tuple[int, ...]
+    observation: ObservationRef | None
+    supersedes: FactRef | None
 
 
 @dataclass
@@ -317,61 +325,36 @@ class Working(Changeset):
         said = how + (f" (turn {min(turn_ids)})" if turn_ids else "")
         self.heard.setdefault(fact_id, []).append((at, said))
 
-    def new_fact(
-        self,
-        draft: FactDraft,
-        *,
-        turn_ids: tuple[int, ...] = (),
-        observation: ObservationRef | None = None,
-        supersedes: FactRef | None = None,
-    ) -> int:
+    def new_fact(self, draft: FactDraft, **given: Unpack[_FactEvidence]) -> int:
         """`add_fact`, returning the projected id the later steps use."""
-        ref = self.add_fact(
-            draft, turn_ids=turn_ids, observation=observation, supersedes=supersedes
-        )
-        return -ref.n
+        return -self.add_fact(draft, **given).n
 
-    def support(
+    def _link(
         self,
         fact: FactRef,
-        *,
-        turn_ids: tuple[int, ...] = (),
-        observation: ObservationRef | None = None,
-        seen_at: str | None = None,
+        polarity: str,
+        turn_ids: tuple[int, ...],
+        observation: ObservationRef | None,
+        seen_at: str | None,
     ) -> None:
+        """`support` and `against` on the projection: evidence said when its turns (else its
+        observation) were; support is one more mention, so the fact lives longer."""
         f = self._projected(fact)
         check_live(f, "gain evidence")
         self._wake(f)
         heard = self._heard(observation)
         seen = seen_at or last_said(turn_ids, self.times, heard) or self.present
-        super().support(self.key(f.id), turn_ids=turn_ids, observation=observation, seen_at=seen)
-        f.mention_count += 1
-        f.evidence_count += len(set(turn_ids)) or 1
-        f.last_seen_at = max(f.last_seen_at, seen)  # an older session heard late never shortens
-        f.expires_at = expires_at(f.last_seen_at, f.decay_days)
-        self.heard_in.setdefault(f.id, []).extend(turn_ids)
-        self._back(f, "support", turn_ids, observation)
-        self._mature(f)
+        super()._link(self.key(f.id), polarity, turn_ids, observation, seen)
+        self._back(f, polarity, turn_ids, observation)
+        if polarity == "support":
+            f.mention_count += 1
+            f.evidence_count += len(set(turn_ids)) or 1
+            f.last_seen_at = max(f.last_seen_at, seen)  # an older session heard late never shortens
+            f.expires_at = expires_at(f.last_seen_at, f.decay_days)
+            self.heard_in.setdefault(f.id, []).extend(turn_ids)
+            self._mature(f)
         self.touched.add(f.id)
-        self._hear(f.id, "heard again", turn_ids)
-
-    def against(
-        self,
-        fact: FactRef,
-        *,
-        turn_ids: tuple[int, ...] = (),
-        observation: ObservationRef | None = None,
-        seen_at: str | None = None,
-    ) -> None:
-        f = self._projected(fact)
-        check_live(f, "gain evidence")
-        self._wake(f)
-        heard = self._heard(observation)
-        seen = seen_at or last_said(turn_ids, self.times, heard) or self.present
-        super().against(self.key(f.id), turn_ids=turn_ids, observation=observation, seen_at=seen)
-        self._back(f, "against", turn_ids, observation)
-        self.touched.add(f.id)
-        self._hear(f.id, "doubted", turn_ids)
+        self._hear(f.id, "heard again" if polarity == "support" else "doubted", turn_ids)
 
     def transition(
         self,
