@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Literal, cast
+from typing import cast
 
 from tideline.search._analyse import Analyser, analyse
 from tideline.search._index_base import IndexBase
@@ -160,45 +160,39 @@ class SqliteTextIndex(SqliteVectors):
                 self._note_changes([i for (i,) in ids])
 
     # -- reads ---------------------------------------------------------------------------------
-    def _lexical(
-        self,
-        parsed: ParsedQuery,
-        k: int,
-        where: str | None,
-        params: Sequence[object],
-        trigram: Literal["top_up", "fallback"],
+    def _matches(
+        self, parsed: ParsedQuery, k: int, where: str | None, params: Sequence[object]
     ) -> list[Hit]:
-        """BM25 over `unicode61` (from the lexical file when there is one), then substrings
-        from the trigram table."""
-        extra = f" AND {post_filter(where)}" if where else ""
-        hits: list[Hit] = []
-        filed = self._from_lexical_file(parsed, k, where, params) if parsed.match else None
+        """BM25 over `unicode61`, from the lexical file when there is one."""
+        if not parsed.match:
+            return []
+        filed = self._from_lexical_file(parsed, k, where, params)
         if filed is not None:
-            hits = filed
-        elif parsed.match:
-            rows: list[Row] = self.db.execute(
-                f"SELECT rowid, bm25({self.name}_fts) FROM {self.name}_fts "
-                f"WHERE {self.name}_fts MATCH ?{extra} ORDER BY 2 LIMIT ?",
-                (parsed.match, *params, k),
-            ).fetchall()
-            hits = [
-                Hit(r[0], lex_rank=n, lex_score=-r[1], lex_source="bm25")
-                for n, r in enumerate(rows, 1)
-            ]
-        wanted = not hits if trigram == "fallback" else len(hits) < k
-        if wanted and parsed.trigram:
-            seen = {h.id for h in hits}
-            rows = self.db.execute(
-                f"SELECT rowid, bm25({self.name}_tri) FROM {self.name}_tri "
-                f"WHERE {self.name}_tri MATCH ?{extra} ORDER BY 2 LIMIT ?",
-                (parsed.trigram, *params, k),
-            ).fetchall()
-            for r in rows:
-                if r[0] not in seen and len(hits) < k:
-                    hits.append(
-                        Hit(r[0], lex_rank=len(hits) + 1, lex_score=-r[1], lex_source="trigram")
-                    )
-        return hits
+            return filed
+        rows = self._bm25(f"{self.name}_fts", parsed.match, k, where, params)
+        return [
+            Hit(r[0], lex_rank=n, lex_score=-r[1], lex_source="bm25") for n, r in enumerate(rows, 1)
+        ]
+
+    def _substrings(
+        self, parsed: ParsedQuery, k: int, where: str | None, params: Sequence[object]
+    ) -> list[tuple[int, float]]:
+        """From the trigram table, by its BM25."""
+        if not parsed.trigram:
+            return []
+        rows = self._bm25(f"{self.name}_tri", parsed.trigram, k, where, params)
+        return [(r[0], -r[1]) for r in rows]
+
+    def _bm25(
+        self, table: str, match: str, k: int, where: str | None, params: Sequence[object]
+    ) -> list[Row]:
+        """The `k` best rows of an FTS5 table that match, by BM25 (lower is better)."""
+        extra = f" AND {post_filter(where)}" if where else ""
+        rows: list[Row] = self.db.execute(
+            f"SELECT rowid, bm25({table}) FROM {table} WHERE {table} MATCH ?{extra} ORDER BY 2 LIMIT ?",
+            (match, *params, k),
+        ).fetchall()
+        return rows
 
     def _stored_matches(self, parsed: ParsedQuery, ids: Sequence[int]) -> set[int]:
         """`keyword_matches` on the trigram table (which must scan every posting of every

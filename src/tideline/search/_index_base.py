@@ -282,18 +282,29 @@ class IndexBase(ABC):
         parsed = self._parsed(query)
         if parsed is None:
             return []
-        return self._lexical(parsed, k, where, params, trigram)
+        hits = self._matches(parsed, k, where, params)
+        if not hits if trigram == "fallback" else len(hits) < k:
+            seen = {h.id for h in hits}
+            for rowid, score in self._substrings(parsed, k, where, params):
+                if rowid not in seen and len(hits) < k:
+                    hits.append(
+                        Hit(rowid, lex_rank=len(hits) + 1, lex_score=score, lex_source="trigram")
+                    )
+        return hits
 
     @abstractmethod
-    def _lexical(
-        self,
-        parsed: ParsedQuery,
-        k: int,
-        where: str | None,
-        params: Sequence[object],
-        trigram: Literal["top_up", "fallback"],
+    def _matches(
+        self, parsed: ParsedQuery, k: int, where: str | None, params: Sequence[object]
     ) -> list[Hit]:
-        """`lexical` for a query cut by this index's analyser (`_parsed`)."""
+        """The engine's `k` best term matches of a query cut by this index's analyser
+        (`_parsed`), ranked."""
+
+    @abstractmethod
+    def _substrings(
+        self, parsed: ParsedQuery, k: int, where: str | None, params: Sequence[object]
+    ) -> list[tuple[int, float]]:
+        """Up to `k` records that hold the query's typed terms verbatim, best first, each with
+        its score (what `lexical` tops its list up with)."""
 
     @abstractmethod
     def vector(

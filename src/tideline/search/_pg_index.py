@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import Literal, cast
+from typing import cast
 
 from tideline.search._analyse import DEFAULT_ANALYSER, Analyser, analyse
 from tideline.search._index_base import IndexBase, KeyLookup
@@ -173,53 +173,44 @@ class PgTextIndex(PgVectors):
         self._text_writes, self._fresh_until = self._text_writes + 1, 0.0
 
     # -- reads ---------------------------------------------------------------------------------
-    def _lexical(
-        self,
-        parsed: ParsedQuery,
-        k: int,
-        where: str | None,
-        params: Sequence[object],
-        trigram: Literal["top_up", "fallback"],
+    def _matches(
+        self, parsed: ParsedQuery, k: int, where: str | None, params: Sequence[object]
     ) -> list[Hit]:
-        """The tsvector list, then substring matches, as on SQLite."""
+        """The tsvector list (`_ranked`)."""
         extra = f" AND {where}" if where else ""
-        hits = [
+        return [
             Hit(i, lex_rank=n, lex_score=r, lex_source="bm25")
             for n, (i, r) in enumerate(self._ranked(parsed, k, extra, params), 1)
         ]
-        wanted = not hits if trigram == "fallback" else len(hits) < k
+
+    def _substrings(
+        self, parsed: ParsedQuery, k: int, where: str | None, params: Sequence[object]
+    ) -> list[tuple[int, float]]:
+        """By how many of the typed terms each record holds, as on SQLite: through the trigram
+        GIN index when pg_trgm is there, else a scan."""
         terms = [plain(t) for t in parsed.verbatim]
-        if wanted and terms:
-            skip = [
-                plain(b.replace('""', '"'))
-                for b, _ in FTS_STRING.findall(parsed.exclude or "")
-                if len(b) >= 3
-            ]
-            found = " + ".join("(strpos(body, ?) > 0)::int" for _ in terms)
-            noneof = "".join(" AND strpos(body, ?) = 0" for _ in skip)
-            if self._trigrams():  # `LIKE '%…%'` is what a trigram GIN index serves
-                anyof = " OR ".join("body LIKE ? ESCAPE '\\'" for _ in terms)
-                wanted_terms: list[str] = [f"%{like_literal(t)}%" for t in terms]
-            else:  # no pg_trgm: a scan of the namespace's texts
-                anyof = " OR ".join("strpos(body, ?) > 0" for _ in terms)
-                wanted_terms = terms
-            seen = {h.id for h in hits}
-            rows = self.db.execute(
-                f"SELECT rowid, {found} AS n FROM {self.name}_text"
-                f" WHERE ({anyof}){noneof}{extra} ORDER BY n DESC, rowid LIMIT ?",
-                (*terms, *wanted_terms, *skip, *params, k),
-            ).fetchall()
-            for r in rows:
-                if r[0] not in seen and len(hits) < k:
-                    hits.append(
-                        Hit(
-                            r[0],
-                            lex_rank=len(hits) + 1,
-                            lex_score=float(r[1]),
-                            lex_source="trigram",
-                        )
-                    )
-        return hits
+        if not terms:
+            return []
+        extra = f" AND {where}" if where else ""
+        skip = [
+            plain(b.replace('""', '"'))
+            for b, _ in FTS_STRING.findall(parsed.exclude or "")
+            if len(b) >= 3
+        ]
+        found = " + ".join("(strpos(body, ?) > 0)::int" for _ in terms)
+        noneof = "".join(" AND strpos(body, ?) = 0" for _ in skip)
+        if self._trigrams():  # `LIKE '%…%'` is what a trigram GIN index serves
+            anyof = " OR ".join("body LIKE ? ESCAPE '\\'" for _ in terms)
+            wanted_terms: list[str] = [f"%{like_literal(t)}%" for t in terms]
+        else:  # no pg_trgm: a scan of the namespace's texts
+            anyof = " OR ".join("strpos(body, ?) > 0" for _ in terms)
+            wanted_terms = terms
+        rows = self.db.execute(
+            f"SELECT rowid, {found} AS n FROM {self.name}_text"
+            f" WHERE ({anyof}){noneof}{extra} ORDER BY n DESC, rowid LIMIT ?",
+            (*terms, *wanted_terms, *skip, *params, k),
+        ).fetchall()
+        return [(r[0], float(r[1])) for r in rows]
 
     def _ranked(
         self, parsed: ParsedQuery, k: int, extra: str, params: Sequence[object]
