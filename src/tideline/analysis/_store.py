@@ -137,6 +137,16 @@ class ScriptTables:
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         return [tuple(r) for r in self.db.execute(sql, params)]
 
+    def _replace(self, *tables: tuple[str, Sequence[Row]]) -> None:
+        """Each `table(columns)` emptied and filled with its rows, in one transaction: emptied in
+        the order given (a table before the ones it refers to), filled in the reverse."""
+        with self.db.transaction():
+            for into, _ in tables:
+                self.db.execute(f"DELETE FROM {into[: into.index('(')]}")
+            for into, rows in reversed(tables):
+                marks = ", ".join("?" * (into.count(",") + 1))
+                self.db.executemany(f"INSERT INTO {into} VALUES ({marks})", rows)
+
     # -- topics ------------------------------------------------------------------------------
     def topics(self) -> list[Row]:
         """(id, keyword, label, size, keywords JSON) by id."""
@@ -152,17 +162,13 @@ class ScriptTables:
 
     def replace_topics(self, topics: Sequence[Row], members: Sequence[Row], stamp: str) -> None:
         """Replace every topic (rows as `topics()` gives them) and member in one transaction."""
-        with self.db.transaction():
-            self.db.execute("DELETE FROM topic_members")
-            self.db.execute("DELETE FROM topic_clusters")
-            self.db.executemany(
-                "INSERT INTO topic_clusters(id, keyword, label, size, keywords, built_at)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
+        self._replace(
+            ("topic_members(topic_id, narrative_id)", members),
+            (
+                "topic_clusters(id, keyword, label, size, keywords, built_at)",
                 [(*r, stamp) for r in topics],
-            )
-            self.db.executemany(
-                "INSERT INTO topic_members(topic_id, narrative_id) VALUES (?, ?)", members
-            )
+            ),
+        )
 
     def topic_map(self, limit: int) -> tuple[list[dict[str, Any]], int]:
         """The `limit` largest topics (id, label, size, keywords list, built_at) and how many
@@ -215,22 +221,14 @@ class ScriptTables:
         stamp: str,
     ) -> None:
         """Replace the clusters (rows as `clusters()` gives them), their members and adjacency."""
-        with self.db.transaction():
-            for table in ("emb_cluster_adjacency", "emb_cluster_members", "emb_clusters"):
-                self.db.execute(f"DELETE FROM {table}")
-            self.db.executemany(
-                "INSERT INTO emb_clusters(id, size, soft_size, centroid, model_id, label, built_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+        self._replace(
+            ("emb_cluster_adjacency(a, b, shared)", adjacency),
+            ("emb_cluster_members(narrative_id, cluster_id, rank, similarity)", members),
+            (
+                "emb_clusters(id, size, soft_size, centroid, model_id, label, built_at)",
                 [(*r, stamp) for r in clusters],
-            )
-            self.db.executemany(
-                "INSERT INTO emb_cluster_members(narrative_id, cluster_id, rank, similarity)"
-                " VALUES (?, ?, ?, ?)",
-                members,
-            )
-            self.db.executemany(
-                "INSERT INTO emb_cluster_adjacency(a, b, shared) VALUES (?, ?, ?)", adjacency
-            )
+            ),
+        )
 
     def centroids(self) -> tuple[list[int], np.ndarray]:
         """Cluster ids and their unit centroids (one row each); empty before the first build."""
@@ -323,16 +321,10 @@ class ScriptTables:
 
     def replace_entity_graph(self, roles: Sequence[Row], pairs: Sequence[Row]) -> None:
         """Replace the graph (rows as `entity_rows()` gives them) in one transaction."""
-        with self.db.transaction():
-            self.db.execute("DELETE FROM entity_roles")
-            self.db.execute("DELETE FROM entity_pairs")
-            self.db.executemany(
-                "INSERT INTO entity_roles(entity, role, memories, stable) VALUES (?, ?, ?, ?)",
-                roles,
-            )
-            self.db.executemany(
-                "INSERT INTO entity_pairs(a, b, memories, role_pairs) VALUES (?, ?, ?, ?)", pairs
-            )
+        self._replace(
+            ("entity_pairs(a, b, memories, role_pairs)", pairs),
+            ("entity_roles(entity, role, memories, stable)", roles),
+        )
 
     # -- runs --------------------------------------------------------------------------------
     def record_run(
