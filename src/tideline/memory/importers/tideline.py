@@ -55,16 +55,19 @@ class TidelineImporter:
                 continue
             if isinstance(kind, str):
                 held[kind] += 1
+            problem = None
             if kind == "session":
-                self._session(number, record, sessions, batch)
+                problem = _session(record, sessions)
             elif kind == "turn":
-                self._turn(number, record, sessions, batch)
+                problem = _turn(number, record, sessions)
             elif kind == "narrative":
                 batch.narratives.append({**record, "_line": number})
             elif isinstance(kind, str):
                 batch.profile.append({**record, "_line": number})
             else:
-                batch.problems.append(ImportProblem(number, "not a record with a 'type'"))
+                problem = "not a record with a 'type'"
+            if problem is not None:
+                batch.problems.append(ImportProblem(number, problem))
         batch.sessions = list(sessions.values())
         if listed is not None and dict(held) != listed:
             missing = ", ".join(
@@ -81,57 +84,44 @@ class TidelineImporter:
             )
         return batch
 
-    def _session(
-        self,
-        number: int,
-        record: dict[str, Any],
-        sessions: dict[str, ImportedSession],
-        batch: ImportBatch,
-    ) -> None:
-        key = record.get("key")
-        if not isinstance(key, str) or not key:
-            batch.problems.append(ImportProblem(number, "session without a 'key'"))
-            return
-        forgotten = record.get("forgotten_at")
-        try:
-            created_at = parse_time(record.get("created_at"), "created_at")
-        except InvalidInput as exc:
-            batch.problems.append(ImportProblem(number, f"session {key[:80]!r}: {exc}"))
-            return
-        sessions[key] = ImportedSession(
-            key,
-            [],
-            record.get("title") if isinstance(record.get("title"), str) else None,
-            source=str(record.get("source") or "tideline"),
-            created_at=created_at,
+
+def _session(record: dict[str, Any], sessions: dict[str, ImportedSession]) -> str | None:
+    """A session record into `sessions` by its key, or what is wrong with it."""
+    key = record.get("key")
+    if not isinstance(key, str) or not key:
+        return "session without a 'key'"
+    forgotten = record.get("forgotten_at")
+    try:
+        created_at = parse_time(record.get("created_at"), "created_at")
+    except InvalidInput as exc:
+        return f"session {key[:80]!r}: {exc}"
+    sessions[key] = ImportedSession(
+        key,
+        [],
+        record.get("title") if isinstance(record.get("title"), str) else None,
+        source=str(record.get("source") or "tideline"),
+        created_at=created_at,
+        forgotten=(str(forgotten), record.get("forgotten_why")) if forgotten else None,
+    )
+    return None
+
+
+def _turn(number: int, record: dict[str, Any], sessions: dict[str, ImportedSession]) -> str | None:
+    """A turn record (line `number`) onto its session, listed before it, or what is wrong."""
+    session = sessions.get(record.get("session"))  # type: ignore[arg-type]
+    if session is None:
+        return f"turn of session {record.get('session')!r}, not listed before it"
+    forgotten = record.get("forgotten_at")
+    session.turns.append(
+        NewTurn(
+            role=record.get("role"),  # type: ignore[arg-type]
+            text=record.get("text"),  # type: ignore[arg-type]
+            speaker=record.get("speaker"),
+            timestamp=record.get("ts"),
+            external_id=record.get("external_id"),
+            digest=record.get("hash"),
             forgotten=(str(forgotten), record.get("forgotten_why")) if forgotten else None,
         )
-
-    def _turn(
-        self,
-        number: int,
-        record: dict[str, Any],
-        sessions: dict[str, ImportedSession],
-        batch: ImportBatch,
-    ) -> None:
-        session = sessions.get(record.get("session"))  # type: ignore[arg-type]
-        if session is None:
-            batch.problems.append(
-                ImportProblem(
-                    number, f"turn of session {record.get('session')!r}, not listed before it"
-                )
-            )
-            return
-        forgotten = record.get("forgotten_at")
-        session.turns.append(
-            NewTurn(
-                role=record.get("role"),  # type: ignore[arg-type]
-                text=record.get("text"),  # type: ignore[arg-type]
-                speaker=record.get("speaker"),
-                timestamp=record.get("ts"),
-                external_id=record.get("external_id"),
-                digest=record.get("hash"),
-                forgotten=(str(forgotten), record.get("forgotten_why")) if forgotten else None,
-            )
-        )
-        session.origins.append(number)
+    )
+    session.origins.append(number)
+    return None
