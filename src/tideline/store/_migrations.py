@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -112,13 +112,10 @@ def open_database(
         check_every=check_every,
     )
     if migrations:
-        try:
+        with _closed_on_failure(db):
             _require_ours(db, migrations[0])
             for m in migrations:
                 m.apply(db)
-        except BaseException:
-            db.close()
-            raise
     return db
 
 
@@ -132,14 +129,21 @@ def open_postgres(
     except ImportError as exc:
         raise missing_extra(exc) from exc
     db = PgDatabase(url, namespace, pool_size=pool_size)
+    with _closed_on_failure(db), db.migrating():
+        for m in migrations:
+            m.apply(db)
+    return db
+
+
+@contextlib.contextmanager
+def _closed_on_failure(db: Storage) -> Iterator[None]:
+    """A database whose opening failed half way (a migration, a refusal) is closed again, so
+    no connection outlives the error."""
     try:
-        with db.migrating():
-            for m in migrations:
-                m.apply(db)
+        yield
     except BaseException:
         db.close()
         raise
-    return db
 
 
 def _create(path: Path, migrations: Sequence[Migrations], busy_timeout_ms: int) -> None:
