@@ -13,9 +13,7 @@ are cached per Han span, per word and per text, because memories repeat themselv
 
 from __future__ import annotations
 
-import logging
 import re
-import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -23,7 +21,7 @@ from typing import Any
 
 import snowballstemmer
 
-from tideline.search import STOP_WORDS
+from tideline.search import STOP_WORDS, load_jieba
 
 __all__ = [
     "DEFAULT_CJK_POS_PREFIXES",
@@ -38,23 +36,13 @@ _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _TOKEN_RE = re.compile(rf"(?P<han>[{_HAN}]+)|(?P<word>[^\W_{_HAN}]+(?:['’][^\W_{_HAN}]+)*)")
 _LETTER_RE = re.compile(r"[^\W\d_]")
 
-_jieba_lock = threading.Lock()
-_posseg: Any = None
-
 
 def _jieba_posseg() -> Any:
-    """Import and initialise jieba once, without its log chatter on stderr."""
-    global _posseg
-    if _posseg is None:
-        with _jieba_lock:
-            if _posseg is None:
-                import jieba
-                import jieba.posseg
+    """jieba's POS tagger, on jieba loaded once and quietly (`search.load_jieba`)."""
+    load_jieba()
+    import jieba.posseg
 
-                jieba.setLogLevel(logging.WARNING)
-                jieba.initialize()
-                _posseg = jieba.posseg
-    return _posseg
+    return jieba.posseg
 
 
 @dataclass(frozen=True, slots=True)

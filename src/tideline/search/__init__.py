@@ -9,6 +9,7 @@ from tideline.search._analyse import (
     STOP_WORDS,
     Analyser,
     analyse,
+    load_jieba,
 )
 from tideline.search._fallback import QueryVector, pending_vector, query_vector, resolved
 from tideline.search._file_health import damaged_search_files
@@ -112,6 +113,7 @@ __all__ = [
     "interleave",
     "lift",
     "literal_dashes",
+    "load_jieba",
     "open_index",
     "parse_query",
     "parsed_for",

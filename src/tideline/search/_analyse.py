@@ -101,8 +101,9 @@ _jieba_lock = threading.Lock()
 _jieba: Any = None
 
 
-def _cut(span: str) -> list[str]:
-    """jieba's search-mode cut, loaded once and quietly (its dictionary takes ~2 s)."""
+def load_jieba() -> Any:
+    """jieba, imported and initialised once and quietly (its dictionary takes ~2 s, and it logs
+    on stderr): the one loader, for the analyser's cut and the keyword tagger (`analysis`)."""
     global _jieba
     if _jieba is None:
         with _jieba_lock:
@@ -112,7 +113,12 @@ def _cut(span: str) -> list[str]:
                 jieba.setLogLevel(logging.WARNING)
                 jieba.initialize()
                 _jieba = jieba
-    return [w for w in _jieba.cut_for_search(span) if w.strip()]
+    return _jieba
+
+
+def _cut(span: str) -> list[str]:
+    """jieba's search-mode cut."""
+    return [w for w in load_jieba().cut_for_search(span) if w.strip()]
 
 
 _STEMMERS = {
