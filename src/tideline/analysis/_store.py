@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from tideline.clock import Clock, now_text
-from tideline.store import Migrations, RunLog, Storage
+from tideline.store import Migrations, RunLog, Storage, time_range
 
 __all__ = ["ANALYSIS_MIGRATIONS", "Row", "ScriptTables"]
 
@@ -293,13 +293,7 @@ class ScriptTables:
         """Hits logged between `since` and `until` (inclusive, both optional): their number, and
         per current nearest cluster (cluster id, hits, distinct narratives, mean similarity,
         last hit)."""
-        conds, params = [], []
-        if since:
-            conds.append("a.at >= ?")
-            params.append(since)
-        if until:
-            conds.append("a.at <= ?")
-            params.append(until)
+        conds, params = time_range("a.at", since, until)
         where = f"WHERE {' AND '.join(conds)}" if conds else ""
         total = int(self.db.scalar(f"SELECT count(*) FROM attention_log a {where}", params) or 0)
         rows = self._rows(

@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from tideline.embed._protocol import Embedder
-from tideline.store import Database, Migrations, Storage, open_database
+from tideline.store import Database, Migrations, Storage, in_lists, open_database
 
 log = logging.getLogger(__name__)
 
@@ -92,9 +92,7 @@ class CachedEmbedder:
             if kind == "q" and self._unwritten:
                 found = {h: self._unwritten[h] for h in hashes if h in self._unwritten}
                 hashes = [h for h in hashes if h not in found]
-            for start in range(0, len(hashes), 500):
-                part = hashes[start : start + 500]
-                marks = ",".join("?" * len(part))
+            for marks, part in in_lists(hashes):
                 rows = self.db.execute(
                     f"SELECT hash, vector FROM embeddings WHERE model_id = ? AND kind = ? AND hash IN ({marks})",
                     (self.model_id, kind, *part),
@@ -149,9 +147,7 @@ class CachedEmbedder:
         hashes = list({text_hash(t) for t in texts})
         dropped = 0
         with self._lock, self.db.transaction():
-            for start in range(0, len(hashes), 500):
-                part = hashes[start : start + 500]
-                marks = ",".join("?" * len(part))
+            for marks, part in in_lists(hashes):
                 self.db.execute(
                     f"DELETE FROM embeddings WHERE kind = 'd' AND hash IN ({marks})", part
                 )

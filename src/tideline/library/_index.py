@@ -64,7 +64,7 @@ from tideline.library._layout import (
     stat_notes,
 )
 from tideline.search import Scope, TextIndex, text_key
-from tideline.store import Database, Migrations, open_database
+from tideline.store import Database, Migrations, id_lists, open_database
 
 log = logging.getLogger(__name__)
 
@@ -652,9 +652,7 @@ class CollectionIndex:
         a deleted id loses the stray vector (its text rows are gone already), an id reused for
         other text stays pending so its own vector replaces this one."""
         now: dict[int, str] = {}
-        for start in range(0, len(ids), 500):
-            part = list(ids[start : start + 500])
-            marks = ",".join("?" * len(part))
+        for marks, part in id_lists(ids):
             now.update(self.db.execute(f"SELECT id, hash FROM chunks WHERE id IN ({marks})", part))
         gone = [i for i in ids if i not in now]
         if gone:

@@ -33,7 +33,7 @@ from typing import Any, cast
 from tideline.clock import Clock, from_text, now_text, parse_time
 from tideline.errors import InvalidInput, NotFound
 from tideline.memory._entities import parse_entities_role
-from tideline.memory._owner import batches, pending_ids, scope, time_range
+from tideline.memory._owner import pending_ids, scope
 from tideline.memory._types import FORGOTTEN, Narrative
 from tideline.memory._weights import (
     DEFAULT_CEILING,
@@ -46,7 +46,7 @@ from tideline.memory._weights import (
     recurrence_from_count,
 )
 from tideline.search import DEFAULT_ANALYSER, Analyser, Scope, create_index, open_index, valid_text
-from tideline.store import Storage, storable_ids
+from tideline.store import Storage, id_lists, storable_ids, time_range
 
 NARRATIVE_INDEX = "narrative_text"
 KINDS = ("narrative", "dream", "reflection")
@@ -380,8 +380,7 @@ class Narratives:
         reading the source links."""
         ids = storable_ids(ids)
         by_id: dict[int, Narrative] = {}
-        for part in batches(ids):
-            marks = ",".join("?" * len(part))
+        for marks, part in id_lists(ids):
             rows = self.db.rows(f"SELECT {_COLUMNS} FROM narratives WHERE id IN ({marks})", part)
             found = self._links(f"narrative_id IN ({marks})", part) if links else {}
             by_id.update((r["id"], _narrative(r, found.get(r["id"], []))) for r in rows)
@@ -428,8 +427,7 @@ class Narratives:
     def existing(self, ids: Sequence[int]) -> set[int]:
         """Which of these ids are narratives."""
         found: set[int] = set()
-        for part in batches(ids):
-            marks = ",".join("?" * len(part))
+        for marks, part in id_lists(ids):
             found.update(
                 r[0]
                 for r in self.db.execute(f"SELECT id FROM narratives WHERE id IN ({marks})", part)
@@ -510,8 +508,7 @@ class Narratives:
         """The heaviest narrative linking to one of these turns (newest first among equals):
         (its id, its weight, the turns among `turn_ids` it links to); None when none links."""
         best: tuple[float, str, int] | None = None
-        for part in batches(turn_ids):
-            marks = ",".join("?" * len(part))
+        for marks, part in id_lists(turn_ids):
             row = self.db.one(
                 "SELECT n.id AS id, n.weight AS weight, n.created_at AS created_at"
                 " FROM narrative_links l JOIN narratives n ON n.id = l.narrative_id"
@@ -538,8 +535,7 @@ class Narratives:
     def linked_turn_ids(self, turn_ids: Sequence[int]) -> set[int]:
         """Which of these turns some narrative links to."""
         found: set[int] = set()
-        for part in batches(turn_ids):
-            marks = ",".join("?" * len(part))
+        for marks, part in id_lists(turn_ids):
             found.update(
                 r[0]
                 for r in self.db.execute(
@@ -627,8 +623,7 @@ class Narratives:
     def text_rows(self, ids: Sequence[int]) -> list[tuple[int, str]]:
         """(id, text) of these narratives, as search and the embedder see them."""
         out: list[tuple[int, str]] = []
-        for part in batches(ids):
-            marks = ",".join("?" * len(part))
+        for marks, part in id_lists(ids):
             rows = self.db.rows(
                 "SELECT id, gesture, context, cognition_direction, tags FROM narratives"
                 f" WHERE id IN ({marks}) ORDER BY id",
@@ -656,8 +651,7 @@ class Narratives:
         stamp = now_text(self.clock)
         done = 0
         with self.db.transaction():
-            for part in batches(ids):
-                marks = ",".join("?" * len(part))
+            for marks, part in id_lists(ids):
                 live = [
                     int(r[0])
                     for r in self.db.execute(

@@ -1,28 +1,12 @@
-"""What the two table owners of memory (`RawContext`, `Narratives`) share: id batches for `IN`
-lists, time windows, the `Scope` that narrows a search to their rows, and pending vectors."""
+"""What the two table owners of memory (`RawContext`, `Narratives`) share: the `Scope` that
+narrows a search to their rows, and pending vectors (their `IN` lists and time windows are the
+store's: `id_lists`, `time_range`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 from tideline.search import IndexBase, Scope
-
-
-def batches(ids: Sequence[int], size: int = 500) -> Iterator[list[int]]:
-    """`ids` in slices small enough for one `IN (…)` list."""
-    for start in range(0, len(ids), size):
-        yield [int(i) for i in ids[start : start + size]]
-
-
-def time_range(column: str, since: str | None, until: str | None) -> tuple[list[str], list[object]]:
-    """SQL conditions (and their parameters) for an inclusive time window on `column`."""
-    conds: list[str] = []
-    params: list[object] = []
-    for op, value in ((">=", since), ("<=", until)):
-        if value:
-            conds.append(f"{column} {op} ?")
-            params.append(value)
-    return conds, params
 
 
 def scope(index: IndexBase, table: str, conds: list[str], params: list[object]) -> Scope:

@@ -30,10 +30,10 @@ from typing import Any
 
 from tideline.clock import Clock, now_text, parse_time
 from tideline.errors import InvalidInput, NotFound
-from tideline.memory._owner import batches, pending_ids, scope, time_range
+from tideline.memory._owner import pending_ids, scope
 from tideline.memory._types import FORGOTTEN, TraceTurn, Turn
 from tideline.search import DEFAULT_ANALYSER, Analyser, Scope, create_index, open_index, valid_text
-from tideline.store import Storage, storable_ids
+from tideline.store import Storage, id_lists, in_lists, storable_ids, time_range
 
 TURN_INDEX = "turn_text"
 #: Neighbouring turns on each side that join a turn's lexical key (see `lexical_keys`).
@@ -309,7 +309,7 @@ class RawContext:
                 )
             )
             digests = [_turn_hash(key, t, ts) for t, ts in zip(checked, stamps, strict=True)]
-            known = self._ids_by_hash(digests)
+            known = self.ids_by_hash(digests)
             rows: list[tuple[object, ...]] = []
             for t, ts, digest in zip(checked, stamps, digests, strict=True):
                 if digest in known:
@@ -351,16 +351,6 @@ class RawContext:
                 self.index.upsert_many([(i, texts[i]) for i in changed if i in texts], keys)
         return results, new, sid
 
-    def _ids_by_hash(self, digests: Sequence[str]) -> dict[str, int]:
-        """The stored turns among these hashes, hash → id (one query per batch, not per turn)."""
-        found: dict[str, int] = {}
-        for part in batches(range(len(digests))):
-            wanted = [digests[i] for i in part]
-            marks = ",".join("?" * len(wanted))
-            rows = self.db.execute(f"SELECT hash, id FROM turns WHERE hash IN ({marks})", wanted)
-            found.update((str(h), int(i)) for h, i in rows)
-        return found
-
     def _insert_turns(self, rows: Sequence[tuple[object, ...]]) -> dict[int, int]:
         """Insert turn rows, several to a statement (a round trip per turn made a PostgreSQL
         load a quarter of SQLite's rate); seq → the new id (`seq` is unique in a session)."""
@@ -391,8 +381,7 @@ class RawContext:
     def texts(self, ids: Sequence[int]) -> dict[int, str]:
         """What search and the embedder see of these turns, by id (a forgotten turn: nothing)."""
         out: dict[int, str] = {}
-        for part in batches(ids):
-            marks = ",".join("?" * len(part))
+        for marks, part in id_lists(ids):
             rows = self.db.execute(
                 f"SELECT t.id, t.speaker, t.text FROM turns t WHERE t.id IN ({marks}) AND {_LIVE}",
                 part,
@@ -420,8 +409,7 @@ class RawContext:
             return texts
         out: dict[int, str] = {}
         w = self.context
-        for part in batches(ids):
-            marks = ",".join("?" * len(part))
+        for marks, part in id_lists(ids):
             rows = self.db.execute(
                 "SELECT t.id, t.ts, n.speaker, n.text, n.seq - t.seq FROM turns t"
                 " JOIN turns n ON n.session_id = t.session_id AND n.seq BETWEEN t.seq - ? AND t.seq + ?"
@@ -455,8 +443,7 @@ class RawContext:
         the reply, when the next turn is someone else's asking about it ("?" in its text) and
         the one after is its own speaker's (the reply lever). One statement for both."""
         out: dict[int, Exchange] = {}
-        for part in batches(ids):
-            marks = ",".join("?" * len(part))
+        for marks, part in id_lists(ids):
             rows = self.db.execute(
                 "SELECT s.id, s.text, s.speaker, q.id, q.text, q.speaker, a.id, a.speaker"
                 " FROM turns s"
@@ -485,8 +472,7 @@ class RawContext:
         """Each of these turns' previous and next turns in its session, those not forgotten
         (the neighbours lever reads their stored vectors)."""
         out: dict[int, list[int]] = {}
-        for part in batches(ids):
-            marks = ",".join("?" * len(part))
+        for marks, part in id_lists(ids):
             rows = self.db.execute(
                 "SELECT q.id, t.id FROM turns q JOIN turns t ON t.session_id = q.session_id"
                 f" AND t.seq IN (q.seq - 1, q.seq + 1) AND {_LIVE} WHERE q.id IN ({marks})",
@@ -503,8 +489,7 @@ class RawContext:
     def _column_of(self, ids: Sequence[int], column: str) -> dict[int, Any]:
         """One column of these turns, by id (`column` is ours, never the caller's input)."""
         out: dict[int, Any] = {}
-        for part in batches(ids):
-            marks = ",".join("?" * len(part))
+        for marks, part in id_lists(ids):
             rows = self.db.execute(f"SELECT id, {column} FROM turns WHERE id IN ({marks})", part)
             out.update((int(i), value) for i, value in rows)
         return out
@@ -674,8 +659,7 @@ class RawContext:
         when = now_text(self.clock)
         done = 0
         with self.db.transaction():
-            for part in batches(list(ids)):
-                marks = ",".join("?" * len(part))
+            for marks, part in id_lists(ids):
                 live = [
                     int(r[0])
                     for r in self.db.execute(
@@ -744,11 +728,10 @@ class RawContext:
             yield {**session, "turns": rows}
 
     def ids_by_hash(self, digests: Sequence[str]) -> dict[str, int]:
-        """Turn ids by their stored hash (a restored narrative finds its source turns)."""
+        """Turn ids by their stored hash, one query per batch (a sync skips the turns it stored
+        already; a restored narrative finds its source turns)."""
         found: dict[str, int] = {}
-        for start in range(0, len(digests), 500):
-            part = list(digests[start : start + 500])
-            marks = ",".join("?" * len(part))
+        for marks, part in in_lists(digests):
             found.update(
                 (str(h), int(i))
                 for h, i in self.db.execute(
@@ -761,8 +744,7 @@ class RawContext:
         """Each turn's session id and own timestamp, by id — what the profile needs to count
         sessions and date evidence in valid time, without reading the words."""
         found: dict[int, tuple[int, str]] = {}
-        for part in batches(storable_ids(ids)):
-            marks = ",".join("?" * len(part))
+        for marks, part in id_lists(storable_ids(ids)):
             found.update(
                 (int(i), (int(sid), str(ts)))
                 for i, sid, ts in self.db.execute(
@@ -774,8 +756,7 @@ class RawContext:
     def hashes(self, ids: Sequence[int]) -> dict[int, str]:
         """The stored hash of these turns, by id (an export names source turns by hash)."""
         found: dict[int, str] = {}
-        for part in batches(list(ids)):
-            marks = ",".join("?" * len(part))
+        for marks, part in id_lists(ids):
             found.update(
                 (int(i), str(h))
                 for i, h in self.db.execute(
@@ -789,8 +770,7 @@ def turn_times(db: Storage, ids: Sequence[int]) -> dict[int, str]:
     """When each turn was said (its own timestamp), by id: the valid time of what is learnt from
     it. A function over the database (not the service) so a migration can backfill with it."""
     found: dict[int, str] = {}
-    for part in batches(list(ids)):
-        marks = ",".join("?" * len(part))
+    for marks, part in id_lists(ids):
         found.update(
             (int(i), str(ts))
             for i, ts in db.execute(f"SELECT id, ts FROM turns WHERE id IN ({marks})", part)

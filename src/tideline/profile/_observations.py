@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from tideline.profile._drafts import ObservationDraft
 from tideline.profile._types import Observation
-from tideline.store import Storage
+from tideline.store import Storage, id_lists
 
 
 def _observation(row: dict[str, object]) -> Observation:
@@ -128,9 +128,7 @@ class ObservationStore:
     def sessions(self, ids: Sequence[int]) -> dict[int, int | None]:
         """Each observation's session (None: it was made outside one)."""
         out: dict[int, int | None] = {}
-        for start in range(0, len(ids), 500):
-            part = list(ids[start : start + 500])
-            marks = ",".join("?" * len(part))
+        for marks, part in id_lists(ids):
             for oid, sid in self.db.execute(
                 f"SELECT id, session_id FROM observations WHERE id IN ({marks})", part
             ):

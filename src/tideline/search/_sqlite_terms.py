@@ -30,7 +30,7 @@ from tideline.search._index_base import IndexBase, KeyLookup
 from tideline.search._key_freqs import KeyCounter, counted, spaced
 from tideline.search._lexical import Counts, Freqs
 from tideline.search._query import ParsedQuery
-from tideline.store import Storage
+from tideline.store import Storage, id_lists
 
 #: A row as apsw returns it (column types are the schema's, which the type checker cannot see).
 Row = tuple[Any, ...]
@@ -153,9 +153,7 @@ class SqliteTerms(IndexBase):
         out of the index: a superseded narrative stays readable by id)."""
         assert self._keys is not None
         held: set[int] = set()
-        for start in range(0, len(ids), 500):
-            part = [int(i) for i in ids[start : start + 500]]
-            marks = ",".join("?" * len(part))
+        for marks, part in id_lists(ids):
             held.update(
                 int(r[0])
                 for r in self.db.execute(
@@ -263,9 +261,7 @@ class SqliteTerms(IndexBase):
         if phrases is None:
             return None
         records: dict[int, tuple[int, str]] = {}
-        for start in range(0, len(ids), 500):
-            part = [int(i) for i in ids[start : start + 500]]
-            marks = ",".join("?" * len(part))
+        for marks, part in id_lists(ids):
             records.update(
                 (int(r[0]), (int(r[1]), str(r[2])))
                 for r in self.db.execute(

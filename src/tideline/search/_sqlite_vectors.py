@@ -32,7 +32,7 @@ from tideline.search._knn import exact_distances
 from tideline.search._sqlite_files import SqliteFiles
 from tideline.search._sqlite_terms import Row
 from tideline.search._types import Hit
-from tideline.store import Storage
+from tideline.store import Storage, id_lists
 
 log = logging.getLogger(__name__)
 
@@ -146,9 +146,7 @@ class SqliteVectors(SqliteFiles):
             ).fetchone()
             if row is not None:
                 out[int(i)] = [np.frombuffer(row[0], dtype=np.float32)]
-        for start in range(0, len(ids), 500):
-            part = [int(i) for i in ids[start : start + 500]]
-            marks = ",".join("?" * len(part))
+        for marks, part in id_lists(ids):
             for i, blob in self.db.execute(
                 f"SELECT record, embedding FROM {self.name}_vecpart WHERE record IN ({marks})"
                 " ORDER BY record, part",
@@ -169,10 +167,7 @@ class SqliteVectors(SqliteFiles):
             rows = self.db.execute(sql).fetchall()
         else:
             rows = []
-            wanted = [int(i) for i in ids]
-            for start in range(0, len(wanted), 500):
-                part = wanted[start : start + 500]
-                marks = ",".join("?" * len(part))
+            for marks, part in id_lists(ids):
                 rows += self.db.execute(f"{sql} WHERE rowid IN ({marks})", part).fetchall()
         rows.sort(key=lambda r: r[0])
         found = np.array([r[0] for r in rows], dtype=np.int64)

@@ -26,6 +26,7 @@ from tideline.store._names import (
     shown_url,
 )
 from tideline.store._runs import INTERRUPTED, RunLog
+from tideline.store._sql import id_lists, in_lists, time_range
 from tideline.store._storage import Dialect, Rows, Storage
 
 __all__ = [
@@ -48,6 +49,8 @@ __all__ = [
     "connect_error",
     "damage_note",
     "forget_damage",
+    "id_lists",
+    "in_lists",
     "is_postgres_url",
     "load_vec",
     "missing_extra",
@@ -59,6 +62,7 @@ __all__ = [
     "shown_url",
     "storable",
     "storable_ids",
+    "time_range",
     "to_postgres",
     "wal_damage",
     "wal_path",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tideline.store import Storage
+from tideline.store import Storage, id_lists
 
 
 class Basis:
@@ -36,9 +36,7 @@ class Basis:
     def of(self, narrative_ids: Sequence[int]) -> dict[int, list[int]]:
         """Each narrative's grounds (ascending); narratives without any are left out."""
         found: dict[int, list[int]] = {}
-        for start in range(0, len(narrative_ids), 500):
-            part = list(narrative_ids[start : start + 500])
-            marks = ",".join("?" * len(part))
+        for marks, part in id_lists(narrative_ids):
             for nid, rid in self.db.execute(
                 f"SELECT narrative_id, rests_on FROM dream_basis WHERE narrative_id IN ({marks})"
                 " ORDER BY narrative_id, rests_on",
