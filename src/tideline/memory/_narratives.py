@@ -33,7 +33,7 @@ from typing import Any, cast
 from tideline.clock import Clock, from_text, now_text, parse_time
 from tideline.errors import InvalidInput, NotFound
 from tideline.memory._entities import parse_entities_role
-from tideline.memory._owner import pending_ids, scope
+from tideline.memory._owner import pending_ids, scope, unforgotten
 from tideline.memory._types import FORGOTTEN, Narrative
 from tideline.memory._weights import (
     DEFAULT_CEILING,
@@ -651,14 +651,7 @@ class Narratives:
         stamp = now_text(self.clock)
         done = 0
         with self.db.transaction():
-            for marks, part in id_lists(ids):
-                live = [
-                    int(r[0])
-                    for r in self.db.execute(
-                        f"SELECT id FROM narratives WHERE id IN ({marks}) AND forgotten_at IS NULL",
-                        part,
-                    )
-                ]
+            for live in unforgotten(self.db, "narratives", ids):
                 self.db.executemany(
                     "UPDATE narratives SET gesture = '', context = '', cognition_direction = '',"
                     " tags = '[]', entities_role = '', related_entities = '[]', updated_at = ?,"

@@ -30,7 +30,7 @@ from typing import Any
 
 from tideline.clock import Clock, now_text, parse_time
 from tideline.errors import InvalidInput, NotFound
-from tideline.memory._owner import pending_ids, scope
+from tideline.memory._owner import pending_ids, scope, unforgotten
 from tideline.memory._types import FORGOTTEN, TraceTurn, Turn
 from tideline.search import DEFAULT_ANALYSER, Analyser, Scope, create_index, open_index, valid_text
 from tideline.store import Storage, id_lists, in_lists, storable_ids, time_range
@@ -659,13 +659,7 @@ class RawContext:
         when = now_text(self.clock)
         done = 0
         with self.db.transaction():
-            for marks, part in id_lists(ids):
-                live = [
-                    int(r[0])
-                    for r in self.db.execute(
-                        f"SELECT id FROM turns WHERE id IN ({marks}) AND forgotten_at IS NULL", part
-                    )
-                ]
+            for live in unforgotten(self.db, "turns", ids):
                 self.db.executemany(
                     "UPDATE turns SET text = '', speaker = NULL, external_id = NULL, hash = ?,"
                     " forgotten_at = ?, forgotten_why = ? WHERE id = ?",
@@ -755,15 +749,7 @@ class RawContext:
 
     def hashes(self, ids: Sequence[int]) -> dict[int, str]:
         """The stored hash of these turns, by id (an export names source turns by hash)."""
-        found: dict[int, str] = {}
-        for marks, part in id_lists(ids):
-            found.update(
-                (int(i), str(h))
-                for i, h in self.db.execute(
-                    f"SELECT id, hash FROM turns WHERE id IN ({marks})", part
-                )
-            )
-        return found
+        return {i: str(h) for i, h in self._column_of(ids, "hash").items()}
 
 
 def turn_times(db: Storage, ids: Sequence[int]) -> dict[int, str]:
