@@ -78,5 +78,9 @@ def test_a_20k_character_query_is_capped_and_other_clients_keep_going(agent: Tid
     # little on two busy cores, hence the looser bound there.
     assert timings["search"] < 10.0, timings
     assert len(timings["waits"]) >= 2, timings
-    assert max(timings["waits"]) < min(1.0, timings["search"] / 2), timings
+    # held up, the first call would wait out the whole search; one call slowed by another
+    # worker's burst on two cores is noise, so the typical call is held to the tight bound
+    waits = sorted(timings["waits"])
+    assert waits[len(waits) // 2] < min(0.5, timings["search"] / 4), timings
+    assert waits[-1] < timings["search"] * 0.75, timings
     assert timings["sync_turn"] < 3.0, timings  # at most one capped request ahead of it
