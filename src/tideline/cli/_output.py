@@ -1,4 +1,5 @@
-"""Shared output helpers for the CLI drivers: JSON or rich, errors on stderr with exit codes.
+"""Shared output helpers for the CLI drivers: JSON or rich, errors on stderr with exit codes,
+search results (`tideline search`, `memo search`) with "nothing relevant" as an answer.
 
 User text (queries, notes, narratives, turns, and errors that quote them) is printed as it is:
 both consoles have rich markup off, so `[/x]` in a note is text, not a tag that fails to close.
@@ -30,6 +31,8 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.progress import Progress, ProgressColumn
     from rich.text import Text
+
+    from tideline.search import SearchResult
 
 from tideline.errors import EmbedderError, InvalidInput, SleepBusy, StoreError, TidelineError
 
@@ -185,3 +188,35 @@ def errors_to_exit() -> Iterator[None]:
     except TidelineError as exc:
         err_console.print(styled(("error:", "red"), f" {exc}"), highlight=False, soft_wrap=True)
         raise typer.Exit(exit_code(exc)) from None
+
+
+# How the CLI prints search results (`tideline search`, `memo search`): best first by relevance,
+# each with the one explanation every driver shows (`Hit.explain`), and "nothing relevant" as an
+# answer with what to do about it, here in the CLI's own terms.
+def warn(result: SearchResult) -> None:
+    """The result's warnings on stderr, one line each."""
+    for w in result.warnings:
+        err_console.print(styled(("warning:", "yellow"), f" {w}"), highlight=False, soft_wrap=True)
+
+
+def floor_note(result: SearchResult, shown: int, k: int) -> None:
+    """When the floor left results out of a short list: how many, and how to see them."""
+    if result.left_out and shown < k:
+        err_console.print(
+            styled(
+                ("note:", "yellow"),
+                f" {result.left_out} result(s) {result.under()} left out; --min-score 0 shows them",
+            ),
+            highlight=False,
+            soft_wrap=True,
+        )
+
+
+def nothing(result: SearchResult, query: str, k: int) -> None:
+    """No hits: say so (with the floor's note) and exit 1."""
+    where = f" in {result.scope}" if result.scope else ""
+    err_console.print(
+        f"nothing relevant found for {quoted(query)}{where}", highlight=False, soft_wrap=True
+    )
+    floor_note(result, 0, k)
+    raise typer.Exit(1)

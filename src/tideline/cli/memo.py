@@ -21,15 +21,17 @@ from rich.table import Table
 from tideline.cli._app import open_app
 from tideline.cli._fields import FREE_TEXT, option, takes
 from tideline.cli._help import HelpGroup
-from tideline.cli._hits import floor_note, nothing, warn
 from tideline.cli._output import (
     console,
     err_console,
     errors_to_exit,
+    floor_note,
+    nothing,
     print_json,
     printable,
     progress_bar,
     styled,
+    warn,
 )
 from tideline.cli._version import version_option
 from tideline.fields import (

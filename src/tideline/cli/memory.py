@@ -8,14 +8,16 @@ import typer
 
 from tideline.cli._app import open_app
 from tideline.cli._fields import FREE_TEXT, takes
-from tideline.cli._hits import floor_note, nothing, warn
 from tideline.cli._output import (
     console,
     err_console,
+    floor_note,
+    nothing,
     print_fields,
     print_json,
     progress_bar,
     styled,
+    warn,
 )
 from tideline.fields import IMPORT, MEMORY_SEARCH, MEMORY_TRACE, MEMORY_WRITE, SESSIONS
 
