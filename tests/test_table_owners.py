@@ -54,8 +54,8 @@ OWNERS: dict[str, str | None] = {
     "snapshots": "profile/_portrait.py",
     "trajectory": "profile/_portrait.py",
     "user_model": "profile/_portrait.py",
-    "processed_sessions": "profile/_runs.py",
-    "sleep_runs": "profile/_runs.py",
+    "processed_sessions": "profile/_sleep_runs.py",
+    "sleep_runs": "profile/_sleep_runs.py",
     "strategies": "profile/_strategies.py",
     "profile_version": "profile/_version.py",
     "session_digests": "profile/_digests.py",
@@ -63,8 +63,8 @@ OWNERS: dict[str, str | None] = {
     # the Sleep pipeline's session memory
     "session_summaries": "consolidate/_summaries.py",
     # the DREAM layers: run records, threads, what reflections and dreams rest on
-    "dream_runs": "consolidate/dream/_runs.py",
-    "dream_layers": "consolidate/dream/_runs.py",
+    "dream_runs": "consolidate/dream/_dream_runs.py",
+    "dream_layers": "consolidate/dream/_dream_runs.py",
     "threads": "consolidate/dream/_threads.py",
     "thread_memories": "consolidate/dream/_threads.py",
     "dream_basis": "consolidate/dream/_basis.py",
@@ -101,7 +101,7 @@ INDEX_MODULES = (
 #: The run log creates an LLM pipeline's run table for its owner (`RunLog.create_llm_runs(db,
 #: "<table>", ...)`): its template's table is a placeholder, and the module that calls it with a
 #: table's name must own that table.
-RUN_LOG = "store/_runs.py"
+RUN_LOG = "store/_run_log.py"
 
 SQL = re.compile(r"\b(?:FROM|JOIN|INTO|UPDATE|ON|TABLE(?: IF (?:NOT )?EXISTS)?)\s+(\w+)")
 CREATE = re.compile(r"\bCREATE (?:VIRTUAL )?TABLE(?: IF NOT EXISTS)? (\w+)")

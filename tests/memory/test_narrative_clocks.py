@@ -13,7 +13,7 @@ from tideline.app import memory_policies
 from tideline.clock import ManualClock, system_clock
 from tideline.config import DEFAULTS
 from tideline.memory import AGENT_MIGRATIONS, Memory
-from tideline.memory._schema import (
+from tideline.memory._agent_migrations import (
     _raw_context_and_narratives,
     _script_layer,
     _tombstones,

@@ -109,7 +109,7 @@ def test_a_correction_ends_the_questions_about_its_fact(profile: Profile, memory
 
 def test_the_migration_ends_old_questions_about_retired_facts(storage: Storage) -> None:
     """A database from before strategy outcomes: an open probe about a rejected fact."""
-    from tideline.profile._schema import _digests_and_fact_index, _profile_tables
+    from tideline.profile._profile_migrations import _digests_and_fact_index, _profile_tables
 
     old = Migrations("profile")
     old.step(1)(_profile_tables)

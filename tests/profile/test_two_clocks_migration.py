@@ -15,7 +15,7 @@ from tideline.clock import system_clock
 from tideline.config import DEFAULTS
 from tideline.memory import AGENT_MIGRATIONS, Memory
 from tideline.profile import PROFILE_MIGRATIONS, Profile
-from tideline.profile._schema import _digests_and_fact_index, _profile_tables
+from tideline.profile._profile_migrations import _digests_and_fact_index, _profile_tables
 from tideline.store import Migrations, Storage
 
 pytestmark = pytest.mark.engines

@@ -17,8 +17,8 @@ from tideline.search import (
     query_vector,
     rrf_fuse,
 )
+from tideline.search._hits import Hit
 from tideline.search._sqlite_terms import _KNOWN_TERMS, WEIGHTLESS_FROM
-from tideline.search._types import Hit
 from tideline.store import Database, Storage, open_database
 
 #: The index tests on SQLite and on PostgreSQL (tests/conftest.py); the numpy copy is SQLite's.

@@ -10,6 +10,7 @@ the one client of an app from the settings. See docs/llm.md.
 from tideline.errors import FormatRefused
 from tideline.llm._bounds import Items
 from tideline.llm._client import LLMClient, prompt_tokens
+from tideline.llm._messages import Message, Mode, Reply, Result, Usage
 from tideline.llm._meter import TokenMeter
 from tideline.llm._openai import STEP_HEADER, OpenAIChat
 from tideline.llm._protocol import (
@@ -22,7 +23,6 @@ from tideline.llm._protocol import (
 )
 from tideline.llm._sampling import SamplingChat
 from tideline.llm._structured import JsonSchema
-from tideline.llm._types import Message, Mode, Reply, Result, Usage
 
 __all__ = [
     "LLM",

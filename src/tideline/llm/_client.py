@@ -29,6 +29,7 @@ from pydantic import BaseModel, ValidationError
 
 from tideline.embed import estimate_tokens
 from tideline.errors import FormatRefused, InputTooLong, LLMError
+from tideline.llm._messages import Message, Reply, Result, Usage
 from tideline.llm._meter import TokenMeter
 from tideline.llm._protocol import ChatBackend
 from tideline.llm._structured import (
@@ -39,7 +40,6 @@ from tideline.llm._structured import (
     parse_cutting_strings,
     repair_request,
 )
-from tideline.llm._types import Message, Reply, Result, Usage
 
 WINDOW_SHARE = 0.85  # of a known context window: the estimate is good to ~±30%, templates add
 MIN_ANSWER = 64

@@ -17,7 +17,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from tideline.llm._types import Mode
+from tideline.llm._messages import Mode
 
 LADDER: tuple[Mode, ...] = ("json_schema", "json_object_schema", "json_object", "prompt")
 # A refusal names the structured-output form it refused (llama-cpp-python answers json_schema

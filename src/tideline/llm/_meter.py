@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable
 
 from tideline.errors import BudgetExceeded
-from tideline.llm._types import Usage
+from tideline.llm._messages import Usage
 
 
 class TokenMeter:

@@ -28,8 +28,8 @@ from tideline.embed import estimate_tokens
 from tideline.errors import ConfigError, FormatRefused, InputTooLong, LLMError, LLMUnavailable
 from tideline.http import MAX_BODY, Answer, JsonApi, Retries, Unanswered
 from tideline.llm._endpoint import ENDPOINTS, LADDER, names_format, overflow_window, window_of
+from tideline.llm._messages import Message, Mode, Reply, Usage
 from tideline.llm._structured import JsonSchema, with_instruction
-from tideline.llm._types import Message, Mode, Reply, Usage
 
 IN_PROMPT: tuple[Mode, ...] = ("json_object", "prompt")  # the rungs that send the schema text
 # Which pipeline step asked: for logs, proxies and the test server; LLM servers ignore it.

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Protocol, TypeVar, overload
 
 from pydantic import BaseModel
 
-from tideline.llm._types import Message, Reply, Result
+from tideline.llm._messages import Message, Reply, Result
 
 if TYPE_CHECKING:
     from tideline.llm._meter import TokenMeter

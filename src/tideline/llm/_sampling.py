@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from tideline.embed import estimate_tokens
+from tideline.llm._messages import Message, Reply, Usage
 from tideline.llm._protocol import Sampler
 from tideline.llm._structured import JsonSchema, with_instruction
-from tideline.llm._types import Message, Reply, Usage
 
 
 class SamplingChat:

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from tideline.llm._bounds import CUTS
-from tideline.llm._types import Message
+from tideline.llm._messages import Message
 
 M = TypeVar("M", bound=BaseModel)
 _THINK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.DOTALL | re.IGNORECASE)

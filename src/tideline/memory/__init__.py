@@ -4,6 +4,7 @@ The narrative rules (the weight formula, recurrence, anti-inflation, tag normali
 `entities_role` grammar) live here; the script layer (`tideline.analysis`) imports them.
 """
 
+from tideline.memory._agent_migrations import AGENT_MIGRATIONS
 from tideline.memory._backup import EXPORT_FORMATS, header, write_export
 from tideline.memory._dates import date_window
 from tideline.memory._entities import MalformedPart, parse_entities_role
@@ -30,10 +31,7 @@ from tideline.memory._raw import (
     spelled_day,
     turn_times,
 )
-from tideline.memory._schema import AGENT_MIGRATIONS
-from tideline.memory._time_window import present, turns_window
-from tideline.memory._turn_keys import turn_keys
-from tideline.memory._types import (
+from tideline.memory._results import (
     FORGOTTEN,
     Forgetting,
     FoundFact,
@@ -47,6 +45,8 @@ from tideline.memory._types import (
     Turn,
     TurnResult,
 )
+from tideline.memory._time_window import present, turns_window
+from tideline.memory._turn_keys import turn_keys
 from tideline.memory._weights import (
     DEFAULT_CEILING,
     DEFAULT_WINDOW,

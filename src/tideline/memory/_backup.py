@@ -27,7 +27,7 @@ from tideline.clock import parse_time
 from tideline.errors import InvalidInput
 from tideline.memory._narratives import NarrativeInput, Narratives
 from tideline.memory._raw import RawContext
-from tideline.memory._types import ImportProblem
+from tideline.memory._results import ImportProblem
 
 EXPORT_TYPE = "tideline-export"
 EXPORT_VERSION = 2

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from tideline.errors import InvalidInput, NotFound
 from tideline.memory._narratives import Narratives
 from tideline.memory._raw import RawContext
-from tideline.memory._types import Forgetting
+from tideline.memory._results import Forgetting
 from tideline.search import parse_query, valid_text
 
 DEFAULT_WHY = "asked to forget"

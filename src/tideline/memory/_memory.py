@@ -49,9 +49,7 @@ from tideline.memory._raw import (
     usable_turns,
     validate_session_key,
 )
-from tideline.memory._time_window import Resolver, names_time, plain_resolver, turns_window
-from tideline.memory._turn_keys import turn_keys
-from tideline.memory._types import (
+from tideline.memory._results import (
     Forgetting,
     FoundFact,
     ImportProblem,
@@ -62,6 +60,8 @@ from tideline.memory._types import (
     Turn,
     TurnResult,
 )
+from tideline.memory._time_window import Resolver, names_time, plain_resolver, turns_window
+from tideline.memory._turn_keys import turn_keys
 from tideline.memory.importers import AUTO, ImportedSession, detect, get_importer
 from tideline.pathnames import check_path_name, shown
 from tideline.search import (

@@ -34,7 +34,7 @@ from tideline.clock import Clock, from_text, now_text, parse_time
 from tideline.errors import InvalidInput, NotFound
 from tideline.memory._entities import parse_entities_role
 from tideline.memory._owner import pending_ids, scope, unforgotten
-from tideline.memory._types import FORGOTTEN, Narrative
+from tideline.memory._results import FORGOTTEN, Narrative
 from tideline.memory._weights import (
     DEFAULT_CEILING,
     DEFAULT_WINDOW,

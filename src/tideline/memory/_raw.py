@@ -31,7 +31,7 @@ from typing import Any
 from tideline.clock import Clock, now_text, parse_time
 from tideline.errors import InvalidInput, NotFound
 from tideline.memory._owner import pending_ids, scope, unforgotten
-from tideline.memory._types import FORGOTTEN, TraceTurn, Turn
+from tideline.memory._results import FORGOTTEN, TraceTurn, Turn
 from tideline.search import DEFAULT_ANALYSER, Analyser, Scope, create_index, open_index, valid_text
 from tideline.store import Storage, id_lists, in_lists, storable_ids, time_range
 

@@ -65,16 +65,8 @@ if _typing.TYPE_CHECKING:
         verify_question,
     )
     from tideline.profile._profile import Profile
-    from tideline.profile._schema import PROFILE_MIGRATIONS
-    from tideline.profile._snapshot import (
-        ProfileState,
-        event_line,
-        person_line,
-        render_snapshot,
-        trajectory_lines,
-    )
-    from tideline.profile._statuses import ACTIVE_STATUSES, STATUSES
-    from tideline.profile._types import (
+    from tideline.profile._profile_migrations import PROFILE_MIGRATIONS
+    from tideline.profile._records import (
         EDGE_KINDS,
         OBSERVATION_TYPES,
         STRATEGY_KINDS,
@@ -93,6 +85,14 @@ if _typing.TYPE_CHECKING:
         Trajectory,
         UserModelEntry,
     )
+    from tideline.profile._snapshot import (
+        ProfileState,
+        event_line,
+        person_line,
+        render_snapshot,
+        trajectory_lines,
+    )
+    from tideline.profile._statuses import ACTIVE_STATUSES, STATUSES
     from tideline.profile._valid import end_at, first_said, last_said, question_time
     from tideline.profile._view import ProfileView
 

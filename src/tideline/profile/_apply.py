@@ -35,10 +35,10 @@ from tideline.profile._observations import ObservationStore
 from tideline.profile._people import RelationshipStore
 from tideline.profile._plans import event_expiry
 from tideline.profile._portrait import PortraitStore
-from tideline.profile._runs import RunStore
+from tideline.profile._records import ACTIVE_STATUSES, FINAL_STATUSES, Fact
+from tideline.profile._sleep_runs import RunStore
 from tideline.profile._snapshot import ProfileState, render_snapshot
 from tideline.profile._strategies import StrategyStore, retired_why
-from tideline.profile._types import ACTIVE_STATUSES, FINAL_STATUSES, Fact
 from tideline.profile._valid import end_at, first_said, last_said, question_time
 from tideline.store import Storage
 

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from tideline.profile._decay import expires_at
-from tideline.profile._types import (
+from tideline.profile._records import (
     ACTIVE_STATUSES,
     Edge,
     Event,

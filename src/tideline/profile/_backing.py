@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from tideline.profile._facts import Link
-from tideline.profile._types import Evidence, Fact
+from tideline.profile._records import Evidence, Fact
 
 PRIOR_WEIGHT = 2.0
 

@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Iterable
 
 from tideline.clock import Window, anchor, from_text, when
-from tideline.profile._types import Event
+from tideline.profile._records import Event
 
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
 _CJK = re.compile(r"[\u3400-\u9fff]")

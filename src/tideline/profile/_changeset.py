@@ -31,7 +31,7 @@ from tideline.profile._drafts import (
     stamp,
     text,
 )
-from tideline.profile._types import (
+from tideline.profile._records import (
     EDGE_KINDS,
     POLARITIES,
     STRATEGY_KINDS,

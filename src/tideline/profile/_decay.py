@@ -18,7 +18,7 @@ import datetime as dt
 from dataclasses import dataclass
 
 from tideline.clock import DAY, days_between, from_text, to_text
-from tideline.profile._types import ACTIVE_STATUSES, Fact
+from tideline.profile._records import ACTIVE_STATUSES, Fact
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from tideline.profile._types import ACTIVE_STATUSES, Fact
+from tideline.profile._records import ACTIVE_STATUSES, Fact
 
 _TRAILING = re.compile(r"[\s.,;:!?。，；：！？、]+$")
 

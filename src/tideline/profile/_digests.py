@@ -14,7 +14,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from tideline.profile._types import _Dict
+from tideline.profile._records import _Dict
 from tideline.store import Storage
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from tideline.profile._changeset import Because, Changeset
 from tideline.profile._lifecycle import RULES, Rules
-from tideline.profile._types import ACTIVE_STATUSES, Fact
+from tideline.profile._records import ACTIVE_STATUSES, Fact
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from typing import Any
 
 from tideline.clock import from_text
 from tideline.errors import InvalidInput
-from tideline.profile._types import OBSERVATION_TYPES, SOURCE_TYPES
+from tideline.profile._records import OBSERVATION_TYPES, SOURCE_TYPES
 
 DEFAULT_DECAY_DAYS = 90  # the shortest rung below the maturity table's 180
 MAX_TEXT = 4000

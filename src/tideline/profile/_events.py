@@ -13,7 +13,7 @@ from __future__ import annotations
 import builtins  # `list` below is a method of the store: signatures after it say `builtins.list`
 
 from tideline.profile._drafts import EventDraft
-from tideline.profile._types import EVENT_STATUSES, Event
+from tideline.profile._records import EVENT_STATUSES, Event
 from tideline.store import Storage
 
 _COLUMNS = (

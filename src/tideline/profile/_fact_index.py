@@ -17,7 +17,7 @@ from typing import NotRequired, TypedDict
 import numpy as np
 
 from tideline.embed import Embedder
-from tideline.profile._types import Fact, _Dict
+from tideline.profile._records import Fact, _Dict
 from tideline.search import (
     FillReport,
     Hit,

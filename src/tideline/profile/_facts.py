@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from tideline.errors import IllegalTransition, InvalidInput, NotFound
 from tideline.profile._decay import expires_at
 from tideline.profile._drafts import FactDraft
-from tideline.profile._types import (
+from tideline.profile._records import (
     ACTIVE_STATUSES,
     EXPIRED,
     FINAL_STATUSES,

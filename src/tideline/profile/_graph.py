@@ -8,7 +8,7 @@ the later of its facts' starts to the first end); `created_at`/`removed_at` is r
 
 from __future__ import annotations
 
-from tideline.profile._types import EDGE_KINDS, Edge
+from tideline.profile._records import EDGE_KINDS, Edge
 from tideline.store import Storage
 
 _COLUMNS = "id, kind, from_fact, to_fact, created_at, removed_at, valid_from, valid_to"

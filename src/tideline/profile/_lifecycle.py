@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from tideline.clock import days_between, from_text
 from tideline.errors import ConfigError, IllegalTransition
-from tideline.profile._types import FINAL_STATUSES, STATUSES, Fact, Strategy
+from tideline.profile._records import FINAL_STATUSES, STATUSES, Fact, Strategy
 
 FACT_NEXT: dict[str, tuple[str, ...]] = {
     "suspected": ("confirmed", "rejected", "closed"),

@@ -14,7 +14,7 @@ import unicodedata
 from dataclasses import replace
 
 from tideline.profile._drafts import PersonMention
-from tideline.profile._types import Relationship
+from tideline.profile._records import Relationship
 
 DETAIL_SEPARATOR = "; "
 

@@ -11,7 +11,7 @@ import json
 from collections.abc import Sequence
 
 from tideline.profile._drafts import ObservationDraft
-from tideline.profile._types import Observation
+from tideline.profile._records import Observation
 from tideline.store import Storage, id_lists
 
 

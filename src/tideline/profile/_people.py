@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-from tideline.profile._types import Relationship
+from tideline.profile._records import Relationship
 from tideline.store import Storage
 
 

@@ -31,7 +31,7 @@ from tideline.profile._lifecycle import (
     fast_path,
     rule_met,
 )
-from tideline.profile._types import ACTIVE_STATUSES, Event, Fact, Strategy
+from tideline.profile._records import ACTIVE_STATUSES, Event, Fact, Strategy
 
 
 def verify_question(fact: Fact) -> str:

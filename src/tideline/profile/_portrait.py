@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 from tideline.profile._changeset import TrajectoryFields
-from tideline.profile._types import Snapshot, Trajectory, UserModelEntry
+from tideline.profile._records import Snapshot, Trajectory, UserModelEntry
 from tideline.store import Storage
 
 

@@ -30,7 +30,7 @@ from tideline.profile._mentions import person_key
 from tideline.profile._observations import ObservationStore
 from tideline.profile._people import RelationshipStore
 from tideline.profile._portrait import PortraitStore
-from tideline.profile._types import (
+from tideline.profile._records import (
     EDGE_KINDS,
     EVENT_STATUSES,
     OBSERVATION_TYPES,

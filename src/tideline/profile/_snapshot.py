@@ -21,7 +21,7 @@ from typing import Any
 from tideline.clock import from_text, to_text
 from tideline.profile._decay import injection_weight, is_expired
 from tideline.profile._drafts import EventDraft
-from tideline.profile._types import Edge, Event, Fact, Relationship, Trajectory, UserModelEntry
+from tideline.profile._records import Edge, Event, Fact, Relationship, Trajectory, UserModelEntry
 
 TRAJECTORY_KEYS = ("phase", "direction", "stability", "momentum", "unstable_areas", "anchors")
 

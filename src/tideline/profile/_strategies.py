@@ -18,7 +18,7 @@ import builtins  # `list` below is a method of the store: signatures after it sa
 
 from tideline.errors import IllegalTransition, NotFound
 from tideline.profile._graph import HELD
-from tideline.profile._types import STRATEGY_KINDS, STRATEGY_OUTCOMES, STRATEGY_STATUSES, Strategy
+from tideline.profile._records import STRATEGY_KINDS, STRATEGY_OUTCOMES, STRATEGY_STATUSES, Strategy
 from tideline.store import Storage
 
 _COLUMNS = (

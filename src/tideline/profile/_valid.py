@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from tideline.profile._types import Fact
+from tideline.profile._records import Fact
 
 
 def first_said(

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from tideline.profile._changeset import Changeset
 from tideline.profile._disputes import DisputedPair, disputed_pairs
-from tideline.profile._types import (
+from tideline.profile._records import (
     Event,
     Fact,
     Relationship,

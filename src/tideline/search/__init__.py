@@ -14,6 +14,7 @@ from tideline.search._analyse import (
 from tideline.search._fallback import QueryVector, pending_vector, query_vector, resolved
 from tideline.search._file_health import damaged_search_files
 from tideline.search._fusion import RRF_K, fuse, ranks, rrf_fuse, weighted_fuse
+from tideline.search._hits import KINDS, MODES, Hit, Mode, Policy, SearchResult
 from tideline.search._index import SqliteTextIndex, TextIndex
 from tideline.search._index_base import FillReport, IndexBase, text_key
 from tideline.search._knn import VectorOptions
@@ -58,7 +59,6 @@ from tideline.search._time_window import (
     found_nothing_in,
     window_setting,
 )
-from tideline.search._types import KINDS, MODES, Hit, Mode, Policy, SearchResult
 
 __all__ = [
     "ANALYSERS",

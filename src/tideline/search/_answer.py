@@ -14,7 +14,7 @@ What tells them apart is how the candidates of one search look together, whateve
   words are nowhere matches only on its common ones);
 - `top`: the best relevance (weighed as log-odds).
 
-`Signals` (in `_types`, beside the result it describes) reads them from a search's scored
+`Signals` (in `_hits`, beside the result it describes) reads them from a search's scored
 candidates; `Gate` weighs them (a logistic score per kind, fitted by
 `bench/floor_unanswerable.py` with every corpus held out in turn) and says whether the search
 may answer. The shipped turns' gate weighs all of them: the best relevance and the best cosine
@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from tideline.search._types import Signals
+from tideline.search._hits import Signals
 
 #: A search with fewer candidates than this has no spread to read (a memory of one turn): a
 #: gate that weighs the spread lets it answer and the floor alone decides.

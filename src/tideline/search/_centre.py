@@ -31,7 +31,7 @@ from typing import Protocol
 
 import numpy as np
 
-from tideline.search._types import Hit
+from tideline.search._hits import Hit
 
 REFERENCE = "reference"
 #: How much of the language's mean is taken out. The whole mean (1.0) helps the tldr library most

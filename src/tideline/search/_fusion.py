@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
-from tideline.search._types import SCORE_PLACES, Hit, Policy
+from tideline.search._hits import SCORE_PLACES, Hit, Policy
 
 RRF_K = 60
 

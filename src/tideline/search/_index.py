@@ -26,12 +26,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import cast
 
 from tideline.search._analyse import Analyser, analyse
+from tideline.search._hits import Hit
 from tideline.search._index_base import IndexBase
 from tideline.search._query import ParsedQuery
 from tideline.search._sqlite_terms import Row, post_filter
 from tideline.search._sqlite_vectors import SqliteVectors
 from tideline.search._text import fold
-from tideline.search._types import Hit
 from tideline.store import Storage
 
 log = logging.getLogger(__name__)

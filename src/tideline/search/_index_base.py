@@ -38,12 +38,12 @@ from tideline.errors import EmbedderError
 from tideline.search._analyse import DEFAULT_ANALYSER, Analyser
 from tideline.search._fallback import QueryVector
 from tideline.search._fusion import RRF_K
+from tideline.search._hits import Hit, Mode, Policy
 from tideline.search._knn import FileSearch, VectorOptions
 from tideline.search._lexical import Counts, Freqs
 from tideline.search._query import ParsedQuery, parse_query
 from tideline.search._retrieve import Scope, TextLookup, retrieve
 from tideline.search._text import fold
-from tideline.search._types import Hit, Mode, Policy
 from tideline.store import Storage
 
 #: The owner's lexical keys of records by id (what `N`'s terms were made of; absent: no record).

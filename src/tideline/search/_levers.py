@@ -59,7 +59,7 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 from tideline.clock import when
-from tideline.search._types import SCORE_PLACES, Hit, Policy
+from tideline.search._hits import SCORE_PLACES, Hit, Policy
 
 #: The owner's grouping of record ids (a turn's session): for `sessions` and `diversify`.
 Groups = Callable[[Sequence[int]], Mapping[int, Hashable]]

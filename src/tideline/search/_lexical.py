@@ -40,8 +40,8 @@ from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Protocol
 
+from tideline.search._hits import Hit
 from tideline.search._query import ParsedQuery
-from tideline.search._types import Hit
 
 K1 = 1.2
 B = 0.75

@@ -31,6 +31,7 @@ from contextlib import AbstractContextManager
 from typing import cast
 
 from tideline.search._analyse import DEFAULT_ANALYSER, Analyser, analyse
+from tideline.search._hits import Hit
 from tideline.search._index_base import IndexBase, KeyLookup
 from tideline.search._knn import FileSearch
 from tideline.search._lexical import positive_terms
@@ -38,7 +39,6 @@ from tideline.search._pg_terms import FREQUENT_SHARE, like_literal, tsquery
 from tideline.search._pg_vectors import PgVectors
 from tideline.search._query import ParsedQuery
 from tideline.search._terms import FTS_STRING, plain
-from tideline.search._types import Hit
 from tideline.store import Storage
 
 

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from tideline.search._analyse import DEFAULT_ANALYSER, Analyser
+from tideline.search._hits import Hit
 from tideline.search._knn import FILTER_EXACT
 from tideline.search._pg_terms import PgTerms
-from tideline.search._types import Hit
 from tideline.store import Storage
 
 #: `hnsw.ef_search`: the widest walk pgvector allows.

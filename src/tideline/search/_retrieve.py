@@ -42,6 +42,7 @@ from tideline.search._analyse import Analyser, analyse
 from tideline.search._centre import centre_query, raw_distances
 from tideline.search._fallback import QueryVector, resolved
 from tideline.search._fusion import fuse, lex_norm, ranks
+from tideline.search._hits import SCORE_PLACES, Hit, Mode, Policy, SearchResult, Signals
 from tideline.search._levers import (
     ASKS_NUMBER,
     Answer,
@@ -76,7 +77,6 @@ from tideline.search._lexical import (
 from tideline.search._query import ParsedQuery, has_word, parse_query
 from tideline.search._score import gate_for, score, truncated
 from tideline.search._time_window import RESTRICT, TimeWindow, nothing_in, within
-from tideline.search._types import SCORE_PLACES, Hit, Mode, Policy, SearchResult, Signals
 
 #: The owner's lookup of record texts by id (for verbatim keyword checks on a few candidates).
 TextLookup = Callable[[Sequence[int]], Mapping[int, str]]

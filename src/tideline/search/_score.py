@@ -46,7 +46,7 @@ from importlib import resources
 
 from tideline.errors import ConfigError, InvalidInput
 from tideline.search._answer import Gate
-from tideline.search._types import Hit
+from tideline.search._hits import Hit
 
 #: The calibration used when a search has no query vector (or the model has no fit).
 LEXICAL = "lexical"

@@ -21,11 +21,11 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 
 from tideline.search._analyse import DEFAULT_ANALYSER, Analyser
+from tideline.search._hits import Hit
 from tideline.search._knn import FileSearch, VectorOptions, selected_ids
 from tideline.search._lexical_file import CATCH_UP, FILTERED, LexicalFile, lexical_folder
 from tideline.search._query import ParsedQuery
 from tideline.search._sqlite_terms import SqliteTerms
-from tideline.search._types import Hit
 from tideline.store import Storage
 
 

@@ -28,10 +28,10 @@ import numpy as np
 
 from tideline.embed import normalise
 from tideline.search._analyse import DEFAULT_ANALYSER, Analyser
+from tideline.search._hits import Hit
 from tideline.search._knn import exact_distances
 from tideline.search._sqlite_files import SqliteFiles
 from tideline.search._sqlite_terms import Row
-from tideline.search._types import Hit
 from tideline.store import Storage, id_lists
 
 log = logging.getLogger(__name__)

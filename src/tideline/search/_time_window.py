@@ -26,8 +26,8 @@ from typing import Literal
 
 from tideline.clock import EARLIEST, LATEST, Window
 from tideline.errors import ConfigError
+from tideline.search._hits import Hit, during
 from tideline.search._levers import lift
-from tideline.search._types import Hit, during
 
 #: `Policy.window`: 0 (off), a lift weight, or "restrict".
 WindowSetting = float | Literal["restrict"]

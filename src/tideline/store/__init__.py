@@ -25,7 +25,7 @@ from tideline.store._names import (
     missing_extra,
     shown_url,
 )
-from tideline.store._runs import INTERRUPTED, RunLog
+from tideline.store._run_log import INTERRUPTED, RunLog
 from tideline.store._sql import id_lists, in_lists, time_range
 from tideline.store._storage import Dialect, Rows, Storage
 

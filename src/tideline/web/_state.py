@@ -10,7 +10,7 @@ from fastapi import Request
 
 from tideline.app import Tideline
 from tideline.serve import HttpGuard
-from tideline.web._runs import Runs
+from tideline.web._background import Runs
 from tideline.web._session import PanelSessions
 
 

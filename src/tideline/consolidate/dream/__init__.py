@@ -16,6 +16,8 @@ if _typing.TYPE_CHECKING:
         SelfConcept,
         choose_layers,
     )
+    from tideline.consolidate.dream._dream_migrations import DREAM_MIGRATIONS
+    from tideline.consolidate.dream._dream_runs import LAYER_NAMES, DreamRun, LayerRecord
     from tideline.consolidate.dream._prompts import (
         PromptInfo,
         RenderedPrompt,
@@ -24,8 +26,6 @@ if _typing.TYPE_CHECKING:
         render_prompt,
     )
     from tideline.consolidate.dream._report import DreamReport, LayerReport
-    from tideline.consolidate.dream._runs import LAYER_NAMES, DreamRun, LayerRecord
-    from tideline.consolidate.dream._schema import DREAM_MIGRATIONS
     from tideline.consolidate.dream._thread_actions import ACTIONS as THREAD_ACTIONS
     from tideline.consolidate.dream._thread_actions import thread_action
     from tideline.consolidate.dream._threads import STATUSES as THREAD_STATUSES

@@ -42,10 +42,10 @@ from tideline.consolidate.dream._context import (
     Stores,
     Writer,
 )
+from tideline.consolidate.dream._dream_migrations import DREAM_MIGRATIONS
+from tideline.consolidate.dream._dream_runs import LAYER_NAMES, DreamRun, DreamRuns, LayerRecord
 from tideline.consolidate.dream._prompts import dream_prompt
 from tideline.consolidate.dream._report import DreamReport, LayerReport
-from tideline.consolidate.dream._runs import LAYER_NAMES, DreamRun, DreamRuns, LayerRecord
-from tideline.consolidate.dream._schema import DREAM_MIGRATIONS
 from tideline.consolidate.dream._threads import Thread, Threads
 from tideline.embed import Embedder
 from tideline.errors import BudgetExceeded, DreamBusy, InvalidInput, LayerFailed, NotFound
@@ -66,7 +66,7 @@ LAYERS: tuple[Layer, ...] = (
     Layer(5, "drift", "llm", _drift.PROMPT, _drift.compute, DriftOut),
     Layer(6, "dream", "llm", _symbolic.PROMPT, _symbolic.compute, DreamOut),
 )
-if tuple(layer.name for layer in LAYERS) != LAYER_NAMES:  # the drivers offer `_runs`' list
+if tuple(layer.name for layer in LAYERS) != LAYER_NAMES:  # the drivers offer `_dream_runs`' list
     raise ImportError(f"DREAM's layers {[layer.name for layer in LAYERS]} differ from LAYER_NAMES")
 
 

@@ -22,7 +22,7 @@ from typing import Any, Protocol, TextIO
 
 from tideline.clock import to_text
 from tideline.memory._raw import NewTurn
-from tideline.memory._types import ImportedFact, ImportProblem
+from tideline.memory._results import ImportedFact, ImportProblem
 
 #: Where a turn came from: a 1-based line number, or a place in a JSON document.
 Origin = int | str

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from tideline.memory._types import ImportProblem
+from tideline.memory._results import ImportProblem
 from tideline.memory.importers._base import (
     NOT_JSON,
     ImportBatch,

@@ -24,7 +24,7 @@ from typing import Any
 
 from tideline.clock import to_text
 from tideline.memory._raw import NewTurn
-from tideline.memory._types import ImportProblem
+from tideline.memory._results import ImportProblem
 from tideline.memory.importers._base import (
     ImportBatch,
     ImportedSession,

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from tideline.memory._raw import NewTurn
-from tideline.memory._types import ImportedFact, ImportProblem
+from tideline.memory._results import ImportedFact, ImportProblem
 from tideline.memory.importers._base import (
     NOT_JSON,
     ImportBatch,

@@ -16,7 +16,7 @@ from tideline.clock import parse_time
 from tideline.errors import InvalidInput
 from tideline.memory._backup import EXPORT_TYPE, EXPORT_VERSION, READABLE_VERSIONS
 from tideline.memory._raw import NewTurn
-from tideline.memory._types import ImportProblem
+from tideline.memory._results import ImportProblem
 from tideline.memory.importers._base import (
     ImportBatch,
     ImportedSession,

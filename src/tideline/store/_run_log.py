@@ -9,7 +9,7 @@ the pipeline's lock, closes it as interrupted. A running run's tokens are writte
 them, so they survive a kill.
 
 Each table keeps its one owner, the module that declares its columns, creates it in its
-migration set and reads it in its own ways (profile/_runs.py, consolidate/dream/_runs.py,
+migration set and reads it in its own ways (profile/_sleep_runs.py, consolidate/dream/_dream_runs.py,
 analysis/_store.py); the bookkeeping they share is this class, handed the owner's table.
 """
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from tideline.errors import NotFound
-from tideline.profile._types import RUN_STATUSES, RUN_STATUSES_V1, SleepRun
+from tideline.profile._records import RUN_STATUSES, RUN_STATUSES_V1, SleepRun
 from tideline.store import RunLog, Storage, allow_values
 
 _COLUMNS = (

@@ -20,7 +20,7 @@ def _profile_tables(db: Storage) -> None:
     from tideline.profile._observations import ObservationStore
     from tideline.profile._people import RelationshipStore
     from tideline.profile._portrait import PortraitStore
-    from tideline.profile._runs import RunStore
+    from tideline.profile._sleep_runs import RunStore
     from tideline.profile._strategies import StrategyStore
     from tideline.profile._version import VersionStore
 
@@ -108,7 +108,7 @@ def _strategy_dream_runs(db: Storage) -> None:
 @PROFILE_MIGRATIONS.step(6)
 def _runs_may_be_skipped(db: Storage) -> None:
     """A sleep with no LLM to run its LLM steps is recorded `skipped`, not `done`."""
-    from tideline.profile._runs import RunStore
+    from tideline.profile._sleep_runs import RunStore
 
     RunStore.allow_skipped(db)
 

@@ -7,7 +7,7 @@ older Tideline gains the tables on first use and keeps everything else.
 from __future__ import annotations
 
 from tideline.consolidate.dream._basis import Basis
-from tideline.consolidate.dream._runs import DreamRuns
+from tideline.consolidate.dream._dream_runs import DreamRuns
 from tideline.consolidate.dream._threads import Threads
 from tideline.store import Migrations, Storage
 
