@@ -35,7 +35,7 @@ from library_tldr import DATA, CacheOnly, build_library
 from tideline.app import library_from, library_policy
 from tideline.config import DEFAULTS
 from tideline.embed import CachedEmbedder, E5Embedder
-from tideline.library._index import _lexical_text
+from tideline.library._collection_index import _lexical_text
 from tideline.search import STOP_WORDS, analyse, retrieve
 from tideline.search._centre import SHARE, reference_means
 

@@ -504,10 +504,10 @@ PLANTS = {
         "tideline.memory._raw:2 defaults to the system clock",
     ),
     "a dataclass field defaulting to the system clock": (
-        "consolidate/dream/_context.py",
+        "consolidate/dream/_layer_context.py",
         "import dataclasses\nfrom tideline import clock\n"
         "X = dataclasses.field(default=clock.system_clock)\n",
-        "tideline.consolidate.dream._context:3 defaults to the system clock",
+        "tideline.consolidate.dream._layer_context:3 defaults to the system clock",
     ),
     "a driver taking the app's lock": (
         "web/api.py",

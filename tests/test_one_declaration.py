@@ -34,7 +34,7 @@ from tideline.consolidate.dream import Dream
 from tideline.errors import ConfigError
 from tideline.inject._config import FUSIONS
 from tideline.library import Library
-from tideline.library._index import KEY_MODES
+from tideline.library._collection_index import KEY_MODES
 from tideline.library._library import CATCH_UP
 from tideline.llm._endpoint import LADDER
 from tideline.memory import Memory

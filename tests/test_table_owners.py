@@ -42,13 +42,13 @@ OWNERS: dict[str, str | None] = {
         "analysis/_store.py",
     ),
     "_migrations": "store/_migrations.py",
-    "write_keys": "store/_keys.py",  # idempotency keys, in memory.db and the library's writes.db
+    "write_keys": "store/_write_keys.py",  # idempotency keys, in memory.db and the library's writes.db
     # the profile (issue 11), in the agent database too
     "events": "profile/_events.py",
     "facts": "profile/_facts.py",
     "fact_changes": "profile/_facts.py",
     "fact_evidence": "profile/_facts.py",
-    "edges": "profile/_graph.py",
+    "edges": "profile/_edges.py",
     "observations": "profile/_observations.py",
     "relationships": "profile/_people.py",
     "snapshots": "profile/_portrait.py",
@@ -57,7 +57,7 @@ OWNERS: dict[str, str | None] = {
     "processed_sessions": "profile/_sleep_runs.py",
     "sleep_runs": "profile/_sleep_runs.py",
     "strategies": "profile/_strategies.py",
-    "profile_version": "profile/_version.py",
+    "profile_version": "profile/_profile_version.py",
     "session_digests": "profile/_digests.py",
     "fact_themes": "profile/_fact_index.py",
     # the Sleep pipeline's session memory
@@ -69,8 +69,8 @@ OWNERS: dict[str, str | None] = {
     "thread_memories": "consolidate/dream/_threads.py",
     "dream_basis": "consolidate/dream/_basis.py",
     # a library collection's index (.memo/index.db) and the router (.memo/router.db)
-    "files": "library/_index.py",
-    "chunks": "library/_index.py",
+    "files": "library/_collection_index.py",
+    "chunks": "library/_collection_index.py",
     "routes": "library/_router.py",
     # the embedding cache
     "embeddings": "embed/_cache.py",

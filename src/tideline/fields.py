@@ -1,6 +1,6 @@
 """The arguments of every command and tool, declared once for both drivers.
 
-The CLI (`cli/_fields.py`) and the MCP server and REST API (`serve/_fields.py`) build their
+The CLI (`cli/_options.py`) and the MCP server and REST API (`serve/_fields.py`) build their
 options and argument schemas from these specs, so a bound, a default or a set of choices cannot differ
 between `tideline search -k` and `memory_search(k=…)`; `tests/test_fields.py` checks both
 against them. Bounds come from the core's own constants where the core enforces one. Plain

@@ -19,7 +19,7 @@ from tideline import hookspecs
 
 log = logging.getLogger(__name__)
 
-DEFAULT_PLUGINS = ("tideline.embed._builtin", "tideline.memory.importers._builtin")
+DEFAULT_PLUGINS = ("tideline.embed._backends", "tideline.memory.importers._builtin")
 ENTRY_POINT_GROUP = "tideline"
 ALL = "*"
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from tests.library.notes import make_collection
 from tideline.app import library_from
 from tideline.config import DEFAULTS
-from tideline.library._keys import chunk_keys
+from tideline.library._item_keys import chunk_keys
 
 TAR = """# tar
 

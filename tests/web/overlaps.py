@@ -3,7 +3,7 @@ itself only places labels; it never needs to list what overlaps)."""
 
 from __future__ import annotations
 
-from tideline.web._layout import Box
+from tideline.web._graph_layout import Box
 
 
 def overlaps(

@@ -21,7 +21,7 @@ from tests.llm_server import LLMServer
 from tests.mcp.conftest import HttpServer, server_env, start_http, stop
 from tests.web.chromium import needs_chromium
 from tests.web.overlaps import overlaps
-from tideline.web._layout import Box
+from tideline.web._graph_layout import Box
 
 pytestmark = needs_chromium
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is a dev dependency")

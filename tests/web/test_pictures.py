@@ -14,7 +14,7 @@ from starlette.testclient import TestClient
 from tests.web.overlaps import overlaps
 from tideline.analysis.scripts import run_all
 from tideline.app import Tideline
-from tideline.web._layout import Box, fit, place, text_width
+from tideline.web._graph_layout import Box, fit, place, text_width
 from tideline.web._pictures import graph_layout, time_ticks
 from tideline.web.panel import when
 

@@ -13,7 +13,7 @@ from typing import Any, TextIO
 import typer
 
 from tideline.cli._app import open_app
-from tideline.cli._fields import takes
+from tideline.cli._options import takes
 from tideline.cli._output import err_console, errors_to_exit, print_json
 from tideline.errors import InvalidInput
 from tideline.fields import EXPORT

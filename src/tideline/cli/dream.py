@@ -19,7 +19,7 @@ from typing import Any
 import typer
 
 from tideline.cli._app import open_app
-from tideline.cli._fields import takes
+from tideline.cli._options import takes
 from tideline.cli._output import console, print_json
 from tideline.cli.sleep import run_steps
 from tideline.consolidate.dream import LAYERS, DreamReport, Thread, thread_action

@@ -8,7 +8,7 @@ import typer
 from rich.table import Table
 
 from tideline.cli._app import open_app
-from tideline.cli._fields import takes
+from tideline.cli._options import takes
 from tideline.cli._output import console, err_console, print_json
 from tideline.fields import MEMORY_FORGET
 from tideline.memory import Forgetting

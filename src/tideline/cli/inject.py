@@ -13,7 +13,7 @@ from typing import Any
 import typer
 
 from tideline.cli._app import open_app
-from tideline.cli._fields import takes
+from tideline.cli._options import takes
 from tideline.cli._output import print_json
 from tideline.fields import PREFETCH
 

@@ -19,8 +19,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsed
 from rich.table import Table
 
 from tideline.cli._app import open_app
-from tideline.cli._fields import FREE_TEXT, option, takes
 from tideline.cli._help import HelpGroup
+from tideline.cli._options import FREE_TEXT, option, takes
 from tideline.cli._output import (
     console,
     err_console,

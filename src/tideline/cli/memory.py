@@ -7,7 +7,7 @@ from typing import Any
 import typer
 
 from tideline.cli._app import open_app
-from tideline.cli._fields import FREE_TEXT, takes
+from tideline.cli._options import FREE_TEXT, takes
 from tideline.cli._output import (
     console,
     err_console,

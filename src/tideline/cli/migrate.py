@@ -7,7 +7,7 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from tideline.cli._fields import takes
+from tideline.cli._options import takes
 from tideline.cli._output import console, err_console, errors_to_exit, print_json, styled
 from tideline.config import Settings
 from tideline.errors import InvalidInput

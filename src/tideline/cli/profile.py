@@ -15,7 +15,7 @@ from typing import Any
 import typer
 
 from tideline.cli._app import open_app
-from tideline.cli._fields import takes
+from tideline.cli._options import takes
 from tideline.cli._output import console, print_json
 from tideline.fields import FACT_CLOSE, FACT_REJECT, FACT_TIMELINE, MEMORY_PROFILE, fact_statuses
 from tideline.profile import Fact, FactTimeline

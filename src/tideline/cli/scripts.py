@@ -19,7 +19,7 @@ from tideline.analysis.backfill import backfill_source_links
 from tideline.analysis.scanner import scan_unindexed
 from tideline.analysis.scripts import rebuild_entity_graph, run_all
 from tideline.cli._app import open_app
-from tideline.cli._fields import option, takes
+from tideline.cli._options import option, takes
 from tideline.cli._output import console, err_console, print_json, progress_bar, styled
 from tideline.fields import ATTENTION_HEATMAP, SCAN_UNINDEXED
 

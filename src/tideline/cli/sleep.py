@@ -25,7 +25,7 @@ from rich.progress import (
 from rich.table import Table
 
 from tideline.cli._app import open_app
-from tideline.cli._fields import takes
+from tideline.cli._options import takes
 from tideline.cli._output import SKIPPED, console, err_console, print_json, progress_bar, styled
 from tideline.consolidate import STEPS, SleepReport, StepEvent, written
 from tideline.fields import RUNS, SLEEP_RUN

@@ -8,11 +8,11 @@ import typing as _typing
 from tideline.lazy import lazy_exports as _lazy_exports
 
 if _typing.TYPE_CHECKING:
-    from tideline.consolidate._context import SleepLimits
     from tideline.consolidate._prompts import Prompt, prompt
-    from tideline.consolidate._report import SleepReport, written
     from tideline.consolidate._session_memory import SessionContext, SessionLimits, SessionMemory
     from tideline.consolidate._sleep import LLM_STEPS, STEPS, Sleep, prompt_versions
+    from tideline.consolidate._sleep_context import SleepLimits
+    from tideline.consolidate._sleep_report import SleepReport, written
     from tideline.consolidate._summaries import CONSOLIDATE_MIGRATIONS
     from tideline.consolidate.dream import (
         DREAM_MIGRATIONS,

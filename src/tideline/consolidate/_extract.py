@@ -17,9 +17,16 @@ from __future__ import annotations
 import datetime as dt
 
 from tideline.clock import Window, from_text, to_text, when
-from tideline.consolidate._context import SUMMARY_MONTHS_DAYS, Ctx, Heard, SessionWork, fit, section
 from tideline.consolidate._prompts import fact_line, trajectory_text, turn_line
 from tideline.consolidate._schemas import EventOut, Extraction
+from tideline.consolidate._sleep_context import (
+    SUMMARY_MONTHS_DAYS,
+    Ctx,
+    Heard,
+    SessionWork,
+    fit,
+    section,
+)
 from tideline.consolidate._working import Working
 from tideline.embed import estimate_tokens
 from tideline.llm import NO_LLM_NOTE

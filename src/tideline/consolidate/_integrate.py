@@ -24,9 +24,9 @@ from __future__ import annotations
 
 from typing import TypedDict
 
-from tideline.consolidate._context import OBSERVATIONS_PER_CALL, Ctx, Heard, fit, section
 from tideline.consolidate._prompts import fact_line, trajectory_text
 from tideline.consolidate._schemas import Behaviour, Classification, Decision
+from tideline.consolidate._sleep_context import OBSERVATIONS_PER_CALL, Ctx, Heard, fit, section
 from tideline.profile import DEFAULT_DECAY_DAYS, Fact, FactDraft, Ref, normalise
 from tideline.runs import Outcome
 

@@ -14,9 +14,9 @@
 
 from __future__ import annotations
 
-from tideline.consolidate._context import Ctx, fit, section
 from tideline.consolidate._prompts import fact_line
 from tideline.consolidate._schemas import Edges
+from tideline.consolidate._sleep_context import Ctx, fit, section
 from tideline.llm import NO_LLM_NOTE
 from tideline.profile import (
     plan_dedupe,

@@ -24,10 +24,8 @@ import time
 from collections.abc import Callable
 from contextlib import suppress
 
-from tideline.consolidate import _extract, _integrate, _maintain, _portrait, _post, _validate
-from tideline.consolidate._context import Ctx, SleepLimits
+from tideline.consolidate import _extract, _integrate, _maintain, _portray, _post, _validate
 from tideline.consolidate._prompts import prompt
-from tideline.consolidate._report import SleepReport
 from tideline.consolidate._schemas import (
     Arbitration,
     Behaviour,
@@ -38,6 +36,8 @@ from tideline.consolidate._schemas import (
     UserModelOut,
     Verification,
 )
+from tideline.consolidate._sleep_context import Ctx, SleepLimits
+from tideline.consolidate._sleep_report import SleepReport
 from tideline.embed import Embedder
 from tideline.errors import InputTooLong, ProfileChanged, SleepBusy, SleepTimeout, StepFailed
 from tideline.llm import LLM, NO_LLM, NO_LLM_NOTE, TokenMeter
@@ -57,11 +57,11 @@ STEPS: tuple[SleepStep, ...] = (
     Step(7, "edges", "llm+rule", "edges", _maintain.edges, Edges),
     Step(8, "maturity", "rule", run=_maintain.maturity),
     Step(9, "expiry", "rule", run=_maintain.expiry),
-    Step(10, "user_model", "llm+rule", "user_model", _portrait.user_model, UserModelOut),
-    Step(11, "trajectory", "llm+rule", "trajectory", _portrait.trajectory, TrajectoryOut),
+    Step(10, "user_model", "llm+rule", "user_model", _portray.user_model, UserModelOut),
+    Step(11, "trajectory", "llm+rule", "trajectory", _portray.trajectory, TrajectoryOut),
     Step(12, "dedupe", "rule", run=_maintain.dedupe),
-    Step(13, "snapshot", "rule", run=_portrait.snapshot),
-    Step(14, "mark_processed", "rule", run=_portrait.mark_processed),
+    Step(13, "snapshot", "rule", run=_portray.snapshot),
+    Step(14, "mark_processed", "rule", run=_portray.mark_processed),
 )
 LLM_STEPS = tuple(s.prompt for s in STEPS if s.prompt)
 #: What a run's report status is recorded as (anything else: `failed`).

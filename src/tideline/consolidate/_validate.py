@@ -12,9 +12,9 @@ loser's edges are retired when the changeset is applied. Pairs without a ruling 
 
 from __future__ import annotations
 
-from tideline.consolidate._context import MAX_VERIFY, Ctx, fit, section
 from tideline.consolidate._prompts import fact_line, trajectory_text
 from tideline.consolidate._schemas import Arbitration, Ruling, Verification
+from tideline.consolidate._sleep_context import MAX_VERIFY, Ctx, fit, section
 from tideline.llm import NO_LLM_NOTE
 from tideline.profile import (
     DisputedPair,

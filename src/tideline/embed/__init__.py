@@ -6,9 +6,10 @@ bundled model never imports it.
 
 import typing as _typing
 
-from tideline.embed._builtin import NoneEmbedder, embedder_factories
+from tideline.embed._backends import NoneEmbedder, embedder_factories
 from tideline.embed._cache import CachedEmbedder, CacheStats, text_hash
 from tideline.embed._e5 import E5Embedder
+from tideline.embed._embedder import Embedder, estimate_tokens, normalise
 from tideline.embed._fit import (
     MAX_PARTS,
     QUERY_TOKENS,
@@ -18,11 +19,10 @@ from tideline.embed._fit import (
     forget_embeddings,
     split_to_fit,
 )
-from tideline.embed._protocol import Embedder, estimate_tokens, normalise
 from tideline.lazy import lazy_exports as _lazy_exports
 
 if _typing.TYPE_CHECKING:
-    from tideline.embed._openai import OpenAIEmbedder
+    from tideline.embed._openai_embedder import OpenAIEmbedder
 
 __all__ = [
     "MAX_PARTS",

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tideline.embed._protocol import Embedder
+from tideline.embed._embedder import Embedder
 from tideline.store import Database, Migrations, Storage, in_lists, open_database
 
 log = logging.getLogger(__name__)

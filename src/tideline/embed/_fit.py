@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from tideline.embed._protocol import Embedder
+from tideline.embed._embedder import Embedder
 
 MAX_PARTS = 8
 QUERY_TOKENS = 256

@@ -15,7 +15,7 @@ from tideline.inject._config import (
     edge_kinds,
 )
 from tideline.inject._fence import FENCE_CLOSE, FENCE_TAG, neutralise
-from tideline.inject._provider import MemoryProvider
+from tideline.inject._memory_provider import MemoryProvider
 
 __all__ = [
     "FENCE_CLOSE",

@@ -18,8 +18,8 @@ if _typing.TYPE_CHECKING:
         UnreadableFile,
     )
     from tideline.library._chunker import CHUNKER_VERSION, Chunk, ChunkedNote, chunk_markdown
+    from tideline.library._collection_index import MAX_FILE_BYTES, CollectionIndex, SyncReport
     from tideline.library._files import read_inside
-    from tideline.library._index import MAX_FILE_BYTES, CollectionIndex, SyncReport
     from tideline.library._layout import Collection, Layout, Problem, scan_library
     from tideline.library._library import Library
     from tideline.library._meta import CollectionMeta, read_meta

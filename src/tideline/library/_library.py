@@ -41,7 +41,7 @@ from tideline.errors import (
     TidelineError,
 )
 from tideline.library import _heartbeat
-from tideline.library._index import MAX_FILE_BYTES, CollectionIndex, Progress, SyncReport
+from tideline.library._collection_index import MAX_FILE_BYTES, CollectionIndex, Progress, SyncReport
 from tideline.library._index_dir import claim_index_dir
 from tideline.library._layout import Collection, Layout, Problem, scan_library, stat_notes
 from tideline.library._meta import CollectionMeta, read_meta, write_meta

@@ -27,7 +27,7 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
 from tideline.library import _heartbeat
-from tideline.library._index import SyncReport
+from tideline.library._collection_index import SyncReport
 from tideline.library._library import Library
 from tideline.library._paths import META_FILE, REGISTRY_FILE
 

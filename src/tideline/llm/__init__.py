@@ -12,7 +12,7 @@ from tideline.llm._bounds import Items
 from tideline.llm._client import LLMClient, prompt_tokens
 from tideline.llm._messages import Message, Mode, Reply, Result, Usage
 from tideline.llm._meter import TokenMeter
-from tideline.llm._openai import STEP_HEADER, OpenAIChat
+from tideline.llm._openai_chat import STEP_HEADER, OpenAIChat
 from tideline.llm._protocol import (
     LLM,
     NO_LLM,
@@ -21,7 +21,7 @@ from tideline.llm._protocol import (
     Sample,
     Sampler,
 )
-from tideline.llm._sampling import SamplingChat
+from tideline.llm._sampling_chat import SamplingChat
 from tideline.llm._structured import JsonSchema
 
 __all__ = [

@@ -6,7 +6,7 @@ Over HTTP it answers behind the guard of `tideline.serve`; `MCP_ENDPOINT` is wha
 rules (the drivers never import each other).
 """
 
-from tideline.mcp._base import ToolServer
+from tideline.mcp._tool_server import ToolServer
 from tideline.mcp.server import (
     MCP_BODY_LIMIT,
     MCP_ENDPOINT,

@@ -39,7 +39,7 @@ from tideline.serve import RUN_CALLS
 if TYPE_CHECKING:
     from mcp.server.mcpserver import Context
 
-    from tideline.mcp._base import Tool, ToolServer
+    from tideline.mcp._tool_server import Tool, ToolServer
 
 Work = Callable[["RoundSampler"], dict[str, Any]]
 

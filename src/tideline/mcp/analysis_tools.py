@@ -10,7 +10,7 @@ from __future__ import annotations
 from mcp_types import ToolAnnotations
 
 from tideline.fields import ATTENTION_HEATMAP, SCAN_UNINDEXED
-from tideline.mcp._base import READ_ONLY, Tool, ToolServer
+from tideline.mcp._tool_server import READ_ONLY, Tool, ToolServer
 
 TOOLS = (
     Tool(

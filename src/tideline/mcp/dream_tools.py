@@ -20,8 +20,8 @@ from mcp_types import INVALID_PARAMS, ToolAnnotations
 from tideline.consolidate.dream import PromptInfo, list_prompts, render_prompt
 from tideline.errors import TidelineError
 from tideline.fields import DREAM_RUN, MEMORY_THREADS
-from tideline.mcp._base import WRITES, Tool, ToolServer
 from tideline.mcp._rounds import add_run
+from tideline.mcp._tool_server import WRITES, Tool, ToolServer
 from tideline.serve import annotated, error_message
 
 Date = annotated(DREAM_RUN, "date")

@@ -12,7 +12,7 @@ from __future__ import annotations
 from mcp_types import ToolAnnotations
 
 from tideline.fields import MEMORY_CONTEXT
-from tideline.mcp._base import WRITES, Tool, ToolServer
+from tideline.mcp._tool_server import WRITES, Tool, ToolServer
 
 IDENTITY_URI = "tideline://identity"
 

@@ -23,7 +23,7 @@ from tideline.fields import (
     MEMO_STATUS,
     MEMO_WRITE,
 )
-from tideline.mcp._base import WRITES, Tool, ToolServer
+from tideline.mcp._tool_server import WRITES, Tool, ToolServer
 
 READS = {"read_only_hint": True, "open_world_hint": False}
 

@@ -23,7 +23,7 @@ from tideline.fields import (
     MEMORY_WRITE,
     SYNC_TURN,
 )
-from tideline.mcp._base import READ_ONLY, WRITES, Tool, ToolServer
+from tideline.mcp._tool_server import READ_ONLY, WRITES, Tool, ToolServer
 
 TOOLS = (
     Tool(

@@ -19,8 +19,8 @@ from tideline.fields import (
     MEMORY_PROFILE,
     SLEEP_RUN,
 )
-from tideline.mcp._base import READ_ONLY, WRITES, Tool, ToolServer
 from tideline.mcp._rounds import add_run
+from tideline.mcp._tool_server import READ_ONLY, WRITES, Tool, ToolServer
 
 # Rejecting or closing changes a fact's status for good (nothing reopens it), yet deletes nothing.
 CORRECTS = WRITES

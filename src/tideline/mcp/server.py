@@ -26,7 +26,7 @@ from tideline.mcp import (
     memory_tools,
     profile_tools,
 )
-from tideline.mcp._base import ToolServer
+from tideline.mcp._tool_server import ToolServer
 from tideline.serve import (
     DEFAULT_HOST,
     KIB,

@@ -21,6 +21,7 @@ from tideline.memory._narratives import (
     Narratives,
 )
 from tideline.memory._narratives import MAX_TEXT as MAX_NARRATIVE_TEXT
+from tideline.memory._question_time import present, turns_window
 from tideline.memory._raw import (
     MAX_TURN_CHARS,
     TURN_CONTEXT,
@@ -45,7 +46,6 @@ from tideline.memory._results import (
     Turn,
     TurnResult,
 )
-from tideline.memory._time_window import present, turns_window
 from tideline.memory._turn_keys import turn_keys
 from tideline.memory._weights import (
     DEFAULT_CEILING,

@@ -41,6 +41,7 @@ from tideline.memory import _forget
 from tideline.memory._backup import memory_records, restore_narratives
 from tideline.memory._narratives import KINDS, NarrativeInput, Narratives
 from tideline.memory._owner import pending_ids
+from tideline.memory._question_time import Resolver, names_time, plain_resolver, turns_window
 from tideline.memory._raw import (
     TURN_CONTEXT,
     NewTurn,
@@ -60,7 +61,6 @@ from tideline.memory._results import (
     Turn,
     TurnResult,
 )
-from tideline.memory._time_window import Resolver, names_time, plain_resolver, turns_window
 from tideline.memory._turn_keys import turn_keys
 from tideline.memory.importers import AUTO, ImportedSession, detect, get_importer
 from tideline.pathnames import check_path_name, shown

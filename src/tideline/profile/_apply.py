@@ -25,10 +25,10 @@ from tideline.profile import _changeset as c
 from tideline.profile._backing import TurnInfo, backing, confidence
 from tideline.profile._decay import expires_at
 from tideline.profile._digests import DigestStore
+from tideline.profile._edges import EdgeStore
 from tideline.profile._events import EventStore
 from tideline.profile._fact_index import FactIndex
 from tideline.profile._facts import FactStore
-from tideline.profile._graph import EdgeStore
 from tideline.profile._lifecycle import check_live, check_strategy, check_transition
 from tideline.profile._mentions import merge_mention, person_key
 from tideline.profile._observations import ObservationStore

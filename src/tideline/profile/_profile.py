@@ -56,6 +56,7 @@ from tideline.profile._facts import Link
 from tideline.profile._imported import fact_changes
 from tideline.profile._lifecycle import RULES, Rules
 from tideline.profile._plans import asked_since
+from tideline.profile._profile_version import VersionStore
 from tideline.profile._records import (
     ACTIVE_STATUSES,
     RUN_STATUSES,
@@ -75,7 +76,6 @@ from tideline.profile._records import (
 )
 from tideline.profile._restore import restore_profile
 from tideline.profile._snapshot import ProfileState, render_snapshot
-from tideline.profile._version import VersionStore
 from tideline.profile._view import ProfileView
 from tideline.search import Hit, valid_text
 from tideline.store import Storage

@@ -14,15 +14,15 @@ PROFILE_MIGRATIONS = Migrations("profile")
 
 @PROFILE_MIGRATIONS.step(1)
 def _profile_tables(db: Storage) -> None:
+    from tideline.profile._edges import EdgeStore
     from tideline.profile._events import EventStore
     from tideline.profile._facts import FactStore
-    from tideline.profile._graph import EdgeStore
     from tideline.profile._observations import ObservationStore
     from tideline.profile._people import RelationshipStore
     from tideline.profile._portrait import PortraitStore
+    from tideline.profile._profile_version import VersionStore
     from tideline.profile._sleep_runs import RunStore
     from tideline.profile._strategies import StrategyStore
-    from tideline.profile._version import VersionStore
 
     for owner in (
         ObservationStore,
@@ -55,9 +55,9 @@ def _two_clocks(db: Storage) -> None:
     when every time was the processing time, get their valid times from their evidence turns."""
     from tideline.memory import session_span, turn_times
     from tideline.profile._digests import DigestStore
+    from tideline.profile._edges import EdgeStore
     from tideline.profile._events import EventStore
     from tideline.profile._facts import FactStore
-    from tideline.profile._graph import EdgeStore
     from tideline.profile._observations import ObservationStore
     from tideline.profile._people import RelationshipStore
     from tideline.profile._portrait import PortraitStore

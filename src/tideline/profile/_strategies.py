@@ -17,7 +17,7 @@ from __future__ import annotations
 import builtins  # `list` below is a method of the store: signatures after it say `builtins.list`
 
 from tideline.errors import IllegalTransition, NotFound
-from tideline.profile._graph import HELD
+from tideline.profile._edges import HELD
 from tideline.profile._records import STRATEGY_KINDS, STRATEGY_OUTCOMES, STRATEGY_STATUSES, Strategy
 from tideline.store import Storage
 

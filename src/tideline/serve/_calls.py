@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from tideline.app import Tideline
 from tideline.fields import fact_statuses
-from tideline.serve._errors import searched
+from tideline.serve._tool_errors import searched
 from tideline.serve._wire import names, to_dict
 
 if TYPE_CHECKING:

@@ -19,7 +19,7 @@ from pydantic import Field as Schema
 
 from tideline.errors import InvalidInput
 from tideline.fields import NO_ITEMS, Command
-from tideline.serve._errors import describe_validation
+from tideline.serve._tool_errors import describe_validation
 
 
 def annotated(cmd: Command, name: str) -> Any:

@@ -16,9 +16,8 @@ from tideline.store._health import (
     wal_path,
 )
 from tideline.store._ids import MAX_ID, storable, storable_ids
-from tideline.store._keys import MAX_KEY, WriteKeys, check_key
 from tideline.store._migrations import Migrations, allow_values, open_database, open_postgres
-from tideline.store._names import (
+from tideline.store._pg_namespace import (
     Namespace,
     connect_error,
     is_postgres_url,
@@ -28,6 +27,7 @@ from tideline.store._names import (
 from tideline.store._run_log import INTERRUPTED, RunLog
 from tideline.store._sql import id_lists, in_lists, time_range
 from tideline.store._storage import Dialect, Rows, Storage
+from tideline.store._write_keys import MAX_KEY, WriteKeys, check_key
 
 __all__ = [
     "INTERRUPTED",

@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING, Any
 from tideline.clock import now_text, system_clock
 from tideline.errors import NotADatabase, SchemaTooNew
 from tideline.store._database import Database
-from tideline.store._names import missing_extra
+from tideline.store._pg_namespace import missing_extra
 from tideline.store._storage import Storage
 
 if TYPE_CHECKING:  # psycopg is an optional dependency: imported when a URL asks for it
-    from tideline.store._names import Namespace
+    from tideline.store._pg_namespace import Namespace
     from tideline.store._postgres import PgDatabase
 
 #: A step takes the database it migrates: a `Storage` in the agent's sets, which run on both

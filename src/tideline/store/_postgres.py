@@ -31,7 +31,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from tideline.errors import DatabaseLocked, StoreError
 from tideline.store._dialect import to_postgres
-from tideline.store._names import Namespace, connect_error, shown_url
+from tideline.store._pg_namespace import Namespace, connect_error, shown_url
 from tideline.store._storage import Reads
 
 Params = Sequence[Any] | dict[str, Any]

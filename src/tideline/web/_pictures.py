@@ -1,5 +1,5 @@
 """Geometry for the panel's pictures: bars for the attention heatmap, bubbles for the topic map,
-a force layout for the entity graph (`_layout`), dots for the weights over time. Plain numbers; the templates draw them as inline SVG (so
+a force layout for the entity graph (`_graph_layout`), dots for the weights over time. Plain numbers; the templates draw them as inline SVG (so
 every label goes through the templates' escaping, and no JavaScript library is needed)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tideline.clock import from_text
-from tideline.web._layout import FONT, WIDTH, fit, force_layout, place, text_width
+from tideline.web._graph_layout import FONT, WIDTH, fit, force_layout, place, text_width
 
 BAR_H = 22
 BAR_W = 420
@@ -56,7 +56,7 @@ def bubbles(topics: list[dict[str, Any]], width: int = 720) -> dict[str, Any]:
 
 def graph_layout(graph: dict[str, Any], limit: int = 40, width: float = WIDTH) -> dict[str, Any]:
     """The `limit` entities in most memories, placed by a force layout with labels that overlap
-    nothing (`_layout`), radius by memories; edges between them, width by co-occurrence."""
+    nothing (`_graph_layout`), radius by memories; edges between them, width by co-occurrence."""
     entities = graph["entities"][:limit]
     index = {e["name"]: i for i, e in enumerate(entities)}
     shown = [e for e in graph["edges"] if e["source"] in index and e["target"] in index]

@@ -33,7 +33,7 @@ from tideline.serve import (
     run_http,
     server_tokens,
 )
-from tideline.web import _errors, api, panel, reference
+from tideline.web import _http_errors, api, panel, reference
 from tideline.web._background import Runs
 from tideline.web._limits import body_limits
 from tideline.web._names import API, API_DOCS, FAVICON, LOGIN, STATIC
@@ -79,7 +79,7 @@ def web_app(
     root.mount(STATIC, StaticFiles(directory=Path(__file__).parent / "static"), name="static")
     for routes in beside:
         root.router.routes.extend(routes.routes)
-    _errors.install(root, panel.error_page)
+    _http_errors.install(root, panel.error_page)
     root.add_middleware(Private)  # never cached, never framed (`_private`)
     return root
 

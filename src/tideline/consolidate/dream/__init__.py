@@ -8,7 +8,6 @@ import typing as _typing
 from tideline.lazy import lazy_exports as _lazy_exports
 
 if _typing.TYPE_CHECKING:
-    from tideline.consolidate.dream._context import DreamLimits
     from tideline.consolidate.dream._dream import (
         LAYERS,
         Dream,
@@ -17,15 +16,16 @@ if _typing.TYPE_CHECKING:
         choose_layers,
     )
     from tideline.consolidate.dream._dream_migrations import DREAM_MIGRATIONS
-    from tideline.consolidate.dream._dream_runs import LAYER_NAMES, DreamRun, LayerRecord
-    from tideline.consolidate.dream._prompts import (
+    from tideline.consolidate.dream._dream_prompts import (
         PromptInfo,
         RenderedPrompt,
         dream_prompt,
         list_prompts,
         render_prompt,
     )
-    from tideline.consolidate.dream._report import DreamReport, LayerReport
+    from tideline.consolidate.dream._dream_report import DreamReport, LayerReport
+    from tideline.consolidate.dream._dream_runs import LAYER_NAMES, DreamRun, LayerRecord
+    from tideline.consolidate.dream._layer_context import DreamLimits
     from tideline.consolidate.dream._thread_actions import ACTIONS as THREAD_ACTIONS
     from tideline.consolidate.dream._thread_actions import thread_action
     from tideline.consolidate.dream._threads import STATUSES as THREAD_STATUSES

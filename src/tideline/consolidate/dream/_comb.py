@@ -29,11 +29,11 @@ import datetime as dt
 from tideline.analysis.attention import heatmap
 from tideline.analysis.scripts import refresh_weights
 from tideline.clock import to_text
-from tideline.consolidate._context import fit
 from tideline.consolidate._prompts import fact_line
+from tideline.consolidate._sleep_context import fit
 from tideline.consolidate.dream._answers import Digest
 from tideline.consolidate.dream._concept import COMPARED, dreamt, held, repeated
-from tideline.consolidate.dream._context import LayerCtx, Plan, Writer, memory_line
+from tideline.consolidate.dream._layer_context import LayerCtx, Plan, Writer, memory_line
 from tideline.memory import Narrative
 from tideline.profile import Fact
 

@@ -34,7 +34,11 @@ from tideline.consolidate.dream import _comb, _drift, _solidify, _symbolic
 from tideline.consolidate.dream._answers import Digest, DreamOut, DriftOut, Solidified
 from tideline.consolidate.dream._basis import Basis
 from tideline.consolidate.dream._concept import held
-from tideline.consolidate.dream._context import (
+from tideline.consolidate.dream._dream_migrations import DREAM_MIGRATIONS
+from tideline.consolidate.dream._dream_prompts import dream_prompt
+from tideline.consolidate.dream._dream_report import DreamReport, LayerReport
+from tideline.consolidate.dream._dream_runs import LAYER_NAMES, DreamRun, DreamRuns, LayerRecord
+from tideline.consolidate.dream._layer_context import (
     Day,
     DreamLimits,
     LayerCtx,
@@ -42,10 +46,6 @@ from tideline.consolidate.dream._context import (
     Stores,
     Writer,
 )
-from tideline.consolidate.dream._dream_migrations import DREAM_MIGRATIONS
-from tideline.consolidate.dream._dream_runs import LAYER_NAMES, DreamRun, DreamRuns, LayerRecord
-from tideline.consolidate.dream._prompts import dream_prompt
-from tideline.consolidate.dream._report import DreamReport, LayerReport
 from tideline.consolidate.dream._threads import Thread, Threads
 from tideline.embed import Embedder
 from tideline.errors import BudgetExceeded, DreamBusy, InvalidInput, LayerFailed, NotFound

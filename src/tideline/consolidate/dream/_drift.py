@@ -21,7 +21,7 @@ import numpy as np
 from tideline.analysis import ScriptTables
 from tideline.consolidate.dream._answers import DriftOut
 from tideline.consolidate.dream._concept import COMPARED, dreamt, held, repeated
-from tideline.consolidate.dream._context import LayerCtx, Plan, Writer, memory_line
+from tideline.consolidate.dream._layer_context import LayerCtx, Plan, Writer, memory_line
 from tideline.memory import Narrative, parse_entities_role
 
 PROMPT = "dream_drift"

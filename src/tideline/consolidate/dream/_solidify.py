@@ -20,7 +20,7 @@ from tideline.analysis import Chunk
 from tideline.analysis.scanner import Scan, scan_unindexed
 from tideline.clock import to_text
 from tideline.consolidate.dream._answers import MemoryOut, Solidified
-from tideline.consolidate.dream._context import LayerCtx, Plan, Writer
+from tideline.consolidate.dream._layer_context import LayerCtx, Plan, Writer
 from tideline.embed import estimate_tokens
 
 PROMPT = "dream_solidify"

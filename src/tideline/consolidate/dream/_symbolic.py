@@ -13,9 +13,9 @@ leaves it out until combing, awake, takes it up.
 
 from __future__ import annotations
 
-from tideline.consolidate._context import fit
+from tideline.consolidate._sleep_context import fit
 from tideline.consolidate.dream._answers import DreamOut
-from tideline.consolidate.dream._context import LayerCtx, Plan, Writer, memory_line
+from tideline.consolidate.dream._layer_context import LayerCtx, Plan, Writer, memory_line
 from tideline.memory import Narrative
 
 PROMPT = "dream_sleep"

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from tideline.errors import InvalidInput
-from tideline.memory.importers._base import (
+from tideline.memory.importers._importer import (
     SNIFF_CHARS,
     ImportBatch,
     ImportedSession,

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from tideline.hookspecs import hookimpl
 
 if TYPE_CHECKING:
-    from tideline.memory.importers._base import Importer
+    from tideline.memory.importers._importer import Importer
 
 
 @hookimpl

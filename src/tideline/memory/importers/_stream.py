@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from tideline.memory._results import ImportProblem
-from tideline.memory.importers._base import (
+from tideline.memory.importers._importer import (
     NOT_JSON,
     ImportBatch,
     ImportedSession,

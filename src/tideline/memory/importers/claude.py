@@ -15,7 +15,7 @@ from typing import Any
 
 from tideline.memory._raw import NewTurn
 from tideline.memory._results import ImportProblem
-from tideline.memory.importers._base import (
+from tideline.memory.importers._importer import (
     ImportBatch,
     ImportedSession,
     Origin,

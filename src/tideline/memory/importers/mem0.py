@@ -17,7 +17,7 @@ from typing import Any
 
 from tideline.memory._raw import NewTurn
 from tideline.memory._results import ImportedFact, ImportProblem
-from tideline.memory.importers._base import (
+from tideline.memory.importers._importer import (
     NOT_JSON,
     ImportBatch,
     ImportedSession,

@@ -17,7 +17,7 @@ from tideline.errors import InvalidInput
 from tideline.memory._backup import EXPORT_TYPE, EXPORT_VERSION, READABLE_VERSIONS
 from tideline.memory._raw import NewTurn
 from tideline.memory._results import ImportProblem
-from tideline.memory.importers._base import (
+from tideline.memory.importers._importer import (
     ImportBatch,
     ImportedSession,
     as_dict,

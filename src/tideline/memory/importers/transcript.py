@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from tideline.memory._raw import NewTurn
-from tideline.memory.importers._base import (
+from tideline.memory.importers._importer import (
     ImportBatch,
     ImportedSession,
     Origin,

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tideline.embed._e5 import E5Embedder
-from tideline.embed._protocol import Embedder, estimate_tokens
+from tideline.embed._embedder import Embedder, estimate_tokens
 from tideline.errors import EmbedderUnavailable
 from tideline.hookspecs import hookimpl
 from tideline.plugins import load_plugins
@@ -36,7 +36,7 @@ def register_embedders(register: Callable[[str, Callable[[Settings], Embedder]],
 
 def _openai(s: Settings) -> Embedder:
     """The HTTP backend, imported when chosen: httpx costs a search with e5 ~0.3 s to import."""
-    from tideline.embed._openai import OpenAIEmbedder
+    from tideline.embed._openai_embedder import OpenAIEmbedder
 
     return OpenAIEmbedder(
         s.embed_url,

@@ -15,9 +15,9 @@
 from __future__ import annotations
 
 from tideline.clock import to_text
-from tideline.consolidate._context import Ctx, fit, section
 from tideline.consolidate._prompts import fact_line, trajectory_text, turn_line
 from tideline.consolidate._schemas import TrajectoryOut, UserModelOut
+from tideline.consolidate._sleep_context import Ctx, fit, section
 from tideline.llm import NO_LLM_NOTE
 from tideline.profile import Event, EventDraft, event_expiry, event_line, is_expired
 from tideline.runs import Outcome

@@ -20,7 +20,7 @@ Invariants:
   further and always hashes the files it saw an event for (`verify`).
 - Notes are read through `read_inside` (no link out of the root is ever followed, even one swapped
   in after listing), and the row records the `fstat` of exactly the bytes that were indexed.
-- A chunk that is mostly a list gets item keys (`_keys`): rows of `chunks` whose `parent` is
+- A chunk that is mostly a list gets item keys (`_item_keys`): rows of `chunks` whose `parent` is
   the chunk's id, each with its own text and vector; the chunk itself keeps its full text for
   BM25 and, with keys, no vector (`embedded = 2`: its keys carry them). Search hits on a key
   count for its chunk (`_aggregate`). `state.json` records the key mode, so changing it rebuilds.
@@ -54,7 +54,7 @@ from tideline.errors import DatabaseDamaged, LinkOutside, StoreError, Unreadable
 from tideline.library._chunker import CHUNKER_VERSION, ChunkedNote, chunk_markdown, embed_text
 from tideline.library._files import read_inside
 from tideline.library._index_dir import claim_index_dir, remove_own
-from tideline.library._keys import chunk_keys
+from tideline.library._item_keys import chunk_keys
 from tideline.library._layout import (
     Collection,
     FolderStamp,
@@ -108,7 +108,7 @@ def _change_stamps(db: Database) -> None:
 
 @_migrations.step(3)
 def _item_keys(db: Database) -> None:
-    """Item keys are chunk rows with a parent (see `_keys`); NULL marks a chunk itself."""
+    """Item keys are chunk rows with a parent (see `library/_item_keys.py`); NULL marks a chunk itself."""
     db.execute("ALTER TABLE chunks ADD COLUMN parent INTEGER")
     db.execute("CREATE INDEX chunks_parent ON chunks(parent)")
 

@@ -17,8 +17,8 @@ from pydantic import BaseModel
 
 from tideline.clock import Clock, now_text, parse_time
 from tideline.consolidate.dream._basis import Basis
+from tideline.consolidate.dream._dream_prompts import dream_prompt, render_prompt
 from tideline.consolidate.dream._dream_runs import DreamRuns
-from tideline.consolidate.dream._prompts import dream_prompt, render_prompt
 from tideline.consolidate.dream._threads import Threads
 from tideline.llm import LLM, TokenMeter
 from tideline.memory import Memory, Narrative

@@ -16,8 +16,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from tideline.embed._embedder import estimate_tokens, normalise
 from tideline.embed._fit import fit_prefix, fit_query
-from tideline.embed._protocol import estimate_tokens, normalise
 from tideline.errors import ConfigError, EmbedderUnavailable
 from tideline.http import JsonApi, Retries, Unanswered
 
