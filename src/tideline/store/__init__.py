@@ -15,7 +15,6 @@ from tideline.store._health import (
     wal_damage,
     wal_path,
 )
-from tideline.store._ids import MAX_ID, storable, storable_ids
 from tideline.store._migrations import Migrations, allow_values, open_database, open_postgres
 from tideline.store._pg_namespace import (
     Namespace,
@@ -25,7 +24,7 @@ from tideline.store._pg_namespace import (
     shown_url,
 )
 from tideline.store._run_log import INTERRUPTED, RunLog
-from tideline.store._sql import id_lists, in_lists, time_range
+from tideline.store._sql import MAX_ID, id_lists, in_lists, storable, storable_ids, time_range
 from tideline.store._storage import Dialect, Rows, Storage
 from tideline.store._write_keys import MAX_KEY, WriteKeys, check_key
 

@@ -19,7 +19,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from tideline.store._ids import storable
+from tideline.store._sql import storable
 from tideline.store._storage import Storage
 
 INTERRUPTED = "interrupted: the process ended before the run finished"
