@@ -449,9 +449,9 @@ PLANTS = {
         "tideline.web.api:1 imports tideline.mcp: drivers never import each other",
     ),
     "the MCP SDK in what the drivers share": (
-        "serve/_wire.py",
+        "serve/_calls.py",
         "from mcp_types import Tool\n",
-        "tideline.serve._wire:1 imports the framework mcp_types outside the drivers",
+        "tideline.serve._calls:1 imports the framework mcp_types outside the drivers",
     ),
     "under TYPE_CHECKING": (
         "library/_library.py",

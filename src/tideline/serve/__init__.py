@@ -18,17 +18,17 @@ from tideline.serve._calls import (
     RunCall,
     Using,
     Work,
+    names,
     run_tool,
+    to_dict,
 )
-from tideline.serve._endpoint import Endpoint
 from tideline.serve._exit_sleep import start_exit_sleep
 from tideline.serve._fields import annotated, command_model, tool_arguments, tool_schema
 from tideline.serve._guard import NAMESPACE, HttpGuard, Sessions, client_of, is_loopback
-from tideline.serve._listen import DEFAULT_HOST, DEFAULT_PORT, run_http
+from tideline.serve._listen import DEFAULT_HOST, DEFAULT_PORT, Endpoint, run_http
 from tideline.serve._throttle import Throttle
 from tideline.serve._tokens import Key, Tokens
 from tideline.serve._tool_errors import describe_validation, error_message, one_line, searched
-from tideline.serve._wire import names, to_dict
 
 __all__ = [
     "CALLS",

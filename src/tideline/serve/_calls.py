@@ -18,20 +18,37 @@ its call (`mcp._rounds.add_run`), the REST API in a thread of its own, polled by
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, is_dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from tideline.app import Tideline
 from tideline.fields import fact_statuses
 from tideline.serve._tool_errors import searched
-from tideline.serve._wire import names, to_dict
 
 if TYPE_CHECKING:
     from tideline.consolidate import StepEvent
     from tideline.llm import LLM
 
 Call = Callable[..., dict[str, Any]]
+
+
+def to_dict(result: Any) -> dict[str, Any]:
+    """A tool's JSON object: a dict, a `to_dict()`, a dataclass, else `{"result": value}`."""
+    if isinstance(result, dict):
+        return result
+    if hasattr(result, "to_dict"):
+        return dict(result.to_dict())
+    if is_dataclass(result) and not isinstance(result, type):
+        return asdict(result)
+    return {"result": result}
+
+
+def names(value: list[str] | str | None) -> list[str] | None:
+    """Models send lists, JSON strings (pre-parsed by the SDK) or 'a, b'; the core gets a list."""
+    if value is None or isinstance(value, list):
+        return value
+    return [part.strip() for part in value.split(",") if part.strip()]
 
 
 def _search(app: Tideline, *, tags: list[str] | str | None, **rest: Any) -> dict[str, Any]:

@@ -1,14 +1,18 @@
 """Listening on HTTP: bind first (a busy port is a one-line error), say where everything is, then
-run the guarded app with uvicorn until interrupted."""
+run the guarded app with uvicorn until interrupted; and the `Endpoint` another driver serves beside
+the web's routes on the same port (the MCP endpoint): what `serve` is handed so the web driver
+never imports the driver that builds it."""
 
 from __future__ import annotations
 
 import socket
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import anyio
 import uvicorn
+from starlette.applications import Starlette
 
 from tideline.app import Tideline
 from tideline.errors import InvalidInput
@@ -16,6 +20,18 @@ from tideline.serve._guard import HttpGuard
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """`build(app, host)` gives the endpoint's routes (and their lifespan) for one namespace's
+    app; `path` is where they answer, `body_limit` the largest request body they take, `name`
+    what `serve` calls it when it says where everything is."""
+
+    name: str
+    path: str
+    body_limit: int
+    build: Callable[[Tideline, str], Starlette]
 
 
 def run_http(
