@@ -42,7 +42,7 @@ from tests.web.conftest import csrf_of
 from tests.web.test_limits import HUGE, post_raw, rss_mb
 from tests.web.test_namespaces import api, collection
 from tideline.mcp import MCP_BODY_LIMIT
-from tideline.web._limits import FORM, JSON, ROUTES
+from tideline.web._routes import FORM, JSON, ROUTES
 
 WORDS = "the heron counts lanterns by the boat shed"
 NAMES = ("ana", "bo", "hui")

@@ -17,7 +17,7 @@ import pytest
 
 from tests.mcp.conftest import HttpServer, start_http, stop
 from tideline.mcp import MCP_BODY_LIMIT
-from tideline.web._limits import FORM, JSON, ROUTES
+from tideline.web._routes import FORM, JSON, ROUTES
 
 HUGE = 300 * 1024 * 1024
 CHUNK = 64 * 1024

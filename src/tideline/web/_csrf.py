@@ -18,7 +18,7 @@ import secrets
 
 from fastapi import HTTPException, Request, Response
 
-from tideline.web._names import CSRF_COOKIE, CSRF_HEADER, SESSION_COOKIE
+from tideline.web._routes import CSRF_COOKIE, CSRF_HEADER, SESSION_COOKIE
 from tideline.web._session import PanelSessions
 
 MESSAGE = (

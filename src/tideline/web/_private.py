@@ -13,7 +13,7 @@ from __future__ import annotations
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from tideline.web._names import STATIC
+from tideline.web._routes import STATIC
 
 PRIVATE = {
     "cache-control": "no-store",

@@ -25,7 +25,7 @@ from collections.abc import Callable, Collection
 
 from tideline.errors import ConfigError
 from tideline.serve import Key
-from tideline.web._names import SESSION_COOKIE
+from tideline.web._routes import SESSION_COOKIE
 
 #: Longest session cookie read: a payload of two names and two numbers is far shorter.
 MAX_COOKIE = 1024

@@ -22,6 +22,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header
 
+from tideline.analysis import build_entity_graph
 from tideline.app import Tideline
 from tideline.errors import InvalidInput, NotFound
 from tideline.fields import (
@@ -51,11 +52,11 @@ from tideline.fields import (
     SYNC_TURN,
     Command,
 )
+from tideline.profile import Fact
 from tideline.serve import CALLS, RUN_CALLS, SEARCHES, Call, searched
 from tideline.web import _csrf
-from tideline.web._graph import graph
 from tideline.web._models import Args, RecordId, body, query
-from tideline.web._names import API
+from tideline.web._routes import API
 from tideline.web._state import Web, web
 
 router = APIRouter(prefix=API, dependencies=[Depends(_csrf.check_api)])
@@ -151,6 +152,29 @@ def _session_turns(app: Tideline, *, session: str) -> Json:
     if not turns:
         raise NotFound(f"session {session!r} has no turns; list sessions with GET {API}/sessions")
     return {"session": session, "turns": [t.to_dict() for t in turns]}
+
+
+# The graphs the panel draws, read from the core: the entity-role graph of the narratives (as
+# the script layer computes it, without storing it) and the knowledge-graph edges between facts.
+def graph(app: Tideline) -> dict[str, Any]:
+    """`entities` and `edges` (co-occurrence, with role pairs), `fact_edges` with both facts'
+    labels, and `malformed` entities_role parts; each read takes its service's lock."""
+    rows = [(n.id, n.entities_role) for n in app.memory.all_narratives() if n.entities_role.strip()]
+    out = build_entity_graph(rows).to_dict()
+    facts = {f.id: f for f in app.profile.facts(status=None)}
+    out["fact_edges"] = [
+        {
+            **e.to_dict(),
+            "from_label": _label(facts.get(e.from_fact)),
+            "to_label": _label(facts.get(e.to_fact)),
+        }
+        for e in app.profile.edges(live=True)
+    ]
+    return out
+
+
+def _label(fact: Fact | None) -> str:
+    return f"{fact.subject}/{fact.category}: {fact.value}" if fact is not None else "?"
 
 
 def start_in_background(w: Web, tool: str, **arguments: Any) -> Json:

@@ -30,12 +30,11 @@ from tideline.memory import Narrative
 from tideline.search import SearchResult, interleave
 from tideline.serve import client_of
 from tideline.web import _csrf
-from tideline.web._graph import graph
 from tideline.web._models import RecordId
-from tideline.web._names import CSRF_FIELD, FAVICON, LOGIN, LOGOUT, SESSION_COOKIE
 from tideline.web._pictures import Moment, bubbles, graph_layout, heat_bars, weight_dots
+from tideline.web._routes import CSRF_FIELD, FAVICON, LOGIN, LOGOUT, SESSION_COOKIE
 from tideline.web._state import Web, web
-from tideline.web.api import start_in_background
+from tideline.web.api import graph, start_in_background
 
 TEMPLATES = Jinja2Templates(directory=Path(__file__).parent / "templates")
 

@@ -16,7 +16,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
 from tideline import __version__
-from tideline.web._names import API, API_DOCS
+from tideline.web._routes import API, API_DOCS
 from tideline.web.panel import page
 
 router = APIRouter(include_in_schema=False)

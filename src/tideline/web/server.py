@@ -35,10 +35,9 @@ from tideline.serve import (
 )
 from tideline.web import _http_errors, api, panel, reference
 from tideline.web._background import Runs
-from tideline.web._limits import body_limits
-from tideline.web._names import API, API_DOCS, FAVICON, LOGIN, STATIC
 from tideline.web._namespaces import Namespaces
 from tideline.web._private import Private
+from tideline.web._routes import API, API_DOCS, FAVICON, LOGIN, STATIC, body_limits
 from tideline.web._session import PanelSessions
 from tideline.web._state import Web
 
