@@ -6,6 +6,9 @@ breaks. `HelpGroup`, the class of both apps (`tideline`, `memo`), fixes what eve
 it shows once, when typer builds them: a flag takes nothing, an id takes an ID, a bounded number
 shows its bounds ("1–200"); the list gives each command its first sentence; every command ends
 with examples from `EXAMPLES` (tests/cli/test_help.py runs each through the parser).
+
+`--version`, the other eager flag of both apps, prints the installed package's version (the same
+one MCP reports) and exits before any command (`version_option`).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import re
 from collections.abc import Iterable
 from typing import Any, get_args, get_origin
 
+import typer
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
 from tideline.cli._coerce import runtime_param
@@ -197,3 +201,18 @@ class HelpGroup(TyperGroup):
 
     def get_params(self, ctx: Any) -> list[Any]:
         return _worded(super().get_params(ctx))
+
+
+def _show(value: bool) -> None:
+    if value:
+        from tideline import __version__
+
+        typer.echo(f"tideline {__version__}")
+        raise typer.Exit()
+
+
+def version_option() -> Any:
+    """An eager `--version` flag for an app's callback: prints and exits before any command."""
+    return typer.Option(
+        False, "--version", callback=_show, is_eager=True, help="Print the version and exit."
+    )

@@ -19,7 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsed
 from rich.table import Table
 
 from tideline.cli._app import open_app
-from tideline.cli._help import HelpGroup
+from tideline.cli._help import HelpGroup, version_option
 from tideline.cli._options import FREE_TEXT, option, takes
 from tideline.cli._output import (
     console,
@@ -33,7 +33,6 @@ from tideline.cli._output import (
     styled,
     warn,
 )
-from tideline.cli._version import version_option
 from tideline.fields import (
     MEMO_READ,
     MEMO_REINDEX,

@@ -16,8 +16,7 @@ from collections.abc import Iterable
 
 import typer
 
-from tideline.cli._help import HelpGroup
-from tideline.cli._version import version_option
+from tideline.cli._help import HelpGroup, version_option
 
 #: Each command module under `tideline.cli` and the top-level names it registers, in `--help`
 #: order.
