@@ -21,7 +21,7 @@ import typer
 from tideline.cli._app import open_app
 from tideline.cli._options import takes
 from tideline.cli._output import console, print_json
-from tideline.cli.sleep import run_steps
+from tideline.cli.sleep import past_runs, run_steps
 from tideline.consolidate.dream import LAYERS, DreamReport, Thread, thread_action
 from tideline.fields import DREAM_RUN, DREAM_RUNS, MEMORY_THREADS
 
@@ -99,10 +99,8 @@ def threads(json_out: bool = JSON, **args: Any) -> None:
 @takes(DREAM_RUNS)
 def dream_runs(json_out: bool = JSON, **args: Any) -> None:
     """Past dream runs, most recent first: day, status, tokens, each layer's status and tokens."""
-    with open_app() as app:
-        found = app.dream.runs(**args)
-    if json_out:
-        print_json([r.to_dict() for r in found])
+    found = past_runs(lambda app: app.dream.runs(**args), json_out)
+    if found is None:
         return
     if not found:
         _say("no dream runs yet; `tideline dream` runs one")

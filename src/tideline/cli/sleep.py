@@ -10,7 +10,7 @@ Exit codes: 0 done (or nothing new, or planned); 1 failed; 6 skipped: no LLM to 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import typer
@@ -48,6 +48,26 @@ class Report(Protocol):
 
 
 R = TypeVar("R", bound=Report)
+
+
+class Record(Protocol):
+    """A past run as its owner reads it (`SleepRun`, `DreamRun`)."""
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+Rec = TypeVar("Rec", bound=Record)
+
+
+def past_runs(read: Callable[[Tideline], Sequence[Rec]], json_out: bool) -> Sequence[Rec] | None:
+    """A pipeline's past runs (`tideline runs`, `tideline dream-runs`), most recent first: printed
+    as JSON with `--json` (then None), else handed back for the command's own lines."""
+    with open_app() as app:
+        found = read(app)
+    if json_out:
+        print_json([r.to_dict() for r in found])
+        return None
+    return found
 
 
 def run_steps(
@@ -153,10 +173,8 @@ def sleep(json_out: bool = JSON, **args: Any) -> None:
 @takes(RUNS)
 def runs(json_out: bool = JSON, **args: Any) -> None:
     """Past sleep runs, most recent first: status, tokens, the profile version they produced."""
-    with open_app() as app:
-        found = app.profile.runs(**args)
-    if json_out:
-        print_json([r.to_dict() for r in found])
+    found = past_runs(lambda app: app.profile.runs(**args), json_out)
+    if found is None:
         return
     table = Table(
         "run", "status", "started", "finished", "tokens in", "tokens out", "version", "error"
