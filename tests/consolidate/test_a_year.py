@@ -19,8 +19,8 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.consolidate.conftest import Agent
+from tests.consolidate.dream.conftest import DREAM_QUIET
 from tests.consolidate.year import Span, audit, script_extraction, year_conversation
-from tests.dream.conftest import DREAM_QUIET
 from tests.llm_server import LLMServer
 from tideline.app import dream_limits
 from tideline.cli.main import app as cli

@@ -14,7 +14,7 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from tests.consolidate.conftest import QUIET
-from tests.dream.conftest import CONVERSATION, DAY, DREAM_QUIET
+from tests.consolidate.dream.conftest import CONVERSATION, DAY, DREAM_QUIET
 from tests.llm_server import LLMServer
 from tests.mcp.conftest import error_text, in_memory, payload
 from tests.mcp.test_profile_tools import SCHEMAS, ClientModel, agent

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.dream.conftest import CONVERSATION, DAY, Day
+from tests.consolidate.dream.conftest import CONVERSATION, DAY, Day
 from tests.helpers import wait_until
 from tests.llm_server import LLMServer
 from tideline.consolidate import StepEvent
@@ -188,10 +188,17 @@ def test_a_dream_killed_mid_run_keeps_what_it_spent_and_the_next_run_says_so(
     day = Day(home, server.url)
     keep_first_turn(server, day.say("s1", CONVERSATION))
     day.agent.close()
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     marker, log = tmp_path / "marker", tmp_path / "child.log"
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(root)}
-    args = [sys.executable, "-m", "tests.dream.dreamer", str(home), server.url, "scripts"]
+    args = [
+        sys.executable,
+        "-m",
+        "tests.consolidate.dream.dreamer",
+        str(home),
+        server.url,
+        "scripts",
+    ]
     with log.open("wb") as err:
         child = subprocess.Popen(
             [*args, str(marker)], cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=err

@@ -1,6 +1,6 @@
 """A child process that runs one dream and blocks at a layer's start until it is killed.
 
-python -m tests.dream.dreamer HOME LLM_URL LAYER MARKER
+python -m tests.consolidate.dream.dreamer HOME LLM_URL LAYER MARKER
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import sys
 import threading
 from pathlib import Path
 
-from tests.dream.conftest import DAY, Day
+from tests.consolidate.dream.conftest import DAY, Day
 from tideline.consolidate import StepEvent
 
 

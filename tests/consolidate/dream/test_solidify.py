@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.dream.conftest import CONVERSATION, DAY, Day
+from tests.consolidate.dream.conftest import CONVERSATION, DAY, Day
 from tests.llm_server import LLMServer
 
 pytestmark = pytest.mark.engines

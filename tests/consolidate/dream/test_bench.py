@@ -7,7 +7,7 @@ from pathlib import Path
 
 from tests.helpers import shared_data
 
-sys.path.insert(0, str(Path(__file__).parents[2] / "bench"))
+sys.path.insert(0, str(Path(__file__).parents[3] / "bench"))
 import dream_day
 
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.consolidate.dream.conftest import CONVERSATION, DAY
 from tests.consolidate.test_cli import run, run_json
-from tests.dream.conftest import CONVERSATION, DAY
 from tests.llm_server import LLMServer, point_cli_at
 from tideline.app import Tideline
 from tideline.config import Settings

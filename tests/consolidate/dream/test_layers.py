@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.dream.conftest import CONVERSATION, DAY, Day
+from tests.consolidate.dream.conftest import CONVERSATION, DAY, Day
 from tests.llm.conftest import llm_settings
 from tests.llm_server import LLMServer
 from tideline.analysis.attention import log_hits
