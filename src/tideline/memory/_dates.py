@@ -51,6 +51,13 @@ def date_window(
     return found[0] if found else None
 
 
+def relative(question: str) -> bool:
+    """Whether `question` holds a relative expression ("last week"): only those are read
+    against today (a caller need not look today up for the others)."""
+    text = question.lower()
+    return any(re.search(rf"\b{phrase}\b", text) for phrase in _RELATIVE)
+
+
 def dated(
     question: str, today: dt.date | None = None, slack: int = SLACK_DAYS
 ) -> tuple[tuple[str, str], str] | None:

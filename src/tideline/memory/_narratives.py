@@ -215,6 +215,7 @@ class Narratives:
         self.db = db
         self.clock = clock
         self.index = open_index(db, NARRATIVE_INDEX, analyser)
+        self._seen_one = False  # `empty`: a row once seen is there for good
         self.index.lexical_source(lambda ids: dict(self.text_rows(ids)), self.ids)
         if self.index.stale:  # made by another lexical analyser: cut every text anew, once
             self.index.reanalyse(self.text_rows(self.ids()))
@@ -612,7 +613,12 @@ class Narratives:
         return self.text_rows(pending_ids(self.ids(), self.index, limit))
 
     def empty(self) -> bool:
-        return self.db.scalar("SELECT 1 FROM narratives LIMIT 1") is None
+        """No narrative yet. A row is never deleted (a forget leaves its tombstone), so once this
+        handle has seen one it answers without asking: a turn search asks every time (issue 34
+        counts a PostgreSQL search's statements)."""
+        if not self._seen_one:
+            self._seen_one = self.db.scalar("SELECT 1 FROM narratives LIMIT 1") is not None
+        return not self._seen_one
 
     def ids(self) -> list[int]:
         """Every live narrative id, ascending (what the index should hold)."""

@@ -24,7 +24,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping, Sequence
 
-from tideline.memory._dates import dated
+from tideline.memory._dates import dated, relative
 from tideline.memory._narratives import Narratives
 from tideline.memory._raw import Exchange, RawContext
 from tideline.memory._speakers import named
@@ -44,7 +44,8 @@ def turn_keys(
     narratives searched for memory keys (default: all)."""
     keys: list[Lever] = []
     if policy.date_weight:
-        latest = raw.latest_day()
+        # the newest turn's day only for a relative date ("last week"): one statement less
+        latest = raw.latest_day() if relative(query) else None
         found = dated(query, dt.date.fromisoformat(latest) if latest else None)
         if found:
             window, phrase = found
