@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import cast
+from typing import Literal, cast
 
 from tideline.search._analyse import DEFAULT_ANALYSER, Analyser, analyse
 from tideline.search._hits import Hit
@@ -40,6 +40,10 @@ from tideline.search._pg_vectors import PgVectors
 from tideline.search._query import ParsedQuery
 from tideline.search._terms import FTS_STRING, plain
 from tideline.store import Storage
+
+
+class _StatsMoved(Exception):
+    """The term statistics a ranking statement was made on had moved (`PgTextIndex.lexical`)."""
 
 
 def _best(row: tuple[int, float]) -> tuple[float, int]:
@@ -108,6 +112,7 @@ class PgTextIndex(PgVectors):
     def reanalyse(self, items: Iterable[tuple[int, str]]) -> int:
         """Rebuild every `tsv` from (id, lexical key) with the wanted analyser (one
         transaction; `body` and the vectors are untouched). Returns the records done."""
+        self._forget_ahead()
         analyser = cast(Analyser, self.wanted.split(";")[0])
         rows = [(plain(analyse(t, analyser)), int(i)) for i, t in items]
         with self.db.transaction():
@@ -146,6 +151,7 @@ class PgTextIndex(PgVectors):
     ) -> None:
         """(Re)index texts; `keys` gives a record the lexical key the tsvector is made of
         instead of its text (substrings and keyword checks keep the text)."""
+        self._forget_ahead()
         if not items:
             return
         keys = keys or {}
@@ -162,6 +168,7 @@ class PgTextIndex(PgVectors):
         self._text_writes, self._fresh_until = self._text_writes + 1, 0.0
 
     def delete(self, rowids: Iterable[int]) -> None:
+        self._forget_ahead()
         ids = [int(i) for i in rowids]
         if not ids:
             return
@@ -173,6 +180,34 @@ class PgTextIndex(PgVectors):
         self._text_writes, self._fresh_until = self._text_writes + 1, 0.0
 
     # -- reads ---------------------------------------------------------------------------------
+    def lexical(
+        self,
+        query: str | ParsedQuery,
+        k: int,
+        where: str | None = None,
+        params: Sequence[object] = (),
+        *,
+        trigram: Literal["top_up", "fallback"] = "top_up",
+    ) -> list[Hit]:
+        """`IndexBase.lexical`, its term statistics checked inside the ranking statement
+        (`_check_stats` was a statement of its own each search): the last search's are assumed
+        and read again beside the ranks; when they moved (another ANALYZE, records written)
+        the list is made again on the new ones, as a search that asked first would have."""
+        self._stats_mode = "assume" if self._count is not None and self._analysed else "ask"
+        try:
+            try:
+                hits = super().lexical(query, k, where, params, trigram=trigram)
+                moved = self._stats_mode == "assume" and self._read_stats()  # none ranked
+            except _StatsMoved:
+                moved = True
+            if moved:
+                self._stats_mode = "known"
+                hits = super().lexical(query, k, where, params, trigram=trigram)
+        finally:
+            self._stats_mode = "ask"
+        self._expect(query if isinstance(query, ParsedQuery) else None, [h.id for h in hits])
+        return hits
+
     def _matches(
         self, parsed: ParsedQuery, k: int, where: str | None, params: Sequence[object]
     ) -> list[Hit]:
@@ -245,6 +280,10 @@ class PgTextIndex(PgVectors):
         )
         sql, sql_params = self._stages(full, stages, k, extra, params, todo)
         rows = self.db.execute(sql, sql_params).fetchall()
+        if self._stats_mode == "assume":  # the statistics this statement was made on
+            self._stats_mode = "known"
+            if self._took_stats(next((r[3] for r in rows if r[0] == -2), None)):
+                raise _StatsMoved
         found: dict[int, float] = {}
         for stage in range(len(stages)):
             room = k - len(found)
@@ -307,6 +346,10 @@ class PgTextIndex(PgVectors):
             )
             forms = [plain(w) for w in todo]
             values += [*forms, *forms]
+        if self._stats_mode == "assume":
+            stats, stats_params = self._stats_sql()
+            picked += f" UNION ALL SELECT -2, NULL, NULL, {stats}"
+            values += stats_params
         return f"WITH {', '.join(ctes)} {picked}", values
 
     def _frequent(self, terms: Sequence[str]) -> list[str]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
+from typing import Literal
 
 from tideline.search._analyse import DEFAULT_ANALYSER, Analyser
 from tideline.search._index_base import IndexBase
@@ -87,6 +88,25 @@ def tsquery(
     return query, params
 
 
+def _freqs(
+    rows: Sequence[Sequence[object]], phrases: Sequence[tuple[str, list[str], bool]]
+) -> dict[int, Freqs]:
+    """`term_freqs` from its statement's rows (`PgTerms._freqs_sql`)."""
+    out: dict[int, Freqs] = {}
+    for rowid, length, packed in rows:
+        at: dict[str, set[int]] = {}
+        for item in packed or ():  # type: ignore[attr-defined]
+            lexeme, _, positions = str(item).rpartition(":")
+            at[lexeme] = {int(p) for p in positions.split(",") if p}
+        tf: dict[str, int] = {}
+        for key, words, star in phrases:
+            n = _occurrences(at, words, star)
+            if n:
+                tf[key] = tf.get(key, 0) + n
+        out[int(str(rowid))] = (int(str(length)), tf)
+    return out
+
+
 class PgTerms(IndexBase):
     """The term statistics of a PostgreSQL index (see the module docstring)."""
 
@@ -98,12 +118,19 @@ class PgTerms(IndexBase):
         self._mean_length: tuple[int, float] | None = None  # (records then, tokens a record)
         self._analysed: tuple[object, ...] = ()  # `_check_stats`: the analyze counts
         self._fresh_until = 0.0  # `_check_stats` ran for the search under way until then
+        #: How the lexical search under way knows the statistics: "ask" them first
+        #: (`_check_stats`), "assume" the last search's (its ranking statement reads them
+        #: again, `PgTextIndex.lexical`), or "known" (read again, moved: searched again).
+        self._stats_mode: Literal["ask", "assume", "known"] = "ask"
         super().__init__(db, name, analyser, keys)
 
     def _parsed(self, query: str | ParsedQuery) -> ParsedQuery | None:
         """The query as `IndexBase` cuts it, the statistics read first: once for this search
         (`_shares`, the counts and BM25 read them)."""
-        self._check_stats()
+        if self._stats_mode == "ask":
+            self._check_stats()
+        else:
+            self._fresh_until = time.monotonic() + _FRESH_S
         return super()._parsed(query)
 
     def _many_records(self) -> bool:
@@ -115,29 +142,49 @@ class PgTerms(IndexBase):
         """One statement: the records of `N_text` and how often it was analysed — below
         `_ESTIMATE_FROM` records counted, from there PostgreSQL's own estimate
         (`pg_class.reltuples`, kept by autovacuum / ANALYZE; a count scans the table). Each
-        lexical search asks it once, and the rest of that search (`_shares`, `term_counts`)
+        lexical search asks it once — after the first, inside its ranking statement
+        (`PgTextIndex.lexical`) — and the rest of that search (`_shares`, `term_counts`)
         reads the answer: the lexeme statistics are read again after another ANALYZE, the
         terms' record counts (`_records_with`) forgotten when the records moved (or after a
         write through this handle, below the estimate)."""
-        row = self.db.execute(
-            "SELECT c.reltuples, pg_stat_get_analyze_count(c.oid),"
+        self._read_stats()
+        assert self._count is not None
+        return self._count[1]
+
+    def _stats_sql(self) -> tuple[str, tuple[object, ...]]:
+        """`_check_stats`' question as one value (its answer is `_took_stats`'), for a
+        statement of its own or a row of the ranking statement."""
+        return (
+            "(SELECT ARRAY[trunc(c.reltuples)::bigint, pg_stat_get_analyze_count(c.oid),"
             " pg_stat_get_autoanalyze_count(c.oid),"
-            f" CASE WHEN c.reltuples < ? THEN (SELECT count(*) FROM {self.name}_text) END"
-            " FROM pg_class c WHERE c.oid = to_regclass(?)",
+            f" CASE WHEN c.reltuples < ? THEN (SELECT count(*) FROM {self.name}_text) END]"
+            " FROM pg_class c WHERE c.oid = to_regclass(?))",
             (_ESTIMATE_FROM, f"{self.name}_text"),
-        ).fetchone()
-        estimate, analysed, autoanalysed, counted = row if row is not None else (0, 0, 0, 0)
+        )
+
+    def _read_stats(self) -> bool:
+        """`_check_stats` in a statement of its own; whether they moved since last read."""
+        sql, params = self._stats_sql()
+        row = self.db.execute(f"SELECT {sql}", params).fetchone()
+        return self._took_stats(row[0] if row else None)
+
+    def _took_stats(self, values: Sequence[object] | None) -> bool:
+        """Keep `_stats_sql`'s answer; whether it differs from the one kept (the records, or
+        the analyses: a search made on the kept ones is made again)."""
+        estimate, analysed, autoanalysed, counted = values if values is not None else (0, 0, 0, 0)
         if counted is None:
-            records, writes = int(float(estimate)), -1  # counts kept until the estimate moves
+            records, writes = int(str(estimate)), -1  # counts kept until the estimate moves
         else:
-            records, writes = int(counted), self._text_writes
+            records, writes = int(str(counted)), self._text_writes
         version = (records, writes)
+        moved = self._analysed != (analysed, autoanalysed)
         if self._count is None or self._count[0] != version:
+            moved = True
             self._count = (version, records)
             self._records_with.clear()
         self._analysed = (analysed, autoanalysed)
         self._fresh_until = time.monotonic() + _FRESH_S
-        return records
+        return moved
 
     @property
     def _fresh(self) -> bool:
@@ -224,37 +271,40 @@ class PgTerms(IndexBase):
         for the records among `ids` the query matches — what FTS5's `tideline_tf` gives on
         SQLite. (A tsvector keeps at most 256 positions of a word: a longer record's count
         stops there.)"""
+        asked = self._freqs_sql(parsed)
+        if asked is None or not ids:
+            return {}
+        sql, params, phrases = asked
+        wanted = [int(i) for i in ids]
+        rows = self.db.execute(
+            sql.replace("{ids}", "= ANY(?)"), (*params[:2], wanted, *params[2:])
+        ).fetchall()
+        return _freqs(rows, phrases)
+
+    def _freqs_sql(
+        self, parsed: ParsedQuery
+    ) -> tuple[str, list[object], list[tuple[str, list[str], bool]]] | None:
+        """`term_freqs`' statement: rows (rowid, length, packed positions) of the records whose
+        rowid meets `{ids}` (`= ANY(?)`, or `IN (…)`); its parameters before `{ids}`' (the first
+        two) and after; the query's phrases. None: nothing of the query to count."""
         ts = tsquery(parsed)
         phrases = [
             (key, tokens(key), t.endswith("*")) for t in parsed.terms if (key := term_key(t))
         ]
         phrases = [p for p in phrases if p[1]]
-        if ts is None or not ids or not phrases:
-            return {}
+        if ts is None or not phrases:
+            return None
         exact = sorted({w for _, words, star in phrases for w in (words[:-1] if star else words)})
         prefixes = sorted({like_literal(words[-1]) + "%" for _, words, star in phrases if star})
         wanted = "u.lexeme = ANY(?::text[]) OR u.lexeme LIKE ANY(?::text[])"
         q, qparams = ts
-        rows = self.db.execute(
+        sql = (
             "SELECT t.rowid, (SELECT coalesce(sum(cardinality(u.positions)), 0)"
             " FROM unnest(t.tsv) u), ARRAY(SELECT u.lexeme || ':' || array_to_string(u.positions,"
             f" ',') FROM unnest(t.tsv) u WHERE {wanted}) FROM {self.name}_text t"
-            f" WHERE t.rowid = ANY(?) AND t.tsv @@ ({q})",
-            (exact, prefixes, [int(i) for i in ids], *qparams),
-        ).fetchall()
-        out: dict[int, Freqs] = {}
-        for rowid, length, packed in rows:
-            at: dict[str, set[int]] = {}
-            for item in packed:
-                lexeme, _, positions = str(item).rpartition(":")
-                at[lexeme] = {int(p) for p in positions.split(",") if p}
-            tf: dict[str, int] = {}
-            for key, words, star in phrases:
-                n = _occurrences(at, words, star)
-                if n:
-                    tf[key] = tf.get(key, 0) + n
-            out[int(rowid)] = (int(length), tf)
-        return out
+            f" WHERE t.rowid {{ids}} AND t.tsv @@ ({q})"
+        )
+        return sql, [exact, prefixes, *qparams], phrases
 
     def _shares(self, words: Sequence[str]) -> dict[str, float]:
         """The share of the records that hold each term, from PostgreSQL's own statistics of

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import math
 import re
+import threading
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -22,11 +24,31 @@ import numpy as np
 from tideline.search._analyse import DEFAULT_ANALYSER, Analyser
 from tideline.search._hits import Hit
 from tideline.search._knn import FILTER_EXACT
-from tideline.search._pg_terms import PgTerms
+from tideline.search._lexical import Freqs
+from tideline.search._pg_terms import PgTerms, _freqs
+from tideline.search._query import ParsedQuery
 from tideline.store import Storage
 
 #: `hnsw.ef_search`: the widest walk pgvector allows.
 _EF_MAX = 1000
+#: What a vector statement read ahead (`_Ahead`) serves its search for at most this long.
+_AHEAD_S = 1.0
+
+
+@dataclass(frozen=True)
+class _Ahead:
+    """What one search's vector statement read ahead of its next questions (`_nearest`): the
+    lexical candidates' distances to the query (`vector`'s `q`, as bytes) and every
+    candidate's term frequencies for the search's query. A question about other ids, another
+    query or vector, or after `until` (or a write) asks the server as before."""
+
+    parsed: ParsedQuery
+    q: bytes
+    near_ids: set[int]
+    near: dict[int, float]
+    freq_ids: set[int]
+    freqs: dict[int, Freqs]
+    until: float
 
 
 @dataclass(frozen=True)
@@ -79,6 +101,8 @@ class PgVectors(PgTerms):
         self, db: Storage, name: str, analyser: Analyser = DEFAULT_ANALYSER, keys: str = ""
     ):
         self._features: PgFeatures | None = None
+        #: per thread: `ahead` (the lexical list to read ahead for), `got` (`_Ahead`)
+        self._local = threading.local()
         super().__init__(db, name, analyser, keys)
 
     def server(self) -> PgFeatures:
@@ -146,6 +170,7 @@ class PgVectors(PgTerms):
             firsts.append((int(i), parts[0]))
             rest += [(int(i), n, p) for n, p in enumerate(parts[1:], 1)]
         ids = [i for i, _ in firsts]
+        self._forget_ahead()
         with self.db.transaction():
             self.db.execute(f"DELETE FROM {self.name}_vecpart WHERE record = ANY(?)", (ids,))
             self.db.executemany(
@@ -197,17 +222,40 @@ class PgVectors(PgTerms):
     ) -> list[Hit]:
         """Nearest records by cosine distance (of their nearest part); each record once. With
         no filter the HNSW index answers; a filter is applied inside the same query, and
-        `k` records come back whenever `k` pass it (`_nearest`)."""
+        `k` records come back whenever `k` pass it (`_nearest`). After this thread's lexical
+        list of the same search (`_expect`), the same statement reads ahead what the search
+        asks next of these candidates (`_Ahead`)."""
+        ahead, self._local.ahead = getattr(self._local, "ahead", None), None
+        self._local.got = None
         if not self.has_vectors or qvec is None or len(qvec) != self.dim:
             return []
         q = np.asarray(qvec, dtype=np.float32)
         cond = f" WHERE {where}" if where else ""
-        best = self._nearest(q, k, cond, params)
+        best = self._nearest(q, k, cond, params, ahead)
         rows = sorted(best.items(), key=lambda r: (r[1], r[0]))[:k]
         return [Hit(i, vec_rank=n, vec_distance=float(d)) for n, (i, d) in enumerate(rows, 1)]
 
+    def _expect(self, parsed: ParsedQuery | None, ids: Sequence[int]) -> None:
+        """This thread's lexical list of a search: its query and candidates, for the vector
+        statement to read ahead for (None: nothing to read ahead)."""
+        self._local.ahead = None if parsed is None else (parsed, [int(i) for i in ids])
+        self._local.got = None
+
+    def _forget_ahead(self) -> None:
+        """A write: nothing read ahead is served any more."""
+        self._local.ahead = self._local.got = None
+
+    def _read(self) -> _Ahead | None:
+        got: _Ahead | None = getattr(self._local, "got", None)
+        return got if got is not None and time.monotonic() < got.until else None
+
     def _nearest(
-        self, q: np.ndarray, k: int, cond: str, params: Sequence[object]
+        self,
+        q: np.ndarray,
+        k: int,
+        cond: str,
+        params: Sequence[object],
+        ahead: tuple[ParsedQuery, list[int]] | None = None,
     ) -> dict[int, float]:
         """The `k` nearest records that meet `cond` (by their first vector, or a later part's:
         `N_vecpart`, scanned), id → distance; one statement unless a filtered walk comes back
@@ -221,9 +269,14 @@ class PgVectors(PgTerms):
         (`hnsw.iterative_scan`); before 0.8 the walk finds `hnsw.ef_search` candidates and the
         filter then drops those it rejects, so a short answer is asked again with a walk
         widened by what the last one let through (up to pgvector's 1,000), then exactly: short
-        from there means fewer than `k` records meet the filter."""
+        from there means fewer than `k` records meet the filter.
+
+        `ahead` (the lexical list's query and candidates): the first statement also gives the
+        distances of those candidates and the term frequencies (`term_freqs`) of every
+        candidate of both lists, kept for this thread (`_read`): the search's next two
+        statements were those."""
         parts = (
-            f"(SELECT 1, NULL::bigint, rowid, d FROM (SELECT record AS rowid,"
+            f"p AS MATERIALIZED (SELECT rowid, d FROM (SELECT record AS rowid,"
             f" min(embedding <=> ?) AS d FROM {self.name}_vecpart GROUP BY record) p{cond}"
             " ORDER BY d LIMIT ?)"
         )
@@ -231,16 +284,44 @@ class PgVectors(PgTerms):
         ef = min(_EF_MAX, self.options.ef(k))
         iterative = bool(cond) and self.server().iterative_scan
         if cond:  # exact when few pass: `n` says how many did (up to `FILTER_EXACT`)
-            first = (
-                f"WITH scanned AS MATERIALIZED (SELECT rowid, embedding <=> ? AS d FROM"
-                f" {self.name}_vec{cond} LIMIT ?) (SELECT 0, (SELECT count(*) FROM scanned),"
-                f" rowid, d FROM scanned ORDER BY d LIMIT ?) UNION ALL {parts}"
+            ctes = (
+                f"scanned AS MATERIALIZED (SELECT rowid, embedding <=> ? AS d FROM"
+                f" {self.name}_vec{cond} LIMIT ?), m AS MATERIALIZED (SELECT rowid, d"
+                f" FROM scanned ORDER BY d LIMIT ?), {parts}"
             )
-            first_params: tuple[object, ...] = (q, *params, FILTER_EXACT, k, *part_params)
+            cte_params: tuple[object, ...] = (q, *params, FILTER_EXACT, k, *part_params)
+            passed = "(SELECT count(*) FROM scanned)"
         else:
             walk, walk_params = self._walk(q, k, cond, params, ef, iterative)
-            first = f"(SELECT 0, NULL::bigint, rowid, d FROM ({walk}) w) UNION ALL {parts}"
-            first_params = (*walk_params, *part_params)
+            ctes = f"m AS MATERIALIZED ({walk}), {parts}"
+            cte_params = (*walk_params, *part_params)
+            passed = "NULL::bigint"
+        first = (
+            f"WITH {ctes} SELECT 0, {passed}, rowid, d, NULL::bigint, NULL::text[] FROM m"
+            " UNION ALL SELECT 1, NULL, rowid, d, NULL, NULL FROM p"
+        )
+        first_params: list[object] = list(cte_params)
+        freqs = self._freqs_sql(ahead[0]) if ahead is not None else None
+        if ahead is not None:
+            lexed = ahead[1]
+            first += (
+                f" UNION ALL SELECT 2, NULL, rowid, embedding <=> ?, NULL, NULL FROM {self.name}_vec"
+                " WHERE rowid = ANY(?) UNION ALL SELECT 2, NULL, record, embedding <=> ?, NULL,"
+                f" NULL FROM {self.name}_vecpart WHERE record = ANY(?)"
+            )
+            first_params += [q, lexed, q, lexed]
+            if freqs is not None:
+                sql, fparams, _ = freqs
+                sql = sql.replace(
+                    "{ids}",
+                    "IN (SELECT rowid FROM m UNION SELECT rowid FROM p"
+                    " UNION SELECT unnest(?::bigint[]))",
+                )
+                first += (
+                    " UNION ALL SELECT 3, NULL, f.rowid, NULL, f.length, f.packed"
+                    f" FROM ({sql}) AS f(rowid, length, packed)"
+                )
+                first_params += [*fparams[:2], lexed, *fparams[2:]]
         rows = self.db.execute(first, first_params).fetchall()
         best: dict[int, float] = {}
         for r in rows:
@@ -248,6 +329,23 @@ class PgVectors(PgTerms):
                 best[int(r[2])] = min(float(r[3]), best.get(int(r[2]), float(r[3])))
         main = [(int(r[2]), float(r[3])) for r in rows if r[0] == 0]
         passing = next((int(r[1]) for r in rows if r[0] == 0), 0) if cond else 0
+        if ahead is not None:
+            near: dict[int, float] = {}
+            for r in rows:
+                if r[0] == 2:
+                    near[int(r[2])] = min(float(r[3]), near.get(int(r[2]), float(r[3])))
+            candidates = {i for i, _ in main} | set(best) | set(ahead[1])
+            self._local.got = _Ahead(
+                ahead[0],
+                q.tobytes(),
+                set(ahead[1]),
+                near,
+                candidates if freqs is not None else set(),
+                _freqs([(r[2], r[4], r[5]) for r in rows if r[0] == 3], freqs[2])
+                if freqs is not None
+                else {},
+                time.monotonic() + _AHEAD_S,
+            )
         if cond and passing >= FILTER_EXACT:  # too many pass for an exact answer: walk
             main = []
             while True:
@@ -289,11 +387,20 @@ class PgVectors(PgTerms):
         )
         return sql, (*values, q, *params, q, k)
 
+    def term_freqs(self, parsed: ParsedQuery, ids: Sequence[int]) -> dict[int, Freqs] | None:
+        got = self._read()
+        if got is not None and got.parsed == parsed and got.freq_ids.issuperset(ids):
+            return {i: got.freqs[i] for i in ids if i in got.freqs}
+        return super().term_freqs(parsed, ids)
+
     def distances(self, qvec: np.ndarray, ids: Iterable[int]) -> dict[int, float]:
         ids = [int(i) for i in ids]
         if not self.has_vectors or not ids or len(qvec) != self.dim:
             return {}
         q = np.asarray(qvec, dtype=np.float32)
+        got = self._read()
+        if got is not None and got.q == q.tobytes() and got.near_ids.issuperset(ids):
+            return {i: got.near[i] for i in ids if i in got.near}
         found: dict[int, float] = {}
         for i, d in self.db.execute(
             f"SELECT rowid, embedding <=> ? FROM {self.name}_vec WHERE rowid = ANY(?) UNION ALL"
