@@ -61,6 +61,7 @@ from tideline.memory._results import (
     Turn,
     TurnResult,
 )
+from tideline.memory._search_rows import TurnRows
 from tideline.memory._turn_keys import turn_keys
 from tideline.memory.importers import AUTO, ImportedSession, detect, get_importer
 from tideline.pathnames import check_path_name, shown
@@ -532,9 +533,10 @@ class Memory:
                 narrowed = self.narratives.filter(asked.since, asked.until, min_weight, tags, kind)
                 window = TimeWindow(asked, narrowed, self.narratives.texts)
             # the turns first: their lexical lists, the larger, overlap the query's embedding
+            rows = TurnRows(self.raw)
             turns = (
                 self._turn_retrieval(
-                    query, pending, k, mode, since_t, until_t, None, floor, asked=asked
+                    query, pending, k, mode, since_t, until_t, None, floor, asked=asked, rows=rows
                 )
                 if include_turns
                 else None
@@ -557,7 +559,7 @@ class Memory:
                 warnings += turns.warnings
                 left_out += turns.left_out
                 signals = turns.signals
-                hits = interleave(hits, self._turn_hits(turns.top(k)))
+                hits = interleave(hits, self._turn_hits(turns.top(k), rows))
         # found in the window, or a turn said then shown (the date lever lifts those unmarked):
         # no "nothing said then"
         if any(
@@ -584,6 +586,7 @@ class Memory:
         query = bound_query(query)[0]
         qvec = self._pending_vector(query) if mode != "lex" else None
         with self.lock:
+            rows = TurnRows(self.raw)
             found = self._turn_retrieval(
                 query,
                 qvec,
@@ -597,8 +600,9 @@ class Memory:
                 asked=self.window_for(query, today)
                 if (policy or self.turn_policy).window
                 else None,
+                rows=rows,
             )
-            return self._turn_hits(found.top(k))
+            return self._turn_hits(found.top(k), rows)
 
     def window_for(self, query: str, today: str | None = None) -> Window | None:
         """The stretch of the user's time `query` names (`_time_window`), or None."""
@@ -622,15 +626,17 @@ class Memory:
         policy: Policy | None = None,
         scope: Scope | None = None,
         asked: Window | None = None,
+        rows: TurnRows | None = None,
     ) -> SearchResult:
         """The turns for `query` within the time filter, with the levers' keys and the time
         the question names (`asked`) when nothing is filtered (a filtered search must not gain
-        turns from outside it)."""
+        turns from outside it). `rows`: the search's reads of turn rows (`_search_rows`)."""
         policy = replace(policy or self.turn_policy, floor=floor)
         scope = scope or self.raw.filter(since, until)
         unfiltered = scope.where is None
+        rows = rows or TurnRows(self.raw)
         keys = (
-            turn_keys(self.raw, self.narratives, query, policy, self.narrative_policy)
+            turn_keys(self.raw, self.narratives, query, policy, self.narrative_policy, rows=rows)
             if unfiltered
             else []
         )
@@ -641,10 +647,10 @@ class Memory:
             k,
             cast(Mode, mode),
             policy,
-            texts=self.raw.texts,
+            texts=rows.texts,
             warning=warning,
             keys=keys,
-            groups=self.raw.sessions_of,
+            groups=rows.sessions_of,
             window=turns_window(self.raw, asked, keys)
             if asked and unfiltered and policy.window
             else None,
@@ -665,9 +671,10 @@ class Memory:
             if (n := by_id.get(h.id)) is not None
         ]
 
-    def _turn_hits(self, found: list[Hit]) -> list[Hit]:
-        """The hits that are still turns, with their words, time, session and speaker."""
-        by_id = {t.id: t for t in self.raw.get([h.id for h in found])}
+    def _turn_hits(self, found: list[Hit], rows: TurnRows) -> list[Hit]:
+        """The hits that are still turns, with their words, time, session and speaker (read
+        with the search's other turn rows, `rows`)."""
+        by_id = {t.id: t for t in rows.get([h.id for h in found])}
         return [
             h.copy(type="turn", text=t.text, created_at=t.ts, session=t.session, speaker=t.speaker)
             for h in found
@@ -741,11 +748,21 @@ class Memory:
                 return []
             where, params = self.raw.session_filter(sid, exclude)
             scope = Scope(self.raw.index, where, tuple(params))
+            rows = TurnRows(self.raw)
             found = self._turn_retrieval(
-                query, pending, k, "hybrid", None, None, None, self.min_score, scope=scope
+                query,
+                pending,
+                k,
+                "hybrid",
+                None,
+                None,
+                None,
+                self.min_score,
+                scope=scope,
+                rows=rows,
             )
             hits = found.top(k)
-            by_id = {t.id: t for t in self.raw.get([h.id for h in hits])}
+            by_id = {t.id: t for t in rows.get([h.id for h in hits])}
         return [(by_id[h.id], h.score) for h in hits if h.id in by_id]
 
 

@@ -26,7 +26,7 @@ injection.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, cast
 
@@ -649,6 +649,26 @@ class Narratives:
     def texts(self, ids: Sequence[int]) -> dict[int, str]:
         """What search sees of these narratives, by id (for keyword checks)."""
         return dict(self.text_rows(ids))
+
+    def texts_and_sources(self, ids: Iterable[int]) -> tuple[dict[int, str], dict[int, list[int]]]:
+        """`texts` and the source links (`get`'s `source_links`) of these narratives, in one
+        statement per `IN` list: a turn search's memory keys ask both of the same candidates,
+        each a statement that waits on a PostgreSQL server (issue 34)."""
+        texts: dict[int, str] = {}
+        links: dict[int, list[int]] = {}
+        for marks, part in id_lists(storable_ids(ids)):
+            rows = self.db.execute(
+                "SELECT 0, id, gesture, context, cognition_direction, tags FROM narratives"
+                f" WHERE id IN ({marks}) UNION ALL SELECT 1, narrative_id, NULL, NULL, NULL,"
+                f" CAST(turn_id AS TEXT) FROM narrative_links WHERE narrative_id IN ({marks})",
+                [*part, *part],
+            ).fetchall()
+            for kind, nid, gesture, context, direction, value in rows:
+                if kind == 0:
+                    texts[nid] = index_text(gesture, context, direction, json.loads(value))
+                else:
+                    links.setdefault(nid, []).append(int(value))
+        return texts, {i: sorted(links.get(i, [])) for i in texts}
 
     # -- forgetting ----------------------------------------------------------------------------
     def forget(self, ids: Sequence[int], why: str) -> int:

@@ -56,6 +56,42 @@ class Exchange:
 
 
 @dataclass(frozen=True)
+class TurnRow:
+    """A turn with what a turn search asks around it (`RawContext.rows_of`): its words as
+    stored (`said`, a tombstone's too), its live neighbours and its exchange."""
+
+    turn: Turn
+    said: str
+    neighbours: list[int]
+    exchange: Exchange
+
+
+def _exchange(
+    text: object,
+    speaker: object,
+    q: object,
+    asked: object,
+    asker: object,
+    a: object,
+    replier: object,
+) -> Exchange:
+    """What a turn (`text`, `speaker`) starts, given the next live turn of its session (`q`,
+    its text and speaker) and the one after (`a`, its speaker): see `exchanges_of`."""
+    other = q is not None and asker != speaker
+    answer = int(str(q)) if other and str(text).rstrip().endswith("?") else None
+    reply = (
+        (int(str(q)), int(str(a)))
+        if other
+        and a is not None
+        and asker is not None
+        and replier == speaker
+        and "?" in str(asked)
+        else None
+    )
+    return Exchange(answer, reply)
+
+
+@dataclass(frozen=True)
 class NewTurn:
     """A turn as importers and `sync_turn` hand it over (not yet validated)."""
 
@@ -202,6 +238,22 @@ def dated_by_neighbours(
 _TURN_COLUMNS = (
     "t.id, t.session_id, s.key AS session, t.seq, t.role, t.speaker, t.text, t.ts, t.external_id,"
     " t.forgotten_at, t.forgotten_why"
+)
+
+
+#: The fields of a `Turn`, in `_TURN_COLUMNS`' order.
+_TURN_FIELDS = (
+    "id",
+    "session_id",
+    "session",
+    "seq",
+    "role",
+    "speaker",
+    "text",
+    "ts",
+    "external_id",
+    "forgotten_at",
+    "forgotten_why",
 )
 
 
@@ -454,18 +506,39 @@ class RawContext:
                 part,
             )
             for s, text, speaker, q, asked, asker, a, replier in rows:
-                other = q is not None and asker != speaker
-                answer = int(q) if other and str(text).rstrip().endswith("?") else None
-                reply = (
-                    (int(q), int(a))
-                    if other
-                    and a is not None
-                    and asker is not None
-                    and replier == speaker
-                    and "?" in str(asked)
-                    else None
+                out[int(s)] = _exchange(text, speaker, q, asked, asker, a, replier)
+        return out
+
+    def rows_of(self, ids: Iterable[int]) -> dict[int, TurnRow]:
+        """Each of these turns with its live neighbours and its exchange — what `get`,
+        `texts`, `speakers_of`, `sessions_of`, `neighbours_of` and `exchanges_of` say of it —
+        in one statement (per `IN` list): a turn search asks them all of its candidates, each a
+        statement that waits on a PostgreSQL server (issue 34; `TurnRows` keeps the answer for
+        the search)."""
+        out: dict[int, TurnRow] = {}
+        for marks, part in id_lists(storable_ids(ids)):
+            rows = self.db.execute(
+                f"SELECT {_TURN_COLUMNS}, p.id, q.id, q.text, q.speaker, a.id, a.speaker"
+                " FROM turns t JOIN sessions s ON s.id = t.session_id"
+                " LEFT JOIN turns p ON p.session_id = t.session_id AND p.seq = t.seq - 1"
+                "  AND p.forgotten_at IS NULL"
+                " LEFT JOIN turns q ON q.session_id = t.session_id AND q.seq = t.seq + 1"
+                "  AND q.forgotten_at IS NULL"
+                " LEFT JOIN turns a ON a.session_id = t.session_id AND a.seq = t.seq + 2"
+                f"  AND a.forgotten_at IS NULL WHERE t.id IN ({marks})",
+                part,
+            ).fetchall()
+            for row in rows:
+                fields = dict(zip(_TURN_FIELDS, row[: len(_TURN_FIELDS)], strict=True))
+                said = str(fields["text"])
+                prev, q, asked, asker, a, replier = row[len(_TURN_FIELDS) :]
+                turn = _turn(fields)
+                out[turn.id] = TurnRow(
+                    turn,
+                    said,
+                    [int(n) for n in (prev, q) if n is not None],
+                    _exchange(said, turn.speaker, q, asked, asker, a, replier),
                 )
-                out[int(s)] = Exchange(answer, reply)
         return out
 
     def neighbours_of(self, ids: Sequence[int]) -> dict[int, list[int]]:

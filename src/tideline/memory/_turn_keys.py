@@ -11,22 +11,25 @@ Memory owns the knowledge, `tideline.search` the ranking (every formula is a sta
 - answers (`Policy.answer_weight`, `answer_demote`) and replies (`Policy.reply_weight`):
   `RawContext.exchanges_of` says which candidates ask a question and which turn answers each
   (`search._levers.Answer`), and which were asked about, by which question, and which turn
-  replies (`search._levers.Reply`): one statement for both levers (`_Exchanges`);
+  replies (`search._levers.Reply`);
 - neighbours (`Policy.neighbour_weight`): `RawContext.neighbours_of` says which turns are
   around each candidate, whose stored vectors `retrieve` reads (`search._levers.Near`);
 - sessions (`Policy.session_weight`, `session_cap`): `RawContext.sessions_of` says which
   session each turn belongs to, for the session-level list and for diversity.
+Every lever reads the turns through the search's `TurnRows` (`_search_rows`), the memory keys
+the narratives through its `NarrativeRows`: each row is read once a search, with all of them.
 The keys only apply to an unfiltered search (a filtered one must not gain turns from outside).
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from tideline.memory._dates import dated, relative
 from tideline.memory._narratives import Narratives
-from tideline.memory._raw import Exchange, RawContext
+from tideline.memory._raw import RawContext
+from tideline.memory._search_rows import NarrativeRows, TurnRows
 from tideline.memory._speakers import named
 from tideline.search import Answer, Key, Lever, Mark, Near, Policy, Reply, Scope
 
@@ -39,10 +42,13 @@ def turn_keys(
     narrative_policy: Policy,
     *,
     memory_scope: Scope | None = None,
+    rows: TurnRows | None = None,
 ) -> list[Lever]:
     """The levers' keys for `query` (see the module docstring); `memory_scope` narrows the
-    narratives searched for memory keys (default: all)."""
+    narratives searched for memory keys (default: all). The levers read the turns through
+    `rows`, the search's own (`_search_rows`: each row read once a search)."""
     keys: list[Lever] = []
+    rows = rows or TurnRows(raw)
     if policy.date_weight:
         # the newest turn's day only for a relative date ("last week"): one statement less
         latest = raw.latest_day() if relative(query) else None
@@ -50,56 +56,31 @@ def turn_keys(
         if found:
             window, phrase = found
             scope = raw.filter(*window)
-            keys.append(Key("dates", scope, policy.date_weight, texts=raw.texts, holds=phrase))
+            keys.append(Key("dates", scope, policy.date_weight, texts=rows.texts, holds=phrase))
     if policy.memory_weight and not narratives.empty():
-
-        def sources(ids: Sequence[int]) -> Mapping[int, Sequence[int]]:
-            return {n.id: n.source_links for n in narratives.get(list(ids))}
-
+        memories = NarrativeRows(narratives)
         keys.append(
             Key(
                 "memory keys",
                 memory_scope or Scope(narratives.index),
                 policy.memory_weight,
                 policy=narrative_policy,
-                targets=sources,
-                texts=narratives.texts,
+                targets=memories.sources,
+                texts=memories.texts,
             )
         )
     if policy.speaker_weight:
 
         def spoken(ids: Sequence[int]) -> set[int]:
-            by = raw.speakers_of(ids)
+            by = rows.speakers_of(ids)
             names = named(query, by.values(), by_sound=policy.scripts)
             return {i for i, speaker in by.items() if speaker in names}
 
         keys.append(Mark("speaker", policy.speaker_weight, spoken))
-    talk = _Exchanges(raw)
     if policy.answer_weight or policy.answer_demote:
-        keys.append(Answer("answers", policy.answer_weight, talk.answers, policy.answer_demote))
+        keys.append(Answer("answers", policy.answer_weight, rows.answers, policy.answer_demote))
     if policy.reply_weight:
-        keys.append(Reply("reply", policy.reply_weight, talk.replies))
+        keys.append(Reply("reply", policy.reply_weight, rows.replies))
     if policy.neighbour_weight:
-        keys.append(Near("neighbours", policy.neighbour_weight, raw.neighbours_of))
+        keys.append(Near("neighbours", policy.neighbour_weight, rows.neighbours_of))
     return keys
-
-
-class _Exchanges:
-    """The exchanges of one search's candidates, read once: the answer lever asks about every
-    candidate, the reply lever later about the first few, almost always among them."""
-
-    def __init__(self, raw: RawContext) -> None:
-        self._raw = raw
-        self._known: dict[int, Exchange] = {}
-
-    def _of(self, ids: Sequence[int]) -> dict[int, Exchange]:
-        missing = [i for i in ids if i not in self._known]
-        if missing:
-            self._known.update(self._raw.exchanges_of(missing))
-        return {i: self._known[i] for i in ids if i in self._known}
-
-    def answers(self, ids: Sequence[int]) -> dict[int, int]:
-        return {i: e.answer for i, e in self._of(ids).items() if e.answer is not None}
-
-    def replies(self, ids: Sequence[int]) -> dict[int, tuple[int, int]]:
-        return {i: e.reply for i, e in self._of(ids).items() if e.reply is not None}

@@ -194,6 +194,7 @@ class PgTextIndex(PgVectors):
         and read again beside the ranks; when they moved (another ANALYZE, records written)
         the list is made again on the new ones, as a search that asked first would have."""
         self._stats_mode = "assume" if self._count is not None and self._analysed else "ask"
+        self._local.trigram, self._local.subs = trigram, None
         try:
             try:
                 hits = super().lexical(query, k, where, params, trigram=trigram)
@@ -205,6 +206,7 @@ class PgTextIndex(PgVectors):
                 hits = super().lexical(query, k, where, params, trigram=trigram)
         finally:
             self._stats_mode = "ask"
+            self._local.trigram = self._local.subs = None
         self._expect(query if isinstance(query, ParsedQuery) else None, [h.id for h in hits])
         return hits
 
@@ -222,11 +224,25 @@ class PgTextIndex(PgVectors):
         self, parsed: ParsedQuery, k: int, where: str | None, params: Sequence[object]
     ) -> list[tuple[int, float]]:
         """By how many of the typed terms each record holds, as on SQLite: through the trigram
-        GIN index when pg_trgm is there, else a scan."""
+        GIN index when pg_trgm is there, else a scan. Asked by the ranking statement already
+        (`_ranked`, gated on what it found): its answer."""
+        ready, self._local.subs = getattr(self._local, "subs", None), None
+        if ready is not None:
+            return list(ready)
+        asked = self._substrings_sql(parsed, k, f" AND {where}" if where else "", params)
+        if asked is None:
+            return []
+        rows = self.db.execute(*asked).fetchall()
+        return [(r[0], float(r[1])) for r in rows]
+
+    def _substrings_sql(
+        self, parsed: ParsedQuery, k: int, extra: str, params: Sequence[object]
+    ) -> tuple[str, list[object]] | None:
+        """`_substrings`' statement (rowid, n) and its parameters (`extra`: " AND " the
+        scope's condition, or nothing); None: no typed term."""
         terms = [plain(t) for t in parsed.verbatim]
         if not terms:
-            return []
-        extra = f" AND {where}" if where else ""
+            return None
         skip = [
             plain(b.replace('""', '"'))
             for b, _ in FTS_STRING.findall(parsed.exclude or "")
@@ -240,12 +256,11 @@ class PgTextIndex(PgVectors):
         else:  # no pg_trgm: a scan of the namespace's texts
             anyof = " OR ".join("strpos(body, ?) > 0" for _ in terms)
             wanted_terms = terms
-        rows = self.db.execute(
+        return (
             f"SELECT rowid, {found} AS n FROM {self.name}_text"
             f" WHERE ({anyof}){noneof}{extra} ORDER BY n DESC, rowid LIMIT ?",
-            (*terms, *wanted_terms, *skip, *params, k),
-        ).fetchall()
-        return [(r[0], float(r[1])) for r in rows]
+            [*terms, *wanted_terms, *skip, *params, k],
+        )
 
     def _ranked(
         self, parsed: ParsedQuery, k: int, extra: str, params: Sequence[object]
@@ -278,12 +293,15 @@ class PgTextIndex(PgVectors):
         todo = self._to_count(
             [w for t in positive_terms(parsed) for w in t.split()], self._stats_records()
         )
-        sql, sql_params = self._stages(full, stages, k, extra, params, todo)
+        subs = self._topped_up(parsed, k, extra, params)
+        sql, sql_params = self._stages(full, stages, k, extra, params, todo, subs)
         rows = self.db.execute(sql, sql_params).fetchall()
         if self._stats_mode == "assume":  # the statistics this statement was made on
             self._stats_mode = "known"
             if self._took_stats(next((r[3] for r in rows if r[0] == -2), None)):
                 raise _StatsMoved
+        if subs:  # the substring top-up, asked beside the ranks (`_stages`)
+            self._local.subs = [(int(r[1]), float(r[2])) for r in rows if r[0] == -3]
         found: dict[int, float] = {}
         for stage in range(len(stages)):
             room = k - len(found)
@@ -302,9 +320,13 @@ class PgTextIndex(PgVectors):
         extra: str,
         params: Sequence[object],
         todo: Sequence[str],
+        subs: tuple[str, list[object], bool] | None = None,
     ) -> tuple[str, list[object]]:
         """`_ranked`'s statement: rows (stage, rowid, rank, NULL), and (-1, NULL, NULL, the
-        record counts of `todo`) when there are words to count."""
+        record counts of `todo`) when there are words to count; with `subs` (`_topped_up`),
+        (-3, rowid, substring score, NULL) for the top-up `lexical` makes when the stages
+        found fewer than `k` (for "fallback": none); with the statistics assumed
+        (`lexical`), (-2, NULL, NULL, `_stats_sql`'s answer)."""
         q, qparams = full
         text = f"{self.name}_text"
         ctes: list[str] = []
@@ -332,10 +354,20 @@ class PgTextIndex(PgVectors):
             ctes.append(f"s{n} AS MATERIALIZED ({body})")
             values += [*qparams, *([k] if earlier else []), *mparams, *params]
             values += [FREQUENT_SAMPLE, k] if sample else [k]
+        if subs is not None:
+            sub_sql, sub_params, fallback = subs
+            counted = " + ".join(f"(SELECT count(*) FROM s{n})" for n in range(len(stages)))
+            gate = f"({counted}) = 0" if fallback else f"({counted}) < ?"
+            ctes.append(
+                f"subs AS MATERIALIZED (SELECT rowid, n FROM ({sub_sql}) AS found WHERE {gate})"
+            )
+            values += [*sub_params, *([] if fallback else [k])]
         picked = " UNION ALL ".join(
             f"SELECT {n} AS stage, rowid, r, NULL::bigint[] AS n FROM s{n}"
             for n in range(len(stages))
         )
+        if subs is not None:
+            picked += " UNION ALL SELECT -3, rowid, n::real, NULL FROM subs"
         if todo:
             one = "phraseto_tsquery('simple', ?)"
             counts = ", ".join(f"count(*) FILTER (WHERE tsv @@ {one})" for _ in todo)
@@ -351,6 +383,19 @@ class PgTextIndex(PgVectors):
             picked += f" UNION ALL SELECT -2, NULL, NULL, {stats}"
             values += stats_params
         return f"WITH {', '.join(ctes)} {picked}", values
+
+    def _topped_up(
+        self, parsed: ParsedQuery, k: int, extra: str, params: Sequence[object]
+    ) -> tuple[str, list[object], bool] | None:
+        """The substring top-up `lexical` will ask for when the ranks come back short, as a
+        part of the ranking statement (`_stages`): its SQL, parameters and whether it is
+        "fallback" (only when nothing was ranked); None outside `lexical` or without a typed
+        term."""
+        trigram = getattr(self._local, "trigram", None)
+        if trigram is None:
+            return None
+        asked = self._substrings_sql(parsed, k, extra, params)
+        return None if asked is None else (asked[0], asked[1], trigram == "fallback")
 
     def _frequent(self, terms: Sequence[str]) -> list[str]:
         """The single-word terms in over `FREQUENT_SHARE` of the records."""

@@ -32,7 +32,7 @@ runs lexically and says so once. The index is typed by the `Candidates` protocol
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Literal, Protocol
 
@@ -227,9 +227,10 @@ def retrieve(
                 _holding(hits, key, found.words, first.analyser)
     if policy.own_weight and texts is not None and found.words is not None and hits:
         hits = _own_words(hits, texts, first.analyser, found.words, policy.own_weight)
+    known = _Known()
     for key in keys:  # after every lift: the first candidates are the ones it reads
         if isinstance(key, Near) and key.weight and found.vector is not None:
-            hits = _near(hits, key, first, found.vector)
+            hits = _near(hits, key, first, found.vector, known)
     if policy.session_weight and groups is not None and hits:
         hits = _sessions(hits, groups, policy)
     fallback: list[Hit] | None = None
@@ -240,7 +241,7 @@ def retrieve(
         [key for key in keys if isinstance(key, Reply) and key.weight],
         bool(policy.number_weight) and ASKS_NUMBER.search(query) is not None,
     )
-    kept, left_out, signals = _floored(indexes, hits, found, k, policy, recency, texts, top)
+    kept, left_out, signals = _floored(indexes, hits, found, k, policy, recency, texts, top, known)
     if fallback is not None and not kept and window is not None:
         kept, left_out, signals = _floored(indexes, fallback, found, k, policy, recency, texts, top)
         found.warnings.append(nothing_in(window))
@@ -260,12 +261,13 @@ def _floored(
     recency: Recency | None,
     texts: TextLookup | None,
     top: _Top | None = None,
+    known: _Known | None = None,
 ) -> tuple[list[Hit], int, Signals]:
     """Stage 7 and the floor: the hits scored and ordered (and the levers on the first of
     them, `top`), those that clear the floor or are evidence it respects (`_lexical.evident`: a
     rare word matched, first in both lists), and how many of the first `k` it left out."""
     model = indexes[0].model_id if indexes else None
-    _distances(indexes, hits, found.vector)
+    _distances(indexes, hits, found.vector, known)
     score(hits, policy.kind, model, found.vector is not None)
     recent = recency([h.key for h in hits]) if recency is not None else None
     hits = _ordered(hits, recent)
@@ -375,12 +377,29 @@ def _terms(text: str, analyser: Analyser) -> frozenset[str]:
     return frozenset(fts_form(analyse(text, analyser)).split())
 
 
-def _near(hits: list[Hit], key: Near, index: Candidates, qvec: np.ndarray) -> list[Hit]:
+@dataclass
+class _Known:
+    """Distances of the first index's records to the query already read in this search, and
+    which were asked (a record without a vector is asked once too): `_near` reads, with the
+    neighbours', those of the candidates that have none yet, which the score reads next
+    (`_distances`) — one statement on PostgreSQL, not two (issue 34)."""
+
+    asked: set[int] = field(default_factory=set)
+    found: dict[int, float] = field(default_factory=dict)
+
+
+def _near(
+    hits: list[Hit], key: Near, index: Candidates, qvec: np.ndarray, read: _Known
+) -> list[Hit]:
     """The neighbours lever (`_levers.nearer`) on the first `NEAR_DEPTH` candidates: their
     neighbours' stored vectors, read from the index's copy (no embedding)."""
     head = [h.id for h in hits[:NEAR_DEPTH] if h.source == 0]
     around = key.neighbours(head)
-    known = index.distances(qvec, sorted({n for near in around.values() for n in near}))
+    lacking = {h.id for h in hits if h.source == 0 and h.vec_distance is None}
+    wanted = sorted({n for near in around.values() for n in near} | lacking)
+    known = index.distances(qvec, wanted)
+    read.asked.update(wanted)
+    read.found.update(known)
     nearest: dict[int, float] = {}
     for i, near in around.items():
         cosines = [1.0 - known[n] for n in near if n in known]
@@ -563,8 +582,14 @@ def _annotate(
                 h.vec_distance = dist[h.id]
 
 
-def _distances(indexes: Sequence[Candidates], hits: list[Hit], qvec: np.ndarray | None) -> None:
-    """Every hit that has a vector gets its distance to the query (the score reads it)."""
+def _distances(
+    indexes: Sequence[Candidates],
+    hits: list[Hit],
+    qvec: np.ndarray | None,
+    read: _Known | None = None,
+) -> None:
+    """Every hit that has a vector gets its distance to the query (the score reads it); those
+    of the first index `read` already are not asked again."""
     if qvec is None:
         return
     by_source: dict[int, list[Hit]] = {}
@@ -573,7 +598,9 @@ def _distances(indexes: Sequence[Candidates], hits: list[Hit], qvec: np.ndarray 
             by_source.setdefault(h.source, []).append(h)
     for n, mine in by_source.items():
         if n < len(indexes):
-            known = indexes[n].distances(qvec, [h.id for h in mine])
+            ready = read if read is not None and n == 0 else _Known()
+            ask = [h.id for h in mine if h.id not in ready.asked]
+            known = {**ready.found, **(indexes[n].distances(qvec, ask) if ask else {})}
             for h in mine:
                 h.vec_distance = known.get(h.id)
 
