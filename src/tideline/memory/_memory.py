@@ -61,7 +61,7 @@ from tideline.memory._results import (
     Turn,
     TurnResult,
 )
-from tideline.memory._search_rows import TurnRows
+from tideline.memory._search_rows import NarrativeRows, TurnRows
 from tideline.memory._turn_keys import turn_keys
 from tideline.memory.importers import AUTO, ImportedSession, detect, get_importer
 from tideline.pathnames import check_path_name, shown
@@ -525,18 +525,29 @@ class Memory:
         if narrative_fusion is not None:
             policy = replace(policy, fusion=narrative_fusion)
         with self.lock:
+            memories = NarrativeRows(self.narratives)  # read once, with the memory keys'
             # the time a question names, unless the caller filtered by time already
             timed = policy.window or (include_turns and self.turn_policy.window)
             asked = self.window_for(query, today) if timed and not (since_t or until_t) else None
             window = None
             if asked is not None and policy.window:
                 narrowed = self.narratives.filter(asked.since, asked.until, min_weight, tags, kind)
-                window = TimeWindow(asked, narrowed, self.narratives.texts)
+                window = TimeWindow(asked, narrowed, memories.texts)
             # the turns first: their lexical lists, the larger, overlap the query's embedding
             rows = TurnRows(self.raw)
             turns = (
                 self._turn_retrieval(
-                    query, pending, k, mode, since_t, until_t, None, floor, asked=asked, rows=rows
+                    query,
+                    pending,
+                    k,
+                    mode,
+                    since_t,
+                    until_t,
+                    None,
+                    floor,
+                    asked=asked,
+                    rows=rows,
+                    memories=memories,
                 )
                 if include_turns
                 else None
@@ -548,7 +559,7 @@ class Memory:
                 k,
                 cast(Mode, mode),
                 policy,
-                texts=self.narratives.texts,
+                texts=memories.texts,
                 window=window,
             )
             hits = self._narrative_hits(found.top(k))
@@ -627,16 +638,26 @@ class Memory:
         scope: Scope | None = None,
         asked: Window | None = None,
         rows: TurnRows | None = None,
+        memories: NarrativeRows | None = None,
     ) -> SearchResult:
         """The turns for `query` within the time filter, with the levers' keys and the time
         the question names (`asked`) when nothing is filtered (a filtered search must not gain
-        turns from outside it). `rows`: the search's reads of turn rows (`_search_rows`)."""
+        turns from outside it). `rows`, `memories`: the search's reads of turn and narrative rows
+        (`_search_rows`)."""
         policy = replace(policy or self.turn_policy, floor=floor)
         scope = scope or self.raw.filter(since, until)
         unfiltered = scope.where is None
         rows = rows or TurnRows(self.raw)
         keys = (
-            turn_keys(self.raw, self.narratives, query, policy, self.narrative_policy, rows=rows)
+            turn_keys(
+                self.raw,
+                self.narratives,
+                query,
+                policy,
+                self.narrative_policy,
+                rows=rows,
+                memories=memories,
+            )
             if unfiltered
             else []
         )

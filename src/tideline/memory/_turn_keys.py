@@ -43,10 +43,12 @@ def turn_keys(
     *,
     memory_scope: Scope | None = None,
     rows: TurnRows | None = None,
+    memories: NarrativeRows | None = None,
 ) -> list[Lever]:
     """The levers' keys for `query` (see the module docstring); `memory_scope` narrows the
     narratives searched for memory keys (default: all). The levers read the turns through
-    `rows`, the search's own (`_search_rows`: each row read once a search)."""
+    `rows`, the memory keys the narratives through `memories`: the search's own
+    (`_search_rows`: each row read once a search)."""
     keys: list[Lever] = []
     rows = rows or TurnRows(raw)
     if policy.date_weight:
@@ -58,7 +60,7 @@ def turn_keys(
             scope = raw.filter(*window)
             keys.append(Key("dates", scope, policy.date_weight, texts=rows.texts, holds=phrase))
     if policy.memory_weight and not narratives.empty():
-        memories = NarrativeRows(narratives)
+        memories = memories or NarrativeRows(narratives)
         keys.append(
             Key(
                 "memory keys",
