@@ -510,23 +510,27 @@ class RawContext:
         return out
 
     def rows_of(self, ids: Iterable[int]) -> dict[int, TurnRow]:
-        """Each of these turns with its live neighbours and its exchange — what `get`,
-        `texts`, `speakers_of`, `sessions_of`, `neighbours_of` and `exchanges_of` say of it —
-        in one statement (per `IN` list): a turn search asks them all of its candidates, each a
+        """Each of these turns, and the next live turn of each (the answer the answer lever may
+        bring in), with its live neighbours and its exchange — what `get`, `texts`,
+        `speakers_of`, `sessions_of`, `neighbours_of` and `exchanges_of` say of it — in one
+        statement (per `IN` list): a turn search asks them all of its candidates, each a
         statement that waits on a PostgreSQL server (issue 34; `TurnRows` keeps the answer for
         the search)."""
         out: dict[int, TurnRow] = {}
         for marks, part in id_lists(storable_ids(ids)):
             rows = self.db.execute(
-                f"SELECT {_TURN_COLUMNS}, p.id, q.id, q.text, q.speaker, a.id, a.speaker"
+                f"WITH wanted AS (SELECT id FROM turns WHERE id IN ({marks}) UNION"
+                " SELECT n.id FROM turns w JOIN turns n ON n.session_id = w.session_id"
+                f" AND n.seq = w.seq + 1 AND n.forgotten_at IS NULL WHERE w.id IN ({marks}))"
+                f" SELECT {_TURN_COLUMNS}, p.id, q.id, q.text, q.speaker, a.id, a.speaker"
                 " FROM turns t JOIN sessions s ON s.id = t.session_id"
                 " LEFT JOIN turns p ON p.session_id = t.session_id AND p.seq = t.seq - 1"
                 "  AND p.forgotten_at IS NULL"
                 " LEFT JOIN turns q ON q.session_id = t.session_id AND q.seq = t.seq + 1"
                 "  AND q.forgotten_at IS NULL"
                 " LEFT JOIN turns a ON a.session_id = t.session_id AND a.seq = t.seq + 2"
-                f"  AND a.forgotten_at IS NULL WHERE t.id IN ({marks})",
-                part,
+                "  AND a.forgotten_at IS NULL WHERE t.id IN (SELECT id FROM wanted)",
+                [*part, *part],
             ).fetchall()
             for row in rows:
                 fields = dict(zip(_TURN_FIELDS, row[: len(_TURN_FIELDS)], strict=True))

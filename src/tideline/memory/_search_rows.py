@@ -33,8 +33,9 @@ class TurnRows:
         wanted = [int(i) for i in ids]
         missing = [i for i in dict.fromkeys(wanted) if i not in self._asked]
         if missing:
-            self._rows.update(self._raw.rows_of(missing))
-            self._asked.update(missing)
+            found = self._raw.rows_of(missing)  # the next turns' rows too: whole rows as well
+            self._rows.update(found)
+            self._asked.update(missing, found)
         return [self._rows[i] for i in wanted if i in self._rows]
 
     def get(self, ids: Iterable[int]) -> list[Turn]:

@@ -195,6 +195,7 @@ class PgTextIndex(PgVectors):
         the list is made again on the new ones, as a search that asked first would have."""
         self._stats_mode = "assume" if self._count is not None and self._analysed else "ask"
         self._local.trigram, self._local.subs = trigram, None
+        self._local.outer = query if isinstance(query, ParsedQuery) else None
         try:
             try:
                 hits = super().lexical(query, k, where, params, trigram=trigram)
@@ -206,7 +207,7 @@ class PgTextIndex(PgVectors):
                 hits = super().lexical(query, k, where, params, trigram=trigram)
         finally:
             self._stats_mode = "ask"
-            self._local.trigram = self._local.subs = None
+            self._local.trigram = self._local.subs = self._local.outer = None
         self._expect(query if isinstance(query, ParsedQuery) else None, [h.id for h in hits])
         return hits
 
@@ -290,9 +291,11 @@ class PgTextIndex(PgVectors):
             both = tsquery(parsed, frequent, " && ") if len(frequent) > 1 else None
             stages = [(m, False) for m in (tsquery(parsed, rare) if rare else None, both) if m]
             stages.append((full, True))
-        todo = self._to_count(
-            [w for t in positive_terms(parsed) for w in t.split()], self._stats_records()
-        )
+        # the words the search's term statistics will ask for too (`lexicon`, of the query as
+        # the search parsed it, before this index's cut): counted here, not in a statement more
+        outer = getattr(self._local, "outer", None)
+        asked = positive_terms(parsed) + (positive_terms(outer) if outer is not None else [])
+        todo = self._to_count([w for t in asked for w in t.split()], self._stats_records())
         subs = self._topped_up(parsed, k, extra, params)
         sql, sql_params = self._stages(full, stages, k, extra, params, todo, subs)
         rows = self.db.execute(sql, sql_params).fetchall()

@@ -228,19 +228,17 @@ def retrieve(
     if policy.own_weight and texts is not None and found.words is not None and hits:
         hits = _own_words(hits, texts, first.analyser, found.words, policy.own_weight)
     known = _Known()
+    replies = [key for key in keys if isinstance(key, Reply) and key.weight]
     for key in keys:  # after every lift: the first candidates are the ones it reads
         if isinstance(key, Near) and key.weight and found.vector is not None:
-            hits = _near(hits, key, first, found.vector, known)
+            hits = _near(hits, key, first, found.vector, known, replies)
     if policy.session_weight and groups is not None and hits:
         hits = _sessions(hits, groups, policy)
     fallback: list[Hit] | None = None
     if window is not None and policy.window:
         hits, fallback = _windowed(hits, window, query, found, k, policy)
     indexes = [s.index for s in _scopes(scopes)]
-    top = _Top(
-        [key for key in keys if isinstance(key, Reply) and key.weight],
-        bool(policy.number_weight) and ASKS_NUMBER.search(query) is not None,
-    )
+    top = _Top(replies, bool(policy.number_weight) and ASKS_NUMBER.search(query) is not None)
     kept, left_out, signals = _floored(indexes, hits, found, k, policy, recency, texts, top, known)
     if fallback is not None and not kept and window is not None:
         kept, left_out, signals = _floored(indexes, fallback, found, k, policy, recency, texts, top)
@@ -272,7 +270,7 @@ def _floored(
     recent = recency([h.key for h in hits]) if recency is not None else None
     hits = _ordered(hits, recent)
     for reply in top.replies if top is not None else ():
-        hits = _ordered(_replied(indexes, hits, reply, found, policy), recent)
+        hits = _ordered(_replied(indexes, hits, reply, found, policy, known), recent)
     if top is not None and top.numbers and texts is not None:
         hits = _ordered(
             measured(hits, _saying(texts), policy.number_weight, "time or number"), recent
@@ -318,6 +316,7 @@ def _replied(
     reply: Reply,
     found: _Fused,
     policy: Policy,
+    known: _Known | None = None,
 ) -> list[Hit]:
     """The reply lever (`_levers.replied`); a reply not among the candidates joins with what
     it is given alone (its distance to the query read from the index, for the "why")."""
@@ -325,7 +324,7 @@ def _replied(
 
     def new(i: int) -> Hit:
         hit = Hit(i, type=policy.kind, fusion=fusion, fused=0.0)
-        _distances(indexes[:1], [hit], found.vector)
+        _distances(indexes[:1], [hit], found.vector, known)
         return hit
 
     return replied(hits, reply, new)
@@ -389,13 +388,23 @@ class _Known:
 
 
 def _near(
-    hits: list[Hit], key: Near, index: Candidates, qvec: np.ndarray, read: _Known
+    hits: list[Hit],
+    key: Near,
+    index: Candidates,
+    qvec: np.ndarray,
+    read: _Known,
+    replies: Sequence[Reply] = (),
 ) -> list[Hit]:
     """The neighbours lever (`_levers.nearer`) on the first `NEAR_DEPTH` candidates: their
-    neighbours' stored vectors, read from the index's copy (no embedding)."""
+    neighbours' stored vectors, read from the index's copy (no embedding). Read with them
+    (`read`): the candidates' without a distance yet and their replies' (`replies`) that are
+    not candidates, which the score and the reply lever ask for next."""
     head = [h.id for h in hits[:NEAR_DEPTH] if h.source == 0]
     around = key.neighbours(head)
+    mine = {h.id for h in hits if h.source == 0}
     lacking = {h.id for h in hits if h.source == 0 and h.vec_distance is None}
+    for reply in replies:
+        lacking |= {a for _, a in reply.replies(sorted(mine)).values()} - mine
     wanted = sorted({n for near in around.values() for n in near} | lacking)
     known = index.distances(qvec, wanted)
     read.asked.update(wanted)
