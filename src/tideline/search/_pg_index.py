@@ -42,10 +42,6 @@ from tideline.search._terms import FTS_STRING, plain
 from tideline.store import Storage
 
 
-class _StatsMoved(Exception):
-    """The term statistics a ranking statement was made on had moved (`PgTextIndex.lexical`)."""
-
-
 def _best(row: tuple[int, float]) -> tuple[float, int]:
     """A ranked match's order: the best rank first, then the lowest id."""
     return (-row[1], row[0])
@@ -197,11 +193,10 @@ class PgTextIndex(PgVectors):
         self._local.trigram, self._local.subs = trigram, None
         self._local.outer = query if isinstance(query, ParsedQuery) else None
         try:
-            try:
-                hits = super().lexical(query, k, where, params, trigram=trigram)
-                moved = self._stats_mode == "assume" and self._read_stats()  # none ranked
-            except _StatsMoved:
-                moved = True
+            hits = super().lexical(query, k, where, params, trigram=trigram)
+            # "moved": the ranking statement found them moved; "assume": none was ranked
+            mode: str = self._stats_mode  # as `_ranked` left it
+            moved = mode == "moved" or (mode == "assume" and self._read_stats())
             if moved:
                 self._stats_mode = "known"
                 hits = super().lexical(query, k, where, params, trigram=trigram)
@@ -230,6 +225,8 @@ class PgTextIndex(PgVectors):
         ready, self._local.subs = getattr(self._local, "subs", None), None
         if ready is not None:
             return list(ready)
+        if self._stats_mode == "moved":  # the list is made again: nothing to top up
+            return []
         asked = self._substrings_sql(parsed, k, f" AND {where}" if where else "", params)
         if asked is None:
             return []
@@ -302,7 +299,8 @@ class PgTextIndex(PgVectors):
         if self._stats_mode == "assume":  # the statistics this statement was made on
             self._stats_mode = "known"
             if self._took_stats(next((r[3] for r in rows if r[0] == -2), None)):
-                raise _StatsMoved
+                self._stats_mode = "moved"  # `lexical` makes the list again
+                return []
         if subs:  # the substring top-up, asked beside the ranks (`_stages`)
             self._local.subs = [(int(r[1]), float(r[2])) for r in rows if r[0] == -3]
         found: dict[int, float] = {}

@@ -120,8 +120,9 @@ class PgTerms(IndexBase):
         self._fresh_until = 0.0  # `_check_stats` ran for the search under way until then
         #: How the lexical search under way knows the statistics: "ask" them first
         #: (`_check_stats`), "assume" the last search's (its ranking statement reads them
-        #: again, `PgTextIndex.lexical`), or "known" (read again, moved: searched again).
-        self._stats_mode: Literal["ask", "assume", "known"] = "ask"
+        #: again, `PgTextIndex.lexical`), "moved" (that statement found them moved: the list
+        #: is made again) or "known" (read again for that).
+        self._stats_mode: Literal["ask", "assume", "moved", "known"] = "ask"
         super().__init__(db, name, analyser, keys)
 
     def _parsed(self, query: str | ParsedQuery) -> ParsedQuery | None:
