@@ -55,15 +55,51 @@ class Exchange:
     reply: tuple[int, int] | None
 
 
-@dataclass(frozen=True)
 class TurnRow:
-    """A turn with what a turn search asks around it (`RawContext.rows_of`): its words as
-    stored (`said`, a tombstone's too), its live neighbours and its exchange."""
+    """A turn with what a turn search asks around it (`RawContext.rows_of`), made from the
+    row only when asked (a search reads ~100 rows and uses a few of each): the `Turn`, its
+    words as stored (`said`, a tombstone's too), its live neighbours, its exchange."""
 
-    turn: Turn
-    said: str
-    neighbours: list[int]
-    exchange: Exchange
+    __slots__ = ("_row", "_turn")
+
+    def __init__(self, row: Sequence[Any]) -> None:
+        self._row = row
+        self._turn: Turn | None = None
+
+    @property
+    def id(self) -> int:
+        return int(self._row[0])
+
+    @property
+    def session_id(self) -> int:
+        return int(self._row[1])
+
+    @property
+    def speaker(self) -> str | None:
+        return self._row[5]  # type: ignore[no-any-return]
+
+    @property
+    def said(self) -> str:
+        return str(self._row[6])
+
+    @property
+    def live(self) -> bool:
+        return self._row[9] is None
+
+    @property
+    def turn(self) -> Turn:
+        if self._turn is None:
+            self._turn = _turn(dict(zip(_TURN_FIELDS, self._row[:_FIELDS], strict=True)))
+        return self._turn
+
+    @property
+    def neighbours(self) -> list[int]:
+        return [int(n) for n in self._row[_FIELDS : _FIELDS + 2] if n is not None]
+
+    @property
+    def exchange(self) -> Exchange:
+        q, asked, asker, a, replier = self._row[_FIELDS + 1 :]
+        return _exchange(self.said, self.speaker, q, asked, asker, a, replier)
 
 
 def _exchange(
@@ -255,6 +291,7 @@ _TURN_FIELDS = (
     "forgotten_at",
     "forgotten_why",
 )
+_FIELDS = len(_TURN_FIELDS)
 
 
 def _turn(row: dict[str, Any]) -> Turn:
@@ -532,17 +569,7 @@ class RawContext:
                 "  AND a.forgotten_at IS NULL WHERE t.id IN (SELECT id FROM wanted)",
                 [*part, *part],
             ).fetchall()
-            for row in rows:
-                fields = dict(zip(_TURN_FIELDS, row[: len(_TURN_FIELDS)], strict=True))
-                said = str(fields["text"])
-                prev, q, asked, asker, a, replier = row[len(_TURN_FIELDS) :]
-                turn = _turn(fields)
-                out[turn.id] = TurnRow(
-                    turn,
-                    said,
-                    [int(n) for n in (prev, q) if n is not None],
-                    _exchange(said, turn.speaker, q, asked, asker, a, replier),
-                )
+            out.update((int(row[0]), TurnRow(row)) for row in rows)
         return out
 
     def neighbours_of(self, ids: Sequence[int]) -> dict[int, list[int]]:

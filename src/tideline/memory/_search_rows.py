@@ -42,23 +42,19 @@ class TurnRows:
         return [r.turn for r in self._of(ids)]
 
     def texts(self, ids: Sequence[int]) -> dict[int, str]:
-        return {
-            r.turn.id: index_text(r.turn.speaker, r.said)
-            for r in self._of(ids)
-            if r.turn.forgotten_at is None
-        }
+        return {r.id: index_text(r.speaker, r.said) for r in self._of(ids) if r.live}
 
     def speakers_of(self, ids: Sequence[int]) -> dict[int, str]:
-        return {r.turn.id: r.turn.speaker for r in self._of(ids) if r.turn.speaker is not None}
+        return {r.id: speaker for r in self._of(ids) if (speaker := r.speaker) is not None}
 
     def sessions_of(self, ids: Sequence[int]) -> dict[int, int]:
-        return {r.turn.id: r.turn.session_id for r in self._of(ids)}
+        return {r.id: r.session_id for r in self._of(ids)}
 
     def neighbours_of(self, ids: Sequence[int]) -> dict[int, list[int]]:
-        return {r.turn.id: r.neighbours for r in self._of(ids) if r.neighbours}
+        return {r.id: near for r in self._of(ids) if (near := r.neighbours)}
 
     def exchanges_of(self, ids: Sequence[int]) -> dict[int, Exchange]:
-        return {r.turn.id: r.exchange for r in self._of(ids)}
+        return {r.id: r.exchange for r in self._of(ids)}
 
     def answers(self, ids: Sequence[int]) -> dict[int, int]:
         """The turn answering each of these that asks (the answer lever)."""
