@@ -44,8 +44,9 @@ def test_cli_prints_the_hook_blocks(fixed: Fixed) -> None:
     assert _sections(data) == [s.to_dict() for s in identity.sections]
     assert data["notes"] == identity.notes
     # The header line carries the time the block was made (the CLI's clock is the real one), so
-    # the totals may differ by the tokens of that line only.
-    header = provider.count(text.output.split("\n", 1)[0]) - provider.count(
+    # the totals may differ by the tokens of that line only — this block's own header: the
+    # first call's time may spell another second than this one's
+    header = provider.count(data["text"].split("\n", 1)[0]) - provider.count(
         identity.text.split("\n", 1)[0]
     )
     assert data["tokens"] == identity.tokens + header
