@@ -39,6 +39,27 @@ NOT_FOUND: Reply = (
 )
 
 
+#: Ports this process's stubs have listened on (`_fresh_server`).
+_USED_PORTS: set[int] = set()
+
+
+def _fresh_server(handler: type[BaseHTTPRequestHandler]) -> ThreadingHTTPServer:
+    """A server on a port no earlier stub of this process had: what a client learns of a URL
+    (`tideline.llm._endpoint`: a window, a structured-output rung) is kept for the process, and
+    a later stub on a reused port inherited it (a window test once read the earlier stub's
+    "no window" and failed)."""
+    taken: list[ThreadingHTTPServer] = []
+    while True:
+        server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        if server.server_address[1] not in _USED_PORTS:
+            break
+        taken.append(server)  # held open so that the next bind gets another port
+    for old in taken:
+        old.server_close()
+    _USED_PORTS.add(server.server_address[1])
+    return server
+
+
 class OpenAIStub:
     def __init__(self, dim: int = 16, api_key: str | None = None):
         self.dim = dim
@@ -83,7 +104,7 @@ class OpenAIStub:
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (a timeout test)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = _fresh_server(Handler)
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
         self.thread = threading.Thread(
