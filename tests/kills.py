@@ -181,6 +181,13 @@ def _delay(rng: random.Random, baseline: float) -> float:
     return rng.uniform(*KILL_WINDOW) * baseline
 
 
+def _rebased(baseline: float, trial: Run) -> float:
+    """The run time the next delays scale: a trial that finished before its kill ran
+    uninterrupted, and a baseline measured in a burst of load would let every later run finish
+    first (15 trials of `memo index`, none killed, in a clean-checkout CI run)."""
+    return baseline if trial.killed else min(baseline, trial.seconds)
+
+
 def _more(tally: KillTally, kills: int) -> bool:
     """Another trial: until `kills` processes were killed, within the trial budget."""
     return tally.killed < kills and tally.trials < TRIALS_PER_KILL * kills
@@ -241,6 +248,7 @@ def kill_imports(
         trial += 1
         args, key = command(trial)
         first = run(args, env, _delay(rng, baseline))
+        baseline = _rebased(baseline, first)
         found = {"killed": int(first.killed), "corrupt": int(not quick_check(db))}
         if found["corrupt"]:
             tally.record(**found)
@@ -279,6 +287,7 @@ def kill_writes(base: Path, env: dict[str, str], kills: int, seed: int = 2) -> K
         trial += 1
         gesture = f"kill write {trial} " + " ".join(rng.choices(WORDS, k=6))
         first = run(_write_args(gesture), env, _delay(rng, baseline))
+        baseline = _rebased(baseline, first)
         if first.acknowledged:
             acked.add(gesture)
         found = {"killed": int(first.killed), "corrupt": int(not quick_check(db))}
@@ -376,6 +385,7 @@ def kill_memo_index(
     while _more(tally, kills):
         lib.mutate()
         first = run(args, env, _delay(rng, baseline))
+        baseline = _rebased(baseline, first)
         found = {"killed": int(first.killed)}
         found["corrupt"] = sum(int(not quick_check(lib.index_db(n))) for n in ("alpha", "beta"))
         rerun = run(args, env)
