@@ -17,19 +17,37 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from tideline.clock import Clock, now_text
+from tideline.llm import TokenMeter
+from tideline.runs import Book, recorded
 from tideline.store import Migrations, RunLog, Storage, time_range
 
 __all__ = ["ANALYSIS_MIGRATIONS", "Row", "ScriptTables"]
 
 ANALYSIS_MIGRATIONS = Migrations("analysis")
 _RUN_COLUMNS = ("id", "pipeline", "step", "status", "summary", "started_at", "finished_at")
+
+
+@dataclass
+class StepRun:
+    """One script step's run as the runner records it: `ok` unless the step raised (then the
+    runner makes it `failed`), with the summary the step fills; the rest is the runner's
+    report (no LLM: no tokens)."""
+
+    summary: dict[str, Any] = field(default_factory=dict)
+    status: str = "ok"
+    reason: str = ""
+    tokens: dict[str, Any] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
 
 #: One stored row as a tuple, in the column order of the method that returned it.
 Row = tuple[Any, ...]
@@ -321,15 +339,23 @@ class ScriptTables:
         )
 
     # -- runs --------------------------------------------------------------------------------
-    def record_run(
-        self, step: str, pipeline: str = "scripts"
-    ) -> AbstractContextManager[dict[str, Any]]:
-        """Log one step in `runs`: 'running' first, then 'ok' with its summary or 'failed'.
+    def record_run(self, step: str, pipeline: str = "scripts") -> AbstractContextManager[StepRun]:
+        """Log one step in `runs` through the runner's record (`tideline.runs.recorded`):
+        'running' first, then 'ok' with its summary or 'failed' when the block raised.
 
         A killed run leaves its row at 'running', which is how a later reader tells it was cut
-        short.
+        short (the script layer takes no lock, so no run closes another's row).
         """
-        return self._run(step, pipeline)
+        runs = RunLog(self.db, "runs", _RUN_COLUMNS, ("summary",))
+
+        def start() -> int:
+            return runs.start(now_text(self.clock), pipeline=pipeline, step=step)
+
+        def finish(run_id: int, run: StepRun) -> None:
+            runs.finish(run_id, run.status, now_text(self.clock), summary=run.summary)
+
+        book = Book[StepRun](lambda: None, start, lambda run_id, spent_in, spent_out: None, finish)
+        return recorded(book, lambda run_id: StepRun(), TokenMeter())
 
     def last_run(self, step: str, pipeline: str = "scripts") -> dict[str, Any] | None:
         """The latest finished run of `step` (finished_at, summary), or None if it never ran."""
@@ -345,15 +371,3 @@ class ScriptTables:
         except ValueError:
             summary = {}
         return {"finished_at": row["finished_at"], "summary": summary}
-
-    @contextmanager
-    def _run(self, step: str, pipeline: str) -> Iterator[dict[str, Any]]:
-        runs = RunLog(self.db, "runs", _RUN_COLUMNS, ("summary",))
-        run_id = runs.start(now_text(self.clock), pipeline=pipeline, step=step)
-        summary: dict[str, Any] = {}
-        status = "failed"
-        try:
-            yield summary
-            status = "ok"
-        finally:
-            runs.finish(run_id, status, now_text(self.clock), summary=summary)

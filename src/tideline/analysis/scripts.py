@@ -5,7 +5,8 @@ Each step reads the narratives, runs a pure computation of `tideline.analysis`, 
 with what is stored and, only when it differs, replaces the stored rows in ONE transaction. So a run
 killed half-way leaves the previous result of the step it was in, and running twice changes nothing
 the second time. Every step returns a report of what changed; `run_all` also logs each step in
-`runs` (status 'running' → 'ok' / 'failed').
+`runs` (status 'running' → 'ok' / 'failed') through the run runner's record
+(`tideline.runs.recorded`), which also measures it.
 
 Order of `run_all`: topics (the keyword taxonomy) → weights (recurrence from today's tags, the
 weight formula, then anti-inflation) → soft clusters (labelled with the fresh topics) → entity
@@ -15,7 +16,6 @@ graph → the unindexed-context scan (read only).
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import timedelta
@@ -313,8 +313,7 @@ def run_all(
     for step in STEPS:
         if step not in chosen:
             continue
-        started = time.perf_counter()
-        with tables.record_run(step) as summary:
+        with tables.record_run(step) as run:
             if progress:
                 progress(step, 0, len(rows))
             result: Any
@@ -331,9 +330,9 @@ def run_all(
             else:
                 result = scan_unindexed(memory, max_gap=max_gap).summary()
             data = result if isinstance(result, dict) else result.to_dict()
-            summary.update(data)
+            run.summary.update(data)
             if progress:
                 progress(step, len(rows), len(rows))
         report.steps[step] = data
-        report.seconds[step] = round(time.perf_counter() - started, 3)
+        report.seconds[step] = run.seconds
     return report

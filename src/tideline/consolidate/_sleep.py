@@ -23,6 +23,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from contextlib import suppress
+from dataclasses import dataclass
 
 from tideline.consolidate import _extract, _integrate, _maintain, _portray, _post, _validate
 from tideline.consolidate._prompts import prompt
@@ -119,17 +120,20 @@ class Sleep:
             lambda report: self._steps(runner, report),
         )
 
-    def _steps(self, runner: Runner, report: SleepReport) -> None:
+    def _steps(self, runner: Runner, report: SleepReport) -> str:
         """Compute, then apply; computed once more when the LLM server turned out to have a
-        smaller window than the input cap, or the profile changed meanwhile (not both)."""
-        again = self._attempt(runner, report, last=False)
-        if again:
-            report.notes.append(again)
-            self._attempt(runner, report, last=True)
+        smaller window than the input cap, or the profile changed meanwhile (not both). How
+        the run ended: `planned`, `nothing`, `aborted` or `done` (the runner sets it)."""
+        ended = self._attempt(runner, report, last=False)
+        if isinstance(ended, _Again):
+            report.notes.append(ended.why)
+            ended = self._attempt(runner, report, last=True)
+        assert not isinstance(ended, _Again)
+        return ended
 
-    def _attempt(self, runner: Runner, report: SleepReport, *, last: bool) -> str | None:
-        """One computation and, unless a dry run or there is nothing new, its apply; why it
-        must be computed again (never when `last`), or None when the run is over."""
+    def _attempt(self, runner: Runner, report: SleepReport, *, last: bool) -> str | _Again:
+        """One computation and, unless a dry run or there is nothing new, its apply: how the
+        run ended, or why it must be computed again (never when `last`)."""
         ctx = Ctx(self.profile, self.memory, self.llm, runner.meter, self.limits)
         report.steps = ctx.reports
         room = self._room()
@@ -139,26 +143,23 @@ class Sleep:
         except StepFailed as exc:
             if last or not _window_learnt(exc, room, self._room()):
                 raise
-            return (
+            return _Again(
                 "the LLM server's context window is smaller than the input cap; "
                 "recomputed once with prompts sized to it"
             )
         report.plan = ctx.work.plan()
         if report.dry_run or not len(ctx.work):
-            report.status = "planned" if report.dry_run else "nothing"
-            return None
+            return "planned" if report.dry_run else "nothing"
         try:
             applied = self._apply(ctx, report.run_id, runner.progress)
         except ProfileChanged as exc:
             if not last:
-                return "the profile changed while computing; recomputed once"
-            report.status = "aborted"
+                return _Again("the profile changed while computing; recomputed once")
             report.errors.append(f"aborted, nothing applied: {exc}")
-            return None
-        report.status, report.version = "done", applied.version
-        report.applied = dict(applied.counts)
+            return "aborted"
+        report.version, report.applied = applied.version, dict(applied.counts)
         report.post = self._post(runner, ctx)
-        return None
+        return "done"
 
     def _step(self, runner: Runner, step: SleepStep, ctx: Ctx) -> None:
         rep = StepReport(step.n, step.name, step.kind)
@@ -224,6 +225,13 @@ class Sleep:
 
     def _room(self) -> int:
         return self.llm.room("") if self.llm is not None else 0
+
+
+@dataclass(frozen=True)
+class _Again:
+    """Why a run computes once more (said in its report's notes)."""
+
+    why: str
 
 
 def _bounded(progress: Progress, timeout: float) -> Progress:

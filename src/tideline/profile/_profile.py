@@ -623,7 +623,7 @@ class Profile:
     def record_run_tokens(self, run_id: int, tokens_in: int, tokens_out: int) -> None:
         """What a running run has spent so far (kept if the process dies before it finishes)."""
         with self.lock:
-            self.stores.runs.record_tokens(run_id, tokens_in, tokens_out)
+            self.stores.runs.log.record_tokens(run_id, tokens_in, tokens_out)
 
     def finish_run(
         self,
@@ -658,7 +658,7 @@ class Profile:
         """Runs left `running` while the caller holds the Sleep lock were killed mid-way: they
         become `failed`, saying so."""
         with self.lock:
-            return self.stores.runs.close_interrupted(to_text(self.clock()))
+            return self.stores.runs.log.close_interrupted(to_text(self.clock()))
 
     def runs(self, limit: int = 20) -> list[SleepRun]:
         with self.lock:

@@ -72,12 +72,6 @@ class RunStore:
         if not self.log.finish(run_id, status, now, **values, errors=errors, version=version):
             raise NotFound(f"sleep run #{run_id} does not exist; start one with start_run()")
 
-    def record_tokens(self, run_id: int, tokens_in: int, tokens_out: int) -> None:
-        self.log.record_tokens(run_id, tokens_in, tokens_out)
-
-    def close_interrupted(self, now: str) -> list[int]:
-        return self.log.close_interrupted(now)
-
     def get(self, run_id: int) -> SleepRun | None:
         row = self.log.get(run_id)
         return None if row is None else SleepRun(**row)

@@ -1,6 +1,7 @@
 """The run runner: one run of a pipeline (Sleep, DREAM) — its lock, its record, its token meter,
-its steps' reports and progress, `skipped` without an LLM — kept one way; the pipelines hand over
-their steps. See docs/architecture.md.
+its steps' reports and progress, `skipped` without an LLM, its status — kept one way; the
+pipelines hand over their steps, and the script layer records its steps with `recorded`. See
+docs/architecture.md.
 """
 
 import typing as _typing
@@ -18,6 +19,7 @@ if _typing.TYPE_CHECKING:
         StepEvent,
         StepReport,
         cut_note,
+        recorded,
     )
 
 __all__ = [
@@ -30,6 +32,7 @@ __all__ = [
     "StepEvent",
     "StepReport",
     "cut_note",
+    "recorded",
 ]
 
 __getattr__, __dir__ = _lazy_exports(__name__)

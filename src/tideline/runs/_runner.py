@@ -1,9 +1,10 @@
-"""One run of a pipeline, kept one way for Sleep and DREAM: the pipelines hand over their steps.
+"""One run of a pipeline, kept one way for Sleep, DREAM and the script layer: the pipelines hand
+over their steps.
 
     lock ─▶ close runs a dead process left `running` ─▶ start the record ─▶ the steps (a token
     meter that records what it spends as it spends it; per step: progress at its start and
-    end, its report measured: seconds, tokens, cuts, prompt) ─▶ `skipped` without an LLM ─▶
-    finish the record, whatever happened
+    end, its report measured: seconds, tokens, cuts, prompt) ─▶ the status: the steps' word,
+    `skipped` without an LLM, `failed` on an exception ─▶ finish the record, whatever happened
 
 - One run at a time per database and pipeline (`RunLock`); a dry run takes the lock too but
   records nothing (no `Book`).
@@ -14,6 +15,8 @@
   `StepFailed` reaching the runner fails the run with its text; anything else fails it too,
   saying what stopped it, and goes on. The record is finished in every case, so only a killed
   process leaves a run `running`.
+- `recorded` is the record alone, for a pipeline with no lock and no LLM: the script layer
+  records each of its steps as a run of its own with it.
 """
 
 from __future__ import annotations
@@ -145,6 +148,42 @@ class Book(Generic[R]):
     finish: Callable[[int, R], None]  # the run's end, from its report
 
 
+@contextmanager
+def recorded(
+    book: Book[R] | None, report: Callable[[int | None], R], meter: TokenMeter
+) -> Iterator[R]:
+    """One run's record around the block, which fills the report it yields (`report(run_id)`;
+    no `book`: nothing recorded): runs a dead process left `running` closed, the run started,
+    its tokens recorded as `meter` spends them, and its end finished from the report however
+    the block ends. An exception fails the run: `StepFailed` with its text, and is swallowed
+    (the report says it); anything else saying what stopped it, and goes on."""
+    started = time.monotonic()
+    run_id = None
+    if book is not None:
+        book.close_interrupted()
+        run_id = started_id = book.start()
+        meter.on_record = lambda m: book.record_tokens(
+            started_id, m.total.prompt_tokens, m.total.completion_tokens
+        )
+    out = report(run_id)
+    failure = None
+    try:
+        yield out
+    except StepFailed as exc:
+        failure = str(exc)
+    except BaseException as exc:  # anything else (Ctrl-C too) fails the run, recorded
+        failure = f"stopped by {type(exc).__name__}: {exc}".rstrip(": ")
+        raise
+    finally:
+        if failure is not None:
+            out.status = "failed"
+            out.errors.append(failure)
+        out.tokens = meter.summary()
+        out.seconds = round(time.monotonic() - started, 3)
+        if book is not None and run_id is not None:
+            book.finish(run_id, out)
+
+
 class Runner:
     """Runs one pipeline run (see the module doc); `progress` is what its pipeline sends every
     event through, the runner's own and its apply's."""
@@ -165,36 +204,16 @@ class Runner:
         self.reports: list[StepReport] = []  # every step this run ran
 
     def run(
-        self, book: Book[R] | None, report: Callable[[int | None], R], steps: Callable[[R], None]
+        self, book: Book[R] | None, report: Callable[[int | None], R], steps: Callable[[R], str]
     ) -> R:
-        """One run: `report(run_id)` makes its report (no id: not recorded), `steps` fill it."""
-        with self.lock:
-            started = time.monotonic()
-            run_id = None
-            if book is not None:
-                book.close_interrupted()
-                run_id = recorded = book.start()
-                self.meter.on_record = lambda m: book.record_tokens(
-                    recorded, m.total.prompt_tokens, m.total.completion_tokens
-                )
-            out = report(run_id)
-            try:
-                steps(out)
-                if self.llm is None and out.status in ("done", "nothing") and self._skipped():
-                    out.status, out.reason = "skipped", self.no_llm.removeprefix("skipped: ")
-            except StepFailed as exc:
-                out.status = "failed"
-                out.errors.append(str(exc))
-            except BaseException as exc:  # anything else (Ctrl-C too) fails the run, recorded
-                out.status = "failed"
-                out.errors.append(f"stopped by {type(exc).__name__}: {exc}".rstrip(": "))
-                raise
-            finally:
-                out.tokens = self.meter.summary()
-                out.seconds = round(time.monotonic() - started, 3)
-                if book is not None and run_id is not None:
-                    book.finish(run_id, out)
-            return out
+        """One run: `report(run_id)` makes its report (no id: not recorded), `steps` fill it and
+        say how they ended (`done`, `nothing`, `planned`, ...): the run's status, set here."""
+        with self.lock, recorded(book, report, self.meter) as out:
+            status = steps(out)
+            if self.llm is None and status in ("done", "nothing") and self._skipped():
+                status, out.reason = "skipped", self.no_llm.removeprefix("skipped: ")
+            out.status = status
+        return out
 
     def skips(self, step: Step[Any, Any]) -> bool:
         """An LLM step without an LLM: skipped, its note `NO_LLM_NOTE`."""

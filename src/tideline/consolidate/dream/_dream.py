@@ -239,9 +239,10 @@ class Dream:
             self.memory, self.profile, self.llm, meter, day, self.stores, self.limits, run_id
         )
 
-    def _layers(self, runner: Runner, report: DreamReport, day: Day, chosen: list[Layer]) -> None:
+    def _layers(self, runner: Runner, report: DreamReport, day: Day, chosen: list[Layer]) -> str:
         """The chosen layers in order, each its own transaction; the first that fails or is
-        stopped stops the run, a layer done for the day by an earlier run is not redone."""
+        stopped stops the run, a layer done for the day by an earlier run is not redone. How
+        the run ended: `planned`, `done`, or the status of the layer that stopped it."""
         finished = {}
         if not report.dry_run:
             with self.memory.lock:
@@ -274,9 +275,9 @@ class Dream:
                 report.layers.append(rep)
                 if rep.status in ("failed", "stopped"):
                     stop = rep
-        report.status = "planned" if report.dry_run else "done" if stop is None else stop.status
         if stop is not None:
             report.errors.append(f"layer {stop.name} {stop.status}: {stop.error}")
+        return "planned" if report.dry_run else "done" if stop is None else stop.status
 
     def _layer(self, runner: Runner, layer: Layer, ctx: LayerCtx, dry_run: bool) -> LayerReport:
         rep = LayerReport(layer.n, layer.name, layer.kind)
@@ -360,7 +361,7 @@ class Dream:
 
     def _close_interrupted(self) -> None:
         with self.memory.lock:
-            self.stores.runs.close_interrupted(self._now())
+            self.stores.runs.log.close_interrupted(self._now())
 
     def _start(self, day: Day, chosen: list[Layer]) -> int:
         prompts = {p: dream_prompt(p).version for p in (x.prompt for x in chosen) if p}
@@ -372,7 +373,7 @@ class Dream:
 
     def _spent(self, run_id: int, tokens_in: int, tokens_out: int) -> None:
         with self.memory.lock:
-            self.stores.runs.record_tokens(run_id, tokens_in, tokens_out)
+            self.stores.runs.log.record_tokens(run_id, tokens_in, tokens_out)
 
     def _finish(self, run_id: int, report: DreamReport) -> None:
         with self.memory.lock:

@@ -164,13 +164,6 @@ class DreamRuns:
         if not self.log.finish(run_id, status, now, **values, errors=errors):
             raise NotFound(f"dream run #{run_id} does not exist")
 
-    def record_tokens(self, run_id: int, tokens_in: int, tokens_out: int) -> None:
-        self.log.record_tokens(run_id, tokens_in, tokens_out)
-
-    def close_interrupted(self, now: str) -> list[int]:
-        """Runs left `running` (the process died; we hold the dream lock now) → failed."""
-        return self.log.close_interrupted(now)
-
     def finished(self, day: str) -> dict[str, int]:
         """Layers done for `day` → the run that did them."""
         return {
