@@ -21,7 +21,7 @@ import typer
 from tideline.cli._app import open_app
 from tideline.cli._options import takes
 from tideline.cli._output import console, print_json
-from tideline.cli.sleep import past_runs, run_steps
+from tideline.cli._runs import past_runs, run_steps
 from tideline.consolidate.dream import LAYERS, DreamReport, Thread, thread_action
 from tideline.fields import DREAM_RUN, DREAM_RUNS, MEMORY_THREADS
 
