@@ -25,8 +25,6 @@ from typing import Any
 import numpy as np
 
 from tideline.clock import Clock, now_text
-from tideline.llm import TokenMeter
-from tideline.runs import Book, recorded
 from tideline.store import Migrations, RunLog, Storage, time_range
 
 __all__ = ["ANALYSIS_MIGRATIONS", "Row", "ScriptTables"]
@@ -346,6 +344,11 @@ class ScriptTables:
         A killed run leaves its row at 'running', which is how a later reader tells it was cut
         short (the script layer takes no lock, so no run closes another's row).
         """
+        # Imported here: opening the agent database (a CLI search) opens this module's
+        # migrations, and must not load the runner's LLM client and pydantic with them.
+        from tideline.llm import TokenMeter
+        from tideline.runs import Book, recorded
+
         runs = RunLog(self.db, "runs", _RUN_COLUMNS, ("summary",))
 
         def start() -> int:
