@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from tideline.clock import Clock, now_text
+from tideline.runs import Book, recorded
 from tideline.store import Migrations, RunLog, Storage, time_range
 
 __all__ = ["ANALYSIS_MIGRATIONS", "Row", "ScriptTables"]
@@ -37,7 +38,7 @@ _RUN_COLUMNS = ("id", "pipeline", "step", "status", "summary", "started_at", "fi
 class StepRun:
     """One script step's run as the runner records it: `ok` unless the step raised (then the
     runner makes it `failed`), with the summary the step fills; the rest is the runner's
-    report (no LLM: no tokens)."""
+    report (no LLM: no tokens, and no meter to load one)."""
 
     summary: dict[str, Any] = field(default_factory=dict)
     status: str = "ok"
@@ -344,11 +345,6 @@ class ScriptTables:
         A killed run leaves its row at 'running', which is how a later reader tells it was cut
         short (the script layer takes no lock, so no run closes another's row).
         """
-        # Imported here: opening the agent database (a CLI search) opens this module's
-        # migrations, and must not load the runner's LLM client and pydantic with them.
-        from tideline.llm import TokenMeter
-        from tideline.runs import Book, recorded
-
         runs = RunLog(self.db, "runs", _RUN_COLUMNS, ("summary",))
 
         def start() -> int:
@@ -358,7 +354,7 @@ class ScriptTables:
             runs.finish(run_id, run.status, now_text(self.clock), summary=run.summary)
 
         book = Book[StepRun](lambda: None, start, lambda run_id, spent_in, spent_out: None, finish)
-        return recorded(book, lambda run_id: StepRun(), TokenMeter())
+        return recorded(book, lambda run_id: StepRun())
 
     def last_run(self, step: str, pipeline: str = "scripts") -> dict[str, Any] | None:
         """The latest finished run of `step` (finished_at, summary), or None if it never ran."""

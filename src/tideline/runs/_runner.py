@@ -26,11 +26,13 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from typing import Any, Generic, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
 from tideline.errors import StepFailed
-from tideline.llm import LLM, TokenMeter
 from tideline.runs._lock import RunLock
+
+if TYPE_CHECKING:  # the record alone (the script layer's) loads no LLM client
+    from tideline.llm import LLM, TokenMeter
 
 Phase = Literal["start", "end"]
 
@@ -150,21 +152,23 @@ class Book(Generic[R]):
 
 @contextmanager
 def recorded(
-    book: Book[R] | None, report: Callable[[int | None], R], meter: TokenMeter
+    book: Book[R] | None, report: Callable[[int | None], R], meter: TokenMeter | None = None
 ) -> Iterator[R]:
     """One run's record around the block, which fills the report it yields (`report(run_id)`;
     no `book`: nothing recorded): runs a dead process left `running` closed, the run started,
-    its tokens recorded as `meter` spends them, and its end finished from the report however
-    the block ends. An exception fails the run: `StepFailed` with its text, and is swallowed
-    (the report says it); anything else saying what stopped it, and goes on."""
+    its tokens recorded as `meter` spends them (no meter: a run without an LLM), and its end
+    finished from the report however the block ends. An exception fails the run: `StepFailed`
+    with its text, and is swallowed (the report says it); anything else saying what stopped
+    it, and goes on."""
     started = time.monotonic()
     run_id = None
     if book is not None:
         book.close_interrupted()
         run_id = started_id = book.start()
-        meter.on_record = lambda m: book.record_tokens(
-            started_id, m.total.prompt_tokens, m.total.completion_tokens
-        )
+        if meter is not None:
+            meter.on_record = lambda m: book.record_tokens(
+                started_id, m.total.prompt_tokens, m.total.completion_tokens
+            )
     out = report(run_id)
     failure = None
     try:
@@ -178,7 +182,7 @@ def recorded(
         if failure is not None:
             out.status = "failed"
             out.errors.append(failure)
-        out.tokens = meter.summary()
+        out.tokens = meter.summary() if meter is not None else {}
         out.seconds = round(time.monotonic() - started, 3)
         if book is not None and run_id is not None:
             book.finish(run_id, out)
