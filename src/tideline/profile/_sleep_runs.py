@@ -14,24 +14,11 @@ from tideline.errors import NotFound
 from tideline.profile._records import RUN_STATUSES, RUN_STATUSES_V1, SleepRun
 from tideline.store import RunLog, Storage, allow_values
 
-_COLUMNS = (
-    "id",
-    "status",
-    "steps",
-    "tokens_in",
-    "tokens_out",
-    "errors",
-    "prompt_versions",
-    "started_at",
-    "finished_at",
-    "version",
-)
-
 
 class RunStore:
     def __init__(self, db: Storage):
         self.db = db
-        self.log = RunLog(db, "sleep_runs", _COLUMNS, ("steps", "errors", "prompt_versions"))
+        self.log = RunLog.of_llm_runs(db, "sleep_runs", ("steps", "version"), ("steps",))
 
     @staticmethod
     def create_tables(db: Storage) -> None:

@@ -23,6 +23,19 @@ from tideline.store._sql import storable
 from tideline.store._storage import Storage
 
 INTERRUPTED = "interrupted: the process ended before the run finished"
+#: The columns `create_llm_runs` gives every LLM pipeline's run table (the runner's), and which
+#: of them hold JSON.
+LLM_RUN_COLUMNS = (
+    "id",
+    "status",
+    "tokens_in",
+    "tokens_out",
+    "errors",
+    "prompt_versions",
+    "started_at",
+    "finished_at",
+)
+_LLM_RUN_JSON = ("errors", "prompt_versions")
 
 
 def _encoded(value: Any) -> str:
@@ -41,6 +54,14 @@ class RunLog:
         self.table = table
         self.columns = columns
         self.json_columns = set(json_columns)
+
+    @classmethod
+    def of_llm_runs(
+        cls, db: Storage, table: str, columns: tuple[str, ...], json_columns: tuple[str, ...]
+    ) -> RunLog:
+        """The log of an LLM pipeline's run table (made by `create_llm_runs`): the runner's
+        columns and the owner's own `columns`, `json_columns` of them JSON."""
+        return cls(db, table, LLM_RUN_COLUMNS + columns, _LLM_RUN_JSON + json_columns)
 
     @staticmethod
     def create_llm_runs(db: Storage, table: str, statuses: Sequence[str], columns: str) -> None:

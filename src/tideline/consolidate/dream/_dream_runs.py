@@ -23,21 +23,6 @@ LAYER_STATUSES = ("done", "skipped", "failed", "stopped")
 #: DREAM's layers, in pipeline order: what the drivers offer as choices (`tideline.fields`)
 #: without importing the pipeline. `_dream.LAYERS` is checked against them.
 LAYER_NAMES = ("solidify", "sleep", "scripts", "comb", "drift", "dream")
-_RUN_COLUMNS = (
-    "id",
-    "day",
-    "status",
-    "layers",
-    "tokens_in",
-    "tokens_out",
-    "budget",
-    "seconds",
-    "errors",
-    "prompt_versions",
-    "llm",
-    "started_at",
-    "finished_at",
-)
 _LAYER_COLUMNS = (
     "run_id, day, layer, status, seconds, tokens_in, tokens_out, changes, written, detail, note,"
     " error, prompt"
@@ -85,7 +70,8 @@ class DreamRun:
 class DreamRuns:
     def __init__(self, db: Storage):
         self.db = db
-        self.log = RunLog(db, "dream_runs", _RUN_COLUMNS, ("layers", "errors", "prompt_versions"))
+        own = ("day", "layers", "budget", "seconds", "llm")
+        self.log = RunLog.of_llm_runs(db, "dream_runs", own, ("layers",))
 
     @staticmethod
     def create_tables(db: Storage) -> None:
