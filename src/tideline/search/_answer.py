@@ -12,15 +12,20 @@ What tells them apart is how the candidates of one search look together, whateve
 - `top_cos`: the best cosine itself (the model's scale);
 - `held`: the largest share of the query's Σ IDF one hit's matched terms carry (a question whose
   words are nowhere matches only on its common ones);
-- `top`: the best relevance (weighed as log-odds).
+- `top`: the best relevance (weighed as log-odds);
+- `absent`: the share of the query's Σ IDF on words no record holds (of the scripts the index
+  holds words in: a question in another language misses its words for want of a translation),
+  times the records searched over `_retrieve.ABSENT_RECORDS` (at most 1): no page of 782 names
+  "conda", while most words of a paraphrase are missing from four notes.
 
 `Signals` (in `_hits`, beside the result it describes) reads them from a search's scored
 candidates; `Gate` weighs them (a logistic score per kind, fitted by
 `bench/floor_unanswerable.py` with every corpus held out in turn) and says whether the search
-may answer. The shipped turns' gate weighs all of them: the best relevance and the best cosine
-alone answered more of LoCoMo's unanswerable questions held out (5.1 % instead of 3.3 %) and of
-the unseen ones (16 % instead of 10.7 %), and got a memory of one turn and a few LoCoMo sessions
-wrong (docs/benchmarks-history.md has the ablation). A search that may not keeps only the hits
+may answer. The shipped turns' gate weighs all of them but `absent` (fitted before it): the best
+relevance and the best cosine alone answered more of LoCoMo's unanswerable questions held out
+(5.1 % instead of 3.3 %) and of the unseen ones (16 % instead of 10.7 %), and got a memory of one
+turn and a few LoCoMo sessions wrong (docs/benchmarks-history.md has the ablation). The notes'
+gate weighs all six. A search that may not keeps only the hits
 the floor always keeps (`_lexical.evident`: a rare query word verbatim, or first by both lists),
 so an exact rare word is never cut by it.
 """
@@ -49,6 +54,7 @@ class Gate:
     cos_z: float = 0.0
     gap: float = 0.0
     held: float = 0.0
+    absent: float = 0.0
 
     def odds(self, s: Signals) -> float:
         """The score's log-odds (compared with the threshold's)."""
@@ -59,6 +65,7 @@ class Gate:
             + self.cos_z * s.cos_z
             + self.gap * s.gap
             + self.held * s.held
+            + self.absent * s.absent
         )
 
     def answers(self, s: Signals) -> bool:

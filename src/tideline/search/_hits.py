@@ -273,6 +273,8 @@ class Signals:
     cos_z: float = 0.0
     gap: float = 0.0
     held: float = 0.0
+    #: the share of the query's weight on words no record holds, by how many records lack them
+    absent: float = 0.0
     #: how many candidates had a cosine (the spread `cos_z` and `gap` read)
     n: int = 0
     #: False: the kind's gate found no answer here (the floor kept only its evidence)
@@ -306,6 +308,7 @@ class Signals:
             "cos_z": round(self.cos_z, 4),
             "gap": round(self.gap, 6),
             "held": round(self.held, 4),
+            "absent": round(self.absent, 4),
             "n": self.n,
         }
 

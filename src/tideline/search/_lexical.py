@@ -148,6 +148,11 @@ class Lexicon:
     known: float = 1.0
     #: Whether a script of the query's terms is absent from the index (`scripts`).
     foreign: bool = False
+    #: The share of the query's Σ IDF carried by terms no record holds, written in a script
+    #: the index holds words in (`missing`).
+    missing: float = 0.0
+    #: How many records the statistics count.
+    records: int = 0
 
 
 def lexicon(indexes: Sequence[TermCounts], parsed: ParsedQuery) -> Lexicon | None:
@@ -164,7 +169,10 @@ def lexicon(indexes: Sequence[TermCounts], parsed: ParsedQuery) -> Lexicon | Non
     avgdl = stats.tokens / stats.records if stats.records else 0.0
     known, foreign = scripts(terms, stats)
     total = sum(idfs.values()) or 1.0
-    return Lexicon(terms, idfs, total, avgdl, rare(terms, stats), known, foreign)
+    gone = sum(idfs[t] for t in missing(terms, stats)) / total
+    return Lexicon(
+        terms, idfs, total, avgdl, rare(terms, stats), known, foreign, gone, stats.records
+    )
 
 
 def script(term: str) -> str:
@@ -194,6 +202,17 @@ def scripts(terms: Sequence[str], stats: Counts) -> tuple[float, bool]:
     inside = sum(counts[name] for name, ok in held.items() if ok)
     known = inside / lettered if lettered and inside else 1.0
     return known, not all(held.values())
+
+
+def missing(terms: Sequence[str], stats: Counts) -> list[str]:
+    """The terms no record holds, of the scripts the index holds some query term in (a word of
+    a question in another language than the records is missing for want of a translation)."""
+    held = {script(t) for t in terms if min((stats.df.get(w, 0) for w in t.split()), default=0)}
+    return [
+        t
+        for t in terms
+        if script(t) in held and not min((stats.df.get(w, 0) for w in t.split()), default=0)
+    ]
 
 
 def rare(terms: Sequence[str], stats: Counts) -> frozenset[str]:
