@@ -397,7 +397,8 @@ def notes(cache: Path) -> Iterator[Asked]:
         yield from _library_questions(lib, "tldr", answerable, absent, 5)
         other = [q for q in gone if q not in nowhere]
         for a in _library_questions(lib, TLDR_OTHER, {}, other, 5):
-            yield replace(a, unseen=True)
+            if a.question not in UNSEEN:  # asked of tldr already
+                yield replace(a, unseen=True)
         lib.close()
 
 
