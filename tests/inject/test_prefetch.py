@@ -235,3 +235,34 @@ def test_fitting_counts_an_item_that_fits_once(e5: Embedder) -> None:
     fitted = fit(Section("T4", "active retrieval", [Part("results", items)]), 1500, 300, count)
     assert fitted is not None and len(fitted.items) == 6
     assert not any(i.text in count._seen for i in items)
+
+
+def test_without_memories_t1_does_not_search_them(tmp_path: Path, e5: Embedder) -> None:
+    """No memory yet (a Hermes home without a sleep keeps turns only): T1 has nothing to bring
+    up, so it says so without searching the two empty lists of memories (issue 34: statements
+    on every turn), with the floor the search would have had."""
+    settings = Settings.load(overrides={"home": str(tmp_path / "turns"), "agent_name": "hui"})
+    app = Tideline(settings, embedder=e5)
+    try:
+        app.memory.sync_turn(
+            "s1", "user", "The bakery in Lisbon offered me the job!", speaker="Kai"
+        )
+        index = f"{app.memory.narratives.index.name}_"  # its full-text, vector, trigram tables
+        searched: list[str] = []
+
+        def trace(_cursor: object, sql: str, _bindings: object) -> bool:
+            if index in sql:
+                searched.append(sql)
+            return True
+
+        provider = MemoryProvider(
+            app.memory, replace(inject_config(app.settings), t4_trigger=0), clock=clock
+        )
+        app.memory.db.conn.exec_trace = trace  # type: ignore[attr-defined]
+        block = provider.prefetch_block("Where did the bakery offer Kai a job?")
+        app.memory.db.conn.exec_trace = None  # type: ignore[attr-defined]
+        assert searched == []
+        assert block.tiers == ["T1"]
+        assert "T1: no memory is relevant enough to bring up (relevance < 0.13)" in block.notes
+    finally:
+        app.close()

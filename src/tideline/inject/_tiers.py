@@ -157,12 +157,17 @@ def t1_session_bridge(
     hits: list[tuple[int, float]] = []
     if qvec is not None and message.strip() and config.t1_k:
         # `memory_search`'s own: the one retrieval path, its relevance and floor; memories
-        # only (T4 brings up turns): a turn's id is no memory's
-        found = memory.search(message, config.t1_k, qvec=qvec, include_turns=False)
-        lived = {n.id: n for n in _lived(_narratives(memory, [h.id for h in found.hits]))}
+        # only (T4 brings up turns): a turn's id is no memory's. No memory yet (a Hermes home
+        # without a sleep): nothing to find, so its two empty lists are not searched (issue 34)
+        if memory.narratives.empty():
+            found, floor = [], memory.min_score
+        else:
+            result = memory.search(message, config.t1_k, qvec=qvec, include_turns=False)
+            found, floor = result.hits, result.floor
+        lived = {n.id: n for n in _lived(_narratives(memory, [h.id for h in found]))}
         # put into the context unasked: the search's hits that also reach the push threshold
-        bar = max(found.floor, config.min_score)
-        shown = [h for h in found.hits if h.id in lived and h.score >= bar]
+        bar = max(floor, config.min_score)
+        shown = [h for h in found if h.id in lived and h.score >= bar]
         hits = [(h.id, round(1.0 - (h.vec_distance or 0.0), 4)) for h in shown]
         if shown:
             items = [narrative_item(lived[h.id]) for h in shown]
