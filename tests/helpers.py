@@ -52,3 +52,22 @@ def kill_building(script: str, database: Path, folder: Path) -> None:
         os.kill(proc.pid, signal.SIGKILL)
     finally:
         proc.wait()
+
+
+def killed_at_marker(args: list[str], cwd: Path, marker: Path, timeout: float) -> int:
+    """Run `args` (a Python child that creates `marker` at the point to die at), SIGKILL it
+    there and return its exit status; what the child printed on stderr is in the assertion
+    when it ends or times out before the marker."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(cwd)}
+    log = marker.with_suffix(".log")
+    with log.open("wb") as err:
+        child = subprocess.Popen(args, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=err)
+        try:
+            wait_until(lambda: marker.exists() or child.poll() is not None, timeout=timeout)
+            assert marker.exists(), log.read_text()
+            os.kill(child.pid, signal.SIGKILL)
+            return child.wait(timeout=30)
+        finally:
+            if child.poll() is None:
+                child.kill()
+                child.wait(timeout=30)

@@ -3,9 +3,7 @@ running a sleep, apply nothing; the rerun reaches exactly the final state of an 
 
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,7 +13,7 @@ import pytest
 
 from tests.consolidate.conftest import QUIET, T0, Agent, state
 from tests.consolidate.scenario import script, seed_profile
-from tests.helpers import wait_until
+from tests.helpers import killed_at_marker
 from tests.llm_server import LLMServer
 from tests.profile.conftest import Clock
 from tideline.consolidate import STEPS, StepEvent
@@ -129,24 +127,10 @@ def test_kill_9_mid_sleep_then_rerun_converges(
     agent = fresh(tmp_path, server, "killed")
     agent.close()
     marker = tmp_path / "marker"
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
     args = [sys.executable, "-m", "tests.consolidate.sleeper", str(tmp_path / "killed"), server.url]
-    log = tmp_path / "child.log"
-    with log.open("wb") as err:
-        child = subprocess.Popen(
-            [*args, stop, str(marker), agent.clock.now.isoformat()], cwd=ROOT, env=env,
-            stdout=subprocess.DEVNULL, stderr=err,
-        )  # fmt: skip
-        try:
-            wait_until(lambda: marker.exists() or child.poll() is not None, timeout=60)
-            assert marker.exists(), log.read_text()
-            os.kill(child.pid, signal.SIGKILL)
-            child.wait(timeout=30)
-        finally:
-            if child.poll() is None:
-                child.kill()
-                child.wait(timeout=30)
-    assert child.returncode == -signal.SIGKILL
+    args += [stop, str(marker), agent.clock.now.isoformat()]
+    status = killed_at_marker(args, ROOT, marker, timeout=60)
+    assert status == -signal.SIGKILL
     again = Agent(tmp_path / "killed", server.url, agent.clock)
     try:
         if stop == "index_facts":  # killed after its changes were applied: they are whole

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from tests.consolidate.dream.conftest import CONVERSATION, DAY, Day
-from tests.helpers import wait_until
+from tests.helpers import killed_at_marker
 from tests.llm_server import LLMServer
 from tideline.consolidate import StepEvent
 from tideline.consolidate.dream import LAYER_NAMES
@@ -189,29 +186,9 @@ def test_a_dream_killed_mid_run_keeps_what_it_spent_and_the_next_run_says_so(
     keep_first_turn(server, day.say("s1", CONVERSATION))
     day.agent.close()
     root = Path(__file__).resolve().parents[3]
-    marker, log = tmp_path / "marker", tmp_path / "child.log"
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(root)}
-    args = [
-        sys.executable,
-        "-m",
-        "tests.consolidate.dream.dreamer",
-        str(home),
-        server.url,
-        "scripts",
-    ]
-    with log.open("wb") as err:
-        child = subprocess.Popen(
-            [*args, str(marker)], cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=err
-        )
-        try:
-            wait_until(lambda: marker.exists() or child.poll() is not None, timeout=120)
-            assert marker.exists(), log.read_text()
-            os.kill(child.pid, signal.SIGKILL)
-            child.wait(timeout=30)
-        finally:
-            if child.poll() is None:
-                child.kill()
-                child.wait(timeout=30)
+    marker = tmp_path / "marker"
+    args = [sys.executable, "-m", "tests.consolidate.dream.dreamer", str(home), server.url]
+    killed_at_marker([*args, "scripts", str(marker)], root, marker, timeout=120)
     asked = len(server.chats)
     assert asked >= 2  # solidify and the sleep layer's extraction, at least
     again = Day(home, server.url)
