@@ -15,7 +15,7 @@ What tells them apart is how the candidates of one search look together, whateve
 - `top`: the best relevance (weighed as log-odds);
 - `absent`: the share of the query's Σ IDF on words no record holds (of the scripts the index
   holds words in: a question in another language misses its words for want of a translation),
-  times the records searched over `_retrieve.ABSENT_RECORDS` (at most 1): no page of 782 names
+  times the records searched over `_lexical.ABSENT_RECORDS` (at most 1): no page of 782 names
   "conda", while most words of a paraphrase are missing from four notes.
 
 `Signals` (in `_hits`, beside the result it describes) reads them from a search's scored

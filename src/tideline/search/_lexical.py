@@ -52,6 +52,9 @@ RARE_SHARE = 0.01
 RARE_MIN = 5
 #: The share of the query's Σ IDF a hit's matched terms must carry to be evidence.
 EVIDENT_SHARE = 0.5
+#: A word no record holds says the query is about something else in proportion to how many
+#: records lack it, up to this many (in a library of four notes most words are missing).
+ABSENT_RECORDS = 1000
 
 
 @dataclass(frozen=True)
@@ -120,12 +123,12 @@ def pooled(counts: Sequence[Counts]) -> Counts:
 def weights(terms: Sequence[str], stats: Counts) -> dict[str, float]:
     """Each term's IDF in `stats` (a phrase counts as its rarest word: an upper bound on the
     records holding it)."""
-    out = {}
-    for term in terms:
-        words = term.split()
-        n = min((stats.df.get(w, 0) for w in words), default=0)
-        out[term] = idf(n, max(stats.records, 1))
-    return out
+    return {term: idf(holding(term, stats), max(stats.records, 1)) for term in terms}
+
+
+def holding(term: str, stats: Counts) -> int:
+    """How many records hold `term` (a phrase: its rarest word's, an upper bound)."""
+    return min((stats.df.get(w, 0) for w in term.split()), default=0)
 
 
 def bm25(freqs: Freqs, idfs: Mapping[str, float], avgdl: float) -> float:
@@ -149,10 +152,8 @@ class Lexicon:
     #: Whether a script of the query's terms is absent from the index (`scripts`).
     foreign: bool = False
     #: The share of the query's Σ IDF carried by terms no record holds, written in a script
-    #: the index holds words in (`missing`).
-    missing: float = 0.0
-    #: How many records the statistics count.
-    records: int = 0
+    #: the index holds words in (`missing`), times the records over `ABSENT_RECORDS` (at most 1).
+    absent: float = 0.0
 
 
 def lexicon(indexes: Sequence[TermCounts], parsed: ParsedQuery) -> Lexicon | None:
@@ -170,9 +171,8 @@ def lexicon(indexes: Sequence[TermCounts], parsed: ParsedQuery) -> Lexicon | Non
     known, foreign = scripts(terms, stats)
     total = sum(idfs.values()) or 1.0
     gone = sum(idfs[t] for t in missing(terms, stats)) / total
-    return Lexicon(
-        terms, idfs, total, avgdl, rare(terms, stats), known, foreign, gone, stats.records
-    )
+    absent = gone * min(1.0, stats.records / ABSENT_RECORDS)
+    return Lexicon(terms, idfs, total, avgdl, rare(terms, stats), known, foreign, absent)
 
 
 def script(term: str) -> str:
@@ -195,8 +195,7 @@ def scripts(terms: Sequence[str], stats: Counts) -> tuple[float, bool]:
         name = script(term)
         if not name:
             continue
-        n = min((stats.df.get(w, 0) for w in term.split()), default=0)
-        held[name] = held.get(name, False) or n > 0
+        held[name] = held.get(name, False) or holding(term, stats) > 0
         counts[name] = counts.get(name, 0) + 1
     lettered = sum(counts.values())
     inside = sum(counts[name] for name, ok in held.items() if ok)
@@ -207,12 +206,8 @@ def scripts(terms: Sequence[str], stats: Counts) -> tuple[float, bool]:
 def missing(terms: Sequence[str], stats: Counts) -> list[str]:
     """The terms no record holds, of the scripts the index holds some query term in (a word of
     a question in another language than the records is missing for want of a translation)."""
-    held = {script(t) for t in terms if min((stats.df.get(w, 0) for w in t.split()), default=0)}
-    return [
-        t
-        for t in terms
-        if script(t) in held and not min((stats.df.get(w, 0) for w in t.split()), default=0)
-    ]
+    held = {script(t) for t in terms if holding(t, stats)}
+    return [t for t in terms if script(t) in held and not holding(t, stats)]
 
 
 def rare(terms: Sequence[str], stats: Counts) -> frozenset[str]:
@@ -221,8 +216,7 @@ def rare(terms: Sequence[str], stats: Counts) -> frozenset[str]:
     most = max(RARE_MIN, RARE_SHARE * stats.records)
     out = set()
     for term in terms:
-        n = min((stats.df.get(w, 0) for w in term.split()), default=0)
-        if 0 < n <= most:
+        if 0 < holding(term, stats) <= most:
             out.add(term)
     return frozenset(out)
 

@@ -85,9 +85,6 @@ Parents = Callable[[int, Sequence[int]], Mapping[int, int]]
 #: The owner's recency of records, by (source, id): the more recent wins among equal scores.
 Recency = Callable[[Sequence[tuple[int, int]]], Mapping[tuple[int, int], float]]
 
-#: A word no record holds says the query is about something else in proportion to how many
-#: records lack it, up to this many (in a library of four notes most words are missing).
-ABSENT_RECORDS = 1000
 #: How many of the best candidates the own-words lever reads (their texts are looked up).
 OWN_DEPTH = 30
 #: How many the neighbours lever orders: the first page only (its lifts never bring a record
@@ -282,9 +279,7 @@ def _floored(
         _own_rare(hits, texts, indexes[0].analyser)
     signals = Signals.of(hits)
     if found.words is not None:
-        w = found.words
-        absent = w.missing * min(1.0, w.records / ABSENT_RECORDS)
-        signals = replace(signals, absent=absent)
+        signals = replace(signals, absent=found.words.absent)
     if policy.floor <= 0:
         return hits, 0, signals
     gate = gate_for(model, policy.kind) if found.vector is not None else None
