@@ -578,6 +578,8 @@ def report(asked: list[Asked]) -> tuple[str, dict[str, Rule]]:
     unseen = np.array([a.unseen for a in asked])
     for kind in ("turn", "note"):
         mine = np.array([a.kind == kind and not a.unseen for a in asked])
+        if not mine.any():  # `--only` left this kind no question
+            continue
         rule = rules[kind] = fit(t, mine, SHIPPED[kind])
         plain = Rule(NO_GATE[kind], True)
         shipped = Rule(auto_floor(E5, kind), True, gate_for(E5, kind))

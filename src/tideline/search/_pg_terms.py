@@ -36,6 +36,8 @@ _ESTIMATE_FROM = 50_000
 _SAMPLE = 20_000
 _TOKENS_DRIFT = 0.01
 _KNOWN_TERMS = 20_000
+#: The records whose words `_writes_in` reads for the scripts an index writes in.
+_CENSUS = 2_000
 #: `_check_stats`' answer serves the rest of the search that asked it, for at most this long.
 _FRESH_S = 1.0
 
@@ -241,9 +243,19 @@ class PgTerms(IndexBase):
             ).fetchone()
             self._counted(todo, row[0] if row else None)
         self._fresh_until = 0.0  # the next search asks again
-        return Counts(
-            records, self._stats_tokens(records), {w: self._records_with.get(w, 0) for w in words}
-        )
+        df = {w: self._records_with.get(w, 0) for w in words}
+        return Counts(records, self._stats_tokens(records), df, self.scripts_written(words, df))
+
+    def _writes_in(self, low: str, high: str) -> bool:
+        """A word in the range among the lexemes of `_CENSUS` records (a tsvector has no
+        vocabulary to range over; any records: a script a library writes in is seldom rare)."""
+        row = self.db.execute(
+            f"SELECT EXISTS (SELECT 1 FROM (SELECT tsv FROM {self.name}_text LIMIT {_CENSUS}) s,"
+            ' unnest(tsvector_to_array(s.tsv)) w WHERE w COLLATE "C" >= ?'
+            ' AND w COLLATE "C" < ?)',
+            (low, high),
+        ).fetchone()
+        return bool(row and row[0])
 
     def _to_count(self, words: Sequence[str], records: int) -> list[str]:
         """Of `words`, those whose records must be counted: not known yet, and — from
