@@ -80,12 +80,12 @@ OWNERS: dict[str, str | None] = {
 SCRATCH = {"t"}
 
 #: The index's own tables: N_fts (and FTS5's N_fts_docsize), N_tri, N_vec (and sqlite-vec's N_vec_rowids), N_vecpart,
-#: N_veclog, N_lexlog, N_vocab, N_terms for every index N (N_text on PostgreSQL), `vector_spaces`,
+#: N_veclog, N_lexlog, N_vocab, N_terms (and a connection's temporary N_census) for every index N (N_text on PostgreSQL), `vector_spaces`,
 #: `lexical_analysers` and `lexical_terms`. One owner, the index seam: `IndexBase` (what both engines share), its
 #: sibling engines `SqliteTextIndex` (with its layers: term statistics, files, vectors) and `PgTextIndex` (term
 #: statistics, vectors; docs/postgresql.md), and the vector file's search (`_knn`).
 INDEX_TABLE = re.compile(
-    r"^(\w+_(fts|fts_docsize|tri|vec|vec_rowids|vecpart|veclog|lexlog|vocab|text|terms)|vector_spaces|lexical_analysers|lexical_terms)$"
+    r"^(\w+_(fts|fts_docsize|tri|vec|vec_rowids|vecpart|veclog|lexlog|vocab|census|text|terms)|vector_spaces|lexical_analysers|lexical_terms)$"
 )
 INDEX_OWNER = "search/_index.py"
 INDEX_MODULES = (
@@ -103,8 +103,8 @@ INDEX_MODULES = (
 #: table's name must own that table.
 RUN_LOG = "store/_run_log.py"
 
-SQL = re.compile(r"\b(?:FROM|JOIN|INTO|UPDATE|ON|TABLE(?: IF (?:NOT )?EXISTS)?)\s+(\w+)")
-CREATE = re.compile(r"\bCREATE (?:VIRTUAL )?TABLE(?: IF NOT EXISTS)? (\w+)")
+SQL = re.compile(r"\b(?:FROM|JOIN|INTO|UPDATE|ON|TABLE(?: IF (?:NOT )?EXISTS)?)\s+(?:temp\.)?(\w+)")
+CREATE = re.compile(r"\bCREATE (?:VIRTUAL )?TABLE(?: IF NOT EXISTS)? (?:temp\.)?(\w+)")
 
 #: Violations on main that issue 10's branches remove (B: library, C: memory/analysis/inject;
 #: issue 9's doctor/repair keep whole-database checks). The list only shrinks: when a branch
