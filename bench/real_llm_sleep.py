@@ -25,14 +25,14 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parents[1]))
-from _report import machine, write_section
+from _report import SHARED, machine, write_section
 
 from tests.llama_server import llama_server, why_not
 from tideline.app import Tideline
 from tideline.config import Settings
 from tideline.llm import OpenAIChat
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo"
+DATA = SHARED / "locomo"
 
 
 def two_sessions(path: Path, into: Path) -> Path:

@@ -124,3 +124,16 @@ def test_a_missing_script_target_or_option_is_named() -> None:
         "cli_start.py has no --no-such-option",
         "cli_start.py has no --rounds",
     ]
+
+
+def test_bench_scripts_find_the_shared_data_through_one_place() -> None:
+    """A worktree outside /work/main (TIDELINE_SHARED_DATA) runs every script: only
+    bench/_report.py builds the path of ../shared/data, the scripts read its `SHARED`
+    (ab_trees.py only passes a default to the runs it starts)."""
+    own = [
+        path.name
+        for path in sorted((ROOT / "bench").glob("*.py"))
+        if path.name not in ("_report.py", "ab_trees.py")
+        and re.search(r"""["']shared["']\s*/\s*["']data["']""", path.read_text(encoding="utf-8"))
+    ]
+    assert own == [], f"these build ../shared/data themselves instead of _report.SHARED: {own}"
