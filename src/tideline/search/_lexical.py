@@ -194,16 +194,16 @@ def script(term: str) -> str:
 
 def scripts(terms: Sequence[str], stats: Counts) -> tuple[float, bool]:
     """(known, foreign): the share of the query's lettered terms written in a script the index
-    holds at least one of them in (1.0 when it holds none: nothing to judge by), and whether
-    the index holds none of the terms of some script of the query — a question in another
-    language than the records (see the module docstring)."""
+    writes in (`Counts.scripts`) or holds one of them in (1.0 when none: nothing to judge by),
+    and whether some script of the query is not one of those — a question in another language
+    than the records (see the module docstring), not one whose words no record holds."""
     held: dict[str, bool] = {}
     counts: dict[str, int] = {}
     for term in terms:
         name = script(term)
         if not name:
             continue
-        held[name] = held.get(name, False) or holding(term, stats) > 0
+        held[name] = held.get(name, False) or name in stats.scripts or holding(term, stats) > 0
         counts[name] = counts.get(name, 0) + 1
     lettered = sum(counts.values())
     inside = sum(counts[name] for name, ok in held.items() if ok)
