@@ -55,7 +55,7 @@ EVIDENT_SHARE = 0.5
 #: A word no record holds says the query is about something else in proportion to how many
 #: records lack it, up to this many (in a library of four notes most words of a paraphrase are
 #: missing). Measured 1,000 / 100 / 50 / 20 / 10 / 1 with the notes' gate refitted each time
-#: (docs/benchmarks-history.md, "the scripts an index writes in"): 50 is the lowest that
+#: (docs/benchmarks-history.md, "the scripts an index writes in"): 50 is the largest that
 #: answered none of the bundled notes' unanswerable questions held out and cut none.
 ABSENT_RECORDS = 50
 
