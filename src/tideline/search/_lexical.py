@@ -192,31 +192,35 @@ def script(term: str) -> str:
     return ""
 
 
+def written(terms: Sequence[str], stats: Counts) -> set[str]:
+    """The scripts of the query the index writes in: the census's (`Counts.scripts`) and those
+    it holds some query term in."""
+    return {script(t) for t in terms if holding(t, stats)} | stats.scripts
+
+
 def scripts(terms: Sequence[str], stats: Counts) -> tuple[float, bool]:
     """(known, foreign): the share of the query's lettered terms written in a script the index
-    writes in (`Counts.scripts`) or holds one of them in (1.0 when none: nothing to judge by),
-    and whether some script of the query is not one of those — a question in another language
-    than the records (see the module docstring), not one whose words no record holds."""
-    held: dict[str, bool] = {}
+    writes in (`written`; 1.0 when none: nothing to judge by), and whether some script of the
+    query is not one of those — a question in another language than the records (see the
+    module docstring), not one whose words no record holds."""
+    ok = written(terms, stats)
     counts: dict[str, int] = {}
     for term in terms:
         name = script(term)
-        if not name:
-            continue
-        held[name] = held.get(name, False) or name in stats.scripts or holding(term, stats) > 0
-        counts[name] = counts.get(name, 0) + 1
+        if name:
+            counts[name] = counts.get(name, 0) + 1
     lettered = sum(counts.values())
-    inside = sum(counts[name] for name, ok in held.items() if ok)
+    inside = sum(n for name, n in counts.items() if name in ok)
     known = inside / lettered if lettered and inside else 1.0
-    return known, not all(held.values())
+    return known, any(name not in ok for name in counts)
 
 
 def missing(terms: Sequence[str], stats: Counts) -> list[str]:
-    """The terms no record holds, of the scripts the index writes in (`Counts.scripts`) or
-    holds some query term in: a word of a question in another language than the records is
-    missing for want of a translation, not because the records are about something else."""
-    held = {script(t) for t in terms if holding(t, stats)} | stats.scripts
-    return [t for t in terms if script(t) in held and not holding(t, stats)]
+    """The terms no record holds, of the scripts the index writes in (`written`): a word of a
+    question in another language than the records is missing for want of a translation, not
+    because the records are about something else."""
+    ok = written(terms, stats)
+    return [t for t in terms if script(t) in ok and not holding(t, stats)]
 
 
 #: The code points the words of a script start with, as the index stores them (case-folded),
