@@ -145,11 +145,12 @@ class Hit:
         return new
 
     def absorb(self, other: Hit) -> None:
-        """Copy the score parts `other` knows into this hit."""
+        """Copy the score parts `other` knows into this hit (through the instance dicts: the
+        fusion absorbs every hit found by both lists)."""
+        mine, theirs = self.__dict__, other.__dict__
         for name in _PARTS:
-            value = getattr(other, name)
-            if value is not None and getattr(self, name) is None:
-                setattr(self, name, value)
+            if mine[name] is None:
+                mine[name] = theirs[name]
         self.keyword_match = self.keyword_match or other.keyword_match
         self.rare = self.rare or other.rare
 

@@ -38,7 +38,7 @@ import math
 import unicodedata
 from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from tideline.search._hits import Hit
 from tideline.search._query import ParsedQuery
@@ -273,6 +273,37 @@ def evident(hit: Hit) -> str | None:
     return None
 
 
+class _Evidence(NamedTuple):
+    """What one record's term frequencies say of the query (`rescore`): a tuple, made for
+    each record of every candidate list."""
+
+    bm25: float = 0.0
+    lexical: float = 0.0
+    held: float = 0.0
+    terms: tuple[str, ...] = ()
+    matched: frozenset[str] = frozenset()
+    rare: tuple[str, ...] = ()
+
+
+_NO_EVIDENCE = _Evidence()
+
+
+def _evidence(freqs: Freqs, words: Lexicon) -> _Evidence:
+    """The record's pooled BM25, its share of it (`Hit.lexical`), and the query's terms it
+    holds (`Hit.held`, `Hit.matched`, `Hit.rare`)."""
+    score = bm25(freqs, words.idfs, words.avgdl)
+    tf = freqs[1]
+    terms = tuple(t for t in words.terms if tf.get(t))
+    return _Evidence(
+        score,
+        min(1.0, score / words.total),
+        sum(words.idfs[t] for t in terms) / words.total,
+        terms,
+        frozenset(terms),
+        tuple(t for t in terms if t in words.rare),
+    )
+
+
 def rescore(
     lex: Sequence[list[Hit]],
     vec: Sequence[list[Hit]],
@@ -288,26 +319,21 @@ def rescore(
     for n, ix in enumerate(indexes):
         mine = (lex[n] if n < len(lex) else []) + (vec[n] if n < len(vec) else [])
         ids = sorted({h.id for h in mine})
-        freqs = ix.term_freqs(parsed, ids) if ids else {}
+        freqs = (ix.term_freqs(parsed, ids) if ids else None) or {}
+        # each record once (a record is often in both lists)
+        found = {i: _evidence(f, words) for i, f in freqs.items()}
         for h in mine:
-            f = (freqs or {}).get(h.id)
-            h.lexical = (
-                0.0 if f is None else min(1.0, bm25(f, words.idfs, words.avgdl) / words.total)
-            )
-            held = [t for t in words.terms if f is not None and f[1].get(t)]
-            h.held = sum(words.idfs[t] for t in held) / words.total
-            h.matched = frozenset(held)
-            h.rare = tuple(t for t in held if t in words.rare)
+            e = found.get(h.id, _NO_EVIDENCE)
+            h.lexical, h.held, h.matched, h.rare = e.lexical, e.held, e.matched, e.rare
         if n >= len(lex):
             continue
         hits = lex[n]
         for h in hits:
-            f = (freqs or {}).get(h.id)
-            if f is None or h.lex_source == "trigram":
+            got = found.get(h.id)
+            if got is None or h.lex_source == "trigram":
                 continue
-            h.lex_score = bm25(f, words.idfs, words.avgdl)
-            cover = sum(1 for t in words.terms if f[1].get(t)) / len(words.terms)
-            best = max(best, (h.lex_score, cover))
+            h.lex_score = got.bm25
+            best = max(best, (got.bm25, len(got.terms) / len(words.terms)))
         bm = sorted(
             (h for h in hits if h.lex_source != "trigram"), key=lambda h: -(h.lex_score or 0.0)
         )

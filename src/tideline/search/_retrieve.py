@@ -566,7 +566,8 @@ def _collapsed(
             if group is None or group in seen:  # gone meanwhile, or a later key of one parent
                 continue
             seen.add(group)
-            out.append(h.copy(id=group[1], source=group[0]))
+            h.source, h.id = group  # each hit is in one list only: renamed in place
+            out.append(h)
         return out
 
     return [collapse(x) for x in lex], [collapse(x) for x in vec], best
