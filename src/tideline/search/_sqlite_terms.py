@@ -212,9 +212,10 @@ class SqliteTerms(IndexBase):
         """The records, their tokens and the records holding each word of `terms` (for BM25
         over several indexes, `_lexical`)."""
         words = list(dict.fromkeys(w for t in terms for w in t.split()))
-        self._shares(words)
+        self._shares(words)  # reads `_records` once: the counts are all of that reading
         df = {w: self._records_with.get(w, 0) for w in words}
-        return Counts(self._records(), self._tokens(), df, self.scripts_written(words, df))
+        records = self._count[1] if self._count is not None else 0
+        return Counts(records, self._token_count or 0, df, self.scripts_written(words, df))
 
     def _writes_in(self, low: str, high: str) -> bool:
         """One word of `N_fts` in the range, read from an `instance` vocabulary (the `row`
